@@ -1,0 +1,1 @@
+"""Benchmarks -> ``datasets.DatasetDict`` with a ``Video`` feature (``foilkit.builders``)."""

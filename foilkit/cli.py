@@ -1,0 +1,55 @@
+"""The ``foilkit`` command line.
+
+Subcommands are configuration, not code: ``COMMANDS`` maps each name to the module that
+implements it and a one-line summary. A command module defines
+``configure(parser: argparse.ArgumentParser) -> None`` and ``run(args) -> int``, and keeps
+its top-level imports light; only the chosen command's module is imported, so
+``foilkit --help`` never pays for torch, transformers or evaluate.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from typing import Sequence
+
+from foilkit._version import __version__
+
+# name -> (module implementing it, one-line summary)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "doctor": ("foilkit.doctor", "check the installed stack, FFmpeg, GPU and offline settings"),
+}
+
+
+def _top_level_parser() -> argparse.ArgumentParser:
+    width = max(len(name) for name in COMMANDS)
+    listing = "\n".join(f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items())
+    parser = argparse.ArgumentParser(
+        prog="foilkit",
+        description="Does this video model understand time? Temporal video-language benchmarks "
+        "as Hugging Face datasets, metrics and an accelerate scoring engine.",
+        epilog=f"commands:\n{listing}\n\nRun 'foilkit <command> --help' for a command's options.",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--version", action="version", version=f"foilkit {__version__}")
+    parser.add_argument("command", choices=sorted(COMMANDS), metavar="command", help="see below")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    top = _top_level_parser()
+    if not argv or argv[0] not in COMMANDS:
+        top.parse_args(argv[:1] or ["--help"])  # prints help/version or a precise usage error
+        return 2
+    name, rest = argv[0], argv[1:]
+    module_name, summary = COMMANDS[name]
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"foilkit {name}", description=summary)
+    module.configure(parser)
+    args = parser.parse_args(rest)
+    return int(module.run(args) or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Foil and counterfactual generation pipelines of the papers (``foilkit.generation``)."""

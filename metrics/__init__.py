@@ -1,0 +1,1 @@
+"""Evaluate modules, one folder per metric (``foilkit.metrics``)."""

@@ -1,0 +1,26 @@
+"""Typed errors for bad video input. Each names the file it is about."""
+from __future__ import annotations
+
+
+class VideoError(Exception):
+    """A video could not be turned into frames. ``source`` names the file (or ``<bytes>``)."""
+
+    def __init__(self, source: str, message: str):
+        super().__init__(f"{source}: {message}")
+        self.source = source
+
+
+class VideoNotFoundError(VideoError, FileNotFoundError):
+    """The video file does not exist."""
+
+
+class CorruptVideoError(VideoError):
+    """The container cannot be opened or its video stream cannot be decoded."""
+
+
+class EmptyVideoError(VideoError):
+    """The video stream holds no frames."""
+
+
+class WindowOutOfRangeError(VideoError, ValueError):
+    """The requested time window does not lie inside the video."""
