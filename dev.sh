@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# foilkit's two entry points for a fresh machine:
+#   ./dev.sh demo    set everything up, then run the embedded demo (foilkit demo)
+#   ./dev.sh test    set everything up, then run the test suite
+# Setup is idempotent: FFmpeg's shared libraries (installed with apt when running as root),
+# a virtualenv in .venv with the pinned stack (requirements.txt), foilkit installed editable.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+FFMPEG_PACKAGES="libavutil57 libavcodec59 libavformat59 libavdevice59 libavfilter8 libswscale6 libswresample4"
+PYTHON="${PYTHON:-python3}"
+VENV=.venv
+
+ensure_ffmpeg() {
+  if ldconfig -p 2>/dev/null | grep -q 'libavcodec\.so\.59'; then return; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "==> installing FFmpeg shared libraries for torchcodec: $FFMPEG_PACKAGES"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $FFMPEG_PACKAGES >/dev/null
+  else
+    echo "error: torchcodec needs FFmpeg 5.1's shared libraries (libavcodec.so.59), which are missing." >&2
+    echo "       On Debian/Ubuntu run as root: apt-get install -y $FFMPEG_PACKAGES" >&2
+    exit 1
+  fi
+}
+
+ensure_venv() {
+  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {
+    echo "error: foilkit needs Python >= 3.10 (found $("$PYTHON" --version 2>&1))" >&2; exit 1; }
+  local stamp="$VENV/.foilkit-installed" want
+  want=$(cat requirements.txt pyproject.toml setup.py | sha256sum | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return; fi
+  echo "==> creating $VENV with the pinned stack (first run: a few minutes)"
+  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip setuptools wheel
+  # One pip call with torch pinned, so no dependency drags in another torch build.
+  "$VENV/bin/python" -m pip install -q -r requirements.txt
+  "$VENV/bin/python" -m pip install -q --no-deps --no-build-isolation -e .
+  echo "$want" > "$stamp"
+}
+
+case "${1:-}" in
+  demo)
+    shift; ensure_ffmpeg; ensure_venv
+    "$VENV/bin/foilkit" doctor
+    exec "$VENV/bin/foilkit" demo "$@" ;;
+  test)
+    shift; ensure_ffmpeg; ensure_venv
+    export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg
+    exec "$VENV/bin/python" -m pytest "$@" ;;
+  *)
+    echo "usage: ./dev.sh demo [demo options] | ./dev.sh test [pytest options]" >&2; exit 2 ;;
+esac

@@ -1,0 +1,80 @@
+"""The ``foilkit`` console script: help, version, doctor, lazy imports."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from foilkit import __version__
+from foilkit.cli import COMMANDS, main
+
+
+def test_version(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    assert capsys.readouterr().out.strip() == f"foilkit {__version__}"
+
+
+def test_help_lists_every_command(capsys) -> None:
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for name, (_, summary) in COMMANDS.items():
+        assert name in out and summary in out
+
+
+def test_unknown_command_is_a_usage_error(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["no-such-command"])
+    assert exit_info.value.code == 2
+    assert "invalid choice" in capsys.readouterr().err
+
+
+def test_every_registered_command_builds_its_parser() -> None:
+    for name in COMMANDS:
+        with pytest.raises(SystemExit) as exit_info:
+            main([name, "--help"])
+        assert exit_info.value.code == 0, name
+
+
+def test_help_imports_no_heavy_library() -> None:
+    code = (
+        "import sys; from foilkit.cli import main\n"
+        "try: main(['--help'])\nexcept SystemExit: pass\n"
+        "heavy = [m for m in ('torch', 'transformers', 'evaluate', 'datasets') if m in sys.modules]\n"
+        "assert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+
+
+def test_doctor_passes_on_this_install(capsys) -> None:
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "video decoding (torchcodec + FFmpeg): ok" in out and "ready." in out
+    assert "HF_HUB_OFFLINE=1" in out
+
+
+def test_doctor_names_a_missing_package(monkeypatch, capsys) -> None:
+    from foilkit import doctor
+
+    real = doctor.metadata.version
+
+    def version(dist: str) -> str:
+        if dist == "torchcodec":
+            raise doctor.metadata.PackageNotFoundError(dist)
+        return real(dist)
+
+    monkeypatch.setattr(doctor.metadata, "version", version)
+    assert main(["doctor", "--skip-decode"]) == 1
+    assert "package 'torchcodec' is not installed" in capsys.readouterr().out
+
+
+def test_doctor_reports_a_broken_decoder(monkeypatch, capsys) -> None:
+    from foilkit import doctor
+
+    monkeypatch.setattr(doctor, "check_decoding", lambda: "RuntimeError: libavcodec.so.59 not found")
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "libavcodec.so.59 not found" in out and "apt-get install" in out
