@@ -1,0 +1,31 @@
+"""Small helpers shared by adapters: turning model outputs and frames into what they need."""
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+
+def pooled(output: Any) -> torch.Tensor:
+    """The embedding tensor of a ``get_*_features`` call (a tensor, or an output's ``pooler_output``)."""
+    return output if isinstance(output, torch.Tensor) else output.pooler_output
+
+
+def text_max_length(config: Any) -> int | None:
+    """The text tower's position limit, used to truncate long captions instead of failing."""
+    text_config = getattr(config, "text_config", config)
+    return getattr(text_config, "max_position_embeddings", None)
+
+
+def token_logprobs(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Log-probability of each target token; ``logits[i]`` is the prediction for ``targets[i]``."""
+    return torch.log_softmax(logits.float(), dim=-1).gather(-1, targets.unsqueeze(-1)).squeeze(-1)
+
+
+def likelihood_details(logprobs: list[torch.Tensor]) -> dict[str, tuple[float, ...]]:
+    """Sum, mean and count of per-token log-probabilities, one entry per text."""
+    return {
+        "logprob_sum": tuple(float(lp.sum()) for lp in logprobs),
+        "logprob_mean": tuple(float(lp.mean()) for lp in logprobs),
+        "num_tokens": tuple(float(len(lp)) for lp in logprobs),
+    }

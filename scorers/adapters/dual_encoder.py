@@ -1,0 +1,72 @@
+"""Image-text dual encoders (CLIP, SigLIP, SigLIP2, ...) applied to the frames of a view.
+
+The "CLIP zero-shot" baseline of the papers: every frame is embedded by the image tower. With
+``pooling="mean"`` (default) the view embedding is the re-normalised mean of the normalised
+frame embeddings (CLIP4Clip's mean pooling); with ``pooling="mean-of-similarities"`` the
+score is the mean over frames of each frame's cosine similarity to the text. Both are
+invariant to frame order, so a view and its reversal tie by construction.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+import torch.nn.functional as F
+
+from foilkit.scorers.adapters import register_adapter
+from foilkit.scorers.adapters._features import pooled, text_max_length
+from foilkit.scorers.adapters.base import EmbeddingAdapter
+
+POOLINGS = ("mean", "mean-of-similarities")
+# Families whose ``AutoModel`` exposes ``get_image_features`` / ``get_text_features``.
+MODEL_TYPES = ("clip", "siglip", "siglip2", "chinese_clip", "metaclip_2", "altclip")
+# SigLIP towers were trained on texts padded to the full length; other families pad per batch.
+MAX_LENGTH_PADDING = ("siglip", "siglip2")
+
+
+@register_adapter("dual-encoder")
+class DualEncoderAdapter(EmbeddingAdapter):
+    """Frame-level image-text model; ``pooling`` is ``mean`` or ``mean-of-similarities``."""
+
+    def __init__(self, model_id: str, *, pooling: str = "mean", **kwargs: Any):
+        super().__init__(model_id, **kwargs)
+        if pooling not in POOLINGS:
+            raise ValueError(f"unknown pooling {pooling!r}; choose from {list(POOLINGS)}")
+        from transformers import AutoModel, AutoProcessor
+
+        self.pooling = pooling
+        self.model = self._load(AutoModel)
+        processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
+        self.image_processor, self.tokenizer = processor.image_processor, processor.tokenizer
+        model_type = self.model.config.model_type
+        self._padding = "max_length" if model_type in MAX_LENGTH_PADDING else True
+        self._max_length = text_max_length(self.model.config)
+
+    @classmethod
+    def matches(cls, config: Any) -> bool:
+        return getattr(config, "model_type", None) in MODEL_TYPES
+
+    def describe(self) -> dict[str, Any]:
+        return {**super().describe(), "pooling": self.pooling}
+
+    @torch.inference_mode()
+    def encode_views(self, frames: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        counts = [len(view) for view in frames]
+        images = [frame for view in frames for frame in view]
+        inputs = self.image_processor(images=images, return_tensors="pt").to(self.device)
+        inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)
+        embeddings = F.normalize(pooled(self.model.get_image_features(**inputs)).float(), dim=-1)
+        per_view = list(torch.split(embeddings, counts))
+        if self.pooling == "mean":
+            # in float64 the sum is exact enough to be order-free: a view and its reversal tie exactly
+            per_view = [F.normalize(view.double().mean(0, keepdim=True), dim=-1).float() for view in per_view]
+        return [view.cpu() for view in per_view]
+
+    @torch.inference_mode()
+    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        inputs = self.tokenizer(list(texts), padding=self._padding, truncation=True,
+                                max_length=self._max_length, return_tensors="pt").to(self.device)
+        return F.normalize(pooled(self.model.get_text_features(**inputs)).float(), dim=-1).cpu()
+
+    def similarity(self, view: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
+        return (texts @ view.T).mean(dim=1)

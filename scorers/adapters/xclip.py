@@ -1,0 +1,61 @@
+"""X-CLIP: a native video-text model (frames -> cross-frame transformer -> video embedding).
+
+X-CLIP's text embedding is conditioned on the video (its video-specific prompt generator),
+so it does not factorise into separately cached embeddings: each request is one forward of
+the model on the view and its texts, and the score is the cosine similarity behind its
+``logits_per_video`` (the logit divided by the learned temperature).
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import torch
+
+from foilkit.scorers.adapters import register_adapter
+from foilkit.scorers.adapters._features import text_max_length
+from foilkit.scorers.adapters.base import RequestAdapter
+from foilkit.scorers.requests import TextScores, TextsRequest
+
+
+def fit_frames(frames: torch.Tensor, num_frames: int, model_id: str) -> torch.Tensor:
+    """Frames for a model trained on exactly ``num_frames``: a single frame is repeated (a still video)."""
+    if len(frames) == num_frames:
+        return frames
+    if len(frames) == 1:
+        return frames.expand(num_frames, *frames.shape[1:])
+    raise ValueError(f"{model_id} takes exactly {num_frames} frames per video, got {len(frames)}; "
+                     f"sample with frames={num_frames}")
+
+
+@register_adapter("xclip")
+class XClipAdapter(RequestAdapter):
+    """X-CLIP video-text similarity."""
+
+    score_kind = "similarity"
+
+    def __init__(self, model_id: str, **kwargs: Any):
+        super().__init__(model_id, **kwargs)
+        from transformers import AutoModel, AutoProcessor
+
+        self.model = self._load(AutoModel)
+        processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
+        self.image_processor, self.tokenizer = processor.image_processor, processor.tokenizer
+        self.num_frames = self.model.config.vision_config.num_frames
+        self._max_length = text_max_length(self.model.config)
+
+    @classmethod
+    def matches(cls, config: Any) -> bool:
+        return getattr(config, "model_type", None) == "x_clip"
+
+    @torch.inference_mode()
+    def score(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
+        texts = list(dict.fromkeys(text for request in requests for text in request.texts))
+        videos = [list(fit_frames(request.frames, self.num_frames, self.model_id)) for request in requests]
+        pixel_values = self.image_processor(videos, return_tensors="pt")["pixel_values"]
+        text_inputs = self.tokenizer(texts, padding=True, truncation=True, max_length=self._max_length,
+                                     return_tensors="pt")
+        output = self.model(pixel_values=pixel_values.to(self.device, self.dtype), **text_inputs.to(self.device))
+        cosine = (output.logits_per_video.float() / self.model.logit_scale.exp().float()).cpu()
+        column = {text: j for j, text in enumerate(texts)}
+        return [TextScores(tuple(cosine[i, [column[t] for t in request.texts]].tolist()))
+                for i, request in enumerate(requests)]

@@ -1,0 +1,280 @@
+"""``foilkit.score`` and ``foilkit.score_matrix``: any Hub model on any foilkit dataset.
+
+Both run under ``accelerate launch`` as they do in one process: every process plans the same
+work, takes a contiguous share of the videos, streams its finished rows to its own shard in
+``out_dir``, and the shares are gathered back in dataset order.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from foilkit.scorers.adapters import Adapter, EmbeddingAdapter, load_adapter
+from foilkit.scorers.cache import EmbeddingCache, default_cache_dir
+from foilkit.scorers.controls import check_control
+from foilkit.scorers.distributed import gather_counts, gather_records, process_state, split
+from foilkit.scorers.engine import Engine
+from foilkit.scorers.output import scores_dataset, write_jsonl
+from foilkit.scorers.plan import PLAN_COLUMNS, ScoringPlan, make_plan
+from foilkit.scorers.record import hardware, now, package_versions
+from foilkit.scorers.store import ResultStore
+from foilkit.scorers.video import BACKENDS, SamplingPolicy
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass
+class ScoreOptions:
+    """Options of a scoring run (the ``**options`` of ``score`` and the flags of ``foilkit score``).
+
+    Model: ``adapter`` (registered name; default: chosen from the model's config), ``mode``
+    (video LLMs: ``likelihood`` or ``choice``), ``pooling`` (dual encoders: ``mean`` or
+    ``mean-of-similarities``), ``revision``, ``trust_remote_code``, ``dtype`` (``auto``: bf16/fp16
+    on GPU, fp32 on CPU), ``device``. Frames: ``frames``, ``sampling``, ``stride``,
+    ``target_fps``, ``max_frames``, ``decoder``, ``control`` (``reversed``, ``shuffled``,
+    ``single``), ``seed``. Work: ``batch_size``, ``num_workers`` (decoding processes),
+    ``out_dir`` (stream results and ``run.json`` there), ``resume``, ``cache_dir``,
+    ``use_cache``, ``video_root`` (resolves relative video paths), ``split``, ``progress``.
+    """
+
+    adapter: str | None = None
+    mode: str | None = None
+    pooling: str | None = None
+    revision: str | None = None
+    trust_remote_code: bool = False
+    dtype: str = "auto"
+    device: str | None = None
+    frames: int = 8
+    sampling: str = "uniform"
+    stride: int = 1
+    target_fps: float | None = None
+    max_frames: int | None = None
+    decoder: str = "torchcodec"
+    control: str | None = None
+    seed: int = 0
+    batch_size: int = 8
+    num_workers: int = 2
+    out_dir: str | None = None
+    resume: bool = False
+    cache_dir: str | None = None
+    use_cache: bool = True
+    video_root: str | None = None
+    split: str | None = None
+    progress: bool = True
+
+    def __post_init__(self) -> None:
+        check_control(self.control)
+        if self.decoder not in BACKENDS:
+            raise ValueError(f"unknown decoder {self.decoder!r}; choose from {sorted(BACKENDS)}")
+        if self.num_workers < 0:
+            raise ValueError(f"num_workers must be >= 0, got {self.num_workers}")
+        self.policy()  # validates the sampling options
+
+    def policy(self) -> SamplingPolicy:
+        return SamplingPolicy(self.sampling, self.frames, self.stride, self.target_fps, self.max_frames)
+
+    def adapter_options(self) -> dict[str, Any]:
+        return {name: value for name, value in (("mode", self.mode), ("pooling", self.pooling)) if value is not None}
+
+
+def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | None = None) -> Any:
+    """A ``datasets.Dataset`` from a Dataset/DatasetDict, a ``save_to_disk`` folder, a parquet folder or a Hub id."""
+    import datasets
+
+    if isinstance(dataset, (str, os.PathLike)):
+        path = Path(dataset)
+        if path.is_dir() and ((path / "dataset_dict.json").is_file() or (path / "state.json").is_file()):
+            if config is not None:
+                raise ValueError(f"{path} is a saved dataset; config={config!r} applies to parquet folders and Hub ids")
+            dataset = datasets.load_from_disk(str(path))
+        else:
+            dataset = datasets.load_dataset(str(dataset), config, split=split)
+    elif config is not None:
+        raise ValueError(f"config={config!r} applies to a dataset folder or Hub id, not to a loaded dataset")
+    if isinstance(dataset, datasets.DatasetDict):
+        if split is None:
+            if len(dataset) != 1:
+                raise ValueError(f"the dataset has splits {sorted(dataset)}; pass split=")
+            split = next(iter(dataset))
+        if split not in dataset:
+            raise ValueError(f"no split {split!r}; the dataset has {sorted(dataset)}")
+        dataset = dataset[split]
+    return dataset
+
+
+def _plan(dataset: Any, adapter: Adapter, video_root: str | None) -> ScoringPlan:
+    import datasets
+
+    if adapter.needs_video and "video" not in dataset.column_names:
+        raise ValueError(f"adapter {adapter.name!r} needs a 'video' column; the dataset has {dataset.column_names}")
+    if isinstance(dataset.features.get("video"), datasets.Video):
+        dataset = dataset.cast_column("video", datasets.Video(decode=False))
+    rows = dataset.select_columns([c for c in PLAN_COLUMNS if c in dataset.column_names])
+    return make_plan(rows, needs_video=adapter.needs_video, video_root=video_root)
+
+
+def _identity(model: str, adapter: Adapter, options: ScoreOptions, plan: ScoringPlan, kind: str) -> dict[str, Any]:
+    """What must not change between a run and its resumption."""
+    rows = hashlib.sha256(json.dumps([[r.id, r.view, dict(r.groups)] for r in plan.rows]).encode()).hexdigest()
+    return {"kind": kind, "model": model, "revision": options.revision, **adapter.describe(),
+            "dtype": str(adapter.dtype).removeprefix("torch."), "frames": options.frames,
+            "sampling": options.policy().to_record(), "decoder": options.decoder, "control": options.control,
+            "seed": options.seed, "rows": len(plan.rows), "rows_sha256": rows}
+
+
+def _cache(model: str, identity: dict[str, Any], options: ScoreOptions, adapter: Adapter) -> EmbeddingCache | None:
+    if not (options.use_cache and isinstance(adapter, EmbeddingAdapter)):
+        return None
+    namespace = {key: identity[key] for key in identity if key not in ("kind", "rows", "rows_sha256")}
+    return EmbeddingCache(options.cache_dir or default_cache_dir(), namespace)
+
+
+def _prepare_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool, is_main: bool) -> None:
+    record_path = out_dir / "run.json"
+    if record_path.is_file():
+        previous = json.loads(record_path.read_text()).get("identity", {})
+        if not resume:
+            raise FileExistsError(f"{out_dir} already holds a run; pass resume=True (--resume) to continue it "
+                                  "or choose another out_dir")
+        changed = sorted(k for k in set(previous) | set(identity) if previous.get(k) != identity.get(k))
+        if changed:
+            raise ValueError(f"cannot resume {out_dir}: {', '.join(f'{k} was {previous.get(k)!r}, now {identity.get(k)!r}' for k in changed)}")
+    elif is_main:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        record_path.write_text(json.dumps({"identity": identity, "started_at": now()}, indent=2))
+
+
+def _run(model: str, dataset: Any, config: str | None, options: ScoreOptions, kind: str,
+         pool: bool) -> tuple[Any, Adapter, ScoringPlan, list[dict[str, Any]], dict[str, Any]]:
+    """Shared by ``score`` and ``score_matrix``: plan, split, score, stream, gather."""
+    state = process_state()
+    data = load_scoring_dataset(dataset, config, options.split)
+    adapter = load_adapter(model, adapter=options.adapter, revision=options.revision, dtype=options.dtype,
+                           device=options.device or state.device, trust_remote_code=options.trust_remote_code,
+                           **options.adapter_options())
+    plan = _plan(data, adapter, options.video_root)
+    if pool:
+        plan = plan.pooled()
+    identity = _identity(model, adapter, options, plan, kind)
+    out_dir = Path(options.out_dir) if options.out_dir else None
+    if out_dir is not None:
+        if state.is_main_process:
+            _prepare_out_dir(out_dir, identity, options.resume, True)
+        state.wait_for_everyone()
+        _prepare_out_dir(out_dir, identity, options.resume, False)
+    store = ResultStore(out_dir, state.process_index)
+    done = dict(store.load())
+    state.wait_for_everyone()  # every process has read the shards before any appends
+    store.open()
+    pending = [unit for unit in plan.units if any(index not in done for index in unit.rows)]
+    engine = Engine(adapter, plan, options.policy(), store=store, cache=_cache(model, identity, options, adapter),
+                    decoder=options.decoder, control=options.control, seed=options.seed,
+                    batch_size=options.batch_size, num_workers=options.num_workers,
+                    progress=options.progress and state.is_local_main_process)
+    new = gather_records(state, engine.run(split(state, pending)))
+    merged = {**done, **{record["index"]: record for record in new}}
+    missing = [row.id for row in plan.rows if row.index not in merged]
+    if missing:
+        raise RuntimeError(f"{len(missing)} rows were not scored, e.g. {missing[:5]}")
+    records = [merged[row.index] for row in plan.rows]
+    throughput = gather_counts(state, engine.throughput.to_record())
+    seconds = max(engine.throughput.seconds, 1e-9)
+    throughput.update(seconds=round(seconds, 3), views_per_s=round(throughput["views"] / seconds, 3),
+                      texts_per_s=round(throughput["texts"] / seconds, 3), resumed_rows=len(done))
+    errors = sorted({record["error"] for record in records if record["error"]})
+    failed = sum(1 for record in records if record["error"])
+    if failed:
+        logger.warning("%d of %d rows could not be scored: %s", failed, len(records), "; ".join(errors))
+    run = {
+        "identity": identity, "model": {"id": model, "revision": options.revision}, "adapter": adapter.describe(),
+        "mode": adapter.mode, "score_kind": adapter.score_kind, "frames": options.frames,
+        "sampling": options.policy().to_record(), "decoder": options.decoder,
+        "dtype": str(adapter.dtype).removeprefix("torch."), "device": str(adapter.device), "seed": options.seed,
+        "control": options.control, "batch_size": options.batch_size, "num_workers": options.num_workers,
+        "dataset": {"config": config, "split": options.split, "num_rows": len(plan.rows),
+                    "num_views": len(plan.views), "num_videos": sum(1 for u in plan.units if u.views)},
+        "cache": None if engine.cache is None else str(engine.cache.directory),
+        "errors": {"rows": failed, "messages": errors}, "throughput": throughput,
+        "packages": package_versions(), "hardware": hardware(state.num_processes), "finished_at": now(),
+    }
+    if state.is_main_process and options.progress:
+        print(f"scored {len(records)} rows ({failed} failed): {throughput['views']} views at "
+              f"{throughput['views_per_s']} views/s, {throughput['texts']} texts at {throughput['texts_per_s']} texts/s")
+    return data, adapter, plan, records, run
+
+
+def score(model: str, dataset: Any, config: str | None = None, **options: Any) -> Any:
+    """Score every row of a foilkit dataset with a Hub model; returns the per-sample ``Dataset``.
+
+    Args:
+        model: Hub id or local path of any supported model (see ``foilkit.scorers.adapters``).
+        dataset: a ``datasets.Dataset``/``DatasetDict``, a ``save_to_disk`` folder, a parquet
+            folder or a Hub id, in the canonical foilkit schema.
+        config: the dataset config (aspect, test, ...) when ``dataset`` is a folder or Hub id.
+        **options: see ``ScoreOptions``.
+
+    Returns:
+        One row per dataset row: ``id``, ``caption_score``, ``foil_scores`` (and the
+        ``proficiency_`` pair for ViLMA), ``score_kind``, ``frame_indices``, ``error``, the
+        adapter's details, then the dataset's metadata columns. With ``out_dir``, also writes
+        ``scores.jsonl`` and ``run.json`` there.
+    """
+    opts = ScoreOptions(**options)
+    data, adapter, plan, records, run = _run(model, dataset, config, opts, "score", pool=False)
+    groups = [group for group in ("main", "proficiency") if any(group in row.groups for row in plan.rows)]
+    result = scores_dataset(records, groups, adapter.score_kind, data)
+    if opts.out_dir and process_state().is_main_process:
+        write_jsonl(result, Path(opts.out_dir) / "scores.jsonl")
+        (Path(opts.out_dir) / "run.json").write_text(json.dumps(run, indent=2))
+    return result
+
+
+@dataclass(frozen=True)
+class ScoreMatrix:
+    """Scores of every view (row ``i``: the view of dataset row ``i``) against every text.
+
+    ``texts[j]`` is the caption of dataset row ``j``, so the diagonal holds the true pairs
+    (RTime: forward and reversed views with their captions). Rows whose video failed are NaN.
+    """
+
+    scores: np.ndarray
+    ids: list[str]
+    texts: list[str]
+    score_kind: str
+    errors: dict[str, str]
+    run: dict[str, Any]
+
+
+def score_matrix(model: str, dataset: Any, config: str | None = None, **options: Any) -> ScoreMatrix:
+    """A views x texts score matrix over a retrieval pool (every row's view against every row's caption).
+
+    Dual encoders compute it from (cached) embeddings as dot products; other adapters score
+    each view against all captions (``choice`` mode does not apply: texts are not options).
+    """
+    opts = ScoreOptions(**options)
+    if opts.mode == "choice":
+        raise ValueError("score_matrix needs a mode that scores each text alone; 'choice' compares texts")
+    _, adapter, plan, records, run = _run(model, dataset, config, opts, "score_matrix", pool=True)
+    texts = list(plan.rows[0].groups["pool"]) if plan.rows else []
+    matrix = np.full((len(records), len(texts)), np.nan)
+    for i, record in enumerate(records):
+        if not record["error"]:
+            matrix[i] = record["scores"]["pool"]
+    errors = {record["id"]: record["error"] for record in records if record["error"]}
+    result = ScoreMatrix(matrix, [record["id"] for record in records], texts, adapter.score_kind, errors, run)
+    if opts.out_dir and process_state().is_main_process:
+        np.save(Path(opts.out_dir) / "matrix.npy", matrix)
+        (Path(opts.out_dir) / "matrix.json").write_text(json.dumps({"ids": result.ids, "texts": texts}))
+        (Path(opts.out_dir) / "run.json").write_text(json.dumps(run, indent=2))
+    return result
+
+
+SCORE_OPTION_NAMES = tuple(field.name for field in fields(ScoreOptions))
+__all__ = ["ScoreMatrix", "ScoreOptions", "load_scoring_dataset", "score", "score_matrix", "SCORE_OPTION_NAMES"]

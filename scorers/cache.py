@@ -1,0 +1,80 @@
+"""On-disk cache of view embeddings, so a second benchmark or config on the same videos decodes nothing.
+
+An entry is keyed by everything that determines the numbers: the model (id, revision,
+adapter settings, dtype), the frames (sampling policy, decoder, temporal control and seed),
+and the view (SHA-256 of the video's bytes, window, direction). Renamed or moved files still
+hit; a re-encoded file misses. Entries are written atomically, so concurrent processes and
+killed runs never leave a half-written entry behind.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from foilkit.scorers.video import VideoView
+
+
+def default_cache_dir() -> Path:
+    """``$FOILKIT_CACHE`` or ``$HF_HOME/foilkit`` (``~/.cache/huggingface/foilkit``), then ``embeddings``."""
+    if "FOILKIT_CACHE" in os.environ:
+        return Path(os.environ["FOILKIT_CACHE"]) / "embeddings"
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HOME) / "foilkit" / "embeddings"
+
+
+def _digest(data: Any) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class CachedView:
+    embedding: torch.Tensor
+    frame_indices: list[int]
+
+
+class EmbeddingCache:
+    """View embeddings under ``directory/<namespace hash>/``, one file per view.
+
+    ``namespace`` describes the model and frame settings (JSON-serialisable); it is written
+    next to the entries as ``namespace.json`` so a cache folder explains itself.
+    """
+
+    def __init__(self, directory: str | os.PathLike, namespace: dict[str, Any]):
+        self.directory = Path(directory) / _digest(namespace)[:20]
+        self.namespace = namespace
+
+    def key(self, content_hash: str, view: VideoView) -> str:
+        return _digest([content_hash, view.start, view.end, view.reversed])
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.pt"
+
+    def get(self, key: str) -> CachedView | None:
+        path = self._path(key)
+        if not path.is_file():
+            return None
+        entry = torch.load(path, weights_only=True)
+        return CachedView(entry["embedding"], list(entry["frame_indices"]))
+
+    def put(self, key: str, value: CachedView) -> None:
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        manifest = self.directory / "namespace.json"
+        if not manifest.is_file():
+            _atomic_write(manifest, lambda handle: handle.write(json.dumps(self.namespace, indent=2).encode()))
+        _atomic_write(path, lambda handle: torch.save(
+            {"embedding": value.embedding.contiguous(), "frame_indices": torch.tensor(value.frame_indices)}, handle))
+
+
+def _atomic_write(path: Path, write: Any) -> None:
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with temporary.open("wb") as handle:
+        write(handle)
+    os.replace(temporary, path)

@@ -1,0 +1,237 @@
+"""The scoring engine: decode each video once, batch on the model side, stream results to disk.
+
+Work flows through one loop whatever the model: a ``DataLoader`` over ``DecodeUnit``s (one
+video file each) decodes in worker processes while the main process runs the model on the
+previous units; every finished row goes to this process's JSONL shard at once. Dual encoders
+encode each view and text once (views through the on-disk embedding cache) and score by dot
+products; other adapters get ``TextsRequest``s that reuse one decode per view.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Sequence
+
+import torch
+from torch.utils.data import DataLoader, Dataset as TorchDataset
+
+from foilkit.scorers.adapters import Adapter, EmbeddingAdapter, RequestAdapter
+from foilkit.scorers.cache import CachedView, EmbeddingCache
+from foilkit.scorers.controls import apply_control
+from foilkit.scorers.plan import DecodeUnit, PlannedRow, ScoringPlan
+from foilkit.scorers.requests import TextScores, TextsRequest
+from foilkit.scorers.store import ResultStore
+from foilkit.scorers.video import SamplingPolicy, VideoError, content_hash, decode_views
+
+
+@dataclass(frozen=True)
+class ViewFrames:
+    """What a model sees of one view: frames (absent when the embedding came from the cache)."""
+
+    frame_indices: list[int]
+    frames: torch.Tensor | None = None
+    cached: torch.Tensor | None = None
+    cache_key: str | None = None
+
+
+@dataclass
+class DecodedUnit:
+    unit: DecodeUnit
+    views: dict[str, ViewFrames] = field(default_factory=dict)
+    error: str | None = None
+    decoded: bool = False
+
+
+class UnitDecoder(TorchDataset):
+    """Decodes one unit per item (in DataLoader workers): its views' frames, controls applied.
+
+    With a cache, a unit whose views are all cached is served without opening the video.
+    """
+
+    def __init__(self, plan: ScoringPlan, units: Sequence[DecodeUnit], policy: SamplingPolicy, *,
+                 decoder: str, control: str | None, seed: int, cache: EmbeddingCache | None):
+        self.plan, self.units, self.policy = plan, list(units), policy
+        self.decoder, self.control, self.seed, self.cache = decoder, control, seed, cache
+
+    def __len__(self) -> int:
+        return len(self.units)
+
+    def __getitem__(self, position: int) -> DecodedUnit:
+        unit = self.units[position]
+        result = DecodedUnit(unit)
+        if not unit.views:
+            return result
+        try:
+            keys = {}
+            if self.cache is not None:
+                digest = content_hash(self.plan.views[unit.views[0]])
+                keys = {view: self.cache.key(digest, self.plan.views[view]) for view in unit.views}
+                for view, key in keys.items():
+                    hit = self.cache.get(key)
+                    if hit is not None:
+                        result.views[view] = ViewFrames(hit.frame_indices, cached=hit.embedding, cache_key=key)
+            missing = [view for view in unit.views if view not in result.views]
+            if missing:
+                decoded = decode_views([self.plan.views[view] for view in missing], self.policy, self.decoder)
+                result.decoded = True
+                for view, frames in zip(missing, decoded):
+                    frames = apply_control(frames, self.control, seed=self.seed, view_key=view)
+                    result.views[view] = ViewFrames(frames.indices.tolist(), frames.frames, cache_key=keys.get(view))
+        except VideoError as error:
+            result.views, result.error = {}, str(error)
+        return result
+
+
+def _as_is(item: DecodedUnit) -> DecodedUnit:
+    return item
+
+
+def error_record(row: PlannedRow, error: str) -> dict[str, Any]:
+    """A row whose video could not be read: no scores, the error naming the file."""
+    return {"index": row.index, "id": row.id, "scores": {}, "details": {}, "frame_indices": [], "error": error}
+
+
+@dataclass
+class Throughput:
+    views: int = 0
+    cached_views: int = 0
+    decoded_videos: int = 0
+    texts: int = 0
+    rows: int = 0
+    seconds: float = 0.0
+
+    def to_record(self) -> dict[str, float]:
+        rate = lambda count: round(count / self.seconds, 3) if self.seconds else None  # noqa: E731
+        return {"views": self.views, "cached_views": self.cached_views, "decoded_videos": self.decoded_videos, "texts": self.texts, "rows": self.rows,
+                "seconds": round(self.seconds, 3), "views_per_s": rate(self.views), "texts_per_s": rate(self.texts)}
+
+
+class Engine:
+    """Runs one process's share of a plan through an adapter, appending finished rows to ``store``."""
+
+    def __init__(self, adapter: Adapter, plan: ScoringPlan, policy: SamplingPolicy, *, store: ResultStore,
+                 cache: EmbeddingCache | None = None, decoder: str = "torchcodec", control: str | None = None,
+                 seed: int = 0, batch_size: int = 8, num_workers: int = 0, progress: bool = False):
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        self.adapter, self.plan, self.policy, self.store = adapter, plan, policy, store
+        self.cache = cache if isinstance(adapter, EmbeddingAdapter) else None
+        self.decoder, self.control, self.seed = decoder, control, seed
+        self.batch_size, self.num_workers, self.progress = batch_size, num_workers, progress
+        self.throughput = Throughput()
+        self._text_embeddings: dict[str, torch.Tensor] = {}
+
+    def decoded(self, units: Sequence[DecodeUnit]) -> Iterator[DecodedUnit]:
+        """Units with their frames, decoded in ``num_workers`` processes ahead of the model."""
+        dataset = UnitDecoder(self.plan, units, self.policy, decoder=self.decoder, control=self.control,
+                              seed=self.seed, cache=self.cache)
+        loader = DataLoader(dataset, batch_size=None, num_workers=self.num_workers, collate_fn=_as_is,
+                            prefetch_factor=2 if self.num_workers else None, persistent_workers=False)
+        return iter(loader)
+
+    def run(self, units: Sequence[DecodeUnit]) -> list[dict[str, Any]]:
+        """Score every row of ``units``; returns the new records (also appended to the store)."""
+        from tqdm.auto import tqdm
+
+        started = time.perf_counter()
+        records: list[dict[str, Any]] = []
+        if isinstance(self.adapter, EmbeddingAdapter):
+            self._encode_texts(self.plan.texts(units))
+        rows_bar = tqdm(total=sum(len(unit.rows) for unit in units), desc="score", unit="row",
+                        disable=not self.progress, position=1, leave=False)
+        buffer: list[DecodedUnit] = []
+        for item in tqdm(self.decoded(units), total=len(units), desc="decode", unit="video",
+                         disable=not self.progress, position=0, leave=False):
+            self.throughput.decoded_videos += int(item.decoded)
+            buffer.append(item)
+            if sum(len(unit.unit.rows) for unit in buffer) >= self.batch_size:
+                records += self._flush(buffer, rows_bar)
+                buffer = []
+        records += self._flush(buffer, rows_bar)
+        rows_bar.close()
+        self.throughput.seconds += time.perf_counter() - started
+        return records
+
+    def _flush(self, buffer: list[DecodedUnit], bar: Any) -> list[dict[str, Any]]:
+        if not buffer:
+            return []
+        if isinstance(self.adapter, EmbeddingAdapter):
+            records = self._score_embeddings(buffer)
+        else:
+            records = self._score_requests(buffer)
+        self.store.append(records)
+        self.throughput.rows += len(records)
+        bar.update(len(records))
+        return records
+
+    def _rows(self, buffer: list[DecodedUnit]) -> Iterator[tuple[PlannedRow, DecodedUnit]]:
+        for item in buffer:
+            for index in item.unit.rows:
+                yield self.plan.rows[index], item
+
+    def _encode_texts(self, texts: list[str]) -> None:
+        texts = [text for text in texts if text not in self._text_embeddings]
+        for start in range(0, len(texts), self.batch_size):
+            chunk = texts[start : start + self.batch_size]
+            self._text_embeddings.update(zip(chunk, self.adapter.encode_texts(chunk)))
+        self.throughput.texts += len(texts)
+
+    def view_embeddings(self, buffer: list[DecodedUnit]) -> dict[str, torch.Tensor]:
+        """Embeddings of the buffered views: from the cache, or encoded in batches (and cached)."""
+        embeddings = {key: view.cached for item in buffer for key, view in item.views.items() if view.cached is not None}
+        pending = [(key, view) for item in buffer for key, view in item.views.items() if view.cached is None]
+        for start in range(0, len(pending), self.batch_size):
+            chunk = pending[start : start + self.batch_size]
+            for (key, view), embedding in zip(chunk, self.adapter.encode_views([view.frames for _, view in chunk])):
+                embeddings[key] = embedding
+                if self.cache is not None and view.cache_key is not None:
+                    self.cache.put(view.cache_key, CachedView(embedding, view.frame_indices))
+        self.throughput.views += len(embeddings)
+        self.throughput.cached_views += len(embeddings) - len(pending)
+        return embeddings
+
+    def _score_embeddings(self, buffer: list[DecodedUnit]) -> list[dict[str, Any]]:
+        embeddings = self.view_embeddings(buffer)
+        records = []
+        for row, item in self._rows(buffer):
+            if item.error is not None or row.error is not None:
+                records.append(error_record(row, row.error or item.error))
+                continue
+            scores = {}
+            for group, texts in row.groups.items():
+                similarity = self.adapter.similarity(embeddings[row.view],
+                                                     torch.stack([self._text_embeddings[t] for t in texts]))
+                scores[group] = TextScores(tuple(similarity.tolist()))
+            records.append(self._record(row, item, scores))
+        return records
+
+    def _score_requests(self, buffer: list[DecodedUnit]) -> list[dict[str, Any]]:
+        # one request per (view, text group); rows repeating both share it
+        requests: dict[tuple[str | None, tuple[str, ...]], TextsRequest] = {}
+        for row, item in self._rows(buffer):
+            if item.error is None and row.error is None:
+                frames = item.views[row.view].frames if row.view is not None else None
+                for texts in row.groups.values():
+                    requests.setdefault((row.view, texts), TextsRequest(texts, frames))
+        keys, batch = list(requests), list(requests.values())
+        results: list[TextScores] = []
+        for start in range(0, len(batch), self.batch_size):
+            results += self.adapter.score(batch[start : start + self.batch_size])
+        by_key = dict(zip(keys, results))
+        self.throughput.views += len({key[0] for key in keys if key[0] is not None})
+        self.throughput.texts += sum(len(texts) for _, texts in keys)
+        records = []
+        for row, item in self._rows(buffer):
+            if item.error is not None or row.error is not None:
+                records.append(error_record(row, row.error or item.error))
+            else:
+                records.append(self._record(row, item, {g: by_key[(row.view, t)] for g, t in row.groups.items()}))
+        return records
+
+    def _record(self, row: PlannedRow, item: DecodedUnit, scores: dict[str, TextScores]) -> dict[str, Any]:
+        frame_indices = item.views[row.view].frame_indices if row.view is not None else []
+        return {"index": row.index, "id": row.id,
+                "scores": {group: list(result.scores) for group, result in scores.items()},
+                "details": {group: {name: list(values) for name, values in result.details.items()}
+                            for group, result in scores.items() if result.details},
+                "frame_indices": frame_indices, "error": None}

@@ -1,0 +1,66 @@
+"""Turning gathered records into the per-sample score ``Dataset`` and its files.
+
+Columns (one row per dataset row, in dataset order): ``id``, ``caption_score``,
+``foil_scores``, for ViLMA ``proficiency_caption_score`` and ``proficiency_foil_scores``,
+``score_kind``, ``frame_indices``, ``error``; the adapter's per-text details as
+``caption_<name>`` / ``foil_<name>`` (e.g. ``caption_logprob_sum``); then every column of
+the input dataset except ``video``, copied through.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+GROUP_PREFIX = {"main": "", "proficiency": "proficiency_"}
+
+
+def score_columns(records: Sequence[dict[str, Any]], groups: Sequence[str], score_kind: str) -> dict[str, list]:
+    """Flat per-sample columns from records (rows with an error get ``None`` scores)."""
+    details = sorted({(group, name) for r in records for group, names in r["details"].items() for name in names})
+    columns: dict[str, list] = {"id": [r["id"] for r in records]}
+    for group in groups:
+        prefix = GROUP_PREFIX[group]
+        scores = [r["scores"].get(group) for r in records]
+        columns[f"{prefix}caption_score"] = [s[0] if s else None for s in scores]
+        columns[f"{prefix}foil_scores"] = [s[1:] if s else None for s in scores]
+    columns["score_kind"] = [score_kind] * len(records)
+    columns["frame_indices"] = [r["frame_indices"] for r in records]
+    columns["error"] = [r["error"] for r in records]
+    for group, name in details:
+        values = [r["details"].get(group, {}).get(name) for r in records]
+        prefix = GROUP_PREFIX[group]
+        columns[f"{prefix}caption_{name}"] = [v[0] if v else None for v in values]
+        columns[f"{prefix}foil_{name}"] = [v[1:] if v else None for v in values]
+    return columns
+
+
+def scores_dataset(records: Sequence[dict[str, Any]], groups: Sequence[str], score_kind: str, source: Any) -> Any:
+    """The per-sample ``datasets.Dataset``: score columns, then ``source``'s metadata columns."""
+    import datasets
+
+    columns = score_columns(records, groups, score_kind)
+    features = {}
+    for name in columns:
+        if name in ("id", "score_kind", "error"):
+            features[name] = datasets.Value("string")
+        elif name == "frame_indices":
+            features[name] = datasets.List(datasets.Value("int64"))
+        elif name.startswith(("foil_", "proficiency_foil_")):
+            features[name] = datasets.List(datasets.Value("float64"))
+        else:
+            features[name] = datasets.Value("float64")
+    scores = datasets.Dataset.from_dict(columns, features=datasets.Features(features))
+    metadata = source.remove_columns([c for c in source.column_names if c == "video" or c in columns])
+    if not metadata.column_names:
+        return scores
+    return datasets.concatenate_datasets([scores, metadata.flatten_indices()], axis=1)
+
+
+def write_jsonl(dataset: Any, path: Path) -> None:
+    """One JSON object per row, exact floats, written atomically."""
+    temporary = path.with_name(f".{path.name}.tmp")
+    with temporary.open("w") as handle:
+        for row in dataset.to_list():
+            handle.write(json.dumps(row, default=str) + "\n")
+    temporary.replace(path)

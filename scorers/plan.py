@@ -1,0 +1,124 @@
+"""Planning a scoring run: the unique views and texts of a dataset, grouped by video file.
+
+Nothing is decoded here. Rows that show the same window of the same file share a view;
+views of the same file (windows, reversed copies, ViLMA's main and proficiency items) form
+one ``DecodeUnit``, so each file is opened and decoded once per run.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Iterable, Mapping
+
+from foilkit.scorers.video import VideoView
+
+# Each text group is scored as a unit: a true text first, then its foils.
+TEXT_GROUPS = {"main": ("caption", "foils"), "proficiency": ("proficiency_caption", "proficiency_foils")}
+PLAN_COLUMNS = ("id", "video", "start", "end", "reversed") + tuple(c for pair in TEXT_GROUPS.values() for c in pair)
+
+
+@dataclass(frozen=True)
+class PlannedRow:
+    """One dataset row: its view (``None`` for text-only models or a missing video) and text groups."""
+
+    index: int
+    id: str
+    view: str | None
+    groups: Mapping[str, tuple[str, ...]]
+    error: str | None = None
+
+
+@dataclass
+class DecodeUnit:
+    """All views of one video file, and the rows that use them: decoded together, exactly once."""
+
+    source: str | None
+    views: list[str] = field(default_factory=list)
+    rows: list[int] = field(default_factory=list)
+
+
+@dataclass
+class ScoringPlan:
+    rows: list[PlannedRow]
+    views: dict[str, VideoView]
+    units: list[DecodeUnit]
+
+    def texts(self, units: Iterable[DecodeUnit] | None = None) -> list[str]:
+        """Unique texts of ``units`` (all by default), in first-seen order."""
+        rows = (self.rows[i] for unit in (self.units if units is None else units) for i in unit.rows)
+        return list(dict.fromkeys(text for row in rows for group in row.groups.values() for text in group))
+
+    def pooled(self) -> "ScoringPlan":
+        """The retrieval plan: every row's view against the captions of all rows, in row order."""
+        pool = {"pool": tuple(row.groups["main"][0] for row in self.rows)}
+        rows = [replace(row, groups=pool) for row in self.rows]
+        return ScoringPlan(rows, self.views, self.units)
+
+
+def view_key(view: VideoView) -> str:
+    """A stable name for a view: its file (or bytes hash), window and direction."""
+    window = "" if view.start is None and view.end is None else f"@{view.start}-{view.end}"
+    return f"{view.source_key}{window}{':reversed' if view.reversed else ''}"
+
+
+def _text_groups(row: Mapping[str, Any], index: int) -> dict[str, tuple[str, ...]]:
+    groups = {}
+    for name, (true_column, foils_column) in TEXT_GROUPS.items():
+        true_text, foils = row.get(true_column), row.get(foils_column)
+        if not true_text:
+            if name == "main":
+                raise ValueError(f"row {index} (id={row.get('id')!r}) has no {true_column!r}")
+            continue
+        foils = list(foils or [])
+        if not all(isinstance(foil, str) and foil for foil in foils):
+            raise ValueError(f"row {index} (id={row.get('id')!r}) has an empty or non-text entry in {foils_column!r}: {foils!r}")
+        groups[name] = (true_text, *foils)
+    return groups
+
+
+def _source(video: Any, video_root: str | os.PathLike | None) -> str | bytes | None:
+    """The file path (resolved against ``video_root``) or bytes of a ``Video`` cell (``decode=False``)."""
+    if video is None:
+        return None
+    if isinstance(video, Mapping):
+        if video.get("bytes") is not None:
+            return video["bytes"]
+        video = video.get("path")
+        if not video:
+            return None
+    path = Path(os.fspath(video))
+    if video_root is not None and not path.is_absolute():
+        path = Path(video_root) / path
+    return str(path)
+
+
+def make_plan(rows: Iterable[Mapping[str, Any]], *, needs_video: bool = True,
+              video_root: str | os.PathLike | None = None) -> ScoringPlan:
+    """Plan rows in the canonical schema (``id``, ``video``, ``start``, ``end``, ``reversed``, texts)."""
+    planned: list[PlannedRow] = []
+    views: dict[str, VideoView] = {}
+    units: dict[str, DecodeUnit] = {}
+    lone: list[DecodeUnit] = []  # rows decoded by no one: text-only models, missing videos
+    seen_ids: dict[str, int] = {}
+    for index, row in enumerate(rows):
+        row_id = str(row["id"])
+        if row_id in seen_ids:
+            raise ValueError(f"row {index}: id {row_id!r} repeats row {seen_ids[row_id]}")
+        seen_ids[row_id] = index
+        groups = _text_groups(row, index)
+        source = _source(row.get("video"), video_root) if needs_video else None
+        if source is None:
+            error = f"row {index} (id={row_id!r}) has no video" if needs_video else None
+            planned.append(PlannedRow(index, row_id, None, groups, error))
+            lone.append(DecodeUnit(None, [], [index]))
+            continue
+        view = VideoView(source, row.get("start"), row.get("end"), bool(row.get("reversed") or False))
+        key = view_key(view)
+        views.setdefault(key, view)
+        unit = units.setdefault(view.source_key, DecodeUnit(view.source_key))
+        if key not in unit.views:
+            unit.views.append(key)
+        unit.rows.append(index)
+        planned.append(PlannedRow(index, row_id, key, groups))
+    return ScoringPlan(planned, views, sorted([*units.values(), *lone], key=lambda unit: unit.rows[0]))

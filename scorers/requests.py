@@ -1,0 +1,49 @@
+"""The small request dataclasses through which the engine and the model adapters meet.
+
+Adapters never see datasets, files, processes or caches; the engine never sees a model's
+inputs. A request carries what a model needs to score (frames as uint8 tensors, texts), a
+result carries the numbers back.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+
+@dataclass(frozen=True)
+class TextsRequest:
+    """Score ``texts`` against one view (``frames``: uint8 ``T x C x H x W``; ``None`` for text-only models).
+
+    The texts of one request belong together: a caption and its foils, or the proficiency
+    caption and its foils. Scoring modes that compare texts (multiple choice) compare exactly
+    these; modes that score each text alone reuse the view's encoding across them.
+    """
+
+    texts: tuple[str, ...]
+    frames: torch.Tensor | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.texts:
+            raise ValueError("a TextsRequest needs at least one text")
+        if self.frames is not None and (self.frames.ndim != 4 or self.frames.dtype != torch.uint8):
+            raise ValueError(
+                f"frames must be a uint8 T x C x H x W tensor, got {self.frames.dtype} {tuple(self.frames.shape)}"
+            )
+
+
+@dataclass(frozen=True)
+class TextScores:
+    """One score per text of a request (same order), plus named per-text details.
+
+    ``details`` holds secondary numbers a mode produces alongside its score, e.g.
+    ``{"logprob_sum": [...], "logprob_mean": [...], "num_tokens": [...]}`` for likelihoods.
+    """
+
+    scores: tuple[float, ...]
+    details: dict[str, tuple[float, ...]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        for name, values in self.details.items():
+            if len(values) != len(self.scores):
+                raise ValueError(f"detail {name!r} has {len(values)} values for {len(self.scores)} scores")

@@ -1,0 +1,57 @@
+"""Per-sample results streamed to JSONL shards as they are computed, so a killed run resumes.
+
+Each process appends to its own shard (``shards/rank-00000.jsonl``); a line is one finished
+dataset row, keyed by its row index. On resume every shard is read back; a line cut short by
+a kill is dropped (that row is simply scored again).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Iterable
+
+
+class ResultStore:
+    """Rows already scored (``done``) and an append-only shard for this process's new rows."""
+
+    def __init__(self, directory: str | os.PathLike | None, rank: int = 0):
+        self.shards = None if directory is None else Path(directory) / "shards"
+        self.rank = rank
+        self.done: dict[int, dict[str, Any]] = {}
+
+    @property
+    def shard(self) -> Path | None:
+        return None if self.shards is None else self.shards / f"rank-{self.rank:05d}.jsonl"
+
+    def load(self) -> dict[int, dict[str, Any]]:
+        """Read every shard; returns (and remembers) finished rows by index."""
+        if self.shards is None or not self.shards.is_dir():
+            return self.done
+        for shard in sorted(self.shards.glob("rank-*.jsonl")):
+            for line in shard.read_text().splitlines():
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # the last line of a killed process
+                self.done[record["index"]] = record
+        return self.done
+
+    def open(self) -> None:
+        """Prepare this process's shard for appending: cut a torn last line, so appends stay lines."""
+        if self.shard is None:
+            return
+        self.shards.mkdir(parents=True, exist_ok=True)
+        if self.shard.is_file():
+            data = self.shard.read_bytes()
+            if data and not data.endswith(b"\n"):
+                with self.shard.open("r+b") as handle:
+                    handle.truncate(data.rfind(b"\n") + 1)
+
+    def append(self, records: Iterable[dict[str, Any]]) -> None:
+        records = list(records)
+        if self.shard is not None and records:
+            with self.shard.open("a") as handle:
+                handle.writelines(json.dumps(record) + "\n" for record in records)
+                handle.flush()
+                os.fsync(handle.fileno())
