@@ -18,6 +18,7 @@ from foilkit._version import __version__
 # name -> (module implementing it, one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("foilkit.doctor", "check the installed stack, FFmpeg, GPU and offline settings"),
+    "score": ("foilkit.score_cli", "score a Hub model on a foilkit dataset (accelerate launch -m foilkit score)"),
 }
 
 

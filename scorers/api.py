@@ -136,19 +136,19 @@ def _cache(model: str, identity: dict[str, Any], options: ScoreOptions, adapter:
     return EmbeddingCache(options.cache_dir or default_cache_dir(), namespace)
 
 
-def _prepare_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool, is_main: bool) -> None:
+def _check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> None:
+    """Refuse to mix runs: an existing run continues only with ``resume`` and the same identity."""
     record_path = out_dir / "run.json"
-    if record_path.is_file():
-        previous = json.loads(record_path.read_text()).get("identity", {})
-        if not resume:
-            raise FileExistsError(f"{out_dir} already holds a run; pass resume=True (--resume) to continue it "
-                                  "or choose another out_dir")
-        changed = sorted(k for k in set(previous) | set(identity) if previous.get(k) != identity.get(k))
-        if changed:
-            raise ValueError(f"cannot resume {out_dir}: {', '.join(f'{k} was {previous.get(k)!r}, now {identity.get(k)!r}' for k in changed)}")
-    elif is_main:
-        out_dir.mkdir(parents=True, exist_ok=True)
-        record_path.write_text(json.dumps({"identity": identity, "started_at": now()}, indent=2))
+    if not record_path.is_file():
+        return
+    if not resume:
+        raise FileExistsError(f"{out_dir} already holds a run; pass resume=True (--resume) to continue it "
+                              "or choose another out_dir")
+    previous = json.loads(record_path.read_text()).get("identity", {})
+    changed = sorted(k for k in set(previous) | set(identity) if previous.get(k) != identity.get(k))
+    if changed:
+        raise ValueError(f"cannot resume {out_dir}: "
+                         + ", ".join(f"{k} was {previous.get(k)!r}, now {identity.get(k)!r}" for k in changed))
 
 
 def _run(model: str, dataset: Any, config: str | None, options: ScoreOptions, kind: str,
@@ -165,10 +165,11 @@ def _run(model: str, dataset: Any, config: str | None, options: ScoreOptions, ki
     identity = _identity(model, adapter, options, plan, kind)
     out_dir = Path(options.out_dir) if options.out_dir else None
     if out_dir is not None:
-        if state.is_main_process:
-            _prepare_out_dir(out_dir, identity, options.resume, True)
+        _check_out_dir(out_dir, identity, options.resume)  # on every process, before anyone writes
         state.wait_for_everyone()
-        _prepare_out_dir(out_dir, identity, options.resume, False)
+        if state.is_main_process and not (out_dir / "run.json").is_file():
+            out_dir.mkdir(parents=True, exist_ok=True)
+            (out_dir / "run.json").write_text(json.dumps({"identity": identity, "started_at": now()}, indent=2))
     store = ResultStore(out_dir, state.process_index)
     done = dict(store.load())
     state.wait_for_everyone()  # every process has read the shards before any appends

@@ -13,10 +13,17 @@ T = TypeVar("T")
 
 
 def process_state() -> Any:
-    """accelerate's ``PartialState`` for this process (one process when not launched)."""
-    from accelerate import PartialState
+    """accelerate's ``PartialState`` for this process (one process when not launched).
 
-    return PartialState()
+    On a machine without an accelerator the processes of ``accelerate launch --multi_gpu
+    --num_processes N`` (or ``ACCELERATE_USE_CPU=1``) form a CPU group over gloo; plain
+    ``accelerate launch --cpu`` starts one process only (it expects ``mpirun`` for more).
+    """
+    import torch
+    from accelerate import PartialState
+    from accelerate.utils import parse_flag_from_env
+
+    return PartialState(cpu=parse_flag_from_env("ACCELERATE_USE_CPU") or not torch.accelerator.is_available())
 
 
 def split(state: Any, items: Sequence[T]) -> list[T]:

@@ -45,7 +45,7 @@ class XClipAdapter(RequestAdapter):
 
     @classmethod
     def matches(cls, config: Any) -> bool:
-        return getattr(config, "model_type", None) == "x_clip"
+        return getattr(config, "model_type", None) == "xclip"
 
     @torch.inference_mode()
     def score(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
