@@ -1,0 +1,170 @@
+"""Every tiny model family reloads from its saved folder through ``from_pretrained`` and runs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from foilkit.testing.models import COLA_LABELS, NLI_LABELS, NUM_FRAMES, TINY_MODELS, build_tiny_model, tiny_model_path
+
+CAPTIONS = ["A red square moves to the right.", "Zoë's café: a blue square appears first, then… 日本!"]
+
+
+@pytest.fixture(scope="session")
+def tiny_root(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("tiny-models")
+
+
+def _frames(count: int, seed: int = 0) -> np.ndarray:
+    """``count`` random uint8 frames, T x H x W x C, bigger than the models' inputs (the processor resizes)."""
+    return np.random.default_rng(seed).integers(0, 256, size=(count, 48, 64, 3), dtype=np.uint8)
+
+
+def _finite(tensor: torch.Tensor) -> bool:
+    return bool(torch.isfinite(tensor).all())
+
+
+def _dual_encoder(path: Path, **text_kwargs) -> None:
+    from transformers import AutoModel, AutoProcessor
+
+    model, processor = AutoModel.from_pretrained(path).eval(), AutoProcessor.from_pretrained(path)
+    inputs = processor(text=CAPTIONS, images=list(_frames(3)), return_tensors="pt", **text_kwargs)
+    with torch.no_grad():
+        out = model(**inputs)
+    assert out.logits_per_image.shape == (3, len(CAPTIONS))
+    assert _finite(out.logits_per_image)
+
+
+def _run_clip(path: Path) -> None:
+    _dual_encoder(path, padding=True)
+
+
+def _run_siglip(path: Path) -> None:
+    _dual_encoder(path, padding="max_length")
+
+
+def _run_xclip(path: Path) -> None:
+    from transformers import AutoModel, AutoProcessor
+
+    model, processor = AutoModel.from_pretrained(path).eval(), AutoProcessor.from_pretrained(path)
+    inputs = processor(text=CAPTIONS, videos=[list(_frames(NUM_FRAMES, seed)) for seed in range(2)],
+                       return_tensors="pt", padding=True)
+    assert inputs["pixel_values"].shape == (2, NUM_FRAMES, 3, 32, 32)
+    with torch.no_grad():
+        out = model(**inputs)
+    assert out.logits_per_video.shape == (2, len(CAPTIONS))
+    assert _finite(out.logits_per_video)
+
+
+def _run_blip_itm(path: Path) -> None:
+    from transformers import AutoProcessor, BlipForImageTextRetrieval
+
+    model, processor = BlipForImageTextRetrieval.from_pretrained(path).eval(), AutoProcessor.from_pretrained(path)
+    inputs = processor(images=list(_frames(2)), text=CAPTIONS, return_tensors="pt", padding=True)
+    with torch.no_grad():
+        itm = model(**inputs).itm_score
+        cosine = model(**inputs, use_itm_head=False).itm_score
+    assert itm.shape == (2, 2) and _finite(itm)
+    assert cosine.shape == (2, 2) and _finite(cosine)
+
+
+def _run_gpt2(path: Path) -> None:
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    model, tokenizer = AutoModelForCausalLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
+    ids = tokenizer(CAPTIONS[1], return_tensors="pt")["input_ids"]
+    assert tokenizer.unk_token_id not in ids[0].tolist() or tokenizer.unk_token_id == tokenizer.eos_token_id
+    assert tokenizer.decode(ids[0]) == CAPTIONS[1]  # byte-level: every character round-trips
+    with torch.no_grad():
+        out = model(ids, labels=ids)
+    assert out.logits.shape == (1, ids.shape[1], len(tokenizer))
+    assert torch.isfinite(out.loss)
+
+
+def _run_nli(path: Path) -> None:
+    from sentence_transformers import CrossEncoder
+
+    model = CrossEncoder(str(path), device="cpu")
+    assert [model.config.id2label[i] for i in range(3)] == list(NLI_LABELS)
+    scores = model.predict([(CAPTIONS[0], CAPTIONS[1]), (CAPTIONS[1], CAPTIONS[0])])
+    assert scores.shape == (2, 3) and np.isfinite(scores).all()
+
+
+def _run_cola(path: Path) -> None:
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+    model = AutoModelForSequenceClassification.from_pretrained(path).eval()
+    tokenizer = AutoTokenizer.from_pretrained(path)
+    assert model.config.label2id == {label: i for i, label in enumerate(COLA_LABELS)}
+    with torch.no_grad():
+        logits = model(**tokenizer(CAPTIONS, return_tensors="pt", padding=True)).logits
+    assert logits.shape == (2, 2) and _finite(logits)
+
+
+def _run_t5(path: Path) -> None:
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    model, tokenizer = AutoModelForSeq2SeqLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
+    sentinels = tokenizer.convert_tokens_to_ids(["<extra_id_0>", "<extra_id_1>"])
+    assert sentinels == [len(tokenizer) - 1, len(tokenizer) - 2]
+    inputs = tokenizer(["A man <extra_id_0> the door."], return_tensors="pt")
+    assert sentinels[0] in inputs["input_ids"][0].tolist()
+    generated = model.generate(**inputs, max_new_tokens=4, do_sample=False)
+    assert generated.shape[0] == 1 and 2 <= generated.shape[1] <= 5
+    assert generated[0, 0] == model.config.decoder_start_token_id
+
+
+def _run_roberta_mlm(path: Path) -> None:
+    from transformers import pipeline
+
+    fill = pipeline("fill-mask", model=str(path), device="cpu", top_k=3)
+    predictions = fill(f"A man {fill.tokenizer.mask_token} the door.")
+    assert len(predictions) == 3
+    assert all(np.isfinite(p["score"]) and p["sequence"].startswith("A man") for p in predictions)
+
+
+RUNNERS = {
+    "clip": _run_clip,
+    "siglip": _run_siglip,
+    "xclip": _run_xclip,
+    "blip-itm": _run_blip_itm,
+    "gpt2": _run_gpt2,
+    "nli": _run_nli,
+    "cola": _run_cola,
+    "t5": _run_t5,
+    "roberta-mlm": _run_roberta_mlm,
+}
+
+
+def test_every_family_has_a_forward_test():
+    assert set(RUNNERS) == set(TINY_MODELS)
+
+
+@pytest.mark.parametrize("name", list(TINY_MODELS))
+def test_family_reloads_and_runs(name, tiny_root):
+    RUNNERS[name](tiny_model_path(name, tiny_root))
+
+
+def test_build_is_deterministic(tmp_path):
+    from safetensors.torch import load_file
+
+    first = load_file(build_tiny_model("clip", tmp_path / "a") / "model.safetensors")
+    second = load_file(build_tiny_model("clip", tmp_path / "b") / "model.safetensors")
+    assert first.keys() == second.keys()
+    assert all(torch.equal(first[key], second[key]) for key in first)
+    assert (tmp_path / "a" / "tokenizer.json").read_bytes() == (tmp_path / "b" / "tokenizer.json").read_bytes()
+
+
+def test_cache_is_reused(tmp_path):
+    path = tiny_model_path("gpt2", tmp_path)
+    stamp = (path / "model.safetensors").stat().st_mtime_ns
+    assert tiny_model_path("gpt2", tmp_path) == path
+    assert (path / "model.safetensors").stat().st_mtime_ns == stamp
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no staging folder left behind
+
+
+def test_unknown_name_lists_the_known_ones(tmp_path):
+    with pytest.raises(KeyError, match="clip"):
+        tiny_model_path("no-such-model", tmp_path)
