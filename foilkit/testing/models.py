@@ -124,44 +124,38 @@ def tiny_model_path(name: str, root: str | os.PathLike | None = None) -> Path:
 def _gpt2_tokenizer():
     from transformers import GPT2Tokenizer
 
-    vocab, merges = tiny_tokenizers.byte_level_bpe(["<|endoftext|>"])
-    return GPT2Tokenizer(vocab=vocab, merges=merges)
+    return tiny_tokenizers.byte_level_bpe(GPT2Tokenizer, ["<|endoftext|>"])
 
 
 def _roberta_tokenizer():
     from transformers import RobertaTokenizer
 
-    vocab, merges = tiny_tokenizers.byte_level_bpe(["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
-    return RobertaTokenizer(vocab=vocab, merges=merges)
+    return tiny_tokenizers.byte_level_bpe(RobertaTokenizer, ["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
 
 
 def _clip_tokenizer():
     from transformers import CLIPTokenizer
 
-    vocab, merges = tiny_tokenizers.byte_level_bpe(["<|startoftext|>", "<|endoftext|>"], end_of_word_suffix="</w>")
-    return CLIPTokenizer(vocab=vocab, merges=merges)
+    return tiny_tokenizers.byte_level_bpe(CLIPTokenizer, ["<|startoftext|>", "<|endoftext|>"], end_of_word_suffix="</w>")
 
 
 def _bert_tokenizer():
     from transformers import BertTokenizer
 
-    return BertTokenizer(vocab=tiny_tokenizers.wordpiece(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]))
+    return tiny_tokenizers.wordpiece(BertTokenizer, ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"])
 
 
 def _t5_tokenizer(sentinels: int = 100, **kwargs):
     from transformers import T5Tokenizer
 
-    vocab = tiny_tokenizers.unigram(["<pad>", "</s>", "<unk>"], sentinels=sentinels)
-    return T5Tokenizer(vocab=vocab, extra_ids=0, additional_special_tokens=[f"<extra_id_{i}>" for i in range(sentinels)],
-                       **kwargs)
+    return tiny_tokenizers.unigram(T5Tokenizer, ["<pad>", "</s>", "<unk>"], sentinels=sentinels, **kwargs)
 
 
 def _qwen2_tokenizer(extra_special_tokens: list[str]):
     from transformers import Qwen2Tokenizer
 
     specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *extra_special_tokens]
-    vocab, merges = tiny_tokenizers.byte_level_bpe(specials)
-    return Qwen2Tokenizer(vocab=vocab, merges=merges, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    return tiny_tokenizers.byte_level_bpe(Qwen2Tokenizer, specials, eos_token="<|im_end|>", pad_token="<|endoftext|>")
 
 
 def _text_config(tokenizer, **overrides) -> dict:

@@ -49,55 +49,61 @@ CORPUS: tuple[str, ...] = (
 )
 
 
-def _words(pre_tokenizer) -> list[str]:
-    """Distinct corpus words as ``pre_tokenizer`` splits them, in first-seen order."""
-    words = (word for line in CORPUS for word, _ in pre_tokenizer.pre_tokenize_str(line))
+def corpus_words(tokenizer) -> list[str]:
+    """Distinct :data:`CORPUS` words as ``tokenizer``'s own normalizer and pre-tokenizer produce them."""
+    backend = tokenizer.backend_tokenizer
+    normalize = backend.normalizer.normalize_str if backend.normalizer else str
+    words = (word for line in CORPUS for word, _ in backend.pre_tokenizer.pre_tokenize_str(normalize(line)))
     return list(dict.fromkeys(words))
 
 
-def byte_level_bpe(special_tokens: list[str], *,
-                   end_of_word_suffix: str | None = None) -> tuple[dict[str, int], list[tuple[str, str]]]:
-    """Vocabulary and merges of a byte-level BPE (GPT-2, RoBERTa, Qwen2; CLIP with ``"</w>"``).
+def _printable() -> list[str]:
+    return sorted(set(string.printable) - set(string.whitespace))
+
+
+def byte_level_bpe(tokenizer_class, special_tokens: list[str], *, end_of_word_suffix: str = "", **kwargs):
+    """A byte-level BPE ``tokenizer_class`` (GPT-2, RoBERTa, Qwen2; CLIP with ``"</w>"``).
 
     ``special_tokens`` get the first ids, in order, then the 256 byte symbols (with and without
     ``end_of_word_suffix``), so any Unicode text tokenizes without an unknown token; each corpus
     word is one token, reached by merging its symbols left to right.
     """
-    suffix = end_of_word_suffix or ""
-    alphabet = pre_tokenizers.ByteLevel.alphabet()
-    vocab = {token: i for i, token in enumerate(dict.fromkeys(
-        [*special_tokens, *sorted(alphabet), *(sorted(c + suffix for c in alphabet) if suffix else [])]))}
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    symbols = [*special_tokens, *alphabet, *([c + end_of_word_suffix for c in alphabet] if end_of_word_suffix else [])]
+    vocab = {token: i for i, token in enumerate(dict.fromkeys(symbols))}
     merges: dict[tuple[str, str], None] = {}
-    for word in _words(pre_tokenizers.ByteLevel(add_prefix_space=False)):
-        symbols = [*word[:-1], word[-1] + suffix]
-        merged = symbols[0]
-        for symbol in symbols[1:]:
-            merges[merged, symbol] = None
-            merged += symbol
+    for word in corpus_words(tokenizer_class(vocab=dict(vocab), merges=[], **kwargs)):
+        parts = [*word[:-1], word[-1] + end_of_word_suffix]
+        merged = parts[0]
+        for part in parts[1:]:
+            merges[merged, part] = None
+            merged += part
             vocab.setdefault(merged, len(vocab))
-    return vocab, list(merges)
+    return tokenizer_class(vocab=vocab, merges=list(merges), **kwargs)
 
 
-def wordpiece(special_tokens: list[str]) -> dict[str, int]:
-    """Vocabulary of a lower-cased WordPiece (BERT): corpus words, ASCII characters and ``##`` suffixes."""
-    characters = sorted(set(string.printable) - set(string.whitespace))
-    words = [word.lower() for word in _words(pre_tokenizers.BertPreTokenizer())]
-    pieces = [*special_tokens, *characters, *(f"##{c}" for c in characters), *words]
-    return {piece: i for i, piece in enumerate(dict.fromkeys(pieces))}
+def wordpiece(tokenizer_class, special_tokens: list[str], **kwargs):
+    """A WordPiece ``tokenizer_class`` (BERT): corpus words, ASCII characters and ``##`` continuations."""
+    characters = _printable()
+    vocab = {piece: i for i, piece in enumerate([*special_tokens, *characters, *(f"##{c}" for c in characters)])}
+    for word in corpus_words(tokenizer_class(vocab=dict(vocab), **kwargs)):
+        vocab.setdefault(word, len(vocab))
+    return tokenizer_class(vocab=vocab, **kwargs)
 
 
-def unigram(special_tokens: list[str], sentinels: int = 0) -> list[tuple[str, float]]:
-    """Pieces and log-probabilities of a SentencePiece-style Unigram (T5, SigLIP), ``▁`` marking word starts.
+def unigram(tokenizer_class, special_tokens: list[str], *, sentinels: int = 0, **kwargs):
+    """A SentencePiece-style Unigram ``tokenizer_class`` (T5, SigLIP), ``▁`` marking word starts.
 
-    Corpus words score by frequency, single characters far lower, so known words stay whole.
-    ``sentinels`` appends ``<extra_id_N>`` pieces as T5 does: ``<extra_id_0>`` gets the highest id.
+    Corpus words score by frequency, single characters far lower, so known words stay whole;
+    characters outside printable ASCII become the unknown token, as in T5. ``sentinels`` appends
+    ``<extra_id_N>`` special tokens as T5 does: ``<extra_id_0>`` gets the highest id.
     """
-    words = [word for line in CORPUS for word, _ in pre_tokenizers.Metaspace().pre_tokenize_str(line)]
-    counts = Counter(words)
+    characters = [(c, -20.0) for c in [*_printable(), "▁"]]
+    bare = tokenizer_class(vocab=[(token, 0.0) for token in special_tokens] + characters, extra_ids=0, **kwargs)
+    backend = bare.backend_tokenizer
+    counts = Counter(word for line in CORPUS for word, _ in backend.pre_tokenizer.pre_tokenize_str(line))
     total = sum(counts.values())
-    characters = sorted(set(string.printable) - set(string.whitespace)) + ["▁"]
-    pieces = [(token, 0.0) for token in special_tokens]
-    pieces += [(word, math.log(count / total)) for word, count in counts.items()]
-    pieces += [(c, -20.0) for c in characters if c not in counts]
-    pieces += [(f"<extra_id_{i}>", 0.0) for i in reversed(range(sentinels))]
-    return pieces
+    words = [(word, math.log(count / total)) for word, count in counts.items()]
+    extra = [f"<extra_id_{i}>" for i in range(sentinels)]
+    vocab = [(token, 0.0) for token in special_tokens] + words + characters + [(token, 0.0) for token in reversed(extra)]
+    return tokenizer_class(vocab=list(dict(vocab).items()), extra_ids=0, additional_special_tokens=extra, **kwargs)
