@@ -1,6 +1,7 @@
 """Every tiny model family reloads from its saved folder through ``from_pretrained`` and runs."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -125,6 +126,36 @@ def _run_roberta_mlm(path: Path) -> None:
     assert all(np.isfinite(p["score"]) and p["sequence"].startswith("A man") for p in predictions)
 
 
+def _video_llm(path: Path, placeholder: str, tokens_per_video: Callable[[dict], int]) -> None:
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Describe the video."}]}]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert prompt.count(placeholder) == 1 and "Describe the video." in prompt
+    inputs = processor(text=[prompt], videos=[_frames(NUM_FRAMES)], return_tensors="pt")
+    video_token_id = processor.tokenizer.convert_tokens_to_ids(placeholder)
+    assert video_token_id == model.config.video_token_id
+    assert int((inputs["input_ids"] == video_token_id).sum()) == tokens_per_video(inputs)
+    with torch.no_grad():
+        logits = model(**inputs).logits
+    assert logits.shape[:2] == inputs["input_ids"].shape
+    assert _finite(logits)
+
+
+def _run_llava_next_video(path: Path) -> None:
+    _video_llm(path, "<video>", lambda inputs: NUM_FRAMES * 4)  # 4x4 patches pooled with stride 2
+
+
+def _run_qwen2_vl(path: Path) -> None:
+    def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token; 48x64 frames -> 16x32
+        assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 2, 4]]
+        return int(inputs["video_grid_thw"].prod()) // 4
+
+    _video_llm(path, "<|video_pad|>", merged_patches)
+
+
 RUNNERS = {
     "clip": _run_clip,
     "siglip": _run_siglip,
@@ -135,6 +166,8 @@ RUNNERS = {
     "cola": _run_cola,
     "t5": _run_t5,
     "roberta-mlm": _run_roberta_mlm,
+    "llava-next-video": _run_llava_next_video,
+    "qwen2-vl": _run_qwen2_vl,
 }
 
 

@@ -278,3 +278,88 @@ def _build_roberta_mlm(out: Path) -> None:
     config = RobertaConfig(**_text_config(tokenizer, max_position_embeddings=TEXT["max_position_embeddings"] + 2))
     RobertaForMaskedLM(config).save_pretrained(out)
     tokenizer.save_pretrained(out)
+
+
+# --- video LLMs ----------------------------------------------------------------------------------
+
+VIDEO_LLM_TEXT = dict(hidden_size=32, intermediate_size=37, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, max_position_embeddings=512)
+
+# Chat templates in the shape of the Hub checkpoints': a message's ``content`` is a string or a list of
+# ``{"type": "video"}`` / ``{"type": "image"}`` / ``{"type": "text", "text": ...}`` parts.
+_CONTENT = ("{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+            "{% for part in message['content'] %}{% if part['type'] == 'video' %}VIDEO"
+            "{% elif part['type'] == 'image' %}IMAGE{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+            "{% endfor %}{% endif %}")
+LLAVA_CHAT_TEMPLATE = (
+    "{% for message in messages %}{{ message['role'] | upper }}: "
+    + _CONTENT.replace("VIDEO", "<video>\n").replace("IMAGE", "<image>\n")
+    + "\n{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}")
+QWEN2_VL_CHAT_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    + _CONTENT.replace("VIDEO", "<|vision_start|><|video_pad|><|vision_end|>")
+    .replace("IMAGE", "<|vision_start|><|image_pad|><|vision_end|>")
+    + "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+
+
+@_register("llava-next-video", "LlavaNextVideoForConditionalGeneration + LlavaNextVideoProcessor, video input")
+def _build_llava_next_video(out: Path) -> None:
+    """LLaVA-NeXT-Video with a CLIP vision tower (32x32 frames, 8x8 patches) and a 2-layer Llama.
+
+    Feed video as ``processor(text=[prompt], videos=[frames], return_tensors="pt")`` with ``frames``
+    a T x H x W x 3 uint8 array (or list of frames) and ``prompt`` from
+    ``processor.apply_chat_template([{"role": "user", "content": [{"type": "video"},
+    {"type": "text", "text": ...}]}], add_generation_prompt=True)`` ("USER: <video>\\n...\\nASSISTANT:").
+    The processor expands the single ``<video>`` (``config.video_token_id``) into one token per
+    pooled patch per frame: 4x4 patches pooled with stride 2 = 4 tokens a frame, 32 for 8 frames.
+    ``<image>`` (``config.image_token_id``) is the image placeholder. Tokenizer: byte-level BPE
+    (Qwen2Tokenizer class, as in LLaVA-Video-Qwen2 checkpoints), EOS ``<|im_end|>``.
+    """
+    from transformers import (LlavaNextImageProcessor, LlavaNextVideoConfig, LlavaNextVideoForConditionalGeneration,
+                              LlavaNextVideoProcessor, LlavaNextVideoVideoProcessor)
+
+    tokenizer = _qwen2_tokenizer(["<video>", "<image>"])
+    video_token_id, image_token_id = tokenizer.convert_tokens_to_ids(["<video>", "<image>"])
+    config = LlavaNextVideoConfig(
+        text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
+        vision_config=dict(VISION, model_type="clip_vision_model"), video_token_id=video_token_id,
+        image_token_id=image_token_id, spatial_pool_stride=2, image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]],
+        vision_feature_layer=-1, vision_feature_select_strategy="default")
+    LlavaNextVideoForConditionalGeneration(config).save_pretrained(out)
+    LlavaNextVideoProcessor(
+        video_processor=LlavaNextVideoVideoProcessor(**SQUARE),
+        image_processor=LlavaNextImageProcessor(**SQUARE, image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]]),
+        tokenizer=tokenizer, chat_template=LLAVA_CHAT_TEMPLATE, patch_size=PATCH_SIZE,
+        vision_feature_select_strategy="default", num_additional_image_tokens=1).save_pretrained(out)
+
+
+@_register("qwen2-vl", "Qwen2VLForConditionalGeneration + Qwen2VLProcessor, video input")
+def _build_qwen2_vl(out: Path) -> None:
+    """Qwen2-VL with a 1-layer vision tower (8x8 patches, 2 frames per temporal patch) and a 2-layer Qwen2.
+
+    Feed video as ``processor(text=[prompt], videos=[frames], return_tensors="pt")``: frames are
+    resized to at most 32*32 pixels keeping their aspect ratio, in multiples of 16 (a 48x64 frame
+    becomes 16x32); every 2 frames form one temporal patch and 2x2 patches merge into one token,
+    so 8 such frames give ``video_grid_thw == [[4, 2, 4]]`` and 8 ``<|video_pad|>`` tokens
+    (``config.video_token_id``) between ``<|vision_start|>`` and ``<|vision_end|>``. The prompt comes from ``processor.apply_chat_template`` with a
+    ``{"type": "video"}`` part, which writes one ``<|video_pad|>`` that the processor expands.
+    ``<|image_pad|>`` (``config.image_token_id``) is the image placeholder.
+    """
+    from transformers import (Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLImageProcessor,
+                              Qwen2VLProcessor, Qwen2VLVideoProcessor)
+
+    vision_tokens = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+    tokenizer = _qwen2_tokenizer(vision_tokens)
+    start, end, image, video = tokenizer.convert_tokens_to_ids(vision_tokens)
+    head_dim = VIDEO_LLM_TEXT["hidden_size"] // VIDEO_LLM_TEXT["num_attention_heads"]
+    text = _text_config(tokenizer, **VIDEO_LLM_TEXT, rope_parameters={
+        "rope_type": "default", "rope_theta": 10000.0, "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8]})
+    vision = dict(depth=1, embed_dim=32, hidden_size=VIDEO_LLM_TEXT["hidden_size"], num_heads=4, mlp_ratio=2,
+                  patch_size=PATCH_SIZE, spatial_merge_size=2, temporal_patch_size=2)
+    config = Qwen2VLConfig(text_config=text, vision_config=vision, image_token_id=image, video_token_id=video,
+                           vision_start_token_id=start, vision_end_token_id=end)
+    Qwen2VLForConditionalGeneration(config).save_pretrained(out)
+    pixels = dict(size={"shortest_edge": IMAGE_SIZE * IMAGE_SIZE, "longest_edge": IMAGE_SIZE * IMAGE_SIZE},
+                  patch_size=PATCH_SIZE, merge_size=2, temporal_patch_size=2)
+    Qwen2VLProcessor(image_processor=Qwen2VLImageProcessor(**pixels), video_processor=Qwen2VLVideoProcessor(**pixels),
+                     tokenizer=tokenizer, chat_template=QWEN2_VL_CHAT_TEMPLATE).save_pretrained(out)

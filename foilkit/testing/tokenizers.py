@@ -15,7 +15,7 @@ import math
 import string
 from collections import Counter
 
-from tokenizers import pre_tokenizers
+from tokenizers import AddedToken, pre_tokenizers
 
 # Sentences in the vocabulary of the four benchmarks and of the video-LLM prompts, plus every
 # printable ASCII character as its own word (so whole-word vocabularies cover any ASCII text).
@@ -79,7 +79,10 @@ def byte_level_bpe(tokenizer_class, special_tokens: list[str], *, end_of_word_su
             merges[merged, part] = None
             merged += part
             vocab.setdefault(merged, len(vocab))
-    return tokenizer_class(vocab=vocab, merges=list(merges), **kwargs)
+    tokenizer = tokenizer_class(vocab=vocab, merges=list(merges), **kwargs)
+    tokenizer.add_tokens([AddedToken(token, special=True, normalized=False) for token in special_tokens],
+                         special_tokens=True)  # already in the vocabulary: marks them unsplittable, ids unchanged
+    return tokenizer
 
 
 def wordpiece(tokenizer_class, special_tokens: list[str], **kwargs):
