@@ -1,4 +1,5 @@
 """Every tiny model family reloads from its saved folder through ``from_pretrained`` and runs."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -8,9 +9,19 @@ import numpy as np
 import pytest
 import torch
 
-from foilkit.testing.models import COLA_LABELS, NLI_LABELS, NUM_FRAMES, TINY_MODELS, build_tiny_model, tiny_model_path
+from foilkit.testing.models import (
+    COLA_LABELS,
+    NLI_LABELS,
+    NUM_FRAMES,
+    TINY_MODELS,
+    build_tiny_model,
+    tiny_model_path,
+)
 
-CAPTIONS = ["A red square moves to the right.", "Zoë's café: a blue square appears first, then… 日本!"]
+CAPTIONS = [
+    "A red square moves to the right.",
+    "Zoë's café: a blue square appears first, then… 日本!",
+]
 
 
 @pytest.fixture(scope="session")
@@ -19,7 +30,7 @@ def tiny_root(tmp_path_factory) -> Path:
 
 
 def _frames(count: int, seed: int = 0) -> np.ndarray:
-    """``count`` random uint8 frames, T x H x W x C, bigger than the models' inputs (the processor resizes)."""
+    """``count`` random uint8 frames, T x H x W x C, larger than the models' 32x32 inputs."""
     return np.random.default_rng(seed).integers(0, 256, size=(count, 48, 64, 3), dtype=np.uint8)
 
 
@@ -50,8 +61,12 @@ def _run_xclip(path: Path) -> None:
     from transformers import AutoModel, AutoProcessor
 
     model, processor = AutoModel.from_pretrained(path).eval(), AutoProcessor.from_pretrained(path)
-    inputs = processor(text=CAPTIONS, videos=[list(_frames(NUM_FRAMES, seed)) for seed in range(2)],
-                       return_tensors="pt", padding=True)
+    inputs = processor(
+        text=CAPTIONS,
+        videos=[list(_frames(NUM_FRAMES, seed)) for seed in range(2)],
+        return_tensors="pt",
+        padding=True,
+    )
     assert inputs["pixel_values"].shape == (2, NUM_FRAMES, 3, 32, 32)
     with torch.no_grad():
         out = model(**inputs)
@@ -62,7 +77,10 @@ def _run_xclip(path: Path) -> None:
 def _run_blip_itm(path: Path) -> None:
     from transformers import AutoProcessor, BlipForImageTextRetrieval
 
-    model, processor = BlipForImageTextRetrieval.from_pretrained(path).eval(), AutoProcessor.from_pretrained(path)
+    model, processor = (
+        BlipForImageTextRetrieval.from_pretrained(path).eval(),
+        AutoProcessor.from_pretrained(path),
+    )
     inputs = processor(images=list(_frames(2)), text=CAPTIONS, return_tensors="pt", padding=True)
     with torch.no_grad():
         itm = model(**inputs).itm_score
@@ -74,9 +92,15 @@ def _run_blip_itm(path: Path) -> None:
 def _run_gpt2(path: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
-    model, tokenizer = AutoModelForCausalLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
+    model, tokenizer = (
+        AutoModelForCausalLM.from_pretrained(path).eval(),
+        AutoTokenizer.from_pretrained(path),
+    )
     ids = tokenizer(CAPTIONS[1], return_tensors="pt")["input_ids"]
-    assert tokenizer.unk_token_id not in ids[0].tolist() or tokenizer.unk_token_id == tokenizer.eos_token_id
+    assert (
+        tokenizer.unk_token_id not in ids[0].tolist()
+        or tokenizer.unk_token_id == tokenizer.eos_token_id
+    )
     assert tokenizer.decode(ids[0]) == CAPTIONS[1]  # byte-level: every character round-trips
     with torch.no_grad():
         out = model(ids, labels=ids)
@@ -107,7 +131,10 @@ def _run_cola(path: Path) -> None:
 def _run_t5(path: Path) -> None:
     from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
-    model, tokenizer = AutoModelForSeq2SeqLM.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
+    model, tokenizer = (
+        AutoModelForSeq2SeqLM.from_pretrained(path).eval(),
+        AutoTokenizer.from_pretrained(path),
+    )
     sentinels = tokenizer.convert_tokens_to_ids(["<extra_id_0>", "<extra_id_1>"])
     assert sentinels == [len(tokenizer) - 1, len(tokenizer) - 2]
     inputs = tokenizer(["A man <extra_id_0> the door."], return_tensors="pt")
@@ -131,7 +158,12 @@ def _video_llm(path: Path, placeholder: str, tokens_per_video: Callable[[dict], 
 
     model = AutoModelForImageTextToText.from_pretrained(path).eval()
     processor = AutoProcessor.from_pretrained(path)
-    messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Describe the video."}]}]
+    messages = [
+        {
+            "role": "user",
+            "content": [{"type": "video"}, {"type": "text", "text": "Describe the video."}],
+        }
+    ]
     prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     assert prompt.count(placeholder) == 1 and "Describe the video." in prompt
     inputs = processor(text=[prompt], videos=[_frames(NUM_FRAMES)], return_tensors="pt")
@@ -195,6 +227,24 @@ def test_cache_is_reused(tmp_path):
     assert tiny_model_path("gpt2", tmp_path) == path
     assert (path / "model.safetensors").stat().st_mtime_ns == stamp
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no staging folder left behind
+
+
+def test_losing_a_build_race_keeps_the_winner(tmp_path, monkeypatch):
+    """Another process renames its build into place first: ours is discarded, theirs returned."""
+    import foilkit.testing.models as tiny
+
+    winner = tmp_path / f"gpt2-{tiny.fingerprint()}"
+
+    def build_while_another_process_finishes(name, out_dir):
+        winner.mkdir()
+        (winner / "marker").write_text("built by the other process")
+        return original(name, out_dir)
+
+    original = tiny.build_tiny_model
+    monkeypatch.setattr(tiny, "build_tiny_model", build_while_another_process_finishes)
+    assert tiny_model_path("gpt2", tmp_path) == winner
+    assert (winner / "marker").read_text() == "built by the other process"
+    assert [p.name for p in tmp_path.iterdir()] == [winner.name]
 
 
 def test_unknown_name_lists_the_known_ones(tmp_path):

@@ -1,7 +1,7 @@
 """Tiny randomly initialised models of every family foilkit uses, saved as Hub-style folders.
 
 Each family's builder makes a model from a small config (hidden size 32, one or two layers,
-32x32 images in 8x8 patches) with fixed seeds, and a tokenizer/processor trained offline
+32x32 images in 8x8 patches) with fixed seeds, and a tokenizer/processor built offline
 (:mod:`foilkit.testing.tokenizers`), and writes both with ``save_pretrained``. Tests then load
 the folder only through the normal ``from_pretrained(path)`` code path, so the code under test
 is the code that runs on real checkpoints. Nothing touches the network.
@@ -14,12 +14,15 @@ Public API::
 
 ``tiny_model_path`` caches under ``$FOILKIT_TINY_MODELS`` (default
 ``~/.cache/foilkit/tiny-models``) in ``<name>-<fingerprint>`` folders; the fingerprint hashes
-this module, the tokenizer module and the transformers version, so any config change rebuilds.
+this module, the tokenizer module and the torch and transformers versions, so any config change
+rebuilds. Builds are byte-for-byte reproducible.
 A build goes to a temporary sibling folder that is renamed into place, so parallel test
 processes never see a half-written model.
 """
+
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -36,13 +39,31 @@ PATCH_SIZE = 8
 SIGLIP_TEXT_LENGTH = 64
 NUM_FRAMES = 8  # X-CLIP's frame count; also the frames tests feed the video LLMs
 
-TEXT = dict(vocab_size=None, hidden_size=32, intermediate_size=37, num_hidden_layers=2, num_attention_heads=4,
-            max_position_embeddings=128)
-VISION = dict(hidden_size=32, intermediate_size=37, num_hidden_layers=2, num_attention_heads=4,
-              image_size=IMAGE_SIZE, patch_size=PATCH_SIZE)
-SQUARE = dict(size={"shortest_edge": IMAGE_SIZE}, crop_size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
+TEXT = {
+    "hidden_size": 32,
+    "intermediate_size": 37,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "max_position_embeddings": 128,
+}
+VISION = {
+    "hidden_size": 32,
+    "intermediate_size": 37,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "image_size": IMAGE_SIZE,
+    "patch_size": PATCH_SIZE,
+}
+SQUARE = {
+    "size": {"shortest_edge": IMAGE_SIZE},
+    "crop_size": {"height": IMAGE_SIZE, "width": IMAGE_SIZE},
+}
 
-NLI_LABELS = ("contradiction", "entailment", "neutral")  # the order of cross-encoder/nli-* checkpoints
+NLI_LABELS = (
+    "contradiction",
+    "entailment",
+    "neutral",
+)  # the order of cross-encoder/nli-* checkpoints
 COLA_LABELS = ("unacceptable", "acceptable")  # textattack/roberta-base-CoLA style: 1 = acceptable
 
 
@@ -58,32 +79,46 @@ class TinyModel:
 TINY_MODELS: dict[str, TinyModel] = {}
 
 
-def _register(name: str, summary: str) -> Callable[[Callable[[Path], None]], Callable[[Path], None]]:
+def _register(
+    name: str, summary: str
+) -> Callable[[Callable[[Path], None]], Callable[[Path], None]]:
     def register(build: Callable[[Path], None]) -> Callable[[Path], None]:
         TINY_MODELS[name] = TinyModel(name, build, summary)
         return build
+
     return register
 
 
+def _family(name: str) -> TinyModel:
+    try:
+        return TINY_MODELS[name]
+    except KeyError:
+        raise KeyError(f"unknown tiny model {name!r}; known: {', '.join(TINY_MODELS)}") from None
+
+
 def build_tiny_model(name: str, out_dir: str | os.PathLike) -> Path:
-    """Build family ``name`` into ``out_dir`` (created if needed) with fixed seeds; return the folder."""
+    """Build family ``name`` into ``out_dir`` (created if needed) with fixed seeds; return it.
+
+    The global torch RNG is left as it was.
+    """
     import torch
 
-    if name not in TINY_MODELS:
-        raise KeyError(f"unknown tiny model {name!r}; known: {', '.join(TINY_MODELS)}")
+    family = _family(name)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(SEED)
-        TINY_MODELS[name].build(out)
+        family.build(out)
     return out
 
 
+@functools.cache
 def fingerprint() -> str:
-    """Short hash of what determines the saved folders: these modules and the transformers version."""
+    """Short hash of what determines the saved folders: these modules, torch and transformers."""
+    import torch
     import transformers
 
-    digest = hashlib.sha256(transformers.__version__.encode())
+    digest = hashlib.sha256(f"{torch.__version__} {transformers.__version__}".encode())
     for module in (__file__, tiny_tokenizers.__file__):
         digest.update(Path(module).read_bytes())
     return digest.hexdigest()[:12]
@@ -91,7 +126,9 @@ def fingerprint() -> str:
 
 def default_root() -> Path:
     """``$FOILKIT_TINY_MODELS``, else ``~/.cache/foilkit/tiny-models``."""
-    return Path(os.environ.get("FOILKIT_TINY_MODELS") or Path.home() / ".cache" / "foilkit" / "tiny-models")
+    return Path(
+        os.environ.get("FOILKIT_TINY_MODELS") or Path.home() / ".cache" / "foilkit" / "tiny-models"
+    )
 
 
 def tiny_model_path(name: str, root: str | os.PathLike | None = None) -> Path:
@@ -104,8 +141,7 @@ def tiny_model_path(name: str, root: str | os.PathLike | None = None) -> Path:
     final = root / f"{name}-{fingerprint()}"
     if final.is_dir():
         return final
-    if name not in TINY_MODELS:
-        raise KeyError(f"unknown tiny model {name!r}; known: {', '.join(TINY_MODELS)}")
+    _family(name)
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=root))
     try:
@@ -121,6 +157,7 @@ def tiny_model_path(name: str, root: str | os.PathLike | None = None) -> Path:
 
 # --- tokenizers in each family's own class -------------------------------------------------------
 
+
 def _gpt2_tokenizer():
     from transformers import GPT2Tokenizer
 
@@ -130,13 +167,17 @@ def _gpt2_tokenizer():
 def _roberta_tokenizer():
     from transformers import RobertaTokenizer
 
-    return tiny_tokenizers.byte_level_bpe(RobertaTokenizer, ["<s>", "<pad>", "</s>", "<unk>", "<mask>"])
+    return tiny_tokenizers.byte_level_bpe(
+        RobertaTokenizer, ["<s>", "<pad>", "</s>", "<unk>", "<mask>"]
+    )
 
 
 def _clip_tokenizer():
     from transformers import CLIPTokenizer
 
-    return tiny_tokenizers.byte_level_bpe(CLIPTokenizer, ["<|startoftext|>", "<|endoftext|>"], end_of_word_suffix="</w>")
+    return tiny_tokenizers.byte_level_bpe(
+        CLIPTokenizer, ["<|startoftext|>", "<|endoftext|>"], end_of_word_suffix="</w>"
+    )
 
 
 def _bert_tokenizer():
@@ -148,35 +189,48 @@ def _bert_tokenizer():
 def _t5_tokenizer(sentinels: int = 100, **kwargs):
     from transformers import T5Tokenizer
 
-    return tiny_tokenizers.unigram(T5Tokenizer, ["<pad>", "</s>", "<unk>"], sentinels=sentinels, **kwargs)
+    return tiny_tokenizers.unigram(
+        T5Tokenizer, ["<pad>", "</s>", "<unk>"], sentinels=sentinels, **kwargs
+    )
 
 
 def _qwen2_tokenizer(extra_special_tokens: list[str]):
     from transformers import Qwen2Tokenizer
 
     specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *extra_special_tokens]
-    return tiny_tokenizers.byte_level_bpe(Qwen2Tokenizer, specials, eos_token="<|im_end|>", pad_token="<|endoftext|>")
+    return tiny_tokenizers.byte_level_bpe(
+        Qwen2Tokenizer, specials, eos_token="<|im_end|>", pad_token="<|endoftext|>"
+    )
 
 
 def _text_config(tokenizer, **overrides) -> dict:
     """:data:`TEXT` sized to ``tokenizer`` with its special-token ids."""
-    ids = {f"{kind}_token_id": getattr(tokenizer, f"{kind}_token_id") for kind in ("pad", "bos", "eos")}
+    ids = {
+        f"{kind}_token_id": getattr(tokenizer, f"{kind}_token_id") for kind in ("pad", "bos", "eos")
+    }
     return {**TEXT, "vocab_size": len(tokenizer), **ids, **overrides}
 
 
 # --- families ------------------------------------------------------------------------------------
+
 
 @_register("clip", "CLIPModel + CLIPProcessor (CLIPImageProcessor, byte-level BPE CLIPTokenizer)")
 def _build_clip(out: Path) -> None:
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
 
     tokenizer = _clip_tokenizer()
-    config = CLIPConfig(text_config=_text_config(tokenizer), vision_config=VISION, projection_dim=16)
+    config = CLIPConfig(
+        text_config=_text_config(tokenizer), vision_config=VISION, projection_dim=16
+    )
     CLIPModel(config).save_pretrained(out)
-    CLIPProcessor(image_processor=CLIPImageProcessor(**SQUARE), tokenizer=tokenizer).save_pretrained(out)
+    CLIPProcessor(
+        image_processor=CLIPImageProcessor(**SQUARE), tokenizer=tokenizer
+    ).save_pretrained(out)
 
 
-@_register("siglip", "SiglipModel + SiglipProcessor (SiglipImageProcessor, Unigram T5-style tokenizer)")
+@_register(
+    "siglip", "SiglipModel + SiglipProcessor (SiglipImageProcessor, Unigram T5-style tokenizer)"
+)
 def _build_siglip(out: Path) -> None:
     """SigLIP's text tower pools the last position: call the processor with ``padding="max_length"``
     (as for real SigLIP); the tokenizer's ``model_max_length`` is the text length, 64."""
@@ -190,29 +244,61 @@ def _build_siglip(out: Path) -> None:
     SiglipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(out)
 
 
-@_register("xclip", f"XCLIPModel + XCLIPProcessor (VideoMAEImageProcessor), {NUM_FRAMES}-frame video input")
+@_register(
+    "xclip", f"XCLIPModel + XCLIPProcessor (VideoMAEImageProcessor), {NUM_FRAMES}-frame video input"
+)
 def _build_xclip(out: Path) -> None:
-    """X-CLIP takes ``pixel_values`` of shape (batch, NUM_FRAMES, 3, 32, 32): the processor's ``videos=``."""
+    """X-CLIP takes ``pixel_values`` (batch, NUM_FRAMES, 3, 32, 32): the processor's ``videos=``."""
     from transformers import VideoMAEImageProcessor, XCLIPConfig, XCLIPModel, XCLIPProcessor
 
     tokenizer = _clip_tokenizer()
-    vision = dict(VISION, num_frames=NUM_FRAMES, mit_hidden_size=16, mit_intermediate_size=37,
-                  mit_num_hidden_layers=1, mit_num_attention_heads=4)
-    config = XCLIPConfig(text_config=_text_config(tokenizer), vision_config=vision, projection_dim=16,
-                         prompt_layers=1, prompt_attention_heads=4)
+    vision = dict(
+        VISION,
+        num_frames=NUM_FRAMES,
+        mit_hidden_size=16,
+        mit_intermediate_size=37,
+        mit_num_hidden_layers=1,
+        mit_num_attention_heads=4,
+    )
+    config = XCLIPConfig(
+        text_config=_text_config(tokenizer),
+        vision_config=vision,
+        projection_dim=16,
+        prompt_layers=1,
+        prompt_attention_heads=4,
+    )
     XCLIPModel(config).save_pretrained(out)
-    XCLIPProcessor(image_processor=VideoMAEImageProcessor(**SQUARE), tokenizer=tokenizer).save_pretrained(out)
+    XCLIPProcessor(
+        image_processor=VideoMAEImageProcessor(**SQUARE), tokenizer=tokenizer
+    ).save_pretrained(out)
 
 
-@_register("blip-itm", "BlipForImageTextRetrieval + BlipProcessor (BlipImageProcessor, WordPiece BertTokenizer)")
+@_register(
+    "blip-itm",
+    "BlipForImageTextRetrieval + BlipProcessor (BlipImageProcessor, WordPiece BertTokenizer)",
+)
 def _build_blip_itm(out: Path) -> None:
-    """``model(**inputs)`` gives ITM logits (batch, 2), index 1 = match; ``use_itm_head=False`` the cosine."""
-    from transformers import BlipConfig, BlipForImageTextRetrieval, BlipImageProcessor, BlipProcessor
+    """``model(**inputs).itm_score``: ITM logits (batch, 2), index 1 = match.
+
+    With ``use_itm_head=False`` it is the image-text cosine similarity instead.
+    """
+    from transformers import (
+        BlipConfig,
+        BlipForImageTextRetrieval,
+        BlipImageProcessor,
+        BlipProcessor,
+    )
 
     tokenizer = _bert_tokenizer()
-    text = _text_config(tokenizer, encoder_hidden_size=VISION["hidden_size"], bos_token_id=tokenizer.cls_token_id,
-                        sep_token_id=tokenizer.sep_token_id)
-    config = BlipConfig(text_config=text, vision_config=VISION, projection_dim=16, image_text_hidden_size=16)
+    text = _text_config(
+        tokenizer,
+        encoder_hidden_size=VISION["hidden_size"],
+        bos_token_id=tokenizer.cls_token_id,
+        sep_token_id=tokenizer.sep_token_id,
+    )
+    config = BlipConfig(
+        text_config=text, vision_config=VISION, projection_dim=16, image_text_hidden_size=16
+    )
     BlipForImageTextRetrieval(config).save_pretrained(out)
     image_processor = BlipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
     BlipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(out)
@@ -224,8 +310,15 @@ def _build_gpt2(out: Path) -> None:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     tokenizer = _gpt2_tokenizer()
-    config = GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=4, n_positions=128,
-                        bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
+    config = GPT2Config(
+        vocab_size=len(tokenizer),
+        n_embd=32,
+        n_layer=2,
+        n_head=4,
+        n_positions=128,
+        bos_token_id=tokenizer.bos_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+    )
     GPT2LMHeadModel(config).save_pretrained(out)
     tokenizer.save_pretrained(out)
 
@@ -234,19 +327,28 @@ def _build_bert_classifier(out: Path, labels: tuple[str, ...]) -> None:
     from transformers import BertConfig, BertForSequenceClassification
 
     tokenizer = _bert_tokenizer()
-    config = BertConfig(**_text_config(tokenizer), num_labels=len(labels),
-                        id2label=dict(enumerate(labels)), label2id={label: i for i, label in enumerate(labels)})
+    config = BertConfig(
+        **_text_config(tokenizer),
+        num_labels=len(labels),
+        id2label=dict(enumerate(labels)),
+        label2id={label: i for i, label in enumerate(labels)},
+    )
     BertForSequenceClassification(config).save_pretrained(out)
     tokenizer.save_pretrained(out)
 
 
-@_register("nli", f"BertForSequenceClassification, labels {NLI_LABELS}; loads as sentence_transformers.CrossEncoder")
+@_register(
+    "nli",
+    f"BertForSequenceClassification, labels {NLI_LABELS}; a sentence-transformers CrossEncoder",
+)
 def _build_nli(out: Path) -> None:
     """Sentence pairs (premise, hypothesis) -> 3 logits in the order of ``config.id2label``."""
     _build_bert_classifier(out, NLI_LABELS)
 
 
-@_register("cola", f"BertForSequenceClassification, labels {COLA_LABELS} (linguistic acceptability)")
+@_register(
+    "cola", f"BertForSequenceClassification, labels {COLA_LABELS} (linguistic acceptability)"
+)
 def _build_cola(out: Path) -> None:
     """Single sentences -> 2 logits; ``config.label2id["acceptable"]`` is the grammatical class."""
     _build_bert_classifier(out, COLA_LABELS)
@@ -254,7 +356,7 @@ def _build_cola(out: Path) -> None:
 
 @_register("t5", "T5ForConditionalGeneration + Unigram T5Tokenizer with <extra_id_0..99> sentinels")
 def _build_t5(out: Path) -> None:
-    """Span infilling: ``"a man <extra_id_0> the door"`` -> ``generate`` -> ``<extra_id_0> ... <extra_id_1>``.
+    """Span infilling: ``"a man <extra_id_0> the door"`` -> ``generate`` -> ``<extra_id_0> ...``.
 
     As in real T5, the sentinels are the last 100 ids (``<extra_id_0>`` is the highest) and
     generation starts from the pad token.
@@ -262,104 +364,183 @@ def _build_t5(out: Path) -> None:
     from transformers import T5Config, T5ForConditionalGeneration
 
     tokenizer = _t5_tokenizer()
-    config = T5Config(vocab_size=len(tokenizer), d_model=32, d_kv=8, d_ff=37, num_layers=2, num_decoder_layers=2,
-                      num_heads=4, relative_attention_num_buckets=8, pad_token_id=tokenizer.pad_token_id,
-                      eos_token_id=tokenizer.eos_token_id, decoder_start_token_id=tokenizer.pad_token_id)
+    config = T5Config(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        d_kv=8,
+        d_ff=37,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=4,
+        relative_attention_num_buckets=8,
+        pad_token_id=tokenizer.pad_token_id,
+        eos_token_id=tokenizer.eos_token_id,
+        decoder_start_token_id=tokenizer.pad_token_id,
+    )
     T5ForConditionalGeneration(config).save_pretrained(out)
     tokenizer.save_pretrained(out)
 
 
 @_register("roberta-mlm", "RobertaForMaskedLM + byte-level BPE RobertaTokenizer with <mask>")
 def _build_roberta_mlm(out: Path) -> None:
-    """Works with ``pipeline("fill-mask", model=path)``; positions start after ``pad_token_id`` as in RoBERTa."""
+    """Works with ``pipeline("fill-mask", model=path)``; positions start after ``pad_token_id``."""
     from transformers import RobertaConfig, RobertaForMaskedLM
 
     tokenizer = _roberta_tokenizer()
-    config = RobertaConfig(**_text_config(tokenizer, max_position_embeddings=TEXT["max_position_embeddings"] + 2))
+    config = RobertaConfig(
+        **_text_config(tokenizer, max_position_embeddings=TEXT["max_position_embeddings"] + 2)
+    )
     RobertaForMaskedLM(config).save_pretrained(out)
     tokenizer.save_pretrained(out)
 
 
 # --- video LLMs ----------------------------------------------------------------------------------
 
-VIDEO_LLM_TEXT = dict(hidden_size=32, intermediate_size=37, num_hidden_layers=2, num_attention_heads=4,
-                      num_key_value_heads=2, max_position_embeddings=512)
+VIDEO_LLM_TEXT = {
+    "hidden_size": 32,
+    "intermediate_size": 37,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "max_position_embeddings": 512,
+}
 
-# Chat templates in the shape of the Hub checkpoints': a message's ``content`` is a string or a list of
-# ``{"type": "video"}`` / ``{"type": "image"}`` / ``{"type": "text", "text": ...}`` parts.
-_CONTENT = ("{% if message['content'] is string %}{{ message['content'] }}{% else %}"
-            "{% for part in message['content'] %}{% if part['type'] == 'video' %}VIDEO"
-            "{% elif part['type'] == 'image' %}IMAGE{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
-            "{% endfor %}{% endif %}")
+# Chat templates in the shape of the Hub checkpoints': a message's ``content`` is a string or a list
+# of ``{"type": "video"}`` / ``{"type": "image"}`` / ``{"type": "text", "text": ...}`` parts.
+_CONTENT = (
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}"
+    "{% for part in message['content'] %}{% if part['type'] == 'video' %}VIDEO"
+    "{% elif part['type'] == 'image' %}IMAGE"
+    "{% elif part['type'] == 'text' %}{{ part['text'] }}{% endif %}"
+    "{% endfor %}{% endif %}"
+)
 LLAVA_CHAT_TEMPLATE = (
     "{% for message in messages %}{{ message['role'] | upper }}: "
     + _CONTENT.replace("VIDEO", "<video>\n").replace("IMAGE", "<image>\n")
-    + "\n{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}")
+    + "\n{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}"
+)
 QWEN2_VL_CHAT_TEMPLATE = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
-    + _CONTENT.replace("VIDEO", "<|vision_start|><|video_pad|><|vision_end|>")
-    .replace("IMAGE", "<|vision_start|><|image_pad|><|vision_end|>")
-    + "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")
+    + _CONTENT.replace("VIDEO", "<|vision_start|><|video_pad|><|vision_end|>").replace(
+        "IMAGE", "<|vision_start|><|image_pad|><|vision_end|>"
+    )
+    + "<|im_end|>\n{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
 
 
-@_register("llava-next-video", "LlavaNextVideoForConditionalGeneration + LlavaNextVideoProcessor, video input")
+@_register(
+    "llava-next-video",
+    "LlavaNextVideoForConditionalGeneration + LlavaNextVideoProcessor, video input",
+)
 def _build_llava_next_video(out: Path) -> None:
     """LLaVA-NeXT-Video with a CLIP vision tower (32x32 frames, 8x8 patches) and a 2-layer Llama.
 
-    Feed video as ``processor(text=[prompt], videos=[frames], return_tensors="pt")`` with ``frames``
-    a T x H x W x 3 uint8 array (or list of frames) and ``prompt`` from
+    Feed video as ``processor(text=[prompt], videos=[frames], return_tensors="pt")``, ``frames``
+    a T x H x W x 3 uint8 array (or list of frames), ``prompt`` from
     ``processor.apply_chat_template([{"role": "user", "content": [{"type": "video"},
-    {"type": "text", "text": ...}]}], add_generation_prompt=True)`` ("USER: <video>\\n...\\nASSISTANT:").
-    The processor expands the single ``<video>`` (``config.video_token_id``) into one token per
+    {"type": "text", "text": ...}]}], add_generation_prompt=True)``, which renders
+    ``"USER: <video>\\n...\\nASSISTANT:"``. Frames are resized and centre-cropped to 32x32; the
+    processor expands the single ``<video>`` (``config.video_token_id``) into one token per
     pooled patch per frame: 4x4 patches pooled with stride 2 = 4 tokens a frame, 32 for 8 frames.
     ``<image>`` (``config.image_token_id``) is the image placeholder. Tokenizer: byte-level BPE
     (Qwen2Tokenizer class, as in LLaVA-Video-Qwen2 checkpoints), EOS ``<|im_end|>``.
     """
-    from transformers import (LlavaNextImageProcessor, LlavaNextVideoConfig, LlavaNextVideoForConditionalGeneration,
-                              LlavaNextVideoProcessor, LlavaNextVideoVideoProcessor)
+    from transformers import (
+        LlavaNextImageProcessor,
+        LlavaNextVideoConfig,
+        LlavaNextVideoForConditionalGeneration,
+        LlavaNextVideoProcessor,
+        LlavaNextVideoVideoProcessor,
+    )
 
     tokenizer = _qwen2_tokenizer(["<video>", "<image>"])
     video_token_id, image_token_id = tokenizer.convert_tokens_to_ids(["<video>", "<image>"])
     config = LlavaNextVideoConfig(
         text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
-        vision_config=dict(VISION, model_type="clip_vision_model"), video_token_id=video_token_id,
-        image_token_id=image_token_id, spatial_pool_stride=2, image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]],
-        vision_feature_layer=-1, vision_feature_select_strategy="default")
+        vision_config=dict(VISION, model_type="clip_vision_model"),
+        video_token_id=video_token_id,
+        image_token_id=image_token_id,
+        spatial_pool_stride=2,
+        image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]],
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="default",
+    )
     LlavaNextVideoForConditionalGeneration(config).save_pretrained(out)
     LlavaNextVideoProcessor(
         video_processor=LlavaNextVideoVideoProcessor(**SQUARE),
-        image_processor=LlavaNextImageProcessor(**SQUARE, image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]]),
-        tokenizer=tokenizer, chat_template=LLAVA_CHAT_TEMPLATE, patch_size=PATCH_SIZE,
-        vision_feature_select_strategy="default", num_additional_image_tokens=1).save_pretrained(out)
+        image_processor=LlavaNextImageProcessor(
+            **SQUARE, image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]]
+        ),
+        tokenizer=tokenizer,
+        chat_template=LLAVA_CHAT_TEMPLATE,
+        patch_size=PATCH_SIZE,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+    ).save_pretrained(out)
 
 
 @_register("qwen2-vl", "Qwen2VLForConditionalGeneration + Qwen2VLProcessor, video input")
 def _build_qwen2_vl(out: Path) -> None:
-    """Qwen2-VL with a 1-layer vision tower (8x8 patches, 2 frames per temporal patch) and a 2-layer Qwen2.
+    """Qwen2-VL: 1-layer vision tower (8x8 patches, 2 frames a temporal patch), 2-layer Qwen2.
 
     Feed video as ``processor(text=[prompt], videos=[frames], return_tensors="pt")``: frames are
     resized to at most 32*32 pixels keeping their aspect ratio, in multiples of 16 (a 48x64 frame
     becomes 16x32); every 2 frames form one temporal patch and 2x2 patches merge into one token,
     so 8 such frames give ``video_grid_thw == [[4, 2, 4]]`` and 8 ``<|video_pad|>`` tokens
-    (``config.video_token_id``) between ``<|vision_start|>`` and ``<|vision_end|>``. The prompt comes from ``processor.apply_chat_template`` with a
-    ``{"type": "video"}`` part, which writes one ``<|video_pad|>`` that the processor expands.
+    (``config.video_token_id``) between ``<|vision_start|>`` and ``<|vision_end|>``. The prompt
+    comes from ``processor.apply_chat_template`` with a ``{"type": "video"}`` part, which writes
+    one ``<|video_pad|>`` for the processor to expand; EOS is ``<|im_end|>``.
     ``<|image_pad|>`` (``config.image_token_id``) is the image placeholder.
     """
-    from transformers import (Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLImageProcessor,
-                              Qwen2VLProcessor, Qwen2VLVideoProcessor)
+    from transformers import (
+        Qwen2VLConfig,
+        Qwen2VLForConditionalGeneration,
+        Qwen2VLImageProcessor,
+        Qwen2VLProcessor,
+        Qwen2VLVideoProcessor,
+    )
 
     vision_tokens = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
     tokenizer = _qwen2_tokenizer(vision_tokens)
     start, end, image, video = tokenizer.convert_tokens_to_ids(vision_tokens)
     head_dim = VIDEO_LLM_TEXT["hidden_size"] // VIDEO_LLM_TEXT["num_attention_heads"]
-    text = _text_config(tokenizer, **VIDEO_LLM_TEXT, rope_parameters={
-        "rope_type": "default", "rope_theta": 10000.0, "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8]})
-    vision = dict(depth=1, embed_dim=32, hidden_size=VIDEO_LLM_TEXT["hidden_size"], num_heads=4, mlp_ratio=2,
-                  patch_size=PATCH_SIZE, spatial_merge_size=2, temporal_patch_size=2)
-    config = Qwen2VLConfig(text_config=text, vision_config=vision, image_token_id=image, video_token_id=video,
-                           vision_start_token_id=start, vision_end_token_id=end)
+    text = _text_config(
+        tokenizer,
+        **VIDEO_LLM_TEXT,
+        rope_parameters={
+            "rope_type": "default",
+            "rope_theta": 10000.0,
+            "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8],
+        },
+    )
+    vision = {
+        "depth": 1,
+        "embed_dim": 32,
+        "hidden_size": VIDEO_LLM_TEXT["hidden_size"],
+        "num_heads": 4,
+        "mlp_ratio": 2,
+        "patch_size": PATCH_SIZE,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+    }
+    config = Qwen2VLConfig(
+        text_config=text,
+        vision_config=vision,
+        image_token_id=image,
+        video_token_id=video,
+        vision_start_token_id=start,
+        vision_end_token_id=end,
+    )
     Qwen2VLForConditionalGeneration(config).save_pretrained(out)
-    pixels = dict(size={"shortest_edge": IMAGE_SIZE * IMAGE_SIZE, "longest_edge": IMAGE_SIZE * IMAGE_SIZE},
-                  patch_size=PATCH_SIZE, merge_size=2, temporal_patch_size=2)
-    Qwen2VLProcessor(image_processor=Qwen2VLImageProcessor(**pixels), video_processor=Qwen2VLVideoProcessor(**pixels),
-                     tokenizer=tokenizer, chat_template=QWEN2_VL_CHAT_TEMPLATE).save_pretrained(out)
+    pixels = {
+        "size": {"shortest_edge": IMAGE_SIZE * IMAGE_SIZE, "longest_edge": IMAGE_SIZE * IMAGE_SIZE},
+        "patch_size": PATCH_SIZE,
+        "merge_size": 2,
+        "temporal_patch_size": 2,
+    }
+    Qwen2VLProcessor(
+        image_processor=Qwen2VLImageProcessor(**pixels),
+        video_processor=Qwen2VLVideoProcessor(**pixels),
+        tokenizer=tokenizer,
+        chat_template=QWEN2_VL_CHAT_TEMPLATE,
+    ).save_pretrained(out)

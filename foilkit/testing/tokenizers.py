@@ -9,6 +9,7 @@ token, and the characters or bytes it is made of stay in the vocabulary as the f
 unseen words (byte-level BPE and Unigram pieces cover any text; WordPiece uses ``[UNK]``).
 Each function returns what the family's tokenizer class takes as ``vocab`` (and ``merges``).
 """
+
 from __future__ import annotations
 
 import math
@@ -16,6 +17,8 @@ import string
 from collections import Counter
 
 from tokenizers import AddedToken, pre_tokenizers
+
+PRINTABLE: tuple[str, ...] = tuple(sorted(set(string.printable) - set(string.whitespace)))
 
 # Sentences in the vocabulary of the four benchmarks and of the video-LLM prompts, plus every
 # printable ASCII character as its own word (so whole-word vocabularies cover any ASCII text).
@@ -44,24 +47,25 @@ CORPUS: tuple[str, ...] = (
     "The bird flies from the tree to the roof of the house.",
     "Children are playing football in the park on a sunny day.",
     "The contradiction, the entailment and the neutral label.",
-    " ".join(string.printable.split() + list(string.punctuation)),
-    " ".join(string.ascii_letters + string.digits),
+    " ".join(PRINTABLE),
 )
 
 
 def corpus_words(tokenizer) -> list[str]:
-    """Distinct :data:`CORPUS` words as ``tokenizer``'s own normalizer and pre-tokenizer produce them."""
+    """Distinct :data:`CORPUS` words as ``tokenizer``'s normalizer and pre-tokenizer make them."""
     backend = tokenizer.backend_tokenizer
     normalize = backend.normalizer.normalize_str if backend.normalizer else str
-    words = (word for line in CORPUS for word, _ in backend.pre_tokenizer.pre_tokenize_str(normalize(line)))
+    words = (
+        word
+        for line in CORPUS
+        for word, _ in backend.pre_tokenizer.pre_tokenize_str(normalize(line))
+    )
     return list(dict.fromkeys(words))
 
 
-def _printable() -> list[str]:
-    return sorted(set(string.printable) - set(string.whitespace))
-
-
-def byte_level_bpe(tokenizer_class, special_tokens: list[str], *, end_of_word_suffix: str = "", **kwargs):
+def byte_level_bpe(
+    tokenizer_class, special_tokens: list[str], *, end_of_word_suffix: str = "", **kwargs
+):
     """A byte-level BPE ``tokenizer_class`` (GPT-2, RoBERTa, Qwen2; CLIP with ``"</w>"``).
 
     ``special_tokens`` get the first ids, in order, then the 256 byte symbols (with and without
@@ -69,7 +73,11 @@ def byte_level_bpe(tokenizer_class, special_tokens: list[str], *, end_of_word_su
     word is one token, reached by merging its symbols left to right.
     """
     alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
-    symbols = [*special_tokens, *alphabet, *([c + end_of_word_suffix for c in alphabet] if end_of_word_suffix else [])]
+    symbols = [
+        *special_tokens,
+        *alphabet,
+        *([c + end_of_word_suffix for c in alphabet] if end_of_word_suffix else []),
+    ]
     vocab = {token: i for i, token in enumerate(dict.fromkeys(symbols))}
     merges: dict[tuple[str, str], None] = {}
     for word in corpus_words(tokenizer_class(vocab=dict(vocab), merges=[], **kwargs)):
@@ -80,15 +88,20 @@ def byte_level_bpe(tokenizer_class, special_tokens: list[str], *, end_of_word_su
             merged += part
             vocab.setdefault(merged, len(vocab))
     tokenizer = tokenizer_class(vocab=vocab, merges=list(merges), **kwargs)
-    tokenizer.add_tokens([AddedToken(token, special=True, normalized=False) for token in special_tokens],
-                         special_tokens=True)  # already in the vocabulary: marks them unsplittable, ids unchanged
+    tokenizer.add_tokens(
+        [AddedToken(token, special=True, normalized=False) for token in special_tokens],
+        special_tokens=True,
+    )  # already in the vocabulary: marks them unsplittable, ids unchanged
     return tokenizer
 
 
 def wordpiece(tokenizer_class, special_tokens: list[str], **kwargs):
-    """A WordPiece ``tokenizer_class`` (BERT): corpus words, ASCII characters and ``##`` continuations."""
-    characters = _printable()
-    vocab = {piece: i for i, piece in enumerate([*special_tokens, *characters, *(f"##{c}" for c in characters)])}
+    """A WordPiece ``tokenizer_class`` (BERT): corpus words, ASCII characters, ``##`` pieces."""
+    characters = PRINTABLE
+    vocab = {
+        piece: i
+        for i, piece in enumerate([*special_tokens, *characters, *(f"##{c}" for c in characters)])
+    }
     for word in corpus_words(tokenizer_class(vocab=dict(vocab), **kwargs)):
         vocab.setdefault(word, len(vocab))
     return tokenizer_class(vocab=vocab, **kwargs)
@@ -101,12 +114,23 @@ def unigram(tokenizer_class, special_tokens: list[str], *, sentinels: int = 0, *
     characters outside printable ASCII become the unknown token, as in T5. ``sentinels`` appends
     ``<extra_id_N>`` special tokens as T5 does: ``<extra_id_0>`` gets the highest id.
     """
-    characters = [(c, -20.0) for c in [*_printable(), "▁"]]
-    bare = tokenizer_class(vocab=[(token, 0.0) for token in special_tokens] + characters, extra_ids=0, **kwargs)
+    characters = [(c, -20.0) for c in [*PRINTABLE, "▁"]]
+    bare = tokenizer_class(
+        vocab=[(token, 0.0) for token in special_tokens] + characters, extra_ids=0, **kwargs
+    )
     backend = bare.backend_tokenizer
-    counts = Counter(word for line in CORPUS for word, _ in backend.pre_tokenizer.pre_tokenize_str(line))
+    counts = Counter(
+        word for line in CORPUS for word, _ in backend.pre_tokenizer.pre_tokenize_str(line)
+    )
     total = sum(counts.values())
     words = [(word, math.log(count / total)) for word, count in counts.items()]
     extra = [f"<extra_id_{i}>" for i in range(sentinels)]
-    vocab = [(token, 0.0) for token in special_tokens] + words + characters + [(token, 0.0) for token in reversed(extra)]
-    return tokenizer_class(vocab=list(dict(vocab).items()), extra_ids=0, additional_special_tokens=extra, **kwargs)
+    vocab = (
+        [(token, 0.0) for token in special_tokens]
+        + words
+        + characters
+        + [(token, 0.0) for token in reversed(extra)]
+    )
+    return tokenizer_class(
+        vocab=list(dict(vocab).items()), extra_ids=0, additional_special_tokens=extra, **kwargs
+    )
