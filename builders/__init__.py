@@ -1,1 +1,81 @@
-"""Benchmarks -> ``datasets.DatasetDict`` with a ``Video`` feature (``foilkit.builders``)."""
+"""Benchmarks -> ``datasets.DatasetDict`` with a ``Video`` feature (``foilkit.builders``).
+
+``datasets`` 5 runs no loading scripts, so the builders are classes this package imports:
+
+>>> from foilkit.builders import load_builder
+>>> builder = load_builder("vitatecs", "direction", video_root="~/videos/vitatecs")  # doctest: +SKIP
+>>> builder.download_and_prepare(); ds = builder.as_dataset()  # doctest: +SKIP
+
+or in one call :func:`build`; :func:`export` writes the Hub layout (parquet per config and split
+plus a dataset card) that ``datasets.load_dataset(folder, config)`` reads back.
+"""
+from __future__ import annotations
+
+import importlib
+import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import datasets
+
+    from foilkit.builders.base import FoilkitBuilder
+
+#: Benchmark name -> "module:class" of its builder (imported on first use).
+BUILDERS: dict[str, str] = {
+    "vitatecs": "foilkit.builders.vitatecs:Vitatecs",
+    "vilma": "foilkit.builders.vilma:Vilma",
+    "rtime": "foilkit.builders.rtime:RTime",
+    "contrast_sets": "foilkit.builders.contrast_sets:ContrastSets",
+}
+
+__all__ = ["BUILDERS", "builder_class", "load_builder", "build", "export", "push_to_hub"]
+
+
+def builder_class(name: str) -> type[FoilkitBuilder]:
+    """The builder class registered as ``name``."""
+    if name not in BUILDERS:
+        raise ValueError(f"unknown benchmark {name!r}; choose from {sorted(BUILDERS)}")
+    module, _, cls = BUILDERS[name].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def load_builder(name: str, config: str | None = None, **options: Any) -> FoilkitBuilder:
+    """A builder of benchmark ``name`` with config ``config`` (its default when ``None``).
+
+    ``options`` set the config's fields (``video_root``, ``on_missing``, ``annotations``, and the
+    benchmark's own, e.g. ``annotation_version`` or ``validity_filter``) or the builder's
+    (``cache_dir``).
+    """
+    cls = builder_class(name)
+    builder_options = {key: options.pop(key) for key in ("cache_dir",) if key in options}
+    for key in ("video_root", "annotations"):
+        if options.get(key) is not None:
+            options[key] = os.fspath(os.path.abspath(os.path.expanduser(os.fspath(options[key]))))
+    return cls(config_name=config, **builder_options, **options)
+
+
+def build(name: str, config: str | None = None, **options: Any) -> datasets.DatasetDict:
+    """Build benchmark ``name``'s ``config`` into a ``DatasetDict`` (see :func:`load_builder`).
+
+    The prepared dataset is rebuilt on every call (annotation downloads are reused), so videos
+    added to the video root since the last call are found.
+    """
+    import datasets
+
+    builder = load_builder(name, config, **options)
+    builder.download_and_prepare(download_mode=datasets.DownloadMode.REUSE_CACHE_IF_EXISTS)
+    return builder.as_dataset()
+
+
+def export(*args: Any, **kwargs: Any):
+    """See :func:`foilkit.builders.hub.export`."""
+    from foilkit.builders.hub import export as _export
+
+    return _export(*args, **kwargs)
+
+
+def push_to_hub(*args: Any, **kwargs: Any):
+    """See :func:`foilkit.builders.hub.push_to_hub`."""
+    from foilkit.builders.hub import push_to_hub as _push
+
+    return _push(*args, **kwargs)

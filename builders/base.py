@@ -1,0 +1,92 @@
+"""What every foilkit builder shares: the config options, video resolution, reports for the card.
+
+A benchmark module subclasses :class:`FoilkitBuilder`, declares its source, features and texts
+for the dataset card, and implements ``_split_generators`` plus :meth:`FoilkitBuilder._rows`,
+which yields canonical rows *without* ``video``. :meth:`FoilkitBuilder._generate_examples`
+resolves the videos of a whole split at once (so ``on_missing="error"`` can report every missing
+video in one message), checks that ids are unique, and records what the policy did.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import datasets
+
+from foilkit.builders.annotations import GitHubSource
+from foilkit.builders.videos import VideoReport, check_policy, resolve_videos
+
+
+@dataclass
+class FoilkitConfig(datasets.BuilderConfig):
+    """Options every foilkit builder takes.
+
+    Attributes:
+        video_root: folder holding the benchmark's videos in the layout its dataset card gives;
+            ``None`` when there are no videos (then ``on_missing="keep"`` gives text-only rows).
+        on_missing: ``"error"`` (default), ``"skip"`` or ``"keep"``; see :mod:`foilkit.builders.videos`.
+        annotations: a local folder with the annotation files; ``None`` downloads them from the
+            upstream repository at the pinned commit.
+    """
+
+    video_root: str | None = None
+    on_missing: str = "error"
+    annotations: str | None = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_policy(self.on_missing)
+
+
+class FoilkitBuilder(datasets.GeneratorBasedBuilder):
+    """A benchmark as a ``datasets`` builder with a ``Video`` column (see module docstring)."""
+
+    BUILDER_CONFIG_CLASS = FoilkitConfig
+    SOURCE: ClassVar[GitHubSource]
+    FEATURES: ClassVar[datasets.Features]
+    PRETTY_NAME: ClassVar[str]
+    DESCRIPTION: ClassVar[str]
+    CITATION: ClassVar[str]
+    #: Markdown for the card: where each row's video must be under the video root.
+    VIDEO_LAYOUT: ClassVar[str]
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.video_reports: dict[str, VideoReport] = {}
+
+    def _info(self) -> datasets.DatasetInfo:
+        return datasets.DatasetInfo(
+            description=self.DESCRIPTION,
+            features=self.FEATURES,
+            homepage=self.SOURCE.homepage,
+            license=self.SOURCE.licence,
+            citation=self.CITATION,
+        )
+
+    def _rows(self, **gen_kwargs: Any) -> Iterator[dict[str, Any]]:
+        """Canonical rows of one split, without ``video`` (``video_path`` set)."""
+        raise NotImplementedError
+
+    def card_notes(self) -> str:
+        """Benchmark-specific markdown for the dataset card (filters, unit conversions, counts)."""
+        return ""
+
+    def _generate_examples(self, split: str, **gen_kwargs: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+        rows = list(self._rows(**gen_kwargs))
+        seen: dict[str, int] = {}
+        for index, row in enumerate(rows):
+            if row["id"] in seen:
+                raise ValueError(f"split {split!r}: id {row['id']!r} of row {index} repeats row {seen[row['id']]}")
+            seen[row["id"]] = index
+        resolution = resolve_videos(
+            [row["video_path"] for row in rows], self.config.video_root, self.config.on_missing, split=split
+        )
+        self.video_reports[split] = resolution.report
+        self.info.description = "\n".join(
+            [self.DESCRIPTION, *(report.summary() for report in self.video_reports.values())]
+        )
+        for index in resolution.kept:
+            row = rows[index]
+            row["video"] = resolution.videos[index]
+            yield row["id"], row

@@ -1,0 +1,127 @@
+"""Finding each row's video under the user's video root, and what to do when it is not there.
+
+The benchmark videos may not be redistributed, so every builder stores, per row, the video's
+path *relative to a video root* (``video_path``, by the benchmark's documented layout) and
+resolves it against the root the user passes. A missing video is never silently dropped; the
+``on_missing`` policy decides:
+
+``"error"`` (default)
+    one :class:`MissingVideosError` saying how many are missing and naming the first few;
+``"skip"``
+    the rows are dropped; the count is logged and recorded (:class:`VideoReport`, which the
+    builders put in the dataset info and the dataset card);
+``"keep"``
+    the rows stay with ``video=None``: text-only work (the unimodal baselines) needs no video.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+OnMissing = Literal["error", "skip", "keep"]
+ON_MISSING: tuple[str, ...] = ("error", "skip", "keep")
+_SHOWN = 5  # how many missing names an error or a log line lists
+
+logger = logging.getLogger(__name__)
+
+
+class MissingVideosError(FileNotFoundError):
+    """Videos a dataset needs are not under the video root (policy ``on_missing="error"``)."""
+
+
+def check_policy(on_missing: str) -> str:
+    if on_missing not in ON_MISSING:
+        raise ValueError(f"on_missing must be one of {ON_MISSING}, got {on_missing!r}")
+    return on_missing
+
+
+@dataclass(frozen=True)
+class VideoReport:
+    """What resolving one split's videos found, and what the policy did about it."""
+
+    split: str
+    policy: str
+    video_root: str | None
+    rows: int  # rows before the policy was applied
+    missing: tuple[str, ...] = field(default=())  # relative path of every row whose video is absent
+
+    @property
+    def missing_videos(self) -> int:
+        """Distinct missing files (several rows may share one video)."""
+        return len(set(self.missing))
+
+    @property
+    def dropped(self) -> int:
+        return len(self.missing) if self.policy == "skip" else 0
+
+    @property
+    def without_video(self) -> int:
+        return len(self.missing) if self.policy == "keep" else 0
+
+    def summary(self) -> str:
+        """One sentence for logs, the dataset info and the dataset card."""
+        if not self.missing:
+            return f"{self.split}: all {self.rows} rows have their video under {self.video_root}."
+        where = f"under {self.video_root}" if self.video_root else "(no video root given)"
+        head = (
+            f"{self.split}: {len(self.missing)} of {self.rows} rows ({self.missing_videos} distinct videos) "
+            f"have no video {where}"
+        )
+        if self.policy == "skip":
+            return f"{head}; on_missing='skip' dropped them, {self.rows - self.dropped} rows remain."
+        return f"{head}; on_missing='keep' kept them with video=None (text-only use)."
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """Resolved videos, aligned with the input paths, and the indices of the rows kept."""
+
+    videos: list[str | None]
+    kept: list[int]
+    report: VideoReport
+
+
+def resolve_videos(
+    video_paths: Sequence[str],
+    video_root: str | os.PathLike | None,
+    on_missing: str,
+    *,
+    split: str,
+) -> Resolution:
+    """Resolve relative ``video_paths`` against ``video_root`` and apply the ``on_missing`` policy.
+
+    Without a video root every video counts as missing, so text-only users pass
+    ``on_missing="keep"``.
+    """
+    check_policy(on_missing)
+    root = Path(video_root).expanduser().resolve() if video_root is not None else None
+    videos: list[str | None] = []
+    kept: list[int] = []
+    missing: list[str] = []
+    for index, relative in enumerate(video_paths):
+        path = root / relative if root is not None else None
+        if path is not None and path.is_file():
+            videos.append(str(path))
+            kept.append(index)
+            continue
+        missing.append(relative)
+        videos.append(None)
+        if on_missing == "keep":
+            kept.append(index)
+    report = VideoReport(split, on_missing, str(root) if root else None, len(video_paths), tuple(missing))
+    if missing and on_missing == "error":
+        shown = ", ".join(sorted(set(missing))[:_SHOWN])
+        where = f"under {root}" if root else "because no video_root was given"
+        raise MissingVideosError(
+            f"{report.missing_videos} video(s) used by {len(missing)} of {len(video_paths)} rows of split "
+            f"{split!r} are missing {where}, e.g. {shown}. Put them there (see the dataset card for the "
+            "layout), or pass on_missing='skip' to drop those rows or on_missing='keep' to keep them "
+            "with video=None for text-only use."
+        )
+    if missing:
+        logger.warning(report.summary())
+    return Resolution(videos, kept, report)

@@ -1,0 +1,128 @@
+"""VITATECS (Li et al.): video, caption and one counterfactual that differs in one temporal aspect.
+
+Upstream: one JSON Lines file per aspect (``data/<Aspect>.jsonl``; the earlier OPT-175B
+generation in ``data_opt/``), each line ``{src_dataset, video_name, caption, counterfactual,
+aspect}``. A row's ``id`` is ``<aspect>-<line number>``, stable across versions of this builder.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from foilkit.builders.annotations import AnnotationError, AnnotationFile, GitHubSource, fetch, read_jsonl, require
+from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.schema import TEXT, canonical_features
+
+ASPECTS = ("direction", "intensity", "sequence", "localization", "compositionality", "type")
+VERSIONS = {"chatgpt": ("data", ""), "opt": ("data_opt", "opt/")}  # version -> (upstream folder, local folder)
+SOURCE_DATASETS = ("MSRVTT", "VATEX")
+
+SOURCE = GitHubSource(
+    repo="lscpku/VITATECS",
+    commit="58bff59bb1d3ed287983fca8ca7589498f4db6b2",
+    licence="cc-by-4.0",
+    licence_note="CC BY 4.0, as stated in the VITATECS README.",
+)
+
+FEATURES = canonical_features(aspect=TEXT, source_dataset=TEXT, video_name=TEXT)
+
+_CITATION = """\
+@article{li2023vitatecs,
+  title   = {{VITATECS}: A Diagnostic Dataset for Temporal Concept Understanding of Video-Language Models},
+  author  = {Li, Shicheng and Li, Lei and Ren, Shuhuai and Liu, Yuanxin and Liu, Yi and Gao, Rundong and Sun, Xu and Hou, Lu},
+  journal = {arXiv preprint arXiv:2311.17404},
+  year    = {2023}
+}"""
+
+
+@dataclass
+class VitatecsConfig(FoilkitConfig):
+    """One aspect of VITATECS, or all six (``aspect=None``).
+
+    Attributes:
+        aspect: one of :data:`ASPECTS`, or ``None`` for every aspect.
+        annotation_version: ``"chatgpt"`` (the released files, counterfactuals generated with
+            gpt-3.5-turbo) or ``"opt"`` (the earlier OPT-175B generation). Not called
+            ``version``: that field of ``datasets.BuilderConfig`` is the dataset's semantic version.
+    """
+
+    aspect: str | None = None
+    annotation_version: str = "chatgpt"
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.aspect is not None and self.aspect not in ASPECTS:
+            raise ValueError(f"aspect must be one of {ASPECTS} or None, got {self.aspect!r}")
+        if self.annotation_version not in VERSIONS:
+            raise ValueError(f"annotation_version must be one of {tuple(VERSIONS)}, got {self.annotation_version!r}")
+
+
+class Vitatecs(FoilkitBuilder):
+    """VITATECS: one config per temporal aspect and ``all``; a single ``test`` split."""
+
+    BUILDER_CONFIG_CLASS = VitatecsConfig
+    BUILDER_CONFIGS = [
+        *(VitatecsConfig(name=aspect, aspect=aspect, description=f"VITATECS, aspect {aspect}") for aspect in ASPECTS),
+        VitatecsConfig(name="all", aspect=None, description="VITATECS, all six aspects"),
+    ]
+    DEFAULT_CONFIG_NAME = "all"
+    SOURCE = SOURCE
+    FEATURES = FEATURES
+    PRETTY_NAME = "VITATECS"
+    DESCRIPTION = (
+        "VITATECS: a diagnostic video-text dataset for temporal concept understanding. Each row pairs a "
+        "video with its caption and one counterfactual description that differs only in one temporal "
+        "aspect (direction, intensity, sequence, localization, compositionality, type)."
+    )
+    CITATION = _CITATION
+    VIDEO_LAYOUT = (
+        "As the VITATECS README lays it out: `<video_root>/MSRVTT/<video_name>` for MSR-VTT videos "
+        "(e.g. `MSRVTT/video9770.mp4`) and `<video_root>/VATEX/<video_name>` for VATEX clips "
+        "(e.g. `VATEX/i0ccSYMl0vo_000027_000037.mp4`, the 10-second clip cut from the YouTube video). "
+        "`video_path` holds that relative path."
+    )
+
+    def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
+        upstream, local = VERSIONS[self.config.annotation_version]
+        aspects = ASPECTS if self.config.aspect is None else (self.config.aspect,)
+        files = {
+            aspect: AnnotationFile(f"{upstream}/{aspect.capitalize()}.jsonl", f"{local}{aspect.capitalize()}.jsonl")
+            for aspect in aspects
+        }
+        paths = fetch(SOURCE, files, dl_manager, self.config.annotations)
+        return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={"split": "test", "files": paths})]
+
+    def _rows(self, files: dict[str, Path]) -> Iterator[dict[str, Any]]:
+        for aspect, path in files.items():
+            for number, record in read_jsonl(path):
+                yield _row(record, aspect, file=path, row=number)
+
+
+def _row(record: dict[str, Any], aspect: str, *, file: Path, row: int) -> dict[str, Any]:
+    require(
+        record,
+        ("src_dataset", "video_name", "caption", "counterfactual", "aspect"),
+        file=file,
+        row=row,
+        types={name: str for name in ("src_dataset", "video_name", "caption", "counterfactual", "aspect")},
+    )
+    if record["src_dataset"] not in SOURCE_DATASETS:
+        raise AnnotationError(file, row, f"field 'src_dataset' is {record['src_dataset']!r}, not one of {SOURCE_DATASETS}")
+    if record["aspect"].lower() != aspect:
+        raise AnnotationError(file, row, f"field 'aspect' is {record['aspect']!r} in the file of aspect {aspect!r}")
+    return {
+        "id": f"{aspect}-{row}",
+        "video_path": f"{record['src_dataset']}/{record['video_name']}",
+        "caption": record["caption"],
+        "foils": [record["counterfactual"]],
+        "start": None,
+        "end": None,
+        "reversed": False,
+        "aspect": aspect,
+        "source_dataset": record["src_dataset"],
+        "video_name": record["video_name"],
+    }
