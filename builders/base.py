@@ -68,6 +68,10 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
         """Canonical rows of one split, without ``video`` (``video_path`` set)."""
         raise NotImplementedError
 
+    def build_summary(self) -> list[str]:
+        """Sentences on what the last build did (videos found, rows dropped); for the info and card."""
+        return [report.summary() for report in self.video_reports.values()]
+
     def card_notes(self) -> str:
         """Benchmark-specific markdown for the dataset card (filters, unit conversions, counts)."""
         return ""
@@ -83,9 +87,7 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
             [row["video_path"] for row in rows], self.config.video_root, self.config.on_missing, split=split
         )
         self.video_reports[split] = resolution.report
-        self.info.description = "\n".join(
-            [self.DESCRIPTION, *(report.summary() for report in self.video_reports.values())]
-        )
+        self.info.description = "\n".join([self.DESCRIPTION, *self.build_summary()])
         for index in resolution.kept:
             row = rows[index]
             row["video"] = resolution.videos[index]
