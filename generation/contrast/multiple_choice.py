@@ -1,0 +1,125 @@
+"""Gender / Verb multiple-choice items from an MSR-VTT Random MC file (paper 001, §4.1, app. D).
+
+MSR-VTT's multiple-choice test (Yu et al., 2018) gives each clip its true caption and four
+captions of other videos. The contrast MCs replace *one* of those negatives with a contrast foil
+of the true caption and keep the other three ("Gender MC", "Verb_LM MC"); clips whose caption
+yields no foil are dropped, as in the paper (2,477 of 2,990 clips for Gender MC).
+
+Files use the layout of the published contrast sets, which the contrast-set builder reads:
+tab-separated ``clip, ending0 .. ending{n-1}, label`` (``label`` = index of the true ending).
+Written files add ``foil_type`` and ``foil_provenance`` (the contrast foil's JSON record, empty
+for Random MC) as trailing columns.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from foilkit.generation.foil import Foil
+
+RANDOM_FOIL_TYPE = "random"
+
+
+@dataclass(frozen=True)
+class MultipleChoiceItem:
+    """One multiple-choice question: a clip, its candidate captions and the true one's index."""
+
+    clip: str
+    options: tuple[str, ...]
+    label: int
+    foil_type: str = RANDOM_FOIL_TYPE
+    contrast_foil: Foil | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.label < len(self.options):
+            raise ValueError(
+                f"clip {self.clip!r}: label {self.label} is not an index of its "
+                f"{len(self.options)} options"
+            )
+
+    @property
+    def caption(self) -> str:
+        return self.options[self.label]
+
+
+def read_multiple_choice(path: str | os.PathLike) -> list[MultipleChoiceItem]:
+    """Items of a ``clip, ending0..ending{n-1}, label`` file (tab- or comma-separated)."""
+    with open(path, newline="", encoding="utf-8") as handle:
+        sample = handle.readline()
+        handle.seek(0)
+        delimiter = "\t" if "\t" in sample else ","
+        reader = csv.DictReader(handle, delimiter=delimiter)
+        fields = reader.fieldnames or []
+        endings = sorted((f for f in fields if f.startswith("ending")), key=lambda f: int(f[6:]))
+        missing = {"clip", "label"} - set(fields)
+        if missing or not endings:
+            raise ValueError(
+                f"{path}: expected columns clip, ending0..ending4, label; header is {fields}"
+            )
+        items = []
+        for line, row in enumerate(reader, start=2):
+            try:
+                label = int(row["label"])
+            except (TypeError, ValueError):
+                raise ValueError(f"{path}:{line}: label {row['label']!r} is not an integer") from None
+            contrast = row.get("foil_provenance") or None
+            items.append(
+                MultipleChoiceItem(
+                    clip=row["clip"],
+                    options=tuple(row[e] for e in endings),
+                    label=label,
+                    foil_type=row.get("foil_type") or RANDOM_FOIL_TYPE,
+                    contrast_foil=Foil.from_record(json.loads(contrast)) if contrast else None,
+                )
+            )
+    return items
+
+
+def write_multiple_choice(items: Iterable[MultipleChoiceItem], path: str | os.PathLike) -> None:
+    """Write items as a TSV in the published layout plus ``foil_type`` and ``foil_provenance``."""
+    items = list(items)
+    width = {len(item.options) for item in items}
+    if len(width) > 1:
+        raise ValueError(f"{path}: items have different numbers of options {sorted(width)}")
+    n = width.pop() if width else 5
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
+        writer.writerow(["clip", *(f"ending{i}" for i in range(n)), "label", "foil_type", "foil_provenance"])
+        for item in items:
+            provenance = json.dumps(item.contrast_foil.to_record()) if item.contrast_foil else ""
+            writer.writerow([item.clip, *item.options, item.label, item.foil_type, provenance])
+
+
+def build_contrast_mc(
+    random_mc: Iterable[MultipleChoiceItem],
+    make_foils: Callable[[str], Sequence[Foil]],
+    *,
+    rng: random.Random,
+    foil_type: str,
+) -> list[MultipleChoiceItem]:
+    """Contrast MC items (Gender MC, Verb MC...) from Random MC items.
+
+    For each item, ``make_foils(true caption)`` proposes contrast foils; one is drawn uniformly
+    and replaces a negative drawn uniformly (the other negatives and the true caption keep their
+    positions, so ``label`` is unchanged). Items with no foil, or whose foils all already appear
+    among the options, are dropped.
+    """
+    built = []
+    for item in random_mc:
+        options = {option.strip().lower() for option in item.options}
+        foils = [foil for foil in make_foils(item.caption) if foil.text.strip().lower() not in options]
+        if not foils:
+            continue
+        foil = rng.choice(foils)
+        slot = rng.choice([i for i in range(len(item.options)) if i != item.label])
+        new_options = list(item.options)
+        new_options[slot] = foil.text
+        built.append(
+            MultipleChoiceItem(item.clip, tuple(new_options), item.label, foil_type, foil)
+        )
+    return built
