@@ -8,9 +8,10 @@ so a generated dataset says how each of its foils came to be.
 
 Steps are pure functions ``(caption, *, rng, **params) -> list[Foil]``; filters return the foils
 they keep with their score recorded through :meth:`Foil.passed`. :func:`foil_row` turns a caption
-and its foils into one row of the canonical schema (``id``, ``video``, ``caption``, ``foils``,
-``start``, ``end``, ``reversed``, ``foil_type``) plus a ``foil_provenance`` column: one JSON object
-per foil, in the order of ``foils``.
+and its foils into one row of the canonical schema (``id``, ``video``, ``video_path``,
+``caption``, ``foils``, ``start``, ``end``, ``reversed``, ``foil_type``) plus a ``foil_provenance``
+column: one JSON object per foil, in the order of ``foils``; :func:`foils_dataset` makes a
+``datasets.Dataset`` of such rows with the builders' canonical features.
 """
 
 from __future__ import annotations
@@ -127,6 +128,7 @@ def foil_row(
     foils: Sequence[Foil],
     *,
     video: str | None = None,
+    video_path: str | None = None,
     start: float | None = None,
     end: float | None = None,
     reversed: bool = False,
@@ -136,7 +138,8 @@ def foil_row(
     """One canonical-schema row for ``caption`` and its ``foils``.
 
     ``foil_type`` defaults to the foils' common type; foils of several types need it given
-    explicitly. ``metadata`` adds benchmark columns (``aspect``, ``subtest``, ``clip``...).
+    explicitly. ``video`` is the video file (absolute, or relative to the user's video root),
+    ``video_path`` its path relative to the video root. ``metadata`` adds benchmark columns (``aspect``, ``subtest``, ``clip``...).
     The provenance of each foil is stored as a JSON string in ``foil_provenance``, aligned with
     ``foils``, because the provenance dicts differ between rules and Arrow needs one type.
     """
@@ -155,6 +158,7 @@ def foil_row(
     return {
         "id": id,
         "video": video,
+        "video_path": video_path,
         "caption": caption,
         "foils": [foil.text for foil in foils],
         "start": start,
@@ -173,3 +177,19 @@ def row_foils(row: Mapping[str, Any]) -> list[Foil]:
     except KeyError:
         raise KeyError(f"row {row.get('id')!r} has no {PROVENANCE_COLUMN!r} column") from None
     return [Foil.from_record(json.loads(record)) for record in records]
+
+
+def foils_dataset(rows: Sequence[Mapping[str, Any]], **metadata_features: Any) -> Any:
+    """A ``datasets.Dataset`` of :func:`foil_row` rows with the canonical features.
+
+    ``metadata_features`` declares the benchmark columns the rows carry (name -> feature);
+    ``foil_type`` and ``foil_provenance`` are declared here.
+    """
+    import datasets
+
+    from foilkit.builders.schema import TEXT, TEXTS, canonical_features
+
+    features = canonical_features(
+        foil_type=TEXT, **{PROVENANCE_COLUMN: TEXTS}, **metadata_features
+    )
+    return datasets.Dataset.from_list([dict(row) for row in rows], features=features)

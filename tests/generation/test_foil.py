@@ -6,7 +6,14 @@ import json
 
 import pytest
 
-from foilkit.generation.foil import PROVENANCE_COLUMN, Foil, foil_row, row_foils, unique_foils
+from foilkit.generation.foil import (
+    PROVENANCE_COLUMN,
+    Foil,
+    foil_row,
+    foils_dataset,
+    row_foils,
+    unique_foils,
+)
 
 
 def _foil(text: str = "A man is pushing his stroller", foil_type: str = "gender") -> Foil:
@@ -76,3 +83,19 @@ def test_unique_foils_drops_duplicates_and_the_caption():
     foils = [_foil("A man ran"), _foil("a man ran "), _foil("A woman ran"), _foil("A boy ran")]
     kept = unique_foils(foils, caption="A woman ran")
     assert [f.text for f in kept] == ["A man ran", "A boy ran"]
+
+
+def test_rows_make_a_dataset_with_the_canonical_features():
+    import datasets
+
+    from foilkit.builders.schema import CANONICAL_COLUMNS
+
+    rows = [
+        foil_row("a", "A woman runs", [_foil("A man runs")], video_path="a.mp4", clip="a"),
+        foil_row("b", "A girl sings", [_foil("A boy sings"), _foil("A guy sings")], clip="b"),
+    ]
+    dataset = foils_dataset(rows, clip=datasets.Value("string"))
+    assert dataset.column_names[: len(CANONICAL_COLUMNS)] == list(CANONICAL_COLUMNS)
+    assert dataset[1]["foils"] == ["A boy sings", "A guy sings"]
+    assert row_foils(dataset[1]) == [_foil("A boy sings"), _foil("A guy sings")]
+    assert dataset[0]["video_path"] == "a.mp4" and dataset[0]["video"] is None
