@@ -113,9 +113,15 @@ def resolve_videos(
         if on_missing == "keep":
             kept.append(index)
     report = VideoReport(split, on_missing, str(root) if root else None, len(video_paths), tuple(missing))
+    shown = ", ".join(sorted(set(missing))[:_SHOWN])
+    where = f"under {root}" if root else "because no video_root was given"
+    if missing and not kept and on_missing == "skip":
+        raise MissingVideosError(
+            f"none of the {report.missing_videos} video(s) of split {split!r} is present {where} (e.g. {shown}), "
+            f"so on_missing='skip' would leave no rows. Check the video root against the layout in the "
+            "dataset card, or pass on_missing='keep' for text-only rows."
+        )
     if missing and on_missing == "error":
-        shown = ", ".join(sorted(set(missing))[:_SHOWN])
-        where = f"under {root}" if root else "because no video_root was given"
         raise MissingVideosError(
             f"{report.missing_videos} video(s) used by {len(missing)} of {len(video_paths)} rows of split "
             f"{split!r} are missing {where}, e.g. {shown}. Put them there (see the dataset card for the "

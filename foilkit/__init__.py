@@ -13,6 +13,7 @@ __all__ = ["__version__"]
 _LAZY = {
     "score": "foilkit.scorers.api",
     "score_matrix": "foilkit.scorers.api",
+    "attach_videos": "foilkit.attach",
 }
 
 

@@ -1,0 +1,60 @@
+"""Re-attach a foilkit dataset to a local copy of its videos (``foilkit.attach_videos``).
+
+Benchmark videos may not be redistributed, so an exported or Hub dataset stores, per row, the
+video's path relative to a video root (``video_path``). ``attach_videos`` resolves those paths
+under the caller's folder and applies the same missing-video policy as the builders.
+"""
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import datasets
+
+
+def attach_videos(
+    dataset: datasets.Dataset | datasets.DatasetDict,
+    root: str | os.PathLike,
+    *,
+    on_missing: str = "error",
+) -> datasets.Dataset | datasets.DatasetDict:
+    """Point every row's ``video`` at ``root / video_path``.
+
+    Args:
+        dataset: a foilkit dataset (or dict of splits) with a ``video_path`` column.
+        root: the folder holding the videos in the benchmark's layout (see its dataset card).
+        on_missing: ``"error"`` (default) raises naming the missing videos, ``"skip"`` drops
+            their rows, ``"keep"`` keeps them with ``video=None``.
+
+    Returns:
+        A new dataset of the same kind; the ``Video`` feature's decoding settings are kept.
+    """
+    import datasets
+
+    if isinstance(dataset, datasets.DatasetDict):
+        return datasets.DatasetDict(
+            {split: _attach(part, root, on_missing, split=split) for split, part in dataset.items()}
+        )
+    return _attach(dataset, root, on_missing, split=str(dataset.split or "dataset"))
+
+
+def _attach(dataset: datasets.Dataset, root: str | os.PathLike, on_missing: str, *, split: str) -> datasets.Dataset:
+    import datasets
+
+    from foilkit.builders.videos import resolve_videos
+
+    if "video_path" not in dataset.column_names:
+        raise ValueError(
+            f"split {split!r} has no 'video_path' column (columns: {dataset.column_names}); "
+            "attach_videos needs a dataset built or exported by foilkit"
+        )
+    resolution = resolve_videos(list(dataset["video_path"]), root, on_missing, split=split)
+    feature = dataset.features.get("video", datasets.Video())
+    columns = dataset.column_names if "video" in dataset.column_names else ["video", *dataset.column_names]
+    attached = dataset.remove_columns([c for c in ("video",) if c in dataset.column_names])
+    encoded = [None if path is None else feature.encode_example(path) for path in resolution.videos]
+    attached = attached.add_column("video", encoded, feature=feature).select_columns(columns)
+    if len(resolution.kept) < dataset.num_rows:
+        attached = attached.select(resolution.kept)
+    return attached
