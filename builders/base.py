@@ -8,7 +8,7 @@ video in one message), checks that ids are unique, and records what the policy d
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -72,8 +72,9 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
         """Sentences on what the last build did (videos found, rows dropped); for the info and card."""
         return [report.summary() for report in self.video_reports.values()]
 
-    def card_notes(self) -> str:
-        """Benchmark-specific markdown for the dataset card (filters, unit conversions, counts)."""
+    @classmethod
+    def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
+        """Benchmark-specific markdown for the card of an export of ``builders`` (built configs)."""
         return ""
 
     def _generate_examples(self, split: str, **gen_kwargs: Any) -> Iterator[tuple[str, dict[str, Any]]]:

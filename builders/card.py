@@ -79,7 +79,7 @@ def _body(benchmark: str, exported: Sequence[ExportedConfig], *, embed_videos: b
         f"ds = datasets.load_dataset(\"<this repo or folder>\", \"{exported[0].name}\")\n"
         "ds = foilkit.attach_videos(ds, \"/path/to/videos\")  # on_missing=\"error\" | \"skip\" | \"keep\"\n```"
     )
-    notes = builder.card_notes()
+    notes = type(builder).card_notes([item.builder for item in exported])
     return f"""# {builder.PRETTY_NAME}
 
 {builder.DESCRIPTION}

@@ -9,6 +9,7 @@ the ``video`` column then stores paths relative to the video root, re-attachable
 """
 from __future__ import annotations
 
+import logging
 import math
 import os
 from collections.abc import Sequence
@@ -19,6 +20,8 @@ import datasets
 
 from foilkit.builders import builder_class, load_builder
 from foilkit.builders.card import ExportedConfig, card_text
+
+logger = logging.getLogger(__name__)
 
 #: Rows per parquet row group (small: a row may carry a whole video's bytes).
 ROW_GROUP_SIZE = 100
@@ -64,6 +67,8 @@ def export(
             rows[split] = dataset.num_rows
             videos[split] = len(set(dataset["video_path"]))
         exported.append(ExportedConfig(builder, rows, videos, files))
+        for line in builder.build_summary():
+            logger.info("%s: %s", config, line)
     (out / "README.md").write_text(card_text(name, exported, embed_videos=embed_videos), encoding="utf-8")
     return out
 

@@ -13,7 +13,7 @@ views in one pool) and ``binary`` (the same rows as ``hard``; the metric pairs t
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,7 +115,8 @@ class RTime(FoilkitBuilder):
             for direction in directions:
                 yield _row(record, source_id, direction, file=path)
 
-    def card_notes(self) -> str:
+    @classmethod
+    def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
         return (
             "### Views\n\n"
             "Each source video gives a forward row (`direction=\"forward\"`, `reversed=False`) and, in the "

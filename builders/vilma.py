@@ -19,7 +19,7 @@ Time units: the Action Counting Easy file (``counting-easy-spelled-pts``) gives 
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -205,27 +205,30 @@ class Vilma(FoilkitBuilder):
             *super().build_summary(),
         ]
 
-    def card_notes(self) -> str:
+    @classmethod
+    def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
+        counts = {name: count for builder in builders for name, count in builder.validity_counts.items()}
+        filtered = all(builder.config.validity_filter for builder in builders)
         lines = [
             "### Validity filter",
             "",
             "A row is valid when at least two of the three MTurk annotators chose the caption "
             "(`mturk_caption >= 2`) and its proficiency item passed the authors' manual validation "
             f"(`proficiency_human_caption == 1`), as in the paper's Table 5. This export "
-            f"{'keeps only valid rows' if self.config.validity_filter else 'keeps every row (validity_filter=False); the `valid` column marks the valid ones'}.",
+            f"{'keeps only valid rows' if filtered else 'keeps every row (validity_filter=False); the `valid` column marks the valid ones'}.",
             "",
             "| subtest | rows in the file | valid rows | paper Table 5 #Inst. | paper Table 5 #Both valid | removed by the filter |",
             "|---|---|---|---|---|---|",
         ]
-        for name, (total, valid) in self.validity_counts.items():
+        for name, (total, valid) in counts.items():
             paper = SUBTESTS[name]
             lines.append(
                 f"| {paper.paper_name} | {total} | {valid} | {paper.paper_instances} | {paper.paper_valid} | "
-                f"{total - valid if self.config.validity_filter else 0} |"
+                f"{total - valid if filtered else 0} |"
             )
         differing = [
             SUBTESTS[name].paper_name
-            for name, (total, valid) in self.validity_counts.items()
+            for name, (total, valid) in counts.items()
             if (total, valid) != (SUBTESTS[name].paper_instances, SUBTESTS[name].paper_valid)
         ]
         lines += [

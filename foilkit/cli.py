@@ -19,6 +19,7 @@ from foilkit._version import __version__
 COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("foilkit.doctor", "check the installed stack, FFmpeg, GPU and offline settings"),
     "score": ("foilkit.score_cli", "score a Hub model on a foilkit dataset (accelerate launch -m foilkit score)"),
+    "build": ("foilkit.builders_cli", "build a benchmark as a Hub-layout dataset (parquet + card), optionally push"),
 }
 
 

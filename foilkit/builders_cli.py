@@ -1,0 +1,76 @@
+"""``foilkit build``: build a benchmark's configs and write them in the Hub layout, optionally push.
+
+    foilkit build vitatecs --out exports/vitatecs --video-root ~/videos/vitatecs
+    foilkit build vilma --config action_counting --out exports/vilma --on-missing keep
+    foilkit build rtime --out exports/rtime --video-root ~/rtime --push-to-hub me/rtime
+"""
+from __future__ import annotations
+
+import argparse
+
+from foilkit.builders import BUILDERS  # light: the builder modules are imported on first use
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("benchmark", choices=sorted(BUILDERS), help="which benchmark to build")
+    parser.add_argument("--config", action="append", dest="configs", metavar="NAME",
+                        help="a config to build (repeatable; default: every config of the benchmark)")
+    parser.add_argument("--out", required=True, help="folder to write the parquet files and README.md into")
+    parser.add_argument("--video-root", help="folder holding the videos in the layout the dataset card gives")
+    parser.add_argument("--on-missing", choices=("error", "skip", "keep"), default="error",
+                        help="a missing video: fail (default), drop its rows, or keep them with video=None")
+    parser.add_argument("--annotations", help="local folder with the annotation files (default: download "
+                        "them from the upstream repository at the pinned commit)")
+    parser.add_argument("--cache-dir", help="datasets cache folder (default: the datasets default)")
+    parser.add_argument("--embed-videos", action="store_true",
+                        help="store the video bytes in the parquet files (mind the video licences)")
+    parser.add_argument("--annotation-version", choices=("chatgpt", "opt"),
+                        help="VITATECS: the released ChatGPT counterfactuals (default) or the earlier OPT ones")
+    parser.add_argument("--no-validity-filter", action="store_true",
+                        help="ViLMA: keep rows that fail the paper's human validation (column 'valid' marks them)")
+    parser.add_argument("--multiple-choice-file", help="contrast sets gender/random: the MSR-VTT multiple-choice file")
+    parser.add_argument("--push-to-hub", metavar="REPO_ID", help="upload the export as this dataset repository "
+                        "(token from HF_TOKEN or the cached login)")
+    parser.add_argument("--private", action="store_true", help="with --push-to-hub: create the repository private")
+
+
+def _benchmark_options(args: argparse.Namespace) -> dict:
+    """The benchmark-specific config fields the user set, and only those."""
+    options = {}
+    if args.annotation_version is not None:
+        options["annotation_version"] = args.annotation_version
+    if args.no_validity_filter:
+        options["validity_filter"] = False
+    if args.multiple_choice_file is not None:
+        options["multiple_choice_file"] = args.multiple_choice_file
+    return options
+
+
+def run(args: argparse.Namespace) -> int:
+    import logging
+
+    from foilkit.builders.hub import export, push_to_hub
+
+    handler = logging.StreamHandler()
+    handler.setFormatter(logging.Formatter("%(message)s"))
+    package_logger = logging.getLogger("foilkit")
+    package_logger.addHandler(handler)
+    package_logger.setLevel(logging.INFO)
+    out = export(
+        args.benchmark,
+        args.out,
+        args.configs,
+        video_root=args.video_root,
+        on_missing=args.on_missing,
+        annotations=args.annotations,
+        embed_videos=args.embed_videos,
+        cache_dir=args.cache_dir,
+        **_benchmark_options(args),
+    )
+    files = sorted(path.relative_to(out).as_posix() for path in out.rglob("*.parquet"))
+    print(f"wrote {out}: README.md and {len(files)} parquet file(s)")
+    for name in files:
+        print(f"  {name}")
+    if args.push_to_hub:
+        print(f"pushed: {push_to_hub(out, args.push_to_hub, private=args.private or None)}")
+    return 0
