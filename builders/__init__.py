@@ -28,7 +28,7 @@ BUILDERS: dict[str, str] = {
     "contrast_sets": "foilkit.builders.contrast_sets:ContrastSets",
 }
 
-__all__ = ["BUILDERS", "builder_class", "load_builder", "build", "export", "push_to_hub"]
+__all__ = ["BUILDERS", "builder_class", "load_builder", "build", "prepare", "export", "push_to_hub"]
 
 
 def builder_class(name: str) -> type[FoilkitBuilder]:
@@ -55,15 +55,29 @@ def load_builder(name: str, config: str | None = None, **options: Any) -> Foilki
 
 
 def build(name: str, config: str | None = None, **options: Any) -> datasets.DatasetDict:
-    """Build benchmark ``name``'s ``config`` into a ``DatasetDict`` (see :func:`load_builder`).
+    """Build benchmark ``name``'s ``config`` into a ``DatasetDict`` (options: see :func:`load_builder`)."""
+    return prepare(load_builder(name, config, **options))
+
+
+def prepare(builder: FoilkitBuilder) -> datasets.DatasetDict:
+    """Prepare ``builder`` and return its splits.
 
     The prepared dataset is rebuilt on every call (annotation downloads are reused), so videos
-    added to the video root since the last call are found.
+    added to the video root since the last call are found. An annotation or missing-video error
+    is raised as itself, not wrapped in ``datasets``' generic ``DatasetGenerationError``.
     """
     import datasets
 
-    builder = load_builder(name, config, **options)
-    builder.download_and_prepare(download_mode=datasets.DownloadMode.REUSE_CACHE_IF_EXISTS)
+    from foilkit.builders.annotations import AnnotationError
+    from foilkit.builders.videos import MissingVideosError
+
+    try:
+        builder.download_and_prepare(download_mode=datasets.DownloadMode.REUSE_CACHE_IF_EXISTS)
+    except datasets.exceptions.DatasetGenerationError as error:
+        cause = error.__cause__
+        if isinstance(cause, (AnnotationError, MissingVideosError)):
+            raise cause.with_traceback(cause.__traceback__) from None
+        raise
     return builder.as_dataset()
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import datasets
 
-from foilkit.builders import builder_class, load_builder
+from foilkit.builders import builder_class, load_builder, prepare
 from foilkit.builders.card import ExportedConfig, card_text
 
 logger = logging.getLogger(__name__)
@@ -59,8 +59,7 @@ def export(
             name, config, video_root=video_root, on_missing=on_missing, annotations=annotations,
             cache_dir=None if cache_dir is None else os.fspath(cache_dir), **config_options,
         )  # fmt: skip
-        builder.download_and_prepare(download_mode=datasets.DownloadMode.REUSE_CACHE_IF_EXISTS)
-        splits = builder.as_dataset()
+        splits = prepare(builder)
         files, rows, videos = {}, {}, {}
         for split, dataset in splits.items():
             files[split] = _write_split(dataset, out, config, split, embed_videos=embed_videos)
