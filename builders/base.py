@@ -36,6 +36,11 @@ class FoilkitConfig(datasets.BuilderConfig):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        self.validate()
+
+    def validate(self) -> None:
+        """Raise ``ValueError`` on an invalid option. Run again by the builder, because ``datasets``
+        sets the options passed to a builder on a copy of the config without ``__post_init__``."""
         check_policy(self.on_missing)
 
 
@@ -53,6 +58,7 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.config.validate()
         self.video_reports: dict[str, VideoReport] = {}
 
     def _info(self) -> datasets.DatasetInfo:

@@ -70,8 +70,8 @@ class ContrastSetConfig(FoilkitConfig):
     foil_type: str = "verb_lm"
     multiple_choice_file: str | None = None
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def validate(self) -> None:
+        super().validate()
         if self.foil_type not in (*PUBLISHED, *FROM_MULTIPLE_CHOICE_FILE):
             raise ValueError(f"foil_type must be one of {(*PUBLISHED, *FROM_MULTIPLE_CHOICE_FILE)}, got {self.foil_type!r}")
 

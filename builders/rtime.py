@@ -71,8 +71,8 @@ class RTimeConfig(FoilkitConfig):
 
     task: str = "hard"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def validate(self) -> None:
+        super().validate()
         if self.task not in TASKS:
             raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
 

@@ -129,8 +129,8 @@ class VilmaConfig(FoilkitConfig):
     subtests: tuple[str, ...] = ()
     validity_filter: bool = True
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def validate(self) -> None:
+        super().validate()
         unknown = [name for name in self.subtests if name not in SUBTESTS]
         if unknown or not self.subtests:
             raise ValueError(f"subtests must be a non-empty selection of {tuple(SUBTESTS)}, got {self.subtests!r}")

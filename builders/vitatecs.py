@@ -53,8 +53,8 @@ class VitatecsConfig(FoilkitConfig):
     aspect: str | None = None
     annotation_version: str = "chatgpt"
 
-    def __post_init__(self) -> None:
-        super().__post_init__()
+    def validate(self) -> None:
+        super().validate()
         if self.aspect is not None and self.aspect not in ASPECTS:
             raise ValueError(f"aspect must be one of {ASPECTS} or None, got {self.aspect!r}")
         if self.annotation_version not in VERSIONS:
