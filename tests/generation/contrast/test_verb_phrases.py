@@ -104,7 +104,6 @@ def test_count_verb_lemmas(nlp):
     assert counts["run"] == 2 and counts["sleep"] == 1
 
 
-@pytest.mark.slow
 def test_end_to_end_with_tiny_models(models):
     caption = "a woman is pushing her stroller"
     config = VerbFoilConfig(num_beams=8, num_candidates=8)

@@ -1,0 +1,61 @@
+"""Bias checks: JS divergence of word frequencies, text-only baseline."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from foilkit.generation.bias import (
+    filter_bias_report,
+    js_divergence,
+    lexical_bias,
+    text_only_baseline,
+    word_frequencies,
+)
+from foilkit.generation.perplexity import perplexities
+
+
+def test_js_divergence_hand_computed():
+    # f = (1/2, 1/2), c = (1, 0), m = (3/4, 1/4):
+    # KL(f||m) = 1/2 log2(2/3) + 1/2 log2(2) ; KL(c||m) = log2(4/3)
+    expected = ((0.5 * math.log2(2 / 3) + 0.5) + math.log2(4 / 3)) / 2
+    assert js_divergence({"a": 1, "b": 1}, {"a": 5}) == pytest.approx(expected)
+    assert expected == pytest.approx(0.311278, abs=1e-6)
+    assert js_divergence({"a": 1}, {"b": 1}) == pytest.approx(1.0)
+    assert js_divergence({"a": 1}, {"b": 1}, base=math.e) == pytest.approx(math.log(2))
+    assert js_divergence({"a": 2, "b": 1}, {"b": 2, "a": 4}) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="empty"):
+        js_divergence({}, {"a": 1})
+
+
+def test_lexical_bias_and_filter_report():
+    captions = ["a man opens the door", "a woman closes the door"]
+    assert word_frequencies(captions)["door"] == 2
+    assert lexical_bias(captions, list(reversed(captions))) == pytest.approx(0.0)
+    before = ["a man closes the door", "a woman opens the door"]
+    after = ["a man closes the door"]
+    report = filter_bias_report(captions, before, after, captions_after=captions[:1])
+    assert report["js_before"] == pytest.approx(0.0)
+    # "a man opens the door" vs "a man closes the door": 2 of 5 words differ.
+    assert report["js_after"] == pytest.approx(js_divergence({"a": 1, "man": 1, "closes": 1, "the": 1, "door": 1},
+                                                             {"a": 1, "man": 1, "opens": 1, "the": 1, "door": 1}))
+    assert report["js_change"] == pytest.approx(report["js_after"]) and report["foils_after"] == 1
+
+
+def test_text_only_baseline_counts_preferences(text_lm):
+    items = [
+        ("a man is walking", ["a woman runs fast", "dog the"]),
+        ("a woman runs fast", ["a man is walking"]),
+    ]
+    report = text_only_baseline(text_lm, items)
+    ppl = dict(zip(*[["a man is walking", "a woman runs fast", "dog the"],
+                     perplexities(text_lm, ["a man is walking", "a woman runs fast", "dog the"])]))
+    wins = (ppl["a man is walking"] < min(ppl["a woman runs fast"], ppl["dog the"])) + (
+        ppl["a woman runs fast"] < ppl["a man is walking"]
+    )
+    assert report["accuracy"] == wins / 2
+    assert report["chance"] == pytest.approx((1 / 3 + 1 / 2) / 2)
+    assert report["items"] == 2
+    with pytest.raises(ValueError, match="no foils"):
+        text_only_baseline(text_lm, [("a caption", [])])
