@@ -61,6 +61,11 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
         self.config.validate()
         self.video_reports: dict[str, VideoReport] = {}
 
+    @classmethod
+    def export_configs(cls) -> list[str]:
+        """The configs an export without an explicit list builds: every config, by default."""
+        return [config.name for config in cls.BUILDER_CONFIGS]
+
     def _info(self) -> datasets.DatasetInfo:
         return datasets.DatasetInfo(
             description=self.DESCRIPTION,

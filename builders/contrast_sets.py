@@ -97,6 +97,11 @@ class ContrastSets(FoilkitBuilder):
     CITATION = _CITATION
     VIDEO_LAYOUT = "`<video_root>/<clip>.mp4`, the MSR-VTT video named by its clip id (e.g. `video9770.mp4`)."
 
+    @classmethod
+    def export_configs(cls) -> list[str]:
+        """The published sets; ``gender``/``random`` need the user's multiple-choice file."""
+        return list(PUBLISHED)
+
     def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
         foil_type = self.config.foil_type
         if foil_type in FROM_MULTIPLE_CHOICE_FILE:

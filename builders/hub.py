@@ -41,7 +41,10 @@ def export(
     cache_dir: str | os.PathLike | None = None,
     **config_options: Any,
 ) -> Path:
-    """Build ``configs`` of benchmark ``name`` (all of its configs by default) and write the Hub layout.
+    """Build ``configs`` of benchmark ``name`` and write the Hub layout.
+
+    ``configs`` defaults to the builder's ``export_configs()``: every config, except the contrast
+    sets that need a user-supplied file.
 
     ``video_root``/``on_missing``/``annotations`` and ``config_options`` (e.g. ``validity_filter``)
     go to every config (see :func:`foilkit.builders.load_builder`). With ``embed_videos=True`` the
@@ -50,7 +53,7 @@ def export(
     """
     if embed_videos and video_root is None:
         raise ValueError("embed_videos=True needs a video_root to read the videos from")
-    names = list(configs) if configs else [config.name for config in builder_class(name).BUILDER_CONFIGS]
+    names = list(configs) if configs else builder_class(name).export_configs()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     exported = []

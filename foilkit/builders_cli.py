@@ -14,7 +14,7 @@ from foilkit.builders import BUILDERS  # light: the builder modules are imported
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("benchmark", choices=sorted(BUILDERS), help="which benchmark to build")
     parser.add_argument("--config", action="append", dest="configs", metavar="NAME",
-                        help="a config to build (repeatable; default: every config of the benchmark)")
+                        help="a config to build (repeatable; default: every config buildable from the published files)")
     parser.add_argument("--out", required=True, help="folder to write the parquet files and README.md into")
     parser.add_argument("--video-root", help="folder holding the videos in the layout the dataset card gives")
     parser.add_argument("--on-missing", choices=("error", "skip", "keep"), default="error",

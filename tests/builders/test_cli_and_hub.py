@@ -49,7 +49,8 @@ def test_cli_builds_and_reloads(shared_data, cache_dir, tmp_path, capsys):
 
 
 def test_push_uploads_exactly_the_exported_layout(shared_data, cache_dir, tmp_path, hub):
-    out = export("contrast_sets", tmp_path / "export", ["verb_lm", "verb_human"], on_missing="keep",
+    # No configs named: the published sets (gender/random need the user's multiple-choice file).
+    out = export("contrast_sets", tmp_path / "export", on_missing="keep",
                  annotations=shared_data / "contrast_sets", cache_dir=cache_dir)  # fmt: skip
     (out / "notes.txt").write_text("not part of the layout")
     url = push_to_hub(out, "someone/contrast-sets", private=True)
