@@ -59,3 +59,25 @@ def test_text_only_baseline_counts_preferences(text_lm):
     assert report["items"] == 2
     with pytest.raises(ValueError, match="no foils"):
         text_only_baseline(text_lm, [("a caption", [])])
+
+
+def test_bias_command(tmp_path, capsys):
+    import argparse
+    import json
+
+    from foilkit.generation import bias_cli
+    from foilkit.testing.models import tiny_model_path
+
+    rows = tmp_path / "rows.jsonl"
+    rows.write_text(json.dumps({"caption": "a man opens the door", "foils": ["a man closes the door"]}) + "\n")
+    parser = argparse.ArgumentParser()
+    bias_cli.configure(parser)
+    out = tmp_path / "report.json"
+    args = parser.parse_args(["--rows", str(rows), "--before", str(rows), "--lm", str(tiny_model_path("gpt2")), "-o", str(out)])
+    assert bias_cli.run(args) == 0
+    report = json.loads(out.read_text())
+    assert report["js"] == pytest.approx(js_divergence({"opens": 1, "a": 1, "man": 1, "the": 1, "door": 1},
+                                                       {"closes": 1, "a": 1, "man": 1, "the": 1, "door": 1}))
+    assert report["filter"]["js_change"] == pytest.approx(0.0)
+    assert report["text_only"]["items"] == 1
+    assert json.loads(capsys.readouterr().out) == report

@@ -1,0 +1,122 @@
+"""``foilkit generate contrast <stage>``: contrast-set foils and multiple-choice items.
+
+Stages:
+  gender-mc   Gender MC from an MSR-VTT Random MC file (clip, ending0..4, label)
+  verb-mc     Verb_LM MC from the same file, foils by T5 + the appendix A.3 filters
+  person-id   person-ID foils for captions with their movie's cast (JSONL)
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+from pathlib import Path
+
+from foilkit.generation.cli_io import add_output, read_jsonl, read_lines, write_rows, write_run_record
+
+STAGES = ("gender-mc", "verb-mc", "person-id")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from foilkit.generation.contrast.verb_phrases import VerbFoilConfig
+    from foilkit.generation.spacy_pipeline import DEFAULT_SPACY_PIPELINE
+
+    stages = parser.add_subparsers(dest="stage", required=True, metavar="stage")
+    gender = stages.add_parser("gender-mc", help="Gender MC items (one negative -> gender swap)")
+    verb = stages.add_parser("verb-mc", help="Verb_LM MC items (one negative -> T5 verb foil)")
+    for stage in (gender, verb):
+        stage.add_argument("--multiple-choice", required=True, type=Path,
+                           help="Random MC file: clip, ending0..ending4, label (TSV/CSV)")  # fmt: skip
+        stage.add_argument("--spacy", default=DEFAULT_SPACY_PIPELINE, help="spaCy pipeline")
+        add_output(stage)
+    defaults = VerbFoilConfig()
+    verb.add_argument("--t5", required=True, help="T5 span-infilling model (paper: t5-base)")
+    verb.add_argument("--lm", required=True, help="causal LM for perplexity (paper: gpt2-xl)")
+    verb.add_argument("--sentence-model", required=True,
+                      help="sentence-transformers model for the sentence (and word) cosines")  # fmt: skip
+    verb.add_argument("--train-captions", type=Path,
+                      help="training captions, one per line, for the verb-frequency filter")  # fmt: skip
+    for name, value in defaults.to_record().items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            verb.add_argument(flag, action=argparse.BooleanOptionalAction, default=value)
+        else:
+            verb.add_argument(flag, type=type(value), default=value, help=f"default {value} (paper)")
+    person = stages.add_parser("person-id", help="person-ID swaps (LSMDC-IDs)")
+    person.add_argument("--captions", required=True, type=Path,
+                        help='JSONL: {"id", "caption", "characters": {name: gender}, "video"?}')  # fmt: skip
+    person.add_argument("--swap-probability", type=float, default=0.5)
+    add_output(person)
+
+
+def run(args: argparse.Namespace) -> int:
+    from foilkit.generation.contrast.multiple_choice import (
+        build_contrast_mc,
+        read_multiple_choice,
+        write_multiple_choice,
+    )
+
+    rng = random.Random(args.seed)
+    if args.stage == "person-id":
+        return _person_id(args, rng)
+    from foilkit.generation.spacy_pipeline import load_spacy
+
+    nlp = load_spacy(args.spacy)
+    items = read_multiple_choice(args.multiple_choice)
+    if args.stage == "gender-mc":
+        from foilkit.generation.contrast.gender_swap import gender_swap
+
+        built = build_contrast_mc(
+            items, lambda caption: gender_swap(caption, rng=rng, nlp=nlp), rng=rng, foil_type="gender"
+        )
+    else:
+        make_foils = _verb_foil_maker(args, nlp)
+        built = build_contrast_mc(items, make_foils, rng=rng, foil_type="verb_lm")
+    args.output.parent.mkdir(parents=True, exist_ok=True)
+    write_multiple_choice(built, args.output)
+    write_run_record(args.output, args, items_read=len(items), items_written=len(built))
+    print(f"wrote {len(built)} of {len(items)} items to {args.output}")
+    return 0
+
+
+def _verb_foil_maker(args: argparse.Namespace, nlp):
+    import dataclasses
+
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoTokenizer, T5ForConditionalGeneration
+
+    from foilkit.generation.contrast.verb_phrases import (
+        VerbFoilConfig,
+        VerbFoilModels,
+        count_verb_lemmas,
+        verb_phrase_foils,
+    )
+    from foilkit.generation.perplexity import load_text_lm
+
+    config = VerbFoilConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(VerbFoilConfig)})
+    models = VerbFoilModels(
+        nlp=nlp,
+        infill_model=T5ForConditionalGeneration.from_pretrained(args.t5).eval(),
+        infill_tokenizer=AutoTokenizer.from_pretrained(args.t5),
+        lm=load_text_lm(args.lm),
+        sentence_embedder=SentenceTransformer(args.sentence_model),
+        model_ids={"infill": args.t5, "perplexity": args.lm, "sentence": args.sentence_model},
+    )
+    counts = count_verb_lemmas(nlp, read_lines(args.train_captions)) if args.train_captions else None
+    return lambda caption: verb_phrase_foils(caption, models, config=config, verb_counts=counts)
+
+
+def _person_id(args: argparse.Namespace, rng: random.Random) -> int:
+    from foilkit.generation.contrast.person_id import person_id_swap
+    from foilkit.generation.foil import foil_row
+
+    rows = []
+    for record in read_jsonl(args.captions, required=("id", "caption", "characters")):
+        foils = person_id_swap(
+            record["caption"], record["characters"], rng=rng, swap_probability=args.swap_probability
+        )
+        if foils:
+            rows.append(foil_row(str(record["id"]), record["caption"], foils, video_path=record.get("video")))
+    count = write_rows(rows, args.output, args)
+    print(f"wrote {count} rows to {args.output}")
+    return 0

