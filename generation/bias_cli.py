@@ -15,14 +15,18 @@ from foilkit.generation.cli_io import read_jsonl
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--rows", required=True, type=Path, help="JSONL rows with caption and foils")
+    parser.add_argument(
+        "--rows", required=True, type=Path, help="JSONL rows with caption and foils"
+    )
     parser.add_argument("--before", type=Path, help="the same rows before a filter (JSONL)")
     parser.add_argument("--lm", help="causal LM for the text-only baseline (e.g. gpt2)")
     parser.add_argument("--output", "-o", type=Path, help="also write the report here")
 
 
 def _pairs(path: Path) -> list[tuple[str, list[str]]]:
-    return [(r["caption"], list(r["foils"])) for r in read_jsonl(path, required=("caption", "foils"))]
+    return [
+        (r["caption"], list(r["foils"])) for r in read_jsonl(path, required=("caption", "foils"))
+    ]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -35,7 +39,10 @@ def run(args: argparse.Namespace) -> int:
     if args.before:
         before = _pairs(args.before)
         report["filter"] = filter_bias_report(
-            [c for c, _ in before], [f for _, fs in before for f in fs], foils, captions_after=captions
+            [c for c, _ in before],
+            [f for _, fs in before for f in fs],
+            foils,
+            captions_after=captions,
         )
     if args.lm:
         from foilkit.generation.perplexity import load_text_lm

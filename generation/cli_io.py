@@ -23,7 +23,9 @@ def read_jsonl(path: str | os.PathLike, required: Sequence[str] = ()) -> Iterato
             except json.JSONDecodeError as error:
                 raise ValueError(f"{path}:{number}: not valid JSON ({error.msg})") from None
             if not isinstance(record, dict):
-                raise ValueError(f"{path}:{number}: expected a JSON object, got {type(record).__name__}")
+                raise ValueError(
+                    f"{path}:{number}: expected a JSON object, got {type(record).__name__}"
+                )
             missing = [name for name in required if name not in record]
             if missing:
                 raise ValueError(f"{path}:{number}: missing field(s) {missing}")
@@ -32,7 +34,9 @@ def read_jsonl(path: str | os.PathLike, required: Sequence[str] = ()) -> Iterato
 
 def read_lines(path: str | os.PathLike) -> list[str]:
     """The non-empty lines of a text file (e.g. training captions, one per line)."""
-    return [line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        line.strip() for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def write_rows(
@@ -59,7 +63,9 @@ def write_run_record(path: str | os.PathLike, args: argparse.Namespace, **facts:
         **facts,
     }  # fmt: skip
     out = Path(f"{path}.run.json")
-    out.write_text(json.dumps(record, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8")
+    out.write_text(
+        json.dumps(record, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
+    )
     return out
 
 

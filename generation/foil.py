@@ -41,7 +41,8 @@ class Foil:
             ``"counting"``, ``"spatial"``...); becomes the row's ``foil_type``.
         rule: the step that produced it (``"contrast.gender_swap"``, ``"vilma.masked_lm"``...).
         parameters: the step's parameters and thresholds (JSON-serialisable values).
-        model_ids: role -> model id of every model the foil went through (``{"infill": "t5-large"}``).
+        model_ids: role -> model id of every model the foil went through
+            (``{"infill": "t5-large"}``).
         filter_scores: filter name -> the score that let the foil through, in the order applied.
         source: what was replaced and by what (``{"span": "woman", "replacement": "man"}``),
             so a reader can see the edit without diffing texts.
@@ -139,8 +140,8 @@ def foil_row(
 
     ``foil_type`` defaults to the foils' common type; foils of several types need it given
     explicitly. ``video`` is the video file (absolute, or relative to the user's video root),
-    ``video_path`` its path relative to the video root. ``metadata`` adds benchmark columns (``aspect``, ``subtest``, ``clip``...).
-    The provenance of each foil is stored as a JSON string in ``foil_provenance``, aligned with
+    ``video_path`` its path relative to the video root. ``metadata`` adds benchmark columns
+    (``aspect``, ``subtest``, ``clip``...). The provenance of each foil is stored as a JSON string in ``foil_provenance``, aligned with
     ``foils``, because the provenance dicts differ between rules and Arrow needs one type.
     """
     if not foils:
@@ -186,10 +187,7 @@ def foils_dataset(rows: Sequence[Mapping[str, Any]], **metadata_features: Any) -
     ``foil_type`` and ``foil_provenance`` are declared here.
     """
     import datasets
-
     from foilkit.builders.schema import TEXT, TEXTS, canonical_features
 
-    features = canonical_features(
-        foil_type=TEXT, **{PROVENANCE_COLUMN: TEXTS}, **metadata_features
-    )
+    features = canonical_features(foil_type=TEXT, **{PROVENANCE_COLUMN: TEXTS}, **metadata_features)
     return datasets.Dataset.from_list([dict(row) for row in rows], features=features)

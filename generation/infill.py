@@ -39,8 +39,7 @@ def _span_from_t5_output(decoded: str, tokenizer: Any) -> str:
         if token:
             decoded = decoded.replace(token, " ")
     decoded = decoded.strip()
-    if decoded.startswith(T5_MASK):
-        decoded = decoded[len(T5_MASK) :]
+    decoded = decoded.removeprefix(T5_MASK)
     return " ".join(_SENTINEL.split(decoded, maxsplit=1)[0].split())
 
 

@@ -122,7 +122,9 @@ def nli_scores(
     if not pairs:
         return []
     names = label_names(model, labels)
-    both = [(caption, foil) for caption, foil in pairs] + [(foil, caption) for caption, foil in pairs]
+    both = [(caption, foil) for caption, foil in pairs] + [
+        (foil, caption) for caption, foil in pairs
+    ]
     probabilities = model.predict(
         both, apply_softmax=True, batch_size=batch_size, show_progress_bar=False
     )

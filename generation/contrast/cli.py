@@ -12,7 +12,13 @@ import argparse
 import random
 from pathlib import Path
 
-from foilkit.generation.cli_io import add_output, read_jsonl, read_lines, write_rows, write_run_record
+from foilkit.generation.cli_io import (
+    add_output,
+    read_jsonl,
+    read_lines,
+    write_rows,
+    write_run_record,
+)
 
 STAGES = ("gender-mc", "verb-mc", "person-id")
 
@@ -41,7 +47,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         if isinstance(value, bool):
             verb.add_argument(flag, action=argparse.BooleanOptionalAction, default=value)
         else:
-            verb.add_argument(flag, type=type(value), default=value, help=f"default {value} (paper)")
+            verb.add_argument(
+                flag, type=type(value), default=value, help=f"default {value} (paper)"
+            )
     person = stages.add_parser("person-id", help="person-ID swaps (LSMDC-IDs)")
     person.add_argument("--captions", required=True, type=Path,
                         help='JSONL: {"id", "caption", "characters": {name: gender}, "video"?}')  # fmt: skip
@@ -67,7 +75,10 @@ def run(args: argparse.Namespace) -> int:
         from foilkit.generation.contrast.gender_swap import gender_swap
 
         built = build_contrast_mc(
-            items, lambda caption: gender_swap(caption, rng=rng, nlp=nlp), rng=rng, foil_type="gender"
+            items,
+            lambda caption: gender_swap(caption, rng=rng, nlp=nlp),
+            rng=rng,
+            foil_type="gender",
         )
     else:
         make_foils = _verb_foil_maker(args, nlp)
@@ -82,9 +93,6 @@ def run(args: argparse.Namespace) -> int:
 def _verb_foil_maker(args: argparse.Namespace, nlp):
     import dataclasses
 
-    from sentence_transformers import SentenceTransformer
-    from transformers import AutoTokenizer, T5ForConditionalGeneration
-
     from foilkit.generation.contrast.verb_phrases import (
         VerbFoilConfig,
         VerbFoilModels,
@@ -92,8 +100,12 @@ def _verb_foil_maker(args: argparse.Namespace, nlp):
         verb_phrase_foils,
     )
     from foilkit.generation.perplexity import load_text_lm
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoTokenizer, T5ForConditionalGeneration
 
-    config = VerbFoilConfig(**{f.name: getattr(args, f.name) for f in dataclasses.fields(VerbFoilConfig)})
+    config = VerbFoilConfig(
+        **{f.name: getattr(args, f.name) for f in dataclasses.fields(VerbFoilConfig)}
+    )
     models = VerbFoilModels(
         nlp=nlp,
         infill_model=T5ForConditionalGeneration.from_pretrained(args.t5).eval(),
@@ -102,7 +114,9 @@ def _verb_foil_maker(args: argparse.Namespace, nlp):
         sentence_embedder=SentenceTransformer(args.sentence_model),
         model_ids={"infill": args.t5, "perplexity": args.lm, "sentence": args.sentence_model},
     )
-    counts = count_verb_lemmas(nlp, read_lines(args.train_captions)) if args.train_captions else None
+    counts = (
+        count_verb_lemmas(nlp, read_lines(args.train_captions)) if args.train_captions else None
+    )
     return lambda caption: verb_phrase_foils(caption, models, config=config, verb_counts=counts)
 
 
@@ -116,7 +130,11 @@ def _person_id(args: argparse.Namespace, rng: random.Random) -> int:
             record["caption"], record["characters"], rng=rng, swap_probability=args.swap_probability
         )
         if foils:
-            rows.append(foil_row(str(record["id"]), record["caption"], foils, video_path=record.get("video")))
+            rows.append(
+                foil_row(
+                    str(record["id"]), record["caption"], foils, video_path=record.get("video")
+                )
+            )
     count = write_rows(rows, args.output, args)
     print(f"wrote {count} rows to {args.output}")
     return 0

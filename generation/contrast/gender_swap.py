@@ -55,8 +55,41 @@ FEMALE_TO_MALE_PRONOUNS: Mapping[str, str] = {"she": "he", "hers": "his", "herse
 
 # Words after which "her" is an object pronoun, not a possessive determiner.
 _NOT_A_NOUN_AFTER_HER = frozenset(
-    "a an the and or but to in on at with for from into onto by of as up down out off over "
-    "while when then than so is are was were be".split()
+    [
+        "a",
+        "an",
+        "the",
+        "and",
+        "or",
+        "but",
+        "to",
+        "in",
+        "on",
+        "at",
+        "with",
+        "for",
+        "from",
+        "into",
+        "onto",
+        "by",
+        "of",
+        "as",
+        "up",
+        "down",
+        "out",
+        "off",
+        "over",
+        "while",
+        "when",
+        "then",
+        "than",
+        "so",
+        "is",
+        "are",
+        "was",
+        "were",
+        "be",
+    ]
 )
 _WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
 
@@ -69,7 +102,9 @@ def _match_case(word: str, template: str) -> str:
     return word
 
 
-def _her_is_possessive(words: Sequence[re.Match[str]], index: int, tags: Sequence[str] | None) -> bool:
+def _her_is_possessive(
+    words: Sequence[re.Match[str]], index: int, tags: Sequence[str] | None
+) -> bool:
     if tags is not None:
         return tags[index] == "PRP$"
     following = words[index + 1].group().lower() if index + 1 < len(words) else None

@@ -66,7 +66,9 @@ def read_multiple_choice(path: str | os.PathLike) -> list[MultipleChoiceItem]:
             try:
                 label = int(row["label"])
             except (TypeError, ValueError):
-                raise ValueError(f"{path}:{line}: label {row['label']!r} is not an integer") from None
+                raise ValueError(
+                    f"{path}:{line}: label {row['label']!r} is not an integer"
+                ) from None
             contrast = row.get("foil_provenance") or None
             items.append(
                 MultipleChoiceItem(
@@ -89,7 +91,9 @@ def write_multiple_choice(items: Iterable[MultipleChoiceItem], path: str | os.Pa
     n = width.pop() if width else 5
     with open(path, "w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
-        writer.writerow(["clip", *(f"ending{i}" for i in range(n)), "label", "foil_type", "foil_provenance"])
+        writer.writerow(
+            ["clip", *(f"ending{i}" for i in range(n)), "label", "foil_type", "foil_provenance"]
+        )
         for item in items:
             provenance = json.dumps(item.contrast_foil.to_record()) if item.contrast_foil else ""
             writer.writerow([item.clip, *item.options, item.label, item.foil_type, provenance])
@@ -112,14 +116,14 @@ def build_contrast_mc(
     built = []
     for item in random_mc:
         options = {option.strip().lower() for option in item.options}
-        foils = [foil for foil in make_foils(item.caption) if foil.text.strip().lower() not in options]
+        foils = [
+            foil for foil in make_foils(item.caption) if foil.text.strip().lower() not in options
+        ]
         if not foils:
             continue
         foil = rng.choice(foils)
         slot = rng.choice([i for i in range(len(item.options)) if i != item.label])
         new_options = list(item.options)
         new_options[slot] = foil.text
-        built.append(
-            MultipleChoiceItem(item.clip, tuple(new_options), item.label, foil_type, foil)
-        )
+        built.append(MultipleChoiceItem(item.clip, tuple(new_options), item.label, foil_type, foil))
     return built

@@ -38,10 +38,9 @@ from foilkit.generation.perplexity import perplexities
 from foilkit.generation.spacy_pipeline import pipeline_id
 
 if TYPE_CHECKING:
+    from foilkit.scorers.adapters.text_lm import TextLMAdapter
     from spacy.language import Language
     from spacy.tokens import Doc
-
-    from foilkit.scorers.adapters.text_lm import TextLMAdapter
 
 RULE = "contrast.verb_phrase"
 FOIL_TYPE = "verb"
@@ -118,7 +117,9 @@ def verb_phrases(doc: Doc) -> list[VerbPhrase]:
             last = following
         lemma = " ".join(t.lemma_.lower() for t in doc[token.i : last.i + 1])
         phrases.append(
-            VerbPhrase(token.idx, last.idx + len(last), doc.text[token.idx : last.idx + len(last)], lemma)
+            VerbPhrase(
+                token.idx, last.idx + len(last), doc.text[token.idx : last.idx + len(last)], lemma
+            )
         )
     return phrases
 
@@ -129,7 +130,9 @@ def verb_lemmas(doc: Doc, start: int = 0, end: int | None = None) -> list[str]:
     return [t.lemma_.lower() for t in doc if t.pos_ == "VERB" and start <= t.idx < end]
 
 
-def count_verb_lemmas(nlp: Language, captions: Iterable[str], *, batch_size: int = 256) -> Counter[str]:
+def count_verb_lemmas(
+    nlp: Language, captions: Iterable[str], *, batch_size: int = 256
+) -> Counter[str]:
     """How often each verb lemma occurs in ``captions`` (the training descriptions)."""
     counts: Counter[str] = Counter()
     for doc in nlp.pipe(captions, batch_size=batch_size):
@@ -180,10 +183,17 @@ def verb_phrase_foils(
         max_new_tokens=config.max_new_tokens,
         model_id=models.model_ids["infill"],
     )
-    parameters = {**config.to_record(), "verb_counts": verb_counts is not None,
-                  "lexicon": models.lexicon.name}
+    parameters = {
+        **config.to_record(),
+        "verb_counts": verb_counts is not None,
+        "lexicon": models.lexicon.name,
+    }
     candidates: list[tuple[Foil, VerbPhrase, list[str]]] = []
-    texts = [caption[: p.start] + f.text + caption[p.end :] for p, fs in zip(phrases, fillers) for f in fs]
+    texts = [
+        caption[: p.start] + f.text + caption[p.end :]
+        for p, fs in zip(phrases, fillers)
+        for f in fs
+    ]
     docs = iter(models.nlp.pipe(texts))
     for phrase, phrase_fillers in zip(phrases, fillers, strict=True):
         for filler in phrase_fillers:
@@ -195,8 +205,12 @@ def verb_phrase_foils(
                 RULE,
                 parameters=parameters,
                 model_ids=models.model_ids,
-                source={"span": phrase.text, "replacement": filler.text,
-                        "infill_score": filler.score, "verb_lemma": phrase.lemma},
+                source={
+                    "span": phrase.text,
+                    "replacement": filler.text,
+                    "infill_score": filler.score,
+                    "verb_lemma": phrase.lemma,
+                },
             )
             if config.require_verb:
                 if not new_verbs:
@@ -217,13 +231,18 @@ def verb_phrase_foils(
     for (foil, phrase, new_verbs), ppl_m in zip(candidates, ppl_ms, strict=True):
         kept, ppl_diff = perplexity_rule(ppl_o, ppl_m, config)
         if kept:
-            fluent.append((foil.passed("perplexity", ppl_diff, ppl_o=ppl_o, ppl_m=ppl_m), phrase, new_verbs))
+            fluent.append(
+                (foil.passed("perplexity", ppl_diff, ppl_o=ppl_o, ppl_m=ppl_m), phrase, new_verbs)
+            )
     if not fluent:
         return []
 
     kept = inconsistent_foils(
         caption,
-        [(foil, phrase.lemma, " ".join(new_verbs) or replacement_of(foil)) for foil, phrase, new_verbs in fluent],
+        [
+            (foil, phrase.lemma, " ".join(new_verbs) or replacement_of(foil))
+            for foil, phrase, new_verbs in fluent
+        ],
         models,
         config,
     )

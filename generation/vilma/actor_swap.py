@@ -45,7 +45,9 @@ def _sentence_initial(phrase: str) -> str:
 
 def _mid_sentence(phrase: str) -> str:
     first, _, rest = phrase.partition(" ")
-    return (first.lower() + (" " + rest if rest else "")) if first.lower() in _DETERMINERS else phrase
+    return (
+        (first.lower() + (" " + rest if rest else "")) if first.lower() in _DETERMINERS else phrase
+    )
 
 
 def _phrase(token: Token) -> Span:

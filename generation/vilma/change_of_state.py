@@ -64,7 +64,9 @@ def _state(argument: str, state: str, plural: bool) -> str:
     return f"{argument} {'are' if plural else 'is'} {state}"
 
 
-def _render(subtest: str, verb: str, pre: str, post: str, argument: str, transitive: bool, plural: bool) -> str:
+def _render(
+    subtest: str, verb: str, pre: str, post: str, argument: str, transitive: bool, plural: bool
+) -> str:
     if subtest == "action":
         return capitalise(_action_clause(verb, argument, transitive, plural)) + "."
     if subtest == "prestate":

@@ -31,22 +31,39 @@ def configure(parser: argparse.ArgumentParser) -> None:
     stages = parser.add_subparsers(dest="stage", required=True, metavar="stage")
     parsers = {name: stages.add_parser(name, help=f"ViLMA {name} foils") for name in STAGES}
     for stage in parsers.values():
-        stage.add_argument("--input", "-i", required=True, type=Path, help="JSONL input (see module doc)")
+        stage.add_argument(
+            "--input", "-i", required=True, type=Path, help="JSONL input (see module doc)"
+        )
         add_output(stage)
     count = parsers["counting"]
-    count.add_argument("--small-max", type=int, default=counting.SMALL_MAX, help="largest 'small' number (3)")
-    count.add_argument("--max-count", type=int, default=counting.MAX_COUNT, help="count threshold (10)")
+    count.add_argument(
+        "--small-max", type=int, default=counting.SMALL_MAX, help="largest 'small' number (3)"
+    )
+    count.add_argument(
+        "--max-count", type=int, default=counting.MAX_COUNT, help="count threshold (10)"
+    )
     count.add_argument("--digits", action="store_true", help="write numbers as digits, not words")
     for name in ("actor-swap", "spatial", "masked-lm"):
         parsers[name].add_argument("--spacy", default=DEFAULT_SPACY_PIPELINE, help="spaCy pipeline")
     for name in ("spatial", "masked-lm"):
         stage = parsers[name]
-        stage.add_argument("--nli", help=f"NLI cross-encoder (ViLMA: {VILMA_NLI_MODEL}); omit to skip")
-        stage.add_argument("--cola", help=f"CoLA classifier for grammaticality (e.g. {grammaticality.DEFAULT_COLA_MODEL})")
-        stage.add_argument("--acceptable-label", help="index or name of the CoLA 'acceptable' class")
-        stage.add_argument("--grammaticality-threshold", type=float, default=grammaticality.THRESHOLD)
+        stage.add_argument(
+            "--nli", help=f"NLI cross-encoder (ViLMA: {VILMA_NLI_MODEL}); omit to skip"
+        )
+        stage.add_argument(
+            "--cola",
+            help=f"CoLA classifier for grammaticality (e.g. {grammaticality.DEFAULT_COLA_MODEL})",
+        )
+        stage.add_argument(
+            "--acceptable-label", help="index or name of the CoLA 'acceptable' class"
+        )
+        stage.add_argument(
+            "--grammaticality-threshold", type=float, default=grammaticality.THRESHOLD
+        )
     spatial_stage = parsers["spatial"]
-    spatial_stage.add_argument("--t5", required=True, help=f"T5 ranking model (ViLMA: {spatial.PAPER_RANKING_MODEL})")
+    spatial_stage.add_argument(
+        "--t5", required=True, help=f"T5 ranking model (ViLMA: {spatial.PAPER_RANKING_MODEL})"
+    )
     spatial_stage.add_argument("--top-k", type=int, default=spatial.TOP_K)
     mlm = parsers["masked-lm"]
     mlm.add_argument("--mlm", action="append", required=True, metavar="KIND:MODEL",
@@ -54,7 +71,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     mlm.add_argument("--role", choices=masked_lm.ROLES, default="argument")
     mlm.add_argument("--top-k", type=int, default=FILL_MASK_TOP_K)
     mlm.add_argument("--foil-type", default="proficiency")
-    mlm.add_argument("--all-foils", action="store_true", help="keep every passing foil, not only the best")
+    mlm.add_argument(
+        "--all-foils", action="store_true", help="keep every passing foil, not only the best"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -116,7 +135,11 @@ def _actor_swap(args: argparse.Namespace) -> list[dict[str, Any]]:
     for record in _captions(args):
         foils = actor_swap(record["caption"], nlp=nlp)
         if foils:
-            rows.append(foil_row(str(record["id"]), record["caption"], foils, video_path=record.get("video")))
+            rows.append(
+                foil_row(
+                    str(record["id"]), record["caption"], foils, video_path=record.get("video")
+                )
+            )
     return rows
 
 
@@ -128,9 +151,8 @@ def _filters(args: argparse.Namespace) -> list[Callable]:
 
         filters.append(NLIFilter(load_nli_model(args.nli), model_id=args.nli, policy="vilma"))
     if args.cola:
-        from transformers import AutoModelForSequenceClassification, AutoTokenizer
-
         from foilkit.generation.vilma.grammaticality import GrammaticalityFilter
+        from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         label = args.acceptable_label
         filters.append(
@@ -146,10 +168,9 @@ def _filters(args: argparse.Namespace) -> list[Callable]:
 
 
 def _spatial(args: argparse.Namespace) -> list[dict[str, Any]]:
-    from transformers import AutoTokenizer, T5ForConditionalGeneration
-
     from foilkit.generation.foil import foil_row
     from foilkit.generation.vilma.spatial import spatial_foils
+    from transformers import AutoTokenizer, T5ForConditionalGeneration
 
     records = _captions(args)
     model = T5ForConditionalGeneration.from_pretrained(args.t5).eval()
@@ -165,15 +186,19 @@ def _spatial(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _load_masked_lm(spec: str):
-    from transformers import AutoModelForMaskedLM, AutoTokenizer, T5ForConditionalGeneration
-
     from foilkit.generation.vilma.masked_lm import MaskedLM
+    from transformers import AutoModelForMaskedLM, AutoTokenizer, T5ForConditionalGeneration
 
     kind, sep, model_id = spec.partition(":")
     if not sep or kind not in ("fill-mask", "t5"):
         raise ValueError(f"--mlm {spec!r}: expected fill-mask:<model> or t5:<model>")
     auto = T5ForConditionalGeneration if kind == "t5" else AutoModelForMaskedLM
-    return MaskedLM(auto.from_pretrained(model_id).eval(), AutoTokenizer.from_pretrained(model_id), kind, model_id)
+    return MaskedLM(
+        auto.from_pretrained(model_id).eval(),
+        AutoTokenizer.from_pretrained(model_id),
+        kind,
+        model_id,
+    )
 
 
 def _masked_lm(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -193,5 +218,9 @@ def _masked_lm(args: argparse.Namespace) -> list[dict[str, Any]]:
         elif not args.all_foils:
             foils = foils[:1]
         if foils:
-            rows.append(foil_row(str(record["id"]), record["caption"], foils, video_path=record.get("video")))
+            rows.append(
+                foil_row(
+                    str(record["id"]), record["caption"], foils, video_path=record.get("video")
+                )
+            )
     return rows

@@ -28,10 +28,29 @@ SMALL_MAX = 3
 MAX_COUNT = 10
 SUBTESTS = ("easy", "difficult")
 
-_SPELLED = (
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty"
-).split()
+_SPELLED = [
+    "zero",
+    "one",
+    "two",
+    "three",
+    "four",
+    "five",
+    "six",
+    "seven",
+    "eight",
+    "nine",
+    "ten",
+    "eleven",
+    "twelve",
+    "thirteen",
+    "fourteen",
+    "fifteen",
+    "sixteen",
+    "seventeen",
+    "eighteen",
+    "nineteen",
+    "twenty",
+]
 
 
 def spell_number(number: int) -> str:

@@ -68,7 +68,9 @@ class MaskedLM:
             )  # fmt: skip
             # Beam scores are length-normalised log-probabilities: exp gives a probability-like score.
             return [[(f.text, math.exp(f.score)) for f in fs] for fs in found]
-        found = fill_mask_fillers(self.model, self.tokenizer, masked_texts, top_k=top_k, model_id=self.id)
+        found = fill_mask_fillers(
+            self.model, self.tokenizer, masked_texts, top_k=top_k, model_id=self.id
+        )
         return [[(f.text, f.score) for f in fs] for fs in found]
 
 
@@ -119,7 +121,8 @@ def masked_lm_candidates(
                 if text.lower() != target.text.lower():
                     proposals[text.lower()].append(probability)
         ranked = sorted(
-            proposals.items(), key=lambda item: (-len(item[1]), -sum(item[1]) / len(item[1]), item[0])
+            proposals.items(),
+            key=lambda item: (-len(item[1]), -sum(item[1]) / len(item[1]), item[0]),
         )[:top_k]
         for text, probabilities in ranked:
             votes, mean = len(probabilities), sum(probabilities) / len(probabilities)
@@ -129,7 +132,10 @@ def masked_lm_candidates(
                     foil_type,
                     RULE,
                     parameters={"role": role, "top_k": top_k},
-                    model_ids={"parser": pipeline_id(nlp), **{f"mlm{i}": lm.id for i, lm in enumerate(models)}},
+                    model_ids={
+                        "parser": pipeline_id(nlp),
+                        **{f"mlm{i}": lm.id for i, lm in enumerate(models)},
+                    },
                     source={
                         "span": target.text,
                         "replacement": text,
@@ -153,7 +159,9 @@ def masked_lm_foils(
     top_k: int = FILL_MASK_TOP_K,
 ) -> list[Foil]:
     """Candidates that pass every filter in order (e.g. NLI, then grammaticality)."""
-    foils = masked_lm_candidates(caption, models, nlp=nlp, role=role, foil_type=foil_type, top_k=top_k)
+    foils = masked_lm_candidates(
+        caption, models, nlp=nlp, role=role, foil_type=foil_type, top_k=top_k
+    )
     for keep in filters:
         if not foils:
             break

@@ -56,7 +56,9 @@ def _pattern(vocabulary: Iterable[str]) -> re.Pattern[str]:
     return re.compile(r"\b(" + "|".join(re.escape(w) for w in words) + r")\b", re.IGNORECASE)
 
 
-def preposition_slots(caption: str, vocabulary: Iterable[str] = SPATIAL_PREPOSITIONS) -> list[PrepositionSlot]:
+def preposition_slots(
+    caption: str, vocabulary: Iterable[str] = SPATIAL_PREPOSITIONS
+) -> list[PrepositionSlot]:
     """The prepositions of ``vocabulary`` in ``caption``, longest match first, left to right."""
     return [
         PrepositionSlot(m.start(), m.end(), m.group().lower())
@@ -129,7 +131,9 @@ def rank_by_t5(
     scores = (token_logprobs.sum(-1) / mask.sum(-1)).tolist()
     ranked = sorted(zip(scores, range(len(candidates))), key=lambda pair: (-pair[0], pair[1]))
     return [
-        candidates[i].passed("t5_plausibility", score, model_id=model_id, top_k=top_k, subject=subject)
+        candidates[i].passed(
+            "t5_plausibility", score, model_id=model_id, top_k=top_k, subject=subject
+        )
         for score, i in ranked[:top_k]
     ]
 
@@ -146,7 +150,12 @@ def match_caption_distribution(
     chosen: list[Foil | None] = []
     for candidates in ranked_foils:
         pick = next(
-            (f for f in candidates if used[f.source["replacement"]] < caption_counts.get(str(f.source["replacement"]), 0)),
+            (
+                f
+                for f in candidates
+                if used[f.source["replacement"]]
+                < caption_counts.get(str(f.source["replacement"]), 0)
+            ),
             None,
         )
         if pick is not None:

@@ -40,7 +40,9 @@ def t5():
     from transformers import AutoTokenizer, T5ForConditionalGeneration
 
     path = tiny_model_path("t5")
-    return T5ForConditionalGeneration.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(path)
+    return T5ForConditionalGeneration.from_pretrained(path).eval(), AutoTokenizer.from_pretrained(
+        path
+    )
 
 
 @pytest.fixture(scope="session")

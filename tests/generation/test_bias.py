@@ -5,7 +5,6 @@ from __future__ import annotations
 import math
 
 import pytest
-
 from foilkit.generation.bias import (
     filter_bias_report,
     js_divergence,
@@ -38,8 +37,12 @@ def test_lexical_bias_and_filter_report():
     report = filter_bias_report(captions, before, after, captions_after=captions[:1])
     assert report["js_before"] == pytest.approx(0.0)
     # "a man opens the door" vs "a man closes the door": 2 of 5 words differ.
-    assert report["js_after"] == pytest.approx(js_divergence({"a": 1, "man": 1, "closes": 1, "the": 1, "door": 1},
-                                                             {"a": 1, "man": 1, "opens": 1, "the": 1, "door": 1}))
+    assert report["js_after"] == pytest.approx(
+        js_divergence(
+            {"a": 1, "man": 1, "closes": 1, "the": 1, "door": 1},
+            {"a": 1, "man": 1, "opens": 1, "the": 1, "door": 1},
+        )
+    )
     assert report["js_change"] == pytest.approx(report["js_after"]) and report["foils_after"] == 1
 
 
@@ -49,8 +52,14 @@ def test_text_only_baseline_counts_preferences(text_lm):
         ("a woman runs fast", ["a man is walking"]),
     ]
     report = text_only_baseline(text_lm, items)
-    ppl = dict(zip(*[["a man is walking", "a woman runs fast", "dog the"],
-                     perplexities(text_lm, ["a man is walking", "a woman runs fast", "dog the"])]))
+    ppl = dict(
+        zip(
+            *[
+                ["a man is walking", "a woman runs fast", "dog the"],
+                perplexities(text_lm, ["a man is walking", "a woman runs fast", "dog the"]),
+            ]
+        )
+    )
     wins = (ppl["a man is walking"] < min(ppl["a woman runs fast"], ppl["dog the"])) + (
         ppl["a woman runs fast"] < ppl["a man is walking"]
     )
@@ -66,18 +75,36 @@ def test_bias_command(tmp_path, capsys):
     import json
 
     from foilkit.generation import bias_cli
+
     from foilkit.testing.models import tiny_model_path
 
     rows = tmp_path / "rows.jsonl"
-    rows.write_text(json.dumps({"caption": "a man opens the door", "foils": ["a man closes the door"]}) + "\n")
+    rows.write_text(
+        json.dumps({"caption": "a man opens the door", "foils": ["a man closes the door"]}) + "\n"
+    )
     parser = argparse.ArgumentParser()
     bias_cli.configure(parser)
     out = tmp_path / "report.json"
-    args = parser.parse_args(["--rows", str(rows), "--before", str(rows), "--lm", str(tiny_model_path("gpt2")), "-o", str(out)])
+    args = parser.parse_args(
+        [
+            "--rows",
+            str(rows),
+            "--before",
+            str(rows),
+            "--lm",
+            str(tiny_model_path("gpt2")),
+            "-o",
+            str(out),
+        ]
+    )
     assert bias_cli.run(args) == 0
     report = json.loads(out.read_text())
-    assert report["js"] == pytest.approx(js_divergence({"opens": 1, "a": 1, "man": 1, "the": 1, "door": 1},
-                                                       {"closes": 1, "a": 1, "man": 1, "the": 1, "door": 1}))
+    assert report["js"] == pytest.approx(
+        js_divergence(
+            {"opens": 1, "a": 1, "man": 1, "the": 1, "door": 1},
+            {"closes": 1, "a": 1, "man": 1, "the": 1, "door": 1},
+        )
+    )
     assert report["filter"]["js_change"] == pytest.approx(0.0)
     assert report["text_only"]["items"] == 1
     assert json.loads(capsys.readouterr().out) == report

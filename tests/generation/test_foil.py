@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from foilkit.generation.foil import (
     PROVENANCE_COLUMN,
     Foil,
@@ -87,7 +86,6 @@ def test_unique_foils_drops_duplicates_and_the_caption():
 
 def test_rows_make_a_dataset_with_the_canonical_features():
     import datasets
-
     from foilkit.builders.schema import CANONICAL_COLUMNS
 
     rows = [

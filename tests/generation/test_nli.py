@@ -5,7 +5,6 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from foilkit.generation.foil import Foil
 from foilkit.generation.nli import (
     CONTRADICTION,
@@ -18,6 +17,7 @@ from foilkit.generation.nli import (
     load_nli_model,
     nli_scores,
 )
+
 from foilkit.testing.models import tiny_model_path
 
 CAPTION = "A woman is pushing her stroller"

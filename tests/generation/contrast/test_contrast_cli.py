@@ -6,9 +6,9 @@ import argparse
 import json
 
 import pytest
-
 from foilkit.generation.contrast import cli
 from foilkit.generation.contrast.multiple_choice import read_multiple_choice
+
 from foilkit.testing.models import tiny_model_path
 
 RANDOM_MC = (
@@ -33,7 +33,9 @@ def random_mc(tmp_path):
 
 def test_gender_mc_stage(random_mc, tmp_path):
     out = tmp_path / "out" / "gender.tsv"
-    assert _run("gender-mc", "--multiple-choice", str(random_mc), "-o", str(out), "--seed", "3") == 0
+    assert (
+        _run("gender-mc", "--multiple-choice", str(random_mc), "-o", str(out), "--seed", "3") == 0
+    )
     (item,) = read_multiple_choice(out)
     assert "a man is pushing his stroller" in item.options and item.foil_type == "gender"
     record = json.loads((tmp_path / "out" / "gender.tsv.run.json").read_text())
@@ -61,7 +63,10 @@ def test_verb_mc_stage_with_tiny_models(random_mc, tmp_path, sentence_embedder):
         assert foil.rule == "contrast.verb_phrase" and foil.parameters["num_beams"] == 6
         assert foil.text in item.options and item.options.index(foil.text) != item.label
     record = json.loads(out.with_name("verb.tsv.run.json").read_text())
-    assert record["parameters"]["min_verb_frequency"] == 30 and record["parameters"]["ppl_m_max"] == 750.0
+    assert (
+        record["parameters"]["min_verb_frequency"] == 30
+        and record["parameters"]["ppl_m_max"] == 750.0
+    )
 
 
 def test_person_id_stage(tmp_path):

@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from foilkit.generation.contrast.gender_swap import gender_swap
 from foilkit.generation.contrast.multiple_choice import (
     MultipleChoiceItem,
@@ -53,8 +52,10 @@ def test_replaced_slot_is_seeded_and_uniform(random_mc):
     slots = set()
     for seed in range(40):
         (item,) = build_contrast_mc(
-            random_mc[:1], lambda c: gender_swap(c, rng=random.Random(0)),
-            rng=random.Random(seed), foil_type="gender",
+            random_mc[:1],
+            lambda c: gender_swap(c, rng=random.Random(0)),
+            rng=random.Random(seed),
+            foil_type="gender",
         )
         slots.add(next(i for i, o in enumerate(item.options) if o != random_mc[0].options[i]))
     assert slots == {0, 2, 3, 4}

@@ -6,7 +6,6 @@ import json
 from collections import Counter
 
 import pytest
-
 from foilkit.generation.contrast.lexicon import (
     BuiltinVerbLexicon,
     WordNetVerbLexicon,
@@ -63,7 +62,9 @@ def test_verb_phrase_patterns(nlp, caption, phrases):
 )
 def test_perplexity_rule(ppl_o, ppl_m, kept):
     assert perplexity_rule(ppl_o, ppl_m, VerbFoilConfig())[0] is kept
-    assert perplexity_rule(ppl_o, ppl_m, VerbFoilConfig())[1] == pytest.approx((ppl_m - ppl_o) / ppl_o)
+    assert perplexity_rule(ppl_o, ppl_m, VerbFoilConfig())[1] == pytest.approx(
+        (ppl_m - ppl_o) / ppl_o
+    )
 
 
 def test_lexicons():
@@ -119,8 +120,12 @@ def test_end_to_end_with_tiny_models(models):
         assert foil.text.startswith("a woman is ") and foil.text.endswith(" her stroller")
 
     relaxed = VerbFoilConfig(
-        num_beams=8, num_candidates=8, require_verb=False, ppl_diff_max=float("inf"),
-        word_cosine_max=2.0, sentence_cosine_max=2.0,
+        num_beams=8,
+        num_candidates=8,
+        require_verb=False,
+        ppl_diff_max=float("inf"),
+        word_cosine_max=2.0,
+        sentence_cosine_max=2.0,
     )
     loose = verb_phrase_foils(caption, models, config=relaxed)
     assert loose and len({f.text for f in loose}) == len(loose)

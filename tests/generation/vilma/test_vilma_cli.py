@@ -7,9 +7,9 @@ import json
 
 import datasets
 import pytest
-
 from foilkit.generation.foil import foils_dataset, row_foils
 from foilkit.generation.vilma import cli
+
 from foilkit.testing.models import tiny_model_path
 
 
@@ -24,7 +24,9 @@ def _run(tmp_path, stage: str, records: list[dict], *options: str) -> list[dict]
     foils_dataset(rows, **metadata)  # the canonical features accept them
     for row in rows:
         assert [f.text for f in row_foils(row)] == row["foils"]
-    assert json.loads(out.with_name(f"{stage}.jsonl.run.json").read_text())["rows_written"] == len(rows)
+    assert json.loads(out.with_name(f"{stage}.jsonl.run.json").read_text())["rows_written"] == len(
+        rows
+    )
     return rows
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-
 from foilkit.generation.foil import Foil, foil_row, foils_dataset
 from foilkit.generation.nli import NLIFilter
 from foilkit.generation.vilma.grammaticality import GrammaticalityFilter, acceptable_index
@@ -25,6 +24,7 @@ from foilkit.generation.vilma.spatial import (
     spatial_foils,
     spatial_prepositions,
 )
+
 from foilkit.testing.models import tiny_model_path
 
 
@@ -33,7 +33,9 @@ def cola():
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
     path = tiny_model_path("cola")
-    return AutoModelForSequenceClassification.from_pretrained(path), AutoTokenizer.from_pretrained(path)
+    return AutoModelForSequenceClassification.from_pretrained(path), AutoTokenizer.from_pretrained(
+        path
+    )
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +69,17 @@ def test_mask_targets_by_role(nlp, role, caption, targets):
 def test_ensemble_ranks_by_votes_then_probability(nlp, roberta_mlm):
     single = MaskedLM(*roberta_mlm, model_id="mlm-a")
     twin = MaskedLM(*roberta_mlm, model_id="mlm-b")
-    alone = masked_lm_candidates("someone peels a melon", [single], nlp=nlp, role="object", foil_type="proficiency", top_k=5)
-    both = masked_lm_candidates("someone peels a melon", [single, twin], nlp=nlp, role="object", foil_type="proficiency", top_k=5)
+    alone = masked_lm_candidates(
+        "someone peels a melon", [single], nlp=nlp, role="object", foil_type="proficiency", top_k=5
+    )
+    both = masked_lm_candidates(
+        "someone peels a melon",
+        [single, twin],
+        nlp=nlp,
+        role="object",
+        foil_type="proficiency",
+        top_k=5,
+    )
     assert len(alone) == 5 and [f.text for f in both] == [f.text for f in alone]
     assert all(f.source["votes"] == 2 for f in both)
     scores = [f.source["ensemble_score"] for f in alone]
@@ -103,7 +114,9 @@ def test_masked_lm_pipeline_end_to_end(nlp, roberta_mlm, t5, cola, lenient_nli):
                             filters=[lenient_nli, grammar], top_k=4)  # fmt: skip
     assert foils and all(list(f.filter_scores) == ["nli", "grammaticality"] for f in foils)
     best = best_foil(foils)
-    assert best.filter_scores["grammaticality"] == max(f.filter_scores["grammaticality"] for f in foils)
+    assert best.filter_scores["grammaticality"] == max(
+        f.filter_scores["grammaticality"] for f in foils
+    )
     rows = [foil_row("vilma-0", caption, [best], video_path="melon.mp4", test="proficiency")]
     import datasets
 
@@ -122,14 +135,25 @@ CAPTIONS = [
 
 
 def test_preposition_slots_prefer_multiword():
-    assert [s.preposition for s in preposition_slots("taking a pen out of a cup on a desk")] == ["out of", "on"]
+    assert [s.preposition for s in preposition_slots("taking a pen out of a cup on a desk")] == [
+        "out of",
+        "on",
+    ]
     assert spatial_prepositions(CAPTIONS) == Counter({"onto": 2, "on": 1, "out of": 1, "into": 1})
     candidates = preposition_candidates("putting a pen into a cup", ["into", "onto", "out of"])
-    assert [c.text for c in candidates] == ["putting a pen onto a cup", "putting a pen out of a cup"]
+    assert [c.text for c in candidates] == [
+        "putting a pen onto a cup",
+        "putting a pen out of a cup",
+    ]
 
 
 def _foil(caption_index: int, preposition: str) -> Foil:
-    return Foil(f"caption {caption_index} {preposition}", "spatial", "test", source={"replacement": preposition})
+    return Foil(
+        f"caption {caption_index} {preposition}",
+        "spatial",
+        "test",
+        source={"replacement": preposition},
+    )
 
 
 def test_distribution_matching_golden():
@@ -142,7 +166,12 @@ def test_distribution_matching_golden():
         [_foil(3, "on")],
     ]
     chosen = match_caption_distribution(ranked, caption_counts)
-    assert [f.text if f else None for f in chosen] == ["caption 0 on", "caption 1 on", "caption 2 into", None]
+    assert [f.text if f else None for f in chosen] == [
+        "caption 0 on",
+        "caption 1 on",
+        "caption 2 into",
+        None,
+    ]
     foil_counts = Counter(f.source["replacement"] for f in chosen if f)
     assert all(foil_counts[p] <= caption_counts[p] for p in foil_counts)
 

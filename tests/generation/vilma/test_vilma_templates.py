@@ -6,7 +6,6 @@ import json
 import random
 
 import pytest
-
 from foilkit.generation.vilma.actor_swap import actor_swap, swap_spans
 from foilkit.generation.vilma.change_of_state import (
     SUBTESTS,
@@ -29,7 +28,10 @@ CLOSE = ChangeOfState(pre_state="open", verb="close", post_state="closed", rever
 
 
 def test_change_of_state_paper_example_gives_the_four_subtests():
-    pairs = {s: (caption, foil.text) for s, (caption, foil) in change_of_state_pairs(CLOSE, "the door").items()}
+    pairs = {
+        s: (caption, foil.text)
+        for s, (caption, foil) in change_of_state_pairs(CLOSE, "the door").items()
+    }
     assert pairs == {
         "action": ("Someone closes the door.", "Someone opens the door."),
         "prestate": ("Initially, the door is open.", "Initially, the door is closed."),
@@ -59,7 +61,10 @@ def test_change_of_state_action_template(change, argument, caption, foil):
 
 
 def test_change_of_state_regenerates_the_published_subtests(shared_data):
-    files = {s: json.loads((shared_data / "vilma" / f"change-state-{s}.json").read_text()) for s in SUBTESTS}
+    files = {
+        s: json.loads((shared_data / "vilma" / f"change-state-{s}.json").read_text())
+        for s in SUBTESTS
+    }
     checked = 0
     for subtest, items in files.items():
         for key, item in items.items():
@@ -68,15 +73,26 @@ def test_change_of_state_regenerates_the_published_subtests(shared_data):
             # The published agreement (is/are) is not always right: take it from the file.
             plural = " are " in files["prestate"][sibling.format("prestate")]["caption"]
             c = item["change_of_state"]
-            change = ChangeOfState(c["pre-state"], c["verb"], c["post-state"], c["state-inverse"], transitive)
+            change = ChangeOfState(
+                c["pre-state"], c["verb"], c["post-state"], c["state-inverse"], transitive
+            )
             caption, foil = change_of_state_pair(change, c["object"], subtest, plural=plural)
             assert (caption, [foil.text]) == (item["caption"], item["foils"]), key
             checked += 1
     assert checked == 4 * 624
 
 
-@pytest.mark.parametrize(("verb", "inflected"), [("close", "closes"), ("tidy up", "tidies up"),
-                         ("mix", "mixes"), ("play", "plays"), ("do", "does"), ("wash", "washes")])
+@pytest.mark.parametrize(
+    ("verb", "inflected"),
+    [
+        ("close", "closes"),
+        ("tidy up", "tidies up"),
+        ("mix", "mixes"),
+        ("play", "plays"),
+        ("do", "does"),
+        ("wash", "washes"),
+    ],
+)
 def test_third_person(verb, inflected):
     assert third_person(verb) == inflected
 
@@ -90,24 +106,49 @@ def test_counting_number_choice(count, subtest, foil_range):
     assert counting_subtest(count) == subtest
     assert foil_counts(count) == list(foil_range)
     drawn = {
-        counting_pair("a man skips rope exactly <number> times.", count, rng=random.Random(s))[1].source["foil_count"]
+        counting_pair("a man skips rope exactly <number> times.", count, rng=random.Random(s))[
+            1
+        ].source["foil_count"]
         for s in range(100)
     }
     assert drawn == set(foil_range)  # every allowed number, none other
 
 
 def test_counting_golden_and_threshold():
-    caption, foil = counting_pair("a man skips rope exactly <number> times.", 3, rng=random.Random(0))
+    caption, foil = counting_pair(
+        "a man skips rope exactly <number> times.", 3, rng=random.Random(0)
+    )
     assert caption == "a man skips rope exactly three times."
-    assert foil.text == f"a man skips rope exactly {['four','five','six','seven','eight','nine','ten'][foil.source['foil_count'] - 4]} times."
-    assert foil.parameters == {"subtest": "easy", "small_max": SMALL_MAX, "max_count": MAX_COUNT, "spelled": True}
+    assert (
+        foil.text
+        == f"a man skips rope exactly {['four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'][foil.source['foil_count'] - 4]} times."
+    )
+    assert foil.parameters == {
+        "subtest": "easy",
+        "small_max": SMALL_MAX,
+        "max_count": MAX_COUNT,
+        "spelled": True,
+    }
     assert counting_pair("x exactly <number> times", MAX_COUNT + 1, rng=random.Random(0)) is None
-    assert fill_count_template("a girl jumps exactly <number> times.", 1) == "a girl jumps exactly one time."
-    assert fill_count_template("does exactly <number> pull-ups", 1, spelled=False) == "does exactly 1 pull-up"
-    assert counting_pair("x exactly <number> times", 5, rng=random.Random(0), small_max=5)[1].parameters["subtest"] == "easy"
+    assert (
+        fill_count_template("a girl jumps exactly <number> times.", 1)
+        == "a girl jumps exactly one time."
+    )
+    assert (
+        fill_count_template("does exactly <number> pull-ups", 1, spelled=False)
+        == "does exactly 1 pull-up"
+    )
+    assert (
+        counting_pair("x exactly <number> times", 5, rng=random.Random(0), small_max=5)[
+            1
+        ].parameters["subtest"]
+        == "easy"
+    )
 
 
-@pytest.mark.parametrize("name", ["counting-easy-spelled-pts", "counting-hard-spelled-sec", "counting-easy-digits"])
+@pytest.mark.parametrize(
+    "name", ["counting-easy-spelled-pts", "counting-hard-spelled-sec", "counting-easy-digits"]
+)
 def test_counting_regenerates_the_published_subtests(shared_data, name):
     processed = json.loads((shared_data / "vilma" / "quva-templates-processed.json").read_text())
     singular = {
@@ -117,10 +158,15 @@ def test_counting_regenerates_the_published_subtests(shared_data, name):
     }
     items = json.loads((shared_data / "vilma" / f"{name}.json").read_text())
     for key, item in items.items():
-        fill = {"spelled": item["digits_or_spelling"] == "spelling",
-                "singular_template": singular[(item["dataset_idx"], item["template"])]}
+        fill = {
+            "spelled": item["digits_or_spelling"] == "spelling",
+            "singular_template": singular[(item["dataset_idx"], item["template"])],
+        }
         assert fill_count_template(item["template"], item["class"], **fill) == item["caption"], key
-        assert fill_count_template(item["template"], item["classes_foil"][0], **fill) == item["foils"][0], key
+        assert (
+            fill_count_template(item["template"], item["classes_foil"][0], **fill)
+            == item["foils"][0]
+        ), key
         assert counting_subtest(item["class"]) == ("easy" if "easy" in name else "difficult")
         assert item["classes_foil"][0] in foil_counts(item["class"]), key
 
