@@ -6,24 +6,30 @@ label``: one of the four negatives is the contrast-set foil, the others are rand
 other videos. ``options`` keeps the endings in published order, ``label`` indexes the true one,
 ``caption = options[label]`` and ``foils`` are the other options in published order.
 
-The paper's ``gender`` and ``random`` MC are built from the MSR-VTT multiple-choice test file of
-Yu et al. (2018), which this repository does not hold: the user supplies it, and the gender foils
-come from the contrast-set generator (``foilkit.generation.contrast``). Until that generator
-provides Gender/Random MC items, these configs raise :class:`ContrastSetUnavailableError`
-instead of producing rows.
+The paper's ``random`` and ``gender`` MC come from the MSR-VTT multiple-choice test file of Yu
+et al. (2018), which is not redistributed here: the user supplies it (``multiple_choice_file``, in
+the layout :func:`foilkit.generation.contrast.multiple_choice.read_multiple_choice` reads: ``clip,
+ending0..ending4, label``, tab- or comma-separated). ``random`` is that file as it is; ``gender``
+replaces one random negative of each item with the gender swap of its true caption (paper Table 6,
+:func:`foilkit.generation.contrast.gender_swap.gender_swap`), drawing with ``seed``, and drops the
+clips whose caption has no gender word (2,477 of 2,990 remain in the paper).
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+import random
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import datasets
 
 from foilkit.builders.annotations import AnnotationError, AnnotationFile, GitHubSource, fetch, read_tsv
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, TEXTS, canonical_features
+
+if TYPE_CHECKING:
+    from foilkit.generation.contrast.multiple_choice import MultipleChoiceItem
 
 ENDINGS = tuple(f"ending{index}" for index in range(5))
 PUBLISHED = {"verb_lm": "msrvtt_lm_contrast_set.tsv", "verb_human": "msrvtt_human_contrast_set.tsv"}
@@ -53,7 +59,7 @@ _CITATION = """\
 
 
 class ContrastSetUnavailableError(RuntimeError):
-    """A contrast-set config needs inputs or a generator this installation does not have."""
+    """A contrast-set config needs an input the user has not given."""
 
 
 @dataclass
@@ -65,10 +71,15 @@ class ContrastSetConfig(FoilkitConfig):
             (built from ``multiple_choice_file``).
         multiple_choice_file: the MSR-VTT multiple-choice test file (Yu et al., 2018) the user
             supplies for ``gender``/``random``.
+        seed: seeds the gender MC draws (which target noun, which negative is replaced).
+        spacy_pipeline: a spaCy pipeline (package name or path) that tells possessive from object
+            "her" in gender swaps; ``None`` uses the generator's rule (see ``gender_swap``).
     """
 
     foil_type: str = "verb_lm"
     multiple_choice_file: str | None = None
+    seed: int = 0
+    spacy_pipeline: str | None = None
 
     def validate(self) -> None:
         super().validate()
@@ -102,31 +113,95 @@ class ContrastSets(FoilkitBuilder):
         """The published sets; ``gender``/``random`` need the user's multiple-choice file."""
         return list(PUBLISHED)
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        #: (items in the multiple-choice file, items with a contrast foil) of the last gender build
+        self.generated: tuple[int, int] | None = None
+
     def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
         foil_type = self.config.foil_type
         if foil_type in FROM_MULTIPLE_CHOICE_FILE:
+            path = self._multiple_choice_file()
+        else:
+            file = PUBLISHED[foil_type]
+            path = fetch(SOURCE, {"tsv": AnnotationFile(f"msrvtt/{file}", file)}, dl_manager, self.config.annotations)[
+                "tsv"
+            ]
+        return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={"split": "test", "path": path})]
+
+    def _multiple_choice_file(self) -> Path:
+        if self.config.multiple_choice_file is None:
             raise ContrastSetUnavailableError(
-                f"The {foil_type!r} contrast set is not published as a file: it is built from the MSR-VTT "
-                "multiple-choice test file of Yu et al. (2018; 2,990 videos, five options each), which you must "
-                "supply as multiple_choice_file=..., "
-                + (
-                    "with one negative replaced by a gender-swapped caption from foilkit.generation.contrast. "
-                    if foil_type == "gender"
-                    else "read by foilkit.generation.contrast. "
-                )
-                + "That generator does not provide multiple-choice items in this installation yet, so no "
-                "rows can be built. Use the published 'verb_lm' or 'verb_human' configs."
+                f"The {self.config.foil_type!r} contrast set is not published as a file: it is built from the "
+                "MSR-VTT multiple-choice test file of Yu et al. (2018; 2,990 clips, five options each), which you "
+                "must supply as multiple_choice_file=<path> (columns clip, ending0..ending4, label). No rows are "
+                "built without it; the published sets are the 'verb_lm' and 'verb_human' configs."
             )
-        file = PUBLISHED[foil_type]
-        paths = fetch(SOURCE, {"tsv": AnnotationFile(f"msrvtt/{file}", file)}, dl_manager, self.config.annotations)
-        return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={"split": "test", "path": paths["tsv"]})]
+        path = Path(self.config.multiple_choice_file).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(f"multiple_choice_file {path} does not exist")
+        return path
 
     def _rows(self, path: Path) -> Iterator[dict[str, Any]]:
+        if self.config.foil_type in FROM_MULTIPLE_CHOICE_FILE:
+            for item in self._multiple_choice_items(path):
+                yield multiple_choice_row(
+                    item.clip, list(item.options), item.label, self.config.foil_type, file=path, row=item.clip
+                )
+            return
         for number, record in read_tsv(path, ("clip", *ENDINGS, "label")):
             yield multiple_choice_row(
                 record["clip"], [record[ending] for ending in ENDINGS], record["label"],
                 self.config.foil_type, file=path, row=number,
             )  # fmt: skip
+
+    def _multiple_choice_items(self, path: Path) -> list[MultipleChoiceItem]:
+        """Random MC items of the user's file; for ``gender``, with one negative gender-swapped."""
+        from foilkit.generation.contrast.multiple_choice import build_contrast_mc, read_multiple_choice
+
+        try:
+            items = read_multiple_choice(path)
+        except ValueError as error:
+            raise AnnotationError(path, None, str(error)) from None
+        if self.config.foil_type == "random":
+            return items
+        from foilkit.generation.contrast.gender_swap import FOIL_TYPE, gender_swap
+
+        nlp = None
+        if self.config.spacy_pipeline is not None:
+            from foilkit.generation.spacy_pipeline import load_spacy
+
+            nlp = load_spacy(self.config.spacy_pipeline)
+        rng = random.Random(self.config.seed)
+        gender = build_contrast_mc(
+            items, lambda caption: gender_swap(caption, rng=rng, nlp=nlp), rng=rng, foil_type=FOIL_TYPE
+        )
+        self.generated = (len(items), len(gender))
+        return gender
+
+    def build_summary(self) -> list[str]:
+        lines = super().build_summary()
+        if self.generated is not None:
+            total, kept = self.generated
+            lines.insert(
+                0,
+                f"gender MC: {kept} of {total} clips of {self.config.multiple_choice_file} have a gender word "
+                f"and got a gender-swapped negative (seed {self.config.seed}); the other {total - kept} are dropped.",
+            )
+        return lines
+
+    @classmethod
+    def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
+        generated = [builder for builder in builders if builder.config.foil_type in FROM_MULTIPLE_CHOICE_FILE]
+        if not generated:
+            return ""
+        return (
+            "### Gender and Random MC\n\n"
+            "Built from the user's MSR-VTT multiple-choice file (Yu et al., 2018), not redistributed with the "
+            "published contrast sets: `random` is that file as it is; `gender` replaces one random negative of "
+            "each item with the gender swap of its true caption (paper Table 6, "
+            "`foilkit.generation.contrast.gender_swap`), keeping `label`, and drops clips without a gender word.\n"
+        )
 
 
 def multiple_choice_row(

@@ -29,6 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-validity-filter", action="store_true",
                         help="ViLMA: keep rows that fail the paper's human validation (column 'valid' marks them)")
     parser.add_argument("--multiple-choice-file", help="contrast sets gender/random: the MSR-VTT multiple-choice file")
+    parser.add_argument("--seed", type=int, help="contrast sets gender: seed of the gender-swap draws (default 0)")
     parser.add_argument("--push-to-hub", metavar="REPO_ID", help="upload the export as this dataset repository "
                         "(token from HF_TOKEN or the cached login)")
     parser.add_argument("--private", action="store_true", help="with --push-to-hub: create the repository private")
@@ -43,6 +44,8 @@ def _benchmark_options(args: argparse.Namespace) -> dict:
         options["validity_filter"] = False
     if args.multiple_choice_file is not None:
         options["multiple_choice_file"] = args.multiple_choice_file
+    if args.seed is not None:
+        options["seed"] = args.seed
     return options
 
 

@@ -128,8 +128,10 @@ def test_local_folder_without_the_file_says_which(tmp_path):
 
 @pytest.mark.parametrize("config", ["gender", "random"])
 def test_gender_and_random_contrast_sets_say_what_they_need(tmp_path, config):
-    with pytest.raises(ContrastSetUnavailableError, match=r"multiple_choice_file=.*foilkit\.generation\.contrast"):
+    with pytest.raises(ContrastSetUnavailableError, match=r"Yu et al\. \(2018.*multiple_choice_file=<path>"):
         _build("contrast_sets", config, tmp_path, tmp_path)
+    with pytest.raises(FileNotFoundError, match="nowhere.tsv does not exist"):
+        _build("contrast_sets", config, tmp_path, tmp_path, multiple_choice_file=str(tmp_path / "nowhere.tsv"))
 
 
 def test_unknown_policy_and_option_are_rejected(tmp_path):
