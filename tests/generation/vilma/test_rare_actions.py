@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import torch
-
 from foilkit.generation.foil import Foil
 from foilkit.generation.vilma.rare_actions import (
     ActionExclusionFilter,
