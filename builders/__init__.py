@@ -9,6 +9,7 @@
 or in one call :func:`build`; :func:`export` writes the Hub layout (parquet per config and split
 plus a dataset card) that ``datasets.load_dataset(folder, config)`` reads back.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -17,7 +18,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import datasets
-
     from foilkit.builders.base import FoilkitBuilder
 
 #: Benchmark name -> "module:class" of its builder (imported on first use).
@@ -28,7 +28,7 @@ BUILDERS: dict[str, str] = {
     "contrast_sets": "foilkit.builders.contrast_sets:ContrastSets",
 }
 
-__all__ = ["BUILDERS", "builder_class", "load_builder", "build", "prepare", "export", "push_to_hub"]
+__all__ = ["BUILDERS", "build", "builder_class", "export", "load_builder", "prepare", "push_to_hub"]
 
 
 def builder_class(name: str) -> type[FoilkitBuilder]:
@@ -67,7 +67,6 @@ def prepare(builder: FoilkitBuilder) -> datasets.DatasetDict:
     is raised as itself, not wrapped in ``datasets``' generic ``DatasetGenerationError``.
     """
     import datasets
-
     from foilkit.builders.annotations import AnnotationError
     from foilkit.builders.videos import MissingVideosError
 

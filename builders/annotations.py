@@ -8,6 +8,7 @@ client, honouring ``HF_DATASETS_OFFLINE``). A local folder holding the same file
 Readers yield ``(row, record)`` where ``row`` names the record in messages: a 1-based line
 number for JSONL/TSV, the example id for keyed JSON. :func:`require` checks a record's fields.
 """
+
 from __future__ import annotations
 
 import csv
@@ -68,7 +69,9 @@ def fetch(
     """``key -> local path`` of each annotation file: downloaded from ``source`` at its pinned
     commit, or, when ``local`` names a folder, that folder's copy (nothing downloaded)."""
     if local is None:
-        downloaded = dl_manager.download({key: source.url(file.upstream) for key, file in files.items()})
+        downloaded = dl_manager.download(
+            {key: source.url(file.upstream) for key, file in files.items()}
+        )
         return {key: Path(path) for key, path in downloaded.items()}
     folder = Path(local).expanduser()
     if not folder.is_dir():
@@ -91,9 +94,13 @@ def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
             try:
                 record = json.loads(line)
             except json.JSONDecodeError as error:
-                raise AnnotationError(path, number, f"malformed JSON ({error.msg}): {line.strip()[:80]!r}") from None
+                raise AnnotationError(
+                    path, number, f"malformed JSON ({error.msg}): {line.strip()[:80]!r}"
+                ) from None
             if not isinstance(record, dict):
-                raise AnnotationError(path, number, f"expected a JSON object, got {type(record).__name__}")
+                raise AnnotationError(
+                    path, number, f"expected a JSON object, got {type(record).__name__}"
+                )
             yield number, record
 
 
@@ -103,9 +110,13 @@ def read_keyed_json(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         try:
             data = json.load(handle)
         except json.JSONDecodeError as error:
-            raise AnnotationError(path, f"line {error.lineno}", f"malformed JSON ({error.msg})") from None
+            raise AnnotationError(
+                path, f"line {error.lineno}", f"malformed JSON ({error.msg})"
+            ) from None
     if not isinstance(data, dict):
-        raise AnnotationError(path, None, f"expected a JSON object keyed by example id, got {type(data).__name__}")
+        raise AnnotationError(
+            path, None, f"expected a JSON object keyed by example id, got {type(data).__name__}"
+        )
     for key, record in data.items():
         if not isinstance(record, dict):
             raise AnnotationError(path, key, f"expected a JSON object, got {type(record).__name__}")
@@ -118,11 +129,15 @@ def read_tsv(path: Path, columns: Sequence[str]) -> Iterator[tuple[int, dict[str
         reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
         missing = [column for column in columns if column not in (reader.fieldnames or ())]
         if missing:
-            raise AnnotationError(path, 1, f"header lacks column(s) {missing}; it has {reader.fieldnames}")
+            raise AnnotationError(
+                path, 1, f"header lacks column(s) {missing}; it has {reader.fieldnames}"
+            )
         for row in reader:
             number = reader.line_num
             if None in row or any(row[column] is None for column in columns):
-                raise AnnotationError(path, number, f"expected {len(reader.fieldnames)} tab-separated fields")
+                raise AnnotationError(
+                    path, number, f"expected {len(reader.fieldnames)} tab-separated fields"
+                )
             yield number, row
 
 

@@ -6,6 +6,7 @@ which yields canonical rows *without* ``video``. :meth:`FoilkitBuilder._generate
 resolves the videos of a whole split at once (so ``on_missing="error"`` can report every missing
 video in one message), checks that ids are unique, and records what the policy did.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
@@ -13,7 +14,6 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import datasets
-
 from foilkit.builders.annotations import GitHubSource
 from foilkit.builders.videos import VideoReport, check_policy, resolve_videos
 
@@ -88,15 +88,22 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
         """Benchmark-specific markdown for the card of an export of ``builders`` (built configs)."""
         return ""
 
-    def _generate_examples(self, split: str, **gen_kwargs: Any) -> Iterator[tuple[str, dict[str, Any]]]:
+    def _generate_examples(
+        self, split: str, **gen_kwargs: Any
+    ) -> Iterator[tuple[str, dict[str, Any]]]:
         rows = list(self._rows(**gen_kwargs))
         seen: dict[str, int] = {}
         for index, row in enumerate(rows):
             if row["id"] in seen:
-                raise ValueError(f"split {split!r}: id {row['id']!r} of row {index} repeats row {seen[row['id']]}")
+                raise ValueError(
+                    f"split {split!r}: id {row['id']!r} of row {index} repeats row {seen[row['id']]}"
+                )
             seen[row["id"]] = index
         resolution = resolve_videos(
-            [row["video_path"] for row in rows], self.config.video_root, self.config.on_missing, split=split
+            [row["video_path"] for row in rows],
+            self.config.video_root,
+            self.config.on_missing,
+            split=split,
         )
         self.video_reports[split] = resolution.report
         self.info.description = "\n".join([self.DESCRIPTION, *self.build_summary()])

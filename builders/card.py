@@ -6,15 +6,15 @@ the licence and the pretty name. The body says where the annotations came from, 
 videos are resolved (layout, missing videos, embedded bytes or not), the benchmark's own notes
 and the citation.
 """
+
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import datasets
-from huggingface_hub import DatasetCardData
-
 from foilkit.builders.base import FoilkitBuilder
+from huggingface_hub import DatasetCardData
 
 
 @dataclass(frozen=True)
@@ -43,7 +43,9 @@ def card_text(benchmark: str, exported: Sequence[ExportedConfig], *, embed_video
         configs=[
             {
                 "config_name": config.name,
-                "data_files": [{"split": split, "path": paths} for split, paths in config.files.items()],
+                "data_files": [
+                    {"split": split, "path": paths} for split, paths in config.files.items()
+                ],
                 **({"default": True} if config.name == default else {}),
             }
             for config in exported
@@ -76,8 +78,8 @@ def _body(benchmark: str, exported: Sequence[ExportedConfig], *, embed_videos: b
         "video root* (the same value as `video_path`), or `None` where the video was absent when exporting. "
         "Download the videos from their original sources, lay them out as above and attach them:\n\n"
         "```python\nimport datasets, foilkit\n\n"
-        f"ds = datasets.load_dataset(\"<this repo or folder>\", \"{exported[0].name}\")\n"
-        "ds = foilkit.attach_videos(ds, \"/path/to/videos\")  # on_missing=\"error\" | \"skip\" | \"keep\"\n```"
+        f'ds = datasets.load_dataset("<this repo or folder>", "{exported[0].name}")\n'
+        'ds = foilkit.attach_videos(ds, "/path/to/videos")  # on_missing="error" | "skip" | "keep"\n```'
     )
     notes = type(builder).card_notes([item.builder for item in exported])
     return f"""# {builder.PRETTY_NAME}

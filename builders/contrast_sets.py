@@ -14,17 +14,23 @@ replaces one random negative of each item with the gender swap of its true capti
 :func:`foilkit.generation.contrast.gender_swap.gender_swap`), drawing with ``seed``, and drops the
 clips whose caption has no gender word (2,477 of 2,990 remain in the paper).
 """
+
 from __future__ import annotations
 
 import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import datasets
-
-from foilkit.builders.annotations import AnnotationError, AnnotationFile, GitHubSource, fetch, read_tsv
+from foilkit.builders.annotations import (
+    AnnotationError,
+    AnnotationFile,
+    GitHubSource,
+    fetch,
+    read_tsv,
+)
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, TEXTS, canonical_features
 
@@ -84,18 +90,32 @@ class ContrastSetConfig(FoilkitConfig):
     def validate(self) -> None:
         super().validate()
         if self.foil_type not in (*PUBLISHED, *FROM_MULTIPLE_CHOICE_FILE):
-            raise ValueError(f"foil_type must be one of {(*PUBLISHED, *FROM_MULTIPLE_CHOICE_FILE)}, got {self.foil_type!r}")
+            raise ValueError(
+                f"foil_type must be one of {(*PUBLISHED, *FROM_MULTIPLE_CHOICE_FILE)}, got {self.foil_type!r}"
+            )
 
 
 class ContrastSets(FoilkitBuilder):
     """MSR-VTT contrast sets: ``verb_lm``, ``verb_human`` (and ``gender``/``random``); a ``test`` split."""
 
     BUILDER_CONFIG_CLASS = ContrastSetConfig
-    BUILDER_CONFIGS = [
-        ContrastSetConfig(name="verb_lm", foil_type="verb_lm", description="Verb-LM MC: verb foils by a language model"),
-        ContrastSetConfig(name="verb_human", foil_type="verb_human", description="Verb-H MC: verb foils by people"),
-        ContrastSetConfig(name="gender", foil_type="gender", description="Gender MC: one negative is a gender swap"),
-        ContrastSetConfig(name="random", foil_type="random", description="Random MC: four random negatives"),
+    BUILDER_CONFIGS: ClassVar[list[ContrastSetConfig]] = [
+        ContrastSetConfig(
+            name="verb_lm",
+            foil_type="verb_lm",
+            description="Verb-LM MC: verb foils by a language model",
+        ),
+        ContrastSetConfig(
+            name="verb_human", foil_type="verb_human", description="Verb-H MC: verb foils by people"
+        ),
+        ContrastSetConfig(
+            name="gender",
+            foil_type="gender",
+            description="Gender MC: one negative is a gender swap",
+        ),
+        ContrastSetConfig(
+            name="random", foil_type="random", description="Random MC: four random negatives"
+        ),
     ]
     DEFAULT_CONFIG_NAME = "verb_lm"
     SOURCE = SOURCE
@@ -106,7 +126,9 @@ class ContrastSets(FoilkitBuilder):
         "negative is a hard contrast-set foil (a verb phrase changed by a language model or by people)."
     )
     CITATION = _CITATION
-    VIDEO_LAYOUT = "`<video_root>/<clip>.mp4`, the MSR-VTT video named by its clip id (e.g. `video9770.mp4`)."
+    VIDEO_LAYOUT = (
+        "`<video_root>/<clip>.mp4`, the MSR-VTT video named by its clip id (e.g. `video9770.mp4`)."
+    )
 
     @classmethod
     def export_configs(cls) -> list[str]:
@@ -118,16 +140,25 @@ class ContrastSets(FoilkitBuilder):
         #: (items in the multiple-choice file, items with a contrast foil) of the last gender build
         self.generated: tuple[int, int] | None = None
 
-    def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
+    def _split_generators(
+        self, dl_manager: datasets.DownloadManager
+    ) -> list[datasets.SplitGenerator]:
         foil_type = self.config.foil_type
         if foil_type in FROM_MULTIPLE_CHOICE_FILE:
             path = self._multiple_choice_file()
         else:
             file = PUBLISHED[foil_type]
-            path = fetch(SOURCE, {"tsv": AnnotationFile(f"msrvtt/{file}", file)}, dl_manager, self.config.annotations)[
-                "tsv"
-            ]
-        return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={"split": "test", "path": path})]
+            path = fetch(
+                SOURCE,
+                {"tsv": AnnotationFile(f"msrvtt/{file}", file)},
+                dl_manager,
+                self.config.annotations,
+            )["tsv"]
+        return [
+            datasets.SplitGenerator(
+                name=datasets.Split.TEST, gen_kwargs={"split": "test", "path": path}
+            )
+        ]
 
     def _multiple_choice_file(self) -> Path:
         if self.config.multiple_choice_file is None:
@@ -146,7 +177,12 @@ class ContrastSets(FoilkitBuilder):
         if self.config.foil_type in FROM_MULTIPLE_CHOICE_FILE:
             for item in self._multiple_choice_items(path):
                 yield multiple_choice_row(
-                    item.clip, list(item.options), item.label, self.config.foil_type, file=path, row=item.clip
+                    item.clip,
+                    list(item.options),
+                    item.label,
+                    self.config.foil_type,
+                    file=path,
+                    row=item.clip,
                 )
             return
         for number, record in read_tsv(path, ("clip", *ENDINGS, "label")):
@@ -157,7 +193,10 @@ class ContrastSets(FoilkitBuilder):
 
     def _multiple_choice_items(self, path: Path) -> list[MultipleChoiceItem]:
         """Random MC items of the user's file; for ``gender``, with one negative gender-swapped."""
-        from foilkit.generation.contrast.multiple_choice import build_contrast_mc, read_multiple_choice
+        from foilkit.generation.contrast.multiple_choice import (
+            build_contrast_mc,
+            read_multiple_choice,
+        )
 
         try:
             items = read_multiple_choice(path)
@@ -174,7 +213,10 @@ class ContrastSets(FoilkitBuilder):
             nlp = load_spacy(self.config.spacy_pipeline)
         rng = random.Random(self.config.seed)
         gender = build_contrast_mc(
-            items, lambda caption: gender_swap(caption, rng=rng, nlp=nlp), rng=rng, foil_type=FOIL_TYPE
+            items,
+            lambda caption: gender_swap(caption, rng=rng, nlp=nlp),
+            rng=rng,
+            foil_type=FOIL_TYPE,
         )
         self.generated = (len(items), len(gender))
         return gender
@@ -192,7 +234,9 @@ class ContrastSets(FoilkitBuilder):
 
     @classmethod
     def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
-        generated = [builder for builder in builders if builder.config.foil_type in FROM_MULTIPLE_CHOICE_FILE]
+        generated = [
+            builder for builder in builders if builder.config.foil_type in FROM_MULTIPLE_CHOICE_FILE
+        ]
         if not generated:
             return ""
         return (

@@ -7,6 +7,7 @@ features (``Video``, lists). Videos stay out unless the caller opts in (``embed_
 the ``video`` column then stores paths relative to the video root, re-attachable with
 ``foilkit.attach_videos``.
 """
+
 from __future__ import annotations
 
 import logging
@@ -17,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import datasets
-
 from foilkit.builders import builder_class, load_builder, prepare
 from foilkit.builders.card import ExportedConfig, card_text
 
@@ -71,11 +71,15 @@ def export(
         exported.append(ExportedConfig(builder, rows, videos, files))
         for line in builder.build_summary():
             logger.info("%s: %s", config, line)
-    (out / "README.md").write_text(card_text(name, exported, embed_videos=embed_videos), encoding="utf-8")
+    (out / "README.md").write_text(
+        card_text(name, exported, embed_videos=embed_videos), encoding="utf-8"
+    )
     return out
 
 
-def _write_split(dataset: datasets.Dataset, out: Path, config: str, split: str, *, embed_videos: bool) -> list[str]:
+def _write_split(
+    dataset: datasets.Dataset, out: Path, config: str, split: str, *, embed_videos: bool
+) -> list[str]:
     """Write one split as parquet shards with relative video paths (and bytes if asked)."""
     features = dataset.features
     portable = dataset.cast_column("video", datasets.Video(decode=False)).map(
@@ -92,7 +96,9 @@ def _write_split(dataset: datasets.Dataset, out: Path, config: str, split: str, 
         relative = f"{config}/{split}-{index:05d}-of-{shards:05d}.parquet"
         (out / relative).parent.mkdir(parents=True, exist_ok=True)
         # An explicit batch size: the default estimate would stat the (relative) video paths.
-        portable.shard(shards, index, contiguous=True).to_parquet(out / relative, batch_size=ROW_GROUP_SIZE)
+        portable.shard(shards, index, contiguous=True).to_parquet(
+            out / relative, batch_size=ROW_GROUP_SIZE
+        )
         paths.append(relative)
     return paths
 
@@ -100,13 +106,15 @@ def _write_split(dataset: datasets.Dataset, out: Path, config: str, split: str, 
 def _portable_videos(batch: dict[str, list], *, embed: bool) -> dict[str, list]:
     """``video`` -> ``{"path": video_path, "bytes": file bytes or None}``; absent videos stay ``None``."""
     videos = []
-    for video, relative in zip(batch["video"], batch["video_path"]):
+    for video, relative in zip(batch["video"], batch["video_path"], strict=True):
         if video is None:
             videos.append(None)
             continue
         data = None
         if embed:
-            data = video["bytes"] if video["bytes"] is not None else Path(video["path"]).read_bytes()
+            data = (
+                video["bytes"] if video["bytes"] is not None else Path(video["path"]).read_bytes()
+            )
         videos.append({"path": relative, "bytes": data})
     return {"video": videos}
 
@@ -137,7 +145,9 @@ def push_to_hub(
 
     folder = Path(folder)
     if not (folder / "README.md").is_file():
-        raise FileNotFoundError(f"{folder} has no README.md: export the benchmark there first (foilkit.builders.export)")
+        raise FileNotFoundError(
+            f"{folder} has no README.md: export the benchmark there first (foilkit.builders.export)"
+        )
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     commit = api.upload_folder(

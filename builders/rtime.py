@@ -11,16 +11,23 @@ each row's foil is the other direction's caption. Configs follow the paper's thr
 views in one pool) and ``binary`` (the same rows as ``hard``; the metric pairs them by
 ``source_id``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import datasets
-
-from foilkit.builders.annotations import AnnotationError, AnnotationFile, GitHubSource, fetch, read_keyed_json, require
+from foilkit.builders.annotations import (
+    AnnotationError,
+    AnnotationFile,
+    GitHubSource,
+    fetch,
+    read_keyed_json,
+    require,
+)
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import FLAG, TEXT, TEXTS, canonical_features
 
@@ -54,7 +61,15 @@ _CITATION = """\
   year      = {2024}
 }"""
 
-_FIELDS = ("forward_captions", "reverse_captions", "forward_rewrites", "reverse_rewrites", "url", "temporal", "reverse")
+_FIELDS = (
+    "forward_captions",
+    "reverse_captions",
+    "forward_rewrites",
+    "reverse_rewrites",
+    "url",
+    "temporal",
+    "reverse",
+)
 _TYPES = {
     "forward_captions": list, "reverse_captions": list, "forward_rewrites": list, "reverse_rewrites": list,
     "url": str, "temporal": bool, "reverse": bool,
@@ -81,10 +96,20 @@ class RTime(FoilkitBuilder):
     """RTime: configs ``origin``, ``hard``, ``binary``; splits ``test`` and ``validation``."""
 
     BUILDER_CONFIG_CLASS = RTimeConfig
-    BUILDER_CONFIGS = [
-        RTimeConfig(name="origin", task="origin", description="RTime-Origin: forward videos and their captions"),
-        RTimeConfig(name="hard", task="hard", description="RTime-Hard: forward and reversed videos in one pool"),
-        RTimeConfig(name="binary", task="binary", description="RTime-Binary: each view against its reversal"),
+    BUILDER_CONFIGS: ClassVar[list[RTimeConfig]] = [
+        RTimeConfig(
+            name="origin",
+            task="origin",
+            description="RTime-Origin: forward videos and their captions",
+        ),
+        RTimeConfig(
+            name="hard",
+            task="hard",
+            description="RTime-Hard: forward and reversed videos in one pool",
+        ),
+        RTimeConfig(
+            name="binary", task="binary", description="RTime-Binary: each view against its reversal"
+        ),
     ]
     DEFAULT_CONFIG_NAME = "hard"
     SOURCE = SOURCE
@@ -101,11 +126,14 @@ class RTime(FoilkitBuilder):
         "The reversed view reads the same file (`reversed=True`): no reversed copy is needed."
     )
 
-    def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
+    def _split_generators(
+        self, dl_manager: datasets.DownloadManager
+    ) -> list[datasets.SplitGenerator]:
         files = {split: AnnotationFile(name, name) for split, name in SPLITS.items()}
         paths = fetch(SOURCE, files, dl_manager, self.config.annotations)
         return [
-            datasets.SplitGenerator(name=split, gen_kwargs={"split": split, "path": paths[split]}) for split in SPLITS
+            datasets.SplitGenerator(name=split, gen_kwargs={"split": split, "path": paths[split]})
+            for split in SPLITS
         ]
 
     def _rows(self, path: Path) -> Iterator[dict[str, Any]]:
@@ -119,8 +147,8 @@ class RTime(FoilkitBuilder):
     def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
         return (
             "### Views\n\n"
-            "Each source video gives a forward row (`direction=\"forward\"`, `reversed=False`) and, in the "
-            "`hard` and `binary` configs, a reversed row (`direction=\"reverse\"`, `reversed=True`) that reads "
+            'Each source video gives a forward row (`direction="forward"`, `reversed=False`) and, in the '
+            '`hard` and `binary` configs, a reversed row (`direction="reverse"`, `reversed=True`) that reads '
             "the same file backwards. A row's `caption` is the human-written caption of its direction, its "
             "`foils` the other direction's caption; `rewrites`/`foil_rewrites` are the nine GPT-4 rewrites of "
             "each. `origin` holds only forward rows (the paper's RTime-Origin pool: 1000 test videos); `hard` "
@@ -131,7 +159,9 @@ class RTime(FoilkitBuilder):
 def _caption(record: dict[str, Any], field: str, *, file: Path, key: str) -> str:
     captions = record[field]
     if len(captions) != 1 or not isinstance(captions[0], str):
-        raise AnnotationError(file, key, f"field {field!r} should hold one human-written caption, got {captions!r}")
+        raise AnnotationError(
+            file, key, f"field {field!r} should hold one human-written caption, got {captions!r}"
+        )
     return captions[0]
 
 

@@ -7,6 +7,7 @@ documented layout, so a dataset can be re-attached to another copy of the videos
 seconds (``None`` = from the beginning / to the end) and ``reversed`` (play the window
 backwards). Benchmarks add their own metadata columns through :func:`canonical_features`.
 """
+
 from __future__ import annotations
 
 import datasets

@@ -13,6 +13,7 @@ resolves it against the root the user passes. A missing video is never silently 
 ``"keep"``
     the rows stay with ``video=None``: text-only work (the unimodal baselines) needs no video.
 """
+
 from __future__ import annotations
 
 import logging
@@ -72,7 +73,9 @@ class VideoReport:
             f"have no video {where}"
         )
         if self.policy == "skip":
-            return f"{head}; on_missing='skip' dropped them, {self.rows - self.dropped} rows remain."
+            return (
+                f"{head}; on_missing='skip' dropped them, {self.rows - self.dropped} rows remain."
+            )
         return f"{head}; on_missing='keep' kept them with video=None (text-only use)."
 
 
@@ -112,7 +115,9 @@ def resolve_videos(
         videos.append(None)
         if on_missing == "keep":
             kept.append(index)
-    report = VideoReport(split, on_missing, str(root) if root else None, len(video_paths), tuple(missing))
+    report = VideoReport(
+        split, on_missing, str(root) if root else None, len(video_paths), tuple(missing)
+    )
     shown = ", ".join(sorted(set(missing))[:_SHOWN])
     where = f"under {root}" if root else "because no video_root was given"
     if missing and not kept and on_missing == "skip":

@@ -17,16 +17,23 @@ Time units: the Action Counting Easy file (``counting-easy-spelled-pts``) gives 
 (the authors' ``convert2seconds.py`` divides by 30; the ``-sec`` sibling holds the same ids with
 ``start/30`` rounded to 4 decimals). The builder converts it to seconds exactly (``frame / 30``).
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import datasets
-
-from foilkit.builders.annotations import AnnotationError, AnnotationFile, GitHubSource, fetch, read_keyed_json, require
+from foilkit.builders.annotations import (
+    AnnotationError,
+    AnnotationFile,
+    GitHubSource,
+    fetch,
+    read_keyed_json,
+    require,
+)
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import COUNT, FLAG, TEXT, TEXTS, canonical_features
 
@@ -42,24 +49,38 @@ class Subtest(NamedTuple):
 
 
 SUBTESTS: dict[str, Subtest] = {
-    "action_counting_easy": Subtest("action_counting", "counting-easy-spelled-pts", "Action Counting / Easy", 959, 757),
+    "action_counting_easy": Subtest(
+        "action_counting", "counting-easy-spelled-pts", "Action Counting / Easy", 959, 757
+    ),
     "action_counting_difficult": Subtest(
         "action_counting", "counting-hard-spelled-sec", "Action Counting / Difficult", 895, 675
     ),
     "situation_awareness_action_replacement": Subtest(
-        "situation_awareness", "SRL_Action_Replacement_Top_1000", "Situation Awareness / Action Replacement", 1000, 704
+        "situation_awareness",
+        "SRL_Action_Replacement_Top_1000",
+        "Situation Awareness / Action Replacement",
+        1000,
+        704,
     ),
     "situation_awareness_actor_swapping": Subtest(
-        "situation_awareness", "SRL_Actor_Swapping", "Situation Awareness / Actor Swapping", 452, 207
+        "situation_awareness",
+        "SRL_Actor_Swapping",
+        "Situation Awareness / Actor Swapping",
+        452,
+        207,
     ),
-    "change_of_state_action": Subtest("change_of_state", "change-state-action", "Change of State / Action", 624, 314),
+    "change_of_state_action": Subtest(
+        "change_of_state", "change-state-action", "Change of State / Action", 624, 314
+    ),
     "change_of_state_pre_state": Subtest(
         "change_of_state", "change-state-prestate", "Change of State / Pre-State", 624, 194
     ),
     "change_of_state_post_state": Subtest(
         "change_of_state", "change-state-poststate", "Change of State / Post-State", 624, 254
     ),
-    "change_of_state_reverse": Subtest("change_of_state", "change-state-inverse", "Change of State / Reverse", 624, 236),
+    "change_of_state_reverse": Subtest(
+        "change_of_state", "change-state-inverse", "Change of State / Reverse", 624, 236
+    ),
     "rare_actions_action_replacement": Subtest(
         "rare_actions", "rare-actions-verb-foils", "Rare Actions / Action Replacement", 978, 751
     ),
@@ -133,7 +154,9 @@ class VilmaConfig(FoilkitConfig):
         super().validate()
         unknown = [name for name in self.subtests if name not in SUBTESTS]
         if unknown or not self.subtests:
-            raise ValueError(f"subtests must be a non-empty selection of {tuple(SUBTESTS)}, got {self.subtests!r}")
+            raise ValueError(
+                f"subtests must be a non-empty selection of {tuple(SUBTESTS)}, got {self.subtests!r}"
+            )
 
 
 def is_valid(record: dict[str, Any]) -> bool:
@@ -145,8 +168,11 @@ class Vilma(FoilkitBuilder):
     """ViLMA: one config per subtest and one per test; a single ``test`` split."""
 
     BUILDER_CONFIG_CLASS = VilmaConfig
-    BUILDER_CONFIGS = [
-        *(VilmaConfig(name=name, subtests=(name,), description=f"ViLMA {s.paper_name}") for name, s in SUBTESTS.items()),
+    BUILDER_CONFIGS: ClassVar[list[VilmaConfig]] = [
+        *(
+            VilmaConfig(name=name, subtests=(name,), description=f"ViLMA {s.paper_name}")
+            for name, s in SUBTESTS.items()
+        ),
         *(
             VilmaConfig(
                 name=test,
@@ -180,23 +206,35 @@ class Vilma(FoilkitBuilder):
         #: subtest -> (rows in the file, rows passing the validity filter)
         self.validity_counts: dict[str, tuple[int, int]] = {}
 
-    def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
+    def _split_generators(
+        self, dl_manager: datasets.DownloadManager
+    ) -> list[datasets.SplitGenerator]:
         files = {
             name: AnnotationFile(f"data/{SUBTESTS[name].file}.json", f"{SUBTESTS[name].file}.json")
             for name in self.config.subtests
         }
         paths = fetch(SOURCE, files, dl_manager, self.config.annotations)
-        return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={"split": "test", "files": paths})]
+        return [
+            datasets.SplitGenerator(
+                name=datasets.Split.TEST, gen_kwargs={"split": "test", "files": paths}
+            )
+        ]
 
     def _rows(self, files: dict[str, Path]) -> Iterator[dict[str, Any]]:
         for subtest, path in files.items():
-            rows = [_row(record, subtest, file=path, key=key) for key, record in read_keyed_json(path)]
+            rows = [
+                _row(record, subtest, file=path, key=key) for key, record in read_keyed_json(path)
+            ]
             valid = [row for row in rows if row["valid"]]
             self.validity_counts[subtest] = (len(rows), len(valid))
             yield from valid if self.config.validity_filter else rows
 
     def build_summary(self) -> list[str]:
-        verb = "removed" if self.config.validity_filter else "would remove (validity_filter=False keeps them)"
+        verb = (
+            "removed"
+            if self.config.validity_filter
+            else "would remove (validity_filter=False keeps them)"
+        )
         return [
             *(
                 f"{name}: the validity filter {verb} {total - valid} of {total} rows ({valid} valid)."
@@ -207,52 +245,75 @@ class Vilma(FoilkitBuilder):
 
     @classmethod
     def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
-        counts = {name: count for builder in builders for name, count in builder.validity_counts.items()}
+        counts = {
+            name: count for builder in builders for name, count in builder.validity_counts.items()
+        }
         filtered = all(builder.config.validity_filter for builder in builders)
+        kept = (
+            "keeps only valid rows"
+            if filtered
+            else "keeps every row (validity_filter=False); the `valid` column marks the valid ones"
+        )
         lines = [
             "### Validity filter",
             "",
-            "A row is valid when at least two of the three MTurk annotators chose the caption "
-            "(`mturk_caption >= 2`) and its proficiency item passed the authors' manual validation "
-            f"(`proficiency_human_caption == 1`), as in the paper's Table 5. This export "
-            f"{'keeps only valid rows' if filtered else 'keeps every row (validity_filter=False); the `valid` column marks the valid ones'}.",
+            (
+                "A row is valid when at least two of the three MTurk annotators chose the caption "
+                "(`mturk_caption >= 2`) and its proficiency item passed the authors' manual validation "
+                f"(`proficiency_human_caption == 1`), as in the paper's Table 5. This export {kept}."
+            ),
             "",
-            "| subtest | rows in the file | valid rows | paper Table 5 #Inst. | paper Table 5 #Both valid | removed by the filter |",
+            (
+                "| subtest | rows in the file | valid rows | paper Table 5 #Inst. "
+                "| paper Table 5 #Both valid | removed by the filter |"
+            ),
             "|---|---|---|---|---|---|",
         ]
         for name, (total, valid) in counts.items():
             paper = SUBTESTS[name]
             lines.append(
-                f"| {paper.paper_name} | {total} | {valid} | {paper.paper_instances} | {paper.paper_valid} | "
-                f"{total - valid if filtered else 0} |"
+                f"| {paper.paper_name} | {total} | {valid} | {paper.paper_instances} "
+                f"| {paper.paper_valid} | {total - valid if filtered else 0} |"
             )
         differing = [
             SUBTESTS[name].paper_name
             for name, (total, valid) in counts.items()
             if (total, valid) != (SUBTESTS[name].paper_instances, SUBTESTS[name].paper_valid)
         ]
-        lines += [
-            "",
+        comparison = (
             "These counts match Table 5 for every subtest built here."
             if not differing
-            else f"These counts differ from Table 5 for {', '.join(differing)}: the annotation files are not "
-            "the ones the paper counted (check `annotations` and the pinned commit).",
-            "The filter's wording in the paper (\"judged only the caption as true\") matches these votes because each "
-            "annotator picks one of caption, foil or neither. In the pinned files one Spatial Relations item "
-            "(id `127`) has no MTurk votes and is therefore invalid, and the four Change of State subtests share "
-            "one proficiency item per video (Table 4 counts it once: 412 valid).",
+            else (
+                f"These counts differ from Table 5 for {', '.join(differing)}: the annotation files "
+                "are not the ones the paper counted (check `annotations` and the pinned commit)."
+            )
+        )
+        lines += [
+            "",
+            comparison,
+            (
+                'The paper\'s wording ("judged only the caption as true") matches these votes because '
+                "each annotator picks one of caption, foil or neither. In the pinned files one Spatial "
+                "Relations item (id `127`) has no MTurk votes and is therefore invalid, and the four "
+                "Change of State subtests share one proficiency item per video (Table 4 counts it once: "
+                "412 valid)."
+            ),
             "",
             "### Time windows",
             "",
-            "`start`/`end` are seconds in the video's time line (`None`: from the start / to the end; the "
-            "Spatial Relations rows use the whole Something-Something clip). Action Counting Easy comes from "
-            "`counting-easy-spelled-pts.json`, whose `time_unit` \"pts\" is a frame index of the QUVA videos "
-            f"normalised to {PTS_FPS:g} fps: the builder converts it to seconds as `frame / {PTS_FPS:g}` "
-            "(the authors' `-sec` file holds the same ids with that value rounded to 4 decimals). "
-            "`time_unit` keeps the unit of the source file.",
+            (
+                "`start`/`end` are seconds in the video's time line (`None`: from the start / to the "
+                "end; the Spatial Relations rows use the whole Something-Something clip). Action "
+                'Counting Easy comes from `counting-easy-spelled-pts.json`, whose `time_unit` "pts" is '
+                f"a frame index of the QUVA videos normalised to {PTS_FPS:g} fps: the builder converts "
+                f"it to seconds as `frame / {PTS_FPS:g}` (the authors' `-sec` file holds the same ids "
+                "with that value rounded to 4 decimals). `time_unit` keeps the unit of the source file."
+            ),
             "",
-            "Situation Awareness / Action Replacement has two foils for most items (MLM candidates); all "
-            "are kept in `foils`.",
+            (
+                "Situation Awareness / Action Replacement has two foils for most items (MLM "
+                "candidates); all are kept in `foils`."
+            ),
         ]
         return "\n".join(lines)
 
@@ -275,7 +336,9 @@ def video_path(record: dict[str, Any], *, file: Path, key: str) -> str:
     if youtube_id:
         return f"{dataset}/{youtube_id}.mp4"
     if not video_file:
-        raise AnnotationError(file, key, "fields 'youtube_id' and 'video_file' are both empty: no video to find")
+        raise AnnotationError(
+            file, key, "fields 'youtube_id' and 'video_file' are both empty: no video to find"
+        )
     if Path(str(video_file)).suffix:
         return f"{dataset}/{video_file}"
     extension = ".webm" if dataset == "something-something-v2" else ".mp4"

@@ -4,21 +4,31 @@ Upstream: one JSON Lines file per aspect (``data/<Aspect>.jsonl``; the earlier O
 generation in ``data_opt/``), each line ``{src_dataset, video_name, caption, counterfactual,
 aspect}``. A row's ``id`` is ``<aspect>-<line number>``, stable across versions of this builder.
 """
+
 from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import datasets
-
-from foilkit.builders.annotations import AnnotationError, AnnotationFile, GitHubSource, fetch, read_jsonl, require
+from foilkit.builders.annotations import (
+    AnnotationError,
+    AnnotationFile,
+    GitHubSource,
+    fetch,
+    read_jsonl,
+    require,
+)
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, canonical_features
 
 ASPECTS = ("direction", "intensity", "sequence", "localization", "compositionality", "type")
-VERSIONS = {"chatgpt": ("data", ""), "opt": ("data_opt", "opt/")}  # version -> (upstream folder, local folder)
+VERSIONS = {
+    "chatgpt": ("data", ""),
+    "opt": ("data_opt", "opt/"),
+}  # version -> (upstream folder, local folder)
 SOURCE_DATASETS = ("MSRVTT", "VATEX")
 
 SOURCE = GitHubSource(
@@ -58,15 +68,20 @@ class VitatecsConfig(FoilkitConfig):
         if self.aspect is not None and self.aspect not in ASPECTS:
             raise ValueError(f"aspect must be one of {ASPECTS} or None, got {self.aspect!r}")
         if self.annotation_version not in VERSIONS:
-            raise ValueError(f"annotation_version must be one of {tuple(VERSIONS)}, got {self.annotation_version!r}")
+            raise ValueError(
+                f"annotation_version must be one of {tuple(VERSIONS)}, got {self.annotation_version!r}"
+            )
 
 
 class Vitatecs(FoilkitBuilder):
     """VITATECS: one config per temporal aspect and ``all``; a single ``test`` split."""
 
     BUILDER_CONFIG_CLASS = VitatecsConfig
-    BUILDER_CONFIGS = [
-        *(VitatecsConfig(name=aspect, aspect=aspect, description=f"VITATECS, aspect {aspect}") for aspect in ASPECTS),
+    BUILDER_CONFIGS: ClassVar[list[VitatecsConfig]] = [
+        *(
+            VitatecsConfig(name=aspect, aspect=aspect, description=f"VITATECS, aspect {aspect}")
+            for aspect in ASPECTS
+        ),
         VitatecsConfig(name="all", aspect=None, description="VITATECS, all six aspects"),
     ]
     DEFAULT_CONFIG_NAME = "all"
@@ -86,15 +101,23 @@ class Vitatecs(FoilkitBuilder):
         "`video_path` holds that relative path."
     )
 
-    def _split_generators(self, dl_manager: datasets.DownloadManager) -> list[datasets.SplitGenerator]:
+    def _split_generators(
+        self, dl_manager: datasets.DownloadManager
+    ) -> list[datasets.SplitGenerator]:
         upstream, local = VERSIONS[self.config.annotation_version]
         aspects = ASPECTS if self.config.aspect is None else (self.config.aspect,)
         files = {
-            aspect: AnnotationFile(f"{upstream}/{aspect.capitalize()}.jsonl", f"{local}{aspect.capitalize()}.jsonl")
+            aspect: AnnotationFile(
+                f"{upstream}/{aspect.capitalize()}.jsonl", f"{local}{aspect.capitalize()}.jsonl"
+            )
             for aspect in aspects
         }
         paths = fetch(SOURCE, files, dl_manager, self.config.annotations)
-        return [datasets.SplitGenerator(name=datasets.Split.TEST, gen_kwargs={"split": "test", "files": paths})]
+        return [
+            datasets.SplitGenerator(
+                name=datasets.Split.TEST, gen_kwargs={"split": "test", "files": paths}
+            )
+        ]
 
     def _rows(self, files: dict[str, Path]) -> Iterator[dict[str, Any]]:
         for aspect, path in files.items():
@@ -108,12 +131,21 @@ def _row(record: dict[str, Any], aspect: str, *, file: Path, row: int) -> dict[s
         ("src_dataset", "video_name", "caption", "counterfactual", "aspect"),
         file=file,
         row=row,
-        types={name: str for name in ("src_dataset", "video_name", "caption", "counterfactual", "aspect")},
+        types={
+            name: str
+            for name in ("src_dataset", "video_name", "caption", "counterfactual", "aspect")
+        },
     )
     if record["src_dataset"] not in SOURCE_DATASETS:
-        raise AnnotationError(file, row, f"field 'src_dataset' is {record['src_dataset']!r}, not one of {SOURCE_DATASETS}")
+        raise AnnotationError(
+            file,
+            row,
+            f"field 'src_dataset' is {record['src_dataset']!r}, not one of {SOURCE_DATASETS}",
+        )
     if record["aspect"].lower() != aspect:
-        raise AnnotationError(file, row, f"field 'aspect' is {record['aspect']!r} in the file of aspect {aspect!r}")
+        raise AnnotationError(
+            file, row, f"field 'aspect' is {record['aspect']!r} in the file of aspect {aspect!r}"
+        )
     return {
         "id": f"{aspect}-{row}",
         "video_path": f"{record['src_dataset']}/{record['video_name']}",

@@ -4,6 +4,7 @@ Benchmark videos may not be redistributed, so an exported or Hub dataset stores,
 video's path relative to a video root (``video_path``). ``attach_videos`` resolves those paths
 under the caller's folder and applies the same missing-video policy as the builders.
 """
+
 from __future__ import annotations
 
 import os
@@ -39,7 +40,9 @@ def attach_videos(
     return _attach(dataset, root, on_missing, split=str(dataset.split or "dataset"))
 
 
-def _attach(dataset: datasets.Dataset, root: str | os.PathLike, on_missing: str, *, split: str) -> datasets.Dataset:
+def _attach(
+    dataset: datasets.Dataset, root: str | os.PathLike, on_missing: str, *, split: str
+) -> datasets.Dataset:
     import datasets
 
     from foilkit.builders.videos import resolve_videos
@@ -51,7 +54,11 @@ def _attach(dataset: datasets.Dataset, root: str | os.PathLike, on_missing: str,
         )
     resolution = resolve_videos(list(dataset["video_path"]), root, on_missing, split=split)
     feature = dataset.features.get("video", datasets.Video())
-    columns = dataset.column_names if "video" in dataset.column_names else ["video", *dataset.column_names]
+    columns = (
+        dataset.column_names
+        if "video" in dataset.column_names
+        else ["video", *dataset.column_names]
+    )
     attached = dataset.remove_columns([c for c in ("video",) if c in dataset.column_names])
     encoded = [None if path is None else feature.encode_example(path) for path in resolution.videos]
     attached = attached.add_column("video", encoded, feature=feature).select_columns(columns)

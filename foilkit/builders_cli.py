@@ -1,9 +1,10 @@
 """``foilkit build``: build a benchmark's configs and write them in the Hub layout, optionally push.
 
-    foilkit build vitatecs --out exports/vitatecs --video-root ~/videos/vitatecs
-    foilkit build vilma --config action_counting --out exports/vilma --on-missing keep
-    foilkit build rtime --out exports/rtime --video-root ~/rtime --push-to-hub me/rtime
+foilkit build vitatecs --out exports/vitatecs --video-root ~/videos/vitatecs
+foilkit build vilma --config action_counting --out exports/vilma --on-missing keep
+foilkit build rtime --out exports/rtime --video-root ~/rtime --push-to-hub me/rtime
 """
+
 from __future__ import annotations
 
 import argparse
@@ -13,26 +14,62 @@ from foilkit.builders import BUILDERS  # light: the builder modules are imported
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("benchmark", choices=sorted(BUILDERS), help="which benchmark to build")
-    parser.add_argument("--config", action="append", dest="configs", metavar="NAME",
-                        help="a config to build (repeatable; default: every config buildable from the published files)")
-    parser.add_argument("--out", required=True, help="folder to write the parquet files and README.md into")
-    parser.add_argument("--video-root", help="folder holding the videos in the layout the dataset card gives")
-    parser.add_argument("--on-missing", choices=("error", "skip", "keep"), default="error",
-                        help="a missing video: fail (default), drop its rows, or keep them with video=None")
-    parser.add_argument("--annotations", help="local folder with the annotation files (default: download "
-                        "them from the upstream repository at the pinned commit)")
+    parser.add_argument(
+        "--config",
+        action="append",
+        dest="configs",
+        metavar="NAME",
+        help="a config to build (repeatable; default: every config buildable from the published files)",
+    )
+    parser.add_argument(
+        "--out", required=True, help="folder to write the parquet files and README.md into"
+    )
+    parser.add_argument(
+        "--video-root", help="folder holding the videos in the layout the dataset card gives"
+    )
+    parser.add_argument(
+        "--on-missing",
+        choices=("error", "skip", "keep"),
+        default="error",
+        help="a missing video: fail (default), drop its rows, or keep them with video=None",
+    )
+    parser.add_argument(
+        "--annotations",
+        help="local folder with the annotation files (default: download "
+        "them from the upstream repository at the pinned commit)",
+    )
     parser.add_argument("--cache-dir", help="datasets cache folder (default: the datasets default)")
-    parser.add_argument("--embed-videos", action="store_true",
-                        help="store the video bytes in the parquet files (mind the video licences)")
-    parser.add_argument("--annotation-version", choices=("chatgpt", "opt"),
-                        help="VITATECS: the released ChatGPT counterfactuals (default) or the earlier OPT ones")
-    parser.add_argument("--no-validity-filter", action="store_true",
-                        help="ViLMA: keep rows that fail the paper's human validation (column 'valid' marks them)")
-    parser.add_argument("--multiple-choice-file", help="contrast sets gender/random: the MSR-VTT multiple-choice file")
-    parser.add_argument("--seed", type=int, help="contrast sets gender: seed of the gender-swap draws (default 0)")
-    parser.add_argument("--push-to-hub", metavar="REPO_ID", help="upload the export as this dataset repository "
-                        "(token from HF_TOKEN or the cached login)")
-    parser.add_argument("--private", action="store_true", help="with --push-to-hub: create the repository private")
+    parser.add_argument(
+        "--embed-videos",
+        action="store_true",
+        help="store the video bytes in the parquet files (mind the video licences)",
+    )
+    parser.add_argument(
+        "--annotation-version",
+        choices=("chatgpt", "opt"),
+        help="VITATECS: the released ChatGPT counterfactuals (default) or the earlier OPT ones",
+    )
+    parser.add_argument(
+        "--no-validity-filter",
+        action="store_true",
+        help="ViLMA: keep rows that fail the paper's human validation (column 'valid' marks them)",
+    )
+    parser.add_argument(
+        "--multiple-choice-file",
+        help="contrast sets gender/random: the MSR-VTT multiple-choice file",
+    )
+    parser.add_argument(
+        "--seed", type=int, help="contrast sets gender: seed of the gender-swap draws (default 0)"
+    )
+    parser.add_argument(
+        "--push-to-hub",
+        metavar="REPO_ID",
+        help="upload the export as this dataset repository "
+        "(token from HF_TOKEN or the cached login)",
+    )
+    parser.add_argument(
+        "--private", action="store_true", help="with --push-to-hub: create the repository private"
+    )
 
 
 def _benchmark_options(args: argparse.Namespace) -> dict:

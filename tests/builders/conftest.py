@@ -1,11 +1,12 @@
 """Fixtures for the builder tests: one datasets cache per session, synthetic videos for real rows."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-
 from foilkit.builders import build
+
 from foilkit.testing.videos import SyntheticScene, write_video
 
 

@@ -1,4 +1,5 @@
 """Bad annotations fail with the file, row and field named; missing videos follow the policy."""
+
 from __future__ import annotations
 
 import json
@@ -6,12 +7,12 @@ from pathlib import Path
 
 import datasets
 import pytest
-
-import foilkit
 from foilkit.builders import build, export, load_builder, prepare
 from foilkit.builders.annotations import AnnotationError
 from foilkit.builders.contrast_sets import ContrastSetUnavailableError
 from foilkit.builders.videos import MissingVideosError
+
+import foilkit
 
 VITATECS_ROW = {"src_dataset": "MSRVTT", "video_name": "video1.mp4", "caption": "a man opens a door",
                 "counterfactual": "a man closes a door", "aspect": "Direction"}  # fmt: skip
@@ -36,11 +37,15 @@ def _jsonl(folder: Path, rows: list[str]) -> Path:
 
 def _build(name: str, config: str, annotations: Path, tmp_path: Path, **options):
     options.setdefault("on_missing", "keep")
-    return build(name, config, annotations=annotations, cache_dir=str(tmp_path / "cache"), **options)
+    return build(
+        name, config, annotations=annotations, cache_dir=str(tmp_path / "cache"), **options
+    )
 
 
 def test_malformed_json_line_names_file_and_line(tmp_path):
-    folder = _jsonl(tmp_path / "vitatecs", [json.dumps(VITATECS_ROW), '{"src_dataset": "MSRVTT", "video_na'])
+    folder = _jsonl(
+        tmp_path / "vitatecs", [json.dumps(VITATECS_ROW), '{"src_dataset": "MSRVTT", "video_na']
+    )
     with pytest.raises(AnnotationError, match=r"Direction\.jsonl, row 2: malformed JSON") as error:
         _build("vitatecs", "direction", folder, tmp_path)
     assert error.value.row == 2
@@ -56,7 +61,9 @@ def test_vitatecs_missing_field_is_named_with_its_line(tmp_path, field):
 
 def test_vitatecs_row_of_another_aspect_is_rejected(tmp_path):
     folder = _jsonl(tmp_path / "vitatecs", [json.dumps({**VITATECS_ROW, "aspect": "Type"})])
-    with pytest.raises(AnnotationError, match=r"row 1: field 'aspect' is 'Type' in the file of aspect 'direction'"):
+    with pytest.raises(
+        AnnotationError, match=r"row 1: field 'aspect' is 'Type' in the file of aspect 'direction'"
+    ):
         _build("vitatecs", "direction", folder, tmp_path)
 
 
@@ -81,7 +88,9 @@ def test_vilma_missing_nested_field_is_named_with_its_example_id(tmp_path, path,
         parent = parent[key]
     del parent[path[-1]]
     folder = _vilma(tmp_path / "vilma", {"ok-1": VILMA_ROW, "bad-2": broken})
-    with pytest.raises(AnnotationError, match=rf"counting-easy-spelled-pts\.json, row bad-2: {message}"):
+    with pytest.raises(
+        AnnotationError, match=rf"counting-easy-spelled-pts\.json, row bad-2: {message}"
+    ):
         _build("vilma", "action_counting_easy", folder, tmp_path)
 
 
@@ -98,8 +107,12 @@ def test_rtime_needs_one_human_caption_per_direction(tmp_path):
     folder = tmp_path / "rtime"
     folder.mkdir()
     (folder / "valid.json").write_text(json.dumps({"1": RTIME_ROW}))
-    (folder / "test.json").write_text(json.dumps({"7": {**RTIME_ROW, "reverse_captions": ["one", "two"]}}))
-    with pytest.raises(AnnotationError, match=r"test\.json, row 7: field 'reverse_captions' should hold one"):
+    (folder / "test.json").write_text(
+        json.dumps({"7": {**RTIME_ROW, "reverse_captions": ["one", "two"]}})
+    )
+    with pytest.raises(
+        AnnotationError, match=r"test\.json, row 7: field 'reverse_captions' should hold one"
+    ):
         _build("rtime", "hard", folder, tmp_path)
 
 
@@ -115,7 +128,9 @@ def test_rtime_needs_one_human_caption_per_direction(tmp_path):
 def test_contrast_set_bad_row_is_named_with_its_line(tmp_path, line, message):
     folder = tmp_path / "contrast_sets"
     folder.mkdir()
-    (folder / "msrvtt_lm_contrast_set.tsv").write_text(TSV_HEADER + "video0\ta\tb\tc\td\te\t1\n" + line + "\n")
+    (folder / "msrvtt_lm_contrast_set.tsv").write_text(
+        TSV_HEADER + "video0\ta\tb\tc\td\te\t1\n" + line + "\n"
+    )
     with pytest.raises(AnnotationError, match=rf"msrvtt_lm_contrast_set\.tsv, row 3: {message}"):
         _build("contrast_sets", "verb_lm", folder, tmp_path)
 
@@ -128,20 +143,35 @@ def test_local_folder_without_the_file_says_which(tmp_path):
 
 @pytest.mark.parametrize("config", ["gender", "random"])
 def test_gender_and_random_contrast_sets_say_what_they_need(tmp_path, config):
-    with pytest.raises(ContrastSetUnavailableError, match=r"Yu et al\. \(2018.*multiple_choice_file=<path>"):
+    with pytest.raises(
+        ContrastSetUnavailableError, match=r"Yu et al\. \(2018.*multiple_choice_file=<path>"
+    ):
         _build("contrast_sets", config, tmp_path, tmp_path)
     with pytest.raises(FileNotFoundError, match="nowhere.tsv does not exist"):
-        _build("contrast_sets", config, tmp_path, tmp_path, multiple_choice_file=str(tmp_path / "nowhere.tsv"))
+        _build(
+            "contrast_sets",
+            config,
+            tmp_path,
+            tmp_path,
+            multiple_choice_file=str(tmp_path / "nowhere.tsv"),
+        )
 
 
 def test_unknown_policy_and_option_are_rejected(tmp_path):
     with pytest.raises(ValueError, match="on_missing must be one of"):
-        _build("vitatecs", "direction", _jsonl(tmp_path / "v", [json.dumps(VITATECS_ROW)]), tmp_path, on_missing="drop")
+        _build(
+            "vitatecs",
+            "direction",
+            _jsonl(tmp_path / "v", [json.dumps(VITATECS_ROW)]),
+            tmp_path,
+            on_missing="drop",
+        )
     with pytest.raises(ValueError, match="aspect"):
         load_builder("vitatecs", "direction", aspekt="type")
 
 
 # --- missing videos -------------------------------------------------------------------------
+
 
 @pytest.fixture
 def two_of_three_videos(tmp_path, write_videos):
@@ -155,7 +185,9 @@ def two_of_three_videos(tmp_path, write_videos):
 
 def test_missing_video_error_counts_and_names_them(tmp_path, two_of_three_videos):
     annotations, root = two_of_three_videos
-    with pytest.raises(MissingVideosError, match=r"1 video\(s\) used by 1 of 3 rows .* e\.g\. MSRVTT/video2\.mp4"):
+    with pytest.raises(
+        MissingVideosError, match=r"1 video\(s\) used by 1 of 3 rows .* e\.g\. MSRVTT/video2\.mp4"
+    ):
         _build("vitatecs", "direction", annotations, tmp_path, video_root=root, on_missing="error")
 
 
@@ -170,12 +202,17 @@ def test_missing_video_skip_drops_and_reports(tmp_path, two_of_three_videos):
     assert report.summary() in builder.info.description
     card = (export("vitatecs", tmp_path / "out", ["direction"], annotations=annotations, video_root=root,
                    on_missing="skip", cache_dir=str(tmp_path / "cache")) / "README.md").read_text()  # fmt: skip
-    assert "1 of 3 rows (1 distinct videos) have no video" in card and "dropped them, 2 rows remain" in card
+    assert (
+        "1 of 3 rows (1 distinct videos) have no video" in card
+        and "dropped them, 2 rows remain" in card
+    )
 
 
 def test_missing_video_keep_gives_a_text_only_row(tmp_path, two_of_three_videos):
     annotations, root = two_of_three_videos
-    test = _build("vitatecs", "direction", annotations, tmp_path, video_root=root, on_missing="keep")["test"]
+    test = _build(
+        "vitatecs", "direction", annotations, tmp_path, video_root=root, on_missing="keep"
+    )["test"]
     videos = test.cast_column("video", datasets.Video(decode=False))["video"]
     assert [video is None for video in videos] == [False, False, True]
     assert test["video_path"][2] == "MSRVTT/video2.mp4"  # still there, to attach the video later
@@ -184,13 +221,22 @@ def test_missing_video_keep_gives_a_text_only_row(tmp_path, two_of_three_videos)
 def test_skip_with_no_video_at_all_is_an_error_not_an_empty_dataset(tmp_path, two_of_three_videos):
     annotations, _ = two_of_three_videos
     with pytest.raises(MissingVideosError, match="would leave no rows"):
-        _build("vitatecs", "direction", annotations, tmp_path, video_root=tmp_path / "nowhere", on_missing="skip")
+        _build(
+            "vitatecs",
+            "direction",
+            annotations,
+            tmp_path,
+            video_root=tmp_path / "nowhere",
+            on_missing="skip",
+        )
 
 
 @pytest.mark.parametrize(("on_missing", "rows"), [("skip", 2), ("keep", 3)])
 def test_attach_videos_applies_the_policy(tmp_path, two_of_three_videos, on_missing, rows):
     annotations, root = two_of_three_videos
-    text_only = _build("vitatecs", "direction", annotations, tmp_path)  # no video root: all video=None
+    text_only = _build(
+        "vitatecs", "direction", annotations, tmp_path
+    )  # no video root: all video=None
     attached = foilkit.attach_videos(text_only, root, on_missing=on_missing)["test"]
     assert attached.num_rows == rows
     assert attached.column_names == text_only["test"].column_names

@@ -1,13 +1,15 @@
 """``foilkit build`` writes the Hub layout; ``push_to_hub`` uploads exactly that layout."""
+
 from __future__ import annotations
 
 import fnmatch
+from typing import ClassVar
 
 import datasets
 import huggingface_hub
 import pytest
-
 from foilkit.builders import export, push_to_hub
+
 from foilkit.cli import main
 
 pytestmark = pytest.mark.integration
@@ -16,7 +18,7 @@ pytestmark = pytest.mark.integration
 class RecordingHfApi:
     """Stands in for ``huggingface_hub.HfApi`` (no network here) and records the calls."""
 
-    calls: list[tuple[str, dict]] = []
+    calls: ClassVar[list[tuple[str, dict]]] = []
 
     def __init__(self, token=None):
         self.token = token
@@ -43,7 +45,9 @@ def test_cli_builds_and_reloads(shared_data, cache_dir, tmp_path, capsys):
                  "--cache-dir", cache_dir])  # fmt: skip
     assert code == 0
     assert "spatial_relations_prepositions/test-00000-of-00001.parquet" in capsys.readouterr().out
-    reloaded = datasets.load_dataset(str(out), "spatial_relations_prepositions", cache_dir=str(tmp_path / "cache"))
+    reloaded = datasets.load_dataset(
+        str(out), "spatial_relations_prepositions", cache_dir=str(tmp_path / "cache")
+    )
     assert reloaded["test"].num_rows == 708 and sum(reloaded["test"]["valid"]) == 393
     assert "keeps every row (validity_filter=False)" in (out / "README.md").read_text()
 
@@ -56,11 +60,25 @@ def test_push_uploads_exactly_the_exported_layout(shared_data, cache_dir, tmp_pa
     url = push_to_hub(out, "someone/contrast-sets", private=True)
     assert url.startswith("https://huggingface.co/datasets/someone/contrast-sets")
     (create, created), (upload, uploaded) = hub.calls
-    assert create == "create_repo" and created["repo_type"] == "dataset" and created["private"] is True
-    assert upload == "upload_folder" and uploaded["repo_type"] == "dataset" and uploaded["folder_path"] == out
+    assert (
+        create == "create_repo" and created["repo_type"] == "dataset" and created["private"] is True
+    )
+    assert (
+        upload == "upload_folder"
+        and uploaded["repo_type"] == "dataset"
+        and uploaded["folder_path"] == out
+    )
     files = sorted(path.relative_to(out).as_posix() for path in out.rglob("*") if path.is_file())
-    sent = [name for name in files if any(fnmatch.fnmatch(name, pattern) for pattern in uploaded["allow_patterns"])]
-    assert sent == ["README.md", "verb_human/test-00000-of-00001.parquet", "verb_lm/test-00000-of-00001.parquet"]
+    sent = [
+        name
+        for name in files
+        if any(fnmatch.fnmatch(name, pattern) for pattern in uploaded["allow_patterns"])
+    ]
+    assert sent == [
+        "README.md",
+        "verb_human/test-00000-of-00001.parquet",
+        "verb_lm/test-00000-of-00001.parquet",
+    ]
 
 
 def test_push_refuses_a_folder_that_is_not_an_export(tmp_path, hub):

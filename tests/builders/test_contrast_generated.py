@@ -1,16 +1,30 @@
 """Gender and Random MC built from a user's MSR-VTT multiple-choice file with the contrast-set generator."""
+
 from __future__ import annotations
 
 import datasets
 import pytest
-
 from foilkit.builders import export, load_builder, prepare
 
 # A Random MC file in the published layout: clip, five endings, label (index of the true one).
 RANDOM_MC = [
-    ("video1", ["a dog runs", "a woman is pushing her stroller", "a car drives", "a cat sleeps", "it rains"], 1),
+    (
+        "video1",
+        [
+            "a dog runs",
+            "a woman is pushing her stroller",
+            "a car drives",
+            "a cat sleeps",
+            "it rains",
+        ],
+        1,
+    ),
     ("video2", ["a man plays guitar", "birds fly", "a boat sails", "a chef cooks", "kids jump"], 0),
-    ("video3", ["a train passes", "leaves fall", "people are dancing", "a plane lands", "snow falls"], 2),
+    (
+        "video3",
+        ["a train passes", "leaves fall", "people are dancing", "a plane lands", "snow falls"],
+        2,
+    ),
 ]
 
 
@@ -43,7 +57,7 @@ def test_gender_mc_swaps_one_negative_for_the_gender_foil(mc_file, tmp_path):
     assert test["clip"] == ["video1", "video2"]
     assert builder.generated == (3, 2)
     assert "2 of 3 clips" in builder.info.description
-    for row, (clip, options, label) in zip(test, RANDOM_MC):
+    for row, (_, options, label) in zip(test, RANDOM_MC, strict=False):
         assert row["label"] == label and row["caption"] == options[label]
         changed = [index for index, option in enumerate(row["options"]) if option != options[index]]
         assert len(changed) == 1 and changed[0] != label
@@ -57,9 +71,14 @@ def _new_options(row: dict, published: list[str]) -> list[str]:
 
 
 def test_gender_mc_is_reproducible_per_seed(mc_file, tmp_path):
-    layouts = {seed: _build("gender", mc_file, tmp_path / str(seed), seed=seed)[1]["options"] for seed in range(4)}
+    layouts = {
+        seed: _build("gender", mc_file, tmp_path / str(seed), seed=seed)[1]["options"]
+        for seed in range(4)
+    }
     assert _build("gender", mc_file, tmp_path / "again", seed=0)[1]["options"] == layouts[0]
-    assert len({str(options) for options in layouts.values()}) > 1  # the seed decides which negative is replaced
+    assert (
+        len({str(options) for options in layouts.values()}) > 1
+    )  # the seed decides which negative is replaced
 
 
 def test_gender_mc_end_to_end(mc_file, tmp_path, write_videos):

@@ -1,12 +1,12 @@
 """Without ``annotations``, each builder asks the download manager for the upstream files at the
 pinned commits. A download manager serving those URLs from ../shared/data stands in for the network."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import datasets
 import pytest
-
 from foilkit.builders import load_builder
 
 RAW = "https://raw.githubusercontent.com"
@@ -55,7 +55,9 @@ class Mirror(datasets.DownloadManager):
 @pytest.mark.integration
 @pytest.mark.parametrize(("name", "config", "options", "upstream", "rows"), CASES,
                          ids=[f"{case[0]}-{case[1]}-{len(case[2])}" for case in CASES])  # fmt: skip
-def test_default_source_is_the_pinned_upstream_files(shared_data, tmp_path, name, config, options, upstream, rows):
+def test_default_source_is_the_pinned_upstream_files(
+    shared_data, tmp_path, name, config, options, upstream, rows
+):
     mirror = Mirror({url: shared_data / local for url, local in upstream.items()})
     builder = load_builder(name, config, on_missing="keep", cache_dir=str(tmp_path), **options)
     builder.download_and_prepare(dl_manager=mirror)

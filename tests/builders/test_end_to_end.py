@@ -1,19 +1,24 @@
 """Each benchmark end to end: real annotation rows, synthetic videos named after them, the ``Video``
 feature decoding a frame, export in the Hub layout, ``load_dataset(folder, config)``, re-attach."""
+
 from __future__ import annotations
 
 from pathlib import Path
 
 import datasets
 import pytest
+from foilkit.builders import build, export
 
 import foilkit
-from foilkit.builders import build, export
 
 # benchmark, config, how many distinct videos to render (their rows are the ones kept)
 CASES = [
     ("vitatecs", "direction", 2),
-    ("vilma", "change_of_state_action", 3),  # COIN, YouCook2 and Something-Something (.webm) layouts
+    (
+        "vilma",
+        "change_of_state_action",
+        3,
+    ),  # COIN, YouCook2 and Something-Something (.webm) layouts
     ("vilma", "action_counting_easy", 1),  # QUVA, windows converted from frames
     ("rtime", "hard", 2),  # forward + reversed view of each video, test and validation
     ("contrast_sets", "verb_lm", 2),
@@ -33,7 +38,13 @@ def _first_videos(video_paths: list[str], sources: list[str] | None, count: int)
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[f"{name}-{config}" for name, config, _ in CASES])
-def built(request, shared_data: Path, cache_dir: str, tmp_path_factory: pytest.TempPathFactory, write_videos):
+def built(
+    request,
+    shared_data: Path,
+    cache_dir: str,
+    tmp_path_factory: pytest.TempPathFactory,
+    write_videos,
+):
     """(name, config, annotations, video root, chosen videos, DatasetDict built with on_missing='skip')."""
     name, config, count = request.param
     annotations = shared_data / name
@@ -44,7 +55,14 @@ def built(request, shared_data: Path, cache_dir: str, tmp_path_factory: pytest.T
         videos += _first_videos(list(split["video_path"]), sources, count)
     root = tmp_path_factory.mktemp(f"videos-{name}")
     write_videos(root, videos)
-    dataset = build(name, config, annotations=annotations, cache_dir=cache_dir, video_root=root, on_missing="skip")
+    dataset = build(
+        name,
+        config,
+        annotations=annotations,
+        cache_dir=cache_dir,
+        video_root=root,
+        on_missing="skip",
+    )
     return name, config, annotations, root, videos, dataset
 
 
@@ -79,7 +97,9 @@ def test_export_reload_and_attach(built, cache_dir: str, tmp_path: Path):
     for split, original in dataset.items():
         loaded = reloaded[split]
         assert loaded.features == original.features
-        assert loaded.remove_columns("video").to_list() == original.remove_columns("video").to_list()
+        assert (
+            loaded.remove_columns("video").to_list() == original.remove_columns("video").to_list()
+        )
         stored = loaded.cast_column("video", datasets.Video(decode=False))["video"]
         assert [video["path"] for video in stored] == loaded["video_path"]  # relative, no bytes
         assert all(video["bytes"] is None for video in stored)
@@ -89,7 +109,9 @@ def test_export_reload_and_attach(built, cache_dir: str, tmp_path: Path):
         assert attached[split][0]["video"][0].shape == original[0]["video"][0].shape
 
 
-def test_export_with_embedded_video_bytes_needs_no_video_root_to_decode(built, cache_dir: str, tmp_path: Path):
+def test_export_with_embedded_video_bytes_needs_no_video_root_to_decode(
+    built, cache_dir: str, tmp_path: Path
+):
     name, config, annotations, root, _, dataset = built
     out = export(name, tmp_path / "hub", [config], video_root=root, on_missing="skip", annotations=annotations,
                  cache_dir=cache_dir, embed_videos=True)  # fmt: skip

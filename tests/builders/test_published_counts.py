@@ -1,10 +1,10 @@
 """Built from the published annotation files, the builders reproduce the papers' counts."""
+
 from __future__ import annotations
 
 import json
 
 import pytest
-
 from foilkit.builders import load_builder, prepare
 from foilkit.builders.vilma import PTS_FPS, SUBTESTS, TESTS, Vilma
 from foilkit.builders.vitatecs import ASPECTS
@@ -35,7 +35,9 @@ def test_vitatecs_rows_and_videos_per_aspect(build_shared, aspect):
 def test_vitatecs_all_is_the_six_aspects(build_shared):
     test = build_shared("vitatecs", "all")["test"]
     assert test.num_rows == sum(rows for rows, _ in VITATECS_TABLE_2.values())
-    assert test[0]["video_path"] == "MSRVTT/video9770.mp4"  # the README's example video, first row of Direction
+    assert (
+        test[0]["video_path"] == "MSRVTT/video9770.mp4"
+    )  # the README's example video, first row of Direction
 
 
 def test_vitatecs_opt_version_reads_the_opt_files(build_shared, shared_data):
@@ -47,7 +49,9 @@ def test_vitatecs_opt_version_reads_the_opt_files(build_shared, shared_data):
 
 @pytest.mark.parametrize("subtest", SUBTESTS)
 @pytest.mark.parametrize("validity_filter", [True, False])
-def test_vilma_subtest_counts_before_and_after_the_validity_filter(build_shared, subtest, validity_filter):
+def test_vilma_subtest_counts_before_and_after_the_validity_filter(
+    build_shared, subtest, validity_filter
+):
     # Paper Table 5: #Inst. before, #Both Valid. after the filter.
     test = build_shared("vilma", subtest, validity_filter=validity_filter)["test"]
     paper = SUBTESTS[subtest]
@@ -65,8 +69,13 @@ def test_vilma_test_configs_group_their_subtests(build_shared, test_name):
 
 
 def test_vilma_card_compares_with_table_5(cache_dir, shared_data):
-    builder = load_builder("vilma", "rare_actions", annotations=shared_data / "vilma", on_missing="keep",
-                           cache_dir=cache_dir)
+    builder = load_builder(
+        "vilma",
+        "rare_actions",
+        annotations=shared_data / "vilma",
+        on_missing="keep",
+        cache_dir=cache_dir,
+    )
     prepare(builder)
     notes = Vilma.card_notes([builder])
     assert "| Rare Actions / Action Replacement | 978 | 751 | 978 | 751 | 227 |" in notes
@@ -87,18 +96,28 @@ def test_vilma_counting_easy_pts_are_frames_at_30_fps(build_shared, shared_data)
 
 
 def test_vilma_action_replacement_keeps_every_foil(build_shared, shared_data):
-    test = build_shared("vilma", "situation_awareness_action_replacement", validity_filter=False)["test"]
-    published = json.loads((shared_data / "vilma" / "SRL_Action_Replacement_Top_1000.json").read_text())
-    assert {row["id"]: row["foils"] for row in test} == {key: item["foils"] for key, item in published.items()}
+    test = build_shared("vilma", "situation_awareness_action_replacement", validity_filter=False)[
+        "test"
+    ]
+    published = json.loads(
+        (shared_data / "vilma" / "SRL_Action_Replacement_Top_1000.json").read_text()
+    )
+    assert {row["id"]: row["foils"] for row in test} == {
+        key: item["foils"] for key, item in published.items()
+    }
     assert max(len(foils) for foils in test["foils"]) == 2
 
 
 @pytest.mark.parametrize(
-    ("config", "test_rows", "validation_rows"), [("origin", 1000, 500), ("hard", 2000, 1000), ("binary", 2000, 1000)]
+    ("config", "test_rows", "validation_rows"),
+    [("origin", 1000, 500), ("hard", 2000, 1000), ("binary", 2000, 1000)],
 )
 def test_rtime_views_per_split(build_shared, config, test_rows, validation_rows):
     splits = build_shared("rtime", config)
-    assert {split: data.num_rows for split, data in splits.items()} == {"test": test_rows, "validation": validation_rows}
+    assert {split: data.num_rows for split, data in splits.items()} == {
+        "test": test_rows,
+        "validation": validation_rows,
+    }
     assert len(set(splits["test"]["source_id"])) == 1000
     assert len(set(splits["validation"]["source_id"])) == 500
 
@@ -107,13 +126,23 @@ def test_rtime_reversed_view_is_the_same_file_with_the_reverse_caption(build_sha
     test = build_shared("rtime", "hard")["test"]
     forward, backward = test[0], test[1]
     published = json.loads((shared_data / "rtime" / "test.json").read_text())[forward["source_id"]]
-    assert (forward["direction"], forward["reversed"], backward["direction"], backward["reversed"]) == (
-        "forward", False, "reverse", True,
+    assert (
+        forward["direction"],
+        forward["reversed"],
+        backward["direction"],
+        backward["reversed"],
+    ) == (
+        "forward",
+        False,
+        "reverse",
+        True,
     )
     assert forward["video_path"] == backward["video_path"] == f"{forward['source_id']}.mp4"
     assert forward["caption"] == backward["foils"][0] == published["forward_captions"][0]
     assert backward["caption"] == forward["foils"][0] == published["reverse_captions"][0]
-    assert backward["rewrites"] == published["reverse_rewrites"] and forward["url"] == published["url"]
+    assert (
+        backward["rewrites"] == published["reverse_rewrites"] and forward["url"] == published["url"]
+    )
 
 
 @pytest.mark.parametrize("config", ["verb_lm", "verb_human"])
@@ -123,4 +152,6 @@ def test_contrast_sets_items_keep_the_published_order(build_shared, config):
     for row in test.select(range(50)):
         assert len(row["options"]) == 5
         assert row["caption"] == row["options"][row["label"]]
-        assert row["foils"] == [option for index, option in enumerate(row["options"]) if index != row["label"]]
+        assert row["foils"] == [
+            option for index, option in enumerate(row["options"]) if index != row["label"]
+        ]
