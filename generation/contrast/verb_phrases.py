@@ -164,7 +164,7 @@ def verb_phrase_foils(
     config: VerbFoilConfig = VerbFoilConfig(),
     verb_counts: Mapping[str, int] | None = None,
 ) -> list[Foil]:
-    """All candidate foils of ``caption`` that pass the filters, best T5 score first.
+    """All candidate foils of ``caption`` that pass the filters, in T5 beam order per phrase.
 
     ``verb_counts`` are the training captions' verb-lemma counts (:func:`count_verb_lemmas`);
     without them the frequency filter cannot run, which the foils' parameters record.
