@@ -91,6 +91,8 @@ def _write_split(
     )
     portable = portable.cast_column("video", features["video"])
     shards = _num_shards(dataset, embed_videos)
+    for stale in (out / config).glob(f"{split}-*-of-*.parquet"):  # shards of an earlier export
+        stale.unlink()
     paths = []
     for index in range(shards):
         relative = f"{config}/{split}-{index:05d}-of-{shards:05d}.parquet"
@@ -139,14 +141,26 @@ def push_to_hub(
     """Upload an :func:`export` folder as dataset repository ``repo_id``; returns the commit URL.
 
     The token defaults to the environment (``HF_TOKEN`` or the cached login). Exactly the
-    exported layout is uploaded: parquet shards and README.md.
+    exported layout is uploaded: README.md and the parquet files its ``configs`` list.
     """
-    from huggingface_hub import HfApi
+    from huggingface_hub import DatasetCard, HfApi
 
     folder = Path(folder)
-    if not (folder / "README.md").is_file():
+    readme = folder / "README.md"
+    if not readme.is_file():
         raise FileNotFoundError(
             f"{folder} has no README.md: export the benchmark there first (foilkit.builders.export)"
+        )
+    files = [
+        path
+        for config in DatasetCard.load(readme).data.get("configs", [])
+        for data_files in config["data_files"]
+        for path in data_files["path"]
+    ]
+    absent = [path for path in files if not (folder / path).is_file()]
+    if not files or absent:
+        raise FileNotFoundError(
+            f"{readme} lists data files that are not in {folder}: {absent or 'none'}"
         )
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
@@ -156,6 +170,6 @@ def push_to_hub(
         repo_type="dataset",
         revision=revision,
         commit_message=commit_message,
-        allow_patterns=["README.md", "*/*.parquet"],
+        allow_patterns=["README.md", *files],
     )
     return str(commit)

@@ -57,6 +57,7 @@ def test_push_uploads_exactly_the_exported_layout(shared_data, cache_dir, tmp_pa
     out = export("contrast_sets", tmp_path / "export", on_missing="keep",
                  annotations=shared_data / "contrast_sets", cache_dir=cache_dir)  # fmt: skip
     (out / "notes.txt").write_text("not part of the layout")
+    (out / "verb_lm" / "old-00000-of-00001.parquet").write_bytes(b"a stale file, not in the card")
     url = push_to_hub(out, "someone/contrast-sets", private=True)
     assert url.startswith("https://huggingface.co/datasets/someone/contrast-sets")
     (create, created), (upload, uploaded) = hub.calls
@@ -94,3 +95,18 @@ def test_cli_push_to_hub(shared_data, cache_dir, tmp_path, hub, capsys):
     assert code == 0
     assert [name for name, _ in hub.calls] == ["create_repo", "upload_folder"]
     assert "pushed: https://huggingface.co/datasets/someone/rtime" in capsys.readouterr().out
+
+
+def test_export_replaces_the_shards_of_an_earlier_export(shared_data, cache_dir, tmp_path, hub):
+    stale = tmp_path / "export" / "verb_lm" / "test-00003-of-00004.parquet"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"from an earlier export with embedded videos")
+    out = export("contrast_sets", tmp_path / "export", ["verb_lm"], on_missing="keep",
+                 annotations=shared_data / "contrast_sets", cache_dir=cache_dir)  # fmt: skip
+    assert sorted(path.name for path in (out / "verb_lm").iterdir()) == [
+        "test-00000-of-00001.parquet"
+    ]
+    (out / "verb_lm" / "test-00000-of-00001.parquet").unlink()
+    with pytest.raises(FileNotFoundError, match="lists data files that are not in"):
+        push_to_hub(out, "someone/broken")
+    assert hub.calls == []
