@@ -51,10 +51,13 @@ def card_text(benchmark: str, exported: Sequence[ExportedConfig], *, embed_video
             for config in exported
         ],
     )
-    datasets.info.DatasetInfosDict(
-        {config.name: datasets.DatasetInfo(features=config.builder.info.features, config_name=config.name)
-         for config in exported}
-    ).to_dataset_card_data(card_data)  # fmt: skip
+    infos = {
+        config.name: datasets.DatasetInfo(
+            features=config.builder.info.features, config_name=config.name
+        )
+        for config in exported
+    }
+    datasets.info.DatasetInfosDict(infos).to_dataset_card_data(card_data)
     return f"---\n{card_data.to_yaml()}\n---\n\n{_body(benchmark, exported, embed_videos=embed_videos)}"
 
 

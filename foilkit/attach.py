@@ -29,7 +29,8 @@ def attach_videos(
             their rows, ``"keep"`` keeps them with ``video=None``.
 
     Returns:
-        A new dataset of the same kind; the ``Video`` feature's decoding settings are kept.
+        A new dataset of the same kind; the ``Video`` feature's decoding settings are kept. Every
+        row's video is re-pointed, so bytes embedded in an export are replaced by the local file.
     """
     import datasets
 
