@@ -47,11 +47,11 @@ def load_builder(name: str, config: str | None = None, **options: Any) -> Foilki
     (``cache_dir``).
     """
     cls = builder_class(name)
-    builder_options = {key: options.pop(key) for key in ("cache_dir",) if key in options}
-    for key in ("video_root", "annotations"):
-        if options.get(key) is not None:
-            options[key] = os.fspath(os.path.abspath(os.path.expanduser(os.fspath(options[key]))))
-    return cls(config_name=config, **builder_options, **options)
+    cache_dir = options.pop("cache_dir", None)
+    for key in ("video_root", "annotations", "multiple_choice_file"):
+        if options.get(key) is not None:  # absolute, so the cache key names the folder itself
+            options[key] = os.path.abspath(os.path.expanduser(os.fspath(options[key])))
+    return cls(config_name=config, cache_dir=cache_dir, **options)
 
 
 def build(name: str, config: str | None = None, **options: Any) -> datasets.DatasetDict:
