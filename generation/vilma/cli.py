@@ -69,7 +69,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     mlm.add_argument("--mlm", action="append", required=True, metavar="KIND:MODEL",
                      help="fill-mask:roberta-large or t5:t5-large; repeat for an ensemble")  # fmt: skip
     mlm.add_argument("--role", choices=masked_lm.ROLES, default="argument")
-    mlm.add_argument("--top-k", type=int, default=FILL_MASK_TOP_K)
+    mlm.add_argument(
+        "--top-k",
+        type=int,
+        help=f"fillers per target; default {masked_lm.PROFICIENCY_TOP_K} for proficiency foils "
+        f"(ViLMA C.1), else {FILL_MASK_TOP_K} (C.3)",
+    )
     mlm.add_argument("--foil-type", default="proficiency")
     mlm.add_argument(
         "--all-foils", action="store_true", help="keep every passing foil, not only the best"
@@ -203,9 +208,12 @@ def _load_masked_lm(spec: str):
 
 def _masked_lm(args: argparse.Namespace) -> list[dict[str, Any]]:
     from foilkit.generation.foil import foil_row
+    from foilkit.generation.infill import FILL_MASK_TOP_K
     from foilkit.generation.spacy_pipeline import load_spacy
-    from foilkit.generation.vilma.masked_lm import best_foil, masked_lm_foils
+    from foilkit.generation.vilma.masked_lm import PROFICIENCY_TOP_K, best_foil, masked_lm_foils
 
+    if args.top_k is None:
+        args.top_k = PROFICIENCY_TOP_K if args.foil_type == "proficiency" else FILL_MASK_TOP_K
     nlp, filters = load_spacy(args.spacy), _filters(args)
     models: Sequence = [_load_masked_lm(spec) for spec in args.mlm]
     rows = []

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 RULE = "vilma.masked_lm"
 ROLES = ("noun", "verb", "subject", "object", "argument")
+# C.1: proficiency foils use "the three most probable tokens"; C.3 uses the top 32 (FILL_MASK_TOP_K).
+PROFICIENCY_TOP_K = 3
 _SUBJECTS = ("nsubj", "nsubjpass")
 _OBJECTS = ("dobj", "obj")
 

@@ -75,3 +75,15 @@ def test_model_stages_with_tiny_models(tmp_path, stage):
     for row in rows:
         (foil,) = row_foils(row)
         assert "grammaticality" in foil.filter_scores and foil.text != row["caption"]
+
+
+@pytest.mark.parametrize(("foil_type", "top_k"), [("proficiency", 3), ("action_replacement", 32)])
+def test_masked_lm_top_k_defaults_follow_the_paper(tmp_path, foil_type, top_k):
+    rows = _run(
+        tmp_path, "masked-lm", [{"id": "r0", "caption": "someone peels a melon"}],
+        "--mlm", f"fill-mask:{tiny_model_path('roberta-mlm')}", "--role", "object",
+        "--foil-type", foil_type, "--all-foils",
+    )  # fmt: skip
+    (row,) = rows
+    assert len(row["foils"]) == top_k
+    assert {f.parameters["top_k"] for f in row_foils(row)} == {top_k}
