@@ -241,5 +241,7 @@ def test_attach_videos_applies_the_policy(tmp_path, two_of_three_videos, on_miss
     assert attached.num_rows == rows
     assert attached.column_names == text_only["test"].column_names
     assert attached[0]["video"].metadata.path == str(root / "MSRVTT" / "video0.mp4")
+    single = foilkit.attach_videos(text_only["test"], root, on_missing=on_missing)
+    assert single["video_path"] == attached["video_path"]
     with pytest.raises(MissingVideosError, match="MSRVTT/video2.mp4"):
         foilkit.attach_videos(text_only, root)
