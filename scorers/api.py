@@ -174,7 +174,8 @@ def _run(model: str, dataset: Any, config: str | None, options: ScoreOptions, ki
     done = dict(store.load())
     state.wait_for_everyone()  # every process has read the shards before any appends
     store.open()
-    pending = [unit for unit in plan.units if any(index not in done for index in unit.rows)]
+    pending = [batch for batch in plan.batches(options.batch_size)
+               if any(index not in done for unit in batch for index in unit.rows)]
     engine = Engine(adapter, plan, options.policy(), store=store, cache=_cache(model, identity, options, adapter),
                     decoder=options.decoder, control=options.control, seed=options.seed,
                     batch_size=options.batch_size, num_workers=options.num_workers,

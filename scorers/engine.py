@@ -102,8 +102,9 @@ class Throughput:
 
     def to_record(self) -> dict[str, float]:
         rate = lambda count: round(count / self.seconds, 3) if self.seconds else None  # noqa: E731
-        return {"views": self.views, "cached_views": self.cached_views, "decoded_videos": self.decoded_videos, "texts": self.texts, "rows": self.rows,
-                "seconds": round(self.seconds, 3), "views_per_s": rate(self.views), "texts_per_s": rate(self.texts)}
+        return {"views": self.views, "cached_views": self.cached_views, "decoded_videos": self.decoded_videos,
+                "texts": self.texts, "rows": self.rows, "seconds": round(self.seconds, 3),
+                "views_per_s": rate(self.views), "texts_per_s": rate(self.texts)}
 
 
 class Engine:
@@ -129,25 +130,29 @@ class Engine:
                             prefetch_factor=2 if self.num_workers else None, persistent_workers=False)
         return iter(loader)
 
-    def run(self, units: Sequence[DecodeUnit]) -> list[dict[str, Any]]:
-        """Score every row of ``units``; returns the new records (also appended to the store)."""
+    def run(self, batches: Sequence[Sequence[DecodeUnit]]) -> list[dict[str, Any]]:
+        """Score every row of ``batches``; returns the new records (also appended to the store).
+
+        Batches come from ``ScoringPlan.batches``: fixed by the whole plan, so a unit is scored in
+        the same company whichever process takes it and whether or not the run was resumed, and
+        its numbers are bit-identical across process counts and resumptions.
+        """
         from tqdm.auto import tqdm
 
         started = time.perf_counter()
-        records: list[dict[str, Any]] = []
+        units = [unit for batch in batches for unit in batch]
         if isinstance(self.adapter, EmbeddingAdapter):
             self._encode_texts(self.plan.texts(units))
+        records: list[dict[str, Any]] = []
         rows_bar = tqdm(total=sum(len(unit.rows) for unit in units), desc="score", unit="row",
                         disable=not self.progress, position=1, leave=False)
-        buffer: list[DecodedUnit] = []
-        for item in tqdm(self.decoded(units), total=len(units), desc="decode", unit="video",
-                         disable=not self.progress, position=0, leave=False):
-            self.throughput.decoded_videos += int(item.decoded)
-            buffer.append(item)
-            if sum(len(unit.unit.rows) for unit in buffer) >= self.batch_size:
-                records += self._flush(buffer, rows_bar)
-                buffer = []
-        records += self._flush(buffer, rows_bar)
+        decoded = iter(tqdm(self.decoded(units), total=len(units), desc="decode", unit="video",
+                            disable=not self.progress, position=0, leave=False))
+        for batch in batches:
+            buffer = [next(decoded) for _ in batch]
+            self.throughput.decoded_videos += sum(item.decoded for item in buffer)
+            records += self._flush(buffer, rows_bar)
+        decoded.close()
         rows_bar.close()
         self.throughput.seconds += time.perf_counter() - started
         return records
@@ -170,24 +175,34 @@ class Engine:
                 yield self.plan.rows[index], item
 
     def _encode_texts(self, texts: list[str]) -> None:
-        texts = [text for text in texts if text not in self._text_embeddings]
-        for start in range(0, len(texts), self.batch_size):
-            chunk = texts[start : start + self.batch_size]
-            self._text_embeddings.update(zip(chunk, self.adapter.encode_texts(chunk)))
-        self.throughput.texts += len(texts)
+        """Embed ``texts`` in the plan's fixed chunks of ``batch_size`` (so a text's bits never depend on the split)."""
+        wanted = set(texts) - set(self._text_embeddings)
+        everything = self.plan.texts()
+        for start in range(0, len(everything), self.batch_size):
+            chunk = everything[start : start + self.batch_size]
+            if wanted.intersection(chunk):
+                self._text_embeddings.update(zip(chunk, self.adapter.encode_texts(chunk)))
+                self.throughput.texts += len(chunk)
 
     def view_embeddings(self, buffer: list[DecodedUnit]) -> dict[str, torch.Tensor]:
-        """Embeddings of the buffered views: from the cache, or encoded in batches (and cached)."""
+        """Embeddings of the buffered views: from the cache, or encoded (and cached).
+
+        A unit's views are never split across model calls, so a view and its reversal (same
+        frames) get bit-identical frame embeddings.
+        """
         embeddings = {key: view.cached for item in buffer for key, view in item.views.items() if view.cached is not None}
-        pending = [(key, view) for item in buffer for key, view in item.views.items() if view.cached is None]
-        for start in range(0, len(pending), self.batch_size):
-            chunk = pending[start : start + self.batch_size]
+        chunks: list[list[tuple[str, ViewFrames]]] = [[]]
+        for item in buffer:
+            if len(chunks[-1]) >= self.batch_size:
+                chunks.append([])
+            chunks[-1] += [(key, view) for key, view in item.views.items() if view.cached is None]
+        for chunk in filter(None, chunks):
             for (key, view), embedding in zip(chunk, self.adapter.encode_views([view.frames for _, view in chunk])):
                 embeddings[key] = embedding
                 if self.cache is not None and view.cache_key is not None:
                     self.cache.put(view.cache_key, CachedView(embedding, view.frame_indices))
         self.throughput.views += len(embeddings)
-        self.throughput.cached_views += len(embeddings) - len(pending)
+        self.throughput.cached_views += sum(1 for item in buffer for view in item.views.values() if view.cached is not None)
         return embeddings
 
     def _score_embeddings(self, buffer: list[DecodedUnit]) -> list[dict[str, Any]]:

@@ -49,6 +49,15 @@ class ScoringPlan:
         rows = (self.rows[i] for unit in (self.units if units is None else units) for i in unit.rows)
         return list(dict.fromkeys(text for row in rows for group in row.groups.values() for text in group))
 
+    def batches(self, batch_size: int) -> list[list[DecodeUnit]]:
+        """Consecutive units grouped into batches of at least ``batch_size`` rows (the last may be smaller)."""
+        batches: list[list[DecodeUnit]] = [[]]
+        for unit in self.units:
+            if sum(len(u.rows) for u in batches[-1]) >= batch_size:
+                batches.append([])
+            batches[-1].append(unit)
+        return [batch for batch in batches if batch]
+
     def pooled(self) -> "ScoringPlan":
         """The retrieval plan: every row's view against the captions of all rows, in row order."""
         pool = {"pool": tuple(row.groups["main"][0] for row in self.rows)}

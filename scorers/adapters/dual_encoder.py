@@ -8,6 +8,7 @@ invariant to frame order, so a view and its reversal tie by construction.
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Any, Sequence
 
 import torch
@@ -51,16 +52,27 @@ class DualEncoderAdapter(EmbeddingAdapter):
 
     @torch.inference_mode()
     def encode_views(self, frames: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        counts = [len(view) for view in frames]
-        images = [frame for view in frames for frame in view]
+        # each distinct frame is embedded once: a view and its reversal share every frame, and a
+        # frame's embedding must not depend on where in the batch it sat
+        images: list[torch.Tensor] = []
+        slot_of: dict[bytes, int] = {}
+        slots = []
+        for view in frames:
+            slot = []
+            for frame in view:
+                key = _fingerprint(frame)
+                if key not in slot_of:
+                    slot_of[key] = len(images)
+                    images.append(frame)
+                slot.append(slot_of[key])
+            slots.append(slot)
         inputs = self.image_processor(images=images, return_tensors="pt").to(self.device)
         inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)
-        embeddings = F.normalize(pooled(self.model.get_image_features(**inputs)).float(), dim=-1)
-        per_view = list(torch.split(embeddings, counts))
+        embeddings = F.normalize(pooled(self.model.get_image_features(**inputs)).float(), dim=-1).cpu()
+        per_view = [embeddings[torch.tensor(slot)] for slot in slots]
         if self.pooling == "mean":
-            # in float64 the sum is exact enough to be order-free: a view and its reversal tie exactly
-            per_view = [F.normalize(view.double().mean(0, keepdim=True), dim=-1).float() for view in per_view]
-        return [view.cpu() for view in per_view]
+            per_view = [F.normalize(_order_free_mean(view, dim=0), dim=-1) for view in per_view]
+        return per_view
 
     @torch.inference_mode()
     def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
@@ -69,4 +81,15 @@ class DualEncoderAdapter(EmbeddingAdapter):
         return F.normalize(pooled(self.model.get_text_features(**inputs)).float(), dim=-1).cpu()
 
     def similarity(self, view: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
-        return (texts @ view.T).mean(dim=1)
+        # elementwise products: each frame's similarity is computed alone, whatever the frame order
+        return _order_free_mean((texts.double()[:, None, :] * view.double()[None]).sum(-1), dim=1)
+
+
+def _fingerprint(frame: torch.Tensor) -> bytes:
+    return hashlib.blake2b(frame.contiguous().numpy().tobytes(), digest_size=16).digest()
+
+
+def _order_free_mean(values: torch.Tensor, dim: int) -> torch.Tensor:
+    """Mean over ``dim`` that does not depend on the order of the entries (sorted, in float64)."""
+    ordered = torch.sort(values.double(), dim=dim).values
+    return ordered.mean(dim=dim, keepdim=dim == 0).float()
