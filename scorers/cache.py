@@ -61,7 +61,7 @@ class EmbeddingCache:
         if not path.is_file():
             return None
         entry = torch.load(path, weights_only=True)
-        return CachedView(entry["embedding"], list(entry["frame_indices"]))
+        return CachedView(entry["embedding"], entry["frame_indices"].tolist())
 
     def put(self, key: str, value: CachedView) -> None:
         path = self._path(key)

@@ -76,10 +76,7 @@ def saved_benchmark(benchmark, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_model():
     """``tiny_model(name) -> path`` of a tiny random model saved with its processor."""
-    try:
-        from foilkit.testing.models import tiny_model_path
-    except ImportError:  # TEMPORARY until the shared tiny models land
-        from _tiny_models import tiny_model_path
+    from foilkit.testing.models import tiny_model_path
 
     return lambda name: str(tiny_model_path(name))
 

@@ -12,10 +12,13 @@ import foilkit
 FAMILIES = {
     "clip-mean": ("clip", {}, "dual-encoder", "similarity"),
     "clip-mean-of-similarities": ("clip", {"pooling": "mean-of-similarities"}, "dual-encoder", "similarity"),
+    "siglip": ("siglip", {}, "dual-encoder", "similarity"),
     "xclip": ("xclip", {}, "xclip", "similarity"),
     "blip-itm": ("blip-itm", {}, "blip-itm", "probability"),
     "video-llm-likelihood": ("llava-next-video", {"mode": "likelihood"}, "video-llm", "probability"),
     "video-llm-choice": ("llava-next-video", {"mode": "choice"}, "video-llm", "probability"),
+    "qwen2-vl-likelihood": ("qwen2-vl", {"mode": "likelihood"}, "video-llm", "probability"),
+    "qwen2-vl-choice": ("qwen2-vl", {"mode": "choice"}, "video-llm", "probability"),
     "text-lm": ("gpt2", {}, "text-lm", "perplexity"),
 }
 
@@ -82,12 +85,12 @@ def test_frame_indices_record_what_the_model_saw(scored):
 def test_mode_specific_numbers(scored):
     family, result, _, _, _ = scored
     for row in (row for row in result if not row["error"]):
-        if family == "video-llm-choice":  # option probabilities, position bias averaged out
+        if family.endswith("-choice"):  # option probabilities, position bias averaged out
             assert row["caption_score"] + sum(row["foil_scores"]) == pytest.approx(1.0, abs=1e-5)
-        if family in ("video-llm-likelihood", "text-lm"):
+        if family.endswith("-likelihood") or family == "text-lm":
             mean, total, count = row["caption_logprob_mean"], row["caption_logprob_sum"], row["caption_num_tokens"]
             assert total == pytest.approx(mean * count, rel=1e-5) and mean < 0
-        if family == "video-llm-likelihood":
+        if family.endswith("-likelihood"):
             assert row["caption_score"] == row["caption_logprob_mean"]
         if family == "text-lm":
             assert row["caption_score"] == pytest.approx(math.exp(-row["caption_logprob_mean"]))
@@ -98,7 +101,7 @@ def test_mode_specific_numbers(scored):
 def test_order_invariant_pooling_ties_a_view_and_its_reversal(scored):
     """Mean pooling cannot see time: the reversed view scores each text exactly as the forward view does."""
     family, result, _, _, _ = scored
-    if not family.startswith("clip"):
+    if not family.startswith(("clip", "siglip")):
         pytest.skip("only frame-pooling dual encoders are order-invariant by construction")
     rows = {row["id"]: row for row in result}
     for direction in ("left", "right", "up", "down"):

@@ -1,0 +1,159 @@
+"""The engine's promises: decode once, cache, resume, temporal controls, retrieval matrices."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import foilkit
+from foilkit.scorers import engine as engine_module
+from foilkit.scorers.controls import apply_control
+from foilkit.scorers.store import ResultStore
+from foilkit.scorers.video import DecodedFrames, decoding
+
+RUN = {"num_workers": 0, "progress": False}
+
+
+@pytest.fixture
+def opened(monkeypatch) -> Counter:
+    """Counts ``open_video`` calls per file during the test."""
+    counts: Counter = Counter()
+    real = decoding.open_video
+
+    def counting(view, backend="torchcodec"):
+        counts[Path(view.source).name] += 1
+        return real(view, backend)
+
+    monkeypatch.setattr(decoding, "open_video", counting)
+    return counts
+
+
+@pytest.mark.parametrize("model", ["clip", "blip-itm"])
+def test_each_video_is_decoded_once(model, tiny_model, benchmark, opened, cache_dir):
+    """Forward, reversed and windowed views, main and proficiency texts: one open per file."""
+    foilkit.score(tiny_model(model), benchmark, cache_dir=cache_dir, batch_size=2, **RUN)
+    assert opened == {f"motion_{d}.mp4": 1 for d in ("left", "right", "up", "down")}
+
+
+def test_the_cache_makes_a_second_run_decode_nothing(tiny_model, benchmark, opened, cache_dir, tmp_path):
+    first = foilkit.score(tiny_model("clip"), benchmark, cache_dir=cache_dir, out_dir=str(tmp_path / "a"), **RUN)
+    assert sum(opened.values()) == 4
+    opened.clear()
+    second = foilkit.score(tiny_model("clip"), benchmark, cache_dir=cache_dir, out_dir=str(tmp_path / "b"), **RUN)
+    assert sum(opened.values()) == 0
+    assert second.to_list() == first.to_list()
+    run = json.loads((tmp_path / "b" / "run.json").read_text())
+    assert run["throughput"]["cached_views"] == run["dataset"]["num_views"] and run["throughput"]["decoded_videos"] == 0
+    # other frames are another cache entry
+    foilkit.score(tiny_model("clip"), benchmark, cache_dir=cache_dir, frames=4, **RUN)
+    assert sum(opened.values()) == 4
+
+
+def test_a_killed_run_resumes_to_the_same_file(tiny_model, benchmark_with_broken, tmp_path, monkeypatch):
+    options = {**RUN, "batch_size": 2, "use_cache": False}
+    foilkit.score(tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "whole"), **options)
+
+    real_flush, calls = engine_module.Engine._flush, []
+
+    def dies_on_the_third_batch(self, buffer, bar):
+        calls.append(len(buffer))
+        if len(calls) == 3:
+            raise KeyboardInterrupt("killed")
+        return real_flush(self, buffer, bar)
+
+    monkeypatch.setattr(engine_module.Engine, "_flush", dies_on_the_third_batch)
+    with pytest.raises(KeyboardInterrupt):
+        foilkit.score(tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "killed"), **options)
+    monkeypatch.setattr(engine_module.Engine, "_flush", real_flush)
+    finished = [json.loads(line) for line in (tmp_path / "killed/shards/rank-00000.jsonl").read_text().splitlines()]
+    assert 0 < len(finished) < len(benchmark_with_broken)
+
+    with pytest.raises(FileExistsError, match="resume"):
+        foilkit.score(tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "killed"), **options)
+    with pytest.raises(ValueError, match="frames was 8, now 4"):
+        foilkit.score(tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "killed"), resume=True,
+                      **{**options, "frames": 4})
+    foilkit.score(tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "killed"), resume=True, **options)
+    whole, resumed = (tmp_path / "whole/scores.jsonl").read_bytes(), (tmp_path / "killed/scores.jsonl").read_bytes()
+    assert resumed == whole
+    run = json.loads((tmp_path / "killed/run.json").read_text())["throughput"]
+    assert run["resumed_rows"] == len(finished)
+    assert run["rows"] == len(benchmark_with_broken) - len(finished)  # finished rows were not recomputed
+
+
+def test_a_torn_last_line_is_dropped_and_cut(tmp_path):
+    store = ResultStore(tmp_path, rank=0)
+    store.open()
+    store.append([{"index": 0, "id": "a"}, {"index": 1, "id": "b"}])
+    with store.shard.open("a") as handle:
+        handle.write('{"index": 2, "id"')  # killed mid-write
+    assert sorted(ResultStore(tmp_path).load()) == [0, 1]
+    again = ResultStore(tmp_path, rank=0)
+    again.open()
+    again.append([{"index": 2, "id": "c"}])
+    assert sorted(ResultStore(tmp_path).load()) == [0, 1, 2]
+
+
+def _decoded(count: int = 8) -> DecodedFrames:
+    frames = np.arange(count, dtype=np.uint8)[:, None, None, None].repeat(3, 1).repeat(4, 2).repeat(4, 3)
+    import torch
+
+    return DecodedFrames(torch.from_numpy(frames), np.arange(10, 10 + count), np.arange(count) / 8.0, "torchcodec")
+
+
+@pytest.mark.parametrize("control", ["reversed", "shuffled", "single"])
+def test_controls_reorder_frames_and_indices_together(control):
+    decoded = _decoded()
+    out = apply_control(decoded, control, seed=3, view_key="v")
+    assert [int(frame[0, 0, 0]) + 10 for frame in out.frames] == out.indices.tolist()
+    if control == "reversed":
+        assert out.indices.tolist() == decoded.indices[::-1].tolist()
+    elif control == "shuffled":
+        assert sorted(out.indices.tolist()) == decoded.indices.tolist() != out.indices.tolist()
+        assert apply_control(decoded, control, seed=3, view_key="v").indices.tolist() == out.indices.tolist()
+        assert apply_control(decoded, control, seed=4, view_key="v").indices.tolist() != out.indices.tolist()
+    else:
+        assert out.indices.tolist() == [14]
+
+
+@pytest.mark.parametrize(("control", "model"), [("reversed", "clip"), ("shuffled", "clip"), ("single", "xclip")])
+def test_controls_are_run_options_and_recorded(control, model, tiny_model, benchmark, tmp_path):
+    result = foilkit.score(tiny_model(model), benchmark, control=control, seed=1, out_dir=str(tmp_path),
+                           cache_dir=str(tmp_path / "cache"), **RUN)
+    assert json.loads((tmp_path / "run.json").read_text())["control"] == control
+    forward = result[result["id"].index("left-forward")]["frame_indices"]
+    plain = [0, 3, 6, 9, 13, 16, 19, 23]
+    expected = {"reversed": plain[::-1], "single": [13]}
+    if control == "shuffled":
+        assert sorted(forward) == plain != forward
+    else:
+        assert forward == expected[control]
+
+
+@pytest.mark.parametrize("model", ["clip", "blip-itm"])
+def test_score_matrix_agrees_with_pairwise_scores(model, tiny_model, benchmark, cache_dir):
+    pool = benchmark.filter(lambda row: row["id"] != "left-window")
+    matrix = foilkit.score_matrix(tiny_model(model), pool, cache_dir=cache_dir, **RUN)
+    scores = foilkit.score(tiny_model(model), pool, cache_dir=cache_dir, **RUN)
+    assert matrix.scores.shape == (8, 8) and matrix.ids == pool["id"] and matrix.texts == pool["caption"]
+    for i, row in enumerate(scores):
+        assert matrix.scores[i, i] == pytest.approx(row["caption_score"], abs=1e-6)
+        foil_column = matrix.texts.index(row["foils"][0])  # RTime: the other direction's caption
+        assert matrix.scores[i, foil_column] == pytest.approx(row["foil_scores"][0], abs=1e-6)
+
+
+def test_score_matrix_refuses_choice_mode(tiny_model, benchmark):
+    with pytest.raises(ValueError, match="choice"):
+        foilkit.score_matrix(tiny_model("llava-next-video"), benchmark, mode="choice", **RUN)
+
+
+def test_unknown_options_and_values_fail_early(tiny_model, benchmark):
+    with pytest.raises(TypeError, match="frame_count"):
+        foilkit.score(tiny_model("clip"), benchmark, frame_count=8)
+    with pytest.raises(ValueError, match="backwards"):
+        foilkit.score(tiny_model("clip"), benchmark, control="backwards")
+    with pytest.raises(ValueError, match="no mode 'choice'"):
+        foilkit.score(tiny_model("clip"), benchmark, mode="choice", **RUN)
