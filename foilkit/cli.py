@@ -20,6 +20,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("foilkit.doctor", "check the installed stack, FFmpeg, GPU and offline settings"),
     "score": ("foilkit.score_cli", "score a Hub model on a foilkit dataset (accelerate launch -m foilkit score)"),
     "build": ("foilkit.builders_cli", "build a benchmark as a Hub-layout dataset (parquet + card), optionally push"),
+    "evaluate": ("foilkit.evaluate_cli", "score a model on a benchmark and write metrics with CIs, a report and plots"),
+    "compare": ("foilkit.compare", "paired test and side-by-side report of two evaluation runs"),
+    "push-results": ("foilkit.hub_results", "upload a run's scores and results to the Hub; add model-index to a card"),
+    "demo": ("foilkit.demo", "the whole pipeline offline on a synthetic temporal benchmark with tiny models"),
 }
 
 

@@ -1,0 +1,285 @@
+"""Reports of evaluation runs: markdown tables laid out like the papers' and matplotlib plots with CIs.
+
+A run's ``results.json`` (:mod:`foilkit.evaluation`) becomes a :class:`Table`: one row per
+group of the paper's table (aspect, subtest, foil type, RTime task) and per config overall,
+one column per reported number (accuracy; P, T, P+T; R@K; T2V/V2T), each cell a value with
+its bootstrap confidence interval. The same tables feed:
+
+- ``report.md`` of one run and its plots: ``<metric>.png`` bars per group with CI error bars
+  (VITATECS aspects; ViLMA P vs T vs P+T; contrast sets; RTime-Binary), ``recall.png``
+  R@K curves (RTime);
+- side-by-side reports of several runs (``foilkit compare``; the demo's models under the
+  temporal controls): one column per run, bars grouped by row.
+
+All numbers are shown in percent.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from foilkit.benchmarks import get_benchmark
+
+RECALL_COLUMN = re.compile(r"^(?P<direction>T2V|V2T) R@(?P<k>\d+)$")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """A reported number and its confidence interval (fractions in [0, 1]; ``None`` when absent)."""
+
+    value: float
+    low: float | None = None
+    high: float | None = None
+
+    def text(self) -> str:
+        ci = "" if self.low is None or self.high is None else f" [{100 * self.low:.1f}, {100 * self.high:.1f}]"
+        return f"{100 * self.value:.1f}{ci}"
+
+
+@dataclass
+class Row:
+    label: str
+    config: str
+    cells: dict[str, Cell] = field(default_factory=dict)
+    n: int | None = None
+
+
+@dataclass
+class Table:
+    """One run's numbers in the paper's layout (see the module docstring)."""
+
+    title: str
+    row_label: str
+    columns: list[str]
+    rows: list[Row]
+
+
+def cell(result: Mapping[str, Any], key: str) -> Cell | None:
+    """The value ``result[key]`` with its interval ``result[key + "_ci"]`` = ``[low, high]``."""
+    if result.get(key) is None:
+        return None
+    ci = result.get(f"{key}_ci") or (None, None)
+    return Cell(float(result[key]), *(None if bound is None else float(bound) for bound in ci))
+
+
+def run_table(results: Mapping[str, Any]) -> Table:
+    """The table of one run's ``results.json``."""
+    benchmark = get_benchmark(results["benchmark"])
+    columns: list[str] = []
+    rows: list[Row] = []
+    for config, entry in results["configs"].items():
+        for metric in benchmark.metrics(config):
+            computed = entry["metrics"][metric.metric]
+            columns += [label for label in metric.columns if label not in columns]
+            for group, result in computed.get("groups", {}).items():
+                rows.append(_row(group, config, metric.columns, result))
+            label = config if "groups" not in computed or len(results["configs"]) > 1 else "all"
+            if "groups" in computed and len(results["configs"]) > 1:
+                label = f"{config} (all)"
+            if "groups" not in computed or len(computed["groups"]) > 1 or len(results["configs"]) > 1:
+                rows.append(_row(label, config, metric.columns, computed["overall"]))
+    return Table(f"{results['title']}: {results['label']}", benchmark.group_label if benchmark.group_column else "task",
+                 columns, rows)
+
+
+def _row(label: str, config: str, columns: Mapping[str, str], result: Mapping[str, Any]) -> Row:
+    row = Row(label, config, n=result.get("n"))
+    for column, key in columns.items():
+        value = cell(result, key)
+        if value is not None:
+            row.cells[column] = value
+    return row
+
+
+def markdown_table(table: Table) -> str:
+    """The table in GitHub markdown; a missing cell is an em dash."""
+    header = f"| {table.row_label} | " + " | ".join(table.columns) + " | n |"
+    rule = "|---|" + "---:|" * (len(table.columns) + 1)
+    lines = [header, rule]
+    for row in table.rows:
+        cells = [row.cells[c].text() if c in row.cells else "—" for c in table.columns]
+        lines.append(f"| {row.label} | " + " | ".join(cells) + f" | {'' if row.n is None else row.n} |")
+    return "\n".join(lines)
+
+
+def write_run_report(results: Mapping[str, Any], out_dir: str | os.PathLike) -> Path:
+    """``report.md`` and the plots of one run in ``out_dir``; returns the report's path."""
+    out = Path(out_dir)
+    table = run_table(results)
+    plots = []
+    bar_columns = [c for c in table.columns if not RECALL_COLUMN.match(c)]
+    if bar_columns and any(c in row.cells for row in table.rows for c in bar_columns):
+        plots.append(bar_plot(table.rows, bar_columns, out / "accuracy.png", title=table.title,
+                              xlabel=table.row_label))  # fmt: skip
+    if any(RECALL_COLUMN.match(c) for c in table.columns):
+        plots.append(recall_plot(table.rows, out / "recall.png", title=table.title))
+    lines = [
+        f"# {table.title}", "",
+        f"Benchmark: **{results['title']}** ({results['paper_table']}); model `{results['model']}`"
+        + (f", temporal control **{results['control']}**" if results.get("control") else "") + ".",
+        f"Values in %; brackets: 95% bootstrap confidence interval ({results['bootstrap']['n_resamples']} "
+        f"resamples, seed {results['bootstrap']['seed']}, clustered by video).", "",
+        markdown_table(table), "",
+        *_run_notes(results), "",
+        *(f"![{plot.stem}]({plot.name})" for plot in plots), "",
+    ]  # fmt: skip
+    path = out / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def _run_notes(results: Mapping[str, Any]) -> list[str]:
+    notes = []
+    for config, entry in results["configs"].items():
+        record = entry["run"].get("score") or entry["run"].get("score_matrix") or {}
+        errors = sum(metric.get("errors", 0) for metric in entry["metrics"].values())
+        sampling = record.get("sampling", {})
+        notes.append(
+            f"- `{config}`: {entry['num_rows']} rows, {errors} not scored (missing or corrupt video); "
+            f"adapter `{record.get('adapter', {}).get('name', '?')}`, mode `{record.get('mode')}`, "
+            f"score kind `{record.get('score_kind')}`, {record.get('frames')} frames "
+            f"({sampling.get('name', '?')} sampling), decoder {record.get('decoder')}, dtype {record.get('dtype')}."
+        )
+    return notes
+
+
+# --- plots ----------------------------------------------------------------------------------------
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def bar_plot(rows: Sequence[Row], series: Sequence[str], path: Path, *, title: str, xlabel: str) -> Path:
+    """Grouped bars: one group per row label, one bar per column in ``series``, 95% CI error bars."""
+    import numpy as np
+
+    plt = _pyplot()
+    labels = [row.label for row in rows]
+    width = 0.8 / max(1, len(series))
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(labels) * max(1, len(series)) ** 0.5 + 2), 4))
+    x = np.arange(len(labels))
+    for index, name in enumerate(series):
+        cells = [row.cells.get(name) for row in rows]
+        values = [100 * c.value if c else np.nan for c in cells]
+        errors = np.array([[100 * (c.value - c.low), 100 * (c.high - c.value)] if c and c.low is not None
+                           else [0.0, 0.0] for c in cells]).T  # fmt: skip
+        ax.bar(x + (index - (len(series) - 1) / 2) * width, values, width, yerr=errors, capsize=3, label=name)
+    ax.set_xticks(x, labels, rotation=30 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center")
+    ax.set_ylim(0, 100)
+    ax.set_ylabel("accuracy (%) with 95% CI")
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def recall_plot(rows: Sequence[Row], path: Path, *, title: str) -> Path:
+    """R@K against K for each retrieval row and direction (T2V solid, V2T dashed), 95% CI bars."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for row in rows:
+        for direction, style in (("T2V", "-o"), ("V2T", "--s")):
+            points = sorted((int(m["k"]), c) for column, c in row.cells.items()
+                            if (m := RECALL_COLUMN.match(column)) and m["direction"] == direction)  # fmt: skip
+            if not points:
+                continue
+            ks = [k for k, _ in points]
+            values = [100 * c.value for _, c in points]
+            errors = [[100 * (c.value - c.low) if c.low is not None else 0 for _, c in points],
+                      [100 * (c.high - c.value) if c.high is not None else 0 for _, c in points]]  # fmt: skip
+            ax.errorbar(ks, values, yerr=errors, fmt=style, capsize=3, label=f"{row.label} {direction}")
+    ax.set_xlabel("K")
+    ax.set_ylabel("recall@K (%) with 95% CI")
+    ax.set_ylim(0, 100)
+    ax.set_title(title, fontsize=10)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+# --- several runs side by side --------------------------------------------------------------------
+
+
+def aligned_rows(tables: Sequence[Table]) -> list[tuple[str, str]]:
+    """(config, row label) keys present in every table, in the first table's order."""
+    keys = [(row.config, row.label) for row in tables[0].rows]
+    common = set.intersection(*({(row.config, row.label) for row in table.rows} for table in tables))
+    return [key for key in keys if key in common]
+
+
+def side_by_side_table(tables: Sequence[Table], labels: Sequence[str]) -> Table:
+    """One table with a column ``"<run label>: <column>"`` per run and column, rows aligned."""
+    keys = aligned_rows(tables)
+    columns = [f"{label}: {column}" for column in tables[0].columns for label in labels]
+    rows = []
+    for config, label in keys:
+        merged = Row(label, config)
+        for table, run_label in zip(tables, labels, strict=True):
+            source = next(row for row in table.rows if (row.config, row.label) == (config, label))
+            merged.n = source.n
+            for column, value in source.cells.items():
+                merged.cells[f"{run_label}: {column}"] = value
+        rows.append(merged)
+    return Table(" vs ".join(labels), tables[0].row_label, columns, rows)
+
+
+def write_side_by_side(run_dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *, title: str,
+                       extra: Sequence[str] = ()) -> Path:
+    """``report.md`` and ``side_by_side_<column>.png`` comparing several runs of one benchmark."""
+    from foilkit.evaluation import load_results
+
+    results = [load_results(run_dir) for run_dir in run_dirs]
+    benchmarks = {r["benchmark"] for r in results}
+    if len(benchmarks) != 1:
+        raise ValueError(f"runs of different benchmarks cannot be compared: {sorted(benchmarks)}")
+    tables = [run_table(r) for r in results]
+    labels = _unique_labels([r["label"] for r in results])
+    merged = side_by_side_table(tables, labels)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    plots = []
+    for column in tables[0].columns:
+        if RECALL_COLUMN.match(column) and not column.endswith("R@1"):
+            continue
+        safe = re.sub(r"[^A-Za-z0-9]+", "_", column).strip("_").lower()
+        plots.append(bar_plot(merged.rows, [f"{label}: {column}" for label in labels],
+                              out / f"side_by_side_{safe}.png", title=f"{title}: {column}",
+                              xlabel=merged.row_label))  # fmt: skip
+    lines = [
+        f"# {title}", "",
+        f"Benchmark **{results[0]['title']}** ({results[0]['paper_table']}). Values in %; brackets: 95% "
+        "bootstrap confidence interval.", "",
+        "| run | model | control | folder |", "|---|---|---|---|",
+        *(f"| {label} | `{r['model']}` | {r.get('control') or 'none'} | {Path(d)} |"
+          for label, r, d in zip(labels, results, run_dirs, strict=True)),
+        "", markdown_table(merged), "", *extra, "",
+        *(f"![{plot.stem}]({plot.name})" for plot in plots), "",
+    ]  # fmt: skip
+    path = out / "report.md"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    return path
+
+
+def _unique_labels(labels: Sequence[str]) -> list[str]:
+    seen: dict[str, int] = {}
+    unique = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        unique.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return unique
