@@ -1,0 +1,35 @@
+"""``accelerate launch`` with 2 CPU processes gives the same per-sample file as 1 process."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ACCELERATE = Path(sys.executable).with_name("accelerate")
+
+
+def _score(command: list[str], out: Path, model: str, dataset: Path) -> None:
+    args = ["-m", "foilkit", "score", "--model", model, "--dataset", str(dataset), "--out", str(out),
+            "--batch-size", "2", "--num-workers", "1", "--no-cache", "--no-progress"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(command + args, capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("model", ["clip"])  # a dual encoder: batched text and frame embeddings
+def test_two_processes_give_the_scores_of_one(model, tiny_model, saved_benchmark, tmp_path):
+    # `accelerate launch --cpu` runs ONE process (it leaves more to mpirun); --multi_gpu starts a
+    # torchrun group, which foilkit runs over gloo when there is no accelerator.
+    _score([sys.executable], tmp_path / "one", tiny_model(model), saved_benchmark)
+    _score([str(ACCELERATE), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
+            "--mixed_precision", "no", "--dynamo_backend", "no"], tmp_path / "two", tiny_model(model), saved_benchmark)
+    assert json.loads((tmp_path / "two/run.json").read_text())["hardware"]["num_processes"] == 2
+    shards = sorted(path.name for path in (tmp_path / "two/shards").iterdir())
+    assert shards == ["rank-00000.jsonl", "rank-00001.jsonl"]
+    assert all((tmp_path / "two/shards" / shard).read_text() for shard in shards)  # both did work
+    assert (tmp_path / "two/scores.jsonl").read_bytes() == (tmp_path / "one/scores.jsonl").read_bytes()
