@@ -141,7 +141,7 @@ def _run_notes(results: Mapping[str, Any]) -> list[str]:
         sampling = record.get("sampling", {})
         notes.append(
             f"- `{config}`: {entry['num_rows']} rows, {errors} not scored (missing or corrupt video); "
-            f"adapter `{record.get('adapter', {}).get('name', '?')}`, mode `{record.get('mode')}`, "
+            f"adapter `{record.get('adapter', {}).get('adapter', '?')}`, mode `{record.get('mode')}`, "
             f"score kind `{record.get('score_kind')}`, {record.get('frames')} frames "
             f"({sampling.get('name', '?')} sampling), decoder {record.get('decoder')}, dtype {record.get('dtype')}."
         )
@@ -180,7 +180,7 @@ def bar_plot(rows: Sequence[Row], series: Sequence[str], path: Path, *, title: s
     ax.set_ylabel("accuracy (%) with 95% CI")
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=10)
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)

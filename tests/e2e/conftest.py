@@ -1,0 +1,39 @@
+"""Fixtures of the end-to-end tests: the demo run, tiny models, synthetic videos for real rows."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from foilkit.cli import main
+
+#: Bootstrap resamples in tests: enough for an interval, cheap enough for CI.
+N_RESAMPLES = 200
+
+
+@pytest.fixture(scope="session")
+def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``foilkit demo`` run once: both tiny models under every temporal control."""
+    out = tmp_path_factory.mktemp("demo")
+    assert main(["demo", "--out", str(out), "--n-resamples", str(N_RESAMPLES), "--no-progress"]) == 0
+    return out
+
+
+@pytest.fixture(scope="session")
+def clip_model() -> str:
+    from foilkit.testing.models import tiny_model_path
+
+    return str(tiny_model_path("clip"))
+
+
+def is_png(path: Path) -> bool:
+    """A PNG file Pillow can open, of a size a person can read."""
+    from PIL import Image
+
+    if path.read_bytes()[:8] != b"\x89PNG\r\n\x1a\n":
+        return False
+    with Image.open(path) as image:
+        image.verify()
+    with Image.open(path) as image:
+        return image.format == "PNG" and image.width >= 400 and image.height >= 300
