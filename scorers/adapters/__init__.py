@@ -46,6 +46,11 @@ def list_adapters() -> list[str]:
     return list(ADAPTERS)
 
 
+def _priority(cls: type[Adapter]) -> int:
+    """Matching order: adapters registered outside foilkit first, then ``ADAPTER_MODULES`` order."""
+    return ADAPTER_MODULES.index(cls.__module__) + 1 if cls.__module__ in ADAPTER_MODULES else 0
+
+
 def _import_all() -> None:
     for module in ADAPTER_MODULES:
         importlib.import_module(module)
@@ -62,7 +67,7 @@ def adapter_class(model_id: str, *, adapter: str | None = None, revision: str | 
     from transformers import AutoConfig
 
     config = AutoConfig.from_pretrained(model_id, revision=revision, trust_remote_code=trust_remote_code)
-    for cls in ADAPTERS.values():
+    for cls in sorted(ADAPTERS.values(), key=_priority):
         if cls.matches(config):
             return cls
     raise ValueError(
