@@ -144,6 +144,10 @@ def compute_metrics(spec: Benchmark, config: str, rows: Any, matrix: Any, *, n_r
     only the rows that were scored.
     """
     columns = _scored_columns(rows) if rows is not None else None
+    if columns is not None and not columns["id"]:
+        errors = sorted(set(rows["error"]))
+        raise RuntimeError(f"{spec.name}/{config}: none of the {rows.num_rows} rows could be scored: "
+                           + "; ".join(errors[:5]) + (f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""))
     out: dict[str, Any] = {}
     for metric in spec.metrics(config):
         if metric.matrix:

@@ -1,0 +1,88 @@
+"""``foilkit.evaluate`` on each builder: real annotation rows, synthetic mp4s named after a few of them.
+
+Rows whose video was not rendered are skipped by the builder (``on_missing="skip"``), so each
+evaluation scores the rows of the rendered videos with a tiny CLIP and computes the paper's metrics.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from conftest import N_RESAMPLES, is_png
+
+from foilkit.builders import build
+from foilkit.evaluation import evaluate
+from foilkit.report import run_table
+from foilkit.testing.videos import SyntheticScene, write_video
+
+# benchmark, config, how many distinct videos to render
+CASES = [
+    ("vitatecs", "direction", 3),
+    ("vilma", "change_of_state_action", 3),
+    ("rtime", "origin", 4),
+    ("rtime", "hard", 4),
+    ("rtime", "binary", 4),
+    ("contrast_sets", "verb_lm", 3),
+]
+
+
+def _shortest_windows(rows, count: int) -> dict[str, float]:
+    """The ``count`` videos whose rows' windows end earliest -> the seconds the video must last."""
+    ends: dict[str, float] = {}
+    for path, end in zip(rows["video_path"], rows["end"], strict=True):
+        ends[path] = max(ends.get(path, 0.0), end or 0.0)
+    return dict(sorted(ends.items(), key=lambda item: item[1])[:count])
+
+
+def _render(root: Path, durations: dict[str, float], fps: int = 4) -> None:
+    for index, (relative, seconds) in enumerate(durations.items()):
+        path = root / relative
+        scene = SyntheticScene(direction=("left", "right", "up", "down")[index % 4])
+        # FFmpeg probes the content, so an mp4 stands in for other containers (.webm, .avi).
+        frames = max(12, int(fps * (seconds + 1)))
+        write_video(path.with_suffix(".mp4"), scene, num_frames=frames, fps=fps).rename(path)
+
+
+@pytest.fixture(scope="module", params=CASES, ids=[f"{name}-{config}" for name, config, _ in CASES])
+def evaluated(request, shared_data: Path, clip_model: str, tmp_path_factory: pytest.TempPathFactory):
+    name, config, count = request.param
+    cache = str(tmp_path_factory.mktemp("datasets-cache"))
+    text_only = build(name, config, annotations=shared_data / name, cache_dir=cache, on_missing="keep")
+    durations = {path: seconds for split in text_only.values() for path, seconds in _shortest_windows(split, count).items()}
+    videos = list(durations)
+    root = tmp_path_factory.mktemp(f"videos-{name}")
+    _render(root, durations)
+    run_dir = tmp_path_factory.mktemp("runs") / f"{name}-{config}"
+    result = evaluate(name, clip_model, config=config, out_dir=run_dir, videos=root, annotations=shared_data / name,
+                      on_missing="skip", n_resamples=N_RESAMPLES, datasets_cache_dir=cache, num_workers=0,
+                      progress=False, cache_dir=str(run_dir.parent / "embeddings"))  # fmt: skip
+    return name, config, videos, result
+
+
+def test_run_folder_has_results_report_scores_and_plots(evaluated):
+    name, config, videos, result = evaluated
+    run = result.run_dir
+    assert (run / "results.json").is_file() and result.report.is_file()
+    entry = result.results["configs"][config]
+    assert entry["num_rows"] > 0
+    pngs = sorted(p.name for p in run.glob("*.png"))
+    assert pngs == (["recall.png"] if config in ("origin", "hard") else ["accuracy.png"])
+    assert all(is_png(run / p) for p in pngs)
+    if config not in ("origin", "hard"):
+        import datasets
+
+        scores = datasets.Dataset.from_parquet(str(run / "scores" / f"{config}.parquet"))
+        assert scores.num_rows == entry["num_rows"]
+        assert set(scores["video_path"]) <= set(videos) and not any(scores["error"])
+
+
+def test_report_table_shows_every_number_of_results_json(evaluated):
+    *_, result = evaluated
+    report = result.report.read_text()
+    table = run_table(result.results)
+    assert table.rows
+    for row in table.rows:
+        line = next(line for line in report.splitlines() if line.startswith(f"| {row.label} |"))
+        for column, cell in row.cells.items():
+            assert cell.text() in line, (row.label, column)
