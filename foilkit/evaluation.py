@@ -124,7 +124,7 @@ def evaluate(benchmark: str, model: str, *, config: str | None = None, out_dir: 
         }
     results = {
         "format": RESULTS_FORMAT, "benchmark": spec.name, "title": spec.title, "paper_table": spec.paper_table,
-        "model": model, "label": label or model, "control": score_options.get("control"),
+        "model": model, "label": label or _model_label(model), "control": score_options.get("control"),
         "dataset": None if dataset is None else os.fspath(dataset), "split": split or spec.split,
         "bootstrap": {"n_resamples": n_resamples, "seed": seed}, "configs": configs,
     }  # fmt: skip
@@ -180,6 +180,11 @@ def _call(metric: MetricSpec, data: Mapping[str, Any], score_kind: str, cluster_
     result = metric_function(metric.metric)(**inputs, score_kind=score_kind, **metric.options, cluster=cluster,
                                             n_resamples=n_resamples, seed=seed)
     return {key: _plain(value) for key, value in result.items()}
+
+
+def _model_label(model: str) -> str:
+    """A Hub id as it is; a local model folder by its name."""
+    return Path(model).name if Path(model).exists() else model
 
 
 def _scored_columns(rows: Any) -> dict[str, list[Any]]:
