@@ -1,4 +1,5 @@
 """``foilkit score``: score a Hub model on a foilkit dataset (also under ``accelerate launch -m foilkit score``)."""
+
 from __future__ import annotations
 
 import argparse
@@ -6,38 +7,67 @@ import argparse
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", required=True, help="Hub id or local path of the model")
-    parser.add_argument("--dataset", required=True,
-                        help="a save_to_disk folder, a parquet dataset folder or a Hub dataset id")
-    parser.add_argument("--config", help="dataset config (aspect, test, ...) of a folder or Hub dataset")
+    parser.add_argument(
+        "--dataset",
+        required=True,
+        help="a save_to_disk folder, a parquet dataset folder or a Hub dataset id",
+    )
+    parser.add_argument(
+        "--config", help="dataset config (aspect, test, ...) of a folder or Hub dataset"
+    )
     parser.add_argument("--split", help="dataset split (needed when there are several)")
-    parser.add_argument("--out", required=True, help="folder for scores.jsonl, run.json and the resumable shards")
+    parser.add_argument(
+        "--out", required=True, help="folder for scores.jsonl, run.json and the resumable shards"
+    )
     parser.add_argument("--resume", action="store_true", help="continue the run already in --out")
-    parser.add_argument("--matrix", action="store_true",
-                        help="score every view against every caption (retrieval pools such as RTime)")
+    parser.add_argument(
+        "--matrix",
+        action="store_true",
+        help="score every view against every caption (retrieval pools such as RTime)",
+    )
     model = parser.add_argument_group("model")
     model.add_argument("--adapter", help="adapter name (default: chosen from the model's config)")
     model.add_argument("--mode", help="scoring mode of video LLMs: likelihood or choice")
     model.add_argument("--pooling", help="dual encoders: mean (default) or mean-of-similarities")
     model.add_argument("--revision", help="model revision (branch, tag or commit)")
-    model.add_argument("--trust-remote-code", action="store_true", help="allow the model's own code to run")
-    model.add_argument("--dtype", default="auto", help="auto (bf16/fp16 on GPU, fp32 on CPU), float32, bfloat16, float16")
+    model.add_argument(
+        "--trust-remote-code", action="store_true", help="allow the model's own code to run"
+    )
+    model.add_argument(
+        "--dtype",
+        default="auto",
+        help="auto (bf16/fp16 on GPU, fp32 on CPU), float32, bfloat16, float16",
+    )
     model.add_argument("--device", help="default: the process's accelerator, else CPU")
     frames = parser.add_argument_group("frames")
     frames.add_argument("--frames", type=int, default=8, help="frames per view")
-    frames.add_argument("--sampling", default="uniform", help="uniform, segment-middle, consecutive or fps")
-    frames.add_argument("--stride", type=int, default=1, help="frame step of 'consecutive' sampling")
+    frames.add_argument(
+        "--sampling", default="uniform", help="uniform, segment-middle, consecutive or fps"
+    )
+    frames.add_argument(
+        "--stride", type=int, default=1, help="frame step of 'consecutive' sampling"
+    )
     frames.add_argument("--target-fps", type=float, help="rate of 'fps' sampling")
     frames.add_argument("--max-frames", type=int, help="cap of 'fps' sampling")
     frames.add_argument("--decoder", default="torchcodec", help="torchcodec or pyav")
-    frames.add_argument("--control", choices=("reversed", "shuffled", "single"),
-                        help="temporal control: break the frames' order on purpose")
+    frames.add_argument(
+        "--control",
+        choices=("reversed", "shuffled", "single"),
+        help="temporal control: break the frames' order on purpose",
+    )
     frames.add_argument("--seed", type=int, default=0, help="seed of the 'shuffled' control")
     frames.add_argument("--video-root", help="folder that relative video paths are relative to")
     work = parser.add_argument_group("work")
     work.add_argument("--batch-size", type=int, default=8)
-    work.add_argument("--num-workers", type=int, default=2, help="decoding processes per GPU/process")
-    work.add_argument("--cache-dir", help="embedding cache folder (default: $HF_HOME/foilkit/embeddings)")
-    work.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    work.add_argument(
+        "--num-workers", type=int, default=2, help="decoding processes per GPU/process"
+    )
+    work.add_argument(
+        "--cache-dir", help="embedding cache folder (default: $HF_HOME/foilkit/embeddings)"
+    )
+    work.add_argument(
+        "--no-cache", action="store_true", help="do not read or write the embedding cache"
+    )
     work.add_argument("--no-progress", action="store_true", help="no progress bars or summary")
 
 
@@ -45,13 +75,30 @@ def run(args: argparse.Namespace) -> int:
     from foilkit.scorers.api import score, score_matrix
 
     options = {
-        "out_dir": args.out, "resume": args.resume, "split": args.split, "adapter": args.adapter, "mode": args.mode,
-        "pooling": args.pooling, "revision": args.revision, "trust_remote_code": args.trust_remote_code,
-        "dtype": args.dtype, "device": args.device, "frames": args.frames, "sampling": args.sampling,
-        "stride": args.stride, "target_fps": args.target_fps, "max_frames": args.max_frames,
-        "decoder": args.decoder, "control": args.control, "seed": args.seed, "video_root": args.video_root,
-        "batch_size": args.batch_size, "num_workers": args.num_workers, "cache_dir": args.cache_dir,
-        "use_cache": not args.no_cache, "progress": not args.no_progress,
+        "out_dir": args.out,
+        "resume": args.resume,
+        "split": args.split,
+        "adapter": args.adapter,
+        "mode": args.mode,
+        "pooling": args.pooling,
+        "revision": args.revision,
+        "trust_remote_code": args.trust_remote_code,
+        "dtype": args.dtype,
+        "device": args.device,
+        "frames": args.frames,
+        "sampling": args.sampling,
+        "stride": args.stride,
+        "target_fps": args.target_fps,
+        "max_frames": args.max_frames,
+        "decoder": args.decoder,
+        "control": args.control,
+        "seed": args.seed,
+        "video_root": args.video_root,
+        "batch_size": args.batch_size,
+        "num_workers": args.num_workers,
+        "cache_dir": args.cache_dir,
+        "use_cache": not args.no_cache,
+        "progress": not args.no_progress,
     }
     (score_matrix if args.matrix else score)(args.model, args.dataset, args.config, **options)
     return 0

@@ -4,6 +4,7 @@ Both run under ``accelerate launch`` as they do in one process: every process pl
 work, takes a contiguous share of the videos, streams its finished rows to its own shard in
 ``out_dir``, and the shares are gathered back in dataset order.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -15,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from foilkit.scorers.adapters import Adapter, EmbeddingAdapter, load_adapter
 from foilkit.scorers.cache import EmbeddingCache, default_cache_dir
 from foilkit.scorers.controls import check_control
@@ -78,10 +78,16 @@ class ScoreOptions:
         self.policy()  # validates the sampling options
 
     def policy(self) -> SamplingPolicy:
-        return SamplingPolicy(self.sampling, self.frames, self.stride, self.target_fps, self.max_frames)
+        return SamplingPolicy(
+            self.sampling, self.frames, self.stride, self.target_fps, self.max_frames
+        )
 
     def adapter_options(self) -> dict[str, Any]:
-        return {name: value for name, value in (("mode", self.mode), ("pooling", self.pooling)) if value is not None}
+        return {
+            name: value
+            for name, value in (("mode", self.mode), ("pooling", self.pooling))
+            if value is not None
+        }
 
 
 def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | None = None) -> Any:
@@ -90,14 +96,20 @@ def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | N
 
     if isinstance(dataset, (str, os.PathLike)):
         path = Path(dataset)
-        if path.is_dir() and ((path / "dataset_dict.json").is_file() or (path / "state.json").is_file()):
+        if path.is_dir() and (
+            (path / "dataset_dict.json").is_file() or (path / "state.json").is_file()
+        ):
             if config is not None:
-                raise ValueError(f"{path} is a saved dataset; config={config!r} applies to parquet folders and Hub ids")
+                raise ValueError(
+                    f"{path} is a saved dataset; config={config!r} applies to parquet folders and Hub ids"
+                )
             dataset = datasets.load_from_disk(str(path))
         else:
             dataset = datasets.load_dataset(str(dataset), config, split=split)
     elif config is not None:
-        raise ValueError(f"config={config!r} applies to a dataset folder or Hub id, not to a loaded dataset")
+        raise ValueError(
+            f"config={config!r} applies to a dataset folder or Hub id, not to a loaded dataset"
+        )
     if isinstance(dataset, datasets.DatasetDict):
         if split is None:
             if len(dataset) != 1:
@@ -113,26 +125,46 @@ def _plan(dataset: Any, adapter: Adapter, video_root: str | None) -> ScoringPlan
     import datasets
 
     if adapter.needs_video and "video" not in dataset.column_names:
-        raise ValueError(f"adapter {adapter.name!r} needs a 'video' column; the dataset has {dataset.column_names}")
+        raise ValueError(
+            f"adapter {adapter.name!r} needs a 'video' column; the dataset has {dataset.column_names}"
+        )
     if isinstance(dataset.features.get("video"), datasets.Video):
         dataset = dataset.cast_column("video", datasets.Video(decode=False))
     rows = dataset.select_columns([c for c in PLAN_COLUMNS if c in dataset.column_names])
     return make_plan(rows, needs_video=adapter.needs_video, video_root=video_root)
 
 
-def _identity(model: str, adapter: Adapter, options: ScoreOptions, plan: ScoringPlan, kind: str) -> dict[str, Any]:
+def _identity(
+    model: str, adapter: Adapter, options: ScoreOptions, plan: ScoringPlan, kind: str
+) -> dict[str, Any]:
     """What must not change between a run and its resumption."""
-    rows = hashlib.sha256(json.dumps([[r.id, r.view, dict(r.groups)] for r in plan.rows]).encode()).hexdigest()
-    return {"kind": kind, "model": model, "revision": options.revision, **adapter.describe(),
-            "dtype": str(adapter.dtype).removeprefix("torch."), "frames": options.frames,
-            "sampling": options.policy().to_record(), "decoder": options.decoder, "control": options.control,
-            "seed": options.seed, "rows": len(plan.rows), "rows_sha256": rows}
+    rows = hashlib.sha256(
+        json.dumps([[r.id, r.view, dict(r.groups)] for r in plan.rows]).encode()
+    ).hexdigest()
+    return {
+        "kind": kind,
+        "model": model,
+        "revision": options.revision,
+        **adapter.describe(),
+        "dtype": str(adapter.dtype).removeprefix("torch."),
+        "frames": options.frames,
+        "sampling": options.policy().to_record(),
+        "decoder": options.decoder,
+        "control": options.control,
+        "seed": options.seed,
+        "rows": len(plan.rows),
+        "rows_sha256": rows,
+    }
 
 
-def _cache(model: str, identity: dict[str, Any], options: ScoreOptions, adapter: Adapter) -> EmbeddingCache | None:
+def _cache(
+    model: str, identity: dict[str, Any], options: ScoreOptions, adapter: Adapter
+) -> EmbeddingCache | None:
     if not (options.use_cache and isinstance(adapter, EmbeddingAdapter)):
         return None
-    namespace = {key: identity[key] for key in identity if key not in ("kind", "rows", "rows_sha256")}
+    namespace = {
+        key: identity[key] for key in identity if key not in ("kind", "rows", "rows_sha256")
+    }
     return EmbeddingCache(options.cache_dir or default_cache_dir(), namespace)
 
 
@@ -142,23 +174,34 @@ def _check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> Non
     if not record_path.is_file():
         return
     if not resume:
-        raise FileExistsError(f"{out_dir} already holds a run; pass resume=True (--resume) to continue it "
-                              "or choose another out_dir")
+        raise FileExistsError(
+            f"{out_dir} already holds a run; pass resume=True (--resume) to continue it "
+            "or choose another out_dir"
+        )
     previous = json.loads(record_path.read_text()).get("identity", {})
     changed = sorted(k for k in set(previous) | set(identity) if previous.get(k) != identity.get(k))
     if changed:
-        raise ValueError(f"cannot resume {out_dir}: "
-                         + ", ".join(f"{k} was {previous.get(k)!r}, now {identity.get(k)!r}" for k in changed))
+        raise ValueError(
+            f"cannot resume {out_dir}: "
+            + ", ".join(f"{k} was {previous.get(k)!r}, now {identity.get(k)!r}" for k in changed)
+        )
 
 
-def _run(model: str, dataset: Any, config: str | None, options: ScoreOptions, kind: str,
-         pool: bool) -> tuple[Any, Adapter, ScoringPlan, list[dict[str, Any]], dict[str, Any]]:
+def _run(
+    model: str, dataset: Any, config: str | None, options: ScoreOptions, kind: str, pool: bool
+) -> tuple[Any, Adapter, ScoringPlan, list[dict[str, Any]], dict[str, Any]]:
     """Shared by ``score`` and ``score_matrix``: plan, split, score, stream, gather."""
     state = process_state()
     data = load_scoring_dataset(dataset, config, options.split)
-    adapter = load_adapter(model, adapter=options.adapter, revision=options.revision, dtype=options.dtype,
-                           device=options.device or state.device, trust_remote_code=options.trust_remote_code,
-                           **options.adapter_options())
+    adapter = load_adapter(
+        model,
+        adapter=options.adapter,
+        revision=options.revision,
+        dtype=options.dtype,
+        device=options.device or state.device,
+        trust_remote_code=options.trust_remote_code,
+        **options.adapter_options(),
+    )
     plan = _plan(data, adapter, options.video_root)
     if pool:
         plan = plan.pooled()
@@ -169,17 +212,31 @@ def _run(model: str, dataset: Any, config: str | None, options: ScoreOptions, ki
         state.wait_for_everyone()
         if state.is_main_process and not (out_dir / "run.json").is_file():
             out_dir.mkdir(parents=True, exist_ok=True)
-            (out_dir / "run.json").write_text(json.dumps({"identity": identity, "started_at": now()}, indent=2))
+            (out_dir / "run.json").write_text(
+                json.dumps({"identity": identity, "started_at": now()}, indent=2)
+            )
     store = ResultStore(out_dir, state.process_index)
     done = dict(store.load())
     state.wait_for_everyone()  # every process has read the shards before any appends
     store.open()
-    pending = [batch for batch in plan.batches(options.batch_size)
-               if any(index not in done for unit in batch for index in unit.rows)]
-    engine = Engine(adapter, plan, options.policy(), store=store, cache=_cache(model, identity, options, adapter),
-                    decoder=options.decoder, control=options.control, seed=options.seed,
-                    batch_size=options.batch_size, num_workers=options.num_workers,
-                    progress=options.progress and state.is_local_main_process)
+    pending = [
+        batch
+        for batch in plan.batches(options.batch_size)
+        if any(index not in done for unit in batch for index in unit.rows)
+    ]
+    engine = Engine(
+        adapter,
+        plan,
+        options.policy(),
+        store=store,
+        cache=_cache(model, identity, options, adapter),
+        decoder=options.decoder,
+        control=options.control,
+        seed=options.seed,
+        batch_size=options.batch_size,
+        num_workers=options.num_workers,
+        progress=options.progress and state.is_local_main_process,
+    )
     new = gather_records(state, engine.run(split(state, pending)))
     merged = {**done, **{record["index"]: record for record in new}}
     missing = [row.id for row in plan.rows if row.index not in merged]
@@ -188,27 +245,52 @@ def _run(model: str, dataset: Any, config: str | None, options: ScoreOptions, ki
     records = [merged[row.index] for row in plan.rows]
     throughput = gather_counts(state, engine.throughput.to_record())
     seconds = max(engine.throughput.seconds, 1e-9)
-    throughput.update(seconds=round(seconds, 3), views_per_s=round(throughput["views"] / seconds, 3),
-                      texts_per_s=round(throughput["texts"] / seconds, 3), resumed_rows=len(done))
+    throughput.update(
+        seconds=round(seconds, 3),
+        views_per_s=round(throughput["views"] / seconds, 3),
+        texts_per_s=round(throughput["texts"] / seconds, 3),
+        resumed_rows=len(done),
+    )
     errors = sorted({record["error"] for record in records if record["error"]})
     failed = sum(1 for record in records if record["error"])
     if failed:
-        logger.warning("%d of %d rows could not be scored: %s", failed, len(records), "; ".join(errors))
+        logger.warning(
+            "%d of %d rows could not be scored: %s", failed, len(records), "; ".join(errors)
+        )
     run = {
-        "identity": identity, "model": {"id": model, "revision": options.revision}, "adapter": adapter.describe(),
-        "mode": adapter.mode, "score_kind": adapter.score_kind, "frames": options.frames,
-        "sampling": options.policy().to_record(), "decoder": options.decoder,
-        "dtype": str(adapter.dtype).removeprefix("torch."), "device": str(adapter.device), "seed": options.seed,
-        "control": options.control, "batch_size": options.batch_size, "num_workers": options.num_workers,
-        "dataset": {"config": config, "split": options.split, "num_rows": len(plan.rows),
-                    "num_views": len(plan.views), "num_videos": sum(1 for u in plan.units if u.views)},
+        "identity": identity,
+        "model": {"id": model, "revision": options.revision},
+        "adapter": adapter.describe(),
+        "mode": adapter.mode,
+        "score_kind": adapter.score_kind,
+        "frames": options.frames,
+        "sampling": options.policy().to_record(),
+        "decoder": options.decoder,
+        "dtype": str(adapter.dtype).removeprefix("torch."),
+        "device": str(adapter.device),
+        "seed": options.seed,
+        "control": options.control,
+        "batch_size": options.batch_size,
+        "num_workers": options.num_workers,
+        "dataset": {
+            "config": config,
+            "split": options.split,
+            "num_rows": len(plan.rows),
+            "num_views": len(plan.views),
+            "num_videos": sum(1 for u in plan.units if u.views),
+        },
         "cache": None if engine.cache is None else str(engine.cache.directory),
-        "errors": {"rows": failed, "messages": errors}, "throughput": throughput,
-        "packages": package_versions(), "hardware": hardware(state.num_processes), "finished_at": now(),
+        "errors": {"rows": failed, "messages": errors},
+        "throughput": throughput,
+        "packages": package_versions(),
+        "hardware": hardware(state.num_processes),
+        "finished_at": now(),
     }
     if state.is_main_process and options.progress:
-        print(f"scored {len(records)} rows ({failed} failed): {throughput['views']} views at "
-              f"{throughput['views_per_s']} views/s, {throughput['texts']} texts at {throughput['texts_per_s']} texts/s")
+        print(
+            f"scored {len(records)} rows ({failed} failed): {throughput['views']} views at "
+            f"{throughput['views_per_s']} views/s, {throughput['texts']} texts at {throughput['texts_per_s']} texts/s"
+        )
     return data, adapter, plan, records, run
 
 
@@ -230,7 +312,9 @@ def score(model: str, dataset: Any, config: str | None = None, **options: Any) -
     """
     opts = ScoreOptions(**options)
     data, adapter, plan, records, run = _run(model, dataset, config, opts, "score", pool=False)
-    groups = [group for group in ("main", "proficiency") if any(group in row.groups for row in plan.rows)]
+    groups = [
+        group for group in ("main", "proficiency") if any(group in row.groups for row in plan.rows)
+    ]
     result = scores_dataset(records, groups, adapter.score_kind, data)
     if opts.out_dir and process_state().is_main_process:
         write_jsonl(result, Path(opts.out_dir) / "scores.jsonl")
@@ -254,7 +338,9 @@ class ScoreMatrix:
     run: dict[str, Any]
 
 
-def score_matrix(model: str, dataset: Any, config: str | None = None, **options: Any) -> ScoreMatrix:
+def score_matrix(
+    model: str, dataset: Any, config: str | None = None, **options: Any
+) -> ScoreMatrix:
     """A views x texts score matrix over a retrieval pool (every row's view against every row's caption).
 
     Dual encoders compute it from (cached) embeddings as dot products; other adapters score
@@ -262,7 +348,9 @@ def score_matrix(model: str, dataset: Any, config: str | None = None, **options:
     """
     opts = ScoreOptions(**options)
     if opts.mode == "choice":
-        raise ValueError("score_matrix needs a mode that scores each text alone; 'choice' compares texts")
+        raise ValueError(
+            "score_matrix needs a mode that scores each text alone; 'choice' compares texts"
+        )
     _, adapter, plan, records, run = _run(model, dataset, config, opts, "score_matrix", pool=True)
     texts = list(plan.rows[0].groups["pool"]) if plan.rows else []
     matrix = np.full((len(records), len(texts)), np.nan)
@@ -270,13 +358,24 @@ def score_matrix(model: str, dataset: Any, config: str | None = None, **options:
         if not record["error"]:
             matrix[i] = record["scores"]["pool"]
     errors = {record["id"]: record["error"] for record in records if record["error"]}
-    result = ScoreMatrix(matrix, [record["id"] for record in records], texts, adapter.score_kind, errors, run)
+    result = ScoreMatrix(
+        matrix, [record["id"] for record in records], texts, adapter.score_kind, errors, run
+    )
     if opts.out_dir and process_state().is_main_process:
         np.save(Path(opts.out_dir) / "matrix.npy", matrix)
-        (Path(opts.out_dir) / "matrix.json").write_text(json.dumps({"ids": result.ids, "texts": texts}))
+        (Path(opts.out_dir) / "matrix.json").write_text(
+            json.dumps({"ids": result.ids, "texts": texts})
+        )
         (Path(opts.out_dir) / "run.json").write_text(json.dumps(run, indent=2))
     return result
 
 
 SCORE_OPTION_NAMES = tuple(field.name for field in fields(ScoreOptions))
-__all__ = ["ScoreMatrix", "ScoreOptions", "load_scoring_dataset", "score", "score_matrix", "SCORE_OPTION_NAMES"]
+__all__ = [
+    "SCORE_OPTION_NAMES",
+    "ScoreMatrix",
+    "ScoreOptions",
+    "load_scoring_dataset",
+    "score",
+    "score_matrix",
+]

@@ -6,6 +6,7 @@ and the view (SHA-256 of the video's bytes, window, direction). Renamed or moved
 hit; a re-encoded file misses. Entries are written atomically, so concurrent processes and
 killed runs never leave a half-written entry behind.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -16,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-
 from foilkit.scorers.video import VideoView
 
 
@@ -68,9 +68,19 @@ class EmbeddingCache:
         path.parent.mkdir(parents=True, exist_ok=True)
         manifest = self.directory / "namespace.json"
         if not manifest.is_file():
-            _atomic_write(manifest, lambda handle: handle.write(json.dumps(self.namespace, indent=2).encode()))
-        _atomic_write(path, lambda handle: torch.save(
-            {"embedding": value.embedding.contiguous(), "frame_indices": torch.tensor(value.frame_indices)}, handle))
+            _atomic_write(
+                manifest, lambda handle: handle.write(json.dumps(self.namespace, indent=2).encode())
+            )
+        _atomic_write(
+            path,
+            lambda handle: torch.save(
+                {
+                    "embedding": value.embedding.contiguous(),
+                    "frame_indices": torch.tensor(value.frame_indices),
+                },
+                handle,
+            ),
+        )
 
 
 def _atomic_write(path: Path, write: Any) -> None:

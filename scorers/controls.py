@@ -4,6 +4,7 @@ A model whose accuracy does not move when its frames are ``reversed``, ``shuffle
 or cut to a ``single`` middle frame is not using temporal order. The control is applied
 after decoding, to the frames (and the indices recorded with them) a model sees.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -11,7 +12,6 @@ from dataclasses import replace
 
 import numpy as np
 import torch
-
 from foilkit.scorers.video import DecodedFrames
 
 CONTROLS = ("reversed", "shuffled", "single")
@@ -19,10 +19,14 @@ CONTROLS = ("reversed", "shuffled", "single")
 
 def check_control(control: str | None) -> None:
     if control is not None and control not in CONTROLS:
-        raise ValueError(f"unknown temporal control {control!r}; choose from {list(CONTROLS)} or None")
+        raise ValueError(
+            f"unknown temporal control {control!r}; choose from {list(CONTROLS)} or None"
+        )
 
 
-def apply_control(decoded: DecodedFrames, control: str | None, *, seed: int, view_key: str) -> DecodedFrames:
+def apply_control(
+    decoded: DecodedFrames, control: str | None, *, seed: int, view_key: str
+) -> DecodedFrames:
     """``decoded`` with its frames reordered by ``control``.
 
     ``shuffled`` draws its permutation from ``seed`` and the view's key, so it is the same
@@ -40,5 +44,9 @@ def apply_control(decoded: DecodedFrames, control: str | None, *, seed: int, vie
     else:
         order = np.array([count // 2])
     order = np.ascontiguousarray(order)
-    return replace(decoded, frames=decoded.frames[torch.from_numpy(order)], indices=decoded.indices[order],
-                   timestamps=decoded.timestamps[order])
+    return replace(
+        decoded,
+        frames=decoded.frames[torch.from_numpy(order)],
+        indices=decoded.indices[order],
+        timestamps=decoded.timestamps[order],
+    )

@@ -5,9 +5,11 @@ in a plain Python process (one process). Work is split into contiguous chunks wi
 (``split_between_processes``), so nothing is computed twice; gathered results are put back in
 dataset order, and a duplicated row (which padding would cause) is an error, not a silent win.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence, TypeVar
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -23,7 +25,9 @@ def process_state() -> Any:
     from accelerate import PartialState
     from accelerate.utils import parse_flag_from_env
 
-    return PartialState(cpu=parse_flag_from_env("ACCELERATE_USE_CPU") or not torch.accelerator.is_available())
+    return PartialState(
+        cpu=parse_flag_from_env("ACCELERATE_USE_CPU") or not torch.accelerator.is_available()
+    )
 
 
 def split(state: Any, items: Sequence[T]) -> list[T]:
@@ -41,7 +45,9 @@ def gather_records(state: Any, records: list[dict[str, Any]]) -> list[dict[str, 
     by_index: dict[int, dict[str, Any]] = {}
     for record in records:
         if record["index"] in by_index:
-            raise RuntimeError(f"row {record['index']} (id={record['id']!r}) was scored by two processes")
+            raise RuntimeError(
+                f"row {record['index']} (id={record['id']!r}) was scored by two processes"
+            )
         by_index[record["index"]] = record
     return [by_index[index] for index in sorted(by_index)]
 

@@ -6,22 +6,24 @@ previous units; every finished row goes to this process's JSONL shard at once. D
 encode each view and text once (views through the on-disk embedding cache) and score by dot
 products; other adapters get ``TextsRequest``s that reuse one decode per view.
 """
+
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 import torch
-from torch.utils.data import DataLoader, Dataset as TorchDataset
-
-from foilkit.scorers.adapters import Adapter, EmbeddingAdapter, RequestAdapter
+from foilkit.scorers.adapters import Adapter, EmbeddingAdapter
 from foilkit.scorers.cache import CachedView, EmbeddingCache
 from foilkit.scorers.controls import apply_control
 from foilkit.scorers.plan import DecodeUnit, PlannedRow, ScoringPlan
 from foilkit.scorers.requests import TextScores, TextsRequest
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import SamplingPolicy, VideoError, content_hash, decode_views
+from torch.utils.data import DataLoader
+from torch.utils.data import Dataset as TorchDataset
 
 
 @dataclass(frozen=True)
@@ -48,8 +50,17 @@ class UnitDecoder(TorchDataset):
     With a cache, a unit whose views are all cached is served without opening the video.
     """
 
-    def __init__(self, plan: ScoringPlan, units: Sequence[DecodeUnit], policy: SamplingPolicy, *,
-                 decoder: str, control: str | None, seed: int, cache: EmbeddingCache | None):
+    def __init__(
+        self,
+        plan: ScoringPlan,
+        units: Sequence[DecodeUnit],
+        policy: SamplingPolicy,
+        *,
+        decoder: str,
+        control: str | None,
+        seed: int,
+        cache: EmbeddingCache | None,
+    ):
         self.plan, self.units, self.policy = plan, list(units), policy
         self.decoder, self.control, self.seed, self.cache = decoder, control, seed, cache
 
@@ -69,14 +80,20 @@ class UnitDecoder(TorchDataset):
                 for view, key in keys.items():
                     hit = self.cache.get(key)
                     if hit is not None:
-                        result.views[view] = ViewFrames(hit.frame_indices, cached=hit.embedding, cache_key=key)
+                        result.views[view] = ViewFrames(
+                            hit.frame_indices, cached=hit.embedding, cache_key=key
+                        )
             missing = [view for view in unit.views if view not in result.views]
             if missing:
-                decoded = decode_views([self.plan.views[view] for view in missing], self.policy, self.decoder)
+                decoded = decode_views(
+                    [self.plan.views[view] for view in missing], self.policy, self.decoder
+                )
                 result.decoded = True
                 for view, frames in zip(missing, decoded):
                     frames = apply_control(frames, self.control, seed=self.seed, view_key=view)
-                    result.views[view] = ViewFrames(frames.indices.tolist(), frames.frames, cache_key=keys.get(view))
+                    result.views[view] = ViewFrames(
+                        frames.indices.tolist(), frames.frames, cache_key=keys.get(view)
+                    )
         except VideoError as error:
             result.views, result.error = {}, str(error)
         return result
@@ -88,7 +105,14 @@ def _as_is(item: DecodedUnit) -> DecodedUnit:
 
 def error_record(row: PlannedRow, error: str) -> dict[str, Any]:
     """A row whose video could not be read: no scores, the error naming the file."""
-    return {"index": row.index, "id": row.id, "scores": {}, "details": {}, "frame_indices": [], "error": error}
+    return {
+        "index": row.index,
+        "id": row.id,
+        "scores": {},
+        "details": {},
+        "frame_indices": [],
+        "error": error,
+    }
 
 
 @dataclass
@@ -101,18 +125,37 @@ class Throughput:
     seconds: float = 0.0
 
     def to_record(self) -> dict[str, float]:
-        rate = lambda count: round(count / self.seconds, 3) if self.seconds else None  # noqa: E731
-        return {"views": self.views, "cached_views": self.cached_views, "decoded_videos": self.decoded_videos,
-                "texts": self.texts, "rows": self.rows, "seconds": round(self.seconds, 3),
-                "views_per_s": rate(self.views), "texts_per_s": rate(self.texts)}
+        rate = lambda count: round(count / self.seconds, 3) if self.seconds else None
+        return {
+            "views": self.views,
+            "cached_views": self.cached_views,
+            "decoded_videos": self.decoded_videos,
+            "texts": self.texts,
+            "rows": self.rows,
+            "seconds": round(self.seconds, 3),
+            "views_per_s": rate(self.views),
+            "texts_per_s": rate(self.texts),
+        }
 
 
 class Engine:
     """Runs one process's share of a plan through an adapter, appending finished rows to ``store``."""
 
-    def __init__(self, adapter: Adapter, plan: ScoringPlan, policy: SamplingPolicy, *, store: ResultStore,
-                 cache: EmbeddingCache | None = None, decoder: str = "torchcodec", control: str | None = None,
-                 seed: int = 0, batch_size: int = 8, num_workers: int = 0, progress: bool = False):
+    def __init__(
+        self,
+        adapter: Adapter,
+        plan: ScoringPlan,
+        policy: SamplingPolicy,
+        *,
+        store: ResultStore,
+        cache: EmbeddingCache | None = None,
+        decoder: str = "torchcodec",
+        control: str | None = None,
+        seed: int = 0,
+        batch_size: int = 8,
+        num_workers: int = 0,
+        progress: bool = False,
+    ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.adapter, self.plan, self.policy, self.store = adapter, plan, policy, store
@@ -124,10 +167,23 @@ class Engine:
 
     def decoded(self, units: Sequence[DecodeUnit]) -> Iterator[DecodedUnit]:
         """Units with their frames, decoded in ``num_workers`` processes ahead of the model."""
-        dataset = UnitDecoder(self.plan, units, self.policy, decoder=self.decoder, control=self.control,
-                              seed=self.seed, cache=self.cache)
-        loader = DataLoader(dataset, batch_size=None, num_workers=self.num_workers, collate_fn=_as_is,
-                            prefetch_factor=2 if self.num_workers else None, persistent_workers=False)
+        dataset = UnitDecoder(
+            self.plan,
+            units,
+            self.policy,
+            decoder=self.decoder,
+            control=self.control,
+            seed=self.seed,
+            cache=self.cache,
+        )
+        loader = DataLoader(
+            dataset,
+            batch_size=None,
+            num_workers=self.num_workers,
+            collate_fn=_as_is,
+            prefetch_factor=2 if self.num_workers else None,
+            persistent_workers=False,
+        )
         return iter(loader)
 
     def run(self, batches: Sequence[Sequence[DecodeUnit]]) -> list[dict[str, Any]]:
@@ -144,10 +200,25 @@ class Engine:
         if isinstance(self.adapter, EmbeddingAdapter):
             self._encode_texts(self.plan.texts(units))
         records: list[dict[str, Any]] = []
-        rows_bar = tqdm(total=sum(len(unit.rows) for unit in units), desc="score", unit="row",
-                        disable=not self.progress, position=1, leave=False)
-        decoded = iter(tqdm(self.decoded(units), total=len(units), desc="decode", unit="video",
-                            disable=not self.progress, position=0, leave=False))
+        rows_bar = tqdm(
+            total=sum(len(unit.rows) for unit in units),
+            desc="score",
+            unit="row",
+            disable=not self.progress,
+            position=1,
+            leave=False,
+        )
+        decoded = iter(
+            tqdm(
+                self.decoded(units),
+                total=len(units),
+                desc="decode",
+                unit="video",
+                disable=not self.progress,
+                position=0,
+                leave=False,
+            )
+        )
         for batch in batches:
             buffer = [next(decoded) for _ in batch]
             self.throughput.decoded_videos += sum(item.decoded for item in buffer)
@@ -190,19 +261,28 @@ class Engine:
         A unit's views are never split across model calls, so a view and its reversal (same
         frames) get bit-identical frame embeddings.
         """
-        embeddings = {key: view.cached for item in buffer for key, view in item.views.items() if view.cached is not None}
+        embeddings = {
+            key: view.cached
+            for item in buffer
+            for key, view in item.views.items()
+            if view.cached is not None
+        }
         chunks: list[list[tuple[str, ViewFrames]]] = [[]]
         for item in buffer:
             if len(chunks[-1]) >= self.batch_size:
                 chunks.append([])
             chunks[-1] += [(key, view) for key, view in item.views.items() if view.cached is None]
         for chunk in filter(None, chunks):
-            for (key, view), embedding in zip(chunk, self.adapter.encode_views([view.frames for _, view in chunk])):
+            for (key, view), embedding in zip(
+                chunk, self.adapter.encode_views([view.frames for _, view in chunk])
+            ):
                 embeddings[key] = embedding
                 if self.cache is not None and view.cache_key is not None:
                     self.cache.put(view.cache_key, CachedView(embedding, view.frame_indices))
         self.throughput.views += len(embeddings)
-        self.throughput.cached_views += sum(1 for item in buffer for view in item.views.values() if view.cached is not None)
+        self.throughput.cached_views += sum(
+            1 for item in buffer for view in item.views.values() if view.cached is not None
+        )
         return embeddings
 
     def _score_embeddings(self, buffer: list[DecodedUnit]) -> list[dict[str, Any]]:
@@ -214,8 +294,9 @@ class Engine:
                 continue
             scores = {}
             for group, texts in row.groups.items():
-                similarity = self.adapter.similarity(embeddings[row.view],
-                                                     torch.stack([self._text_embeddings[t] for t in texts]))
+                similarity = self.adapter.similarity(
+                    embeddings[row.view], torch.stack([self._text_embeddings[t] for t in texts])
+                )
                 scores[group] = TextScores(tuple(similarity.tolist()))
             records.append(self._record(row, item, scores))
         return records
@@ -240,13 +321,26 @@ class Engine:
             if item.error is not None or row.error is not None:
                 records.append(error_record(row, row.error or item.error))
             else:
-                records.append(self._record(row, item, {g: by_key[(row.view, t)] for g, t in row.groups.items()}))
+                records.append(
+                    self._record(
+                        row, item, {g: by_key[(row.view, t)] for g, t in row.groups.items()}
+                    )
+                )
         return records
 
-    def _record(self, row: PlannedRow, item: DecodedUnit, scores: dict[str, TextScores]) -> dict[str, Any]:
+    def _record(
+        self, row: PlannedRow, item: DecodedUnit, scores: dict[str, TextScores]
+    ) -> dict[str, Any]:
         frame_indices = item.views[row.view].frame_indices if row.view is not None else []
-        return {"index": row.index, "id": row.id,
-                "scores": {group: list(result.scores) for group, result in scores.items()},
-                "details": {group: {name: list(values) for name, values in result.details.items()}
-                            for group, result in scores.items() if result.details},
-                "frame_indices": frame_indices, "error": None}
+        return {
+            "index": row.index,
+            "id": row.id,
+            "scores": {group: list(result.scores) for group, result in scores.items()},
+            "details": {
+                group: {name: list(values) for name, values in result.details.items()}
+                for group, result in scores.items()
+                if result.details
+            },
+            "frame_indices": frame_indices,
+            "error": None,
+        }

@@ -6,18 +6,24 @@ Columns (one row per dataset row, in dataset order): ``id``, ``caption_score``,
 ``caption_<name>`` / ``foil_<name>`` (e.g. ``caption_logprob_sum``); then every column of
 the input dataset except ``video``, copied through.
 """
+
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 GROUP_PREFIX = {"main": "", "proficiency": "proficiency_"}
 
 
-def score_columns(records: Sequence[dict[str, Any]], groups: Sequence[str], score_kind: str) -> dict[str, list]:
+def score_columns(
+    records: Sequence[dict[str, Any]], groups: Sequence[str], score_kind: str
+) -> dict[str, list]:
     """Flat per-sample columns from records (rows with an error get ``None`` scores)."""
-    details = sorted({(group, name) for r in records for group, names in r["details"].items() for name in names})
+    details = sorted(
+        {(group, name) for r in records for group, names in r["details"].items() for name in names}
+    )
     columns: dict[str, list] = {"id": [r["id"] for r in records]}
     for group in groups:
         prefix = GROUP_PREFIX[group]
@@ -35,7 +41,9 @@ def score_columns(records: Sequence[dict[str, Any]], groups: Sequence[str], scor
     return columns
 
 
-def scores_dataset(records: Sequence[dict[str, Any]], groups: Sequence[str], score_kind: str, source: Any) -> Any:
+def scores_dataset(
+    records: Sequence[dict[str, Any]], groups: Sequence[str], score_kind: str, source: Any
+) -> Any:
     """The per-sample ``datasets.Dataset``: score columns, then ``source``'s metadata columns."""
     import datasets
 
@@ -51,7 +59,9 @@ def scores_dataset(records: Sequence[dict[str, Any]], groups: Sequence[str], sco
         else:
             features[name] = datasets.Value("float64")
     scores = datasets.Dataset.from_dict(columns, features=datasets.Features(features))
-    metadata = source.remove_columns([c for c in source.column_names if c == "video" or c in columns])
+    metadata = source.remove_columns(
+        [c for c in source.column_names if c == "video" or c in columns]
+    )
     if not metadata.column_names:
         return scores
     return datasets.concatenate_datasets([scores, metadata.flatten_indices()], axis=1)

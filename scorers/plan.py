@@ -4,18 +4,25 @@ Nothing is decoded here. Rows that show the same window of the same file share a
 views of the same file (windows, reversed copies, ViLMA's main and proficiency items) form
 one ``DecodeUnit``, so each file is opened and decoded once per run.
 """
+
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from foilkit.scorers.video import VideoView
 
 # Each text group is scored as a unit: a true text first, then its foils.
-TEXT_GROUPS = {"main": ("caption", "foils"), "proficiency": ("proficiency_caption", "proficiency_foils")}
-PLAN_COLUMNS = ("id", "video", "start", "end", "reversed") + tuple(c for pair in TEXT_GROUPS.values() for c in pair)
+TEXT_GROUPS = {
+    "main": ("caption", "foils"),
+    "proficiency": ("proficiency_caption", "proficiency_foils"),
+}
+PLAN_COLUMNS = ("id", "video", "start", "end", "reversed") + tuple(
+    c for pair in TEXT_GROUPS.values() for c in pair
+)
 
 
 @dataclass(frozen=True)
@@ -46,8 +53,12 @@ class ScoringPlan:
 
     def texts(self, units: Iterable[DecodeUnit] | None = None) -> list[str]:
         """Unique texts of ``units`` (all by default), in first-seen order."""
-        rows = (self.rows[i] for unit in (self.units if units is None else units) for i in unit.rows)
-        return list(dict.fromkeys(text for row in rows for group in row.groups.values() for text in group))
+        rows = (
+            self.rows[i] for unit in (self.units if units is None else units) for i in unit.rows
+        )
+        return list(
+            dict.fromkeys(text for row in rows for group in row.groups.values() for text in group)
+        )
 
     def batches(self, batch_size: int) -> list[list[DecodeUnit]]:
         """Consecutive units grouped into batches of at least ``batch_size`` rows (the last may be smaller)."""
@@ -58,7 +69,7 @@ class ScoringPlan:
             batches[-1].append(unit)
         return [batch for batch in batches if batch]
 
-    def pooled(self) -> "ScoringPlan":
+    def pooled(self) -> ScoringPlan:
         """The retrieval plan: every row's view against the captions of all rows, in row order."""
         pool = {"pool": tuple(row.groups["main"][0] for row in self.rows)}
         rows = [replace(row, groups=pool) for row in self.rows]
@@ -81,7 +92,9 @@ def _text_groups(row: Mapping[str, Any], index: int) -> dict[str, tuple[str, ...
             continue
         foils = list(foils or [])
         if not all(isinstance(foil, str) and foil for foil in foils):
-            raise ValueError(f"row {index} (id={row.get('id')!r}) has an empty or non-text entry in {foils_column!r}: {foils!r}")
+            raise ValueError(
+                f"row {index} (id={row.get('id')!r}) has an empty or non-text entry in {foils_column!r}: {foils!r}"
+            )
         groups[name] = (true_text, *foils)
     return groups
 
@@ -102,8 +115,12 @@ def _source(video: Any, video_root: str | os.PathLike | None) -> str | bytes | N
     return str(path)
 
 
-def make_plan(rows: Iterable[Mapping[str, Any]], *, needs_video: bool = True,
-              video_root: str | os.PathLike | None = None) -> ScoringPlan:
+def make_plan(
+    rows: Iterable[Mapping[str, Any]],
+    *,
+    needs_video: bool = True,
+    video_root: str | os.PathLike | None = None,
+) -> ScoringPlan:
     """Plan rows in the canonical schema (``id``, ``video``, ``start``, ``end``, ``reversed``, texts)."""
     planned: list[PlannedRow] = []
     views: dict[str, VideoView] = {}
@@ -122,7 +139,9 @@ def make_plan(rows: Iterable[Mapping[str, Any]], *, needs_video: bool = True,
             planned.append(PlannedRow(index, row_id, None, groups, error))
             lone.append(DecodeUnit(None, [], [index]))
             continue
-        view = VideoView(source, row.get("start"), row.get("end"), bool(row.get("reversed") or False))
+        view = VideoView(
+            source, row.get("start"), row.get("end"), bool(row.get("reversed") or False)
+        )
         key = view_key(view)
         views.setdefault(key, view)
         unit = units.setdefault(view.source_key, DecodeUnit(view.source_key))
@@ -130,4 +149,6 @@ def make_plan(rows: Iterable[Mapping[str, Any]], *, needs_video: bool = True,
             unit.views.append(key)
         unit.rows.append(index)
         planned.append(PlannedRow(index, row_id, key, groups))
-    return ScoringPlan(planned, views, sorted([*units.values(), *lone], key=lambda unit: unit.rows[0]))
+    return ScoringPlan(
+        planned, views, sorted([*units.values(), *lone], key=lambda unit: unit.rows[0])
+    )

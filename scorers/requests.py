@@ -4,6 +4,7 @@ Adapters never see datasets, files, processes or caches; the engine never sees a
 inputs. A request carries what a model needs to score (frames as uint8 tensors, texts), a
 result carries the numbers back.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -46,4 +47,6 @@ class TextScores:
     def __post_init__(self) -> None:
         for name, values in self.details.items():
             if len(values) != len(self.scores):
-                raise ValueError(f"detail {name!r} has {len(values)} values for {len(self.scores)} scores")
+                raise ValueError(
+                    f"detail {name!r} has {len(values)} values for {len(self.scores)} scores"
+                )

@@ -4,12 +4,14 @@ Each process appends to its own shard (``shards/rank-00000.jsonl``); a line is o
 dataset row, keyed by its row index. On resume every shard is read back; a line cut short by
 a kill is dropped (that row is simply scored again).
 """
+
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 
 class ResultStore:

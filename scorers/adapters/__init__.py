@@ -4,13 +4,14 @@
 the first registered adapter that claims it; ``adapter="name"`` overrides the choice.
 Adapter modules are imported on first use, so ``import foilkit`` stays light.
 """
+
 from __future__ import annotations
 
 import importlib
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import torch
-
 from foilkit.scorers.adapters.base import Adapter, EmbeddingAdapter, RequestAdapter, resolve_dtype
 
 # Modules that register adapters, in matching priority: specific families before the
@@ -32,7 +33,9 @@ def register_adapter(name: str) -> Callable[[A], A]:
 
     def decorator(cls: A) -> A:
         if name in ADAPTERS and ADAPTERS[name] is not cls:
-            raise ValueError(f"adapter name {name!r} is already taken by {ADAPTERS[name].__qualname__}")
+            raise ValueError(
+                f"adapter name {name!r} is already taken by {ADAPTERS[name].__qualname__}"
+            )
         cls.name = name
         ADAPTERS[name] = cls
         return cls
@@ -56,8 +59,13 @@ def _import_all() -> None:
         importlib.import_module(module)
 
 
-def adapter_class(model_id: str, *, adapter: str | None = None, revision: str | None = None,
-                  trust_remote_code: bool = False) -> type[Adapter]:
+def adapter_class(
+    model_id: str,
+    *,
+    adapter: str | None = None,
+    revision: str | None = None,
+    trust_remote_code: bool = False,
+) -> type[Adapter]:
     """The adapter class for a model: ``adapter`` by name, else the first that claims its config."""
     _import_all()
     if adapter is not None:
@@ -66,7 +74,9 @@ def adapter_class(model_id: str, *, adapter: str | None = None, revision: str | 
         return ADAPTERS[adapter]
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(model_id, revision=revision, trust_remote_code=trust_remote_code)
+    config = AutoConfig.from_pretrained(
+        model_id, revision=revision, trust_remote_code=trust_remote_code
+    )
     for cls in sorted(ADAPTERS.values(), key=_priority):
         if cls.matches(config):
             return cls
@@ -88,10 +98,27 @@ def load_adapter(
 ) -> Adapter:
     """Build the adapter for ``model_id`` (options such as ``mode`` or ``pooling`` go to it)."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    cls = adapter_class(model_id, adapter=adapter, revision=revision, trust_remote_code=trust_remote_code)
-    return cls(model_id, revision=revision, dtype=resolve_dtype(dtype, device), device=device,
-               trust_remote_code=trust_remote_code, **options)
+    cls = adapter_class(
+        model_id, adapter=adapter, revision=revision, trust_remote_code=trust_remote_code
+    )
+    return cls(
+        model_id,
+        revision=revision,
+        dtype=resolve_dtype(dtype, device),
+        device=device,
+        trust_remote_code=trust_remote_code,
+        **options,
+    )
 
 
-__all__ = ["ADAPTERS", "Adapter", "EmbeddingAdapter", "RequestAdapter", "adapter_class", "list_adapters",
-           "load_adapter", "register_adapter", "resolve_dtype"]
+__all__ = [
+    "ADAPTERS",
+    "Adapter",
+    "EmbeddingAdapter",
+    "RequestAdapter",
+    "adapter_class",
+    "list_adapters",
+    "load_adapter",
+    "register_adapter",
+    "resolve_dtype",
+]

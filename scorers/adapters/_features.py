@@ -1,4 +1,5 @@
 """Small helpers shared by adapters: turning model outputs and frames into what they need."""
+
 from __future__ import annotations
 
 from typing import Any

@@ -5,12 +5,13 @@ text are encoded apart, every score is a dot product, so the engine can encode e
 cache view embeddings), and ``RequestAdapter`` for models that must see a view and a text
 together (cross-encoders, video LLMs, text-only LMs), scored through ``TextsRequest``.
 """
+
 from __future__ import annotations
 
-from typing import Any, ClassVar, Sequence
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import torch
-
 from foilkit.scorers.requests import TextScores, TextsRequest
 
 
@@ -43,9 +44,15 @@ class Adapter:
     ):
         mode = mode or self.modes[0]
         if mode not in self.modes:
-            raise ValueError(f"adapter {self.name!r} has no mode {mode!r}; choose from {list(self.modes)}")
+            raise ValueError(
+                f"adapter {self.name!r} has no mode {mode!r}; choose from {list(self.modes)}"
+            )
         self.model_id, self.revision, self.dtype = model_id, revision, dtype
-        self.device, self.trust_remote_code, self.mode = torch.device(device), trust_remote_code, mode
+        self.device, self.trust_remote_code, self.mode = (
+            torch.device(device),
+            trust_remote_code,
+            mode,
+        )
 
     @classmethod
     def matches(cls, config: Any) -> bool:
@@ -56,7 +63,9 @@ class Adapter:
         return {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
 
     def _load(self, auto_class: Any) -> torch.nn.Module:
-        model = auto_class.from_pretrained(self.model_id, dtype=self.dtype, **self._pretrained_kwargs())
+        model = auto_class.from_pretrained(
+            self.model_id, dtype=self.dtype, **self._pretrained_kwargs()
+        )
         return model.to(self.device).eval()
 
     def describe(self) -> dict[str, Any]:
@@ -98,8 +107,14 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
         if device.type == "cuda":
             return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
         return torch.float32
-    names = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16,
-             "bf16": torch.bfloat16, "float16": torch.float16, "fp16": torch.float16}
+    names = {
+        "float32": torch.float32,
+        "fp32": torch.float32,
+        "bfloat16": torch.bfloat16,
+        "bf16": torch.bfloat16,
+        "float16": torch.float16,
+        "fp16": torch.float16,
+    }
     if dtype not in names:
         raise ValueError(f"unknown dtype {dtype!r}; choose from 'auto', {sorted(names)}")
     return names[dtype]

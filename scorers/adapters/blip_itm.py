@@ -4,12 +4,13 @@ A view's score for a text is the ITM "match" probability averaged over its frame
 vision tower runs once per frame; only the text encoder (which cross-attends to the frame
 features) runs per text.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
-
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import text_max_length
 from foilkit.scorers.adapters.base import RequestAdapter
@@ -40,17 +41,28 @@ class BlipItmAdapter(RequestAdapter):
         return [self._score_one(request) for request in requests]
 
     def _score_one(self, request: TextsRequest) -> TextScores:
-        pixel_values = self.image_processor(list(request.frames), return_tensors="pt")["pixel_values"]
-        frames = self.model.vision_model(pixel_values=pixel_values.to(self.device, self.dtype)).last_hidden_state
-        text = self.tokenizer(list(request.texts), padding=True, truncation=True, max_length=self._max_length,
-                              return_tensors="pt").to(self.device)
+        pixel_values = self.image_processor(list(request.frames), return_tensors="pt")[
+            "pixel_values"
+        ]
+        frames = self.model.vision_model(
+            pixel_values=pixel_values.to(self.device, self.dtype)
+        ).last_hidden_state
+        text = self.tokenizer(
+            list(request.texts),
+            padding=True,
+            truncation=True,
+            max_length=self._max_length,
+            return_tensors="pt",
+        ).to(self.device)
         num_frames, num_texts = len(frames), len(request.texts)
         # every (text, frame) pair in one batch: texts repeat over frames, frames tile over texts
         hidden = self.model.text_encoder(
             input_ids=text["input_ids"].repeat_interleave(num_frames, 0),
             attention_mask=text["attention_mask"].repeat_interleave(num_frames, 0),
             encoder_hidden_states=frames.repeat(num_texts, 1, 1),
-            encoder_attention_mask=torch.ones(frames.shape[:2], dtype=torch.long, device=self.device).repeat(num_texts, 1),
+            encoder_attention_mask=torch.ones(
+                frames.shape[:2], dtype=torch.long, device=self.device
+            ).repeat(num_texts, 1),
         ).last_hidden_state
         match = self.model.itm_head(hidden[:, 0, :]).float().softmax(-1)[:, 1]
         return TextScores(tuple(match.view(num_texts, num_frames).mean(1).cpu().tolist()))

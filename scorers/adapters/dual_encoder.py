@@ -6,14 +6,15 @@ frame embeddings (CLIP4Clip's mean pooling); with ``pooling="mean-of-similaritie
 score is the mean over frames of each frame's cosine similarity to the text. Both are
 invariant to frame order, so a view and its reversal tie by construction.
 """
+
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 import torch.nn.functional as F
-
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import pooled, text_max_length
 from foilkit.scorers.adapters.base import EmbeddingAdapter
@@ -68,7 +69,9 @@ class DualEncoderAdapter(EmbeddingAdapter):
             slots.append(slot)
         inputs = self.image_processor(images=images, return_tensors="pt").to(self.device)
         inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)
-        embeddings = F.normalize(pooled(self.model.get_image_features(**inputs)).float(), dim=-1).cpu()
+        embeddings = F.normalize(
+            pooled(self.model.get_image_features(**inputs)).float(), dim=-1
+        ).cpu()
         per_view = [embeddings[torch.tensor(slot)] for slot in slots]
         if self.pooling == "mean":
             per_view = [F.normalize(_order_free_mean(view, dim=0), dim=-1) for view in per_view]
@@ -76,8 +79,13 @@ class DualEncoderAdapter(EmbeddingAdapter):
 
     @torch.inference_mode()
     def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
-        inputs = self.tokenizer(list(texts), padding=self._padding, truncation=True,
-                                max_length=self._max_length, return_tensors="pt").to(self.device)
+        inputs = self.tokenizer(
+            list(texts),
+            padding=self._padding,
+            truncation=True,
+            max_length=self._max_length,
+            return_tensors="pt",
+        ).to(self.device)
         return F.normalize(pooled(self.model.get_text_features(**inputs)).float(), dim=-1).cpu()
 
     def similarity(self, view: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:

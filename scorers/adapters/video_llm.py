@@ -15,21 +15,27 @@ Two modes, both deterministic:
 The video prefix (everything up to and including the video tokens) is encoded once per view;
 each continuation runs on top of its KV cache, which is cropped back after use.
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
-
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import likelihood_details, token_logprobs
 from foilkit.scorers.adapters.base import RequestAdapter
 from foilkit.scorers.requests import TextScores, TextsRequest
 
 LETTERS = "ABCDEFGHIJ"
-CHOICE_SYSTEM = ("You are given a short video clip and {count} sentences. "
-                 "Select the sentence that best describes the content of the video.")
-CHOICE_QUESTION = "Which of the following best describes the content of the video: {options} Respond with a single letter ({letters})."
+CHOICE_SYSTEM = (
+    "You are given a short video clip and {count} sentences. "
+    "Select the sentence that best describes the content of the video."
+)
+CHOICE_QUESTION = (
+    "Which of the following best describes the content of the video: {options} "
+    "Respond with a single letter ({letters})."
+)
 LIKELIHOOD_QUESTION = "Describe the video in one sentence."
 _COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
 _MARKER = "<<foilkit-question>>"
@@ -48,6 +54,7 @@ class VideoLLMAdapter(RequestAdapter):
     """``AutoModelForImageTextToText`` + ``AutoProcessor`` with video input; modes ``likelihood`` and ``choice``."""
 
     modes = ("likelihood", "choice")
+    score_kind = "probability"  # choice: option probabilities; likelihood: log-probabilities (higher is better)
 
     def __init__(self, model_id: str, **kwargs: Any):
         super().__init__(model_id, **kwargs)
@@ -58,13 +65,11 @@ class VideoLLMAdapter(RequestAdapter):
         self.tokenizer = self.processor.tokenizer
         self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
 
-    @property
-    def score_kind(self) -> str:  # type: ignore[override]
-        return "probability"
-
     @classmethod
     def matches(cls, config: Any) -> bool:
-        from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+        from transformers.models.auto.modeling_auto import (
+            MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+        )
 
         return getattr(config, "model_type", None) in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
 
@@ -74,7 +79,10 @@ class VideoLLMAdapter(RequestAdapter):
 
     def _token_ids(self, letter: str) -> list[int]:
         """Single-token spellings of an option letter as an answer's first token ("A", " A")."""
-        ids = {tuple(self.tokenizer(variant, add_special_tokens=False)["input_ids"]) for variant in (letter, " " + letter)}
+        ids = {
+            tuple(self.tokenizer(variant, add_special_tokens=False)["input_ids"])
+            for variant in (letter, " " + letter)
+        }
         return sorted({pieces[0] for pieces in ids if len(pieces) == 1})
 
     def _prompt(self, count: int | None) -> tuple[str, str]:
@@ -83,15 +91,21 @@ class VideoLLMAdapter(RequestAdapter):
         if count is not None:
             system = CHOICE_SYSTEM.format(count=_COUNTS.get(count, str(count)))
             messages.append({"role": "system", "content": [{"type": "text", "text": system}]})
-        messages.append({"role": "user", "content": [{"type": "video"}, {"type": "text", "text": _MARKER}]})
-        rendered = self.processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        messages.append(
+            {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": _MARKER}]}
+        )
+        rendered = self.processor.apply_chat_template(
+            messages, add_generation_prompt=True, tokenize=False
+        )
         head, marker, tail = rendered.partition(_MARKER)
         if not marker:
             raise ValueError(f"{self.model_id}: the chat template dropped the question text")
         return head, tail
 
     def _ids(self, text: str) -> torch.Tensor:
-        return torch.tensor([self.tokenizer(text, add_special_tokens=False)["input_ids"]], device=self.device)
+        return torch.tensor(
+            [self.tokenizer(text, add_special_tokens=False)["input_ids"]], device=self.device
+        )
 
     def _encode_prefix(self, frames: torch.Tensor, prefix: str) -> tuple[Any, torch.Tensor]:
         """Run the video prefix once: its KV cache and its last position's logits."""
@@ -121,14 +135,19 @@ class VideoLLMAdapter(RequestAdapter):
                 prefix = head
             # consecutive requests on the same view (caption group, proficiency group) share a prefix
             if key != (id(request.frames), prefix):
-                key, (cache, last_logits) = (id(request.frames), prefix), self._encode_prefix(request.frames, prefix)
+                key, (cache, last_logits) = (
+                    (id(request.frames), prefix),
+                    self._encode_prefix(request.frames, prefix),
+                )
             if self.mode == "likelihood":
                 results.append(self._likelihood(cache, last_logits, request.texts))
             else:
                 results.append(self._choice(cache, request.texts, tail))
         return results
 
-    def _likelihood(self, cache: Any, last_logits: torch.Tensor, texts: Sequence[str]) -> TextScores:
+    def _likelihood(
+        self, cache: Any, last_logits: torch.Tensor, texts: Sequence[str]
+    ) -> TextScores:
         logprobs = []
         for text in texts:
             ids = self._ids(text)
@@ -143,7 +162,9 @@ class VideoLLMAdapter(RequestAdapter):
             raise ValueError(f"choice mode takes at most {len(LETTERS)} options, got {count}")
         letter_ids = self._letter_ids[:count]
         if any(not ids for ids in letter_ids):
-            raise ValueError(f"{self.model_id}: option letters {LETTERS[:count]} are not single tokens")
+            raise ValueError(
+                f"{self.model_id}: option letters {LETTERS[:count]} are not single tokens"
+            )
         totals = torch.zeros(count)
         for shift in range(count):
             order = [(shift + k) % count for k in range(count)]  # position k shows text order[k]

@@ -5,12 +5,13 @@ so it does not factorise into separately cached embeddings: each request is one 
 the model on the view and its texts, and the score is the cosine similarity behind its
 ``logits_per_video`` (the logit divided by the learned temperature).
 """
+
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
-
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import text_max_length
 from foilkit.scorers.adapters.base import RequestAdapter
@@ -23,8 +24,10 @@ def fit_frames(frames: torch.Tensor, num_frames: int, model_id: str) -> torch.Te
         return frames
     if len(frames) == 1:
         return frames.expand(num_frames, *frames.shape[1:])
-    raise ValueError(f"{model_id} takes exactly {num_frames} frames per video, got {len(frames)}; "
-                     f"sample with frames={num_frames}")
+    raise ValueError(
+        f"{model_id} takes exactly {num_frames} frames per video, got {len(frames)}; "
+        f"sample with frames={num_frames}"
+    )
 
 
 @register_adapter("xclip")
@@ -50,12 +53,19 @@ class XClipAdapter(RequestAdapter):
     @torch.inference_mode()
     def score(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
         texts = list(dict.fromkeys(text for request in requests for text in request.texts))
-        videos = [list(fit_frames(request.frames, self.num_frames, self.model_id)) for request in requests]
+        videos = [
+            list(fit_frames(request.frames, self.num_frames, self.model_id)) for request in requests
+        ]
         pixel_values = self.image_processor(videos, return_tensors="pt")["pixel_values"]
-        text_inputs = self.tokenizer(texts, padding=True, truncation=True, max_length=self._max_length,
-                                     return_tensors="pt")
-        output = self.model(pixel_values=pixel_values.to(self.device, self.dtype), **text_inputs.to(self.device))
+        text_inputs = self.tokenizer(
+            texts, padding=True, truncation=True, max_length=self._max_length, return_tensors="pt"
+        )
+        output = self.model(
+            pixel_values=pixel_values.to(self.device, self.dtype), **text_inputs.to(self.device)
+        )
         cosine = (output.logits_per_video.float() / self.model.logit_scale.exp().float()).cpu()
         column = {text: j for j, text in enumerate(texts)}
-        return [TextScores(tuple(cosine[i, [column[t] for t in request.texts]].tolist()))
-                for i, request in enumerate(requests)]
+        return [
+            TextScores(tuple(cosine[i, [column[t] for t in request.texts]].tolist()))
+            for i, request in enumerate(requests)
+        ]

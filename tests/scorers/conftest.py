@@ -1,4 +1,5 @@
 """Shared fixtures of the scorer tests: synthetic benchmarks in the canonical schema, tiny models."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -21,14 +22,43 @@ def benchmark_rows(video_dir: Path) -> list[dict]:
     """
     rows = []
     for index, (direction, colour) in enumerate(zip(DIRECTIONS, COLOURS)):
-        path = write_video(video_dir / f"motion_{direction}.mp4", SyntheticScene(colour=colour, direction=direction))
-        true, false = f"a {colour} square moves {direction}", f"a {colour} square moves {OPPOSITE[direction]}"
-        common = {"video": str(path), "start": None, "end": None, "aspect": "direction", "source_id": f"s{index}",
-                  "proficiency_caption": f"a {colour} square", "proficiency_foils": [f"a {COLOURS[index - 1]} square"]}
-        rows.append({**common, "id": f"{direction}-forward", "caption": true, "foils": [false], "reversed": False,
-                     "direction": "forward"})
-        rows.append({**common, "id": f"{direction}-reverse", "caption": false, "foils": [true], "reversed": True,
-                     "direction": "reverse"})
+        path = write_video(
+            video_dir / f"motion_{direction}.mp4",
+            SyntheticScene(colour=colour, direction=direction),
+        )
+        true, false = (
+            f"a {colour} square moves {direction}",
+            f"a {colour} square moves {OPPOSITE[direction]}",
+        )
+        common = {
+            "video": str(path),
+            "start": None,
+            "end": None,
+            "aspect": "direction",
+            "source_id": f"s{index}",
+            "proficiency_caption": f"a {colour} square",
+            "proficiency_foils": [f"a {COLOURS[index - 1]} square"],
+        }
+        rows.append(
+            {
+                **common,
+                "id": f"{direction}-forward",
+                "caption": true,
+                "foils": [false],
+                "reversed": False,
+                "direction": "forward",
+            }
+        )
+        rows.append(
+            {
+                **common,
+                "id": f"{direction}-reverse",
+                "caption": false,
+                "foils": [true],
+                "reversed": True,
+                "direction": "reverse",
+            }
+        )
     rows.append({**rows[0], "id": "left-window", "start": 0.5, "end": 2.5, "direction": "forward"})
     return rows
 
@@ -36,11 +66,32 @@ def benchmark_rows(video_dir: Path) -> list[dict]:
 def broken_rows(video_dir: Path) -> list[dict]:
     """A corrupt file and a path that does not exist."""
     corrupt = write_corrupt_video(video_dir / "corrupt.mp4")
-    base = {"start": None, "end": None, "reversed": False, "aspect": "direction", "source_id": "bad",
-            "direction": "forward", "proficiency_caption": None, "proficiency_foils": None}
-    return [{**base, "id": "corrupt", "video": str(corrupt), "caption": "a red square moves left", "foils": ["a red square moves right"]},
-            {**base, "id": "missing", "video": str(video_dir / "missing.mp4"), "caption": "a red square moves up",
-             "foils": ["a red square moves down"]}]
+    base = {
+        "start": None,
+        "end": None,
+        "reversed": False,
+        "aspect": "direction",
+        "source_id": "bad",
+        "direction": "forward",
+        "proficiency_caption": None,
+        "proficiency_foils": None,
+    }
+    return [
+        {
+            **base,
+            "id": "corrupt",
+            "video": str(corrupt),
+            "caption": "a red square moves left",
+            "foils": ["a red square moves right"],
+        },
+        {
+            **base,
+            "id": "missing",
+            "video": str(video_dir / "missing.mp4"),
+            "caption": "a red square moves up",
+            "foils": ["a red square moves down"],
+        },
+    ]
 
 
 def as_dataset(rows: list[dict]):

@@ -1,14 +1,21 @@
 """Adapters are chosen from the model's config, whatever was imported first, and can be named."""
+
 from __future__ import annotations
 
 import importlib
 
 import pytest
-
 from foilkit.scorers.adapters import ADAPTER_MODULES, adapter_class, list_adapters
 
-CHOSEN = {"clip": "dual-encoder", "siglip": "dual-encoder", "xclip": "xclip", "blip-itm": "blip-itm",
-          "llava-next-video": "video-llm", "qwen2-vl": "video-llm", "gpt2": "text-lm"}
+CHOSEN = {
+    "clip": "dual-encoder",
+    "siglip": "dual-encoder",
+    "xclip": "xclip",
+    "blip-itm": "blip-itm",
+    "llava-next-video": "video-llm",
+    "qwen2-vl": "video-llm",
+    "gpt2": "text-lm",
+}
 
 
 @pytest.mark.parametrize("model", list(CHOSEN))

@@ -1,4 +1,5 @@
 """``accelerate launch`` with 2 CPU processes gives the same per-sample file as 1 process."""
+
 from __future__ import annotations
 
 import json
@@ -13,10 +14,27 @@ ACCELERATE = Path(sys.executable).with_name("accelerate")
 
 
 def _score(command: list[str], out: Path, model: str, dataset: Path) -> None:
-    args = ["-m", "foilkit", "score", "--model", model, "--dataset", str(dataset), "--out", str(out),
-            "--batch-size", "2", "--num-workers", "1", "--no-cache", "--no-progress"]
+    args = [
+        "-m",
+        "foilkit",
+        "score",
+        "--model",
+        model,
+        "--dataset",
+        str(dataset),
+        "--out",
+        str(out),
+        "--batch-size",
+        "2",
+        "--num-workers",
+        "1",
+        "--no-cache",
+        "--no-progress",
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(command + args, capture_output=True, text=True, env=env, timeout=300)
+    done = subprocess.run(
+        command + args, capture_output=True, text=True, env=env, timeout=300, check=False
+    )
     assert done.returncode == 0, done.stderr[-3000:]
 
 
@@ -26,10 +44,28 @@ def test_two_processes_give_the_scores_of_one(model, tiny_model, saved_benchmark
     # `accelerate launch --cpu` runs ONE process (it leaves more to mpirun); --multi_gpu starts a
     # torchrun group, which foilkit runs over gloo when there is no accelerator.
     _score([sys.executable], tmp_path / "one", tiny_model(model), saved_benchmark)
-    _score([str(ACCELERATE), "launch", "--multi_gpu", "--num_processes", "2", "--num_machines", "1",
-            "--mixed_precision", "no", "--dynamo_backend", "no"], tmp_path / "two", tiny_model(model), saved_benchmark)
+    _score(
+        [
+            str(ACCELERATE),
+            "launch",
+            "--multi_gpu",
+            "--num_processes",
+            "2",
+            "--num_machines",
+            "1",
+            "--mixed_precision",
+            "no",
+            "--dynamo_backend",
+            "no",
+        ],
+        tmp_path / "two",
+        tiny_model(model),
+        saved_benchmark,
+    )
     assert json.loads((tmp_path / "two/run.json").read_text())["hardware"]["num_processes"] == 2
     shards = sorted(path.name for path in (tmp_path / "two/shards").iterdir())
     assert shards == ["rank-00000.jsonl", "rank-00001.jsonl"]
     assert all((tmp_path / "two/shards" / shard).read_text() for shard in shards)  # both did work
-    assert (tmp_path / "two/scores.jsonl").read_bytes() == (tmp_path / "one/scores.jsonl").read_bytes()
+    assert (tmp_path / "two/scores.jsonl").read_bytes() == (
+        tmp_path / "one/scores.jsonl"
+    ).read_bytes()

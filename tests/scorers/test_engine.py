@@ -1,4 +1,5 @@
 """The engine's promises: decode once, cache, resume, temporal controls, retrieval matrices."""
+
 from __future__ import annotations
 
 import json
@@ -7,12 +8,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-import foilkit
 from foilkit.scorers import engine as engine_module
 from foilkit.scorers.controls import apply_control
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import DecodedFrames, decoding
+
+import foilkit
 
 RUN = {"num_workers": 0, "progress": False}
 
@@ -38,23 +39,36 @@ def test_each_video_is_decoded_once(model, tiny_model, benchmark, opened, cache_
     assert opened == {f"motion_{d}.mp4": 1 for d in ("left", "right", "up", "down")}
 
 
-def test_the_cache_makes_a_second_run_decode_nothing(tiny_model, benchmark, opened, cache_dir, tmp_path):
-    first = foilkit.score(tiny_model("clip"), benchmark, cache_dir=cache_dir, out_dir=str(tmp_path / "a"), **RUN)
+def test_the_cache_makes_a_second_run_decode_nothing(
+    tiny_model, benchmark, opened, cache_dir, tmp_path
+):
+    first = foilkit.score(
+        tiny_model("clip"), benchmark, cache_dir=cache_dir, out_dir=str(tmp_path / "a"), **RUN
+    )
     assert sum(opened.values()) == 4
     opened.clear()
-    second = foilkit.score(tiny_model("clip"), benchmark, cache_dir=cache_dir, out_dir=str(tmp_path / "b"), **RUN)
+    second = foilkit.score(
+        tiny_model("clip"), benchmark, cache_dir=cache_dir, out_dir=str(tmp_path / "b"), **RUN
+    )
     assert sum(opened.values()) == 0
     assert second.to_list() == first.to_list()
     run = json.loads((tmp_path / "b" / "run.json").read_text())
-    assert run["throughput"]["cached_views"] == run["dataset"]["num_views"] and run["throughput"]["decoded_videos"] == 0
+    assert (
+        run["throughput"]["cached_views"] == run["dataset"]["num_views"]
+        and run["throughput"]["decoded_videos"] == 0
+    )
     # other frames are another cache entry
     foilkit.score(tiny_model("clip"), benchmark, cache_dir=cache_dir, frames=4, **RUN)
     assert sum(opened.values()) == 4
 
 
-def test_a_killed_run_resumes_to_the_same_file(tiny_model, benchmark_with_broken, tmp_path, monkeypatch):
+def test_a_killed_run_resumes_to_the_same_file(
+    tiny_model, benchmark_with_broken, tmp_path, monkeypatch
+):
     options = {**RUN, "batch_size": 2, "use_cache": False}
-    foilkit.score(tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "whole"), **options)
+    foilkit.score(
+        tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "whole"), **options
+    )
 
     real_flush, calls = engine_module.Engine._flush, []
 
@@ -66,22 +80,45 @@ def test_a_killed_run_resumes_to_the_same_file(tiny_model, benchmark_with_broken
 
     monkeypatch.setattr(engine_module.Engine, "_flush", dies_on_the_third_batch)
     with pytest.raises(KeyboardInterrupt):
-        foilkit.score(tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "killed"), **options)
+        foilkit.score(
+            tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "killed"), **options
+        )
     monkeypatch.setattr(engine_module.Engine, "_flush", real_flush)
-    finished = [json.loads(line) for line in (tmp_path / "killed/shards/rank-00000.jsonl").read_text().splitlines()]
+    finished = [
+        json.loads(line)
+        for line in (tmp_path / "killed/shards/rank-00000.jsonl").read_text().splitlines()
+    ]
     assert 0 < len(finished) < len(benchmark_with_broken)
 
     with pytest.raises(FileExistsError, match="resume"):
-        foilkit.score(tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "killed"), **options)
+        foilkit.score(
+            tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "killed"), **options
+        )
     with pytest.raises(ValueError, match="frames was 8, now 4"):
-        foilkit.score(tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "killed"), resume=True,
-                      **{**options, "frames": 4})
-    foilkit.score(tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "killed"), resume=True, **options)
-    whole, resumed = (tmp_path / "whole/scores.jsonl").read_bytes(), (tmp_path / "killed/scores.jsonl").read_bytes()
+        foilkit.score(
+            tiny_model("clip"),
+            benchmark_with_broken,
+            out_dir=str(tmp_path / "killed"),
+            resume=True,
+            **{**options, "frames": 4},
+        )
+    foilkit.score(
+        tiny_model("clip"),
+        benchmark_with_broken,
+        out_dir=str(tmp_path / "killed"),
+        resume=True,
+        **options,
+    )
+    whole, resumed = (
+        (tmp_path / "whole/scores.jsonl").read_bytes(),
+        (tmp_path / "killed/scores.jsonl").read_bytes(),
+    )
     assert resumed == whole
     run = json.loads((tmp_path / "killed/run.json").read_text())["throughput"]
     assert run["resumed_rows"] == len(finished)
-    assert run["rows"] == len(benchmark_with_broken) - len(finished)  # finished rows were not recomputed
+    assert run["rows"] == len(benchmark_with_broken) - len(
+        finished
+    )  # finished rows were not recomputed
 
 
 def test_a_torn_last_line_is_dropped_and_cut(tmp_path):
@@ -98,10 +135,14 @@ def test_a_torn_last_line_is_dropped_and_cut(tmp_path):
 
 
 def _decoded(count: int = 8) -> DecodedFrames:
-    frames = np.arange(count, dtype=np.uint8)[:, None, None, None].repeat(3, 1).repeat(4, 2).repeat(4, 3)
+    frames = (
+        np.arange(count, dtype=np.uint8)[:, None, None, None].repeat(3, 1).repeat(4, 2).repeat(4, 3)
+    )
     import torch
 
-    return DecodedFrames(torch.from_numpy(frames), np.arange(10, 10 + count), np.arange(count) / 8.0, "torchcodec")
+    return DecodedFrames(
+        torch.from_numpy(frames), np.arange(10, 10 + count), np.arange(count) / 8.0, "torchcodec"
+    )
 
 
 @pytest.mark.parametrize("control", ["reversed", "shuffled", "single"])
@@ -113,16 +154,31 @@ def test_controls_reorder_frames_and_indices_together(control):
         assert out.indices.tolist() == decoded.indices[::-1].tolist()
     elif control == "shuffled":
         assert sorted(out.indices.tolist()) == decoded.indices.tolist() != out.indices.tolist()
-        assert apply_control(decoded, control, seed=3, view_key="v").indices.tolist() == out.indices.tolist()
-        assert apply_control(decoded, control, seed=4, view_key="v").indices.tolist() != out.indices.tolist()
+        assert (
+            apply_control(decoded, control, seed=3, view_key="v").indices.tolist()
+            == out.indices.tolist()
+        )
+        assert (
+            apply_control(decoded, control, seed=4, view_key="v").indices.tolist()
+            != out.indices.tolist()
+        )
     else:
         assert out.indices.tolist() == [14]
 
 
-@pytest.mark.parametrize(("control", "model"), [("reversed", "clip"), ("shuffled", "clip"), ("single", "xclip")])
+@pytest.mark.parametrize(
+    ("control", "model"), [("reversed", "clip"), ("shuffled", "clip"), ("single", "xclip")]
+)
 def test_controls_are_run_options_and_recorded(control, model, tiny_model, benchmark, tmp_path):
-    result = foilkit.score(tiny_model(model), benchmark, control=control, seed=1, out_dir=str(tmp_path),
-                           cache_dir=str(tmp_path / "cache"), **RUN)
+    result = foilkit.score(
+        tiny_model(model),
+        benchmark,
+        control=control,
+        seed=1,
+        out_dir=str(tmp_path),
+        cache_dir=str(tmp_path / "cache"),
+        **RUN,
+    )
     assert json.loads((tmp_path / "run.json").read_text())["control"] == control
     forward = result[result["id"].index("left-forward")]["frame_indices"]
     plain = [0, 3, 6, 9, 13, 16, 19, 23]
@@ -138,7 +194,11 @@ def test_score_matrix_agrees_with_pairwise_scores(model, tiny_model, benchmark, 
     pool = benchmark.filter(lambda row: row["id"] != "left-window")
     matrix = foilkit.score_matrix(tiny_model(model), pool, cache_dir=cache_dir, **RUN)
     scores = foilkit.score(tiny_model(model), pool, cache_dir=cache_dir, **RUN)
-    assert matrix.scores.shape == (8, 8) and matrix.ids == pool["id"] and matrix.texts == pool["caption"]
+    assert (
+        matrix.scores.shape == (8, 8)
+        and matrix.ids == pool["id"]
+        and matrix.texts == pool["caption"]
+    )
     for i, row in enumerate(scores):
         assert matrix.scores[i, i] == pytest.approx(row["caption_score"], abs=1e-6)
         foil_column = matrix.texts.index(row["foils"][0])  # RTime: the other direction's caption

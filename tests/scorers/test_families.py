@@ -1,4 +1,5 @@
 """Every model family scores the synthetic benchmark end to end on CPU, in the per-sample schema."""
+
 from __future__ import annotations
 
 import json
@@ -11,11 +12,21 @@ import foilkit
 # (tiny model, options, adapter chosen from the config, score kind)
 FAMILIES = {
     "clip-mean": ("clip", {}, "dual-encoder", "similarity"),
-    "clip-mean-of-similarities": ("clip", {"pooling": "mean-of-similarities"}, "dual-encoder", "similarity"),
+    "clip-mean-of-similarities": (
+        "clip",
+        {"pooling": "mean-of-similarities"},
+        "dual-encoder",
+        "similarity",
+    ),
     "siglip": ("siglip", {}, "dual-encoder", "similarity"),
     "xclip": ("xclip", {}, "xclip", "similarity"),
     "blip-itm": ("blip-itm", {}, "blip-itm", "probability"),
-    "video-llm-likelihood": ("llava-next-video", {"mode": "likelihood"}, "video-llm", "probability"),
+    "video-llm-likelihood": (
+        "llava-next-video",
+        {"mode": "likelihood"},
+        "video-llm",
+        "probability",
+    ),
     "video-llm-choice": ("llava-next-video", {"mode": "choice"}, "video-llm", "probability"),
     "qwen2-vl-likelihood": ("qwen2-vl", {"mode": "likelihood"}, "video-llm", "probability"),
     "qwen2-vl-choice": ("qwen2-vl", {"mode": "choice"}, "video-llm", "probability"),
@@ -27,8 +38,15 @@ FAMILIES = {
 def scored(request, tiny_model, benchmark_with_broken, tmp_path_factory):
     name, options, adapter, kind = FAMILIES[request.param]
     out = tmp_path_factory.mktemp(request.param)
-    result = foilkit.score(tiny_model(name), benchmark_with_broken, out_dir=str(out / "run"), num_workers=0,
-                           cache_dir=str(out / "cache"), progress=False, **options)
+    result = foilkit.score(
+        tiny_model(name),
+        benchmark_with_broken,
+        out_dir=str(out / "run"),
+        num_workers=0,
+        cache_dir=str(out / "cache"),
+        progress=False,
+        **options,
+    )
     return request.param, result, json.loads((out / "run" / "run.json").read_text()), adapter, kind
 
 
@@ -41,14 +59,16 @@ def test_rows_follow_the_dataset(scored, benchmark_with_broken):
 
 
 def test_every_text_is_scored(scored):
-    family, result, run, adapter, kind = scored
+    _, result, run, adapter, kind = scored
     assert run["adapter"]["adapter"] == adapter and run["score_kind"] == kind
     for row in result:
         assert row["score_kind"] == kind
         if row["error"]:
             continue
         assert math.isfinite(row["caption_score"])
-        assert len(row["foil_scores"]) == len(row["foils"]) and all(map(math.isfinite, row["foil_scores"]))
+        assert len(row["foil_scores"]) == len(row["foils"]) and all(
+            map(math.isfinite, row["foil_scores"])
+        )
         assert (row["proficiency_caption_score"] is None) == (row["proficiency_caption"] is None)
         if row["proficiency_caption"] is not None:
             assert len(row["proficiency_foil_scores"]) == len(row["proficiency_foils"])
@@ -65,7 +85,11 @@ def test_broken_videos_are_reported_not_scored(scored):
     assert run["errors"]["rows"] == 2 and len(run["errors"]["messages"]) == 2
     for row in result:
         if row["error"]:
-            assert row["caption_score"] is None and row["foil_scores"] is None and row["frame_indices"] == []
+            assert (
+                row["caption_score"] is None
+                and row["foil_scores"] is None
+                and row["frame_indices"] == []
+            )
 
 
 def test_frame_indices_record_what_the_model_saw(scored):
@@ -88,7 +112,11 @@ def test_mode_specific_numbers(scored):
         if family.endswith("-choice"):  # option probabilities, position bias averaged out
             assert row["caption_score"] + sum(row["foil_scores"]) == pytest.approx(1.0, abs=1e-5)
         if family.endswith("-likelihood") or family == "text-lm":
-            mean, total, count = row["caption_logprob_mean"], row["caption_logprob_sum"], row["caption_num_tokens"]
+            mean, total, count = (
+                row["caption_logprob_mean"],
+                row["caption_logprob_sum"],
+                row["caption_num_tokens"],
+            )
             assert total == pytest.approx(mean * count, rel=1e-5) and mean < 0
         if family.endswith("-likelihood"):
             assert row["caption_score"] == row["caption_logprob_mean"]
@@ -111,9 +139,10 @@ def test_order_invariant_pooling_ties_a_view_and_its_reversal(scored):
 
 
 def test_scores_feed_pairwise_foil_accuracy(scored):
-    family, result, _, _, kind = scored
+    _, result, _, _, kind = scored
     ok = [row for row in result if not row["error"]]
     pairwise = pytest.importorskip("foilkit.metrics.pairwise_foil_accuracy.pairwise_foil_accuracy")
-    out = pairwise.pairwise_foil_accuracy([r["caption_score"] for r in ok], [r["foil_scores"] for r in ok],
-                                          score_kind=kind)
+    out = pairwise.pairwise_foil_accuracy(
+        [r["caption_score"] for r in ok], [r["foil_scores"] for r in ok], score_kind=kind
+    )
     assert 0.0 <= out["accuracy"] <= 1.0
