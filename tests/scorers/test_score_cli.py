@@ -1,0 +1,58 @@
+"""``foilkit score``: the CLI runs the same engine, for per-sample scores and retrieval matrices."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+
+from foilkit.cli import main
+
+
+def test_score_writes_scores_and_run_record(tiny_model, saved_benchmark, tmp_path):
+    out = tmp_path / "run"
+    argv = [
+        "score",
+        "--model",
+        tiny_model("gpt2"),
+        "--dataset",
+        str(saved_benchmark),
+        "--out",
+        str(out),
+    ]
+    assert main([*argv, "--num-workers", "0", "--no-progress"]) == 0
+    rows = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
+    run = json.loads((out / "run.json").read_text())
+    assert len(rows) == run["dataset"]["num_rows"] == 9
+    assert {row["score_kind"] for row in rows} == {"perplexity"}
+    assert run["adapter"]["adapter"] == "text-lm" and run["model"]["id"] == tiny_model("gpt2")
+    for field in (
+        "frames",
+        "sampling",
+        "decoder",
+        "dtype",
+        "seed",
+        "control",
+        "packages",
+        "hardware",
+    ):
+        assert field in run, field
+
+
+def test_score_matrix_from_the_cli(tiny_model, saved_benchmark, tmp_path):
+    out = tmp_path / "matrix"
+    argv = [
+        "score",
+        "--model",
+        tiny_model("clip"),
+        "--dataset",
+        str(saved_benchmark),
+        "--out",
+        str(out),
+    ]
+    argv += ["--matrix", "--num-workers", "0", "--no-progress", "--cache-dir", str(tmp_path / "c")]
+    assert main(argv) == 0
+    matrix = np.load(out / "matrix.npy")
+    names = json.loads((out / "matrix.json").read_text())
+    assert matrix.shape == (9, 9) and len(names["ids"]) == len(names["texts"]) == 9
+    assert np.isfinite(matrix).all() and np.abs(matrix).max() <= 1.0 + 1e-6  # cosine similarities
