@@ -64,7 +64,9 @@ class Benchmark:
         if config in (None, "all"):
             return self.all_configs
         if config not in self.configs:
-            raise ValueError(f"{self.name} has no config {config!r}; choose from {('all', *self.configs)}")
+            raise ValueError(
+                f"{self.name} has no config {config!r}; choose from {('all', *self.configs)}"
+            )
         return (config,)
 
 
@@ -72,7 +74,10 @@ class Benchmark:
 
 
 def _pairwise(rows: Mapping[str, Any]) -> dict[str, Any]:
-    return {"caption_scores": list(rows["caption_score"]), "foil_scores": [list(f) for f in rows["foil_scores"]]}
+    return {
+        "caption_scores": list(rows["caption_score"]),
+        "foil_scores": [list(f) for f in rows["foil_scores"]],
+    }
 
 
 def _proficiency(rows: Mapping[str, Any]) -> dict[str, Any]:
@@ -86,7 +91,9 @@ def _proficiency(rows: Mapping[str, Any]) -> dict[str, Any]:
 def _multiple_choice(rows: Mapping[str, Any]) -> dict[str, Any]:
     """Option scores back in published order: the caption's score at ``label``, foils around it."""
     scores = []
-    for caption_score, foil_scores, label in zip(rows["caption_score"], rows["foil_scores"], rows["label"], strict=True):
+    for caption_score, foil_scores, label in zip(
+        rows["caption_score"], rows["foil_scores"], rows["label"], strict=True
+    ):
         options = list(foil_scores)
         options.insert(int(label), caption_score)
         scores.append(options)
@@ -101,14 +108,26 @@ def _binary_blocks(rows: Mapping[str, Any]) -> dict[str, Any]:
     """
     views: dict[str, dict[str, tuple[float, float]]] = {}
     for source, direction, caption, foils in zip(
-        rows["source_id"], rows["direction"], rows["caption_score"], rows["foil_scores"], strict=True
+        rows["source_id"],
+        rows["direction"],
+        rows["caption_score"],
+        rows["foil_scores"],
+        strict=True,
     ):
         if len(foils) != 1:
-            raise ValueError(f"RTime source {source!r} ({direction}): expected one foil score, got {list(foils)}")
-        forward_caption, reverse_caption = (caption, foils[0]) if direction == "forward" else (foils[0], caption)
+            raise ValueError(
+                f"RTime source {source!r} ({direction}): expected one foil score, got {list(foils)}"
+            )
+        forward_caption, reverse_caption = (
+            (caption, foils[0]) if direction == "forward" else (foils[0], caption)
+        )
         views.setdefault(source, {})[direction] = (forward_caption, reverse_caption)
     incomplete = [source for source, pair in views.items() if set(pair) != {"forward", "reverse"}]
-    blocks = [[list(pair["forward"]), list(pair["reverse"])] for source, pair in views.items() if source not in incomplete]
+    blocks = [
+        [list(pair["forward"]), list(pair["reverse"])]
+        for source, pair in views.items()
+        if source not in incomplete
+    ]
     return {"scores": blocks, "sources": [source for source in views if source not in incomplete]}
 
 
@@ -139,7 +158,10 @@ RECALL = MetricSpec(
     matrix=True, per_group=False,
 )  # fmt: skip
 BINARY = MetricSpec(
-    "binary_retrieval_accuracy", _binary_blocks, {"T2V": "t2v_accuracy", "V2T": "v2t_accuracy"}, per_group=False
+    "binary_retrieval_accuracy",
+    _binary_blocks,
+    {"T2V": "t2v_accuracy", "V2T": "v2t_accuracy"},
+    per_group=False,
 )
 MULTIPLE_CHOICE = MetricSpec("multiple_choice_accuracy", _multiple_choice, ACCURACY)
 

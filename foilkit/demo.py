@@ -78,8 +78,8 @@ def write_demo_benchmark(out_dir: str | os.PathLike) -> Path:
     ``datasets.load_dataset(out_dir, config)`` read it back.
     """
     import datasets
-    from foilkit.builders.schema import TEXT, canonical_features
 
+    from foilkit.builders.schema import TEXT, canonical_features
     from foilkit.testing.videos import write_video
 
     out = Path(out_dir)
@@ -96,7 +96,10 @@ def write_demo_benchmark(out_dir: str | os.PathLike) -> Path:
             "reversed": False, "aspect": item["aspect"],
         })  # fmt: skip
     features = canonical_features(aspect=TEXT)
-    configs = {aspect: [r for r in rows if r["aspect"] == aspect] for aspect in dict.fromkeys(r["aspect"] for r in rows)}
+    configs = {
+        aspect: [r for r in rows if r["aspect"] == aspect]
+        for aspect in dict.fromkeys(r["aspect"] for r in rows)
+    }
     configs["all"] = rows
     for config, config_rows in configs.items():
         path = out / config / "test-00000-of-00001.parquet"
@@ -133,9 +136,16 @@ def _card(configs: dict[str, list[dict[str, Any]]]) -> str:
     )
 
 
-def run_demo(out_dir: str | os.PathLike, *, models: Sequence[str] = DEMO_MODELS,
-             controls: Sequence[str | None] = DEMO_CONTROLS, frames: int = 8, n_resamples: int = 1000,
-             num_workers: int = 0, progress: bool = True) -> Path:
+def run_demo(
+    out_dir: str | os.PathLike,
+    *,
+    models: Sequence[str] = DEMO_MODELS,
+    controls: Sequence[str | None] = DEMO_CONTROLS,
+    frames: int = 8,
+    n_resamples: int = 1000,
+    num_workers: int = 0,
+    progress: bool = True,
+) -> Path:
     """Build the synthetic benchmark, evaluate each tiny model under each control, write the report.
 
     Returns the path of the side-by-side ``report.md``; each evaluation's run folder is
@@ -143,7 +153,6 @@ def run_demo(out_dir: str | os.PathLike, *, models: Sequence[str] = DEMO_MODELS,
     """
     from foilkit.evaluation import evaluate
     from foilkit.report import write_side_by_side
-
     from foilkit.testing.models import tiny_model_path
 
     out = Path(out_dir)
@@ -163,18 +172,37 @@ def run_demo(out_dir: str | os.PathLike, *, models: Sequence[str] = DEMO_MODELS,
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", default="foilkit-demo", help="folder for the benchmark, the runs and the report")
-    parser.add_argument("--models", nargs="+", default=list(DEMO_MODELS),
-                        help="tiny model families from foilkit.testing.models")
+    parser.add_argument(
+        "--out", default="foilkit-demo", help="folder for the benchmark, the runs and the report"
+    )
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        default=list(DEMO_MODELS),
+        help="tiny model families from foilkit.testing.models",
+    )
     parser.add_argument("--frames", type=int, default=8, help="frames per video")
-    parser.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples of the confidence intervals")
-    parser.add_argument("--no-controls", action="store_true", help="skip the reversed/shuffled-frames runs")
+    parser.add_argument(
+        "--n-resamples",
+        type=int,
+        default=1000,
+        help="bootstrap resamples of the confidence intervals",
+    )
+    parser.add_argument(
+        "--no-controls", action="store_true", help="skip the reversed/shuffled-frames runs"
+    )
     parser.add_argument("--no-progress", action="store_true", help="no progress bars")
 
 
 def run(args: argparse.Namespace) -> int:
-    report = run_demo(args.out, models=args.models, controls=(None,) if args.no_controls else DEMO_CONTROLS,
-                      frames=args.frames, n_resamples=args.n_resamples, progress=not args.no_progress)
+    report = run_demo(
+        args.out,
+        models=args.models,
+        controls=(None,) if args.no_controls else DEMO_CONTROLS,
+        frames=args.frames,
+        n_resamples=args.n_resamples,
+        progress=not args.no_progress,
+    )
     print(f"report: {report}")
     print(f"plots:  {', '.join(str(p) for p in sorted(report.parent.glob('*.png')))}")
     return 0

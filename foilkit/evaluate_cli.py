@@ -22,19 +22,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
     for action in parser._actions:  # the same flags; a dataset is optional here (default: build it)
         if action.dest == "dataset":
             action.required = False
-            action.help = "an exported folder or Hub dataset id (default: build from the annotations)"
+            action.help = (
+                "an exported folder or Hub dataset id (default: build from the annotations)"
+            )
         if action.dest == "out":
             action.help = "the run folder: results.json, report.md, plots, scores/<config>.parquet"
     evaluation = parser.add_argument_group("evaluation")
     evaluation.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS))
-    evaluation.add_argument("--videos", dest="video_root", help="the video root (same as --video-root)")
-    evaluation.add_argument("--annotations", help="local folder of the annotation files (default: the pinned upstream)")
-    evaluation.add_argument("--on-missing", default="error", choices=("error", "skip", "keep"),
-                            help="what building does with rows whose video is missing")
-    evaluation.add_argument("--n-resamples", type=int, default=1000, help="bootstrap resamples of the CIs")
+    evaluation.add_argument(
+        "--videos", dest="video_root", help="the video root (same as --video-root)"
+    )
+    evaluation.add_argument(
+        "--annotations", help="local folder of the annotation files (default: the pinned upstream)"
+    )
+    evaluation.add_argument(
+        "--on-missing",
+        default="error",
+        choices=("error", "skip", "keep"),
+        help="what building does with rows whose video is missing",
+    )
+    evaluation.add_argument(
+        "--n-resamples", type=int, default=1000, help="bootstrap resamples of the CIs"
+    )
     evaluation.add_argument("--bootstrap-seed", type=int, default=0)
     evaluation.add_argument("--label", help="the model's name in reports (default: --model)")
-    evaluation.add_argument("--overwrite", action="store_true", help="replace the run folder if it exists")
+    evaluation.add_argument(
+        "--overwrite", action="store_true", help="replace the run folder if it exists"
+    )
 
 
 def score_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -42,7 +56,9 @@ def score_options(args: argparse.Namespace) -> dict[str, Any]:
     from foilkit.scorers.api import SCORE_OPTION_NAMES
 
     values = vars(args)
-    options = {name: values[name] for name in SCORE_OPTION_NAMES if name in values and name not in _OWN}
+    options = {
+        name: values[name] for name in SCORE_OPTION_NAMES if name in values and name not in _OWN
+    }
     options["use_cache"] = not args.no_cache
     options["progress"] = not args.no_progress
     return options
@@ -52,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
     from foilkit.evaluation import evaluate
 
     if args.matrix:
-        raise SystemExit("foilkit evaluate: --matrix is chosen per benchmark (RTime Origin/Hard); do not pass it")
+        raise SystemExit(
+            "foilkit evaluate: --matrix is chosen per benchmark (RTime Origin/Hard); do not pass it"
+        )
     result = evaluate(
         args.benchmark, args.model, config=args.config, out_dir=args.out, dataset=args.dataset,
         videos=args.video_root, annotations=args.annotations, on_missing=args.on_missing, split=args.split,

@@ -46,10 +46,17 @@ def metric_function(name: str) -> Any:
     return getattr(importlib.import_module(f"foilkit.metrics.{name}.{name}"), name)
 
 
-def load_benchmark_split(benchmark: Benchmark, config: str, *, dataset: str | os.PathLike | None = None,
-                         videos: str | os.PathLike | None = None, annotations: str | os.PathLike | None = None,
-                         on_missing: str = "error", split: str | None = None,
-                         cache_dir: str | None = None) -> Any:
+def load_benchmark_split(
+    benchmark: Benchmark,
+    config: str,
+    *,
+    dataset: str | os.PathLike | None = None,
+    videos: str | os.PathLike | None = None,
+    annotations: str | os.PathLike | None = None,
+    on_missing: str = "error",
+    split: str | None = None,
+    cache_dir: str | None = None,
+) -> Any:
     """One split of ``config``: from an exported folder or Hub id (``dataset``) or built by the builder."""
     from foilkit.scorers.api import load_scoring_dataset
 
@@ -57,7 +64,9 @@ def load_benchmark_split(benchmark: Benchmark, config: str, *, dataset: str | os
     if dataset is not None:
         return load_scoring_dataset(os.fspath(dataset), config, split)
     if benchmark.builder is None:
-        raise ValueError(f"{benchmark.name} has no builder: pass dataset=<exported folder or Hub id>")
+        raise ValueError(
+            f"{benchmark.name} has no builder: pass dataset=<exported folder or Hub id>"
+        )
     from foilkit.builders import build
 
     built = build(benchmark.builder, config, video_root=videos, on_missing=on_missing, annotations=annotations,
@@ -65,11 +74,25 @@ def load_benchmark_split(benchmark: Benchmark, config: str, *, dataset: str | os
     return load_scoring_dataset(built, None, split)
 
 
-def evaluate(benchmark: str, model: str, *, config: str | None = None, out_dir: str | os.PathLike,
-             dataset: str | os.PathLike | None = None, videos: str | os.PathLike | None = None,
-             annotations: str | os.PathLike | None = None, on_missing: str = "error", split: str | None = None,
-             n_resamples: int = 1000, seed: int = 0, label: str | None = None, overwrite: bool = False,
-             resume: bool = False, datasets_cache_dir: str | None = None, **score_options: Any) -> Evaluation:
+def evaluate(
+    benchmark: str,
+    model: str,
+    *,
+    config: str | None = None,
+    out_dir: str | os.PathLike,
+    dataset: str | os.PathLike | None = None,
+    videos: str | os.PathLike | None = None,
+    annotations: str | os.PathLike | None = None,
+    on_missing: str = "error",
+    split: str | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    label: str | None = None,
+    overwrite: bool = False,
+    resume: bool = False,
+    datasets_cache_dir: str | None = None,
+    **score_options: Any,
+) -> Evaluation:
     """Evaluate ``model`` on ``benchmark`` (every config ``config`` names) and write the run folder.
 
     Args:
@@ -86,42 +109,31 @@ def evaluate(benchmark: str, model: str, *, config: str | None = None, out_dir: 
         overwrite: replace an existing run folder; ``resume``: continue its scoring.
         **score_options: :class:`foilkit.scorers.api.ScoreOptions` (frames, control, dtype, ...).
     """
-    from foilkit.scorers.api import score, score_matrix
     from foilkit.scorers.distributed import process_state
 
     spec = get_benchmark(benchmark)
     run_dir = Path(out_dir)
     state = process_state()
     if (run_dir / RESULTS_FILE).exists() and not (overwrite or resume):
-        raise FileExistsError(f"{run_dir} already holds an evaluation; pass overwrite=True (--overwrite) "
-                              "or resume=True (--resume), or choose another out_dir")
+        raise FileExistsError(
+            f"{run_dir} already holds an evaluation; pass overwrite=True (--overwrite) "
+            "or resume=True (--resume), or choose another out_dir"
+        )
     if overwrite and state.is_main_process and run_dir.exists():
         shutil.rmtree(run_dir)
     state.wait_for_everyone()
+    options = {
+        **score_options,
+        "video_root": None if videos is None else os.fspath(videos),
+        "resume": resume,
+    }
     configs: dict[str, Any] = {}
-    for config in spec.configs_for(config):
-        data = load_benchmark_split(spec, config, dataset=dataset, videos=videos, annotations=annotations,
-                                    on_missing=on_missing, split=split, cache_dir=datasets_cache_dir)
-        options = {**score_options, "video_root": None if videos is None else os.fspath(videos), "resume": resume,
-                   "split": None}
-        metrics = spec.metrics(config)
-        rows, matrix, records = None, None, {}
-        if any(not m.matrix for m in metrics):
-            rows = score(model, data, out_dir=str(run_dir / "scoring" / config), **options)
-            records["score"] = json.loads((run_dir / "scoring" / config / "run.json").read_text())
-        if any(m.matrix for m in metrics):
-            matrix = score_matrix(model, data, out_dir=str(run_dir / "scoring" / f"{config}-matrix"), **options)
-            records["score_matrix"] = matrix.run
-        if not state.is_main_process:
-            continue
-        if rows is not None:
-            (run_dir / "scores").mkdir(parents=True, exist_ok=True)
-            rows.to_parquet(run_dir / "scores" / f"{config}.parquet")
-        configs[config] = {
-            "num_rows": data.num_rows,
-            "metrics": compute_metrics(spec, config, rows, matrix, n_resamples=n_resamples, seed=seed),
-            "run": records,
-        }
+    for name in spec.configs_for(config):
+        data = load_benchmark_split(spec, name, dataset=dataset, videos=videos, annotations=annotations,
+                                    on_missing=on_missing, split=split, cache_dir=datasets_cache_dir)  # fmt: skip
+        entry = _evaluate_config(spec, name, model, data, run_dir, options, n_resamples, seed)
+        if state.is_main_process:
+            configs[name] = entry
     results = {
         "format": RESULTS_FORMAT, "benchmark": spec.name, "title": spec.title, "paper_table": spec.paper_table,
         "model": model, "label": label or _model_label(model), "control": score_options.get("control"),
@@ -136,8 +148,46 @@ def evaluate(benchmark: str, model: str, *, config: str | None = None, out_dir: 
     return Evaluation(run_dir, results)
 
 
-def compute_metrics(spec: Benchmark, config: str, rows: Any, matrix: Any, *, n_resamples: int,
-                    seed: int) -> dict[str, Any]:
+def _evaluate_config(
+    spec: Benchmark,
+    config: str,
+    model: str,
+    data: Any,
+    run_dir: Path,
+    options: dict[str, Any],
+    n_resamples: int,
+    seed: int,
+) -> dict[str, Any] | None:
+    """Score one config (per-sample rows and/or the retrieval matrix); on the main process also
+    write its per-sample scores and compute its metrics."""
+    from foilkit.scorers.api import score, score_matrix
+    from foilkit.scorers.distributed import process_state
+
+    metrics = spec.metrics(config)
+    rows, matrix, records = None, None, {}
+    if any(not m.matrix for m in metrics):
+        rows = score(model, data, out_dir=str(run_dir / "scoring" / config), **options)
+        records["score"] = json.loads((run_dir / "scoring" / config / "run.json").read_text())
+    if any(m.matrix for m in metrics):
+        matrix = score_matrix(
+            model, data, out_dir=str(run_dir / "scoring" / f"{config}-matrix"), **options
+        )
+        records["score_matrix"] = matrix.run
+    if not process_state().is_main_process:
+        return None
+    if rows is not None:
+        (run_dir / "scores").mkdir(parents=True, exist_ok=True)
+        rows.to_parquet(run_dir / "scores" / f"{config}.parquet")
+    return {
+        "num_rows": data.num_rows,
+        "metrics": compute_metrics(spec, config, rows, matrix, n_resamples=n_resamples, seed=seed),
+        "run": records,
+    }
+
+
+def compute_metrics(
+    spec: Benchmark, config: str, rows: Any, matrix: Any, *, n_resamples: int, seed: int
+) -> dict[str, Any]:
     """Every metric of ``config`` over all scored items and, where ``per_group``, per group.
 
     Rows whose video could not be scored (``error``) are left out and counted; the metrics see
@@ -146,8 +196,11 @@ def compute_metrics(spec: Benchmark, config: str, rows: Any, matrix: Any, *, n_r
     columns = _scored_columns(rows) if rows is not None else None
     if columns is not None and not columns["id"]:
         errors = sorted(set(rows["error"]))
-        raise RuntimeError(f"{spec.name}/{config}: none of the {rows.num_rows} rows could be scored: "
-                           + "; ".join(errors[:5]) + (f" (and {len(errors) - 5} more)" if len(errors) > 5 else ""))
+        raise RuntimeError(
+            f"{spec.name}/{config}: none of the {rows.num_rows} rows could be scored: "
+            + "; ".join(errors[:5])
+            + (f" (and {len(errors) - 5} more)" if len(errors) > 5 else "")
+        )
     out: dict[str, Any] = {}
     for metric in spec.metrics(config):
         if metric.matrix:
@@ -162,7 +215,7 @@ def compute_metrics(spec: Benchmark, config: str, rows: Any, matrix: Any, *, n_r
                      "errors": sum(1 for error in rows["error"] if error)}  # fmt: skip
             if metric.per_group and spec.group_column in columns:
                 entry["groups"] = {
-                    group: _call(metric, _subset(columns, spec.group_column, group), score_kind,
+                    group: _call(metric, subset_columns(columns, spec.group_column, group), score_kind,
                                  spec.cluster_column, n_resamples, seed)
                     for group in dict.fromkeys(columns[spec.group_column])
                 }  # fmt: skip
@@ -170,15 +223,33 @@ def compute_metrics(spec: Benchmark, config: str, rows: Any, matrix: Any, *, n_r
     return out
 
 
-def _call(metric: MetricSpec, data: Mapping[str, Any], score_kind: str, cluster_column: str | None,
-          n_resamples: int, seed: int) -> dict[str, Any]:
+def _call(
+    metric: MetricSpec,
+    data: Mapping[str, Any],
+    score_kind: str,
+    cluster_column: str | None,
+    n_resamples: int,
+    seed: int,
+) -> dict[str, Any]:
     inputs = metric.inputs(data)
-    cluster = list(data[cluster_column]) if cluster_column and cluster_column in data and not metric.matrix else None
-    if cluster is not None and "sources" in inputs:  # items were regrouped (RTime-Binary: one per source)
+    cluster = (
+        list(data[cluster_column])
+        if cluster_column and cluster_column in data and not metric.matrix
+        else None
+    )
+    if (
+        cluster is not None and "sources" in inputs
+    ):  # items were regrouped (RTime-Binary: one per source)
         cluster = None
     inputs.pop("sources", None)
-    result = metric_function(metric.metric)(**inputs, score_kind=score_kind, **metric.options, cluster=cluster,
-                                            n_resamples=n_resamples, seed=seed)
+    result = metric_function(metric.metric)(
+        **inputs,
+        score_kind=score_kind,
+        **metric.options,
+        cluster=cluster,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
     return {key: _plain(value) for key, value in result.items()}
 
 
@@ -193,7 +264,9 @@ def _scored_columns(rows: Any) -> dict[str, list[Any]]:
     return {name: list(values) for name, values in table.items()}
 
 
-def _subset(columns: Mapping[str, Sequence[Any]], column: str, value: Any) -> dict[str, list[Any]]:
+def subset_columns(
+    columns: Mapping[str, Sequence[Any]], column: str, value: Any
+) -> dict[str, list[Any]]:
     keep = [i for i, v in enumerate(columns[column]) if v == value]
     return {name: [values[i] for i in keep] for name, values in columns.items()}
 
@@ -223,5 +296,7 @@ def load_results(run_dir: str | os.PathLike) -> dict[str, Any]:
     """The ``results.json`` of a run folder (``FileNotFoundError`` naming the folder when absent)."""
     path = Path(run_dir) / RESULTS_FILE
     if not path.is_file():
-        raise FileNotFoundError(f"{run_dir} is not a foilkit evaluation run folder: {path} is missing")
+        raise FileNotFoundError(
+            f"{run_dir} is not a foilkit evaluation run folder: {path} is missing"
+        )
     return json.loads(path.read_text())

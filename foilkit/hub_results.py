@@ -59,7 +59,11 @@ def eval_results(results: Mapping[str, Any], *, dataset_id: str, source_url: str
     for row in run_table(results).rows:
         for column, cell in row.cells.items():
             metric = next(m for m in metric_of[row.config] if column in m.columns)
-            scope = row.config if row.label in (row.config, "all", f"{row.config} (all)") else f"{row.config}/{row.label}"
+            scope = (
+                row.config
+                if row.label in (row.config, "all", f"{row.config} (all)")
+                else f"{row.config}/{row.label}"
+            )
             out.append(EvalResult(
                 task_type=TASK_TYPES[metric.metric], task_name=f"{results['title']} ({benchmark.paper_table})",
                 dataset_type=dataset_id, dataset_name=results["title"], dataset_config=row.config,
@@ -72,8 +76,13 @@ def eval_results(results: Mapping[str, Any], *, dataset_id: str, source_url: str
     return out
 
 
-def prepare_upload(run_dir: str | os.PathLike, repo_id: str, *, model_repo: str | None = None,
-                   dataset_id: str | None = None) -> ResultsUpload:
+def prepare_upload(
+    run_dir: str | os.PathLike,
+    repo_id: str,
+    *,
+    model_repo: str | None = None,
+    dataset_id: str | None = None,
+) -> ResultsUpload:
     """Collect a run folder's files and build the dataset card and the ``model-index`` entries."""
     from huggingface_hub.repocard_data import eval_results_to_model_index
 
@@ -90,9 +99,13 @@ def prepare_upload(run_dir: str | os.PathLike, repo_id: str, *, model_repo: str 
     if model_repo is not None:
         source = f"https://huggingface.co/datasets/{repo_id}"
         dataset = dataset_id or _dataset_id(results)
-        model_index = eval_results_to_model_index(model_repo, eval_results(results, dataset_id=dataset, source_url=source))
+        model_index = eval_results_to_model_index(
+            model_repo, eval_results(results, dataset_id=dataset, source_url=source)
+        )
     message = f"foilkit results: {results['label']} on {results['title']}"
-    return ResultsUpload(repo_id, files, results_card(results, run, sorted(files)), message, model_repo, model_index)
+    return ResultsUpload(
+        repo_id, files, results_card(results, run, sorted(files)), message, model_repo, model_index
+    )
 
 
 def _dataset_id(results: Mapping[str, Any]) -> str:
@@ -111,7 +124,9 @@ def results_card(results: Mapping[str, Any], run: Path, files: list[str]) -> str
                 "data_files": [{"split": results["split"], "path": name}]}
                for name in files if name.startswith("scores/")]  # fmt: skip
     header = {"tags": ["foilkit", "evaluation", results["benchmark"]], "configs": configs}
-    report = (run / "report.md").read_text(encoding="utf-8") if (run / "report.md").is_file() else ""
+    report = (
+        (run / "report.md").read_text(encoding="utf-8") if (run / "report.md").is_file() else ""
+    )
     return (
         f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n"
         f"# foilkit results: {results['label']} on {results['title']}\n\n"
@@ -122,7 +137,9 @@ def results_card(results: Mapping[str, Any], run: Path, files: list[str]) -> str
     )
 
 
-def push_results(upload: ResultsUpload, *, token: str | None = None, private: bool | None = None) -> dict[str, str]:
+def push_results(
+    upload: ResultsUpload, *, token: str | None = None, private: bool | None = None
+) -> dict[str, str]:
     """Send ``upload``: one commit to the dataset repo, then the model card's ``model-index`` update."""
     from huggingface_hub import HfApi, metadata_update
 
@@ -172,22 +189,35 @@ def write_dry_run(upload: ResultsUpload, folder: str | os.PathLike) -> Path:
                 "overwrite": True, "commit_message": upload.commit_message,
                 "metadata": {"model-index": upload.model_index}}  # fmt: skip
         (out / "model_card_update.json").write_text(json.dumps(call, indent=2))
-        (out / "model-index.yaml").write_text(yaml.safe_dump({"model-index": upload.model_index}, sort_keys=False))
+        (out / "model-index.yaml").write_text(
+            yaml.safe_dump({"model-index": upload.model_index}, sort_keys=False)
+        )
     return out
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run_dir", help="a foilkit evaluate run folder")
-    parser.add_argument("--repo", required=True, help="dataset repo id for the per-sample scores and results")
+    parser.add_argument(
+        "--repo", required=True, help="dataset repo id for the per-sample scores and results"
+    )
     parser.add_argument("--model-repo", help="model repo whose card gets the model-index results")
-    parser.add_argument("--dataset-id", help="Hub id of the evaluated dataset in model-index (default: the "
-                        "dataset the run loaded when it is a Hub id, else the benchmark name)")
+    parser.add_argument(
+        "--dataset-id",
+        help="Hub id of the evaluated dataset in model-index (default: the "
+        "dataset the run loaded when it is a Hub id, else the benchmark name)",
+    )
     parser.add_argument("--private", action="store_true", help="create the dataset repo as private")
-    parser.add_argument("--dry-run", metavar="FOLDER", help="write the files and commit operations here; send nothing")
+    parser.add_argument(
+        "--dry-run",
+        metavar="FOLDER",
+        help="write the files and commit operations here; send nothing",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    upload = prepare_upload(args.run_dir, args.repo, model_repo=args.model_repo, dataset_id=args.dataset_id)
+    upload = prepare_upload(
+        args.run_dir, args.repo, model_repo=args.model_repo, dataset_id=args.dataset_id
+    )
     if args.dry_run:
         print(f"dry run: {write_dry_run(upload, args.dry_run)} holds what would be sent")
         return 0

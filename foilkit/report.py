@@ -37,7 +37,11 @@ class Cell:
     high: float | None = None
 
     def text(self) -> str:
-        ci = "" if self.low is None or self.high is None else f" [{100 * self.low:.1f}, {100 * self.high:.1f}]"
+        ci = (
+            ""
+            if self.low is None or self.high is None
+            else f" [{100 * self.low:.1f}, {100 * self.high:.1f}]"
+        )
         return f"{100 * self.value:.1f}{ci}"
 
 
@@ -81,10 +85,18 @@ def run_table(results: Mapping[str, Any]) -> Table:
             label = config if "groups" not in computed or len(results["configs"]) > 1 else "all"
             if "groups" in computed and len(results["configs"]) > 1:
                 label = f"{config} (all)"
-            if "groups" not in computed or len(computed["groups"]) > 1 or len(results["configs"]) > 1:
+            if (
+                "groups" not in computed
+                or len(computed["groups"]) > 1
+                or len(results["configs"]) > 1
+            ):
                 rows.append(_row(label, config, metric.columns, computed["overall"]))
-    return Table(f"{results['title']}: {results['label']}", benchmark.group_label if benchmark.group_column else "task",
-                 columns, rows)
+    return Table(
+        f"{results['title']}: {results['label']}",
+        benchmark.group_label if benchmark.group_column else "task",
+        columns,
+        rows,
+    )
 
 
 def _row(label: str, config: str, columns: Mapping[str, str], result: Mapping[str, Any]) -> Row:
@@ -103,7 +115,9 @@ def markdown_table(table: Table) -> str:
     lines = [header, rule]
     for row in table.rows:
         cells = [row.cells[c].text() if c in row.cells else "—" for c in table.columns]
-        lines.append(f"| {row.label} | " + " | ".join(cells) + f" | {'' if row.n is None else row.n} |")
+        lines.append(
+            f"| {row.label} | " + " | ".join(cells) + f" | {'' if row.n is None else row.n} |"
+        )
     return "\n".join(lines)
 
 
@@ -120,10 +134,10 @@ def write_run_report(results: Mapping[str, Any], out_dir: str | os.PathLike) -> 
         plots.append(recall_plot(table.rows, out / "recall.png", title=table.title))
     lines = [
         f"# {table.title}", "",
-        f"Benchmark: **{results['title']}** ({results['paper_table']}); model `{results['model']}`"
-        + (f", temporal control **{results['control']}**" if results.get("control") else "") + ".",
-        f"Values in %; brackets: 95% bootstrap confidence interval ({results['bootstrap']['n_resamples']} "
-        f"resamples, seed {results['bootstrap']['seed']}, clustered by video).", "",
+        (f"Benchmark: **{results['title']}** ({results['paper_table']}); model `{results['model']}`"
+         + (f", temporal control **{results['control']}**" if results.get("control") else "") + "."),
+        (f"Values in %; brackets: 95% bootstrap confidence interval ({results['bootstrap']['n_resamples']} "
+         f"resamples, seed {results['bootstrap']['seed']}, clustered by video)."), "",
         markdown_table(table), "",
         *_run_notes(results), "",
         *(f"![{plot.stem}]({plot.name})" for plot in plots), "",
@@ -160,22 +174,38 @@ def _pyplot():
     return plt
 
 
-def bar_plot(rows: Sequence[Row], series: Sequence[str], path: Path, *, title: str, xlabel: str) -> Path:
+def bar_plot(
+    rows: Sequence[Row], series: Sequence[str], path: Path, *, title: str, xlabel: str
+) -> Path:
     """Grouped bars: one group per row label, one bar per column in ``series``, 95% CI error bars."""
     import numpy as np
 
     plt = _pyplot()
     labels = [row.label for row in rows]
     width = 0.8 / max(1, len(series))
-    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * len(labels) * max(1, len(series)) ** 0.5 + 2), 4))
+    fig, ax = plt.subplots(
+        figsize=(max(5.0, 0.9 * len(labels) * max(1, len(series)) ** 0.5 + 2), 4)
+    )
     x = np.arange(len(labels))
     for index, name in enumerate(series):
         cells = [row.cells.get(name) for row in rows]
         values = [100 * c.value if c else np.nan for c in cells]
         errors = np.array([[100 * (c.value - c.low), 100 * (c.high - c.value)] if c and c.low is not None
                            else [0.0, 0.0] for c in cells]).T  # fmt: skip
-        ax.bar(x + (index - (len(series) - 1) / 2) * width, values, width, yerr=errors, capsize=3, label=name)
-    ax.set_xticks(x, labels, rotation=30 if len(labels) > 4 else 0, ha="right" if len(labels) > 4 else "center")
+        ax.bar(
+            x + (index - (len(series) - 1) / 2) * width,
+            values,
+            width,
+            yerr=errors,
+            capsize=3,
+            label=name,
+        )
+    ax.set_xticks(
+        x,
+        labels,
+        rotation=30 if len(labels) > 4 else 0,
+        ha="right" if len(labels) > 4 else "center",
+    )
     ax.set_ylim(0, 100)
     ax.set_ylabel("accuracy (%) with 95% CI")
     ax.set_xlabel(xlabel)
@@ -201,7 +231,9 @@ def recall_plot(rows: Sequence[Row], path: Path, *, title: str) -> Path:
             values = [100 * c.value for _, c in points]
             errors = [[100 * (c.value - c.low) if c.low is not None else 0 for _, c in points],
                       [100 * (c.high - c.value) if c.high is not None else 0 for _, c in points]]  # fmt: skip
-            ax.errorbar(ks, values, yerr=errors, fmt=style, capsize=3, label=f"{row.label} {direction}")
+            ax.errorbar(
+                ks, values, yerr=errors, fmt=style, capsize=3, label=f"{row.label} {direction}"
+            )
     ax.set_xlabel("K")
     ax.set_ylabel("recall@K (%) with 95% CI")
     ax.set_ylim(0, 100)
@@ -219,7 +251,9 @@ def recall_plot(rows: Sequence[Row], path: Path, *, title: str) -> Path:
 def aligned_rows(tables: Sequence[Table]) -> list[tuple[str, str]]:
     """(config, row label) keys present in every table, in the first table's order."""
     keys = [(row.config, row.label) for row in tables[0].rows]
-    common = set.intersection(*({(row.config, row.label) for row in table.rows} for table in tables))
+    common = set.intersection(
+        *({(row.config, row.label) for row in table.rows} for table in tables)
+    )
     return [key for key in keys if key in common]
 
 
@@ -239,8 +273,13 @@ def side_by_side_table(tables: Sequence[Table], labels: Sequence[str]) -> Table:
     return Table(" vs ".join(labels), tables[0].row_label, columns, rows)
 
 
-def write_side_by_side(run_dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *, title: str,
-                       extra: Sequence[str] = ()) -> Path:
+def write_side_by_side(
+    run_dirs: Sequence[str | os.PathLike],
+    out_dir: str | os.PathLike,
+    *,
+    title: str,
+    extra: Sequence[str] = (),
+) -> Path:
     """``report.md`` and ``side_by_side_<column>.png`` comparing several runs of one benchmark."""
     from foilkit.evaluation import load_results
 
@@ -263,8 +302,8 @@ def write_side_by_side(run_dirs: Sequence[str | os.PathLike], out_dir: str | os.
                               xlabel=merged.row_label))  # fmt: skip
     lines = [
         f"# {title}", "",
-        f"Benchmark **{results[0]['title']}** ({results[0]['paper_table']}). Values in %; brackets: 95% "
-        "bootstrap confidence interval.", "",
+        (f"Benchmark **{results[0]['title']}** ({results[0]['paper_table']}). Values in %; brackets: 95% "
+         "bootstrap confidence interval."), "",
         "| run | model | control | folder |", "|---|---|---|---|",
         *(f"| {label} | `{r['model']}` | {r.get('control') or 'none'} | {Path(d)} |"
           for label, r, d in zip(labels, results, run_dirs, strict=True)),

@@ -16,7 +16,9 @@ N_RESAMPLES = 200
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``foilkit demo`` run once: both tiny models under every temporal control."""
     out = tmp_path_factory.mktemp("demo")
-    assert main(["demo", "--out", str(out), "--n-resamples", str(N_RESAMPLES), "--no-progress"]) == 0
+    assert (
+        main(["demo", "--out", str(out), "--n-resamples", str(N_RESAMPLES), "--no-progress"]) == 0
+    )
     return out
 
 

@@ -23,7 +23,9 @@ def test_benchmark_is_in_the_hub_layout_and_loads_by_config(demo_dir: Path):
     benchmark = demo_dir / "benchmark"
     aspects = [item["aspect"] for item in demo_items()]
     for config in ("direction", "order", "speed", "all"):
-        loaded = datasets.load_dataset(str(benchmark), config, split="test", cache_dir=str(demo_dir / "hf-cache"))
+        loaded = datasets.load_dataset(
+            str(benchmark), config, split="test", cache_dir=str(demo_dir / "hf-cache")
+        )
         assert isinstance(loaded.features["video"], datasets.Video)
         expected = len(aspects) if config == "all" else aspects.count(config)
         assert loaded.num_rows == expected
@@ -32,7 +34,11 @@ def test_benchmark_is_in_the_hub_layout_and_loads_by_config(demo_dir: Path):
 
 @pytest.mark.parametrize(
     ("aspect", "changed"),
-    [("direction", {"left", "right", "up", "down"}), ("order", set()), ("speed", {"slowly", "quickly"})],
+    [
+        ("direction", {"left", "right", "up", "down"}),
+        ("order", set()),
+        ("speed", {"slowly", "quickly"}),
+    ],
 )
 def test_every_foil_changes_only_the_temporal_words(aspect: str, changed: set[str]):
     """Direction and speed foils swap a direction/pace word; order foils swap the two colours."""
@@ -45,22 +51,33 @@ def test_every_foil_changes_only_the_temporal_words(aspect: str, changed: set[st
 
 
 @pytest.mark.parametrize(("model", "control"), RUNS)
-def test_run_folder_numbers_equal_the_metric_on_the_per_sample_scores(demo_dir: Path, model: str, control):
+def test_run_folder_numbers_equal_the_metric_on_the_per_sample_scores(
+    demo_dir: Path, model: str, control
+):
     run = _run_dir(demo_dir, model, control)
     results = json.loads((run / "results.json").read_text())
     assert results["control"] == control
     scores = datasets.Dataset.from_parquet(str(run / "scores" / "all.parquet"))
     assert scores.num_rows == len(demo_items()) and not any(scores["error"])
     pairwise = metric_function("pairwise_foil_accuracy")
-    expected = pairwise(scores["caption_score"], scores["foil_scores"], ties="strict", score_kind="similarity",
-                        cluster=scores["video_path"], n_resamples=N_RESAMPLES, seed=0)
+    expected = pairwise(
+        scores["caption_score"],
+        scores["foil_scores"],
+        ties="strict",
+        score_kind="similarity",
+        cluster=scores["video_path"],
+        n_resamples=N_RESAMPLES,
+        seed=0,
+    )
     computed = results["configs"]["all"]["metrics"]["pairwise_foil_accuracy"]
     assert computed["overall"]["accuracy"] == pytest.approx(expected["accuracy"])
     for aspect, group in computed["groups"].items():
         keep = [i for i, a in enumerate(scores["aspect"]) if a == aspect]
         sub = scores.select(keep)
         assert group["accuracy"] == pytest.approx(
-            pairwise(sub["caption_score"], sub["foil_scores"], ties="strict", score_kind="similarity")["accuracy"]
+            pairwise(
+                sub["caption_score"], sub["foil_scores"], ties="strict", score_kind="similarity"
+            )["accuracy"]
         )
     report = (run / "report.md").read_text()
     assert f"| direction | {100 * computed['groups']['direction']['accuracy']:.1f}" in report
@@ -71,8 +88,12 @@ def test_run_folder_numbers_equal_the_metric_on_the_per_sample_scores(demo_dir: 
 def test_controls_are_applied_to_the_frames(demo_dir: Path):
     """Reversed frames are the forward run's frame indices backwards, row by row."""
     for model in DEMO_MODELS:
-        forward = datasets.Dataset.from_parquet(str(_run_dir(demo_dir, model, None) / "scores" / "all.parquet"))
-        backward = datasets.Dataset.from_parquet(str(_run_dir(demo_dir, model, "reversed") / "scores" / "all.parquet"))
+        forward = datasets.Dataset.from_parquet(
+            str(_run_dir(demo_dir, model, None) / "scores" / "all.parquet")
+        )
+        backward = datasets.Dataset.from_parquet(
+            str(_run_dir(demo_dir, model, "reversed") / "scores" / "all.parquet")
+        )
         assert [list(reversed(f)) for f in forward["frame_indices"]] == backward["frame_indices"]
 
 
@@ -83,7 +104,16 @@ def test_side_by_side_report_shows_every_run_and_plot(demo_dir: Path):
         for control in DEMO_CONTROLS:
             label = model if control is None else f"{model} ({control})"
             assert f"{label}: accuracy" in header
-    assert len([line for line in report.splitlines() if line.startswith(("| direction", "| order", "| speed"))]) == 3
+    assert (
+        len(
+            [
+                line
+                for line in report.splitlines()
+                if line.startswith(("| direction", "| order", "| speed"))
+            ]
+        )
+        == 3
+    )
     plots = sorted(demo_dir.glob("*.png"))
     assert [p.name for p in plots] == ["side_by_side_accuracy.png"]
     assert all(is_png(p) for p in plots)

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 from conftest import N_RESAMPLES, is_png
-
 from foilkit.builders import build
+
 from foilkit.evaluation import evaluate
 from foilkit.report import run_table
 from foilkit.testing.videos import SyntheticScene, write_video
@@ -45,11 +45,19 @@ def _render(root: Path, durations: dict[str, float], fps: int = 4) -> None:
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[f"{name}-{config}" for name, config, _ in CASES])
-def evaluated(request, shared_data: Path, clip_model: str, tmp_path_factory: pytest.TempPathFactory):
+def evaluated(
+    request, shared_data: Path, clip_model: str, tmp_path_factory: pytest.TempPathFactory
+):
     name, config, count = request.param
     cache = str(tmp_path_factory.mktemp("datasets-cache"))
-    text_only = build(name, config, annotations=shared_data / name, cache_dir=cache, on_missing="keep")
-    durations = {path: seconds for split in text_only.values() for path, seconds in _shortest_windows(split, count).items()}
+    text_only = build(
+        name, config, annotations=shared_data / name, cache_dir=cache, on_missing="keep"
+    )
+    durations = {
+        path: seconds
+        for split in text_only.values()
+        for path, seconds in _shortest_windows(split, count).items()
+    }
     videos = list(durations)
     root = tmp_path_factory.mktemp(f"videos-{name}")
     _render(root, durations)
@@ -61,7 +69,7 @@ def evaluated(request, shared_data: Path, clip_model: str, tmp_path_factory: pyt
 
 
 def test_run_folder_has_results_report_scores_and_plots(evaluated):
-    name, config, videos, result = evaluated
+    _, config, videos, result = evaluated
     run = result.run_dir
     assert (run / "results.json").is_file() and result.report.is_file()
     entry = result.results["configs"][config]

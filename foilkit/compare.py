@@ -1,0 +1,175 @@
+"""``foilkit compare run_a run_b``: two models on the same items, a paired test and a side-by-side report.
+
+Both runs must come from ``foilkit evaluate`` on the same benchmark and have scored the same
+items (ids). Items are paired by id; the tests are the metrics package's paired comparisons
+(exact McNemar test on per-item correctness, and the paired bootstrap difference of accuracy
+with its confidence interval, clustered by video), per config and per group (aspect/subtest),
+for every per-item metric of the benchmark. Retrieval pools (RTime Origin/Hard) have no
+per-item correctness and are shown side by side only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from foilkit.benchmarks import Benchmark, MetricSpec, get_benchmark
+
+
+def paired_rows(
+    run_a: Path, run_b: Path, config: str
+) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
+    """The two runs' scored rows of ``config`` as columns, in the same item order.
+
+    Items either run could not score (``error``) are left out of both, so the pairs stay aligned.
+    """
+    import datasets
+
+    a, b = (
+        datasets.Dataset.from_parquet(str(run / "scores" / f"{config}.parquet"))
+        for run in (run_a, run_b)
+    )
+    if sorted(a["id"]) != sorted(b["id"]):
+        only_a, only_b = sorted(set(a["id"]) - set(b["id"])), sorted(set(b["id"]) - set(a["id"]))
+        raise ValueError(
+            f"{config}: the runs scored different items: {len(only_a)} only in {run_a} "
+            f"(e.g. {only_a[:3]}), {len(only_b)} only in {run_b} (e.g. {only_b[:3]})"
+        )
+    failed = {
+        i for run in (a, b) for i, error in zip(run["id"], run["error"], strict=True) if error
+    }
+    order = [i for i in a["id"] if i not in failed]
+    columns = []
+    for run in (a, b):
+        table = run.to_dict()
+        position = {item: index for index, item in enumerate(table["id"])}
+        columns.append(
+            {name: [values[position[i]] for i in order] for name, values in table.items()}
+        )
+    return columns[0], columns[1]
+
+
+def paired_test(
+    metric: MetricSpec,
+    a: Mapping[str, Any],
+    b: Mapping[str, Any],
+    *,
+    cluster: Sequence[Any] | None,
+    n_resamples: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The metrics package's paired comparison of one metric on aligned items of two runs."""
+    from foilkit.metrics import paired_comparison
+
+    return paired_comparison(
+        metric.metric, metric.inputs(a), metric.inputs(b), score_kind_a=a["score_kind"][0],
+        score_kind_b=b["score_kind"][0], options=dict(metric.options), cluster=cluster,
+        n_resamples=n_resamples, seed=seed,
+    )  # fmt: skip
+
+
+def compare_runs(
+    run_a: str | os.PathLike, run_b: str | os.PathLike, *, n_resamples: int = 1000, seed: int = 0
+) -> dict[str, Any]:
+    """Paired tests of every per-item metric, per config and group: ``{config: {metric: {scope: test}}}``."""
+    from foilkit.evaluation import load_results
+
+    a, b = Path(run_a), Path(run_b)
+    results_a, results_b = load_results(a), load_results(b)
+    if results_a["benchmark"] != results_b["benchmark"]:
+        raise ValueError(
+            f"{a} evaluated {results_a['benchmark']}, {b} evaluated {results_b['benchmark']}"
+        )
+    benchmark = get_benchmark(results_a["benchmark"])
+    shared = [config for config in results_a["configs"] if config in results_b["configs"]]
+    if not shared:
+        raise ValueError(
+            f"{a} ({sorted(results_a['configs'])}) and {b} ({sorted(results_b['configs'])}) "
+            "have no config in common"
+        )
+    tests: dict[str, Any] = {}
+    for config in shared:
+        metrics = [m for m in benchmark.metrics(config) if not m.matrix]
+        if not metrics:
+            continue
+        rows_a, rows_b = paired_rows(a, b, config)
+        tests[config] = {
+            m.metric: _scopes(benchmark, m, rows_a, rows_b, n_resamples, seed) for m in metrics
+        }
+    return tests
+
+
+def _scopes(
+    benchmark: Benchmark,
+    metric: MetricSpec,
+    a: dict[str, list[Any]],
+    b: dict[str, list[Any]],
+    n_resamples: int,
+    seed: int,
+) -> dict[str, Any]:
+    """The test over all items and, for per-group metrics, over each group's items."""
+    from foilkit.evaluation import subset_columns
+
+    scopes = {"all": (a, b)}
+    if metric.per_group and benchmark.group_column in a:
+        for group in dict.fromkeys(a[benchmark.group_column]):
+            scopes[group] = (
+                subset_columns(a, benchmark.group_column, group),
+                subset_columns(b, benchmark.group_column, group),
+            )
+    column = benchmark.cluster_column
+    return {scope: paired_test(metric, x, y, cluster=x.get(column) if column else None, n_resamples=n_resamples,
+                               seed=seed) for scope, (x, y) in scopes.items()}  # fmt: skip
+
+
+def _test_lines(tests: Mapping[str, Any]) -> list[str]:
+    lines = ["## Paired tests", "", "| config | metric | items | test | statistic | p-value | difference (B − A) [95% CI] |",
+             "|---|---|---|---|---:|---:|---|"]  # fmt: skip
+    for config, metrics in tests.items():
+        for metric, scopes in metrics.items():
+            for scope, test in scopes.items():
+                for name, entry in test.items():
+                    if not isinstance(entry, Mapping):
+                        continue
+                    diff = entry.get("difference")
+                    ci = entry.get("difference_ci")
+                    shown = (
+                        ""
+                        if diff is None
+                        else f"{100 * diff:+.1f}"
+                        + ("" if not ci else f" [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]")
+                    )
+                    lines.append(
+                        f"| {config} | {metric} | {scope} | {name} | {entry.get('statistic', '')} | "
+                        f"{entry.get('p_value', '')} | {shown} |"
+                    )
+    return lines
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("run_a", help="a foilkit evaluate run folder")
+    parser.add_argument("run_b", help="another run folder, same benchmark and items")
+    parser.add_argument(
+        "--out", required=True, help="folder for report.md, comparison.json and the plots"
+    )
+    parser.add_argument("--n-resamples", type=int, default=1000, help="paired bootstrap resamples")
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def run(args: argparse.Namespace) -> int:
+    from foilkit.report import write_side_by_side
+
+    tests = compare_runs(args.run_a, args.run_b, n_resamples=args.n_resamples, seed=args.seed)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "comparison.json").write_text(json.dumps({"run_a": args.run_a, "run_b": args.run_b, "tests": tests},
+                                                    indent=2, default=str))  # fmt: skip
+    report = write_side_by_side(
+        [args.run_a, args.run_b], out, title="foilkit compare", extra=_test_lines(tests)
+    )
+    print(f"report: {report}")
+    return 0
