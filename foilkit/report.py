@@ -234,6 +234,9 @@ def recall_plot(rows: Sequence[Row], path: Path, *, title: str) -> Path:
             ax.errorbar(
                 ks, values, yerr=errors, fmt=style, capsize=3, label=f"{row.label} {direction}"
             )
+    ax.set_xticks(
+        sorted({int(m["k"]) for row in rows for c in row.cells if (m := RECALL_COLUMN.match(c))})
+    )
     ax.set_xlabel("K")
     ax.set_ylabel("recall@K (%) with 95% CI")
     ax.set_ylim(0, 100)

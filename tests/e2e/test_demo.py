@@ -118,3 +118,8 @@ def test_side_by_side_report_shows_every_run_and_plot(demo_dir: Path):
     assert [p.name for p in plots] == ["side_by_side_accuracy.png"]
     assert all(is_png(p) for p in plots)
     assert "![side_by_side_accuracy](side_by_side_accuracy.png)" in report
+
+
+def test_demo_runs_in_under_two_minutes(demo_dir: Path):
+    """The README promises the demo in under two minutes on 2 CPUs (tiny models, 36 short videos)."""
+    assert float((demo_dir / "elapsed_seconds.txt").read_text()) < 120

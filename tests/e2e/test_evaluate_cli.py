@@ -1,0 +1,58 @@
+"""``foilkit evaluate`` and ``foilkit compare`` from the command line on the demo's synthetic benchmark."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from conftest import N_RESAMPLES, is_png
+
+from foilkit.cli import main
+
+
+def _evaluate(demo_dir: Path, model: str, out: Path, *extra: str) -> int:
+    benchmark = demo_dir / "benchmark"
+    return main([
+        "evaluate", "--benchmark", "synthetic", "--config", "order", "--dataset", str(benchmark),
+        "--videos", str(benchmark / "videos"), "--model", model, "--out", str(out),
+        "--n-resamples", str(N_RESAMPLES), "--no-progress", "--num-workers", "0",
+        "--cache-dir", str(out.parent / "embeddings"), *extra,
+    ])  # fmt: skip
+
+
+def test_evaluate_one_config_agrees_with_the_demo_run_of_all(
+    demo_dir: Path, clip_model: str, tmp_path: Path
+):
+    out = tmp_path / "run"
+    assert _evaluate(demo_dir, clip_model, out) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert list(results["configs"]) == ["order"]
+    (order,) = results["configs"]["order"]["metrics"]["pairwise_foil_accuracy"]["groups"].values()
+    demo = json.loads((demo_dir / "runs" / "clip" / "results.json").read_text())
+    in_all = demo["configs"]["all"]["metrics"]["pairwise_foil_accuracy"]["groups"]["order"]
+    assert order["accuracy"] == pytest.approx(in_all["accuracy"])
+    assert is_png(out / "accuracy.png") and (out / "scores" / "order.parquet").is_file()
+    with pytest.raises(FileExistsError, match="--overwrite"):
+        _evaluate(demo_dir, clip_model, out)
+    assert _evaluate(demo_dir, clip_model, out, "--overwrite") == 0
+
+
+def test_compare_an_order_invariant_model_with_its_reversed_frames(demo_dir: Path, tmp_path: Path):
+    """CLIP's mean-pooled frames ignore order: reversing them changes no item, so the paired
+    difference is exactly zero; X-CLIP against CLIP is reported item by item as well."""
+    runs = demo_dir / "runs"
+    out = tmp_path / "compare"
+    assert main(["compare", str(runs / "clip"), str(runs / "clip-reversed"), "--out", str(out),
+                 "--n-resamples", str(N_RESAMPLES)]) == 0  # fmt: skip
+    comparison = json.loads((out / "comparison.json").read_text())
+    scopes = comparison["tests"]["all"]["pairwise_foil_accuracy"]
+    assert set(scopes) == {"all", "direction", "order", "speed"}
+    for test in scopes.values():
+        assert test["mcnemar"]["p_value"] == pytest.approx(1.0)
+        assert test["bootstrap"]["difference"] == pytest.approx(0.0)
+    report = (out / "report.md").read_text()
+    assert (
+        "## Paired tests" in report and "| clip: accuracy | clip (reversed): accuracy |" in report
+    )
+    assert is_png(out / "side_by_side_accuracy.png")
