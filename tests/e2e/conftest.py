@@ -1,4 +1,4 @@
-"""Fixtures of the end-to-end tests: the demo run, tiny models, synthetic videos for real rows."""
+"""Fixtures of the end-to-end tests: the demo run (timed), a tiny CLIP, a PNG check."""
 
 from __future__ import annotations
 
@@ -17,9 +17,10 @@ N_RESAMPLES = 200
 def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``foilkit demo`` run once: both tiny models under every temporal control."""
     out = tmp_path_factory.mktemp("demo")
-    assert (
-        main(["demo", "--out", str(out), "--n-resamples", str(N_RESAMPLES), "--no-progress"]) == 0
-    )
+    started = time.perf_counter()
+    argv = ["demo", "--out", str(out), "--n-resamples", str(N_RESAMPLES), "--no-progress"]
+    assert main(argv) == 0
+    (out / "elapsed_seconds.txt").write_text(f"{time.perf_counter() - started:.1f}")
     return out
 
 
