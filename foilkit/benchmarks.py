@@ -103,6 +103,8 @@ def _multiple_choice(rows: Mapping[str, Any]) -> dict[str, Any]:
 def _binary_blocks(rows: Mapping[str, Any]) -> dict[str, Any]:
     """RTime-Binary's 2x2 block per source video: [forward, reversed] views x [forward, reverse] captions.
 
+    Sources with only one of their two views scored (the other's video failed) are left out.
+
     A forward row holds (its view, forward caption) and (its view, reverse caption) as its
     caption and foil; a reversed row holds (its view, reverse caption) and (its view, forward caption).
     """
@@ -122,13 +124,10 @@ def _binary_blocks(rows: Mapping[str, Any]) -> dict[str, Any]:
             (caption, foils[0]) if direction == "forward" else (foils[0], caption)
         )
         views.setdefault(source, {})[direction] = (forward_caption, reverse_caption)
-    incomplete = [source for source, pair in views.items() if set(pair) != {"forward", "reverse"}]
     blocks = [
-        [list(pair["forward"]), list(pair["reverse"])]
-        for source, pair in views.items()
-        if source not in incomplete
+        [list(pair["forward"]), list(pair["reverse"])] for pair in views.values() if len(pair) == 2
     ]
-    return {"scores": blocks, "sources": [source for source in views if source not in incomplete]}
+    return {"scores": blocks, "cluster": None}  # one block per source video: nothing to cluster
 
 
 def _retrieval(matrix: Mapping[str, Any]) -> dict[str, Any]:

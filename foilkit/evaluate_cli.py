@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     result = evaluate(
         args.benchmark, args.model, config=args.config, out_dir=args.out, dataset=args.dataset,
         videos=args.video_root, annotations=args.annotations, on_missing=args.on_missing, split=args.split,
-        n_resamples=args.n_resamples, seed=args.bootstrap_seed, label=args.label, overwrite=args.overwrite,
+        n_resamples=args.n_resamples, bootstrap_seed=args.bootstrap_seed, label=args.label, overwrite=args.overwrite,
         resume=args.resume, **score_options(args),
     )  # fmt: skip
     print(f"report: {result.report}")

@@ -86,7 +86,7 @@ def evaluate(
     on_missing: str = "error",
     split: str | None = None,
     n_resamples: int = 1000,
-    seed: int = 0,
+    bootstrap_seed: int = 0,
     label: str | None = None,
     overwrite: bool = False,
     resume: bool = False,
@@ -104,7 +104,8 @@ def evaluate(
         videos: the video root (relative video paths resolve against it).
         annotations, on_missing: passed to the builder when building.
         split: default ``test``.
-        n_resamples, seed: the bootstrap of the confidence intervals.
+        n_resamples, bootstrap_seed: the bootstrap of the confidence intervals (``seed`` is
+            the scorer's, for the ``shuffled`` control).
         label: the model's name in reports (default: ``model``).
         overwrite: replace an existing run folder; ``resume``: continue its scoring.
         **score_options: :class:`foilkit.scorers.api.ScoreOptions` (frames, control, dtype, ...).
@@ -131,14 +132,16 @@ def evaluate(
     for name in spec.configs_for(config):
         data = load_benchmark_split(spec, name, dataset=dataset, videos=videos, annotations=annotations,
                                     on_missing=on_missing, split=split, cache_dir=datasets_cache_dir)  # fmt: skip
-        entry = _evaluate_config(spec, name, model, data, run_dir, options, n_resamples, seed)
+        entry = _evaluate_config(
+            spec, name, model, data, run_dir, options, n_resamples, bootstrap_seed
+        )
         if state.is_main_process:
             configs[name] = entry
     results = {
         "format": RESULTS_FORMAT, "benchmark": spec.name, "title": spec.title, "paper_table": spec.paper_table,
         "model": model, "label": label or _model_label(model), "control": score_options.get("control"),
         "dataset": None if dataset is None else os.fspath(dataset), "split": split or spec.split,
-        "bootstrap": {"n_resamples": n_resamples, "seed": seed}, "configs": configs,
+        "bootstrap": {"n_resamples": n_resamples, "seed": bootstrap_seed}, "configs": configs,
     }  # fmt: skip
     if state.is_main_process:
         from foilkit.report import write_run_report
@@ -232,21 +235,12 @@ def _call(
     seed: int,
 ) -> dict[str, Any]:
     inputs = metric.inputs(data)
-    cluster = (
-        list(data[cluster_column])
-        if cluster_column and cluster_column in data and not metric.matrix
-        else None
-    )
-    if (
-        cluster is not None and "sources" in inputs
-    ):  # items were regrouped (RTime-Binary: one per source)
-        cluster = None
-    inputs.pop("sources", None)
+    if not metric.matrix and cluster_column in data:  # unless the inputs regrouped the items
+        inputs.setdefault("cluster", list(data[cluster_column]))
     result = metric_function(metric.metric)(
         **inputs,
         score_kind=score_kind,
         **metric.options,
-        cluster=cluster,
         n_resamples=n_resamples,
         seed=seed,
     )
