@@ -6,6 +6,7 @@ One call makes a run folder::
     <run_dir>/report.md             the paper's table layout, with CIs
     <run_dir>/*.png                 plots (per-group bars with CIs, P/T/P+T, recall curves)
     <run_dir>/scores/<config>.parquet     per-sample scores (one row per dataset row)
+    <run_dir>/scores/<config>-matrix.npy  retrieval pools: views x texts scores (+ .json: ids, texts)
     <run_dir>/scoring/<config>/     the scorer's own folder (run.json, resumable shards)
 
 Every number in ``results.json`` comes from the ``foilkit.metrics`` functions; which ones,
@@ -178,9 +179,16 @@ def _evaluate_config(
         records["score_matrix"] = matrix.run
     if not process_state().is_main_process:
         return None
+    (run_dir / "scores").mkdir(parents=True, exist_ok=True)
     if rows is not None:
-        (run_dir / "scores").mkdir(parents=True, exist_ok=True)
         rows.to_parquet(run_dir / "scores" / f"{config}.parquet")
+    if matrix is not None:
+        import numpy as np
+
+        np.save(run_dir / "scores" / f"{config}-matrix.npy", matrix.scores)
+        (run_dir / "scores" / f"{config}-matrix.json").write_text(
+            json.dumps({"ids": matrix.ids, "texts": matrix.texts, "score_kind": matrix.score_kind})
+        )
     return {
         "num_rows": data.num_rows,
         "metrics": compute_metrics(spec, config, rows, matrix, n_resamples=n_resamples, seed=seed),

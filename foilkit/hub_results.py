@@ -2,7 +2,7 @@
 its numbers as ``model-index`` results on the model's card.
 
 The dataset repo gets ``scores/<config>.parquet`` (one row per item: the evidence behind every
-number), ``results.json``, ``report.md``, the plots, and a dataset card whose YAML ``configs:``
+number; retrieval pools also ``scores/<config>-matrix.npy`` with its ids and texts), ``results.json``, ``report.md``, the plots, and a dataset card whose YAML ``configs:``
 makes ``load_dataset(repo, "<config>")`` return the per-sample scores. The model card gets one
 ``EvalResult`` per reported number (huggingface_hub's card API: ``eval_results_to_model_index``
 then ``metadata_update``, which merges with the results already on the card).
@@ -90,7 +90,7 @@ def prepare_upload(
 
     run = Path(run_dir)
     results = load_results(run)
-    files = {f"scores/{p.name}": p for p in sorted((run / "scores").glob("*.parquet"))}
+    files = {f"scores/{p.name}": p for p in sorted((run / "scores").glob("*")) if p.is_file()}
     files[RESULTS_FILE] = run / RESULTS_FILE
     files.update({p.name: p for p in sorted(run.glob("*.png"))})
     if (run / "report.md").is_file():
@@ -122,7 +122,7 @@ def results_card(results: Mapping[str, Any], run: Path, files: list[str]) -> str
 
     configs = [{"config_name": name.removeprefix("scores/").removesuffix(".parquet"),
                 "data_files": [{"split": results["split"], "path": name}]}
-               for name in files if name.startswith("scores/")]  # fmt: skip
+               for name in files if name.startswith("scores/") and name.endswith(".parquet")]  # fmt: skip
     header = {"tags": ["foilkit", "evaluation", results["benchmark"]], "configs": configs}
     report = (
         (run / "report.md").read_text(encoding="utf-8") if (run / "report.md").is_file() else ""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import datasets
+import numpy as np
 import pytest
 from conftest import N_RESAMPLES, is_png
 from foilkit.builders import build
@@ -77,9 +79,10 @@ def test_run_folder_has_results_report_scores_and_plots(evaluated):
     pngs = sorted(p.name for p in run.glob("*.png"))
     assert pngs == (["recall.png"] if config in ("origin", "hard") else ["accuracy.png"])
     assert all(is_png(run / p) for p in pngs)
-    if config not in ("origin", "hard"):
-        import datasets
-
+    if config in ("origin", "hard"):  # a retrieval pool: every view against every caption
+        matrix = np.load(run / "scores" / f"{config}-matrix.npy")
+        assert matrix.shape == (entry["num_rows"], entry["num_rows"]) and np.isfinite(matrix).all()
+    else:
         scores = datasets.Dataset.from_parquet(str(run / "scores" / f"{config}.parquet"))
         assert scores.num_rows == entry["num_rows"]
         assert set(scores["video_path"]) <= set(videos) and not any(scores["error"])
