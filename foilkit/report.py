@@ -72,40 +72,36 @@ def cell(result: Mapping[str, Any], key: str) -> Cell | None:
 
 
 def run_table(results: Mapping[str, Any]) -> Table:
-    """The table of one run's ``results.json``."""
+    """The table of one run's ``results.json``.
+
+    A config whose metric has groups gives one row per group, then its overall row when it has
+    several groups (``all``, or ``<config> (all)`` when the run has several configs); a config
+    without groups (RTime tasks) gives one row. Each metric fills its own columns.
+    """
     benchmark = get_benchmark(results["benchmark"])
     columns: list[str] = []
-    rows: list[Row] = []
+    rows: dict[tuple[str, str], Row] = {}
+    several = len(results["configs"]) > 1
     for config, entry in results["configs"].items():
         for metric in benchmark.metrics(config):
             computed = entry["metrics"][metric.metric]
             columns += [label for label in metric.columns if label not in columns]
-            for group, result in computed.get("groups", {}).items():
-                rows.append(_row(group, config, metric.columns, result))
-            label = config if "groups" not in computed or len(results["configs"]) > 1 else "all"
-            if "groups" in computed and len(results["configs"]) > 1:
-                label = f"{config} (all)"
-            if (
-                "groups" not in computed
-                or len(computed["groups"]) > 1
-                or len(results["configs"]) > 1
-            ):
-                rows.append(_row(label, config, metric.columns, computed["overall"]))
-    return Table(
-        f"{results['title']}: {results['label']}",
-        benchmark.group_label if benchmark.group_column else "task",
-        columns,
-        rows,
-    )
+            groups = computed.get("groups", {})
+            scopes = list(groups.items())
+            if len(groups) != 1:
+                overall = config if not groups else f"{config} (all)" if several else "all"
+                scopes.append((overall, computed["overall"]))
+            for label, result in scopes:
+                row = rows.setdefault((config, label), Row(label, config, n=result.get("n")))
+                row.cells.update(_cells(metric.columns, result))
+    row_label = benchmark.group_label if benchmark.group_column else "task"
+    return Table(f"{results['title']}: {results['label']}", row_label, columns, list(rows.values()))
 
 
-def _row(label: str, config: str, columns: Mapping[str, str], result: Mapping[str, Any]) -> Row:
-    row = Row(label, config, n=result.get("n"))
-    for column, key in columns.items():
-        value = cell(result, key)
-        if value is not None:
-            row.cells[column] = value
-    return row
+def _cells(columns: Mapping[str, str], result: Mapping[str, Any]) -> dict[str, Cell]:
+    """Report column -> cell, for the columns whose result key is present."""
+    cells = {column: cell(result, key) for column, key in columns.items()}
+    return {column: value for column, value in cells.items() if value is not None}
 
 
 def markdown_table(table: Table) -> str:
