@@ -77,5 +77,6 @@ def run(args: argparse.Namespace) -> int:
         n_resamples=args.n_resamples, bootstrap_seed=args.bootstrap_seed, label=args.label, overwrite=args.overwrite,
         resume=args.resume, **score_options(args),
     )  # fmt: skip
-    print(f"report: {result.report}")
+    if result.results["configs"]:  # the main process (others have scored their share)
+        print(f"report: {result.report}")
     return 0

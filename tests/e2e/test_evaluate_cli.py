@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,3 +59,29 @@ def test_compare_an_order_invariant_model_with_its_reversed_frames(demo_dir: Pat
         "## Paired tests" in report and "| clip: accuracy | clip (reversed): accuracy |" in report
     )
     assert is_png(out / "side_by_side_accuracy.png")
+
+
+@pytest.mark.slow
+def test_two_accelerate_processes_give_the_results_of_one(
+    demo_dir: Path, clip_model: str, tmp_path: Path
+):
+    """``accelerate launch -m foilkit evaluate``: each process scores its share, the main one reports."""
+    benchmark = demo_dir / "benchmark"
+    launch = [str(Path(sys.executable).with_name("accelerate")), "launch", "--multi_gpu", "--num_processes", "2",
+              "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "foilkit"]  # fmt: skip
+    args = ["evaluate", "--benchmark", "synthetic", "--config", "order", "--dataset", str(benchmark),
+            "--videos", str(benchmark / "videos"), "--model", clip_model, "--out", str(tmp_path / "two"),
+            "--n-resamples", str(N_RESAMPLES), "--no-progress", "--num-workers", "0", "--no-cache"]  # fmt: skip
+    done = subprocess.run(launch + args, capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.count("report:") == 1
+    assert sorted(p.name for p in (tmp_path / "two/scoring/order/shards").iterdir()) == [
+        "rank-00000.jsonl", "rank-00001.jsonl"]  # fmt: skip
+    one = tmp_path / "one"
+    assert _evaluate(demo_dir, clip_model, one) == 0
+    two_results = json.loads((tmp_path / "two/results.json").read_text())
+    one_results = json.loads((one / "results.json").read_text())
+    assert two_results["configs"]["order"]["metrics"] == one_results["configs"]["order"]["metrics"]
+    tables = [(run / "report.md").read_text().split("- `order`")[0] for run in (tmp_path / "two", one)]
+    assert tables[0] == tables[1]  # title, table and CIs; the notes differ in the process count
