@@ -83,5 +83,4 @@ def test_two_accelerate_processes_give_the_results_of_one(
     two_results = json.loads((tmp_path / "two/results.json").read_text())
     one_results = json.loads((one / "results.json").read_text())
     assert two_results["configs"]["order"]["metrics"] == one_results["configs"]["order"]["metrics"]
-    tables = [(run / "report.md").read_text().split("- `order`")[0] for run in (tmp_path / "two", one)]
-    assert tables[0] == tables[1]  # title, table and CIs; the notes differ in the process count
+    assert (tmp_path / "two/report.md").read_text() == (one / "report.md").read_text()
