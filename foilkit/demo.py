@@ -173,7 +173,7 @@ def run_demo(
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--out", default="foilkit-demo", help="folder for the benchmark, the runs and the report"
+        "--out", default="runs/demo", help="folder for the benchmark, the runs and the report"
     )
     parser.add_argument(
         "--models",
