@@ -27,6 +27,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
             )
         if action.dest == "out":
             action.help = "the run folder: results.json, report.md, plots, scores/<config>.parquet"
+        if action.dest == "matrix":  # chosen per benchmark; passing it is an error (see run)
+            action.help = argparse.SUPPRESS
     evaluation = parser.add_argument_group("evaluation")
     evaluation.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS))
     evaluation.add_argument(
