@@ -31,8 +31,7 @@ def clip_model() -> str:
     return str(tiny_model_path("clip"))
 
 
-def is_png(path: Path) -> bool:
-    """A PNG file Pillow can open, of a size a person can read."""
+def _is_png(path: Path) -> bool:
     from PIL import Image
 
     if path.read_bytes()[:8] != b"\x89PNG\r\n\x1a\n":
@@ -41,3 +40,14 @@ def is_png(path: Path) -> bool:
         image.verify()
     with Image.open(path) as image:
         return image.format == "PNG" and image.width >= 400 and image.height >= 300
+
+
+@pytest.fixture(scope="session")
+def is_png():
+    """``is_png(path)``: a PNG file Pillow can open, of a size a person can read."""
+    return _is_png
+
+
+@pytest.fixture(scope="session")
+def n_resamples() -> int:
+    return N_RESAMPLES

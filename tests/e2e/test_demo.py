@@ -7,7 +7,6 @@ from pathlib import Path
 
 import datasets
 import pytest
-from conftest import N_RESAMPLES, is_png
 
 from foilkit.demo import DEMO_CONTROLS, DEMO_MODELS, demo_items
 from foilkit.evaluation import metric_function
@@ -52,7 +51,7 @@ def test_every_foil_changes_only_the_temporal_words(aspect: str, changed: set[st
 
 @pytest.mark.parametrize(("model", "control"), RUNS)
 def test_run_folder_numbers_equal_the_metric_on_the_per_sample_scores(
-    demo_dir: Path, model: str, control
+    demo_dir: Path, model: str, control, n_resamples: int, is_png
 ):
     run = _run_dir(demo_dir, model, control)
     results = json.loads((run / "results.json").read_text())
@@ -66,7 +65,7 @@ def test_run_folder_numbers_equal_the_metric_on_the_per_sample_scores(
         ties="strict",
         score_kind="similarity",
         cluster=scores["video_path"],
-        n_resamples=N_RESAMPLES,
+        n_resamples=n_resamples,
         seed=0,
     )
     computed = results["configs"]["all"]["metrics"]["pairwise_foil_accuracy"]
@@ -97,7 +96,7 @@ def test_controls_are_applied_to_the_frames(demo_dir: Path):
         assert [list(reversed(f)) for f in forward["frame_indices"]] == backward["frame_indices"]
 
 
-def test_side_by_side_report_shows_every_run_and_plot(demo_dir: Path):
+def test_side_by_side_report_shows_every_run_and_plot(demo_dir: Path, is_png):
     report = (demo_dir / "report.md").read_text()
     header = next(line for line in report.splitlines() if line.startswith("| aspect |"))
     for model in DEMO_MODELS:

@@ -11,7 +11,6 @@ from pathlib import Path
 import datasets
 import numpy as np
 import pytest
-from conftest import N_RESAMPLES, is_png
 from foilkit.builders import build
 
 from foilkit.evaluation import evaluate
@@ -48,7 +47,11 @@ def _render(root: Path, durations: dict[str, float], fps: int = 4) -> None:
 
 @pytest.fixture(scope="module", params=CASES, ids=[f"{name}-{config}" for name, config, _ in CASES])
 def evaluated(
-    request, shared_data: Path, clip_model: str, tmp_path_factory: pytest.TempPathFactory
+    request,
+    shared_data: Path,
+    clip_model: str,
+    n_resamples: int,
+    tmp_path_factory: pytest.TempPathFactory,
 ):
     name, config, count = request.param
     cache = str(tmp_path_factory.mktemp("datasets-cache"))
@@ -65,12 +68,12 @@ def evaluated(
     _render(root, durations)
     run_dir = tmp_path_factory.mktemp("runs") / f"{name}-{config}"
     result = evaluate(name, clip_model, config=config, out_dir=run_dir, videos=root, annotations=shared_data / name,
-                      on_missing="skip", n_resamples=N_RESAMPLES, datasets_cache_dir=cache, num_workers=0,
+                      on_missing="skip", n_resamples=n_resamples, datasets_cache_dir=cache, num_workers=0,
                       progress=False, cache_dir=str(run_dir.parent / "embeddings"))  # fmt: skip
     return name, config, videos, result
 
 
-def test_run_folder_has_results_report_scores_and_plots(evaluated):
+def test_run_folder_has_results_report_scores_and_plots(evaluated, is_png):
     _, config, videos, result = evaluated
     run = result.run_dir
     assert (run / "results.json").is_file() and result.report.is_file()

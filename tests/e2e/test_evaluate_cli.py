@@ -9,26 +9,26 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import N_RESAMPLES, is_png
 
 from foilkit.cli import main
 
 
-def _evaluate(demo_dir: Path, model: str, out: Path, *extra: str) -> int:
+@pytest.fixture
+def order_args(demo_dir: Path, clip_model: str, n_resamples: int) -> list[str]:
+    """``foilkit evaluate`` arguments: the tiny CLIP on the demo benchmark's ``order`` config."""
     benchmark = demo_dir / "benchmark"
-    return main([
+    return [
         "evaluate", "--benchmark", "synthetic", "--config", "order", "--dataset", str(benchmark),
-        "--videos", str(benchmark / "videos"), "--model", model, "--out", str(out),
-        "--n-resamples", str(N_RESAMPLES), "--no-progress", "--num-workers", "0",
-        "--cache-dir", str(out.parent / "embeddings"), *extra,
-    ])  # fmt: skip
+        "--videos", str(benchmark / "videos"), "--model", clip_model, "--n-resamples", str(n_resamples),
+        "--no-progress", "--num-workers", "0", "--no-cache",
+    ]  # fmt: skip
 
 
 def test_evaluate_one_config_agrees_with_the_demo_run_of_all(
-    demo_dir: Path, clip_model: str, tmp_path: Path
+    demo_dir: Path, order_args: list[str], tmp_path: Path, is_png
 ):
     out = tmp_path / "run"
-    assert _evaluate(demo_dir, clip_model, out) == 0
+    assert main([*order_args, "--out", str(out)]) == 0
     results = json.loads((out / "results.json").read_text())
     assert list(results["configs"]) == ["order"]
     (order,) = results["configs"]["order"]["metrics"]["pairwise_foil_accuracy"]["groups"].values()
@@ -37,17 +37,19 @@ def test_evaluate_one_config_agrees_with_the_demo_run_of_all(
     assert order["accuracy"] == pytest.approx(in_all["accuracy"])
     assert is_png(out / "accuracy.png") and (out / "scores" / "order.parquet").is_file()
     with pytest.raises(FileExistsError, match="--overwrite"):
-        _evaluate(demo_dir, clip_model, out)
-    assert _evaluate(demo_dir, clip_model, out, "--overwrite") == 0
+        main([*order_args, "--out", str(out)])
+    assert main([*order_args, "--out", str(out), "--overwrite"]) == 0
 
 
-def test_compare_an_order_invariant_model_with_its_reversed_frames(demo_dir: Path, tmp_path: Path):
+def test_compare_an_order_invariant_model_with_its_reversed_frames(
+    demo_dir: Path, tmp_path: Path, n_resamples: int, is_png
+):
     """CLIP's mean-pooled frames ignore order: reversing them changes no item, so the paired
-    difference is exactly zero; X-CLIP against CLIP is reported item by item as well."""
+    difference is exactly zero and McNemar's test finds nothing."""
     runs = demo_dir / "runs"
     out = tmp_path / "compare"
     assert main(["compare", str(runs / "clip"), str(runs / "clip-reversed"), "--out", str(out),
-                 "--n-resamples", str(N_RESAMPLES)]) == 0  # fmt: skip
+                 "--n-resamples", str(n_resamples)]) == 0  # fmt: skip
     comparison = json.loads((out / "comparison.json").read_text())
     scopes = comparison["tests"]["all"]["pairwise_foil_accuracy"]
     assert set(scopes) == {"all", "direction", "order", "speed"}
@@ -62,24 +64,18 @@ def test_compare_an_order_invariant_model_with_its_reversed_frames(demo_dir: Pat
 
 
 @pytest.mark.slow
-def test_two_accelerate_processes_give_the_results_of_one(
-    demo_dir: Path, clip_model: str, tmp_path: Path
-):
+def test_two_accelerate_processes_give_the_results_of_one(order_args: list[str], tmp_path: Path):
     """``accelerate launch -m foilkit evaluate``: each process scores its share, the main one reports."""
-    benchmark = demo_dir / "benchmark"
     launch = [str(Path(sys.executable).with_name("accelerate")), "launch", "--multi_gpu", "--num_processes", "2",
               "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "foilkit"]  # fmt: skip
-    args = ["evaluate", "--benchmark", "synthetic", "--config", "order", "--dataset", str(benchmark),
-            "--videos", str(benchmark / "videos"), "--model", clip_model, "--out", str(tmp_path / "two"),
-            "--n-resamples", str(N_RESAMPLES), "--no-progress", "--num-workers", "0", "--no-cache"]  # fmt: skip
-    done = subprocess.run(launch + args, capture_output=True, text=True, timeout=300, check=False,
+    done = subprocess.run([*launch, *order_args, "--out", str(tmp_path / "two")], capture_output=True, text=True, timeout=300, check=False,
                           env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("report:") == 1
     assert sorted(p.name for p in (tmp_path / "two/scoring/order/shards").iterdir()) == [
         "rank-00000.jsonl", "rank-00001.jsonl"]  # fmt: skip
     one = tmp_path / "one"
-    assert _evaluate(demo_dir, clip_model, one) == 0
+    assert main([*order_args, "--out", str(one)]) == 0
     two_results = json.loads((tmp_path / "two/results.json").read_text())
     one_results = json.loads((one / "results.json").read_text())
     assert two_results["configs"]["order"]["metrics"] == one_results["configs"]["order"]["metrics"]
