@@ -8,7 +8,11 @@ how per-sample score rows become its inputs, and which of its outputs fill which
 
 The mapping functions only rearrange the scorer's per-sample columns (schema:
 ``caption_score``, ``foil_scores``, ``proficiency_*``, metadata) or its views x texts matrix;
-every number comes from the metric functions themselves.
+every number comes from the metric functions themselves, called as
+``foilkit.metrics.<name>.<name>.<name>(**inputs, score_kind=..., **options, n_resamples=...,
+seed=...)`` (plus ``cluster=`` the cluster column's values, unless the inputs set it) and
+returning a flat dict where each reported key ``k`` comes with ``k_ci`` = ``[low, high]`` and
+the item count ``n``.
 """
 
 from __future__ import annotations
