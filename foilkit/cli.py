@@ -24,6 +24,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "compare": ("foilkit.compare", "paired test and side-by-side report of two evaluation runs"),
     "push-results": ("foilkit.hub_results", "upload a run's scores and results to the Hub; add model-index to a card"),
     "demo": ("foilkit.demo", "the whole pipeline offline on a synthetic temporal benchmark with tiny models"),
+    "generate": ("foilkit.generate_cli", "make new foils: LLM counterfactuals (VITATECS, RTime), contrast sets, ViLMA foiling tools, bias checks"),
 }
 
 
