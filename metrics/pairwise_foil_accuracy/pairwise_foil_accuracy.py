@@ -1,0 +1,203 @@
+"""Pairwise foil accuracy: how often a model scores a video's caption above its temporal foils."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._common import (
+    block_matrix,
+    check_lengths,
+    finite_vector,
+    group_codes,
+    oriented,
+    ragged_matrix,
+    weighted_mean,
+    win_credit,
+    winoground_credits,
+    with_intervals,
+)
+
+try:  # the pure functions below need neither; the evaluate module does
+    import datasets
+    import evaluate
+except ImportError:  # pragma: no cover - exercised only where evaluate is absent
+    evaluate = None
+
+_CITATION = """\
+@inproceedings{li2024vitatecs,
+  title     = {{VITATECS}: A Diagnostic Dataset for Temporal Concept Understanding of Video-Language Models},
+  author    = {Li, Shicheng and Li, Lei and Ren, Shuhuai and Liu, Yuanxin and Liu, Yi and Gao, Rundong and Sun, Xu and Hou, Lu},
+  booktitle = {European Conference on Computer Vision (ECCV)},
+  year      = {2024}
+}
+"""
+
+_DESCRIPTION = """\
+An item (a video with its caption and one or more foils) is correct when the model scores the
+caption above every foil: VITATECS' accuracy (Tab. 3-6, one counterfactual per caption) and the
+per-pair accuracy of foil benchmarks in general. Ties are explicit: `ties="strict"` counts a tie
+wrong (VITATECS' evaluation scripts test `caption > counterfactual`), `"half"` gives 1/k when k
+candidates share the top score, `"first"` counts it right (an argmax over [caption, *foils]).
+Scores may be similarities/probabilities (higher is better) or perplexities/losses (lower is
+better), as `score_kind` says. With `groups` (aspect, subtest) the result adds each group's
+accuracy and the macro average; with `cluster` (the video of each item) the bootstrap confidence
+intervals resample whole videos. Given 2x2 `pair_scores` it adds Winoground's text, video and
+group scores.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    caption_scores (`list[float]`): the model's score of each item's caption.
+    foil_scores (`list[list[float]]`): the scores of each item's foils (one or more per item).
+    groups (`list[str]`, optional): each item's group (aspect, subtest) for a per-group breakdown.
+    cluster (`list[str]`, optional): each item's video; the bootstrap resamples videos, not items.
+    pair_scores (`list[[[float, float], [float, float]]]`, optional): per item a 2x2 block
+        `[[s(v0, t0), s(v0, t1)], [s(v1, t0), s(v1, t1)]]` (two videos x two texts, video i
+        matching text i); adds Winoground's `text_score`, `video_score` and `group_score`.
+    score_kind (`str`): `similarity`, `probability`, `log_probability`, `logit` (higher is better),
+        `perplexity` or `loss` (lower is better). Default `similarity`.
+    ties (`str`): `strict` (default), `half` or `first`.
+    n_resamples (`int`): bootstrap resamples for the confidence intervals (0: none). Default 1000.
+    seed (`int`): the bootstrap's seed. Default 0.
+    confidence (`float`): the interval's coverage. Default 0.95.
+Returns:
+    accuracy (`float`): the mean credit over items (micro average), with `accuracy_ci`.
+    n (`int`): the number of items. n_tied (`int`): items whose outcome a tie decided.
+    accuracy_<group>, accuracy_<group>_ci, n_<group>: per group, when `groups` is given.
+    macro_accuracy (`float`): the mean of the group accuracies, with `macro_accuracy_ci`.
+    text_score, video_score, group_score (`float`): with `pair_scores`, each with `_ci`.
+Examples:
+    >>> from foilkit.metrics.pairwise_foil_accuracy.pairwise_foil_accuracy import pairwise_foil_accuracy
+    >>> result = pairwise_foil_accuracy([0.9, 0.4, 0.5], [[0.1], [0.6], [0.5]], n_resamples=0)
+    >>> result["accuracy"], result["n_tied"]
+    (0.3333333333333333, 1)
+    >>> pairwise_foil_accuracy([0.9, 0.4, 0.5], [[0.1], [0.6], [0.5]], ties="half", n_resamples=0)["accuracy"]
+    0.5
+    >>> # perplexities: lower is better; several foils per item
+    >>> pairwise_foil_accuracy([12.0, 30.0], [[40.0, 15.0], [25.0, 90.0]], score_kind="perplexity",
+    ...                        n_resamples=0)["accuracy"]
+    0.5
+    >>> result = pairwise_foil_accuracy([0.9, 0.2, 0.7], [[0.1], [0.3], [0.6]],
+    ...                                 groups=["direction", "direction", "sequence"], n_resamples=0)
+    >>> result["accuracy_direction"], result["accuracy_sequence"], result["macro_accuracy"]
+    (0.5, 1.0, 0.75)
+"""
+
+
+def item_credits(
+    caption_scores: Sequence[float],
+    foil_scores: Sequence[Sequence[float]],
+    *,
+    score_kind: str = "similarity",
+    ties: str = "strict",
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per item: its credit (1 caption wins, 0 a foil wins, the tie policy's share on a tie) and
+    whether a tie decided it. Validates the inputs."""
+    check_lengths(caption_scores=caption_scores, foil_scores=foil_scores)
+    captions = oriented(finite_vector("caption_scores", caption_scores), score_kind)
+    foils = oriented(ragged_matrix("foil_scores", foil_scores), score_kind)
+    return win_credit(captions, foils, ties)
+
+
+def pairwise_foil_accuracy(
+    caption_scores: Sequence[float] | None,
+    foil_scores: Sequence[Sequence[float]] | None,
+    *,
+    groups: Sequence[Hashable] | None = None,
+    cluster: Sequence[Hashable] | None = None,
+    pair_scores: Sequence[Sequence[Sequence[float]]] | None = None,
+    score_kind: str = "similarity",
+    ties: str = "strict",
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Accuracy of captions against their foils, per group and overall, with bootstrap CIs.
+
+    With ``pair_scores`` only, ``caption_scores``/``foil_scores`` may be ``None``: each block's
+    video 0 gives the item (caption ``t0``, foil ``t1``).
+    """
+    if pair_scores is not None:
+        raw_blocks = block_matrix("pair_scores", pair_scores)
+        blocks = oriented(raw_blocks, score_kind)
+        if caption_scores is None and foil_scores is None:
+            caption_scores, foil_scores = raw_blocks[:, 0, 0], raw_blocks[:, 0, 1:]
+    credit, tied = item_credits(caption_scores, foil_scores, score_kind=score_kind, ties=ties)
+    n = check_lengths(credit=credit, groups=groups, pair_scores=pair_scores)
+    masks = group_codes(groups, n)
+    columns = {"accuracy": credit}
+    if pair_scores is not None:
+        columns.update(
+            {f"{name}_score": value for name, value in winoground_credits(blocks, ties).items()}
+        )
+
+    def statistic(weights: np.ndarray) -> dict[str, np.ndarray]:
+        out = {name: weighted_mean(weights, values) for name, values in columns.items()}
+        per_group = {
+            f"accuracy_{group}": weighted_mean(weights[:, mask], credit[mask])
+            for group, mask in masks.items()
+        }
+        out.update(per_group)
+        if per_group:
+            out["macro_accuracy"] = np.nanmean(np.stack(list(per_group.values())), axis=0)
+        return out
+
+    result = with_intervals(
+        statistic, n, cluster=cluster, n_resamples=n_resamples, seed=seed, confidence=confidence
+    )
+    result.update(n=n, n_tied=int(tied.sum()))
+    result.update({f"n_{group}": int(mask.sum()) for group, mask in masks.items()})
+    return result
+
+
+#: doctest runs the examples above (``doctest.testmod`` reads ``__test__``).
+__test__ = {"examples": _KWARGS_DESCRIPTION}
+
+if evaluate is not None:
+
+    @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+    class PairwiseFoilAccuracy(evaluate.Metric):
+        """``evaluate.load("pairwise_foil_accuracy")``: :func:`pairwise_foil_accuracy` as a metric."""
+
+        def _info(self) -> evaluate.MetricInfo:
+            return evaluate.MetricInfo(
+                description=_DESCRIPTION,
+                citation=_CITATION,
+                inputs_description=_KWARGS_DESCRIPTION,
+                features=datasets.Features(
+                    {
+                        "caption_scores": datasets.Value("float64"),
+                        "foil_scores": datasets.Sequence(datasets.Value("float64")),
+                    }
+                ),
+                reference_urls=["https://github.com/lscpku/VITATECS"],
+            )
+
+        def _compute(
+            self,
+            caption_scores: list[float],
+            foil_scores: list[list[float]],
+            groups: list[str] | None = None,
+            cluster: list[str] | None = None,
+            pair_scores: list[list[list[float]]] | None = None,
+            score_kind: str = "similarity",
+            ties: str = "strict",
+            n_resamples: int = 1000,
+            seed: int = 0,
+            confidence: float = 0.95,
+        ) -> dict[str, Any]:
+            return pairwise_foil_accuracy(
+                caption_scores,
+                foil_scores,
+                groups=groups,
+                cluster=cluster,
+                pair_scores=pair_scores,
+                score_kind=score_kind,
+                ties=ties,
+                n_resamples=n_resamples,
+                seed=seed,
+                confidence=confidence,
+            )
