@@ -1,0 +1,441 @@
+"""A chat-completions client for the LLM foil pipelines: any OpenAI-compatible server, cached.
+
+VITATECS generates counterfactuals and RTime activity lists and caption rewrites with an LLM
+(GPT-3.5 in the papers). :class:`ChatClient` sends chat requests through the ``openai`` client
+to OpenAI or to any compatible endpoint (a local vLLM or Ollama server: set ``base_url`` and the
+model name), with
+
+* a bounded thread pool (``max_concurrency``) for many requests, results in request order;
+* retries with exponential backoff on rate limits (429), server errors (5xx), timeouts and
+  dropped connections, honouring a server's ``retry-after``;
+* an on-disk cache: one JSON file per request, keyed by the SHA-256 of the messages, the model
+  and the sampling parameters, written atomically as each reply arrives, so a rerun costs
+  nothing and a crash loses nothing that was already answered;
+* token usage and a cost estimate (:attr:`ChatClient.usage`).
+
+A reply that cannot be parsed (truncated JSON, no choices, no text) raises
+:class:`LLMResponseError` naming the request key; requests that were answered stay cached.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import random
+import tempfile
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+BASE_URL_ENV = "OPENAI_BASE_URL"
+LOCAL_API_KEY = "EMPTY"  # what vLLM and Ollama accept when no key is configured
+CACHE_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """Which model to ask, how to sample, and how to behave towards the server.
+
+    Attributes:
+        model: model name, e.g. ``"gpt-3.5-turbo"`` or a local vLLM/Ollama model name.
+        base_url: the endpoint (``".../v1"``); ``None`` reads ``$OPENAI_BASE_URL``, then falls
+            back to OpenAI's.
+        api_key_env: the environment variable holding the API key. Where it is unset and the
+            endpoint is not OpenAI's, ``"EMPTY"`` is sent (what local servers accept).
+        temperature, top_p, max_tokens, n, seed: sampling, sent with every request and part of
+            the cache key.
+        max_concurrency: requests in flight at once in :meth:`ChatClient.complete_many`.
+        max_retries: retries of one request on 429/5xx/timeouts/connection errors.
+        retry_backoff_s: the first retry's wait; it doubles per retry (with jitter) up to
+            ``max_backoff_s``.
+        timeout_s: per-request HTTP timeout.
+        cache_dir: folder of the on-disk cache; ``None`` disables caching.
+        price_per_1k_prompt_tokens, price_per_1k_completion_tokens: prices for the cost
+            estimate (in whatever currency they are given); ``None`` leaves the cost unknown.
+    """
+
+    model: str
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_tokens: int = 256
+    n: int = 1
+    seed: int | None = None
+    max_concurrency: int = 4
+    max_retries: int = 5
+    cache_dir: str | None = None
+    price_per_1k_prompt_tokens: float | None = None
+    price_per_1k_completion_tokens: float | None = None
+    retry_backoff_s: float = 1.0
+    max_backoff_s: float = 60.0
+    timeout_s: float = 120.0
+
+    def __post_init__(self) -> None:
+        if not self.model:
+            raise ValueError("LLMConfig.model must be set")
+        for name in ("n", "max_tokens", "max_concurrency"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"LLMConfig.{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_retries < 0:
+            raise ValueError(f"LLMConfig.max_retries must be >= 0, got {self.max_retries}")
+        if not 0.0 < self.top_p <= 1.0:
+            raise ValueError(f"LLMConfig.top_p must be in (0, 1], got {self.top_p}")
+
+    def sampling(self) -> dict[str, Any]:
+        """The sampling parameters sent with each request (and hashed into the cache key)."""
+        return {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "n": self.n,
+            "seed": self.seed,
+        }
+
+    def resolved_base_url(self) -> str | None:
+        return self.base_url or os.environ.get(BASE_URL_ENV) or None
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The reply to one request: one text per choice, its token counts, and where it came from.
+
+    ``cached`` is true when the reply was read from the cache (no request was sent); ``key`` is
+    the request's cache key, which names it in errors and in provenance.
+    """
+
+    texts: tuple[str, ...]
+    prompt_tokens: int
+    completion_tokens: int
+    cached: bool
+    key: str
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What a client has spent: requests sent, cache hits, tokens and the estimated cost.
+
+    Tokens and cost count only requests actually sent (cache hits cost nothing); ``cost`` is
+    ``None`` when no prices were configured.
+    """
+
+    requests: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+class LLMResponseError(RuntimeError):
+    """The server answered, but with something that is not a usable chat completion."""
+
+
+class LLMRequestError(RuntimeError):
+    """A request failed for good: a non-retryable HTTP error, or retries exhausted."""
+
+
+def request_key(messages: Sequence[Mapping[str, str]], config: LLMConfig) -> str:
+    """SHA-256 of the messages, the model and the sampling parameters: the cache key."""
+    payload = {"messages": list(messages), "model": config.model, **config.sampling()}
+    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _check_messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    if not messages:
+        raise ValueError("a chat request needs at least one message")
+    checked = []
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping) or not {"role", "content"} <= message.keys():
+            raise ValueError(f"message {index} must have 'role' and 'content', got {message!r}")
+        if not isinstance(message["role"], str) or not isinstance(message["content"], str):
+            raise ValueError(f"message {index}: 'role' and 'content' must be strings")
+        checked.append({"role": message["role"], "content": message["content"]})
+    return checked
+
+
+class ResponseCache:
+    """One JSON file per request key under ``<root>/<key[:2]>/<key>.json``, written atomically.
+
+    A file holds the request (messages, model, sampling) next to the reply, so the cache is also
+    an audit log of what was asked. An unreadable file is reported and treated as a miss.
+    """
+
+    def __init__(self, root: str | os.PathLike) -> None:
+        self.root = Path(root)
+
+    def path(self, key: str) -> Path:
+        return self.root / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> dict[str, Any] | None:
+        path = self.path(key)
+        if not path.exists():
+            return None
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+            texts = record["texts"]
+            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
+                raise ValueError(f"'texts' is {texts!r}")
+            return record
+        except (ValueError, KeyError, TypeError) as error:
+            logger.warning("ignoring unreadable LLM cache entry %s (%s)", path, error)
+            return None
+
+    def put(self, key: str, record: Mapping[str, Any]) -> None:
+        path = self.path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:8]}", suffix=".tmp")
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            json.dump(dict(record), out, ensure_ascii=False, indent=1)
+        os.replace(temporary, path)
+
+
+def _retryable_errors() -> tuple[type[BaseException], ...]:
+    import openai
+
+    return (
+        openai.RateLimitError,
+        openai.InternalServerError,
+        openai.APITimeoutError,
+        openai.APIConnectionError,
+    )
+
+
+def _retry_after(error: BaseException) -> float | None:
+    """The server's ``retry-after`` (seconds) on an HTTP error, if it sent one."""
+    response = getattr(error, "response", None)
+    value = response.headers.get("retry-after") if response is not None else None
+    try:
+        return float(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class ChatClient:
+    """Sends chat requests to an OpenAI-compatible server, with retries, cache and accounting.
+
+    The ``openai`` client is created on the first request that is not cached, so a fully
+    cached rerun needs neither a server nor a key. Safe to use from several threads.
+    """
+
+    def __init__(self, config: LLMConfig) -> None:
+        self.config = config
+        self.cache = ResponseCache(config.cache_dir) if config.cache_dir else None
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._counts = {
+            "requests": 0,
+            "cache_hits": 0,
+            "retries": 0,
+            "prompt_tokens": 0,
+            "completion_tokens": 0,
+        }
+
+    # -- accounting ----------------------------------------------------------------------------
+
+    @property
+    def usage(self) -> Usage:
+        with self._lock:
+            counts = dict(self._counts)
+        prices = (
+            self.config.price_per_1k_prompt_tokens,
+            self.config.price_per_1k_completion_tokens,
+        )
+        cost = None
+        if any(price is not None for price in prices):
+            cost = (
+                counts["prompt_tokens"] * (prices[0] or 0.0)
+                + counts["completion_tokens"] * (prices[1] or 0.0)
+            ) / 1000.0
+        return Usage(**counts, cost=cost)
+
+    def _count(self, **increments: int) -> None:
+        with self._lock:
+            for name, value in increments.items():
+                self._counts[name] += value
+
+    # -- requests ------------------------------------------------------------------------------
+
+    def complete(self, messages: list[dict[str, str]]) -> Completion:
+        """The completion of one chat request: from the cache, else from the server."""
+        checked = _check_messages(messages)
+        key = request_key(checked, self.config)
+        if self.cache is not None:
+            record = self.cache.get(key)
+            if record is not None:
+                self._count(cache_hits=1)
+                return Completion(
+                    texts=tuple(record["texts"]),
+                    prompt_tokens=int(record.get("prompt_tokens", 0)),
+                    completion_tokens=int(record.get("completion_tokens", 0)),
+                    cached=True,
+                    key=key,
+                )
+        completion = self._request(checked, key)
+        if self.cache is not None:
+            self.cache.put(
+                key,
+                {
+                    "format": CACHE_FORMAT,
+                    "key": key,
+                    "model": self.config.model,
+                    "sampling": self.config.sampling(),
+                    "messages": checked,
+                    "texts": list(completion.texts),
+                    "prompt_tokens": completion.prompt_tokens,
+                    "completion_tokens": completion.completion_tokens,
+                    "created": time.time(),
+                },
+            )
+        return completion
+
+    def complete_many(
+        self, requests: Sequence[list[dict[str, str]]], *, progress: bool = True
+    ) -> list[Completion]:
+        """The completions of many requests, in request order, ``max_concurrency`` at a time.
+
+        Identical requests are sent once. When a request fails, the others still run to the
+        end (and are cached); then the first failure, in request order, is raised.
+        """
+        keys = [request_key(_check_messages(messages), self.config) for messages in requests]
+        first_of_key: dict[str, int] = {}
+        for index, key in enumerate(keys):
+            first_of_key.setdefault(key, index)
+        unique = sorted(first_of_key.values())
+        results: dict[int, Completion | BaseException] = {}
+        bar = _progress_bar(len(unique), enabled=progress, model=self.config.model)
+        with ThreadPoolExecutor(max_workers=self.config.max_concurrency) as pool:
+            futures = {pool.submit(self.complete, requests[index]): index for index in unique}
+            for future in as_completed(futures):
+                try:
+                    results[futures[future]] = future.result()
+                except Exception as error:  # gathered, raised once all requests are done
+                    results[futures[future]] = error
+                bar.update(1)
+        bar.close()
+        failures = [results[index] for index in unique if isinstance(results[index], BaseException)]
+        if failures:
+            if len(failures) > 1:
+                failures[0].add_note(f"{len(failures)} of {len(unique)} requests failed")
+            raise failures[0]
+        return [results[first_of_key[key]] for key in keys]  # type: ignore[misc]
+
+    def _openai_client(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                import openai
+
+                base_url = self.config.resolved_base_url()
+                api_key = os.environ.get(self.config.api_key_env)
+                if not api_key:
+                    if base_url is None:
+                        raise LLMRequestError(
+                            f"no API key: set ${self.config.api_key_env}, or point base_url "
+                            "at a local OpenAI-compatible server"
+                        )
+                    api_key = LOCAL_API_KEY
+                self._client = openai.OpenAI(
+                    api_key=api_key,
+                    base_url=base_url,
+                    max_retries=0,  # retries are ours: counted, with configurable backoff
+                    timeout=self.config.timeout_s,
+                )
+            return self._client
+
+    def _request(self, messages: list[dict[str, str]], key: str) -> Completion:
+        import openai
+
+        client = self._openai_client()
+        retryable = _retryable_errors()
+        sampling = {k: v for k, v in self.config.sampling().items() if v is not None}
+        for attempt in range(self.config.max_retries + 1):
+            try:
+                response = client.chat.completions.create(
+                    model=self.config.model, messages=messages, **sampling
+                )
+                break
+            except retryable as error:
+                if attempt == self.config.max_retries:
+                    raise LLMRequestError(
+                        f"request {key} to {self.config.model!r} failed after "
+                        f"{attempt + 1} attempts: {error}"
+                    ) from error
+                self._count(retries=1)
+                wait = _retry_after(error)
+                if wait is None:
+                    wait = self.config.retry_backoff_s * 2**attempt * random.uniform(0.5, 1.0)
+                wait = min(wait, self.config.max_backoff_s)
+                logger.info("request %s: %s; retrying in %.2fs", key[:12], type(error).__name__, wait)
+                time.sleep(wait)
+            except openai.APIStatusError as error:
+                raise LLMRequestError(
+                    f"request {key} to {self.config.model!r} was refused "
+                    f"(HTTP {error.status_code}): {error}"
+                ) from error
+            except (ValueError, TypeError, openai.APIResponseValidationError) as error:
+                raise LLMResponseError(
+                    f"request {key} to {self.config.model!r}: the server's reply could not be "
+                    f"parsed ({type(error).__name__}: {error})"
+                ) from error
+        completion = _parse_response(response, key=key, expected_choices=self.config.n)
+        self._count(
+            requests=1,
+            prompt_tokens=completion.prompt_tokens,
+            completion_tokens=completion.completion_tokens,
+        )
+        return completion
+
+
+def _parse_response(response: Any, *, key: str, expected_choices: int) -> Completion:
+    """A :class:`Completion` from an ``openai`` response object, or :class:`LLMResponseError`."""
+
+    def bad(what: str) -> LLMResponseError:
+        return LLMResponseError(f"request {key}: malformed reply from the server: {what}")
+
+    choices = getattr(response, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        raise bad(f"no choices (got {type(response).__name__}: {str(response)[:200]!r})")
+    if len(choices) != expected_choices:
+        raise bad(f"{len(choices)} choices where n={expected_choices} were asked for")
+    texts = []
+    for index, choice in enumerate(choices):
+        content = getattr(getattr(choice, "message", None), "content", None)
+        if not isinstance(content, str):
+            raise bad(f"choice {index} has no text content (got {content!r})")
+        texts.append(content)
+    usage = getattr(response, "usage", None)
+    return Completion(
+        texts=tuple(texts),
+        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        cached=False,
+        key=key,
+    )
+
+
+class _NoProgress:
+    def update(self, count: int) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
+
+
+def _progress_bar(total: int, *, enabled: bool, model: str) -> Any:
+    if not enabled or total == 0:
+        return _NoProgress()
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, desc=f"LLM {model}", unit="request")

@@ -1,0 +1,203 @@
+"""The shared chat client against a local OpenAI-compatible server: real client, real HTTP."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from foilkit.generation.llm import (
+    ChatClient,
+    LLMConfig,
+    LLMRequestError,
+    LLMResponseError,
+    request_key,
+)
+from foilkit.testing.openai_server import OpenAICompatibleServer
+
+
+def _echo(body: dict) -> str:
+    return "echo: " + body["messages"][-1]["content"]
+
+
+def _messages(text: str) -> list[dict[str, str]]:
+    return [{"role": "system", "content": "be brief"}, {"role": "user", "content": text}]
+
+
+def _config(server: OpenAICompatibleServer, **overrides) -> LLMConfig:
+    return LLMConfig(
+        model="test-model", base_url=server.base_url, retry_backoff_s=0.001, **overrides
+    )
+
+
+@pytest.fixture(autouse=True)
+def _no_openai_env(monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+
+
+def test_request_carries_model_and_sampling():
+    with OpenAICompatibleServer(_echo) as server:
+        client = ChatClient(_config(server, temperature=0.7, top_p=0.9, max_tokens=33, seed=5))
+        completion = client.complete(_messages("hello"))
+    assert completion.texts == ("echo: hello",)
+    assert not completion.cached
+    (body,) = server.requests
+    assert body["model"] == "test-model"
+    assert body["messages"] == _messages("hello")
+    assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed"]) == (
+        0.7,
+        0.9,
+        33,
+        5,
+    )
+    assert completion.prompt_tokens == 3 and completion.completion_tokens == 2
+
+
+def test_n_choices_become_texts():
+    with OpenAICompatibleServer(lambda body: [f"answer {i}" for i in range(body["n"])]) as server:
+        completion = ChatClient(_config(server, n=3)).complete(_messages("x"))
+    assert completion.texts == ("answer 0", "answer 1", "answer 2")
+
+
+@pytest.mark.parametrize("status", [429, 503])
+def test_retries_with_backoff_then_succeeds(status):
+    with OpenAICompatibleServer(_echo, fail_first=2, fail_status=status) as server:
+        client = ChatClient(_config(server, max_retries=3))
+        completion = client.complete(_messages("again"))
+    assert completion.texts == ("echo: again",)
+    assert len(server.requests) == 3
+    assert client.usage.retries == 2 and client.usage.requests == 1
+
+
+def test_retries_exhausted_names_request():
+    with OpenAICompatibleServer(_echo, fail_first=10) as server:
+        client = ChatClient(_config(server, max_retries=2))
+        with pytest.raises(LLMRequestError, match=r"failed after 3 attempts") as error:
+            client.complete(_messages("never"))
+    assert request_key(_messages("never"), client.config) in str(error.value)
+    assert len(server.requests) == 3
+
+
+def test_client_error_is_not_retried():
+    with OpenAICompatibleServer(_echo, fail_first=5, fail_status=400) as server:
+        client = ChatClient(_config(server))
+        with pytest.raises(LLMRequestError, match="HTTP 400"):
+            client.complete(_messages("bad request"))
+    assert len(server.requests) == 1
+
+
+def test_cache_survives_restart_with_zero_requests(tmp_path):
+    prompts = [_messages(f"caption {i}") for i in range(5)]
+    with OpenAICompatibleServer(_echo) as server:
+        first = ChatClient(_config(server, cache_dir=str(tmp_path)))
+        answers = first.complete_many(prompts, progress=False)
+    assert len(server.requests) == 5
+    assert not any(answer.cached for answer in answers)
+
+    # A new client on the same cache folder, the server gone: everything comes from disk.
+    restarted = ChatClient(
+        LLMConfig(model="test-model", base_url="http://127.0.0.1:9/v1", cache_dir=str(tmp_path))
+    )
+    again = restarted.complete_many(prompts, progress=False)
+    assert [a.texts for a in again] == [a.texts for a in answers]
+    assert all(a.cached for a in again)
+    assert restarted.usage.requests == 0 and restarted.usage.cache_hits == 5
+    cached = json.loads(restarted.cache.path(again[0].key).read_text())
+    assert cached["messages"] == prompts[0] and cached["model"] == "test-model"
+
+
+def test_cache_key_depends_on_sampling_and_model(tmp_path):
+    with OpenAICompatibleServer(_echo) as server:
+        ChatClient(_config(server, cache_dir=str(tmp_path))).complete(_messages("a"))
+        ChatClient(_config(server, cache_dir=str(tmp_path), top_p=0.5)).complete(_messages("a"))
+        ChatClient(
+            LLMConfig(model="other", base_url=server.base_url, cache_dir=str(tmp_path))
+        ).complete(_messages("a"))
+    assert len(server.requests) == 3
+
+
+def test_malformed_reply_raises_naming_request_and_keeps_the_rest(tmp_path):
+    prompts = [_messages(f"caption {i}") for i in range(6)]
+    bad = prompts[3][-1]["content"]
+    with OpenAICompatibleServer(
+        _echo, malformed=lambda body: body["messages"][-1]["content"] == bad
+    ) as server:
+        client = ChatClient(_config(server, cache_dir=str(tmp_path), max_concurrency=3))
+        with pytest.raises(LLMResponseError) as error:
+            client.complete_many(prompts, progress=False)
+    assert request_key(prompts[3], client.config) in str(error.value)
+    # The five good replies were cached: a rerun against a healthy server asks only for the one.
+    with OpenAICompatibleServer(_echo) as healthy:
+        rerun = ChatClient(_config(healthy, cache_dir=str(tmp_path)))
+        answers = rerun.complete_many(prompts, progress=False)
+    assert [r["messages"][-1]["content"] for r in healthy.requests] == [bad]
+    assert [a.cached for a in answers] == [True, True, True, False, True, True]
+
+
+def test_reply_without_choices_is_malformed():
+    with OpenAICompatibleServer(lambda body: []) as server:
+        with pytest.raises(LLMResponseError, match="no choices"):
+            ChatClient(_config(server)).complete(_messages("empty"))
+
+
+def test_bounded_concurrency_and_order():
+    prompts = [_messages(f"q{i}") for i in range(8)]
+    with OpenAICompatibleServer(_echo, delay_s=0.05) as server:
+        client = ChatClient(_config(server, max_concurrency=2))
+        answers = client.complete_many(prompts, progress=False)
+    assert [a.texts[0] for a in answers] == [f"echo: q{i}" for i in range(8)]
+    assert server.max_concurrent == 2
+
+
+def test_duplicate_requests_are_sent_once():
+    with OpenAICompatibleServer(_echo) as server:
+        answers = ChatClient(_config(server)).complete_many(
+            [_messages("same"), _messages("other"), _messages("same")], progress=False
+        )
+    assert len(server.requests) == 2
+    assert answers[0] == answers[2]
+
+
+def test_usage_and_cost(tmp_path):
+    with OpenAICompatibleServer(_echo) as server:
+        client = ChatClient(
+            _config(
+                server,
+                cache_dir=str(tmp_path),
+                price_per_1k_prompt_tokens=1.0,
+                price_per_1k_completion_tokens=2.0,
+            )
+        )
+        client.complete(_messages("one two"))  # prompt 4 tokens, reply 3
+        client.complete(_messages("one two"))  # cache hit: free
+    usage = client.usage.as_dict()
+    assert usage == {
+        "requests": 1,
+        "cache_hits": 1,
+        "retries": 0,
+        "prompt_tokens": 4,
+        "completion_tokens": 3,
+        "cost": pytest.approx((4 * 1.0 + 3 * 2.0) / 1000),
+    }
+    assert ChatClient(LLMConfig(model="m")).usage.cost is None
+
+
+def test_missing_key_for_openai_endpoint_is_explained():
+    client = ChatClient(LLMConfig(model="gpt-3.5-turbo", api_key_env="FOILKIT_TEST_NO_SUCH_KEY"))
+    with pytest.raises(LLMRequestError, match="FOILKIT_TEST_NO_SUCH_KEY"):
+        client.complete(_messages("x"))
+
+
+def test_base_url_from_environment(monkeypatch):
+    with OpenAICompatibleServer(_echo) as server:
+        monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
+        assert ChatClient(LLMConfig(model="m")).complete(_messages("env")).texts == ("echo: env",)
+
+
+@pytest.mark.parametrize(
+    "bad", [[], [{"role": "user"}], [{"role": "user", "content": 3}]], ids=str
+)
+def test_bad_messages_rejected(bad):
+    with pytest.raises(ValueError, match="message"):
+        ChatClient(LLMConfig(model="m")).complete(bad)
