@@ -377,7 +377,9 @@ class ChatClient:
                 if wait is None:
                     wait = self.config.retry_backoff_s * 2**attempt * random.uniform(0.5, 1.0)
                 wait = min(wait, self.config.max_backoff_s)
-                logger.info("request %s: %s; retrying in %.2fs", key[:12], type(error).__name__, wait)
+                logger.info(
+                    "request %s: %s; retrying in %.2fs", key[:12], type(error).__name__, wait
+                )
                 time.sleep(wait)
             except openai.APIStatusError as error:
                 raise LLMRequestError(
