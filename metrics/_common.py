@@ -23,6 +23,7 @@ arrays and resamples run in vectorised blocks.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -174,6 +175,14 @@ def weighted_mean(weights: np.ndarray, values: np.ndarray) -> np.ndarray:
 Statistic = Callable[[np.ndarray], Mapping[str, np.ndarray]]
 
 
+def _quietly(statistic: Statistic, weights: np.ndarray) -> Mapping[str, np.ndarray]:
+    """``statistic(weights)`` without numpy's warnings about resamples that leave a group empty
+    (their value is NaN, which the percentiles skip)."""
+    with warnings.catch_warnings(), np.errstate(invalid="ignore", divide="ignore"):
+        warnings.simplefilter("ignore", RuntimeWarning)
+        return statistic(weights)
+
+
 def bootstrap_intervals(
     statistic: Statistic,
     n: int,
@@ -192,12 +201,12 @@ def bootstrap_intervals(
         raise ValueError(f"confidence={confidence!r} must lie strictly between 0 and 1")
     if n_resamples < 0:
         raise ValueError(f"n_resamples={n_resamples!r} must be >= 0")
-    names = list(statistic(np.ones((1, n))))
+    names = list(_quietly(statistic, np.ones((1, n))))
     if n_resamples == 0:
         return {name: None for name in names}
     draws: dict[str, list[np.ndarray]] = {name: [] for name in names}
     for weights in resample_weights(n, cluster, n_resamples, seed):
-        for name, values in statistic(weights).items():
+        for name, values in _quietly(statistic, weights).items():
             draws[name].append(np.asarray(values, dtype=np.float64))
     tail = 100 * (1 - confidence) / 2
     intervals: dict[str, list[float] | None] = {}
@@ -223,7 +232,10 @@ def with_intervals(
 ) -> dict[str, Any]:
     """The flat result: each value of ``statistic`` at full weight as ``name`` and its bootstrap
     interval as ``name_ci``."""
-    point = {name: float(np.asarray(value).reshape(-1)[0]) for name, value in statistic(np.ones((1, n))).items()}
+    point = {
+        name: float(np.asarray(value).reshape(-1)[0])
+        for name, value in _quietly(statistic, np.ones((1, n))).items()
+    }
     intervals = bootstrap_intervals(
         statistic, n, cluster=cluster, n_resamples=n_resamples, seed=seed, confidence=confidence
     )
@@ -294,3 +306,37 @@ def paired_bootstrap(
         confidence=confidence,
     )
     return result
+
+
+def block_matrix(name: str, blocks: Sequence[Sequence[Sequence[float]]]) -> np.ndarray:
+    """2x2 score blocks as an (n, 2, 2) array: ``blocks[i][v][t]`` scores video ``v`` with text ``t``,
+    where video 0 matches text 0 and video 1 text 1. A ``ValueError`` names a block of the wrong
+    shape or a NaN/inf."""
+    for index, block in enumerate(blocks):
+        if len(block) != 2 or any(
+            isinstance(row, (str, bytes)) or not hasattr(row, "__len__") or len(row) != 2
+            for row in block
+        ):
+            raise ValueError(f"{name}[{index}] = {block!r} is not a 2x2 block [[v0t0, v0t1], [v1t0, v1t1]]")
+    array = np.asarray(blocks, dtype=np.float64).reshape(-1, 2, 2)
+    bad = np.argwhere(~np.isfinite(array))
+    if bad.size:
+        i, v, t = bad[0]
+        raise ValueError(f"{name}[{i}][{v}][{t}] = {array[i, v, t]!r} is not a finite score")
+    return array
+
+
+def winoground_credits(blocks: np.ndarray, ties: str) -> dict[str, np.ndarray]:
+    """Per 2x2 block (higher is better), Winoground's scores under the tie policy.
+
+    ``text``: each video prefers its own text (v0: t0 over t1, v1: t1 over t0); ``video``: each
+    text prefers its own video; ``group``: all four comparisons. Credits multiply, so under
+    ``half`` a tied comparison halves the block's credit.
+    """
+    one = lambda target, other: win_credit(target, other[:, None], ties)[0]  # noqa: E731
+    v0_text = one(blocks[:, 0, 0], blocks[:, 0, 1])
+    v1_text = one(blocks[:, 1, 1], blocks[:, 1, 0])
+    t0_video = one(blocks[:, 0, 0], blocks[:, 1, 0])
+    t1_video = one(blocks[:, 1, 1], blocks[:, 0, 1])
+    text, video = v0_text * v1_text, t0_video * t1_video
+    return {"text": text, "video": video, "group": text * video}
