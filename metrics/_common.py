@@ -92,8 +92,8 @@ def finite_vector(name: str, values: Sequence[float]) -> np.ndarray:
     return array
 
 
-def ragged_matrix(name: str, rows: Sequence[Sequence[float]], *, pad: float = -np.inf) -> np.ndarray:
-    """Lists of scores (any positive length each) as a matrix padded with ``pad``.
+def ragged_matrix(name: str, rows: Sequence[Sequence[float]]) -> np.ndarray:
+    """Lists of scores (any positive length each) as a matrix padded with NaN.
 
     A ``ValueError`` names the item whose list is empty, not a list, or holds a NaN/inf.
     """
@@ -104,7 +104,7 @@ def ragged_matrix(name: str, rows: Sequence[Sequence[float]], *, pad: float = -n
         if len(row) == 0:
             raise ValueError(f"{name}[{index}] is empty: every item needs at least one score")
         lengths.append(len(row))
-    matrix = np.full((len(lengths), max(lengths, default=0)), pad, dtype=np.float64)
+    matrix = np.full((len(lengths), max(lengths, default=0)), np.nan, dtype=np.float64)
     for index, row in enumerate(rows):
         values = finite_vector(f"{name}[{index}]", row)
         matrix[index, : len(values)] = values
@@ -114,6 +114,14 @@ def ragged_matrix(name: str, rows: Sequence[Sequence[float]], *, pad: float = -n
 def oriented(values: np.ndarray, score_kind: str) -> np.ndarray:
     """Scores turned so that higher is better (perplexities and losses negated)."""
     return values * direction(score_kind)
+
+
+def oriented_competitors(
+    name: str, rows: Sequence[Sequence[float]], score_kind: str
+) -> np.ndarray:
+    """Lists of competitor scores (foils, wrong options) as a higher-is-better matrix whose padding
+    is ``-inf``, so a missing competitor never beats or ties anything."""
+    return np.nan_to_num(oriented(ragged_matrix(name, rows), score_kind), nan=-np.inf)
 
 
 def win_credit(

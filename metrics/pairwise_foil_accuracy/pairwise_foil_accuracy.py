@@ -13,7 +13,7 @@ from ._common import (
     finite_vector,
     group_codes,
     oriented,
-    ragged_matrix,
+    oriented_competitors,
     weighted_mean,
     win_credit,
     winoground_credits,
@@ -98,7 +98,7 @@ def item_credits(
     whether a tie decided it. Validates the inputs."""
     check_lengths(caption_scores=caption_scores, foil_scores=foil_scores)
     captions = oriented(finite_vector("caption_scores", caption_scores), score_kind)
-    foils = oriented(ragged_matrix("foil_scores", foil_scores), score_kind)
+    foils = oriented_competitors("foil_scores", foil_scores, score_kind)
     return win_credit(captions, foils, ties)
 
 

@@ -12,6 +12,7 @@ from ._common import (
     finite_vector,
     group_codes,
     oriented,
+    oriented_competitors,
     ragged_matrix,
     weighted_mean,
     win_credit,
@@ -116,7 +117,7 @@ def item_credits(
         prefix = "proficiency_" if name == "proficiency" else ""
         credits[name], credits[f"{name}_tied"] = win_credit(
             oriented(finite_vector(f"{prefix}caption_scores", captions), score_kind),
-            oriented(ragged_matrix(f"{prefix}foil_scores", foils), score_kind),
+            oriented_competitors(f"{prefix}foil_scores", foils, score_kind),
             ties,
         )
     credits["combined"] = credits["proficiency"] * credits["main"]
@@ -147,7 +148,7 @@ def _probability_columns(
     """The probability-mode statistics of the ViLMA/VALSE evaluation script, as a function of
     bootstrap weights."""
     captions = finite_vector("caption_scores", caption_scores)
-    foils = ragged_matrix("foil_scores", foil_scores, pad=np.nan)
+    foils = ragged_matrix("foil_scores", foil_scores)
     for name, values in (("caption_scores", captions), ("foil_scores", foils)):
         outside = np.argwhere((values < 0) | (values > 1))
         if outside.size:
