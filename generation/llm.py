@@ -327,8 +327,9 @@ class ChatClient:
         bar.close()
         failures = [results[index] for index in unique if isinstance(results[index], BaseException)]
         if failures:
-            if len(failures) > 1:
-                failures[0].add_note(f"{len(failures)} of {len(unique)} requests failed")
+            for later in failures[1:]:
+                logger.error("another failed request: %s", later)
+            logger.error("%d of %d requests failed; raising the first", len(failures), len(unique))
             raise failures[0]
         return [results[first_of_key[key]] for key in keys]  # type: ignore[misc]
 
