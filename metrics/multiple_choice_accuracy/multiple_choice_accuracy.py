@@ -1,0 +1,185 @@
+"""Multiple-choice accuracy: how often the true caption outscores every other option."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any
+
+import numpy as np
+
+from ._common import (
+    check_lengths,
+    group_codes,
+    oriented_competitors,
+    weighted_mean,
+    win_credit,
+    with_intervals,
+)
+
+try:  # the pure functions below need neither; the evaluate module does
+    import datasets
+    import evaluate
+except ImportError:  # pragma: no cover - exercised only where evaluate is absent
+    evaluate = None
+
+_CITATION = """\
+@inproceedings{park2022exposing,
+  title     = {Exposing the Limits of Video-Text Models through Contrast Sets},
+  author    = {Park, Jae Sung and Shen, Sheng and Farhadi, Ali and Darrell, Trevor and Choi, Yejin and Rohrbach, Anna},
+  booktitle = {Proceedings of the 2022 Conference of the North American Chapter of the Association for Computational Linguistics (NAACL)},
+  pages     = {3574--3586},
+  year      = {2022}
+}
+"""
+
+_DESCRIPTION = """\
+The MSR-VTT contrast sets (Park et al., 2022, Sec. 4.1-4.2) turn each video into a 5-way multiple
+choice: the true caption and four foils (verb phrases replaced by a language model or by people,
+genders or person identities swapped). An item is right when the option at `label` outscores the
+other options. The true option can sit at any index, so ties get an explicit policy instead of
+whatever an argmax's position bias would give: `strict` (default: a tie is wrong), `half` (1/k for
+k options sharing the top score) or `first` (a tie is right). With `groups` (the foil type) the
+result adds each group's accuracy and the macro average; `chance` is the accuracy of guessing.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    scores (`list[list[float]]`): each item's option scores in the published option order.
+    labels (`list[int]`): the index of the true option of each item.
+    groups (`list[str]`, optional): each item's group (foil type) for a per-group breakdown.
+    cluster (`list[str]`, optional): each item's video, resampled as a unit by the bootstrap.
+    score_kind (`str`): `similarity`, `probability`, `log_probability`, `logit` (higher is better),
+        `perplexity` or `loss` (lower is better). Default `similarity`.
+    ties (`str`): `strict` (default), `half` or `first`.
+    n_resamples (`int`): bootstrap resamples (0: no intervals). Default 1000.
+    seed (`int`): the bootstrap's seed. Default 0.
+    confidence (`float`): the intervals' coverage. Default 0.95.
+Returns:
+    accuracy (`float`): mean credit over items, with `accuracy_ci`; `n`; `n_tied`; `chance`
+        (the mean of 1/options).
+    accuracy_<group>, accuracy_<group>_ci, n_<group>, macro_accuracy(_ci): with `groups`.
+Examples:
+    >>> from foilkit.metrics.multiple_choice_accuracy.multiple_choice_accuracy import (
+    ...     multiple_choice_accuracy)
+    >>> result = multiple_choice_accuracy(
+    ...     scores=[[0.1, 0.9, 0.3, 0.2, 0.0], [0.5, 0.6, 0.1, 0.2, 0.3], [0.4, 0.4, 0.1, 0.1, 0.1]],
+    ...     labels=[1, 0, 0], n_resamples=0)
+    >>> result["accuracy"], result["n_tied"], round(result["chance"], 3)
+    (0.3333333333333333, 1, 0.2)
+    >>> multiple_choice_accuracy(scores=[[0.4, 0.4, 0.1]], labels=[1], ties="half", n_resamples=0)["accuracy"]
+    0.5
+"""
+
+
+def item_credits(
+    scores: Sequence[Sequence[float]],
+    labels: Sequence[int],
+    *,
+    score_kind: str = "similarity",
+    ties: str = "strict",
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per item: its credit, whether a tie decided it, and its number of options. Validates."""
+    n = check_lengths(scores=scores, labels=labels)
+    options = oriented_competitors("scores", scores, score_kind)
+    counts = np.isfinite(options).sum(axis=1)
+    label_array = np.empty(n, dtype=np.int64)
+    for index, label in enumerate(labels):
+        if isinstance(label, bool) or not isinstance(label, (int, np.integer)):
+            raise ValueError(f"labels[{index}] = {label!r} is not an option index")
+        if not 0 <= label < counts[index]:
+            raise ValueError(
+                f"labels[{index}] = {label} is outside the item's {counts[index]} options"
+            )
+        if counts[index] < 2:
+            raise ValueError(f"scores[{index}] has {counts[index]} option: a choice needs two")
+        label_array[index] = label
+    rows = np.arange(n)
+    target = options[rows, label_array]
+    others = options.copy()
+    others[rows, label_array] = -np.inf
+    credit, tied = win_credit(target, others, ties)
+    return credit, tied, counts
+
+
+def multiple_choice_accuracy(
+    scores: Sequence[Sequence[float]],
+    labels: Sequence[int],
+    *,
+    groups: Sequence[Hashable] | None = None,
+    cluster: Sequence[Hashable] | None = None,
+    score_kind: str = "similarity",
+    ties: str = "strict",
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Accuracy of the true options, per group and overall, with bootstrap CIs."""
+    credit, tied, counts = item_credits(scores, labels, score_kind=score_kind, ties=ties)
+    n = len(credit)
+    masks = group_codes(groups, n)
+
+    def statistic(weights: np.ndarray) -> dict[str, np.ndarray]:
+        out = {"accuracy": weighted_mean(weights, credit)}
+        per_group = {
+            f"accuracy_{group}": weighted_mean(weights[:, mask], credit[mask])
+            for group, mask in masks.items()
+        }
+        out.update(per_group)
+        if per_group:
+            out["macro_accuracy"] = np.nanmean(np.stack(list(per_group.values())), axis=0)
+        return out
+
+    result = with_intervals(
+        statistic, n, cluster=cluster, n_resamples=n_resamples, seed=seed, confidence=confidence
+    )
+    result.update(n=n, n_tied=int(tied.sum()), chance=float(np.mean(1.0 / counts)))
+    result.update({f"n_{group}": int(mask.sum()) for group, mask in masks.items()})
+    return result
+
+
+#: doctest runs the examples above (``doctest.testmod`` reads ``__test__``).
+__test__ = {"examples": _KWARGS_DESCRIPTION}
+
+if evaluate is not None:
+
+    @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+    class MultipleChoiceAccuracy(evaluate.Metric):
+        """``evaluate.load("multiple_choice_accuracy")``: :func:`multiple_choice_accuracy`."""
+
+        def _info(self) -> evaluate.MetricInfo:
+            return evaluate.MetricInfo(
+                description=_DESCRIPTION,
+                citation=_CITATION,
+                inputs_description=_KWARGS_DESCRIPTION,
+                features=datasets.Features(
+                    {
+                        "scores": datasets.Sequence(datasets.Value("float64")),
+                        "labels": datasets.Value("int64"),
+                    }
+                ),
+                reference_urls=["https://github.com/jamespark3922/video-lang-contrast-set"],
+            )
+
+        def _compute(
+            self,
+            scores: list[list[float]],
+            labels: list[int],
+            groups: list[str] | None = None,
+            cluster: list[str] | None = None,
+            score_kind: str = "similarity",
+            ties: str = "strict",
+            n_resamples: int = 1000,
+            seed: int = 0,
+            confidence: float = 0.95,
+        ) -> dict[str, Any]:
+            return multiple_choice_accuracy(
+                scores,
+                labels,
+                groups=groups,
+                cluster=cluster,
+                score_kind=score_kind,
+                ties=ties,
+                n_resamples=n_resamples,
+                seed=seed,
+                confidence=confidence,
+            )
