@@ -27,11 +27,11 @@ except ImportError:  # pragma: no cover - exercised only where evaluate is absen
     evaluate = None
 
 _CITATION = """\
-@inproceedings{li2024vitatecs,
-  title     = {{VITATECS}: A Diagnostic Dataset for Temporal Concept Understanding of Video-Language Models},
-  author    = {Li, Shicheng and Li, Lei and Ren, Shuhuai and Liu, Yuanxin and Liu, Yi and Gao, Rundong and Sun, Xu and Hou, Lu},
-  booktitle = {European Conference on Computer Vision (ECCV)},
-  year      = {2024}
+@article{li2023vitatecs,
+  title   = {{VITATECS}: A Diagnostic Dataset for Temporal Concept Understanding of Video-Language Models},
+  author  = {Li, Shicheng and Li, Lei and Ren, Shuhuai and Liu, Yuanxin and Liu, Yi and Gao, Rundong and Sun, Xu and Hou, Lu},
+  journal = {arXiv preprint arXiv:2311.17404},
+  year    = {2023}
 }
 """
 
