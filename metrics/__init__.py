@@ -1,1 +1,118 @@
-"""Evaluate modules, one folder per metric (``foilkit.metrics``)."""
+"""foilkit's evaluate modules (``foilkit.metrics``), one folder per metric.
+
+Every ``metrics/<name>/<name>.py`` is at once an ``evaluate`` module (``evaluate.load`` of the
+folder; pushable to the Hub as a Space, see ``foilkit metrics push``) and a plain Python module
+whose pure function ``<name>(...)`` needs only numpy. This package adds what spans metrics:
+loading an installed module without a checkout (:func:`load`), the pure functions by name
+(:func:`metric_function`), and paired comparisons of two models on the same items
+(:func:`paired_comparison`).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+#: metric name -> the result keys a paired comparison tests, headline first, each with the
+#: ``item_credits`` output holding that key's per-item credit.
+PAIRED_OUTCOMES: dict[str, dict[str, str]] = {
+    "pairwise_foil_accuracy": {"accuracy": "credit"},
+    "proficiency_combined_accuracy": {
+        "combined_accuracy": "combined",
+        "proficiency_accuracy": "proficiency",
+        "main_accuracy": "main",
+    },
+    "multiple_choice_accuracy": {"accuracy": "credit"},
+    "binary_retrieval_accuracy": {"t2v_accuracy": "t2v", "v2t_accuracy": "v2t"},
+}
+#: every metric foilkit ships, in the order the benchmarks introduce them.
+METRICS: tuple[str, ...] = (*PAIRED_OUTCOMES, "retrieval_recall")
+#: data arguments that describe items rather than score them.
+_ITEM_ARGUMENTS = ("groups", "tests", "cluster")
+
+
+def _check_name(name: str) -> None:
+    if name not in METRICS:
+        raise ValueError(f"unknown metric {name!r}; foilkit ships {list(METRICS)}")
+
+
+def metric_dir(name: str) -> Path:
+    """The folder of metric ``name``: an evaluate module, in a checkout or an installed wheel."""
+    _check_name(name)
+    return Path(__file__).resolve().parent / name
+
+
+def metric_module(name: str) -> Any:
+    """The Python module ``foilkit.metrics.<name>.<name>`` (imports numpy, not evaluate)."""
+    _check_name(name)
+    return importlib.import_module(f"{__name__}.{name}.{name}")
+
+
+def metric_function(name: str) -> Callable[..., dict[str, Any]]:
+    """The pure function of metric ``name``: inputs and options as keyword arguments, a flat
+    dict of named results."""
+    return getattr(metric_module(name), name)
+
+
+def load(name: str, **kwargs: Any) -> Any:
+    """``evaluate.load`` of an installed foilkit metric: no checkout and no network needed."""
+    import evaluate
+
+    return evaluate.load(str(metric_dir(name)), **kwargs)
+
+
+def _credits(
+    name: str, inputs: Mapping[str, Any], score_kind: str, options: Mapping[str, Any]
+) -> Mapping[str, Any]:
+    """Per-item credits of one model: ``item_credits`` of the metric's module."""
+    item_credits = metric_module(name).item_credits
+    accepted = inspect.signature(item_credits).parameters
+    data = {k: v for k, v in inputs.items() if k not in _ITEM_ARGUMENTS}
+    chosen = {k: v for k, v in options.items() if k in accepted}
+    return item_credits(**data, score_kind=score_kind, **chosen)
+
+
+def paired_comparison(
+    metric: str,
+    inputs_a: Mapping[str, Any],
+    inputs_b: Mapping[str, Any],
+    *,
+    score_kind_a: str = "similarity",
+    score_kind_b: str = "similarity",
+    options: Mapping[str, Any] | None = None,
+    cluster: Sequence[Hashable] | None = None,
+    n_resamples: int = 1000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> dict[str, Any]:
+    """Model A against model B on the same items, for each outcome of ``metric``.
+
+    ``inputs_a``/``inputs_b`` are the metric's data arguments for each model, items aligned.
+    Per outcome (the headline as ``mcnemar``/``bootstrap``, the others as ``mcnemar (<key>)``
+    / ``bootstrap (<key>)``): the exact McNemar test on items each model gets right (credit 1;
+    an item a ``half`` tie credited counts as not right) and the paired bootstrap of the mean
+    credit difference B - A, resampling the same items (or ``cluster`` units) for both.
+    """
+    from ._common import mcnemar_exact, paired_bootstrap
+
+    if metric not in PAIRED_OUTCOMES:
+        raise ValueError(
+            f"{metric!r} has no per-item outcome to pair; paired metrics: {list(PAIRED_OUTCOMES)}"
+        )
+    options = dict(options or {})
+    credits_a = _credits(metric, inputs_a, score_kind_a, options)
+    credits_b = _credits(metric, inputs_b, score_kind_b, options)
+    result: dict[str, Any] = {"metric": metric}
+    for position, (key, column) in enumerate(PAIRED_OUTCOMES[metric].items()):
+        a, b = credits_a[column], credits_b[column]
+        if len(a) != len(b):
+            raise ValueError(f"model A has {len(a)} items and model B {len(b)}: pair the same items")
+        suffix = "" if position == 0 else f" ({key})"
+        result[f"mcnemar{suffix}"] = mcnemar_exact(a == 1, b == 1)
+        result[f"bootstrap{suffix}"] = paired_bootstrap(
+            a, b, cluster=cluster, n_resamples=n_resamples, seed=seed, confidence=confidence
+        )
+    return result

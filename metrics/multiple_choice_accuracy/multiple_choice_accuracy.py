@@ -77,8 +77,9 @@ def item_credits(
     *,
     score_kind: str = "similarity",
     ties: str = "strict",
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Per item: its credit, whether a tie decided it, and its number of options. Validates."""
+) -> dict[str, np.ndarray]:
+    """Per item: its ``credit``, whether a tie decided it (``tied``) and its number of
+    ``options``. Validates the inputs."""
     n = check_lengths(scores=scores, labels=labels)
     options = oriented_competitors("scores", scores, score_kind)
     counts = np.isfinite(options).sum(axis=1)
@@ -98,7 +99,7 @@ def item_credits(
     others = options.copy()
     others[rows, label_array] = -np.inf
     credit, tied = win_credit(target, others, ties)
-    return credit, tied, counts
+    return {"credit": credit, "tied": tied, "options": counts}
 
 
 def multiple_choice_accuracy(
@@ -114,7 +115,8 @@ def multiple_choice_accuracy(
     confidence: float = 0.95,
 ) -> dict[str, Any]:
     """Accuracy of the true options, per group and overall, with bootstrap CIs."""
-    credit, tied, counts = item_credits(scores, labels, score_kind=score_kind, ties=ties)
+    credits = item_credits(scores, labels, score_kind=score_kind, ties=ties)
+    credit, tied, counts = credits["credit"], credits["tied"], credits["options"]
     n = len(credit)
     masks = group_codes(groups, n)
 

@@ -93,13 +93,14 @@ def item_credits(
     *,
     score_kind: str = "similarity",
     ties: str = "strict",
-) -> tuple[np.ndarray, np.ndarray]:
-    """Per item: its credit (1 caption wins, 0 a foil wins, the tie policy's share on a tie) and
-    whether a tie decided it. Validates the inputs."""
+) -> dict[str, np.ndarray]:
+    """Per item: its ``credit`` (1 caption wins, 0 a foil wins, the tie policy's share on a tie)
+    and whether a tie decided it (``tied``). Validates the inputs."""
     check_lengths(caption_scores=caption_scores, foil_scores=foil_scores)
     captions = oriented(finite_vector("caption_scores", caption_scores), score_kind)
     foils = oriented_competitors("foil_scores", foil_scores, score_kind)
-    return win_credit(captions, foils, ties)
+    credit, tied = win_credit(captions, foils, ties)
+    return {"credit": credit, "tied": tied}
 
 
 def pairwise_foil_accuracy(
@@ -125,7 +126,8 @@ def pairwise_foil_accuracy(
         blocks = oriented(raw_blocks, score_kind)
         if caption_scores is None and foil_scores is None:
             caption_scores, foil_scores = raw_blocks[:, 0, 0], raw_blocks[:, 0, 1:]
-    credit, tied = item_credits(caption_scores, foil_scores, score_kind=score_kind, ties=ties)
+    credits = item_credits(caption_scores, foil_scores, score_kind=score_kind, ties=ties)
+    credit, tied = credits["credit"], credits["tied"]
     n = check_lengths(credit=credit, groups=groups, pair_scores=pair_scores)
     masks = group_codes(groups, n)
     columns = {"accuracy": credit}
