@@ -88,7 +88,7 @@ def finite_vector(name: str, values: Sequence[float]) -> np.ndarray:
         raise ValueError(f"{name} must be a flat list of numbers")
     bad = np.flatnonzero(~np.isfinite(array))
     if bad.size:
-        raise ValueError(f"{name}[{bad[0]}] = {array[bad[0]]!r} is not a finite score")
+        raise ValueError(f"{name}[{bad[0]}] = {float(array[bad[0]])} is not a finite score")
     return array
 
 
@@ -330,7 +330,7 @@ def block_matrix(name: str, blocks: Sequence[Sequence[Sequence[float]]]) -> np.n
     bad = np.argwhere(~np.isfinite(array))
     if bad.size:
         i, v, t = bad[0]
-        raise ValueError(f"{name}[{i}][{v}][{t}] = {array[i, v, t]!r} is not a finite score")
+        raise ValueError(f"{name}[{i}][{v}][{t}] = {float(array[i, v, t])} is not a finite score")
     return array
 
 

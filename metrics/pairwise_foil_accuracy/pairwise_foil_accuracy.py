@@ -128,7 +128,7 @@ def pairwise_foil_accuracy(
             caption_scores, foil_scores = raw_blocks[:, 0, 0], raw_blocks[:, 0, 1:]
     credits = item_credits(caption_scores, foil_scores, score_kind=score_kind, ties=ties)
     credit, tied = credits["credit"], credits["tied"]
-    n = check_lengths(credit=credit, groups=groups, pair_scores=pair_scores)
+    n = check_lengths(caption_scores=credit, pair_scores=pair_scores)
     masks = group_codes(groups, n)
     columns = {"accuracy": credit}
     if pair_scores is not None:

@@ -154,7 +154,7 @@ def _probability_columns(
         if outside.size:
             where = "".join(f"[{i}]" for i in outside[0])
             raise ValueError(
-                f"{name}{where} = {values[tuple(outside[0])]!r} is not a probability in [0, 1] "
+                f"{name}{where} = {float(values[tuple(outside[0])])} is not a probability in [0, 1] "
                 "(score_kind='probability')"
             )
     has_foil = ~np.isnan(foils)
