@@ -19,6 +19,7 @@ from ._common import (
     winoground_credits,
     with_intervals,
 )
+from ._ranking import check_ks, rank_targets
 
 try:  # the pure functions below need neither; the evaluate module does
     import datasets
@@ -45,7 +46,10 @@ Scores may be similarities/probabilities (higher is better) or perplexities/loss
 better), as `score_kind` says. With `groups` (aspect, subtest) the result adds each group's
 accuracy and the macro average; with `cluster` (the video of each item) the bootstrap confidence
 intervals resample whole videos. Given 2x2 `pair_scores` it adds Winoground's text, video and
-group scores.
+group scores. Given the `retrieval_scores` of each item's video against every caption and
+counterfactual of the benchmark, it adds VITATECS' recall@k check (Tab. 7): how often the caption,
+the counterfactual, and both rank in the top k, which shows whether a model finds the video's texts
+by their shared static content while not telling them apart.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -57,9 +61,15 @@ Args:
     pair_scores (`list[[[float, float], [float, float]]]`, optional): per item a 2x2 block
         `[[s(v0, t0), s(v0, t1)], [s(v1, t0), s(v1, t1)]]` (two videos x two texts, video i
         matching text i); adds Winoground's `text_score`, `video_score` and `group_score`.
+    retrieval_scores (`list[list[float]]`, optional): per item, its video's scores against all
+        texts of the benchmark (every caption and counterfactual), for the recall@k check.
+    retrieval_targets (`list[[int, int]]`, optional): per item, the columns of its caption and
+        its counterfactual in `retrieval_scores`.
+    recall_ks (`list[int]`): the k of the recall@k check. Default [10] (VITATECS Tab. 7).
     score_kind (`str`): `similarity`, `probability`, `log_probability`, `logit` (higher is better),
         `perplexity` or `loss` (lower is better). Default `similarity`.
-    ties (`str`): `strict` (default), `half` or `first`.
+    ties (`str`): `strict` (default), `half` or `first`. In the recall@k check, `strict` ranks a
+        text after every text tied with it, `first` before them, `half` at their average.
     n_resamples (`int`): bootstrap resamples for the confidence intervals (0: none). Default 1000.
     seed (`int`): the bootstrap's seed. Default 0.
     confidence (`float`): the interval's coverage. Default 0.95.
@@ -69,6 +79,8 @@ Returns:
     accuracy_<group>, accuracy_<group>_ci, n_<group>: per group, when `groups` is given.
     macro_accuracy (`float`): the mean of the group accuracies, with `macro_accuracy_ci`.
     text_score, video_score, group_score (`float`): with `pair_scores`, each with `_ci`.
+    caption_recall_at_<k>, foil_recall_at_<k>, both_recall_at_<k> (`float`): with
+        `retrieval_scores`, each with `_ci`.
 Examples:
     >>> from foilkit.metrics.pairwise_foil_accuracy.pairwise_foil_accuracy import pairwise_foil_accuracy
     >>> result = pairwise_foil_accuracy([0.9, 0.4, 0.5], [[0.1], [0.6], [0.5]], n_resamples=0)
@@ -84,7 +96,17 @@ Examples:
     ...                                 groups=["direction", "direction", "sequence"], n_resamples=0)
     >>> result["accuracy_direction"], result["accuracy_sequence"], result["macro_accuracy"]
     (0.5, 1.0, 0.75)
+    >>> # recall@1 over all texts [caption 0, foil 0, caption 1, foil 1]: item 0's video ranks its
+    >>> # caption first, item 1's video its counterfactual
+    >>> result = pairwise_foil_accuracy([0.9, 0.6], [[0.8], [0.7]], n_resamples=0,
+    ...     retrieval_scores=[[0.9, 0.8, 0.1, 0.2], [0.3, 0.2, 0.6, 0.7]],
+    ...     retrieval_targets=[[0, 1], [2, 3]], recall_ks=[1, 2])
+    >>> result["caption_recall_at_1"], result["foil_recall_at_1"], result["both_recall_at_2"]
+    (0.5, 0.5, 1.0)
 """
+
+#: the pairwise tie policy -> the rank a text tied with others gets in the recall@k check.
+_RANK_TIES = {"strict": "pessimistic", "half": "average", "first": "optimistic"}
 
 
 def item_credits(
@@ -103,6 +125,40 @@ def item_credits(
     return {"credit": credit, "tied": tied}
 
 
+def recall_columns(
+    retrieval_scores: Any,
+    retrieval_targets: Sequence[Sequence[int]],
+    recall_ks: Sequence[int],
+    score_kind: str,
+    ties: str,
+) -> dict[str, np.ndarray]:
+    """Per item, whether its caption, its counterfactual and both rank in the top k of its
+    video's row of ``retrieval_scores`` (VITATECS Tab. 7)."""
+    ks = check_ks(recall_ks)
+    for index, pair in enumerate(retrieval_targets):
+        if isinstance(pair, (str, bytes)) or len(pair) != 2:
+            raise ValueError(
+                f"retrieval_targets[{index}] = {pair!r} must be [caption column, foil column]"
+            )
+    ranks = {
+        role: rank_targets(
+            retrieval_scores,
+            [[int(pair[position])] for pair in retrieval_targets],
+            score_kind=score_kind,
+            ties=_RANK_TIES[ties],
+            name="retrieval_scores",
+        ).ranks
+        for position, role in enumerate(("caption", "foil"))
+    }
+    columns = {}
+    for k in ks:
+        hits = {role: (rank <= k).astype(np.float64) for role, rank in ranks.items()}
+        columns[f"caption_recall_at_{k}"] = hits["caption"]
+        columns[f"foil_recall_at_{k}"] = hits["foil"]
+        columns[f"both_recall_at_{k}"] = hits["caption"] * hits["foil"]
+    return columns
+
+
 def pairwise_foil_accuracy(
     caption_scores: Sequence[float] | None,
     foil_scores: Sequence[Sequence[float]] | None,
@@ -110,6 +166,9 @@ def pairwise_foil_accuracy(
     groups: Sequence[Hashable] | None = None,
     cluster: Sequence[Hashable] | None = None,
     pair_scores: Sequence[Sequence[Sequence[float]]] | None = None,
+    retrieval_scores: Any = None,
+    retrieval_targets: Sequence[Sequence[int]] | None = None,
+    recall_ks: Sequence[int] = (10,),
     score_kind: str = "similarity",
     ties: str = "strict",
     n_resamples: int = 1000,
@@ -128,12 +187,20 @@ def pairwise_foil_accuracy(
             caption_scores, foil_scores = raw_blocks[:, 0, 0], raw_blocks[:, 0, 1:]
     credits = item_credits(caption_scores, foil_scores, score_kind=score_kind, ties=ties)
     credit, tied = credits["credit"], credits["tied"]
-    n = check_lengths(caption_scores=credit, pair_scores=pair_scores)
+    n = check_lengths(
+        caption_scores=credit, pair_scores=pair_scores, retrieval_targets=retrieval_targets
+    )
     masks = group_codes(groups, n)
     columns = {"accuracy": credit}
     if pair_scores is not None:
         columns.update(
             {f"{name}_score": value for name, value in winoground_credits(blocks, ties).items()}
+        )
+    if (retrieval_scores is None) != (retrieval_targets is None):
+        raise ValueError("retrieval_scores and retrieval_targets come together")
+    if retrieval_scores is not None:
+        columns.update(
+            recall_columns(retrieval_scores, retrieval_targets, recall_ks, score_kind, ties)
         )
 
     def statistic(weights: np.ndarray) -> dict[str, np.ndarray]:
@@ -185,6 +252,9 @@ if evaluate is not None:
             groups: list[str] | None = None,
             cluster: list[str] | None = None,
             pair_scores: list[list[list[float]]] | None = None,
+            retrieval_scores: list[list[float]] | None = None,
+            retrieval_targets: list[list[int]] | None = None,
+            recall_ks: list[int] = (10,),
             score_kind: str = "similarity",
             ties: str = "strict",
             n_resamples: int = 1000,
@@ -197,6 +267,9 @@ if evaluate is not None:
                 groups=groups,
                 cluster=cluster,
                 pair_scores=pair_scores,
+                retrieval_scores=retrieval_scores,
+                retrieval_targets=retrieval_targets,
+                recall_ks=recall_ks,
                 score_kind=score_kind,
                 ties=ties,
                 n_resamples=n_resamples,

@@ -88,6 +88,25 @@ def test_winoground_scores_from_two_by_two_blocks():
     assert result["accuracy"] == pytest.approx(2 / 3)  # caption t0 vs foil t1 on video 0
 
 
+def test_vitatecs_recall_at_k_equals_sorting_each_video_row(rng):
+    """Tab. 7: rank every caption and counterfactual of the benchmark for each item's video."""
+    n_items, k = 40, 10
+    texts = rng.random((n_items, 2 * n_items))  # columns: caption i at 2i, counterfactual at 2i+1
+    targets = [[2 * i, 2 * i + 1] for i in range(n_items)]
+    order = np.argsort(-texts, axis=1)
+    top = [set(order[i, :k]) for i in range(n_items)]
+    expected_caption = np.mean([2 * i in top[i] for i in range(n_items)])
+    expected_both = np.mean([{2 * i, 2 * i + 1} <= top[i] for i in range(n_items)])
+    result = pairwise(
+        [0.5] * n_items, [[0.0]] * n_items,
+        retrieval_scores=texts, retrieval_targets=targets, n_resamples=0,
+    )  # fmt: skip
+    assert result["caption_recall_at_10"] == pytest.approx(expected_caption)
+    assert result["both_recall_at_10"] == pytest.approx(expected_both)
+    with pytest.raises(ValueError, match=r"retrieval_targets\[1\] = \[3\] must be"):
+        pairwise([0.1, 0.2], [[0.0], [0.0]], retrieval_scores=texts[:2], retrieval_targets=[[0, 1], [3]])
+
+
 # --- proficiency_combined_accuracy ---------------------------------------------------------------
 
 
