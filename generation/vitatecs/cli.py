@@ -1,0 +1,227 @@
+"""``foilkit generate vitatecs <stage>``: VITATECS' human-in-the-loop counterfactual generation.
+
+Stages (one loop folder holds the configuration, exemplars, iterations and LLM cache):
+  init          create a loop folder from a configuration file (YAML/JSON; defaults = the paper)
+  train-filter  fine-tune the 7-way filter on the current exemplars; held-out P/R/F1
+  generate      LLM counterfactual candidates for fresh captions of each aspect
+  filter        NLI filter + filter model on those candidates
+  export        the accepted candidates as CSV/JSONL for annotators
+  import        annotators' labels back into the exemplar sets (starts the next iteration)
+  status        the iterations table (as the paper's Tab. 12)
+  finalize      generate + filter + diversity + safety at scale; write the dataset
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from foilkit.builders.vitatecs import ASPECTS
+
+    parser.description = __doc__.split("\n\n", 1)[0]
+    stages = parser.add_subparsers(dest="stage", required=True, metavar="stage")
+
+    def stage(name: str, help: str) -> argparse.ArgumentParser:
+        sub = stages.add_parser(name, help=help, description=help)
+        sub.add_argument("--loop", required=True, type=Path, help="the loop folder")
+        return sub
+
+    init = stage("init", "create a loop folder from a configuration file")
+    init.add_argument("--config", type=Path,
+                      help="YAML/JSON with the settings to change (seed, llm, filter, ...)")  # fmt: skip
+    init.add_argument("--seed", type=int, help="the loop's seed (overrides the file's)")
+    init.add_argument("--model", help="LLM name (overrides llm.model)")
+    init.add_argument("--base-url", help="OpenAI-compatible endpoint (overrides llm.base_url)")
+
+    train = stage("train-filter", "fine-tune the filter model on the current exemplars")
+    train.add_argument("--epochs", type=int, help="override filter.epochs for this run")
+
+    for name, help in (
+        ("generate", "generate candidates for the next iteration"),
+        ("finalize", "generate, filter and select at scale; write the dataset"),
+    ):
+        sub = stage(name, help)
+        sub.add_argument("--captions", required=True, type=Path,
+                         help="JSONL: caption, video_name, src_dataset[, id]")  # fmt: skip
+        sub.add_argument("--per-aspect", type=int,
+                         help="captions per aspect (default: loop/finalize.queries_per_aspect)")  # fmt: skip
+        sub.add_argument("--aspects", nargs="+", choices=ASPECTS, default=list(ASPECTS))
+        sub.add_argument("--no-progress", dest="progress", action="store_false")
+        if name == "finalize":
+            sub.add_argument("--output", "-o", required=True, type=Path, help="output folder")
+
+    stage("filter", "NLI filter and filter model on the next iteration's candidates")
+    export = stage("export", "write the filtered candidates for annotators")
+    export.add_argument("--include-rejected", action="store_true",
+                        help="also export candidates the filter rejected")  # fmt: skip
+    imported = stage("import", "merge annotators' labels into the exemplar sets")
+    imported.add_argument("labels", type=Path, help="the revised CSV or JSONL")
+    stage("status", "print the iterations table")
+
+
+def run(args: argparse.Namespace) -> int:
+    return _HANDLERS[args.stage](args)
+
+
+def _init(args: argparse.Namespace) -> int:
+    from foilkit.generation.vitatecs.config import PipelineConfig
+    from foilkit.generation.vitatecs.data_files import read_data
+    from foilkit.generation.vitatecs.loop import Loop
+
+    overrides = read_data(args.config) if args.config else {}
+    cli = {"seed": args.seed, "llm": {"model": args.model, "base_url": args.base_url}}
+    cli["llm"] = {k: v for k, v in cli["llm"].items() if v is not None}
+    cli = {k: v for k, v in cli.items() if v not in (None, {})}
+    where = str(args.config or "defaults")
+    config = PipelineConfig().merged(overrides, where=where).merged(cli, where="command line")
+    loop = Loop.create(args.loop, config)
+    print(f"created loop {loop.root} (seed {config.seed}, LLM {config.llm.model})")
+    print(loop_status(loop))
+    return 0
+
+
+def _train_filter(args: argparse.Namespace) -> int:
+    from foilkit.generation.vitatecs import stages
+    from foilkit.generation.vitatecs.loop import Loop
+
+    loop = Loop(args.loop)
+    result = stages.train_filter(loop, epochs=args.epochs)
+    _record(args, loop, "train-filter", result)
+    scores = ", ".join(f"{name} {result[name]:.3f}" for name in ("precision", "recall", "f1")
+                       if result.get(name) is not None)  # fmt: skip
+    print(f"filter trained on {result['train_pairs']} pairs ({result['examples']} with "
+          f"augmentation); held out {result['heldout_pairs']}: {scores or 'no held-out pairs'}")  # fmt: skip
+    print(loop_status(loop))
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    from foilkit.generation.vitatecs import stages
+    from foilkit.generation.vitatecs.loop import Loop
+
+    loop = Loop(args.loop)
+    result = stages.generate(loop, args.captions, per_aspect=args.per_aspect,
+                             aspects=args.aspects, progress=args.progress)  # fmt: skip
+    _record(args, loop, "generate", result)
+    print(f"{result['queries']} queries -> {result['path']}: {result['statuses']}")
+    print(f"LLM usage: {result['usage']}")
+    return 0
+
+
+def _filter(args: argparse.Namespace) -> int:
+    from foilkit.generation.vitatecs import stages
+    from foilkit.generation.vitatecs.loop import Loop
+
+    loop = Loop(args.loop)
+    result = stages.filter_candidates(loop)
+    _record(args, loop, "filter", result)
+    print(f"filtered -> {result['path']}: {result['statuses']}")
+    return 0
+
+
+def _export(args: argparse.Namespace) -> int:
+    from foilkit.generation.vitatecs import stages
+    from foilkit.generation.vitatecs.loop import Loop
+
+    loop = Loop(args.loop)
+    paths = stages.export(loop, include_rejected=args.include_rejected)
+    rows = sum(1 for _ in open(paths["jsonl"], encoding="utf-8"))
+    _record(args, loop, "export", {"rows": rows, **{k: str(v) for k, v in paths.items()}})
+    print(f"{rows} candidates for revision: {paths['csv']} (also {paths['jsonl'].name}); "
+          f"instructions: {paths['instructions']}")  # fmt: skip
+    return 0
+
+
+def _import(args: argparse.Namespace) -> int:
+    from foilkit.generation.vitatecs import stages
+    from foilkit.generation.vitatecs.loop import Loop
+
+    loop = Loop(args.loop)
+    result = stages.import_labels(loop, args.labels)
+    _record(args, loop, "import", result, iteration=result["iteration"])
+    print(f"imported {result['labels']} labels: {result['positive']} positive, "
+          f"{result['negative']} negative, {result['na']} N/A, {result['moved']} moved, "
+          f"{result['unchanged']} already known; iteration {result['iteration']} begins")  # fmt: skip
+    print(loop_status(loop))
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from foilkit.generation.vitatecs.loop import Loop
+
+    print(loop_status(Loop(args.loop)))
+    return 0
+
+
+def _finalize(args: argparse.Namespace) -> int:
+    from foilkit.generation.vitatecs import stages
+    from foilkit.generation.vitatecs.loop import Loop
+    from foilkit.generation.cli_io import write_run_record
+
+    loop = Loop(args.loop)
+    result = stages.finalize(loop, args.captions, args.output, per_aspect=args.per_aspect,
+                             aspects=args.aspects, progress=args.progress)  # fmt: skip
+    write_run_record(args.output / "finalize", args, config=loop.config.to_data(), **result)
+    print(f"{result['queries']} queries: {result['statuses']}")
+    print(f"rows per aspect: {result['rows']} -> {result['dataset']} and "
+          f"{args.output / 'annotations'}")  # fmt: skip
+    print(f"LLM usage: {result['usage']}")
+    return 0
+
+
+def loop_status(loop) -> str:
+    """The iterations table, the convergence verdict and the next step."""
+    from foilkit.generation.vitatecs.loop import converged, status_table
+
+    state = loop.load_state()
+    verdict = converged(state, loop.config.loop.min_f1_gain)
+    lines = [status_table(state), ""]
+    if verdict is not None:
+        gain = loop.config.loop.min_f1_gain
+        lines.append(
+            f"converged: held-out F1 gained less than {gain} in the last iteration; "
+            "run `finalize`" if verdict else f"not converged: held-out F1 still gains >= {gain}"
+        )
+    current = state.current
+    nxt = loop.iteration_dir(current.iteration + 1)
+    if current.filter is None:
+        step = "train-filter"
+    elif (nxt / "revision.csv").exists():
+        step = f"label {nxt / 'revision.csv'}, then import it"
+    elif (nxt / "filtered.jsonl").exists():
+        step = "export"
+    elif (nxt / "candidates.jsonl").exists():
+        step = "filter"
+    else:
+        step = "generate (or finalize)"
+    lines.append(f"next: {step}")
+    return "\n".join(lines)
+
+
+def _record(args: argparse.Namespace, loop, stage: str, result: dict, *, iteration: int | None = None) -> None:
+    """``iterations/<k>/<stage>.run.json``: the command, its parameters, the config and result."""
+    from foilkit.generation.cli_io import write_run_record
+
+    if iteration is None:
+        state = loop.load_state()
+        iteration = state.current.iteration if stage == "train-filter" else state.current.iteration + 1
+    folder = loop.iteration_dir(iteration)
+    folder.mkdir(parents=True, exist_ok=True)
+    write_run_record(folder / stage, args, config=loop.config.to_data(),
+                     result=json.loads(json.dumps(result, default=str)))  # fmt: skip
+
+
+_HANDLERS = {
+    "init": _init,
+    "train-filter": _train_filter,
+    "generate": _generate,
+    "filter": _filter,
+    "export": _export,
+    "import": _import,
+    "status": _status,
+    "finalize": _finalize,
+}

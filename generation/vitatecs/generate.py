@@ -1,0 +1,233 @@
+"""Stage 1 of the loop: in-context generation of counterfactual candidates (§3.3, appendix E).
+
+For each (caption, aspect) query the prompt of Tab. 15 is built with the aspect's instruction
+and demonstrations drawn from X+ and X^NA, and sent through :class:`~foilkit.generation.llm.
+ChatClient` (any OpenAI-compatible server; cached, retried, concurrent). Each answer becomes a
+:class:`Candidate`: a counterfactual, or an ``na`` answer when the LLM says the caption has no
+such aspect. The demonstrations of a query are drawn with a random generator seeded by the run
+seed and the query, so the same query always gets the same prompt (and a rerun hits the cache)
+whatever else is in the batch.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import random
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from foilkit.builders.vitatecs import ASPECTS
+from foilkit.generation.llm import ChatClient
+from foilkit.generation.vitatecs.exemplars import ExemplarSets
+from foilkit.generation.vitatecs.prompt import AspectSpec, PromptTemplate, prompt_hash
+
+# Candidate statuses, in the order the stages set them.
+CANDIDATE = "candidate"  # a counterfactual waiting for the filters
+NA_ANSWER = "na"  # the LLM answered NA: the caption has no such aspect
+UNCHANGED = "unchanged"  # the answer repeats the caption
+EMPTY = "empty"  # no usable text in the answer
+ENTAILED = "entailed"  # rejected by the NLI filter, criterion (a)
+REJECTED = "rejected"  # the filter model did not classify it into an aspect with confidence
+OTHER_ASPECT = "other_aspect"  # accepted by the filter, but for another aspect than asked
+ACCEPTED = "accepted"  # classified into an aspect by the filter model
+TOXIC = "toxic"  # dropped by the safety filter
+SELECTED = "selected"  # kept in the final dataset
+REDUNDANT = "redundant"  # a more diverse candidate was kept instead
+
+_ANSWER_PREFIX = re.compile(r"^\s*(modified description|counterfactual|answer)\s*:\s*", re.I)
+_NA = re.compile(r"^\W*(?:N/?A|n/?a)(?:\W.*)?$", re.S)
+
+
+@dataclass(frozen=True)
+class Query:
+    """A caption to write a counterfactual for, in one aspect.
+
+    ``id`` identifies the caption (its video and sentence) across aspects; ``src_dataset`` and
+    ``video_name`` locate its video in the VITATECS layout (``<src_dataset>/<video_name>``).
+    """
+
+    id: str
+    caption: str
+    aspect: str
+    src_dataset: str = ""
+    video_name: str = ""
+
+    def __post_init__(self) -> None:
+        if self.aspect not in ASPECTS:
+            raise ValueError(f"query {self.id!r}: aspect {self.aspect!r} not in {ASPECTS}")
+        if not self.caption.strip():
+            raise ValueError(f"query {self.id!r}: empty caption")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One answer of the LLM to one query, and what the filters made of it.
+
+    Attributes:
+        query: the query answered.
+        counterfactual: the parsed counterfactual (``None`` for NA/empty answers).
+        raw: the answer as the LLM wrote it.
+        status: where the candidate stands (see the module constants).
+        sample: which answer of the query this is (several prompts or choices per query).
+        prompt_hash: SHA-256 of the rendered prompt.
+        request_key: the LLM request's cache key (prompt, model and sampling).
+        model: the LLM that wrote it.
+        iteration: the loop iteration it was generated in.
+        exemplar_version: the version of the exemplar sets its demonstrations came from.
+        label: the filter model's class (an aspect or ``"invalid"``), once filtered.
+        scores: per filter, the scores it gave (``nli``, ``filter``, ``toxicity``).
+    """
+
+    query: Query
+    counterfactual: str | None
+    raw: str
+    status: str
+    sample: int
+    prompt_hash: str
+    request_key: str
+    model: str
+    iteration: int
+    exemplar_version: int
+    label: str | None = None
+    scores: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{self.query.id}:{self.query.aspect}:{self.sample}"
+
+    def with_status(self, status: str, *, label: str | None = None, **scores: Any) -> Candidate:
+        """A copy with a new status (and filter label, if given) and more scores recorded."""
+        return dataclasses.replace(
+            self,
+            status=status,
+            label=self.label if label is None else label,
+            scores={**self.scores, **scores},
+        )
+
+    def to_record(self) -> dict[str, Any]:
+        record = dataclasses.asdict(self)
+        record["id"] = self.id
+        return record
+
+    @classmethod
+    def from_record(cls, record: Mapping[str, Any]) -> Candidate:
+        values = {k: v for k, v in record.items() if k != "id"}
+        values["query"] = Query(**values["query"])
+        return cls(**values)
+
+
+def parse_answer(text: str, caption: str, na_answer: str = "NA") -> tuple[str | None, str]:
+    """The counterfactual in an LLM answer and the candidate status it gives.
+
+    The first non-empty line counts; a ``Modified Description:`` prefix and quotes are
+    dropped; ``NA``/``N/A`` (alone or followed by an explanation) is an N/A answer. The final
+    full stop follows the caption's, so a counterfactual differs from its caption only in words.
+    """
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    if not lines:
+        return None, EMPTY
+    answer = _ANSWER_PREFIX.sub("", lines[0]).strip().strip("\"'“”").strip()
+    if answer == na_answer or _NA.match(answer):
+        return None, NA_ANSWER
+    answer = answer.rstrip(".").rstrip()
+    if not answer:
+        return None, EMPTY
+    if caption.rstrip().endswith("."):
+        answer += "."
+    if _normalise(answer) == _normalise(caption):
+        return answer, UNCHANGED
+    return answer, CANDIDATE
+
+
+def _normalise(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+@dataclass(frozen=True)
+class GenerationSettings:
+    """How prompts are built: demonstrations per query (appendix E: 6 positive, 2 N/A) and how
+    many prompts (each with its own demonstrations) are sent per query."""
+
+    positives_per_prompt: int = 6
+    na_per_prompt: int = 2
+    prompts_per_query: int = 1
+
+
+def build_prompts(
+    queries: Sequence[Query],
+    *,
+    exemplars: ExemplarSets,
+    template: PromptTemplate,
+    aspects: Mapping[str, AspectSpec],
+    settings: GenerationSettings,
+    seed: int,
+) -> list[tuple[Query, int, str]]:
+    """(query, sample, prompt) for every prompt of every query."""
+    prompts = []
+    for query in queries:
+        for sample in range(settings.prompts_per_query):
+            rng = random.Random(f"{seed}:{query.id}:{query.aspect}:{sample}")
+            demonstrations = exemplars.demonstrations(
+                query.aspect,
+                rng,
+                positives=settings.positives_per_prompt,
+                na=settings.na_per_prompt,
+            )
+            instruction = aspects[query.aspect].instruction
+            prompts.append((query, sample, template.render(instruction, demonstrations, query.caption)))
+    return prompts
+
+
+def generate_candidates(
+    queries: Sequence[Query],
+    *,
+    client: ChatClient,
+    exemplars: ExemplarSets,
+    template: PromptTemplate,
+    aspects: Mapping[str, AspectSpec],
+    settings: GenerationSettings = GenerationSettings(),
+    seed: int = 0,
+    iteration: int = 0,
+    progress: bool = True,
+) -> list[Candidate]:
+    """Candidates for every query: one per prompt and per choice the LLM returns."""
+    prompts = build_prompts(
+        queries,
+        exemplars=exemplars,
+        template=template,
+        aspects=aspects,
+        settings=settings,
+        seed=seed,
+    )
+    completions = client.complete_many(
+        [template.messages(prompt) for _, _, prompt in prompts], progress=progress
+    )
+    candidates = []
+    for (query, sample, prompt), completion in zip(prompts, completions, strict=True):
+        for choice, text in enumerate(completion.texts):
+            counterfactual, status = parse_answer(text, query.caption, template.na_answer)
+            candidates.append(
+                Candidate(
+                    query=query,
+                    counterfactual=counterfactual,
+                    raw=text,
+                    status=status,
+                    sample=sample * len(completion.texts) + choice,
+                    prompt_hash=prompt_hash(prompt),
+                    request_key=completion.key,
+                    model=client.config.model,
+                    iteration=iteration,
+                    exemplar_version=exemplars.version,
+                )
+            )
+    return candidates
+
+
+def status_counts(candidates: Iterable[Candidate]) -> dict[str, int]:
+    """How many candidates have each status."""
+    counts: dict[str, int] = {}
+    for candidate in candidates:
+        counts[candidate.status] = counts.get(candidate.status, 0) + 1
+    return dict(sorted(counts.items()))

@@ -1,0 +1,299 @@
+"""The loop's stages on a loop folder: each loads what its configuration names, runs the step
+functions of this package, and records what it did. The command line is a thin layer on these.
+
+Order of one iteration k >= 1 (see :mod:`.loop`): ``generate`` -> ``filter`` -> ``export`` ->
+(people label) -> ``import`` -> ``train_filter``; ``finalize`` once the filter has converged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import random
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from foilkit.builders.vitatecs import ASPECTS
+from foilkit.generation.cli_io import read_jsonl
+from foilkit.generation.vitatecs.exemplars import ExemplarSets, split_heldout
+from foilkit.generation.vitatecs.generate import (
+    ACCEPTED,
+    OTHER_ASPECT,
+    REJECTED,
+    Query,
+    generate_candidates,
+    status_counts,
+)
+from foilkit.generation.vitatecs.loop import (
+    Loop,
+    new_iteration,
+    read_candidates,
+    write_candidates,
+)
+from foilkit.generation.vitatecs.prompt import PromptTemplate, load_aspects
+from foilkit.generation.vitatecs.revision import export_revision, read_labels
+
+if TYPE_CHECKING:
+    from foilkit.generation.llm import ChatClient
+    from foilkit.generation.nli import NLIFilter
+    from foilkit.generation.vitatecs.filter_model import AspectFilter
+    from foilkit.generation.vitatecs.toxicity import ToxicityFilter
+
+CAPTION_FIELDS = ("caption", "video_name", "src_dataset")
+
+
+# -- inputs --------------------------------------------------------------------------------------
+
+
+def read_captions(path: str | os.PathLike) -> list[dict[str, str]]:
+    """Captions to write counterfactuals for: JSONL with ``caption``, ``video_name`` and
+    ``src_dataset`` (the VITATECS layout) and optionally ``id`` (default ``<file line>``)."""
+    captions, seen = [], set()
+    for number, record in enumerate(read_jsonl(path, required=CAPTION_FIELDS), start=1):
+        for name in CAPTION_FIELDS:
+            if not isinstance(record[name], str) or not record[name].strip():
+                raise ValueError(f"{path}:{number}: field {name!r} must be a non-empty text")
+        caption_id = str(record.get("id", number))
+        if caption_id in seen:
+            raise ValueError(f"{path}:{number}: id {caption_id!r} repeats an earlier line")
+        seen.add(caption_id)
+        captions.append({"id": caption_id, **{name: record[name].strip() for name in CAPTION_FIELDS}})
+    return captions
+
+
+def sample_queries(
+    captions: Sequence[dict[str, str]],
+    *,
+    per_aspect: int,
+    aspects: Sequence[str] = ASPECTS,
+    seed_key: str,
+    exclude: dict[str, list[str]] | None = None,
+) -> list[Query]:
+    """``per_aspect`` random captions per aspect (none of ``exclude[aspect]``), as queries."""
+    queries = []
+    for aspect in aspects:
+        excluded = set((exclude or {}).get(aspect, ()))
+        pool = [c for c in captions if c["id"] not in excluded]
+        chosen = random.Random(f"{seed_key}:{aspect}").sample(pool, min(per_aspect, len(pool)))
+        queries += [
+            Query(c["id"], c["caption"], aspect, c["src_dataset"], c["video_name"]) for c in chosen
+        ]
+    return queries
+
+
+# -- what the configuration names ----------------------------------------------------------------
+
+
+def chat_client(loop: Loop) -> ChatClient:
+    from foilkit.generation.llm import ChatClient
+
+    llm = loop.config.llm
+    if llm.cache_dir is None:
+        llm = dataclasses.replace(llm, cache_dir=str(loop.llm_cache))
+    return ChatClient(llm)
+
+
+def nli_filter(loop: Loop) -> NLIFilter:
+    from foilkit.generation.nli import NLIFilter, load_nli_model
+
+    settings = loop.config.nli
+    return NLIFilter(
+        load_nli_model(settings.model, device=loop.config.device),
+        model_id=settings.model,
+        policy="vitatecs",
+        labels=settings.labels,
+        batch_size=settings.batch_size,
+    )
+
+
+def load_filter(loop: Loop, path: Path) -> AspectFilter:
+    from foilkit.generation.vitatecs.filter_model import AspectFilter
+
+    return AspectFilter.load(
+        path, margin=loop.config.filter.margin, max_length=loop.config.filter.max_length,
+        device=loop.config.device,
+    )  # fmt: skip
+
+
+def toxicity_filter(loop: Loop) -> ToxicityFilter | None:
+    from foilkit.generation.vitatecs.toxicity import ToxicityFilter, TransformersToxicityScorer
+
+    settings = loop.config.toxicity
+    if settings.model is None:
+        return None
+    scorer = TransformersToxicityScorer(
+        settings.model, labels=settings.labels, batch_size=settings.batch_size
+    )
+    return ToxicityFilter(scorer, threshold=settings.threshold, name=settings.model)
+
+
+def _prompt_data(loop: Loop) -> dict[str, Any]:
+    return {
+        "template": PromptTemplate.load(loop.config.prompt),
+        "aspects": load_aspects(loop.config.aspects),
+    }
+
+
+# -- stages --------------------------------------------------------------------------------------
+
+
+def train_filter(loop: Loop, *, epochs: int | None = None) -> dict[str, Any]:
+    """Fine-tune the filter of the current iteration on its exemplars; score it held out."""
+    from foilkit.generation.vitatecs.filter_model import AspectFilter, evaluate_filter
+    from foilkit.generation.vitatecs.synonyms import synonym_source
+
+    config = loop.config
+    training = config.filter if epochs is None else dataclasses.replace(config.filter, epochs=epochs)
+    state = loop.load_state()
+    record = state.current
+    pairs = loop.exemplars().pairs()
+    if training.heldout:
+        train, heldout = pairs, ExemplarSets.load(training.heldout).pairs()
+    else:
+        train, heldout = split_heldout(pairs, training.heldout_fraction)
+    model = AspectFilter.from_nli(
+        training.init_model, margin=training.margin, max_length=training.max_length,
+        device=config.device,
+    )  # fmt: skip
+    synonyms = synonym_source(training.synonyms) if training.augment_copies else None
+    facts = model.fine_tune(train, training, synonyms=synonyms, seed=config.seed + record.iteration)
+    model.save(loop.filter_dir(record.iteration))
+    metrics = evaluate_filter(model, heldout).to_record() if heldout else {}
+    record.filter = {
+        **{name: metrics.get(name) for name in ("precision", "recall", "f1")},
+        "per_class": metrics.get("per_class", {}),
+        "train_pairs": len(train),
+        "heldout_pairs": len(heldout),
+        "heldout": training.heldout or f"hash split {training.heldout_fraction}",
+        "synonyms": getattr(synonyms, "name", None),
+        "training": dataclasses.asdict(training),
+        "model": str(loop.filter_dir(record.iteration)),
+        **facts,
+    }
+    loop.save_state(state)
+    return record.filter
+
+
+def generate(
+    loop: Loop, captions_path: str | os.PathLike, *, per_aspect: int | None = None,
+    aspects: Sequence[str] = ASPECTS, progress: bool = True,
+) -> dict[str, Any]:  # fmt: skip
+    """Candidates for fresh captions of each aspect, for the next iteration's revision."""
+    config = loop.config
+    state = loop.load_state()
+    iteration = loop.next_iteration(state)
+    queries = sample_queries(
+        read_captions(captions_path),
+        per_aspect=config.loop.queries_per_aspect if per_aspect is None else per_aspect,
+        aspects=aspects,
+        seed_key=f"{config.seed}:iteration:{iteration}",
+        exclude=state.used_captions,
+    )
+    client = chat_client(loop)
+    candidates = generate_candidates(
+        queries, client=client, exemplars=loop.exemplars(), settings=config.generation,
+        seed=config.seed, iteration=iteration, progress=progress, **_prompt_data(loop),
+    )  # fmt: skip
+    path = write_candidates(candidates, loop.iteration_dir(iteration) / "candidates.jsonl")
+    for query in queries:
+        state.used_captions.setdefault(query.aspect, []).append(query.id)
+    loop.save_state(state)
+    return {"path": str(path), "queries": len(queries), "statuses": status_counts(candidates),
+            "usage": client.usage.as_dict()}  # fmt: skip
+
+
+def filter_candidates(loop: Loop) -> dict[str, Any]:
+    """The NLI filter and the latest filter model on the next iteration's candidates."""
+    from foilkit.generation.vitatecs.filtering import apply_filter_model, apply_nli
+
+    state = loop.load_state()
+    folder = loop.iteration_dir(loop.next_iteration(state))
+    candidates = read_candidates(folder / "candidates.jsonl")
+    _, filter_path = loop.latest_filter(state)
+    candidates = apply_nli(candidates, nli_filter(loop))
+    candidates = apply_filter_model(
+        candidates, load_filter(loop, filter_path), accept=loop.config.loop.accept
+    )
+    path = write_candidates(candidates, folder / "filtered.jsonl")
+    return {"path": str(path), "statuses": status_counts(candidates)}
+
+
+def export(loop: Loop, *, include_rejected: bool = False) -> dict[str, Path]:
+    """The filtered candidates for annotators (accepted ones; rejected too on request)."""
+    folder = loop.iteration_dir(loop.next_iteration())
+    statuses = (ACCEPTED, OTHER_ASPECT, REJECTED) if include_rejected else (ACCEPTED,)
+    return export_revision(
+        read_candidates(folder / "filtered.jsonl"),
+        load_aspects(loop.config.aspects),
+        folder / "revision",
+        statuses=statuses,
+    )
+
+
+def import_labels(loop: Loop, path: str | os.PathLike) -> dict[str, Any]:
+    """Merge people's labels into the exemplar sets; starts the next iteration."""
+    state = loop.load_state()
+    iteration = loop.next_iteration(state)
+    labelled = read_labels(path, source=f"human revision, iteration {iteration}")
+    exemplars, added = loop.exemplars().with_labels(labelled)
+    folder = loop.iteration_dir(iteration)
+    exemplars.save(loop.exemplars_path)
+    exemplars.save(folder / "exemplars.yaml")
+    generated = None
+    for name in ("filtered.jsonl", "candidates.jsonl"):
+        if (folder / name).exists():
+            generated = {"file": name, "statuses": status_counts(read_candidates(folder / name))}
+            break
+    record = new_iteration(
+        state,
+        exemplars,
+        valid_samples=sum(1 for item in labelled if item.label in ASPECTS),
+        human_labels=len(labelled),
+        generated=generated,
+    )
+    loop.save_state(state)
+    return {"iteration": record.iteration, "labels": len(labelled), **added,
+            "exemplar_size": record.exemplar_size}  # fmt: skip
+
+
+def finalize(
+    loop: Loop, captions_path: str | os.PathLike, out: str | os.PathLike, *,
+    per_aspect: int | None = None, aspects: Sequence[str] = ASPECTS, progress: bool = True,
+) -> dict[str, Any]:  # fmt: skip
+    """Generate, filter and select at scale with the latest filter; write the dataset."""
+    from foilkit.generation.spacy_pipeline import load_spacy
+    from foilkit.generation.vitatecs.finalize import finalize_candidates, write_dataset
+
+    config = loop.config
+    state = loop.load_state()
+    filter_iteration, filter_path = loop.latest_filter(state)
+    queries = sample_queries(
+        read_captions(captions_path),
+        per_aspect=config.finalize.queries_per_aspect if per_aspect is None else per_aspect,
+        aspects=aspects,
+        seed_key=f"{config.seed}:finalize",
+    )
+    client = chat_client(loop)
+    candidates = finalize_candidates(
+        queries,
+        client=client,
+        exemplars=loop.exemplars(),
+        nli=nli_filter(loop),
+        filter_model=load_filter(loop, filter_path),
+        toxicity=toxicity_filter(loop),
+        nlp=load_spacy(config.finalize.spacy) if config.finalize.spacy else None,
+        settings=config.generation,
+        accept=config.loop.accept,
+        per_caption=config.finalize.per_caption,
+        max_per_signature=config.finalize.max_per_signature,
+        seed=config.seed,
+        iteration=filter_iteration,
+        progress=progress,
+        **_prompt_data(loop),
+    )
+    out = Path(out)
+    write_candidates(candidates, out / "candidates.jsonl")
+    written = write_dataset(candidates, out)
+    return {**written, "queries": len(queries), "statuses": status_counts(candidates),
+            "filter_iteration": filter_iteration, "usage": client.usage.as_dict()}  # fmt: skip
