@@ -1,0 +1,113 @@
+"""In-context generation through the real openai client against a local server."""
+
+from __future__ import annotations
+
+import pytest
+
+from foilkit.generation.llm import ChatClient, LLMConfig
+from foilkit.generation.vitatecs.exemplars import ExemplarSets
+from foilkit.generation.vitatecs.generate import (
+    CANDIDATE,
+    EMPTY,
+    NA_ANSWER,
+    UNCHANGED,
+    Candidate,
+    GenerationSettings,
+    Query,
+    generate_candidates,
+    parse_answer,
+)
+from foilkit.generation.vitatecs.prompt import PromptTemplate, load_aspects
+from foilkit.testing.openai_server import OpenAICompatibleServer
+
+
+@pytest.mark.parametrize(
+    "answer, expected",
+    [
+        ("a man closes a door", ("a man closes a door", CANDIDATE)),
+        ("Modified Description: a man closes a door.", ("a man closes a door", CANDIDATE)),
+        ('"a man closes a door."\n\nExplanation: reversed.', ("a man closes a door", CANDIDATE)),
+        ("NA", (None, NA_ANSWER)),
+        ("NA.", (None, NA_ANSWER)),
+        ("N/A", (None, NA_ANSWER)),
+        ("Modified Description: NA", (None, NA_ANSWER)),
+        ("NA - the caption describes no direction.", (None, NA_ANSWER)),
+        ("Nadal hits a ball", ("Nadal hits a ball", CANDIDATE)),
+        ("a man opens a door.", ("a man opens a door", UNCHANGED)),
+        ("  \n ", (None, EMPTY)),
+        ("Modified Description: .", (None, EMPTY)),
+    ],
+)
+def test_parse_answer(answer, expected):
+    assert parse_answer(answer, "a man opens a door") == expected
+
+
+def test_final_full_stop_follows_the_caption():
+    assert parse_answer("A man closes a door", "A man opens a door.") == ("A man closes a door.", CANDIDATE)
+
+
+QUERIES = [
+    Query("1", "a man opens the door of a car", "direction", "MSRVTT", "video1.mp4"),
+    Query("2", "a man is talking about a car", "direction", "MSRVTT", "video2.mp4"),
+    Query("3", "a woman lifts a heavy box", "direction", "VATEX", "v3.mp4"),
+    Query("1", "a man opens the door of a car", "type", "MSRVTT", "video1.mp4"),
+]
+
+
+def _generate(server, tmp_path, **options):
+    client = ChatClient(LLMConfig(model="tiny-chat", base_url=server.base_url, top_p=0.8,
+                                  cache_dir=str(tmp_path / "cache"), retry_backoff_s=0.001))  # fmt: skip
+    candidates = generate_candidates(
+        QUERIES, client=client, exemplars=ExemplarSets.load(), template=PromptTemplate.load(),
+        aspects=load_aspects(), progress=False, **options,
+    )  # fmt: skip
+    return client, candidates
+
+
+def test_generation_over_http(tmp_path, responder, query_caption):
+    with OpenAICompatibleServer(responder) as server:
+        client, candidates = _generate(server, tmp_path, seed=1, iteration=2)
+    assert len(server.requests) == 4
+    assert all(body["top_p"] == 0.8 and body["model"] == "tiny-chat" for body in server.requests)
+    prompts = {(query_caption(p), p) for p in (b["messages"][0]["content"] for b in server.requests)}
+    assert sorted(caption for caption, _ in prompts) == sorted(q.caption for q in QUERIES)
+    type_instruction = load_aspects()["type"].instruction
+    assert sum(type_instruction in prompt for _, prompt in prompts) == 1
+    assert [c.status for c in candidates] == [CANDIDATE, NA_ANSWER, CANDIDATE, CANDIDATE]
+    assert candidates[0].counterfactual == "a man closes the door of a car"
+    assert candidates[2].counterfactual == "a woman drops a heavy box"  # prefix and "." gone
+    assert candidates[1].counterfactual is None and candidates[1].raw == "NA"
+    assert {c.iteration for c in candidates} == {2} and {c.model for c in candidates} == {"tiny-chat"}
+    assert len({c.prompt_hash for c in candidates}) == 4
+    assert client.usage.requests == 4 and client.usage.completion_tokens > 0
+    # Candidates survive their JSON round trip (the loop's files).
+    assert [Candidate.from_record(c.to_record()) for c in candidates] == candidates
+
+
+def test_rerun_hits_the_cache_and_prompts_depend_on_the_seed(tmp_path, responder):
+    with OpenAICompatibleServer(responder) as server:
+        _, first = _generate(server, tmp_path, seed=1)
+        client, again = _generate(server, tmp_path, seed=1)
+        assert len(server.requests) == 4 and client.usage.cache_hits == 4
+        assert [c.prompt_hash for c in again] == [c.prompt_hash for c in first]
+        _, reseeded = _generate(server, tmp_path, seed=2)
+    assert [c.prompt_hash for c in reseeded] != [c.prompt_hash for c in first]
+
+
+def test_several_prompts_and_choices_per_query(tmp_path, responder):
+    with OpenAICompatibleServer(responder) as server:
+        client = ChatClient(LLMConfig(model="m", base_url=server.base_url, n=2))
+        candidates = generate_candidates(
+            QUERIES[:1], client=client, exemplars=ExemplarSets.load(),
+            template=PromptTemplate.load(), aspects=load_aspects(),
+            settings=GenerationSettings(prompts_per_query=3), progress=False,
+        )  # fmt: skip
+    assert len(server.requests) == 3  # three prompts, each with its own demonstrations
+    assert [c.sample for c in candidates] == [0, 1, 2, 3, 4, 5]
+    assert len({c.prompt_hash for c in candidates}) == 3
+    assert len({c.id for c in candidates}) == 6
+
+
+def test_query_with_unknown_aspect_is_refused():
+    with pytest.raises(ValueError, match="aspect 'speed'"):
+        Query("1", "a car", "speed")
