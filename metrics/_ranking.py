@@ -129,7 +129,8 @@ class _Backend:
 
 def _numpy_segment_max(values: np.ndarray, segments: np.ndarray, n: int) -> np.ndarray:
     best = np.full(n, -np.inf, dtype=values.dtype)
-    np.maximum.at(best, segments, values)
+    with np.errstate(invalid="ignore"):  # a NaN target is reported by the scan of its block
+        np.maximum.at(best, segments, values)
     return best
 
 
