@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "score": ("foilkit.score_cli", "score a Hub model on a foilkit dataset (accelerate launch -m foilkit score)"),
     "build": ("foilkit.builders_cli", "build a benchmark as a Hub-layout dataset (parquet + card), optionally push"),
     "evaluate": ("foilkit.evaluate_cli", "score a model on a benchmark and write metrics with CIs, a report and plots"),
+    "metrics": ("foilkit.metrics_cli", "list, compute or push (as a Hub evaluate Space) foilkit's metrics"),
     "compare": ("foilkit.compare", "paired test and side-by-side report of two evaluation runs"),
     "push-results": ("foilkit.hub_results", "upload a run's scores and results to the Hub; add model-index to a card"),
     "demo": ("foilkit.demo", "the whole pipeline offline on a synthetic temporal benchmark with tiny models"),

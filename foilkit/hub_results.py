@@ -15,7 +15,6 @@ the ``metadata_update`` call and ``model-index.yaml`` the YAML it adds. Nothing 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import os
 import shutil
@@ -23,6 +22,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from foilkit.hub_commit import RepoCommit
 
 #: Hub task type of each metric's numbers in ``model-index``.
 TASK_TYPES = {
@@ -141,13 +142,9 @@ def push_results(
     upload: ResultsUpload, *, token: str | None = None, private: bool | None = None
 ) -> dict[str, str]:
     """Send ``upload``: one commit to the dataset repo, then the model card's ``model-index`` update."""
-    from huggingface_hub import HfApi, metadata_update
+    from huggingface_hub import metadata_update
 
-    api = HfApi(token=token)
-    api.create_repo(upload.repo_id, repo_type="dataset", private=private, exist_ok=True)
-    commit = api.create_commit(upload.repo_id, operations(upload), repo_type="dataset",
-                               commit_message=upload.commit_message)  # fmt: skip
-    out = {"dataset_commit": str(commit.commit_url)}
+    out = {"dataset_commit": dataset_commit(upload).push(token=token, private=private)}
     if upload.model_repo is not None:
         out["model_card_commit"] = metadata_update(
             upload.model_repo, {"model-index": upload.model_index}, repo_type="model", overwrite=True,
@@ -156,13 +153,10 @@ def push_results(
     return out
 
 
-def operations(upload: ResultsUpload) -> list[Any]:
-    """The dataset repo commit: the card plus every file of the run, each as ``CommitOperationAdd``."""
-    from huggingface_hub import CommitOperationAdd
-
-    ops = [CommitOperationAdd("README.md", upload.card.encode("utf-8"))]
-    ops += [CommitOperationAdd(path, str(local)) for path, local in upload.files.items()]
-    return ops
+def dataset_commit(upload: ResultsUpload) -> RepoCommit:
+    """The dataset repo commit: the card plus every file of the run."""
+    files: dict[str, Path | bytes] = {"README.md": upload.card.encode("utf-8"), **upload.files}
+    return RepoCommit(upload.repo_id, "dataset", files, upload.commit_message)
 
 
 def write_dry_run(upload: ResultsUpload, folder: str | os.PathLike) -> Path:
@@ -172,18 +166,7 @@ def write_dry_run(upload: ResultsUpload, folder: str | os.PathLike) -> Path:
     out = Path(folder)
     if out.exists():
         shutil.rmtree(out)
-    (out / "dataset").mkdir(parents=True)
-    (out / "dataset" / "README.md").write_text(upload.card, encoding="utf-8")
-    for path, local in upload.files.items():
-        (out / "dataset" / path).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(local, out / "dataset" / path)
-    commit = {
-        "repo_id": upload.repo_id, "repo_type": "dataset", "commit_message": upload.commit_message,
-        "operations": [{"operation": "add", "path_in_repo": op.path_in_repo,
-                        "sha256": hashlib.sha256((out / "dataset" / op.path_in_repo).read_bytes()).hexdigest()}
-                       for op in operations(upload)],
-    }  # fmt: skip
-    (out / "dataset_commit.json").write_text(json.dumps(commit, indent=2))
+    dataset_commit(upload).write_dry_run(out, "dataset")
     if upload.model_repo is not None:
         call = {"function": "huggingface_hub.metadata_update", "repo_id": upload.model_repo, "repo_type": "model",
                 "overwrite": True, "commit_message": upload.commit_message,
