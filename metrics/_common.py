@@ -316,6 +316,12 @@ def paired_bootstrap(
     return result
 
 
+def forward(function: Callable[..., dict[str, Any]], arguments: Mapping[str, Any]) -> dict[str, Any]:
+    """Call a metric's pure function with an ``evaluate`` ``_compute``'s arguments (its
+    ``locals()``, ``self`` dropped), so every argument the module declares reaches the function."""
+    return function(**{name: value for name, value in arguments.items() if name != "self"})
+
+
 def block_matrix(name: str, blocks: Sequence[Sequence[Sequence[float]]]) -> np.ndarray:
     """2x2 score blocks as an (n, 2, 2) array: ``blocks[i][v][t]`` scores video ``v`` with text ``t``,
     where video 0 matches text 0 and video 1 text 1. A ``ValueError`` names a block of the wrong

@@ -9,6 +9,7 @@ import numpy as np
 
 from ._common import (
     block_matrix,
+    forward,
     oriented,
     weighted_mean,
     win_credit,
@@ -161,12 +162,4 @@ if evaluate is not None:
             seed: int = 0,
             confidence: float = 0.95,
         ) -> dict[str, Any]:
-            return binary_retrieval_accuracy(
-                scores,
-                cluster=cluster,
-                score_kind=score_kind,
-                ties=ties,
-                n_resamples=n_resamples,
-                seed=seed,
-                confidence=confidence,
-            )
+            return forward(binary_retrieval_accuracy, locals())

@@ -9,6 +9,7 @@ import numpy as np
 
 from ._common import (
     check_lengths,
+    forward,
     group_codes,
     oriented_competitors,
     weighted_mean,
@@ -174,14 +175,4 @@ if evaluate is not None:
             seed: int = 0,
             confidence: float = 0.95,
         ) -> dict[str, Any]:
-            return multiple_choice_accuracy(
-                scores,
-                labels,
-                groups=groups,
-                cluster=cluster,
-                score_kind=score_kind,
-                ties=ties,
-                n_resamples=n_resamples,
-                seed=seed,
-                confidence=confidence,
-            )
+            return forward(multiple_choice_accuracy, locals())

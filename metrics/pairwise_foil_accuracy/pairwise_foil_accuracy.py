@@ -11,6 +11,7 @@ from ._common import (
     block_matrix,
     check_lengths,
     finite_vector,
+    forward,
     group_codes,
     oriented,
     oriented_competitors,
@@ -261,18 +262,4 @@ if evaluate is not None:
             seed: int = 0,
             confidence: float = 0.95,
         ) -> dict[str, Any]:
-            return pairwise_foil_accuracy(
-                caption_scores,
-                foil_scores,
-                groups=groups,
-                cluster=cluster,
-                pair_scores=pair_scores,
-                retrieval_scores=retrieval_scores,
-                retrieval_targets=retrieval_targets,
-                recall_ks=recall_ks,
-                score_kind=score_kind,
-                ties=ties,
-                n_resamples=n_resamples,
-                seed=seed,
-                confidence=confidence,
-            )
+            return forward(pairwise_foil_accuracy, locals())

@@ -10,6 +10,7 @@ import numpy as np
 from ._common import (
     check_lengths,
     finite_vector,
+    forward,
     group_codes,
     oriented,
     oriented_competitors,
@@ -302,18 +303,4 @@ if evaluate is not None:
             seed: int = 0,
             confidence: float = 0.95,
         ) -> dict[str, Any]:
-            return proficiency_combined_accuracy(
-                caption_scores,
-                foil_scores,
-                proficiency_caption_scores,
-                proficiency_foil_scores,
-                groups=groups,
-                tests=tests,
-                cluster=cluster,
-                score_kind=score_kind,
-                ties=ties,
-                threshold=threshold,
-                n_resamples=n_resamples,
-                seed=seed,
-                confidence=confidence,
-            )
+            return forward(proficiency_combined_accuracy, locals())
