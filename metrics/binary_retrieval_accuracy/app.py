@@ -1,0 +1,11 @@
+"""The Hub Space of the ``binary_retrieval_accuracy`` evaluate module: its Gradio widget."""
+
+from pathlib import Path
+
+import evaluate
+from evaluate.utils import launch_gradio_widget
+
+# By file, not by folder: evaluate.load(folder) loads <folder name>.py, and a Space runs from a
+# folder named app/, where that is this very file.
+module = evaluate.load(str(Path(__file__).with_name("binary_retrieval_accuracy.py")))
+launch_gradio_widget(module)
