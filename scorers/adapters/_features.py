@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Sequence
 from typing import Any
 
 import torch
@@ -30,3 +32,24 @@ def likelihood_details(logprobs: list[torch.Tensor]) -> dict[str, tuple[float, .
         "logprob_mean": tuple(float(lp.mean()) for lp in logprobs),
         "num_tokens": tuple(float(len(lp)) for lp in logprobs),
     }
+
+
+def distinct_frames(views: Sequence[torch.Tensor]) -> tuple[list[torch.Tensor], list[list[int]]]:
+    """The distinct frames of several views, and for each view the positions of its frames there.
+
+    A view and its reversal (and every request on one view) share all their frames, so a model
+    that runs once per distinct frame does that work once; frames are told apart by content.
+    """
+    images: list[torch.Tensor] = []
+    position: dict[bytes, int] = {}
+    slots = []
+    for view in views:
+        slot = []
+        for frame in view:
+            key = hashlib.blake2b(frame.contiguous().numpy().tobytes(), digest_size=16).digest()
+            if key not in position:
+                position[key] = len(images)
+                images.append(frame)
+            slot.append(position[key])
+        slots.append(slot)
+    return images, slots

@@ -1,8 +1,9 @@
 """BLIP image-text matching: a cross-encoder whose ITM head says whether a text fits an image.
 
 A view's score for a text is the ITM "match" probability averaged over its frames. The
-vision tower runs once per frame; only the text encoder (which cross-attends to the frame
-features) runs per text.
+vision tower runs once per distinct frame of a ``score`` call (a view's text groups and its
+reversal share them); only the text encoder (which cross-attends to the frame features) runs
+per text.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 import torch
 from foilkit.scorers.adapters import register_adapter
-from foilkit.scorers.adapters._features import text_max_length
+from foilkit.scorers.adapters._features import distinct_frames, text_max_length
 from foilkit.scorers.adapters.base import RequestAdapter
 from foilkit.scorers.requests import TextScores, TextsRequest
 
@@ -38,23 +39,30 @@ class BlipItmAdapter(RequestAdapter):
 
     @torch.inference_mode()
     def score(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
-        return [self._score_one(request) for request in requests]
-
-    def _score_one(self, request: TextsRequest) -> TextScores:
-        pixel_values = self.image_processor(list(request.frames), return_tensors="pt")[
+        # the vision tower runs once per distinct frame of the whole call: requests on one view
+        # (caption and proficiency groups) and on its reversal share their frame features
+        images, slots = distinct_frames([request.frames for request in requests])
+        pixel_values = self.image_processor(images, return_tensors="pt", device=self.device)[
             "pixel_values"
         ]
-        frames = self.model.vision_model(
+        features = self.model.vision_model(
             pixel_values=pixel_values.to(self.device, self.dtype)
         ).last_hidden_state
+        return [
+            self._match(features[torch.tensor(slot, device=self.device)], request.texts)
+            for request, slot in zip(requests, slots)
+        ]
+
+    def _match(self, frames: torch.Tensor, texts: Sequence[str]) -> TextScores:
+        """ITM match probability of each text, averaged over the view's frame features."""
         text = self.tokenizer(
-            list(request.texts),
+            list(texts),
             padding=True,
             truncation=True,
             max_length=self._max_length,
             return_tensors="pt",
         ).to(self.device)
-        num_frames, num_texts = len(frames), len(request.texts)
+        num_frames, num_texts = len(frames), len(texts)
         # every (text, frame) pair in one batch: texts repeat over frames, frames tile over texts
         hidden = self.model.text_encoder(
             input_ids=text["input_ids"].repeat_interleave(num_frames, 0),

@@ -9,14 +9,13 @@ invariant to frame order, so a view and its reversal tie by construction.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 import torch.nn.functional as F
 from foilkit.scorers.adapters import register_adapter
-from foilkit.scorers.adapters._features import pooled, text_max_length
+from foilkit.scorers.adapters._features import distinct_frames, pooled, text_max_length
 from foilkit.scorers.adapters.base import EmbeddingAdapter
 
 POOLINGS = ("mean", "mean-of-similarities")
@@ -55,19 +54,11 @@ class DualEncoderAdapter(EmbeddingAdapter):
     def encode_views(self, frames: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         # each distinct frame is embedded once: a view and its reversal share every frame, and a
         # frame's embedding must not depend on where in the batch it sat
-        images: list[torch.Tensor] = []
-        slot_of: dict[bytes, int] = {}
-        slots = []
-        for view in frames:
-            slot = []
-            for frame in view:
-                key = _fingerprint(frame)
-                if key not in slot_of:
-                    slot_of[key] = len(images)
-                    images.append(frame)
-                slot.append(slot_of[key])
-            slots.append(slot)
-        inputs = self.image_processor(images=images, return_tensors="pt").to(self.device)
+        images, slots = distinct_frames(frames)
+        # resized and normalised on the model's device: on a GPU this keeps the CPU free for decoding
+        inputs = self.image_processor(
+            images=images, return_tensors="pt", device=self.device
+        ).to(self.device)
         inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)
         embeddings = F.normalize(
             pooled(self.model.get_image_features(**inputs)).float(), dim=-1
@@ -91,10 +82,6 @@ class DualEncoderAdapter(EmbeddingAdapter):
     def similarity(self, view: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
         # elementwise products: each frame's similarity is computed alone, whatever the frame order
         return _order_free_mean((texts.double()[:, None, :] * view.double()[None]).sum(-1), dim=1)
-
-
-def _fingerprint(frame: torch.Tensor) -> bytes:
-    return hashlib.blake2b(frame.contiguous().numpy().tobytes(), digest_size=16).digest()
 
 
 def _order_free_mean(values: torch.Tensor, dim: int) -> torch.Tensor:

@@ -6,6 +6,7 @@ from foilkit.scorers.video.decoding import (
     decode_view,
     decode_views,
     open_video,
+    preload_backend,
     probe,
     window_frames,
 )
@@ -20,7 +21,7 @@ from foilkit.scorers.video.sampling import SAMPLERS, SamplingPolicy
 from foilkit.scorers.video.view import VideoSource, VideoView, content_hash
 
 __all__ = [
-    "BACKENDS", "DecodedFrames", "VideoMetadata", "decode_view", "decode_views", "open_video", "probe",
+    "BACKENDS", "DecodedFrames", "VideoMetadata", "decode_view", "decode_views", "open_video", "preload_backend", "probe",
     "window_frames", "CorruptVideoError", "EmptyVideoError", "VideoError", "VideoNotFoundError",
     "WindowOutOfRangeError", "SAMPLERS", "SamplingPolicy", "VideoSource", "VideoView", "content_hash",
 ]

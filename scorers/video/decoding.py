@@ -5,6 +5,7 @@ proficiency items of ViLMA) is served from one decode of the union of their fram
 """
 from __future__ import annotations
 
+import importlib
 import io
 import math
 from dataclasses import dataclass
@@ -145,6 +146,16 @@ class _PyAVVideo:
 
 register_backend("torchcodec")(_TorchcodecVideo)
 register_backend("pyav")(_PyAVVideo)
+
+# The module each backend imports on first use. Importing it before decoding processes fork
+# spares every one of them the import (torchcodec's takes seconds: it probes FFmpeg versions).
+BACKEND_MODULES = {"torchcodec": "torchcodec.decoders", "pyav": "av"}
+
+
+def preload_backend(backend: str) -> None:
+    """Import ``backend``'s decoding library in this process (a no-op for unknown backends)."""
+    if backend in BACKEND_MODULES:
+        importlib.import_module(BACKEND_MODULES[backend])
 
 
 def open_video(view: VideoView | str, backend: str = "torchcodec") -> OpenVideo:
