@@ -27,7 +27,9 @@ def space_files(name: str) -> dict[str, Path]:
         for path in sorted(folder.rglob("*"))
         if path.is_file() and not any(part in _SKIPPED for part in path.parts)
     }
-    missing = [required for required in (f"{name}.py", "README.md", "app.py") if required not in files]
+    missing = [
+        required for required in (f"{name}.py", "README.md", "app.py") if required not in files
+    ]
     if missing:
         raise FileNotFoundError(f"{folder} lacks {missing}: it is not a complete evaluate module")
     return files
@@ -51,14 +53,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     compute.add_argument("name", help="metric name (see 'foilkit metrics list')")
     compute.add_argument(
-        "inputs", help='JSON object of the metric\'s keyword arguments, e.g. {"caption_scores": ...}'
+        "inputs",
+        help='JSON object of the metric\'s keyword arguments, e.g. {"caption_scores": ...}',
     )
     push = commands.add_parser("push", help="upload a metric as a Hub evaluate Space")
     push.add_argument("name", help="metric name (see 'foilkit metrics list')")
     push.add_argument("repo", help="Space repo id, e.g. my-org/pairwise_foil_accuracy")
     push.add_argument("--private", action="store_true", help="create the Space as private")
     push.add_argument(
-        "--dry-run", metavar="FOLDER", help="write the Space files and the commit here; send nothing"
+        "--dry-run",
+        metavar="FOLDER",
+        help="write the Space files and the commit here; send nothing",
     )
 
 

@@ -109,7 +109,9 @@ def paired_comparison(
     for position, (key, column) in enumerate(PAIRED_OUTCOMES[metric].items()):
         a, b = credits_a[column], credits_b[column]
         if len(a) != len(b):
-            raise ValueError(f"model A has {len(a)} items and model B {len(b)}: pair the same items")
+            raise ValueError(
+                f"model A has {len(a)} items and model B {len(b)}: pair the same items"
+            )
         suffix = "" if position == 0 else f" ({key})"
         result[f"mcnemar{suffix}"] = mcnemar_exact(a == 1, b == 1)
         result[f"bootstrap{suffix}"] = paired_bootstrap(

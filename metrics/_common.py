@@ -84,7 +84,7 @@ def finite_vector(name: str, values: Sequence[float]) -> np.ndarray:
     if array is None or array.ndim != 1:
         for index, value in enumerate(values):
             if not isinstance(value, (int, float, np.number)) or isinstance(value, bool):
-                raise ValueError(f"{name}[{index}] = {value!r} is not a number")
+                raise ValueError(f"{name}[{index}] = {value!r} is not a number")  # noqa: TRY004 (bad input: ValueError)
         raise ValueError(f"{name} must be a flat list of numbers")
     bad = np.flatnonzero(~np.isfinite(array))
     if bad.size:
@@ -116,9 +116,7 @@ def oriented(values: np.ndarray, score_kind: str) -> np.ndarray:
     return values * direction(score_kind)
 
 
-def oriented_competitors(
-    name: str, rows: Sequence[Sequence[float]], score_kind: str
-) -> np.ndarray:
+def oriented_competitors(name: str, rows: Sequence[Sequence[float]], score_kind: str) -> np.ndarray:
     """Lists of competitor scores (foils, wrong options) as a higher-is-better matrix whose padding
     is ``-inf``, so a missing competitor never beats or ties anything."""
     return np.nan_to_num(oriented(ragged_matrix(name, rows), score_kind), nan=-np.inf)
@@ -316,7 +314,9 @@ def paired_bootstrap(
     return result
 
 
-def forward(function: Callable[..., dict[str, Any]], arguments: Mapping[str, Any]) -> dict[str, Any]:
+def forward(
+    function: Callable[..., dict[str, Any]], arguments: Mapping[str, Any]
+) -> dict[str, Any]:
     """Call a metric's pure function with an ``evaluate`` ``_compute``'s arguments (its
     ``locals()``, ``self`` dropped), so every argument the module declares reaches the function."""
     return function(**{name: value for name, value in arguments.items() if name != "self"})
@@ -331,7 +331,9 @@ def block_matrix(name: str, blocks: Sequence[Sequence[Sequence[float]]]) -> np.n
             isinstance(row, (str, bytes)) or not hasattr(row, "__len__") or len(row) != 2
             for row in block
         ):
-            raise ValueError(f"{name}[{index}] = {block!r} is not a 2x2 block [[v0t0, v0t1], [v1t0, v1t1]]")
+            raise ValueError(
+                f"{name}[{index}] = {block!r} is not a 2x2 block [[v0t0, v0t1], [v1t0, v1t1]]"
+            )
     array = np.asarray(blocks, dtype=np.float64).reshape(-1, 2, 2)
     bad = np.argwhere(~np.isfinite(array))
     if bad.size:
@@ -347,7 +349,10 @@ def winoground_credits(blocks: np.ndarray, ties: str) -> dict[str, np.ndarray]:
     text prefers its own video; ``group``: all four comparisons. Credits multiply, so under
     ``half`` a tied comparison halves the block's credit.
     """
-    one = lambda target, other: win_credit(target, other[:, None], ties)[0]  # noqa: E731
+
+    def one(target: np.ndarray, other: np.ndarray) -> np.ndarray:
+        return win_credit(target, other[:, None], ties)[0]
+
     v0_text = one(blocks[:, 0, 0], blocks[:, 0, 1])
     v1_text = one(blocks[:, 1, 1], blocks[:, 1, 0])
     t0_video = one(blocks[:, 0, 0], blocks[:, 1, 0])

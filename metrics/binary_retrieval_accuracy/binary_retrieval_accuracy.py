@@ -84,7 +84,10 @@ def item_credits(
     blocks = oriented(block_matrix("scores", scores), score_kind)
     if len(blocks) == 0:
         raise ValueError("empty input: scores holds no 2x2 blocks")
-    query = lambda target, other: win_credit(target, other[:, None], ties)  # noqa: E731
+
+    def query(target: np.ndarray, other: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return win_credit(target, other[:, None], ties)
+
     forward_caption = query(blocks[:, 0, 0], blocks[:, 1, 0])  # which video for the forward caption
     reverse_caption = query(blocks[:, 1, 1], blocks[:, 0, 1])
     forward_video = query(blocks[:, 0, 0], blocks[:, 0, 1])  # which caption for the forward video

@@ -87,7 +87,7 @@ def item_credits(
     label_array = np.empty(n, dtype=np.int64)
     for index, label in enumerate(labels):
         if isinstance(label, bool) or not isinstance(label, (int, np.integer)):
-            raise ValueError(f"labels[{index}] = {label!r} is not an option index")
+            raise ValueError(f"labels[{index}] = {label!r} is not an option index")  # noqa: TRY004
         if not 0 <= label < counts[index]:
             raise ValueError(
                 f"labels[{index}] = {label} is outside the item's {counts[index]} options"

@@ -223,7 +223,9 @@ def proficiency_combined_accuracy(
     if score_kind == "probability":
         if not 0 < threshold < 1:
             raise ValueError(f"threshold={threshold!r} must lie strictly between 0 and 1")
-        extras = _probability_columns(caption_scores, foil_scores, credits["proficiency"], threshold)
+        extras = _probability_columns(
+            caption_scores, foil_scores, credits["proficiency"], threshold
+        )
 
     def statistic(weights: np.ndarray) -> dict[str, np.ndarray]:
         out = {f"{name}_accuracy": weighted_mean(weights, credits[name]) for name in names}

@@ -6,7 +6,6 @@ import math
 
 import numpy as np
 import pytest
-
 from foilkit.metrics import metric_function
 
 pairwise = metric_function("pairwise_foil_accuracy")
@@ -104,7 +103,9 @@ def test_vitatecs_recall_at_k_equals_sorting_each_video_row(rng):
     assert result["caption_recall_at_10"] == pytest.approx(expected_caption)
     assert result["both_recall_at_10"] == pytest.approx(expected_both)
     with pytest.raises(ValueError, match=r"retrieval_targets\[1\] = \[3\] must be"):
-        pairwise([0.1, 0.2], [[0.0], [0.0]], retrieval_scores=texts[:2], retrieval_targets=[[0, 1], [3]])
+        pairwise(
+            [0.1, 0.2], [[0.0], [0.0]], retrieval_scores=texts[:2], retrieval_targets=[[0, 1], [3]]
+        )
 
 
 # --- proficiency_combined_accuracy ---------------------------------------------------------------
@@ -188,7 +189,9 @@ def test_probability_mode_extras_match_the_vilma_script_definitions(rng):
 
 def test_probability_mode_rejects_scores_outside_zero_one():
     with pytest.raises(ValueError, match=r"foil_scores\[1\]\[0\] = 1.5 is not a probability"):
-        proficiency([0.5, 0.5], [[0.1], [1.5]], [0.5, 0.5], [[0.1], [0.1]], score_kind="probability")
+        proficiency(
+            [0.5, 0.5], [[0.1], [1.5]], [0.5, 0.5], [[0.1], [0.1]], score_kind="probability"
+        )
 
 
 # --- multiple_choice_accuracy --------------------------------------------------------------------

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
-from foilkit.cli import main
 from foilkit.metrics import (
     METRICS,
     PAIRED_OUTCOMES,
@@ -20,6 +18,8 @@ from foilkit.metrics import (
     metric_module,
     paired_comparison,
 )
+
+from foilkit.cli import main
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -128,7 +128,10 @@ def test_mcnemar_is_the_exact_binomial_test_on_discordant_items():
     rng = np.random.default_rng(0)
     captions = rng.random(60)
     a = {"caption_scores": captions.tolist(), "foil_scores": [[0.5]] * 60}
-    b = {"caption_scores": (captions + rng.normal(0, 0.3, 60)).tolist(), "foil_scores": [[0.5]] * 60}
+    b = {
+        "caption_scores": (captions + rng.normal(0, 0.3, 60)).tolist(),
+        "foil_scores": [[0.5]] * 60,
+    }
     result = paired_comparison("pairwise_foil_accuracy", a, b, n_resamples=500, seed=2)
     right_a, right_b = captions > 0.5, np.asarray(b["caption_scores"]) > 0.5
     a_only, b_only = int((right_a & ~right_b).sum()), int((~right_a & right_b).sum())
@@ -138,7 +141,9 @@ def test_mcnemar_is_the_exact_binomial_test_on_discordant_items():
     assert result["mcnemar"]["p_value"] == pytest.approx(expected)
     difference = right_b.mean() - right_a.mean()
     low, high = result["bootstrap"]["difference_ci"]
-    assert result["bootstrap"]["difference"] == pytest.approx(difference) and low <= difference <= high
+    assert (
+        result["bootstrap"]["difference"] == pytest.approx(difference) and low <= difference <= high
+    )
 
 
 def test_paired_comparison_refuses_unaligned_items_and_unpaired_metrics():
@@ -147,4 +152,6 @@ def test_paired_comparison_refuses_unaligned_items_and_unpaired_metrics():
     with pytest.raises(ValueError, match="model A has 3 items and model B 1"):
         paired_comparison("pairwise_foil_accuracy", a, b)
     with pytest.raises(ValueError, match="'retrieval_recall' has no per-item outcome"):
-        paired_comparison("retrieval_recall", EXAMPLES["retrieval_recall"], EXAMPLES["retrieval_recall"])
+        paired_comparison(
+            "retrieval_recall", EXAMPLES["retrieval_recall"], EXAMPLES["retrieval_recall"]
+        )
