@@ -144,17 +144,23 @@ class AspectFilter:
         self.max_length = max_length
 
     @classmethod
-    def from_nli(cls, nli_model: str = VITATECS_NLI_MODEL, **options: Any) -> AspectFilter:
-        """A filter whose encoder is the NLI checkpoint's and whose 7-way head is new."""
+    def from_nli(
+        cls, nli_model: str = VITATECS_NLI_MODEL, *, seed: int = 0, **options: Any
+    ) -> AspectFilter:
+        """A filter whose encoder is the NLI checkpoint's and whose 7-way head is new
+        (initialised from ``seed``, so a fine-tuning run is reproducible)."""
+        import torch
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-        model = AutoModelForSequenceClassification.from_pretrained(
-            nli_model,
-            num_labels=len(FILTER_CLASSES),
-            id2label=dict(enumerate(FILTER_CLASSES)),
-            label2id={name: i for i, name in enumerate(FILTER_CLASSES)},
-            ignore_mismatched_sizes=True,
-        )
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(seed)
+            model = AutoModelForSequenceClassification.from_pretrained(
+                nli_model,
+                num_labels=len(FILTER_CLASSES),
+                id2label=dict(enumerate(FILTER_CLASSES)),
+                label2id={name: i for i, name in enumerate(FILTER_CLASSES)},
+                ignore_mismatched_sizes=True,
+            )
         return cls(model, AutoTokenizer.from_pretrained(nli_model), model_id=nli_model, **options)
 
     @classmethod
@@ -222,7 +228,7 @@ class AspectFilter:
                     loss.backward()
                     optimizer.step()
                     optimizer.zero_grad()
-                    total += float(loss)
+                    total += float(loss.detach())
                     steps += 1
                 losses.append(total / steps)
             self.model.eval()

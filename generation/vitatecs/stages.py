@@ -152,12 +152,13 @@ def train_filter(loop: Loop, *, epochs: int | None = None) -> dict[str, Any]:
         train, heldout = pairs, ExemplarSets.load(training.heldout).pairs()
     else:
         train, heldout = split_heldout(pairs, training.heldout_fraction)
+    seed = config.seed + record.iteration
     model = AspectFilter.from_nli(
-        training.init_model, margin=training.margin, max_length=training.max_length,
+        training.init_model, seed=seed, margin=training.margin, max_length=training.max_length,
         device=config.device,
     )  # fmt: skip
     synonyms = synonym_source(training.synonyms) if training.augment_copies else None
-    facts = model.fine_tune(train, training, synonyms=synonyms, seed=config.seed + record.iteration)
+    facts = model.fine_tune(train, training, synonyms=synonyms, seed=seed)
     model.save(loop.filter_dir(record.iteration))
     metrics = evaluate_filter(model, heldout).to_record() if heldout else {}
     record.filter = {
