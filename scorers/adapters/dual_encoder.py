@@ -55,10 +55,10 @@ class DualEncoderAdapter(EmbeddingAdapter):
         # each distinct frame is embedded once: a view and its reversal share every frame, and a
         # frame's embedding must not depend on where in the batch it sat
         images, slots = distinct_frames(frames)
-        # resized and normalised on the model's device: on a GPU this keeps the CPU free for decoding
-        inputs = self.image_processor(
-            images=images, return_tensors="pt", device=self.device
-        ).to(self.device)
+        # resized and normalised on the model's device: on a GPU the CPU stays free for decoding
+        inputs = self.image_processor(images=images, return_tensors="pt", device=self.device).to(
+            self.device
+        )
         inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)
         embeddings = F.normalize(
             pooled(self.model.get_image_features(**inputs)).float(), dim=-1
