@@ -69,7 +69,7 @@ def captions_file(tmp_path):
     return path
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def biased_classifier():
     """Make a copy of a sequence classifier that always predicts one class (with ~certainty):
     the way to give a filter a known verdict in a test."""
