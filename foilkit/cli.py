@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from types import ModuleType
 from typing import Sequence
 
 from foilkit._version import __version__
@@ -44,18 +45,23 @@ def _top_level_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def command_parser(name: str) -> tuple[ModuleType, argparse.ArgumentParser]:
+    """The module implementing command ``name`` (imported now) and its argument parser."""
+    module_name, summary = COMMANDS[name]
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=f"foilkit {name}", description=summary)
+    module.configure(parser)
+    return module, parser
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     top = _top_level_parser()
     if not argv or argv[0] not in COMMANDS:
         top.parse_args(argv[:1] or ["--help"])  # prints help/version or a precise usage error
         return 2
-    name, rest = argv[0], argv[1:]
-    module_name, summary = COMMANDS[name]
-    module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"foilkit {name}", description=summary)
-    module.configure(parser)
-    args = parser.parse_args(rest)
+    module, parser = command_parser(argv[0])
+    args = parser.parse_args(argv[1:])
     return int(module.run(args) or 0)
 
 
