@@ -170,11 +170,15 @@ def score_matrix(scores: Any, *, name: str = "scores") -> Any:
     ``ValueError`` names a ragged row or a wrong shape. Finiteness is checked while ranking."""
     if is_tensor(scores):
         scores = scores.detach()
-    if is_tensor(scores) and scores.device.type in NUMPY_DEVICES:
-        scores = (scores.float() if str(scores.dtype) == "torch.bfloat16" else scores).numpy()
-    if not is_tensor(scores) and not isinstance(scores, np.ndarray):
+        if not scores.is_floating_point():
+            scores = scores.double()  # integers: negating unsigned ones would wrap
+        if scores.device.type in NUMPY_DEVICES:
+            scores = (scores.float() if str(scores.dtype) == "torch.bfloat16" else scores).numpy()
+    elif not isinstance(scores, np.ndarray):
         lengths = [len(row) if hasattr(row, "__len__") else None for row in scores]
         for index, length in enumerate(lengths):
+            if length is None:
+                raise ValueError(f"{name}[{index}] = {scores[index]!r} is not a row of scores")
             if length != lengths[0]:
                 raise ValueError(
                     f"{name}[{index}] has {length} scores, {name}[0] has {lengths[0]}: "
@@ -184,12 +188,10 @@ def score_matrix(scores: Any, *, name: str = "scores") -> Any:
             scores = np.asarray(scores, dtype=np.float64)
         except (TypeError, ValueError) as error:
             raise ValueError(f"{name} must be a matrix of numbers: {error}") from None
-    elif isinstance(scores, np.ndarray) and scores.dtype.kind not in "fiu":
-        raise ValueError(f"{name} has dtype {scores.dtype}; a matrix of numbers is needed")
-    elif isinstance(scores, np.ndarray) and scores.dtype.kind != "f":
+    elif scores.dtype.kind in "iu":
         scores = scores.astype(np.float64)  # integers: negating unsigned ones would wrap
-    elif is_tensor(scores) and not scores.is_floating_point():
-        scores = scores.double()
+    elif scores.dtype.kind != "f":
+        raise ValueError(f"{name} has dtype {scores.dtype}; a matrix of numbers is needed")
     if scores.ndim != 2:
         raise ValueError(f"{name} must be 2-D (queries x candidates), not {tuple(scores.shape)}")
     if 0 in scores.shape:

@@ -8,14 +8,13 @@ import itertools
 import numpy as np
 import pytest
 import torch
-
 from foilkit.metrics import _ranking
 from foilkit.metrics._ranking import (
     Targets,
+    owned_mean,
     rank_targets,
     recall_at_k,
     target_ranks,
-    owned_mean,
     weighted_median,
 )
 
@@ -86,9 +85,7 @@ def test_average_is_the_expected_rank_under_random_tie_breaking() -> None:
     scores = np.array([[0.9, 0.5, 0.5, 0.5, 0.5, 0.1, 0.5]])
     targets = [[1, 3]]  # two targets tied with three non-targets, one candidate above
     tied = [1, 2, 3, 4, 6]
-    ranks = [
-        1 + 1 + min(order.index(1), order.index(3)) for order in itertools.permutations(tied)
-    ]
+    ranks = [1 + 1 + min(order.index(1), order.index(3)) for order in itertools.permutations(tied)]
     assert target_ranks(scores, targets, ties="average")[0] == pytest.approx(np.mean(ranks))
     assert target_ranks(scores, targets, ties="optimistic")[0] == min(ranks)
     assert target_ranks(scores, targets, ties="pessimistic")[0] == max(ranks)
@@ -195,9 +192,7 @@ def test_weighted_median_is_the_median_of_the_drawn_sample() -> None:
     values = rng.integers(1, 9, size=11).astype(float)
     weights = rng.integers(0, 3, size=(50, 11)).astype(float)
     weights[0] = 0  # an empty resample
-    expected = [
-        np.median(np.repeat(values, w.astype(int))) if w.sum() else np.nan for w in weights
-    ]
+    expected = [np.median(np.repeat(values, w.astype(int))) if w.sum() else np.nan for w in weights]
     np.testing.assert_array_equal(weighted_median(weights, values), expected)
 
 
@@ -208,9 +203,10 @@ def test_owned_statistics_follow_their_owners_weights() -> None:
     owners = np.array([0, 0, 1, 2, 2, 2, 4, 4, 1])  # item 3 owns no query
     weights = rng.integers(0, 3, size=(40, 5)).astype(float)
     expanded = weights[:, owners]
-    np.testing.assert_allclose(owned_mean(weights, values, owners), [
-        np.average(values, weights=w) if w.sum() else np.nan for w in expanded
-    ])
+    np.testing.assert_allclose(
+        owned_mean(weights, values, owners),
+        [np.average(values, weights=w) if w.sum() else np.nan for w in expanded],
+    )
     np.testing.assert_array_equal(
         weighted_median(weights, values, owners), weighted_median(expanded, values)
     )
@@ -221,6 +217,9 @@ def test_owned_statistics_follow_their_owners_weights() -> None:
     [
         (np.ones(3), [[0]], {}, r"must be 2-D"),
         (np.ones((0, 3)), [], {}, r"is empty"),
+        ([[1.0, 2.0], 3.0], [[0], [0]], {}, r"scores\[1\] = 3.0 is not a row of scores"),
+        ([[1.0, "a"], [1.0, 2.0]], [[0], [0]], {}, r"scores must be a matrix of numbers"),
+        (np.array([["a", "b"]]), [[0]], {}, r"scores has dtype <U1"),
         ([[1.0, 2.0], [1.0]], [[0], [0]], {}, r"scores\[1\] has 1 scores, scores\[0\] has 2"),
         (np.array([[1.0, np.nan], [0.0, 1.0]]), [[0], [1]], {}, r"scores\[0, 1\] = nan"),
         (np.array([[1.0, 2.0], [np.inf, 1.0]]), [[1], [0]], {"query_axis": 1},
@@ -247,3 +246,14 @@ def test_a_nan_in_a_tensor_names_its_cell(monkeypatch: pytest.MonkeyPatch) -> No
         monkeypatch.setattr(_ranking, "NUMPY_DEVICES", devices)
         with pytest.raises(ValueError, match=r"scores\[3, 2\] = nan"):
             target_ranks(scores, [[0]] * 5, query_axis=1, chunk_size=2)
+
+
+@pytest.mark.parametrize("dtype", [np.uint8, np.int32])
+def test_integer_scores_with_lower_is_better(dtype: type) -> None:
+    """Unsigned integers must not wrap when a loss is turned into higher-is-better."""
+    scores = np.array([[3, 1, 2], [0, 5, 4]], dtype=dtype)
+    assert target_ranks(scores, [[1], [1]], score_kind="loss").tolist() == [1.0, 3.0]
+    assert target_ranks(torch.from_numpy(scores), [[1], [1]], score_kind="loss").tolist() == [
+        1.0,
+        3.0,
+    ]

@@ -10,15 +10,15 @@ import time
 import tracemalloc
 from pathlib import Path
 
+import foilkit.metrics.retrieval_recall.retrieval_recall as module
 import numpy as np
 import pytest
 import torch
-
-import foilkit.metrics.retrieval_recall.retrieval_recall as module
-from foilkit.benchmarks import RECALL, _retrieval
-from foilkit.evaluation import metric_function
 from foilkit.metrics._common import resample_weights
 from foilkit.metrics.retrieval_recall.retrieval_recall import retrieval_recall
+
+from foilkit.benchmarks import RECALL, _retrieval
+from foilkit.evaluation import metric_function
 
 METRIC_DIR = Path(module.__file__).resolve().parent
 POLICIES = ("optimistic", "pessimistic", "average")
@@ -138,7 +138,9 @@ def test_torch_tensors_and_chunk_sizes_give_the_same_result() -> None:
         expected = retrieval_recall(scores, truth, ties=ties, n_resamples=50)
         for data in (scores, torch.from_numpy(scores), scores.tolist()):
             for chunk_size in (1, 7, 23, 31):
-                got = retrieval_recall(data, truth, ties=ties, n_resamples=50, chunk_size=chunk_size)
+                got = retrieval_recall(
+                    data, truth, ties=ties, n_resamples=50, chunk_size=chunk_size
+                )
                 assert got == expected, (type(data), chunk_size, ties)
 
 
