@@ -55,6 +55,12 @@ def test_installed_wheel_imports_without_the_checkout(wheel: Path, tmp_path: Pat
         f"assert foilkit.__file__.startswith({str(target)!r}), foilkit.__file__\n"
         "from foilkit.cli import main\n"
         "assert main(['doctor', '--skip-decode']) == 0\n"
+        "import os, foilkit.metrics as metrics\n"
+        "for name in metrics.METRICS:\n"
+        "    shared = metrics.metric_dir(name) / '_common.py'\n"
+        "    assert shared.is_file() and not os.path.islink(shared), shared\n"
+        "metric = metrics.load('pairwise_foil_accuracy')\n"
+        "assert metric.compute(caption_scores=[1.0], foil_scores=[[0.0]], n_resamples=0)['accuracy'] == 1.0\n"
     )
     env = {**os.environ, "PYTHONPATH": str(target)}
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True)
