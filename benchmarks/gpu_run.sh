@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# The GPU run of RESULTS.md, on a machine with one CUDA GPU, >= 16 cores and a Python that has
+# torch (2.11 was used) but maybe not foilkit's other dependencies.
+#
+#   benchmarks/gpu_run.sh OUT_DIR [WHEEL_DIR]
+#
+# WHEEL_DIR (optional) holds wheels to install first into a private site folder: av (its
+# wheel bundles FFmpeg 8), torchcodec (the release paired with the machine's torch) and
+# transformers (the version foilkit pins). torchcodec finds FFmpeg through the sonames that
+# av's bundled libraries provide, linked under their plain names. Then, side by side on
+# disjoint cores so neither disturbs the other's timings:
+#   - cores 0-11: the full corpus on the GPU (GPU-sized models, 8 decoding workers);
+#   - cores 12-13: the CPU ratios on 2 cores (tiny models): the quick corpus, then the full
+#     corpus with the tiny CLIP;
+# and finally the retrieval metric on CPU and GPU. Records and logs go to OUT_DIR.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: benchmarks/gpu_run.sh OUT_DIR [WHEEL_DIR]}
+WHEELS=${2:-}
+PY=${PYTHON:-python3}
+mkdir -p "$OUT"
+export FOILKIT_CACHE=${FOILKIT_CACHE:-/tmp/foilkit-cache} HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+export TOKENIZERS_PARALLELISM=false PYTHONUNBUFFERED=1
+
+if [ -n "$WHEELS" ]; then
+  SITE=/tmp/foilkit-site
+  "$PY" -m pip install -q --no-index --no-deps --no-compile --upgrade --target "$SITE" "$WHEELS"/*.whl
+  "$PY" -m pip install -q --no-index --no-deps --no-build-isolation --target "$SITE" .
+  export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+  FFMPEG=/tmp/foilkit-ffmpeg
+  mkdir -p "$FFMPEG"
+  for lib in "$SITE"/av.libs/lib{avcodec,avformat,avutil,avdevice,avfilter,swscale,swresample}-*.so.*; do
+    name=$(basename "$lib")                          # libavcodec-5e6b81c2.so.62.28.102
+    soname="${name%%-*}.so.$(echo "${name#*.so.}" | cut -d. -f1)"  # libavcodec.so.62
+    ln -sf "$lib" "$FFMPEG/$soname"
+  done
+  export LD_LIBRARY_PATH="$FFMPEG${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
+"$PY" -c "import torch, torchcodec.decoders; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"
+
+# generate both corpora first (all cores), so neither timed run competes with the generation
+"$PY" -c "
+import sys; sys.path.insert(0, 'benchmarks')
+from corpus import SIZES, corpus
+for size in ('quick', 'full'):
+    corpus(SIZES[size])
+"
+nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/gpu.txt" || true
+
+taskset -c 0-11 "$PY" benchmarks/scoring_speed.py --device cuda --workers 8 --batch-size 32 \
+  --json "$OUT/scoring_gpu_full.json" --profile "$OUT/profiles" > "$OUT/scoring_gpu_full.txt" 2>&1 &
+GPU_RUN=$!
+{
+  taskset -c 12,13 "$PY" benchmarks/scoring_speed.py --quick --json "$OUT/scoring_cpu_quick.json"
+  taskset -c 12,13 "$PY" benchmarks/scoring_speed.py --models clip-tiny \
+    --json "$OUT/scoring_cpu_full.json"
+} > "$OUT/scoring_cpu.txt" 2>&1
+wait "$GPU_RUN"
+if [ -f benchmarks/retrieval_speed.py ]; then
+  "$PY" benchmarks/retrieval_speed.py --device cpu,cuda --json "$OUT/retrieval.json" \
+    > "$OUT/retrieval.txt" 2>&1
+fi

@@ -1,0 +1,163 @@
+"""What every benchmark script shares: timing a phase with its peak memory, tables, the JSON record.
+
+A *phase* is one timed piece of work (the engine's run, the naive loop, the decode-only pass).
+``measure(name)`` times it and samples memory in a background thread while it runs:
+
+- host memory: the RSS of this process plus the memory each child process (the decoding
+  workers of a ``DataLoader``) holds on its own (USS, so pages shared with this process through
+  ``fork`` are not counted twice), sampled every ``SAMPLE_EVERY_S`` seconds; the peak, in MiB;
+- GPU memory: ``torch.cuda.max_memory_allocated`` over the phase, in MiB, when CUDA is in use.
+
+Ratios are only meaningful between phases measured in one run on one machine, so every
+result carries the hardware it ran on.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import psutil
+
+SAMPLE_EVERY_S = 0.02
+MIB = 1 << 20
+
+
+@dataclass
+class Phase:
+    """One measured phase: wall time and peak memory (``None`` where not measured)."""
+
+    name: str
+    seconds: float = 0.0
+    peak_rss_mib: float | None = None
+    peak_gpu_mib: float | None = None
+
+    def rate(self, count: int) -> float:
+        """``count`` things per second of this phase."""
+        return count / self.seconds if self.seconds > 0 else float("inf")
+
+
+def _tree_memory(process: psutil.Process) -> int:
+    """This process's RSS plus what its descendants hold alone (bytes)."""
+    total = process.memory_info().rss
+    for child in process.children(recursive=True):
+        try:
+            total += child.memory_full_info().uss
+        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+            continue  # a worker that just exited
+    return total
+
+
+class _PeakSampler(threading.Thread):
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.process = psutil.Process(os.getpid())
+        self.peak = _tree_memory(self.process)
+        self._stop_event = threading.Event()
+
+    def run(self) -> None:
+        while not self._stop_event.wait(SAMPLE_EVERY_S):
+            self.peak = max(self.peak, _tree_memory(self.process))
+
+    def stop(self) -> int:
+        self._stop_event.set()
+        self.join()
+        return max(self.peak, _tree_memory(self.process))
+
+
+def _cuda_in_use() -> bool:
+    import torch
+
+    return torch.cuda.is_available() and torch.cuda.is_initialized()
+
+
+@contextmanager
+def measure(name: str) -> Iterator[Phase]:
+    """Time the ``with`` block and record its peak host (and GPU) memory in the yielded ``Phase``."""
+    import torch
+
+    phase = Phase(name)
+    cuda = _cuda_in_use()
+    if cuda:
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+    sampler = _PeakSampler()
+    sampler.start()
+    started = time.perf_counter()
+    try:
+        yield phase
+    finally:
+        if cuda:
+            torch.cuda.synchronize()
+        phase.seconds = time.perf_counter() - started
+        phase.peak_rss_mib = round(sampler.stop() / MIB, 1)
+        if cuda:
+            phase.peak_gpu_mib = round(torch.cuda.max_memory_allocated() / MIB, 1)
+
+
+def phase_record(phase: Phase) -> dict[str, Any]:
+    return {key: value for key, value in asdict(phase).items() if key != "name"}
+
+
+def environment() -> dict[str, Any]:
+    """Hardware and package versions of this run (the scorer's own run-record helpers)."""
+    import torch
+    from foilkit.scorers.record import hardware, package_versions
+
+    record = {
+        **hardware(1),
+        "packages": package_versions(),
+        "torch_threads": torch.get_num_threads(),
+    }
+    if torch.cuda.is_available():
+        properties = torch.cuda.get_device_properties(0)
+        record["gpu_memory_gib"] = round(properties.total_memory / (1 << 30), 1)
+    return record
+
+
+def describe_hardware(env: Mapping[str, Any]) -> str:
+    """One line naming the machine, for the header of a printed table."""
+    gpus = ", ".join(env.get("gpus") or []) or "no GPU"
+    return f"{env['cpu_count']} CPU cores, {gpus}; torch {env['packages'].get('torch')}, Python {env['python']}"
+
+
+def format_number(value: Any) -> str:
+    """Numbers as a table shows them: three significant figures, ratios with an ``x``."""
+    if value is None:
+        return "-"
+    if isinstance(value, bool):
+        return "yes" if value else "NO"
+    if isinstance(value, float):
+        if value == float("inf"):
+            return "inf"
+        return f"{value:.3g}" if abs(value) < 1000 else f"{value:.0f}"
+    return str(value)
+
+
+def render_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
+    """A plain-text table (a GitHub-markdown pipe table, readable in a terminal too)."""
+    cells = [[format_number(value) for value in row] for row in rows]
+    widths = [
+        max([len(column), *(len(row[i]) for row in cells)]) for i, column in enumerate(columns)
+    ]
+
+    def line(values: Sequence[str]) -> str:
+        return "| " + " | ".join(value.ljust(width) for value, width in zip(values, widths)) + " |"
+
+    separator = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
+    return "\n".join([f"### {title}", "", line(columns), separator, *map(line, cells), ""])
+
+
+def write_json(path: str | os.PathLike, record: Mapping[str, Any]) -> Path:
+    """Write the run's full record (indented JSON); returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(record, indent=2, default=str) + "\n")
+    return path

@@ -1,0 +1,211 @@
+"""The models the scoring benchmark runs, as data: tiny ones for CPU, real-sized ones for GPUs.
+
+Nothing is downloaded. The tiny models are foilkit's test models
+(``foilkit.testing.models``). The GPU models have the architecture and size of the published
+checkpoints (CLIP ViT-B/32 and ViT-L/14, BLIP ITM base at 384 px) with random weights, built
+from ``transformers`` configs and saved once as Hub-style folders (the tiny models'
+tokenizers and processors, resized to the real input resolution), so the adapters load them
+through ``from_pretrained`` as they would load the real checkpoints. Random weights cost the
+same compute as trained ones; the scores are meaningless and only checked for agreement
+between the engine and the naive loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from foilkit.testing.models import tiny_model_path
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A benchmarked model: its family (which naive loop applies), how to get its folder, options."""
+
+    name: str
+    family: str  # "dual-encoder", "cross-encoder" or "video-llm"
+    folder: Callable[[Path], Path]  # cache root -> model folder (built on first use)
+    summary: str
+    options: Mapping[str, Any] = field(default_factory=dict)  # adapter options (mode, pooling)
+
+
+def _tiny(name: str) -> Callable[[Path], Path]:
+    return lambda root: tiny_model_path(name)
+
+
+def _image_size(processor: Any, size: int) -> None:
+    """Make a saved tiny processor take ``size`` x ``size`` inputs (as the real checkpoint's)."""
+    image_processor = processor.image_processor
+    if "shortest_edge" in image_processor.size:
+        image_processor.size = {"shortest_edge": size}
+        image_processor.crop_size = {"height": size, "width": size}
+    else:
+        image_processor.size = {"height": size, "width": size}
+
+
+def _text_ids(tokenizer: Any) -> dict[str, Any]:
+    ids = {
+        f"{kind}_token_id": getattr(tokenizer, f"{kind}_token_id") for kind in ("pad", "bos", "eos")
+    }
+    return {"vocab_size": len(tokenizer), **ids}
+
+
+def _build_clip(vision: dict[str, int], text: dict[str, int], projection_dim: int) -> Callable:
+    def build(out: Path) -> None:
+        from transformers import CLIPConfig, CLIPModel, CLIPProcessor
+
+        processor = CLIPProcessor.from_pretrained(tiny_model_path("clip"))
+        _image_size(processor, vision["image_size"])
+        config = CLIPConfig(
+            text_config={**text, **_text_ids(processor.tokenizer)},
+            vision_config=vision,
+            projection_dim=projection_dim,
+        )
+        _save(CLIPModel, config, out)
+        processor.save_pretrained(out)
+
+    return build
+
+
+def _build_blip_itm_base(out: Path) -> None:
+    from transformers import BlipConfig, BlipForImageTextRetrieval, BlipProcessor
+
+    processor = BlipProcessor.from_pretrained(tiny_model_path("blip-itm"))
+    _image_size(processor, 384)
+    tokenizer = processor.tokenizer
+    text = {
+        **BERT_BASE,
+        **_text_ids(tokenizer),
+        "bos_token_id": tokenizer.cls_token_id,
+        "sep_token_id": tokenizer.sep_token_id,
+        "encoder_hidden_size": 768,
+    }
+    vision = {**VIT_B, "image_size": 384, "patch_size": 16}
+    config = BlipConfig(text_config=text, vision_config=vision, projection_dim=256)
+    _save(BlipForImageTextRetrieval, config, out)
+    processor.save_pretrained(out)
+
+
+def _save(model_class: Any, config: Any, out: Path) -> None:
+    """Initialise on the GPU when there is one (seconds instead of minutes), save in bfloat16."""
+    import torch
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    with torch.random.fork_rng(devices=[]), torch.device(device):
+        torch.manual_seed(0)
+        model = model_class(config)
+    model.to(torch.bfloat16).save_pretrained(out)
+
+
+def _fingerprint() -> str:
+    """This module's source and the transformers version: a changed config rebuilds."""
+    import transformers
+
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    digest.update(transformers.__version__.encode())
+    return digest.hexdigest()[:12]
+
+
+def _built(name: str, build: Callable[[Path], None]) -> Callable[[Path], Path]:
+    """``root -> root/models/name``, built once (in a staging folder renamed into place)."""
+
+    def folder(root: Path) -> Path:
+        final = root / "models" / f"{name}-{_fingerprint()}"
+        if final.is_dir():
+            return final
+        final.parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=final.parent))
+        try:
+            build(staging)
+            os.rename(staging, final)
+        except OSError:
+            if not final.is_dir():
+                raise
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return final
+
+    return folder
+
+
+VIT_B = {
+    "hidden_size": 768,
+    "intermediate_size": 3072,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 12,
+}
+VIT_L = {
+    "hidden_size": 1024,
+    "intermediate_size": 4096,
+    "num_hidden_layers": 24,
+    "num_attention_heads": 16,
+}
+BERT_BASE = {**VIT_B, "max_position_embeddings": 512}
+CLIP_TEXT_B = {
+    "hidden_size": 512,
+    "intermediate_size": 2048,
+    "num_hidden_layers": 12,
+    "num_attention_heads": 8,
+    "max_position_embeddings": 77,
+}
+CLIP_TEXT_L = {**VIT_B, "max_position_embeddings": 77}
+
+MODELS: dict[str, ModelSpec] = {
+    spec.name: spec
+    for spec in (
+        ModelSpec("clip-tiny", "dual-encoder", _tiny("clip"), "foilkit's tiny CLIP (32 px)"),
+        ModelSpec(
+            "blip-itm-tiny", "cross-encoder", _tiny("blip-itm"), "foilkit's tiny BLIP ITM (32 px)"
+        ),
+        ModelSpec(
+            "llava-next-video-tiny",
+            "video-llm",
+            _tiny("llava-next-video"),
+            "foilkit's tiny LLaVA-NeXT-Video, choice mode",
+            {"mode": "choice"},
+        ),
+        ModelSpec(
+            "qwen2-vl-tiny",
+            "video-llm",
+            _tiny("qwen2-vl"),
+            "foilkit's tiny Qwen2-VL, choice mode",
+            {"mode": "choice"},
+        ),
+        ModelSpec(
+            "clip-vit-b32",
+            "dual-encoder",
+            _built(
+                "clip-vit-b32",
+                _build_clip({**VIT_B, "image_size": 224, "patch_size": 32}, CLIP_TEXT_B, 512),
+            ),
+            "CLIP ViT-B/32 sized (151M parameters), random weights, 224 px",
+        ),
+        ModelSpec(
+            "clip-vit-l14",
+            "dual-encoder",
+            _built(
+                "clip-vit-l14",
+                _build_clip({**VIT_L, "image_size": 224, "patch_size": 14}, CLIP_TEXT_L, 768),
+            ),
+            "CLIP ViT-L/14 sized (428M parameters), random weights, 224 px",
+        ),
+        ModelSpec(
+            "blip-itm-base",
+            "cross-encoder",
+            _built("blip-itm-base", _build_blip_itm_base),
+            "BLIP ITM base sized (ViT-B/16 at 384 px + BERT-base), random weights",
+        ),
+    )
+}
+
+# What a run benchmarks unless told otherwise.
+DEFAULT_MODELS = {
+    "cpu": ("clip-tiny", "blip-itm-tiny", "llava-next-video-tiny"),
+    "cuda": ("clip-vit-b32", "clip-vit-l14", "blip-itm-base", "llava-next-video-tiny"),
+}
