@@ -21,6 +21,7 @@ line-start relative imports (``evaluate`` copies only the files its module impor
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -66,7 +67,7 @@ class Targets:
     ) -> Targets:
         """Validated targets; a ``ValueError`` names the query whose list is empty, not a list,
         holds a non-integer, or an index outside ``0..n_candidates - 1``."""
-        rows = []
+        lengths = np.zeros(len(lists), dtype=np.int64)
         for query, row in enumerate(lists):
             if isinstance(row, (str, bytes)) or not hasattr(row, "__len__"):
                 raise ValueError(
@@ -74,20 +75,33 @@ class Targets:
                 )
             if len(row) == 0:
                 raise ValueError(f"{name}[{query}] is empty: every query needs a target")
-            array = np.asarray(row)
-            if array.ndim != 1 or array.dtype.kind not in "iu":
-                raise ValueError(f"{name}[{query}] = {list(row)!r} must hold integer indices")
-            outside = array[(array < 0) | (array >= n_candidates)]
-            if outside.size:
-                raise ValueError(
-                    f"{name}[{query}] holds {int(outside[0])}, outside the {n_candidates} "
-                    f"{candidates} (0..{n_candidates - 1})"
-                )
-            rows.append(np.unique(array).astype(np.int64))
-        lengths = np.fromiter((len(row) for row in rows), dtype=np.int64, count=len(rows))
-        indptr = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
-        indices = np.concatenate(rows) if rows else np.zeros(0, np.int64)
-        return cls(indptr, indices, int(n_candidates))
+            lengths[query] = len(row)
+        try:
+            flat = np.asarray(list(itertools.chain.from_iterable(lists)))
+        except (TypeError, ValueError):  # nested rows: found below
+            flat = np.zeros(0, dtype=object)
+        if flat.ndim != 1 or flat.dtype.kind not in "iu":
+            for query, row in enumerate(lists):
+                if not all(isinstance(i, (int, np.integer)) for i in row) or any(
+                    isinstance(i, bool) for i in row
+                ):
+                    raise ValueError(f"{name}[{query}] = {list(row)!r} must hold integer indices")
+            flat = flat.astype(np.int64)  # no rows at all
+        owners = np.repeat(np.arange(len(lists), dtype=np.int64), lengths)
+        outside = np.flatnonzero((flat < 0) | (flat >= n_candidates))
+        if outside.size:
+            raise ValueError(
+                f"{name}[{owners[outside[0]]}] holds {int(flat[outside[0]])}, outside the "
+                f"{n_candidates} {candidates} (0..{n_candidates - 1})"
+            )
+        # sorted within each query, duplicates dropped
+        order = np.lexsort((flat, owners))
+        owners, flat = owners[order], flat[order].astype(np.int64)
+        kept = np.ones(len(flat), dtype=bool)
+        kept[1:] = (owners[1:] != owners[:-1]) | (flat[1:] != flat[:-1])
+        counts = np.bincount(owners[kept], minlength=len(lists))
+        indptr = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        return cls(indptr, flat[kept], int(n_candidates))
 
     @property
     def n_queries(self) -> int:

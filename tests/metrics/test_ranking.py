@@ -228,6 +228,7 @@ def test_owned_statistics_follow_their_owners_weights() -> None:
         (np.ones((2, 3)), [[0], []], {}, r"targets\[1\] is empty"),
         (np.ones((2, 3)), [[0], [1.5]], {}, r"targets\[1\] = \[1.5\] must hold integer"),
         (np.ones((2, 3)), [[0], 1], {}, r"targets\[1\] = 1 must be a list"),
+        (np.ones((2, 3)), [[0], [[1]]], {}, r"targets\[1\] = \[\[1\]\] must hold integer"),
         (np.ones((2, 3)), [[0]], {}, r"targets cover 1 queries x 3 candidates, scores has 2 x 3"),
         (np.ones((2, 3)), [[0], [1]], {"chunk_size": 0}, r"chunk_size=0"),
         (np.ones((2, 3)), [[0], [1]], {"ties": "random"}, r"ties='random'"),
