@@ -1,0 +1,328 @@
+"""``foilkit generate rtime <stage>``: RTime's activity list and caption rewrites (§3.1, §8).
+
+Stages, in the paper's order (each LLM stage takes the LLM options: --model, --base-url, ...;
+replies are cached under --cache-dir, so a rerun sends nothing twice):
+  expand-activities  seed pairs (JSONL; default: foilkit's) -> LLM few-shot expansion ->
+                     curation file (.csv/.tsv/.jsonl): keep = yes for seeds, empty for new pairs
+  curate-import      a curated file (pairs or phrases) -> the kept rows as JSONL
+  enrich             curated pairs (JSONL) -> concrete objects for [something] -> curation file
+  rewrite            captions (JSONL rows with id, caption, split; or an RTime .json file) ->
+                     nine rewrites per train caption, similarity and temporal-word checks ->
+                     JSONL rows with rewrites and provenance; --rtime-json writes the RTime
+                     annotation format back; the run record holds the Fig. 10 report
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import random
+import types
+import typing
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from foilkit.generation.cli_io import add_output, write_rows, write_run_record
+
+STAGES = ("expand-activities", "curate-import", "enrich", "rewrite")
+ALL_SPLITS = "all"
+
+# LLMConfig fields the stages set themselves: one reply per request; --seed seeds the LLM too.
+_LLM_FIELDS_NOT_OPTIONS = ("n", "seed")
+_LLM_HELP = {
+    "model": "model name on the server (paper: gpt-4; a local vLLM/Ollama model works the same)",
+    "base_url": "OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 "
+    "(default: $OPENAI_BASE_URL, else OpenAI)",
+    "api_key_env": "environment variable holding the API key",
+    "cache_dir": "folder caching every request and reply (a rerun costs nothing)",
+}
+# The replies are lists: more room than LLMConfig's default.
+_MAX_TOKENS = {"expand-activities": 1024, "enrich": 512, "rewrite": 1024}
+
+
+def _add_llm_options(parser: argparse.ArgumentParser, stage: str) -> None:
+    from foilkit.generation.llm import LLMConfig
+
+    hints = typing.get_type_hints(LLMConfig)
+    group = parser.add_argument_group("LLM")
+    for config_field in dataclasses.fields(LLMConfig):
+        name = config_field.name
+        if name in _LLM_FIELDS_NOT_OPTIONS:
+            continue
+        kind = hints[name]
+        if isinstance(kind, types.UnionType):  # "str | None" -> str
+            (kind,) = [arg for arg in typing.get_args(kind) if arg is not type(None)]
+        flag = "--" + name.replace("_", "-")
+        if config_field.default is dataclasses.MISSING:
+            group.add_argument(flag, required=True, type=kind, help=_LLM_HELP.get(name))
+            continue
+        default = _MAX_TOKENS[stage] if name == "max_tokens" else config_field.default
+        group.add_argument(
+            flag, type=kind, default=default, help=_LLM_HELP.get(name, f"default {default}")
+        )
+
+
+def _client(args: argparse.Namespace):
+    from foilkit.generation.llm import ChatClient, LLMConfig
+
+    values = {
+        f.name: getattr(args, f.name)
+        for f in dataclasses.fields(LLMConfig)
+        if f.name not in _LLM_FIELDS_NOT_OPTIONS
+    }
+    return ChatClient(LLMConfig(**values, seed=args.seed))
+
+
+def _prompt(args: argparse.Namespace, default: str):
+    from foilkit.generation.rtime.prompt_templates import PromptTemplate
+
+    return PromptTemplate.load(args.prompt or default)
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from foilkit.generation.rtime import enrichment, rewrites
+    from foilkit.generation.spacy_pipeline import DEFAULT_SPACY_PIPELINE
+
+    stages = parser.add_subparsers(dest="stage", required=True, metavar="stage")
+    expand = stages.add_parser("expand-activities", help="LLM few-shot expansion of activity pairs")
+    expand.add_argument("--seeds", type=Path,
+                        help="JSONL pairs (activity, opposite, ...) to start from; default: "
+                        "foilkit's seed pairs from the paper's examples")  # fmt: skip
+    expand.add_argument("--rounds", type=int, default=5, help="requests, each with other shots")
+    expand.add_argument("--shots", type=int, default=8, help="example pairs shown per request")
+    expand.add_argument("--per-round", type=int, default=20, help="new pairs asked per request")
+
+    curate = stages.add_parser("curate-import", help="read a curated file back (keep = yes/no)")
+    curate.add_argument("curated", type=Path, help="curation file (.csv, .tsv or .jsonl)")
+    curate.add_argument("--undecided", choices=("error", "drop", "keep"), default="error",
+                        help="what a row with an empty keep column means (default: refuse)")  # fmt: skip
+
+    enrich = stages.add_parser("enrich", help="concrete objects for each activity's [something]")
+    enrich.add_argument("--pairs", required=True, type=Path,
+                        help="curated activity pairs (JSONL, as curate-import writes)")  # fmt: skip
+    enrich.add_argument("--objects", type=int, default=enrichment.OBJECTS_PER_ACTIVITY,
+                        help="objects per activity (paper: 20)")  # fmt: skip
+
+    rewrite = stages.add_parser("rewrite", help="nine checked rewrites per train caption")
+    rewrite.add_argument("--input", "-i", required=True, type=Path,
+                         help="JSONL rows (id, caption, split) or an RTime annotation .json")  # fmt: skip
+    rewrite.add_argument("--input-split",
+                         help="split of rows without one (default for .json: from the file name)")  # fmt: skip
+    rewrite.add_argument("--splits", nargs="+", default=["train"],
+                         help=f"splits to rewrite (paper: train only); '{ALL_SPLITS}' for every one")  # fmt: skip
+    rewrite.add_argument("--count", type=int, default=rewrites.REWRITES_PER_CAPTION,
+                         help="rewrites per caption (paper: 9)")  # fmt: skip
+    rewrite.add_argument("--min-similarity", type=float, default=rewrites.DEFAULT_MIN_SIMILARITY,
+                         help="reject rewrites whose cosine with the caption is lower "
+                         "(default %(default)s, calibrated for all-MiniLM-L6-v2)")  # fmt: skip
+    rewrite.add_argument("--sentence-model", default=rewrites.DEFAULT_SENTENCE_MODEL,
+                         help="sentence-transformers model id or path (default %(default)s)")  # fmt: skip
+    rewrite.add_argument("--temporal-words", type=Path,
+                         help="temporal lexicon JSON (default: foilkit's)")  # fmt: skip
+    rewrite.add_argument("--no-temporal-check", action="store_true",
+                         help="keep rewrites that drop or reverse temporal words")  # fmt: skip
+    rewrite.add_argument("--spacy", default=DEFAULT_SPACY_PIPELINE, help="spaCy pipeline (lemmas)")
+    rewrite.add_argument("--rtime-json", type=Path,
+                         help="also write an RTime annotation file with the rewrites "
+                         "(needs an RTime .json input)")  # fmt: skip
+    rewrite.add_argument("--plot", type=Path, help="write the Fig. 10 histogram here (PNG)")
+
+    for name, stage in (("expand-activities", expand), ("enrich", enrich), ("rewrite", rewrite)):
+        stage.add_argument("--prompt", help="prompt YAML file replacing foilkit's")
+        _add_llm_options(stage, name)
+    for stage in (expand, curate, enrich, rewrite):
+        add_output(stage)
+
+
+def run(args: argparse.Namespace) -> int:
+    return _RUNNERS[args.stage](args)
+
+
+def _usage_line(client) -> str:
+    usage = client.usage
+    cost = "" if usage.cost is None else f", cost {usage.cost:.4f}"
+    return (
+        f"LLM: {usage.requests} requests, {usage.cache_hits} cached, "
+        f"{usage.prompt_tokens}+{usage.completion_tokens} tokens{cost}"
+    )
+
+
+def _expand(args: argparse.Namespace) -> int:
+    from foilkit.generation.rtime.activities import (
+        EXPANSION_PROMPT,
+        expand_activity_pairs,
+        read_activity_pairs,
+    )
+    from foilkit.generation.rtime.curation import write_curation
+
+    known = read_activity_pairs(args.seeds)
+    client = _client(args)
+    expansion = expand_activity_pairs(
+        client,
+        known,
+        rounds=args.rounds,
+        shots=args.shots,
+        count=args.per_round,
+        rng=random.Random(args.seed),
+        template=_prompt(args, EXPANSION_PROMPT),
+    )
+    candidates: list[tuple[bool | None, Any]] = [(True, pair) for pair in known]
+    candidates += [(None, pair) for pair in expansion.pairs]
+    write_curation(candidates, args.output)
+    write_run_record(
+        args.output,
+        args,
+        known_pairs=len(known),
+        new_pairs=len(expansion.pairs),
+        repeated_pairs=expansion.repeated,
+        unreadable_lines=[list(item) for item in expansion.unreadable],
+        invalid_pairs=[list(item) for item in expansion.invalid],
+        llm_usage=client.usage.as_dict(),
+    )
+    print(
+        f"{len(expansion.pairs)} new pairs ({expansion.repeated} repeated, "
+        f"{len(expansion.unreadable)} unreadable lines) + {len(known)} known -> {args.output}; "
+        f"fill in its 'keep' column, then run curate-import\n{_usage_line(client)}"
+    )
+    return 0
+
+
+def _curate_import(args: argparse.Namespace) -> int:
+    from foilkit.generation.rtime.curation import read_curation
+
+    curated = read_curation(args.curated, undecided=args.undecided)
+    count = write_rows((record.to_record() for record in curated.kept), args.output, args)
+    write_run_record(
+        args.output,
+        args,
+        kind=curated.kind,
+        rows_written=count,
+        dropped=curated.dropped,
+        undecided=curated.undecided,
+    )
+    print(f"{curated.kind}: kept {count}, dropped {curated.dropped} -> {args.output}")
+    return 0
+
+
+def _enrich(args: argparse.Namespace) -> int:
+    from foilkit.generation.rtime.activities import read_activity_pairs
+    from foilkit.generation.rtime.curation import write_curation
+    from foilkit.generation.rtime.enrichment import ENRICHMENT_PROMPT, enrich_activities
+
+    pairs = read_activity_pairs(args.pairs)
+    client = _client(args)
+    enrichment = enrich_activities(
+        client, pairs, objects=args.objects, template=_prompt(args, ENRICHMENT_PROMPT)
+    )
+    write_curation([(None, phrase) for phrase in enrichment.phrases], args.output)
+    write_run_record(
+        args.output,
+        args,
+        pairs=len(pairs),
+        phrases=len(enrichment.phrases),
+        unreadable_lines=[list(item) for item in enrichment.unreadable],
+        activities_with_fewer_objects=[list(item) for item in enrichment.short],
+        llm_usage=client.usage.as_dict(),
+    )
+    print(
+        f"{len(enrichment.phrases)} phrases for {len(pairs)} pairs -> {args.output}; fill in "
+        f"its 'keep' column, then run curate-import\n{_usage_line(client)}"
+    )
+    return 0
+
+
+def _rewrite_filter(args: argparse.Namespace):
+    from foilkit.generation.rtime.rewrites import RewriteFilter
+    from sentence_transformers import SentenceTransformer
+
+    lexicon = tokenize = None
+    if not args.no_temporal_check:
+        from foilkit.generation.rtime.temporal_words import TemporalLexicon, spacy_tokenizer
+        from foilkit.generation.spacy_pipeline import load_spacy
+
+        lexicon = TemporalLexicon.load(args.temporal_words)
+        tokenize = spacy_tokenizer(load_spacy(args.spacy))
+    return RewriteFilter(
+        embedder=SentenceTransformer(args.sentence_model),
+        min_similarity=args.min_similarity,
+        lexicon=lexicon,
+        tokenize=tokenize,
+        sentence_model=args.sentence_model,
+    )
+
+
+def _rewrite(args: argparse.Namespace) -> int:
+    from foilkit.generation.rtime.captions import read_caption_rows, write_rtime_annotations
+    from foilkit.generation.rtime.rewrites import (
+        REWRITE_PROMPT,
+        plot_similarity,
+        rewrite_captions,
+        rewrite_columns,
+        similarity_report,
+    )
+
+    if args.rtime_json and args.input.suffix.lower() != ".json":
+        raise SystemExit(f"--rtime-json needs an RTime annotation .json input, got {args.input}")
+    rows = read_caption_rows(args.input, split=args.input_split)
+    chosen, skipped = [], Counter()
+    for row in rows:
+        if ALL_SPLITS in args.splits or row.split in args.splits:
+            chosen.append(row)
+        else:
+            skipped[row.split] += 1
+    if not chosen:
+        raise SystemExit(f"{args.input}: no row in split(s) {args.splits} (rows by split: {skipped})")
+    rewrite_filter = _rewrite_filter(args)
+    client = _client(args)
+    results = rewrite_captions(
+        client,
+        [(row.id, row.caption) for row in chosen],
+        rewrite_filter,
+        count=args.count,
+        template=_prompt(args, REWRITE_PROMPT),
+    )
+    out_rows = [
+        {**row.fields, "split": row.split, **rewrite_columns(result, rewrite_filter)}
+        for row, result in zip(chosen, results)
+    ]
+    count = write_rows(out_rows, args.output, args)
+    report = similarity_report(
+        results, rewrite_filter, count=args.count, rng=random.Random(args.seed)
+    )
+    facts: dict[str, Any] = {"skipped_rows_by_split": dict(skipped)}
+    if args.rtime_json:
+        facts["rtime_json_directions"] = write_rtime_annotations(
+            args.input, {r.id: [w.text for w in r.accepted] for r in results}, args.rtime_json
+        )
+    if args.plot:
+        plot_similarity(report, args.plot)
+    write_run_record(
+        args.output,
+        args,
+        rows_written=count,
+        report=report,
+        unreadable_lines={r.id: list(r.unreadable) for r in results if r.unreadable},
+        llm_usage=client.usage.as_dict(),
+        **facts,
+    )
+    print(
+        f"{report['accepted']} of {report['candidates']} rewrites accepted for {count} captions "
+        f"(skipped by split: {dict(skipped) or 'none'}); median cosine with the caption "
+        f"{_median(report['rewrite_vs_caption']):.3f}, of a random caption "
+        f"{_median(report['random_caption_vs_caption']):.3f}; "
+        f"rejections {report['rejections']} -> {args.output}\n{_usage_line(client)}"
+    )
+    return 0
+
+
+def _median(summary: dict[str, Any]) -> float:
+    return summary.get("quantiles", {}).get("0.5", float("nan"))
+
+
+_RUNNERS = {
+    "expand-activities": _expand,
+    "curate-import": _curate_import,
+    "enrich": _enrich,
+    "rewrite": _rewrite,
+}
