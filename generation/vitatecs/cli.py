@@ -22,7 +22,6 @@ from pathlib import Path
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.builders.vitatecs import ASPECTS
 
-    parser.description = __doc__.split("\n\n", 1)[0]
     stages = parser.add_subparsers(dest="stage", required=True, metavar="stage")
 
     def stage(name: str, help: str) -> argparse.ArgumentParser:

@@ -156,7 +156,6 @@ class AspectFilter:
             torch.manual_seed(seed)
             model = AutoModelForSequenceClassification.from_pretrained(
                 nli_model,
-                num_labels=len(FILTER_CLASSES),
                 id2label=dict(enumerate(FILTER_CLASSES)),
                 label2id={name: i for i, name in enumerate(FILTER_CLASSES)},
                 ignore_mismatched_sizes=True,

@@ -138,6 +138,13 @@ def _prompt_data(loop: Loop) -> dict[str, Any]:
 # -- stages --------------------------------------------------------------------------------------
 
 
+def _stage_input(path: Path, stage: str) -> Path:
+    """``path``, which the stage ``stage`` writes; a clear error when it has not run yet."""
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist yet: run `{stage}` first")
+    return path
+
+
 def train_filter(loop: Loop, *, epochs: int | None = None) -> dict[str, Any]:
     """Fine-tune the filter of the current iteration on its exemplars; score it held out."""
     from foilkit.generation.vitatecs.filter_model import AspectFilter, evaluate_filter
@@ -210,7 +217,7 @@ def filter_candidates(loop: Loop) -> dict[str, Any]:
 
     state = loop.load_state()
     folder = loop.iteration_dir(loop.next_iteration(state))
-    candidates = read_candidates(folder / "candidates.jsonl")
+    candidates = read_candidates(_stage_input(folder / "candidates.jsonl", "generate"))
     _, filter_path = loop.latest_filter(state)
     candidates = apply_nli(candidates, nli_filter(loop))
     candidates = apply_filter_model(
@@ -225,7 +232,7 @@ def export(loop: Loop, *, include_rejected: bool = False) -> dict[str, Path]:
     folder = loop.iteration_dir(loop.next_iteration())
     statuses = (ACCEPTED, OTHER_ASPECT, REJECTED) if include_rejected else (ACCEPTED,)
     return export_revision(
-        read_candidates(folder / "filtered.jsonl"),
+        read_candidates(_stage_input(folder / "filtered.jsonl", "filter")),
         load_aspects(loop.config.aspects),
         folder / "revision",
         statuses=statuses,
