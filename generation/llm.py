@@ -321,7 +321,7 @@ class ChatClient:
             for future in as_completed(futures):
                 try:
                     results[futures[future]] = future.result()
-                except Exception as error:  # gathered, raised once all requests are done
+                except Exception as error:  # noqa: BLE001 (gathered, raised once all are done)
                     results[futures[future]] = error
                 bar.update(1)
         bar.close()

@@ -160,7 +160,7 @@ class _Handler(BaseHTTPRequestHandler):
     server_state: OpenAICompatibleServer
     protocol_version = "HTTP/1.1"
 
-    def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+    def do_POST(self) -> None:
         state = self.server_state
         length = int(self.headers.get("content-length", 0))
         raw = self.rfile.read(length)

@@ -18,7 +18,6 @@ import json
 from pathlib import Path
 
 
-
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.builders.vitatecs import ASPECTS
 
@@ -30,8 +29,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         return sub
 
     init = stage("init", "create a loop folder from a configuration file")
-    init.add_argument("--config", type=Path,
-                      help="YAML/JSON with the settings to change (seed, llm, filter, ...)")  # fmt: skip
+    init.add_argument(
+        "--config", type=Path, help="YAML/JSON with the settings to change (seed, llm, filter, ...)"
+    )
     init.add_argument("--seed", type=int, help="the loop's seed (overrides the file's)")
     init.add_argument("--model", help="LLM name (overrides llm.model)")
     init.add_argument("--base-url", help="OpenAI-compatible endpoint (overrides llm.base_url)")
@@ -44,10 +44,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         ("finalize", "generate, filter and select at scale; write the dataset"),
     ):
         sub = stage(name, help)
-        sub.add_argument("--captions", required=True, type=Path,
-                         help="JSONL: caption, video_name, src_dataset[, id]")  # fmt: skip
-        sub.add_argument("--per-aspect", type=int,
-                         help="captions per aspect (default: loop/finalize.queries_per_aspect)")  # fmt: skip
+        sub.add_argument(
+            "--captions",
+            required=True,
+            type=Path,
+            help="JSONL: caption, video_name, src_dataset[, id]",
+        )
+        sub.add_argument(
+            "--per-aspect",
+            type=int,
+            help="captions per aspect (default: loop/finalize.queries_per_aspect)",
+        )
         sub.add_argument("--aspects", nargs="+", choices=ASPECTS, default=list(ASPECTS))
         sub.add_argument("--no-progress", dest="progress", action="store_false")
         if name == "finalize":
@@ -55,8 +62,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     stage("filter", "NLI filter and filter model on the next iteration's candidates")
     export = stage("export", "write the filtered candidates for annotators")
-    export.add_argument("--include-rejected", action="store_true",
-                        help="also export candidates the filter rejected")  # fmt: skip
+    export.add_argument(
+        "--include-rejected", action="store_true", help="also export candidates the filter rejected"
+    )
     imported = stage("import", "merge annotators' labels into the exemplar sets")
     imported.add_argument("labels", type=Path, help="the revised CSV or JSONL")
     stage("status", "print the iterations table")
@@ -90,10 +98,15 @@ def _train_filter(args: argparse.Namespace) -> int:
     loop = Loop(args.loop)
     result = stages.train_filter(loop, epochs=args.epochs)
     _record(args, loop, "train-filter", result)
-    scores = ", ".join(f"{name} {result[name]:.3f}" for name in ("precision", "recall", "f1")
-                       if result.get(name) is not None)  # fmt: skip
-    print(f"filter trained on {result['train_pairs']} pairs ({result['examples']} with "
-          f"augmentation); held out {result['heldout_pairs']}: {scores or 'no held-out pairs'}")  # fmt: skip
+    scores = ", ".join(
+        f"{name} {result[name]:.3f}"
+        for name in ("precision", "recall", "f1")
+        if result.get(name) is not None
+    )
+    print(
+        f"filter trained on {result['train_pairs']} pairs ({result['examples']} with "
+        f"augmentation); held out {result['heldout_pairs']}: {scores or 'no held-out pairs'}"
+    )
     print(loop_status(loop))
     return 0
 
@@ -103,8 +116,13 @@ def _generate(args: argparse.Namespace) -> int:
     from foilkit.generation.vitatecs.loop import Loop
 
     loop = Loop(args.loop)
-    result = stages.generate(loop, args.captions, per_aspect=args.per_aspect,
-                             aspects=args.aspects, progress=args.progress)  # fmt: skip
+    result = stages.generate(
+        loop,
+        args.captions,
+        per_aspect=args.per_aspect,
+        aspects=args.aspects,
+        progress=args.progress,
+    )
     _record(args, loop, "generate", result)
     print(f"{result['queries']} queries -> {result['path']}: {result['statuses']}")
     print(f"LLM usage: {result['usage']}")
@@ -128,10 +146,13 @@ def _export(args: argparse.Namespace) -> int:
 
     loop = Loop(args.loop)
     paths = stages.export(loop, include_rejected=args.include_rejected)
-    rows = sum(1 for _ in open(paths["jsonl"], encoding="utf-8"))
+    with open(paths["jsonl"], encoding="utf-8") as handle:
+        rows = sum(1 for _ in handle)
     _record(args, loop, "export", {"rows": rows, **{k: str(v) for k, v in paths.items()}})
-    print(f"{rows} candidates for revision: {paths['csv']} (also {paths['jsonl'].name}); "
-          f"instructions: {paths['instructions']}")  # fmt: skip
+    print(
+        f"{rows} candidates for revision: {paths['csv']} (also {paths['jsonl'].name}); "
+        f"instructions: {paths['instructions']}"
+    )
     return 0
 
 
@@ -142,9 +163,11 @@ def _import(args: argparse.Namespace) -> int:
     loop = Loop(args.loop)
     result = stages.import_labels(loop, args.labels)
     _record(args, loop, "import", result, iteration=result["iteration"])
-    print(f"imported {result['labels']} labels: {result['positive']} positive, "
-          f"{result['negative']} negative, {result['na']} N/A, {result['moved']} moved, "
-          f"{result['unchanged']} already known; iteration {result['iteration']} begins")  # fmt: skip
+    print(
+        f"imported {result['labels']} labels: {result['positive']} positive, "
+        f"{result['negative']} negative, {result['na']} N/A, {result['moved']} moved, "
+        f"{result['unchanged']} already known; iteration {result['iteration']} begins"
+    )
     print(loop_status(loop))
     return 0
 
@@ -157,17 +180,25 @@ def _status(args: argparse.Namespace) -> int:
 
 
 def _finalize(args: argparse.Namespace) -> int:
+    from foilkit.generation.cli_io import write_run_record
     from foilkit.generation.vitatecs import stages
     from foilkit.generation.vitatecs.loop import Loop
-    from foilkit.generation.cli_io import write_run_record
 
     loop = Loop(args.loop)
-    result = stages.finalize(loop, args.captions, args.output, per_aspect=args.per_aspect,
-                             aspects=args.aspects, progress=args.progress)  # fmt: skip
+    result = stages.finalize(
+        loop,
+        args.captions,
+        args.output,
+        per_aspect=args.per_aspect,
+        aspects=args.aspects,
+        progress=args.progress,
+    )
     write_run_record(args.output / "finalize", args, config=loop.config.to_data(), **result)
     print(f"{result['queries']} queries: {result['statuses']}")
-    print(f"rows per aspect: {result['rows']} -> {result['dataset']} and "
-          f"{args.output / 'annotations'}")  # fmt: skip
+    print(
+        f"rows per aspect: {result['rows']} -> {result['dataset']} and "
+        f"{args.output / 'annotations'}"
+    )
     print(f"LLM usage: {result['usage']}")
     return 0
 
@@ -182,8 +213,9 @@ def loop_status(loop) -> str:
     if verdict is not None:
         gain = loop.config.loop.min_f1_gain
         lines.append(
-            f"converged: held-out F1 gained less than {gain} in the last iteration; "
-            "run `finalize`" if verdict else f"not converged: held-out F1 still gains >= {gain}"
+            f"converged: held-out F1 gained less than {gain} in the last iteration; run `finalize`"
+            if verdict
+            else f"not converged: held-out F1 still gains >= {gain}"
         )
     current = state.current
     nxt = loop.iteration_dir(current.iteration + 1)
@@ -201,17 +233,25 @@ def loop_status(loop) -> str:
     return "\n".join(lines)
 
 
-def _record(args: argparse.Namespace, loop, stage: str, result: dict, *, iteration: int | None = None) -> None:
+def _record(
+    args: argparse.Namespace, loop, stage: str, result: dict, *, iteration: int | None = None
+) -> None:
     """``iterations/<k>/<stage>.run.json``: the command, its parameters, the config and result."""
     from foilkit.generation.cli_io import write_run_record
 
     if iteration is None:
         state = loop.load_state()
-        iteration = state.current.iteration if stage == "train-filter" else state.current.iteration + 1
+        iteration = (
+            state.current.iteration if stage == "train-filter" else state.current.iteration + 1
+        )
     folder = loop.iteration_dir(iteration)
     folder.mkdir(parents=True, exist_ok=True)
-    write_run_record(folder / stage, args, config=loop.config.to_data(),
-                     result=json.loads(json.dumps(result, default=str)))  # fmt: skip
+    write_run_record(
+        folder / stage,
+        args,
+        config=loop.config.to_data(),
+        result=json.loads(json.dumps(result, default=str)),
+    )
 
 
 _HANDLERS = {

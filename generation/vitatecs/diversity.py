@@ -31,9 +31,7 @@ def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower())
 
 
-def change_signatures(
-    pairs: Sequence[tuple[str, str]], nlp: Language | None = None
-) -> list[str]:
+def change_signatures(pairs: Sequence[tuple[str, str]], nlp: Language | None = None) -> list[str]:
     """The change signature of every (caption, counterfactual); verbs need a spaCy ``nlp``."""
     signatures = []
     texts = [text for pair in pairs for text in pair]
@@ -77,7 +75,9 @@ def select_diverse(
     kept = [False] * len(items)
     used: Counter = Counter()
     for indices in groups.values():
-        ranked = sorted(indices, key=lambda i: (frequency[signature(items[i])], -score(items[i]), i))
+        ranked = sorted(
+            indices, key=lambda i: (frequency[signature(items[i])], -score(items[i]), i)
+        )
         taken = 0
         for index in ranked:
             key = signature(items[index])

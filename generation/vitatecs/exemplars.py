@@ -180,7 +180,9 @@ class ExemplarSets:
             },
             "negative": [pair(e, True) for e in self.negative],
             "na": {
-                aspect: [{"caption": e.caption, "source": e.source} for e in self.na.get(aspect, ())]
+                aspect: [
+                    {"caption": e.caption, "source": e.source} for e in self.na.get(aspect, ())
+                ]
                 for aspect in ASPECTS
             },
         }
@@ -226,8 +228,7 @@ class ExemplarSets:
         ]
         na_pool = self.na.get(aspect, ())
         drawn += [
-            Demonstration(e.caption, None)
-            for e in rng.sample(list(na_pool), min(na, len(na_pool)))
+            Demonstration(e.caption, None) for e in rng.sample(list(na_pool), min(na, len(na_pool)))
         ]
         rng.shuffle(drawn)
         return drawn

@@ -38,7 +38,7 @@ class FilterTraining:
         init_model: the NLI checkpoint the filter starts from.
         learning_rate, batch_size, epochs: Adam's learning rate, pairs per step, passes.
         augment_copies: synonym-replaced copies added per training pair (0: no augmentation).
-        synonyms: the synonym source (:data:`~foilkit.generation.vitatecs.synonyms.SYNONYM_SOURCES`).
+        synonyms: the synonym source, a name in :data:`.synonyms.SYNONYM_SOURCES`.
         both_orders: also train on (counterfactual, caption); the paper does not say it does.
         max_length: tokens per pair.
         margin: the decision margin (see module docstring).
@@ -306,7 +306,9 @@ def macro_scores(truth: Sequence[str], predicted: Sequence[str]) -> FilterMetric
         per_class[name] = {"precision": precision, "recall": recall, "f1": f1, "support": actual}
 
     def mean(key: str) -> float:
-        return sum(scores[key] for scores in per_class.values()) / len(per_class) if per_class else 0.0
+        return (
+            sum(scores[key] for scores in per_class.values()) / len(per_class) if per_class else 0.0
+        )
 
     return FilterMetrics(mean("precision"), mean("recall"), mean("f1"), per_class, len(truth))
 

@@ -87,7 +87,9 @@ def apply_filter_model(
     """Criteria (b)-(d): the 7-way filter labels each remaining candidate; accepted candidates
     carry the aspect it assigned as ``label``."""
     if accept not in ACCEPT_POLICIES:
-        raise ValueError(f"unknown accept policy {accept!r}; choose one of {sorted(ACCEPT_POLICIES)}")
+        raise ValueError(
+            f"unknown accept policy {accept!r}; choose one of {sorted(ACCEPT_POLICIES)}"
+        )
     policy = ACCEPT_POLICIES[accept]
 
     def step(pending: list[Candidate]) -> list[Candidate]:

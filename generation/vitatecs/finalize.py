@@ -31,6 +31,7 @@ from foilkit.generation.vitatecs.filter_model import AspectFilter
 from foilkit.generation.vitatecs.filtering import apply_filter_model, apply_nli, apply_toxicity
 from foilkit.generation.vitatecs.generate import (
     ACCEPTED,
+    PAPER_SETTINGS,
     REDUNDANT,
     SELECTED,
     Candidate,
@@ -70,7 +71,9 @@ def select_final(
         max_per_signature=max_per_signature,
     )
     decided = {
-        id(c): c.with_status(SELECTED if keep else REDUNDANT, diversity={"signature": signature_of[id(c)][1]})
+        id(c): c.with_status(
+            SELECTED if keep else REDUNDANT, diversity={"signature": signature_of[id(c)][1]}
+        )
         for c, keep in zip(accepted, kept, strict=True)
     }
     return [decided.get(id(c), c) for c in candidates]
@@ -87,7 +90,7 @@ def finalize_candidates(
     filter_model: AspectFilter,
     toxicity: ToxicityFilter | None = None,
     nlp: Language | None = None,
-    settings: GenerationSettings = GenerationSettings(),
+    settings: GenerationSettings = PAPER_SETTINGS,
     accept: str = "predicted",
     per_caption: int = 1,
     max_per_signature: int | None = None,
@@ -144,8 +147,16 @@ def _foil(candidate: Candidate) -> Foil:
             "nli.policy": scores["nli"]["policy"],
             "filter.threshold": scores["filter"]["threshold"],
             "filter.product": scores["filter"]["product"],
-            **({"toxicity.threshold": scores["toxicity"]["threshold"]} if "toxicity" in scores else {}),
-            **({"diversity.signature": scores["diversity"]["signature"]} if "diversity" in scores else {}),
+            **(
+                {"toxicity.threshold": scores["toxicity"]["threshold"]}
+                if "toxicity" in scores
+                else {}
+            ),
+            **(
+                {"diversity.signature": scores["diversity"]["signature"]}
+                if "diversity" in scores
+                else {}
+            ),
         },
         model_ids=model_ids,
         filter_scores=filter_scores,
@@ -201,8 +212,9 @@ def write_dataset(candidates: Sequence[Candidate], out: str | os.PathLike) -> di
     for aspect, entry in per_aspect.items():
         path = out / "annotations" / f"{aspect.capitalize()}.jsonl"
         with open(path, "w", encoding="utf-8") as handle:
-            for record in entry["upstream"]:
-                handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+            handle.writelines(
+                json.dumps(record, ensure_ascii=False) + "\n" for record in entry["upstream"]
+            )
         files[aspect] = str(path)
     rows = [row for entry in per_aspect.values() for row in entry["rows"]]
     dataset = foils_dataset(

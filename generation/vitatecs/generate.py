@@ -36,8 +36,10 @@ TOXIC = "toxic"  # dropped by the safety filter
 SELECTED = "selected"  # kept in the final dataset
 REDUNDANT = "redundant"  # a more diverse candidate was kept instead
 
-_ANSWER_PREFIX = re.compile(r"^\s*(modified description|counterfactual|answer)\s*:\s*", re.I)
-_NA = re.compile(r"^\W*(?:N/?A|n/?a)(?:\W.*)?$", re.S)
+_ANSWER_PREFIX = re.compile(
+    r"^\s*(modified description|counterfactual|answer)\s*:\s*", re.IGNORECASE
+)
+_NA = re.compile(r"^\W*(?:N/?A|n/?a)(?:\W.*)?$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,9 @@ class GenerationSettings:
     prompts_per_query: int = 1
 
 
+PAPER_SETTINGS = GenerationSettings()
+
+
 def build_prompts(
     queries: Sequence[Query],
     *,
@@ -176,7 +181,9 @@ def build_prompts(
                 na=settings.na_per_prompt,
             )
             instruction = aspects[query.aspect].instruction
-            prompts.append((query, sample, template.render(instruction, demonstrations, query.caption)))
+            prompts.append(
+                (query, sample, template.render(instruction, demonstrations, query.caption))
+            )
     return prompts
 
 
@@ -187,7 +194,7 @@ def generate_candidates(
     exemplars: ExemplarSets,
     template: PromptTemplate,
     aspects: Mapping[str, AspectSpec],
-    settings: GenerationSettings = GenerationSettings(),
+    settings: GenerationSettings = PAPER_SETTINGS,
     seed: int = 0,
     iteration: int = 0,
     progress: bool = True,

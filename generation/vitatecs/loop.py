@@ -173,8 +173,9 @@ def write_candidates(candidates: Sequence[Candidate], path: str | os.PathLike) -
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:
-        for candidate in candidates:
-            handle.write(json.dumps(candidate.to_record(), ensure_ascii=False) + "\n")
+        handle.writelines(
+            json.dumps(candidate.to_record(), ensure_ascii=False) + "\n" for candidate in candidates
+        )
     return path
 
 
@@ -216,7 +217,9 @@ def status_table(state: LoopState) -> str:
 def converged(state: LoopState, min_gain: float) -> bool | None:
     """Whether the last filter's held-out F1 improved on the one before by less than
     ``min_gain`` (``None`` while fewer than two filters have been evaluated)."""
-    scores = [r.filter["f1"] for r in state.iterations if r.filter and r.filter.get("f1") is not None]
+    scores = [
+        r.filter["f1"] for r in state.iterations if r.filter and r.filter.get("f1") is not None
+    ]
     if len(scores) < 2:
         return None
     return scores[-1] - scores[-2] < min_gain

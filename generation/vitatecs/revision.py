@@ -58,7 +58,9 @@ def revision_rows(
                 "counterfactual": candidate.counterfactual,
                 "target_aspect": candidate.query.aspect,
                 "filter_label": candidate.label or "",
-                "filter_margin": round(float(candidate.scores.get("filter", {}).get("margin", 0)), 4),
+                "filter_margin": round(
+                    float(candidate.scores.get("filter", {}).get("margin", 0)), 4
+                ),
                 "aspect_definition": f"{aspects[shown].name}: {aspects[shown].definition}",
                 "label": predicted,
                 "note": "",
@@ -72,10 +74,12 @@ def instructions(aspects: Mapping[str, AspectSpec]) -> str:
     parts = [
         "# Revising generated counterfactuals",
         "",
-        "Each row pairs a video caption with a counterfactual description generated for one "
-        "temporal aspect. Decide whether the counterfactual differs from the caption *only* in "
-        "one of the six aspects below (and is grammatical, plausible, carries about the same "
-        "information, and neither entails nor is entailed by the caption).",
+        (
+            "Each row pairs a video caption with a counterfactual description generated for one "
+            "temporal aspect. Decide whether the counterfactual differs from the caption *only* "
+            "in one of the six aspects below (and is grammatical, plausible, carries about the "
+            "same information, and neither entails nor is entailed by the caption)."
+        ),
         "",
         "Write in the `label` column (it is pre-filled with the filter model's guess):",
         "",
@@ -111,8 +115,7 @@ def export_revision(
         writer.writeheader()
         writer.writerows(rows)
     with open(paths["jsonl"], "w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+        handle.writelines(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
     paths["instructions"].write_text(instructions(aspects) + "\n", encoding="utf-8")
     return paths
 
@@ -133,7 +136,9 @@ def read_labels(path: str | os.PathLike, *, source: str = "") -> list[LabelledPa
     path = Path(path)
     labelled = []
     for number, row in _read_rows(path):
-        missing = [c for c in ("caption", "counterfactual", "target_aspect", "label") if c not in row]
+        missing = [
+            c for c in ("caption", "counterfactual", "target_aspect", "label") if c not in row
+        ]
         if missing:
             raise ValueError(f"{path}:{number}: missing column(s) {missing}")
         raw = str(row["label"] or "").strip().lower()
@@ -147,7 +152,9 @@ def read_labels(path: str | os.PathLike, *, source: str = "") -> list[LabelledPa
             )
         target = str(row["target_aspect"]).strip().lower()
         if target not in ASPECTS:
-            raise ValueError(f"{path}:{number}: target_aspect {row['target_aspect']!r} not in {ASPECTS}")
+            raise ValueError(
+                f"{path}:{number}: target_aspect {row['target_aspect']!r} not in {ASPECTS}"
+            )
         caption, counterfactual = str(row["caption"]).strip(), str(row["counterfactual"]).strip()
         if not caption or not counterfactual:
             raise ValueError(f"{path}:{number}: empty caption or counterfactual")

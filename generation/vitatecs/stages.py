@@ -58,7 +58,9 @@ def read_captions(path: str | os.PathLike) -> list[dict[str, str]]:
         if caption_id in seen:
             raise ValueError(f"{path}:{number}: id {caption_id!r} repeats an earlier line")
         seen.add(caption_id)
-        captions.append({"id": caption_id, **{name: record[name].strip() for name in CAPTION_FIELDS}})
+        captions.append(
+            {"id": caption_id, **{name: record[name].strip() for name in CAPTION_FIELDS}}
+        )
     return captions
 
 
@@ -111,9 +113,11 @@ def load_filter(loop: Loop, path: Path) -> AspectFilter:
     from foilkit.generation.vitatecs.filter_model import AspectFilter
 
     return AspectFilter.load(
-        path, margin=loop.config.filter.margin, max_length=loop.config.filter.max_length,
+        path,
+        margin=loop.config.filter.margin,
+        max_length=loop.config.filter.max_length,
         device=loop.config.device,
-    )  # fmt: skip
+    )
 
 
 def toxicity_filter(loop: Loop) -> ToxicityFilter | None:
@@ -151,7 +155,9 @@ def train_filter(loop: Loop, *, epochs: int | None = None) -> dict[str, Any]:
     from foilkit.generation.vitatecs.synonyms import synonym_source
 
     config = loop.config
-    training = config.filter if epochs is None else dataclasses.replace(config.filter, epochs=epochs)
+    training = (
+        config.filter if epochs is None else dataclasses.replace(config.filter, epochs=epochs)
+    )
     state = loop.load_state()
     record = state.current
     pairs = loop.exemplars().pairs()
@@ -161,9 +167,12 @@ def train_filter(loop: Loop, *, epochs: int | None = None) -> dict[str, Any]:
         train, heldout = split_heldout(pairs, training.heldout_fraction)
     seed = config.seed + record.iteration
     model = AspectFilter.from_nli(
-        training.init_model, seed=seed, margin=training.margin, max_length=training.max_length,
+        training.init_model,
+        seed=seed,
+        margin=training.margin,
+        max_length=training.max_length,
         device=config.device,
-    )  # fmt: skip
+    )
     synonyms = synonym_source(training.synonyms) if training.augment_copies else None
     facts = model.fine_tune(train, training, synonyms=synonyms, seed=seed)
     model.save(loop.filter_dir(record.iteration))
@@ -184,9 +193,13 @@ def train_filter(loop: Loop, *, epochs: int | None = None) -> dict[str, Any]:
 
 
 def generate(
-    loop: Loop, captions_path: str | os.PathLike, *, per_aspect: int | None = None,
-    aspects: Sequence[str] = ASPECTS, progress: bool = True,
-) -> dict[str, Any]:  # fmt: skip
+    loop: Loop,
+    captions_path: str | os.PathLike,
+    *,
+    per_aspect: int | None = None,
+    aspects: Sequence[str] = ASPECTS,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Candidates for fresh captions of each aspect, for the next iteration's revision."""
     config = loop.config
     state = loop.load_state()
@@ -200,15 +213,25 @@ def generate(
     )
     client = chat_client(loop)
     candidates = generate_candidates(
-        queries, client=client, exemplars=loop.exemplars(), settings=config.generation,
-        seed=config.seed, iteration=iteration, progress=progress, **_prompt_data(loop),
-    )  # fmt: skip
+        queries,
+        client=client,
+        exemplars=loop.exemplars(),
+        settings=config.generation,
+        seed=config.seed,
+        iteration=iteration,
+        progress=progress,
+        **_prompt_data(loop),
+    )
     path = write_candidates(candidates, loop.iteration_dir(iteration) / "candidates.jsonl")
     for query in queries:
         state.used_captions.setdefault(query.aspect, []).append(query.id)
     loop.save_state(state)
-    return {"path": str(path), "queries": len(queries), "statuses": status_counts(candidates),
-            "usage": client.usage.as_dict()}  # fmt: skip
+    return {
+        "path": str(path),
+        "queries": len(queries),
+        "statuses": status_counts(candidates),
+        "usage": client.usage.as_dict(),
+    }
 
 
 def filter_candidates(loop: Loop) -> dict[str, Any]:
@@ -261,14 +284,23 @@ def import_labels(loop: Loop, path: str | os.PathLike) -> dict[str, Any]:
         generated=generated,
     )
     loop.save_state(state)
-    return {"iteration": record.iteration, "labels": len(labelled), **added,
-            "exemplar_size": record.exemplar_size}  # fmt: skip
+    return {
+        "iteration": record.iteration,
+        "labels": len(labelled),
+        **added,
+        "exemplar_size": record.exemplar_size,
+    }
 
 
 def finalize(
-    loop: Loop, captions_path: str | os.PathLike, out: str | os.PathLike, *,
-    per_aspect: int | None = None, aspects: Sequence[str] = ASPECTS, progress: bool = True,
-) -> dict[str, Any]:  # fmt: skip
+    loop: Loop,
+    captions_path: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    per_aspect: int | None = None,
+    aspects: Sequence[str] = ASPECTS,
+    progress: bool = True,
+) -> dict[str, Any]:
     """Generate, filter and select at scale with the latest filter; write the dataset."""
     from foilkit.generation.spacy_pipeline import load_spacy
     from foilkit.generation.vitatecs.finalize import finalize_candidates, write_dataset
@@ -303,5 +335,10 @@ def finalize(
     out = Path(out)
     write_candidates(candidates, out / "candidates.jsonl")
     written = write_dataset(candidates, out)
-    return {**written, "queries": len(queries), "statuses": status_counts(candidates),
-            "filter_iteration": filter_iteration, "usage": client.usage.as_dict()}  # fmt: skip
+    return {
+        **written,
+        "queries": len(queries),
+        "statuses": status_counts(candidates),
+        "filter_iteration": filter_iteration,
+        "usage": client.usage.as_dict(),
+    }

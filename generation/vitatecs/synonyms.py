@@ -149,7 +149,9 @@ SYNONYM_SOURCES: dict[str, Callable[[], SynonymSource]] = {
 
 def synonym_source(name: str) -> SynonymSource:
     if name not in SYNONYM_SOURCES:
-        raise ValueError(f"unknown synonym source {name!r}; choose one of {sorted(SYNONYM_SOURCES)}")
+        raise ValueError(
+            f"unknown synonym source {name!r}; choose one of {sorted(SYNONYM_SOURCES)}"
+        )
     return SYNONYM_SOURCES[name]()
 
 
@@ -160,7 +162,7 @@ def _replace_word(text: str, word: str, replacement: str) -> str:
         found = match.group(0)
         return replacement[:1].upper() + replacement[1:] if found[:1].isupper() else replacement
 
-    return re.sub(rf"\b{re.escape(word)}\b", substitute, text, flags=re.I)
+    return re.sub(rf"\b{re.escape(word)}\b", substitute, text, flags=re.IGNORECASE)
 
 
 def replace_synonym(
@@ -175,7 +177,5 @@ def replace_synonym(
         if choices:
             word = rng.choice(choices)
             replacement = rng.choice(source.synonyms(word))
-            return _replace_word(first, word, replacement), _replace_word(
-                second, word, replacement
-            )
+            return _replace_word(first, word, replacement), _replace_word(second, word, replacement)
     return None

@@ -52,7 +52,9 @@ class TransformersToxicityScorer:
             labels = [label for label in known if label.lower() not in NON_TOXIC_LABELS]
         unknown = sorted(set(labels) - known)
         if unknown:
-            raise ValueError(f"toxicity model {model_id!r} has no label(s) {unknown}; it has {sorted(known)}")
+            raise ValueError(
+                f"toxicity model {model_id!r} has no label(s) {unknown}; it has {sorted(known)}"
+            )
         self.labels = frozenset(labels)
         self.batch_size = batch_size
 
@@ -80,7 +82,8 @@ class ToxicityFilter:
         scores = [float(score) for score in self.scorer(texts)]
         if len(scores) != len(texts):
             raise ValueError(
-                f"toxicity scorer {self.name!r} returned {len(scores)} scores for {len(texts)} texts"
+                f"toxicity scorer {self.name!r} returned {len(scores)} scores "
+                f"for {len(texts)} texts"
             )
         return scores
 

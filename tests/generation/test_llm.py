@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from foilkit.generation.llm import (
     ChatClient,
     LLMConfig,
@@ -13,6 +12,7 @@ from foilkit.generation.llm import (
     LLMResponseError,
     request_key,
 )
+
 from foilkit.testing.openai_server import OpenAICompatibleServer
 
 
@@ -136,9 +136,11 @@ def test_malformed_reply_raises_naming_request_and_keeps_the_rest(tmp_path):
 
 
 def test_reply_without_choices_is_malformed():
-    with OpenAICompatibleServer(lambda body: []) as server:
-        with pytest.raises(LLMResponseError, match="no choices"):
-            ChatClient(_config(server)).complete(_messages("empty"))
+    with (
+        OpenAICompatibleServer(lambda body: []) as server,
+        pytest.raises(LLMResponseError, match="no choices"),
+    ):
+        ChatClient(_config(server)).complete(_messages("empty"))
 
 
 def test_bounded_concurrency_and_order():
@@ -195,9 +197,7 @@ def test_base_url_from_environment(monkeypatch):
         assert ChatClient(LLMConfig(model="m")).complete(_messages("env")).texts == ("echo: env",)
 
 
-@pytest.mark.parametrize(
-    "bad", [[], [{"role": "user"}], [{"role": "user", "content": 3}]], ids=str
-)
+@pytest.mark.parametrize("bad", [[], [{"role": "user"}], [{"role": "user", "content": 3}]], ids=str)
 def test_bad_messages_rejected(bad):
     with pytest.raises(ValueError, match="message"):
         ChatClient(LLMConfig(model="m")).complete(bad)

@@ -22,7 +22,7 @@ SCRIPTED_ANSWERS = {
 }
 NA_CAPTIONS = ("a man is talking about a car", "the logo of a company is displayed")
 
-_QUERY = re.compile(r"Original Description: (.*)\.\nModified Description:\s*$", re.S)
+_QUERY = re.compile(r"Original Description: (.*)\.\nModified Description:\s*$", re.DOTALL)
 
 
 def _query_caption(prompt: str) -> str:

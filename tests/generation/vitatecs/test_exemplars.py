@@ -5,7 +5,6 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from foilkit.builders.vitatecs import ASPECTS
 from foilkit.generation.vitatecs.exemplars import (
     ExemplarSets,
@@ -62,8 +61,12 @@ def test_labels_grow_the_sets_and_bump_the_version(seeds):
         # a seed positive relabelled as a negative moves out of X+
         LabelledPair(direction.caption, direction.counterfactual, "invalid", "direction"),
         # an existing positive confirmed changes nothing
-        LabelledPair(seeds.positive["type"][0].caption, seeds.positive["type"][0].counterfactual,
-                     "type", "type"),  # fmt: skip
+        LabelledPair(
+            seeds.positive["type"][0].caption,
+            seeds.positive["type"][0].counterfactual,
+            "type",
+            "type",
+        ),
     ]
     grown, added = seeds.with_labels(labelled)
     assert added == {"positive": 1, "negative": 1, "na": 1, "moved": 1, "unchanged": 1}
@@ -93,9 +96,15 @@ def test_save_and_load_round_trip(seeds, tmp_path, suffix):
 @pytest.mark.parametrize(
     "text, message",
     [
-        ("positive:\n  speed:\n    - {caption: a, counterfactual: b}\n", r"unknown aspect\(s\) \['speed'\]"),
+        (
+            "positive:\n  speed:\n    - {caption: a, counterfactual: b}\n",
+            r"unknown aspect\(s\) \['speed'\]",
+        ),
         ("positive:\n  type:\n    - {caption: a}\n", r"positive.type\[0\]: field 'counterfactual'"),
-        ("negative:\n  - {caption: a, counterfactual: b, aspect: speed}\n", r"negative\[0\]: aspect 'speed'"),
+        (
+            "negative:\n  - {caption: a, counterfactual: b, aspect: speed}\n",
+            r"negative\[0\]: aspect 'speed'",
+        ),
         ("version: 0\n", "'version' must be a positive integer"),
     ],
 )
@@ -112,5 +121,5 @@ def test_heldout_split_is_stable_as_the_sets_grow(seeds):
     assert len(train) + len(heldout) == len(pairs) and 0 < len(heldout) < len(pairs)
     more = pairs + [PairExemplar(f"caption {i}", f"counterfactual {i}", "type") for i in range(20)]
     _, heldout_more = split_heldout(more, 0.3)
-    assert set(e.id for e in heldout) <= set(e.id for e in heldout_more)
+    assert {e.id for e in heldout} <= {e.id for e in heldout_more}
     assert split_heldout(pairs, 0.0) == (pairs, [])

@@ -6,7 +6,6 @@ import random
 
 import numpy as np
 import pytest
-
 from foilkit.generation.vitatecs.exemplars import FILTER_CLASSES, ExemplarSets, PairExemplar
 from foilkit.generation.vitatecs.filter_model import (
     AspectFilter,
@@ -22,22 +21,22 @@ from foilkit.generation.vitatecs.synonyms import (
 )
 
 
-def _product(**scores):
+def _product(scores):
     return {name: scores.get(name, 0.0) for name in FILTER_CLASSES}
 
 
 @pytest.mark.parametrize(
     "scores, margin, expected",
     [
-        (dict(direction=0.8, type=0.1), 0.3, ("direction", "direction")),
-        (dict(direction=0.5, type=0.3), 0.3, ("invalid", "direction")),  # lead 0.2 < 0.3
-        (dict(direction=0.6, type=0.3), 0.3, ("direction", "direction")),  # lead exactly 0.3
-        (dict(invalid=0.9, type=0.05), 0.3, ("invalid", "invalid")),
-        (dict(direction=0.5, type=0.3), 0.1, ("direction", "direction")),
+        ({"direction": 0.8, "type": 0.1}, 0.3, ("direction", "direction")),
+        ({"direction": 0.5, "type": 0.3}, 0.3, ("invalid", "direction")),  # lead 0.2 < 0.3
+        ({"direction": 0.6, "type": 0.3}, 0.3, ("direction", "direction")),  # lead exactly 0.3
+        ({"invalid": 0.9, "type": 0.05}, 0.3, ("invalid", "invalid")),
+        ({"direction": 0.5, "type": 0.3}, 0.1, ("direction", "direction")),
     ],
 )
 def test_margin_rule(scores, margin, expected):
-    label, best, lead = decide(_product(**scores), margin)
+    label, best, lead = decide(_product(scores), margin)
     assert (label, best) == expected
     ranked = sorted(scores.values(), reverse=True) + [0.0]
     assert lead == pytest.approx(ranked[0] - ranked[1])
@@ -83,7 +82,10 @@ def test_fine_tuning_learns_saves_and_reloads(tiny_nli, tmp_path):
     model = AspectFilter.from_nli(tiny_nli, device="cpu")
     training = FilterTraining(learning_rate=3e-3, batch_size=16, epochs=2, augment_copies=1)
     facts = model.fine_tune(pairs, training, synonyms=BuiltinSynonyms(), seed=0)
-    assert facts["examples"] == len(pairs) + facts["augmented"] and facts["augmented"] > len(pairs) // 3
+    assert (
+        facts["examples"] == len(pairs) + facts["augmented"]
+        and facts["augmented"] > len(pairs) // 3
+    )
     losses = facts["epoch_losses"]
     assert len(losses) == 2 and losses[-1] < losses[0]
     path = model.save(tmp_path / "filter")
@@ -116,12 +118,15 @@ def test_synonym_replacement_keeps_the_pairs_difference():
     first, second = replace_synonym(
         "A man opens the car door", "A man closes the car door", rng=random.Random(0), source=source
     )
-    changed = {w for w in first.split() if w not in "A man opens the car door".split()}
+    changed = {w for w in first.split() if w not in ["A", "man", "opens", "the", "car", "door"]}
     assert changed and all(w in second.split() for w in changed)  # same word in both
     assert first.replace("opens", "closes") == second
     assert replace_synonym("xyz qrs", "qrs xyz", rng=random.Random(0), source=source) is None
     custom = BuiltinSynonyms([("door", "gate")], name="doors")
-    assert replace_synonym("a door", "the door", rng=random.Random(0), source=custom) == ("a gate", "the gate")
+    assert replace_synonym("a door", "the door", rng=random.Random(0), source=custom) == (
+        "a gate",
+        "the gate",
+    )
 
 
 def test_wordnet_needs_its_corpus_and_auto_falls_back():
@@ -141,8 +146,12 @@ def test_wordnet_needs_its_corpus_and_auto_falls_back():
 
 def test_trained_filter_on_separable_pairs_gets_high_f1(tiny_nli):
     """A sanity check that the training loop really trains: two easy classes."""
-    pairs = [PairExemplar(f"item {i} goes up", f"item {i} goes down", "direction") for i in range(24)]
-    pairs += [PairExemplar(f"item {i} goes up", f"item {i} is not up", "invalid") for i in range(24)]
+    pairs = [
+        PairExemplar(f"item {i} goes up", f"item {i} goes down", "direction") for i in range(24)
+    ]
+    pairs += [
+        PairExemplar(f"item {i} goes up", f"item {i} is not up", "invalid") for i in range(24)
+    ]
     model = AspectFilter.from_nli(tiny_nli, device="cpu", margin=0.0)
     training = FilterTraining(learning_rate=5e-3, epochs=6, augment_copies=0, both_orders=True)
     model.fine_tune(pairs, training, synonyms=None, seed=0)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from foilkit.generation.nli import ENTAILMENT, NLIFilter, load_nli_model
 from foilkit.generation.vitatecs.filter_model import AspectFilter
 from foilkit.generation.vitatecs.filtering import apply_filter_model, apply_nli, apply_toxicity
@@ -35,8 +34,13 @@ def _candidates():
             counterfactual=counterfactual,
             raw=counterfactual or "NA",
             status=CANDIDATE if counterfactual else NA_ANSWER,
-            sample=0, prompt_hash="h", request_key="k", model="m", iteration=1, exemplar_version=1,
-        )  # fmt: skip
+            sample=0,
+            prompt_hash="h",
+            request_key="k",
+            model="m",
+            iteration=1,
+            exemplar_version=1,
+        )
         for i, (caption, counterfactual, aspect) in enumerate(PAIRS)
     ]
 
@@ -53,7 +57,9 @@ def test_nli_rejects_exactly_the_entailed_in_either_direction(nli):
         scores = candidate.scores["nli"]
         labels = [max(scores[d], key=scores[d].get) for d in ("forward", "backward")]
         assert candidate.status == (ENTAILED if ENTAILMENT in labels else CANDIDATE)
-        assert scores["entailment"] == max(scores["forward"][ENTAILMENT], scores["backward"][ENTAILMENT])
+        assert scores["entailment"] == max(
+            scores["forward"][ENTAILMENT], scores["backward"][ENTAILMENT]
+        )
         assert scores["model"] == "tiny-nli" and scores["policy"] == "vitatecs"
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from foilkit.generation.llm import ChatClient, LLMConfig
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 from foilkit.generation.vitatecs.generate import (
@@ -18,6 +17,7 @@ from foilkit.generation.vitatecs.generate import (
     parse_answer,
 )
 from foilkit.generation.vitatecs.prompt import PromptTemplate, load_aspects
+
 from foilkit.testing.openai_server import OpenAICompatibleServer
 
 
@@ -43,7 +43,10 @@ def test_parse_answer(answer, expected):
 
 
 def test_final_full_stop_follows_the_caption():
-    assert parse_answer("A man closes a door", "A man opens a door.") == ("A man closes a door.", CANDIDATE)
+    assert parse_answer("A man closes a door", "A man opens a door.") == (
+        "A man closes a door.",
+        CANDIDATE,
+    )
 
 
 QUERIES = [
@@ -55,12 +58,24 @@ QUERIES = [
 
 
 def _generate(server, tmp_path, **options):
-    client = ChatClient(LLMConfig(model="tiny-chat", base_url=server.base_url, top_p=0.8,
-                                  cache_dir=str(tmp_path / "cache"), retry_backoff_s=0.001))  # fmt: skip
+    client = ChatClient(
+        LLMConfig(
+            model="tiny-chat",
+            base_url=server.base_url,
+            top_p=0.8,
+            cache_dir=str(tmp_path / "cache"),
+            retry_backoff_s=0.001,
+        )
+    )
     candidates = generate_candidates(
-        QUERIES, client=client, exemplars=ExemplarSets.load(), template=PromptTemplate.load(),
-        aspects=load_aspects(), progress=False, **options,
-    )  # fmt: skip
+        QUERIES,
+        client=client,
+        exemplars=ExemplarSets.load(),
+        template=PromptTemplate.load(),
+        aspects=load_aspects(),
+        progress=False,
+        **options,
+    )
     return client, candidates
 
 
@@ -69,7 +84,9 @@ def test_generation_over_http(tmp_path, responder, query_caption):
         client, candidates = _generate(server, tmp_path, seed=1, iteration=2)
     assert len(server.requests) == 4
     assert all(body["top_p"] == 0.8 and body["model"] == "tiny-chat" for body in server.requests)
-    prompts = {(query_caption(p), p) for p in (b["messages"][0]["content"] for b in server.requests)}
+    prompts = {
+        (query_caption(p), p) for p in (b["messages"][0]["content"] for b in server.requests)
+    }
     assert sorted(caption for caption, _ in prompts) == sorted(q.caption for q in QUERIES)
     type_instruction = load_aspects()["type"].instruction
     assert sum(type_instruction in prompt for _, prompt in prompts) == 1
@@ -77,7 +94,9 @@ def test_generation_over_http(tmp_path, responder, query_caption):
     assert candidates[0].counterfactual == "a man closes the door of a car"
     assert candidates[2].counterfactual == "a woman drops a heavy box"  # prefix and "." gone
     assert candidates[1].counterfactual is None and candidates[1].raw == "NA"
-    assert {c.iteration for c in candidates} == {2} and {c.model for c in candidates} == {"tiny-chat"}
+    assert {c.iteration for c in candidates} == {2} and {c.model for c in candidates} == {
+        "tiny-chat"
+    }
     assert len({c.prompt_hash for c in candidates}) == 4
     assert client.usage.requests == 4 and client.usage.completion_tokens > 0
     # Candidates survive their JSON round trip (the loop's files).
@@ -98,10 +117,14 @@ def test_several_prompts_and_choices_per_query(tmp_path, responder):
     with OpenAICompatibleServer(responder) as server:
         client = ChatClient(LLMConfig(model="m", base_url=server.base_url, n=2))
         candidates = generate_candidates(
-            QUERIES[:1], client=client, exemplars=ExemplarSets.load(),
-            template=PromptTemplate.load(), aspects=load_aspects(),
-            settings=GenerationSettings(prompts_per_query=3), progress=False,
-        )  # fmt: skip
+            QUERIES[:1],
+            client=client,
+            exemplars=ExemplarSets.load(),
+            template=PromptTemplate.load(),
+            aspects=load_aspects(),
+            settings=GenerationSettings(prompts_per_query=3),
+            progress=False,
+        )
     assert len(server.requests) == 3  # three prompts, each with its own demonstrations
     assert [c.sample for c in candidates] == [0, 1, 2, 3, 4, 5]
     assert len({c.prompt_hash for c in candidates}) == 3

@@ -11,8 +11,8 @@ import shutil
 
 import pytest
 import yaml
-
 from foilkit.generation.vitatecs import cli
+
 from foilkit.testing.openai_server import OpenAICompatibleServer
 
 
@@ -49,6 +49,10 @@ def loop_config(tmp_path, tiny_nli, biased_classifier):
     return write
 
 
+def _jsonl(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 def _give_filter_a_verdict(loop, iteration, biased_classifier, label="direction"):
     """Replace a trained filter by one that classifies every pair as ``label``: the random
     tiny model's verdicts are arbitrary, a test needs known ones."""
@@ -58,8 +62,9 @@ def _give_filter_a_verdict(loop, iteration, biased_classifier, label="direction"
     (loop / "biased").rename(folder)
 
 
-def test_whole_loop(tmp_path, vitatecs, loop_config, captions_file, responder, scripted_answers,
-                    biased_classifier):  # fmt: skip
+def test_whole_loop(
+    tmp_path, vitatecs, loop_config, captions_file, responder, scripted_answers, biased_classifier
+):
     import datasets
     from foilkit.builders import load_builder, prepare
     from foilkit.builders.vitatecs import FEATURES
@@ -82,18 +87,20 @@ def test_whole_loop(tmp_path, vitatecs, loop_config, captions_file, responder, s
 
         # Iteration 1: generate (retried through two rate limits), filter, export.
         out = vitatecs("generate", "--loop", loop, "--captions", captions_file, "--no-progress")
-        candidates = [json.loads(line) for line in open(loop / "iterations/1/candidates.jsonl")]
+        candidates = _jsonl(loop / "iterations/1/candidates.jsonl")
         assert len(candidates) == 18  # 3 captions x 6 aspects
         assert len(server.requests) == 18 + 2
         for candidate in candidates:
             caption = candidate["query"]["caption"]
             assert candidate["status"] == ("candidate" if caption in scripted_answers else "na")
         vitatecs("filter", "--loop", loop)
-        filtered = [json.loads(line) for line in open(loop / "iterations/1/filtered.jsonl")]
+        filtered = _jsonl(loop / "iterations/1/filtered.jsonl")
         accepted = [c for c in filtered if c["status"] == "accepted"]
         assert len(accepted) == sum(c["status"] == "candidate" for c in candidates) > 0
-        assert all(c["label"] == "direction" and c["scores"]["nli"]["policy"] == "vitatecs"
-                   for c in accepted)  # fmt: skip
+        assert all(
+            c["label"] == "direction" and c["scores"]["nli"]["policy"] == "vitatecs"
+            for c in accepted
+        )
         out = vitatecs("export", "--loop", loop)
         assert f"{len(accepted)} candidates for revision" in out
 
@@ -126,8 +133,13 @@ def test_whole_loop(tmp_path, vitatecs, loop_config, captions_file, responder, s
         lines = out.splitlines()
         assert lines[0].split() == ["Iter.", "0", "Iter.", "1"]
         assert [line.split()[0] for line in lines[1:7]] == [
-            "Precision", "Recall", "F1-score", "Valid", "Human", "Exemplar",
-        ]  # fmt: skip
+            "Precision",
+            "Recall",
+            "F1-score",
+            "Valid",
+            "Human",
+            "Exemplar",
+        ]
         f1 = [f"{r['filter']['f1']:.2f}" for r in state["iterations"]]
         assert lines[3].split()[1:] == f1
         assert lines[6].split()[2:] == [str(r["exemplar_size"]) for r in state["iterations"]]
@@ -137,8 +149,18 @@ def test_whole_loop(tmp_path, vitatecs, loop_config, captions_file, responder, s
         _give_filter_a_verdict(loop, 1, biased_classifier)
         before = len(server.requests)
         final = tmp_path / "final"
-        out = vitatecs("finalize", "--loop", loop, "--captions", captions_file, "--output", final,
-                       "--per-aspect", "10", "--no-progress")  # fmt: skip
+        out = vitatecs(
+            "finalize",
+            "--loop",
+            loop,
+            "--captions",
+            captions_file,
+            "--output",
+            final,
+            "--per-aspect",
+            "10",
+            "--no-progress",
+        )
         # Prompts of iteration 1 come from the cache, unless their demonstrations changed: the
         # revision added Direction exemplars, so Direction queries draw new ones.
         cached = sum(c["query"]["aspect"] != "direction" for c in candidates)
@@ -158,8 +180,15 @@ def test_whole_loop(tmp_path, vitatecs, loop_config, captions_file, responder, s
     assert run["config"]["seed"] == 3 and run["rows"] == {"direction": 8}
 
     # The VITATECS builder reads the annotations the finalisation wrote.
-    built = prepare(load_builder("vitatecs", "direction", annotations=str(final / "annotations"),
-                                 on_missing="keep", cache_dir=str(tmp_path / "hf")))["test"]  # fmt: skip
+    built = prepare(
+        load_builder(
+            "vitatecs",
+            "direction",
+            annotations=str(final / "annotations"),
+            on_missing="keep",
+            cache_dir=str(tmp_path / "hf"),
+        )
+    )["test"]
     assert built["id"] == table["id"] and built["foils"] == table["foils"]
     assert built["video_path"] == table["video_path"] and built["caption"] == table["caption"]
 
@@ -174,11 +203,20 @@ def test_errors_name_the_loop_and_the_file(tmp_path, vitatecs, captions_file):
     vitatecs("init", "--loop", tmp_path / "loop", "--seed", "5", "--model", "local-llm")
     with pytest.raises(FileExistsError, match="is not empty"):
         vitatecs("init", "--loop", tmp_path / "loop")
-    with pytest.raises(FileNotFoundError, match="candidates.jsonl does not exist yet: run `generate`"):
+    with pytest.raises(
+        FileNotFoundError, match="candidates.jsonl does not exist yet: run `generate`"
+    ):
         vitatecs("filter", "--loop", tmp_path / "loop")
     with pytest.raises(RuntimeError, match="no filter model yet"):
-        vitatecs("finalize", "--loop", tmp_path / "loop", "--captions", captions_file,
-                 "--output", tmp_path / "final")  # fmt: skip
+        vitatecs(
+            "finalize",
+            "--loop",
+            tmp_path / "loop",
+            "--captions",
+            captions_file,
+            "--output",
+            tmp_path / "final",
+        )
     broken = tmp_path / "captions.jsonl"
     broken.write_text('{"caption": "a man runs", "video_name": "v.mp4"}\n')
     with pytest.raises(ValueError, match=r"captions.jsonl:1: missing field\(s\) \['src_dataset'\]"):

@@ -6,7 +6,6 @@ import random
 import re
 
 import pytest
-
 from foilkit.builders.vitatecs import ASPECTS
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 from foilkit.generation.vitatecs.prompt import (
@@ -70,7 +69,9 @@ def test_rendered_prompt_is_the_papers_template():
         PAPER_TAB_15.replace("[instruction]", instruction)
         .replace("[exemplar caption]", positive.caption)
         .replace("[exemplar counterfactual]", positive.counterfactual)
-        .replace("...", "Original Description: a woman is singing on a stage. Modified Description: NA")
+        .replace(
+            "...", "Original Description: a woman is singing on a stage. Modified Description: NA"
+        )
         .replace("[query caption]", "a man enters a movie theater")
     )
     assert _words(prompt) == _words(expected)
@@ -95,8 +96,14 @@ def test_aspect_texts_cover_the_six_aspects_with_the_papers_definitions():
     assert tuple(aspects) == ASPECTS
     for aspect, definition in PAPER_DEFINITIONS.items():
         assert aspects[aspect].definition == definition
-    assert aspects["sequence"].question == "How many events are depicted in the video and in what order?"
-    assert "Typical negative examples include: simple negation" in aspects["direction"].annotator_text()
+    assert (
+        aspects["sequence"].question
+        == "How many events are depicted in the video and in what order?"
+    )
+    assert (
+        "Typical negative examples include: simple negation"
+        in aspects["direction"].annotator_text()
+    )
 
 
 def test_edited_template_missing_a_field_is_named(tmp_path):

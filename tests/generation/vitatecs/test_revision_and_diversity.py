@@ -6,7 +6,6 @@ import csv
 import json
 
 import pytest
-
 from foilkit.generation.vitatecs.diversity import change_signatures, select_diverse
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 from foilkit.generation.vitatecs.generate import ACCEPTED, REJECTED, Candidate, Query
@@ -14,13 +13,25 @@ from foilkit.generation.vitatecs.prompt import load_aspects
 from foilkit.generation.vitatecs.revision import export_revision, read_labels
 
 
+def _jsonl(path):
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
 def _candidate(i, caption, counterfactual, aspect, status, label, margin=0.5):
     return Candidate(
         query=Query(str(i), caption, aspect, "MSRVTT", f"video{i}.mp4"),
-        counterfactual=counterfactual, raw=counterfactual, status=status, sample=0,
-        prompt_hash="h", request_key="k", model="m", iteration=1, exemplar_version=1,
-        label=label, scores={"filter": {"margin": margin}},
-    )  # fmt: skip
+        counterfactual=counterfactual,
+        raw=counterfactual,
+        status=status,
+        sample=0,
+        prompt_hash="h",
+        request_key="k",
+        model="m",
+        iteration=1,
+        exemplar_version=1,
+        label=label,
+        scores={"filter": {"margin": margin}},
+    )
 
 
 CANDIDATES = [
@@ -38,17 +49,21 @@ def test_export_shows_what_annotators_need(tmp_path):
     assert [row["id"] for row in rows] == ["1:direction:0", "2:direction:0"]  # accepted only
     first = rows[0]
     assert (first["caption"], first["counterfactual"], first["label"]) == (
-        "a man opens a box", "a man closes a box", "direction",
-    )  # fmt: skip
+        "a man opens a box",
+        "a man closes a box",
+        "direction",
+    )
     assert first["aspect_definition"] == f"Direction: {aspects['direction'].definition}"
     assert rows[1]["label"] == "type" and rows[1]["target_aspect"] == "direction"
-    assert [json.loads(line) for line in open(paths["jsonl"])] == [
+    assert _jsonl(paths["jsonl"]) == [
         {**row, "filter_margin": float(row["filter_margin"])} for row in rows
     ]
     sheet = paths["instructions"].read_text()
     assert "`invalid` (or `negative`)" in sheet and aspects["type"].definition in sheet
-    everything = export_revision(CANDIDATES, aspects, tmp_path / "all", statuses=(ACCEPTED, REJECTED))
-    assert sum(1 for _ in open(everything["jsonl"])) == 3
+    everything = export_revision(
+        CANDIDATES, aspects, tmp_path / "all", statuses=(ACCEPTED, REJECTED)
+    )
+    assert len(_jsonl(everything["jsonl"])) == 3
 
 
 @pytest.mark.parametrize("suffix", ["csv", "jsonl"])
@@ -64,14 +79,15 @@ def test_edited_labels_come_back_into_the_exemplar_sets(tmp_path, suffix):
             writer.writeheader()
             writer.writerows(rows)
     else:
-        rows = [json.loads(line) for line in open(paths["jsonl"])]
+        rows = _jsonl(paths["jsonl"])
         rows[0]["label"], rows[1]["label"] = "direction", "invalid"
         rows[1]["note"] = "drop is not the reverse of lift"
         paths["jsonl"].write_text("".join(json.dumps(row) + "\n" for row in rows))
     labelled = read_labels(paths[suffix], source="round 1")
     assert [(p.label, p.aspect, p.source) for p in labelled] == [
-        ("direction", "direction", "round 1"), ("invalid", "direction", "round 1"),
-    ]  # fmt: skip
+        ("direction", "direction", "round 1"),
+        ("invalid", "direction", "round 1"),
+    ]
     grown, added = ExemplarSets.load().with_labels(labelled)
     assert added["positive"] == 1 and added["negative"] == 1
     assert grown.negative[-1].reason == "drop is not the reverse of lift"
@@ -104,15 +120,31 @@ def test_change_signatures_with_and_without_verbs(nlp):
 def test_selection_prefers_rare_changes_and_caps_them():
     # (caption id, signature, score): open>close is common, push>pull rare.
     items = [
-        ("1", "verb:open>close", 0.9), ("1", "verb:push>pull", 0.4),
-        ("2", "verb:open>close", 0.8), ("3", "verb:open>close", 0.7),
-        ("4", "verb:open>close", 0.6), ("4", "verb:lift>drop", 0.5),
-    ]  # fmt: skip
-    kept = select_diverse(items, signature=lambda x: x[1], group=lambda x: x[0], score=lambda x: x[2])
-    assert [item for item, keep in zip(items, kept) if keep] == [items[1], items[2], items[3], items[5]]
-    capped = select_diverse(items, signature=lambda x: x[1], group=lambda x: x[0],
-                            score=lambda x: x[2], max_per_signature=1)  # fmt: skip
+        ("1", "verb:open>close", 0.9),
+        ("1", "verb:push>pull", 0.4),
+        ("2", "verb:open>close", 0.8),
+        ("3", "verb:open>close", 0.7),
+        ("4", "verb:open>close", 0.6),
+        ("4", "verb:lift>drop", 0.5),
+    ]
+    kept = select_diverse(
+        items, signature=lambda x: x[1], group=lambda x: x[0], score=lambda x: x[2]
+    )
+    assert [item for item, keep in zip(items, kept) if keep] == [
+        items[1],
+        items[2],
+        items[3],
+        items[5],
+    ]
+    capped = select_diverse(
+        items,
+        signature=lambda x: x[1],
+        group=lambda x: x[0],
+        score=lambda x: x[2],
+        max_per_signature=1,
+    )
     assert [item for item, keep in zip(items, capped) if keep] == [items[1], items[2], items[5]]
-    two = select_diverse(items, signature=lambda x: x[1], group=lambda x: x[0],
-                         score=lambda x: x[2], per_group=2)  # fmt: skip
+    two = select_diverse(
+        items, signature=lambda x: x[1], group=lambda x: x[0], score=lambda x: x[2], per_group=2
+    )
     assert sum(two) == 6
