@@ -12,7 +12,8 @@
 #   - cores 0-11: the full corpus on the GPU (GPU-sized models, 8 decoding workers);
 #   - cores 12-13: the CPU ratios on 2 cores (tiny models): the quick corpus, then the full
 #     corpus with the tiny CLIP;
-# and finally the retrieval metric on CPU and GPU. Records and logs go to OUT_DIR.
+#   - cores 14-15: the retrieval metric on CPU (20k: every method; 100k: the metric alone);
+# then the retrieval metric on the GPU. Records and logs go to OUT_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: benchmarks/gpu_run.sh OUT_DIR [WHEEL_DIR]}
@@ -47,16 +48,29 @@ for size in ('quick', 'full'):
 "
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/gpu.txt" || true
 
-taskset -c 0-11 "$PY" benchmarks/scoring_speed.py --device cuda --workers 8 --batch-size 32 \
-  --json "$OUT/scoring_gpu_full.json" --profile "$OUT/profiles" > "$OUT/scoring_gpu_full.txt" 2>&1 &
+SCORING="$PY benchmarks/scoring_speed.py"
+RETRIEVAL="$PY benchmarks/retrieval_speed.py"
+{
+  taskset -c 0-11 $SCORING --device cuda --workers 8 --batch-size 32 \
+    --models clip-vit-b32,clip-vit-l14 --json "$OUT/scoring_gpu_dual.json" --profile "$OUT/profiles" \
+    || echo "exit status $?"
+  taskset -c 0-11 $SCORING --device cuda --workers 8 --batch-size 32 --shapes vitatecs \
+    --models blip-itm-base,llava-next-video-tiny --json "$OUT/scoring_gpu_pairs.json" \
+    --profile "$OUT/profiles" || echo "exit status $?"
+} > "$OUT/scoring_gpu.txt" 2>&1 &
 GPU_RUN=$!
 {
-  taskset -c 12,13 "$PY" benchmarks/scoring_speed.py --quick --json "$OUT/scoring_cpu_quick.json"
-  taskset -c 12,13 "$PY" benchmarks/scoring_speed.py --models clip-tiny \
-    --json "$OUT/scoring_cpu_full.json"
-} > "$OUT/scoring_cpu.txt" 2>&1
+  taskset -c 12,13 $SCORING --quick --json "$OUT/scoring_cpu_quick.json" || echo "exit status $?"
+  taskset -c 12,13 $SCORING --models clip-tiny --json "$OUT/scoring_cpu_full.json" || echo "exit status $?"
+} > "$OUT/scoring_cpu.txt" 2>&1 &
+CPU_RUN=$!
+{
+  taskset -c 14,15 $RETRIEVAL --sizes 20000 --json "$OUT/retrieval_cpu_20k.json" || echo "exit status $?"
+  taskset -c 14,15 $RETRIEVAL --sizes 100000 --methods retrieval_recall \
+    --json "$OUT/retrieval_cpu_100k.json" || echo "exit status $?"
+} > "$OUT/retrieval_cpu.txt" 2>&1 &
+RETRIEVAL_CPU=$!
 wait "$GPU_RUN"
-if [ -f benchmarks/retrieval_speed.py ]; then
-  "$PY" benchmarks/retrieval_speed.py --device cpu,cuda --json "$OUT/retrieval.json" \
-    > "$OUT/retrieval.txt" 2>&1
-fi
+taskset -c 0-11 $RETRIEVAL --device cuda --json "$OUT/retrieval_gpu.json" \
+  > "$OUT/retrieval_gpu.txt" 2>&1 || echo "retrieval on the GPU: exit status $?"
+wait "$CPU_RUN" "$RETRIEVAL_CPU"

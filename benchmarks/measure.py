@@ -32,11 +32,17 @@ MIB = 1 << 20
 
 @dataclass
 class Phase:
-    """One measured phase: wall time and peak memory (``None`` where not measured)."""
+    """One measured phase: wall time, memory at its start and its peak (``None``: not measured).
+
+    The peak less the start is what the phase itself needed on top of what was already held
+    (the model, or the score matrix a metric reads).
+    """
 
     name: str
     seconds: float = 0.0
+    start_rss_mib: float | None = None
     peak_rss_mib: float | None = None
+    start_gpu_mib: float | None = None
     peak_gpu_mib: float | None = None
 
     def rate(self, count: int) -> float:
@@ -88,7 +94,9 @@ def measure(name: str) -> Iterator[Phase]:
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
+        phase.start_gpu_mib = round(torch.cuda.memory_allocated() / MIB, 1)
     sampler = _PeakSampler()
+    phase.start_rss_mib = round(sampler.peak / MIB, 1)
     sampler.start()
     started = time.perf_counter()
     try:
