@@ -71,80 +71,75 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    return _HANDLERS[args.stage](args)
+    if args.stage == "init":
+        return _init(args)
+    from foilkit.generation.vitatecs.loop import Loop, status_report
+
+    loop = Loop(args.loop)
+    if args.stage != "status":
+        _HANDLERS[args.stage](args, loop)
+    print(status_report(loop))
+    return 0
 
 
 def _init(args: argparse.Namespace) -> int:
     from foilkit.generation.vitatecs.config import PipelineConfig
     from foilkit.generation.vitatecs.data_files import read_data
-    from foilkit.generation.vitatecs.loop import Loop
+    from foilkit.generation.vitatecs.loop import Loop, status_report
 
     overrides = read_data(args.config) if args.config else {}
-    cli = {"seed": args.seed, "llm": {"model": args.model, "base_url": args.base_url}}
-    cli["llm"] = {k: v for k, v in cli["llm"].items() if v is not None}
+    llm = {"model": args.model, "base_url": args.base_url}
+    cli = {"seed": args.seed, "llm": {k: v for k, v in llm.items() if v is not None}}
     cli = {k: v for k, v in cli.items() if v not in (None, {})}
-    where = str(args.config or "defaults")
-    config = PipelineConfig().merged(overrides, where=where).merged(cli, where="command line")
+    config = (
+        PipelineConfig()
+        .merged(overrides, where=str(args.config or "defaults"))
+        .merged(cli, where="command line")
+    )
     loop = Loop.create(args.loop, config)
     print(f"created loop {loop.root} (seed {config.seed}, LLM {config.llm.model})")
-    print(loop_status(loop))
+    print(status_report(loop))
     return 0
 
 
-def _train_filter(args: argparse.Namespace) -> int:
+def _train_filter(args: argparse.Namespace, loop) -> None:
     from foilkit.generation.vitatecs import stages
-    from foilkit.generation.vitatecs.loop import Loop
 
-    loop = Loop(args.loop)
     result = stages.train_filter(loop, epochs=args.epochs)
-    _record(args, loop, "train-filter", result)
-    scores = ", ".join(
-        f"{name} {result[name]:.3f}"
-        for name in ("precision", "recall", "f1")
-        if result.get(name) is not None
-    )
+    _record(args, loop, "train-filter", result, iteration=loop.load_state().current.iteration)
+    scores = [
+        f"{k} {result[k]:.3f}" for k in ("precision", "recall", "f1") if result.get(k) is not None
+    ]
     print(
         f"filter trained on {result['train_pairs']} pairs ({result['examples']} with "
-        f"augmentation); held out {result['heldout_pairs']}: {scores or 'no held-out pairs'}"
+        f"augmentation); held out {result['heldout_pairs']}: "
+        f"{', '.join(scores) or 'no held-out scores'}"
     )
-    print(loop_status(loop))
-    return 0
 
 
-def _generate(args: argparse.Namespace) -> int:
+def _generate(args: argparse.Namespace, loop) -> None:
     from foilkit.generation.vitatecs import stages
-    from foilkit.generation.vitatecs.loop import Loop
 
-    loop = Loop(args.loop)
     result = stages.generate(
-        loop,
-        args.captions,
-        per_aspect=args.per_aspect,
-        aspects=args.aspects,
+        loop, args.captions, per_aspect=args.per_aspect, aspects=args.aspects,
         progress=args.progress,
-    )
+    )  # fmt: skip
     _record(args, loop, "generate", result)
     print(f"{result['queries']} queries -> {result['path']}: {result['statuses']}")
     print(f"LLM usage: {result['usage']}")
-    return 0
 
 
-def _filter(args: argparse.Namespace) -> int:
+def _filter(args: argparse.Namespace, loop) -> None:
     from foilkit.generation.vitatecs import stages
-    from foilkit.generation.vitatecs.loop import Loop
 
-    loop = Loop(args.loop)
     result = stages.filter_candidates(loop)
     _record(args, loop, "filter", result)
     print(f"filtered -> {result['path']}: {result['statuses']}")
-    return 0
 
 
-def _export(args: argparse.Namespace) -> int:
+def _export(args: argparse.Namespace, loop) -> None:
     from foilkit.generation.vitatecs import stages
-    from foilkit.generation.vitatecs.loop import Loop
 
-    loop = Loop(args.loop)
     paths = stages.export(loop, include_rejected=args.include_rejected)
     with open(paths["jsonl"], encoding="utf-8") as handle:
         rows = sum(1 for _ in handle)
@@ -153,14 +148,11 @@ def _export(args: argparse.Namespace) -> int:
         f"{rows} candidates for revision: {paths['csv']} (also {paths['jsonl'].name}); "
         f"instructions: {paths['instructions']}"
     )
-    return 0
 
 
-def _import(args: argparse.Namespace) -> int:
+def _import(args: argparse.Namespace, loop) -> None:
     from foilkit.generation.vitatecs import stages
-    from foilkit.generation.vitatecs.loop import Loop
 
-    loop = Loop(args.loop)
     result = stages.import_labels(loop, args.labels)
     _record(args, loop, "import", result, iteration=result["iteration"])
     print(
@@ -168,82 +160,31 @@ def _import(args: argparse.Namespace) -> int:
         f"{result['negative']} negative, {result['na']} N/A, {result['moved']} moved, "
         f"{result['unchanged']} already known; iteration {result['iteration']} begins"
     )
-    print(loop_status(loop))
-    return 0
 
 
-def _status(args: argparse.Namespace) -> int:
-    from foilkit.generation.vitatecs.loop import Loop
-
-    print(loop_status(Loop(args.loop)))
-    return 0
-
-
-def _finalize(args: argparse.Namespace) -> int:
+def _finalize(args: argparse.Namespace, loop) -> None:
     from foilkit.generation.cli_io import write_run_record
     from foilkit.generation.vitatecs import stages
-    from foilkit.generation.vitatecs.loop import Loop
 
-    loop = Loop(args.loop)
     result = stages.finalize(
-        loop,
-        args.captions,
-        args.output,
-        per_aspect=args.per_aspect,
-        aspects=args.aspects,
+        loop, args.captions, args.output, per_aspect=args.per_aspect, aspects=args.aspects,
         progress=args.progress,
-    )
+    )  # fmt: skip
     write_run_record(args.output / "finalize", args, config=loop.config.to_data(), **result)
     print(f"{result['queries']} queries: {result['statuses']}")
-    print(
-        f"rows per aspect: {result['rows']} -> {result['dataset']} and "
-        f"{args.output / 'annotations'}"
-    )
+    print(f"rows per aspect: {result['rows']} -> {result['dataset']}, {args.output}/annotations")
     print(f"LLM usage: {result['usage']}")
-    return 0
-
-
-def loop_status(loop) -> str:
-    """The iterations table, the convergence verdict and the next step."""
-    from foilkit.generation.vitatecs.loop import converged, status_table
-
-    state = loop.load_state()
-    verdict = converged(state, loop.config.loop.min_f1_gain)
-    lines = [status_table(state), ""]
-    if verdict is not None:
-        gain = loop.config.loop.min_f1_gain
-        lines.append(
-            f"converged: held-out F1 gained less than {gain} in the last iteration; run `finalize`"
-            if verdict
-            else f"not converged: held-out F1 still gains >= {gain}"
-        )
-    current = state.current
-    nxt = loop.iteration_dir(current.iteration + 1)
-    if current.filter is None:
-        step = "train-filter"
-    elif (nxt / "revision.csv").exists():
-        step = f"label {nxt / 'revision.csv'}, then import it"
-    elif (nxt / "filtered.jsonl").exists():
-        step = "export"
-    elif (nxt / "candidates.jsonl").exists():
-        step = "filter"
-    else:
-        step = "generate (or finalize)"
-    lines.append(f"next: {step}")
-    return "\n".join(lines)
 
 
 def _record(
     args: argparse.Namespace, loop, stage: str, result: dict, *, iteration: int | None = None
 ) -> None:
-    """``iterations/<k>/<stage>.run.json``: the command, its parameters, the config and result."""
+    """``iterations/<k>/<stage>.run.json``: the command, its parameters, the config and result;
+    ``k`` is the iteration under way unless given."""
     from foilkit.generation.cli_io import write_run_record
 
     if iteration is None:
-        state = loop.load_state()
-        iteration = (
-            state.current.iteration if stage == "train-filter" else state.current.iteration + 1
-        )
+        iteration = loop.next_iteration()
     folder = loop.iteration_dir(iteration)
     folder.mkdir(parents=True, exist_ok=True)
     write_run_record(
@@ -254,13 +195,12 @@ def _record(
     )
 
 
+# stage -> handler(args, loop); ``init`` and ``status`` are handled by run() itself.
 _HANDLERS = {
-    "init": _init,
     "train-filter": _train_filter,
     "generate": _generate,
     "filter": _filter,
     "export": _export,
     "import": _import,
-    "status": _status,
     "finalize": _finalize,
 }

@@ -214,6 +214,38 @@ def status_table(state: LoopState) -> str:
     return "\n".join(line.rstrip() for line in lines)
 
 
+# What the loop's next step is, by the newest file of the iteration under way.
+_NEXT_STEP_BY_FILE = (
+    ("revision.csv", "label {path}, then `import` it"),
+    ("filtered.jsonl", "export"),
+    ("candidates.jsonl", "filter"),
+)
+
+
+def status_report(loop: Loop) -> str:
+    """The iterations table, the convergence verdict and the next step to run."""
+    state = loop.load_state()
+    gain = loop.config.loop.min_f1_gain
+    verdict = converged(state, gain)
+    lines = [status_table(state), ""]
+    if verdict is not None:
+        lines.append(
+            f"converged: held-out F1 gained less than {gain} in the last iteration; run `finalize`"
+            if verdict
+            else f"not converged: held-out F1 still gains >= {gain}"
+        )
+    folder = loop.iteration_dir(state.current.iteration + 1)
+    step = "generate (or finalize)"
+    if state.current.filter is None:
+        step = "train-filter"
+    else:
+        for name, text in _NEXT_STEP_BY_FILE:
+            if (folder / name).exists():
+                step = text.format(path=folder / name)
+                break
+    return "\n".join([*lines, f"next: {step}"])
+
+
 def converged(state: LoopState, min_gain: float) -> bool | None:
     """Whether the last filter's held-out F1 improved on the one before by less than
     ``min_gain`` (``None`` while fewer than two filters have been evaluated)."""
