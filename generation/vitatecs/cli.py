@@ -39,27 +39,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
     train = stage("train-filter", "fine-tune the filter model on the current exemplars")
     train.add_argument("--epochs", type=int, help="override filter.epochs for this run")
 
-    for name, help in (
-        ("generate", "generate candidates for the next iteration"),
-        ("finalize", "generate, filter and select at scale; write the dataset"),
-    ):
-        sub = stage(name, help)
+    def captions(sub: argparse.ArgumentParser) -> argparse.ArgumentParser:
         sub.add_argument(
-            "--captions",
-            required=True,
-            type=Path,
+            "--captions", required=True, type=Path,
             help="JSONL: caption, video_name, src_dataset[, id]",
-        )
+        )  # fmt: skip
         sub.add_argument(
-            "--per-aspect",
-            type=int,
+            "--per-aspect", type=int,
             help="captions per aspect (default: loop/finalize.queries_per_aspect)",
-        )
+        )  # fmt: skip
         sub.add_argument("--aspects", nargs="+", choices=ASPECTS, default=list(ASPECTS))
         sub.add_argument("--no-progress", dest="progress", action="store_false")
-        if name == "finalize":
-            sub.add_argument("--output", "-o", required=True, type=Path, help="output folder")
+        return sub
 
+    captions(stage("generate", "generate candidates for the next iteration"))
     stage("filter", "NLI filter and filter model on the next iteration's candidates")
     export = stage("export", "write the filtered candidates for annotators")
     export.add_argument(
@@ -68,6 +61,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     imported = stage("import", "merge annotators' labels into the exemplar sets")
     imported.add_argument("labels", type=Path, help="the revised CSV or JSONL")
     stage("status", "print the iterations table")
+    finalize = captions(
+        stage("finalize", "generate, filter and select at scale; write the dataset")
+    )
+    finalize.add_argument("--output", "-o", required=True, type=Path, help="output folder")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -172,7 +169,12 @@ def _finalize(args: argparse.Namespace, loop) -> None:
     )  # fmt: skip
     write_run_record(args.output / "finalize", args, config=loop.config.to_data(), **result)
     print(f"{result['queries']} queries: {result['statuses']}")
-    print(f"rows per aspect: {result['rows']} -> {result['dataset']}, {args.output}/annotations")
+    if result["dataset"] is None:
+        print(f"no candidate was selected: nothing written to {args.output}")
+    else:
+        print(
+            f"rows per aspect: {result['rows']} -> {result['dataset']}, {args.output}/annotations"
+        )
     print(f"LLM usage: {result['usage']}")
 
 

@@ -202,7 +202,7 @@ def dataset_rows(candidates: Sequence[Candidate]) -> dict[str, list[dict[str, An
 
 def write_dataset(candidates: Sequence[Candidate], out: str | os.PathLike) -> dict[str, Any]:
     """Write ``annotations/<Aspect>.jsonl`` and ``dataset.parquet`` under ``out``; returns the
-    paths and the row count per aspect."""
+    paths (``dataset`` is ``None`` when nothing was selected) and the row count per aspect."""
     from foilkit.builders.schema import COUNT, TEXT
 
     out = Path(out)
@@ -217,18 +217,21 @@ def write_dataset(candidates: Sequence[Candidate], out: str | os.PathLike) -> di
             )
         files[aspect] = str(path)
     rows = [row for entry in per_aspect.values() for row in entry["rows"]]
-    dataset = foils_dataset(
-        rows,
-        aspect=TEXT,
-        source_dataset=TEXT,
-        video_name=TEXT,
-        generator_model=TEXT,
-        prompt_hash=TEXT,
-        iteration=COUNT,
-    )
-    dataset.to_parquet(str(out / "dataset.parquet"))
+    dataset_path = None
+    if rows:
+        dataset = foils_dataset(
+            rows,
+            aspect=TEXT,
+            source_dataset=TEXT,
+            video_name=TEXT,
+            generator_model=TEXT,
+            prompt_hash=TEXT,
+            iteration=COUNT,
+        )
+        dataset_path = str(out / "dataset.parquet")
+        dataset.to_parquet(dataset_path)
     return {
         "annotations": files,
-        "dataset": str(out / "dataset.parquet"),
+        "dataset": dataset_path,
         "rows": {aspect: len(entry["rows"]) for aspect, entry in per_aspect.items()},
     }
