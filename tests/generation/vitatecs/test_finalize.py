@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from foilkit.generation.llm import ChatClient, LLMConfig
 from foilkit.generation.nli import NLIFilter, load_nli_model
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
@@ -15,6 +14,7 @@ from foilkit.generation.vitatecs.finalize import finalize_candidates, write_data
 from foilkit.generation.vitatecs.generate import Query, status_counts
 from foilkit.generation.vitatecs.prompt import PromptTemplate, load_aspects
 from foilkit.generation.vitatecs.toxicity import ToxicityFilter
+
 from foilkit.testing.openai_server import OpenAICompatibleServer
 
 
