@@ -2,7 +2,10 @@
 # The GPU run of RESULTS.md, on a machine with one CUDA GPU, >= 16 cores and a Python that has
 # torch (2.11 was used) but maybe not foilkit's other dependencies.
 #
-#   benchmarks/gpu_run.sh OUT_DIR [WHEEL_DIR]
+#   benchmarks/gpu_run.sh OUT_DIR [WHEEL_DIR] [check]
+#
+# With ``check``, only a minute's check that everything loads and runs on the GPU (the smoke
+# corpus, one item shape, the 2k retrieval pool).
 #
 # WHEEL_DIR (optional) holds wheels to install first into a private site folder: av (its
 # wheel bundles FFmpeg 8), torchcodec (the release paired with the machine's torch) and
@@ -18,6 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: benchmarks/gpu_run.sh OUT_DIR [WHEEL_DIR]}
 WHEELS=${2:-}
+MODE=${3:-full}
 PY=${PYTHON:-python3}
 mkdir -p "$OUT"
 export FOILKIT_CACHE=${FOILKIT_CACHE:-/tmp/foilkit-cache} HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
@@ -38,6 +42,13 @@ if [ -n "$WHEELS" ]; then
   export LD_LIBRARY_PATH="$FFMPEG${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 "$PY" -c "import torch, torchcodec.decoders; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"
+
+if [ "$MODE" = check ]; then
+  "$PY" benchmarks/scoring_speed.py --smoke --device cuda --shapes vitatecs \
+    --models clip-vit-b32,blip-itm-base,llava-next-video-tiny --json "$OUT/check.json"
+  "$PY" benchmarks/retrieval_speed.py --quick --device cpu,cuda
+  exit
+fi
 
 # generate both corpora first (all cores), so neither timed run competes with the generation
 "$PY" -c "
