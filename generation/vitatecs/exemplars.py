@@ -17,7 +17,7 @@ import hashlib
 import os
 import random
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +81,6 @@ class ExemplarSets:
     negative: tuple[PairExemplar, ...]
     na: Mapping[str, tuple[NAExemplar, ...]]
     version: int = 1
-    notes: Mapping[str, Any] = field(default_factory=dict)
 
     # -- files ---------------------------------------------------------------------------------
 
