@@ -39,7 +39,8 @@ if [ -n "$WHEELS" ]; then
     soname="${name%%-*}.so.$(echo "${name#*.so.}" | cut -d. -f1)"  # libavcodec.so.62
     ln -sf "$lib" "$FFMPEG/$soname"
   done
-  export LD_LIBRARY_PATH="$FFMPEG${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # the plain names first; their own dependencies keep their hashed names in av.libs
+  export LD_LIBRARY_PATH="$FFMPEG:$SITE/av.libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 "$PY" -c "import torch, torchcodec.decoders; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())"
 
