@@ -15,7 +15,7 @@ REWRITES = {
         "1. A man opens the door, then he walks into the room.",
         "2. After opening the door, the man then enters the room.",
         "3. The door is opened by a man, who then steps into the room.",
-        "4. A man opens the door and walks into the room.",
+        "4. A man opens the door, walking into the room.",
         "5. A man closes the door and then walks into the room.",
         "6. Bright red apples are stacked in a wooden crate at the market.",
         "7. A man opens the door and then walks into the room.",
