@@ -208,6 +208,7 @@ def bootstrap_intervals(
     if n_resamples < 0:
         raise ValueError(f"n_resamples={n_resamples!r} must be >= 0")
     names = list(_quietly(statistic, np.ones((1, n))))
+    cluster_codes(cluster, n)  # a bad cluster is an error even when no interval is drawn
     if n_resamples == 0:
         return {name: None for name in names}
     draws: dict[str, list[np.ndarray]] = {name: [] for name in names}
@@ -245,10 +246,25 @@ def with_intervals(
     intervals = bootstrap_intervals(
         statistic, n, cluster=cluster, n_resamples=n_resamples, seed=seed, confidence=confidence
     )
+    clashing = sorted(name for name in point if f"{name}_ci" in point)
+    if clashing:
+        raise ValueError(
+            f"result key(s) {clashing} clash with the intervals of others: rename the group(s)"
+        )
     result: dict[str, Any] = {}
     for name, value in point.items():
         result[name] = None if math.isnan(value) else value
         result[f"{name}_ci"] = intervals[name]
+    return result
+
+
+def add_counts(result: dict[str, Any], counts: Mapping[str, int]) -> dict[str, Any]:
+    """``result`` with the item counts added; a ``ValueError`` when a count's key (made from a
+    group's name) would overwrite a result."""
+    clashing = sorted(set(counts) & set(result))
+    if clashing:
+        raise ValueError(f"count key(s) {clashing} clash with result keys: rename the group(s)")
+    result.update(counts)
     return result
 
 

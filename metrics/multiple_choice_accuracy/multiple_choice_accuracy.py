@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._common import (
+    add_counts,
     check_lengths,
     forward,
     group_codes,
@@ -135,9 +136,8 @@ def multiple_choice_accuracy(
     result = with_intervals(
         statistic, n, cluster=cluster, n_resamples=n_resamples, seed=seed, confidence=confidence
     )
-    result.update(n=n, n_tied=int(tied.sum()), chance=float(np.mean(1.0 / counts)))
-    result.update({f"n_{group}": int(mask.sum()) for group, mask in masks.items()})
-    return result
+    add_counts(result, {"n": n, "n_tied": int(tied.sum()), "chance": float(np.mean(1.0 / counts))})
+    return add_counts(result, {f"n_{group}": int(mask.sum()) for group, mask in masks.items()})
 
 
 #: doctest runs the examples above (``doctest.testmod`` reads ``__test__``).

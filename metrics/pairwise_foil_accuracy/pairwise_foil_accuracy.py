@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._common import (
+    add_counts,
     block_matrix,
     check_lengths,
     finite_vector,
@@ -49,7 +50,7 @@ accuracy and the macro average; with `cluster` (the video of each item) the boot
 intervals resample whole videos. Given 2x2 `pair_scores` it adds Winoground's text, video and
 group scores. Given the `retrieval_scores` of each item's video against every caption and
 counterfactual of the benchmark, it adds VITATECS' recall@k check (Tab. 7): how often the caption,
-the counterfactual, and both rank in the top k, which shows whether a model finds the video's texts
+the counterfactual, and all of them (their mean: Tab. 7's "All" row) rank in the top k, which shows whether a model finds the video's texts
 by their shared static content while not telling them apart.
 """
 
@@ -80,8 +81,8 @@ Returns:
     accuracy_<group>, accuracy_<group>_ci, n_<group>: per group, when `groups` is given.
     macro_accuracy (`float`): the mean of the group accuracies, with `macro_accuracy_ci`.
     text_score, video_score, group_score (`float`): with `pair_scores`, each with `_ci`.
-    caption_recall_at_<k>, foil_recall_at_<k>, both_recall_at_<k> (`float`): with
-        `retrieval_scores`, each with `_ci`.
+    caption_recall_at_<k>, foil_recall_at_<k>, all_recall_at_<k> (`float`): with
+        `retrieval_scores`, each with `_ci`; `all` is the mean of the other two (Tab. 7 "All").
 Examples:
     >>> from foilkit.metrics.pairwise_foil_accuracy.pairwise_foil_accuracy import pairwise_foil_accuracy
     >>> result = pairwise_foil_accuracy([0.9, 0.4, 0.5], [[0.1], [0.6], [0.5]], n_resamples=0)
@@ -102,8 +103,8 @@ Examples:
     >>> result = pairwise_foil_accuracy([0.9, 0.6], [[0.8], [0.7]], n_resamples=0,
     ...     retrieval_scores=[[0.9, 0.8, 0.1, 0.2], [0.3, 0.2, 0.6, 0.7]],
     ...     retrieval_targets=[[0, 1], [2, 3]], recall_ks=[1, 2])
-    >>> result["caption_recall_at_1"], result["foil_recall_at_1"], result["both_recall_at_2"]
-    (0.5, 0.5, 1.0)
+    >>> result["caption_recall_at_1"], result["foil_recall_at_1"], result["all_recall_at_1"]
+    (0.5, 0.5, 0.5)
 """
 
 #: the pairwise tie policy -> the rank a text tied with others gets in the recall@k check.
@@ -133,8 +134,8 @@ def recall_columns(
     score_kind: str,
     ties: str,
 ) -> dict[str, np.ndarray]:
-    """Per item, whether its caption, its counterfactual and both rank in the top k of its
-    video's row of ``retrieval_scores`` (VITATECS Tab. 7)."""
+    """Per item, whether its caption and its counterfactual rank in the top k of its video's row
+    of ``retrieval_scores``, and the mean of the two (VITATECS Tab. 7's "All")."""
     ks = check_ks(recall_ks)
     for index, pair in enumerate(retrieval_targets):
         if isinstance(pair, (str, bytes)) or len(pair) != 2:
@@ -156,7 +157,7 @@ def recall_columns(
         hits = {role: (rank <= k).astype(np.float64) for role, rank in ranks.items()}
         columns[f"caption_recall_at_{k}"] = hits["caption"]
         columns[f"foil_recall_at_{k}"] = hits["foil"]
-        columns[f"both_recall_at_{k}"] = hits["caption"] * hits["foil"]
+        columns[f"all_recall_at_{k}"] = (hits["caption"] + hits["foil"]) / 2
     return columns
 
 
@@ -218,9 +219,8 @@ def pairwise_foil_accuracy(
     result = with_intervals(
         statistic, n, cluster=cluster, n_resamples=n_resamples, seed=seed, confidence=confidence
     )
-    result.update(n=n, n_tied=int(tied.sum()))
-    result.update({f"n_{group}": int(mask.sum()) for group, mask in masks.items()})
-    return result
+    add_counts(result, {"n": n, "n_tied": int(tied.sum())})
+    return add_counts(result, {f"n_{group}": int(mask.sum()) for group, mask in masks.items()})
 
 
 #: doctest runs the examples above (``doctest.testmod`` reads ``__test__``).

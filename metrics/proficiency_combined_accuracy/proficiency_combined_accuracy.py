@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._common import (
+    add_counts,
     check_lengths,
     finite_vector,
     forward,
@@ -40,13 +41,15 @@ ViLMA scores every item twice: on its proficiency pair (a simpler caption/foil t
 prerequisite skill) and on its main pair (the temporal test). P and T are the pairwise accuracies
 of the two; P+T counts an item only when both are right (Sec. 4.2), so a model that solves the main
 test by accident, without the prerequisite, gets no credit. Per subtest (`groups`) and per test
-(`tests`, averaging its subtests as Table 2 does), with the overall summary the paper reports: the
-average of the tests' P+T. The tie policy defaults to `first` because ViLMA's evaluation takes an
+(`tests`, the mean of its subtests: Table 2's value for Change of State; Table 2 pools the items of
+the other tests, which is the overall value of a call on one test's items), with the paper's summary:
+the average of the tests' P+T. The tie policy defaults to `first` because ViLMA's evaluation takes an
 argmax over [caption, *foils], which returns the caption on a tie. In probability mode (model
 probabilities that a text matches the video, e.g. ITM heads) it adds the extras of the ViLMA/VALSE
-evaluation script over all main captions and foils: caption precision `p_c` (caption probability >
-threshold), foil precision `p_f` (foil probability <= threshold), `min(p_c, p_f)`, binary accuracy
-and AUROC; and their combined variants, where an item whose proficiency pair failed counts as wrong.
+evaluation over all main captions and foils: `p_c`, the share of captions accepted (probability >
+threshold), `p_f`, the share of foils rejected (probability <= threshold), as VALSE defines them,
+`min(p_c, p_f)`, binary accuracy and AUROC; and combined variants of the first four, where an item
+whose proficiency pair failed counts as wrong.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -218,6 +221,13 @@ def proficiency_combined_accuracy(
         if len(names) > 1:
             raise ValueError(f"subtest {subtest!r} belongs to several tests: {sorted(names)}")
         test_of[subtest] = names.pop() if names else None
+    clashing = sorted(
+        test
+        for test in set(test_of.values()) & set(subtests)
+        if [s for s, t in test_of.items() if t == test] != [test]
+    )
+    if clashing:  # a test named as one of several subtests: their results would overwrite
+        raise ValueError(f"{clashing} name(s) both a subtest and a test with other subtests")
     names = ("proficiency", "main", "combined")
     extras = None
     if score_kind == "probability":
@@ -255,13 +265,17 @@ def proficiency_combined_accuracy(
     result = with_intervals(
         statistic, n, cluster=cluster, n_resamples=n_resamples, seed=seed, confidence=confidence
     )
-    result.update(
-        n=n,
-        n_tied_proficiency=int(credits["proficiency_tied"].sum()),
-        n_tied_main=int(credits["main_tied"].sum()),
+    add_counts(
+        result,
+        {
+            "n": n,
+            "n_tied_proficiency": int(credits["proficiency_tied"].sum()),
+            "n_tied_main": int(credits["main_tied"].sum()),
+        },
     )
-    result.update({f"n_{subtest}": int(mask.sum()) for subtest, mask in subtests.items()})
-    return result
+    return add_counts(
+        result, {f"n_{subtest}": int(mask.sum()) for subtest, mask in subtests.items()}
+    )
 
 
 #: doctest runs the examples above (``doctest.testmod`` reads ``__test__``).

@@ -95,13 +95,14 @@ def test_vitatecs_recall_at_k_equals_sorting_each_video_row(rng):
     order = np.argsort(-texts, axis=1)
     top = [set(order[i, :k]) for i in range(n_items)]
     expected_caption = np.mean([2 * i in top[i] for i in range(n_items)])
-    expected_both = np.mean([{2 * i, 2 * i + 1} <= top[i] for i in range(n_items)])
+    expected_foil = np.mean([2 * i + 1 in top[i] for i in range(n_items)])
     result = pairwise(
         [0.5] * n_items, [[0.0]] * n_items,
         retrieval_scores=texts, retrieval_targets=targets, n_resamples=0,
     )  # fmt: skip
     assert result["caption_recall_at_10"] == pytest.approx(expected_caption)
-    assert result["both_recall_at_10"] == pytest.approx(expected_both)
+    assert result["foil_recall_at_10"] == pytest.approx(expected_foil)
+    assert result["all_recall_at_10"] == pytest.approx((expected_caption + expected_foil) / 2)
     with pytest.raises(ValueError, match=r"retrieval_targets\[1\] = \[3\] must be"):
         pairwise(
             [0.1, 0.2], [[0.0], [0.0]], retrieval_scores=texts[:2], retrieval_targets=[[0, 1], [3]]
@@ -296,6 +297,12 @@ BAD_INPUTS = [
     (lambda: pairwise([0.1], [[0.3]], score_kind="distance"), r"score_kind='distance'"),
     (lambda: pairwise([0.1], [[0.3]], groups=["a", "b"]), r"groups has 2 values for 1 items"),
     (lambda: pairwise([0.1], [[0.3]], cluster=[None]), r"cluster\[0\] is None"),
+    (lambda: pairwise([0.1], [[0.3]], cluster=["a", "b"], n_resamples=0), r"cluster has 2 values"),
+    (lambda: pairwise([0.1, 0.2], [[0.3], [0.1]], groups=["tied", "x"]), r"\['n_tied'\] clash"),
+    (lambda: pairwise([0.1, 0.2], [[0.3], [0.1]], groups=["ci", "x"]), r"\['accuracy'\] clash"),
+    (lambda: multiple_choice([[0.1, 0.2]], [0], groups=["tied"]), r"\['n_tied'\] clash"),
+    (lambda: proficiency([0.1] * 2, [[0.2]] * 2, [0.1] * 2, [[0.1]] * 2, groups=["a", "b"],
+                         tests=["a", "a"]), r"\['a'\] name\(s\) both a subtest and a test"),
     (lambda: pairwise(None, None, pair_scores=[[[1, 2, 3], [4, 5]]]), r"pair_scores\[0\] = .* not a 2x2"),
     (lambda: proficiency([0.1], [[0.2]], [0.1, 0.2], [[0.1]]), r"proficiency_caption_scores=2"),
     (lambda: multiple_choice([[0.1, 0.2]], [2]), r"labels\[0\] = 2 is outside the item's 2 options"),
