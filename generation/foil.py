@@ -190,4 +190,6 @@ def foils_dataset(rows: Sequence[Mapping[str, Any]], **metadata_features: Any) -
     from foilkit.builders.schema import TEXT, TEXTS, canonical_features
 
     features = canonical_features(foil_type=TEXT, **{PROVENANCE_COLUMN: TEXTS}, **metadata_features)
+    if not rows:  # from_list cannot infer columns from no rows: an empty table of the schema
+        return datasets.Dataset.from_dict({name: [] for name in features}, features=features)
     return datasets.Dataset.from_list([dict(row) for row in rows], features=features)

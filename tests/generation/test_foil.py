@@ -97,3 +97,11 @@ def test_rows_make_a_dataset_with_the_canonical_features():
     assert dataset[1]["foils"] == ["A boy sings", "A guy sings"]
     assert row_foils(dataset[1]) == [_foil("A boy sings"), _foil("A guy sings")]
     assert dataset[0]["video_path"] == "a.mp4" and dataset[0]["video"] is None
+
+
+def test_no_rows_give_an_empty_dataset_of_the_schema():
+    from foilkit.generation.foil import foils_dataset
+
+    empty = foils_dataset([])
+    assert empty.num_rows == 0
+    assert {"caption", "foils", "foil_type", "foil_provenance"} <= set(empty.column_names)
