@@ -88,7 +88,9 @@ class ActivityPair:
             normalise_activity(self.activity), normalise_activity(self.opposite)
         )
         if not activity or not opposite:
-            raise ValueError(f"activity pair ({self.activity!r}, {self.opposite!r}) has an empty side")
+            raise ValueError(
+                f"activity pair ({self.activity!r}, {self.opposite!r}) has an empty side"
+            )
         if activity == opposite:
             raise ValueError(f"activity pair has the same activity on both sides: {activity!r}")
         object.__setattr__(self, "activity", activity)

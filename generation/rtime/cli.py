@@ -95,8 +95,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     curate = stages.add_parser("curate-import", help="read a curated file back (keep = yes/no)")
     curate.add_argument("curated", type=Path, help="curation file (.csv, .tsv or .jsonl)")
-    curate.add_argument("--undecided", choices=("error", "drop", "keep"), default="error",
-                        help="what a row with an empty keep column means (default: refuse)")  # fmt: skip
+    curate.add_argument(
+        "--undecided",
+        choices=("error", "drop", "keep"),
+        default="error",
+        help="what an empty keep cell means (default: refuse the file)",
+    )
 
     enrich = stages.add_parser("enrich", help="concrete objects for each activity's [something]")
     enrich.add_argument("--pairs", required=True, type=Path,
@@ -105,19 +109,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="objects per activity (paper: 20)")  # fmt: skip
 
     rewrite = stages.add_parser("rewrite", help="nine checked rewrites per train caption")
-    rewrite.add_argument("--input", "-i", required=True, type=Path,
-                         help="JSONL rows (id, caption, split) or an RTime annotation .json")  # fmt: skip
-    rewrite.add_argument("--input-split",
-                         help="split of rows without one (default for .json: from the file name)")  # fmt: skip
-    rewrite.add_argument("--splits", nargs="+", default=["train"],
-                         help=f"splits to rewrite (paper: train only); '{ALL_SPLITS}' for every one")  # fmt: skip
+    rewrite.add_argument(
+        "--input", "-i", required=True, type=Path,
+        help="JSONL rows (id, caption, split) or RTime annotations (.json)",
+    )  # fmt: skip
+    rewrite.add_argument(
+        "--input-split", help="split of rows without one (.json: default from the file name)"
+    )
+    rewrite.add_argument(
+        "--splits", nargs="+", default=["train"],
+        help=f"splits to rewrite (paper: train only), '{ALL_SPLITS}': every one",
+    )  # fmt: skip
     rewrite.add_argument("--count", type=int, default=rewrites.REWRITES_PER_CAPTION,
                          help="rewrites per caption (paper: 9)")  # fmt: skip
     rewrite.add_argument("--min-similarity", type=float, default=rewrites.DEFAULT_MIN_SIMILARITY,
                          help="reject rewrites whose cosine with the caption is lower "
                          "(default %(default)s, calibrated for all-MiniLM-L6-v2)")  # fmt: skip
     rewrite.add_argument("--sentence-model", default=rewrites.DEFAULT_SENTENCE_MODEL,
-                         help="sentence-transformers model id or path (default %(default)s)")  # fmt: skip
+                         help="sentence-transformers model id or path (%(default)s)")  # fmt: skip
     rewrite.add_argument("--temporal-words", type=Path,
                          help="temporal lexicon JSON (default: foilkit's)")  # fmt: skip
     rewrite.add_argument("--no-temporal-check", action="store_true",
@@ -272,7 +281,9 @@ def _rewrite(args: argparse.Namespace) -> int:
         else:
             skipped[row.split] += 1
     if not chosen:
-        raise SystemExit(f"{args.input}: no row in split(s) {args.splits} (rows by split: {skipped})")
+        raise SystemExit(
+            f"{args.input}: no row in split(s) {args.splits} (rows by split: {dict(skipped)})"
+        )
     rewrite_filter = _rewrite_filter(args)
     client = _client(args)
     results = rewrite_captions(

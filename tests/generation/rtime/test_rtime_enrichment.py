@@ -44,7 +44,10 @@ def test_every_activity_is_enriched_in_both_directions_once() -> None:
 
 def test_enrichment_fills_the_slot_on_both_sides_with_provenance(llm_server, chat_client) -> None:
     server = llm_server()
-    pairs = [ActivityPair("zip [something]", "unzip [something]"), ActivityPair("stand up", "sit down")]
+    pairs = [
+        ActivityPair("zip [something]", "unzip [something]"),
+        ActivityPair("stand up", "sit down"),
+    ]
     enrichment = enrich_activities(chat_client(server), pairs, objects=3)
     by_activity: dict[str, list[ActivityPhrase]] = {}
     for phrase in enrichment.phrases:

@@ -63,13 +63,14 @@ def test_read_pair_refuses_what_is_no_pair(raw) -> None:
 
 
 def _completion(text: str) -> Completion:
-    return Completion(texts=(text,), prompt_tokens=1, completion_tokens=1, cached=False, key="k" * 64)
+    return Completion(
+        texts=(text,), prompt_tokens=1, completion_tokens=1, cached=False, key="k" * 64
+    )
 
 
 def test_parse_reply_returns_items_and_unreadable_lines() -> None:
-    items, unreadable = parse_reply(
-        _completion("1. tie | untie\n2. just a sentence\n3. fold | unfold"), read_pair, asked="pairs"
-    )
+    reply = _completion("1. tie | untie\n2. just a sentence\n3. fold | unfold")
+    items, unreadable = parse_reply(reply, read_pair, asked="pairs")
     assert items == [("tie", "untie"), ("fold", "unfold")]
     assert unreadable == ["just a sentence"]
 

@@ -55,14 +55,16 @@ def test_every_packaged_prompt_renders(name: str) -> None:
 
 def test_the_rewrite_prompt_asks_for_the_count_and_keeps_time() -> None:
     (system, user) = PromptTemplate.load("rewrite_caption").render(caption=DOOR, count=9)
-    assert f"Description: {DOOR}" in user["content"] and "into 9 different sentences" in user["content"]
+    assert f"Description: {DOOR}" in user["content"]
+    assert "into 9 different sentences" in user["content"]
     assert "order in which things happen" in system["content"]
 
 
 def test_prompt_files_are_checked(tmp_path) -> None:
     path = tmp_path / "mine.yaml"
-    path.write_text("fields: [caption]\nmessages:\n  - {role: user, content: 'Say {caption} {n}'}\n")
-    with pytest.raises(ValueError, match=r"mine\.yaml: 'fields' \['caption'\] differ .* \['caption', 'n'\]"):
+    path.write_text("fields: [caption]\nmessages:\n  - {role: user, content: 'Say {caption} {n}'}")
+    wrong_fields = r"mine\.yaml: 'fields' \['caption'\] differ .* \['caption', 'n'\]"
+    with pytest.raises(ValueError, match=wrong_fields):
         PromptTemplate.load(path)
     with pytest.raises(FileNotFoundError, match="packaged prompts: .*'rewrite_caption'"):
         PromptTemplate.load("no_such_prompt")
@@ -158,7 +160,9 @@ def test_the_similarity_report_is_the_fig_10_check(results, rewrite_filter, tmp_
     assert (tmp_path / "fig10.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_a_reply_without_rewrites_names_the_caption(llm_server, chat_client, rewrite_filter) -> None:
+def test_a_reply_without_rewrites_names_the_caption(
+    llm_server, chat_client, rewrite_filter
+) -> None:
     server = llm_server(responder=lambda body: "```\n```")
     with pytest.raises(ReplyFormatError, match=r"\(rewrites of caption 'cup-1'\)"):
         rewrite_captions(chat_client(server), CAPTIONS[1:2], rewrite_filter)

@@ -70,7 +70,8 @@ def test_dropped_and_reversed_classes_on_hand_made_tokens() -> None:
     assert lexicon.violations(caption, _tokens("he open the box and afterwards leaves")) == []
     (dropped,) = lexicon.violations(caption, _tokens("he open the box and leaves"))
     assert str(dropped) == "drops 'sequence' (then)"
-    assert [str(v) for v in lexicon.violations(caption, _tokens("he shut the box then leaves"))] == [
+    shut = lexicon.violations(caption, _tokens("he shut the box then leaves"))
+    assert [str(v) for v in shut] == [
         "drops 'open' (open)",
         "reverses 'open' into 'close' (shut)",
     ]
