@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+from types import ModuleType
 
 # name -> (module implementing it, one-line summary)
 PIPELINES: dict[str, tuple[str, str]] = {
@@ -49,7 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def pipeline_parser(name: str) -> tuple[argparse.ArgumentParser, object]:
+def pipeline_parser(name: str) -> tuple[argparse.ArgumentParser, ModuleType]:
     """The argument parser of pipeline ``name`` and its module (imported now, not before)."""
     module_name, summary = PIPELINES[name]
     module = importlib.import_module(module_name)

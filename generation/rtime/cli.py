@@ -80,6 +80,13 @@ def _prompt(args: argparse.Namespace, default: str):
     return PromptTemplate.load(args.prompt or default)
 
 
+def _prompt_record(template) -> dict[str, str]:
+    """Which prompt wording a run used: its file and the hash of its unfilled messages."""
+    from foilkit.generation.rtime.prompt_templates import template_hash
+
+    return {"path": template.path, "template_hash": template_hash(template)}
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.generation.rtime import enrichment, rewrites
     from foilkit.generation.spacy_pipeline import DEFAULT_SPACY_PIPELINE
@@ -167,6 +174,7 @@ def _expand(args: argparse.Namespace) -> int:
 
     known = read_activity_pairs(args.seeds)
     client = _client(args)
+    template = _prompt(args, EXPANSION_PROMPT)
     expansion = expand_activity_pairs(
         client,
         known,
@@ -174,7 +182,7 @@ def _expand(args: argparse.Namespace) -> int:
         shots=args.shots,
         count=args.per_round,
         rng=random.Random(args.seed),
-        template=_prompt(args, EXPANSION_PROMPT),
+        template=template,
     )
     candidates: list[tuple[bool | None, Any]] = [(True, pair) for pair in known]
     candidates += [(None, pair) for pair in expansion.pairs]
@@ -187,6 +195,7 @@ def _expand(args: argparse.Namespace) -> int:
         repeated_pairs=expansion.repeated,
         unreadable_lines=[list(item) for item in expansion.unreadable],
         invalid_pairs=[list(item) for item in expansion.invalid],
+        prompt=_prompt_record(template),
         llm_usage=client.usage.as_dict(),
     )
     print(
@@ -221,9 +230,8 @@ def _enrich(args: argparse.Namespace) -> int:
 
     pairs = read_activity_pairs(args.pairs)
     client = _client(args)
-    enrichment = enrich_activities(
-        client, pairs, objects=args.objects, template=_prompt(args, ENRICHMENT_PROMPT)
-    )
+    template = _prompt(args, ENRICHMENT_PROMPT)
+    enrichment = enrich_activities(client, pairs, objects=args.objects, template=template)
     write_curation([(None, phrase) for phrase in enrichment.phrases], args.output)
     write_run_record(
         args.output,
@@ -232,6 +240,7 @@ def _enrich(args: argparse.Namespace) -> int:
         phrases=len(enrichment.phrases),
         unreadable_lines=[list(item) for item in enrichment.unreadable],
         activities_with_fewer_objects=[list(item) for item in enrichment.short],
+        prompt=_prompt_record(template),
         llm_usage=client.usage.as_dict(),
     )
     print(
@@ -286,12 +295,13 @@ def _rewrite(args: argparse.Namespace) -> int:
         )
     rewrite_filter = _rewrite_filter(args)
     client = _client(args)
+    template = _prompt(args, REWRITE_PROMPT)
     results = rewrite_captions(
         client,
         [(row.id, row.caption) for row in chosen],
         rewrite_filter,
         count=args.count,
-        template=_prompt(args, REWRITE_PROMPT),
+        template=template,
     )
     out_rows = [
         {**row.fields, "split": row.split, **rewrite_columns(result, rewrite_filter)}
@@ -314,6 +324,7 @@ def _rewrite(args: argparse.Namespace) -> int:
         rows_written=count,
         report=report,
         unreadable_lines={r.id: list(r.unreadable) for r in results if r.unreadable},
+        prompt=_prompt_record(template),
         llm_usage=client.usage.as_dict(),
         **facts,
     )

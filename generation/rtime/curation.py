@@ -5,7 +5,8 @@ that are illogical, not visible on video, mismatched or rare, and verb-noun phra
 rare or unreasonable. :func:`write_curation` writes the candidates as a CSV (for a spreadsheet),
 TSV or JSONL file whose first column is ``keep``; seeds arrive decided (``yes``), new
 candidates undecided (empty). A curator writes ``yes`` or ``no`` (also y/n, keep/drop,
-true/false, 1/0, x), may edit any text and add rows, and :func:`read_curation` reads the file
+true/false, 1/0, x), may edit any text and add rows (with ``origin`` ``human``; an empty
+``origin`` reads as ``seed``), and :func:`read_curation` reads the file
 back: it tells the kind of candidates from the columns, validates every kept row, refuses
 duplicates created by editing, and by default refuses undecided rows, naming their lines.
 """

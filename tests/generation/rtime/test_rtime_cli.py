@@ -103,6 +103,8 @@ def test_rewrite_stage_on_a_small_jsonl(
     assert record["parameters"]["seed"] == 3 and record["skipped_rows_by_split"] == {"test": 1}
     assert record["report"]["rewrite_vs_caption"]["count"] == 9
     assert record["llm_usage"]["requests"] == 2
+    assert record["prompt"]["path"].endswith("rewrite_caption.yaml")
+    assert len(record["prompt"]["template_hash"]) == 64
     assert (tmp_path / "fig10.png").exists()
 
     # a rerun is answered from the cache: no server needed, the same rows
