@@ -35,6 +35,7 @@ from foilkit.generation.contrast.lexicon import BuiltinVerbLexicon, VerbLexicon,
 from foilkit.generation.foil import Foil, unique_foils
 from foilkit.generation.infill import NUM_BEAMS, NUM_CANDIDATES, T5_MASK, t5_span_fillers
 from foilkit.generation.perplexity import perplexities
+from foilkit.generation.similarity import pairwise_cosines
 from foilkit.generation.spacy_pipeline import pipeline_id
 
 if TYPE_CHECKING:
@@ -138,14 +139,6 @@ def count_verb_lemmas(
     for doc in nlp.pipe(captions, batch_size=batch_size):
         counts.update(verb_lemmas(doc))
     return counts
-
-
-def _cosines(embedder: Any, left: Sequence[str], right: Sequence[str]) -> list[float]:
-    import numpy as np
-
-    vectors = np.asarray(embedder.encode(list(left) + list(right), normalize_embeddings=True))
-    a, b = vectors[: len(left)], vectors[len(left) :]
-    return [float(x) for x in (a * b).sum(axis=1)]
 
 
 def perplexity_rule(ppl_o: float, ppl_m: float, config: VerbFoilConfig) -> tuple[bool, float]:
@@ -262,9 +255,9 @@ def inconsistent_foils(
         return []
     originals = [original for _, original, _ in candidates]
     news = [new for _, _, new in candidates]
-    word_cos = _cosines(models.word_embedder, originals, news)
-    sentence_cos = _cosines(
-        models.sentence_embedder, [caption] * len(candidates), [f.text for f, _, _ in candidates]
+    word_cos = pairwise_cosines(models.word_embedder, list(zip(originals, news, strict=True)))
+    sentence_cos = pairwise_cosines(
+        models.sentence_embedder, [(caption, f.text) for f, _, _ in candidates]
     )
     kept = []
     for (foil, original, new), w, s in zip(candidates, word_cos, sentence_cos, strict=True):

@@ -29,10 +29,9 @@ from typing import TYPE_CHECKING, Any
 from foilkit.generation.rtime.prompt_templates import PromptTemplate, prompt_hash
 from foilkit.generation.rtime.replies import first_unique, parse_reply, read_text
 from foilkit.generation.rtime.temporal_words import TemporalLexicon, Tokenizer
+from foilkit.generation.similarity import pairwise_cosines
 
 if TYPE_CHECKING:
-    import numpy as np
-
     from foilkit.generation.llm import ChatClient
 
 REWRITE_PROMPT = "rewrite_caption"
@@ -41,23 +40,6 @@ REWRITE_SPLITS = ("train",)  # "we only add these generated captions in the trai
 DEFAULT_SENTENCE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MIN_SIMILARITY = 0.6
 HISTOGRAM_EDGES = tuple(round(-1.0 + 0.05 * i, 2) for i in range(41))  # cosine in [-1, 1]
-
-
-def pairwise_cosines(embedder: Any, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-    """Cosine of each ``(text, text)`` pair; every distinct text is encoded once."""
-    import numpy as np
-
-    if not pairs:
-        return np.zeros(0)
-    texts = list(dict.fromkeys(text for pair in pairs for text in pair))
-    index = {text: i for i, text in enumerate(texts)}
-    vectors = np.asarray(
-        embedder.encode(texts, normalize_embeddings=True, show_progress_bar=False),
-        dtype=np.float64,
-    )
-    left = vectors[[index[a] for a, _ in pairs]]
-    right = vectors[[index[b] for _, b in pairs]]
-    return (left * right).sum(axis=1)
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,6 @@ import json
 import random
 
 import pytest
-
 from foilkit.generation.llm import LLMResponseError
 from foilkit.generation.rtime.prompt_templates import PromptTemplate, prompt_hash, template_hash
 from foilkit.generation.rtime.replies import ReplyFormatError
@@ -15,13 +14,13 @@ from foilkit.generation.rtime.rewrites import (
     REJECTED_COLUMN,
     REWRITES_COLUMN,
     RewriteFilter,
-    pairwise_cosines,
     plot_similarity,
     rewrite_captions,
     rewrite_columns,
     similarity_report,
 )
 from foilkit.generation.rtime.temporal_words import TemporalLexicon
+from foilkit.generation.similarity import pairwise_cosines
 
 DOOR = "A man opens the door and then walks into the room."
 CUP = "A woman picks up a cup and drinks from it."
@@ -137,9 +136,12 @@ def test_without_the_temporal_check_a_reversed_rewrite_passes(
     similarity_only = RewriteFilter(sentence_embedder, 0.6)
     (door,) = rewrite_captions(chat_client(server), CAPTIONS[:1], similarity_only)
     assert "A man closes the door and then walks into the room." in [r.text for r in door.accepted]
-    assert rewrite_columns(door, similarity_only)[PROVENANCE_COLUMN][0].count(
-        '"temporal_lexicon": null'
-    ) == 1
+    assert (
+        rewrite_columns(door, similarity_only)[PROVENANCE_COLUMN][0].count(
+            '"temporal_lexicon": null'
+        )
+        == 1
+    )
 
 
 def test_the_similarity_report_is_the_fig_10_check(results, rewrite_filter, tmp_path) -> None:
