@@ -14,6 +14,15 @@ from foilkit._version import __version__
 
 def read_jsonl(path: str | os.PathLike, required: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
     """The JSON objects of a JSONL file; a bad line or a missing field names file and line."""
+    for _, record in numbered_jsonl(path, required):
+        yield record
+
+
+def numbered_jsonl(
+    path: str | os.PathLike, required: Sequence[str] = ()
+) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for each JSON object of a JSONL file (blank lines skipped); a bad
+    line or a missing field names file and line."""
     with open(path, encoding="utf-8") as handle:
         for number, line in enumerate(handle, start=1):
             if not line.strip():
@@ -29,7 +38,7 @@ def read_jsonl(path: str | os.PathLike, required: Sequence[str] = ()) -> Iterato
             missing = [name for name in required if name not in record]
             if missing:
                 raise ValueError(f"{path}:{number}: missing field(s) {missing}")
-            yield record
+            yield number, record
 
 
 def read_lines(path: str | os.PathLike) -> list[str]:

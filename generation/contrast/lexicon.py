@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Protocol
 
+from foilkit.generation.wordnet import load_wordnet
+
 # Frequent action verbs of video captions and their opposites (lemmas). Symmetrised below.
 BUILTIN_VERB_ANTONYMS: tuple[tuple[str, str], ...] = (
     ("open", "close"),
@@ -123,17 +125,9 @@ class WordNetVerbLexicon:
     name = "wordnet"
 
     def __init__(self) -> None:
-        try:
-            from nltk.corpus import wordnet
-
-            wordnet.ensure_loaded()
-        except (ImportError, LookupError) as error:
-            raise RuntimeError(
-                "WordNetVerbLexicon needs nltk with the 'wordnet' corpus installed "
-                f"({error.__class__.__name__}: {str(error).strip().splitlines()[0]}); "
-                "use BuiltinVerbLexicon or another VerbLexicon otherwise"
-            ) from error
-        self._wordnet = wordnet
+        self._wordnet = load_wordnet(
+            "WordNetVerbLexicon", "BuiltinVerbLexicon or another VerbLexicon"
+        )
 
     def antonyms(self, lemma: str) -> set[str]:
         found = set()

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from foilkit.generation.cli_io import numbered_jsonl
 from foilkit.generation.rtime.activities import ActivityPair
 from foilkit.generation.rtime.enrichment import ActivityPhrase
 
@@ -98,23 +99,13 @@ def _read_delimited(path: Path, *, delimiter: str) -> tuple[list[str], list[tupl
 
 def _write_jsonl(rows: Sequence[dict[str, Any]], columns: list[str], path: Path) -> None:
     with open(path, "w", encoding="utf-8") as handle:
-        for row in rows:
-            handle.write(json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False) + "\n")
+        handle.writelines(
+            json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False) + "\n" for row in rows
+        )
 
 
 def _read_jsonl(path: Path) -> tuple[list[str], list[tuple[int, dict]]]:
-    records = []
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number}: not valid JSON ({error.msg})") from None
-            if not isinstance(record, dict):
-                raise ValueError(f"{path}:{number}: expected a JSON object")
-            records.append((number, record))
+    records = list(numbered_jsonl(path))
     columns = list(dict.fromkeys(key for _, record in records for key in record))
     return columns, records
 

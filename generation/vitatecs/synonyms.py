@@ -22,6 +22,8 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
+from foilkit.generation.wordnet import load_wordnet
+
 # Groups of interchangeable words found in video captions; every word maps to the others.
 BUILTIN_SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
     ("man", "guy", "gentleman"),
@@ -110,17 +112,7 @@ class WordNetSynonyms:
     name = "wordnet"
 
     def __init__(self) -> None:
-        try:
-            from nltk.corpus import wordnet
-
-            wordnet.ensure_loaded()
-        except (ImportError, LookupError) as error:
-            raise RuntimeError(
-                "WordNetSynonyms needs nltk with the 'wordnet' corpus installed "
-                f"({error.__class__.__name__}: {str(error).strip().splitlines()[0]}); "
-                "use the builtin synonym source otherwise"
-            ) from error
-        self._wordnet = wordnet
+        self._wordnet = load_wordnet("WordNetSynonyms", "the builtin synonym source")
 
     def synonyms(self, word: str) -> list[str]:
         found: list[str] = []
