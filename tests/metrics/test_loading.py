@@ -155,3 +155,23 @@ def test_paired_comparison_refuses_unaligned_items_and_unpaired_metrics():
         paired_comparison(
             "retrieval_recall", EXAMPLES["retrieval_recall"], EXAMPLES["retrieval_recall"]
         )
+
+
+def test_pure_functions_work_without_evaluate_installed():
+    """The logic outlives ``evaluate``: with evaluate and datasets unimportable, every module
+    imports and its pure function computes."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "sys.modules['evaluate'] = None; sys.modules['datasets'] = None  # import fails\n"
+        "from foilkit.metrics import METRICS, metric_function\n"
+        "from tests.metrics.test_loading import EXAMPLES\n"
+        "for name in METRICS:\n"
+        "    result = metric_function(name)(**EXAMPLES[name], n_resamples=10)\n"
+        "    assert result['n'] > 0, name\n"
+        "assert sys.modules['evaluate'] is None\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
