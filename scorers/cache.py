@@ -10,6 +10,7 @@ killed runs never leave a half-written entry behind.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 from dataclasses import dataclass
@@ -71,16 +72,17 @@ class EmbeddingCache:
             _atomic_write(
                 manifest, lambda handle: handle.write(json.dumps(self.namespace, indent=2).encode())
             )
-        _atomic_write(
-            path,
-            lambda handle: torch.save(
-                {
-                    "embedding": value.embedding.contiguous(),
-                    "frame_indices": torch.tensor(value.frame_indices),
-                },
-                handle,
-            ),
+        # serialised in memory and written in one call: torch's zip writer makes many small
+        # writes, each a system call on the cache's file system
+        buffer = io.BytesIO()
+        torch.save(
+            {
+                "embedding": value.embedding.contiguous(),
+                "frame_indices": torch.tensor(value.frame_indices),
+            },
+            buffer,
         )
+        _atomic_write(path, lambda handle: handle.write(buffer.getbuffer()))
 
 
 def _atomic_write(path: Path, write: Any) -> None:
