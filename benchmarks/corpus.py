@@ -52,7 +52,7 @@ class CorpusSize:
 
 SIZES = {
     "smoke": CorpusSize(videos=3, seconds=1.5),
-    "quick": CorpusSize(videos=12, seconds=4.0),
+    "quick": CorpusSize(videos=32, seconds=8.0),
     "full": CorpusSize(videos=300, seconds=15.0),
 }
 
@@ -66,22 +66,17 @@ class CorpusVideo:
 
 
 def scene_of(index: int) -> SyntheticScene:
-    """The scene of video ``index``: motions in every direction and colour, then colour orders."""
+    """The scene of video ``index``: a square of every colour moving every way, at a speed that
+    changes every 20 videos, so no two videos of the corpus are the same file (a content-keyed
+    cache would otherwise serve repeats without decoding them)."""
     colour = COLOUR_NAMES[index % len(COLOUR_NAMES)]
-    if index % 3 == 2:
-        second = COLOUR_NAMES[(index + 1) % len(COLOUR_NAMES)]
-        return SyntheticScene(kind="order", colour=colour, second_colour=second)
     direction = DIRECTIONS[(index // len(COLOUR_NAMES)) % len(DIRECTIONS)]
-    return SyntheticScene(kind="motion", colour=colour, direction=direction)
+    level = index // (len(COLOUR_NAMES) * len(DIRECTIONS))
+    return SyntheticScene(colour=colour, direction=direction, speed=1 / (1 + 0.1 * level))
 
 
 def caption_of(scene: SyntheticScene, index: int, *, reversed: bool = False) -> str:
     """What the video (or its time-reversed copy) shows, naming the clip so texts stay unique."""
-    if scene.kind == "order":
-        first, second = scene.colour, scene.second_colour
-        if reversed:
-            first, second = second, first
-        return f"a {first} square appears before a {second} square in clip {index}"
     direction = OPPOSITE[scene.direction] if reversed else scene.direction
     return f"a {scene.colour} square moves {direction} in clip {index}"
 
@@ -177,9 +172,11 @@ def default_cache_root() -> Path:
 
 
 def _fingerprint(size: CorpusSize) -> str:
-    """The corpus's identity: its size and the renderer's source (a changed renderer regenerates)."""
+    """The corpus's identity: its size and the sources of the scenes and the renderer (a change
+    to either regenerates)."""
     digest = hashlib.sha256(json.dumps(asdict(size), sort_keys=True).encode())
-    digest.update(Path(synthetic.__file__).read_bytes())
+    for module in (__file__, synthetic.__file__):
+        digest.update(Path(module).read_bytes())
     return digest.hexdigest()[:12]
 
 

@@ -5,7 +5,8 @@
 #   benchmarks/gpu_run.sh OUT_DIR [WHEEL_DIR] [check]
 #
 # With ``check``, only a minute's check that everything loads and runs on the GPU (the smoke
-# corpus, one item shape, the 2k retrieval pool).
+# corpus, one item shape, the 2k retrieval pool). With ``dual``, only the dual encoders (ViT-B/32
+# on every shape, ViT-L/14 on VITATECS) and the CPU ratios, no retrieval.
 #
 # WHEEL_DIR (optional) holds wheels to install first into a private site folder: av (its
 # wheel bundles FFmpeg 8), torchcodec (the release paired with the machine's torch) and
@@ -60,22 +61,34 @@ for size in ('quick', 'full'):
 "
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv > "$OUT/gpu.txt" || true
 
-SCORING="$PY benchmarks/scoring_speed.py"
+# the naive loop reuses nothing, so its rate is taken on the first 120 items of each shape
+SCORING="$PY benchmarks/scoring_speed.py --naive-items 120"
+GPU="--device cuda --workers 8 --batch-size 32 --profile $OUT/profiles"
 RETRIEVAL="$PY benchmarks/retrieval_speed.py"
 {
-  taskset -c 0-11 $SCORING --device cuda --workers 8 --batch-size 32 \
-    --models clip-vit-b32,clip-vit-l14 --json "$OUT/scoring_gpu_dual.json" --profile "$OUT/profiles" \
+  taskset -c 0-11 $SCORING $GPU --models clip-vit-b32 --json "$OUT/scoring_gpu_b32.json" \
     || echo "exit status $?"
-  taskset -c 0-11 $SCORING --device cuda --workers 8 --batch-size 32 --shapes vitatecs \
-    --models blip-itm-base,llava-next-video-tiny --json "$OUT/scoring_gpu_pairs.json" \
-    --profile "$OUT/profiles" || echo "exit status $?"
+  if [ "$MODE" = dual ]; then
+    taskset -c 0-11 $SCORING $GPU --models clip-vit-l14 --shapes vitatecs \
+      --json "$OUT/scoring_gpu_l14.json" || echo "exit status $?"
+  else
+    taskset -c 0-11 $SCORING $GPU --models clip-vit-l14 --json "$OUT/scoring_gpu_l14.json" \
+      || echo "exit status $?"
+    taskset -c 0-11 $SCORING $GPU --shapes vitatecs --models blip-itm-base,llava-next-video-tiny \
+      --json "$OUT/scoring_gpu_pairs.json" || echo "exit status $?"
+  fi
 } > "$OUT/scoring_gpu.txt" 2>&1 &
 GPU_RUN=$!
 {
   taskset -c 12,13 $SCORING --quick --json "$OUT/scoring_cpu_quick.json" || echo "exit status $?"
-  taskset -c 12,13 $SCORING --models clip-tiny --json "$OUT/scoring_cpu_full.json" || echo "exit status $?"
+  taskset -c 12,13 $SCORING --models clip-tiny --json "$OUT/scoring_cpu_full.json" \
+    || echo "exit status $?"
 } > "$OUT/scoring_cpu.txt" 2>&1 &
 CPU_RUN=$!
+if [ "$MODE" = dual ]; then
+  wait "$GPU_RUN" "$CPU_RUN"
+  exit
+fi
 {
   taskset -c 14,15 $RETRIEVAL --sizes 20000 --json "$OUT/retrieval_cpu_20k.json" || echo "exit status $?"
   taskset -c 14,15 $RETRIEVAL --sizes 100000 --methods retrieval_recall \
