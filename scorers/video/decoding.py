@@ -212,7 +212,10 @@ def decode_views(
         rows = np.searchsorted(unique, indices)
         if view.reversed:
             indices, rows = indices[::-1].copy(), rows[::-1].copy()
-        out.append(DecodedFrames(frames[torch.from_numpy(rows)], indices, timestamps[rows], backend, view.reversed))
+        # contiguous T x C x H x W (decoders hand out channels-last memory): copied here, in the
+        # decoding process, instead of by every consumer of the frames in the model's process
+        view_frames = frames[torch.from_numpy(rows)].contiguous()
+        out.append(DecodedFrames(view_frames, indices, timestamps[rows], backend, view.reversed))
     return out
 
 
