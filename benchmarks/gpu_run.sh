@@ -2,7 +2,7 @@
 # The GPU run of RESULTS.md, on a machine with one CUDA GPU, >= 16 cores and a Python that has
 # torch (2.11 was used) but maybe not foilkit's other dependencies.
 #
-#   benchmarks/gpu_run.sh OUT_DIR [WHEEL_DIR] [check]
+#   benchmarks/gpu_run.sh OUT_DIR [WHEEL_DIR] [check|dual]
 #
 # With ``check``, only a minute's check that everything loads and runs on the GPU (the smoke
 # corpus, one item shape, the 2k retrieval pool). With ``dual``, only the dual encoders (ViT-B/32
@@ -11,7 +11,10 @@
 # WHEEL_DIR (optional) holds wheels to install first into a private site folder: av (its
 # wheel bundles FFmpeg 8), torchcodec (the release paired with the machine's torch) and
 # transformers (the version foilkit pins). torchcodec finds FFmpeg through the sonames that
-# av's bundled libraries provide, linked under their plain names. Then, side by side on
+# av's bundled libraries provide, linked under their plain names. Fetch them where pip works:
+#   pip download --no-deps --only-binary=:all: --python-version 3.12 --implementation cp \
+#     --platform manylinux_2_28_x86_64 -d WHEEL_DIR av==18.1.0 torchcodec==0.11.1 transformers==5.23.0
+# Then, side by side on
 # disjoint cores so neither disturbs the other's timings:
 #   - cores 0-11: the full corpus on the GPU (GPU-sized models, 8 decoding workers);
 #   - cores 12-13: the CPU ratios on 2 cores (tiny models): the quick corpus, then the full
@@ -20,7 +23,7 @@
 # then the retrieval metric on the GPU. Records and logs go to OUT_DIR.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-OUT=${1:?usage: benchmarks/gpu_run.sh OUT_DIR [WHEEL_DIR]}
+OUT=${1:?usage: benchmarks/gpu_run.sh OUT_DIR [WHEEL_DIR] [check|dual]}
 WHEELS=${2:-}
 MODE=${3:-full}
 PY=${PYTHON:-python3}
