@@ -20,8 +20,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import asdict, dataclass
@@ -29,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.testing import videos as synthetic
+from foilkit.testing.build_once import build_once
 from foilkit.testing.videos import COLOURS, DIRECTIONS, SyntheticScene
 
 OPPOSITE = {"left": "right", "right": "left", "up": "down", "down": "up"}
@@ -201,19 +200,12 @@ def corpus(size: CorpusSize, root: str | os.PathLike | None = None) -> list[Corp
         CorpusVideo(i, str(folder / f"video_{i:04d}.mp4"), scene_of(i), size.seconds)
         for i in range(size.videos)
     ]
-    if folder.is_dir():
-        return videos
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{folder.name}-", dir=root))
-    try:
+
+    def write(staging: Path) -> None:
         jobs = [(str(staging / Path(video.path).name), video.index, size) for video in videos]
         with ProcessPoolExecutor(max_workers=os.cpu_count()) as pool:
             list(pool.map(_write_one, jobs))
         (staging / "corpus.json").write_text(json.dumps(asdict(size), indent=2))
-        os.rename(staging, folder)
-    except OSError:
-        if not folder.is_dir():
-            raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+
+    build_once(folder, write)
     return videos

@@ -13,14 +13,12 @@ between the engine and the naive loop.
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foilkit.testing.build_once import build_once
 from foilkit.testing.models import tiny_model_path
 
 
@@ -116,20 +114,7 @@ def _built(name: str, build: Callable[[Path], None]) -> Callable[[Path], Path]:
     """``root -> root/models/name``, built once (in a staging folder renamed into place)."""
 
     def folder(root: Path) -> Path:
-        final = root / "models" / f"{name}-{_fingerprint()}"
-        if final.is_dir():
-            return final
-        final.parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".{name}-", dir=final.parent))
-        try:
-            build(staging)
-            os.rename(staging, final)
-        except OSError:
-            if not final.is_dir():
-                raise
-        finally:
-            shutil.rmtree(staging, ignore_errors=True)
-        return final
+        return build_once(root / "models" / f"{name}-{_fingerprint()}", build)
 
     return folder
 

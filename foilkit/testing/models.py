@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foilkit.testing import tokenizers as tiny_tokenizers
+from foilkit.testing.build_once import build_once
 
 SEED = 0
 IMAGE_SIZE = 32
@@ -139,8 +140,9 @@ def tiny_model_path(name: str, root: str | os.PathLike | None = None) -> Path:
     """
     root = Path(root) if root is not None else default_root()
     final = root / f"{name}-{fingerprint()}"
-    if final.is_dir():
-        return final
+    if not final.is_dir():
+        _family(name)
+    return build_once(final, lambda staging: build_tiny_model(name, staging))
     _family(name)
     root.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=root))
