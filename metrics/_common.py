@@ -191,6 +191,7 @@ def _quietly(statistic: Statistic, weights: np.ndarray) -> Mapping[str, np.ndarr
 
 def bootstrap_intervals(
     statistic: Statistic,
+    names: Sequence[str],
     n: int,
     *,
     cluster: Sequence[Hashable] | None = None,
@@ -198,16 +199,15 @@ def bootstrap_intervals(
     seed: int = 0,
     confidence: float = 0.95,
 ) -> dict[str, list[float] | None]:
-    """Percentile intervals of each value ``statistic(weights)`` returns.
+    """Percentile intervals of the values ``names`` that ``statistic(weights)`` returns.
 
-    ``statistic`` maps a (block, n) weight matrix to ``{name: (block,) values}``; the point
-    estimate is the same function at weights of one. ``n_resamples=0`` gives ``None`` intervals.
+    ``statistic`` maps a (block, n) weight matrix to ``{name: (block,) values}``.
+    ``n_resamples=0`` gives ``None`` intervals.
     """
     if not 0 < confidence < 1:
         raise ValueError(f"confidence={confidence!r} must lie strictly between 0 and 1")
     if n_resamples < 0:
         raise ValueError(f"n_resamples={n_resamples!r} must be >= 0")
-    names = list(_quietly(statistic, np.ones((1, n))))
     cluster_codes(cluster, n)  # a bad cluster is an error even when no interval is drawn
     if n_resamples == 0:
         return {name: None for name in names}
@@ -244,7 +244,13 @@ def with_intervals(
         for name, value in _quietly(statistic, np.ones((1, n))).items()
     }
     intervals = bootstrap_intervals(
-        statistic, n, cluster=cluster, n_resamples=n_resamples, seed=seed, confidence=confidence
+        statistic,
+        list(point),
+        n,
+        cluster=cluster,
+        n_resamples=n_resamples,
+        seed=seed,
+        confidence=confidence,
     )
     clashing = sorted(name for name in point if f"{name}_ci" in point)
     if clashing:
@@ -256,6 +262,20 @@ def with_intervals(
         result[name] = None if math.isnan(value) else value
         result[f"{name}_ci"] = intervals[name]
     return result
+
+
+def group_means(
+    weights: np.ndarray, credit: np.ndarray, masks: Mapping[str, np.ndarray], name: str
+) -> dict[str, np.ndarray]:
+    """Per resample, the mean ``credit`` of each group as ``<name>_<group>`` and, when there are
+    groups, their unweighted mean as ``macro_<name>``."""
+    per_group = {
+        f"{name}_{group}": weighted_mean(weights[:, mask], credit[mask])
+        for group, mask in masks.items()
+    }
+    if per_group:
+        per_group[f"macro_{name}"] = np.nanmean(np.stack(list(per_group.values())), axis=0)
+    return per_group
 
 
 def add_counts(result: dict[str, Any], counts: Mapping[str, int]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from ._common import (
     check_lengths,
     forward,
     group_codes,
+    group_means,
     oriented_competitors,
     weighted_mean,
     win_credit,
@@ -124,14 +125,7 @@ def multiple_choice_accuracy(
 
     def statistic(weights: np.ndarray) -> dict[str, np.ndarray]:
         out = {"accuracy": weighted_mean(weights, credit)}
-        per_group = {
-            f"accuracy_{group}": weighted_mean(weights[:, mask], credit[mask])
-            for group, mask in masks.items()
-        }
-        out.update(per_group)
-        if per_group:
-            out["macro_accuracy"] = np.nanmean(np.stack(list(per_group.values())), axis=0)
-        return out
+        return {**out, **group_means(weights, credit, masks, "accuracy")}
 
     result = with_intervals(
         statistic, n, cluster=cluster, n_resamples=n_resamples, seed=seed, confidence=confidence

@@ -14,6 +14,7 @@ from ._common import (
     finite_vector,
     forward,
     group_codes,
+    group_means,
     oriented,
     oriented_competitors,
     weighted_mean,
@@ -207,14 +208,7 @@ def pairwise_foil_accuracy(
 
     def statistic(weights: np.ndarray) -> dict[str, np.ndarray]:
         out = {name: weighted_mean(weights, values) for name, values in columns.items()}
-        per_group = {
-            f"accuracy_{group}": weighted_mean(weights[:, mask], credit[mask])
-            for group, mask in masks.items()
-        }
-        out.update(per_group)
-        if per_group:
-            out["macro_accuracy"] = np.nanmean(np.stack(list(per_group.values())), axis=0)
-        return out
+        return {**out, **group_means(weights, credit, masks, "accuracy")}
 
     result = with_intervals(
         statistic, n, cluster=cluster, n_resamples=n_resamples, seed=seed, confidence=confidence
