@@ -6,38 +6,76 @@ implements it and a one-line summary. A command module defines
 its top-level imports light; only the chosen command's module is imported, so
 ``foilkit --help`` never pays for torch, transformers or evaluate.
 """
+
 from __future__ import annotations
 
 import argparse
 import importlib
 import sys
+from collections.abc import Mapping, Sequence
 from types import ModuleType
-from typing import Sequence
 
 from foilkit._version import __version__
 
 # name -> (module implementing it, one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
     "doctor": ("foilkit.doctor", "check the installed stack, FFmpeg, GPU and offline settings"),
-    "score": ("foilkit.score_cli", "score a Hub model on a foilkit dataset (accelerate launch -m foilkit score)"),
-    "build": ("foilkit.builders_cli", "build a benchmark as a Hub-layout dataset (parquet + card), optionally push"),
-    "evaluate": ("foilkit.evaluate_cli", "score a model on a benchmark and write metrics with CIs, a report and plots"),
-    "metrics": ("foilkit.metrics_cli", "list, compute or push (as a Hub evaluate Space) foilkit's metrics"),
+    "score": (
+        "foilkit.score_cli",
+        "score a Hub model on a foilkit dataset (accelerate launch -m foilkit score)",
+    ),
+    "build": (
+        "foilkit.builders_cli",
+        "build a benchmark as a Hub-layout dataset (parquet + card), optionally push",
+    ),
+    "evaluate": (
+        "foilkit.evaluate_cli",
+        "score a model on a benchmark and write metrics with CIs, a report and plots",
+    ),
+    "metrics": (
+        "foilkit.metrics_cli",
+        "list, compute or push (as a Hub evaluate Space) foilkit's metrics",
+    ),
     "compare": ("foilkit.compare", "paired test and side-by-side report of two evaluation runs"),
-    "push-results": ("foilkit.hub_results", "upload a run's scores and results to the Hub; add model-index to a card"),
-    "demo": ("foilkit.demo", "the whole pipeline offline on a synthetic temporal benchmark with tiny models"),
-    "generate": ("foilkit.generate_cli", "make new foils: LLM counterfactuals (VITATECS, RTime), contrast sets, ViLMA foiling tools, bias checks"),
+    "push-results": (
+        "foilkit.hub_results",
+        "upload a run's scores and results to the Hub; add model-index to a card",
+    ),
+    "demo": (
+        "foilkit.demo",
+        "the whole pipeline offline on a synthetic temporal benchmark with tiny models",
+    ),
+    "generate": (
+        "foilkit.generate_cli",
+        "make new foils: LLM counterfactuals (VITATECS, RTime), contrast sets, ViLMA foiling tools, bias checks",
+    ),
 }
 
 
+def listing(registry: Mapping[str, tuple[str, str]]) -> str:
+    """A registry's names and summaries, one aligned line each (for a parser's epilog)."""
+    width = max(len(name) for name in registry)
+    return "\n".join(f"  {name:<{width}}  {summary}" for name, (_, summary) in registry.items())
+
+
+def registered_parser(
+    registry: Mapping[str, tuple[str, str]], name: str, prog: str
+) -> tuple[ModuleType, argparse.ArgumentParser]:
+    """The module ``registry`` names for ``name`` (imported now, not before) and its parser."""
+    module_name, summary = registry[name]
+    module = importlib.import_module(module_name)
+    parser = argparse.ArgumentParser(prog=prog, description=summary)
+    module.configure(parser)
+    return module, parser
+
+
 def _top_level_parser() -> argparse.ArgumentParser:
-    width = max(len(name) for name in COMMANDS)
-    listing = "\n".join(f"  {name:<{width}}  {summary}" for name, (_, summary) in COMMANDS.items())
     parser = argparse.ArgumentParser(
         prog="foilkit",
         description="Does this video model understand time? Temporal video-language benchmarks "
         "as Hugging Face datasets, metrics and an accelerate scoring engine.",
-        epilog=f"commands:\n{listing}\n\nRun 'foilkit <command> --help' for a command's options.",
+        epilog=f"commands:\n{listing(COMMANDS)}\n\n"
+        "Run 'foilkit <command> --help' for a command's options.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"foilkit {__version__}")
@@ -47,11 +85,7 @@ def _top_level_parser() -> argparse.ArgumentParser:
 
 def command_parser(name: str) -> tuple[ModuleType, argparse.ArgumentParser]:
     """The module implementing command ``name`` (imported now) and its argument parser."""
-    module_name, summary = COMMANDS[name]
-    module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"foilkit {name}", description=summary)
-    module.configure(parser)
-    return module, parser
+    return registered_parser(COMMANDS, name, f"foilkit {name}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -9,8 +9,8 @@ pipeline's module is imported, so ``foilkit generate --help`` stays as fast as `
 from __future__ import annotations
 
 import argparse
-import importlib
-from types import ModuleType
+
+from foilkit.cli import listing, registered_parser
 
 # name -> (module implementing it, one-line summary)
 PIPELINES: dict[str, tuple[str, str]] = {
@@ -38,27 +38,13 @@ PIPELINES: dict[str, tuple[str, str]] = {
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    width = max(len(name) for name in PIPELINES)
-    listing = "\n".join(f"  {name:<{width}}  {summary}" for name, (_, summary) in PIPELINES.items())
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = (
-        f"pipelines:\n{listing}\n\nRun 'foilkit generate <pipeline> --help' for its options."
-    )
+    parser.epilog = f"pipelines:\n{listing(PIPELINES)}\n\nRun 'foilkit generate <pipeline> --help' for its options."
     parser.add_argument("pipeline", choices=sorted(PIPELINES), metavar="pipeline", help="see below")
-    parser.add_argument(
-        "arguments", nargs=argparse.REMAINDER, help="the pipeline's own arguments"
-    )
-
-
-def pipeline_parser(name: str) -> tuple[argparse.ArgumentParser, ModuleType]:
-    """The argument parser of pipeline ``name`` and its module (imported now, not before)."""
-    module_name, summary = PIPELINES[name]
-    module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=f"foilkit generate {name}", description=summary)
-    module.configure(parser)
-    return parser, module
+    parser.add_argument("arguments", nargs=argparse.REMAINDER, help="the pipeline's own arguments")
 
 
 def run(args: argparse.Namespace) -> int:
-    parser, module = pipeline_parser(args.pipeline)
+    name = args.pipeline
+    module, parser = registered_parser(PIPELINES, name, f"foilkit generate {name}")
     return int(module.run(parser.parse_args(args.arguments)) or 0)
