@@ -3,8 +3,7 @@
 ``DecodeCounter`` wraps a decoder backend of ``foilkit.scorers.video.decoding.BACKENDS`` (the
 registry every decode goes through, the engine's and the naive loop's alike) so that each
 file opened and each decode pass (one ``get_frames`` call: the union of a file's sampled
-frames) is counted. The counts live in shared memory, so decodes in ``DataLoader`` worker
-processes (forked from this one) are counted too; this needs the ``fork`` start method.
+frames) is counted, from whichever thread decodes (the engine's decoding threads included).
 
 ``ForwardCounter`` wraps a video-LLM adapter's prefix and continuation forwards on the
 instance, to show that ``choice`` mode runs the video prefix once per view and only the
@@ -13,7 +12,7 @@ short question continuations per option order.
 
 from __future__ import annotations
 
-import multiprocessing
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -25,31 +24,24 @@ class DecodeCounter:
     """Counts opens, decode passes and decoded frames of ``backend`` while active (a context manager)."""
 
     def __init__(self, backend: str):
-        if multiprocessing.get_start_method() != "fork":
-            raise RuntimeError(
-                "counting decodes in DataLoader workers needs the 'fork' start method, "
-                f"this interpreter uses {multiprocessing.get_start_method()!r}"
-            )
         self.backend = backend
-        self._opens = multiprocessing.Value("q", 0)
-        self._passes = multiprocessing.Value("q", 0)
-        self._frames = multiprocessing.Value("q", 0)
+        self.opens = self.passes = self.frames = 0
+        self._lock = threading.Lock()
         self._real: Callable[..., Any] | None = None
 
     def __enter__(self) -> Self:
         self._real = real = decoding.BACKENDS[self.backend]
-        opens, passes, frames = self._opens, self._passes, self._frames
 
         def counting_opener(view: Any) -> Any:
             video = real(view)
-            with opens.get_lock():
-                opens.value += 1
+            with self._lock:
+                self.opens += 1
             get_frames = video.get_frames
 
             def counted_get_frames(indices: Any) -> Any:
-                with passes.get_lock():
-                    passes.value += 1
-                    frames.value += len(indices)
+                with self._lock:
+                    self.passes += 1
+                    self.frames += len(indices)
                 return get_frames(indices)
 
             video.get_frames = counted_get_frames
@@ -63,9 +55,9 @@ class DecodeCounter:
 
     def counts(self) -> dict[str, int]:
         return {
-            "opens": self._opens.value,
-            "decode_passes": self._passes.value,
-            "decoded_frames": self._frames.value,
+            "opens": self.opens,
+            "decode_passes": self.passes,
+            "decoded_frames": self.frames,
         }
 
 

@@ -3,9 +3,8 @@
 A *phase* is one timed piece of work (the engine's run, the naive loop, the decode-only pass).
 ``measure(name)`` times it and samples memory in a background thread while it runs:
 
-- host memory: the RSS of this process plus the memory each child process (the decoding
-  workers of a ``DataLoader``) holds on its own (USS, so pages shared with this process through
-  ``fork`` are not counted twice), sampled every ``SAMPLE_EVERY_S`` seconds; the peak, in MiB;
+- host memory: the RSS of this process (the engine decodes in threads of it), sampled every
+  ``SAMPLE_EVERY_S`` seconds; the peak, in MiB;
 - GPU memory: ``torch.cuda.max_memory_allocated`` over the phase, in MiB, when CUDA is in use.
 
 Ratios are only meaningful between phases measured in one run on one machine, so every
@@ -50,32 +49,21 @@ class Phase:
         return count / self.seconds if self.seconds > 0 else float("inf")
 
 
-def _tree_memory(process: psutil.Process) -> int:
-    """This process's RSS plus what its descendants hold alone (bytes)."""
-    total = process.memory_info().rss
-    for child in process.children(recursive=True):
-        try:
-            total += child.memory_full_info().uss
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue  # a worker that just exited
-    return total
-
-
 class _PeakSampler(threading.Thread):
     def __init__(self) -> None:
         super().__init__(daemon=True)
         self.process = psutil.Process(os.getpid())
-        self.peak = _tree_memory(self.process)
+        self.peak = self.process.memory_info().rss
         self._stop_event = threading.Event()
 
     def run(self) -> None:
         while not self._stop_event.wait(SAMPLE_EVERY_S):
-            self.peak = max(self.peak, _tree_memory(self.process))
+            self.peak = max(self.peak, self.process.memory_info().rss)
 
     def stop(self) -> int:
         self._stop_event.set()
         self.join()
-        return max(self.peak, _tree_memory(self.process))
+        return max(self.peak, self.process.memory_info().rss)
 
 
 def _cuda_in_use() -> bool:

@@ -4,13 +4,13 @@ For each model and each benchmark shape of the synthetic corpus (``corpus.py``) 
 measures, on the same adapter object:
 
 1. ``engine``: ``foilkit.scorers.engine.Engine`` end to end (planning, decoding in
-   ``--workers`` DataLoader processes, the embedding cache cold, batching, scoring); its
+   ``--workers`` threads, the embedding cache cold, batching, scoring); its
    views/s and items/s. Dual encoders also get ``engine, cached``: the same run again, served
    from the cache the first run filled.
 2. ``naive``: the per-item loop of the published scripts (``naive.py``).
 3. ``decode-only``: the engine's own decoding pipeline (same frames, same workers), no model.
 4. ``model-only``: the engine fed frames decoded beforehand, so only the model side is timed.
-5. peak memory of each phase (RSS of this process plus its workers' own; GPU peak).
+5. peak memory of each phase (RSS of this process, decoding threads included; GPU peak).
 
 and checks the engine's promises: one decode per unique (video, window), none for reversed
 or proficiency views, none at all from a warm cache; video-LLM ``choice`` mode runs one
@@ -37,7 +37,7 @@ import os
 import pstats
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -118,8 +118,9 @@ class PredecodedEngine(Engine):
         super().__init__(*args, **kwargs)
         self._predecoded = {item.unit.rows[0]: item for item in predecoded}
 
-    def decoded(self, units: Sequence[Any]) -> Iterator[Any]:
-        return iter([self._predecoded[unit.rows[0]] for unit in units])
+    def decoded(self, units: Sequence[Any]) -> Generator[Any, None, None]:
+        for unit in units:
+            yield self._predecoded[unit.rows[0]]
 
 
 def new_cache(adapter: Any, spec: ModelSpec, settings: Settings, directory: str) -> Any:
@@ -379,7 +380,7 @@ def tables(cases: Sequence[Mapping[str, Any]]) -> str:
                 speed,
             ),
             render_table(
-                "Peak memory (MiB): host RSS incl. decoding workers, GPU allocated",
+                "Peak memory (MiB): host RSS (decoding threads included), GPU allocated",
                 [
                     "model",
                     "shape",
@@ -436,7 +437,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--shapes", default=",".join(SHAPES), help="comma-separated benchmark shapes"
     )
-    parser.add_argument("--workers", type=int, default=2, help="decoding processes")
+    parser.add_argument("--workers", type=int, default=2, help="decoding threads")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--frames", type=int, default=8)
     parser.add_argument("--decoder", default="torchcodec")
@@ -478,7 +479,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{size.width}x{size.height} at {size.fps} fps (H.264)"
     )
     print(
-        f"# {describe_hardware(env)}; {settings.num_workers} decoding workers, "
+        f"# {describe_hardware(env)}; {settings.num_workers} decoding threads, "
         f"batch {settings.batch_size}, {settings.frames} frames, {settings.decoder}\n"
     )
     cases = []

@@ -60,7 +60,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     work = parser.add_argument_group("work")
     work.add_argument("--batch-size", type=int, default=8)
     work.add_argument(
-        "--num-workers", type=int, default=2, help="decoding processes per GPU/process"
+        "--num-workers", type=int, default=2, help="decoding threads per process (0: decode in the model's thread)"
     )
     work.add_argument(
         "--cache-dir", help="embedding cache folder (default: $HF_HOME/foilkit/embeddings)"

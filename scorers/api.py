@@ -39,7 +39,7 @@ class ScoreOptions:
     ``mean-of-similarities``), ``revision``, ``trust_remote_code``, ``dtype`` (``auto``: bf16/fp16
     on GPU, fp32 on CPU), ``device``. Frames: ``frames``, ``sampling``, ``stride``,
     ``target_fps``, ``max_frames``, ``decoder``, ``control`` (``reversed``, ``shuffled``,
-    ``single``), ``seed``. Work: ``batch_size``, ``num_workers`` (decoding processes),
+    ``single``), ``seed``. Work: ``batch_size``, ``num_workers`` (decoding threads),
     ``out_dir`` (stream results and ``run.json`` there), ``resume``, ``cache_dir``,
     ``use_cache``, ``video_root`` (resolves relative video paths), ``split``, ``progress``.
     """
@@ -275,6 +275,7 @@ def _run(
         "control": options.control,
         "batch_size": options.batch_size,
         "num_workers": options.num_workers,
+        "model_threads": engine.model_threads,
         "dataset": {
             "config": config,
             "split": options.split,

@@ -11,8 +11,7 @@ import hashlib
 from dataclasses import replace
 
 import numpy as np
-import torch
-from foilkit.scorers.video import DecodedFrames
+from foilkit.scorers.video import DecodedFrames, take_frames
 
 CONTROLS = ("reversed", "shuffled", "single")
 
@@ -43,10 +42,9 @@ def apply_control(
         order = np.random.default_rng([seed, view_seed]).permutation(count)
     else:
         order = np.array([count // 2])
-    order = np.ascontiguousarray(order)
     return replace(
         decoded,
-        frames=decoded.frames[torch.from_numpy(order)],
+        frames=take_frames(decoded.frames, order),
         indices=decoded.indices[order],
         timestamps=decoded.timestamps[order],
     )

@@ -1,8 +1,8 @@
 """The scoring engine: decode each video once, batch on the model side, stream results to disk.
 
-Work flows through one loop whatever the model: a ``DataLoader`` over ``DecodeUnit``s (one
-video file each) decodes in worker processes while the main process runs the model on the
-previous units; every finished row goes to this process's JSONL shard at once. Dual encoders
+Work flows through one loop whatever the model: ``DecodeUnit``s (one video file each) are
+decoded by threads ahead of the model (``prefetch.py``) while this thread runs the model on
+the previous units; every finished row goes to this process's JSONL shard at once. Dual encoders
 encode each view and text once (views through the on-disk embedding cache) and score by dot
 products; other adapters get ``TextsRequest``s that reuse one decode per view.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -20,6 +20,7 @@ import torch
 from foilkit.scorers.adapters import Adapter, EmbeddingAdapter
 from foilkit.scorers.cache import CachedView, EmbeddingCache
 from foilkit.scorers.controls import apply_control
+from foilkit.scorers.prefetch import prefetched
 from foilkit.scorers.plan import DecodeUnit, PlannedRow, ScoringPlan
 from foilkit.scorers.requests import TextScores, TextsRequest
 from foilkit.scorers.store import ResultStore
@@ -28,10 +29,7 @@ from foilkit.scorers.video import (
     VideoError,
     content_hash,
     decode_views,
-    preload_backend,
 )
-from torch.utils.data import DataLoader
-from torch.utils.data import Dataset as TorchDataset
 
 
 @dataclass(frozen=True)
@@ -52,8 +50,8 @@ class DecodedUnit:
     decoded: bool = False
 
 
-class UnitDecoder(TorchDataset):
-    """Decodes one unit per item (in DataLoader workers): its views' frames, controls applied.
+class UnitDecoder:
+    """Decodes one unit per call (in the decoding threads): its views' frames, controls applied.
 
     With a cache, a unit whose views are all cached is served without opening the video.
     """
@@ -61,7 +59,6 @@ class UnitDecoder(TorchDataset):
     def __init__(
         self,
         plan: ScoringPlan,
-        units: Sequence[DecodeUnit],
         policy: SamplingPolicy,
         *,
         decoder: str,
@@ -69,14 +66,10 @@ class UnitDecoder(TorchDataset):
         seed: int,
         cache: EmbeddingCache | None,
     ):
-        self.plan, self.units, self.policy = plan, list(units), policy
+        self.plan, self.policy = plan, policy
         self.decoder, self.control, self.seed, self.cache = decoder, control, seed, cache
 
-    def __len__(self) -> int:
-        return len(self.units)
-
-    def __getitem__(self, position: int) -> DecodedUnit:
-        unit = self.units[position]
+    def __call__(self, unit: DecodeUnit) -> DecodedUnit:
         result = DecodedUnit(unit)
         if not unit.views:
             return result
@@ -107,10 +100,6 @@ class UnitDecoder(TorchDataset):
         return result
 
 
-def _as_is(item: DecodedUnit) -> DecodedUnit:
-    return item
-
-
 def error_record(row: PlannedRow, error: str) -> dict[str, Any]:
     """A row whose video could not be read: no scores, the error naming the file."""
     return {
@@ -131,11 +120,11 @@ def available_cores() -> int:
 
 @contextmanager
 def cores_beside_workers(num_workers: int) -> Iterator[None]:
-    """Limit this process's intra-op threads to the cores the decoding workers leave free.
+    """Limit the model's intra-op threads to the cores the decoding threads leave free.
 
-    With workers busy on every core, a full-width thread pool here oversubscribes the machine
-    and the model's threads wait on each other (on 2 cores with 2 workers, a small model ran
-    several times slower). The previous setting is restored afterwards.
+    With decoders busy on every core, a full-width thread pool for the model oversubscribes the
+    machine and the model's threads wait on each other (on 2 cores with 2 decoders, a small
+    model ran several times slower). The previous setting is restored afterwards.
     """
     before = torch.get_num_threads()
     if num_workers:
@@ -194,34 +183,25 @@ class Engine:
         self.decoder, self.control, self.seed = decoder, control, seed
         self.batch_size, self.num_workers, self.progress = batch_size, num_workers, progress
         self.throughput = Throughput()
+        self.model_threads = torch.get_num_threads()
         self._text_embeddings: dict[str, torch.Tensor] = {}
 
-    def decoded(self, units: Sequence[DecodeUnit]) -> Iterator[DecodedUnit]:
-        """Units with their frames, decoded in ``num_workers`` processes ahead of the model."""
-        if self.num_workers:
-            preload_backend(self.decoder)  # forked workers inherit it instead of importing it
-        dataset = UnitDecoder(
+    def decoded(self, units: Sequence[DecodeUnit]) -> Generator[DecodedUnit, None, None]:
+        """Units with their frames, in order, decoded by ``num_workers`` threads ahead of the model.
+
+        At most one batch plus one unit per thread is decoded ahead, so memory stays flat in
+        the number of videos while the next batch is ready when the model finishes this one.
+        """
+        decode = UnitDecoder(
             self.plan,
-            units,
             self.policy,
             decoder=self.decoder,
             control=self.control,
             seed=self.seed,
             cache=self.cache,
         )
-        loader = DataLoader(
-            dataset,
-            batch_size=None,
-            num_workers=self.num_workers,
-            collate_fn=_as_is,
-            # deep enough that the next batch is decoded while the model works on this one,
-            # bounded so memory stays flat in the number of videos
-            prefetch_factor=max(2, -(-self.batch_size // self.num_workers))
-            if self.num_workers
-            else None,
-            persistent_workers=False,
-        )
-        return iter(loader)
+        depth = self.batch_size + self.num_workers
+        return prefetched(decode, units, workers=self.num_workers, depth=depth)
 
     def run(self, batches: Sequence[Sequence[DecodeUnit]]) -> list[dict[str, Any]]:
         """Score every row of ``batches``; returns the new records (also appended to the store).
@@ -231,6 +211,8 @@ class Engine:
         its numbers are bit-identical across process counts and resumptions.
         """
         with cores_beside_workers(self.num_workers):
+            # recorded: on a CPU the last bits of a score depend on the model's thread count
+            self.model_threads = torch.get_num_threads()
             return self._run(batches)
 
     def _run(self, batches: Sequence[Sequence[DecodeUnit]]) -> list[dict[str, Any]]:
@@ -241,31 +223,30 @@ class Engine:
         if isinstance(self.adapter, EmbeddingAdapter):
             self._encode_texts(self.plan.texts(units))
         records: list[dict[str, Any]] = []
-        rows_bar = tqdm(
-            total=sum(len(unit.rows) for unit in units),
-            desc="score",
-            unit="row",
-            disable=not self.progress,
-            position=1,
-            leave=False,
-        )
-        decoded = iter(
-            tqdm(
-                self.decoded(units),
-                total=len(units),
-                desc="decode",
-                unit="video",
+        bars = {
+            name: tqdm(
+                total=total,
+                desc=name,
+                unit=unit,
                 disable=not self.progress,
-                position=0,
+                position=position,
                 leave=False,
             )
-        )
-        for batch in batches:
-            buffer = [next(decoded) for _ in batch]
-            self.throughput.decoded_videos += sum(item.decoded for item in buffer)
-            records += self._flush(buffer, rows_bar)
-        decoded.close()
-        rows_bar.close()
+            for position, (name, total, unit) in enumerate(
+                [("decode", len(units), "video"), ("score", sum(len(u.rows) for u in units), "row")]
+            )
+        }
+        decoding = self.decoded(units)
+        try:
+            for batch in batches:
+                buffer = [next(decoding) for _ in batch]
+                bars["decode"].update(len(buffer))
+                self.throughput.decoded_videos += sum(item.decoded for item in buffer)
+                records += self._flush(buffer, bars["score"])
+        finally:  # an interrupted run stops its decoding threads before the error goes on
+            decoding.close()
+            for bar in bars.values():
+                bar.close()
         self.throughput.seconds += time.perf_counter() - started
         return records
 

@@ -6,6 +6,7 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 import torch
 
 
@@ -57,7 +58,7 @@ def distinct_frames(views: Sequence[torch.Tensor]) -> tuple[list[torch.Tensor], 
                 sample + str(tuple(frame.shape)).encode(), digest_size=16
             ).digest()
             same = candidates.setdefault(key, [])
-            position = next((i for i in same if torch.equal(images[i], frame)), None)
+            position = next((i for i in same if _equal(images[i], frame)), None)
             if position is None:
                 position = len(images)
                 images.append(frame)
@@ -65,3 +66,9 @@ def distinct_frames(views: Sequence[torch.Tensor]) -> tuple[list[torch.Tensor], 
             slot.append(position)
         slots.append(slot)
     return images, slots
+
+
+def _equal(a: torch.Tensor, b: torch.Tensor) -> bool:
+    """Whether two decoded (CPU) frames are equal; numpy compares uint8 frames ~7x faster than
+    ``torch.equal``."""
+    return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a.numpy(), b.numpy()))

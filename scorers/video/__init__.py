@@ -6,8 +6,8 @@ from foilkit.scorers.video.decoding import (
     decode_view,
     decode_views,
     open_video,
-    preload_backend,
     probe,
+    take_frames,
     window_frames,
 )
 from foilkit.scorers.video.errors import (
@@ -21,7 +21,7 @@ from foilkit.scorers.video.sampling import SAMPLERS, SamplingPolicy
 from foilkit.scorers.video.view import VideoSource, VideoView, content_hash
 
 __all__ = [
-    "BACKENDS", "DecodedFrames", "VideoMetadata", "decode_view", "decode_views", "open_video", "preload_backend", "probe",
+    "BACKENDS", "DecodedFrames", "VideoMetadata", "decode_view", "decode_views", "open_video", "probe", "take_frames",
     "window_frames", "CorruptVideoError", "EmptyVideoError", "VideoError", "VideoNotFoundError",
     "WindowOutOfRangeError", "SAMPLERS", "SamplingPolicy", "VideoSource", "VideoView", "content_hash",
 ]

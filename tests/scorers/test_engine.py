@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 from pathlib import Path
 
 import numpy as np
 import pytest
+import torch
 from foilkit.scorers import engine as engine_module
 from foilkit.scorers.controls import apply_control
 from foilkit.scorers.store import ResultStore
@@ -119,6 +121,53 @@ def test_a_killed_run_resumes_to_the_same_file(
     assert run["rows"] == len(benchmark_with_broken) - len(
         finished
     )  # finished rows were not recomputed
+
+
+@pytest.mark.parametrize("model", ["clip", "blip-itm"])
+def test_decoding_threads_change_nothing_but_speed(
+    model, tiny_model, benchmark_with_broken, tmp_path, request
+):
+    """Bit-identical rows (bad videos included) whether frames come from threads or inline.
+
+    The model runs on one thread in both runs: on a CPU, its thread count changes the last bits
+    of a score (and the engine leaves the model the cores its decoding threads do not take).
+    """
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    request.addfinalizer(lambda: torch.set_num_threads(before))
+    options = {**RUN, "batch_size": 2, "use_cache": False}
+    inline = foilkit.score(tiny_model(model), benchmark_with_broken, out_dir=str(tmp_path / "0"), **options)
+    threaded = foilkit.score(
+        tiny_model(model), benchmark_with_broken, out_dir=str(tmp_path / "3"), **{**options, "num_workers": 3}
+    )
+    assert (tmp_path / "3/scores.jsonl").read_bytes() == (tmp_path / "0/scores.jsonl").read_bytes()
+    assert threaded.to_list() == inline.to_list()
+    assert sum(row["error"] is not None for row in threaded.to_list()) == 2
+    recorded = {n: json.loads((tmp_path / n / "run.json").read_text()) for n in ("0", "3")}
+    assert recorded["0"]["model_threads"] == recorded["3"]["model_threads"] == 1
+
+
+@pytest.mark.parametrize("workers, expected", [(0, 3), (1, 3), (2, 2), (4, 1)])
+def test_the_model_gets_the_cores_the_decoding_threads_leave(workers, expected, monkeypatch):
+    monkeypatch.setattr(engine_module, "available_cores", lambda: 4)
+    before = torch.get_num_threads()
+    torch.set_num_threads(3)
+    try:
+        with engine_module.cores_beside_workers(workers):
+            assert torch.get_num_threads() == expected
+        assert torch.get_num_threads() == 3
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_an_interrupted_run_stops_its_decoding_threads(tiny_model, benchmark, monkeypatch):
+    def dies(self, buffer, bar):
+        raise KeyboardInterrupt("killed")
+
+    monkeypatch.setattr(engine_module.Engine, "_flush", dies)
+    with pytest.raises(KeyboardInterrupt):
+        foilkit.score(tiny_model("clip"), benchmark, **{**RUN, "num_workers": 2, "use_cache": False})
+    assert not [t for t in threading.enumerate() if t.name.startswith("foilkit-decode")]
 
 
 def test_a_torn_last_line_is_dropped_and_cut(tmp_path):

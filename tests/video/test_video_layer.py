@@ -99,6 +99,8 @@ def test_reversed_view_is_forward_frames_reversed(video: str, backend: str) -> N
     policy = SamplingPolicy("uniform", 8)
     forward, backward = decode_views([VideoView(video), VideoView(video, reversed=True)], policy, backend)
     assert torch.equal(backward.frames, forward.frames.flip(0))
+    for view in (forward, backward):  # T x C x H x W, contiguous: what models and processors take
+        assert view.frames.is_contiguous() and view.frames.shape[:2] == (8, 3)
     assert backward.indices.tolist() == forward.indices[::-1].tolist()
     assert backward.reversed and backward.to_record()["frame_indices"] == forward.indices[::-1].tolist()
 
