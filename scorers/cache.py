@@ -50,6 +50,7 @@ class EmbeddingCache:
     def __init__(self, directory: str | os.PathLike, namespace: dict[str, Any]):
         self.directory = Path(directory) / _digest(namespace)[:20]
         self.namespace = namespace
+        self._made: set[Path] = set()  # folders and manifest this object has made or found
 
     def key(self, content_hash: str, view: VideoView) -> str:
         return _digest([content_hash, view.start, view.end, view.reversed])
@@ -66,12 +67,15 @@ class EmbeddingCache:
 
     def put(self, key: str, value: CachedView) -> None:
         path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.parent not in self._made:  # one mkdir per subfolder, not one per entry
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._made.add(path.parent)
         manifest = self.directory / "namespace.json"
-        if not manifest.is_file():
+        if manifest not in self._made and not manifest.is_file():
             _atomic_write(
                 manifest, lambda handle: handle.write(json.dumps(self.namespace, indent=2).encode())
             )
+        self._made.add(manifest)
         # safetensors, serialised in memory and written in one call: no pickle, and a tenth of
         # torch.save's and torch.load's time for an entry this small
         data = safetensors.torch.save(

@@ -185,6 +185,8 @@ class Engine:
         self.throughput = Throughput()
         self.model_threads = torch.get_num_threads()
         self._text_embeddings: dict[str, torch.Tensor] = {}
+        self._text_chunk_of: dict[str, int] | None = None  # the plan's text chunks, made on first use
+        self._text_chunks: list[list[str]] = []
 
     def decoded(self, units: Sequence[DecodeUnit]) -> Generator[DecodedUnit, None, None]:
         """Units with their frames, in order, decoded by ``num_workers`` threads ahead of the model.
@@ -220,8 +222,6 @@ class Engine:
 
         started = time.perf_counter()
         units = [unit for batch in batches for unit in batch]
-        if isinstance(self.adapter, EmbeddingAdapter):
-            self._encode_texts(self.plan.texts(units))
         records: list[dict[str, Any]] = []
         bars = {
             name: tqdm(
@@ -254,6 +254,8 @@ class Engine:
         if not buffer:
             return []
         if isinstance(self.adapter, EmbeddingAdapter):
+            # texts batch by batch, while the decoding threads work ahead (not all before they start)
+            self._encode_texts(self.plan.texts(item.unit for item in buffer))
             records = self._score_embeddings(buffer)
         else:
             records = self._score_requests(buffer)
@@ -268,14 +270,19 @@ class Engine:
                 yield self.plan.rows[index], item
 
     def _encode_texts(self, texts: list[str]) -> None:
-        """Embed ``texts`` in the plan's fixed chunks of ``batch_size`` (so a text's bits never depend on the split)."""
-        wanted = set(texts) - set(self._text_embeddings)
-        everything = self.plan.texts()
-        for start in range(0, len(everything), self.batch_size):
-            chunk = everything[start : start + self.batch_size]
-            if wanted.intersection(chunk):
-                self._text_embeddings.update(zip(chunk, self.adapter.encode_texts(chunk)))
-                self.throughput.texts += len(chunk)
+        """Embed ``texts`` in the plan's fixed chunks of ``batch_size`` (so a text's bits never
+        depend on the split), each chunk once."""
+        if self._text_chunk_of is None:
+            everything = self.plan.texts()
+            self._text_chunk_of = {text: i // self.batch_size for i, text in enumerate(everything)}
+            self._text_chunks = [
+                everything[start : start + self.batch_size]
+                for start in range(0, len(everything), self.batch_size)
+            ]
+        wanted = {self._text_chunk_of[t] for t in texts if t not in self._text_embeddings}
+        for chunk in (self._text_chunks[k] for k in sorted(wanted)):
+            self._text_embeddings.update(zip(chunk, self.adapter.encode_texts(chunk)))
+            self.throughput.texts += len(chunk)
 
     def view_embeddings(self, buffer: list[DecodedUnit]) -> dict[str, torch.Tensor]:
         """Embeddings of the buffered views: from the cache, or encoded (and cached).
