@@ -16,7 +16,7 @@
 #     --platform manylinux_2_28_x86_64 -d WHEEL_DIR av==18.1.0 torchcodec==0.11.1 transformers==5.23.0
 # Then, side by side on
 # disjoint cores so neither disturbs the other's timings:
-#   - cores 0-11: the full corpus on the GPU (GPU-sized models, 8 decoding workers);
+#   - cores 0-11: the full corpus on the GPU (GPU-sized models, 8 decoding threads);
 #   - cores 12-13: the CPU ratios on 2 cores (tiny models): the quick corpus, then the full
 #     corpus with the tiny CLIP;
 #   - cores 14-15: the retrieval metric on CPU (20k: every method; 100k: the metric alone);

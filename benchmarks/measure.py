@@ -1,7 +1,9 @@
 """What every benchmark script shares: timing a phase with its peak memory, tables, the JSON record.
 
 A *phase* is one timed piece of work (the engine's run, the naive loop, the decode-only pass).
-``measure(name)`` times it and samples memory in a background thread while it runs:
+``measure(name)`` times it (wall and CPU seconds: the CPU time of every thread of this process,
+so CPU / wall is how many cores the phase kept busy) and samples memory in a background thread
+while it runs:
 
 - host memory: the RSS of this process (the engine decodes in threads of it), sampled every
   ``SAMPLE_EVERY_S`` seconds; the peak, in MiB;
@@ -39,6 +41,7 @@ class Phase:
 
     name: str
     seconds: float = 0.0
+    cpu_seconds: float = 0.0  # CPU time of this process (every thread) over the phase
     start_rss_mib: float | None = None
     peak_rss_mib: float | None = None
     start_gpu_mib: float | None = None
@@ -47,6 +50,11 @@ class Phase:
     def rate(self, count: int) -> float:
         """``count`` things per second of this phase."""
         return count / self.seconds if self.seconds > 0 else float("inf")
+
+    @property
+    def cores_busy(self) -> float:
+        """CPU seconds per wall second: how many cores the phase kept busy on average."""
+        return self.cpu_seconds / self.seconds if self.seconds > 0 else 0.0
 
 
 class _PeakSampler(threading.Thread):
@@ -64,6 +72,11 @@ class _PeakSampler(threading.Thread):
         self._stop_event.set()
         self.join()
         return max(self.peak, self.process.memory_info().rss)
+
+
+def _cpu_seconds(process: psutil.Process) -> float:
+    times = process.cpu_times()
+    return times.user + times.system
 
 
 def _cuda_in_use() -> bool:
@@ -86,6 +99,7 @@ def measure(name: str) -> Iterator[Phase]:
     sampler = _PeakSampler()
     phase.start_rss_mib = round(sampler.peak / MIB, 1)
     sampler.start()
+    cpu_started = _cpu_seconds(sampler.process)
     started = time.perf_counter()
     try:
         yield phase
@@ -93,13 +107,15 @@ def measure(name: str) -> Iterator[Phase]:
         if cuda:
             torch.cuda.synchronize()
         phase.seconds = time.perf_counter() - started
+        phase.cpu_seconds = _cpu_seconds(sampler.process) - cpu_started
         phase.peak_rss_mib = round(sampler.stop() / MIB, 1)
         if cuda:
             phase.peak_gpu_mib = round(torch.cuda.max_memory_allocated() / MIB, 1)
 
 
 def phase_record(phase: Phase) -> dict[str, Any]:
-    return {key: value for key, value in asdict(phase).items() if key != "name"}
+    record = {key: value for key, value in asdict(phase).items() if key != "name"}
+    return {**record, "cores_busy": round(phase.cores_busy, 3)}
 
 
 def environment() -> dict[str, Any]:

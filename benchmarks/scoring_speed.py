@@ -10,7 +10,9 @@ measures, on the same adapter object:
 2. ``naive``: the per-item loop of the published scripts (``naive.py``).
 3. ``decode-only``: the engine's own decoding pipeline (same frames, same workers), no model.
 4. ``model-only``: the engine fed frames decoded beforehand, so only the model side is timed.
-5. peak memory of each phase (RSS of this process, decoding threads included; GPU peak).
+5. peak memory of each phase (RSS of this process, decoding threads included; GPU peak) and
+   its CPU use: cores kept busy, CPU time per item, and what engine/naive would be with every
+   core busy at the engine's CPU cost per item (where that bound is below 3x, cores bound it).
 
 and checks the engine's promises: one decode per unique (video, window), none for reversed
 or proficiency views, none at all from a warm cache; video-LLM ``choice`` mode runs one
@@ -48,7 +50,7 @@ from corpus import SHAPES, SIZES, CorpusVideo, corpus, default_cache_root
 from counters import DecodeCounter, ForwardCounter
 from foilkit.scorers.adapters import EmbeddingAdapter, load_adapter
 from foilkit.scorers.cache import EmbeddingCache
-from foilkit.scorers.engine import Engine
+from foilkit.scorers.engine import Engine, available_cores
 from foilkit.scorers.plan import make_plan
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import SamplingPolicy
@@ -254,6 +256,7 @@ def bench_case(
         "engine/decode-only": phases["decode-only"].seconds / phases["engine"].seconds,
         "engine/model-only": phases["model-only"].seconds / phases["engine"].seconds,
     }
+    cpu = cpu_use(phases, items, len(naive_rows))
     windows = unique_windows(plan)
     checks = {
         "decodes == unique (video, window)": counts["engine"]["decode_passes"] == windows,
@@ -288,12 +291,30 @@ def bench_case(
         "max_abs_difference": max_difference(records, naive),
         "checks": checks,
         "targets": targets_of(spec.family, shape, ratios),
+        "cpu": cpu,
     }
     if profile_dir is not None:
         case["profile"] = str(
             profile_engine(adapter, spec, rows, settings, profile_dir, f"{spec.name}-{shape}")
         )
     return case
+
+
+def cpu_use(phases: Mapping[str, Phase], items: int, naive_items: int) -> dict[str, Any]:
+    """How busy each phase kept the cores, CPU time per item, and the most the engine could
+    gain over the naive loop with every core busy at its measured CPU cost per item (a CPU
+    bound: on a GPU machine the model's time is mostly not CPU time)."""
+    cores = available_cores()
+    engine_cpu = phases["engine"].cpu_seconds / items
+    return {
+        "cores": cores,
+        # a phase running torch ops on several threads also counts OpenMP's spin-waiting
+        "cores_busy": {name: phase.cores_busy for name, phase in phases.items()},
+        "engine_cpu_ms_per_item": 1000 * engine_cpu,
+        "engine/naive with every core busy": cores
+        / engine_cpu
+        / phases["naive"].rate(naive_items),
+    }
 
 
 def targets_of(family: str, shape: str, ratios: Mapping[str, float]) -> dict[str, dict]:
@@ -306,7 +327,7 @@ def targets_of(family: str, shape: str, ratios: Mapping[str, float]) -> dict[str
 
 
 def tables(cases: Sequence[Mapping[str, Any]]) -> str:
-    """The three printed tables: throughput and ratios, memory, checks."""
+    """The printed tables: throughput and ratios, memory, CPU use, checks."""
     speed = [
         (
             c["model"],
@@ -358,6 +379,17 @@ def tables(cases: Sequence[Mapping[str, Any]]) -> str:
         )
         for c in cases
     ]
+    cpu = [
+        (
+            c["model"],
+            c["shape"],
+            c["cpu"]["cores"],
+            *(c["cpu"]["cores_busy"][p] for p in ("engine", "naive", "decode-only", "model-only")),
+            c["cpu"]["engine_cpu_ms_per_item"],
+            f"{c['cpu']['engine/naive with every core busy']:.2f}x",
+        )
+        for c in cases
+    ]
     return "\n".join(
         [
             render_table(
@@ -394,6 +426,21 @@ def tables(cases: Sequence[Mapping[str, Any]]) -> str:
                     "GPU model-only",
                 ],
                 memory,
+            ),
+            render_table(
+                "CPU use: cores kept busy (CPU s / wall s, all threads), CPU ms per item",
+                [
+                    "model",
+                    "shape",
+                    "cores",
+                    "engine",
+                    "naive",
+                    "decode-only",
+                    "model-only",
+                    "engine CPU ms/item",
+                    "engine/naive, every core busy",
+                ],
+                cpu,
             ),
             render_table(
                 "Checks",
