@@ -20,8 +20,8 @@ import torch
 from foilkit.scorers.adapters import Adapter, EmbeddingAdapter
 from foilkit.scorers.cache import CachedView, EmbeddingCache
 from foilkit.scorers.controls import apply_control
-from foilkit.scorers.prefetch import prefetched
 from foilkit.scorers.plan import DecodeUnit, PlannedRow, ScoringPlan
+from foilkit.scorers.prefetch import prefetched
 from foilkit.scorers.requests import TextScores, TextsRequest
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import (

@@ -52,6 +52,20 @@ def test_the_tables_carry_the_ratios(smoke_run):
         assert all(value > 0 and math.isfinite(value) for value in case["ratios"].values())
 
 
+def test_cpu_use_is_measured_and_bounds_the_ratio(smoke_run):
+    stdout, record = smoke_run
+    assert "engine/naive, every core busy" in stdout
+    for case in record["cases"]:
+        cpu = case["cpu"]
+        assert cpu["cores"] >= 1 and cpu["engine_cpu_ms_per_item"] > 0
+        # decoding threads and the model share the process: it keeps more than no core busy,
+        # and no more than every core (plus sampling slack)
+        assert 0 < cpu["cores_busy"]["engine"] <= cpu["cores"] + 0.25
+        # the engine's own ratio is what the bound gives at the cores it actually kept busy
+        at_busy = cpu["engine/naive with every core busy"] * cpu["cores_busy"]["engine"] / cpu["cores"]
+        assert math.isclose(at_busy, case["ratios"]["engine/naive"], rel_tol=1e-9)
+
+
 def test_one_decode_per_unique_video_window(smoke_run):
     _, record = smoke_run
     for case in record["cases"]:

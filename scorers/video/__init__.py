@@ -21,7 +21,23 @@ from foilkit.scorers.video.sampling import SAMPLERS, SamplingPolicy
 from foilkit.scorers.video.view import VideoSource, VideoView, content_hash
 
 __all__ = [
-    "BACKENDS", "DecodedFrames", "VideoMetadata", "decode_view", "decode_views", "open_video", "probe", "take_frames",
-    "window_frames", "CorruptVideoError", "EmptyVideoError", "VideoError", "VideoNotFoundError",
-    "WindowOutOfRangeError", "SAMPLERS", "SamplingPolicy", "VideoSource", "VideoView", "content_hash",
+    "BACKENDS",
+    "SAMPLERS",
+    "CorruptVideoError",
+    "DecodedFrames",
+    "EmptyVideoError",
+    "SamplingPolicy",
+    "VideoError",
+    "VideoMetadata",
+    "VideoNotFoundError",
+    "VideoSource",
+    "VideoView",
+    "WindowOutOfRangeError",
+    "content_hash",
+    "decode_view",
+    "decode_views",
+    "open_video",
+    "probe",
+    "take_frames",
+    "window_frames",
 ]

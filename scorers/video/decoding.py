@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import io
 import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Protocol, Sequence
+from typing import Protocol
 
 import numpy as np
 import torch
-
 from foilkit.scorers.video.errors import (
     CorruptVideoError,
     EmptyVideoError,
@@ -126,7 +126,7 @@ class _PyAVVideo:
     def get_frames(self, indices: np.ndarray) -> tuple[torch.Tensor, np.ndarray]:
         import av
 
-        wanted, frames, times = set(int(i) for i in indices), [], []
+        wanted, frames, times = {int(i) for i in indices}, [], []
         try:
             with self._open() as container:
                 stream = container.streams.video[0]

@@ -6,8 +6,8 @@ is named and recorded with every result. All policies are deterministic.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from typing import Callable
 
 import numpy as np
 

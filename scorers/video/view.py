@@ -3,9 +3,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Union
 
 # What callers may pass as a video: a path, raw container bytes, or the ``{"path", "bytes"}``
 # mapping that the ``datasets`` ``Video`` feature stores (``decode=False``).
@@ -57,7 +58,7 @@ class VideoView:
             return self.source
         return "sha256:" + hashlib.sha256(self.source).hexdigest()
 
-    def flipped(self) -> "VideoView":
+    def flipped(self) -> VideoView:
         """The same window played the other way."""
         return replace(self, reversed=not self.reversed)
 
@@ -72,7 +73,7 @@ class VideoView:
         fps: float | None = None,
         time_base: float | None = None,
         reversed: bool = False,
-    ) -> "VideoView":
+    ) -> VideoView:
         """Build a view from a window in ``sec``, ``frame`` (index at ``fps``) or ``pts`` units.
 
         ``pts`` are presentation timestamps in stream ``time_base`` ticks (seconds = pts *

@@ -1,10 +1,11 @@
 """The video layer: sampling policies, both decoder backends, reversed views, bad input."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
-
 from foilkit.scorers.video import (
     BACKENDS,
     SAMPLERS,
@@ -20,7 +21,14 @@ from foilkit.scorers.video import (
     probe,
     window_frames,
 )
-from foilkit.testing.videos import SyntheticScene, render_frames, write_corrupt_video, write_empty_video, write_video
+
+from foilkit.testing.videos import (
+    SyntheticScene,
+    render_frames,
+    write_corrupt_video,
+    write_empty_video,
+    write_video,
+)
 
 NUM_FRAMES, FPS = 24, 8
 POLICIES = [
@@ -125,7 +133,7 @@ def test_several_views_decode_the_union_once(video: str, monkeypatch) -> None:
 
 def test_bytes_and_feature_mapping_sources_decode_like_paths(video: str) -> None:
     policy = SamplingPolicy("uniform", 4)
-    data = open(video, "rb").read()
+    data = Path(video).read_bytes()
     by_path = decode_view(VideoView(video), policy).frames
     assert torch.equal(decode_view(VideoView(data), policy).frames, by_path)
     assert torch.equal(decode_view(VideoView({"path": video, "bytes": None}), policy).frames, by_path)
