@@ -311,9 +311,7 @@ def cpu_use(phases: Mapping[str, Phase], items: int, naive_items: int) -> dict[s
         # a phase running torch ops on several threads also counts OpenMP's spin-waiting
         "cores_busy": {name: phase.cores_busy for name, phase in phases.items()},
         "engine_cpu_ms_per_item": 1000 * engine_cpu,
-        "engine/naive with every core busy": cores
-        / engine_cpu
-        / phases["naive"].rate(naive_items),
+        "engine/naive with every core busy": cores / engine_cpu / phases["naive"].rate(naive_items),
     }
 
 

@@ -26,6 +26,16 @@ from typing import Any
 from foilkit.benchmarks import get_benchmark
 
 RECALL_COLUMN = re.compile(r"^(?P<direction>T2V|V2T) R@(?P<k>\d+)$")
+# Result keys counting the items (RTime: queries) whose outcome a tie decided, and their labels
+# in the report's ``tied`` column. A model scoring caption and foil alike (frame-order-free
+# pooling on a reversed video) shows here, not as a wrong answer.
+TIE_COUNTS = {
+    "n_tied": "",
+    "n_tied_main": "T",
+    "n_tied_proficiency": "P",
+    "t2v_tied": "T2V",
+    "v2t_tied": "V2T",
+}
 
 
 @dataclass(frozen=True)
@@ -51,6 +61,13 @@ class Row:
     config: str
     cells: dict[str, Cell] = field(default_factory=dict)
     n: int | None = None
+    tied: dict[str, int] = field(default_factory=dict)  # TIE_COUNTS label -> count
+    tied_by_run: list[str] = field(default_factory=list)  # side by side: each run's tied_text
+
+    def tied_text(self) -> str:
+        if self.tied_by_run:
+            return " / ".join(self.tied_by_run)
+        return ", ".join(f"{label} {count}".strip() for label, count in self.tied.items())
 
 
 @dataclass
@@ -94,6 +111,9 @@ def run_table(results: Mapping[str, Any]) -> Table:
             for label, result in scopes:
                 row = rows.setdefault((config, label), Row(label, config, n=result.get("n")))
                 row.cells.update(_cells(metric.columns, result))
+                row.tied.update(
+                    {label: int(result[key]) for key, label in TIE_COUNTS.items() if key in result}
+                )
     row_label = benchmark.group_label if benchmark.group_column else "task"
     return Table(f"{results['title']}: {results['label']}", row_label, columns, list(rows.values()))
 
@@ -105,16 +125,65 @@ def _cells(columns: Mapping[str, str], result: Mapping[str, Any]) -> dict[str, C
 
 
 def markdown_table(table: Table) -> str:
-    """The table in GitHub markdown; a missing cell is an em dash."""
-    header = f"| {table.row_label} | " + " | ".join(table.columns) + " | n |"
-    rule = "|---|" + "---:|" * (len(table.columns) + 1)
+    """The table in GitHub markdown; a missing cell is an em dash. ``n`` and, where the metrics
+    count them, ``tied`` (items a tie decided) close each row."""
+    tied = any(row.tied for row in table.rows)
+    header = (
+        f"| {table.row_label} | "
+        + " | ".join(table.columns)
+        + " | n |"
+        + (" tied |" if tied else "")
+    )
+    rule = "|---|" + "---:|" * (len(table.columns) + 1 + tied)
     lines = [header, rule]
     for row in table.rows:
         cells = [row.cells[c].text() if c in row.cells else "—" for c in table.columns]
-        lines.append(
-            f"| {row.label} | " + " | ".join(cells) + f" | {'' if row.n is None else row.n} |"
-        )
+        cells.append("" if row.n is None else str(row.n))
+        if tied:
+            cells.append(row.tied_text())
+        lines.append(f"| {row.label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
+
+
+# What each tie policy of ``foilkit.metrics`` does with a tied item, as the report states it.
+TIE_POLICIES = {
+    "strict": "counts as wrong",
+    "half": "gets 1/k of the credit for k tied candidates",
+    "first": "counts as right (the first maximum, the caption, wins)",
+    "optimistic": "ranks the target above the texts it ties with",
+    "pessimistic": "ranks the target below the texts it ties with",
+    "average": "ranks the target in the middle of the texts it ties with",
+}
+
+
+def tie_note(results: Mapping[str, Any], rows: Sequence[Row]) -> str:
+    """The line under a table with a ``tied`` column: what was counted, and how each metric of
+    the run credited a tie (its option in the benchmark's spec, else the function's default)."""
+    import inspect
+
+    from foilkit.metrics import metric_function
+
+    benchmark = get_benchmark(results["benchmark"])
+    policies = {}
+    for config in results["configs"]:
+        for metric in benchmark.metrics(config):
+            default = inspect.signature(metric_function(metric.metric)).parameters.get("ties")
+            policy = metric.options.get("ties", None if default is None else default.default)
+            if policy is not None:
+                policies[metric.metric] = policy
+    how = "; ".join(
+        f"`{name}` ties=`{policy}`: a tie {TIE_POLICIES[policy]}"
+        for name, policy in policies.items()
+    )
+    labels = {label for row in rows for label in row.tied}
+    parts = ["tied: items whose true text and a foil scored the same"]
+    if any(row.tied_by_run for row in rows):
+        parts[0] += " (one count per run, in the runs' order)"
+    if labels & {"T", "P"}:
+        parts.append("T/P: in ViLMA's main and proficiency tests")
+    if labels & {"T2V", "V2T"}:
+        parts.append("T2V/V2T: queries whose target tied with another candidate")
+    return "; ".join(parts) + f". {how}."
 
 
 def write_run_report(results: Mapping[str, Any], out_dir: str | os.PathLike) -> Path:
@@ -135,6 +204,7 @@ def write_run_report(results: Mapping[str, Any], out_dir: str | os.PathLike) -> 
         (f"Values in %; brackets: 95% bootstrap confidence interval ({results['bootstrap']['n_resamples']} "
          f"resamples, seed {results['bootstrap']['seed']}, clustered by video)."), "",
         markdown_table(table), "",
+        *([tie_note(results, table.rows), ""] if any(row.tied for row in table.rows) else []),
         *_run_notes(results), "",
         *(f"![{plot.stem}]({plot.name})" for plot in plots), "",
     ]  # fmt: skip
@@ -268,6 +338,8 @@ def side_by_side_table(tables: Sequence[Table], labels: Sequence[str]) -> Table:
             merged.n = source.n
             for column, value in source.cells.items():
                 merged.cells[f"{run_label}: {column}"] = value
+            merged.tied.update(source.tied)  # which kinds of tie were counted
+            merged.tied_by_run.append(source.tied_text() or "—")
         rows.append(merged)
     return Table(" vs ".join(labels), tables[0].row_label, columns, rows)
 
@@ -306,7 +378,9 @@ def write_side_by_side(
         "| run | model | control | folder |", "|---|---|---|---|",
         *(f"| {label} | `{r['model']}` | {r.get('control') or 'none'} | {Path(d)} |"
           for label, r, d in zip(labels, results, run_dirs, strict=True)),
-        "", markdown_table(merged), "", *extra, "",
+        "", markdown_table(merged), "",
+        *([tie_note(results[0], merged.rows), ""] if any(row.tied for row in merged.rows) else []),
+        *extra, "",
         *(f"![{plot.stem}]({plot.name})" for plot in plots), "",
     ]  # fmt: skip
     path = out / "report.md"

@@ -185,7 +185,8 @@ class Engine:
         self.throughput = Throughput()
         self.model_threads = torch.get_num_threads()
         self._text_embeddings: dict[str, torch.Tensor] = {}
-        self._text_chunk_of: dict[str, int] | None = None  # the plan's text chunks, made on first use
+        # the plan's texts in fixed chunks, and each text's chunk: made on first use
+        self._text_chunk_of: dict[str, int] | None = None
         self._text_chunks: list[list[str]] = []
 
     def decoded(self, units: Sequence[DecodeUnit]) -> Generator[DecodedUnit, None, None]:

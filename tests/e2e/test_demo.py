@@ -80,6 +80,10 @@ def test_run_folder_numbers_equal_the_metric_on_the_per_sample_scores(
         )
     report = (run / "report.md").read_text()
     assert f"| direction | {100 * computed['groups']['direction']['accuracy']:.1f}" in report
+    for aspect, group in computed["groups"].items():  # n, then the items a tie decided
+        line = next(line for line in report.splitlines() if line.startswith(f"| {aspect} |"))
+        assert line.endswith(f"| {group['n']} | {group['n_tied']} |")
+    assert "`pairwise_foil_accuracy` ties=`strict`: a tie counts as wrong." in report
     assert is_png(run / "accuracy.png")
     assert "![accuracy](accuracy.png)" in report
 
@@ -113,6 +117,15 @@ def test_side_by_side_report_shows_every_run_and_plot(demo_dir: Path, is_png):
         )
         == 3
     )
+    # the tied column: each run's count of items a tie decided, in the runs' order
+    tied = [
+        json.loads((_run_dir(demo_dir, model, control) / "results.json").read_text())["configs"][
+            "all"
+        ]["metrics"]["pairwise_foil_accuracy"]["overall"]["n_tied"]
+        for model, control in RUNS
+    ]
+    overall = next(line for line in report.splitlines() if line.startswith("| all |"))
+    assert overall.endswith(" | " + " / ".join(map(str, tied)) + " |")
     plots = sorted(demo_dir.glob("*.png"))
     assert [p.name for p in plots] == ["side_by_side_accuracy.png"]
     assert all(is_png(p) for p in plots)

@@ -100,3 +100,6 @@ def test_report_table_shows_every_number_of_results_json(evaluated):
         line = next(line for line in report.splitlines() if line.startswith(f"| {row.label} |"))
         for column, cell in row.cells.items():
             assert cell.text() in line, (row.label, column)
+        assert line.endswith(f"| {row.n} | {row.tied_text()} |")
+        assert row.tied, row.label  # every benchmark's metrics count their ties
+    assert "ties=`" in report

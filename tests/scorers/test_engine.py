@@ -136,9 +136,14 @@ def test_decoding_threads_change_nothing_but_speed(
     torch.set_num_threads(1)
     request.addfinalizer(lambda: torch.set_num_threads(before))
     options = {**RUN, "batch_size": 2, "use_cache": False}
-    inline = foilkit.score(tiny_model(model), benchmark_with_broken, out_dir=str(tmp_path / "0"), **options)
+    inline = foilkit.score(
+        tiny_model(model), benchmark_with_broken, out_dir=str(tmp_path / "0"), **options
+    )
     threaded = foilkit.score(
-        tiny_model(model), benchmark_with_broken, out_dir=str(tmp_path / "3"), **{**options, "num_workers": 3}
+        tiny_model(model),
+        benchmark_with_broken,
+        out_dir=str(tmp_path / "3"),
+        **{**options, "num_workers": 3},
     )
     assert (tmp_path / "3/scores.jsonl").read_bytes() == (tmp_path / "0/scores.jsonl").read_bytes()
     assert threaded.to_list() == inline.to_list()
@@ -166,7 +171,9 @@ def test_an_interrupted_run_stops_its_decoding_threads(tiny_model, benchmark, mo
 
     monkeypatch.setattr(engine_module.Engine, "_flush", dies)
     with pytest.raises(KeyboardInterrupt):
-        foilkit.score(tiny_model("clip"), benchmark, **{**RUN, "num_workers": 2, "use_cache": False})
+        foilkit.score(
+            tiny_model("clip"), benchmark, **{**RUN, "num_workers": 2, "use_cache": False}
+        )
     assert not [t for t in threading.enumerate() if t.name.startswith("foilkit-decode")]
 
 

@@ -41,9 +41,9 @@ class Recorder:
 @pytest.mark.parametrize("workers, depth", [(0, 1), (1, 1), (2, 2), (3, 8)])
 def test_results_come_in_order_with_bounded_look_ahead(workers, depth):
     recorder = Recorder()
-    assert list(recorder.consume(prefetched(recorder, range(40), workers=workers, depth=depth))) == [
-        i * i for i in range(40)
-    ]
+    assert list(
+        recorder.consume(prefetched(recorder, range(40), workers=workers, depth=depth))
+    ) == [i * i for i in range(40)]
     assert sorted(recorder.started) == list(range(40))
     assert recorder.most_ahead <= depth + 1  # the one being handed out, plus ``depth`` behind it
     if workers == 0:
