@@ -262,9 +262,14 @@ def bench_case(
         "decodes == unique (video, window)": counts["engine"]["decode_passes"] == windows,
         "views decoded by the decode-only pass": delivered == views,
         "engine and naive agree": max_difference(records, naive) <= AGREEMENT[adapter.dtype],
-        "peak memory flat in videos": phases["engine"].peak_rss_mib
-        <= MEMORY_GROWTH_LIMIT * phases["engine, half the videos"].peak_rss_mib,
     }
+    # flat memory is a promise about corpora larger than what is held at once (a batch and the
+    # look-ahead); below that, more videos fill bigger batches (the smoke corpus: 1 vs 3 videos)
+    if len(videos) // 2 > settings.batch_size + settings.num_workers:
+        checks["peak memory flat in videos"] = (
+            phases["engine"].peak_rss_mib
+            <= MEMORY_GROWTH_LIMIT * phases["engine, half the videos"].peak_rss_mib
+        )
     if "engine, cached" in counts:
         checks["a warm cache decodes nothing"] = counts["engine, cached"]["decode_passes"] == 0
     if spec.family == "video-llm":
