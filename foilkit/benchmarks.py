@@ -62,6 +62,10 @@ class Benchmark:
     cluster_column: str | None = "video_path"
     split: str = "test"
     paper_table: str = ""
+    #: label of a report row averaging the overall rows of ``all_configs`` (each config's values
+    #: weigh the same), shown when a run has them all: ViLMA's "Avg.", "the average of combined
+    #: scores (P+T) among each task" (and of P and T alike).
+    summary: str | None = None
 
     def configs_for(self, config: str | None) -> tuple[str, ...]:
         """The configs ``--config`` names: one config, ``all`` (see ``all_configs``) or the default."""
@@ -203,6 +207,7 @@ BENCHMARKS: dict[str, Benchmark] = {
         lambda config: (VILMA_SUBTEST_MEAN if config in VILMA_SUBTEST_MEAN_TESTS else VILMA_POOLED,),
         group_column="subtest", group_label="subtest",
         paper_table="Table 2: proficiency (P), main test (T) and combined (P+T) accuracy per subtest",
+        summary="Avg.",
     ),
     "rtime": Benchmark(
         "rtime", "RTime", "rtime", ("origin", "hard", "binary"), ("origin", "hard", "binary"),

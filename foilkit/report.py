@@ -93,11 +93,14 @@ def run_table(results: Mapping[str, Any]) -> Table:
 
     A config whose metric has groups gives one row per group, then its overall row when it has
     several groups (``all``, or ``<config> (all)`` when the run has several configs); a config
-    without groups (RTime tasks) gives one row. Each metric fills its own columns.
+    without groups (RTime tasks) gives one row. Each metric fills its own columns. A benchmark
+    with a ``summary`` ends with that row when the run has all its default configs (ViLMA's
+    "Avg." over its five tests).
     """
     benchmark = get_benchmark(results["benchmark"])
     columns: list[str] = []
     rows: dict[tuple[str, str], Row] = {}
+    overall_rows: dict[str, Row] = {}  # config -> its overall row (a lone group's row is one)
     several = len(results["configs"]) > 1
     for config, entry in results["configs"].items():
         for metric in benchmark.metrics(config):
@@ -112,10 +115,29 @@ def run_table(results: Mapping[str, Any]) -> Table:
                 row = rows.setdefault((config, label), Row(label, config, n=result.get("n")))
                 row.cells.update(_cells(metric.columns, result))
                 row.tied.update(
-                    {label: int(result[key]) for key, label in TIE_COUNTS.items() if key in result}
+                    {tie: int(result[key]) for key, tie in TIE_COUNTS.items() if key in result}
                 )
+            overall_rows[config] = rows[(config, scopes[-1][0])]
     row_label = benchmark.group_label if benchmark.group_column else "task"
-    return Table(f"{results['title']}: {results['label']}", row_label, columns, list(rows.values()))
+    table_rows = list(rows.values())
+    summarised = [overall_rows.get(config) for config in benchmark.all_configs]
+    if benchmark.summary and len(summarised) > 1 and all(summarised):
+        table_rows.append(summary_row(benchmark.summary, summarised))
+    return Table(f"{results['title']}: {results['label']}", row_label, columns, table_rows)
+
+
+def summary_row(label: str, rows: Sequence[Row]) -> Row:
+    """The mean of ``rows``, column by column (columns every row has), each row weighing the
+    same; without an interval: the rows' own intervals come from separate resamplings."""
+    columns = [column for column in rows[0].cells if all(column in row.cells for row in rows)]
+    cells = {
+        column: Cell(sum(row.cells[column].value for row in rows) / len(rows)) for column in columns
+    }
+    summary = Row(label, "", cells, n=sum(row.n or 0 for row in rows))
+    for row in rows:
+        for tie_label, count in row.tied.items():
+            summary.tied[tie_label] = summary.tied.get(tie_label, 0) + count
+    return summary
 
 
 def _cells(columns: Mapping[str, str], result: Mapping[str, Any]) -> dict[str, Cell]:

@@ -52,3 +52,38 @@ def test_vilma_tests_pool_items_except_change_of_state(test, expected_t):
     overall = _overall("vilma", test, rows)
     assert overall["T"] == pytest.approx(expected_t)
     assert overall["P"] == 1.0 and overall["P+T"] == pytest.approx(expected_t)
+
+
+def test_vilma_avg_row_is_the_mean_of_the_five_tests():
+    """Table 2's "Avg.": each test weighs the same, whatever its item count; Spatial Relations'
+    one subtest is its overall row."""
+    from foilkit.report import markdown_table, run_table
+
+    spec = get_benchmark("vilma")
+    outcomes = {  # test -> subtest -> main-test outcomes (proficiency: all right)
+        "action_counting": {"easy": [True, False], "difficult": [True]},
+        "situation_awareness": {"action_replacement": [True, True, True], "actor_swapping": [False]},
+        "change_of_state": {name: [True, False] for name in ("action", "pre_state", "post_state", "reverse")},
+        "rare_actions": {"action_replacement": [False], "object_replacement": [True, True]},
+        "spatial_relations": {"prepositions": [True, True, False, False, False]},
+    }  # fmt: skip
+    configs, expected = {}, []
+    for test, subtests in outcomes.items():
+        rows = _rows(
+            {f"{test}_{subtest}": right for subtest, right in subtests.items()}, "subtest",
+            proficiency_caption_score=1.0, proficiency_foil_scores=[0.0],
+        )  # fmt: skip
+        computed = compute_metrics(spec, test, rows, None, n_resamples=0, seed=0)
+        configs[test] = {"num_rows": rows.num_rows, "metrics": computed, "run": {}}
+        expected.append(_overall("vilma", test, rows))
+    assert list(configs) == list(spec.all_configs)
+    results = {"benchmark": "vilma", "title": "ViLMA", "label": "m", "configs": configs}
+    table = run_table(results)
+    avg = table.rows[-1]
+    assert avg.label == "Avg." and avg.n == sum(len(r) for s in outcomes.values() for r in s.values())
+    for column in ("P", "T", "P+T"):
+        assert avg.cells[column].value == pytest.approx(sum(e[column] for e in expected) / 5)
+    assert "| Avg. |" in markdown_table(table)
+    # a run without every test has no average
+    del results["configs"]["rare_actions"]
+    assert all(row.label != "Avg." for row in run_table(results).rows)
