@@ -13,6 +13,7 @@ from ._common import (
     finite_vector,
     forward,
     group_codes,
+    group_means,
     oriented,
     oriented_competitors,
     ragged_matrix,
@@ -237,27 +238,26 @@ def proficiency_combined_accuracy(
             caption_scores, foil_scores, credits["proficiency"], threshold
         )
 
+    members_of: dict[Hashable, list[str]] = {}  # test -> its subtests, in first-seen order
+    for subtest, test in test_of.items():
+        members_of.setdefault(test, []).append(subtest)
+
     def statistic(weights: np.ndarray) -> dict[str, np.ndarray]:
         out = {f"{name}_accuracy": weighted_mean(weights, credits[name]) for name in names}
-        per_subtest: dict[str, dict[str, np.ndarray]] = {}
-        for subtest, mask in subtests.items():
-            per_subtest[subtest] = {
-                name: weighted_mean(weights[:, mask], credits[name][mask]) for name in names
-            }
-            out.update({f"{k}_accuracy_{subtest}": v for k, v in per_subtest[subtest].items()})
-        units = per_subtest
-        if tests is not None:
-            units = {}
-            for test in dict.fromkeys(test_of.values()):
-                members = [per_subtest[s] for s, t in test_of.items() if t == test]
-                units[test] = {
-                    name: np.nanmean(np.stack([m[name] for m in members]), axis=0) for name in names
-                }
-                out.update({f"{k}_accuracy_{test}": v for k, v in units[test].items()})
-        if units:
+        for name in names:  # per subtest, and (without tests) the mean over subtests
+            out.update(group_means(weights, credits[name], subtests, f"{name}_accuracy"))
+        if tests is not None:  # per test: the mean of its subtests; the summary: over tests
             for name in names:
-                stacked = np.stack([unit[name] for unit in units.values()])
-                out[f"macro_{name}_accuracy"] = np.nanmean(stacked, axis=0)
+                per_test = {
+                    f"{name}_accuracy_{test}": np.nanmean(
+                        np.stack([out[f"{name}_accuracy_{s}"] for s in members]), axis=0
+                    )
+                    for test, members in members_of.items()
+                }
+                out.update(per_test)
+                out[f"macro_{name}_accuracy"] = np.nanmean(
+                    np.stack(list(per_test.values())), axis=0
+                )
         if extras is not None:
             out.update(extras(weights))
         return out
