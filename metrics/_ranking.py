@@ -284,26 +284,6 @@ def rank_targets(
     return Ranking(ranks, others > 0)
 
 
-def target_ranks(
-    scores: Any,
-    targets: Targets | Sequence[Sequence[int]],
-    *,
-    query_axis: int = 0,
-    score_kind: str = "similarity",
-    ties: str = "optimistic",
-    chunk_size: int | None = None,
-) -> np.ndarray:
-    """The 1-based rank of each query's best target (see :func:`rank_targets`)."""
-    return rank_targets(
-        scores,
-        targets,
-        query_axis=query_axis,
-        score_kind=score_kind,
-        ties=ties,
-        chunk_size=chunk_size,
-    ).ranks
-
-
 def _check_finite(block: Any, backend: _Backend, start: int, name: str) -> None:
     """A ``ValueError`` naming the first NaN or inf of a block of rows by its cell in ``scores``."""
     if math.isfinite(float(block.min())) and math.isfinite(float(block.max())):

@@ -25,8 +25,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,18 +141,6 @@ def tiny_model_path(name: str, root: str | os.PathLike | None = None) -> Path:
     if not final.is_dir():
         _family(name)
     return build_once(final, lambda staging: build_tiny_model(name, staging))
-    _family(name)
-    root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{final.name}-", dir=root))
-    try:
-        build_tiny_model(name, staging)
-        os.rename(staging, final)
-    except OSError:
-        if not final.is_dir():
-            raise
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-    return final
 
 
 # --- tokenizers in each family's own class -------------------------------------------------------

@@ -14,7 +14,6 @@ from foilkit.metrics._ranking import (
     owned_mean,
     rank_targets,
     recall_at_k,
-    target_ranks,
     weighted_median,
 )
 
@@ -50,7 +49,9 @@ def test_columns_as_queries_equal_the_transpose() -> None:
     rng = np.random.default_rng(1)
     scores = rng.normal(size=(30, 45))
     targets = random_targets(rng, 45, 30)  # per column: the rows that match it
-    by_columns = target_ranks(scores, Targets.from_lists(targets, 30), query_axis=1, chunk_size=4)
+    by_columns = rank_targets(
+        scores, Targets.from_lists(targets, 30), query_axis=1, chunk_size=4
+    ).ranks
     np.testing.assert_array_equal(by_columns, dense_first_target_ranks(scores.T, targets))
 
 
@@ -86,9 +87,9 @@ def test_average_is_the_expected_rank_under_random_tie_breaking() -> None:
     targets = [[1, 3]]  # two targets tied with three non-targets, one candidate above
     tied = [1, 2, 3, 4, 6]
     ranks = [1 + 1 + min(order.index(1), order.index(3)) for order in itertools.permutations(tied)]
-    assert target_ranks(scores, targets, ties="average")[0] == pytest.approx(np.mean(ranks))
-    assert target_ranks(scores, targets, ties="optimistic")[0] == min(ranks)
-    assert target_ranks(scores, targets, ties="pessimistic")[0] == max(ranks)
+    assert rank_targets(scores, targets, ties="average").ranks[0] == pytest.approx(np.mean(ranks))
+    assert rank_targets(scores, targets, ties="optimistic").ranks[0] == min(ranks)
+    assert rank_targets(scores, targets, ties="pessimistic").ranks[0] == max(ranks)
 
 
 def test_ties_between_targets_only_are_no_ties() -> None:
@@ -98,9 +99,9 @@ def test_ties_between_targets_only_are_no_ties() -> None:
 
 def test_several_targets_rank_the_best_placed_one() -> None:
     scores = np.array([[0.9, 0.1, 0.5, 0.7], [0.2, 0.4, 0.6, 0.8]])
-    assert target_ranks(scores, [[1, 3], [0, 1]]).tolist() == [2.0, 3.0]
+    assert rank_targets(scores, [[1, 3], [0, 1]]).ranks.tolist() == [2.0, 3.0]
     # duplicates in a target list change nothing
-    assert target_ranks(scores, [[3, 1, 3], [1, 0, 0]]).tolist() == [2.0, 3.0]
+    assert rank_targets(scores, [[3, 1, 3], [1, 0, 0]]).ranks.tolist() == [2.0, 3.0]
 
 
 @pytest.mark.parametrize("score_kind", ["perplexity", "loss"])
@@ -109,7 +110,8 @@ def test_lower_is_better_kinds_reverse_the_order(score_kind: str) -> None:
     scores = rng.normal(size=(12, 9))
     targets = random_targets(rng, 12, 9)
     np.testing.assert_array_equal(
-        target_ranks(scores, targets, score_kind=score_kind), target_ranks(-scores, targets)
+        rank_targets(scores, targets, score_kind=score_kind).ranks,
+        rank_targets(-scores, targets).ranks,
     )
 
 
@@ -153,7 +155,10 @@ def test_bfloat16_and_perplexity_tensors(monkeypatch: pytest.MonkeyPatch) -> Non
     scores = torch.tensor([[3.0, 1.0, 2.0], [1.0, 1.0, 5.0]], dtype=torch.bfloat16)
     for devices in ({"cpu"}, set()):
         monkeypatch.setattr(_ranking, "NUMPY_DEVICES", devices)
-        assert target_ranks(scores, [[2], [0]], score_kind="perplexity").tolist() == [2.0, 1.0]
+        assert rank_targets(scores, [[2], [0]], score_kind="perplexity").ranks.tolist() == [
+            2.0,
+            1.0,
+        ]
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
@@ -246,15 +251,15 @@ def test_a_nan_in_a_tensor_names_its_cell(monkeypatch: pytest.MonkeyPatch) -> No
     for devices in ({"cpu"}, set()):
         monkeypatch.setattr(_ranking, "NUMPY_DEVICES", devices)
         with pytest.raises(ValueError, match=r"scores\[3, 2\] = nan"):
-            target_ranks(scores, [[0]] * 5, query_axis=1, chunk_size=2)
+            rank_targets(scores, [[0]] * 5, query_axis=1, chunk_size=2)
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.int32])
 def test_integer_scores_with_lower_is_better(dtype: type) -> None:
     """Unsigned integers must not wrap when a loss is turned into higher-is-better."""
     scores = np.array([[3, 1, 2], [0, 5, 4]], dtype=dtype)
-    assert target_ranks(scores, [[1], [1]], score_kind="loss").tolist() == [1.0, 3.0]
-    assert target_ranks(torch.from_numpy(scores), [[1], [1]], score_kind="loss").tolist() == [
+    assert rank_targets(scores, [[1], [1]], score_kind="loss").ranks.tolist() == [1.0, 3.0]
+    assert rank_targets(torch.from_numpy(scores), [[1], [1]], score_kind="loss").ranks.tolist() == [
         1.0,
         3.0,
     ]
