@@ -149,7 +149,7 @@ def _cells(columns: Mapping[str, str], result: Mapping[str, Any]) -> dict[str, C
 def markdown_table(table: Table) -> str:
     """The table in GitHub markdown; a missing cell is an em dash. ``n`` and, where the metrics
     count them, ``tied`` (items a tie decided) close each row."""
-    tied = any(row.tied for row in table.rows)
+    tied = any(row.tied_text() for row in table.rows)
     header = (
         f"| {table.row_label} | "
         + " | ".join(table.columns)
@@ -167,24 +167,23 @@ def markdown_table(table: Table) -> str:
     return "\n".join(lines)
 
 
-# What each tie policy of ``foilkit.metrics`` does with a tied item, as the report states it.
-TIE_POLICIES = {
-    "strict": "counts as wrong",
-    "half": "gets 1/k of the credit for k tied candidates",
-    "first": "counts as right (the first maximum, the caption, wins)",
-    "optimistic": "ranks the target above the texts it ties with",
-    "pessimistic": "ranks the target below the texts it ties with",
-    "average": "ranks the target in the middle of the texts it ties with",
-}
+def tied_kinds(tables: Sequence[Table]) -> set[str]:
+    """The ``TIE_COUNTS`` labels the rows of ``tables`` carry (empty: no metric counted ties)."""
+    return {label for table in tables for row in table.rows for label in row.tied}
 
 
-def tie_note(results: Mapping[str, Any], rows: Sequence[Row]) -> str:
-    """The line under a table with a ``tied`` column: what was counted, and how each metric of
-    the run credited a tie (its option in the benchmark's spec, else the function's default)."""
+def tie_note(results: Mapping[str, Any], kinds: set[str], *, per_run: bool = False) -> str:
+    """The line under a table with a ``tied`` column (``kinds``: the ``TIE_COUNTS`` labels it
+    shows; ``per_run``: a side-by-side table, one count per run): what was counted, and how each
+    metric of the run credited a tie (its option in the benchmark's spec, else the function's
+    default)."""
     import inspect
 
     from foilkit.metrics import metric_function
+    from foilkit.metrics._common import TIE_POLICY_MEANINGS
+    from foilkit.metrics._ranking import TIE_RANK_MEANINGS
 
+    meanings = {**TIE_POLICY_MEANINGS, **TIE_RANK_MEANINGS}
     benchmark = get_benchmark(results["benchmark"])
     policies = {}
     for config in results["configs"]:
@@ -194,16 +193,14 @@ def tie_note(results: Mapping[str, Any], rows: Sequence[Row]) -> str:
             if policy is not None:
                 policies[metric.metric] = policy
     how = "; ".join(
-        f"`{name}` ties=`{policy}`: a tie {TIE_POLICIES[policy]}"
-        for name, policy in policies.items()
+        f"`{name}` ties=`{policy}`: a tie {meanings[policy]}" for name, policy in policies.items()
     )
-    labels = {label for row in rows for label in row.tied}
     parts = ["tied: items whose true text and a foil scored the same"]
-    if any(row.tied_by_run for row in rows):
+    if per_run:
         parts[0] += " (one count per run, in the runs' order)"
-    if labels & {"T", "P"}:
+    if kinds & {"T", "P"}:
         parts.append("T/P: in ViLMA's main and proficiency tests")
-    if labels & {"T2V", "V2T"}:
+    if kinds & {"T2V", "V2T"}:
         parts.append("T2V/V2T: queries whose target tied with another candidate")
     return "; ".join(parts) + f". {how}."
 
@@ -212,6 +209,7 @@ def write_run_report(results: Mapping[str, Any], out_dir: str | os.PathLike) -> 
     """``report.md`` and the plots of one run in ``out_dir``; returns the report's path."""
     out = Path(out_dir)
     table = run_table(results)
+    tie_kinds = tied_kinds([table])
     plots = []
     bar_columns = [c for c in table.columns if not RECALL_COLUMN.match(c)]
     if bar_columns and any(c in row.cells for row in table.rows for c in bar_columns):
@@ -226,7 +224,7 @@ def write_run_report(results: Mapping[str, Any], out_dir: str | os.PathLike) -> 
         (f"Values in %; brackets: 95% bootstrap confidence interval ({results['bootstrap']['n_resamples']} "
          f"resamples, seed {results['bootstrap']['seed']}, clustered by video)."), "",
         markdown_table(table), "",
-        *([tie_note(results, table.rows), ""] if any(row.tied for row in table.rows) else []),
+        *([tie_note(results, tie_kinds), ""] if tie_kinds else []),
         *_run_notes(results), "",
         *(f"![{plot.stem}]({plot.name})" for plot in plots), "",
     ]  # fmt: skip
@@ -360,7 +358,6 @@ def side_by_side_table(tables: Sequence[Table], labels: Sequence[str]) -> Table:
             merged.n = source.n
             for column, value in source.cells.items():
                 merged.cells[f"{run_label}: {column}"] = value
-            merged.tied.update(source.tied)  # which kinds of tie were counted
             merged.tied_by_run.append(source.tied_text() or "—")
         rows.append(merged)
     return Table(" vs ".join(labels), tables[0].row_label, columns, rows)
@@ -383,6 +380,7 @@ def write_side_by_side(
     tables = [run_table(r) for r in results]
     labels = _unique_labels([r["label"] for r in results])
     merged = side_by_side_table(tables, labels)
+    tie_kinds = tied_kinds(tables)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     plots = []
@@ -401,7 +399,7 @@ def write_side_by_side(
         *(f"| {label} | `{r['model']}` | {r.get('control') or 'none'} | {Path(d)} |"
           for label, r, d in zip(labels, results, run_dirs, strict=True)),
         "", markdown_table(merged), "",
-        *([tie_note(results[0], merged.rows), ""] if any(row.tied for row in merged.rows) else []),
+        *([tie_note(results[0], tie_kinds, per_run=True), ""] if tie_kinds else []),
         *extra, "",
         *(f"![{plot.stem}]({plot.name})" for plot in plots), "",
     ]  # fmt: skip

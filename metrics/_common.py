@@ -44,6 +44,12 @@ TIE_POLICIES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "half": lambda k: 1.0 / k,
     "first": lambda k: np.ones(k.shape),
 }
+#: what each tie policy does with a tied item, in words (reports state it under their tables).
+TIE_POLICY_MEANINGS: dict[str, str] = {
+    "strict": "counts as wrong",
+    "half": "gets 1/k of the credit for k tied candidates",
+    "first": "counts as right (the first maximum, the caption, wins)",
+}
 #: how many item weights one vectorised bootstrap block holds (memory bound, ~32 MB of float64).
 _BLOCK_CELLS = 4_000_000
 

@@ -37,6 +37,12 @@ TIE_RANKS: dict[str, Callable[[np.ndarray, np.ndarray, np.ndarray], np.ndarray]]
     "pessimistic": lambda higher, others, targets: higher + others + 1.0,
     "average": lambda higher, others, targets: higher + 1.0 + others / (targets + 1.0),
 }
+#: what each ranking tie policy does with a tied target, in words.
+TIE_RANK_MEANINGS: dict[str, str] = {
+    "optimistic": "ranks the target above the texts it ties with",
+    "pessimistic": "ranks the target below the texts it ties with",
+    "average": "ranks the target in the middle of the texts it ties with",
+}
 #: devices whose tensors are ranked by numpy on the same memory (no copy): on CPU numpy's
 #: comparisons and reductions run several times faster than torch's. Others stay in torch.
 NUMPY_DEVICES = {"cpu"}

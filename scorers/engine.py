@@ -183,7 +183,7 @@ class Engine:
         self.decoder, self.control, self.seed = decoder, control, seed
         self.batch_size, self.num_workers, self.progress = batch_size, num_workers, progress
         self.throughput = Throughput()
-        self.model_threads = torch.get_num_threads()
+        self.model_threads: int | None = None  # set by ``run``
         self._text_embeddings: dict[str, torch.Tensor] = {}
         # the plan's texts in fixed chunks, and each text's chunk: made on first use
         self._text_chunk_of: dict[str, int] | None = None
@@ -224,30 +224,25 @@ class Engine:
         started = time.perf_counter()
         units = [unit for batch in batches for unit in batch]
         records: list[dict[str, Any]] = []
-        bars = {
-            name: tqdm(
-                total=total,
-                desc=name,
-                unit=unit,
-                disable=not self.progress,
-                position=position,
-                leave=False,
-            )
-            for position, (name, total, unit) in enumerate(
-                [("decode", len(units), "video"), ("score", sum(len(u.rows) for u in units), "row")]
-            )
-        }
+        decode_bar = tqdm(
+            total=len(units), desc="decode", unit="video", disable=not self.progress, position=0,
+            leave=False,
+        )  # fmt: skip
+        rows_bar = tqdm(
+            total=sum(len(unit.rows) for unit in units), desc="score", unit="row",
+            disable=not self.progress, position=1, leave=False,
+        )  # fmt: skip
         decoding = self.decoded(units)
         try:
             for batch in batches:
                 buffer = [next(decoding) for _ in batch]
-                bars["decode"].update(len(buffer))
+                decode_bar.update(len(buffer))
                 self.throughput.decoded_videos += sum(item.decoded for item in buffer)
-                records += self._flush(buffer, bars["score"])
+                records += self._flush(buffer, rows_bar)
         finally:  # an interrupted run stops its decoding threads before the error goes on
             decoding.close()
-            for bar in bars.values():
-                bar.close()
+            decode_bar.close()
+            rows_bar.close()
         self.throughput.seconds += time.perf_counter() - started
         return records
 

@@ -316,3 +316,11 @@ BAD_INPUTS = [
 def test_bad_input_names_the_offending_index_and_value(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+def test_every_tie_policy_is_described_for_reports():
+    from foilkit.metrics._common import TIE_POLICIES, TIE_POLICY_MEANINGS
+    from foilkit.metrics._ranking import TIE_RANK_MEANINGS, TIE_RANKS
+
+    assert set(TIE_POLICY_MEANINGS) == set(TIE_POLICIES)
+    assert set(TIE_RANK_MEANINGS) == set(TIE_RANKS)
