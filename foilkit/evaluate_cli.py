@@ -11,12 +11,11 @@ import argparse
 from typing import Any
 
 #: ``foilkit score`` flags that ``evaluate`` sets itself (``--out`` is the run folder).
-_OWN = ("out_dir", "resume", "split", "video_root")
+_OWN = ("out_dir", "resume", "split", "video_root", "benchmark")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit import score_cli
-    from foilkit.benchmarks import BENCHMARKS
 
     score_cli.configure(parser)
     for action in parser._actions:  # the same flags; a dataset is optional here (default: build it)
@@ -27,10 +26,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
             )
         if action.dest == "out":
             action.help = "the run folder: results.json, report.md, plots, scores/<config>.parquet"
+        if action.dest == "benchmark":
+            action.required = True
+            action.help = "the benchmark to evaluate"
         if action.dest == "matrix":  # chosen per benchmark; passing it is an error (see run)
             action.help = argparse.SUPPRESS
     evaluation = parser.add_argument_group("evaluation")
-    evaluation.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS))
     evaluation.add_argument(
         "--videos", dest="video_root", help="the video root (same as --video-root)"
     )

@@ -126,6 +126,7 @@ def evaluate(
     state.wait_for_everyone()
     options = {
         **score_options,
+        "benchmark": spec.name,
         "video_root": None if videos is None else os.fspath(videos),
         "resume": resume,
     }
@@ -141,6 +142,7 @@ def evaluate(
     results = {
         "format": RESULTS_FORMAT, "benchmark": spec.name, "title": spec.title, "paper_table": spec.paper_table,
         "model": model, "label": label or _model_label(model), "control": score_options.get("control"),
+        "protocol": _run_protocol(configs),
         "dataset": None if dataset is None else os.fspath(dataset), "split": split or spec.split,
         "bootstrap": {"n_resamples": n_resamples, "seed": bootstrap_seed}, "configs": configs,
     }  # fmt: skip
@@ -230,8 +232,23 @@ def compute_metrics(
                                  spec.cluster_column, n_resamples, seed)
                     for group in dict.fromkeys(columns[spec.group_column])
                 }  # fmt: skip
+                share_group_results(entry["overall"], entry["groups"])
         out[metric.metric] = entry
     return out
+
+
+def share_group_results(overall: dict[str, Any], groups: Mapping[str, Mapping[str, Any]]) -> None:
+    """One number per quantity: the overall result's per-group keys (``<key>_<group>`` and its
+    ``_ci``) become the group's own result. The metric function's per-group intervals come from
+    resampling all items (a group's size varies between resamples), the group's from resampling
+    its items only; a results.json showing both would give one accuracy two intervals."""
+    for group, result in groups.items():
+        for key, value in result.items():
+            if key.endswith("_ci") or f"{key}_{group}" not in overall:
+                continue
+            overall[f"{key}_{group}"] = value
+            if f"{key}_ci" in result:
+                overall[f"{key}_{group}_ci"] = result[f"{key}_ci"]
 
 
 def _call(
@@ -253,6 +270,15 @@ def _call(
         seed=seed,
     )
     return {key: _plain(value) for key, value in result.items()}
+
+
+def _run_protocol(configs: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The resolved scoring protocol of a run (the same for every config of one benchmark)."""
+    for entry in configs.values():
+        for record in entry["run"].values():
+            if record.get("protocol"):
+                return record["protocol"]
+    return None
 
 
 def _model_label(model: str) -> str:

@@ -223,6 +223,7 @@ def write_run_report(results: Mapping[str, Any], out_dir: str | os.PathLike) -> 
          + (f", temporal control **{results['control']}**" if results.get("control") else "") + "."),
         (f"Values in %; brackets: 95% bootstrap confidence interval ({results['bootstrap']['n_resamples']} "
          f"resamples, seed {results['bootstrap']['seed']}, clustered by video)."), "",
+        *protocol_lines(results.get("protocol")),
         markdown_table(table), "",
         *([tie_note(results, tie_kinds), ""] if tie_kinds else []),
         *_run_notes(results), "",
@@ -231,6 +232,25 @@ def write_run_report(results: Mapping[str, Any], out_dir: str | os.PathLike) -> 
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     return path
+
+
+def protocol_lines(protocol: Mapping[str, Any] | None) -> list[str]:
+    """The report header's account of the scoring protocol: settings, overrides, reference, notes."""
+    if not protocol:
+        return []
+    settings = ", ".join(f"{name} `{value}`" for name, value in protocol["settings"].items())
+    lines = [f"Scoring protocol **{protocol['name']}** for `{protocol['family']}` models: {settings}."]
+    if protocol.get("reference"):
+        lines.append(f"Reproduces: {protocol['reference']}.")
+    if protocol.get("notes"):
+        lines.append(f"Notes: {protocol['notes']}.")
+    if protocol.get("overrides"):
+        changed = ", ".join(
+            f"{name} `{value['protocol']}` -> `{value['given']}`"
+            for name, value in protocol["overrides"].items()
+        )
+        lines.append(f"Overridden by the user (these numbers depart from the protocol): {changed}.")
+    return [" ".join(lines), ""]
 
 
 def _run_notes(results: Mapping[str, Any]) -> list[str]:

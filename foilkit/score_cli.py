@@ -6,6 +6,8 @@ import argparse
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from foilkit.benchmarks import BENCHMARKS
+
     parser.add_argument("--model", required=True, help="Hub id or local path of the model")
     parser.add_argument(
         "--dataset",
@@ -25,10 +27,38 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="score every view against every caption (retrieval pools such as RTime)",
     )
+    protocol = parser.add_argument_group(
+        "protocol",
+        "what the scores reproduce; every model or frame flag below that is given overrides one "
+        "of the protocol's settings and is recorded as an override",
+    )
+    protocol.add_argument(
+        "--protocol",
+        choices=("paper", "uniform"),
+        help="paper: the benchmark's own published scoring code per model family; uniform: one "
+        "protocol across benchmarks (default: paper when --benchmark is known, else uniform)",
+    )
+    protocol.add_argument(
+        "--benchmark",
+        choices=sorted(BENCHMARKS),
+        help="the benchmark the dataset is, for its paper protocol",
+    )
     model = parser.add_argument_group("model")
     model.add_argument("--adapter", help="adapter name (default: chosen from the model's config)")
     model.add_argument("--mode", help="scoring mode of video LLMs: likelihood or choice")
-    model.add_argument("--pooling", help="dual encoders: mean (default) or mean-of-similarities")
+    model.add_argument(
+        "--pooling",
+        help="dual encoders: mean, mean-of-similarities or softmax-mean; BLIP: frame-mean or "
+        "joined-frames",
+    )
+    model.add_argument(
+        "--reduction",
+        help="video LLMs (likelihood): mean or sum of token log-probabilities; text LMs: mean or "
+        "vilma (ViLMA's perplexity)",
+    )
+    model.add_argument(
+        "--max-text-tokens", type=int, help="truncate texts to this many tokens"
+    )
     model.add_argument("--revision", help="model revision (branch, tag or commit)")
     model.add_argument(
         "--trust-remote-code", action="store_true", help="allow the model's own code to run"
@@ -40,22 +70,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     model.add_argument("--device", help="default: the process's accelerator, else CPU")
     frames = parser.add_argument_group("frames")
-    frames.add_argument("--frames", type=int, default=8, help="frames per view")
+    frames.add_argument("--frames", type=int, help="frames per view (default: the protocol's)")
     frames.add_argument(
-        "--sampling", default="uniform", help="uniform, segment-middle, consecutive or fps"
+        "--sampling",
+        help="frame sampling policy (default: the protocol's): uniform, segment-middle, "
+        "segment-start, consecutive, random-consecutive, fps or int-fps",
     )
+    frames.add_argument("--stride", type=int, help="frame step of 'consecutive' sampling")
+    frames.add_argument("--target-fps", type=float, help="rate of 'fps' / 'int-fps' sampling")
+    frames.add_argument("--max-frames", type=int, help="cap of 'fps' / 'int-fps' sampling")
     frames.add_argument(
-        "--stride", type=int, default=1, help="frame step of 'consecutive' sampling"
+        "--normalized-fps",
+        type=float,
+        help="frame rate 'random-consecutive' reads the video at (ViLMA: 30)",
     )
-    frames.add_argument("--target-fps", type=float, help="rate of 'fps' sampling")
-    frames.add_argument("--max-frames", type=int, help="cap of 'fps' sampling")
     frames.add_argument("--decoder", default="torchcodec", help="torchcodec or pyav")
     frames.add_argument(
         "--control",
         choices=("reversed", "shuffled", "single"),
         help="temporal control: break the frames' order on purpose",
     )
-    frames.add_argument("--seed", type=int, default=0, help="seed of the 'shuffled' control")
+    frames.add_argument(
+        "--seed", type=int, default=0, help="seed of the 'shuffled' control and seeded sampling"
+    )
     frames.add_argument("--video-root", help="folder that relative video paths are relative to")
     work = parser.add_argument_group("work")
     work.add_argument("--batch-size", type=int, default=8)
@@ -75,6 +112,11 @@ def run(args: argparse.Namespace) -> int:
     from foilkit.scorers.api import score, score_matrix
 
     options = {
+        "protocol": args.protocol,
+        "benchmark": args.benchmark,
+        "reduction": args.reduction,
+        "max_text_tokens": args.max_text_tokens,
+        "normalized_fps": args.normalized_fps,
         "out_dir": args.out,
         "resume": args.resume,
         "split": args.split,

@@ -16,16 +16,23 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from foilkit.scorers.adapters import Adapter, EmbeddingAdapter, load_adapter
+from foilkit.scorers.adapters import (
+    Adapter,
+    EmbeddingAdapter,
+    accepted_settings,
+    adapter_class,
+    load_adapter,
+)
 from foilkit.scorers.cache import EmbeddingCache, default_cache_dir
 from foilkit.scorers.controls import check_control
 from foilkit.scorers.distributed import gather_counts, gather_records, process_state, split
 from foilkit.scorers.engine import Engine
 from foilkit.scorers.output import scores_dataset, write_jsonl
 from foilkit.scorers.plan import PLAN_COLUMNS, ScoringPlan, make_plan
+from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.record import hardware, now, package_versions
 from foilkit.scorers.store import ResultStore
-from foilkit.scorers.video import BACKENDS, SamplingPolicy
+from foilkit.scorers.video import BACKENDS, SEEDED_POLICIES, SamplingPolicy
 
 logger = logging.getLogger(__name__)
 
@@ -34,28 +41,41 @@ logger = logging.getLogger(__name__)
 class ScoreOptions:
     """Options of a scoring run (the ``**options`` of ``score`` and the flags of ``foilkit score``).
 
+    Protocol: ``protocol`` (``paper``: the benchmark's own published code per model family;
+    ``uniform``: one protocol across benchmarks; default ``paper`` when ``benchmark`` is named,
+    else ``uniform``), ``benchmark`` (the registered benchmark the dataset is; see
+    :mod:`foilkit.scorers.protocols`). The protocol fixes the frame and model settings below
+    that are left ``None``; each one given overrides it and is recorded as an override.
+
     Model: ``adapter`` (registered name; default: chosen from the model's config), ``mode``
-    (video LLMs: ``likelihood`` or ``choice``), ``pooling`` (dual encoders: ``mean`` or
-    ``mean-of-similarities``), ``revision``, ``trust_remote_code``, ``dtype`` (``auto``: bf16/fp16
-    on GPU, fp32 on CPU), ``device``. Frames: ``frames``, ``sampling``, ``stride``,
-    ``target_fps``, ``max_frames``, ``decoder``, ``control`` (``reversed``, ``shuffled``,
-    ``single``), ``seed``. Work: ``batch_size``, ``num_workers`` (decoding threads),
-    ``out_dir`` (stream results and ``run.json`` there), ``resume``, ``cache_dir``,
-    ``use_cache``, ``video_root`` (resolves relative video paths), ``split``, ``progress``.
+    (video LLMs: ``likelihood`` or ``choice``), ``pooling`` (dual encoders, BLIP), ``reduction``
+    (text and video LLMs: how token log-probabilities become a score), ``max_text_tokens``
+    (text truncation), ``revision``, ``trust_remote_code``, ``dtype`` (``auto``: bf16/fp16 on
+    GPU, fp32 on CPU), ``device``. Frames: ``frames``, ``sampling``, ``stride``,
+    ``target_fps``, ``max_frames``, ``normalized_fps``, ``decoder``, ``control``
+    (``reversed``, ``shuffled``, ``single``), ``seed`` (shuffled control, seeded sampling).
+    Work: ``batch_size``, ``num_workers`` (decoding threads), ``out_dir`` (stream results and
+    ``run.json`` there), ``resume``, ``cache_dir``, ``use_cache``, ``video_root`` (resolves
+    relative video paths), ``split``, ``progress``.
     """
 
+    protocol: str | None = None
+    benchmark: str | None = None
     adapter: str | None = None
     mode: str | None = None
     pooling: str | None = None
+    reduction: str | None = None
+    max_text_tokens: int | None = None
     revision: str | None = None
     trust_remote_code: bool = False
     dtype: str = "auto"
     device: str | None = None
-    frames: int = 8
-    sampling: str = "uniform"
-    stride: int = 1
+    frames: int | None = None
+    sampling: str | None = None
+    stride: int | None = None
     target_fps: float | None = None
     max_frames: int | None = None
+    normalized_fps: float | None = None
     decoder: str = "torchcodec"
     control: str | None = None
     seed: int = 0
@@ -75,19 +95,28 @@ class ScoreOptions:
             raise ValueError(f"unknown decoder {self.decoder!r}; choose from {sorted(BACKENDS)}")
         if self.num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {self.num_workers}")
-        self.policy()  # validates the sampling options
+        if self.protocol is not None and self.protocol not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {self.protocol!r}; choose from {list(PROTOCOLS)}")
 
-    def policy(self) -> SamplingPolicy:
-        return SamplingPolicy(
-            self.sampling, self.frames, self.stride, self.target_fps, self.max_frames
-        )
+    def resolve(self, family: str, accepted: tuple[str, ...]) -> ResolvedProtocol:
+        """The protocol's settings for ``family``, with the options given here over them."""
+        name = self.protocol or ("paper" if self.benchmark is not None else "uniform")
+        given = {key: getattr(self, key) for key in SETTINGS}
+        return resolve_protocol(name, self.benchmark, family, given, accepted=accepted)
 
-    def adapter_options(self) -> dict[str, Any]:
-        return {
-            name: value
-            for name, value in (("mode", self.mode), ("pooling", self.pooling))
-            if value is not None
-        }
+
+def sampling_policy(protocol: ResolvedProtocol, seed: int) -> SamplingPolicy:
+    """The frame sampling policy of a resolved protocol (``seed`` for seeded policies)."""
+    settings = protocol.settings
+    return SamplingPolicy(
+        settings["sampling"],
+        settings["frames"],
+        stride=settings.get("stride", 1),
+        target_fps=settings.get("target_fps"),
+        max_frames=settings.get("max_frames"),
+        normalized_fps=settings.get("normalized_fps"),
+        seed=seed if settings["sampling"] in SEEDED_POLICIES else None,
+    )
 
 
 def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | None = None) -> Any:
@@ -135,7 +164,13 @@ def _plan(dataset: Any, adapter: Adapter, video_root: str | None) -> ScoringPlan
 
 
 def _identity(
-    model: str, adapter: Adapter, options: ScoreOptions, plan: ScoringPlan, kind: str
+    model: str,
+    adapter: Adapter,
+    options: ScoreOptions,
+    protocol: ResolvedProtocol,
+    policy: SamplingPolicy,
+    plan: ScoringPlan,
+    kind: str,
 ) -> dict[str, Any]:
     """What must not change between a run and its resumption."""
     rows = hashlib.sha256(
@@ -147,8 +182,9 @@ def _identity(
         "revision": options.revision,
         **adapter.describe(),
         "dtype": str(adapter.dtype).removeprefix("torch."),
-        "frames": options.frames,
-        "sampling": options.policy().to_record(),
+        "protocol": protocol.name,
+        "frames": policy.num_frames,
+        "sampling": policy.to_record(),
         "decoder": options.decoder,
         "control": options.control,
         "seed": options.seed,
@@ -163,11 +199,16 @@ def _cache(
     if not (options.use_cache and isinstance(adapter, EmbeddingAdapter)):
         return None
     # the model and the frames, not the dataset: another benchmark on the same videos hits
+    # (the protocol's name does not matter, only the settings it resolved to)
     namespace = {
-        key: identity[key] for key in identity if key not in ("kind", "rows", "rows_sha256")
+        key: identity[key]
+        for key in identity
+        if key not in ("kind", "rows", "rows_sha256", "protocol")
     }
     if options.control != "shuffled":
-        namespace.pop("seed")  # the seed changes no frame unless frames are shuffled
+        # the seed changes no frame unless frames are shuffled (a seeded sampling policy keeps
+        # its seed in the "sampling" record)
+        namespace.pop("seed")
     return EmbeddingCache(options.cache_dir or default_cache_dir(), namespace)
 
 
@@ -196,19 +237,27 @@ def _run(
     """Shared by ``score`` and ``score_matrix``: plan, split, score, stream, gather."""
     state = process_state()
     data = load_scoring_dataset(dataset, config, options.split)
-    adapter = load_adapter(
+    family = adapter_class(
         model,
         adapter=options.adapter,
+        revision=options.revision,
+        trust_remote_code=options.trust_remote_code,
+    )
+    protocol = options.resolve(family.name, accepted_settings(family))
+    policy = sampling_policy(protocol, options.seed)
+    adapter = load_adapter(
+        model,
+        adapter=family.name,
         revision=options.revision,
         dtype=options.dtype,
         device=options.device or state.device,
         trust_remote_code=options.trust_remote_code,
-        **options.adapter_options(),
+        **protocol.adapter_options(accepted_settings(family)),
     )
     plan = _plan(data, adapter, options.video_root)
     if pool:
         plan = plan.pooled()
-    identity = _identity(model, adapter, options, plan, kind)
+    identity = _identity(model, adapter, options, protocol, policy, plan, kind)
     out_dir = Path(options.out_dir) if options.out_dir else None
     if out_dir is not None:
         _check_out_dir(out_dir, identity, options.resume)  # on every process, before anyone writes
@@ -230,7 +279,7 @@ def _run(
     engine = Engine(
         adapter,
         plan,
-        options.policy(),
+        policy,
         store=store,
         cache=_cache(identity, options, adapter),
         decoder=options.decoder,
@@ -266,8 +315,9 @@ def _run(
         "adapter": adapter.describe(),
         "mode": adapter.mode,
         "score_kind": adapter.score_kind,
-        "frames": options.frames,
-        "sampling": options.policy().to_record(),
+        "protocol": protocol.to_record(),
+        "frames": policy.num_frames,
+        "sampling": policy.to_record(),
         "decoder": options.decoder,
         "dtype": str(adapter.dtype).removeprefix("torch."),
         "device": str(adapter.device),

@@ -86,6 +86,11 @@ def adapter_class(
     )
 
 
+def accepted_settings(cls: type[Adapter]) -> tuple[str, ...]:
+    """The protocol settings an adapter class takes: its ``options``, and ``mode`` when it has modes."""
+    return (("mode",) if len(cls.modes) > 1 else ()) + tuple(cls.options)
+
+
 def load_adapter(
     model_id: str,
     *,
@@ -116,6 +121,7 @@ __all__ = [
     "Adapter",
     "EmbeddingAdapter",
     "RequestAdapter",
+    "accepted_settings",
     "adapter_class",
     "list_adapters",
     "load_adapter",

@@ -28,8 +28,12 @@ class Adapter:
     """
 
     name: ClassVar[str]
-    score_kind: ClassVar[str]
+    #: the kind of number ``score`` returns (a class default; an option may change it per instance)
+    score_kind: str
     modes: ClassVar[tuple[str, ...]] = ("default",)
+    #: the protocol settings (``foilkit.scorers.protocols.MODEL_SETTINGS``) this adapter takes as
+    #: constructor options, besides ``mode``
+    options: ClassVar[tuple[str, ...]] = ()
     needs_video: ClassVar[bool] = True
 
     def __init__(

@@ -7,6 +7,7 @@ from foilkit.scorers.video.decoding import (
     decode_views,
     open_video,
     probe,
+    sampling_key,
     take_frames,
     window_frames,
 )
@@ -17,12 +18,13 @@ from foilkit.scorers.video.errors import (
     VideoNotFoundError,
     WindowOutOfRangeError,
 )
-from foilkit.scorers.video.sampling import SAMPLERS, SamplingPolicy
+from foilkit.scorers.video.sampling import SAMPLERS, SEEDED_POLICIES, SamplingPolicy
 from foilkit.scorers.video.view import VideoSource, VideoView, content_hash
 
 __all__ = [
     "BACKENDS",
     "SAMPLERS",
+    "SEEDED_POLICIES",
     "CorruptVideoError",
     "DecodedFrames",
     "EmptyVideoError",
@@ -38,6 +40,7 @@ __all__ = [
     "decode_views",
     "open_video",
     "probe",
+    "sampling_key",
     "take_frames",
     "window_frames",
 ]

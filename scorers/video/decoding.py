@@ -181,6 +181,18 @@ def window_frames(view: VideoView, meta: VideoMetadata, tolerance: float = WINDO
     return first, max(first, last)  # a window shorter than one frame still yields its frame
 
 
+def sampling_key(view: VideoView) -> str:
+    """A view's name for seeded sampling: its file name (or content hash) and window.
+
+    The direction is left out, so a view and its reversal get the same frames; the folder is
+    left out, so the draws do not change when the videos move; bounds are written as floats,
+    so a window annotated as ``20`` or ``20.0`` gets the same draw.
+    """
+    source = Path(view.source).name if isinstance(view.source, str) else view.source_key
+    bounds = ("" if bound is None else repr(float(bound)) for bound in (view.start, view.end))
+    return "|".join((source, *bounds))
+
+
 def decode_views(
     views: Sequence[VideoView], policy: SamplingPolicy, backend: str = "torchcodec"
 ) -> list[DecodedFrames]:
@@ -192,7 +204,7 @@ def decode_views(
         raise ValueError(f"decode_views takes views of one video, got {sorted(keys)}")
     video = open_video(views[0], backend)
     meta = video.metadata
-    per_view = [policy.indices(*window_frames(view, meta), meta.fps) for view in views]
+    per_view = [policy.indices(*window_frames(view, meta), meta.fps, key=sampling_key(view)) for view in views]
     unique = np.unique(np.concatenate(per_view))
     frames, timestamps = video.get_frames(unique)
     # contiguous T x C x H x W, once per decode and in the decoding thread rather than by every

@@ -103,3 +103,43 @@ def test_report_table_shows_every_number_of_results_json(evaluated):
         assert line.endswith(f"| {row.n} | {row.tied_text()} |")
         assert row.tied, row.label  # every benchmark's metrics count their ties
     assert "ties=`" in report
+
+
+def test_vilma_with_a_video_llm_in_likelihood_mode(
+    shared_data: Path, n_resamples: int, tmp_path: Path
+):
+    """Likelihood scores are log-probabilities (not probabilities): ViLMA evaluates end to end,
+    and the run says which protocol made its numbers, the user's --mode recorded as an override."""
+    from foilkit.cli import main
+    from foilkit.testing.models import tiny_model_path
+
+    name, config = "vilma", "change_of_state_action"
+    cache = str(tmp_path / "datasets-cache")
+    text_only = build(name, config, annotations=shared_data / name, cache_dir=cache, on_missing="keep")
+    durations = {
+        path: seconds
+        for split in text_only.values()
+        for path, seconds in _shortest_windows(split, 2).items()
+    }
+    _render(tmp_path / "videos", durations)
+    run_dir = tmp_path / "run"
+    argv = ["evaluate", "--benchmark", name, "--config", config, "--model",
+            str(tiny_model_path("llava-next-video")), "--mode", "likelihood", "--videos",
+            str(tmp_path / "videos"), "--annotations", str(shared_data / name), "--on-missing", "skip",
+            "--out", str(run_dir), "--n-resamples", str(n_resamples), "--num-workers", "0",
+            "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    import json
+
+    results = json.loads((run_dir / "results.json").read_text())
+    entry = results["configs"][config]
+    assert entry["run"]["score"]["score_kind"] == "log_probability"
+    overall = entry["metrics"]["proficiency_combined_accuracy"]["overall"]
+    assert 0.0 <= overall["combined_accuracy"] <= 1.0 and overall["n"] > 0
+    protocol = results["protocol"]
+    assert protocol["name"] == "paper" and protocol["family"] == "video-llm"
+    assert protocol["overrides"]["mode"]["given"] == "likelihood"
+    report = (run_dir / "report.md").read_text()
+    assert "Scoring protocol **paper** for `video-llm` models" in report
+    assert "vilma published no scoring code for video-llm models" in report
+    assert "mode `None` -> `likelihood`" in report

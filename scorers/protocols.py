@@ -1,0 +1,293 @@
+"""Scoring protocols: what each benchmark's own published evaluation code does, as data.
+
+A score depends on more than the model: which frames it sees and how they are sampled, how
+frame features are pooled, how token log-probabilities become one number, the prompt and the
+text length limit. The papers' own scripts differ on every one of these, so foilkit names
+them. A :class:`Protocol` fixes them for one (benchmark, model family); two sets exist:
+
+``paper`` (default)
+    Each benchmark x family resolves to the protocol of that benchmark's own published code
+    (:data:`PAPER`), with the reference file it reproduces. Where a paper published nothing
+    for a family, the entry says so and falls back to the ``uniform`` values.
+``uniform``
+    One protocol across benchmarks (:data:`UNIFORM`): 8 frames by linspace, order-free mean
+    pooling, mean token log-probability; for comparing a model across benchmarks.
+
+:func:`resolve_protocol` turns a protocol name, a benchmark and an adapter family into the
+settings a run uses; every explicit option (``--frames``, ``--pooling``, ...) overrides one
+field and is recorded as an override. The resolved record goes into ``run.json``, the resume
+identity and the report header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+PROTOCOLS = ("paper", "uniform")
+
+#: The settings a protocol fixes, in the order records show them. Frame settings apply to
+#: every family that sees video; the others go to the adapter as constructor options, only to
+#: the families that take them (``Adapter.options``).
+FRAME_SETTINGS = ("sampling", "frames", "stride", "target_fps", "max_frames", "normalized_fps")
+MODEL_SETTINGS = ("mode", "pooling", "reduction", "max_text_tokens")
+SETTINGS = FRAME_SETTINGS + MODEL_SETTINGS
+
+
+@dataclass(frozen=True)
+class Protocol:
+    """The published choices behind a score, for one benchmark and model family.
+
+    Attributes:
+        sampling, frames, stride, target_fps, max_frames, normalized_fps: the frame sampling
+            policy (:class:`foilkit.scorers.video.SamplingPolicy`).
+        mode, pooling, reduction, max_text_tokens: adapter options (video-LLM mode; pooling of
+            frames or candidates; how token log-probabilities become a score; text truncation).
+            ``None`` leaves the adapter's own default.
+        reference: the published file(s) this protocol reproduces (repository@commit path).
+        notes: how foilkit departs from the reference, or why no reference exists.
+    """
+
+    sampling: str = "uniform"
+    frames: int = 8
+    stride: int | None = None
+    target_fps: float | None = None
+    max_frames: int | None = None
+    normalized_fps: float | None = None
+    mode: str | None = None
+    pooling: str | None = None
+    reduction: str | None = None
+    max_text_tokens: int | None = None
+    reference: str = ""
+    notes: str = ""
+
+    def settings(self) -> dict[str, Any]:
+        """The protocol's settings (``SETTINGS``) that are set."""
+        return {name: getattr(self, name) for name in SETTINGS if getattr(self, name) is not None}
+
+
+# --- the references ------------------------------------------------------------------------------
+
+VITATECS_REPO = "lscpku/VITATECS@58bff59"
+VILMA_REPO = "ilkerkesen/ViLMA@746912b"
+RTIME_REPO = "qyr0403/Reversed-in-Time@a5134b6"
+BLIP_REPO = "salesforce/BLIP"
+LMMS_EVAL_REPO = "EvolvingLMMs-Lab/lmms-eval"
+
+#: One protocol across benchmarks, per family (``None``: the adapter's own defaults).
+UNIFORM: dict[str, Protocol] = {
+    "dual-encoder": Protocol(pooling="mean", notes="foilkit's cross-benchmark protocol"),
+    "xclip": Protocol(notes="foilkit's cross-benchmark protocol"),
+    "blip-itm": Protocol(pooling="frame-mean", notes="foilkit's cross-benchmark protocol"),
+    "video-llm": Protocol(notes="foilkit's cross-benchmark protocol"),
+    "text-lm": Protocol(reduction="mean", notes="foilkit's cross-benchmark protocol"),
+}
+UNIFORM_DEFAULT = Protocol(notes="foilkit's cross-benchmark protocol")
+
+
+def _unpublished(benchmark: str, family: str, why: str = "") -> Protocol:
+    """A family the benchmark's paper published no scoring code for: the uniform protocol, said so."""
+    base = UNIFORM.get(family, UNIFORM_DEFAULT)
+    note = f"{benchmark} published no scoring code for {family} models; the uniform protocol's values"
+    return Protocol(**{**base.settings(), "notes": note + (f" ({why})" if why else "")})
+
+
+PAPER: dict[tuple[str, str], Protocol] = {}
+
+
+def _paper(benchmark: str, family: str, protocol: Protocol) -> None:
+    if (benchmark, family) in PAPER:
+        raise ValueError(f"a paper protocol for ({benchmark}, {family}) is already declared")
+    PAPER[benchmark, family] = protocol
+
+
+# VITATECS evaluates CLIP4Clip / X-CLIP (fine-tuned CLIP) with one script and flags
+# (X-CLIP/eval_vitatecs.sh): its frames, pooling and text limit, applied to any dual encoder.
+_paper("vitatecs", "dual-encoder", Protocol(
+    sampling="int-fps", frames=12, target_fps=1.0, max_frames=12, pooling="mean",
+    max_text_tokens=32,
+    reference=f"{VITATECS_REPO} X-CLIP/eval_vitatecs.sh (--max_frames 12 --feature_framerate 1 "
+              "--slice_framepos 2 --max_words 32 --sim_header meanP), dataloaders/rawvideo_util.py, "
+              "dataloaders/dataloader_vitatecs.py, modules/modeling.py (meanP)",
+    notes="VITATECS runs CLIP4Clip-meanP (CLIP fine-tuned on MSR-VTT; its Table 3 reports the "
+          "seqTransf variant, the published script meanP); the reference zero-fills and masks "
+          "frames a short clip lacks, foilkit averages the frames that exist (the same mean)",
+))
+_paper("vitatecs", "xclip", _unpublished(
+    "vitatecs", "xclip", "its X-CLIP is xuguohai/X-CLIP, a different model from microsoft/xclip"
+))
+# BLIP is in VITATECS' tables, "adapted from the original repository"; the adaptation is not
+# published, so the protocol is BLIP's own video retrieval evaluation.
+_paper("vitatecs", "blip-itm", Protocol(
+    sampling="segment-start", frames=8, pooling="joined-frames", max_text_tokens=35,
+    reference=f"{BLIP_REPO} eval_retrieval_video.py (ITM over the 8 frames' features joined), "
+              "configs/retrieval_msrvtt.yaml, data/video_dataset.py",
+    notes="VITATECS adapted BLIP's eval_retrieval_video.py without publishing the adaptation; "
+          "BLIP ranks by ITM + ITC, foilkit scores the ITM part",
+))
+_paper("vitatecs", "video-llm", Protocol(
+    sampling="segment-start", frames=8, mode="choice",
+    reference="VITATECS paper, Table 11 prompt (no code published); frames as Video-LLaMA's "
+              "LAVIS loader (8 segment starts)",
+    notes="the paper generates at temperature 0.2 and reads the letter; foilkit reads the option "
+          "letters' probabilities with both option orders averaged (deterministic, no position bias)",
+))
+_paper("vitatecs", "text-lm", _unpublished("vitatecs", "text-lm", "no text-only baseline"))
+
+# ViLMA: one data loader (vl_bench/data.py Dataset_v2) for CLIP and X-CLIP, argmax decisions.
+_VILMA_FRAMES = {"sampling": "random-consecutive", "frames": 8}
+_VILMA_DRAWS = ("the reference draws each window's end from one np.random stream in dataset "
+                "order (not reproducible with its DataLoader workers); foilkit draws it per view "
+                "from (seed, view), with the same distribution")
+_paper("vilma", "dual-encoder", Protocol(
+    **_VILMA_FRAMES, pooling="softmax-mean",
+    reference=f"{VILMA_REPO} models/image/run_clip.py, vl_bench/data.py (Dataset_v2, "
+              "sample_frame_indices)",
+    notes=_VILMA_DRAWS + "; QUVA (counting) videos must be the 30 fps copies of bin/normalize_fps",
+))
+_paper("vilma", "xclip", Protocol(
+    **_VILMA_FRAMES,
+    reference=f"{VILMA_REPO} models/video/run_xclip.py, vl_bench/data.py (Dataset_v2)",
+    notes=_VILMA_DRAWS + "; the reference ranks by logits_per_video, foilkit by the cosine "
+          "behind it (the same order)",
+))
+_paper("vilma", "blip-itm", _unpublished("vilma", "blip-itm", "its image-text model is BLIP-2"))
+_paper("vilma", "video-llm", _unpublished("vilma", "video-llm", "the paper reports no video LLMs"))
+_paper("vilma", "text-lm", Protocol(
+    reduction="vilma",
+    reference=f"{VILMA_REPO} models/text/run.py (GPT-2, OPT)",
+    notes="perplexity = exp(summed token NLL / all input tokens, BOS included), as the reference",
+))
+
+# RTime and the contrast sets published data only: their papers name mean-pooled CLIP
+# baselines, which is the uniform protocol; frames and sampling are not published.
+for _family in ("dual-encoder", "xclip", "blip-itm", "video-llm", "text-lm"):
+    _paper("rtime", _family, _unpublished(
+        "rtime", _family, "its repository holds data only; CLIP and BLIP baselines mean-pool frames"
+    ))
+    _paper("contrast_sets", _family, _unpublished(
+        "contrast_sets", _family, "its repository holds data only; the CLIP baseline mean-pools frames"
+    ))
+
+
+def describe_protocol(name: str, benchmark: str | None, family: str) -> Protocol:
+    """The protocol ``name`` declares for ``benchmark`` and ``family`` (before overrides)."""
+    if name not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {name!r}; choose from {list(PROTOCOLS)}")
+    if name == "uniform":
+        return UNIFORM.get(family, UNIFORM_DEFAULT)
+    if benchmark is None:
+        base = UNIFORM.get(family, UNIFORM_DEFAULT)
+        return Protocol(
+            **{**base.settings(), "notes": "no benchmark named: the uniform protocol's values"}
+        )
+    if (benchmark, family) in PAPER:
+        return PAPER[benchmark, family]
+    if not any(declared == benchmark for declared, _ in PAPER):
+        base = UNIFORM.get(family, UNIFORM_DEFAULT)
+        note = f"{benchmark} is not a published benchmark: the uniform protocol's values"
+        return Protocol(**{**base.settings(), "notes": note})
+    return _unpublished(benchmark, family)
+
+
+@dataclass(frozen=True)
+class ResolvedProtocol:
+    """The settings a run uses: a protocol's, with the user's explicit options over them."""
+
+    name: str
+    benchmark: str | None
+    family: str
+    settings: Mapping[str, Any]
+    overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    reference: str = ""
+    notes: str = ""
+
+    def adapter_options(self, accepted: tuple[str, ...]) -> dict[str, Any]:
+        """The model settings the adapter takes as constructor options."""
+        return {
+            name: value
+            for name, value in self.settings.items()
+            if name in MODEL_SETTINGS and name in accepted
+        }
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "benchmark": self.benchmark,
+            "family": self.family,
+            "settings": dict(self.settings),
+            "overrides": {name: dict(value) for name, value in self.overrides.items()},
+            "reference": self.reference,
+            "notes": self.notes,
+        }
+
+
+def resolve_protocol(
+    name: str,
+    benchmark: str | None,
+    family: str,
+    overrides: Mapping[str, Any] | None = None,
+    *,
+    accepted: tuple[str, ...] = MODEL_SETTINGS,
+) -> ResolvedProtocol:
+    """The settings of protocol ``name`` for ``benchmark`` x ``family``, with ``overrides`` applied.
+
+    Args:
+        name: ``paper`` or ``uniform``.
+        benchmark: the benchmark's registered name (``None``: not a known benchmark).
+        family: the adapter's registered name.
+        overrides: explicit options (``None`` values mean "not given"); each one that differs
+            from the protocol is recorded with the protocol's value.
+        accepted: the model settings the family's adapter takes; an override of another one is
+            an error (``--pooling`` means nothing to a video LLM).
+    """
+    protocol = describe_protocol(name, benchmark, family)
+    settings = {
+        key: value
+        for key, value in protocol.settings().items()
+        if key in FRAME_SETTINGS or key in accepted
+    }
+    recorded: dict[str, dict[str, Any]] = {}
+    for key, value in (overrides or {}).items():
+        if value is None:
+            continue
+        if key not in SETTINGS:
+            raise ValueError(f"{key!r} is not a protocol setting; choose from {list(SETTINGS)}")
+        if key in MODEL_SETTINGS and key not in accepted:
+            raise ValueError(
+                f"the {family} adapter takes no {key!r} option (it takes {list(accepted) or 'none'})"
+            )
+        if settings.get(key) != value:
+            recorded[key] = {"protocol": settings.get(key), "given": value}
+        settings[key] = value
+    if "sampling" in recorded:
+        # the protocol's policy parameters do not carry over to another policy
+        for key in FRAME_SETTINGS[2:]:
+            if key not in recorded:
+                settings.pop(key, None)
+    return ResolvedProtocol(
+        name, benchmark, family, settings, recorded, protocol.reference, protocol.notes
+    )
+
+
+def protocol_table() -> list[dict[str, Any]]:
+    """Every declared paper protocol as rows (benchmark, family, settings, reference, notes)."""
+    return [
+        {"benchmark": benchmark, "family": family, **protocol.settings(),
+         "reference": protocol.reference, "notes": protocol.notes}
+        for (benchmark, family), protocol in PAPER.items()
+    ]  # fmt: skip
+
+
+__all__ = [
+    "PAPER",
+    "PROTOCOLS",
+    "Protocol",
+    "ResolvedProtocol",
+    "SETTINGS",
+    "UNIFORM",
+    "describe_protocol",
+    "protocol_table",
+    "resolve_protocol",
+]

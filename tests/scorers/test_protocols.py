@@ -1,0 +1,129 @@
+"""Scoring protocols: resolution, overrides, validity of every declared protocol, and their record."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from foilkit.scorers.adapters import ADAPTERS, accepted_settings, list_adapters
+from foilkit.scorers.api import ScoreOptions, sampling_policy, score
+from foilkit.scorers.protocols import (
+    MODEL_SETTINGS,
+    PAPER,
+    UNIFORM,
+    describe_protocol,
+    resolve_protocol,
+)
+
+list_adapters()  # import every adapter module, so ADAPTERS is complete
+
+
+def _accepted(family: str) -> tuple[str, ...]:
+    return accepted_settings(ADAPTERS[family])
+
+
+@pytest.mark.parametrize(("benchmark", "family"), sorted(PAPER))
+def test_every_paper_protocol_is_valid(benchmark, family):
+    """Each declared protocol names a reference or says why none, builds a sampling policy, and
+    sets only options its family's adapter takes."""
+    protocol = PAPER[benchmark, family]
+    assert protocol.reference or "published no" in protocol.notes
+    resolved = resolve_protocol("paper", benchmark, family, accepted=_accepted(family))
+    sampling_policy(resolved, seed=0)
+    model_settings = {k for k in protocol.settings() if k in MODEL_SETTINGS}
+    assert model_settings <= set(_accepted(family)), (benchmark, family, model_settings)
+
+
+@pytest.mark.parametrize("family", sorted(UNIFORM))
+def test_uniform_is_one_protocol_across_benchmarks(family):
+    settings = {
+        benchmark: resolve_protocol("uniform", benchmark, family, accepted=_accepted(family)).settings
+        for benchmark in ("vitatecs", "vilma", "rtime", "contrast_sets", None)
+    }
+    assert len({json.dumps(dict(s), sort_keys=True) for s in settings.values()}) == 1
+
+
+def test_an_explicit_option_overrides_one_setting_and_is_recorded():
+    resolved = resolve_protocol(
+        "paper", "vilma", "dual-encoder", {"frames": 4, "pooling": None}, accepted=("pooling",)
+    )
+    paper = PAPER["vilma", "dual-encoder"]
+    assert resolved.settings["frames"] == 4
+    assert resolved.settings["pooling"] == paper.pooling  # None means "not given"
+    assert resolved.overrides == {"frames": {"protocol": paper.frames, "given": 4}}
+    assert resolved.to_record()["overrides"]["frames"]["given"] == 4
+
+
+def test_an_option_equal_to_the_protocol_is_no_override():
+    paper = PAPER["vilma", "dual-encoder"]
+    resolved = resolve_protocol(
+        "paper", "vilma", "dual-encoder", {"frames": paper.frames}, accepted=("pooling",)
+    )
+    assert resolved.overrides == {}
+
+
+def test_another_sampling_policy_drops_the_protocols_policy_parameters():
+    paper = PAPER["vitatecs", "dual-encoder"]
+    assert paper.target_fps is not None  # 1 fps in the reference
+    resolved = resolve_protocol(
+        "paper", "vitatecs", "dual-encoder", {"sampling": "uniform"}, accepted=("pooling",)
+    )
+    assert resolved.settings["sampling"] == "uniform"
+    assert "target_fps" not in resolved.settings and "max_frames" not in resolved.settings
+
+
+def test_an_option_the_family_does_not_take_is_an_error():
+    with pytest.raises(ValueError, match="video-llm adapter takes no 'pooling' option"):
+        resolve_protocol(
+            "paper", "vitatecs", "video-llm", {"pooling": "mean"}, accepted=("mode", "reduction")
+        )
+
+
+def test_unknown_protocol_and_setting_are_errors():
+    with pytest.raises(ValueError, match="unknown protocol 'papers'"):
+        describe_protocol("papers", "vitatecs", "dual-encoder")
+    with pytest.raises(ValueError, match="not a protocol setting"):
+        resolve_protocol("paper", "vitatecs", "dual-encoder", {"colour": "red"})
+    with pytest.raises(ValueError, match="unknown protocol"):
+        ScoreOptions(protocol="papers")
+
+
+def test_unpublished_families_and_benchmarks_say_so():
+    unpublished = describe_protocol("paper", "rtime", "text-lm")
+    assert "rtime published no scoring code for text-lm models" in unpublished.notes
+    assert unpublished.settings() == UNIFORM["text-lm"].settings()
+    unknown = describe_protocol("paper", "synthetic", "dual-encoder")
+    assert "not a published benchmark" in unknown.notes
+    assert unknown.settings() == UNIFORM["dual-encoder"].settings()
+    no_benchmark = describe_protocol("paper", None, "text-lm")
+    assert "no benchmark named" in no_benchmark.notes
+
+
+def test_default_protocol_is_paper_with_a_benchmark_else_uniform():
+    with_benchmark = ScoreOptions(benchmark="vilma").resolve("text-lm", ("reduction",))
+    without = ScoreOptions().resolve("text-lm", ("reduction",))
+    assert with_benchmark.name == "paper" and with_benchmark.settings["reduction"] == "vilma"
+    assert without.name == "uniform" and without.settings["reduction"] == "mean"
+
+
+def test_score_records_the_resolved_protocol(tiny_model, benchmark, tmp_path):
+    out = tmp_path / "run"
+    score(tiny_model("gpt2"), benchmark, benchmark="vilma", out_dir=str(out),
+          num_workers=0, progress=False)  # fmt: skip
+    run = json.loads((out / "run.json").read_text())
+    protocol = run["protocol"]
+    assert protocol["name"] == "paper" and protocol["family"] == "text-lm"
+    assert protocol["settings"]["reduction"] == "vilma"
+    assert protocol["reference"] == PAPER["vilma", "text-lm"].reference
+    assert run["adapter"]["reduction"] == "vilma"
+    assert run["identity"]["protocol"] == "paper"
+
+
+def test_a_run_does_not_resume_under_another_protocol(tiny_model, benchmark, tmp_path):
+    out = str(tmp_path / "run")
+    options = {"out_dir": out, "num_workers": 0, "progress": False}
+    score(tiny_model("gpt2"), benchmark, benchmark="vilma", **options)
+    with pytest.raises(ValueError, match="cannot resume"):
+        score(tiny_model("gpt2"), benchmark, benchmark="vilma", protocol="uniform", resume=True,
+              **options)  # fmt: skip
