@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import os
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -25,6 +26,7 @@ from foilkit.scorers.adapters import (
 )
 from foilkit.scorers.cache import EmbeddingCache, default_cache_dir
 from foilkit.scorers.controls import check_control
+from foilkit.scorers.lock import run_lock
 from foilkit.scorers.distributed import gather_counts, gather_records, process_state, split
 from foilkit.scorers.engine import Engine
 from foilkit.scorers.output import scores_dataset, write_jsonl
@@ -49,7 +51,8 @@ class ScoreOptions:
 
     Model: ``adapter`` (registered name; default: chosen from the model's config), ``mode``
     (video LLMs: ``likelihood`` or ``choice``), ``pooling`` (dual encoders, BLIP), ``reduction``
-    (text and video LLMs: how token log-probabilities become a score), ``max_text_tokens``
+    (text and video LLMs: how token log-probabilities become a score), ``itm_output`` and
+    ``first_token`` (BLIP: ``probability``/``logit``, ``cls``/``enc``), ``max_text_tokens``
     (text truncation), ``revision``, ``trust_remote_code``, ``dtype`` (``auto``: bf16/fp16 on
     GPU, fp32 on CPU), ``device``. Frames: ``frames``, ``sampling``, ``stride``,
     ``target_fps``, ``max_frames``, ``normalized_fps``, ``decoder``, ``control``
@@ -65,6 +68,8 @@ class ScoreOptions:
     mode: str | None = None
     pooling: str | None = None
     reduction: str | None = None
+    itm_output: str | None = None
+    first_token: str | None = None
     max_text_tokens: int | None = None
     revision: str | None = None
     trust_remote_code: bool = False
@@ -231,6 +236,13 @@ def _check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> Non
         )
 
 
+def _out_dir_lock(options: ScoreOptions) -> AbstractContextManager[None]:
+    """The output folder's lock, held by the main process for the whole run (see ``lock``)."""
+    if options.out_dir is None or not process_state().is_main_process:
+        return nullcontext()
+    return run_lock(Path(options.out_dir), resume=options.resume)
+
+
 def _run(
     model: str, dataset: Any, config: str | None, options: ScoreOptions, kind: str, pool: bool
 ) -> tuple[Any, Adapter, ScoringPlan, list[dict[str, Any]], dict[str, Any]]:
@@ -365,14 +377,17 @@ def score(model: str, dataset: Any, config: str | None = None, **options: Any) -
         ``scores.jsonl`` and ``run.json`` there.
     """
     opts = ScoreOptions(**options)
-    data, adapter, plan, records, run = _run(model, dataset, config, opts, "score", pool=False)
-    groups = [
-        group for group in ("main", "proficiency") if any(group in row.groups for row in plan.rows)
-    ]
-    result = scores_dataset(records, groups, adapter.score_kind, data)
-    if opts.out_dir and process_state().is_main_process:
-        write_jsonl(result, Path(opts.out_dir) / "scores.jsonl")
-        (Path(opts.out_dir) / "run.json").write_text(json.dumps(run, indent=2))
+    with _out_dir_lock(opts):
+        data, adapter, plan, records, run = _run(model, dataset, config, opts, "score", pool=False)
+        groups = [
+            group
+            for group in ("main", "proficiency")
+            if any(group in row.groups for row in plan.rows)
+        ]
+        result = scores_dataset(records, groups, adapter.score_kind, data)
+        if opts.out_dir and process_state().is_main_process:
+            write_jsonl(result, Path(opts.out_dir) / "scores.jsonl")
+            (Path(opts.out_dir) / "run.json").write_text(json.dumps(run, indent=2))
     return result
 
 
@@ -405,22 +420,23 @@ def score_matrix(
         raise ValueError(
             "score_matrix needs a mode that scores each text alone; 'choice' compares texts"
         )
-    _, adapter, plan, records, run = _run(model, dataset, config, opts, "score_matrix", pool=True)
-    texts = list(plan.rows[0].groups["pool"]) if plan.rows else []
-    matrix = np.full((len(records), len(texts)), np.nan)
-    for i, record in enumerate(records):
-        if not record["error"]:
-            matrix[i] = record["scores"]["pool"]
-    errors = {record["id"]: record["error"] for record in records if record["error"]}
-    result = ScoreMatrix(
-        matrix, [record["id"] for record in records], texts, adapter.score_kind, errors, run
-    )
-    if opts.out_dir and process_state().is_main_process:
-        np.save(Path(opts.out_dir) / "matrix.npy", matrix)
-        (Path(opts.out_dir) / "matrix.json").write_text(
-            json.dumps({"ids": result.ids, "texts": texts})
+    with _out_dir_lock(opts):
+        _, adapter, plan, records, run = _run(model, dataset, config, opts, "score_matrix", pool=True)
+        texts = list(plan.rows[0].groups["pool"]) if plan.rows else []
+        matrix = np.full((len(records), len(texts)), np.nan)
+        for i, record in enumerate(records):
+            if not record["error"]:
+                matrix[i] = record["scores"]["pool"]
+        errors = {record["id"]: record["error"] for record in records if record["error"]}
+        result = ScoreMatrix(
+            matrix, [record["id"] for record in records], texts, adapter.score_kind, errors, run
         )
-        (Path(opts.out_dir) / "run.json").write_text(json.dumps(run, indent=2))
+        if opts.out_dir and process_state().is_main_process:
+            np.save(Path(opts.out_dir) / "matrix.npy", matrix)
+            (Path(opts.out_dir) / "matrix.json").write_text(
+                json.dumps({"ids": result.ids, "texts": texts})
+            )
+            (Path(opts.out_dir) / "run.json").write_text(json.dumps(run, indent=2))
     return result
 
 

@@ -31,7 +31,7 @@ PROTOCOLS = ("paper", "uniform")
 #: every family that sees video; the others go to the adapter as constructor options, only to
 #: the families that take them (``Adapter.options``).
 FRAME_SETTINGS = ("sampling", "frames", "stride", "target_fps", "max_frames", "normalized_fps")
-MODEL_SETTINGS = ("mode", "pooling", "reduction", "max_text_tokens")
+MODEL_SETTINGS = ("mode", "pooling", "reduction", "itm_output", "first_token", "max_text_tokens")
 SETTINGS = FRAME_SETTINGS + MODEL_SETTINGS
 
 
@@ -42,9 +42,10 @@ class Protocol:
     Attributes:
         sampling, frames, stride, target_fps, max_frames, normalized_fps: the frame sampling
             policy (:class:`foilkit.scorers.video.SamplingPolicy`).
-        mode, pooling, reduction, max_text_tokens: adapter options (video-LLM mode; pooling of
-            frames or candidates; how token log-probabilities become a score; text truncation).
-            ``None`` leaves the adapter's own default.
+        mode, pooling, reduction, itm_output, first_token, max_text_tokens: adapter options
+            (video-LLM mode; pooling of frames or candidates; how token log-probabilities become
+            a score; BLIP's ITM output and first text token; text truncation). ``None`` leaves
+            the adapter's own default.
         reference: the published file(s) this protocol reproduces (repository@commit path).
         notes: how foilkit departs from the reference, or why no reference exists.
     """
@@ -58,6 +59,8 @@ class Protocol:
     mode: str | None = None
     pooling: str | None = None
     reduction: str | None = None
+    itm_output: str | None = None
+    first_token: str | None = None
     max_text_tokens: int | None = None
     reference: str = ""
     notes: str = ""
@@ -120,11 +123,14 @@ _paper("vitatecs", "xclip", _unpublished(
 # BLIP is in VITATECS' tables, "adapted from the original repository"; the adaptation is not
 # published, so the protocol is BLIP's own video retrieval evaluation.
 _paper("vitatecs", "blip-itm", Protocol(
-    sampling="segment-start", frames=8, pooling="joined-frames", max_text_tokens=35,
-    reference=f"{BLIP_REPO} eval_retrieval_video.py (ITM over the 8 frames' features joined), "
-              "configs/retrieval_msrvtt.yaml, data/video_dataset.py",
+    sampling="segment-start", frames=8, pooling="joined-frames", itm_output="logit",
+    first_token="enc", max_text_tokens=35,
+    reference=f"{BLIP_REPO} eval_retrieval_video.py (ITM logit on [ENC] over the 8 frames' "
+              "features joined, texts cut at 35 tokens), configs/retrieval_msrvtt.yaml, "
+              "data/video_dataset.py",
     notes="VITATECS adapted BLIP's eval_retrieval_video.py without publishing the adaptation; "
-          "BLIP ranks by ITM + ITC, foilkit scores the ITM part",
+          "BLIP ranks by the ITM logit plus the ITC cosine, foilkit scores the ITM logit; "
+          "captions are not cleaned by BLIP's pre_caption (lower case, punctuation, 40 words)",
 ))
 _paper("vitatecs", "video-llm", Protocol(
     sampling="segment-start", frames=8, mode="choice",

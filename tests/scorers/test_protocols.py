@@ -127,3 +127,14 @@ def test_a_run_does_not_resume_under_another_protocol(tiny_model, benchmark, tmp
     with pytest.raises(ValueError, match="cannot resume"):
         score(tiny_model("gpt2"), benchmark, benchmark="vilma", protocol="uniform", resume=True,
               **options)  # fmt: skip
+
+
+def test_the_readme_table_lists_every_published_paper_protocol():
+    from pathlib import Path
+
+    from foilkit.benchmarks import get_benchmark
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    for (benchmark, family), protocol in PAPER.items():
+        row = f"| {get_benchmark(benchmark).title} | `{family}`"
+        assert (row in readme) == bool(protocol.reference), row

@@ -1,0 +1,82 @@
+"""One run per output folder: a lock file names the process that writes there.
+
+Two runs on one ``out_dir`` would both do all the work and interleave their shards. The first
+takes ``<out_dir>/.foilkit.lock`` (created atomically, holding its pid, host and start time);
+a second run refuses while that process is alive, and takes the folder over with ``resume``
+once it is gone (a killed run leaves its lock behind).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from foilkit.scorers.record import now
+
+LOCK_FILE = ".foilkit.lock"
+
+
+class RunLockedError(RuntimeError):
+    """Another live process is writing to the output folder."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def _owner(path: Path) -> dict | None:
+    """The lock's content, or ``None`` when it is unreadable (a writer died mid-write)."""
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+
+
+@contextmanager
+def run_lock(out_dir: Path, *, resume: bool) -> Iterator[None]:
+    """Hold ``out_dir``'s lock for the duration of the block.
+
+    Raises:
+        RunLockedError: a live process on this host holds it, or a dead one left it and
+            ``resume`` is off (its work is there to continue).
+    """
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / LOCK_FILE
+    mine = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": now()}
+    for _ in range(2):
+        try:
+            with open(path, "x") as handle:
+                json.dump(mine, handle)
+            break
+        except FileExistsError:
+            owner = _owner(path) or {}
+            other_host = owner.get("host") not in (None, mine["host"])
+            if other_host or (isinstance(owner.get("pid"), int) and _alive(owner["pid"])):
+                raise RunLockedError(
+                    f"{out_dir} is in use by another foilkit run (pid {owner.get('pid')} on "
+                    f"{owner.get('host')}, started {owner.get('started_at')}); wait for it to "
+                    f"finish or choose another output folder (if that run is gone, delete {path})"
+                ) from None
+            if not resume:
+                raise RunLockedError(
+                    f"{out_dir} holds a run that was interrupted (pid {owner.get('pid')} is gone); "
+                    "pass resume=True (--resume) to continue it, or choose another output folder"
+                ) from None
+            path.unlink(missing_ok=True)  # the dead run's lock: take over
+    else:
+        raise RunLockedError(f"could not take the lock {path}: another run took it first")
+    try:
+        yield
+    finally:
+        if (_owner(path) or {}).get("pid") == mine["pid"]:
+            path.unlink(missing_ok=True)

@@ -1,0 +1,66 @@
+"""One run per output folder: a live run's lock refuses a second run; a dead run's is taken over with resume."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from foilkit.scorers.api import score
+from foilkit.scorers.lock import LOCK_FILE, RunLockedError
+
+
+def _dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def _write_lock(out_dir, pid: int, host: str | None = None) -> None:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    lock = {"pid": pid, "host": host or socket.gethostname(), "started_at": "earlier"}
+    (out_dir / LOCK_FILE).write_text(json.dumps(lock))
+
+
+@pytest.fixture
+def run(tiny_model, benchmark):
+    def run(out_dir, **options):
+        return score(tiny_model("gpt2"), benchmark, out_dir=str(out_dir), num_workers=0,
+                     progress=False, **options)  # fmt: skip
+
+    return run
+
+
+def test_a_finished_run_leaves_no_lock(run, tmp_path):
+    run(tmp_path / "run")
+    assert not (tmp_path / "run" / LOCK_FILE).exists()
+
+
+def test_a_live_run_refuses_a_second_one_even_with_resume(run, tmp_path):
+    live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        _write_lock(tmp_path / "run", live.pid)
+        for resume in (False, True):
+            with pytest.raises(RunLockedError, match=f"in use by another foilkit run \\(pid {live.pid}"):
+                run(tmp_path / "run", resume=resume)
+        assert not (tmp_path / "run" / "scores.jsonl").exists()
+    finally:
+        live.kill()
+        live.wait()
+
+
+def test_a_lock_from_another_host_is_never_taken_over(run, tmp_path):
+    _write_lock(tmp_path / "run", _dead_pid(), host="another-host")
+    with pytest.raises(RunLockedError, match="on another-host"):
+        run(tmp_path / "run", resume=True)
+
+
+def test_a_dead_runs_lock_needs_resume_then_is_taken_over(run, tmp_path):
+    _write_lock(tmp_path / "run", _dead_pid())
+    with pytest.raises(RunLockedError, match="interrupted .* pass resume=True"):
+        run(tmp_path / "run")
+    result = run(tmp_path / "run", resume=True)
+    assert result.num_rows == 9 and not (tmp_path / "run" / LOCK_FILE).exists()
