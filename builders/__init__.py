@@ -63,18 +63,19 @@ def prepare(builder: FoilkitBuilder) -> datasets.DatasetDict:
     """Prepare ``builder`` and return its splits.
 
     The prepared dataset is rebuilt on every call (annotation downloads are reused), so videos
-    added to the video root since the last call are found. An annotation or missing-video error
-    is raised as itself, not wrapped in ``datasets``' generic ``DatasetGenerationError``.
+    added to the video root since the last call are found. An annotation error, missing videos
+    or a video path outside the root are raised as themselves, not wrapped in ``datasets``'
+    generic ``DatasetGenerationError``.
     """
     import datasets
     from foilkit.builders.annotations import AnnotationError
-    from foilkit.builders.videos import MissingVideosError
+    from foilkit.builders.videos import MissingVideosError, VideoPathError
 
     try:
         builder.download_and_prepare(download_mode=datasets.DownloadMode.REUSE_CACHE_IF_EXISTS)
     except datasets.exceptions.DatasetGenerationError as error:
         cause = error.__cause__
-        if isinstance(cause, (AnnotationError, MissingVideosError)):
+        if isinstance(cause, (AnnotationError, MissingVideosError, VideoPathError)):
             raise cause.with_traceback(cause.__traceback__) from None
         raise
     return builder.as_dataset()

@@ -6,17 +6,20 @@ client, honouring ``HF_DATASETS_OFFLINE``). A local folder holding the same file
 (``annotations=...``; the tests use ``../shared/data/<benchmark>``) replaces the download.
 
 Readers yield ``(row, record)`` where ``row`` names the record in messages: a 1-based line
-number for JSONL/TSV, the example id for keyed JSON. :func:`require` checks a record's fields.
+number for JSONL/TSV, the example id for keyed JSON. They refuse a file that is empty or not
+UTF-8, naming the line. :func:`require` checks a record's fields; :func:`text`, :func:`texts`
+and :func:`relative_path` check a caption, a list of foils and a video's path under the root.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any
 
 import datasets
@@ -29,6 +32,10 @@ class AnnotationError(ValueError):
         where = f"{file}" if row is None else f"{file}, row {row}"
         super().__init__(f"{where}: {message}")
         self.file, self.row = str(file), row
+
+
+class AnnotationsUnavailableError(FileNotFoundError):
+    """The annotation files could not be downloaded (offline, no network): pass a local folder."""
 
 
 @dataclass(frozen=True)
@@ -69,9 +76,17 @@ def fetch(
     """``key -> local path`` of each annotation file: downloaded from ``source`` at its pinned
     commit, or, when ``local`` names a folder, that folder's copy (nothing downloaded)."""
     if local is None:
-        downloaded = dl_manager.download(
-            {key: source.url(file.upstream) for key, file in files.items()}
-        )
+        urls = {key: source.url(file.upstream) for key, file in files.items()}
+        try:
+            downloaded = dl_manager.download(urls)
+        except OSError as error:  # offline mode, no network, a proxy: all end here
+            names = ", ".join(file.local for file in files.values())
+            raise AnnotationsUnavailableError(
+                f"could not download the annotation files from {source.homepage} "
+                f"({type(error).__name__}: {error}). Without network access or with "
+                "HF_DATASETS_OFFLINE=1, pass a local copy: --annotations <folder> "
+                f"(annotations=<folder> in Python) holding {names}"
+            ) from error
         return {key: Path(path) for key, path in downloaded.items()}
     folder = Path(local).expanduser()
     if not folder.is_dir():
@@ -85,38 +100,60 @@ def fetch(
     return paths
 
 
+def _decoded(path: Path, *, rows_are_lines: bool = True) -> str:
+    """The file's text; invalid UTF-8 is an :class:`AnnotationError` naming its line (as the
+    row itself, or as ``"line N"`` where rows are named by example id)."""
+    data = Path(path).read_bytes()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise AnnotationError(
+            path,
+            line if rows_are_lines else f"line {line}",
+            f"invalid UTF-8 (byte 0x{data[error.start]:02x}); save the file as UTF-8",
+        ) from None
+
+
 def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
     """``(line number, object)`` for every non-blank line of a JSON Lines file."""
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise AnnotationError(
-                    path, number, f"malformed JSON ({error.msg}): {line.strip()[:80]!r}"
-                ) from None
-            if not isinstance(record, dict):
-                raise AnnotationError(
-                    path, number, f"expected a JSON object, got {type(record).__name__}"
-                )
-            yield number, record
+    rows = 0
+    for number, line in enumerate(io.StringIO(_decoded(path), newline=None), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise AnnotationError(
+                path, number, f"malformed JSON ({error.msg}): {line.strip()[:80]!r}"
+            ) from None
+        if not isinstance(record, dict):
+            raise AnnotationError(
+                path, number, f"expected a JSON object, got {type(record).__name__}"
+            )
+        rows += 1
+        yield number, record
+    if not rows:
+        raise AnnotationError(path, None, "the file is empty: it holds no JSON line")
 
 
 def read_keyed_json(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
     """``(example id, object)`` for a JSON file holding one object keyed by example id."""
-    with open(path, encoding="utf-8") as handle:
-        try:
-            data = json.load(handle)
-        except json.JSONDecodeError as error:
-            raise AnnotationError(
-                path, f"line {error.lineno}", f"malformed JSON ({error.msg})"
-            ) from None
+    content = _decoded(path, rows_are_lines=False)
+    if not content.strip():
+        raise AnnotationError(path, None, "the file is empty: expected a JSON object")
+    try:
+        data = json.loads(content)
+    except json.JSONDecodeError as error:
+        raise AnnotationError(
+            path, f"line {error.lineno}", f"malformed JSON ({error.msg})"
+        ) from None
     if not isinstance(data, dict):
         raise AnnotationError(
             path, None, f"expected a JSON object keyed by example id, got {type(data).__name__}"
         )
+    if not data:
+        raise AnnotationError(path, None, "the JSON object is empty: it holds no example")
     for key, record in data.items():
         if not isinstance(record, dict):
             raise AnnotationError(path, key, f"expected a JSON object, got {type(record).__name__}")
@@ -125,20 +162,30 @@ def read_keyed_json(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def read_tsv(path: Path, columns: Sequence[str]) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line number, row)`` for a tab-separated file whose header holds ``columns``."""
-    with open(path, encoding="utf-8", newline="") as handle:
-        reader = csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE)
-        missing = [column for column in columns if column not in (reader.fieldnames or ())]
-        if missing:
+    content = _decoded(path)
+    if not content.strip():
+        raise AnnotationError(
+            path, None, f"the file is empty: expected a header with {list(columns)}"
+        )
+    reader = csv.DictReader(
+        io.StringIO(content, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE
+    )
+    missing = [column for column in columns if column not in (reader.fieldnames or ())]
+    if missing:
+        raise AnnotationError(
+            path, 1, f"header lacks column(s) {missing}; it has {reader.fieldnames}"
+        )
+    rows = 0
+    for row in reader:
+        number = reader.line_num
+        if None in row or any(row[column] is None for column in columns):
             raise AnnotationError(
-                path, 1, f"header lacks column(s) {missing}; it has {reader.fieldnames}"
+                path, number, f"expected {len(reader.fieldnames)} tab-separated fields"
             )
-        for row in reader:
-            number = reader.line_num
-            if None in row or any(row[column] is None for column in columns):
-                raise AnnotationError(
-                    path, number, f"expected {len(reader.fieldnames)} tab-separated fields"
-                )
-            yield number, row
+        rows += 1
+        yield number, row
+    if not rows:
+        raise AnnotationError(path, None, "the file holds a header but no rows")
 
 
 def require(
@@ -163,3 +210,41 @@ def require(
         expected = types.get(name)
         if expected is not None and not isinstance(value, expected):
             raise AnnotationError(file, row, f"field {name!r} has the wrong type: {value!r}")
+
+
+def text(value: Any, *, file: str | os.PathLike, row: int | str, field: str) -> str:
+    """``value`` as a caption or foil: a string with something in it, or an :class:`AnnotationError`.
+
+    Nothing is cast: a number where a text belongs is an error in the file, not a caption.
+    """
+    if not isinstance(value, str):
+        raise AnnotationError(file, row, f"field {field!r} is not a text: {value!r}")
+    if not value.strip():
+        raise AnnotationError(file, row, f"field {field!r} is empty")
+    return value
+
+
+def texts(values: Any, *, file: str | os.PathLike, row: int | str, field: str) -> list[str]:
+    """``values`` as a list of captions or foils, each checked by :func:`text` (named by position)."""
+    if not isinstance(values, list):
+        raise AnnotationError(file, row, f"field {field!r} is not a list of texts: {values!r}")
+    return [
+        text(value, file=file, row=row, field=f"{field}[{position}]")
+        for position, value in enumerate(values)
+    ]
+
+
+def relative_path(value: str, *, file: str | os.PathLike, row: int | str, field: str) -> str:
+    """``value`` as (part of) a video's path under the video root: relative, with no ``..``.
+
+    A name that climbs out of the root would make a build read, and ``--embed-videos`` copy
+    into the export, a file the user never handed over.
+    """
+    path = PurePosixPath(value.replace("\\", "/"))
+    if not value or path.is_absolute() or PureWindowsPath(value).drive or ".." in path.parts:
+        raise AnnotationError(
+            file,
+            row,
+            f"field {field!r} is {value!r}: a video must be a relative path under the video root",
+        )
+    return value

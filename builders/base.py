@@ -104,6 +104,7 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
             self.config.video_root,
             self.config.on_missing,
             split=split,
+            ids=[row["id"] for row in rows],
         )
         self.video_reports[split] = resolution.report
         self.info.description = "\n".join([self.DESCRIPTION, *self.build_summary()])

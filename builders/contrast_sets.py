@@ -30,9 +30,12 @@ from foilkit.builders.annotations import (
     GitHubSource,
     fetch,
     read_tsv,
+    relative_path,
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, TEXTS, canonical_features
+
+from foilkit.errors import UserError
 
 if TYPE_CHECKING:
     from foilkit.generation.contrast.multiple_choice import MultipleChoiceItem
@@ -64,7 +67,7 @@ _CITATION = """\
 }"""
 
 
-class ContrastSetUnavailableError(RuntimeError):
+class ContrastSetUnavailableError(UserError):
     """A contrast-set config needs an input the user has not given."""
 
 
@@ -265,7 +268,7 @@ def multiple_choice_row(
         raise AnnotationError(file, row, f"field 'ending{empty[0]}' is empty")
     return {
         "id": clip,
-        "video_path": f"{clip}.mp4",
+        "video_path": f"{relative_path(clip, file=file, row=row, field='clip')}.mp4",
         "caption": options[index],
         "foils": [option for position, option in enumerate(options) if position != index],
         "start": None,

@@ -26,7 +26,10 @@ from foilkit.builders.annotations import (
     GitHubSource,
     fetch,
     read_keyed_json,
+    relative_path,
     require,
+    text,
+    texts,
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import FLAG, TEXT, TEXTS, canonical_features
@@ -158,18 +161,19 @@ class RTime(FoilkitBuilder):
 
 def _caption(record: dict[str, Any], field: str, *, file: Path, key: str) -> str:
     captions = record[field]
-    if len(captions) != 1 or not isinstance(captions[0], str):
+    if len(captions) != 1:
         raise AnnotationError(
             file, key, f"field {field!r} should hold one human-written caption, got {captions!r}"
         )
-    return captions[0]
+    return text(captions[0], file=file, row=key, field=f"{field}[0]")
 
 
 def _row(record: dict[str, Any], source_id: str, direction: str, *, file: Path) -> dict[str, Any]:
     other = "reverse" if direction == "forward" else "forward"
     return {
         "id": f"{source_id}-{direction}",
-        "video_path": f"{source_id}.mp4",
+        # the object's key names the video file
+        "video_path": f"{relative_path(source_id, file=file, row=source_id, field='key')}.mp4",
         "caption": _caption(record, f"{direction}_captions", file=file, key=source_id),
         "foils": [_caption(record, f"{other}_captions", file=file, key=source_id)],
         "start": None,
@@ -177,8 +181,12 @@ def _row(record: dict[str, Any], source_id: str, direction: str, *, file: Path) 
         "reversed": direction == "reverse",
         "source_id": source_id,
         "direction": direction,
-        "rewrites": list(record[f"{direction}_rewrites"]),
-        "foil_rewrites": list(record[f"{other}_rewrites"]),
+        "rewrites": texts(
+            record[f"{direction}_rewrites"], file=file, row=source_id, field=f"{direction}_rewrites"
+        ),
+        "foil_rewrites": texts(
+            record[f"{other}_rewrites"], file=file, row=source_id, field=f"{other}_rewrites"
+        ),
         "url": record["url"],
         "temporal": record["temporal"],
         "reversible": record["reverse"],

@@ -34,6 +34,10 @@ class MissingVideosError(FileNotFoundError):
     """Videos a dataset needs are not under the video root (policy ``on_missing="error"``)."""
 
 
+class VideoPathError(ValueError):
+    """A row's ``video_path`` leads out of the video root (``../``, an absolute path, a symlink)."""
+
+
 def check_policy(on_missing: str) -> str:
     if on_missing not in ON_MISSING:
         raise ValueError(f"on_missing must be one of {ON_MISSING}, got {on_missing!r}")
@@ -94,11 +98,14 @@ def resolve_videos(
     on_missing: str,
     *,
     split: str,
+    ids: Sequence[str] | None = None,
 ) -> Resolution:
     """Resolve relative ``video_paths`` against ``video_root`` and apply the ``on_missing`` policy.
 
     Without a video root every video counts as missing, so text-only users pass
-    ``on_missing="keep"``.
+    ``on_missing="keep"``. A path that resolves outside the root, symlinks followed, is a
+    :class:`VideoPathError` naming the row (and its id from ``ids``): a dataset from the Hub
+    or a hand-edited annotation must not make a build read, or embed, any other file.
     """
     check_policy(on_missing)
     root = Path(video_root).expanduser().resolve() if video_root is not None else None
@@ -107,6 +114,12 @@ def resolve_videos(
     missing: list[str] = []
     for index, relative in enumerate(video_paths):
         path = root / relative if root is not None else None
+        if path is not None and not path.resolve().is_relative_to(root):
+            named = f"row {index}" if ids is None else f"row {index} (id={ids[index]!r})"
+            raise VideoPathError(
+                f"split {split!r}, {named}, field 'video_path': {relative!r} resolves to "
+                f"{path.resolve()}, outside the video root {root}"
+            )
         if path is not None and path.is_file():
             videos.append(str(path))
             kept.append(index)

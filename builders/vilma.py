@@ -20,6 +20,7 @@ Time units: the Action Counting Easy file (``counting-easy-spelled-pts``) gives 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +33,10 @@ from foilkit.builders.annotations import (
     GitHubSource,
     fetch,
     read_keyed_json,
+    relative_path,
     require,
+    text,
+    texts,
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import COUNT, FLAG, TEXT, TEXTS, canonical_features
@@ -323,6 +327,8 @@ def _seconds(value: Any, unit: str, field: str, *, file: Path, key: str) -> floa
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise AnnotationError(file, key, f"field {field!r} is not a number: {value!r}")
+    if not (math.isfinite(value) and value >= 0):
+        raise AnnotationError(file, key, f"field {field!r} is {value!r}; a window bound is >= 0")
     if unit == "sec":
         return float(value)
     if unit == "pts":
@@ -332,14 +338,16 @@ def _seconds(value: Any, unit: str, field: str, *, file: Path, key: str) -> floa
 
 def video_path(record: dict[str, Any], *, file: Path, key: str) -> str:
     """The row's video relative to the video root (layout in :attr:`Vilma.VIDEO_LAYOUT`)."""
-    dataset, youtube_id, video_file = record["dataset"], record["youtube_id"], record["video_file"]
+    dataset = relative_path(str(record["dataset"]), file=file, row=key, field="dataset")
+    youtube_id, video_file = record["youtube_id"], record["video_file"]
     if youtube_id:
-        return f"{dataset}/{youtube_id}.mp4"
+        return f"{dataset}/{relative_path(str(youtube_id), file=file, row=key, field='youtube_id')}.mp4"
     if not video_file:
         raise AnnotationError(
             file, key, "fields 'youtube_id' and 'video_file' are both empty: no video to find"
         )
-    if Path(str(video_file)).suffix:
+    video_file = relative_path(str(video_file), file=file, row=key, field="video_file")
+    if Path(video_file).suffix:
         return f"{dataset}/{video_file}"
     extension = ".webm" if dataset == "something-something-v2" else ".mp4"
     return f"{dataset}/{video_file}{extension}"
@@ -349,16 +357,29 @@ def _row(record: dict[str, Any], subtest: str, *, file: Path, key: str) -> dict[
     require(record, _REQUIRED, file=file, row=key, types=_TYPES)
     unit = record["time_unit"]
     proficiency = record["proficiency"]
+    start = _seconds(record["start_time"], unit, "start_time", file=file, key=key)
+    end = _seconds(record["end_time"], unit, "end_time", file=file, key=key)
+    if start is not None and end is not None and end <= start:
+        raise AnnotationError(
+            file,
+            key,
+            f"field 'end_time' ({record['end_time']!r}) is not after field 'start_time' "
+            f"({record['start_time']!r}): the window is empty",
+        )
     return {
         "id": key,
         "video_path": video_path(record, file=file, key=key),
-        "caption": record["caption"],
-        "foils": list(record["foils"]),
-        "start": _seconds(record["start_time"], unit, "start_time", file=file, key=key),
-        "end": _seconds(record["end_time"], unit, "end_time", file=file, key=key),
+        "caption": text(record["caption"], file=file, row=key, field="caption"),
+        "foils": texts(record["foils"], file=file, row=key, field="foils"),
+        "start": start,
+        "end": end,
         "reversed": False,
-        "proficiency_caption": proficiency["caption"],
-        "proficiency_foils": list(proficiency["foils"]),
+        "proficiency_caption": text(
+            proficiency["caption"], file=file, row=key, field="proficiency.caption"
+        ),
+        "proficiency_foils": texts(
+            proficiency["foils"], file=file, row=key, field="proficiency.foils"
+        ),
         "test": SUBTESTS[subtest].test,
         "subtest": subtest,
         "source_dataset": record["dataset"],

@@ -19,7 +19,9 @@ from foilkit.builders.annotations import (
     GitHubSource,
     fetch,
     read_jsonl,
+    relative_path,
     require,
+    text,
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, canonical_features
@@ -146,11 +148,12 @@ def _row(record: dict[str, Any], aspect: str, *, file: Path, row: int) -> dict[s
         raise AnnotationError(
             file, row, f"field 'aspect' is {record['aspect']!r} in the file of aspect {aspect!r}"
         )
+    video_name = relative_path(record["video_name"], file=file, row=row, field="video_name")
     return {
         "id": f"{aspect}-{row}",
-        "video_path": f"{record['src_dataset']}/{record['video_name']}",
-        "caption": record["caption"],
-        "foils": [record["counterfactual"]],
+        "video_path": f"{record['src_dataset']}/{video_name}",
+        "caption": text(record["caption"], file=file, row=row, field="caption"),
+        "foils": [text(record["counterfactual"], file=file, row=row, field="counterfactual")],
         "start": None,
         "end": None,
         "reversed": False,

@@ -53,7 +53,8 @@ def _attach(
             f"split {split!r} has no 'video_path' column (columns: {dataset.column_names}); "
             "attach_videos needs a dataset built or exported by foilkit"
         )
-    resolution = resolve_videos(list(dataset["video_path"]), root, on_missing, split=split)
+    ids = list(dataset["id"]) if "id" in dataset.column_names else None
+    resolution = resolve_videos(list(dataset["video_path"]), root, on_missing, split=split, ids=ids)
     feature = dataset.features.get("video", datasets.Video())
     columns = (
         dataset.column_names

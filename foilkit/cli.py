@@ -5,6 +5,10 @@ implements it and a one-line summary. A command module defines
 ``configure(parser: argparse.ArgumentParser) -> None`` and ``run(args) -> int``, and keeps
 its top-level imports light; only the chosen command's module is imported, so
 ``foilkit --help`` never pays for torch, transformers or evaluate.
+
+An error ends a command with one line on stderr, not a traceback: a user error (see
+:mod:`foilkit.errors`) with exit status 2, any other failure with 1. ``--debug``, anywhere on
+the command line, shows the traceback instead.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 
 from foilkit._version import __version__
+from foilkit.errors import USER_ERRORS, check_model_path, one_line
 
 # name -> (module implementing it, one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -37,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "list, compute or push (as a Hub evaluate Space) foilkit's metrics",
     ),
     "compare": ("foilkit.compare", "paired test and side-by-side report of two evaluation runs"),
+    "leaderboard": (
+        "foilkit.leaderboard",
+        "rank runs per benchmark task with CIs, paired tests and a plot",
+    ),
     "push-results": (
         "foilkit.hub_results",
         "upload a run's scores and results to the Hub; add model-index to a card",
@@ -79,6 +88,9 @@ def _top_level_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"foilkit {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="on an error, show the traceback (any position)"
+    )
     parser.add_argument("command", choices=sorted(COMMANDS), metavar="command", help="see below")
     return parser
 
@@ -90,13 +102,30 @@ def command_parser(name: str) -> tuple[ModuleType, argparse.ArgumentParser]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [arg for arg in argv if arg != "--debug"]
     top = _top_level_parser()
     if not argv or argv[0] not in COMMANDS:
         top.parse_args(argv[:1] or ["--help"])  # prints help/version or a precise usage error
         return 2
     module, parser = command_parser(argv[0])
     args = parser.parse_args(argv[1:])
-    return int(module.run(args) or 0)
+    try:
+        if isinstance(getattr(args, "model", None), str):
+            check_model_path(args.model)
+        return int(module.run(args) or 0)
+    except Exception as error:
+        if debug:
+            raise
+        if isinstance(error, USER_ERRORS):
+            print(f"foilkit {argv[0]}: error: {one_line(error)}", file=sys.stderr)
+            return 2
+        print(
+            f"foilkit {argv[0]}: failed: {type(error).__name__}: {one_line(error)} "
+            "(rerun with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
 
 
 if __name__ == "__main__":  # pragma: no cover

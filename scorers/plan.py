@@ -100,7 +100,11 @@ def _text_groups(row: Mapping[str, Any], index: int) -> dict[str, tuple[str, ...
 
 
 def _source(video: Any, video_root: str | os.PathLike | None) -> str | bytes | None:
-    """The file path (resolved against ``video_root``) or bytes of a ``Video`` cell (``decode=False``)."""
+    """The file path (resolved against ``video_root``) or bytes of a ``Video`` cell (``decode=False``).
+
+    Raises ``ValueError`` for a relative path that leads out of ``video_root`` (``../``, or a
+    symlink pointing elsewhere): a row must not read files the user did not hand over.
+    """
     if video is None:
         return None
     if isinstance(video, Mapping):
@@ -111,8 +115,30 @@ def _source(video: Any, video_root: str | os.PathLike | None) -> str | bytes | N
             return None
     path = Path(os.fspath(video))
     if video_root is not None and not path.is_absolute():
+        root = os.path.realpath(video_root)
+        resolved = os.path.realpath(Path(video_root) / path)
+        if os.path.commonpath([root, resolved]) != root:
+            raise ValueError(
+                f"{os.fspath(video)!r} resolves to {resolved}, outside the video root {root}"
+            )
         path = Path(video_root) / path
     return str(path)
+
+
+def _window_error(row: Mapping[str, Any]) -> str | None:
+    """Why the row's ``start``/``end`` window cannot be played (``None`` when it can)."""
+    for name in ("start", "end"):
+        value = row.get(name)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return f"field {name!r} is not a number of seconds: {value!r}"
+        if not value >= 0:  # NaN fails too
+            return f"field {name!r} is {value!r}; a window bound must be a number >= 0"
+    start, end = row.get("start"), row.get("end")
+    if start is not None and end is not None and end <= start:
+        return f"field 'end' is {end!r}, not after field 'start' ({start!r})"
+    return None
 
 
 def make_plan(
@@ -133,9 +159,20 @@ def make_plan(
             raise ValueError(f"row {index}: id {row_id!r} repeats row {seen_ids[row_id]}")
         seen_ids[row_id] = index
         groups = _text_groups(row, index)
-        source = _source(row.get("video"), video_root) if needs_video else None
-        if source is None:
-            error = f"row {index} (id={row_id!r}) has no video" if needs_video else None
+        # a row whose video or window cannot be used fails alone, naming itself; the others plan
+        error, source = None, None
+        if needs_video:
+            try:
+                source = _source(row.get("video"), video_root)
+            except ValueError as problem:
+                error = f"row {index} (id={row_id!r}), field 'video': {problem}"
+            else:
+                window = _window_error(row)
+                if window is not None:
+                    error = f"row {index} (id={row_id!r}): {window}"
+                elif source is None:
+                    error = f"row {index} (id={row_id!r}) has no video"
+        if error is not None or source is None:
             planned.append(PlannedRow(index, row_id, None, groups, error))
             lone.append(DecodeUnit(None, [], [index]))
             continue

@@ -271,5 +271,7 @@ def test_unknown_options_and_values_fail_early(tiny_model, benchmark):
         foilkit.score(tiny_model("clip"), benchmark, frame_count=8)
     with pytest.raises(ValueError, match="backwards"):
         foilkit.score(tiny_model("clip"), benchmark, control="backwards")
-    with pytest.raises(ValueError, match="no mode 'choice'"):
+    with pytest.raises(ValueError, match="dual-encoder adapter takes no 'mode' option"):
         foilkit.score(tiny_model("clip"), benchmark, mode="choice", **RUN)
+    with pytest.raises(ValueError, match="unknown pooling 'max'"):
+        foilkit.score(tiny_model("clip"), benchmark, pooling="max", **RUN)

@@ -1,0 +1,57 @@
+"""Which errors are the user's to fix, so the command line can say so in one line.
+
+``foilkit`` commands end a user error (an option, a path, an annotation file, a model id) with
+one line on stderr that says what to change, and exit status 2; anything else is a failure
+(exit 1) whose traceback ``--debug`` shows. This module stays light: ``foilkit --help`` imports
+it, and it never imports a library to recognise that library's errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+# What to do, where an error's own message does not say it, by class name.
+_HINTS = {
+    "LocalEntryNotFoundError": "offline (HF_HUB_OFFLINE=1) a model or dataset must already be in "
+    "the Hugging Face cache: check the id, run once with network access, or pass a local folder",
+    "OfflineModeIsEnabled": "offline (HF_HUB_OFFLINE=1) nothing is downloaded: pass a local copy "
+    "or run with network access",
+}
+
+
+class UserError(Exception):
+    """A mistake in what the user asked for; the message says what to change."""
+
+
+#: What the command line reports as user errors (exit status 2), besides :class:`UserError`:
+#: ``OSError`` (a missing or existing file or folder, a permission, the network, offline mode; the
+#: Hub's errors for a missing repository, revision or cached file are OSErrors) and ``ValueError``
+#: (an option or input value that foilkit or a library refused, naming it: foilkit's annotation
+#: and video path errors, a malformed Hub repository id).
+USER_ERRORS: tuple[type[Exception], ...] = (UserError, OSError, ValueError)
+
+
+def one_line(error: BaseException) -> str:
+    """``error``'s message as one line, with the fix for errors whose own text lacks it."""
+    message = " ".join(str(error).split()) or type(error).__name__
+    hint = next(
+        (_HINTS[cls.__name__] for cls in type(error).__mro__ if cls.__name__ in _HINTS), None
+    )
+    return message if hint is None else f"{message.rstrip('.')}; {hint}"
+
+
+def check_model_path(model: str) -> None:
+    """Raise :class:`UserError` when ``model`` is meant as a local folder that does not exist.
+
+    A Hub id is ``name`` or ``owner/name``; a value that starts with ``.``, ``/`` or ``~``, or
+    has more than one ``/``, can only be a path. Checking here says "no such folder" where
+    transformers would say the value is a malformed repository id.
+    """
+    if not (model.startswith((".", "/", "~")) or model.count("/") > 1 or "\\" in model):
+        return
+    path = Path(model).expanduser()
+    if not path.exists():
+        raise UserError(
+            f"--model {model!r} looks like a local path, but {path.absolute()} does not exist: "
+            "pass an existing model folder or a Hub id such as 'openai/clip-vit-base-patch32'"
+        )
