@@ -256,6 +256,11 @@ def _run(
         trust_remote_code=options.trust_remote_code,
     )
     protocol = options.resolve(family.name, accepted_settings(family))
+    if pool and protocol.settings.get("pooling") == "softmax-mean":
+        raise ValueError(
+            "pooling 'softmax-mean' normalises over one item's caption and foils; a retrieval "
+            "pool has none: use pooling 'mean' or 'mean-of-similarities'"
+        )
     policy = sampling_policy(protocol, options.seed)
     adapter = load_adapter(
         model,

@@ -34,12 +34,17 @@ from foilkit.scorers.video import (
 
 @dataclass(frozen=True)
 class ViewFrames:
-    """What a model sees of one view: frames (absent when the embedding came from the cache)."""
+    """What a model sees of one view: frames (absent when the embedding came from the cache).
+
+    ``timestamps``: each frame's seconds in the source video, in the order shown (a temporal
+    control reorders them with the frames); ``None`` when served from the cache.
+    """
 
     frame_indices: list[int]
     frames: torch.Tensor | None = None
     cached: torch.Tensor | None = None
     cache_key: str | None = None
+    timestamps: list[float] | None = None
 
 
 @dataclass
@@ -93,7 +98,10 @@ class UnitDecoder:
                 for view, frames in zip(missing, decoded):
                     frames = apply_control(frames, self.control, seed=self.seed, view_key=view)
                     result.views[view] = ViewFrames(
-                        frames.indices.tolist(), frames.frames, cache_key=keys.get(view)
+                        frames.indices.tolist(),
+                        frames.frames,
+                        cache_key=keys.get(view),
+                        timestamps=frames.timestamps.tolist(),
                     )
         except VideoError as error:
             result.views, result.error = {}, str(error)
@@ -331,9 +339,18 @@ class Engine:
         requests: dict[tuple[str | None, tuple[str, ...]], TextsRequest] = {}
         for row, item in self._rows(buffer):
             if item.error is None and row.error is None:
-                frames = item.views[row.view].frames if row.view is not None else None
+                view = item.views[row.view] if row.view is not None else None
+                frames = view.frames if view is not None else None
+                timestamps = view.timestamps if view is not None else None
                 for texts in row.groups.values():
-                    requests.setdefault((row.view, texts), TextsRequest(texts, frames))
+                    requests.setdefault(
+                        (row.view, texts),
+                        TextsRequest(
+                            texts,
+                            frames,
+                            timestamps=tuple(timestamps) if timestamps is not None else None,
+                        ),
+                    )
         # model calls of about batch_size requests; a view's requests never straddle two calls,
         # so whatever the adapter shares between them (frame features, a prefix cache) is shared
         chunks: list[list[tuple[str | None, tuple[str, ...]]]] = [[]]

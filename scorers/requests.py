@@ -19,10 +19,17 @@ class TextsRequest:
     The texts of one request belong together: a caption and its foils, or the proficiency
     caption and its foils. Scoring modes that compare texts (multiple choice) compare exactly
     these; modes that score each text alone reuse the view's encoding across them.
+
+    ``timestamps`` are the seconds in the source video of each frame, in the order shown (one
+    per frame). A temporal control keeps each frame's own timestamp, so a ``reversed`` view
+    reports them decreasing and a ``shuffled`` one out of order; models that take a time axis
+    see the frames in the order shown at the real sampling interval (see the video LLM adapter).
+    ``None`` when the frames' times are unknown.
     """
 
     texts: tuple[str, ...]
     frames: torch.Tensor | None = field(default=None, repr=False)
+    timestamps: tuple[float, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.texts:
@@ -31,6 +38,12 @@ class TextsRequest:
             raise ValueError(
                 f"frames must be a uint8 T x C x H x W tensor, got {self.frames.dtype} {tuple(self.frames.shape)}"
             )
+        if self.timestamps is not None:
+            object.__setattr__(self, "timestamps", tuple(float(t) for t in self.timestamps))
+            if self.frames is not None and len(self.timestamps) != len(self.frames):
+                raise ValueError(
+                    f"timestamps has {len(self.timestamps)} values for {len(self.frames)} frames"
+                )
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from foilkit.testing import clip_vocab, real_tokenizers
 from foilkit.testing import tokenizers as tiny_tokenizers
 from foilkit.testing.build_once import build_once
 
@@ -36,6 +37,7 @@ SEED = 0
 IMAGE_SIZE = 32
 PATCH_SIZE = 8
 SIGLIP_TEXT_LENGTH = 64
+CLIP_TEXT_LENGTH = 77  # CLIP's and X-CLIP's text positions, as in the real checkpoints
 NUM_FRAMES = 8  # X-CLIP's frame count; also the frames tests feed the video LLMs
 
 TEXT = {
@@ -118,7 +120,7 @@ def fingerprint() -> str:
     import transformers
 
     digest = hashlib.sha256(f"{torch.__version__} {transformers.__version__}".encode())
-    for module in (__file__, tiny_tokenizers.__file__):
+    for module in (__file__, tiny_tokenizers.__file__, clip_vocab.__file__, real_tokenizers.__file__):
         digest.update(Path(module).read_bytes())
     return digest.hexdigest()[:12]
 
@@ -161,11 +163,12 @@ def _roberta_tokenizer():
 
 
 def _clip_tokenizer():
-    from transformers import CLIPTokenizer
+    """CLIP's real tokenizer (49,408 ids, EOS 49407 the highest): the text towers pool at the
+    end-of-text token, X-CLIP finds it by ``argmax`` over the ids, which only works with CLIP's
+    own vocabulary (:mod:`foilkit.testing.clip_vocab`)."""
+    from foilkit.testing.clip_vocab import clip_tokenizer
 
-    return tiny_tokenizers.byte_level_bpe(
-        CLIPTokenizer, ["<|startoftext|>", "<|endoftext|>"], end_of_word_suffix="</w>"
-    )
+    return clip_tokenizer()
 
 
 def _bert_tokenizer():
@@ -208,7 +211,9 @@ def _build_clip(out: Path) -> None:
 
     tokenizer = _clip_tokenizer()
     config = CLIPConfig(
-        text_config=_text_config(tokenizer), vision_config=VISION, projection_dim=16
+        text_config=_text_config(tokenizer, max_position_embeddings=CLIP_TEXT_LENGTH),
+        vision_config=VISION,
+        projection_dim=16,
     )
     CLIPModel(config).save_pretrained(out)
     CLIPProcessor(
@@ -249,7 +254,7 @@ def _build_xclip(out: Path) -> None:
         mit_num_attention_heads=4,
     )
     config = XCLIPConfig(
-        text_config=_text_config(tokenizer),
+        text_config=_text_config(tokenizer, max_position_embeddings=CLIP_TEXT_LENGTH),
         vision_config=vision,
         projection_dim=16,
         prompt_layers=1,
@@ -532,3 +537,306 @@ def _build_qwen2_vl(out: Path) -> None:
         tokenizer=tokenizer,
         chat_template=QWEN2_VL_CHAT_TEMPLATE,
     ).save_pretrained(out)
+
+
+# --- OPT (ViLMA's text-only baseline) ------------------------------------------------------------
+
+
+def _opt_tokenizer():
+    """OPT's tokenizer shape: byte-level BPE (``GPT2Tokenizer``), ``<s>`` 0, ``<pad>`` 1,
+    ``</s>`` 2, ``<unk>`` 3; BOS = EOS = ``</s>``, and it adds BOS to every text
+    (``add_bos_token``), as the ``facebook/opt-*`` tokenizers do."""
+    from transformers import GPT2Tokenizer
+
+    return tiny_tokenizers.byte_level_bpe(
+        GPT2Tokenizer,
+        ["<s>", "<pad>", "</s>", "<unk>"],
+        bos_token="</s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        unk_token="</s>",
+        add_bos_token=True,
+    )
+
+
+def build_tiny_opt(out_dir: str | os.PathLike) -> Path:
+    """A tiny ``OPTForCausalLM`` + OPT-style tokenizer in ``out_dir``, with fixed seeds.
+
+    Not in :data:`TINY_MODELS` (each registered family also needs a forward runner in
+    ``tests/test_tiny_models.py``); used by the text-LM fidelity tests of ViLMA's OPT baseline.
+    """
+    import torch
+    from transformers import OPTConfig, OPTForCausalLM
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(SEED)
+        tokenizer = _opt_tokenizer()
+        config = OPTConfig(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            ffn_dim=37,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            max_position_embeddings=128,
+            word_embed_proj_dim=32,
+            pad_token_id=tokenizer.pad_token_id,
+            bos_token_id=tokenizer.bos_token_id,
+            eos_token_id=tokenizer.eos_token_id,
+        )
+        OPTForCausalLM(config).save_pretrained(out)
+        tokenizer.save_pretrained(out)
+    return out
+
+
+# --- video LLMs for the video-LLM adapter's fidelity tests ---------------------------------------
+# Kept out of TINY_MODELS (whose every entry has a forward test in tests/test_tiny_models.py):
+# Qwen2.5-VL, whose temporal position ids follow the frames' real time, and two families
+# around the REAL tokenizers of their checkpoints (foilkit.testing.real_tokenizers), so prompt
+# token ids are tested on the real segmentation. Same folder scheme and fingerprint as above.
+
+# The chat templates of the Hub checkpoints (their chat_template.json), verbatim in effect.
+LLAVA_NEXT_VIDEO_VICUNA_CHAT_TEMPLATE = (
+    "{% for message in messages %}{% if message['role'] != 'system' %}"
+    "{{ message['role'].upper() + ': '}}{% endif %}"
+    "{# Render all images first #}{% for content in message['content'] | selectattr('type', 'equalto', 'image') %}"
+    "{{ '<image>\\n' }}{% endfor %}"
+    "{# Render all video then #}{% for content in message['content'] | selectattr('type', 'equalto', 'video') %}"
+    "{{ '<video>\\n' }}{% endfor %}"
+    "{# Render all text next #}{% if message['role'] != 'assistant' %}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}"
+    "{{ content['text'] + ' '}}{% endfor %}{% else %}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}"
+    "{% generation %}{{ content['text'] + ' '}}{% endgeneration %}{% endfor %}{% endif %}"
+    "{% endfor %}{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% endif %}"
+)
+QWEN2_5_VL_REAL_CHAT_TEMPLATE = (
+    "{% set image_count = namespace(value=0) %}{% set video_count = namespace(value=0) %}"
+    "{% for message in messages %}{% if loop.first and message['role'] != 'system' %}"
+    "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n{% endif %}"
+    "<|im_start|>{{ message['role'] }}\n{% if message['content'] is string %}"
+    "{{ message['content'] }}<|im_end|>\n{% else %}{% for content in message['content'] %}"
+    "{% if content['type'] == 'image' or 'image' in content or 'image_url' in content %}"
+    "{% set image_count.value = image_count.value + 1 %}{% if add_vision_id %}"
+    "Picture {{ image_count.value }}: {% endif %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif content['type'] == 'video' or 'video' in content %}"
+    "{% set video_count.value = video_count.value + 1 %}{% if add_vision_id %}"
+    "Video {{ video_count.value }}: {% endif %}<|vision_start|><|video_pad|><|vision_end|>"
+    "{% elif 'text' in content %}{{ content['text'] }}{% endif %}{% endfor %}<|im_end|>\n"
+    "{% endif %}{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+QWEN_VISION_TOKENS = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+TOKENS_PER_SECOND = 2  # Qwen2.5-VL-7B-Instruct's vision_config.tokens_per_second
+
+FIDELITY_MODELS: dict[str, TinyModel] = {}
+
+
+def _register_fidelity(
+    name: str, summary: str
+) -> Callable[[Callable[[Path], None]], Callable[[Path], None]]:
+    def register(build: Callable[[Path], None]) -> Callable[[Path], None]:
+        FIDELITY_MODELS[name] = TinyModel(name, build, summary)
+        return build
+
+    return register
+
+
+def fidelity_model_path(name: str, root: str | os.PathLike | None = None) -> Path:
+    """Folder of fidelity model ``name`` (:data:`FIDELITY_MODELS`), built once like ``tiny_model_path``.
+
+    The real-tokenizer families raise ``RealTokenizerMissing`` when ``./dev.sh`` has not fetched
+    their tokenizer.
+    """
+    import torch
+
+    try:
+        family = FIDELITY_MODELS[name]
+    except KeyError:
+        raise KeyError(f"unknown fidelity model {name!r}; known: {', '.join(FIDELITY_MODELS)}") from None
+    root = Path(root) if root is not None else default_root()
+
+    def build(out: Path) -> Path:
+        out.mkdir(parents=True, exist_ok=True)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(SEED)
+            family.build(out)
+        return out
+
+    return build_once(root / f"{name}-{fingerprint()}", build)
+
+
+def _save_qwen2_5_vl(out: Path, tokenizer, *, tie: bool = False) -> None:
+    """A Qwen2.5-VL (1-layer windowed vision tower, 2-layer text model) around ``tokenizer``."""
+    from transformers import (
+        Qwen2_5_VLConfig,
+        Qwen2_5_VLForConditionalGeneration,
+        Qwen2_5_VLProcessor,
+        Qwen2VLImageProcessor,
+        Qwen2VLVideoProcessor,
+    )
+
+    start, end, image, video = tokenizer.convert_tokens_to_ids(QWEN_VISION_TOKENS)
+    head_dim = VIDEO_LLM_TEXT["hidden_size"] // VIDEO_LLM_TEXT["num_attention_heads"]
+    text = _text_config(
+        tokenizer,
+        **VIDEO_LLM_TEXT,
+        rope_parameters={
+            "rope_type": "default",
+            "rope_theta": 10000.0,
+            "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8],
+        },
+    )
+    vision = {
+        "depth": 1,
+        "hidden_size": 32,
+        "intermediate_size": 37,
+        "num_heads": 4,
+        "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
+        "patch_size": PATCH_SIZE,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+        "tokens_per_second": TOKENS_PER_SECOND,
+        "window_size": 2 * PATCH_SIZE * 2,
+        "fullatt_block_indexes": [0],
+    }
+    config = Qwen2_5_VLConfig(
+        text_config=text,
+        vision_config=vision,
+        image_token_id=image,
+        video_token_id=video,
+        vision_start_token_id=start,
+        vision_end_token_id=end,
+        tie_word_embeddings=tie,
+    )
+    Qwen2_5_VLForConditionalGeneration(config).save_pretrained(out)
+    pixels = {
+        "size": {"shortest_edge": IMAGE_SIZE * IMAGE_SIZE, "longest_edge": IMAGE_SIZE * IMAGE_SIZE},
+        "patch_size": PATCH_SIZE,
+        "merge_size": 2,
+        "temporal_patch_size": 2,
+    }
+    Qwen2_5_VLProcessor(
+        image_processor=Qwen2VLImageProcessor(**pixels),
+        video_processor=Qwen2VLVideoProcessor(**pixels),
+        tokenizer=tokenizer,
+        chat_template=QWEN2_5_VL_REAL_CHAT_TEMPLATE,
+    ).save_pretrained(out)
+
+
+@_register_fidelity(
+    "qwen2.5-vl",
+    "Qwen2_5_VLForConditionalGeneration + Qwen2_5_VLProcessor (tiny byte-level BPE), video input",
+)
+def _build_qwen2_5_vl(out: Path) -> None:
+    """Qwen2.5-VL as ``qwen2-vl`` (8 frames -> ``video_grid_thw == [[4, 2, 4]]``), whose temporal
+    position ids step by ``tokens_per_second * second_per_grid_ts`` (2 x 2 frames / sampled fps)."""
+    _save_qwen2_5_vl(out, _qwen2_tokenizer(QWEN_VISION_TOKENS))
+
+
+@_register_fidelity(
+    "qwen2.5-vl-qwen3",
+    "Qwen2.5-VL around the real Qwen3 tokenizer (151669 ids) and Qwen2.5-VL's chat template",
+)
+def _build_qwen2_5_vl_qwen3(out: Path) -> None:
+    from foilkit.testing.real_tokenizers import load_real_tokenizer
+
+    _save_qwen2_5_vl(out, load_real_tokenizer("qwen3"), tie=True)
+
+
+@_register_fidelity(
+    "llava-next-video-llama2",
+    "LLaVA-NeXT-Video around the real Llama-2 tokenizer (+ <image>, <video>) and its Vicuna template",
+)
+def _build_llava_next_video_llama2(out: Path) -> None:
+    """As ``llava-next-video``, with LLaVA-NeXT-Video-7B's tokenizer: Llama-2's SentencePiece
+    BPE plus ``<image>`` (32000) and ``<video>`` (32001), BOS ``<s>`` added to every prompt."""
+    from transformers import (
+        LlavaNextImageProcessor,
+        LlavaNextVideoConfig,
+        LlavaNextVideoForConditionalGeneration,
+        LlavaNextVideoProcessor,
+        LlavaNextVideoVideoProcessor,
+    )
+
+    from foilkit.testing.real_tokenizers import load_real_tokenizer
+
+    tokenizer = load_real_tokenizer("llama2")
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<image>", "<video>"]})
+    image_token_id, video_token_id = tokenizer.convert_tokens_to_ids(["<image>", "<video>"])
+    config = LlavaNextVideoConfig(
+        text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
+        vision_config=dict(VISION, model_type="clip_vision_model"),
+        video_token_id=video_token_id,
+        image_token_id=image_token_id,
+        spatial_pool_stride=2,
+        image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]],
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="default",
+    )
+    LlavaNextVideoForConditionalGeneration(config).save_pretrained(out)
+    LlavaNextVideoProcessor(
+        video_processor=LlavaNextVideoVideoProcessor(**SQUARE),
+        image_processor=LlavaNextImageProcessor(
+            **SQUARE, image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]]
+        ),
+        tokenizer=tokenizer,
+        chat_template=LLAVA_NEXT_VIDEO_VICUNA_CHAT_TEMPLATE,
+        patch_size=PATCH_SIZE,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+    ).save_pretrained(out)
+
+
+# --- BLIP ITM as the Hub's converted checkpoints lay it out ---------------------------------------
+
+
+BLIP_HUB_LAYOUT_INIT = 0.5  # weight standard deviation of build_tiny_blip_itm_hub_layout
+
+
+def build_tiny_blip_itm_hub_layout(out_dir: str | os.PathLike) -> Path:
+    """A tiny ``BlipForImageTextRetrieval`` with the vocabulary layout of ``Salesforce/blip-itm-*``.
+
+    BLIP's own tokenizer is bert-base-uncased plus ``[DEC]`` then ``[ENC]`` (salesforce/BLIP
+    ``models/blip.py``, ``init_tokenizer``); the Hub conversions keep both embedding rows
+    (``vocab_size`` 30524, ``bos_token_id`` = ``[DEC]`` = 30522) but save the plain BERT
+    tokenizer. Here too: the tokenizer has ``n`` tokens, ``[DEC]`` is row ``n`` (the text
+    config's ``bos_token_id``), ``[ENC]`` row ``n + 1``, and neither is in the tokenizer.
+    Weights are drawn with standard deviation 0.5 instead of 0.02: at 0.02 the ITM logits
+    hardly move with the image, so no way of pooling frames could change a decision.
+
+    Not in :data:`TINY_MODELS` (each registered family also needs a forward runner in
+    ``tests/test_tiny_models.py``); used by the BLIP fidelity tests of ``first_token="enc"``.
+    """
+    import torch
+    from transformers import (
+        BlipConfig,
+        BlipForImageTextRetrieval,
+        BlipImageProcessor,
+        BlipProcessor,
+    )
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(SEED)
+        tokenizer = _bert_tokenizer()
+        text = _text_config(
+            tokenizer,
+            vocab_size=len(tokenizer) + 2,
+            encoder_hidden_size=VISION["hidden_size"],
+            bos_token_id=len(tokenizer),
+            sep_token_id=tokenizer.sep_token_id,
+            initializer_range=BLIP_HUB_LAYOUT_INIT,
+        )
+        config = BlipConfig(
+            text_config=text,
+            vision_config=dict(VISION, initializer_range=BLIP_HUB_LAYOUT_INIT),
+            projection_dim=16,
+            image_text_hidden_size=16,
+            initializer_range=BLIP_HUB_LAYOUT_INIT,
+        )
+        BlipForImageTextRetrieval(config).save_pretrained(out)
+        image_processor = BlipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
+        BlipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(out)
+    return out

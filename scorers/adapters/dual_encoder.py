@@ -1,10 +1,26 @@
 """Image-text dual encoders (CLIP, SigLIP, SigLIP2, ...) applied to the frames of a view.
 
-The "CLIP zero-shot" baseline of the papers: every frame is embedded by the image tower. With
-``pooling="mean"`` (default) the view embedding is the re-normalised mean of the normalised
-frame embeddings (CLIP4Clip's mean pooling); with ``pooling="mean-of-similarities"`` the
-score is the mean over frames of each frame's cosine similarity to the text. Both are
-invariant to frame order, so a view and its reversal tie by construction.
+The "CLIP zero-shot" baseline of the papers: every frame is embedded by the image tower, and
+``pooling`` says how the frames' scores become the view's:
+
+``mean`` (default)
+    The view embedding is the re-normalised mean of the normalised frame embeddings (CLIP4Clip's
+    mean pooling); the score is its cosine similarity to the text.
+``mean-of-similarities``
+    The mean over frames of each frame's cosine similarity to the text.
+``softmax-mean``
+    ViLMA's ``models/image/run_clip.py`` (ilkerkesen/ViLMA@746912b, lines 144-155): per frame,
+    the model's logits ``logit_scale * cosine`` over the item's texts [caption, *foils],
+    softmax over those texts, then the mean over frames. The score is a probability
+    (``score_kind="probability"``) that depends on the other texts of its group. SigLIP's
+    logits add ``logit_bias`` and the model itself reads them through a sigmoid; here they go
+    through the same softmax over texts, so the bias cancels and the score is the share of the
+    frame's belief among the candidates, as for CLIP (ViLMA ran only CLIP).
+
+All three are invariant to frame order, so a view and its reversal tie by construction.
+``max_text_tokens`` truncates texts to that many tokens, special tokens included, keeping the
+end-of-text token as CLIP4Clip (``max_words``) and ``clip.tokenize`` do; ``None`` is the text
+tower's own limit (77 for CLIP).
 """
 
 from __future__ import annotations
@@ -18,37 +34,76 @@ from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import distinct_frames, pooled, text_max_length
 from foilkit.scorers.adapters.base import EmbeddingAdapter
 
-POOLINGS = ("mean", "mean-of-similarities")
+POOLINGS = ("mean", "mean-of-similarities", "softmax-mean")
 # Families whose ``AutoModel`` exposes ``get_image_features`` / ``get_text_features``.
 MODEL_TYPES = ("clip", "siglip", "siglip2", "chinese_clip", "metaclip_2", "altclip")
 # SigLIP towers were trained on texts padded to the full length; other families pad per batch.
 MAX_LENGTH_PADDING = ("siglip", "siglip2")
 
 
+def truncation_length(
+    max_text_tokens: int | None, model_limit: int | None, model_id: str
+) -> int | None:
+    """The text length to truncate at: ``max_text_tokens`` if given (checked against the model's
+    position limit), else the model's limit."""
+    if max_text_tokens is None:
+        return model_limit
+    if not isinstance(max_text_tokens, int) or max_text_tokens < 2:
+        raise ValueError(
+            "max_text_tokens must be an integer >= 2 (room for the start and end tokens), "
+            f"got {max_text_tokens!r}"
+        )
+    if model_limit is not None and max_text_tokens > model_limit:
+        raise ValueError(
+            f"max_text_tokens={max_text_tokens} exceeds {model_id}'s {model_limit} text positions"
+        )
+    return max_text_tokens
+
+
 @register_adapter("dual-encoder")
 class DualEncoderAdapter(EmbeddingAdapter):
-    """Frame-level image-text model; ``pooling`` is ``mean`` or ``mean-of-similarities``."""
+    """Frame-level image-text model; ``pooling`` is one of :data:`POOLINGS`."""
 
-    def __init__(self, model_id: str, *, pooling: str = "mean", **kwargs: Any):
+    options = ("pooling", "max_text_tokens")
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        pooling: str | None = None,
+        max_text_tokens: int | None = None,
+        **kwargs: Any,
+    ):
         super().__init__(model_id, **kwargs)
+        pooling = pooling or POOLINGS[0]
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; choose from {list(POOLINGS)}")
         from transformers import AutoModel, AutoProcessor
 
         self.pooling = pooling
+        self.score_kind = "probability" if pooling == "softmax-mean" else "similarity"
         self.model = self._load(AutoModel)
         processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
         self.image_processor, self.tokenizer = processor.image_processor, processor.tokenizer
         model_type = self.model.config.model_type
-        self._padding = "max_length" if model_type in MAX_LENGTH_PADDING else True
-        self._max_length = text_max_length(self.model.config)
+        self._pad_to_limit = model_type in MAX_LENGTH_PADDING
+        self._model_max_length = text_max_length(self.model.config)
+        self.max_text_tokens = max_text_tokens
+        self._max_length = truncation_length(max_text_tokens, self._model_max_length, model_id)
+        # the model's logit = logit_scale * cosine (+ logit_bias, SigLIP): softmax-mean's input
+        self.logit_scale = float(self.model.logit_scale.detach().float().exp())
 
     @classmethod
     def matches(cls, config: Any) -> bool:
         return getattr(config, "model_type", None) in MODEL_TYPES
 
     def describe(self) -> dict[str, Any]:
-        return {**super().describe(), "pooling": self.pooling}
+        return {
+            **super().describe(),
+            "pooling": self.pooling,
+            "max_text_tokens": self.max_text_tokens,
+            "text_truncation": self._max_length,
+        }
 
     @torch.inference_mode()
     def encode_views(self, frames: Sequence[torch.Tensor]) -> list[torch.Tensor]:
@@ -72,16 +127,26 @@ class DualEncoderAdapter(EmbeddingAdapter):
     def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
         inputs = self.tokenizer(
             list(texts),
-            padding=self._padding,
+            padding="max_length" if self._pad_to_limit else True,
             truncation=True,
             max_length=self._max_length,
             return_tensors="pt",
-        ).to(self.device)
+        )
+        if self._pad_to_limit and self._max_length != self._model_max_length:
+            # SigLIP pools the last position: truncate at max_text_tokens, pad to the full length
+            inputs = self.tokenizer.pad(
+                inputs, padding="max_length", max_length=self._model_max_length, return_tensors="pt"
+            )
+        inputs = inputs.to(self.device)
         return F.normalize(pooled(self.model.get_text_features(**inputs)).float(), dim=-1).cpu()
 
     def similarity(self, view: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
+        """One score per text of a group (caption and its foils) for a ``K x D`` view."""
         # elementwise products: each frame's similarity is computed alone, whatever the frame order
-        return _order_free_mean((texts.double()[:, None, :] * view.double()[None]).sum(-1), dim=1)
+        cosine = (texts.double()[:, None, :] * view.double()[None]).sum(-1)  # texts x frames
+        if self.pooling == "softmax-mean":  # per frame over the group's texts, then over frames
+            return _order_free_mean(torch.softmax(self.logit_scale * cosine, dim=0), dim=1)
+        return _order_free_mean(cosine, dim=1)
 
 
 def _order_free_mean(values: torch.Tensor, dim: int) -> torch.Tensor:

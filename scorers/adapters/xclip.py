@@ -4,6 +4,14 @@ X-CLIP's text embedding is conditioned on the video (its video-specific prompt g
 so it does not factorise into separately cached embeddings: each request is one forward of
 the model on the view and its texts, and the score is the cosine similarity behind its
 ``logits_per_video`` (the logit divided by the learned temperature).
+
+ViLMA's ``models/video/run_xclip.py`` (ilkerkesen/ViLMA@746912b, lines 131-140) scores with
+``logits_per_video`` itself, no softmax: ``logit_scale`` times this cosine, one positive
+constant per model, so every decision and every ranking is the same and no option is needed.
+The text embedding is the hidden state at the highest token id (HF's ``input_ids.argmax(-1)``),
+which is ``<|endoftext|>`` (49407) in CLIP's vocabulary, the end of the text. Texts are
+truncated to ``max_text_tokens`` tokens, the end-of-text token kept (``None``: the text tower's
+77 positions); ViLMA's collate function (``vl_bench/data.py``, lines 206-211) does not truncate.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ import torch
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import text_max_length
 from foilkit.scorers.adapters.base import RequestAdapter
+from foilkit.scorers.adapters.dual_encoder import truncation_length
 from foilkit.scorers.requests import TextScores, TextsRequest
 
 
@@ -35,8 +44,9 @@ class XClipAdapter(RequestAdapter):
     """X-CLIP video-text similarity."""
 
     score_kind = "similarity"
+    options = ("max_text_tokens",)
 
-    def __init__(self, model_id: str, **kwargs: Any):
+    def __init__(self, model_id: str, *, max_text_tokens: int | None = None, **kwargs: Any):
         super().__init__(model_id, **kwargs)
         from transformers import AutoModel, AutoProcessor
 
@@ -44,11 +54,21 @@ class XClipAdapter(RequestAdapter):
         processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
         self.image_processor, self.tokenizer = processor.image_processor, processor.tokenizer
         self.num_frames = self.model.config.vision_config.num_frames
-        self._max_length = text_max_length(self.model.config)
+        self.max_text_tokens = max_text_tokens
+        self._max_length = truncation_length(
+            max_text_tokens, text_max_length(self.model.config), model_id
+        )
 
     @classmethod
     def matches(cls, config: Any) -> bool:
         return getattr(config, "model_type", None) == "xclip"
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "max_text_tokens": self.max_text_tokens,
+            "text_truncation": self._max_length,
+        }
 
     @torch.inference_mode()
     def score(self, requests: Sequence[TextsRequest]) -> list[TextScores]:

@@ -25,10 +25,10 @@ FAMILIES = {
         "llava-next-video",
         {"mode": "likelihood"},
         "video-llm",
-        "probability",
+        "log_probability",
     ),
     "video-llm-choice": ("llava-next-video", {"mode": "choice"}, "video-llm", "probability"),
-    "qwen2-vl-likelihood": ("qwen2-vl", {"mode": "likelihood"}, "video-llm", "probability"),
+    "qwen2-vl-likelihood": ("qwen2-vl", {"mode": "likelihood"}, "video-llm", "log_probability"),
     "qwen2-vl-choice": ("qwen2-vl", {"mode": "choice"}, "video-llm", "probability"),
     "text-lm": ("gpt2", {}, "text-lm", "perplexity"),
 }

@@ -138,3 +138,11 @@ def test_the_readme_table_lists_every_published_paper_protocol():
     for (benchmark, family), protocol in PAPER.items():
         row = f"| {get_benchmark(benchmark).title} | `{family}`"
         assert (row in readme) == bool(protocol.reference), row
+
+
+def test_a_retrieval_pool_refuses_a_softmax_over_candidates(tiny_model, benchmark):
+    from foilkit.scorers.api import score_matrix
+
+    with pytest.raises(ValueError, match="a retrieval pool has none"):
+        score_matrix(tiny_model("clip"), benchmark, benchmark="vilma", num_workers=0,
+                     progress=False)  # fmt: skip

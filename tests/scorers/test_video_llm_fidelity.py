@@ -1,0 +1,404 @@
+"""The video LLM adapter sees what the real checkpoints see: score kinds and reductions, the
+frames' real time axis, and the token ids of the whole rendered chat template."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from foilkit.scorers.adapters import load_adapter
+from foilkit.scorers.adapters._features import token_logprobs
+from foilkit.scorers.adapters.video_llm import (
+    CHOICE_SYSTEM,
+    LETTERS,
+    LIKELIHOOD_QUESTION,
+    VideoLLMAdapter,
+    choice_question,
+    lmms_eval_question,
+)
+from foilkit.scorers.requests import TextScores, TextsRequest
+
+import foilkit
+from foilkit.testing.models import TOKENS_PER_SECOND, fidelity_model_path
+from foilkit.testing.real_tokenizers import has_real_tokenizer
+from foilkit.testing.videos import SyntheticScene, render_frames
+
+TEXTS = ("a red square moves to the left", "a red square moves to the right")
+INTERVAL = 0.75  # seconds between the sampled frames of the tests' views
+TIMESTAMPS = tuple(0.375 + INTERVAL * k for k in range(8))
+REAL_TOKENIZER_MODELS = {"llava-next-video-llama2": "llama2", "qwen2.5-vl-qwen3": "qwen3"}
+
+
+@pytest.fixture(scope="module")
+def frames() -> torch.Tensor:
+    scene = SyntheticScene(direction="left")
+    return torch.from_numpy(render_frames(scene, num_frames=8)).permute(0, 3, 1, 2).contiguous()
+
+
+def _path(name: str, tiny_model) -> str:
+    return (
+        tiny_model(name)
+        if name in ("llava-next-video", "qwen2-vl")
+        else str(fidelity_model_path(name))
+    )
+
+
+def _adapter(name: str, tiny_model, **options) -> VideoLLMAdapter:
+    return load_adapter(_path(name, tiny_model), device="cpu", **options)
+
+
+class ModelCalls:
+    """Records the keyword inputs of every forward of a model (a forward pre-hook)."""
+
+    def __init__(self, model: torch.nn.Module):
+        self.calls: list[dict] = []
+        self._handle = model.register_forward_pre_hook(self._record, with_kwargs=True)
+
+    def _record(self, module, args, kwargs):
+        self.calls.append(dict(kwargs))
+
+    def remove(self) -> None:
+        self._handle.remove()
+
+
+# --- score kinds and reductions ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "mode, kind", [("likelihood", "log_probability"), ("choice", "probability")]
+)
+def test_each_mode_declares_its_score_kind(mode, kind, tiny_model):
+    adapter = _adapter("llava-next-video", tiny_model, mode=mode)
+    assert adapter.score_kind == kind
+    assert adapter.describe()["score_kind"] == kind
+
+
+def test_likelihood_scores_pass_vilmas_metric(tiny_model, frames):
+    """ViLMA's metric refused likelihood scores declared as probabilities (-6.78 not in [0, 1])."""
+    from foilkit.metrics.proficiency_combined_accuracy.proficiency_combined_accuracy import (
+        proficiency_combined_accuracy,
+    )
+
+    adapter = _adapter("llava-next-video", tiny_model, mode="likelihood")
+    main, proficiency = adapter.score(
+        [TextsRequest(TEXTS, frames), TextsRequest(("a red square", "a blue square"), frames)]
+    )
+    assert all(score < 0 for score in main.scores + proficiency.scores)
+    result = proficiency_combined_accuracy(
+        [main.scores[0]], [[main.scores[1]]], [proficiency.scores[0]], [[proficiency.scores[1]]],
+        score_kind=adapter.score_kind, n_resamples=0,
+    )  # fmt: skip
+    assert 0.0 <= result["combined_accuracy"] <= 1.0
+
+
+def test_reduction_is_a_likelihood_option(tiny_model):
+    assert (
+        _adapter("llava-next-video", tiny_model, mode="likelihood").describe()["reduction"]
+        == "mean"
+    )
+    summed = _adapter("llava-next-video", tiny_model, mode="likelihood", reduction="sum")
+    assert summed.describe()["reduction"] == "sum"
+    with pytest.raises(ValueError, match="likelihood mode only"):
+        _adapter("llava-next-video", tiny_model, mode="choice", reduction="mean")
+    with pytest.raises(ValueError, match="unknown reduction 'max'"):
+        _adapter("llava-next-video", tiny_model, mode="likelihood", reduction="max")
+
+
+def test_prompt_and_continuation_belong_to_their_modes(tiny_model):
+    choice = _adapter("llava-next-video", tiny_model, mode="choice", prompt="lmms-eval")
+    assert choice.describe()["prompt_name"] == "lmms-eval"
+    assert _adapter("llava-next-video", tiny_model, mode="choice").describe()["prompt_name"] == (
+        "vitatecs"
+    )
+    turn = _adapter("llava-next-video", tiny_model, mode="likelihood", continuation="turn")
+    assert turn.describe()["continuation"] == "turn"
+    with pytest.raises(ValueError, match="choice mode only"):
+        _adapter("llava-next-video", tiny_model, mode="likelihood", prompt="lmms-eval")
+    with pytest.raises(ValueError, match="likelihood mode only"):
+        _adapter("llava-next-video", tiny_model, mode="choice", continuation="turn")
+    with pytest.raises(ValueError, match="unknown prompt 'mvbench'"):
+        _adapter("llava-next-video", tiny_model, mode="choice", prompt="mvbench")
+
+
+def test_lmms_eval_question_is_its_vitatecs_task():
+    """``lmms_eval/tasks/vitatecs/utils.py``: options capitalised with a full stop, one per line,
+    then the task's ``post_prompt``."""
+    assert lmms_eval_question(["a man opens the door", "A man closes the Door."]) == (
+        "Which of the following best describes the content of the video: \n(A) A man opens the "
+        "door. \n(B) A man closes the door.\nPlease response with a single letter (A or B):"
+    )
+
+
+def _reference_loss(
+    adapter: VideoLLMAdapter, frames: torch.Tensor, text: str, turn: bool
+) -> tuple[float, int]:
+    """lmms-eval's ``loglikelihood`` for a video LLM (``llava_hf.py``): one forward over the
+    prompt with the answer, ``labels`` masking the prompt, the model's mean cross-entropy (and
+    the token count). lmms-eval scores the whole turn (``turn``); foilkit's default the text."""
+    messages = [
+        {
+            "role": "user",
+            "content": [{"type": "video"}, {"type": "text", "text": LIKELIHOOD_QUESTION}],
+        }
+    ]
+    prompt = adapter.processor.apply_chat_template(
+        messages, add_generation_prompt=True, tokenize=False
+    )
+    answered = adapter.processor.apply_chat_template(
+        messages + [{"role": "assistant", "content": [{"type": "text", "text": text}]}],
+        add_generation_prompt=False,
+        tokenize=False,
+    )
+    answer = answered[len(prompt) :]
+    if not turn:
+        answer = answer[: answer.index(text) + len(text)]  # the answer's tokens only
+    inputs = adapter.processor(text=[prompt + answer], videos=[frames], return_tensors="pt")
+    count = len(adapter.tokenizer(prompt + answer)["input_ids"]) - len(
+        adapter.tokenizer(prompt)["input_ids"]
+    )
+    labels = inputs["input_ids"].clone()
+    labels[:, :-count] = -100
+    with torch.inference_mode():
+        return float(adapter.model(**inputs, labels=labels).loss), count
+
+
+@pytest.mark.parametrize("name", ["llava-next-video", "qwen2-vl"])
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("continuation", ["answer", "turn"])
+def test_reductions_give_the_reference_numbers(name, reduction, continuation, tiny_model, frames):
+    adapter = _adapter(
+        name, tiny_model, mode="likelihood", reduction=reduction, continuation=continuation
+    )
+    scored = adapter.score([TextsRequest(TEXTS, frames)])[0]
+    for position, text in enumerate(TEXTS):
+        loss, count = _reference_loss(adapter, frames, text, continuation == "turn")
+        expected = -loss if reduction == "mean" else -loss * count
+        assert scored.scores[position] == pytest.approx(expected, abs=1e-4)
+        assert scored.details["num_tokens"][position] == count
+
+
+# --- the time axis -------------------------------------------------------------------------------
+
+
+def _video_positions(adapter: VideoLLMAdapter, call: dict) -> torch.Tensor:
+    """The temporal position ids of the video tokens of a recorded prefix forward."""
+    model = adapter.model.model
+    keys = (
+        "input_ids",
+        "mm_token_type_ids",
+        "video_grid_thw",
+        "second_per_grid_ts",
+        "attention_mask",
+    )
+    positions, _ = model.get_rope_index(**{key: call.get(key) for key in keys})
+    video = call["input_ids"][0] == adapter.model.config.video_token_id
+    return positions[0, 0, video]
+
+
+@pytest.mark.parametrize("order", ["forward", "reversed", "shuffled"])
+def test_qwen2_5_vl_temporal_ids_follow_the_real_frame_spacing(order, tiny_model, frames):
+    adapter = _adapter("qwen2.5-vl", tiny_model, mode="likelihood")
+    shown = {
+        "forward": np.arange(8),
+        "reversed": np.arange(8)[::-1],
+        "shuffled": np.array([3, 0, 7, 1, 6, 2, 5, 4]),
+    }[order]
+    request = TextsRequest(
+        TEXTS, frames[shown.copy()], timestamps=tuple(np.array(TIMESTAMPS)[shown])
+    )
+    calls = ModelCalls(adapter.model)
+    adapter.score([request])
+    calls.remove()
+    prefix = next(call for call in calls.calls if call.get("pixel_values_videos") is not None)
+    # 2 frames a temporal patch, 0.75 s apart: 1.5 s a patch, whatever order they are shown in
+    assert prefix["second_per_grid_ts"].tolist() == pytest.approx([2 * INTERVAL])
+    steps = torch.unique(_video_positions(adapter, prefix)).diff()
+    assert (
+        steps.tolist() == [int(TOKENS_PER_SECOND * 2 * INTERVAL)] * 3
+    )  # increasing, at the real rate
+
+
+def test_qwen2_vl_temporal_ids_count_temporal_patches(tiny_model, frames):
+    """Qwen2-VL has no time axis (one temporal id per temporal patch); the metadata leaves it so."""
+    adapter = _adapter("qwen2-vl", tiny_model, mode="likelihood")
+    calls = ModelCalls(adapter.model)
+    adapter.score([TextsRequest(TEXTS, frames, timestamps=TIMESTAMPS)])
+    calls.remove()
+    prefix = next(call for call in calls.calls if call.get("pixel_values_videos") is not None)
+    assert "second_per_grid_ts" not in prefix
+    assert torch.unique(_video_positions(adapter, prefix)).diff().tolist() == [1, 1, 1]
+
+
+def _engine_timestamps(control, tiny_model, benchmark, monkeypatch) -> dict:
+    """The timestamps of each request the engine builds, by (texts, frame count)."""
+    seen: dict = {}
+
+    def capture(self, requests):
+        for request in requests:
+            assert request.timestamps is not None and len(request.timestamps) == len(request.frames)
+            seen[request.texts] = np.array(request.timestamps)
+        return [TextScores(tuple(-1.0 for _ in request.texts)) for request in requests]
+
+    monkeypatch.setattr(VideoLLMAdapter, "score", capture)
+    foilkit.score(
+        tiny_model("llava-next-video"), benchmark, mode="likelihood", control=control,
+        num_workers=0, progress=False, frames=4,
+    )  # fmt: skip
+    return seen
+
+
+@pytest.mark.parametrize("control", ["reversed", "shuffled"])
+def test_the_engine_gives_requests_the_frames_real_timestamps(
+    control, tiny_model, benchmark, monkeypatch
+):
+    plain = _engine_timestamps(None, tiny_model, benchmark, monkeypatch)
+    controlled = _engine_timestamps(control, tiny_model, benchmark, monkeypatch)
+    assert plain and plain.keys() == controlled.keys()
+    for texts, times in plain.items():
+        assert len(times) == 4
+        assert (np.diff(times) > 0).all() or (
+            np.diff(times) < 0
+        ).all()  # RTime rows show reversed views
+        if control == "reversed":  # each frame keeps its own time, in the order shown
+            assert controlled[texts].tolist() == times[::-1].tolist()
+        else:
+            assert sorted(controlled[texts]) == sorted(times)
+
+
+# --- token ids: the whole rendered prompt, tokenized at once --------------------------------------
+
+
+def _needs(name: str) -> None:
+    tokenizer = REAL_TOKENIZER_MODELS.get(name)
+    if tokenizer is not None and not has_real_tokenizer(tokenizer):
+        pytest.skip(f"real {tokenizer} tokenizer not fetched (./dev.sh test fetches it)")
+
+
+def _whole_prompts(adapter: VideoLLMAdapter) -> list[str]:
+    """The rendered chat template the model should see, one per model input, built here from
+    ``apply_chat_template`` alone: likelihood = prompt + each text as the template writes an
+    answer (to the text's end, or the turn's); choice = the system prompt (VITATECS') and
+    question, in each order of the options."""
+    processor = adapter.processor
+    if adapter.mode == "likelihood":
+        messages = [
+            {
+                "role": "user",
+                "content": [{"type": "video"}, {"type": "text", "text": LIKELIHOOD_QUESTION}],
+            }
+        ]
+        prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+        whole = []
+        for text in TEXTS:
+            answered = processor.apply_chat_template(
+                messages + [{"role": "assistant", "content": [{"type": "text", "text": text}]}],
+                add_generation_prompt=False,
+                tokenize=False,
+            )
+            assert answered.startswith(prompt)
+            end = answered.index(text, len(prompt)) + len(text)
+            whole.append(answered if adapter.continuation == "turn" else answered[:end])
+        return whole
+    system = {
+        "role": "system",
+        "content": [{"type": "text", "text": CHOICE_SYSTEM.format(count="two")}],
+    }
+    vitatecs = adapter.prompt == "vitatecs"
+    question = choice_question if vitatecs else lmms_eval_question
+    return [
+        processor.apply_chat_template(
+            [system] * vitatecs
+            + [
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "video"},
+                        {"type": "text", "text": question(order)},
+                    ],
+                },
+            ],
+            add_generation_prompt=True,
+            tokenize=False,
+        )
+        for order in (TEXTS, TEXTS[::-1])
+    ]
+
+
+@pytest.mark.parametrize("name", [*REAL_TOKENIZER_MODELS, "llava-next-video", "qwen2.5-vl"])
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"mode": "likelihood"},
+        {"mode": "likelihood", "continuation": "turn"},
+        {"mode": "choice"},
+        {"mode": "choice", "prompt": "lmms-eval"},
+    ],
+    ids=["likelihood", "likelihood-turn", "choice", "choice-lmms-eval"],
+)
+def test_the_model_sees_the_whole_prompts_token_ids(name, options, tiny_model, frames):
+    _needs(name)
+    adapter = _adapter(name, tiny_model, **options)
+    calls = ModelCalls(adapter.model)
+    adapter.score([TextsRequest(TEXTS, frames, timestamps=TIMESTAMPS)])
+    calls.remove()
+    prefixes = [call for call in calls.calls if call.get("pixel_values_videos") is not None]
+    assert len(prefixes) == 1  # the video prefix is encoded once for the view
+    prefix_ids = prefixes[0]["input_ids"][0].tolist()
+    continuations = [
+        call["input_ids"][0].tolist()
+        for call in calls.calls
+        if call.get("past_key_values") is not None
+    ]
+    wholes = _whole_prompts(adapter)
+    assert len(continuations) == len(wholes)
+    for whole, continuation in zip(wholes, continuations):
+        expected = adapter.processor(text=[whole], videos=[frames], return_tensors="pt")[
+            "input_ids"
+        ][0]
+        assert prefix_ids + continuation == expected.tolist()
+
+
+def test_a_merge_across_the_split_is_scored_whole(tiny_model, frames, monkeypatch):
+    """Where the prefix's last token and the continuation's first merge, ids still equal the
+    whole prompt's: that text runs in one forward."""
+    adapter = _adapter("qwen2.5-vl", tiny_model, mode="likelihood")
+    prefix = adapter.prompt_texts(TEXTS)[0] + "a red squ"
+    monkeypatch.setattr(adapter, "prompt_texts", lambda texts: (prefix, ["are moves to the left"]))
+    prefix_ids, whole_ids = adapter.encode(prefix), adapter.encode(prefix + "are moves to the left")
+    assert whole_ids[: len(prefix_ids)] != prefix_ids  # "squ" + "are" is one token whole
+    scored = adapter.score([TextsRequest(TEXTS[:1], frames, timestamps=TIMESTAMPS)])[0]
+    common = next(i for i, (a, b) in enumerate(zip(prefix_ids, whole_ids)) if a != b)
+    inputs = adapter.model_inputs(
+        TextsRequest(TEXTS[:1], frames, timestamps=TIMESTAMPS), prefix + "are moves to the left"
+    )
+    with torch.inference_mode():
+        logits = adapter.model(**inputs).logits[0]
+    count = len(whole_ids) - common
+    expected = token_logprobs(logits[-count - 1 : -1], inputs["input_ids"][0, -count:])
+    assert scored.details["num_tokens"][0] == count
+    assert scored.details["logprob_sum"][0] == pytest.approx(float(expected.sum()), abs=1e-4)
+
+
+@pytest.mark.parametrize("name", REAL_TOKENIZER_MODELS)
+def test_option_letters_are_the_templates_single_answer_tokens(name, tiny_model):
+    _needs(name)
+    adapter = _adapter(name, tiny_model, mode="choice")
+    messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Q"}]}]
+    prompt = adapter.processor.apply_chat_template(
+        messages, add_generation_prompt=True, tokenize=False
+    )
+    prompt_ids = adapter.tokenizer(prompt)["input_ids"]
+    for index, letter in enumerate(LETTERS[:5]):
+        answered = adapter.processor.apply_chat_template(
+            messages + [{"role": "assistant", "content": [{"type": "text", "text": letter}]}],
+            add_generation_prompt=False,
+            tokenize=False,
+        )
+        ids = adapter.tokenizer(answered)["input_ids"]
+        assert ids[: len(prompt_ids)] == prompt_ids
+        token = ids[len(prompt_ids)]
+        assert adapter.tokenizer.decode([token]).strip() == letter  # one token spells the letter
+        assert token in adapter._letter_ids[index]
+        assert all(
+            len(adapter.tokenizer.decode([t]).strip()) == 1 for t in adapter._letter_ids[index]
+        )
