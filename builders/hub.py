@@ -1,9 +1,12 @@
 """Export a benchmark in the Hub layout, and push that layout to the Hub.
 
-The layout: ``<config>/<split>-NNNNN-of-NNNNN.parquet`` for every config and split, plus a
-README.md dataset card whose YAML ``configs:`` maps each config to its files, so
+The layout: ``<config>/<split>-NNNNN-of-NNNNN.parquet`` for every config and split, a README.md
+dataset card whose YAML ``configs:`` maps each config to its files (so
 ``datasets.load_dataset(folder_or_repo, "<config>")`` reads it back offline with the same
-features (``Video``, lists). Videos stay out unless the caller opts in (``embed_videos=True``):
+features: ``Video``, lists) and whose ``dataset_info`` gives every split's size (``datasets``
+keys a local folder's cache on that YAML: without the sizes a re-export into the same folder
+would load the earlier rows), and ``eval.yaml``, which registers the benchmark's tasks with the
+Hub's leaderboards (see :data:`HUB_TASKS`). Videos stay out unless the caller opts in (``embed_videos=True``):
 the ``video`` column then stores paths relative to the video root, re-attachable with
 ``foilkit.attach_videos``.
 """
@@ -13,7 +16,11 @@ from __future__ import annotations
 import logging
 import math
 import os
-from collections.abc import Sequence
+import re
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +63,17 @@ def export(
     names = list(configs) if configs else builder_class(name).export_configs()
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    exported = []
+    with library_progress_bars(enabled=False):
+        return _export(name, out, names, video_root, on_missing, annotations, embed_videos,
+                       cache_dir, config_options)  # fmt: skip
+
+
+def _export(
+    name: str, out: Path, names: Sequence[str], video_root: str | os.PathLike | None,
+    on_missing: str, annotations: str | os.PathLike | None, embed_videos: bool,
+    cache_dir: str | os.PathLike | None, config_options: Mapping[str, Any],
+) -> Path:  # fmt: skip
+    exported, sizes = [], {}
     for config in names:
         builder = load_builder(
             name, config, video_root=video_root, on_missing=on_missing, annotations=annotations,
@@ -68,13 +85,288 @@ def export(
             files[split] = _write_split(dataset, out, config, split, embed_videos=embed_videos)
             rows[split] = dataset.num_rows
             videos[split] = len(set(dataset["video_path"]))
+            sizes[config, split] = (dataset.num_rows, dataset.data.nbytes)
         exported.append(ExportedConfig(builder, rows, videos, files))
         for line in builder.build_summary():
             logger.info("%s: %s", config, line)
-    (out / "README.md").write_text(
-        card_text(name, exported, embed_videos=embed_videos), encoding="utf-8"
-    )
+    card = card_text(name, exported, embed_videos=embed_videos)
+    (out / "README.md").write_text(complete_card(card, name, out, sizes), encoding="utf-8")
+    write_eval_yaml(out, name, {config: list(splits) for config in names})
     return out
+
+
+@contextmanager
+def library_progress_bars(*, enabled: bool) -> Iterator[None]:
+    """Switch the progress bars of ``datasets``, ``huggingface_hub`` and (when imported)
+    ``transformers`` on or off for the block ("Creating parquet from Arrow format",
+    "Generating test split", "Loading weights"), and restore them after.
+
+    foilkit's commands show their own progress (one line per phase when stderr is no terminal);
+    the libraries' bars are noise there, and ``--no-progress`` could not silence them.
+    """
+    from huggingface_hub import utils as hub_utils
+
+    libraries = [datasets.utils.logging]
+    if "transformers" in sys.modules:
+        from transformers.utils import logging as transformers_logging
+
+        libraries.append(transformers_logging)
+    before = [library.is_progress_bar_enabled() for library in libraries]
+    hub_before = not hub_utils.are_progress_bars_disabled()
+    switch = "enable_progress_bar" if enabled else "disable_progress_bar"
+    for library in libraries:
+        getattr(library, switch)()
+    (hub_utils.enable_progress_bars if enabled else hub_utils.disable_progress_bars)()
+    try:
+        yield
+    finally:
+        for library, was in zip(libraries, before, strict=True):
+            (library.enable_progress_bar if was else library.disable_progress_bar)()
+        (hub_utils.enable_progress_bars if hub_before else hub_utils.disable_progress_bars)()
+
+
+# --- what the Hub reads beyond the features -------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CardMetadata:
+    """A benchmark's dataset-card metadata for the Hub: task categories, sources, paper."""
+
+    task_categories: tuple[str, ...]
+    source_datasets: tuple[str, ...]
+    paper: str
+
+
+#: Per benchmark: Hub task categories, the datasets its videos come from, the paper's address.
+CARD_METADATA: dict[str, CardMetadata] = {
+    "vitatecs": CardMetadata(
+        ("zero-shot-classification", "video-text-to-text"),
+        ("extended|MSR-VTT", "extended|VATEX"), "https://arxiv.org/abs/2311.17404",
+    ),
+    "vilma": CardMetadata(
+        ("zero-shot-classification", "video-text-to-text"),
+        ("extended|VidSitu", "extended|COIN", "extended|YouCook2", "extended|RareAct",
+         "extended|QUVA", "extended|STAR", "extended|Something-Something-v2"),
+        "https://arxiv.org/abs/2311.07022",
+    ),
+    "rtime": CardMetadata(
+        ("text-retrieval", "zero-shot-classification"), ("original",),
+        "https://github.com/qyr0403/Reversed-in-Time",
+    ),
+    "contrast_sets": CardMetadata(
+        ("multiple-choice", "zero-shot-classification"), ("extended|MSR-VTT",),
+        "https://aclanthology.org/2022.naacl-main.261",
+    ),
+    "synthetic": CardMetadata(("zero-shot-classification", "video-text-to-text"), ("original",), ""),
+}  # fmt: skip
+
+
+def size_category(rows: int) -> str:
+    """The Hub's ``size_categories`` value for ``rows`` rows."""
+    for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
+                         (1_000_000, "100K<n<1M")):  # fmt: skip
+        if rows < bound:
+            return label
+    return "1M<n<10M"
+
+
+def complete_card(
+    card: str, name: str, folder: Path, sizes: Mapping[tuple[str, str], tuple[int, int]]
+) -> str:
+    """``card`` with split sizes in ``dataset_info``, task/size categories, sources and paper link.
+
+    ``sizes``: (config, split) -> (rows, in-memory bytes). The split sizes are what makes
+    ``datasets`` see a re-export into the same folder as a new dataset.
+    """
+    from huggingface_hub import DatasetCard
+
+    parsed = DatasetCard(card)
+    data = parsed.data
+    infos = data.get("dataset_info") or []
+    for info in [infos] if isinstance(infos, dict) else infos:
+        config = info.get("config_name", "default")
+        splits = [
+            (split, rows, nbytes) for (c, split), (rows, nbytes) in sizes.items() if c == config
+        ]
+        info["splits"] = [{"name": split, "num_bytes": nbytes, "num_examples": rows}
+                          for split, rows, nbytes in splits]  # fmt: skip
+        info["download_size"] = sum(
+            path.stat().st_size for path in (folder / config).glob("*.parquet")
+        )
+        info["dataset_size"] = sum(nbytes for _, _, nbytes in splits)
+    metadata = CARD_METADATA.get(name)
+    largest = max((rows for rows, _ in sizes.values()), default=0)
+    data.size_categories = [size_category(largest)]
+    if metadata is not None:
+        data.task_categories = list(metadata.task_categories)
+        data.source_datasets = list(metadata.source_datasets)
+    text = f"---\n{data.to_yaml()}\n---\n{parsed.text}"
+    if metadata is not None and metadata.paper:
+        title, _, rest = text.partition("\n# ")
+        heading, _, body = rest.partition("\n")
+        text = f"{title}\n# {heading}\n\nPaper: {metadata.paper}\n{body}"
+    return text
+
+
+# --- eval.yaml: the benchmark's tasks on the Hub ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HubTask:
+    """One leaderboard task of a benchmark: a number a run reports, under a stable id.
+
+    ``config`` is the dataset config holding the task's items (``eval.yaml``'s ``config``);
+    ``sources`` are where a run's ``results.json`` holds the value, tried in order:
+    ``(run config, group or None for the config's overall result, result key)``. A task whose
+    value is the mean of other tasks (ViLMA's Table 2 ``Avg.``) names them in ``mean_of``.
+    """
+
+    id: str
+    config: str
+    description: str
+    sources: tuple[tuple[str, str | None, str], ...] = ()
+    mean_of: tuple[str, ...] = ()
+
+
+def _aspect_tasks(aspects: Sequence[str], what: str) -> tuple[HubTask, ...]:
+    return (
+        *(HubTask(aspect, aspect, f"{what} accuracy on the {aspect} aspect (a tie counts as wrong)",
+                  ((aspect, None, "macro_accuracy"), ("all", aspect, "accuracy")))
+          for aspect in aspects),
+        HubTask("average", "all", f"{what}: mean of the per-aspect accuracies (Avg.)",
+                (("all", None, "macro_accuracy"),)),
+    )  # fmt: skip
+
+
+VILMA_TESTS = (
+    "action_counting",
+    "situation_awareness",
+    "change_of_state",
+    "rare_actions",
+    "spatial_relations",
+)
+
+#: The documented task ids of each benchmark (values are percentages, higher is better).
+#: VITATECS: one per aspect and ``average``; ViLMA: one per test (P+T, Table 2) and ``average``
+#: (their mean, Table 2's ``Avg.``); RTime: ``origin_t2v_r1``, ``origin_v2t_r1``,
+#: ``hard_t2v_r1``, ``hard_v2t_r1``, ``binary_t2v``, ``binary_v2t``; contrast sets: one per
+#: foil type (``verb_lm``, ``verb_human``, ``gender``, ``random``).
+HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
+    "vitatecs": _aspect_tasks(
+        ("direction", "intensity", "sequence", "localization", "compositionality", "type"),
+        "VITATECS",
+    ),
+    "vilma": (
+        *(HubTask(test, test, f"ViLMA {test.replace('_', ' ')}: combined proficiency and main test "
+                  "accuracy (P+T)",
+                  ((test, None, "macro_combined_accuracy" if test == "change_of_state"
+                    else "combined_accuracy"),))
+          for test in VILMA_TESTS),
+        HubTask("average", "action_counting", "ViLMA: mean P+T over the five tests (Table 2 Avg.)",
+                mean_of=VILMA_TESTS),
+    ),
+    "rtime": (
+        *(HubTask(f"{config}_{direction}_r1", config,
+                  f"RTime-{config.title()} {direction.upper()} recall@1",
+                  ((config, None, f"{direction}_r1"),))
+          for config in ("origin", "hard") for direction in ("t2v", "v2t")),
+        *(HubTask(f"binary_{direction}", "binary", f"RTime-Binary {direction.upper()} accuracy",
+                  (("binary", None, f"{direction}_accuracy"),))
+          for direction in ("t2v", "v2t")),
+    ),
+    "contrast_sets": tuple(
+        HubTask(name, name, f"MSR-VTT contrast set {name}: 5-way multiple-choice accuracy",
+                ((name, None, "accuracy"),))
+        for name in ("verb_lm", "verb_human", "gender", "random")
+    ),
+    "synthetic": _aspect_tasks(("direction", "order", "speed"), "foilkit synthetic benchmark"),
+}  # fmt: skip
+
+#: What the Hub accepts as a task id (letters, digits, ``_``, ``-``, ``.``; no spaces).
+TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+EVAL_YAML = "eval.yaml"
+EVAL_YAML_KEYS = ("name", "description", "evaluation_framework", "tasks")
+
+
+def eval_yaml(name: str, splits: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """``eval.yaml`` of an export of benchmark ``name`` whose configs have ``splits``.
+
+    Lists the tasks of :data:`HUB_TASKS` whose values the exported configs can give (a task
+    averaging others needs all of them), each with its config and the split it is scored on.
+    """
+    from foilkit.benchmarks import get_benchmark
+
+    benchmark = get_benchmark(name)
+    split = benchmark.split
+    listed = {
+        task.id: task
+        for task in HUB_TASKS[name]
+        if task.config in splits and split in splits[task.config] and not task.mean_of
+    }
+    for task in HUB_TASKS[name]:
+        if task.mean_of and all(part in listed for part in task.mean_of):
+            listed[task.id] = task
+    ordered = [task for task in HUB_TASKS[name] if task.id in listed]
+    document = {
+        "name": benchmark.title,
+        "description": f"{benchmark.title}, exported by foilkit: {benchmark.paper_table}. "
+        "Task values are percentages; higher is better.",
+        "evaluation_framework": "foilkit",
+        "tasks": [{"id": task.id, "config": task.config, "split": split} for task in ordered],
+    }
+    validate_eval_yaml(document, splits)
+    return document
+
+
+def validate_eval_yaml(document: Mapping[str, Any], splits: Mapping[str, Sequence[str]]) -> None:
+    """Raise ``ValueError`` where ``document`` breaks the Hub's ``eval.yaml`` rules.
+
+    The rules (Hub docs "Evaluation Results", Inspect AI's task format): the keys ``name``,
+    ``description``, ``evaluation_framework`` (non-empty strings) and ``tasks``, a non-empty
+    list of ``{id, config, split}`` with unique ids of the allowed characters, each naming a
+    config and split the dataset has.
+    """
+    for key in EVAL_YAML_KEYS[:3]:
+        if not isinstance(document.get(key), str) or not document[key]:
+            raise ValueError(
+                f"eval.yaml: {key!r} must be a non-empty string, got {document.get(key)!r}"
+            )
+    tasks = document.get("tasks")
+    if not isinstance(tasks, list) or not tasks:
+        raise ValueError(f"eval.yaml: 'tasks' must be a non-empty list, got {tasks!r}")
+    seen = set()
+    for index, task in enumerate(tasks):
+        if not isinstance(task, Mapping) or set(task) != {"id", "config", "split"}:
+            raise ValueError(f"eval.yaml: tasks[{index}] = {task!r} is not {{id, config, split}}")
+        if not isinstance(task["id"], str) or not TASK_ID.match(task["id"]) or task["id"] in seen:
+            raise ValueError(
+                f"eval.yaml: tasks[{index}].id = {task['id']!r} is invalid or repeated"
+            )
+        seen.add(task["id"])
+        if task["config"] not in splits or task["split"] not in splits[task["config"]]:
+            raise ValueError(
+                f"eval.yaml: tasks[{index}] names config {task['config']!r} split "
+                f"{task['split']!r}, which the dataset does not have ({dict(splits)})"
+            )
+
+
+def write_eval_yaml(
+    folder: str | os.PathLike, name: str, splits: Mapping[str, Sequence[str]]
+) -> Path | None:
+    """Write ``folder/eval.yaml`` for benchmark ``name`` (see :func:`eval_yaml`).
+
+    An export holding no task's config (e.g. one ViLMA subtest) gets none (and loses an
+    earlier export's): returns ``None`` then.
+    """
+    import yaml
+
+    path = Path(folder) / EVAL_YAML
+    path.unlink(missing_ok=True)
+    if not any(task.config in splits for task in HUB_TASKS[name] if not task.mean_of):
+        logger.info("no leaderboard task among the configs %s: no %s", sorted(splits), EVAL_YAML)
+        return None
+    path.write_text(yaml.safe_dump(eval_yaml(name, splits), sort_keys=False), encoding="utf-8")
+    return path
 
 
 def _write_split(
@@ -141,7 +433,8 @@ def push_to_hub(
     """Upload an :func:`export` folder as dataset repository ``repo_id``; returns the commit URL.
 
     The token defaults to the environment (``HF_TOKEN`` or the cached login). Exactly the
-    exported layout is uploaded: README.md and the parquet files its ``configs`` list.
+    exported layout is uploaded: README.md, eval.yaml and the parquet files the card's
+    ``configs`` list.
     """
     from huggingface_hub import DatasetCard, HfApi
 
@@ -170,6 +463,10 @@ def push_to_hub(
         repo_type="dataset",
         revision=revision,
         commit_message=commit_message,
-        allow_patterns=["README.md", *files],
+        allow_patterns=[
+            "README.md",
+            *([EVAL_YAML] if (folder / EVAL_YAML).is_file() else []),
+            *files,
+        ],
     )
     return str(commit)

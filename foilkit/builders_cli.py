@@ -8,11 +8,30 @@ foilkit build rtime --out exports/rtime --video-root ~/rtime --push-to-hub me/rt
 from __future__ import annotations
 
 import argparse
+import sys
+import textwrap
 
 from foilkit.builders import BUILDERS  # light: the builder modules are imported on first use
 
 
+def video_layouts() -> str:
+    """Each benchmark's video layout under ``--video-root``, as its dataset card gives it."""
+    from foilkit.builders import builder_class
+
+    lines = [
+        "video layout under --video-root (videos are never downloaded; see each dataset card):"
+    ]
+    for name in sorted(BUILDERS):
+        layout = builder_class(name).VIDEO_LAYOUT.replace("`", "")
+        lines.append(
+            textwrap.fill(layout, 96, initial_indent=f"  {name}: ", subsequent_indent="    ")
+        )
+    return "\n".join(lines)
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter  # the layouts as written
+    parser.epilog = video_layouts()
     parser.add_argument("benchmark", choices=sorted(BUILDERS), help="which benchmark to build")
     parser.add_argument(
         "--config",
@@ -24,9 +43,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", required=True, help="folder to write the parquet files and README.md into"
     )
-    parser.add_argument(
-        "--video-root", help="folder holding the videos in the layout the dataset card gives"
-    )
+    parser.add_argument("--video-root", help="folder that relative video paths are relative to")
     parser.add_argument(
         "--on-missing",
         choices=("error", "skip", "keep"),
@@ -38,7 +55,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="local folder with the annotation files (default: download "
         "them from the upstream repository at the pinned commit)",
     )
-    parser.add_argument("--cache-dir", help="datasets cache folder (default: the datasets default)")
+    parser.add_argument(
+        "--datasets-cache", help="datasets cache folder (default: the datasets default)"
+    )
+    # Deprecated: --cache-dir is the embedding cache in score/evaluate; one meaning per flag name.
+    parser.add_argument("--cache-dir", dest="legacy_cache_dir", help=argparse.SUPPRESS)
     parser.add_argument(
         "--embed-videos",
         action="store_true",
@@ -59,8 +80,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="contrast sets gender/random: the MSR-VTT multiple-choice file",
     )
     parser.add_argument(
-        "--seed", type=int, help="contrast sets gender: seed of the gender-swap draws (default 0)"
+        "--foil-seed",
+        type=int,
+        help="contrast sets gender: seed of the gender-swap draws (default 0)",
     )
+    # Deprecated: --seed is the frame seed (shuffled control, sampling) in score/evaluate.
+    parser.add_argument("--seed", dest="legacy_seed", type=int, help=argparse.SUPPRESS)
     parser.add_argument(
         "--push-to-hub",
         metavar="REPO_ID",
@@ -81,9 +106,21 @@ def _benchmark_options(args: argparse.Namespace) -> dict:
         options["validity_filter"] = False
     if args.multiple_choice_file is not None:
         options["multiple_choice_file"] = args.multiple_choice_file
-    if args.seed is not None:
-        options["seed"] = args.seed
+    seed = args.foil_seed if args.foil_seed is not None else args.legacy_seed
+    if seed is not None:
+        options["seed"] = seed
     return options
+
+
+def _legacy_flags(args: argparse.Namespace) -> None:
+    """Accept the old names (--cache-dir, --seed) once more, saying what they are now."""
+    if args.legacy_cache_dir is not None:
+        print("foilkit build: --cache-dir is now --datasets-cache (--cache-dir names the "
+              "embedding cache in score/evaluate)", file=sys.stderr)  # fmt: skip
+        args.datasets_cache = args.datasets_cache or args.legacy_cache_dir
+    if args.legacy_seed is not None:
+        print("foilkit build: --seed is now --foil-seed (--seed is the frame seed in "
+              "score/evaluate)", file=sys.stderr)  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -91,24 +128,24 @@ def run(args: argparse.Namespace) -> int:
 
     from foilkit.builders.hub import export, push_to_hub
 
+    _legacy_flags(args)
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(message)s"))
     package_logger = logging.getLogger("foilkit")
     package_logger.addHandler(handler)
     package_logger.setLevel(logging.INFO)
-    out = export(
-        args.benchmark,
-        args.out,
-        args.configs,
-        video_root=args.video_root,
-        on_missing=args.on_missing,
-        annotations=args.annotations,
-        embed_videos=args.embed_videos,
-        cache_dir=args.cache_dir,
-        **_benchmark_options(args),
-    )
+    try:
+        out = export(
+            args.benchmark, args.out, args.configs, video_root=args.video_root,
+            on_missing=args.on_missing, annotations=args.annotations,
+            embed_videos=args.embed_videos, cache_dir=args.datasets_cache,
+            **_benchmark_options(args),
+        )  # fmt: skip
+    finally:  # a later command (or test) must not log to this run's stderr
+        package_logger.removeHandler(handler)
     files = sorted(path.relative_to(out).as_posix() for path in out.rglob("*.parquet"))
-    print(f"wrote {out}: README.md and {len(files)} parquet file(s)")
+    extra = " eval.yaml," if (out / "eval.yaml").is_file() else ""
+    print(f"wrote {out}: README.md,{extra} and {len(files)} parquet file(s)")
     for name in files:
         print(f"  {name}")
     if args.push_to_hub:

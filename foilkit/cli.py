@@ -105,8 +105,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv
     argv = [arg for arg in argv if arg != "--debug"]
     top = _top_level_parser()
-    if not argv or argv[0] not in COMMANDS:
-        top.parse_args(argv[:1] or ["--help"])  # prints help/version or a precise usage error
+    if not argv:  # nothing asked: the commands, and a non-zero status for scripts
+        top.print_help(sys.stderr)
+        return 2
+    if argv[0] not in COMMANDS:
+        top.parse_args(argv[:1])  # prints help/version or a precise usage error
         return 2
     module, parser = command_parser(argv[0])
     args = parser.parse_args(argv[1:])

@@ -2,7 +2,8 @@
 
 Both runs must come from ``foilkit evaluate`` on the same benchmark and have scored the same
 items (ids). Items are paired by id; the tests are the metrics package's paired comparisons
-(exact McNemar test on per-item correctness, and the paired bootstrap difference of accuracy
+(exact McNemar test on per-item correctness, computed in log space so that benchmark-sized
+comparisons do not overflow, and the paired bootstrap difference of accuracy
 with its confidence interval, clustered by video), per config and per group (aspect/subtest),
 for every per-item metric of the benchmark. Retrieval pools (RTime Origin/Hard) have no
 per-item correctness and are shown side by side only.
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -156,14 +158,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", required=True, help="folder for report.md, comparison.json and the plots"
     )
-    parser.add_argument("--n-resamples", type=int, default=1000, help="paired bootstrap resamples")
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--n-resamples", type=int, default=1000,
+        help="paired bootstrap resamples (default: %(default)s)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--bootstrap-seed", type=int, default=0,
+        help="seed of the paired bootstrap (default: %(default)s)",
+    )  # fmt: skip
+    # Deprecated: --seed is the frame seed (shuffled control, sampling) in score/evaluate.
+    parser.add_argument("--seed", dest="legacy_seed", type=int, help=argparse.SUPPRESS)
 
 
 def run(args: argparse.Namespace) -> int:
     from foilkit.report import write_side_by_side
 
-    tests = compare_runs(args.run_a, args.run_b, n_resamples=args.n_resamples, seed=args.seed)
+    seed = args.bootstrap_seed
+    if args.legacy_seed is not None:
+        print("foilkit compare: --seed is now --bootstrap-seed (--seed is the frame seed in "
+              "score/evaluate)", file=sys.stderr)  # fmt: skip
+        seed = args.legacy_seed
+    tests = compare_runs(args.run_a, args.run_b, n_resamples=args.n_resamples, seed=seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "comparison.json").write_text(json.dumps({"run_a": args.run_a, "run_b": args.run_b, "tests": tests},

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import itertools
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -75,10 +76,12 @@ def write_demo_benchmark(out_dir: str | os.PathLike) -> Path:
     ``order``, ``speed`` and ``all``) is ``out_dir/<config>/test-00000-of-00001.parquet`` with
     the canonical foilkit columns and ``video`` stored as a path relative to ``out_dir/videos``;
     ``out_dir/README.md`` is the dataset card whose YAML ``configs:`` lets
-    ``datasets.load_dataset(out_dir, config)`` read it back.
+    ``datasets.load_dataset(out_dir, config)`` read it back; ``out_dir/eval.yaml`` registers its
+    leaderboard tasks (``direction``, ``order``, ``speed``, ``average``).
     """
     import datasets
 
+    from foilkit.builders.hub import write_eval_yaml
     from foilkit.builders.schema import TEXT, canonical_features
     from foilkit.testing.videos import write_video
 
@@ -107,6 +110,7 @@ def write_demo_benchmark(out_dir: str | os.PathLike) -> Path:
         # An explicit batch size: the default estimate would stat the (relative) video paths.
         datasets.Dataset.from_list(config_rows, features=features).to_parquet(path, batch_size=100)
     (out / "README.md").write_text(_card(configs), encoding="utf-8")
+    write_eval_yaml(out, DEMO_BENCHMARK, {name: ["test"] for name in configs})
     return out
 
 
@@ -149,49 +153,81 @@ def run_demo(
     """Build the synthetic benchmark, evaluate each tiny model under each control, write the report.
 
     Returns the path of the side-by-side ``report.md``; each evaluation's run folder is
-    ``out_dir/runs/<model>[-<control>]``.
+    ``out_dir/runs/<model>[-<control>]``. ``progress``: the scoring engine's bars when stderr is
+    a terminal, one ``demo: ...`` line per phase when not; the libraries' own bars (datasets,
+    transformers, huggingface_hub) never.
     """
+    import transformers  # noqa: F401  (imported now so that its progress bars are switched off too)
+
+    from foilkit.builders.hub import library_progress_bars
     from foilkit.evaluation import evaluate
     from foilkit.report import write_side_by_side
     from foilkit.testing.models import tiny_model_path
 
     out = Path(out_dir)
-    benchmark = write_demo_benchmark(out / "benchmark")
+    bars = progress and sys.stderr.isatty()  # the engine's bars; else one line per phase
+    say = _phase_printer(progress and not bars)
     runs = []
-    for family, control in itertools.product(models, controls):
-        run_dir = out / "runs" / (family if control is None else f"{family}-{control}")
-        result = evaluate(
-            DEMO_BENCHMARK, str(tiny_model_path(family)), config="all", dataset=benchmark,
-            videos=benchmark / "videos", out_dir=run_dir, overwrite=True, n_resamples=n_resamples,
-            label=family if control is None else f"{family} ({control})",
-            frames=frames, control=control, num_workers=num_workers, progress=progress,
-            cache_dir=str(out / "embedding-cache"),
-        )  # fmt: skip
-        runs.append(result.run_dir)
-    return write_side_by_side(runs, out, title="foilkit demo: tiny models and temporal controls")
+    with library_progress_bars(enabled=False):
+        say("rendering the synthetic benchmark")
+        benchmark = write_demo_benchmark(out / "benchmark")
+        plan = list(itertools.product(models, controls))
+        for index, (family, control) in enumerate(plan, start=1):
+            label = family if control is None else f"{family} ({control})"
+            say(f"[{index}/{len(plan)}] evaluating {label}")
+            run_dir = out / "runs" / (family if control is None else f"{family}-{control}")
+            result = evaluate(
+                DEMO_BENCHMARK, str(tiny_model_path(family)), config="all", dataset=benchmark,
+                videos=benchmark / "videos", out_dir=run_dir, overwrite=True, n_resamples=n_resamples,
+                label=label, frames=frames, control=control, num_workers=num_workers, progress=bars,
+                cache_dir=str(out / "embedding-cache"),
+            )  # fmt: skip
+            runs.append(result.run_dir)
+        say("writing the side-by-side report")
+        return write_side_by_side(
+            runs, out, title="foilkit demo: tiny models and temporal controls"
+        )
+
+
+def _phase_printer(enabled: bool):
+    """``say(text)``: one ``demo: <text>`` line on stderr per phase, when ``enabled``."""
+
+    def say(text: str) -> None:
+        if enabled:
+            print(f"demo: {text}", file=sys.stderr, flush=True)
+
+    return say
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--out", default="runs/demo", help="folder for the benchmark, the runs and the report"
+        "--out",
+        default="runs/demo",
+        help="folder for the benchmark, the runs and the report (default: %(default)s)",
     )
     parser.add_argument(
         "--models",
         nargs="+",
         default=list(DEMO_MODELS),
-        help="tiny model families from foilkit.testing.models",
+        help="tiny model families from foilkit.testing.models (default: %(default)s)",
     )
-    parser.add_argument("--frames", type=int, default=8, help="frames per video")
+    parser.add_argument(
+        "--frames", type=int, default=8, help="frames per video (default: %(default)s)"
+    )
     parser.add_argument(
         "--n-resamples",
         type=int,
         default=1000,
-        help="bootstrap resamples of the confidence intervals",
+        help="bootstrap resamples of the confidence intervals (default: %(default)s)",
     )
     parser.add_argument(
         "--no-controls", action="store_true", help="skip the reversed/shuffled-frames runs"
     )
-    parser.add_argument("--no-progress", action="store_true", help="no progress bars")
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress at all (default: progress bars on a terminal, else one line per phase)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:

@@ -32,9 +32,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         if action.dest == "matrix":  # chosen per benchmark; passing it is an error (see run)
             action.help = argparse.SUPPRESS
     evaluation = parser.add_argument_group("evaluation")
-    evaluation.add_argument(
-        "--videos", dest="video_root", help="the video root (same as --video-root)"
-    )
+    # --video-root (the scoring flags') is the one name; --videos stays accepted, unlisted.
+    evaluation.add_argument("--videos", dest="video_root", help=argparse.SUPPRESS)
     evaluation.add_argument(
         "--annotations", help="local folder of the annotation files (default: the pinned upstream)"
     )
@@ -42,12 +41,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--on-missing",
         default="error",
         choices=("error", "skip", "keep"),
-        help="what building does with rows whose video is missing",
+        help="what building does with rows whose video is missing (default: %(default)s)",
     )
     evaluation.add_argument(
-        "--n-resamples", type=int, default=1000, help="bootstrap resamples of the CIs"
-    )
-    evaluation.add_argument("--bootstrap-seed", type=int, default=0)
+        "--n-resamples", type=int, default=1000,
+        help="bootstrap resamples of the CIs (default: %(default)s)",
+    )  # fmt: skip
+    evaluation.add_argument(
+        "--bootstrap-seed", type=int, default=0,
+        help="seed of the bootstrap resampling (default: %(default)s)",
+    )  # fmt: skip
     evaluation.add_argument("--label", help="the model's name in reports (default: --model)")
     evaluation.add_argument(
         "--overwrite", action="store_true", help="replace the run folder if it exists"

@@ -26,6 +26,10 @@ class RepoCommit:
     files: Mapping[str, Path | bytes]
     commit_message: str
     create_options: Mapping[str, Any] = field(default_factory=dict)
+    #: Open the commit as a pull request (a repo the sender may not own).
+    create_pr: bool = False
+    #: Create the repo when missing (not for someone else's model).
+    create_repo: bool = True
 
     def contents(self, path_in_repo: str) -> bytes:
         """The bytes the commit sends for ``path_in_repo``."""
@@ -39,19 +43,21 @@ class RepoCommit:
         return [CommitOperationAdd(path, self.contents(path)) for path in self.files]
 
     def push(self, *, token: str | None = None, private: bool | None = None) -> str:
-        """Create the repo when missing, send the commit; returns the commit URL."""
+        """Create the repo when missing (``create_repo``), send the commit (as a pull request
+        with ``create_pr``); returns the commit URL, or the pull request's."""
         from huggingface_hub import HfApi
 
         api = HfApi(token=token)
-        api.create_repo(
-            self.repo_id, repo_type=self.repo_type, private=private, exist_ok=True,
-            **self.create_options,
-        )  # fmt: skip
+        if self.create_repo:
+            api.create_repo(
+                self.repo_id, repo_type=self.repo_type, private=private, exist_ok=True,
+                **self.create_options,
+            )  # fmt: skip
         commit = api.create_commit(
             self.repo_id, self.operations(), repo_type=self.repo_type,
-            commit_message=self.commit_message,
+            commit_message=self.commit_message, create_pr=self.create_pr,
         )  # fmt: skip
-        return str(commit.commit_url)
+        return str(commit.pr_url if self.create_pr and commit.pr_url else commit.commit_url)
 
     def write_dry_run(self, folder: str | os.PathLike, name: str) -> Path:
         """Write the files to ``folder/name/`` and the commit to ``folder/name_commit.json``."""
@@ -63,7 +69,8 @@ class RepoCommit:
         commit = {
             "repo_id": self.repo_id,
             "repo_type": self.repo_type,
-            "create_repo": dict(self.create_options),
+            "create_repo": dict(self.create_options) if self.create_repo else None,
+            "create_pr": self.create_pr,
             "commit_message": self.commit_message,
             "operations": [
                 {"operation": "add", "path_in_repo": path,

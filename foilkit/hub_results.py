@@ -1,15 +1,25 @@
 """``foilkit push-results``: a run's per-sample scores and results as a Hub dataset repo, and
-its numbers as ``model-index`` results on the model's card.
+its numbers as ``.eval_results/`` on the model repo, the files the Hub's leaderboards read.
 
 The dataset repo gets ``scores/<config>.parquet`` (one row per item: the evidence behind every
-number; retrieval pools also ``scores/<config>-matrix.npy`` with its ids and texts), ``results.json``, ``report.md``, the plots, and a dataset card whose YAML ``configs:``
-makes ``load_dataset(repo, "<config>")`` return the per-sample scores. The model card gets one
-``EvalResult`` per reported number (huggingface_hub's card API: ``eval_results_to_model_index``
-then ``metadata_update``, which merges with the results already on the card).
+number; retrieval pools also ``scores/<config>-matrix.npy`` with its ids and texts),
+``results.json``, ``report.md``, the plots, and a dataset card (with a licence) whose YAML
+``configs:`` makes ``load_dataset(repo, "<config>")`` return the per-sample scores. Local paths
+of the machine that ran the evaluation (model cache, dataset and cache folders) are replaced by
+their last component in what is uploaded.
 
-``--dry-run <folder>`` writes exactly what would be sent: ``dataset/`` holds the files as they
-would sit in the repo, ``dataset_commit.json`` the commit operations, ``model_card_update.json``
-the ``metadata_update`` call and ``model-index.yaml`` the YAML it adds. Nothing touches the network.
+The model repo gets ``.eval_results/<benchmark>[_<control>].yaml``: one
+``huggingface_hub.EvalResultEntry`` per task of the benchmark's ``eval.yaml`` (the task ids of
+:data:`foilkit.builders.hub.HUB_TASKS`; values in percent), with ``dataset.id`` the benchmark's
+Hub id, ``notes`` the scoring protocol, control, frames and the 95% CI, and ``source`` the
+results dataset. It is opened as a pull request unless ``--direct`` (most models evaluated are
+not the user's). ``--model-index`` also writes the legacy ``model-index`` card metadata.
+
+``--dry-run <folder>`` writes exactly what would be sent: ``dataset/`` and ``model/`` hold the
+files as they would sit in each repo (``model/.eval_results/*.yaml``), ``dataset_commit.json``
+and ``model_commit.json`` the commit operations; with ``--model-index`` also
+``model_card_update.json`` (the ``metadata_update`` call) and ``model-index.yaml``.
+Nothing touches the network.
 """
 
 from __future__ import annotations
@@ -17,38 +27,164 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foilkit.hub_commit import RepoCommit
 
-#: Hub task type of each metric's numbers in ``model-index``.
+if TYPE_CHECKING:
+    from foilkit.builders.hub import HubTask
+
+#: Hub task id (a pipeline tag) of each metric's numbers in ``model-index``.
 TASK_TYPES = {
     "pairwise_foil_accuracy": "zero-shot-classification",
     "proficiency_combined_accuracy": "zero-shot-classification",
     "multiple_choice_accuracy": "multiple-choice",
-    "binary_retrieval_accuracy": "video-text-retrieval",
-    "retrieval_recall": "video-text-retrieval",
+    "binary_retrieval_accuracy": "zero-shot-classification",
+    "retrieval_recall": "text-retrieval",
 }
+#: Licence of the uploaded results (scores and metrics) unless ``--license`` says otherwise.
+RESULTS_LICENSE = "cc-by-4.0"
+#: Folder of a model repo whose YAML files the Hub's leaderboards read.
+EVAL_RESULTS_DIR = ".eval_results"
+HUB_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+
+
+@dataclass(frozen=True)
+class TaskValue:
+    """A run's value of one leaderboard task, in percent, with its 95% CI when it has one."""
+
+    task: HubTask
+    value: float
+    ci: tuple[float, float] | None
+    n: int | None
+    config: str
+    group: str | None
+
+
+def task_values(results: Mapping[str, Any]) -> list[TaskValue]:
+    """The run's value of every leaderboard task of its benchmark that it computed."""
+    from foilkit.builders.hub import HUB_TASKS
+
+    found: dict[str, TaskValue] = {}
+    for task in HUB_TASKS.get(results["benchmark"], ()):
+        if task.mean_of:
+            parts = [found[part] for part in task.mean_of if part in found]
+            if parts and len(parts) == len(task.mean_of):
+                mean = sum(part.value for part in parts) / len(parts)
+                found[task.id] = TaskValue(task, round(mean, 2), None, None, task.config, None)
+            continue
+        for config, group, key in task.sources:
+            result = _result(results, config, group, key)
+            if result is not None:
+                value, ci = result[key], result.get(f"{key}_ci")
+                found[task.id] = TaskValue(
+                    task, round(100 * value, 2),
+                    None if not ci or ci[0] is None else (round(100 * ci[0], 2), round(100 * ci[1], 2)),
+                    result.get("n"), config, group,
+                )  # fmt: skip
+                break
+    return list(found.values())
+
+
+def _result(
+    results: Mapping[str, Any], config: str, group: str | None, key: str
+) -> Mapping[str, Any] | None:
+    """The result dict holding ``key`` for ``config`` (its ``group``), or ``None``."""
+    for metric in results["configs"].get(config, {}).get("metrics", {}).values():
+        if not isinstance(metric, Mapping):
+            continue
+        scope = metric.get("overall") if group is None else metric.get("groups", {}).get(group)
+        if isinstance(scope, Mapping) and scope.get(key) is not None:
+            return scope
+    return None
+
+
+def eval_results_path(results: Mapping[str, Any]) -> str:
+    """``.eval_results/<benchmark>[_<control>].yaml``: one file per benchmark and frame control."""
+    variant = results.get("control")
+    return f"{EVAL_RESULTS_DIR}/{results['benchmark']}{'' if not variant else '_' + variant}.yaml"
+
+
+def run_notes(results: Mapping[str, Any], value: TaskValue | None = None) -> str:
+    """``notes`` of an entry: scoring protocol (with its settings), control, frames and the CI."""
+    protocol = results.get("protocol") or {}
+    parts = []
+    if protocol:
+        settings = ", ".join(f"{k}={v}" for k, v in (protocol.get("settings") or {}).items())
+        overrides = ", ".join(f"{k}={v}" for k, v in (protocol.get("overrides") or {}).items())
+        parts.append(f"protocol {protocol.get('name')}" + (f" ({settings})" if settings else "")
+                     + (f", overrides: {overrides}" if overrides else "")
+                     + (f", reference: {protocol['reference']}" if protocol.get("reference") else ""))  # fmt: skip
+    parts.append(f"control {results.get('control') or 'none'}")
+    frames = _run_field(results, "frames")
+    if frames is not None:
+        parts.append(f"{frames} frames")
+    if value is not None and value.ci is not None:
+        parts.append(f"95% CI [{value.ci[0]}, {value.ci[1]}]")
+    if value is not None and value.n is not None:
+        parts.append(f"n={value.n}")
+    return "; ".join(parts)
+
+
+def _run_field(results: Mapping[str, Any], name: str) -> Any:
+    """A scoring-record field (``frames``, ``finished_at``) of the run's first scored config."""
+    for config in results["configs"].values():
+        score = (config.get("run") or {}).get("score") or {}
+        if score.get(name) is not None:
+            return score[name]
+    return None
+
+
+def eval_result_entries(
+    results: Mapping[str, Any],
+    *,
+    dataset_id: str,
+    source_url: str,
+    dataset_revision: str | None = None,
+) -> list[Any]:
+    """One ``huggingface_hub.EvalResultEntry`` per leaderboard task the run computed."""
+    from huggingface_hub import EvalResultEntry
+
+    return [
+        EvalResultEntry(
+            dataset_id=dataset_id, task_id=value.task.id, value=value.value,
+            dataset_revision=dataset_revision, date=_run_field(results, "finished_at"),
+            source_url=source_url, source_name="foilkit results", notes=run_notes(results, value),
+        )
+        for value in task_values(results)
+    ]  # fmt: skip
+
+
+def eval_results_yaml(entries: Sequence[Any]) -> str:
+    """The ``.eval_results/*.yaml`` text of ``entries`` (huggingface_hub's serialisation)."""
+    import yaml
+    from huggingface_hub import eval_result_entries_to_yaml
+
+    return yaml.safe_dump(eval_result_entries_to_yaml(list(entries)), sort_keys=False)
 
 
 @dataclass(frozen=True)
 class ResultsUpload:
-    """What :func:`push_results` sends: repo files (path in repo -> local file) and card metadata."""
+    """What :func:`push_results` sends: the results dataset repo's files and card, the model
+    repo's ``.eval_results`` files, and (optionally) legacy ``model-index`` card metadata."""
 
     repo_id: str
-    files: dict[str, Path]
+    files: dict[str, Path | bytes]
     card: str
     commit_message: str
     model_repo: str | None
-    model_index: list[dict[str, Any]] | None
+    model_files: dict[str, bytes] = field(default_factory=dict)
+    model_index: list[dict[str, Any]] | None = None
+    create_pr: bool = True
 
 
 def eval_results(results: Mapping[str, Any], *, dataset_id: str, source_url: str) -> list[Any]:
-    """One ``huggingface_hub.EvalResult`` per cell of the run's table (values in percent)."""
+    """Legacy ``model-index``: one ``huggingface_hub.EvalResult`` per cell of the run's table (percent)."""
     from huggingface_hub import EvalResult
 
     from foilkit.benchmarks import get_benchmark
@@ -60,15 +196,15 @@ def eval_results(results: Mapping[str, Any], *, dataset_id: str, source_url: str
     for row in run_table(results).rows:
         for column, cell in row.cells.items():
             metric = next(m for m in metric_of[row.config] if column in m.columns)
-            scope = (
-                row.config
-                if row.label in (row.config, "all", f"{row.config} (all)")
-                else f"{row.config}/{row.label}"
-            )
+            whole = row.label in (row.config, "all", f"{row.config} (all)")
+            scope = row.config if whole else f"{row.config}/{row.label}"
+            name = f"{column} ({scope})"
+            if whole and metric.columns[column].startswith("macro_"):
+                name = f"{column}, mean over {benchmark.group_label}s ({scope})"
             out.append(EvalResult(
                 task_type=TASK_TYPES[metric.metric], task_name=f"{results['title']} ({benchmark.paper_table})",
                 dataset_type=dataset_id, dataset_name=results["title"], dataset_config=row.config,
-                dataset_split=results["split"], metric_type=metric.metric, metric_name=f"{column} ({scope})",
+                dataset_split=results["split"], metric_type=metric.metric, metric_name=name,
                 metric_value=round(100 * cell.value, 2), metric_config=scope,
                 metric_args={"ci_95": None if cell.low is None else [round(100 * cell.low, 2), round(100 * cell.high, 2)],
                              "control": results.get("control")},
@@ -83,54 +219,103 @@ def prepare_upload(
     *,
     model_repo: str | None = None,
     dataset_id: str | None = None,
+    dataset_revision: str | None = None,
+    model_index: bool = False,
+    create_pr: bool = True,
+    license: str = RESULTS_LICENSE,
 ) -> ResultsUpload:
-    """Collect a run folder's files and build the dataset card and the ``model-index`` entries."""
-    from huggingface_hub.repocard_data import eval_results_to_model_index
-
+    """Collect a run folder's files (local paths removed), the results card, and for
+    ``model_repo`` its ``.eval_results`` file (and ``model-index`` entries with ``model_index``)."""
     from foilkit.evaluation import RESULTS_FILE, load_results
 
     run = Path(run_dir)
     results = load_results(run)
-    files = {f"scores/{p.name}": p for p in sorted((run / "scores").glob("*")) if p.is_file()}
-    files[RESULTS_FILE] = run / RESULTS_FILE
+    local = _local_paths(results)
+    files: dict[str, Path | bytes] = {
+        f"scores/{p.name}": p for p in sorted((run / "scores").glob("*")) if p.is_file()
+    }
+    files[RESULTS_FILE] = _redact((run / RESULTS_FILE).read_text(encoding="utf-8"), local).encode()
     files.update({p.name: p for p in sorted(run.glob("*.png"))})
+    report = ""
     if (run / "report.md").is_file():
-        files["report.md"] = run / "report.md"
-    model_index = None
+        report = _redact((run / "report.md").read_text(encoding="utf-8"), local)
+        files["report.md"] = report.encode("utf-8")
+    model_files, index = {}, None
     if model_repo is not None:
         source = f"https://huggingface.co/datasets/{repo_id}"
-        dataset = dataset_id or _dataset_id(results)
-        model_index = eval_results_to_model_index(
-            model_repo, eval_results(results, dataset_id=dataset, source_url=source)
+        dataset = hub_dataset_id(results, dataset_id)
+        entries = eval_result_entries(
+            results, dataset_id=dataset, source_url=source, dataset_revision=dataset_revision
         )
-    message = f"foilkit results: {results['label']} on {results['title']}"
-    return ResultsUpload(
-        repo_id, files, results_card(results, run, sorted(files)), message, model_repo, model_index
+        if not entries:
+            raise ValueError(
+                f"{run} holds none of the leaderboard tasks of {results['benchmark']} "
+                f"(configs {sorted(results['configs'])})"
+            )
+        model_files[eval_results_path(results)] = eval_results_yaml(entries).encode("utf-8")
+        if model_index:
+            from huggingface_hub.repocard_data import eval_results_to_model_index
+
+            index = eval_results_to_model_index(
+                model_repo, eval_results(results, dataset_id=dataset, source_url=source)
+            )
+    message = f"foilkit results: {_redact(results['label'], local)} on {results['title']}"
+    card = results_card(results, report, sorted(files), license=license)
+    return ResultsUpload(repo_id, files, card, message, model_repo, model_files, index, create_pr)
+
+
+def hub_dataset_id(results: Mapping[str, Any], dataset_id: str | None = None) -> str:
+    """The benchmark dataset's Hub id: ``dataset_id``, else the dataset the run loaded when that
+    was a Hub id. A local folder or a benchmark name is no Hub id: the caller must say."""
+    chosen = dataset_id or results.get("dataset")
+    if chosen and HUB_ID.match(str(chosen)) and (dataset_id or not Path(chosen).exists()):
+        return str(chosen)
+    raise ValueError(
+        f"the run evaluated {results.get('dataset') or results['benchmark']!r}, which is not a Hub "
+        "dataset id: pass --dataset-id <owner>/<name>, the Hub dataset holding the benchmark's eval.yaml"
     )
 
 
-def _dataset_id(results: Mapping[str, Any]) -> str:
-    """The evaluated dataset's Hub id when it came from the Hub, else the benchmark's name."""
-    dataset = results.get("dataset")
-    if dataset and not Path(dataset).exists():
-        return dataset
-    return results["benchmark"]
+def _local_paths(results: Mapping[str, Any]) -> list[str]:
+    """Absolute paths of the machine that ran the evaluation found in ``results``, longest first."""
+    found: set[str] = set()
+
+    def walk(value: Any) -> None:
+        if isinstance(value, Mapping):
+            for item in value.values():
+                walk(item)
+        elif isinstance(value, list):
+            for item in value:
+                walk(item)
+        elif isinstance(value, str) and (os.path.isabs(value) or value.startswith("~")):
+            found.add(value.rstrip("/"))
+
+    walk(results)
+    return sorted(found, key=len, reverse=True)
 
 
-def results_card(results: Mapping[str, Any], run: Path, files: list[str]) -> str:
-    """The dataset card: YAML ``configs`` (one per scored config) + the run's report."""
+def _redact(text: str, local: Sequence[str]) -> str:
+    """``text`` with every path of ``local`` cut to its last component."""
+    for path in local:
+        text = text.replace(path, Path(path).name or path)
+    return text
+
+
+def results_card(
+    results: Mapping[str, Any], report: str, files: list[str], *, license: str = RESULTS_LICENSE
+) -> str:
+    """The dataset card: licence, YAML ``configs`` (one per scored config) + the run's report."""
     import yaml
 
     configs = [{"config_name": name.removeprefix("scores/").removesuffix(".parquet"),
                 "data_files": [{"split": results["split"], "path": name}]}
                for name in files if name.startswith("scores/") and name.endswith(".parquet")]  # fmt: skip
-    header = {"tags": ["foilkit", "evaluation", results["benchmark"]], "configs": configs}
-    report = (
-        (run / "report.md").read_text(encoding="utf-8") if (run / "report.md").is_file() else ""
-    )
+    header = {"license": license, "tags": ["foilkit", "evaluation", results["benchmark"]],
+              "configs": configs}  # fmt: skip
+    local = _local_paths(results)
     return (
         f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n"
-        f"# foilkit results: {results['label']} on {results['title']}\n\n"
+        f"# foilkit results: {_redact(results['label'], local)} on {results['title']}\n\n"
         "Per-sample scores (`scores/<config>.parquet`, one row per benchmark item: the score of the "
         "caption and of each foil, the frames used, any video error) and the metrics with bootstrap "
         "confidence intervals (`results.json`) of one `foilkit evaluate` run.\n\n"
@@ -141,14 +326,17 @@ def results_card(results: Mapping[str, Any], run: Path, files: list[str]) -> str
 def push_results(
     upload: ResultsUpload, *, token: str | None = None, private: bool | None = None
 ) -> dict[str, str]:
-    """Send ``upload``: one commit to the dataset repo, then the model card's ``model-index`` update."""
-    from huggingface_hub import metadata_update
-
+    """Send ``upload``: the results dataset commit, then the model repo's ``.eval_results``
+    (a pull request unless ``upload.create_pr`` is false) and any ``model-index`` update."""
     out = {"dataset_commit": dataset_commit(upload).push(token=token, private=private)}
     if upload.model_repo is not None:
+        out["model_commit"] = model_commit(upload).push(token=token)
+    if upload.model_index is not None:
+        from huggingface_hub import metadata_update
+
         out["model_card_commit"] = metadata_update(
             upload.model_repo, {"model-index": upload.model_index}, repo_type="model", overwrite=True,
-            token=token, commit_message=upload.commit_message,
+            token=token, commit_message=upload.commit_message, create_pr=upload.create_pr,
         )  # fmt: skip
     return out
 
@@ -157,6 +345,15 @@ def dataset_commit(upload: ResultsUpload) -> RepoCommit:
     """The dataset repo commit: the card plus every file of the run."""
     files: dict[str, Path | bytes] = {"README.md": upload.card.encode("utf-8"), **upload.files}
     return RepoCommit(upload.repo_id, "dataset", files, upload.commit_message)
+
+
+def model_commit(upload: ResultsUpload) -> RepoCommit:
+    """The model repo commit: its ``.eval_results`` file, as a pull request by default; the
+    model repo is never created (it is someone's model)."""
+    return RepoCommit(
+        str(upload.model_repo), "model", dict(upload.model_files), upload.commit_message,
+        create_pr=upload.create_pr, create_repo=False,
+    )  # fmt: skip
 
 
 def write_dry_run(upload: ResultsUpload, folder: str | os.PathLike) -> Path:
@@ -168,8 +365,10 @@ def write_dry_run(upload: ResultsUpload, folder: str | os.PathLike) -> Path:
         shutil.rmtree(out)
     dataset_commit(upload).write_dry_run(out, "dataset")
     if upload.model_repo is not None:
+        model_commit(upload).write_dry_run(out, "model")
+    if upload.model_index is not None:
         call = {"function": "huggingface_hub.metadata_update", "repo_id": upload.model_repo, "repo_type": "model",
-                "overwrite": True, "commit_message": upload.commit_message,
+                "overwrite": True, "commit_message": upload.commit_message, "create_pr": upload.create_pr,
                 "metadata": {"model-index": upload.model_index}}  # fmt: skip
         (out / "model_card_update.json").write_text(json.dumps(call, indent=2))
         (out / "model-index.yaml").write_text(
@@ -183,24 +382,48 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repo", required=True, help="dataset repo id for the per-sample scores and results"
     )
-    parser.add_argument("--model-repo", help="model repo whose card gets the model-index results")
+    parser.add_argument(
+        "--model-repo",
+        help="model repo that gets .eval_results/<benchmark>[_<control>].yaml (as a pull request)",
+    )
     parser.add_argument(
         "--dataset-id",
-        help="Hub id of the evaluated dataset in model-index (default: the "
-        "dataset the run loaded when it is a Hub id, else the benchmark name)",
+        help="Hub id of the benchmark dataset (the one with eval.yaml); default: the dataset the "
+        "run loaded when that is a Hub id",
+    )
+    parser.add_argument(
+        "--dataset-revision", help="commit of the benchmark dataset that was scored"
+    )
+    parser.add_argument(
+        "--direct",
+        action="store_true",
+        help="commit to the model repo's main branch instead of opening a pull request",
+    )
+    parser.add_argument(
+        "--model-index",
+        action="store_true",
+        help="also write the legacy model-index metadata on the model card",
+    )
+    parser.add_argument(
+        "--license",
+        default=RESULTS_LICENSE,
+        help="licence of the results dataset (default: %(default)s)",
     )
     parser.add_argument("--private", action="store_true", help="create the dataset repo as private")
     parser.add_argument(
         "--dry-run",
         metavar="FOLDER",
-        help="write the files and commit operations here; send nothing",
+        help="write the files and commit operations here (model repo files under FOLDER/model/); "
+        "send nothing",
     )
 
 
 def run(args: argparse.Namespace) -> int:
     upload = prepare_upload(
-        args.run_dir, args.repo, model_repo=args.model_repo, dataset_id=args.dataset_id
-    )
+        args.run_dir, args.repo, model_repo=args.model_repo, dataset_id=args.dataset_id,
+        dataset_revision=args.dataset_revision, model_index=args.model_index,
+        create_pr=not args.direct, license=args.license,
+    )  # fmt: skip
     if args.dry_run:
         print(f"dry run: {write_dry_run(upload, args.dry_run)} holds what would be sent")
         return 0

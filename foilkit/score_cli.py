@@ -57,6 +57,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "vilma (ViLMA's perplexity)",
     )
     model.add_argument(
+        "--itm-output", help="BLIP: the ITM head's probability (softmax) or raw match logit"
+    )
+    model.add_argument(
+        "--first-token", help="BLIP: cls (HF's first text token) or enc (BLIP's [ENC] for ITM)"
+    )
+    model.add_argument(
         "--max-text-tokens", type=int, help="truncate texts to this many tokens"
     )
     model.add_argument("--revision", help="model revision (branch, tag or commit)")
@@ -66,7 +72,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     model.add_argument(
         "--dtype",
         default="auto",
-        help="auto (bf16/fp16 on GPU, fp32 on CPU), float32, bfloat16, float16",
+        help="auto (bf16/fp16 on GPU, fp32 on CPU), float32, bfloat16, float16 "
+        "(default: %(default)s)",
     )
     model.add_argument("--device", help="default: the process's accelerator, else CPU")
     frames = parser.add_argument_group("frames")
@@ -84,20 +91,29 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=float,
         help="frame rate 'random-consecutive' reads the video at (ViLMA: 30)",
     )
-    frames.add_argument("--decoder", default="torchcodec", help="torchcodec or pyav")
+    frames.add_argument(
+        "--decoder", default="torchcodec", help="torchcodec or pyav (default: %(default)s)"
+    )
     frames.add_argument(
         "--control",
         choices=("reversed", "shuffled", "single"),
         help="temporal control: break the frames' order on purpose",
     )
     frames.add_argument(
-        "--seed", type=int, default=0, help="seed of the 'shuffled' control and seeded sampling"
-    )
+        "--seed", type=int, default=0,
+        help="frame seed: the 'shuffled' control and seeded sampling (default: %(default)s)",
+    )  # fmt: skip
     frames.add_argument("--video-root", help="folder that relative video paths are relative to")
     work = parser.add_argument_group("work")
-    work.add_argument("--batch-size", type=int, default=8)
     work.add_argument(
-        "--num-workers", type=int, default=2, help="decoding threads per process (0: decode in the model's thread)"
+        "--batch-size", type=int, default=8,
+        help="views (videos) per model call in each process (default: %(default)s)",
+    )  # fmt: skip
+    work.add_argument(
+        "--num-workers",
+        type=int,
+        default=2,
+        help="decoding threads per process (0: decode in the model's thread; default: %(default)s)",
     )
     work.add_argument(
         "--cache-dir", help="embedding cache folder (default: $HF_HOME/foilkit/embeddings)"
@@ -115,6 +131,8 @@ def run(args: argparse.Namespace) -> int:
         "protocol": args.protocol,
         "benchmark": args.benchmark,
         "reduction": args.reduction,
+        "itm_output": args.itm_output,
+        "first_token": args.first_token,
         "max_text_tokens": args.max_text_tokens,
         "normalized_fps": args.normalized_fps,
         "out_dir": args.out,

@@ -77,6 +77,7 @@ def test_push_uploads_exactly_the_exported_layout(shared_data, cache_dir, tmp_pa
     ]
     assert sent == [
         "README.md",
+        "eval.yaml",
         "verb_human/test-00000-of-00001.parquet",
         "verb_lm/test-00000-of-00001.parquet",
     ]

@@ -1,4 +1,5 @@
-"""``foilkit push-results --dry-run``: exactly the files, commit operations and model-index that would be sent."""
+"""``foilkit push-results --dry-run``: exactly the files, commit operations, ``.eval_results`` and
+model-index that would be sent."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import datasets
 import yaml
-from huggingface_hub import ModelCard
+from huggingface_hub import ModelCard, parse_eval_result_entries
 from huggingface_hub.repocard_data import model_index_to_eval_results
 
 from foilkit.cli import main
@@ -41,8 +42,11 @@ def test_dataset_commit_holds_the_run_files_and_a_loadable_card(demo_dir: Path, 
             == hashlib.sha256((out / "dataset" / op["path_in_repo"]).read_bytes()).hexdigest()
         )
     run = demo_dir / "runs" / "clip"
-    assert (out / "dataset" / "results.json").read_bytes() == (run / "results.json").read_bytes()
+    sent = json.loads((out / "dataset" / "results.json").read_text())
+    computed = json.loads((run / "results.json").read_text())
+    assert sent["configs"]["all"]["metrics"] == computed["configs"]["all"]["metrics"]
     assert not (out / "model-index.yaml").exists()  # no --model-repo, no card update
+    assert not (out / "model").exists()
     scores = datasets.load_dataset(
         str(out / "dataset"), "all", split="test", cache_dir=str(tmp_path / "cache")
     )
@@ -52,8 +56,71 @@ def test_dataset_commit_holds_the_run_files_and_a_loadable_card(demo_dir: Path, 
     )
 
 
+def test_eval_results_read_back_with_the_dataset_id_and_numeric_values(
+    demo_dir: Path, tmp_path: Path
+):
+    out = _dry_run(demo_dir, tmp_path, "--model-repo", "me/clip", "--dataset-id", "me/synthetic")
+    (path,) = (out / "model").rglob("*.yaml")
+    assert path.relative_to(out / "model").as_posix() == ".eval_results/synthetic.yaml"
+    entries = parse_eval_result_entries(yaml.safe_load(path.read_text()))
+    computed = json.loads((demo_dir / "runs" / "clip" / "results.json").read_text())
+    metric = computed["configs"]["all"]["metrics"]["pairwise_foil_accuracy"]
+    expected = {g: r["accuracy"] for g, r in metric["groups"].items()} | {
+        "average": metric["overall"]["macro_accuracy"]
+    }
+    assert {e.task_id: e.value for e in entries} == {
+        k: round(100 * v, 2) for k, v in expected.items()
+    }
+    for entry in entries:
+        assert entry.dataset_id == "me/synthetic" and isinstance(entry.value, float)
+        assert entry.source_url == "https://huggingface.co/datasets/me/clip-foilkit-results"
+        assert "protocol paper" in entry.notes and "control none" in entry.notes
+        assert "8 frames" in entry.notes and "95% CI" in entry.notes
+    commit = json.loads((out / "model_commit.json").read_text())
+    assert (commit["repo_id"], commit["repo_type"], commit["create_pr"], commit["create_repo"]) == (
+        "me/clip",
+        "model",
+        True,
+        None,
+    )  # a pull request to someone's model; the repo is never created
+    assert [op["path_in_repo"] for op in commit["operations"]] == [".eval_results/synthetic.yaml"]
+    assert not (out / "model-index.yaml").exists()  # legacy metadata only with --model-index
+
+
+def test_a_control_run_gets_its_own_file_and_direct_commits_on_request(
+    demo_dir: Path, tmp_path: Path
+):
+    out = tmp_path / "dry-run"
+    assert main(["push-results", str(demo_dir / "runs" / "xclip-shuffled"), "--repo", "me/r",
+                 "--model-repo", "me/xclip", "--dataset-id", "me/synthetic", "--direct",
+                 "--dry-run", str(out)]) == 0  # fmt: skip
+    assert (out / "model" / ".eval_results" / "synthetic_shuffled.yaml").is_file()
+    assert json.loads((out / "model_commit.json").read_text())["create_pr"] is False
+
+
+def test_a_local_dataset_is_no_hub_id(demo_dir: Path, tmp_path: Path, capsys):
+    argv = ["push-results", str(demo_dir / "runs" / "clip"), "--repo", "me/r", "--model-repo",
+            "me/clip", "--dry-run", str(tmp_path / "dry-run")]  # fmt: skip
+    assert main(argv) == 2
+    assert "not a Hub dataset id: pass --dataset-id" in capsys.readouterr().err
+
+
+def test_nothing_uploaded_names_a_local_path(demo_dir: Path, tmp_path: Path):
+    out = _dry_run(demo_dir, tmp_path, "--model-repo", "me/clip", "--dataset-id", "me/synthetic",
+                   "--model-index")  # fmt: skip
+    results = json.loads((demo_dir / "runs" / "clip" / "results.json").read_text())
+    local = [results["model"], results["dataset"], str(Path.home())]
+    for path in out.rglob("*"):
+        if path.is_file() and path.suffix in (".md", ".json", ".yaml"):
+            text = path.read_text()
+            assert not [p for p in local if p in text], path
+    card = (out / "dataset" / "README.md").read_text()
+    assert yaml.safe_load(card.split("---")[1])["license"] == "cc-by-4.0"
+
+
 def test_model_index_has_one_result_per_reported_number(demo_dir: Path, tmp_path: Path):
-    out = _dry_run(demo_dir, tmp_path, "--model-repo", "me/clip")
+    out = _dry_run(demo_dir, tmp_path, "--model-repo", "me/clip", "--dataset-id", "me/synthetic",
+                   "--model-index")  # fmt: skip
     call = json.loads((out / "model_card_update.json").read_text())
     assert (call["function"], call["repo_id"], call["repo_type"]) == (
         "huggingface_hub.metadata_update",
@@ -78,10 +145,11 @@ def test_model_index_has_one_result_per_reported_number(demo_dir: Path, tmp_path
     for result in results:
         assert result.task_type == "zero-shot-classification"
         assert (result.dataset_type, result.dataset_config, result.dataset_split) == (
-            "synthetic",
+            "me/synthetic",
             "all",
             "test",
         )
         assert result.metric_type == "pairwise_foil_accuracy" and result.source_name == "foilkit"
+        assert "accuracy (all)" != result.metric_name  # "all" is the mean over aspects, said so
         low, high = result.metric_args["ci_95"]
         assert low <= result.metric_value <= high

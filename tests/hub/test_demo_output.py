@@ -1,0 +1,40 @@
+"""Defect 6: ``foilkit demo`` writes only its own progress; not a terminal: one line per phase.
+
+It used to print 62 stderr lines, 16 of them the libraries' progress bars ("Creating parquet
+from Arrow format", "Loading weights") that ``--no-progress`` did not silence, and ``[A``
+cursor escapes into a file."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+
+def _demo(tmp_path: Path, *extra: str) -> list[str]:
+    env = {**os.environ, "FOILKIT_TINY_MODELS": str(tmp_path / "tiny-models")}  # builds them anew
+    argv = [sys.executable, "-m", "foilkit", "demo", "--out", str(tmp_path / "demo"),
+            "--models", "clip", "--n-resamples", "20", *extra]  # fmt: skip
+    done = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stderr.splitlines()
+
+
+def test_not_a_terminal_one_line_per_phase(tmp_path: Path):
+    lines = _demo(tmp_path)
+    assert lines == [
+        "demo: rendering the synthetic benchmark",
+        "demo: [1/3] evaluating clip",
+        "demo: [2/3] evaluating clip (reversed)",
+        "demo: [3/3] evaluating clip (shuffled)",
+        "demo: writing the side-by-side report",
+    ]
+
+
+def test_no_progress_is_silent(tmp_path: Path):
+    assert _demo(tmp_path, "--no-progress", "--no-controls") == []

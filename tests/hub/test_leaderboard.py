@@ -1,0 +1,73 @@
+"""``foilkit leaderboard``: the demo's runs ranked per task, with CIs, paired tests and a plot;
+the Hub's leaderboard (``get_dataset_leaderboard``, mocked: no network) ranked alongside."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+from types import SimpleNamespace
+
+import huggingface_hub
+import pytest
+
+from foilkit.cli import main
+
+
+def test_ranks_the_demo_runs_per_task(demo_runs: Path, tmp_path: Path):
+    assert main(["leaderboard", str(demo_runs), "--out", str(tmp_path), "--n-resamples", "50"]) == 0
+    rows = list(csv.DictReader((tmp_path / "leaderboard.csv").open()))
+    assert {row["task"] for row in rows} == {"direction", "order", "speed", "average"}
+    for task in ("direction", "order", "speed", "average"):
+        ranked = [row for row in rows if row["task"] == task]
+        assert sorted(row["model"] for row in ranked) == ["clip", "xclip"]
+        assert [row["rank"] for row in ranked] == ["1", "2"]
+        assert float(ranked[0]["value"]) >= float(ranked[1]["value"])
+        assert (
+            float(ranked[0]["ci_low"]) <= float(ranked[0]["value"]) <= float(ranked[0]["ci_high"])
+        )
+        # The leader is tested against the runner-up on the same items; the last has no next.
+        assert (
+            0.0 <= float(ranked[0]["p_value_vs_next"]) <= 1.0 and ranked[1]["p_value_vs_next"] == ""
+        )
+    by_model = {row["model"]: row for row in rows if row["task"] == "average"}
+    computed = json.loads((demo_runs / "xclip" / "results.json").read_text())
+    overall = computed["configs"]["all"]["metrics"]["pairwise_foil_accuracy"]["overall"]
+    assert float(by_model["xclip"]["value"]) == round(100 * overall["macro_accuracy"], 2)
+    markdown = (tmp_path / "leaderboard.md").read_text()
+    assert "## synthetic / direction" in markdown and "p=" in markdown
+    assert (tmp_path / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_hub_leaderboard_entries_are_ranked_alongside(demo_runs: Path, tmp_path: Path, monkeypatch):
+    calls = []
+
+    class FakeApi:
+        def __init__(self, token=None):
+            pass
+
+        def get_dataset_leaderboard(self, repo_id, **kwargs):
+            calls.append((repo_id, kwargs))
+            return [SimpleNamespace(model_id="someone/big-model", value=97.5, task_id="average")]
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    argv = ["leaderboard", str(demo_runs / "clip"), "--out", str(tmp_path), "--n-resamples", "20",
+            "--hub", "me/synthetic=synthetic"]  # fmt: skip
+    assert main(argv) == 0
+    assert calls == [("me/synthetic", {"base_model_only": False})]
+    rows = [
+        r for r in csv.DictReader((tmp_path / "leaderboard.csv").open()) if r["task"] == "average"
+    ]
+    top = rows[0]
+    assert (top["rank"], top["model"], top["source"]) == (
+        "1",
+        "someone/big-model",
+        "hub:me/synthetic",
+    )
+
+
+def test_no_runs_is_an_error(tmp_path: Path):
+    from foilkit.leaderboard import write_leaderboard
+
+    with pytest.raises(ValueError, match="no leaderboard task value"):
+        write_leaderboard([], tmp_path)
