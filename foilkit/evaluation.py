@@ -47,6 +47,15 @@ def metric_function(name: str) -> Any:
     return getattr(importlib.import_module(f"foilkit.metrics.{name}.{name}"), name)
 
 
+@dataclass(frozen=True)
+class BenchmarkSplit:
+    """One split of a config, and how many rows building it dropped because their video was missing
+    (``None``: loaded from an exported dataset, whose build this run did not see)."""
+
+    data: Any
+    dropped_missing: int | None
+
+
 def load_benchmark_split(
     benchmark: Benchmark,
     config: str,
@@ -57,22 +66,24 @@ def load_benchmark_split(
     on_missing: str = "error",
     split: str | None = None,
     cache_dir: str | None = None,
-) -> Any:
+) -> BenchmarkSplit:
     """One split of ``config``: from an exported folder or Hub id (``dataset``) or built by the builder."""
     from foilkit.scorers.api import load_scoring_dataset
 
     split = split or benchmark.split
     if dataset is not None:
-        return load_scoring_dataset(os.fspath(dataset), config, split)
+        return BenchmarkSplit(load_scoring_dataset(os.fspath(dataset), config, split), None)
     if benchmark.builder is None:
         raise ValueError(
             f"{benchmark.name} has no builder: pass dataset=<exported folder or Hub id>"
         )
-    from foilkit.builders import build
+    from foilkit.builders import load_builder, prepare
 
-    built = build(benchmark.builder, config, video_root=videos, on_missing=on_missing, annotations=annotations,
-                  cache_dir=cache_dir)  # fmt: skip
-    return load_scoring_dataset(built, None, split)
+    builder = load_builder(benchmark.builder, config, video_root=videos, on_missing=on_missing,
+                           annotations=annotations, cache_dir=cache_dir)  # fmt: skip
+    data = load_scoring_dataset(prepare(builder), None, split)
+    report = builder.video_reports.get(split)
+    return BenchmarkSplit(data, report.dropped if report is not None else 0)
 
 
 def evaluate(
@@ -132,10 +143,10 @@ def evaluate(
     }
     configs: dict[str, Any] = {}
     for name in spec.configs_for(config):
-        data = load_benchmark_split(spec, name, dataset=dataset, videos=videos, annotations=annotations,
-                                    on_missing=on_missing, split=split, cache_dir=datasets_cache_dir)  # fmt: skip
+        loaded = load_benchmark_split(spec, name, dataset=dataset, videos=videos, annotations=annotations,
+                                      on_missing=on_missing, split=split, cache_dir=datasets_cache_dir)  # fmt: skip
         entry = _evaluate_config(
-            spec, name, model, data, run_dir, options, n_resamples, bootstrap_seed
+            spec, name, model, loaded, run_dir, options, n_resamples, bootstrap_seed
         )
         if state.is_main_process:
             configs[name] = entry
@@ -158,7 +169,7 @@ def _evaluate_config(
     spec: Benchmark,
     config: str,
     model: str,
-    data: Any,
+    loaded: BenchmarkSplit,
     run_dir: Path,
     options: dict[str, Any],
     n_resamples: int,
@@ -169,6 +180,7 @@ def _evaluate_config(
     from foilkit.scorers.api import score, score_matrix
     from foilkit.scorers.distributed import process_state
 
+    data = loaded.data
     metrics = spec.metrics(config)
     rows, matrix, records = None, None, {}
     if any(not m.matrix for m in metrics):
@@ -191,10 +203,23 @@ def _evaluate_config(
         (run_dir / "scores" / f"{config}-matrix.json").write_text(
             json.dumps({"ids": matrix.ids, "texts": matrix.texts, "score_kind": matrix.score_kind})
         )
+    failed = len(matrix.errors) if rows is None else sum(1 for error in rows["error"] if error)
     return {
         "num_rows": data.num_rows,
+        "coverage": coverage(data.num_rows, loaded.dropped_missing, failed),
         "metrics": compute_metrics(spec, config, rows, matrix, n_resamples=n_resamples, seed=seed),
         "run": records,
+    }
+
+
+def coverage(num_rows: int, dropped_missing: int | None, failed: int) -> dict[str, int | None]:
+    """What became of a config's rows: in the benchmark, dropped at build for a missing video,
+    failed to score (video missing, corrupt or out of range, a bad score), scored."""
+    return {
+        "benchmark_rows": None if dropped_missing is None else num_rows + dropped_missing,
+        "dropped_missing_video": dropped_missing,
+        "failed": failed,
+        "scored": num_rows - failed,
     }
 
 

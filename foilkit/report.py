@@ -231,6 +231,9 @@ def write_run_report(results: Mapping[str, Any], out_dir: str | os.PathLike) -> 
     ]  # fmt: skip
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
+    from foilkit.html_report import write_run_html
+
+    write_run_html(out, results=results)
     return path
 
 
@@ -253,15 +256,30 @@ def protocol_lines(protocol: Mapping[str, Any] | None) -> list[str]:
     return [" ".join(lines), ""]
 
 
+def coverage_text(coverage: Mapping[str, Any]) -> str:
+    """``coverage`` (see :func:`foilkit.evaluation.coverage`) in words."""
+    total = coverage["benchmark_rows"]
+    head = (
+        f"{total} rows in the benchmark, {coverage['dropped_missing_video']} dropped at build "
+        "(video missing)"
+        if total is not None
+        else "rows from an exported dataset (rows dropped when it was built are not known here)"
+    )
+    return f"{head}, {coverage['failed']} failed to score, {coverage['scored']} scored"
+
+
 def _run_notes(results: Mapping[str, Any]) -> list[str]:
     notes = []
     for config, entry in results["configs"].items():
         record = entry["run"].get("score") or entry["run"].get("score_matrix") or {}
-        errors = sum(metric.get("errors", 0) for metric in entry["metrics"].values())
         sampling = record.get("sampling", {})
+        rows = (
+            coverage_text(entry["coverage"])
+            if "coverage" in entry  # runs written before coverage was recorded
+            else f"{entry['num_rows']} rows"
+        )
         notes.append(
-            f"- `{config}`: {entry['num_rows']} rows, {errors} not scored (missing or corrupt video); "
-            f"adapter `{record.get('adapter', {}).get('adapter', '?')}`, mode `{record.get('mode')}`, "
+            f"- `{config}`: {rows}; adapter `{record.get('adapter', {}).get('adapter', '?')}`, mode `{record.get('mode')}`, "
             f"score kind `{record.get('score_kind')}`, {record.get('frames')} frames "
             f"({sampling.get('name', '?')} sampling), decoder {record.get('decoder')}, dtype {record.get('dtype')}."
         )
@@ -425,6 +443,9 @@ def write_side_by_side(
     ]  # fmt: skip
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
+    from foilkit.html_report import write_side_by_side_html
+
+    write_side_by_side_html(run_dirs, out, title=title)
     return path
 
 

@@ -14,7 +14,7 @@ import pytest
 from foilkit.builders import build
 
 from foilkit.evaluation import evaluate
-from foilkit.report import run_table
+from foilkit.report import coverage_text, run_table
 from foilkit.testing.videos import SyntheticScene, write_video
 
 # benchmark, config, how many distinct videos to render
@@ -79,6 +79,12 @@ def test_run_folder_has_results_report_scores_and_plots(evaluated, is_png):
     assert (run / "results.json").is_file() and result.report.is_file()
     entry = result.results["configs"][config]
     assert entry["num_rows"] > 0
+    # coverage: only a few videos were rendered, the rest of the benchmark was dropped at build
+    coverage = entry["coverage"]
+    assert coverage["benchmark_rows"] == coverage["dropped_missing_video"] + entry["num_rows"]
+    assert coverage["dropped_missing_video"] > 0
+    assert coverage["scored"] + coverage["failed"] == entry["num_rows"] and coverage["failed"] == 0
+    assert coverage_text(coverage) in result.report.read_text()
     pngs = sorted(p.name for p in run.glob("*.png"))
     assert pngs == (["recall.png"] if config in ("origin", "hard") else ["accuracy.png"])
     assert all(is_png(run / p) for p in pngs)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 
 import pytest
 
@@ -127,12 +128,12 @@ def test_every_split_and_no_temporal_check(llm_server, tmp_path, captions_file, 
     assert "A man closes the door and then walks into the room." in rows[0]["rewrites"]
 
 
-def test_rows_without_a_split_need_one_named(llm_server, tmp_path, minilm) -> None:
+def test_rows_without_a_split_need_one_named(llm_server, tmp_path, minilm, capsys) -> None:
     path = tmp_path / "nosplit.jsonl"
     path.write_text(json.dumps({"id": "a", "caption": "A door opens."}) + "\n")
     argv = ["--input", str(path), "-o", str(tmp_path / "o.jsonl"), "--sentence-model", minilm]
-    with pytest.raises(ValueError, match=r"nosplit\.jsonl: row 1 \(id 'a'\) has no 'split'"):
-        _rtime("rewrite", llm_server(), tmp_path, *argv)
+    assert _rtime("rewrite", llm_server(), tmp_path, *argv) == 2  # a user error, one line
+    assert re.search(r"nosplit\.jsonl: row 1 \(id 'a'\) has no 'split'", capsys.readouterr().err)
     argv += ["--rtime-json", str(tmp_path / "x.json"), "--input-split", "train"]
     with pytest.raises(SystemExit, match="needs an RTime annotation .json input"):
         _rtime("rewrite", llm_server(), tmp_path, *argv)
