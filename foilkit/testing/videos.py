@@ -135,3 +135,77 @@ def write_empty_video(path: str | Path, *, width: int = 64, height: int = 48, fp
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
         container.start_encoding()
     return path
+
+
+def write_vfr_video(
+    path: str | Path,
+    frame_times: list[float],
+    scene: SyntheticScene | None = None,
+    *,
+    width: int = 64,
+    height: int = 48,
+) -> Path:
+    """A variable-frame-rate H.264 mp4: frame ``i`` of ``scene`` presented at ``frame_times[i]``.
+
+    Times are seconds, increasing, stored in milliseconds; with uneven gaps a window maps to
+    different frames through the timestamps than through the average rate, which is what
+    tests of variable-rate handling need.
+    """
+    ticks = [round(time * 1000) for time in frame_times]
+    if not ticks or ticks[0] < 0 or np.any(np.diff(ticks) <= 0):
+        raise ValueError(f"frame_times must increase from >= 0 in steps of at least 1 ms, got {frame_times}")
+    frames = render_frames(scene or SyntheticScene(), width=width, height=height, num_frames=len(ticks))
+    return _encode(path, frames, pts=ticks)
+
+
+def write_rotated_video(
+    path: str | Path,
+    degrees: int,
+    scene: SyntheticScene | None = None,
+    *,
+    width: int = 64,
+    height: int = 48,
+    num_frames: int = 24,
+    fps: int = 8,
+) -> Path:
+    """An H.264 mp4 whose frames are stored as rendered (``width`` x ``height``) with a display
+    matrix telling players to turn them ``degrees`` counter-clockwise, as phones store portrait
+    video: decoders that honour it return ``height`` x ``width`` frames at 90 or 270 degrees."""
+    frames = render_frames(scene or SyntheticScene(), width=width, height=height, num_frames=num_frames)
+    return _encode(path, frames, fps=fps, rotation=degrees)
+
+
+def _encode(
+    path: str | Path,
+    frames: np.ndarray,
+    *,
+    fps: int = 8,
+    pts: list[int] | None = None,
+    rotation: int | None = None,
+) -> Path:
+    """Encode ``T x H x W x 3`` frames as an H.264 mp4 (yuv420p) with PyAV: at ``fps``, or at
+    explicit ``pts`` in milliseconds; with a display ``rotation`` in degrees if given."""
+    from fractions import Fraction
+
+    import av
+
+    height, width = frames.shape[1:3]
+    if width % 2 or height % 2:
+        raise ValueError(f"H.264 yuv420p needs even sizes, got {width}x{height}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(path), mode="w") as container:
+        stream = container.add_stream("libx264", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.options = {"crf": "18", "preset": "ultrafast", "tune": "zerolatency"}
+        if pts is not None:
+            stream.codec_context.time_base = Fraction(1, 1000)
+        if rotation is not None:
+            stream.set_display_rotation(rotation)
+        for index, array in enumerate(frames):
+            frame = av.VideoFrame.from_ndarray(array, format="rgb24")
+            if pts is not None:
+                frame.pts, frame.time_base = pts[index], Fraction(1, 1000)
+            container.mux(stream.encode(frame))
+        container.mux(stream.encode())
+    return path

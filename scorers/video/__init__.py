@@ -14,6 +14,7 @@ from foilkit.scorers.video.decoding import (
 from foilkit.scorers.video.errors import (
     CorruptVideoError,
     EmptyVideoError,
+    SamplingError,
     VideoError,
     VideoNotFoundError,
     WindowOutOfRangeError,
@@ -28,6 +29,7 @@ __all__ = [
     "CorruptVideoError",
     "DecodedFrames",
     "EmptyVideoError",
+    "SamplingError",
     "SamplingPolicy",
     "VideoError",
     "VideoMetadata",

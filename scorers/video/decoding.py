@@ -2,13 +2,16 @@
 
 One ``open_video`` per file: every view of a file (windows, reversed copies, the main and
 proficiency items of ViLMA) is served from one decode of the union of their frame indices.
+Both backends agree on what a frame is: its index counts frames in presentation order, a
+window selects frames by their presentation times (exact for variable frame rate), and frames
+come out upright (the container's display rotation applied).
 """
 from __future__ import annotations
 
 import io
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -17,6 +20,8 @@ import torch
 from foilkit.scorers.video.errors import (
     CorruptVideoError,
     EmptyVideoError,
+    SamplingError,
+    VideoError,
     VideoNotFoundError,
     WindowOutOfRangeError,
 )
@@ -25,15 +30,38 @@ from foilkit.scorers.video.view import VideoView
 
 # An annotated window may overrun the file by rounding; beyond this many seconds it is an error.
 WINDOW_TOLERANCE_S = 0.5
+# A stream whose frames stray further than this fraction of a frame period from an evenly spaced
+# grid (first to last frame) is variable frame rate: its windows are found by frame timestamps.
+VFR_TOLERANCE = 0.1
 
 
 @dataclass(frozen=True)
 class VideoMetadata:
+    """What a backend reports of a video stream; ``width`` and ``height`` are as displayed
+    (after the container's rotation).
+
+    ``frame_times``: each frame's presentation time in seconds from the first frame, in
+    presentation order (float64), or ``None`` where the stream does not say. Windows of a
+    variable-frame-rate video are matched against these rather than against ``fps``.
+    """
+
     num_frames: int
     fps: float
     duration: float
     width: int
     height: int
+    frame_times: np.ndarray | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def variable_rate(self) -> bool:
+        """Whether some frame lies off the evenly spaced grid from the first frame to the last
+        (by more than ``VFR_TOLERANCE`` of a period). The grid's period is not ``1 / fps``: the
+        average rate also counts the last frame's duration, which containers get wrong."""
+        times = self.frame_times
+        if times is None or self.num_frames < 3 or len(times) != self.num_frames or not times[-1] > 0:
+            return False
+        period = times[-1] / (self.num_frames - 1)
+        return bool(np.abs(times - period * np.arange(self.num_frames)).max() > VFR_TOLERANCE * period)
 
 
 @dataclass
@@ -92,7 +120,8 @@ class _TorchcodecVideo:
         num_frames = int(meta.num_frames or 0)
         fps = float(meta.average_fps or 0.0)
         duration = float(meta.duration_seconds or (num_frames / fps if fps else 0.0))
-        self.metadata = VideoMetadata(num_frames, fps, duration, int(meta.width or 0), int(meta.height or 0))
+        width, height = int(meta.width or 0), int(meta.height or 0)  # torchcodec's are post-rotation
+        self.metadata = VideoMetadata(num_frames, fps, duration, width, height, _torchcodec_frame_times(view.source))
         self._name = view.name
 
     def get_frames(self, indices: np.ndarray) -> tuple[torch.Tensor, np.ndarray]:
@@ -103,8 +132,41 @@ class _TorchcodecVideo:
         return batch.data, batch.pts_seconds.double().numpy()
 
 
+def _torchcodec_frame_times(source: str | bytes) -> np.ndarray | None:
+    """Every frame's presentation time from the first, from a demux of the stream (no decode:
+    a few milliseconds for thousands of frames); ``None`` where the packets do not say, so the
+    frame rate alone places the frames, as before timestamps were read."""
+    from torchcodec.decoders import Demuxer
+
+    try:
+        pts = Demuxer(source, streams="video").streams[0].scan().pts_seconds.double().numpy()
+    except (RuntimeError, ValueError):
+        return None
+    if not len(pts) or not np.isfinite(pts).all():
+        return None
+    return pts - pts[0]
+
+
+def _relative_times(pts: list[int | None], time_base) -> np.ndarray | None:
+    """Packet timestamps as sorted seconds from the first frame; ``None`` if any is unknown."""
+    if not pts or time_base is None or any(value is None for value in pts):
+        return None
+    times = np.sort(np.asarray(pts, dtype=np.float64)) * float(time_base)
+    return times - times[0]
+
+
+def _quarter_turns(frame) -> int:
+    """Counter-clockwise quarter turns that show a PyAV frame upright, from its display matrix
+    (rounded to a multiple of 90 degrees, as torchcodec rounds it)."""
+    return round(float(frame.rotation or 0) / 90) % 4
+
+
 class _PyAVVideo:
-    """Sequential decode with PyAV; frame ``i`` is the i-th frame in presentation order."""
+    """Sequential decode with PyAV; frame ``i`` is the i-th frame in presentation order.
+
+    Frames are turned upright by the container's display rotation, as torchcodec does, so
+    the two backends agree on shape and pixels (PyAV itself returns the coded orientation).
+    """
 
     def __init__(self, view: VideoView):
         import av
@@ -116,12 +178,23 @@ class _PyAVVideo:
                 if not container.streams.video:
                     raise EmptyVideoError(view.name, "the container holds no video stream")
                 stream = container.streams.video[0]
-                num_frames = sum(1 for packet in container.demux(stream) if packet.size > 0)
+                pts, self._turns = [], None
+                for packet in container.demux(stream):
+                    if packet.size > 0:
+                        pts.append(packet.pts)
+                    if self._turns is None:  # the first decoded frame carries the display matrix
+                        self._turns = next((_quarter_turns(f) for f in stream.codec_context.decode(packet)), None)
+                num_frames = len(pts)
                 fps = float(stream.average_rate or 0.0)
                 width, height = stream.codec_context.width, stream.codec_context.height
+                frame_times = _relative_times(pts, stream.time_base)
         except av.FFmpegError as error:
             raise CorruptVideoError(view.name, f"PyAV cannot open it: {error}") from error
-        self.metadata = VideoMetadata(num_frames, fps, num_frames / fps if fps else 0.0, width, height)
+        self._turns = self._turns or 0
+        if self._turns % 2:
+            width, height = height, width
+        duration = num_frames / fps if fps else 0.0
+        self.metadata = VideoMetadata(num_frames, fps, duration, width, height, frame_times)
 
     def get_frames(self, indices: np.ndarray) -> tuple[torch.Tensor, np.ndarray]:
         import av
@@ -132,7 +205,8 @@ class _PyAVVideo:
                 stream = container.streams.video[0]
                 for position, frame in enumerate(container.decode(stream)):
                     if position in wanted:
-                        frames.append(torch.from_numpy(frame.to_ndarray(format="rgb24")).permute(2, 0, 1))
+                        array = np.rot90(frame.to_ndarray(format="rgb24"), self._turns)
+                        frames.append(torch.from_numpy(np.ascontiguousarray(array)).permute(2, 0, 1))
                         times.append(float(frame.time))
                     if position >= indices[-1]:
                         break
@@ -166,16 +240,33 @@ def probe(source: VideoView | str, backend: str = "torchcodec") -> VideoMetadata
 
 
 def window_frames(view: VideoView, meta: VideoMetadata, tolerance: float = WINDOW_TOLERANCE_S) -> tuple[int, int]:
-    """Inclusive frame range ``[first, last]`` whose timestamps fall in the view's window."""
+    """Inclusive frame range ``[first, last]`` whose timestamps fall in the view's window.
+
+    A window ``[start, end)`` holds the frames presented at ``start`` up to, not including,
+    ``end`` (seconds from the first frame). At a constant rate frame ``i`` is at ``i / fps``; a
+    variable-rate video (``meta.variable_rate``) is matched by its real frame timestamps, since
+    its average rate misplaces frames (a frame at 2.058 s counted into a window ending at 2 s,
+    frames early in the window missed). A window holding no frame yields the frame on screen
+    during it. Raises ``WindowOutOfRangeError``, naming the video and the window, for a window
+    beyond the video's end.
+    """
     last_frame = meta.num_frames - 1
     if view.start is None and view.end is None:
         return 0, last_frame
     start = view.start or 0.0
     end = meta.duration if view.end is None else view.end
     if start >= meta.duration or end > meta.duration + tolerance:
+        bounds = f"{start:.3f}, {'end' if view.end is None else f'{end:.3f}'}"
         raise WindowOutOfRangeError(
-            view.name, f"window [{start:.3f}, {end:.3f}] s lies outside the video (duration {meta.duration:.3f} s)"
+            view.name, f"window [{bounds}] s lies outside the video (duration {meta.duration:.3f} s)"
         )
+    if meta.variable_rate:
+        times = meta.frame_times
+        first = int(np.searchsorted(times, start - 1e-6, side="left"))
+        last = int(np.searchsorted(times, end - 1e-6, side="left")) - 1
+        if last < first:  # no frame starts inside the window: the one shown during it
+            first = last = max(0, int(np.searchsorted(times, start + 1e-6, side="right")) - 1)
+        return min(first, last_frame), min(last, last_frame)
     first = min(math.ceil(start * meta.fps - 1e-6), last_frame)
     last = min(math.ceil(end * meta.fps - 1e-6) - 1, last_frame)
     return first, max(first, last)  # a window shorter than one frame still yields its frame
@@ -195,8 +286,14 @@ def sampling_key(view: VideoView) -> str:
 
 def decode_views(
     views: Sequence[VideoView], policy: SamplingPolicy, backend: str = "torchcodec"
-) -> list[DecodedFrames]:
-    """Frames of several views of ONE video, decoding the union of their frames once."""
+) -> list[DecodedFrames | VideoError]:
+    """Frames of several views of ONE video, decoding the union of their frames once.
+
+    Each view fails or succeeds on its own: a view whose window cannot be played (beyond the
+    video's end) gets its ``VideoError`` in its place in the returned list, and the other views
+    are decoded as if it were not there. A fault of the file itself (missing, corrupt, empty)
+    concerns every view and is raised.
+    """
     if not views:
         return []
     keys = {view.source_key for view in views}
@@ -204,15 +301,28 @@ def decode_views(
         raise ValueError(f"decode_views takes views of one video, got {sorted(keys)}")
     video = open_video(views[0], backend)
     meta = video.metadata
-    per_view = [policy.indices(*window_frames(view, meta), meta.fps, key=sampling_key(view)) for view in views]
-    unique = np.unique(np.concatenate(per_view))
+    per_view: list[np.ndarray | VideoError] = []
+    for view in views:
+        try:
+            per_view.append(policy.indices(*window_frames(view, meta), meta.fps, key=sampling_key(view)))
+        except WindowOutOfRangeError as error:
+            per_view.append(error)
+        except ValueError as error:  # the policy cannot sample this view (its rate, its length)
+            per_view.append(SamplingError(view.name, str(error)))
+    wanted = [indices for indices in per_view if not isinstance(indices, VideoError)]
+    if not wanted:
+        return per_view
+    unique = np.unique(np.concatenate(wanted))
     frames, timestamps = video.get_frames(unique)
     # contiguous T x C x H x W, once per decode and in the decoding thread rather than by every
     # consumer of the frames (decoders hand out channels-last memory); numpy's strided copy
     # takes 0.4x the time of torch's ``contiguous`` on uint8 frames
     frames = torch.from_numpy(np.ascontiguousarray(frames.numpy()))
-    out = []
+    out: list[DecodedFrames | VideoError] = []
     for view, indices in zip(views, per_view):
+        if isinstance(indices, VideoError):
+            out.append(indices)
+            continue
         rows = np.searchsorted(unique, indices)
         if view.reversed:
             indices, rows = indices[::-1].copy(), rows[::-1].copy()
@@ -231,5 +341,9 @@ def take_frames(frames: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
 
 
 def decode_view(view: VideoView, policy: SamplingPolicy, backend: str = "torchcodec") -> DecodedFrames:
-    """Frames of one view (see ``decode_views`` to serve several views of a file at once)."""
-    return decode_views([view], policy, backend)[0]
+    """Frames of one view (see ``decode_views`` to serve several views of a file at once);
+    raises its ``VideoError``, whether of the file or of the view's window."""
+    (decoded,) = decode_views([view], policy, backend)
+    if isinstance(decoded, VideoError):
+        raise decoded
+    return decoded

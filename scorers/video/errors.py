@@ -23,4 +23,10 @@ class EmptyVideoError(VideoError):
 
 
 class WindowOutOfRangeError(VideoError, ValueError):
-    """The requested time window does not lie inside the video."""
+    """The requested time window does not lie inside the video: a fault of that view alone
+    (``decode_views`` returns it in the view's place; the file's other views still decode)."""
+
+
+class SamplingError(VideoError, ValueError):
+    """The sampling policy cannot take frames from this view (e.g. ``int-fps`` at more frames a
+    second than the video has): a fault of that view alone, like a window out of range."""

@@ -2,15 +2,16 @@
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 # What callers may pass as a video: a path, raw container bytes, or the ``{"path", "bytes"}``
 # mapping that the ``datasets`` ``Video`` feature stores (``decode=False``).
-VideoSource = Union[str, os.PathLike, bytes, Mapping[str, Any]]
+VideoSource = str | os.PathLike | bytes | Mapping[str, Any]
 
 TIME_UNITS = ("sec", "frame", "pts")
 
@@ -41,7 +42,7 @@ class VideoView:
             raise TypeError(f"unsupported video source type {type(source).__name__}")
         for name in ("start", "end"):
             value = getattr(self, name)
-            if value is not None and not (value == value and value >= 0):  # rejects NaN too
+            if value is not None and (math.isnan(value) or value < 0):
                 raise ValueError(f"{self.name}: window {name}={value!r} must be a number >= 0")
         if self.start is not None and self.end is not None and self.end <= self.start:
             raise ValueError(f"{self.name}: window end {self.end} must be after start {self.start}")

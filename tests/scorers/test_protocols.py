@@ -146,3 +146,24 @@ def test_a_retrieval_pool_refuses_a_softmax_over_candidates(tiny_model, benchmar
     with pytest.raises(ValueError, match="a retrieval pool has none"):
         score_matrix(tiny_model("clip"), benchmark, benchmark="vilma", num_workers=0,
                      progress=False)  # fmt: skip
+
+
+def test_a_view_the_policy_cannot_sample_is_a_row_error(tiny_model, tmp_path):
+    """``int-fps`` at 10 frames a second cannot sample an 8 fps video (VITATECS' script asserts):
+    that video's rows fail by name, another video's rows score."""
+    import datasets
+
+    from foilkit.testing.videos import SyntheticScene, write_video
+
+    slow = write_video(tmp_path / "slow.mp4", SyntheticScene(direction="left"), fps=8)
+    fast = write_video(tmp_path / "fast.mp4", SyntheticScene(direction="right"), fps=12, num_frames=36)
+    rows = [
+        {"id": "slow", "video": str(slow), "caption": "a square moves left", "foils": ["a square moves right"]},
+        {"id": "fast", "video": str(fast), "caption": "a square moves right", "foils": ["a square moves left"]},
+    ]  # fmt: skip
+    dataset = datasets.Dataset.from_list(rows).cast_column("video", datasets.Video())
+    result = score(tiny_model("clip"), dataset, sampling="int-fps", target_fps=10,
+                   num_workers=0, progress=False, use_cache=False)  # fmt: skip
+    errors = dict(zip(result["id"], result["error"]))
+    assert "slow.mp4: the 'int-fps' policy cannot take 10 frames a second from a 8.0 fps video" in errors["slow"]
+    assert errors["fast"] is None
