@@ -472,6 +472,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     for name, purpose in (
         ("quick", "CI-sized: minutes on 2 CPU cores"),
         ("smoke", "the tests' run"),
+        ("vatex", "VATEX-like 640x360 clips, for GPU decoding"),
     ):
         videos, seconds = SIZES[name].videos, SIZES[name].seconds
         size.add_argument(
@@ -479,7 +480,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
             dest="size",
             action="store_const",
             const=name,
-            help=f"{videos} videos of {seconds:g} s ({purpose}); without either, the full corpus",
+            help=f"{videos} videos of {seconds:g} s ({purpose}); without any, the full corpus",
         )
     parser.set_defaults(size="full")
     parser.add_argument("--device", default="cpu", choices=sorted(DEFAULT_MODELS))
@@ -490,7 +491,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--workers", type=int, default=2, help="decoding threads")
     parser.add_argument("--batch-size", type=int, default=8)
     parser.add_argument("--frames", type=int, default=8)
-    parser.add_argument("--decoder", default="torchcodec")
+    parser.add_argument(
+        "--decoder", default="torchcodec", help="torchcodec, torchcodec-cuda (NVDEC) or pyav"
+    )
     parser.add_argument(
         "--cache-root",
         type=Path,

@@ -92,7 +92,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="frame rate 'random-consecutive' reads the video at (ViLMA: 30)",
     )
     frames.add_argument(
-        "--decoder", default="torchcodec", help="torchcodec or pyav (default: %(default)s)"
+        "--decoder",
+        default="torchcodec",
+        help="torchcodec (FFmpeg on the CPU), torchcodec-cuda (NVDEC on the GPU: frames stay "
+        "there; on a machine without CUDA the run decodes with torchcodec and records why) or "
+        "pyav (default: %(default)s)",
     )
     frames.add_argument(
         "--control",

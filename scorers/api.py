@@ -26,15 +26,15 @@ from foilkit.scorers.adapters import (
 )
 from foilkit.scorers.cache import EmbeddingCache, default_cache_dir
 from foilkit.scorers.controls import check_control
-from foilkit.scorers.lock import run_lock
 from foilkit.scorers.distributed import gather_counts, gather_records, process_state, split
 from foilkit.scorers.engine import Engine
+from foilkit.scorers.lock import run_lock
 from foilkit.scorers.output import scores_dataset, write_jsonl
 from foilkit.scorers.plan import PLAN_COLUMNS, ScoringPlan, make_plan
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.record import hardware, now, package_versions
 from foilkit.scorers.store import ResultStore
-from foilkit.scorers.video import BACKENDS, SEEDED_POLICIES, SamplingPolicy
+from foilkit.scorers.video import BACKENDS, SEEDED_POLICIES, SamplingPolicy, resolve_decoder
 
 logger = logging.getLogger(__name__)
 
@@ -174,6 +174,7 @@ def _identity(
     options: ScoreOptions,
     protocol: ResolvedProtocol,
     policy: SamplingPolicy,
+    decoder: str,
     plan: ScoringPlan,
     kind: str,
 ) -> dict[str, Any]:
@@ -190,7 +191,7 @@ def _identity(
         "protocol": protocol.name,
         "frames": policy.num_frames,
         "sampling": policy.to_record(),
-        "decoder": options.decoder,
+        "decoder": decoder,
         "control": options.control,
         "seed": options.seed,
         "rows": len(plan.rows),
@@ -274,7 +275,10 @@ def _run(
     plan = _plan(data, adapter, options.video_root)
     if pool:
         plan = plan.pooled()
-    identity = _identity(model, adapter, options, protocol, policy, plan, kind)
+    decoder, decoder_fallback = resolve_decoder(options.decoder)
+    if decoder_fallback:
+        logger.warning("%s: decoding with %s instead", decoder_fallback, decoder)
+    identity = _identity(model, adapter, options, protocol, policy, decoder, plan, kind)
     out_dir = Path(options.out_dir) if options.out_dir else None
     if out_dir is not None:
         _check_out_dir(out_dir, identity, options.resume)  # on every process, before anyone writes
@@ -299,7 +303,7 @@ def _run(
         policy,
         store=store,
         cache=_cache(identity, options, adapter),
-        decoder=options.decoder,
+        decoder=decoder,
         control=options.control,
         seed=options.seed,
         batch_size=options.batch_size,
@@ -335,7 +339,9 @@ def _run(
         "protocol": protocol.to_record(),
         "frames": policy.num_frames,
         "sampling": policy.to_record(),
-        "decoder": options.decoder,
+        "decoder": decoder,
+        "decoder_requested": options.decoder,
+        "decoder_fallback": decoder_fallback,
         "dtype": str(adapter.dtype).removeprefix("torch."),
         "device": str(adapter.device),
         "seed": options.seed,

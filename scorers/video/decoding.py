@@ -108,14 +108,25 @@ def _check_exists(view: VideoView) -> None:
 
 
 class _TorchcodecVideo:
+    #: where frames are decoded and left: FFmpeg on the CPU, or NVDEC on the GPU (frames stay
+    #: on the device into the model's processor, no host round trip)
+    device = "cpu"
+
     def __init__(self, view: VideoView):
         from torchcodec.decoders import VideoDecoder
 
         try:
-            self._decoder = VideoDecoder(view.source, seek_mode="exact", dimension_order="NCHW")
+            self._decoder = VideoDecoder(
+                view.source, seek_mode="exact", dimension_order="NCHW", device=self.device
+            )
             meta = self._decoder.metadata
         except (RuntimeError, ValueError) as error:
             _PyAVVideo(view)  # a readable container without frames raises EmptyVideoError here
+            if self.device != "cpu":  # the file opens on the CPU: the GPU decoder is at fault
+                raise DecoderUnavailableError(
+                    f"{view.name}: torchcodec cannot decode it on {self.device} ({error}); "
+                    "rerun with --decoder torchcodec to decode on the CPU"
+                ) from error
             raise CorruptVideoError(view.name, f"torchcodec cannot open it: {error}") from error
         num_frames = int(meta.num_frames or 0)
         fps = float(meta.average_fps or 0.0)
@@ -130,6 +141,30 @@ class _TorchcodecVideo:
         except (RuntimeError, ValueError, IndexError) as error:
             raise CorruptVideoError(self._name, f"decoding frames {indices.tolist()} failed: {error}") from error
         return batch.data, batch.pts_seconds.double().numpy()
+
+
+class _TorchcodecCudaVideo(_TorchcodecVideo):
+    """torchcodec with NVDEC: frames decoded on the GPU stay there (see ``resolve_decoder``)."""
+
+    device = "cuda"
+
+
+class DecoderUnavailableError(RuntimeError):
+    """The requested decoder cannot run here (no CUDA device, no NVDEC in FFmpeg's build)."""
+
+
+def resolve_decoder(name: str) -> tuple[str, str | None]:
+    """The decoder a run uses for ``name``, and why it differs when it does.
+
+    ``torchcodec-cuda`` needs a CUDA device; without one the run decodes on the CPU with
+    ``torchcodec`` (the same frames) and records the fallback and its reason.
+    """
+    if name not in BACKENDS:
+        raise ValueError(f"unknown decoder {name!r}; choose from {sorted(BACKENDS)}")
+    device = getattr(BACKENDS[name], "device", "cpu")
+    if device == "cuda" and not torch.cuda.is_available():
+        return "torchcodec", f"{name} needs a CUDA device (torch.cuda.is_available() is False)"
+    return name, None
 
 
 def _torchcodec_frame_times(source: str | bytes) -> np.ndarray | None:
@@ -218,6 +253,7 @@ class _PyAVVideo:
 
 
 register_backend("torchcodec")(_TorchcodecVideo)
+register_backend("torchcodec-cuda")(_TorchcodecCudaVideo)
 register_backend("pyav")(_PyAVVideo)
 
 def open_video(view: VideoView | str, backend: str = "torchcodec") -> OpenVideo:
@@ -317,7 +353,10 @@ def decode_views(
     # contiguous T x C x H x W, once per decode and in the decoding thread rather than by every
     # consumer of the frames (decoders hand out channels-last memory); numpy's strided copy
     # takes 0.4x the time of torch's ``contiguous`` on uint8 frames
-    frames = torch.from_numpy(np.ascontiguousarray(frames.numpy()))
+    if frames.device.type == "cpu":
+        frames = torch.from_numpy(np.ascontiguousarray(frames.numpy()))
+    else:
+        frames = frames.contiguous()
     out: list[DecodedFrames | VideoError] = []
     for view, indices in zip(views, per_view):
         if isinstance(indices, VideoError):
@@ -337,7 +376,8 @@ def take_frames(frames: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
     ``index_select`` copies whole frames; indexing with a tensor (``frames[rows]``) takes the
     general gather path, ~25x slower on uint8 video frames.
     """
-    return frames.index_select(0, torch.from_numpy(np.ascontiguousarray(rows, dtype=np.int64)))
+    index = torch.from_numpy(np.ascontiguousarray(rows, dtype=np.int64))
+    return frames.index_select(0, index.to(frames.device))
 
 
 def decode_view(view: VideoView, policy: SamplingPolicy, backend: str = "torchcodec") -> DecodedFrames:
