@@ -27,6 +27,19 @@ ensure_ffmpeg() {
   fi
 }
 
+# Headless Chromium for the HTML report's browser test (tests/report/); it skips cleanly without.
+ensure_chromium() {
+  if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then return; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "==> installing chromium for the HTML report's browser test"
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends chromium >/dev/null; } ||
+      echo "note: could not install chromium; the HTML report's browser test will be skipped" >&2
+  else
+    echo "note: chromium not found; the HTML report's browser test will be skipped" >&2
+  fi
+}
+
 ensure_venv() {
   "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {
     echo "error: foilkit needs Python >= 3.10 (found $("$PYTHON" --version 2>&1))" >&2; exit 1; }
@@ -72,7 +85,7 @@ case "${1:-}" in
     "$VENV/bin/foilkit" doctor
     exec "$VENV/bin/foilkit" demo "$@" ;;
   test)
-    shift; ensure_ffmpeg; ensure_venv; ensure_tokenizers
+    shift; ensure_ffmpeg; ensure_venv; ensure_tokenizers; ensure_chromium
     export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg
     exec "$VENV/bin/python" -m pytest "$@" ;;
   *)

@@ -240,6 +240,9 @@ def prepare_upload(
     if (run / "report.md").is_file():
         report = _redact((run / "report.md").read_text(encoding="utf-8"), local)
         files["report.md"] = report.encode("utf-8")
+    if (run / "report.html").is_file():  # the item browser: self-contained, viewable on the Hub
+        html = _redact((run / "report.html").read_text(encoding="utf-8"), local)
+        files["report.html"] = html.encode("utf-8")
     model_files, index = {}, None
     if model_repo is not None:
         source = f"https://huggingface.co/datasets/{repo_id}"

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from foilkit.html_report import write_leaderboard_html
+
 CSV_COLUMNS = ("benchmark", "task", "rank", "model", "value", "ci_low", "ci_high", "n",
                "p_value_vs_next", "difference_vs_next", "source")  # fmt: skip
 
@@ -220,6 +222,7 @@ def write_leaderboard(
     plot(tables, out / "leaderboard.png")
     report = out / "leaderboard.md"
     report.write_text(markdown(tables), encoding="utf-8")
+    write_leaderboard_html(out)
     return report
 
 

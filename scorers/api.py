@@ -26,7 +26,13 @@ from foilkit.scorers.adapters import (
 )
 from foilkit.scorers.cache import EmbeddingCache, default_cache_dir
 from foilkit.scorers.controls import check_control
-from foilkit.scorers.distributed import gather_counts, gather_records, process_state, split
+from foilkit.scorers.distributed import (
+    gather_counts,
+    gather_records,
+    model_device,
+    process_state,
+    split,
+)
 from foilkit.scorers.engine import Engine
 from foilkit.scorers.lock import run_lock
 from foilkit.scorers.output import scores_dataset, write_jsonl
@@ -268,7 +274,7 @@ def _run(
         adapter=family.name,
         revision=options.revision,
         dtype=options.dtype,
-        device=options.device or state.device,
+        device=options.device or model_device(state),
         trust_remote_code=options.trust_remote_code,
         **protocol.adapter_options(accepted_settings(family)),
     )
@@ -342,6 +348,7 @@ def _run(
         "decoder": decoder,
         "decoder_requested": options.decoder,
         "decoder_fallback": decoder_fallback,
+        "video_root": options.video_root,
         "dtype": str(adapter.dtype).removeprefix("torch."),
         "device": str(adapter.device),
         "seed": options.seed,

@@ -289,10 +289,10 @@ def protocol_table() -> list[dict[str, Any]]:
 __all__ = [
     "PAPER",
     "PROTOCOLS",
-    "Protocol",
-    "ResolvedProtocol",
     "SETTINGS",
     "UNIFORM",
+    "Protocol",
+    "ResolvedProtocol",
     "describe_protocol",
     "protocol_table",
     "resolve_protocol",

@@ -1,27 +1,10 @@
-"""Fixtures of the end-to-end tests: the demo run (timed), a tiny CLIP, a PNG check."""
+"""Fixtures of the end-to-end tests: a tiny CLIP, a PNG check (the timed demo run is in tests/conftest.py)."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
-
-from foilkit.cli import main
-
-#: Bootstrap resamples in tests: enough for an interval, cheap enough for CI.
-N_RESAMPLES = 200
-
-
-@pytest.fixture(scope="session")
-def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """``foilkit demo`` run once: both tiny models under every temporal control."""
-    out = tmp_path_factory.mktemp("demo")
-    started = time.perf_counter()
-    argv = ["demo", "--out", str(out), "--n-resamples", str(N_RESAMPLES), "--no-progress"]
-    assert main(argv) == 0
-    (out / "elapsed_seconds.txt").write_text(f"{time.perf_counter() - started:.1f}")
-    return out
 
 
 @pytest.fixture(scope="session")
@@ -46,8 +29,3 @@ def _is_png(path: Path) -> bool:
 def is_png():
     """``is_png(path)``: a PNG file Pillow can open, of a size a person can read."""
     return _is_png
-
-
-@pytest.fixture(scope="session")
-def n_resamples() -> int:
-    return N_RESAMPLES

@@ -35,7 +35,8 @@ def test_dataset_commit_holds_the_run_files_and_a_loadable_card(demo_dir: Path, 
     commit = json.loads((out / "dataset_commit.json").read_text())
     assert commit["repo_id"] == "me/clip-foilkit-results" and commit["repo_type"] == "dataset"
     paths = [op["path_in_repo"] for op in commit["operations"]]
-    assert paths == ["README.md", "scores/all.parquet", "results.json", "accuracy.png", "report.md"]
+    assert paths == ["README.md", "scores/all.parquet", "results.json", "accuracy.png", "report.md",
+                     "report.html"]  # fmt: skip
     for op in commit["operations"]:
         assert (
             op["sha256"]

@@ -1,0 +1,585 @@
+"""``report.html``: one self-contained page per run folder (or side-by-side report) with an item browser.
+
+The page needs no network: the paper-layout tables come from :func:`foilkit.report.run_table`
+(side by side: :func:`foilkit.report.side_by_side_table`), the plots the markdown report wrote
+are inlined as base64 PNGs, and the items travel as JSON inside the page, rendered a page at a
+time by a small script. Each item shows the caption and every foil with its score, the outcome
+(``correct``, ``wrong``, ``tied``: the caption's best competitor scored the same, ``error``:
+the video was not scored) and the margin (caption minus best foil, oriented so that a positive
+margin is correct whatever the score kind). Several runs side by side put the items on which
+the runs' outcomes disagree first.
+
+Thumbnails: the frames the model saw, in the order it saw them (``frame_indices`` of
+``scores/<config>.parquet`` are recorded after the temporal control), decoded with the run's
+recorded decoder from the videos of at most ``max_thumbnails`` items, the first ones in the
+page's default order (:func:`informative_order`: runs disagree, tied, the most confidently
+wrong, then the closest correct calls); every other item lists its frame indices. Each distinct frame becomes one small JPEG data URI, shared by every run that
+saw it. The page says how many items are thumbnailed and what the decoding cost.
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from foilkit.report import Table
+
+#: Thumbnail height in pixels, and how many items get thumbnails by default.
+THUMBNAIL_HEIGHT = 48
+MAX_THUMBNAILS = 300
+#: Items per page of the item browser.
+PAGE_SIZE = 50
+JPEG_QUALITY = 70
+OUTCOME_RANK = {"tied": 0, "wrong": 1, "correct": 2, "error": 3}
+
+
+@dataclass
+class Thumbnails:
+    """Distinct frames as data URIs (``"<video>:<index>"`` -> URI) and what decoding them cost."""
+
+    frames: dict[str, str] = field(default_factory=dict)
+    items: int = 0  # items whose strip is complete
+    seconds: float = 0.0
+    failed: dict[str, str] = field(default_factory=dict)  # video -> why it could not be decoded
+
+    def note(self, total: int) -> str:
+        per_item = f" ({1000 * self.seconds / self.items:.1f} ms per item)" if self.items else ""
+        text = (
+            f"Thumbnails: {self.items} of {total} items, the first ones in the default order "
+            f"(runs disagree, tied, wrong, then the closest calls); {len(self.frames)} distinct frames decoded in "
+            f"{self.seconds:.2f} s{per_item}."
+        )
+        if self.failed:
+            text += (
+                f" {len(self.failed)} videos could not be read for thumbnails (e.g. "
+                + "; ".join(f"{name}: {why}" for name, why in list(self.failed.items())[:2])
+                + "); rebuild with foilkit report RUN_DIR --video-root DIR."
+            )
+        return text
+
+
+def outcome(caption_score: float | None, foil_scores: Sequence[float] | None, score_kind: str,
+            error: str | None = None) -> tuple[str, float | None]:  # fmt: skip
+    """``(outcome, margin)`` of one item: the caption against its best-scoring foil.
+
+    The margin is oriented (``score_kind``'s direction, :func:`foilkit.metrics._common.direction`):
+    positive when the caption wins. A tie is its own outcome here; how a metric credits it is the
+    run's tie policy, shown under the tables.
+    """
+    from foilkit.metrics._common import direction
+
+    if error or caption_score is None or not foil_scores:
+        return "error", None
+    sign = direction(score_kind)
+    margin = sign * caption_score - max(sign * score for score in foil_scores)
+    if math.isnan(margin):  # a text the model could not score
+        return "error", None
+    return ("correct" if margin > 0 else "tied" if margin == 0 else "wrong"), float(margin)
+
+
+def run_items(
+    run_dir: str | os.PathLike, results: Mapping[str, Any], *, run: int = 0
+) -> list[dict]:
+    """The items of every per-item config of a run (``scores/<config>.parquet``), as browser rows.
+
+    Keys: ``r`` run index, ``id``, ``t`` config (test), ``g`` group (aspect, subtest, foil type),
+    ``c``/``cs`` caption and its score, ``f``/``fs`` foils and scores, ``p*`` the same for ViLMA's
+    proficiency test, ``o`` outcome, ``m`` margin, ``e`` error, ``v`` video, ``fi`` frame indices.
+    """
+    import pyarrow.parquet as pq
+
+    from foilkit.benchmarks import get_benchmark
+
+    group_column = get_benchmark(results["benchmark"]).group_column
+    items = []
+    for config in results["configs"]:
+        path = Path(run_dir) / "scores" / f"{config}.parquet"
+        if not path.is_file():
+            continue  # a retrieval pool: one matrix, no per-item outcome
+        for row in pq.read_table(path).to_pylist():
+            kind = row.get("score_kind") or "similarity"
+            result, margin = outcome(
+                row.get("caption_score"), row.get("foil_scores"), kind, row.get("error")
+            )
+            item = {
+                "r": run, "id": row["id"], "t": config, "g": row.get(group_column) if group_column else None,
+                "c": row.get("caption"), "cs": row.get("caption_score"), "f": row.get("foils") or [],
+                "fs": row.get("foil_scores") or [], "o": result, "m": margin, "e": row.get("error"),
+                "v": row.get("video_path"), "fi": row.get("frame_indices") or [],
+            }  # fmt: skip
+            if row.get("proficiency_caption_score") is not None:
+                item.update({"pc": row.get("proficiency_caption"), "pcs": row["proficiency_caption_score"],
+                             "pf": row.get("proficiency_foils") or [], "pfs": row.get("proficiency_foil_scores") or []})  # fmt: skip
+            items.append(item)
+    return items
+
+
+def mark_disagreements(items: list[dict]) -> int:
+    """Flag (``d``) the items whose runs disagree on being correct; returns how many item ids do."""
+    verdicts: dict[tuple[str, str], set[bool]] = {}
+    for item in items:
+        verdicts.setdefault((item["t"], item["id"]), set()).add(item["o"] == "correct")
+    for item in items:
+        item["d"] = int(len(verdicts[(item["t"], item["id"])]) > 1)
+    return sum(len(v) > 1 for v in verdicts.values())
+
+
+def informative_order(items: Sequence[dict]) -> list[int]:
+    """Item positions, most informative first: items the runs disagree on, then tied, then by
+    margin (the most confidently wrong first, then the closest correct calls), unscored items
+    last. The rows of one item (one per run) stay together, ranked by the item's worst run.
+    The page's default sort is the same order."""
+    worst: dict[tuple[str, str], tuple[int, int, float]] = {}
+    for item in items:
+        key = (item["t"], item["id"])
+        rank = (-item.get("d", 0), OUTCOME_RANK[item["o"]], _margin(item))
+        worst[key] = min(worst.get(key, rank), rank)
+    return sorted(range(len(items)), key=lambda i: (
+        worst[(items[i]["t"], items[i]["id"])], items[i]["t"], items[i]["id"], items[i]["r"],
+    ))  # fmt: skip
+
+
+def _margin(item: Mapping[str, Any]) -> float:
+    return float("inf") if item["m"] is None else item["m"]
+
+
+def resolve_video(video: str | None, roots: Sequence[Path]) -> Path | None:
+    """The file of a recorded ``video_path``: itself when absolute, else under the first root holding it."""
+    if not video:
+        return None
+    path = Path(video)
+    if path.is_absolute():
+        return path if path.is_file() else None
+    return next((root / path for root in roots if (root / path).is_file()), None)
+
+
+def video_roots(results: Mapping[str, Any], videos: str | os.PathLike | None) -> list[Path]:
+    """Where relative video paths may resolve: ``videos``, the video root the run recorded (when
+    it records one: ``video_root`` in results.json or a config's scoring record), then an exported
+    dataset's ``videos/`` folder and the dataset folder itself."""
+    recorded = [results.get("video_root")] + [
+        (entry.get("run", {}).get("score") or {}).get("video_root")
+        for entry in results["configs"].values()
+    ]
+    roots = [Path(root) for root in [videos, *recorded] if root]
+    if results.get("dataset") and Path(results["dataset"]).is_dir():
+        roots += [Path(results["dataset"]) / "videos", Path(results["dataset"])]
+    return list(dict.fromkeys(roots))
+
+
+def make_thumbnails(items: Sequence[dict], chosen: Sequence[int], roots_by_run: Sequence[Sequence[Path]],
+                    decoders: Sequence[str], *, height: int = THUMBNAIL_HEIGHT) -> Thumbnails:  # fmt: skip
+    """Decode the frames of the ``chosen`` items (each video once, its frames' union) as data URIs.
+
+    Sets ``item["k"]`` (the video's key in :attr:`Thumbnails.frames`) on each item whose frames
+    were all decoded.
+    """
+    import numpy as np
+    from PIL import Image
+
+    from foilkit.scorers.video import open_video
+    from foilkit.scorers.video.errors import VideoError
+
+    try:  # the decoder library's one-time import is no part of the per-item cost
+        import torchcodec.decoders  # noqa: F401
+    except ImportError:
+        pass
+    thumbs = Thumbnails()
+    started = time.perf_counter()
+    wanted: dict[tuple[Path, str], set[int]] = {}
+    owners: dict[tuple[Path, str], list[dict]] = {}
+    for position in chosen:
+        item = items[position]
+        path = resolve_video(item["v"], roots_by_run[item["r"]])
+        if path is None:
+            if item["v"] and item["o"] != "error":
+                thumbs.failed.setdefault(item["v"], "not found under the video roots")
+            continue
+        if not item["fi"]:
+            continue
+        key = (path, decoders[item["r"]])
+        wanted.setdefault(key, set()).update(int(i) for i in item["fi"])
+        owners.setdefault(key, []).append(item)
+    for number, ((path, decoder), indices) in enumerate(wanted.items()):
+        try:
+            frames, _ = open_video(str(path), decoder).get_frames(np.array(sorted(indices)))
+        except (VideoError, ValueError) as error:  # a corrupt file is a note, not a failed page
+            thumbs.failed[str(path)] = f"{type(error).__name__}: {error}"
+            continue
+        for index, frame in zip(sorted(indices), frames, strict=True):
+            image = Image.fromarray(np.ascontiguousarray(frame.permute(1, 2, 0).cpu().numpy()))
+            image = image.resize((max(1, round(image.width * height / image.height)), height))
+            buffer = io.BytesIO()
+            image.convert("RGB").save(buffer, format="JPEG", quality=JPEG_QUALITY)
+            thumbs.frames[f"{number}:{index}"] = (
+                "data:image/jpeg;base64," + base64.b64encode(buffer.getvalue()).decode()
+            )
+        for item in owners[(path, decoder)]:
+            item["k"] = number
+            thumbs.items += 1
+    thumbs.seconds = time.perf_counter() - started
+    return thumbs
+
+
+# --- the page -------------------------------------------------------------------------------------
+
+
+def table_html(table: Table) -> str:
+    """A :class:`foilkit.report.Table` as an HTML table (the markdown report's cells and text)."""
+    tied = any(row.tied_text() for row in table.rows)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in [table.row_label, *table.columns, "n"])
+    head += "<th>tied</th>" if tied else ""
+    body = []
+    for row in table.rows:
+        cells = [row.cells[c].text() if c in row.cells else "—" for c in table.columns]
+        cells.append("" if row.n is None else str(row.n))
+        if tied:
+            cells.append(row.tied_text())
+        body.append(f"<tr><th>{html.escape(row.label)}</th>"
+                    + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")  # fmt: skip
+    return (
+        f"<table class='paper'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    )
+
+
+def plot_html(paths: Sequence[Path]) -> str:
+    """The PNG plots inlined as base64 images."""
+    return "".join(
+        f"<figure><img alt='{html.escape(p.stem)}' src='data:image/png;base64,"
+        f"{base64.b64encode(p.read_bytes()).decode()}'><figcaption>{html.escape(p.name)}</figcaption></figure>"
+        for p in paths if p.is_file()
+    )  # fmt: skip
+
+
+def render_page(*, title: str, header: Sequence[str], tables: Sequence[Table | str], notes: Sequence[str],
+                plots: Sequence[Path], data: Mapping[str, Any] | None) -> str:  # fmt: skip
+    """The whole page: header lines, tables (a :class:`Table`, or ready HTML), notes, plots, and
+    the item browser fed by ``data`` (none when ``data`` is ``None``)."""
+    browser = ""
+    if data is not None:
+        payload = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
+        browser = _BROWSER.format(payload=payload, script=_SCRIPT)
+    return _PAGE.format(
+        title=html.escape(title),
+        header="".join(f"<p>{html.escape(line)}</p>" for line in header),
+        tables="".join(t if isinstance(t, str) else table_html(t) for t in tables),
+        notes="".join(f"<p class='note'>{html.escape(line)}</p>" for line in notes),
+        plots=plot_html(plots),
+        browser=browser,
+        style=_STYLE,
+    )
+
+
+def _browser_data(items: list[dict], runs: Sequence[Mapping[str, Any]], labels: Sequence[str],
+                  thumbs: Thumbnails, group_label: str, disagreeing: int | None) -> dict:  # fmt: skip
+    for item in items:  # JSON has no NaN: a NaN score (an unscored text) becomes null
+        for key in ("cs", "m", "pcs"):
+            if isinstance(item.get(key), float) and math.isnan(item[key]):
+                item[key] = None
+        for key in ("fs", "pfs"):
+            if key in item:
+                item[key] = [None if s is None or math.isnan(s) else s for s in item[key]]
+    return {
+        "runs": [{"label": label, "control": r.get("control") or "none", "model": r["model"]}
+                 for label, r in zip(labels, runs, strict=True)],
+        "groupLabel": group_label, "items": items, "frames": thumbs.frames, "pageSize": PAGE_SIZE,
+        "thumbnailNote": thumbs.note(len(items)), "disagreeing": disagreeing,
+    }  # fmt: skip
+
+
+def write_run_html(run_dir: str | os.PathLike, *, results: Mapping[str, Any] | None = None,
+                   videos: str | os.PathLike | None = None, max_thumbnails: int = MAX_THUMBNAILS) -> Path:  # fmt: skip
+    """``report.html`` of one run folder; ``videos``: the video root when the run's dataset folder
+    does not hold the videos. Returns the page's path."""
+    from foilkit.benchmarks import get_benchmark
+    from foilkit.evaluation import load_results
+    from foilkit.report import run_table, tie_note, tied_kinds
+
+    out = Path(run_dir)
+    results = load_results(out) if results is None else results
+    table = run_table(results)
+    items = run_items(out, results)
+    chosen = informative_order(items)[:max_thumbnails]
+    thumbs = make_thumbnails(items, chosen, [video_roots(results, videos)], [_decoder(results)])
+    kinds = tied_kinds([table])
+    header = [
+        f"Benchmark: {results['title']} ({results['paper_table']}); model {results['model']}"
+        + (f", temporal control {results['control']}" if results.get("control") else "") + ".",
+        (f"Values in %; brackets: 95% bootstrap confidence interval ({results['bootstrap']['n_resamples']} "
+         f"resamples, seed {results['bootstrap']['seed']}, clustered by video)."),
+    ]  # fmt: skip
+    notes = [tie_note(results, kinds).replace("`", "")] if kinds else []
+    label = get_benchmark(results["benchmark"]).group_label
+    data = _browser_data(items, [results], [results["label"]], thumbs, label, None)
+    page = render_page(title=table.title, header=header, tables=[table], notes=notes,
+                       plots=sorted(out.glob("*.png")), data=data)  # fmt: skip
+    path = out / "report.html"
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def write_side_by_side_html(run_dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *,
+                            title: str, videos: str | os.PathLike | None = None,
+                            max_thumbnails: int = MAX_THUMBNAILS) -> Path:  # fmt: skip
+    """``report.html`` beside a side-by-side ``report.md`` (``foilkit compare``, the demo): the
+    merged table, the side-by-side plots, and every run's items, those the runs disagree on first."""
+    from foilkit.benchmarks import get_benchmark
+    from foilkit.evaluation import load_results
+    from foilkit.report import _unique_labels, run_table, side_by_side_table, tie_note, tied_kinds
+
+    results = [load_results(run_dir) for run_dir in run_dirs]
+    tables = [run_table(r) for r in results]
+    labels = _unique_labels([r["label"] for r in results])
+    merged = side_by_side_table(tables, labels)
+    items = [item for run, (d, r) in enumerate(zip(run_dirs, results, strict=True))
+             for item in run_items(d, r, run=run)]  # fmt: skip
+    disagreeing = mark_disagreements(items)
+    chosen = informative_order(items)[:max_thumbnails]
+    thumbs = make_thumbnails(items, chosen, [video_roots(r, videos) for r in results],
+                             [_decoder(r) for r in results])  # fmt: skip
+    kinds = tied_kinds(tables)
+    header = [
+        (f"Benchmark: {results[0]['title']} ({results[0]['paper_table']}). Values in %; brackets: 95% "
+         "bootstrap confidence interval."),
+        *(f"{label}: model {r['model']}, control {r.get('control') or 'none'}, folder {Path(d)}"
+          for label, r, d in zip(labels, results, run_dirs, strict=True)),
+    ]  # fmt: skip
+    notes = [tie_note(results[0], kinds, per_run=True).replace("`", "")] if kinds else []
+    out = Path(out_dir)
+    label = get_benchmark(results[0]["benchmark"]).group_label
+    data = _browser_data(items, results, labels, thumbs, label, disagreeing)
+    page = render_page(title=title, header=header, tables=[merged], notes=notes,
+                       plots=sorted(out.glob("side_by_side_*.png")), data=data)  # fmt: skip
+    path = out / "report.html"
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def write_leaderboard_html(folder: str | os.PathLike) -> Path:
+    """``leaderboard.html`` beside a ``foilkit leaderboard`` folder's ``leaderboard.csv`` and
+    ``leaderboard.png``: one ranked table per benchmark task, the plot inline."""
+    import csv
+
+    out = Path(folder)
+    with (out / "leaderboard.csv").open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    tasks: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for row in rows:
+        tasks.setdefault((row["benchmark"], row["task"]), []).append(row)
+    tables = []
+    for (benchmark, task), entries in tasks.items():
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in (
+                e["rank"], e["model"], _percent(e["value"], e["ci_low"], e["ci_high"]), e["n"],
+                "" if not e["p_value_vs_next"] else
+                f"{float(e['difference_vs_next']):+.1f}, p={float(e['p_value_vs_next']):.3g}",
+                e["source"],
+            )) + "</tr>"
+            for e in entries
+        )  # fmt: skip
+        head = "".join(f"<th>{c}</th>" for c in ("rank", "model", "value [95% CI]", "n",
+                                                 "vs next (difference, p)", "source"))  # fmt: skip
+        tables.append(f"<h3>{html.escape(benchmark)} / {html.escape(task)}</h3><table class='paper ranked'>"
+                      f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")  # fmt: skip
+    header = [("Values in percent with 95% bootstrap CIs. vs next: this model minus the next one "
+               "down on the same items (paired bootstrap) and the exact McNemar p-value.")]  # fmt: skip
+    page = render_page(title="foilkit leaderboard", header=header, tables=tables, notes=[],
+                       plots=[out / "leaderboard.png"], data=None)  # fmt: skip
+    path = out / "leaderboard.html"
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
+def _percent(value: str, low: str, high: str) -> str:
+    ci = f" [{float(low):.1f}, {float(high):.1f}]" if low and high else ""
+    return f"{float(value):.2f}{ci}"
+
+
+def _decoder(results: Mapping[str, Any]) -> str:
+    """The decoder backend the run recorded (its first per-item config's), else torchcodec; a GPU
+    decoder's CPU twin, so that a page builds on any machine (thumbnails need no bit-exact pixels)."""
+    for entry in results["configs"].values():
+        record = entry.get("run", {}).get("score") or {}
+        if record.get("decoder"):
+            return record["decoder"].removesuffix("-cuda")
+    return "torchcodec"
+
+
+_STYLE = """
+body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
+h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.5em}
+table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #ccc;padding:2px 6px}
+table.paper td{text-align:right;font-variant-numeric:tabular-nums}table.ranked td{text-align:left}thead th{background:#f2f2f2}
+figure{display:inline-block;margin:.5em}figure img{max-width:100%}figcaption{font-size:12px;color:#666}
+.note{color:#555;font-size:13px}#controls label{margin-right:1em}#controls select{margin-left:.3em}
+.item{border:1px solid #ddd;border-left:6px solid #999;border-radius:4px;margin:6px 0;padding:6px 8px}
+.item.correct{border-left-color:#2a9d4b}.item.wrong{border-left-color:#d33}.item.tied{border-left-color:#e0a000}
+.item.error{border-left-color:#777;background:#f7f7f7}.meta{font-size:12px;color:#555}
+.badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;color:#fff;background:#777;margin-right:4px}
+.badge.correct{background:#2a9d4b}.badge.wrong{background:#d33}.badge.tied{background:#e0a000}
+.badge.disagree{background:#6a3fb5}.strip{margin:4px 0;white-space:nowrap;overflow-x:auto}
+.strip img{height:48px;margin-right:2px;border:1px solid #bbb}.texts td{border:none;padding:1px 6px}
+.texts td.score{font-family:monospace;text-align:right}.texts tr.caption td{font-weight:600}
+.err{color:#a00;font-family:monospace;font-size:12px}#pager button{margin:0 .3em}
+"""
+
+_PAGE = """<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>{title}</title>
+<script>window.__errors=[];window.addEventListener("error",function(e){{window.__errors.push(String(e.message));
+document.documentElement.setAttribute("data-js-errors",String(window.__errors.length));}});</script>
+<style>{style}</style></head>
+<body data-ready="0">
+<h1>{title}</h1>
+{header}
+<h2>Results</h2>
+{tables}
+{notes}
+{plots}
+{browser}
+</body></html>
+"""
+
+_BROWSER = """<h2 id="browser">Items</h2>
+<p class="note" id="thumbnail-note"></p>
+<div id="controls"></div>
+<p id="item-count" data-total="0" data-matching="0" data-rendered="0"></p>
+<div id="pager"></div>
+<div id="items"></div>
+<script type="application/json" id="report-data">{payload}</script>
+<script>{script}</script>
+"""
+
+_SCRIPT = r"""
+(function () {
+  "use strict";
+  var data = JSON.parse(document.getElementById("report-data").textContent);
+  var items = data.items, runs = data.runs, page = 0;
+  var state = {run: "", control: "", test: "", group: "", outcome: "", sort: "informative", frames: ""};
+  function el(tag, attrs, text) {
+    var node = document.createElement(tag);
+    for (var key in attrs || {}) node.setAttribute(key, attrs[key]);
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+  function distinct(values) { var seen = {}, out = []; values.forEach(function (v) {
+    if (v !== null && v !== undefined && !seen[v]) { seen[v] = 1; out.push(v); } }); return out; }
+  function select(name, label, values) {
+    var wrap = el("label", {}, label), box = el("select", {id: "filter-" + name});
+    values.forEach(function (v) { box.appendChild(el("option", {value: v[0]}, v[1])); });
+    box.value = state[name];
+    box.addEventListener("change", function () { state[name] = box.value; page = 0; render(); });
+    wrap.appendChild(box); document.getElementById("controls").appendChild(wrap);
+  }
+  function options(values) { return [["", "all"]].concat(values.map(function (v) { return [String(v), String(v)]; })); }
+  var runOptions = [["", "all"]].concat(runs.map(function (r, i) { return [String(i), r.label]; }));
+  if (runs.length > 1) select("run", "run", runOptions);
+  select("control", "control", options(distinct(runs.map(function (r) { return r.control; }))));
+  var tests = distinct(items.map(function (i) { return i.t; }));
+  if (tests.length > 1) select("test", "test", options(tests));
+  var groups = distinct(items.map(function (i) { return i.g; }));
+  if (groups.length) select("group", data.groupLabel, options(groups));
+  select("outcome", "outcome", options(["correct", "wrong", "tied", "error"]));
+  var sorts = [["margin", "margin, smallest first"], ["margin-desc", "margin, largest first"],
+               ["abs", "|margin|, closest first"], ["order", "dataset order"]];
+  sorts.unshift(["informative", (data.disagreeing !== null ? "runs disagree, " : "") + "tied, wrong, closest calls first"]);
+  select("sort", "sort", sorts);
+  select("frames", "frames", [["", "all items"], ["1", "thumbnailed only"]]);
+  document.getElementById("thumbnail-note").textContent = data.thumbnailNote +
+    (data.disagreeing !== null ? " Items on which the runs disagree (correct in one, not in another): " + data.disagreeing + "." : "");
+
+  function margin(i) { return i.m === null ? Infinity : i.m; }
+  function key(i) { return i.t + "\u0000" + i.id; }
+  var rank = {tied: 0, wrong: 1, correct: 2, error: 3}, worst = {};
+  function lexical(a, b) { for (var n = 0; n < a.length; n++) { if (a[n] < b[n]) return -1; if (a[n] > b[n]) return 1; } return 0; }
+  items.forEach(function (i) {  // an item's worst run ranks all its rows: they stay together
+    var k = key(i), r = [-(i.d || 0), rank[i.o], margin(i)];
+    if (!(k in worst) || lexical(r, worst[k]) < 0) worst[k] = r;
+  });
+  function matching() {
+    var list = items.filter(function (i) {
+      return (state.run === "" || String(i.r) === state.run) &&
+        (state.control === "" || runs[i.r].control === state.control) &&
+        (state.test === "" || i.t === state.test) && (state.group === "" || String(i.g) === state.group) &&
+        (state.outcome === "" || i.o === state.outcome) && (state.frames === "" || i.k !== undefined);
+    });
+    var keyed = list.map(function (i, n) { return [i, n]; });
+    var by = {
+      margin: function (a, b) { return margin(a[0]) - margin(b[0]); },
+      "margin-desc": function (a, b) { return (b[0].m === null ? -Infinity : b[0].m) - (a[0].m === null ? -Infinity : a[0].m); },
+      abs: function (a, b) { return Math.abs(margin(a[0])) - Math.abs(margin(b[0])); },
+      order: function () { return 0; },
+      informative: function (a, b) { return lexical(worst[key(a[0])], worst[key(b[0])]) ||
+        lexical([a[0].t, a[0].id, a[0].r], [b[0].t, b[0].id, b[0].r]); }
+    }[state.sort];
+    keyed.sort(function (a, b) { return by(a, b) || a[1] - b[1]; });
+    return keyed.map(function (p) { return p[0]; });
+  }
+  function score(s) { return s === null || s === undefined ? "—" : Number(s).toPrecision(4); }
+  function texts(item, caption, cs, foils, fs, label) {
+    var table = el("table", {"class": "texts"});
+    var row = el("tr", {"class": "caption"});
+    row.appendChild(el("td", {}, label + "caption")); row.appendChild(el("td", {"class": "score"}, score(cs)));
+    row.appendChild(el("td", {}, caption)); table.appendChild(row);
+    foils.forEach(function (foil, n) {
+      var r = el("tr"); r.appendChild(el("td", {}, label + "foil" + (foils.length > 1 ? " " + (n + 1) : "")));
+      r.appendChild(el("td", {"class": "score"}, score(fs[n]))); r.appendChild(el("td", {}, foil)); table.appendChild(r);
+    });
+    return table;
+  }
+  function card(item) {
+    var box = el("div", {"class": "item " + item.o, "data-outcome": item.o});
+    var head = el("div");
+    head.appendChild(el("span", {"class": "badge " + item.o}, item.o));
+    if (item.d) head.appendChild(el("span", {"class": "badge disagree"}, "runs disagree"));
+    head.appendChild(el("b", {}, item.id + " "));
+    var run = runs[item.r];
+    head.appendChild(el("span", {"class": "meta"}, [runs.length > 1 ? run.label : null, "test " + item.t,
+      item.g !== null && item.g !== undefined ? data.groupLabel + " " + item.g : null, "control " + run.control,
+      "margin " + (item.m === null ? "—" : Number(item.m).toPrecision(3)), item.v].filter(Boolean).join(" · ")));
+    box.appendChild(head);
+    var strip = el("div", {"class": "strip"});
+    if (item.k !== undefined) {
+      item.fi.forEach(function (f, n) {
+        strip.appendChild(el("img", {src: data.frames[item.k + ":" + f], alt: "frame " + f, title: "#" + (n + 1) + ": frame " + f}));
+      });
+    } else if (item.fi.length) {
+      strip.appendChild(el("span", {"class": "meta"}, "frames seen, in order: " + item.fi.join(", ") + " (not thumbnailed)"));
+    }
+    box.appendChild(strip);
+    if (item.e) box.appendChild(el("div", {"class": "err"}, "not scored: " + item.e));
+    box.appendChild(texts(item, item.c, item.cs, item.f, item.fs, ""));
+    if (item.pcs !== undefined) box.appendChild(texts(item, item.pc, item.pcs, item.pf, item.pfs, "proficiency "));
+    return box;
+  }
+  function render() {
+    var list = matching(), pages = Math.max(1, Math.ceil(list.length / data.pageSize));
+    page = Math.min(page, pages - 1);
+    var shown = list.slice(page * data.pageSize, (page + 1) * data.pageSize);
+    var target = document.getElementById("items"); target.textContent = "";
+    shown.forEach(function (item) { target.appendChild(card(item)); });
+    var count = document.getElementById("item-count");
+    count.setAttribute("data-total", String(items.length)); count.setAttribute("data-matching", String(list.length));
+    count.setAttribute("data-rendered", String(shown.length));
+    count.setAttribute("data-thumbnailed", String(shown.filter(function (i) { return i.k !== undefined; }).length));
+    count.textContent = list.length + " of " + items.length + " items match; showing " +
+      (list.length ? page * data.pageSize + 1 : 0) + "–" + (page * data.pageSize + shown.length) + ".";
+    var pager = document.getElementById("pager"); pager.textContent = "";
+    var prev = el("button", {id: "prev"}, "◀ previous"), next = el("button", {id: "next"}, "next ▶");
+    prev.disabled = page === 0; next.disabled = page >= pages - 1;
+    prev.addEventListener("click", function () { page -= 1; render(); });
+    next.addEventListener("click", function () { page += 1; render(); });
+    pager.appendChild(prev); pager.appendChild(el("span", {}, "page " + (page + 1) + " of " + pages)); pager.appendChild(next);
+  }
+  render();
+  document.body.setAttribute("data-ready", "1");
+})();
+"""
