@@ -7,14 +7,21 @@ from __future__ import annotations
 
 from foilkit._version import __version__
 
-__all__ = ["__version__"]
-
-# Public functions imported on first use: name -> module that defines it.
+# The flat public API, imported on first use: name -> module that defines it.
 _LAZY = {
+    "evaluate": "foilkit.evaluation",
+    "build": "foilkit.builders",
+    "load_builder": "foilkit.builders",
     "score": "foilkit.scorers.api",
     "score_matrix": "foilkit.scorers.api",
     "attach_videos": "foilkit.attach",
+    "load_adapter": "foilkit.scorers.adapters",
+    "list_benchmarks": "foilkit.benchmarks",
+    "list_adapters": "foilkit.scorers.adapters",
+    "list_metrics": "foilkit.metrics",
+    "list_protocols": "foilkit.scorers.protocols",
 }
+__all__ = ["__version__", *_LAZY]
 
 
 def __getattr__(name: str):
@@ -23,3 +30,7 @@ def __getattr__(name: str):
 
         return getattr(importlib.import_module(_LAZY[name]), name)
     raise AttributeError(f"module 'foilkit' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

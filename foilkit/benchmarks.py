@@ -227,6 +227,11 @@ BENCHMARKS: dict[str, Benchmark] = {
 }  # fmt: skip
 
 
+def list_benchmarks() -> list[str]:
+    """Names of the benchmarks ``foilkit evaluate`` knows."""
+    return sorted(BENCHMARKS)
+
+
 def get_benchmark(name: str) -> Benchmark:
     """The :class:`Benchmark` registered as ``name``."""
     if name not in BENCHMARKS:

@@ -34,6 +34,11 @@ METRICS: tuple[str, ...] = (*PAIRED_OUTCOMES, "retrieval_recall")
 _ITEM_ARGUMENTS = ("groups", "tests", "cluster")
 
 
+def list_metrics() -> list[str]:
+    """Names of foilkit's ``evaluate`` modules."""
+    return list(METRICS)
+
+
 def _check_name(name: str) -> None:
     if name not in METRICS:
         raise ValueError(f"unknown metric {name!r}; foilkit ships {list(METRICS)}")

@@ -277,7 +277,7 @@ def resolve_protocol(
     )
 
 
-def protocol_table() -> list[dict[str, Any]]:
+def list_protocols() -> list[dict[str, Any]]:
     """Every declared paper protocol as rows (benchmark, family, settings, reference, notes)."""
     return [
         {"benchmark": benchmark, "family": family, **protocol.settings(),
@@ -294,6 +294,6 @@ __all__ = [
     "Protocol",
     "ResolvedProtocol",
     "describe_protocol",
-    "protocol_table",
+    "list_protocols",
     "resolve_protocol",
 ]
