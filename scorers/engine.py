@@ -9,6 +9,7 @@ products; other adapters get ``TextsRequest``s that reuse one decode per view.
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from collections.abc import Generator, Iterator, Sequence
@@ -49,10 +50,18 @@ class ViewFrames:
 
 @dataclass
 class DecodedUnit:
+    """A unit's decoded views; ``error``: its file's fault (every row fails), ``view_errors``:
+    views that could not be played (a window beyond the video), which fail only their rows."""
+
     unit: DecodeUnit
     views: dict[str, ViewFrames] = field(default_factory=dict)
     error: str | None = None
     decoded: bool = False
+    view_errors: dict[str, str] = field(default_factory=dict)
+
+    def error_of(self, row: PlannedRow) -> str | None:
+        """Why ``row`` cannot be scored: its own error, its file's, or its view's; else ``None``."""
+        return row.error or self.error or self.view_errors.get(row.view)
 
 
 class UnitDecoder:
@@ -96,6 +105,9 @@ class UnitDecoder:
                 )
                 result.decoded = True
                 for view, frames in zip(missing, decoded):
+                    if isinstance(frames, VideoError):
+                        result.view_errors[view] = str(frames)
+                        continue
                     frames = apply_control(frames, self.control, seed=self.seed, view_key=view)
                     result.views[view] = ViewFrames(
                         frames.indices.tolist(),
@@ -104,7 +116,7 @@ class UnitDecoder:
                         timestamps=frames.timestamps.tolist(),
                     )
         except VideoError as error:
-            result.views, result.error = {}, str(error)
+            result.views, result.view_errors, result.error = {}, {}, str(error)
         return result
 
 
@@ -118,6 +130,28 @@ def error_record(row: PlannedRow, error: str) -> dict[str, Any]:
         "frame_indices": [],
         "error": error,
     }
+
+
+def text_name(group: str, position: int) -> str:
+    """What text ``position`` of a row's text group is, in the benchmarks' words."""
+    if group == "pool":
+        return f"pool text {position} (the caption of row {position})"
+    prefix = "" if group == "main" else f"{group} "
+    return f"{prefix}caption" if position == 0 else f"{prefix}foil {position}"
+
+
+def nonfinite_text(row: PlannedRow, scores: dict[str, TextScores]) -> str | None:
+    """Which text of ``row`` got a NaN or infinite score or detail (``None``: all are finite)."""
+    for group, result in scores.items():
+        for name, values in {"score": result.scores, **result.details}.items():
+            for position, value in enumerate(values):
+                if not math.isfinite(value):
+                    text = row.groups[group][position]
+                    return (
+                        f"the model gave the {text_name(group, position)} {text!r} "
+                        f"a non-finite {name} ({value})"
+                    )
+    return None
 
 
 def available_cores() -> int:
@@ -218,8 +252,13 @@ class Engine:
         """Score every row of ``batches``; returns the new records (also appended to the store).
 
         Batches come from ``ScoringPlan.batches``: fixed by the whole plan, so a unit is scored in
-        the same company whichever process takes it and whether or not the run was resumed, and
-        its numbers are bit-identical across process counts and resumptions.
+        the same company whichever process takes it and whether or not the run was resumed (texts
+        too, in the plan's fixed chunks). Its numbers are then bit-identical across process counts
+        and resumptions on the same device type with the same ``model_threads`` (recorded in
+        ``run.json``). On a CPU the last bits also depend on the model's thread count, and
+        ``accelerate launch`` gives each of N processes 1/N of the cores: pin the count
+        (``OMP_NUM_THREADS``) or set ``MKL_CBWR=AUTO,STRICT`` (MKL's thread-count-independent
+        GEMMs, slower) to compare a run of one process with one of several bit for bit.
         """
         with cores_beside_workers(self.num_workers):
             # recorded: on a CPU the last bits of a score depend on the model's thread count
@@ -322,8 +361,8 @@ class Engine:
         embeddings = self.view_embeddings(buffer)
         records = []
         for row, item in self._rows(buffer):
-            if item.error is not None or row.error is not None:
-                records.append(error_record(row, row.error or item.error))
+            if item.error_of(row) is not None:
+                records.append(error_record(row, item.error_of(row)))
                 continue
             scores = {}
             for group, texts in row.groups.items():
@@ -338,7 +377,7 @@ class Engine:
         # one request per (view, text group); rows repeating both share it
         requests: dict[tuple[str | None, tuple[str, ...]], TextsRequest] = {}
         for row, item in self._rows(buffer):
-            if item.error is None and row.error is None:
+            if item.error_of(row) is None:
                 view = item.views[row.view] if row.view is not None else None
                 frames = view.frames if view is not None else None
                 timestamps = view.timestamps if view is not None else None
@@ -367,8 +406,8 @@ class Engine:
         self.throughput.texts += sum(len(texts) for _, texts in keys)
         records = []
         for row, item in self._rows(buffer):
-            if item.error is not None or row.error is not None:
-                records.append(error_record(row, row.error or item.error))
+            if item.error_of(row) is not None:
+                records.append(error_record(row, item.error_of(row)))
             else:
                 records.append(
                     self._record(
@@ -380,6 +419,14 @@ class Engine:
     def _record(
         self, row: PlannedRow, item: DecodedUnit, scores: dict[str, TextScores]
     ) -> dict[str, Any]:
+        """The row's record; a row error when the model gave any text a NaN or infinite number.
+
+        A non-finite score decides nothing (every comparison with NaN is false) and is no JSON
+        number, so it fails its row here, naming the text, rather than a metric later.
+        """
+        problem = nonfinite_text(row, scores)
+        if problem is not None:
+            return error_record(row, f"row {row.index} (id={row.id!r}): {problem}")
         frame_indices = item.views[row.view].frame_indices if row.view is not None else []
         return {
             "index": row.index,

@@ -10,6 +10,7 @@ the input dataset except ``video``, copied through.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -68,9 +69,24 @@ def scores_dataset(
 
 
 def write_jsonl(dataset: Any, path: Path) -> None:
-    """One JSON object per row, exact floats, written atomically."""
+    """One JSON object per row, exact floats, written atomically; valid JSON on every line.
+
+    Scores are finite (the engine makes a non-finite one a row error); a NaN or infinity in a
+    column copied through from the input dataset is written as ``null``, JSON having no NaN.
+    """
     temporary = path.with_name(f".{path.name}.tmp")
     with temporary.open("w") as handle:
         for row in dataset.to_list():
-            handle.write(json.dumps(row, default=str) + "\n")
+            handle.write(json.dumps(_finite(row), default=str, allow_nan=False) + "\n")
     temporary.replace(path)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinite float inside it replaced by ``None``."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(item) for item in value]
+    return value

@@ -2,7 +2,9 @@
 
 Each process appends to its own shard (``shards/rank-00000.jsonl``); a line is one finished
 dataset row, keyed by its row index. On resume every shard is read back; a line cut short by
-a kill is dropped (that row is simply scored again).
+a kill is dropped (that row is simply scored again), and so is a line holding a bare ``NaN`` or
+``Infinity`` (not JSON; older versions wrote them): that row is scored again and, when its
+score is still not finite, recorded as a row error.
 """
 
 from __future__ import annotations
@@ -33,9 +35,9 @@ class ResultStore:
         for shard in sorted(self.shards.glob("rank-*.jsonl")):
             for line in shard.read_text().splitlines():
                 try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue  # the last line of a killed process
+                    record = json.loads(line, parse_constant=_not_json)
+                except ValueError:  # the last line of a killed process, or a NaN score
+                    continue
                 self.done[record["index"]] = record
         return self.done
 
@@ -54,6 +56,10 @@ class ResultStore:
         records = list(records)
         if self.shard is not None and records:
             with self.shard.open("a") as handle:
-                handle.writelines(json.dumps(record) + "\n" for record in records)
+                handle.writelines(json.dumps(record, allow_nan=False) + "\n" for record in records)
                 handle.flush()
                 os.fsync(handle.fileno())
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not a JSON number")
