@@ -17,9 +17,7 @@ import logging
 import math
 import os
 import re
-import sys
-from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,6 +25,8 @@ from typing import Any
 import datasets
 from foilkit.builders import builder_class, load_builder, prepare
 from foilkit.builders.card import ExportedConfig, card_text
+
+from foilkit.progress import library_progress_bars
 
 logger = logging.getLogger(__name__)
 
@@ -93,36 +93,6 @@ def _export(
     (out / "README.md").write_text(complete_card(card, name, out, sizes), encoding="utf-8")
     write_eval_yaml(out, name, {config: list(splits) for config in names})
     return out
-
-
-@contextmanager
-def library_progress_bars(*, enabled: bool) -> Iterator[None]:
-    """Switch the progress bars of ``datasets``, ``huggingface_hub`` and (when imported)
-    ``transformers`` on or off for the block ("Creating parquet from Arrow format",
-    "Generating test split", "Loading weights"), and restore them after.
-
-    foilkit's commands show their own progress (one line per phase when stderr is no terminal);
-    the libraries' bars are noise there, and ``--no-progress`` could not silence them.
-    """
-    from huggingface_hub import utils as hub_utils
-
-    libraries = [datasets.utils.logging]
-    if "transformers" in sys.modules:
-        from transformers.utils import logging as transformers_logging
-
-        libraries.append(transformers_logging)
-    before = [library.is_progress_bar_enabled() for library in libraries]
-    hub_before = not hub_utils.are_progress_bars_disabled()
-    switch = "enable_progress_bar" if enabled else "disable_progress_bar"
-    for library in libraries:
-        getattr(library, switch)()
-    (hub_utils.enable_progress_bars if enabled else hub_utils.disable_progress_bars)()
-    try:
-        yield
-    finally:
-        for library, was in zip(libraries, before, strict=True):
-            (library.enable_progress_bar if was else library.disable_progress_bar)()
-        (hub_utils.enable_progress_bars if hub_before else hub_utils.disable_progress_bars)()
 
 
 # --- what the Hub reads beyond the features -------------------------------------------------------

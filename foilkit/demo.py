@@ -159,8 +159,8 @@ def run_demo(
     """
     import transformers  # noqa: F401  (imported now so that its progress bars are switched off too)
 
-    from foilkit.builders.hub import library_progress_bars
     from foilkit.evaluation import evaluate
+    from foilkit.progress import library_progress_bars
     from foilkit.report import write_side_by_side
     from foilkit.testing.models import tiny_model_path
 

@@ -42,6 +42,8 @@ from foilkit.scorers.record import hardware, now, package_versions
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import BACKENDS, SEEDED_POLICIES, SamplingPolicy, resolve_decoder
 
+from foilkit.progress import library_progress_bars
+
 logger = logging.getLogger(__name__)
 
 
@@ -395,7 +397,8 @@ def score(model: str, dataset: Any, config: str | None = None, **options: Any) -
         ``scores.jsonl`` and ``run.json`` there.
     """
     opts = ScoreOptions(**options)
-    with _out_dir_lock(opts):
+    # foilkit's own progress only: no bars of datasets' or transformers' inner steps
+    with _out_dir_lock(opts), library_progress_bars(enabled=False):
         data, adapter, plan, records, run = _run(model, dataset, config, opts, "score", pool=False)
         groups = [
             group
@@ -438,7 +441,8 @@ def score_matrix(
         raise ValueError(
             "score_matrix needs a mode that scores each text alone; 'choice' compares texts"
         )
-    with _out_dir_lock(opts):
+    # foilkit's own progress only: no bars of datasets' or transformers' inner steps
+    with _out_dir_lock(opts), library_progress_bars(enabled=False):
         _, adapter, plan, records, run = _run(model, dataset, config, opts, "score_matrix", pool=True)
         texts = list(plan.rows[0].groups["pool"]) if plan.rows else []
         matrix = np.full((len(records), len(texts)), np.nan)

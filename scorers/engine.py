@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import sys
 import time
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
@@ -31,6 +32,8 @@ from foilkit.scorers.video import (
     content_hash,
     decode_views,
 )
+
+from foilkit.progress import interactive
 
 
 @dataclass(frozen=True)
@@ -271,13 +274,16 @@ class Engine:
         started = time.perf_counter()
         units = [unit for batch in batches for unit in batch]
         records: list[dict[str, Any]] = []
+        num_rows = sum(len(unit.rows) for unit in units)
+        bars = self.progress and interactive()
+        if self.progress and not bars:  # a log, not a terminal: one line for the phase
+            print(f"scoring {num_rows} rows of {len(units)} videos", file=sys.stderr, flush=True)
         decode_bar = tqdm(
-            total=len(units), desc="decode", unit="video", disable=not self.progress, position=0,
+            total=len(units), desc="decode", unit="video", disable=not bars, position=0,
             leave=False,
         )  # fmt: skip
         rows_bar = tqdm(
-            total=sum(len(unit.rows) for unit in units), desc="score", unit="row",
-            disable=not self.progress, position=1, leave=False,
+            total=num_rows, desc="score", unit="row", disable=not bars, position=1, leave=False,
         )  # fmt: skip
         decoding = self.decoded(units)
         try:
