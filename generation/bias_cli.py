@@ -1,8 +1,15 @@
 """``foilkit generate bias``: lexical (JS divergence) and text-only bias of a foil set.
 
-Reads rows with ``caption`` and ``foils`` (JSONL as the generate commands write, or any
-canonical dataset exported to JSONL) and prints a JSON report; ``--before`` adds the
-divergence of an earlier (unfiltered) version, ``--lm`` the text-only baseline.
+Reads rows with ``caption`` and ``foils`` -- JSONL as the generate commands write (or any
+canonical dataset exported to JSONL), or one of ViLMA's published subtest files as they are
+(``change-state-action.json``: an object of items keyed by id) -- and prints a JSON report;
+``--before`` adds the divergence of an earlier (unfiltered) version, ``--lm`` the text-only
+baseline.
+
+On ViLMA's files the divergence is ViLMA's appendix B.1 number: every published item (the
+paper's table is computed before validation; ``--vilma-items valid`` keeps the items that pass
+its human validation), the main caption against all its foils, words as :func:`word_frequencies`
+reads them, in bits.
 """
 
 from __future__ import annotations
@@ -16,28 +23,61 @@ from foilkit.generation.cli_io import read_jsonl
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--rows", required=True, type=Path, help="JSONL rows with caption and foils"
-    )
+        "--rows", required=True, type=Path,
+        help="JSONL rows with caption and foils, or a ViLMA subtest .json file as published",
+    )  # fmt: skip
+    parser.add_argument(
+        "--vilma-items", choices=("all", "valid"), default="all",
+        help="ViLMA files: every item (as appendix B.1) or those passing the human validation",
+    )  # fmt: skip
     parser.add_argument("--before", type=Path, help="the same rows before a filter (JSONL)")
     parser.add_argument("--lm", help="causal LM for the text-only baseline (e.g. gpt2)")
     parser.add_argument("--output", "-o", type=Path, help="also write the report here")
 
 
-def _pairs(path: Path) -> list[tuple[str, list[str]]]:
+def _pairs(path: Path, vilma_items: str = "all") -> list[tuple[str, list[str]]]:
+    if path.suffix.lower() == ".json":
+        return vilma_pairs(path, valid_only=vilma_items == "valid")
     return [
         (r["caption"], list(r["foils"])) for r in read_jsonl(path, required=("caption", "foils"))
     ]
 
 
+def vilma_pairs(path: Path, *, valid_only: bool = False) -> list[tuple[str, list[str]]]:
+    """(caption, foils) of every item of a published ViLMA subtest file; with ``valid_only``
+    only the items that pass the paper's validation (2 of 3 MTurk votes for the caption and the
+    proficiency item's manual check, as the ViLMA builder's filter)."""
+    with open(path, encoding="utf-8") as handle:
+        try:
+            data = json.load(handle)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}: not JSON ({error})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: expected ViLMA's layout, an object of items keyed by id")
+    pairs = []
+    for key, item in data.items():
+        if not isinstance(item, dict) or "caption" not in item or "foils" not in item:
+            raise ValueError(f"{path}: item {key!r} has no 'caption' and 'foils'")
+        if valid_only:
+            votes = (item.get("mturk") or {}).get("caption", 0)
+            human = ((item.get("proficiency") or {}).get("human") or {}).get("caption")
+            if votes < 2 or human != 1:
+                continue
+        pairs.append((item["caption"], list(item["foils"])))
+    if not pairs:
+        raise ValueError(f"{path}: no items" + (" pass the validation" if valid_only else ""))
+    return pairs
+
+
 def run(args: argparse.Namespace) -> int:
     from foilkit.generation.bias import filter_bias_report, lexical_bias, text_only_baseline
 
-    after = _pairs(args.rows)
+    after = _pairs(args.rows, args.vilma_items)
     captions = [c for c, _ in after]
     foils = [f for _, fs in after for f in fs]
     report: dict = {"rows": len(after), "js": lexical_bias(captions, foils)}
     if args.before:
-        before = _pairs(args.before)
+        before = _pairs(args.before, args.vilma_items)
         report["filter"] = filter_bias_report(
             [c for c, _ in before],
             [f for _, fs in before for f in fs],

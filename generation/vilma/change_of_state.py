@@ -23,7 +23,11 @@ published data's, which the golden tests regenerate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
+from functools import cache
+from importlib import resources
+from pathlib import Path
 
 from foilkit.generation.foil import Foil
 from foilkit.generation.vilma.english import capitalise, is_plural, place_object, third_person
@@ -34,15 +38,39 @@ SUBTESTS = ("action", "prestate", "poststate", "inverse")
 SUBJECT = "someone"
 
 
+def _data_file(name: str) -> Path:
+    return Path(str(resources.files("foilkit.generation.vilma") / "data" / name))
+
+
+@cache
+def intransitive_verbs() -> frozenset[str]:
+    """The verbs ViLMA's templates treat as intransitive (``data/intransitive_verbs.txt``: the
+    list of its ``tasks/change-state/intransitive_verbs.py``)."""
+    lines = _data_file("intransitive_verbs.txt").read_text(encoding="utf-8").splitlines()
+    return frozenset(line.strip() for line in lines if line.strip() and not line.startswith("#"))
+
+
+def is_transitive(verb: str) -> bool:
+    """Whether the action template of ``verb`` has an object ("Someone closes the door.") or
+    not ("The athlete jumps."). As in ViLMA, the whole verb is looked up: a phrasal verb
+    ("sit down") is not in the list, so it takes the transitive template."""
+    return verb.strip().lower() not in intransitive_verbs()
+
+
 @dataclass(frozen=True)
 class ChangeOfState:
-    """The 4-tuple of a change-of-state verb; ``transitive`` picks the action template."""
+    """The 4-tuple of a change-of-state verb; ``transitive`` picks the action template (by
+    default from :func:`is_transitive`)."""
 
     pre_state: str
     verb: str
     post_state: str
     reverse_verb: str
-    transitive: bool = True
+    transitive: bool | None = field(default=None)
+
+    def __post_init__(self) -> None:
+        if self.transitive is None:
+            object.__setattr__(self, "transitive", is_transitive(self.verb))
 
     def to_record(self) -> dict[str, object]:
         return {
@@ -78,6 +106,30 @@ def _render(
         f"Then, {_action_clause(verb, argument, transitive, plural)}. "
         f"At the end, {_state(argument, post, plural)}."
     )
+
+
+def change_of_state_verbs() -> list[ChangeOfState]:
+    """The change-of-state verbs that ship with foilkit (``data/change_of_state_verbs.jsonl``:
+    the 4-tuples of ViLMA's published Change of State items), transitivity from
+    :func:`is_transitive`."""
+    changes = []
+    path = _data_file("change_of_state_verbs.jsonl")
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        record = json.loads(line)
+        try:
+            changes.append(
+                ChangeOfState(
+                    pre_state=record["pre_state"],
+                    verb=record["verb"],
+                    post_state=record["post_state"],
+                    reverse_verb=record["reverse_verb"],
+                )
+            )
+        except KeyError as error:
+            raise ValueError(f"{path}:{number}: missing field {error}") from None
+    return changes
 
 
 def change_of_state_pair(

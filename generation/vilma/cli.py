@@ -68,7 +68,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     mlm = parsers["masked-lm"]
     mlm.add_argument("--mlm", action="append", required=True, metavar="KIND:MODEL",
                      help="fill-mask:roberta-large or t5:t5-large; repeat for an ensemble")  # fmt: skip
-    mlm.add_argument("--role", choices=masked_lm.ROLES, default="argument")
+    mlm.add_argument(
+        "--test", choices=sorted(masked_lm.PROFICIENCY_ROLES),
+        help="the ViLMA test the foils are for: masks the word its proficiency foils masked",
+    )  # fmt: skip
+    mlm.add_argument(
+        "--role", choices=masked_lm.ROLES,
+        help="the word to mask (default: the --test's role, else argument)",
+    )  # fmt: skip
     mlm.add_argument(
         "--top-k",
         type=int,
@@ -210,10 +217,17 @@ def _masked_lm(args: argparse.Namespace) -> list[dict[str, Any]]:
     from foilkit.generation.foil import foil_row
     from foilkit.generation.infill import FILL_MASK_TOP_K
     from foilkit.generation.spacy_pipeline import load_spacy
-    from foilkit.generation.vilma.masked_lm import PROFICIENCY_TOP_K, best_foil, masked_lm_foils
+    from foilkit.generation.vilma.masked_lm import (
+        PROFICIENCY_ROLES,
+        PROFICIENCY_TOP_K,
+        best_foil,
+        masked_lm_foils,
+    )
 
     if args.top_k is None:
         args.top_k = PROFICIENCY_TOP_K if args.foil_type == "proficiency" else FILL_MASK_TOP_K
+    if args.role is None:
+        args.role = PROFICIENCY_ROLES[args.test] if args.test else "argument"
     nlp, filters = load_spacy(args.spacy), _filters(args)
     models: Sequence = [_load_masked_lm(spec) for spec in args.mlm]
     rows = []

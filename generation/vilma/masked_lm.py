@@ -6,7 +6,13 @@ language models propose replacements:
 * ``noun`` / ``verb``: every noun or verb (Spatial Relations, Rare Actions proficiency);
 * ``subject`` / ``object``: the main verb's subject or direct object;
 * ``argument``: the object when the main verb has one, else the subject (the proficiency
-  tests' "depending on the transitivity of the verb").
+  tests' "depending on the transitivity of the verb");
+* ``pobj``: ViLMA's own proficiency ``noun`` rule (``tasks/proficiency/main.py``): the last
+  prepositional object, else the last direct object;
+* ``root``: the root verb (ViLMA's proficiency ``action`` rule).
+
+:data:`PROFICIENCY_ROLES` names the role each ViLMA test's proficiency foils masked, measured on
+the published caption/foil pairs (``tests/generation/vilma/test_masked_lm_roles.py``).
 
 Fillers come from fill-mask models (RoBERTa, top-k, k = 32 in Situation Awareness) or a T5 span
 model (for multi-word fillers); several models form an ensemble (Rare Actions' object
@@ -32,7 +38,15 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
 
 RULE = "vilma.masked_lm"
-ROLES = ("noun", "verb", "subject", "object", "argument")
+ROLES = ("noun", "verb", "subject", "object", "argument", "pobj", "root")
+#: The role whose word ViLMA masked for each test's proficiency foils.
+PROFICIENCY_ROLES = {
+    "change_of_state": "argument",
+    "spatial_relations": "pobj",
+    "situation_awareness": "pobj",
+    "actor_swap": "pobj",
+    "rare_actions": "noun",
+}
 # C.1: proficiency foils use "the three most probable tokens"; C.3 uses the top 32 (FILL_MASK_TOP_K).
 PROFICIENCY_TOP_K = 3
 _SUBJECTS = ("nsubj", "nsubjpass")
@@ -88,6 +102,13 @@ def mask_targets(doc: Doc, role: str) -> list[Token]:
         return [t for t in doc if t.pos_ == "NOUN"]
     if role == "verb":
         return [t for t in doc if t.pos_ == "VERB"]
+    if role == "root":
+        return [t for t in doc if t.dep_ == "ROOT"]
+    if role == "pobj":
+        # ViLMA's loop keeps the last match: the last pobj, else the last dobj
+        pobjs = [t for t in doc if t.dep_ == "pobj"]
+        dobjs = [t for t in doc if t.dep_ == "dobj"]
+        return (pobjs or dobjs)[-1:]
     verb = _main_verb(doc)
     if verb is None:
         return []

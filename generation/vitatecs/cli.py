@@ -8,6 +8,7 @@ Stages (one loop folder holds the configuration, exemplars, iterations and LLM c
   export        the accepted candidates as CSV/JSONL for annotators
   import        annotators' labels back into the exemplar sets (starts the next iteration)
   status        the iterations table (as the paper's Tab. 12)
+  set           change settings of an existing loop (e.g. toxicity.model=null)
   finalize      generate + filter + diversity + safety at scale; write the dataset
 """
 
@@ -52,7 +53,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         sub.add_argument("--no-progress", dest="progress", action="store_false")
         return sub
 
-    captions(stage("generate", "generate candidates for the next iteration"))
+    generate = captions(stage("generate", "generate candidates for the next iteration"))
+    generate.add_argument(
+        "--force", action="store_true",
+        help="generate the iteration's candidates again (they exist: a rerun replaces them)",
+    )  # fmt: skip
     stage("filter", "NLI filter and filter model on the next iteration's candidates")
     export = stage("export", "write the filtered candidates for annotators")
     export.add_argument(
@@ -61,6 +66,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     imported = stage("import", "merge annotators' labels into the exemplar sets")
     imported.add_argument("labels", type=Path, help="the revised CSV or JSONL")
     stage("status", "print the iterations table")
+    settings = stage("set", "change settings of the loop's config.yaml, checked as at init")
+    settings.add_argument(
+        "assignments", nargs="+", metavar="key=value",
+        help="dotted key and a YAML value, e.g. toxicity.model=null nli.model=/models/nli",
+    )  # fmt: skip
     finalize = captions(
         stage("finalize", "generate, filter and select at scale; write the dataset")
     )
@@ -70,6 +80,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.stage == "init":
         return _init(args)
+    if args.stage == "set":
+        return _set(args)
     from foilkit.generation.vitatecs.loop import Loop, status_report
 
     loop = Loop(args.loop)
@@ -99,6 +111,30 @@ def _init(args: argparse.Namespace) -> int:
     return 0
 
 
+def _set(args: argparse.Namespace) -> int:
+    import yaml
+    from foilkit.generation.vitatecs.data_files import write_data
+    from foilkit.generation.vitatecs.loop import Loop
+
+    from foilkit.errors import UserError
+
+    loop = Loop(args.loop)
+    overrides: dict = {}
+    for assignment in args.assignments:
+        key, sep, value = assignment.partition("=")
+        if not sep or not key.strip():
+            raise UserError(f"{assignment!r} is not key=value (e.g. toxicity.model=null)")
+        *parents, name = key.strip().split(".")
+        node = overrides
+        for parent in parents:
+            node = node.setdefault(parent, {})
+        node[name] = yaml.safe_load(value)
+    config = loop.config.merged(overrides, where="command line")
+    write_data(loop.config_path, config.to_data())
+    print(f"updated {loop.config_path}: {', '.join(args.assignments)}")
+    return 0
+
+
 def _train_filter(args: argparse.Namespace, loop) -> None:
     from foilkit.generation.vitatecs import stages
 
@@ -119,7 +155,7 @@ def _generate(args: argparse.Namespace, loop) -> None:
 
     result = stages.generate(
         loop, args.captions, per_aspect=args.per_aspect, aspects=args.aspects,
-        progress=args.progress,
+        progress=args.progress, force=args.force,
     )  # fmt: skip
     _record(args, loop, "generate", result)
     print(f"{result['queries']} queries -> {result['path']}: {result['statuses']}")
@@ -145,6 +181,11 @@ def _export(args: argparse.Namespace, loop) -> None:
         f"{rows} candidates for revision: {paths['csv']} (also {paths['jsonl'].name}); "
         f"instructions: {paths['instructions']}"
     )
+    if paths["already_exemplars"] or paths["repeats"]:
+        print(
+            f"left out {paths['already_exemplars']} already in the exemplar sets and "
+            f"{paths['repeats']} repeated pairs"
+        )
 
 
 def _import(args: argparse.Namespace, loop) -> None:
@@ -153,7 +194,8 @@ def _import(args: argparse.Namespace, loop) -> None:
     result = stages.import_labels(loop, args.labels)
     _record(args, loop, "import", result, iteration=result["iteration"])
     print(
-        f"imported {result['labels']} labels: {result['positive']} positive, "
+        f"imported {result['labels']} labels ({result['new_labels']} new): "
+        f"{result['positive']} positive, "
         f"{result['negative']} negative, {result['na']} N/A, {result['moved']} moved, "
         f"{result['unchanged']} already known; iteration {result['iteration']} begins"
     )

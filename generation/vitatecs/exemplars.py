@@ -239,12 +239,15 @@ class ExemplarSets:
 
         A pair labelled with an aspect joins X+ of that aspect, ``"invalid"`` joins X-,
         ``"na"`` adds its caption to X^NA of the aspect it was generated for. A pair already in
-        the sets under another label moves (the newer human judgement wins).
+        the sets under another label moves (the newer human judgement wins). A pair already in
+        the sets with the same label (or an N/A caption already known) is ``unchanged``: it adds
+        nothing. ``valid`` counts the pairs that became positive here (new or moved), the
+        "valid samples" of Tab. 12.
         """
         positive = {aspect: list(self.positive.get(aspect, ())) for aspect in ASPECTS}
         negative = list(self.negative)
         na = {aspect: list(self.na.get(aspect, ())) for aspect in ASPECTS}
-        added = {"positive": 0, "negative": 0, "na": 0, "moved": 0, "unchanged": 0}
+        added = {"positive": 0, "negative": 0, "na": 0, "moved": 0, "unchanged": 0, "valid": 0}
         for item in labelled:
             if item.label == NA:
                 captions = {e.caption.strip().lower() for e in na[item.aspect]}
@@ -273,6 +276,7 @@ class ExemplarSets:
                 added["moved"] += 1
             else:
                 added["positive" if exemplar.label != INVALID else "negative"] += 1
+            added["valid"] += exemplar.label != INVALID
             if exemplar.label == INVALID:
                 negative.append(exemplar)
             else:
@@ -304,14 +308,42 @@ class LabelledPair:
             raise ValueError(f"aspect {self.aspect!r} is not one of {ASPECTS}")
 
 
+#: The paper's held-out set: 100 independently annotated pairs per filter class (appendix E).
+PAPER_HELDOUT_PER_CLASS = 100
+
+
+def _pair_hash(exemplar: PairExemplar) -> int:
+    return int(hashlib.sha256(exemplar.id.encode()).hexdigest()[:8], 16)
+
+
 def split_heldout(
-    pairs: Sequence[PairExemplar], fraction: float
+    pairs: Sequence[PairExemplar],
+    *,
+    per_class: int = PAPER_HELDOUT_PER_CLASS,
+    max_share: float = 0.5,
+    keep: Iterable[str] = (),
 ) -> tuple[list[PairExemplar], list[PairExemplar]]:
-    """(train, held-out) by a hash of each pair, so a pair stays on its side as the sets grow."""
-    if not 0.0 <= fraction < 1.0:
-        raise ValueError(f"held-out fraction must be in [0, 1), got {fraction}")
-    train, heldout = [], []
+    """(train, held-out): per filter class (aspect or ``invalid``) up to ``per_class`` pairs held
+    out, as the paper's 100 per class, but never more than ``max_share`` of the class, so the
+    filter keeps pairs to learn from while the sets are small.
+
+    Pairs whose id is in ``keep`` (the previous iteration's held-out set) are held out first, the
+    rest by a hash of the pair, so a held-out pair stays held out as the sets grow and F1 is
+    compared across iterations on a set that only grows.
+    """
+    if per_class < 0:
+        raise ValueError(f"held-out pairs per class must be >= 0, got {per_class}")
+    if not 0.0 <= max_share < 1.0:
+        raise ValueError(f"held-out share of a class must be in [0, 1), got {max_share}")
+    kept = set(keep)
+    by_class: dict[str, list[PairExemplar]] = {}
     for exemplar in pairs:
-        bucket = int(hashlib.sha256(exemplar.id.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
-        (heldout if bucket < fraction else train).append(exemplar)
+        by_class.setdefault(exemplar.label, []).append(exemplar)
+    held: set[str] = set()
+    for members in by_class.values():
+        size = min(per_class, int(len(members) * max_share))
+        ordered = sorted(members, key=lambda e: (e.id not in kept, _pair_hash(e)))
+        held |= {e.id for e in ordered[:size]}
+    train = [e for e in pairs if e.id not in held]
+    heldout = [e for e in pairs if e.id in held]
     return train, heldout

@@ -21,7 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foilkit.generation.nli import VITATECS_NLI_MODEL
-from foilkit.generation.vitatecs.exemplars import FILTER_CLASSES, INVALID, PairExemplar
+from foilkit.generation.vitatecs.exemplars import (
+    FILTER_CLASSES,
+    INVALID,
+    PAPER_HELDOUT_PER_CLASS,
+    PairExemplar,
+)
 from foilkit.generation.vitatecs.synonyms import SynonymSource, replace_synonym
 
 if TYPE_CHECKING:
@@ -42,9 +47,11 @@ class FilterTraining:
         both_orders: also train on (counterfactual, caption); the paper does not say it does.
         max_length: tokens per pair.
         margin: the decision margin (see module docstring).
-        heldout_fraction: share of the labelled pairs held out for evaluation (by pair hash).
+        heldout_per_class: pairs held out per filter class for evaluation (the paper's 100);
+            see :func:`.exemplars.split_heldout`.
+        heldout_max_share: the most of one class held out, so the filter keeps training data.
         heldout: an exemplar-sets file to evaluate on instead (an independently annotated set,
-            as the paper's 100 samples per class).
+            as the paper's 100 samples per class); then nothing is held out of the exemplars.
     """
 
     init_model: str = VITATECS_NLI_MODEL
@@ -56,7 +63,8 @@ class FilterTraining:
     both_orders: bool = False
     max_length: int = 128
     margin: float = PAPER_MARGIN
-    heldout_fraction: float = 0.2
+    heldout_per_class: int = PAPER_HELDOUT_PER_CLASS
+    heldout_max_share: float = 0.5
     heldout: str | None = None
 
 

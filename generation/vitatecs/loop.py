@@ -229,11 +229,19 @@ def status_report(loop: Loop) -> str:
     verdict = converged(state, gain)
     lines = [status_table(state), ""]
     if verdict is not None:
-        lines.append(
-            f"converged: held-out F1 gained less than {gain} in the last iteration; run `finalize`"
-            if verdict
-            else f"not converged: held-out F1 still gains >= {gain}"
-        )
+        scores = _f1_scores(state)
+        if verdict:
+            lines.append(
+                f"converged: held-out F1 gained less than {gain} in the last iteration "
+                f"({scores[-2]:.3f} -> {scores[-1]:.3f}); run `finalize`"
+            )
+        elif scores[-1] < scores[-2]:
+            lines.append(
+                f"not converged: held-out F1 fell ({scores[-2]:.3f} -> {scores[-1]:.3f}); "
+                "check the new labels and the held-out set before another iteration"
+            )
+        else:
+            lines.append(f"not converged: held-out F1 still gains >= {gain}")
     folder = loop.iteration_dir(state.current.iteration + 1)
     step = "generate (or finalize)"
     if state.current.filter is None:
@@ -246,12 +254,16 @@ def status_report(loop: Loop) -> str:
     return "\n".join([*lines, f"next: {step}"])
 
 
+def _f1_scores(state: LoopState) -> list[float]:
+    return [r.filter["f1"] for r in state.iterations if r.filter and r.filter.get("f1") is not None]
+
+
 def converged(state: LoopState, min_gain: float) -> bool | None:
-    """Whether the last filter's held-out F1 improved on the one before by less than
-    ``min_gain`` (``None`` while fewer than two filters have been evaluated)."""
-    scores = [
-        r.filter["f1"] for r in state.iterations if r.filter and r.filter.get("f1") is not None
-    ]
+    """Whether the last filter's held-out F1 did not fall and improved on the one before by less
+    than ``min_gain`` (``None`` while fewer than two filters have been evaluated). A falling F1
+    is never convergence: the filter got worse, something is wrong with the labels or the set."""
+    scores = _f1_scores(state)
     if len(scores) < 2:
         return None
-    return scores[-1] - scores[-2] < min_gain
+    gain = scores[-1] - scores[-2]
+    return 0.0 <= gain < min_gain

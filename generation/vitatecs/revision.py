@@ -3,9 +3,10 @@
 The export is a CSV (for a spreadsheet) and a JSONL with the same rows, plus a markdown sheet of
 instructions (the aspect definitions of Tab. 17-18 and the label vocabulary). Each row shows the
 caption, the counterfactual, the aspect it was generated for, the filter's label and that
-aspect's definition, and a ``label`` column pre-filled with the filter's label: as in the paper,
-annotators only rectify it -- to another aspect, to ``invalid`` (a negative example), to ``na``
-(the caption has no such aspect), or leave it empty to skip the row.
+aspect's definition, and a ``label`` column pre-filled with the filter's label (an aspect, or
+``invalid`` for a pair it rejected): as in the paper, annotators only rectify it -- to another
+aspect, to ``invalid`` (a negative example), to ``na`` (the caption has no such aspect), or empty
+it to skip the row.
 """
 
 from __future__ import annotations
@@ -49,8 +50,8 @@ def revision_rows(
     for candidate in candidates:
         if candidate.status not in statuses:
             continue
-        predicted = candidate.label if candidate.label in ASPECTS else ""
-        shown = predicted or candidate.query.aspect
+        predicted = candidate.label if candidate.label in (*ASPECTS, INVALID) else ""
+        shown = predicted if predicted in ASPECTS else candidate.query.aspect
         rows.append(
             {
                 "id": candidate.id,
@@ -81,12 +82,19 @@ def instructions(aspects: Mapping[str, AspectSpec]) -> str:
             "same information, and neither entails nor is entailed by the caption)."
         ),
         "",
-        "Write in the `label` column (it is pre-filled with the filter model's guess):",
+        (
+            "The `label` column is pre-filled with the filter model's label (`filter_label`: an "
+            f"aspect, or `{INVALID}` where it rejected the pair). Correct it where it is wrong; "
+            "a label you leave as it is counts as yours. Write:"
+        ),
         "",
         *(f"- `{aspect}`: a valid {spec.name} counterfactual" for aspect, spec in aspects.items()),
         f"- `{INVALID}` (or `negative`): violates a criterion; becomes a negative example",
         f"- `{NA}`: the caption does not describe the target aspect at all",
-        "- empty (or `skip`): no decision; the row is ignored",
+        (
+            "- empty (or `skip`): no decision; the row is ignored (empty the label of every row "
+            "you have not checked)"
+        ),
         "",
     ]
     for spec in aspects.values():

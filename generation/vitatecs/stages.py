@@ -10,29 +10,34 @@ from __future__ import annotations
 import dataclasses
 import os
 import random
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from foilkit.builders.vitatecs import ASPECTS
 from foilkit.generation.cli_io import read_jsonl
-from foilkit.generation.vitatecs.exemplars import ExemplarSets, split_heldout
+from foilkit.generation.vitatecs.exemplars import ExemplarSets, pair_id, split_heldout
 from foilkit.generation.vitatecs.generate import (
     ACCEPTED,
     OTHER_ASPECT,
     REJECTED,
+    Candidate,
     Query,
     generate_candidates,
     status_counts,
 )
 from foilkit.generation.vitatecs.loop import (
     Loop,
+    LoopState,
     new_iteration,
     read_candidates,
     write_candidates,
 )
 from foilkit.generation.vitatecs.prompt import PromptTemplate, load_aspects
 from foilkit.generation.vitatecs.revision import export_revision, read_labels
+
+from foilkit.errors import UserError, one_line
 
 if TYPE_CHECKING:
     from foilkit.generation.llm import ChatClient
@@ -87,6 +92,27 @@ def sample_queries(
 # -- what the configuration names ----------------------------------------------------------------
 
 
+T = TypeVar("T")
+
+#: What else to write for an option, besides a local folder or a cached Hub id.
+_OPTION_ALTERNATIVES = {"toxicity.model": " (or null to switch the safety filter off)"}
+
+
+def load_model(loop: Loop, option: str, model_id: str, load: Callable[[], T]) -> T:
+    """``load()``, or a :class:`UserError` naming the model, the option that sets it and how to
+    change it: offline, only models already in the Hugging Face cache or local folders load."""
+    try:
+        return load()
+    except Exception as error:  # any failure to load is the configured id's problem to report
+        alternatives = _OPTION_ALTERNATIVES.get(option, "")
+        raise UserError(
+            f"{option} = {model_id!r} could not be loaded ({type(error).__name__}: "
+            f"{one_line(error)}). Set it to a local model folder or a Hub id in the Hugging Face "
+            f"cache{alternatives}: `foilkit generate vitatecs set --loop {loop.root} "
+            f"{option}=<model>` (it edits {loop.config_path})"
+        ) from error
+
+
 def chat_client(loop: Loop) -> ChatClient:
     from foilkit.generation.llm import ChatClient
 
@@ -100,8 +126,14 @@ def nli_filter(loop: Loop) -> NLIFilter:
     from foilkit.generation.nli import NLIFilter, load_nli_model
 
     settings = loop.config.nli
+    model = load_model(
+        loop,
+        "nli.model",
+        settings.model,
+        lambda: load_nli_model(settings.model, device=loop.config.device),
+    )
     return NLIFilter(
-        load_nli_model(settings.model, device=loop.config.device),
+        model,
         model_id=settings.model,
         policy="vitatecs",
         labels=settings.labels,
@@ -126,8 +158,13 @@ def toxicity_filter(loop: Loop) -> ToxicityFilter | None:
     settings = loop.config.toxicity
     if settings.model is None:
         return None
-    scorer = TransformersToxicityScorer(
-        settings.model, labels=settings.labels, batch_size=settings.batch_size
+    scorer = load_model(
+        loop,
+        "toxicity.model",
+        settings.model,
+        lambda: TransformersToxicityScorer(
+            settings.model, labels=settings.labels, batch_size=settings.batch_size
+        ),
     )
     return ToxicityFilter(scorer, threshold=settings.threshold, name=settings.model)
 
@@ -164,14 +201,25 @@ def train_filter(loop: Loop, *, epochs: int | None = None) -> dict[str, Any]:
     if training.heldout:
         train, heldout = pairs, ExemplarSets.load(training.heldout).pairs()
     else:
-        train, heldout = split_heldout(pairs, training.heldout_fraction)
+        previous = [r.filter.get("heldout_ids", []) for r in state.iterations if r.filter]
+        train, heldout = split_heldout(
+            pairs,
+            per_class=training.heldout_per_class,
+            max_share=training.heldout_max_share,
+            keep=previous[-1] if previous else (),
+        )
     seed = config.seed + record.iteration
-    model = AspectFilter.from_nli(
+    model = load_model(
+        loop,
+        "filter.init_model",
         training.init_model,
-        seed=seed,
-        margin=training.margin,
-        max_length=training.max_length,
-        device=config.device,
+        lambda: AspectFilter.from_nli(
+            training.init_model,
+            seed=seed,
+            margin=training.margin,
+            max_length=training.max_length,
+            device=config.device,
+        ),
     )
     synonyms = synonym_source(training.synonyms) if training.augment_copies else None
     facts = model.fine_tune(train, training, synonyms=synonyms, seed=seed)
@@ -182,7 +230,13 @@ def train_filter(loop: Loop, *, epochs: int | None = None) -> dict[str, Any]:
         "per_class": metrics.get("per_class", {}),
         "train_pairs": len(train),
         "heldout_pairs": len(heldout),
-        "heldout": training.heldout or f"hash split {training.heldout_fraction}",
+        "heldout_per_class": dict(sorted(Counter(p.label for p in heldout).items())),
+        "heldout": training.heldout
+        or (
+            f"up to {training.heldout_per_class} per class, at most "
+            f"{training.heldout_max_share:.0%} of a class"
+        ),
+        "heldout_ids": [p.id for p in heldout],
         "synonyms": getattr(synonyms, "name", None),
         "training": dataclasses.asdict(training),
         "model": str(loop.filter_dir(record.iteration)),
@@ -199,11 +253,33 @@ def generate(
     per_aspect: int | None = None,
     aspects: Sequence[str] = ASPECTS,
     progress: bool = True,
+    force: bool = False,
 ) -> dict[str, Any]:
-    """Candidates for fresh captions of each aspect, for the next iteration's revision."""
+    """Candidates for fresh captions of each aspect, for the next iteration's revision.
+
+    An iteration's candidates are generated once: when they exist, this refuses (they cost LLM
+    requests, and later stages' files were made from them) unless ``force``, which releases the
+    captions they used and generates again from the same draw (cached replies are reused).
+    """
     config = loop.config
     state = loop.load_state()
     iteration = loop.next_iteration(state)
+    path = loop.iteration_dir(iteration) / "candidates.jsonl"
+    if path.exists():
+        if not force:
+            raise UserError(
+                f"iteration {iteration} already has its candidates ({path}); continue with "
+                "`filter`, or pass --force to generate them again (this replaces them and the "
+                "files made from them)"
+            )
+        revision = path.parent / "revision.csv"
+        if revision.exists():
+            raise UserError(
+                f"iteration {iteration} was already exported for revision ({revision}); people "
+                "may be labelling it: import it, or move it away before regenerating"
+            )
+        _release_captions(state, read_candidates(path))
+        (path.parent / "filtered.jsonl").unlink(missing_ok=True)
     queries = sample_queries(
         read_captions(captions_path),
         per_aspect=config.loop.queries_per_aspect if per_aspect is None else per_aspect,
@@ -222,7 +298,7 @@ def generate(
         progress=progress,
         **_prompt_data(loop),
     )
-    path = write_candidates(candidates, loop.iteration_dir(iteration) / "candidates.jsonl")
+    path = write_candidates(candidates, path)
     for query in queries:
         state.used_captions.setdefault(query.aspect, []).append(query.id)
     loop.save_state(state)
@@ -232,6 +308,14 @@ def generate(
         "statuses": status_counts(candidates),
         "usage": client.usage.as_dict(),
     }
+
+
+def _release_captions(state: LoopState, candidates: Sequence[Candidate]) -> None:
+    """Forget that the queries of ``candidates`` used their captions (they are regenerated)."""
+    for aspect in {c.query.aspect for c in candidates}:
+        ids = {c.query.id for c in candidates if c.query.aspect == aspect}
+        used = state.used_captions.get(aspect, [])
+        state.used_captions[aspect] = [i for i in used if i not in ids]
 
 
 def filter_candidates(loop: Loop) -> dict[str, Any]:
@@ -250,16 +334,33 @@ def filter_candidates(loop: Loop) -> dict[str, Any]:
     return {"path": str(path), "statuses": status_counts(candidates)}
 
 
-def export(loop: Loop, *, include_rejected: bool = False) -> dict[str, Path]:
-    """The filtered candidates for annotators (accepted ones; rejected too on request)."""
+def export(loop: Loop, *, include_rejected: bool = False) -> dict[str, Any]:
+    """The filtered candidates for annotators (accepted ones; rejected too on request), each
+    pair once; pairs already in the exemplar sets (the LLM repeating a demonstration) and
+    repeats of a pair (the same answer for several aspects) are left out and counted."""
     folder = loop.iteration_dir(loop.next_iteration())
     statuses = (ACCEPTED, OTHER_ASPECT, REJECTED) if include_rejected else (ACCEPTED,)
-    return export_revision(
-        read_candidates(_stage_input(folder / "filtered.jsonl", "filter")),
-        load_aspects(loop.config.aspects),
-        folder / "revision",
-        statuses=statuses,
+    candidates = read_candidates(_stage_input(folder / "filtered.jsonl", "filter"))
+    known = {e.id for e in loop.exemplars().pairs()}
+    fresh, seen, repeats = [], set(), 0
+    for candidate in (c for c in candidates if c.status in statuses):
+        key = pair_id(candidate.query.caption, candidate.counterfactual or "")
+        if key in known:
+            continue
+        if key in seen:
+            repeats += 1
+            continue
+        seen.add(key)
+        fresh.append(candidate)
+    paths = export_revision(
+        fresh, load_aspects(loop.config.aspects), folder / "revision", statuses=statuses
     )
+    exported = sum(c.status in statuses for c in candidates)
+    return {
+        **paths,
+        "already_exemplars": exported - len(fresh) - repeats,
+        "repeats": repeats,
+    }
 
 
 def import_labels(loop: Loop, path: str | os.PathLike) -> dict[str, Any]:
@@ -279,14 +380,15 @@ def import_labels(loop: Loop, path: str | os.PathLike) -> dict[str, Any]:
     record = new_iteration(
         state,
         exemplars,
-        valid_samples=sum(1 for item in labelled if item.label in ASPECTS),
-        human_labels=len(labelled),
+        valid_samples=added["valid"],
+        human_labels=len(labelled) - added["unchanged"],
         generated=generated,
     )
     loop.save_state(state)
     return {
         "iteration": record.iteration,
         "labels": len(labelled),
+        "new_labels": len(labelled) - added["unchanged"],
         **added,
         "exemplar_size": record.exemplar_size,
     }

@@ -108,3 +108,53 @@ def test_bias_command(tmp_path, capsys):
     assert report["filter"]["js_change"] == pytest.approx(0.0)
     assert report["text_only"]["items"] == 1
     assert json.loads(capsys.readouterr().out) == report
+
+
+# ViLMA appendix B.1: JS divergence of foils vs captions per subtest, as the paper prints it.
+VILMA_PAPER_JS = {
+    "change-state-action": 0.119,
+    "rare-actions-verb-foils": 0.383,
+    "relations": 0.008,
+    "SRL_Actor_Swapping": 0.005,
+}
+
+
+@pytest.mark.parametrize(("subtest", "paper"), sorted(VILMA_PAPER_JS.items()))
+def test_bias_command_reproduces_vilma_b1_from_its_files(
+    shared_data, tmp_path, capsys, subtest, paper
+):
+    import argparse
+    import json
+
+    from foilkit.generation import bias_cli
+
+    path = shared_data / "vilma" / f"{subtest}.json"
+    if not path.exists():
+        pytest.skip(f"{path} is not present")
+    parser = argparse.ArgumentParser()
+    bias_cli.configure(parser)
+    assert bias_cli.run(parser.parse_args(["--rows", str(path)])) == 0
+    report = json.loads(capsys.readouterr().out)
+    print(f"{subtest}: JS {report['js']:.4f} (paper {paper}) over {report['rows']} items")
+    assert report["rows"] == len(json.loads(path.read_text()))
+    assert round(report["js"], 3) == paper
+
+
+def test_vilma_files_can_be_limited_to_valid_items(tmp_path):
+    import json
+
+    from foilkit.generation.bias_cli import vilma_pairs
+
+    items = {
+        "a": {"caption": "a man opens a door", "foils": ["a man closes a door"],
+              "mturk": {"caption": 3}, "proficiency": {"human": {"caption": 1}}},
+        "b": {"caption": "a dog runs", "foils": ["a dog sits"],
+              "mturk": {"caption": 1}, "proficiency": {"human": {"caption": 1}}},
+    }  # fmt: skip
+    path = tmp_path / "subtest.json"
+    path.write_text(json.dumps(items))
+    assert len(vilma_pairs(path)) == 2
+    assert vilma_pairs(path, valid_only=True) == [("a man opens a door", ["a man closes a door"])]
+    path.write_text("[1, 2]")
+    with pytest.raises(ValueError, match="object of items keyed by id"):
+        vilma_pairs(path)

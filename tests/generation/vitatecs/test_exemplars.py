@@ -69,7 +69,7 @@ def test_labels_grow_the_sets_and_bump_the_version(seeds):
         ),
     ]
     grown, added = seeds.with_labels(labelled)
-    assert added == {"positive": 1, "negative": 1, "na": 1, "moved": 1, "unchanged": 1}
+    assert added == {"positive": 1, "negative": 1, "na": 1, "moved": 1, "unchanged": 1, "valid": 1}
     assert grown.version == seeds.version + 1
     assert len(grown.positive["direction"]) == len(seeds.positive["direction"])  # +1 -1
     assert direction.id not in {e.id for e in grown.positive["direction"]}
@@ -115,11 +115,34 @@ def test_bad_exemplar_files_name_the_entry(tmp_path, text, message):
         ExemplarSets.load(path)
 
 
-def test_heldout_split_is_stable_as_the_sets_grow(seeds):
+def test_heldout_is_the_papers_100_per_class_capped_at_half_a_class(seeds):
     pairs = seeds.pairs()
-    train, heldout = split_heldout(pairs, 0.3)
-    assert len(train) + len(heldout) == len(pairs) and 0 < len(heldout) < len(pairs)
+    train, heldout = split_heldout(pairs)
+    assert len(train) + len(heldout) == len(pairs)
+    for label in {p.label for p in pairs}:
+        size = sum(p.label == label for p in pairs)
+        assert sum(p.label == label for p in heldout) == min(100, size // 2)
+    many = [PairExemplar(f"caption {i}", f"counterfactual {i}", "type") for i in range(300)]
+    _, heldout_many = split_heldout(many)
+    assert len(heldout_many) == 100  # the paper's size once a class has enough pairs
+    assert split_heldout(pairs, per_class=0) == (pairs, [])
+
+
+def test_heldout_pairs_stay_held_out_as_the_sets_grow(seeds):
+    pairs = seeds.pairs()
+    _, heldout = split_heldout(pairs)
     more = pairs + [PairExemplar(f"caption {i}", f"counterfactual {i}", "type") for i in range(20)]
-    _, heldout_more = split_heldout(more, 0.3)
+    _, heldout_more = split_heldout(more, keep=[p.id for p in heldout])
     assert {e.id for e in heldout} <= {e.id for e in heldout_more}
-    assert split_heldout(pairs, 0.0) == (pairs, [])
+
+
+def test_labels_already_in_the_sets_are_not_new(seeds):
+    known = seeds.positive["direction"][0]
+    labelled = [
+        LabelledPair(known.caption, known.counterfactual, "direction", "direction"),
+        LabelledPair("a man sits down", "a man stands up", "direction", "direction"),
+        LabelledPair("a man sits down", "a man stands up", "direction", "direction"),
+    ]
+    grown, added = seeds.with_labels(labelled)
+    assert (added["positive"], added["unchanged"], added["valid"]) == (1, 2, 1)
+    assert grown.counts()["total"] == seeds.counts()["total"] + 1

@@ -12,7 +12,9 @@ import shutil
 import pytest
 import yaml
 from foilkit.generation.vitatecs import cli
+from foilkit.generation.vitatecs.exemplars import ExemplarSets
 
+from foilkit.errors import UserError
 from foilkit.testing.openai_server import OpenAICompatibleServer
 
 
@@ -37,7 +39,7 @@ def loop_config(tmp_path, tiny_nli, biased_classifier):
             "seed": 3,
             "llm": {"model": "tiny-chat", "base_url": base_url, "retry_backoff_s": 0.001},
             "nli": {"model": neutral_nli},
-            "filter": {"init_model": tiny_nli, "epochs": 1, "heldout_fraction": 0.25},
+            "filter": {"init_model": tiny_nli, "epochs": 1},
             "loop": {"queries_per_aspect": 3},
             "toxicity": {"model": tiny_nli, "labels": ["contradiction"], "threshold": 1.0},
             "device": "cpu",
@@ -82,6 +84,12 @@ def test_whole_loop(
         zero = state["iterations"][0]["filter"]
         assert {"precision", "recall", "f1"} <= zero.keys() and 0.0 <= zero["f1"] <= 1.0
         assert zero["heldout_pairs"] > 0 and zero["synonyms"] == "builtin"
+        # Up to the paper's 100 per class, at most half of a class while the sets are small.
+        seeds = ExemplarSets.load().pairs()
+        sizes = {label: sum(p.label == label for p in seeds) for label in {p.label for p in seeds}}
+        assert zero["heldout_per_class"] == {
+            label: n // 2 for label, n in sorted(sizes.items()) if n // 2
+        }
         assert "next: generate" in out
         _give_filter_a_verdict(loop, 0, biased_classifier)
 
@@ -93,6 +101,16 @@ def test_whole_loop(
         for candidate in candidates:
             caption = candidate["query"]["caption"]
             assert candidate["status"] == ("candidate" if caption in scripted_answers else "na")
+        # A rerun neither draws new captions nor pays for new requests: refused, and with
+        # --force the same captions again, from the cache.
+        requests = len(server.requests)
+        with pytest.raises(UserError, match=r"iteration 1 already has its candidates.*--force"):
+            vitatecs("generate", "--loop", loop, "--captions", captions_file, "--no-progress")
+        vitatecs(
+            "generate", "--loop", loop, "--captions", captions_file, "--no-progress", "--force"
+        )
+        assert _jsonl(loop / "iterations/1/candidates.jsonl") == candidates
+        assert len(server.requests) == requests
         vitatecs("filter", "--loop", loop)
         filtered = _jsonl(loop / "iterations/1/filtered.jsonl")
         accepted = [c for c in filtered if c["status"] == "accepted"]
@@ -102,13 +120,17 @@ def test_whole_loop(
             for c in accepted
         )
         out = vitatecs("export", "--loop", loop)
-        assert f"{len(accepted)} candidates for revision" in out
+        unique = {(c["query"]["caption"], c["counterfactual"]) for c in accepted}
+        assert f"{len(unique)} candidates for revision" in out  # each pair once
 
         # People rectify the labels; the import starts iteration 1.
         revision = loop / "iterations/1/revision.csv"
         with open(revision, newline="") as handle:
             rows = list(csv.DictReader(handle))
         assert {row["label"] for row in rows} == {"direction"}
+        assert all(row["label"] == row["filter_label"] for row in rows)  # as the sheet says
+        sheet = (loop / "iterations/1/revision.instructions.md").read_text()
+        assert "pre-filled with the filter model's label" in sheet
         rows[0]["label"] = "invalid"
         if len(rows) > 1:
             rows[1]["label"] = ""  # not decided: skipped

@@ -1,0 +1,102 @@
+"""The loop offline and on reruns: models that cannot load, settings changed without hand
+editing, labels that were already exemplars, and convergence that needs F1 not to fall."""
+
+from __future__ import annotations
+
+import argparse
+import csv
+
+import pytest
+import yaml
+from foilkit.generation.vitatecs import cli, stages
+from foilkit.generation.vitatecs.loop import IterationRecord, Loop, LoopState, converged
+
+from foilkit.errors import UserError
+
+
+def _run(*argv) -> int:
+    parser = argparse.ArgumentParser()
+    cli.configure(parser)
+    return cli.run(parser.parse_args([str(a) for a in argv]))
+
+
+@pytest.fixture
+def loop(tmp_path, capsys):
+    _run("init", "--loop", tmp_path / "loop")
+    capsys.readouterr()
+    return Loop(tmp_path / "loop")
+
+
+@pytest.mark.parametrize(
+    ("option", "make"),
+    [("nli.model", stages.nli_filter), ("toxicity.model", stages.toxicity_filter)],
+)
+def test_a_model_that_cannot_load_names_itself_and_its_option(loop, tmp_path, option, make):
+    # The defaults are Hub ids; offline (as in the tests) they are not in the cache.
+    section, key = option.split(".")
+    default = getattr(getattr(loop.config, section), key)
+    with pytest.raises(UserError) as raised:
+        make(loop)
+    message = str(raised.value)
+    assert f"{option} = {default!r} could not be loaded" in message
+    assert f"foilkit generate vitatecs set --loop {loop.root} {option}=" in message
+    # A missing local folder, set without editing config.yaml by hand.
+    assert _run("set", "--loop", loop.root, f"{option}={tmp_path / 'absent'}") == 0
+    with pytest.raises(UserError, match=rf"{option} = '.*absent' could not be loaded"):
+        make(Loop(loop.root))
+
+
+def test_train_filter_fails_on_its_model_before_training(loop, tmp_path):
+    _run("set", "--loop", loop.root, f"filter.init_model={tmp_path / 'absent'}")
+    with pytest.raises(UserError, match=r"filter.init_model = '.*absent' could not be loaded"):
+        stages.train_filter(Loop(loop.root))
+    assert Loop(loop.root).load_state().current.filter is None
+
+
+def test_set_switches_the_safety_filter_off_and_checks_values(loop):
+    assert _run("set", "--loop", loop.root, "toxicity.model=null", "loop.min_f1_gain=0.02") == 0
+    config = yaml.safe_load(loop.config_path.read_text())
+    assert config["toxicity"]["model"] is None and config["loop"]["min_f1_gain"] == 0.02
+    assert stages.toxicity_filter(Loop(loop.root)) is None
+    with pytest.raises(ValueError, match=r"filter: unknown key\(s\) \['epoch'\]"):
+        _run("set", "--loop", loop.root, "filter.epoch=2")
+    with pytest.raises(UserError, match="not key=value"):
+        _run("set", "--loop", loop.root, "filter.epochs")
+
+
+def test_import_counts_only_labels_new_to_the_sets(loop, tmp_path):
+    known = loop.exemplars().positive["direction"][0]
+    path = tmp_path / "revision.csv"
+    with open(path, "w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["caption", "counterfactual", "target_aspect", "label"])
+        writer.writerow([known.caption, known.counterfactual, "direction", "direction"])
+        writer.writerow(["a man sits down", "a man stands up", "direction", "direction"])
+        writer.writerow(["a man sits down", "a man sits down fast", "direction", "invalid"])
+    result = stages.import_labels(loop, path)
+    record = loop.load_state().current
+    assert (result["labels"], result["new_labels"], result["unchanged"]) == (3, 2, 1)
+    assert (record.human_labels, record.valid_samples) == (2, 1)
+
+
+def _state(*f1):
+    records = [
+        IterationRecord(i, 1, 10, {}, filter=None if f is None else {"f1": f})
+        for i, f in enumerate(f1)
+    ]
+    return LoopState(iterations=records)
+
+
+@pytest.mark.parametrize(
+    ("scores", "expected"),
+    [
+        ((0.17,), None),
+        ((0.17, 0.10), False),  # F1 fell: never convergence
+        ((0.50, 0.505), True),
+        ((0.50, 0.50), True),
+        ((0.50, 0.60), False),
+        ((0.50, None, 0.40), False),
+    ],
+)
+def test_convergence_needs_f1_not_to_fall(scores, expected):
+    assert converged(_state(*scores), 0.01) is expected
