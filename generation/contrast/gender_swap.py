@@ -3,9 +3,18 @@
 One gender-sensitive noun of the caption is swapped for a noun of the other gender, keeping
 singular or plural; when Table 6 offers several targets, one is drawn uniformly with the given
 ``rng``. Only a single noun is swapped, because swapping all of them ("man and woman walk" ->
-"woman and man walk") may describe the same video. Then every pronoun of the original noun's
-gender is swapped to the other gender ("A woman is pushing her stroller" -> "A man is pushing his
-stroller").
+"woman and man walk") may describe the same video. Then the pronouns of the original noun's
+gender that refer to it are swapped to the other gender ("A woman is pushing her stroller" ->
+"A man is pushing his stroller").
+
+Details the paper leaves open, decided so that a foil never describes someone else:
+
+* a possessive noun is a noun ("a woman's back" -> "a man's back");
+* a noun inside a name is not a person ("iron man", "spider-man", "Pac-Man": see
+  ``NAME_COMPOUNDS``; a noun joined by a hyphen or capitalised mid-sentence counts as a name);
+* a pronoun refers to the nearest gendered person noun of its gender before it (singular nouns
+  first), else to the first one after it; only pronouns referring to the swapped noun change
+  ("a man makes a young man cry by talking to him": "him" is the young man and stays).
 """
 
 from __future__ import annotations
@@ -43,6 +52,58 @@ GENDER_NOUN_MAP: Mapping[str, tuple[str, ...]] = {
 }
 MALE_NOUNS = frozenset({"man", "men", "boy", "boys", "guy", "guys"})
 FEMALE_NOUNS = frozenset({"woman", "women", "girl", "girls", "lady", "ladies"})
+# Person nouns beyond Table 6, never swapped but possible referents of a pronoun.
+_OTHER_MALE_NOUNS = frozenset(
+    [
+        "father",
+        "dad",
+        "son",
+        "brother",
+        "husband",
+        "boyfriend",
+        "gentleman",
+        "gentlemen",
+        "uncle",
+        "grandfather",
+        "grandpa",
+        "king",
+        "prince",
+        "sir",
+        "mr",
+    ]
+)
+_OTHER_FEMALE_NOUNS = frozenset(
+    [
+        "mother",
+        "mom",
+        "mum",
+        "daughter",
+        "sister",
+        "wife",
+        "girlfriend",
+        "aunt",
+        "grandmother",
+        "grandma",
+        "queen",
+        "princess",
+        "madam",
+        "mrs",
+        "ms",
+        "miss",
+    ]
+)
+_PLURAL_NOUNS = frozenset({"men", "boys", "guys", "women", "girls", "ladies", "gentlemen"})
+# Names in which a gendered noun names no person of that gender: "<word> man" -> not swapped.
+NAME_COMPOUNDS: frozenset[tuple[str, str]] = frozenset(
+    tuple(name.split())
+    for name in (
+        "iron man", "spider man", "ant man", "bat man", "super man", "aqua man", "he man",
+        "pac man", "snow man", "snow men", "pac men", "gingerbread man", "cave man", "cave men",
+        "wonder woman", "bat girl", "super girl", "spider woman", "spice girls", "pac girl",
+        "power girl", "golden girls", "gossip girl", "cat woman", "bat woman", "rain man",
+        "tin man", "straw man", "elephant man", "pac woman", "pokemon man",
+    )
+)  # fmt: skip
 
 MALE_TO_FEMALE_PRONOUNS: Mapping[str, str] = {
     "he": "she",
@@ -91,7 +152,8 @@ _NOT_A_NOUN_AFTER_HER = frozenset(
         "be",
     ]
 )
-_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?")
+# Words with their contractions ("isn't"), but a possessive "'s" is no part of its noun.
+_WORD = re.compile(r"[A-Za-z]+(?:'(?!s\b)[A-Za-z]+)?")
 
 
 def _match_case(word: str, template: str) -> str:
@@ -131,7 +193,14 @@ def gender_swap(
     """
     words = list(_WORD.finditer(caption))
     lowered = [m.group().lower() for m in words]
-    target = next((i for i, word in enumerate(lowered) if word in noun_map), None)
+    target = next(
+        (
+            i
+            for i, word in enumerate(lowered)
+            if word in noun_map and not in_name(caption, words, i)
+        ),
+        None,
+    )
     if target is None:
         return []
     noun = lowered[target]
@@ -142,11 +211,16 @@ def gender_swap(
     replacement = rng.choice(list(noun_map[noun]))
 
     tags = _word_tags(nlp, caption, words) if nlp is not None and "her" in lowered else None
+    persons = _person_nouns(caption, words, lowered, female)
     edits = {target: replacement}
     for i, word in enumerate(lowered):
+        if not (word in pronouns or (female and word == "her")):
+            continue
+        if _referent(i, persons) != target:
+            continue
         if female and word == "her":
             edits[i] = "his" if _her_is_possessive(words, i, tags) else "him"
-        elif word in pronouns:
+        else:
             edits[i] = pronouns[word]
 
     pieces, last = [], 0
@@ -169,6 +243,53 @@ def gender_swap(
             },
         )
     ]
+
+
+def in_name(caption: str, words: Sequence[re.Match[str]], index: int) -> bool:
+    """Whether word ``index`` is part of a name ("iron man", "Spider-Man", "Iron Man")
+    rather than a person noun: a ``NAME_COMPOUNDS`` pair, a hyphen on either side, or a
+    capital letter when the caption is not in title case and no sentence starts at the word."""
+    match = words[index]
+    word = match.group().lower()
+    before = words[index - 1].group().lower() if index > 0 else ""
+    after = words[index + 1].group().lower() if index + 1 < len(words) else ""
+    if (before, word) in NAME_COMPOUNDS or (word, after) in NAME_COMPOUNDS:
+        return True
+    if (
+        caption[match.start() - 1 : match.start()] == "-"
+        or caption[match.end() : match.end() + 1] == "-"
+    ):
+        return True
+    sentence_start = caption[: match.start()].rstrip()[-1:] in ("", ".", "!", "?", ":", ";", '"')
+    capitalised = match.group()[:1].isupper() and not sentence_start
+    title_case = sum(w.group()[:1].isupper() for w in words) > len(words) / 2
+    return capitalised and not title_case
+
+
+def _person_nouns(
+    caption: str, words: Sequence[re.Match[str]], lowered: Sequence[str], female: bool
+) -> list[tuple[int, bool]]:
+    """``(index, plural)`` of the caption's person nouns of one gender, the referents a pronoun
+    of that gender may have (names such as "iron man" excluded)."""
+    nouns = (FEMALE_NOUNS | _OTHER_FEMALE_NOUNS) if female else (MALE_NOUNS | _OTHER_MALE_NOUNS)
+    return [
+        (i, word in _PLURAL_NOUNS)
+        for i, word in enumerate(lowered)
+        if word in nouns and not in_name(caption, words, i)
+    ]
+
+
+def _referent(pronoun: int, persons: Sequence[tuple[int, bool]]) -> int | None:
+    """The noun a singular pronoun at word ``pronoun`` refers to: the nearest singular person
+    noun before it, else the nearest plural one before it, else the first one after it."""
+    before = [(i, plural) for i, plural in persons if i < pronoun]
+    singular = [i for i, plural in before if not plural]
+    if singular:
+        return singular[-1]
+    if before:
+        return before[-1][0]
+    after = [i for i, _ in persons if i > pronoun]
+    return after[0] if after else None
 
 
 def _word_tags(nlp: Language, caption: str, words: Sequence[re.Match[str]]) -> list[str]:

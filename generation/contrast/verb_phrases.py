@@ -116,7 +116,9 @@ def verb_phrases(doc: Doc) -> list[VerbPhrase]:
         following = token.nbor(1) if token.i + 1 < len(doc) else None
         if following is not None and following.pos_ in _PARTICLES and following.head == token:
             last = following
-        lemma = " ".join(t.lemma_.lower() for t in doc[token.i : last.i + 1])
+        lemma = " ".join(
+            [verb_lemma(token)] + [t.lemma_.lower() for t in doc[token.i + 1 : last.i + 1]]
+        )
         phrases.append(
             VerbPhrase(
                 token.idx, last.idx + len(last), doc.text[token.idx : last.idx + len(last)], lemma
@@ -128,7 +130,33 @@ def verb_phrases(doc: Doc) -> list[VerbPhrase]:
 def verb_lemmas(doc: Doc, start: int = 0, end: int | None = None) -> list[str]:
     """Lemmas of the verbs whose characters lie in ``[start, end)``."""
     end = len(doc.text) if end is None else end
-    return [t.lemma_.lower() for t in doc if t.pos_ == "VERB" and start <= t.idx < end]
+    return [verb_lemma(t) for t in doc if t.pos_ == "VERB" and start <= t.idx < end]
+
+
+_VOWELS = frozenset("aeiou")
+
+
+def is_closed_monosyllable(word: str) -> bool:
+    """One vowel, ending consonant-vowel-consonant ("rid", "hop"): its -ing/-ed double the final
+    consonant ("ridding"), so "riding" cannot be "rid" + "ing"."""
+    return (
+        len(word) >= 3
+        and sum(1 for a, b in zip(" " + word, word) if b in _VOWELS and a not in _VOWELS) == 1
+        and word[-1] not in _VOWELS | set("wxyzs")
+        and word[-2] in _VOWELS
+        and word[-3] not in _VOWELS
+    )
+
+
+def verb_lemma(token: Any) -> str:
+    """spaCy's lower-cased lemma of a verb, repaired where its rules strip a silent "e": the
+    rule lemmatizer reads "riding" / "rides" as "rid" and "hoping" as "hop" because those are
+    words too; a closed monosyllable would double its consonant ("ridding", "hopping") or take
+    "-s" ("rids"), so the lemma is "ride" / "hope"."""
+    lemma, text = token.lemma_.lower(), token.text.lower()
+    if is_closed_monosyllable(lemma) and text in (lemma + "ing", lemma + "ed", lemma + "es"):
+        return lemma + "e"
+    return lemma
 
 
 def count_verb_lemmas(

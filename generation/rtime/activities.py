@@ -50,11 +50,33 @@ def normalise_activity(text: str) -> str:
     return text[3:] if text.startswith("to ") else text
 
 
+_INFLECTIONS = ("ing", "ed", "es", "s", "e")
+
+
+def _verb_stem(word: str) -> str:
+    """A crude stem that inflections of one verb share: inflate / inflating / inflates ->
+    "inflat", put / putting -> "put"; only used to compare activities."""
+    for suffix in _INFLECTIONS:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3 and not word.endswith("ss"):
+            word = word[: -len(suffix)]
+            break
+    if len(word) >= 3 and word[-1] == word[-2] and word[-1] not in "lsz":
+        word = word[:-1]
+    return word
+
+
+def activity_key(activity: str) -> str:
+    """A normalised activity with its verb (first word) stemmed: what makes two activities
+    the same when de-duplicating ("inflating [something]" is "inflate [something]")."""
+    verb, _, rest = normalise_activity(activity).partition(" ")
+    return f"{_verb_stem(verb)} {rest}".strip()
+
+
 def _share_object(activity: str, opposite: str) -> tuple[str, str]:
     """``open / close [something]`` means ``open [something]``: a one-word side borrows the slot."""
     for this, other in ((activity, opposite), (opposite, activity)):
         if PLACEHOLDER in other and PLACEHOLDER not in this and len(this.split()) == 1:
-            this_completed = f"{this} {other[other.index(PLACEHOLDER):]}"
+            this_completed = f"{this} {other[other.index(PLACEHOLDER) :]}"
             return (this_completed, other) if this is activity else (other, this_completed)
     return activity, opposite
 
@@ -98,8 +120,9 @@ class ActivityPair:
 
     @property
     def key(self) -> frozenset[str]:
-        """The pair regardless of order: (open, close) and (close, open) are one pair."""
-        return frozenset((self.activity, self.opposite))
+        """The pair regardless of order and of the verbs' inflection: (open, close),
+        (close, open) and (opening, closes) are one pair."""
+        return frozenset((activity_key(self.activity), activity_key(self.opposite)))
 
     def to_record(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -138,6 +138,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                          help="temporal lexicon JSON (default: foilkit's)")  # fmt: skip
     rewrite.add_argument("--no-temporal-check", action="store_true",
                          help="keep rewrites that drop or reverse temporal words")  # fmt: skip
+    rewrite.add_argument("--on-wrong-count", choices=rewrites.WRONG_COUNT_POLICIES, default="reject",
+                         help="a reply without exactly --count rewrites: reject all of them "
+                              "(default) or judge each")  # fmt: skip
     rewrite.add_argument("--spacy", default=DEFAULT_SPACY_PIPELINE, help="spaCy pipeline (lemmas)")
     rewrite.add_argument("--rtime-json", type=Path,
                          help="also write an RTime annotation file with the rewrites "
@@ -302,6 +305,7 @@ def _rewrite(args: argparse.Namespace) -> int:
         rewrite_filter,
         count=args.count,
         template=template,
+        on_wrong_count=args.on_wrong_count,
     )
     out_rows = [
         {**row.fields, "split": row.split, **rewrite_columns(result, rewrite_filter)}

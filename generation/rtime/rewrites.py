@@ -9,10 +9,16 @@ caption of another video. foilkit turns the check into a filter and adds a secon
 * **similarity**: a rewrite whose sentence-embedding cosine with its caption is below
   ``min_similarity`` is rejected (0.6 with all-MiniLM-L6-v2 keeps 99.3% of the published
   GPT-4 rewrites of 300 RTime test captions and none of 300 random caption pairs);
-* **time**: a rewrite that drops a temporal word class of the caption or brings in the
-  opposite of one (:mod:`~foilkit.generation.rtime.temporal_words`) is rejected. Similarity
+* **time**: a rewrite that drops an order word class of the caption ("then", "first") or
+  brings in the opposite of its direction (:mod:`~foilkit.generation.rtime.temporal_words`) is
+  rejected. Similarity
   alone cannot do this: the caption of the *reversed* video has a mean cosine of 0.78 with the
   forward caption, barely below a rewrite's 0.84.
+
+Two checks of the reply come first: a candidate that is a refusal ("I cannot help with that.")
+is rejected as ``refusal``, and when the reply does not hold exactly the number of rewrites
+asked for, every candidate of it is rejected (``on_wrong_count="reject"``, the default): a
+reply with a preamble, a commentary line or a missing rewrite cannot be trusted line by line.
 
 Every candidate is kept in the result with its similarity and the reasons it was rejected, so
 the filters can be audited and re-run with other thresholds without asking the LLM again.
@@ -22,8 +28,10 @@ from __future__ import annotations
 
 import os
 import random
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foilkit.generation.rtime.prompt_templates import PromptTemplate, prompt_hash
@@ -40,6 +48,20 @@ REWRITE_SPLITS = ("train",)  # "we only add these generated captions in the trai
 DEFAULT_SENTENCE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MIN_SIMILARITY = 0.6
 HISTOGRAM_EDGES = tuple(round(-1.0 + 0.05 * i, 2) for i in range(41))  # cosine in [-1, 1]
+WRONG_COUNT_POLICIES = ("reject", "keep")
+REFUSAL_REASON = "refusal"
+# How chat models decline: "I'm sorry, but I can't ...", "I cannot help with that.", "As an AI".
+_REFUSAL = re.compile(
+    r"^\W*(?:(?:i'?m|i am)\s+(?:so\s+)?(?:sorry|afraid|unable|not able)|sorry\b|"
+    r"i\s+(?:cannot|can'?t|can not|won'?t|will not|am not able|must decline|apologi[sz]e)|"
+    r"as an ai\b|unfortunately,?\s+i\b)",
+    re.IGNORECASE,
+)
+
+
+def is_refusal(text: str) -> bool:
+    """Whether a reply line is the model declining rather than a rewrite."""
+    return bool(_REFUSAL.match(text.replace("\u2019", "'")))
 
 
 @dataclass(frozen=True)
@@ -129,26 +151,45 @@ def rewrite_captions(
     *,
     count: int = REWRITES_PER_CAPTION,
     template: PromptTemplate | None = None,
+    on_wrong_count: str = "reject",
 ) -> list[CaptionRewrites]:
     """Ask for ``count`` rewrites of each ``(id, caption)`` and judge them.
 
     Candidates are the first ``count`` distinct readable lines of the reply that differ from
-    the caption. A reply with no readable line raises
+    the caption. Refusal lines are rejected; a reply whose readable lines are not exactly
+    ``count`` has all its candidates rejected (``on_wrong_count="keep"`` judges them one by
+    one instead). A reply with no readable line raises
     :class:`~foilkit.generation.rtime.replies.ReplyFormatError` naming the request and the
     caption id, after the other replies were cached.
     """
     if count < 1:
         raise ValueError(f"count must be >= 1, got {count}")
+    if on_wrong_count not in WRONG_COUNT_POLICIES:
+        raise ValueError(
+            f"on_wrong_count must be one of {WRONG_COUNT_POLICIES}, got {on_wrong_count!r}"
+        )
     template = template or PromptTemplate.load(REWRITE_PROMPT)
     requests = [template.render(caption=caption, count=count) for _, caption in captions]
     completions = client.complete_many(requests) if requests else []
-    candidates, unreadable = [], []
+    candidates, unreadable, reply_reasons = [], [], []
     for (caption_id, caption), completion in zip(captions, completions):
         asked = f"rewrites of caption {caption_id!r}"
         texts, lines = parse_reply(completion, read_text, asked=asked)
         candidates.append((caption, first_unique(texts, exclude=[caption])[:count]))
         unreadable.append(tuple(lines))
-    judged = rewrite_filter.judge(candidates)
+        wrong = len(texts) != count and on_wrong_count == "reject"
+        reply_reasons.append((f"reply has {len(texts)} rewrites, {count} asked",) if wrong else ())
+    judged = [
+        [
+            Rewrite(
+                r.text,
+                r.similarity,
+                reasons + ((REFUSAL_REASON,) if is_refusal(r.text) else ()) + r.reasons,
+            )
+            for r in rewrites
+        ]
+        for rewrites, reasons in zip(rewrite_filter.judge(candidates), reply_reasons)
+    ]
     return [
         CaptionRewrites(
             id=caption_id,
@@ -227,7 +268,13 @@ def similarity_report(
     rejected_by: dict[str, int] = {}
     for rewrite in candidates:
         for reason in rewrite.reasons:
-            head = "similarity" if reason.startswith("similarity") else reason.split(" (")[0]
+            head = (
+                "similarity"
+                if reason.startswith("similarity")
+                else "wrong count"
+                if reason.startswith("reply has")
+                else reason.split(" (")[0]
+            )
             rejected_by[head] = rejected_by.get(head, 0) + 1
     return {
         "sentence_model": rewrite_filter.sentence_model,
@@ -241,6 +288,16 @@ def similarity_report(
         "accepted_rewrite_vs_caption": distribution([r.similarity for r in accepted]),
         "random_caption_vs_caption": distribution(baseline, threshold=threshold),
     }
+
+
+def _short_model_name(model: str, limit: int = 40) -> str:
+    """A model id or path as an axis label: its last path part, at most ``limit`` characters
+    (a long local path would be cut off by the figure's edge)."""
+    parts = [p for p in Path(str(model)).parts if p not in ("/", "snapshots")]
+    while len(parts) > 1 and re.fullmatch(r"[0-9a-f]{20,}", parts[-1]):
+        parts.pop()  # a Hub cache snapshot hash
+    name = parts[-1].removeprefix("models--").replace("--", "/") if parts else str(model)
+    return name if len(name) <= limit else name[: limit - 1] + "\u2026"
 
 
 def plot_similarity(report: dict[str, Any], path: str | os.PathLike) -> None:
@@ -260,7 +317,7 @@ def plot_similarity(report: dict[str, Any], path: str | os.PathLike) -> None:
             edges = histogram["edges"]
             axis.stairs(histogram["counts"], edges, fill=True, alpha=0.5, label=label)
     axis.axvline(report["min_similarity"], color="black", linestyle="--", label="threshold")
-    axis.set_xlabel(f"cosine similarity ({report['sentence_model']})")
+    axis.set_xlabel(f"cosine similarity ({_short_model_name(report['sentence_model'])})")
     axis.set_ylabel("pairs")
     axis.legend()
     figure.tight_layout()

@@ -14,7 +14,12 @@ whoever knows the captions best:
   ``also_accepts`` occurs (``also_accepts`` holds words too ambiguous to detect a class, such as
   "as" for simultaneity, yet fine as its paraphrase).
 * ``opposites``: pairs of class names (``["open", "close"]``). A rewrite that brings in a class
-  the caption lacks while the caption holds its opposite has reversed the caption.
+  the caption lacks while the caption holds its opposite, and does not keep that opposite, has
+  reversed the caption (a rewrite naming both directions, as its caption may, reverses nothing).
+* ``must_keep`` (optional): the classes a rewrite may not drop; without it, every class. The
+  packaged file lists the order words only: a rewrite that says "unlatched" for "opened" drops
+  the class ``open`` without changing the video it describes, while one that loses "then"
+  loses the order of events.
 * A word is a phrase of space-separated elements; an element matches a token whose lower-cased
   text *or* lemma equals it, ``word/POS`` also requires spaCy's coarse part of speech, and ``*``
   stands for up to ``max_gap`` arbitrary tokens ("take * off" matches "takes her shoes off").
@@ -139,8 +144,13 @@ class TemporalLexicon:
         *,
         max_gap: int = 3,
         source: str = "<memory>",
+        must_keep: Iterable[str] | None = None,
     ) -> None:
         self.classes = {cls.name: cls for cls in classes}
+        self.must_keep = frozenset(self.classes if must_keep is None else must_keep)
+        unknown = sorted(self.must_keep - set(self.classes))
+        if unknown:
+            raise ValueError(f"{source}: must_keep names unknown classes {unknown}")
         self.max_gap = max_gap
         self.source = source
         self.opposites: dict[str, set[str]] = {}
@@ -172,7 +182,13 @@ class TemporalLexicon:
             if not isinstance(pair, (list, tuple)) or len(pair) != 2:
                 raise ValueError(f"{source}: an entry of 'opposites' is not a pair: {pair!r}")
             opposites.append((pair[0], pair[1]))
-        return cls(classes, opposites, max_gap=int(record.get("max_gap", 3)), source=source)
+        return cls(
+            classes,
+            opposites,
+            max_gap=int(record.get("max_gap", 3)),
+            source=source,
+            must_keep=record.get("must_keep"),
+        )
 
     @classmethod
     def load(cls, path: str | os.PathLike | None = None) -> TemporalLexicon:
@@ -204,16 +220,17 @@ class TemporalLexicon:
         """What ``rewrite`` loses or reverses of ``caption``'s temporal classes (empty: kept)."""
         in_caption = self.present(caption)
         in_rewrite = self.present(rewrite)
+        kept = {name: self.keeps(name, rewrite) for name in in_caption}
         found = [
             TemporalViolation("dropped", name, evidence=word)
             for name, word in in_caption.items()
-            if not self.keeps(name, rewrite)
+            if name in self.must_keep and not kept[name]
         ]
         for name, word in in_rewrite.items():
             if name in in_caption:
                 continue
             for opposite in sorted(self.opposites.get(name, ())):
-                if opposite in in_caption:
+                if opposite in in_caption and not kept[opposite]:
                     found.append(TemporalViolation("reversed", opposite, name, evidence=word))
         return found
 

@@ -72,3 +72,140 @@ def test_person_id_later_ids_are_swapped_with_the_given_probability(probability,
     assert "Jenko" in foil.source["swaps"]
     assert ("Schmidt" in foil.source["swaps"]) is second_swapped
     assert foil.text.count(" and ") == 1 and foil.text != caption
+
+
+@pytest.mark.parametrize(
+    ("caption", "foil"),
+    [
+        # possessives are nouns too (99 VITATECS / VATEX captions)
+        ("a woman's back is massaged", "a man's back is massaged"),
+        ("the girls' team wins", "the boys' team wins"),
+        # names are no persons: "iron man" stays, the next person is swapped
+        (
+            "iron man flies over a city and a woman waves",
+            "iron man flies over a city and a man waves",
+        ),
+        ("Spider-Man saves a girl", "Spider-Man saves a boy"),
+        ("a clip of iron man", None),
+        # a pronoun changes only when it refers to the swapped person
+        (
+            "a man makes a young man cry by talking to him",
+            "a woman makes a young man cry by talking to him",
+        ),
+        ("a woman and her husband talk and he laughs", "a man and his husband talk and he laughs"),
+        ("a man hugs a boy and he smiles", "a woman hugs a boy and he smiles"),
+        ("a man is cooking and he's smiling", "a woman is cooking and she's smiling"),
+    ],
+)
+def test_gender_swap_possessives_names_and_pronoun_reference(caption, foil):
+    foils = gender_swap(caption, rng=random.Random(0), noun_map=_FIRST_TARGET)
+    assert (foils[0].text if foils else None) == foil
+
+
+# Table 6 with its first target only, so the golden foils above need no seed.
+_FIRST_TARGET = {noun: targets[:1] for noun, targets in GENDER_NOUN_MAP.items()}
+
+
+def _published_captions(shared_data):
+    import json
+
+    from foilkit.generation.contrast.multiple_choice import read_multiple_choice
+
+    msrvtt = [
+        item.caption
+        for item in read_multiple_choice(
+            shared_data / "contrast_sets" / "msrvtt_lm_contrast_set.tsv"
+        )
+    ]
+    vitatecs = list(
+        dict.fromkeys(
+            json.loads(line)["caption"]
+            for path in sorted((shared_data / "vitatecs").glob("*.jsonl"))
+            for line in path.read_text().splitlines()
+        )
+    )
+    return msrvtt, vitatecs
+
+
+# Gendered words beyond Table 6: what a broader rule set could reach.
+_BROAD_GENDERED = frozenset(GENDER_NOUN_MAP) | frozenset(
+    [
+        "he",
+        "him",
+        "his",
+        "himself",
+        "she",
+        "her",
+        "hers",
+        "herself",
+        "father",
+        "mother",
+        "dad",
+        "mom",
+        "son",
+        "daughter",
+        "brother",
+        "sister",
+        "husband",
+        "wife",
+        "boyfriend",
+        "girlfriend",
+        "gentleman",
+        "gentlemen",
+        "uncle",
+        "aunt",
+        "king",
+        "queen",
+        "prince",
+        "princess",
+        "actor",
+        "actress",
+        "waiter",
+        "waitress",
+        "grandfather",
+        "grandmother",
+        "grandma",
+        "grandpa",
+    ]
+)
+
+
+@pytest.mark.integration
+def test_gender_coverage_on_the_published_captions(shared_data):
+    """Issue 19: gender-swap coverage against what Table 6's rules can reach.
+
+    The paper's 83% counts clips whose caption yields a foil among MSR-VTT's 20 captions per
+    clip; the published contrast set gives one caption per clip, of which only those with a
+    Table 6 noun (~58%) are reachable by the paper's rules.
+    """
+    import re
+
+    msrvtt, vitatecs = _published_captions(shared_data)
+    words = re.compile(r"[a-z]+")
+    for name, captions in (("MSR-VTT contrast set", msrvtt), ("VITATECS", vitatecs)):
+        reachable = [c for c in captions if set(words.findall(c.lower())) & set(GENDER_NOUN_MAP)]
+        broad = [c for c in captions if set(words.findall(c.lower())) & _BROAD_GENDERED]
+        swapped = [c for c in captions if gender_swap(c, rng=random.Random(0))]
+        print(
+            f"{name}: {len(captions)} captions, swapped {len(swapped) / len(captions):.3f}, "
+            f"Table 6 reaches {len(reachable) / len(captions):.3f}, "
+            f"a broad gendered-word list {len(broad) / len(captions):.3f}"
+        )
+        # every caption the rules reach gets a foil, except nouns inside names ("iron man")
+        assert len(swapped) >= 0.99 * len(reachable)
+    possessive = re.compile(
+        r"\b(?:man|men|woman|women|boy|girl|guy|lady)'s\b|\b(?:boys|girls|guys|ladies)'",
+        re.IGNORECASE,
+    )
+    with_possessive = [c for c in vitatecs if possessive.search(c)]
+    first_is_possessive = [
+        c
+        for c in with_possessive
+        if possessive.search(c).start()
+        == min(m.start() for m in words.finditer(c.lower()) if m.group() in GENDER_NOUN_MAP)
+    ]
+    assert len(with_possessive) >= 90 and first_is_possessive
+    for caption in first_is_possessive:  # the possessive noun itself is swapped
+        (foil,) = gender_swap(caption, rng=random.Random(0))
+        assert foil.source["span"].lower() in GENDER_NOUN_MAP and "'" in foil.text
+        assert foil.text.lower() != caption.lower()

@@ -135,3 +135,17 @@ def test_a_reply_with_no_pair_names_its_request_and_round(llm_server, chat_clien
             chat_client(server), read_activity_pairs(), rounds=1, shots=2, count=3,
             rng=random.Random(0),
         )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("left", "right", "same"),
+    [
+        (("inflating [something]", "deflating [something]"), ("inflate [something]", "deflate [something]"), True),
+        (("opens [something]", "closes [something]"), ("close [something]", "open [something]"), True),
+        (("putting on [something]", "taking off [something]"), ("put on [something]", "take off [something]"), True),
+        (("pass [something]", "catch [something]"), ("passes [something]", "catches [something]"), True),
+        (("wrap [something]", "unwrap [something]"), ("wrap [something]", "untie [something]"), False),
+    ],
+)  # fmt: skip
+def test_pairs_differing_only_in_inflection_are_one_pair(left, right, same) -> None:
+    assert (ActivityPair(*left).key == ActivityPair(*right).key) is same

@@ -90,6 +90,7 @@ def test_rewrite_stage_on_a_small_jsonl(
     server = llm_server()
     out = tmp_path / "rewrites.jsonl"
     argv = ["--input", str(captions_file), "-o", str(out), "--sentence-model", minilm,
+            "--on-wrong-count", "keep",
             "--plot", str(tmp_path / "fig10.png"), "--seed", "3"]  # fmt: skip
     assert _rtime("rewrite", server, tmp_path, *argv) == 0
     printed = capsys.readouterr().out
@@ -121,6 +122,7 @@ def test_rewrite_stage_on_a_small_jsonl(
 def test_every_split_and_no_temporal_check(llm_server, tmp_path, captions_file, minilm) -> None:
     out = tmp_path / "all.jsonl"
     argv = ["--input", str(captions_file), "-o", str(out), "--sentence-model", minilm,
+            "--on-wrong-count", "keep",
             "--splits", "all", "--no-temporal-check"]  # fmt: skip
     assert _rtime("rewrite", llm_server(), tmp_path, *argv) == 0
     rows = _jsonl(out)
@@ -152,6 +154,7 @@ def test_an_rtime_annotation_file_round_trips_through_the_builder(
     folder = tmp_path / "annotations"
     out = tmp_path / "train-rewrites.jsonl"
     argv = ["--input", str(source), "-o", str(out), "--sentence-model", minilm,
+            "--on-wrong-count", "keep",
             "--rtime-json", str(folder / "test.json")]  # fmt: skip
     assert _rtime("rewrite", llm_server(), tmp_path, *argv) == 0
     assert [row["id"] for row in _jsonl(out)] == ["9-forward", "9-reverse"]
