@@ -167,6 +167,11 @@ def resolve_decoder(name: str) -> tuple[str, str | None]:
     return name, None
 
 
+def available_backends() -> list[str]:
+    """The decoders that run on this machine (the CUDA decoder only where CUDA is)."""
+    return sorted(name for name in BACKENDS if resolve_decoder(name)[1] is None)
+
+
 def _torchcodec_frame_times(source: str | bytes) -> np.ndarray | None:
     """Every frame's presentation time from the first, from a demux of the stream (no decode:
     a few milliseconds for thousands of frames); ``None`` where the packets do not say, so the

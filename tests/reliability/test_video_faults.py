@@ -11,7 +11,6 @@ import numpy as np
 import pytest
 import torch
 from foilkit.scorers.video import (
-    BACKENDS,
     CorruptVideoError,
     DecodedFrames,
     SamplingPolicy,
@@ -19,6 +18,7 @@ from foilkit.scorers.video import (
     VideoNotFoundError,
     VideoView,
     WindowOutOfRangeError,
+    available_backends,
     decode_view,
     decode_views,
     probe,
@@ -35,7 +35,7 @@ from foilkit.testing.videos import (
     write_video,
 )
 
-DECODERS = sorted(BACKENDS)
+DECODERS = available_backends()
 FOUR = SamplingPolicy("uniform", 4)
 EVERY_FRAME = SamplingPolicy("uniform", 24)  # a 3 s video at 8 fps: every frame
 
