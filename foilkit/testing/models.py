@@ -28,6 +28,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from foilkit.testing import clip_vocab, real_tokenizers
 from foilkit.testing import tokenizers as tiny_tokenizers
@@ -421,23 +422,9 @@ QWEN2_VL_CHAT_TEMPLATE = (
 )
 
 
-@_register(
-    "llava-next-video",
-    "LlavaNextVideoForConditionalGeneration + LlavaNextVideoProcessor, video input",
-)
-def _build_llava_next_video(out: Path) -> None:
-    """LLaVA-NeXT-Video with a CLIP vision tower (32x32 frames, 8x8 patches) and a 2-layer Llama.
-
-    Feed video as ``processor(text=[prompt], videos=[frames], return_tensors="pt")``, ``frames``
-    a T x H x W x 3 uint8 array (or list of frames), ``prompt`` from
-    ``processor.apply_chat_template([{"role": "user", "content": [{"type": "video"},
-    {"type": "text", "text": ...}]}], add_generation_prompt=True)``, which renders
-    ``"USER: <video>\\n...\\nASSISTANT:"``. Frames are resized and centre-cropped to 32x32; the
-    processor expands the single ``<video>`` (``config.video_token_id``) into one token per
-    pooled patch per frame: 4x4 patches pooled with stride 2 = 4 tokens a frame, 32 for 8 frames.
-    ``<image>`` (``config.image_token_id``) is the image placeholder. Tokenizer: byte-level BPE
-    (Qwen2Tokenizer class, as in LLaVA-Video-Qwen2 checkpoints), EOS ``<|im_end|>``.
-    """
+def _save_llava_next_video(out: Path, tokenizer: Any, chat_template: str) -> None:
+    """A tiny LLaVA-NeXT-Video (CLIP vision tower, 2-layer Llama) around ``tokenizer``, which
+    holds the ``<video>`` and ``<image>`` tokens, with its processor and ``chat_template``."""
     from transformers import (
         LlavaNextImageProcessor,
         LlavaNextVideoConfig,
@@ -446,7 +433,6 @@ def _build_llava_next_video(out: Path) -> None:
         LlavaNextVideoVideoProcessor,
     )
 
-    tokenizer = _qwen2_tokenizer(["<video>", "<image>"])
     video_token_id, image_token_id = tokenizer.convert_tokens_to_ids(["<video>", "<image>"])
     config = LlavaNextVideoConfig(
         text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
@@ -465,11 +451,32 @@ def _build_llava_next_video(out: Path) -> None:
             **SQUARE, image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]]
         ),
         tokenizer=tokenizer,
-        chat_template=LLAVA_CHAT_TEMPLATE,
+        chat_template=chat_template,
         patch_size=PATCH_SIZE,
         vision_feature_select_strategy="default",
         num_additional_image_tokens=1,
     ).save_pretrained(out)
+
+
+@_register(
+    "llava-next-video",
+    "LlavaNextVideoForConditionalGeneration + LlavaNextVideoProcessor, video input",
+)
+def _build_llava_next_video(out: Path) -> None:
+    """LLaVA-NeXT-Video with a CLIP vision tower (32x32 frames, 8x8 patches) and a 2-layer Llama.
+
+    Feed video as ``processor(text=[prompt], videos=[frames], return_tensors="pt")``, ``frames``
+    a T x H x W x 3 uint8 array (or list of frames), ``prompt`` from
+    ``processor.apply_chat_template([{"role": "user", "content": [{"type": "video"},
+    {"type": "text", "text": ...}]}], add_generation_prompt=True)``, which renders
+    ``"USER: <video>\\n...\\nASSISTANT:"``. Frames are resized and centre-cropped to 32x32; the
+    processor expands the single ``<video>`` (``config.video_token_id``) into one token per
+    pooled patch per frame: 4x4 patches pooled with stride 2 = 4 tokens a frame, 32 for 8 frames.
+    ``<image>`` (``config.image_token_id``) is the image placeholder. Tokenizer: byte-level BPE
+    (Qwen2Tokenizer class, as in LLaVA-Video-Qwen2 checkpoints), EOS ``<|im_end|>``.
+    """
+
+    _save_llava_next_video(out, _qwen2_tokenizer(["<video>", "<image>"]), LLAVA_CHAT_TEMPLATE)
 
 
 @_register("qwen2-vl", "Qwen2VLForConditionalGeneration + Qwen2VLProcessor, video input")
@@ -751,41 +758,11 @@ def _build_qwen2_5_vl_qwen3(out: Path) -> None:
 def _build_llava_next_video_llama2(out: Path) -> None:
     """As ``llava-next-video``, with LLaVA-NeXT-Video-7B's tokenizer: Llama-2's SentencePiece
     BPE plus ``<image>`` (32000) and ``<video>`` (32001), BOS ``<s>`` added to every prompt."""
-    from transformers import (
-        LlavaNextImageProcessor,
-        LlavaNextVideoConfig,
-        LlavaNextVideoForConditionalGeneration,
-        LlavaNextVideoProcessor,
-        LlavaNextVideoVideoProcessor,
-    )
-
     from foilkit.testing.real_tokenizers import load_real_tokenizer
 
     tokenizer = load_real_tokenizer("llama2")
     tokenizer.add_special_tokens({"additional_special_tokens": ["<image>", "<video>"]})
-    image_token_id, video_token_id = tokenizer.convert_tokens_to_ids(["<image>", "<video>"])
-    config = LlavaNextVideoConfig(
-        text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
-        vision_config=dict(VISION, model_type="clip_vision_model"),
-        video_token_id=video_token_id,
-        image_token_id=image_token_id,
-        spatial_pool_stride=2,
-        image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]],
-        vision_feature_layer=-1,
-        vision_feature_select_strategy="default",
-    )
-    LlavaNextVideoForConditionalGeneration(config).save_pretrained(out)
-    LlavaNextVideoProcessor(
-        video_processor=LlavaNextVideoVideoProcessor(**SQUARE),
-        image_processor=LlavaNextImageProcessor(
-            **SQUARE, image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]]
-        ),
-        tokenizer=tokenizer,
-        chat_template=LLAVA_NEXT_VIDEO_VICUNA_CHAT_TEMPLATE,
-        patch_size=PATCH_SIZE,
-        vision_feature_select_strategy="default",
-        num_additional_image_tokens=1,
-    ).save_pretrained(out)
+    _save_llava_next_video(out, tokenizer, LLAVA_NEXT_VIDEO_VICUNA_CHAT_TEMPLATE)
 
 
 # --- BLIP ITM as the Hub's converted checkpoints lay it out ---------------------------------------
