@@ -42,6 +42,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "list, compute or push (as a Hub evaluate Space) foilkit's metrics",
     ),
     "compare": ("foilkit.compare", "paired test and side-by-side report of two evaluation runs"),
+    "report": (
+        "foilkit.report_cli",
+        "rebuild a run folder's report.html: tables, plots and an item browser with frames",
+    ),
     "leaderboard": (
         "foilkit.leaderboard",
         "rank runs per benchmark task with CIs, paired tests and a plot",
@@ -53,6 +57,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "demo": (
         "foilkit.demo",
         "the whole pipeline offline on a synthetic temporal benchmark with tiny models",
+    ),
+    "finetune": (
+        "foilkit.finetune_cli",
+        "fine-tune a CLIP/SigLIP with a temporal module and reversed-video hard negatives (RTime)",
     ),
     "generate": (
         "foilkit.generate_cli",

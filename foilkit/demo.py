@@ -1,4 +1,4 @@
-"""``foilkit demo``: the whole pipeline on a fresh offline machine, in under two minutes on 2 CPUs.
+"""``foilkit demo``: the whole pipeline on a fresh offline machine, in under three minutes on 2 CPUs.
 
 It renders a small synthetic temporal benchmark whose captions are true and whose foils are
 false *by construction* (:mod:`foilkit.testing.videos`): which way a square moves
@@ -10,7 +10,10 @@ the temporal controls through :func:`foilkit.evaluation.evaluate`, the code path
 
 The tiny models are random, so their accuracies are chance-level: the demo shows the
 machinery (decode once, score, metrics with confidence intervals, controls, report), not a
-finding about any model.
+finding about any model. Then (:mod:`foilkit.finetune.demo`) a tiny CLIP with CLIP4Clip's
+temporal module is fine-tuned on a train split of new synthetic videos, with RTime's reversed
+videos as hard negatives and without them, and both are evaluated on the same test split (the
+hard-negative model also under the reversed-frames control): what ``foilkit finetune`` buys.
 """
 
 from __future__ import annotations
@@ -149,11 +152,14 @@ def run_demo(
     n_resamples: int = 1000,
     num_workers: int = 0,
     progress: bool = True,
+    finetune: bool = True,
 ) -> Path:
     """Build the synthetic benchmark, evaluate each tiny model under each control, write the report.
 
     Returns the path of the side-by-side ``report.md``; each evaluation's run folder is
-    ``out_dir/runs/<model>[-<control>]``. ``progress``: the scoring engine's bars when stderr is
+    ``out_dir/runs/<model>[-<control>]``. ``finetune``: also fine-tune and evaluate the
+    temporal CLIPs of :mod:`foilkit.finetune.demo` (``out_dir/finetune/``, runs
+    ``out_dir/runs/clip-finetuned*``). ``progress``: the scoring engine's bars when stderr is
     a terminal, one ``demo: ...`` line per phase when not; the libraries' own bars (datasets,
     transformers, huggingface_hub) never.
     """
@@ -183,10 +189,26 @@ def run_demo(
                 cache_dir=str(out / "embedding-cache"),
             )  # fmt: skip
             runs.append(result.run_dir)
+        if finetune:
+            from foilkit.finetune.demo import finetune_demo_runs
+
+            def evaluate_model(
+                model: str, *, run_name: str, label: str, control: str | None
+            ) -> Path:
+                say(f"evaluating {label}")
+                # no embedding cache: the folder holds new weights after every demo run
+                return evaluate(
+                    DEMO_BENCHMARK, model, config="all", dataset=benchmark, videos=benchmark / "videos",
+                    out_dir=out / "runs" / run_name, overwrite=True, n_resamples=n_resamples, label=label,
+                    frames=frames, control=control, num_workers=num_workers, progress=bars, use_cache=False,
+                ).run_dir  # fmt: skip
+
+            runs += finetune_demo_runs(out / "finetune", evaluate_model, say=say, progress=bars)
         say("writing the side-by-side report")
-        return write_side_by_side(
-            runs, out, title="foilkit demo: tiny models and temporal controls"
-        )
+        title = "foilkit demo: tiny models and temporal controls"
+        if finetune:
+            title += "; a temporal CLIP fine-tuned with and without reversed hard negatives"
+        return write_side_by_side(runs, out, title=title)
 
 
 def _phase_printer(enabled: bool):
@@ -224,6 +246,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--no-controls", action="store_true", help="skip the reversed/shuffled-frames runs"
     )
     parser.add_argument(
+        "--no-finetune",
+        action="store_true",
+        help="skip fine-tuning the temporal CLIPs (with and without reversed hard negatives)",
+    )
+    parser.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress at all (default: progress bars on a terminal, else one line per phase)",
@@ -238,6 +265,7 @@ def run(args: argparse.Namespace) -> int:
         frames=args.frames,
         n_resamples=args.n_resamples,
         progress=not args.no_progress,
+        finetune=not args.no_finetune,
     )
     print(f"report: {report}")
     print(f"plots:  {', '.join(str(p) for p in sorted(report.parent.glob('*.png')))}")

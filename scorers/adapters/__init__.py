@@ -17,6 +17,7 @@ from foilkit.scorers.adapters.base import Adapter, EmbeddingAdapter, RequestAdap
 # Modules that register adapters, in matching priority: specific families before the
 # catch-all video LLM and causal LM adapters.
 ADAPTER_MODULES = (
+    "foilkit.scorers.adapters.temporal_clip",
     "foilkit.scorers.adapters.dual_encoder",
     "foilkit.scorers.adapters.xclip",
     "foilkit.scorers.adapters.blip_itm",

@@ -1,0 +1,232 @@
+"""Training data: clips and captions, each item's reversed view, batches that keep them together.
+
+**Which caption the reversed view gets** (:func:`training_items`), first rule that applies:
+
+1. RTime's layout: the dataset has a row for the same video and window with the opposite
+   ``reversed`` flag: that row's caption (RTime's reverse caption). The two rows form one item.
+2. A foil that is the reversal: the item's ``aspect`` is one whose foils describe the
+   reversed playback (:data:`REVERSAL_ASPECTS`: the synthetic benchmark's ``direction`` and
+   ``order``, VITATECS' ``direction``): the item's first foil.
+3. Otherwise the item has no reversed caption; with ``hard_negatives="reversed"`` that is an
+   error naming the items, raised before any training.
+
+**Batches.** ``reversed``: each batch holds ``batch_size // 2`` items and, next to each, its
+reversed view with the reversed caption: the reversed view is the same decoded frames in the
+reverse order (one decode per item). ``none`` (the ablation): the dataset's rows (RTime's
+reversed rows included, as rows of their own) in random batches of ``batch_size``, each row
+decoded for itself; foils never become training texts.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from foilkit.finetune.train import HARD_NEGATIVES, REVERSAL_ASPECTS
+from foilkit.scorers.plan import _source
+from foilkit.scorers.video import SamplingPolicy, VideoView, decode_views
+
+
+@dataclass(frozen=True)
+class TrainingItem:
+    """One video window with its caption and (when known) the caption of its reversal."""
+
+    id: str
+    view: VideoView
+    caption: str
+    reversed_caption: str | None
+    reversed_rule: str | None  # "reversed row", "foil (aspect ...)" or None
+
+
+@dataclass(frozen=True)
+class Clip:
+    """One training example: an item's view, forward or reversed, and the caption it is paired with."""
+
+    item: int
+    reversed: bool
+    caption: str
+
+
+def training_items(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    video_root: str | None = None,
+    reversal_aspects: Sequence[str] = REVERSAL_ASPECTS,
+) -> list[TrainingItem]:
+    """The items of a split's rows (``video`` undecoded), pairing RTime's forward/reversed rows."""
+    keyed: dict[tuple, list[int]] = {}
+    views = []
+    for index, row in enumerate(rows):
+        row_id = str(row.get("id", index))
+        try:
+            source = _source(row.get("video"), video_root)
+        except ValueError as error:
+            raise ValueError(f"row {index} (id={row_id!r}), field 'video': {error}") from None
+        if source is None:
+            raise ValueError(f"row {index} (id={row_id!r}) has no video")
+        if not row.get("caption"):
+            raise ValueError(f"row {index} (id={row_id!r}) has no caption")
+        view = VideoView(source, row.get("start"), row.get("end"), bool(row.get("reversed")))
+        views.append(view)
+        keyed.setdefault((view.source_key, view.start, view.end), []).append(index)
+    items, used = [], set()
+    for index, row in enumerate(rows):
+        if index in used:
+            continue
+        view = views[index]
+        partner = next(
+            (j for j in keyed[(view.source_key, view.start, view.end)]
+             if j not in used and j != index and views[j].reversed != view.reversed),
+            None,
+        )  # fmt: skip
+        used.add(index)
+        caption, rule = None, None
+        if partner is not None:
+            used.add(partner)
+            caption, rule = rows[partner]["caption"], "reversed row"
+        elif row.get("aspect") in reversal_aspects and row.get("foils"):
+            caption, rule = row["foils"][0], f"foil (aspect {row['aspect']!r})"
+        items.append(TrainingItem(str(row.get("id", index)), view, row["caption"], caption, rule))
+    return items
+
+
+def check_reversible(items: Sequence[TrainingItem], reversal_aspects: Sequence[str]) -> None:
+    """Raise ``ValueError`` naming the items that have no reversed caption."""
+    missing = [item.id for item in items if item.reversed_caption is None]
+    if missing:
+        shown = ", ".join(repr(i) for i in missing[:5]) + (", ..." if len(missing) > 5 else "")
+        raise ValueError(
+            f"{len(missing)} of {len(items)} training items have no reversed caption ({shown}): "
+            "hard negatives need, per item, a row of the same video and window with the opposite "
+            f"'reversed' flag (RTime's layout) or an 'aspect' in {list(reversal_aspects)} whose "
+            "first foil is the reversal; pass hard_negatives='none' (--hard-negatives none) to "
+            "train without them, or reversal_aspects= (--reversal-aspects) to name such aspects"
+        )
+
+
+def epoch_batches(
+    items: Sequence[TrainingItem], hard_negatives: str, batch_size: int, seed: int, epoch: int
+) -> list[list[Clip]]:
+    """One epoch's batches, shuffled by ``(seed, epoch)`` (see the module docstring).
+
+    The last, smaller batch is kept when it has at least two clips (a contrastive loss needs
+    a negative).
+    """
+    if hard_negatives not in HARD_NEGATIVES:
+        raise ValueError(
+            f"unknown hard_negatives {hard_negatives!r}; choose from {list(HARD_NEGATIVES)}"
+        )
+    if batch_size < 2 or (hard_negatives == "reversed" and batch_size % 2):
+        raise ValueError(
+            f"batch_size must be >= 2 (and even with reversed hard negatives), got {batch_size}"
+        )
+    rng = random.Random(f"{seed}:{epoch}")
+    if hard_negatives == "reversed":
+        order = list(range(len(items)))
+        rng.shuffle(order)
+        per = batch_size // 2
+        batches = [
+            [clip for i in order[start : start + per]
+             for clip in (Clip(i, False, items[i].caption), Clip(i, True, items[i].reversed_caption))]
+            for start in range(0, len(order), per)
+        ]  # fmt: skip
+    else:
+        clips = [Clip(i, False, item.caption) for i, item in enumerate(items)]
+        clips += [
+            Clip(i, True, item.reversed_caption)
+            for i, item in enumerate(items)
+            if item.reversed_rule == "reversed row"
+        ]
+        rng.shuffle(clips)
+        batches = [clips[start : start + batch_size] for start in range(0, len(clips), batch_size)]
+    return [batch for batch in batches if len(batch) >= 2]
+
+
+class FramePipeline:
+    """Decodes, samples and preprocesses the clips of a batch.
+
+    ``share_decode``: an item's forward and reversed clips in one batch come from one decode
+    (the reversed view is the same frames flipped); off, every clip is decoded for itself
+    (what a loader without foilkit's views does; ``benchmarks/training_speed.py`` compares).
+    ``cache``: keep each item's preprocessed frames in memory across epochs (for small
+    datasets; the sampling policy must be deterministic).
+    """
+
+    def __init__(
+        self,
+        items: Sequence[TrainingItem],
+        policy: SamplingPolicy,
+        image_processor: Any,
+        *,
+        workers: int = 4,
+        share_decode: bool = True,
+        cache: bool = False,
+        backend: str = "torchcodec",
+    ):
+        self.items, self.policy, self.image_processor = items, policy, image_processor
+        self.share_decode, self.cache, self.backend = share_decode, cache, backend
+        self._pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="foilkit-finetune")
+        self._cached: dict[int, torch.Tensor] = {}
+        self._lock = threading.Lock()
+        self.decodes = 0
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=True)
+
+    def _forward_pixels(self, item: int) -> torch.Tensor:
+        """The item's frames (its own direction), preprocessed: ``T x C x H x W`` float."""
+        if self.cache and item in self._cached:
+            return self._cached[item]
+        view = self.items[item].view
+        forward = VideoView(view.source, view.start, view.end, view.reversed)
+        (decoded,) = decode_views([forward], self.policy, self.backend)
+        with self._lock:
+            self.decodes += 1
+        pixels = self.image_processor(images=list(decoded.frames), return_tensors="pt")[
+            "pixel_values"
+        ]
+        if self.cache:
+            self._cached[item] = pixels
+        return pixels
+
+    def pixels(self, batch: Sequence[Clip]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """A batch's frames as ``(pixels, rows, flips)``.
+
+        ``pixels``: ``U x T x C x H x W`` float, one entry per decode (per item with
+        ``share_decode``, per clip without); clip ``b`` is entry ``rows[b]``, played backwards
+        where ``flips[b]``. The model embeds each entry's frames once and flips the frame
+        embeddings of reversed clips (:meth:`TemporalClip.forward`).
+        """
+        keys: dict[Any, int] = {}
+        rows, flips, jobs = [], [], []
+        for position, clip in enumerate(batch):
+            key = clip.item if self.share_decode else position
+            if key not in keys:
+                keys[key] = len(jobs)
+                jobs.append(self._pool.submit(self._forward_pixels, clip.item))
+            rows.append(keys[key])
+            flips.append(clip.reversed)
+        pixels = torch.stack([job.result() for job in jobs])
+        return pixels, torch.tensor(rows), torch.tensor(flips)
+
+    def iterate(self, batches: Sequence[Sequence[Clip]]) -> Iterator[tuple[Sequence[Clip], tuple]]:
+        """``(batch, self.pixels(batch))`` per batch; the next batch is prepared while the caller
+        trains."""
+        if not batches:
+            return
+        loader = ThreadPoolExecutor(1, thread_name_prefix="foilkit-prefetch")
+        try:
+            pending = loader.submit(self.pixels, batches[0])
+            for index, batch in enumerate(batches):
+                pixels = pending.result()
+                if index + 1 < len(batches):
+                    pending = loader.submit(self.pixels, batches[index + 1])
+                yield batch, pixels
+        finally:
+            loader.shutdown(wait=True)

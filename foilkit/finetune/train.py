@@ -1,0 +1,512 @@
+"""Contrastive video-text fine-tuning with reversed-video hard negatives (RTime's UMT-Neg recipe).
+
+A CLIP / SigLIP checkpoint gets CLIP4Clip's sequence transformer over its frame embeddings
+(:mod:`foilkit.scorers.adapters.temporal_clip`) and is trained with the symmetric InfoNCE
+loss on a foilkit dataset's train split; with ``hard_negatives="reversed"`` every item's
+time-reversed view and its caption sit in the item's batch (:mod:`foilkit.finetune.data`).
+
+The paper's settings (RTime, Du et al.: 5 epochs, batch 128, Tables 2-3; CLIP4Clip's defaults where
+RTime follows it), the defaults here:
+
+============================  =====================================================
+``epochs``                    5
+``batch_size``                128 clips (64 items and their reversals)
+``frames``                    12 (CLIP4Clip's ``max_frames``; RTime Table 3: more frames help)
+``learning_rate``             1e-4, the temporal module (CLIP4Clip ``lr``)
+``base_learning_rate``        1e-7, the CLIP towers (CLIP4Clip ``lr * coef_lr``, 1e-4 x 1e-3)
+``warmup``                    0.1 of the steps, then cosine decay (CLIP4Clip)
+``temporal_layers``           4 (CLIP4Clip ``cross_num_hidden_layers``)
+``position_init_std``         0.02 (frame-position embeddings; CLIP4Clip copies CLIP's text
+                              positions, of that scale). Tiny random models need ~1: their
+                              frame embeddings are large next to 0.02, and order is then lost
+============================  =====================================================
+
+The image tower is trainable by default, as in CLIP4Clip and RTime (``freeze_image_tower``
+keeps it as it is). Texts in a batch are de-duplicated; a text that is the caption of several
+clips of the batch counts all of them as positives (a synthetic benchmark repeats captions).
+With several processes, each computes the loss on its own batches (negatives come from the
+process's batch, which holds each item's reversal); gradients are averaged by accelerate.
+
+Run folder (``out_dir``):
+
+``model/``                 the final model, a Hub folder ``foilkit evaluate`` loads
+``checkpoints/epoch-N/``   ``model/`` and the ``accelerate`` state after epoch N; ``resume``
+                           continues after the newest complete one (an interrupted epoch
+                           is trained again from its start: batches are fixed by seed and epoch)
+``training.json``          the run record: data, frames, seed, hard-negative policy, settings,
+                           package versions, losses per step
+``loss.png``               the loss curve
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import shutil
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: The paper's values (see the module docstring).
+PAPER_DEFAULTS = {
+    "epochs": 5, "batch_size": 128, "frames": 12, "learning_rate": 1e-4,
+    "base_learning_rate": 1e-7, "warmup": 0.1, "temporal_layers": 4,
+}  # fmt: skip
+#: ``reversed``: each item's reversed view and caption in its batch; ``none``: the ablation.
+HARD_NEGATIVES = ("reversed", "none")
+#: Aspects whose foil describes the reversed playback of the item's video
+#: (:func:`foilkit.finetune.data.training_items`, rule 2).
+REVERSAL_ASPECTS = ("direction", "order")
+RECORD_FILE = "training.json"
+MODEL_DIR = "model"
+CHECKPOINTS_DIR = "checkpoints"
+DONE_FILE = "done.json"
+
+
+@dataclass(frozen=True)
+class FinetuneOptions:
+    """Everything that determines a fine-tuning run (recorded in ``training.json``)."""
+
+    config: str | None = None
+    split: str = "train"
+    hard_negatives: str = "reversed"
+    reversal_aspects: tuple[str, ...] = REVERSAL_ASPECTS
+    frames: int = PAPER_DEFAULTS["frames"]
+    sampling: str = "uniform"
+    batch_size: int = PAPER_DEFAULTS["batch_size"]
+    learning_rate: float = PAPER_DEFAULTS["learning_rate"]
+    base_learning_rate: float = PAPER_DEFAULTS["base_learning_rate"]
+    weight_decay: float = 0.2
+    warmup: float = PAPER_DEFAULTS["warmup"]
+    epochs: int = PAPER_DEFAULTS["epochs"]
+    seed: int = 0
+    temporal_layers: int = PAPER_DEFAULTS["temporal_layers"]
+    position_init_std: float = 0.02
+    freeze_image_tower: bool = False
+    mixed_precision: str = "no"
+    gradient_accumulation_steps: int = 1
+    workers: int = 4
+    cache_frames: bool = False
+    keep_checkpoints: int = 2
+    checkpoint_every: int = 1
+
+    def __post_init__(self) -> None:
+        if self.hard_negatives not in HARD_NEGATIVES:
+            raise ValueError(
+                f"unknown hard_negatives {self.hard_negatives!r}; choose from {list(HARD_NEGATIVES)}"
+            )
+        for name in (
+            "frames",
+            "batch_size",
+            "epochs",
+            "gradient_accumulation_steps",
+            "temporal_layers",
+            "checkpoint_every",
+        ):
+            if int(getattr(self, name)) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.batch_size < 2 or (self.hard_negatives == "reversed" and self.batch_size % 2):
+            raise ValueError(
+                f"batch_size must be >= 2, and even with reversed hard negatives (an item and its "
+                f"reversal fill two places), got {self.batch_size}"
+            )
+        if not 0 <= self.warmup < 1:
+            raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
+
+
+@dataclass
+class FinetuneResult:
+    """What a run produced."""
+
+    out_dir: Path
+    model_dir: Path
+    record: dict[str, Any]
+    losses: list[float] = field(default_factory=list)
+
+
+def contrastive_loss(views: Any, texts: Any, captions: Sequence[str], logit_scale: Any) -> Any:
+    """Symmetric InfoNCE of ``B`` view embeddings against the batch's distinct captions.
+
+    ``texts`` holds the embeddings of ``unique`` = the distinct entries of ``captions`` in
+    first-seen order. Video-to-text: each view's caption is its one positive. Text-to-video:
+    every view paired with that text is a positive (``-log`` of their summed softmax mass).
+    """
+    import torch
+
+    unique = list(dict.fromkeys(captions))
+    target = torch.tensor([unique.index(c) for c in captions], device=views.device)
+    logits = logit_scale * views @ texts.T  # B x U
+    v2t = torch.nn.functional.cross_entropy(logits, target)
+    positive = torch.zeros_like(logits, dtype=torch.bool)
+    positive[torch.arange(len(captions)), target] = True
+    t2v_logits = logits.T  # U x B
+    log_all = torch.logsumexp(t2v_logits, dim=1)
+    log_pos = torch.logsumexp(t2v_logits.masked_fill(~positive.T, float("-inf")), dim=1)
+    return (v2t + (log_all - log_pos).mean()) / 2
+
+
+def load_train_split(dataset: Any, config: str | None, split: str) -> Any:
+    """The train split of a foilkit dataset (folder, Hub id or ``datasets`` object), videos undecoded."""
+    import datasets
+
+    from foilkit.scorers.api import load_scoring_dataset
+
+    if isinstance(dataset, (str, os.PathLike)):
+        try:
+            splits = datasets.get_dataset_split_names(os.fspath(dataset), config)
+        except (FileNotFoundError, ValueError):
+            splits = None  # a saved dataset folder: load_scoring_dataset names its splits
+        if splits is not None and split not in splits:
+            raise ValueError(
+                f"{os.fspath(dataset)} has no {split!r} split (it has {sorted(splits)}); "
+                "fine-tuning needs a train split: foilkit.finetune.synthetic writes one for the "
+                "synthetic benchmark, or pass --split"
+            )
+    path = Path(os.fspath(dataset)) if isinstance(dataset, (str, os.PathLike)) else None
+    if (
+        path is not None
+        and path.is_dir()
+        and not (path / "dataset_dict.json").is_file()
+        and not (path / "state.json").is_file()
+    ):
+        # a parquet folder: prepared afresh, since datasets' cache can serve an older folder's
+        # rows for a folder of the same name (its key does not see the parquet contents)
+        dataset = datasets.load_dataset(
+            str(path), config, download_mode="force_redownload", verification_mode="no_checks"
+        )
+        config = None
+    try:
+        data = load_scoring_dataset(dataset, config, split)
+    except ValueError as error:
+        if "split" not in str(error):
+            raise
+        raise ValueError(
+            f"{error}; fine-tuning needs a {split!r} split (or pass --split)"
+        ) from None
+    if isinstance(data.features.get("video"), datasets.Video):
+        data = data.cast_column("video", datasets.Video(decode=False))
+    missing = sorted({"id", "video", "caption"} - set(data.column_names))
+    if missing:
+        raise ValueError(
+            f"the {split!r} split lacks the columns {missing} (it has {data.column_names})"
+        )
+    return data
+
+
+def finetune(
+    model: str,
+    dataset: Any,
+    *,
+    out_dir: str | os.PathLike,
+    video_root: str | os.PathLike | None = None,
+    resume: bool = False,
+    overwrite: bool = False,
+    progress: bool | None = None,
+    push_to_hub: str | None = None,
+    private: bool = True,
+    revision: str | None = None,
+    **options: Any,
+) -> FinetuneResult:
+    """Fine-tune ``model`` (a CLIP / SigLIP id or folder) on ``dataset``'s train split.
+
+    Args:
+        model: Hub id or local folder of the base dual encoder, or of a model this function
+            saved (its temporal module is trained further).
+        dataset: exported folder, Hub id, or ``datasets`` object with a train split in the
+            canonical columns.
+        out_dir: the run folder (see the module docstring).
+        video_root: relative video paths resolve against it.
+        resume: continue from the last complete checkpoint in ``out_dir``.
+        overwrite: replace an existing run folder.
+        progress: tqdm bars (default: when stderr is a terminal).
+        push_to_hub: upload the final model folder to this Hub repo.
+        **options: :class:`FinetuneOptions` fields.
+
+    Every input problem (no train split, a model family the temporal module cannot wrap,
+    items without a reversed caption under ``hard_negatives="reversed"``) raises before any
+    training step.
+    """
+    import torch
+    from accelerate import Accelerator
+    from accelerate.utils import set_seed
+    from transformers import AutoConfig, AutoModel, AutoProcessor
+
+    from foilkit.finetune.data import FramePipeline, check_reversible, epoch_batches, training_items
+    from foilkit.scorers.adapters._features import text_max_length
+    from foilkit.scorers.adapters.temporal_clip import (
+        ARCHITECTURE,
+        MAX_LENGTH_PADDING,
+        TemporalClip,
+        check_wrappable,
+        tokenize,
+    )
+    from foilkit.scorers.video import SamplingPolicy
+
+    opts = FinetuneOptions(
+        **{k: tuple(v) if k == "reversal_aspects" else v for k, v in options.items()}
+    )
+    out = Path(out_dir)
+    if out.exists() and any(out.iterdir()) and not (resume or overwrite):
+        raise FileExistsError(
+            f"{out} is not empty; pass resume=True (--resume), overwrite=True (--overwrite) or another out_dir"
+        )
+    # --- every check before any training --------------------------------------------------------
+    base_config = AutoConfig.from_pretrained(model, revision=revision)
+    check_wrappable(base_config, model)
+    data = load_train_split(dataset, opts.config, opts.split)
+    root = None if video_root is None else os.fspath(video_root)
+    items = training_items(data, video_root=root, reversal_aspects=opts.reversal_aspects)
+    if not items:
+        raise ValueError(f"the {opts.split!r} split has no rows")
+    if opts.hard_negatives == "reversed":
+        check_reversible(items, opts.reversal_aspects)
+    policy = SamplingPolicy(opts.sampling, num_frames=opts.frames)
+    if overwrite and out.exists() and not resume:
+        shutil.rmtree(out)
+
+    accelerator = Accelerator(
+        mixed_precision=opts.mixed_precision,
+        gradient_accumulation_steps=opts.gradient_accumulation_steps,
+    )
+    set_seed(opts.seed)
+    continuing = ARCHITECTURE in (getattr(base_config, "architectures", None) or [])
+    if continuing:
+        net = TemporalClip.from_pretrained(model, revision=revision)
+    else:
+        base = AutoModel.from_pretrained(model, revision=revision, dtype=torch.float32)
+        net = TemporalClip.from_base(
+            base, layers=opts.temporal_layers, max_frames=max(64, opts.frames),
+            position_init_std=opts.position_init_std,
+        )  # fmt: skip
+    if opts.frames > net.temporal.config.max_frames:
+        raise ValueError(
+            f"frames={opts.frames} exceeds the temporal module's {net.temporal.config.max_frames} positions"
+        )
+    processor = AutoProcessor.from_pretrained(model, revision=revision)
+    image_processor, tokenizer = processor.image_processor, processor.tokenizer
+    pad_to_limit = base_config.model_type in MAX_LENGTH_PADDING
+    max_length = text_max_length(base_config)
+    if opts.freeze_image_tower:
+        for name, parameter in net.base.named_parameters():
+            if name.startswith(("vision_model.", "visual_projection.")):
+                parameter.requires_grad_(False)
+    temporal_params = [p for p in net.temporal.parameters()]
+    base_params = [p for p in net.base.parameters() if p.requires_grad]
+    optimizer = torch.optim.AdamW(
+        [{"params": temporal_params, "lr": opts.learning_rate},
+         {"params": base_params, "lr": opts.base_learning_rate}],
+        weight_decay=opts.weight_decay,
+    )  # fmt: skip
+    per_epoch = len(epoch_batches(items, opts.hard_negatives, opts.batch_size, opts.seed, 0))
+    if per_epoch < accelerator.num_processes:
+        raise ValueError(
+            f"{per_epoch} batches per epoch cannot feed {accelerator.num_processes} processes: "
+            "use a smaller batch_size or fewer processes"
+        )
+    per_process = per_epoch // accelerator.num_processes  # equal counts: no process waits alone
+    # accelerate's prepared scheduler advances once per process at every optimizer step
+    updates = math.ceil(per_process / opts.gradient_accumulation_steps) * opts.epochs
+    total_steps = max(1, updates * accelerator.num_processes)
+    warmup_steps = int(opts.warmup * total_steps)
+
+    def schedule(step: int) -> float:
+        if step < warmup_steps:
+            return (step + 1) / (warmup_steps + 1)
+        done = (step - warmup_steps) / max(1, total_steps - warmup_steps)
+        return 0.5 * (1 + math.cos(math.pi * min(1.0, done)))
+
+    scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
+    net, optimizer, scheduler = accelerator.prepare(net, optimizer, scheduler)
+    unwrapped = accelerator.unwrap_model(net)
+
+    record = _record(model, dataset, data, items, opts, accelerator, video_root=root)
+    losses: list[dict[str, float]] = []
+    start_epoch = 0
+    if resume:
+        last = last_checkpoint(out)
+        if last is not None:
+            accelerator.load_state(str(last / "state"))
+            done = json.loads((last / DONE_FILE).read_text())
+            start_epoch, losses = done["epoch"], done["losses"]
+            if done.get("options") and done["options"] != _comparable(opts):
+                raise ValueError(
+                    f"{out} was trained with other options ({done['options']}); resume only the same run"
+                )
+    out.mkdir(parents=True, exist_ok=True)
+    pipeline = FramePipeline(
+        items, policy, image_processor, workers=opts.workers, cache=opts.cache_frames
+    )
+    bars = sys.stderr.isatty() if progress is None else progress
+    from tqdm.auto import tqdm
+
+    started = time.perf_counter()
+    clips_seen = 0
+    try:
+        for epoch in range(start_epoch, opts.epochs):
+            batches = epoch_batches(items, opts.hard_negatives, opts.batch_size, opts.seed, epoch)
+            batches = batches[accelerator.process_index :: accelerator.num_processes][:per_process]
+            net.train()
+            bar = tqdm(total=len(batches), desc=f"epoch {epoch + 1}/{opts.epochs}", unit="batch",
+                       disable=not (bars and accelerator.is_local_main_process), leave=False)  # fmt: skip
+            for batch, (pixels, rows, flips) in pipeline.iterate(batches):
+                captions = [clip.caption for clip in batch]
+                unique = list(dict.fromkeys(captions))
+                text_inputs = tokenize(tokenizer, unique, max_length, pad_to_limit).to(
+                    accelerator.device
+                )
+                with accelerator.accumulate(net), accelerator.autocast():
+                    views, texts = net(pixels.to(accelerator.device), rows, flips, **text_inputs)
+                    scale = unwrapped.base.logit_scale.exp().clamp(max=100)
+                    loss = contrastive_loss(views.float(), texts.float(), captions, scale)
+                    accelerator.backward(loss)
+                    optimizer.step()
+                    scheduler.step()
+                    optimizer.zero_grad()
+                value = float(accelerator.gather(loss.detach()[None]).mean())
+                losses.append({"epoch": epoch + 1, "step": len(losses) + 1, "loss": value})
+                clips_seen += len(batch) * accelerator.num_processes
+                bar.set_postfix(loss=f"{value:.3f}")
+                bar.update()
+            bar.close()
+            if (epoch + 1) % opts.checkpoint_every == 0 or epoch + 1 == opts.epochs:
+                _save_checkpoint(accelerator, unwrapped, processor, out, epoch + 1, losses, opts)
+    finally:
+        pipeline.close()
+    seconds = time.perf_counter() - started
+    model_dir = out / MODEL_DIR
+    if accelerator.is_main_process:
+        if model_dir.exists():
+            shutil.rmtree(model_dir)
+        unwrapped.save_pretrained(model_dir, processor)
+        record.update({
+            "losses": losses, "train_seconds": round(seconds, 3), "decodes": pipeline.decodes,
+            "clips_per_second": round(clips_seen / seconds, 3) if seconds and clips_seen else None,
+            "model_dir": MODEL_DIR,
+        })  # fmt: skip
+        (out / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        (model_dir / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        plot_losses(
+            losses, out / "loss.png", title=f"{model} ({opts.hard_negatives} hard negatives)"
+        )
+        if push_to_hub:
+            record["pushed"] = push_model(model_dir, push_to_hub, private=private)
+    accelerator.wait_for_everyone()
+    accelerator.end_training()
+    return FinetuneResult(out, model_dir, record, [entry["loss"] for entry in losses])
+
+
+def _comparable(opts: FinetuneOptions) -> dict[str, Any]:
+    """The options a resumed run must share with the run it continues."""
+    values = json.loads(json.dumps(asdict(opts)))
+    for name in ("workers", "keep_checkpoints", "checkpoint_every", "epochs"):
+        values.pop(name)
+    return values
+
+
+def _record(model, dataset, data, items, opts, accelerator, *, video_root) -> dict[str, Any]:
+    from foilkit._version import __version__
+    from foilkit.scorers.record import hardware, now, package_versions
+
+    rules: dict[str, int] = {}
+    for item in items:
+        rules[item.reversed_rule or "none"] = rules.get(item.reversed_rule or "none", 0) + 1
+    return {
+        "foilkit": __version__,
+        "created": now(),
+        "base_model": model,
+        "data": {
+            "dataset": dataset if isinstance(dataset, str) else os.fspath(dataset) if isinstance(dataset, os.PathLike) else repr(dataset),
+            "config": opts.config, "split": opts.split, "rows": data.num_rows, "items": len(items),
+            "video_root": video_root, "reversed_caption_rules": rules,
+        },
+        "hard_negatives": opts.hard_negatives,
+        "frames": opts.frames,
+        "sampling": opts.sampling,
+        "seed": opts.seed,
+        "options": json.loads(json.dumps(asdict(opts))),
+        "temporal_module": "CLIP4Clip seqTransf (frame embeddings + position embeddings -> transformer, residual, mean)",
+        "image_tower": "frozen" if opts.freeze_image_tower else "trainable",
+        "packages": package_versions(),
+        "hardware": hardware(accelerator.num_processes),
+        "mixed_precision": accelerator.mixed_precision,
+    }  # fmt: skip
+
+
+def _save_checkpoint(accelerator, model, processor, out: Path, epoch: int, losses, opts) -> None:
+    """``checkpoints/epoch-N/{model,state,done.json}``; ``done.json`` last, so a crash mid-save
+    leaves no checkpoint that looks complete. Keeps the newest ``keep_checkpoints``."""
+    folder = out / CHECKPOINTS_DIR / f"epoch-{epoch}"
+    accelerator.wait_for_everyone()
+    accelerator.save_state(str(folder / "state"))
+    if accelerator.is_main_process:
+        model.save_pretrained(folder / MODEL_DIR, processor)
+        done = {"epoch": epoch, "losses": losses, "options": _comparable(opts)}
+        (folder / DONE_FILE).write_text(json.dumps(done) + "\n", encoding="utf-8")
+        complete = sorted(
+            (p for p in (out / CHECKPOINTS_DIR).glob("epoch-*") if (p / DONE_FILE).is_file()),
+            key=lambda p: int(p.name.split("-")[1]),
+        )
+        for old in complete[: -max(1, opts.keep_checkpoints)]:
+            shutil.rmtree(old, ignore_errors=True)
+    accelerator.wait_for_everyone()
+
+
+def last_checkpoint(out_dir: str | os.PathLike) -> Path | None:
+    """The newest complete ``checkpoints/epoch-N`` folder of a run, or ``None``."""
+    folders = [
+        p for p in (Path(out_dir) / CHECKPOINTS_DIR).glob("epoch-*") if (p / DONE_FILE).is_file()
+    ]
+    return max(folders, key=lambda p: int(p.name.split("-")[1]), default=None)
+
+
+def plot_losses(losses: Sequence[dict[str, float]], path: Path, *, title: str) -> Path:
+    """The training loss per step, epochs marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    figure, axis = plt.subplots(figsize=(6, 3.5))
+    steps = [entry["step"] for entry in losses]
+    axis.plot(steps, [entry["loss"] for entry in losses], linewidth=1.2)
+    for before, after in itertools.pairwise(losses):
+        if after["epoch"] != before["epoch"]:
+            axis.axvline(after["step"] - 0.5, color="grey", linewidth=0.5, linestyle=":")
+    axis.set_xlabel("step")
+    axis.set_ylabel("symmetric InfoNCE loss")
+    axis.set_title(title, fontsize=9)
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    plt.close(figure)
+    return path
+
+
+def push_model(
+    model_dir: str | os.PathLike, repo_id: str, *, private: bool = True, dry_run: bool = False
+) -> dict[str, Any]:
+    """Upload a saved model folder to the Hub (``huggingface_hub.upload_folder``).
+
+    ``dry_run``: touch nothing remote; return what would be sent.
+    """
+    folder = Path(model_dir)
+    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    plan = {"repo_id": repo_id, "repo_type": "model", "private": private, "files": files}
+    if dry_run:
+        return {**plan, "dry_run": True}
+    from huggingface_hub import create_repo, upload_folder
+
+    create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
+    commit = upload_folder(
+        repo_id=repo_id, folder_path=str(folder), repo_type="model",
+        commit_message="foilkit finetune: temporal CLIP model",
+    )  # fmt: skip
+    return {
+        **plan,
+        "commit": getattr(commit, "oid", None),
+        "url": getattr(commit, "commit_url", str(commit)),
+    }

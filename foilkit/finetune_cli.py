@@ -1,0 +1,152 @@
+"""``foilkit finetune``: contrastive fine-tuning with reversed-video hard negatives (RTime's UMT-Neg).
+
+Wraps :func:`foilkit.finetune.finetune`; the defaults are the paper's values (5 epochs, batch
+128, 12 frames, learning rate 1e-4 for the temporal module and 1e-7 for the CLIP towers). Run
+it under ``accelerate launch -m foilkit finetune ...`` for several GPUs. The saved
+``<out>/model`` folder is evaluated like any model::
+
+    foilkit finetune --model openai/clip-vit-base-patch32 --dataset runs/rtime-export \\
+        --videos ~/videos/rtime --out runs/clip-rtime-neg
+    foilkit evaluate --benchmark rtime --model runs/clip-rtime-neg/model --videos ~/videos/rtime ...
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from foilkit.finetune.train import HARD_NEGATIVES, PAPER_DEFAULTS, REVERSAL_ASPECTS
+
+    add = parser.add_argument
+    add(
+        "--model",
+        required=True,
+        help="base CLIP / SigLIP Hub id or folder (or a model this command saved)",
+    )
+    add("--dataset", required=True, help="foilkit dataset folder or Hub id with a train split")
+    add("--config", default=None, help="dataset config (default: the dataset's default)")
+    add("--split", default="train", help="split to train on (default: %(default)s)")
+    add("--videos", default=None, help="video root that relative video paths resolve against")
+    add("--out", required=True, help="run folder: model/, checkpoints/, training.json, loss.png")
+    add(
+        "--hard-negatives",
+        choices=HARD_NEGATIVES,
+        default="reversed",
+        help="'reversed': each item's reversed view and caption in its batch (RTime's UMT-Neg); "
+        "'none': the ablation, rows in random batches (default: %(default)s)",
+    )
+    add(
+        "--reversal-aspects",
+        nargs="+",
+        default=list(REVERSAL_ASPECTS),
+        help="aspects whose first foil is the reversed video's caption (default: %(default)s)",
+    )
+    add(
+        "--frames",
+        type=int,
+        default=PAPER_DEFAULTS["frames"],
+        help="frames per clip (default: %(default)s)",
+    )
+    add("--sampling", default="uniform", help="frame sampling policy (default: %(default)s)")
+    add(
+        "--batch-size",
+        type=int,
+        default=PAPER_DEFAULTS["batch_size"],
+        help="clips per batch and process, reversals included (default: %(default)s)",
+    )
+    add(
+        "--learning-rate",
+        type=float,
+        default=PAPER_DEFAULTS["learning_rate"],
+        help="temporal module's learning rate (default: %(default)s)",
+    )
+    add(
+        "--base-learning-rate",
+        type=float,
+        default=PAPER_DEFAULTS["base_learning_rate"],
+        help="the CLIP towers' learning rate (default: %(default)s)",
+    )
+    add("--weight-decay", type=float, default=0.2, help="AdamW weight decay (default: %(default)s)")
+    add(
+        "--warmup",
+        type=float,
+        default=PAPER_DEFAULTS["warmup"],
+        help="warm-up fraction (default: %(default)s)",
+    )
+    add(
+        "--epochs", type=int, default=PAPER_DEFAULTS["epochs"], help="epochs (default: %(default)s)"
+    )
+    add(
+        "--training-seed",
+        type=int,
+        default=0,
+        help="seed of initialisation and batch order (default: %(default)s)",
+    )
+    add(
+        "--temporal-layers",
+        type=int,
+        default=PAPER_DEFAULTS["temporal_layers"],
+        help="sequence transformer layers (default: %(default)s)",
+    )
+    add(
+        "--position-init-std",
+        type=float,
+        default=0.02,
+        help="std of the frame-position embeddings at init (default: %(default)s)",
+    )
+    add("--freeze-image-tower", action="store_true", help="keep the image tower as it is")
+    add(
+        "--mixed-precision",
+        choices=("no", "fp16", "bf16"),
+        default="no",
+        help="(default: %(default)s)",
+    )
+    add("--gradient-accumulation-steps", type=int, default=1, help="(default: %(default)s)")
+    add("--workers", type=int, default=4, help="decoding threads (default: %(default)s)")
+    add(
+        "--cache-frames",
+        action="store_true",
+        help="keep preprocessed frames in memory across epochs (small datasets)",
+    )
+    add(
+        "--checkpoint-every",
+        type=int,
+        default=1,
+        help="epochs between checkpoints (default: %(default)s)",
+    )
+    add("--resume", action="store_true", help="continue from the last checkpoint in --out")
+    add("--overwrite", action="store_true", help="replace an existing --out")
+    add("--push-to-hub", metavar="REPO_ID", default=None, help="upload the final model folder")
+    add("--public", action="store_true", help="with --push-to-hub: a public repository")
+    add("--no-progress", action="store_true", help="no progress bars")
+
+
+def run(args: argparse.Namespace) -> int:
+    from foilkit.finetune import finetune
+
+    result = finetune(
+        args.model, args.dataset, out_dir=args.out, video_root=args.videos, resume=args.resume,
+        overwrite=args.overwrite, progress=False if args.no_progress else None,
+        push_to_hub=args.push_to_hub, private=not args.public, config=args.config,
+        split=args.split, hard_negatives=args.hard_negatives,
+        reversal_aspects=tuple(args.reversal_aspects), frames=args.frames, sampling=args.sampling,
+        batch_size=args.batch_size, learning_rate=args.learning_rate,
+        base_learning_rate=args.base_learning_rate, weight_decay=args.weight_decay,
+        warmup=args.warmup, epochs=args.epochs, seed=args.training_seed,
+        temporal_layers=args.temporal_layers, position_init_std=args.position_init_std,
+        freeze_image_tower=args.freeze_image_tower, mixed_precision=args.mixed_precision,
+        gradient_accumulation_steps=args.gradient_accumulation_steps, workers=args.workers,
+        cache_frames=args.cache_frames, checkpoint_every=args.checkpoint_every,
+    )  # fmt: skip
+    losses = result.losses
+    print(f"model: {result.model_dir}")
+    print(f"record: {result.out_dir / 'training.json'}  loss curve: {result.out_dir / 'loss.png'}")
+    if losses:
+        print(
+            f"loss: {losses[0]:.4f} (first step) -> {losses[-1]:.4f} (last step), {len(losses)} steps"
+        )
+    if "pushed" in result.record:
+        print(f"pushed: {json.dumps(result.record['pushed'])}")
+    return 0

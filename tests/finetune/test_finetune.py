@@ -1,0 +1,208 @@
+"""``foilkit finetune``: batches with reversed hard negatives, the loss, training end to end on CPU
+with a tiny CLIP, resuming, the saved folder through ``foilkit evaluate``, and bad input."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import datasets
+import pytest
+import torch
+from foilkit.scorers.adapters.temporal_clip import ARCHITECTURE, TEMPORAL_WEIGHTS
+
+from foilkit.cli import main
+from foilkit.finetune import contrastive_loss, finetune, last_checkpoint, push_model
+from foilkit.finetune.data import check_reversible, epoch_batches, training_items
+from foilkit.finetune.synthetic import write_train_split
+
+#: Small, fast settings: 4 frames, batches of 8 clips (4 items + their reversals).
+FAST = {"frames": 4, "batch_size": 8, "learning_rate": 1e-3, "base_learning_rate": 1e-4,
+        "temporal_layers": 1, "cache_frames": True, "workers": 2}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def train_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return write_train_split(tmp_path_factory.mktemp("train"), variants=1)
+
+
+@pytest.fixture(scope="module")
+def benchmark_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from foilkit.demo import write_demo_benchmark
+
+    return write_demo_benchmark(tmp_path_factory.mktemp("benchmark"))
+
+
+@pytest.fixture(scope="module")
+def clip_model() -> str:
+    from foilkit.testing.models import tiny_model_path
+
+    return str(tiny_model_path("clip"))
+
+
+@pytest.fixture(scope="module")
+def trained(train_dir: Path, clip_model: str, tmp_path_factory: pytest.TempPathFactory):
+    """One epoch, then ``--resume`` for a second: through the command line."""
+    out = tmp_path_factory.mktemp("run")
+    argv = ["finetune", "--model", clip_model, "--dataset", str(train_dir), "--config", "direction",
+            "--videos", str(train_dir / "videos"), "--out", str(out), "--frames", "4",
+            "--batch-size", "8", "--learning-rate", "1e-3", "--temporal-layers", "1",
+            "--cache-frames", "--no-progress", "--workers", "2"]  # fmt: skip
+    assert main([*argv, "--epochs", "1"]) == 0
+    first = json.loads((out / "training.json").read_text())
+    assert main([*argv, "--epochs", "2", "--resume"]) == 0
+    return out, first
+
+
+def test_reversed_caption_comes_from_the_reversed_row_or_a_reversal_foil():
+    rtime = [
+        {"id": "f", "video": "a.mp4", "caption": "a man opens a door", "reversed": False},
+        {"id": "r", "video": "a.mp4", "caption": "a man closes a door", "reversed": True},
+    ]
+    (item,) = training_items(rtime)
+    assert (item.caption, item.reversed_caption, item.reversed_rule) == (
+        "a man opens a door", "a man closes a door", "reversed row",
+    )  # fmt: skip
+    foil = {"id": "d", "video": "b.mp4", "caption": "moves to the left", "reversed": False,
+            "foils": ["moves to the right"], "aspect": "direction"}  # fmt: skip
+    speed = {**foil, "id": "s", "video": "c.mp4", "aspect": "speed", "foils": ["moves slowly"]}
+    items = training_items([foil, speed])
+    assert items[0].reversed_caption == "moves to the right"
+    assert items[1].reversed_caption is None
+    with pytest.raises(ValueError, match=r"1 of 2 training items have no reversed caption \('s'\)"):
+        check_reversible(items, ("direction",))
+
+
+@pytest.mark.parametrize("hard_negatives", ["reversed", "none"])
+def test_batches_hold_each_item_with_its_reversal_only_with_hard_negatives(hard_negatives: str):
+    rows = []
+    for i in range(10):
+        rows += [{"id": f"{i}", "video": f"{i}.mp4", "caption": f"c{i}", "reversed": False},
+                 {"id": f"{i}r", "video": f"{i}.mp4", "caption": f"r{i}", "reversed": True}]  # fmt: skip
+    items = training_items(rows)
+    batches = epoch_batches(items, hard_negatives, 4, seed=0, epoch=0)
+    clips = [clip for batch in batches for clip in batch]
+    assert sorted((c.item, c.reversed) for c in clips) == [
+        (i, r) for i in range(10) for r in (False, True)
+    ]
+    together = all(
+        {(c.item, not c.reversed) for c in batch} == {(c.item, c.reversed) for c in batch}
+        for batch in batches
+    )
+    assert together == (hard_negatives == "reversed")
+    assert batches == epoch_batches(items, hard_negatives, 4, seed=0, epoch=0)
+    assert batches != epoch_batches(items, hard_negatives, 4, seed=0, epoch=1)
+
+
+def test_contrastive_loss_counts_every_clip_of_a_repeated_caption_as_positive():
+    views = torch.nn.functional.normalize(
+        torch.tensor([[1.0, 0.0], [1.0, 0.1], [0.0, 1.0]]), dim=-1
+    )
+    texts = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    good = contrastive_loss(views, texts, ["a", "a", "b"], torch.tensor(10.0))
+    # the same texts, each now the caption of the other clips (texts come in first-seen order)
+    bad = contrastive_loss(views, texts.flip(0), ["b", "b", "a"], torch.tensor(10.0))
+    assert float(good) < 0.1 < float(bad)
+
+
+def test_finetune_saves_a_hub_folder_with_record_and_loss_curve(trained):
+    from PIL import Image
+
+    out, first = trained
+    model = out / "model"
+    config = json.loads((model / "config.json").read_text())
+    assert config["architectures"] == [ARCHITECTURE] and config["model_type"] == "clip"
+    for name in (
+        "model.safetensors",
+        TEMPORAL_WEIGHTS,
+        "tokenizer_config.json",
+        "processor_config.json",
+    ):
+        assert (model / name).is_file(), name
+    record = json.loads((out / "training.json").read_text())
+    assert record["hard_negatives"] == "reversed" and record["frames"] == 4 and record["seed"] == 0
+    assert record["data"]["reversed_caption_rules"] == {"reversed row": 16}
+    assert record["packages"]["torch"] and record["packages"]["transformers"]
+    with Image.open(out / "loss.png") as image:
+        assert image.format == "PNG"
+    # resumed: the first epoch's losses kept, the second epoch's appended
+    assert record["losses"][: len(first["losses"])] == first["losses"]
+    assert {entry["epoch"] for entry in record["losses"]} == {1, 2}
+    assert last_checkpoint(out).name == "epoch-2"
+
+
+def test_saved_model_evaluates_as_any_model_and_sees_the_frame_order(
+    trained, benchmark_dir: Path, tmp_path: Path
+):
+    from foilkit.scorers.adapters import load_adapter
+
+    from foilkit.evaluation import evaluate
+
+    model = str(trained[0] / "model")
+    adapter = load_adapter(model, device="cpu")
+    assert adapter.name == "temporal-clip"
+    frames = torch.randint(0, 255, (4, 3, 48, 64), dtype=torch.uint8)
+    forward, backward = adapter.encode_views([frames, frames.flip(0)])
+    assert forward.shape == (1, adapter.encode_texts(["a"]).shape[1])
+    assert not torch.allclose(forward, backward)
+    run = evaluate("synthetic", model, config="all", dataset=benchmark_dir, videos=benchmark_dir / "videos",
+                   out_dir=tmp_path / "eval", n_resamples=20, frames=4, progress=False)  # fmt: skip
+    assert '"adapter": "temporal-clip"' in json.dumps(run.results)
+    scores = datasets.Dataset.from_parquet(str(tmp_path / "eval" / "scores" / "all.parquet"))
+    assert scores.num_rows == 36 and not any(scores["error"])
+    # and through the command line, as any model
+    argv = ["evaluate", "--benchmark", "synthetic", "--config", "direction", "--model", model,
+            "--dataset", str(benchmark_dir), "--videos", str(benchmark_dir / "videos"),
+            "--out", str(tmp_path / "cli"), "--n-resamples", "20", "--frames", "4", "--no-progress"]  # fmt: skip
+    assert main(argv) == 0
+    assert (tmp_path / "cli" / "results.json").is_file()
+
+
+def test_bad_input_is_refused_before_training(
+    train_dir: Path, benchmark_dir: Path, clip_model: str, tmp_path: Path
+):
+    from foilkit.testing.models import tiny_model_path
+
+    with pytest.raises(ValueError, match="no 'train' split"):
+        finetune(clip_model, str(benchmark_dir), out_dir=tmp_path / "a", **FAST)
+    with pytest.raises(ValueError, match="temporal module wraps image-text dual encoders"):
+        finetune(str(tiny_model_path("xclip")), str(train_dir), out_dir=tmp_path / "b", **FAST)
+    foil_style = datasets.load_dataset(str(train_dir), "speed", split="train")
+    foil_style = foil_style.filter(lambda flag: not flag, input_columns="reversed")
+    with pytest.raises(ValueError, match="training items have no reversed caption"):
+        finetune(
+            clip_model, foil_style, out_dir=tmp_path / "c", video_root=train_dir / "videos", **FAST
+        )
+    assert not any((tmp_path / name).exists() for name in "abc")
+
+
+def test_push_to_hub_dry_run_lists_the_folder(trained):
+    plan = push_model(trained[0] / "model", "someone/temporal-clip", dry_run=True)
+    assert plan["dry_run"] and plan["repo_id"] == "someone/temporal-clip"
+    assert {"config.json", "model.safetensors", TEMPORAL_WEIGHTS} <= set(plan["files"])
+
+
+@pytest.mark.parametrize("share_decode", [True, False])
+def test_an_item_and_its_reversal_come_from_one_decode(
+    train_dir: Path, clip_model: str, share_decode: bool
+):
+    from foilkit.scorers.video import SamplingPolicy
+    from transformers import AutoProcessor
+
+    from foilkit.finetune.data import FramePipeline
+    from foilkit.finetune.train import load_train_split
+
+    data = load_train_split(str(train_dir), "order", "train")
+    items = training_items(data, video_root=str(train_dir / "videos"))
+    (batch, *_) = epoch_batches(items, "reversed", 8, seed=0, epoch=0)
+    processor = AutoProcessor.from_pretrained(clip_model)
+    pipeline = FramePipeline(
+        items, SamplingPolicy("uniform", num_frames=4), processor.image_processor,
+        share_decode=share_decode,
+    )  # fmt: skip
+    pixels, rows, flips = pipeline.pixels(batch)
+    pipeline.close()
+    assert pipeline.decodes == len(pixels) == (4 if share_decode else 8)
+    views = [pixels[row].flip(0) if flip else pixels[row] for row, flip in zip(rows, flips)]
+    for forward, backward in zip(views[::2], views[1::2]):  # each item, then its reversal
+        assert torch.equal(forward.flip(0), backward)
