@@ -25,13 +25,18 @@ class RunLockedError(RuntimeError):
 
 
 def _alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (a zombie, dead but not yet reaped, is not)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:  # another user's live process
         return True
-    return True
+    try:  # Linux: a killed worker whose parent died stays a zombie until someone reaps it
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True
+    return state not in ("Z", "X")
 
 
 def _owner(path: Path) -> dict | None:

@@ -6,9 +6,10 @@ import json
 import socket
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
-
 from foilkit.scorers.api import score
 from foilkit.scorers.lock import LOCK_FILE, RunLockedError
 
@@ -64,3 +65,17 @@ def test_a_dead_runs_lock_needs_resume_then_is_taken_over(run, tmp_path):
         run(tmp_path / "run")
     result = run(tmp_path / "run", resume=True)
     assert result.num_rows == 9 and not (tmp_path / "run" / LOCK_FILE).exists()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_a_zombie_holder_counts_as_dead(run, tmp_path):
+    """A worker killed with its launcher stays a zombie until reaped: its lock is taken over."""
+    zombie = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{zombie.pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z":
+            assert time.monotonic() < deadline
+        _write_lock(tmp_path / "run", zombie.pid)
+        assert run(tmp_path / "run", resume=True).num_rows == 9
+    finally:
+        zombie.wait()
