@@ -6,8 +6,8 @@ it under ``accelerate launch -m foilkit finetune ...`` for several GPUs. The sav
 ``<out>/model`` folder is evaluated like any model::
 
     foilkit finetune --model openai/clip-vit-base-patch32 --dataset runs/rtime-export \\
-        --videos ~/videos/rtime --out runs/clip-rtime-neg
-    foilkit evaluate --benchmark rtime --model runs/clip-rtime-neg/model --videos ~/videos/rtime ...
+        --video-root ~/videos/rtime --out runs/clip-rtime-neg
+    foilkit evaluate --benchmark rtime --model runs/clip-rtime-neg/model --video-root ~/videos/rtime ...
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--dataset", required=True, help="foilkit dataset folder or Hub id with a train split")
     add("--config", default=None, help="dataset config (default: the dataset's default)")
     add("--split", default="train", help="split to train on (default: %(default)s)")
-    add("--videos", default=None, help="video root that relative video paths resolve against")
+    add("--video-root", help="folder that relative video paths are relative to")
     add("--out", required=True, help="run folder: model/, checkpoints/, training.json, loss.png")
     add(
         "--hard-negatives",
@@ -127,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     from foilkit.finetune import finetune
 
     result = finetune(
-        args.model, args.dataset, out_dir=args.out, video_root=args.videos, resume=args.resume,
+        args.model, args.dataset, out_dir=args.out, video_root=args.video_root, resume=args.resume,
         overwrite=args.overwrite, progress=False if args.no_progress else None,
         push_to_hub=args.push_to_hub, private=not args.public, config=args.config,
         split=args.split, hard_negatives=args.hard_negatives,

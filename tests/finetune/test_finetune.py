@@ -45,7 +45,7 @@ def trained(train_dir: Path, clip_model: str, tmp_path_factory: pytest.TempPathF
     """One epoch, then ``--resume`` for a second: through the command line."""
     out = tmp_path_factory.mktemp("run")
     argv = ["finetune", "--model", clip_model, "--dataset", str(train_dir), "--config", "direction",
-            "--videos", str(train_dir / "videos"), "--out", str(out), "--frames", "4",
+            "--video-root", str(train_dir / "videos"), "--out", str(out), "--frames", "4",
             "--batch-size", "8", "--learning-rate", "1e-3", "--temporal-layers", "1",
             "--cache-frames", "--no-progress", "--workers", "2"]  # fmt: skip
     assert main([*argv, "--epochs", "1"]) == 0
@@ -152,7 +152,7 @@ def test_saved_model_evaluates_as_any_model_and_sees_the_frame_order(
     assert scores.num_rows == 36 and not any(scores["error"])
     # and through the command line, as any model
     argv = ["evaluate", "--benchmark", "synthetic", "--config", "direction", "--model", model,
-            "--dataset", str(benchmark_dir), "--videos", str(benchmark_dir / "videos"),
+            "--dataset", str(benchmark_dir), "--video-root", str(benchmark_dir / "videos"),
             "--out", str(tmp_path / "cli"), "--n-resamples", "20", "--frames", "4", "--no-progress"]  # fmt: skip
     assert main(argv) == 0
     assert (tmp_path / "cli" / "results.json").is_file()
