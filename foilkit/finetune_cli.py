@@ -101,10 +101,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--mixed-precision",
         choices=("no", "fp16", "bf16"),
         default="no",
-        help="(default: %(default)s)",
+        help="accelerate's mixed precision (default: %(default)s)",
     )
-    add("--gradient-accumulation-steps", type=int, default=1, help="(default: %(default)s)")
-    add("--workers", type=int, default=4, help="decoding threads (default: %(default)s)")
+    add(
+        "--gradient-accumulation-steps",
+        type=int,
+        default=1,
+        help="batches whose gradients add up before a step (default: %(default)s)",
+    )
+    add(
+        "--num-workers",
+        type=int,
+        default=4,
+        help="decoding threads per process, as in score and evaluate (default: %(default)s)",
+    )
     add(
         "--cache-frames",
         action="store_true",
@@ -137,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
         warmup=args.warmup, epochs=args.epochs, seed=args.training_seed,
         temporal_layers=args.temporal_layers, position_init_std=args.position_init_std,
         freeze_image_tower=args.freeze_image_tower, mixed_precision=args.mixed_precision,
-        gradient_accumulation_steps=args.gradient_accumulation_steps, workers=args.workers,
+        gradient_accumulation_steps=args.gradient_accumulation_steps, workers=args.num_workers,
         cache_frames=args.cache_frames, checkpoint_every=args.checkpoint_every,
     )  # fmt: skip
     losses = result.losses

@@ -479,6 +479,16 @@ def _build_llava_next_video(out: Path) -> None:
     _save_llava_next_video(out, _qwen2_tokenizer(["<video>", "<image>"]), LLAVA_CHAT_TEMPLATE)
 
 
+#: Qwen2-VL / Qwen2.5-VL processors' pixel settings: one 32x32 image, 8x8 patches merged 2x2,
+#: two frames a temporal patch.
+QWEN_VL_PIXELS = {
+    "size": {"shortest_edge": IMAGE_SIZE * IMAGE_SIZE, "longest_edge": IMAGE_SIZE * IMAGE_SIZE},
+    "patch_size": PATCH_SIZE,
+    "merge_size": 2,
+    "temporal_patch_size": 2,
+}
+
+
 @_register("qwen2-vl", "Qwen2VLForConditionalGeneration + Qwen2VLProcessor, video input")
 def _build_qwen2_vl(out: Path) -> None:
     """Qwen2-VL: 1-layer vision tower (8x8 patches, 2 frames a temporal patch), 2-layer Qwen2.
@@ -532,15 +542,9 @@ def _build_qwen2_vl(out: Path) -> None:
         vision_end_token_id=end,
     )
     Qwen2VLForConditionalGeneration(config).save_pretrained(out)
-    pixels = {
-        "size": {"shortest_edge": IMAGE_SIZE * IMAGE_SIZE, "longest_edge": IMAGE_SIZE * IMAGE_SIZE},
-        "patch_size": PATCH_SIZE,
-        "merge_size": 2,
-        "temporal_patch_size": 2,
-    }
     Qwen2VLProcessor(
-        image_processor=Qwen2VLImageProcessor(**pixels),
-        video_processor=Qwen2VLVideoProcessor(**pixels),
+        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
+        video_processor=Qwen2VLVideoProcessor(**QWEN_VL_PIXELS),
         tokenizer=tokenizer,
         chat_template=QWEN2_VL_CHAT_TEMPLATE,
     ).save_pretrained(out)
@@ -717,15 +721,9 @@ def _save_qwen2_5_vl(out: Path, tokenizer, *, tie: bool = False) -> None:
         tie_word_embeddings=tie,
     )
     Qwen2_5_VLForConditionalGeneration(config).save_pretrained(out)
-    pixels = {
-        "size": {"shortest_edge": IMAGE_SIZE * IMAGE_SIZE, "longest_edge": IMAGE_SIZE * IMAGE_SIZE},
-        "patch_size": PATCH_SIZE,
-        "merge_size": 2,
-        "temporal_patch_size": 2,
-    }
     Qwen2_5_VLProcessor(
-        image_processor=Qwen2VLImageProcessor(**pixels),
-        video_processor=Qwen2VLVideoProcessor(**pixels),
+        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
+        video_processor=Qwen2VLVideoProcessor(**QWEN_VL_PIXELS),
         tokenizer=tokenizer,
         chat_template=QWEN2_5_VL_REAL_CHAT_TEMPLATE,
     ).save_pretrained(out)

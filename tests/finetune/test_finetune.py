@@ -47,7 +47,7 @@ def trained(train_dir: Path, clip_model: str, tmp_path_factory: pytest.TempPathF
     argv = ["finetune", "--model", clip_model, "--dataset", str(train_dir), "--config", "direction",
             "--video-root", str(train_dir / "videos"), "--out", str(out), "--frames", "4",
             "--batch-size", "8", "--learning-rate", "1e-3", "--temporal-layers", "1",
-            "--cache-frames", "--no-progress", "--workers", "2"]  # fmt: skip
+            "--cache-frames", "--no-progress", "--num-workers", "2"]  # fmt: skip
     assert main([*argv, "--epochs", "1"]) == 0
     first = json.loads((out / "training.json").read_text())
     assert main([*argv, "--epochs", "2", "--resume"]) == 0
