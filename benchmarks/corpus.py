@@ -1,6 +1,6 @@
 """A synthetic corpus shaped like the real benchmarks, generated once into a cache folder.
 
-The videos are H.264 mp4s of known temporal content (``foilkit.testing.videos``) at the size
+The videos are H.264 mp4s of known temporal content (``foilkit.synthetic.videos``) at the size
 of the real sources: 320x240, 30 fps, 15 s in the full corpus. On top of one set of videos,
 three *shapes* lay out rows in the canonical foilkit schema the way each benchmark does:
 
@@ -26,9 +26,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from foilkit.testing import videos as synthetic
-from foilkit.testing.build_once import build_once
-from foilkit.testing.videos import COLOURS, DIRECTIONS, SyntheticScene
+from foilkit.synthetic import videos as synthetic
+from foilkit.synthetic.build_once import build_once
+from foilkit.synthetic.videos import COLOURS, DIRECTIONS, SyntheticScene
 
 OPPOSITE = {"left": "right", "right": "left", "up": "down", "down": "up"}
 COLOUR_NAMES = tuple(COLOURS)

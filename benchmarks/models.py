@@ -1,7 +1,7 @@
 """The models the scoring benchmark runs, as data: tiny ones for CPU, real-sized ones for GPUs.
 
 Nothing is downloaded. The tiny models are foilkit's test models
-(``foilkit.testing.models``). The GPU models have the architecture and size of the published
+(``foilkit.synthetic.models``). The GPU models have the architecture and size of the published
 checkpoints (CLIP ViT-B/32 and ViT-L/14, BLIP ITM base at 384 px) with random weights, built
 from ``transformers`` configs and saved once as Hub-style folders (the tiny models'
 tokenizers and processors, resized to the real input resolution), so the adapters load them
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from foilkit.testing.build_once import build_once
-from foilkit.testing.models import tiny_model_path
+from foilkit.synthetic.build_once import build_once
+from foilkit.synthetic.models import tiny_model_path
 
 
 @dataclass(frozen=True)

@@ -94,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from transformers import AutoModel, AutoProcessor
 
-    from foilkit.testing.models import tiny_model_path
+    from foilkit.synthetic.models import tiny_model_path
 
     name = "smoke" if args.smoke else "quick" if args.quick else "full"
     videos = corpus(SIZES[name])

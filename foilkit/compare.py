@@ -11,10 +11,7 @@ per-item correctness and are shown side by side only.
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -150,41 +147,3 @@ def _test_lines(tests: Mapping[str, Any]) -> list[str]:
                         f"{entry.get('p_value', '')} | {shown} |"
                     )
     return lines
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("run_a", help="a foilkit evaluate run folder")
-    parser.add_argument("run_b", help="another run folder, same benchmark and items")
-    parser.add_argument(
-        "--out", required=True, help="folder for report.md, comparison.json and the plots"
-    )
-    parser.add_argument(
-        "--n-resamples", type=int, default=1000,
-        help="paired bootstrap resamples (default: %(default)s)",
-    )  # fmt: skip
-    parser.add_argument(
-        "--bootstrap-seed", type=int, default=0,
-        help="seed of the paired bootstrap (default: %(default)s)",
-    )  # fmt: skip
-    # Deprecated: --seed is the frame seed (shuffled control, sampling) in score/evaluate.
-    parser.add_argument("--seed", dest="legacy_seed", type=int, help=argparse.SUPPRESS)
-
-
-def run(args: argparse.Namespace) -> int:
-    from foilkit.report import write_side_by_side
-
-    seed = args.bootstrap_seed
-    if args.legacy_seed is not None:
-        print("foilkit compare: --seed is now --bootstrap-seed (--seed is the frame seed in "
-              "score/evaluate)", file=sys.stderr)  # fmt: skip
-        seed = args.legacy_seed
-    tests = compare_runs(args.run_a, args.run_b, n_resamples=args.n_resamples, seed=seed)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "comparison.json").write_text(json.dumps({"run_a": args.run_a, "run_b": args.run_b, "tests": tests},
-                                                    indent=2, default=str))  # fmt: skip
-    report = write_side_by_side(
-        [args.run_a, args.run_b], out, title="foilkit compare", extra=_test_lines(tests)
-    )
-    print(f"report: {report}")
-    return 0

@@ -1,7 +1,7 @@
 """``foilkit demo``: the whole pipeline on a fresh offline machine, in under three minutes on 2 CPUs.
 
 It renders a small synthetic temporal benchmark whose captions are true and whose foils are
-false *by construction* (:mod:`foilkit.testing.videos`): which way a square moves
+false *by construction* (:mod:`foilkit.synthetic.videos`): which way a square moves
 (``direction``), which of two squares appears first (``order``) and how fast a square moves
 (``speed``). The benchmark is written in the exported Hub layout (parquet per config plus a
 dataset card, videos beside it as relative paths), then evaluated with tiny local models and
@@ -18,7 +18,6 @@ hard-negative model also under the reversed-frames control): what ``foilkit fine
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import os
 import sys
@@ -28,7 +27,7 @@ from typing import Any
 
 #: Benchmark name of the synthetic benchmark in :mod:`foilkit.benchmarks`.
 DEMO_BENCHMARK = "synthetic"
-#: Tiny model families the demo scores (``foilkit.testing.models``): a frame-based dual encoder
+#: Tiny model families the demo scores (``foilkit.synthetic.models``): a frame-based dual encoder
 #: (order-invariant by construction) and a native video-text encoder.
 DEMO_MODELS = ("clip", "xclip")
 #: The temporal controls run beside the normal frame order (``None``).
@@ -47,7 +46,7 @@ def demo_items() -> list[dict[str, Any]]:
     ``order``: "a red square appears, then a blue square" / the reversed order;
     ``speed``: "a red square moves slowly to the right" / "... quickly ...".
     """
-    from foilkit.testing.videos import SyntheticScene
+    from foilkit.synthetic.videos import SyntheticScene
 
     items = []
     for colour, direction in itertools.product(COLOURS, MOVES):
@@ -86,7 +85,7 @@ def write_demo_benchmark(out_dir: str | os.PathLike) -> Path:
 
     from foilkit.builders.hub import write_eval_yaml
     from foilkit.builders.schema import TEXT, canonical_features
-    from foilkit.testing.videos import write_video
+    from foilkit.synthetic.videos import write_video
 
     out = Path(out_dir)
     videos = out / "videos"
@@ -134,7 +133,7 @@ def _card(configs: dict[str, list[dict[str, Any]]]) -> str:
     return (
         f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n"
         "# foilkit synthetic temporal benchmark\n\n"
-        "Procedurally rendered videos (`foilkit.testing.videos`) with a true caption and a temporal "
+        "Procedurally rendered videos (`foilkit.synthetic.videos`) with a true caption and a temporal "
         "foil each: the direction a square moves, the order in which two squares appear, and how "
         "fast a square moves. Captions are true and foils false by construction.\n\n"
         "Videos are stored as paths relative to the `videos/` folder beside this card; pass it as "
@@ -168,7 +167,7 @@ def run_demo(
     from foilkit.evaluation import evaluate
     from foilkit.progress import library_progress_bars
     from foilkit.report import write_side_by_side
-    from foilkit.testing.models import tiny_model_path
+    from foilkit.synthetic.models import tiny_model_path
 
     out = Path(out_dir)
     bars = progress and sys.stderr.isatty()  # the engine's bars; else one line per phase
@@ -219,54 +218,3 @@ def _phase_printer(enabled: bool):
             print(f"demo: {text}", file=sys.stderr, flush=True)
 
     return say
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--out",
-        default="runs/demo",
-        help="folder for the benchmark, the runs and the report (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--models",
-        nargs="+",
-        default=list(DEMO_MODELS),
-        help="tiny model families from foilkit.testing.models (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--frames", type=int, default=8, help="frames per video (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--n-resamples",
-        type=int,
-        default=1000,
-        help="bootstrap resamples of the confidence intervals (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--no-controls", action="store_true", help="skip the reversed/shuffled-frames runs"
-    )
-    parser.add_argument(
-        "--no-finetune",
-        action="store_true",
-        help="skip fine-tuning the temporal CLIPs (with and without reversed hard negatives)",
-    )
-    parser.add_argument(
-        "--no-progress",
-        action="store_true",
-        help="no progress at all (default: progress bars on a terminal, else one line per phase)",
-    )
-
-
-def run(args: argparse.Namespace) -> int:
-    report = run_demo(
-        args.out,
-        models=args.models,
-        controls=(None,) if args.no_controls else DEMO_CONTROLS,
-        frames=args.frames,
-        n_resamples=args.n_resamples,
-        progress=not args.no_progress,
-        finetune=not args.no_finetune,
-    )
-    print(f"report: {report}")
-    print(f"plots:  {', '.join(str(p) for p in sorted(report.parent.glob('*.png')))}")
-    return 0

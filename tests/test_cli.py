@@ -57,7 +57,7 @@ def test_doctor_passes_on_this_install(capsys) -> None:
 
 
 def test_doctor_names_a_missing_package(monkeypatch, capsys) -> None:
-    from foilkit import doctor
+    from foilkit.cli import doctor
 
     real = doctor.metadata.version
 
@@ -72,7 +72,7 @@ def test_doctor_names_a_missing_package(monkeypatch, capsys) -> None:
 
 
 def test_doctor_reports_a_broken_decoder(monkeypatch, capsys) -> None:
-    from foilkit import doctor
+    from foilkit.cli import doctor
 
     monkeypatch.setattr(doctor, "check_decoding", lambda: "RuntimeError: libavcodec.so.59 not found")
     assert main(["doctor"]) == 1

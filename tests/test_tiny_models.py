@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import torch
 
-from foilkit.testing.models import (
+from foilkit.synthetic.models import (
     COLA_LABELS,
     NLI_LABELS,
     NUM_FRAMES,
@@ -231,7 +231,7 @@ def test_cache_is_reused(tmp_path):
 
 def test_losing_a_build_race_keeps_the_winner(tmp_path, monkeypatch):
     """Another process renames its build into place first: ours is discarded, theirs returned."""
-    import foilkit.testing.models as tiny
+    import foilkit.synthetic.models as tiny
 
     winner = tmp_path / f"gpt2-{tiny.fingerprint()}"
 

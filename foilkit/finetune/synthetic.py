@@ -41,7 +41,7 @@ def train_items(variants: int = 5) -> list[dict[str, Any]]:
     direction), each with its own geometry and speed.
     """
     from foilkit.demo import demo_items
-    from foilkit.testing.videos import SyntheticScene
+    from foilkit.synthetic.videos import SyntheticScene
 
     test_scenes = {item["scene"] for item in demo_items()}
     items = []
@@ -97,7 +97,7 @@ def write_train_split(out_dir: str | os.PathLike, *, variants: int = 5) -> Path:
     import yaml
 
     from foilkit.builders.schema import TEXT, canonical_features
-    from foilkit.testing.videos import write_video
+    from foilkit.synthetic.videos import write_video
 
     out = Path(out_dir)
     rows = []
@@ -174,7 +174,7 @@ def write_base_model(out_dir: str | os.PathLike, *, seed: int = 0) -> Path:
     import torch
     from transformers import AutoProcessor, CLIPConfig, CLIPModel
 
-    from foilkit.testing.models import tiny_model_path
+    from foilkit.synthetic.models import tiny_model_path
 
     source = tiny_model_path("clip")
     config = CLIPConfig.from_pretrained(source)

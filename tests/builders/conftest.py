@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from foilkit.builders import build
 
-from foilkit.testing.videos import SyntheticScene, write_video
+from foilkit.synthetic.videos import SyntheticScene, write_video
 
 
 @pytest.fixture(scope="session")

@@ -9,7 +9,7 @@ import pytest
 
 @pytest.fixture(scope="session")
 def clip_model() -> str:
-    from foilkit.testing.models import tiny_model_path
+    from foilkit.synthetic.models import tiny_model_path
 
     return str(tiny_model_path("clip"))
 

@@ -15,7 +15,7 @@ from foilkit.builders import build
 
 from foilkit.evaluation import evaluate
 from foilkit.report import coverage_text, run_table
-from foilkit.testing.videos import SyntheticScene, write_video
+from foilkit.synthetic.videos import SyntheticScene, write_video
 
 # benchmark, config, how many distinct videos to render
 CASES = [
@@ -117,7 +117,7 @@ def test_vilma_with_a_video_llm_in_likelihood_mode(
     """Likelihood scores are log-probabilities (not probabilities): ViLMA evaluates end to end,
     and the run says which protocol made its numbers, the user's --mode recorded as an override."""
     from foilkit.cli import main
-    from foilkit.testing.models import tiny_model_path
+    from foilkit.synthetic.models import tiny_model_path
 
     name, config = "vilma", "change_of_state_action"
     cache = str(tmp_path / "datasets-cache")

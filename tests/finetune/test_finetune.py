@@ -35,7 +35,7 @@ def benchmark_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def clip_model() -> str:
-    from foilkit.testing.models import tiny_model_path
+    from foilkit.synthetic.models import tiny_model_path
 
     return str(tiny_model_path("clip"))
 
@@ -161,7 +161,7 @@ def test_saved_model_evaluates_as_any_model_and_sees_the_frame_order(
 def test_bad_input_is_refused_before_training(
     train_dir: Path, benchmark_dir: Path, clip_model: str, tmp_path: Path
 ):
-    from foilkit.testing.models import tiny_model_path
+    from foilkit.synthetic.models import tiny_model_path
 
     with pytest.raises(ValueError, match="no 'train' split"):
         finetune(clip_model, str(benchmark_dir), out_dir=tmp_path / "a", **FAST)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from foilkit.testing.models import tiny_model_path
+from foilkit.synthetic.models import tiny_model_path
 
 
 @pytest.fixture(scope="session")

@@ -76,7 +76,7 @@ def test_bias_command(tmp_path, capsys):
 
     from foilkit.generation import bias_cli
 
-    from foilkit.testing.models import tiny_model_path
+    from foilkit.synthetic.models import tiny_model_path
 
     rows = tmp_path / "rows.jsonl"
     rows.write_text(

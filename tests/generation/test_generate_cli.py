@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from foilkit.cli import main
-from foilkit.generate_cli import PIPELINES
+from foilkit.cli.generate import PIPELINES
 
 
 def test_help_lists_every_pipeline(capsys) -> None:

@@ -13,7 +13,7 @@ from foilkit.generation.llm import (
     request_key,
 )
 
-from foilkit.testing.openai_server import OpenAICompatibleServer
+from openai_server import OpenAICompatibleServer
 
 
 def _echo(body: dict) -> str:

@@ -18,7 +18,7 @@ from foilkit.generation.nli import (
     nli_scores,
 )
 
-from foilkit.testing.models import tiny_model_path
+from foilkit.synthetic.models import tiny_model_path
 
 CAPTION = "A woman is pushing her stroller"
 FOILS = ["A man is pushing his stroller", "A woman is pulling her stroller", "A dog sleeps"]

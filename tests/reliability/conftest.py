@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from reliability_formats import Annotations
 
-from foilkit.testing.videos import SyntheticScene, write_video
+from foilkit.synthetic.videos import SyntheticScene, write_video
 
 
 @pytest.fixture
@@ -28,7 +28,7 @@ def motion_videos(tmp_path_factory) -> dict[str, Path]:
 @pytest.fixture(scope="session")
 def tiny_clip() -> str:
     """Path of a tiny random CLIP dual encoder saved with its processor."""
-    from foilkit.testing.models import tiny_model_path
+    from foilkit.synthetic.models import tiny_model_path
 
     return str(tiny_model_path("clip"))
 

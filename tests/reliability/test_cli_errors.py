@@ -168,7 +168,7 @@ def test_debug_raises_the_error_itself(tmp_path, saved_dataset, case, raised):
 
 
 def test_a_failure_is_one_line_and_exit_status_1(monkeypatch, capsys):
-    from foilkit import doctor
+    from foilkit.cli import doctor
 
     def broken(args):
         raise RuntimeError("the GPU caught fire\nsecond line")

@@ -26,7 +26,7 @@ from foilkit.scorers.requests import TextScores, TextsRequest
 from foilkit.scorers.store import ResultStore
 
 import foilkit
-from foilkit.testing.videos import DIRECTIONS, SyntheticScene, write_video
+from foilkit.synthetic.videos import DIRECTIONS, SyntheticScene, write_video
 
 RUN = {"num_workers": 0, "progress": False, "use_cache": False}
 ACCELERATE = [

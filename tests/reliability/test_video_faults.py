@@ -26,7 +26,7 @@ from foilkit.scorers.video import (
 )
 
 import foilkit
-from foilkit.testing.videos import (
+from foilkit.synthetic.videos import (
     SyntheticScene,
     render_frames,
     write_corrupt_video,
@@ -136,7 +136,7 @@ def _rows(video: str, windows: list[tuple[float | None, float | None]], prefix: 
 def test_a_run_fails_the_rows_of_a_bad_window_and_scores_the_file_s_other_rows(
     model, video, scoring_dataset, tmp_path
 ):
-    from foilkit.testing.models import tiny_model_path
+    from foilkit.synthetic.models import tiny_model_path
 
     corrupt = str(write_corrupt_video(tmp_path / "corrupt.mp4"))
     windows = [(None, None), (5.0, 6.0), (0.5, 2.0), (1.0, 4.0), (5.0, 6.0), (2.5, None)]

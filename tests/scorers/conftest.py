@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from foilkit.testing.videos import SyntheticScene, write_corrupt_video, write_video
+from foilkit.synthetic.videos import SyntheticScene, write_corrupt_video, write_video
 
 OPPOSITE = {"left": "right", "right": "left", "up": "down", "down": "up"}
 DIRECTIONS = ("left", "right", "up", "down")
@@ -127,7 +127,7 @@ def saved_benchmark(benchmark, tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def tiny_model():
     """``tiny_model(name) -> path`` of a tiny random model saved with its processor."""
-    from foilkit.testing.models import tiny_model_path
+    from foilkit.synthetic.models import tiny_model_path
 
     return lambda name: str(tiny_model_path(name))
 

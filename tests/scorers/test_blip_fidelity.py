@@ -79,7 +79,7 @@ def blip_video_itm(model, tokenizer, first_token_id, pixel_values, texts):
 @pytest.fixture(scope="module")
 def hub_layout_model(tmp_path_factory) -> str:
     """A tiny BLIP ITM whose ``[ENC]`` row sits after ``[DEC]`` as on the Hub's checkpoints."""
-    from foilkit.testing.models import build_tiny_blip_itm_hub_layout
+    from foilkit.synthetic.models import build_tiny_blip_itm_hub_layout
 
     return str(build_tiny_blip_itm_hub_layout(tmp_path_factory.mktemp("blip-itm-hub")))
 

@@ -22,8 +22,8 @@ from foilkit.scorers.adapters.dual_encoder import DualEncoderAdapter
 from foilkit.scorers.adapters.text_lm import TextLMAdapter
 from foilkit.scorers.adapters.xclip import XClipAdapter
 from foilkit.scorers.requests import TextsRequest
-from foilkit.testing import clip_vocab
-from foilkit.testing.models import NUM_FRAMES, build_tiny_opt
+from foilkit.synthetic import clip_vocab
+from foilkit.synthetic.models import NUM_FRAMES, build_tiny_opt
 
 RUN = {"num_workers": 0, "progress": False}
 # Caption / foil sets in the benchmarks' style; one literal "<|endoftext|>" (GPT-2's EOS = pad)

@@ -153,7 +153,7 @@ def test_a_view_the_policy_cannot_sample_is_a_row_error(tiny_model, tmp_path):
     that video's rows fail by name, another video's rows score."""
     import datasets
 
-    from foilkit.testing.videos import SyntheticScene, write_video
+    from foilkit.synthetic.videos import SyntheticScene, write_video
 
     slow = write_video(tmp_path / "slow.mp4", SyntheticScene(direction="left"), fps=8)
     fast = write_video(tmp_path / "fast.mp4", SyntheticScene(direction="right"), fps=12, num_frames=36)

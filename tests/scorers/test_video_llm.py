@@ -9,7 +9,7 @@ from foilkit.scorers.adapters._features import token_logprobs
 from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION, choice_question
 from foilkit.scorers.requests import TextsRequest
 
-from foilkit.testing.videos import SyntheticScene, render_frames
+from foilkit.synthetic.videos import SyntheticScene, render_frames
 
 MODELS = ["llava-next-video", "qwen2-vl"]
 TEXTS = ("a red square moves to the left", "a red square moves to the right")

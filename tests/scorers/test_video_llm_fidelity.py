@@ -19,9 +19,9 @@ from foilkit.scorers.adapters.video_llm import (
 from foilkit.scorers.requests import TextScores, TextsRequest
 
 import foilkit
-from foilkit.testing.models import TOKENS_PER_SECOND, fidelity_model_path
-from foilkit.testing.real_tokenizers import has_real_tokenizer
-from foilkit.testing.videos import SyntheticScene, render_frames
+from foilkit.synthetic.models import TOKENS_PER_SECOND, fidelity_model_path
+from foilkit.synthetic.real_tokenizers import has_real_tokenizer
+from foilkit.synthetic.videos import SyntheticScene, render_frames
 
 TEXTS = ("a red square moves to the left", "a red square moves to the right")
 INTERVAL = 0.75  # seconds between the sampled frames of the tests' views

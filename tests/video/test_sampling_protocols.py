@@ -21,7 +21,7 @@ from foilkit.scorers.video import (
 )
 from foilkit.scorers.video.sampling import _view_generator
 
-from foilkit.testing.videos import SyntheticScene, write_video
+from foilkit.synthetic.videos import SyntheticScene, write_video
 
 # The frame rates of the benchmarks' videos, as decoders report them (NTSC rates are N/1001).
 FPS_VALUES = {

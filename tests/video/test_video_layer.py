@@ -22,7 +22,7 @@ from foilkit.scorers.video import (
     window_frames,
 )
 
-from foilkit.testing.videos import (
+from foilkit.synthetic.videos import (
     SyntheticScene,
     render_frames,
     write_corrupt_video,

@@ -9,7 +9,7 @@ import pytest
 from foilkit.generation.contrast import cli
 from foilkit.generation.contrast.multiple_choice import read_multiple_choice
 
-from foilkit.testing.models import tiny_model_path
+from foilkit.synthetic.models import tiny_model_path
 
 RANDOM_MC = (
     "clip\tending0\tending1\tending2\tending3\tending4\tlabel\n"

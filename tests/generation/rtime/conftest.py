@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from foilkit.testing.openai_server import OpenAICompatibleServer
+from openai_server import OpenAICompatibleServer
 
 # What the scripted LLM answers to the rewrite prompt, per caption: good rewrites, one that
 # drops "then", one that reverses "opens", one unrelated sentence, and a repeat of the caption.

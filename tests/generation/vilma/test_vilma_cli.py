@@ -10,7 +10,7 @@ import pytest
 from foilkit.generation.foil import foils_dataset, row_foils
 from foilkit.generation.vilma import cli
 
-from foilkit.testing.models import tiny_model_path
+from foilkit.synthetic.models import tiny_model_path
 
 
 def _run(tmp_path, stage: str, records: list[dict], *options: str) -> list[dict]:

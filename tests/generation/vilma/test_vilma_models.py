@@ -25,7 +25,7 @@ from foilkit.generation.vilma.spatial import (
     spatial_prepositions,
 )
 
-from foilkit.testing.models import tiny_model_path
+from foilkit.synthetic.models import tiny_model_path
 
 
 @pytest.fixture(scope="module")

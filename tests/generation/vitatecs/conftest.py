@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from foilkit.testing.models import tiny_model_path
+from foilkit.synthetic.models import tiny_model_path
 
 # What the scripted LLM answers for each query caption; any other caption gets "NA".
 SCRIPTED_ANSWERS = {

@@ -15,7 +15,7 @@ from foilkit.generation.vitatecs.generate import Query, status_counts
 from foilkit.generation.vitatecs.prompt import PromptTemplate, load_aspects
 from foilkit.generation.vitatecs.toxicity import ToxicityFilter
 
-from foilkit.testing.openai_server import OpenAICompatibleServer
+from openai_server import OpenAICompatibleServer
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from foilkit.generation.vitatecs.generate import (
 )
 from foilkit.generation.vitatecs.prompt import PromptTemplate, load_aspects
 
-from foilkit.testing.openai_server import OpenAICompatibleServer
+from openai_server import OpenAICompatibleServer
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from foilkit.generation.vitatecs import cli
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 
 from foilkit.errors import UserError
-from foilkit.testing.openai_server import OpenAICompatibleServer
+from openai_server import OpenAICompatibleServer
 
 
 @pytest.fixture

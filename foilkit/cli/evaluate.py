@@ -15,7 +15,7 @@ _OWN = ("out_dir", "resume", "split", "video_root", "benchmark")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from foilkit import score_cli
+    from foilkit.cli import score as score_cli
 
     score_cli.configure(parser)
     for action in parser._actions:  # the same flags; a dataset is optional here (default: build it)

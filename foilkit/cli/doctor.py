@@ -53,7 +53,7 @@ def check_decoding() -> str | None:
     """Decode a freshly written H.264 clip through torchcodec; the error text, or None if it works."""
     try:
         from foilkit.scorers.video import SamplingPolicy, VideoView, decode_view
-        from foilkit.testing.videos import write_video
+        from foilkit.synthetic.videos import write_video
 
         with tempfile.TemporaryDirectory() as folder:
             path = write_video(os.path.join(folder, "doctor.mp4"), num_frames=8)

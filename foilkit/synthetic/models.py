@@ -2,7 +2,7 @@
 
 Each family's builder makes a model from a small config (hidden size 32, one or two layers,
 32x32 images in 8x8 patches) with fixed seeds, and a tokenizer/processor built offline
-(:mod:`foilkit.testing.tokenizers`), and writes both with ``save_pretrained``. Tests then load
+(:mod:`foilkit.synthetic.tokenizers`), and writes both with ``save_pretrained``. Tests then load
 the folder only through the normal ``from_pretrained(path)`` code path, so the code under test
 is the code that runs on real checkpoints. Nothing touches the network.
 
@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from foilkit.testing import clip_vocab, real_tokenizers
-from foilkit.testing import tokenizers as tiny_tokenizers
-from foilkit.testing.build_once import build_once
+from foilkit.synthetic import clip_vocab, real_tokenizers
+from foilkit.synthetic import tokenizers as tiny_tokenizers
+from foilkit.synthetic.build_once import build_once
 
 SEED = 0
 IMAGE_SIZE = 32
@@ -166,8 +166,8 @@ def _roberta_tokenizer():
 def _clip_tokenizer():
     """CLIP's real tokenizer (49,408 ids, EOS 49407 the highest): the text towers pool at the
     end-of-text token, X-CLIP finds it by ``argmax`` over the ids, which only works with CLIP's
-    own vocabulary (:mod:`foilkit.testing.clip_vocab`)."""
-    from foilkit.testing.clip_vocab import clip_tokenizer
+    own vocabulary (:mod:`foilkit.synthetic.clip_vocab`)."""
+    from foilkit.synthetic.clip_vocab import clip_tokenizer
 
     return clip_tokenizer()
 
@@ -604,7 +604,7 @@ def build_tiny_opt(out_dir: str | os.PathLike) -> Path:
 # --- video LLMs for the video-LLM adapter's fidelity tests ---------------------------------------
 # Kept out of TINY_MODELS (whose every entry has a forward test in tests/test_tiny_models.py):
 # Qwen2.5-VL, whose temporal position ids follow the frames' real time, and two families
-# around the REAL tokenizers of their checkpoints (foilkit.testing.real_tokenizers), so prompt
+# around the REAL tokenizers of their checkpoints (foilkit.synthetic.real_tokenizers), so prompt
 # token ids are tested on the real segmentation. Same folder scheme and fingerprint as above.
 
 # The chat templates of the Hub checkpoints (their chat_template.json), verbatim in effect.
@@ -744,7 +744,7 @@ def _build_qwen2_5_vl(out: Path) -> None:
     "Qwen2.5-VL around the real Qwen3 tokenizer (151669 ids) and Qwen2.5-VL's chat template",
 )
 def _build_qwen2_5_vl_qwen3(out: Path) -> None:
-    from foilkit.testing.real_tokenizers import load_real_tokenizer
+    from foilkit.synthetic.real_tokenizers import load_real_tokenizer
 
     _save_qwen2_5_vl(out, load_real_tokenizer("qwen3"), tie=True)
 
@@ -756,7 +756,7 @@ def _build_qwen2_5_vl_qwen3(out: Path) -> None:
 def _build_llava_next_video_llama2(out: Path) -> None:
     """As ``llava-next-video``, with LLaVA-NeXT-Video-7B's tokenizer: Llama-2's SentencePiece
     BPE plus ``<image>`` (32000) and ``<video>`` (32001), BOS ``<s>`` added to every prompt."""
-    from foilkit.testing.real_tokenizers import load_real_tokenizer
+    from foilkit.synthetic.real_tokenizers import load_real_tokenizer
 
     tokenizer = load_real_tokenizer("llama2")
     tokenizer.add_special_tokens({"additional_special_tokens": ["<image>", "<video>"]})

@@ -7,7 +7,7 @@ network. Tests that need one skip when it is absent::
     tokenizer = load_real_tokenizer("llama2")      # raises RealTokenizerMissing if absent
     pytest.importorskip / real_tokenizer_or_skip("qwen3")
 
-The tiny models built around them (``foilkit.testing.models``) see exactly the ids a real
+The tiny models built around them (``foilkit.synthetic.models``) see exactly the ids a real
 checkpoint of that family sees, so prompt-building code is tested on the real segmentation.
 """
 

@@ -24,46 +24,46 @@ from foilkit.errors import USER_ERRORS, check_model_path, one_line
 
 # name -> (module implementing it, one-line summary)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "doctor": ("foilkit.doctor", "check the installed stack, FFmpeg, GPU and offline settings"),
+    "doctor": ("foilkit.cli.doctor", "check the installed stack, FFmpeg, GPU and offline settings"),
     "score": (
-        "foilkit.score_cli",
+        "foilkit.cli.score",
         "score a Hub model on a foilkit dataset (accelerate launch -m foilkit score)",
     ),
     "build": (
-        "foilkit.builders_cli",
+        "foilkit.cli.build",
         "build a benchmark as a Hub-layout dataset (parquet + card), optionally push",
     ),
     "evaluate": (
-        "foilkit.evaluate_cli",
+        "foilkit.cli.evaluate",
         "score a model on a benchmark and write metrics with CIs, a report and plots",
     ),
     "metrics": (
-        "foilkit.metrics_cli",
+        "foilkit.cli.metrics",
         "list, compute or push (as a Hub evaluate Space) foilkit's metrics",
     ),
-    "compare": ("foilkit.compare", "paired test and side-by-side report of two evaluation runs"),
+    "compare": ("foilkit.cli.compare", "paired test and side-by-side report of two evaluation runs"),
     "report": (
-        "foilkit.report_cli",
+        "foilkit.cli.report",
         "rebuild a run folder's report.html: tables, plots and an item browser with frames",
     ),
     "leaderboard": (
-        "foilkit.leaderboard",
+        "foilkit.cli.leaderboard",
         "rank runs per benchmark task with CIs, paired tests and a plot",
     ),
     "push-results": (
-        "foilkit.hub_results",
+        "foilkit.cli.push_results",
         "upload a run's scores and results to the Hub; add model-index to a card",
     ),
     "demo": (
-        "foilkit.demo",
+        "foilkit.cli.demo",
         "the whole pipeline offline on a synthetic temporal benchmark with tiny models",
     ),
     "finetune": (
-        "foilkit.finetune_cli",
+        "foilkit.cli.finetune",
         "fine-tune a CLIP/SigLIP with a temporal module and reversed-video hard negatives (RTime)",
     ),
     "generate": (
-        "foilkit.generate_cli",
+        "foilkit.cli.generate",
         "make new foils: LLM counterfactuals (VITATECS, RTime), contrast sets, ViLMA foiling tools, bias checks",
     ),
 }

@@ -1,0 +1,56 @@
+"""``foilkit demo``: the command line of :mod:`foilkit.demo`."""
+
+from __future__ import annotations
+import argparse
+from foilkit.demo import DEMO_CONTROLS, DEMO_MODELS, run_demo
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--out",
+        default="runs/demo",
+        help="folder for the benchmark, the runs and the report (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        default=list(DEMO_MODELS),
+        help="tiny model families from foilkit.synthetic.models (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--frames", type=int, default=8, help="frames per video (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--n-resamples",
+        type=int,
+        default=1000,
+        help="bootstrap resamples of the confidence intervals (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--no-controls", action="store_true", help="skip the reversed/shuffled-frames runs"
+    )
+    parser.add_argument(
+        "--no-finetune",
+        action="store_true",
+        help="skip fine-tuning the temporal CLIPs (with and without reversed hard negatives)",
+    )
+    parser.add_argument(
+        "--no-progress",
+        action="store_true",
+        help="no progress at all (default: progress bars on a terminal, else one line per phase)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    report = run_demo(
+        args.out,
+        models=args.models,
+        controls=(None,) if args.no_controls else DEMO_CONTROLS,
+        frames=args.frames,
+        n_resamples=args.n_resamples,
+        progress=not args.no_progress,
+        finetune=not args.no_finetune,
+    )
+    print(f"report: {report}")
+    print(f"plots:  {', '.join(str(p) for p in sorted(report.parent.glob('*.png')))}")
+    return 0

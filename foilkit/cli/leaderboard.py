@@ -1,0 +1,40 @@
+"""``foilkit leaderboard``: the command line of :mod:`foilkit.leaderboard`."""
+
+from __future__ import annotations
+import argparse
+from foilkit.leaderboard import _run_folders, write_leaderboard
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "runs", nargs="*", help="run folders, or folders holding run folders (e.g. runs/demo/runs)"
+    )
+    parser.add_argument("--out", required=True, help="folder for leaderboard.md, .csv and .png")
+    parser.add_argument(
+        "--hub",
+        action="append",
+        metavar="DATASET_ID=BENCHMARK",
+        help="also rank the Hub leaderboard of this benchmark dataset (online; repeatable)",
+    )
+    parser.add_argument(
+        "--n-resamples",
+        type=int,
+        default=1000,
+        help="paired bootstrap resamples between neighbours (default: %(default)s)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    hub = []
+    for item in args.hub or []:
+        dataset_id, _, benchmark = item.partition("=")
+        if not benchmark:
+            raise ValueError(
+                f"--hub {item!r}: expected DATASET_ID=BENCHMARK, e.g. me/vitatecs=vitatecs"
+            )
+        hub.append((dataset_id, benchmark))
+    report = write_leaderboard(
+        _run_folders(args.runs), args.out, hub=hub, n_resamples=args.n_resamples
+    )
+    print(f"leaderboard: {report}")
+    return 0
