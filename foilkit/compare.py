@@ -16,27 +16,23 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from foilkit.benchmarks import Benchmark, MetricSpec, get_benchmark
+from foilkit.benchmarks import Benchmark, MetricSpec
+from foilkit.run import RunFolder, RunResults
 
 
 def paired_rows(
-    run_a: Path, run_b: Path, config: str
+    run_a: RunFolder, run_b: RunFolder, config: str
 ) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
     """The two runs' scored rows of ``config`` as columns, in the same item order.
 
     Items either run could not score (``error``) are left out of both, so the pairs stay aligned.
     """
-    import datasets
-
-    a, b = (
-        datasets.Dataset.from_parquet(str(run / "scores" / f"{config}.parquet"))
-        for run in (run_a, run_b)
-    )
+    a, b = (_scores(run, config) for run in (run_a, run_b))
     if sorted(a["id"]) != sorted(b["id"]):
         only_a, only_b = sorted(set(a["id"]) - set(b["id"])), sorted(set(b["id"]) - set(a["id"]))
         raise ValueError(
-            f"{config}: the runs scored different items: {len(only_a)} only in {run_a} "
-            f"(e.g. {only_a[:3]}), {len(only_b)} only in {run_b} (e.g. {only_b[:3]})"
+            f"{config}: the runs scored different items: {len(only_a)} only in {run_a.root} "
+            f"(e.g. {only_a[:3]}), {len(only_b)} only in {run_b.root} (e.g. {only_b[:3]})"
         )
     failed = {
         i for run in (a, b) for i, error in zip(run["id"], run["error"], strict=True) if error
@@ -50,6 +46,15 @@ def paired_rows(
             {name: [values[position[i]] for i in order] for name, values in table.items()}
         )
     return columns[0], columns[1]
+
+
+def _scores(run: RunFolder, config: str) -> Any:
+    scores = run.load_scores(config)
+    if scores is None:
+        raise FileNotFoundError(
+            f"{run.scores(config)} is missing: {run.root} has no per-sample scores of {config}"
+        )
+    return scores
 
 
 def paired_test(
@@ -75,19 +80,17 @@ def compare_runs(
     run_a: str | os.PathLike, run_b: str | os.PathLike, *, n_resamples: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
     """Paired tests of every per-item metric, per config and group: ``{config: {metric: {scope: test}}}``."""
-    from foilkit.evaluation import load_results
-
-    a, b = Path(run_a), Path(run_b)
-    results_a, results_b = load_results(a), load_results(b)
-    if results_a["benchmark"] != results_b["benchmark"]:
+    a, b = RunFolder(Path(run_a)), RunFolder(Path(run_b))
+    results_a, results_b = RunResults.load(a), RunResults.load(b)
+    if results_a.benchmark != results_b.benchmark:
         raise ValueError(
-            f"{a} evaluated {results_a['benchmark']}, {b} evaluated {results_b['benchmark']}"
+            f"{a.root} evaluated {results_a.benchmark}, {b.root} evaluated {results_b.benchmark}"
         )
-    benchmark = get_benchmark(results_a["benchmark"])
-    shared = [config for config in results_a["configs"] if config in results_b["configs"]]
+    benchmark = results_a.spec
+    shared = [config for config in results_a.configs if config in results_b.configs]
     if not shared:
         raise ValueError(
-            f"{a} ({sorted(results_a['configs'])}) and {b} ({sorted(results_b['configs'])}) "
+            f"{a.root} ({sorted(results_a.configs)}) and {b.root} ({sorted(results_b.configs)}) "
             "have no config in common"
         )
     tests: dict[str, Any] = {}

@@ -1,13 +1,8 @@
 """``foilkit.evaluate``: build or load a benchmark, score a model, compute the paper's metrics, report.
 
-One call makes a run folder::
-
-    <run_dir>/results.json          metrics with confidence intervals + the run records
-    <run_dir>/report.md             the paper's table layout, with CIs
-    <run_dir>/*.png                 plots (per-group bars with CIs, P/T/P+T, recall curves)
-    <run_dir>/scores/<config>.parquet     per-sample scores (one row per dataset row)
-    <run_dir>/scores/<config>-matrix.npy  retrieval pools: views x texts scores (+ .json: ids, texts)
-    <run_dir>/scoring/<config>/     the scorer's own folder (run.json, resumable shards)
+One call makes a run folder (:mod:`foilkit.run` owns its layout and its ``results.json``):
+metrics with confidence intervals, the report and its plots, per-sample scores and the
+scorer's own folders.
 
 Every number in ``results.json`` comes from the ``foilkit.metrics`` functions; which ones,
 with which options and inputs, is :mod:`foilkit.benchmarks`.
@@ -15,36 +10,53 @@ with which options and inputs, is :mod:`foilkit.benchmarks`.
 
 from __future__ import annotations
 
-import importlib
-import json
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foilkit.benchmarks import Benchmark, MetricSpec, get_benchmark
+from foilkit.metrics import metric_function
+from foilkit.report import write_run_report
+from foilkit.run import (
+    Bootstrap,
+    ConfigResults,
+    Coverage,
+    MetricResult,
+    RunFolder,
+    RunResults,
+    SavedMatrix,
+    ScoringRecord,
+    plain_json,
+    tie_policy,
+)
 
-RESULTS_FILE = "results.json"
-RESULTS_FORMAT = 1
+if TYPE_CHECKING:  # the scorers import torch: only when scoring
+    from foilkit.scorers.api import ScoreOptions
+    from foilkit.scorers.protocols import ResolvedProtocol
+
+#: The :class:`ScoreOptions` fields ``evaluate`` sets itself: from its own arguments
+#: (``benchmark``, ``videos``, ``resume``, ``split``) and the run folder (each config's scoring folder).
+EVALUATE_SETS = ("benchmark", "video_root", "resume", "split", "out_dir")
 
 
 @dataclass(frozen=True)
 class Evaluation:
-    """What :func:`evaluate` returns: the run folder and the content of its ``results.json``."""
+    """What :func:`evaluate` returns: the run folder and its results (``None`` on the other
+    processes of a distributed run: the main one computes and writes them)."""
 
     run_dir: Path
-    results: dict[str, Any]
+    results: RunResults | None
+
+    @property
+    def folder(self) -> RunFolder:
+        return RunFolder(self.run_dir)
 
     @property
     def report(self) -> Path:
-        return self.run_dir / "report.md"
-
-
-def metric_function(name: str) -> Any:
-    """The pure function of metric ``name`` (``foilkit.metrics.<name>.<name>.<name>``)."""
-    return getattr(importlib.import_module(f"foilkit.metrics.{name}.{name}"), name)
+        return self.folder.report
 
 
 @dataclass(frozen=True)
@@ -103,7 +115,7 @@ def evaluate(
     overwrite: bool = False,
     resume: bool = False,
     datasets_cache_dir: str | None = None,
-    **score_options: Any,
+    score_options: ScoreOptions | None = None,
 ) -> Evaluation:
     """Evaluate ``model`` on ``benchmark`` (every config ``config`` names) and write the run folder.
 
@@ -116,53 +128,66 @@ def evaluate(
         videos: the video root (relative video paths resolve against it).
         annotations, on_missing: passed to the builder when building.
         split: default ``test``.
-        n_resamples, bootstrap_seed: the bootstrap of the confidence intervals (``seed`` is
-            the scorer's, for the ``shuffled`` control).
+        n_resamples, bootstrap_seed: the bootstrap of the confidence intervals (the scoring
+            options' ``seed`` is the scorer's, for the ``shuffled`` control).
         label: the model's name in reports (default: ``model``).
         overwrite: replace an existing run folder; ``resume``: continue its scoring.
-        **score_options: :class:`foilkit.scorers.api.ScoreOptions` (frames, control, dtype, ...).
+        score_options: how to score (:class:`foilkit.scorers.api.ScoreOptions`: frames, control,
+            dtype, ...); the fields in :data:`EVALUATE_SETS` are this function's to set.
     """
+    from foilkit.scorers.api import ScoreOptions
     from foilkit.scorers.distributed import process_state
 
     spec = get_benchmark(benchmark)
-    run_dir = Path(out_dir)
+    folder = RunFolder(Path(out_dir))
+    options = _scoring_options(score_options or ScoreOptions(), spec, videos, resume)
     state = process_state()
-    if (run_dir / RESULTS_FILE).exists() and not (overwrite or resume):
+    if folder.is_run() and not (overwrite or resume):
         raise FileExistsError(
-            f"{run_dir} already holds an evaluation; pass overwrite=True (--overwrite) "
+            f"{folder.root} already holds an evaluation; pass overwrite=True (--overwrite) "
             "or resume=True (--resume), or choose another out_dir"
         )
-    if overwrite and state.is_main_process and run_dir.exists():
-        shutil.rmtree(run_dir)
+    if overwrite and state.is_main_process and folder.root.exists():
+        shutil.rmtree(folder.root)
     state.wait_for_everyone()
-    options = {
-        **score_options,
-        "benchmark": spec.name,
-        "video_root": None if videos is None else os.fspath(videos),
-        "resume": resume,
-    }
-    configs: dict[str, Any] = {}
+    configs: dict[str, ConfigResults] = {}
     for name in spec.configs_for(config):
         loaded = load_benchmark_split(spec, name, dataset=dataset, videos=videos, annotations=annotations,
                                       on_missing=on_missing, split=split, cache_dir=datasets_cache_dir)  # fmt: skip
         entry = _evaluate_config(
-            spec, name, model, loaded, run_dir, options, n_resamples, bootstrap_seed
+            spec, name, model, loaded, folder, options, n_resamples, bootstrap_seed
         )
-        if state.is_main_process:
+        if entry is not None:
             configs[name] = entry
-    results = {
-        "format": RESULTS_FORMAT, "benchmark": spec.name, "title": spec.title, "paper_table": spec.paper_table,
-        "model": model, "label": label or _model_label(model), "control": score_options.get("control"),
-        "protocol": _run_protocol(configs),
-        "dataset": None if dataset is None else os.fspath(dataset), "split": split or spec.split,
-        "bootstrap": {"n_resamples": n_resamples, "seed": bootstrap_seed}, "configs": configs,
-    }  # fmt: skip
-    if state.is_main_process:
-        from foilkit.report import write_run_report
+    if not state.is_main_process:
+        return Evaluation(folder.root, None)
+    results = RunResults(
+        benchmark=spec.name, title=spec.title, paper_table=spec.paper_table, model=model,
+        label=label or _model_label(model), control=options.control, protocol=_run_protocol(configs),
+        dataset=None if dataset is None else os.fspath(dataset), split=split or spec.split,
+        bootstrap=Bootstrap(n_resamples, bootstrap_seed), configs=configs,
+    )  # fmt: skip
+    results.save(folder)
+    write_run_report(results, folder.root)
+    return Evaluation(folder.root, results)
 
-        (run_dir / RESULTS_FILE).write_text(json.dumps(results, indent=2, default=_json_default))
-        write_run_report(results, run_dir)
-    return Evaluation(run_dir, results)
+
+def _scoring_options(
+    given: ScoreOptions, spec: Benchmark, videos: str | os.PathLike | None, resume: bool
+) -> ScoreOptions:
+    """``given`` with the fields ``evaluate`` sets (:data:`EVALUATE_SETS`), but each config's
+    scoring folder, which :func:`_evaluate_config` sets; a field of those given is an error."""
+    from foilkit.scorers.api import ScoreOptions
+
+    defaults = {f.name: f.default for f in fields(ScoreOptions)}
+    clashes = [name for name in EVALUATE_SETS if getattr(given, name) != defaults[name]]
+    if clashes:
+        raise ValueError(
+            f"evaluate sets score_options' {', '.join(clashes)} itself (from benchmark, videos=, "
+            "resume=, split= and the run folder): leave them unset"
+        )
+    video_root = None if videos is None else os.fspath(videos)
+    return replace(given, benchmark=spec.name, video_root=video_root, resume=resume)
 
 
 def _evaluate_config(
@@ -170,63 +195,51 @@ def _evaluate_config(
     config: str,
     model: str,
     loaded: BenchmarkSplit,
-    run_dir: Path,
-    options: dict[str, Any],
+    folder: RunFolder,
+    options: ScoreOptions,
     n_resamples: int,
     seed: int,
-) -> dict[str, Any] | None:
+) -> ConfigResults | None:
     """Score one config (per-sample rows and/or the retrieval matrix); on the main process also
-    write its per-sample scores and compute its metrics."""
-    from foilkit.scorers.api import score, score_matrix
+    write its per-sample scores and return its results (``None`` on the other processes)."""
+    from foilkit.scorers.api import score_pool, score_rows
     from foilkit.scorers.distributed import process_state
 
     data = loaded.data
     metrics = spec.metrics(config)
-    rows, matrix, records = None, None, {}
+    scored = matrix = None
     if any(not m.matrix for m in metrics):
-        rows = score(model, data, out_dir=str(run_dir / "scoring" / config), **options)
-        records["score"] = json.loads((run_dir / "scoring" / config / "run.json").read_text())
-    if any(m.matrix for m in metrics):
-        matrix = score_matrix(
-            model, data, out_dir=str(run_dir / "scoring" / f"{config}-matrix"), **options
+        scored = score_rows(
+            model, data, None, replace(options, out_dir=str(folder.scoring(config)))
         )
-        records["score_matrix"] = matrix.run
+    if any(m.matrix for m in metrics):
+        matrix = score_pool(
+            model, data, None, replace(options, out_dir=str(folder.scoring(config, matrix=True)))
+        )
     if not process_state().is_main_process:
         return None
-    (run_dir / "scores").mkdir(parents=True, exist_ok=True)
+    rows = None if scored is None else scored.rows
     if rows is not None:
-        rows.to_parquet(run_dir / "scores" / f"{config}.parquet")
+        folder.write_scores(config, rows)
     if matrix is not None:
-        import numpy as np
-
-        np.save(run_dir / "scores" / f"{config}-matrix.npy", matrix.scores)
-        (run_dir / "scores" / f"{config}-matrix.json").write_text(
-            json.dumps({"ids": matrix.ids, "texts": matrix.texts, "score_kind": matrix.score_kind})
+        folder.write_matrix(
+            config, SavedMatrix(matrix.scores, matrix.ids, matrix.texts, matrix.score_kind)
         )
     failed = len(matrix.errors) if rows is None else sum(1 for error in rows["error"] if error)
-    return {
-        "num_rows": data.num_rows,
-        "coverage": coverage(data.num_rows, loaded.dropped_missing, failed),
-        "metrics": compute_metrics(spec, config, rows, matrix, n_resamples=n_resamples, seed=seed),
-        "run": records,
-    }
-
-
-def coverage(num_rows: int, dropped_missing: int | None, failed: int) -> dict[str, int | None]:
-    """What became of a config's rows: in the benchmark, dropped at build for a missing video,
-    failed to score (video missing, corrupt or out of range, a bad score), scored."""
-    return {
-        "benchmark_rows": None if dropped_missing is None else num_rows + dropped_missing,
-        "dropped_missing_video": dropped_missing,
-        "failed": failed,
-        "scored": num_rows - failed,
-    }
+    return ConfigResults(
+        num_rows=data.num_rows,
+        metrics=compute_metrics(spec, config, rows, matrix, n_resamples=n_resamples, seed=seed),
+        coverage=Coverage.of(data.num_rows, loaded.dropped_missing, failed),
+        score=None if scored is None else ScoringRecord(plain_json(scored.run)),
+        score_matrix=None if matrix is None else ScoringRecord(plain_json(matrix.run)),
+    )
 
 
 def compute_metrics(
     spec: Benchmark, config: str, rows: Any, matrix: Any, *, n_resamples: int, seed: int
-) -> dict[str, Any]:
-    """Every metric of ``config`` over all scored items and, where ``per_group``, per group.
+) -> dict[str, MetricResult]:
+    """Every metric of ``config`` over all scored items and, where ``per_group``, per group,
+    each with the tie policy it ran with.
 
     Rows whose video could not be scored (``error``) are left out and counted; the metrics see
     only the rows that were scored.
@@ -239,26 +252,27 @@ def compute_metrics(
             + "; ".join(errors[:5])
             + (f" (and {len(errors) - 5} more)" if len(errors) > 5 else "")
         )
-    out: dict[str, Any] = {}
+    out: dict[str, MetricResult] = {}
     for metric in spec.metrics(config):
+        groups = None
         if metric.matrix:
             kept = [i for i, row in enumerate(matrix.scores) if not _all_nan(row)]
             data = {"scores": matrix.scores[kept][:, kept], "texts": [matrix.texts[i] for i in kept],
                     "ids": [matrix.ids[i] for i in kept]}  # fmt: skip
-            entry = {"overall": _call(metric, data, matrix.score_kind, None, n_resamples, seed),
-                     "errors": len(matrix.errors)}  # fmt: skip
+            overall = _call(metric, data, matrix.score_kind, None, n_resamples, seed)
+            errors = len(matrix.errors)
         else:
             score_kind = columns["score_kind"][0] if columns["score_kind"] else "similarity"
-            entry = {"overall": _call(metric, columns, score_kind, spec.cluster_column, n_resamples, seed),
-                     "errors": sum(1 for error in rows["error"] if error)}  # fmt: skip
+            overall = _call(metric, columns, score_kind, spec.cluster_column, n_resamples, seed)
+            errors = sum(1 for error in rows["error"] if error)
             if metric.per_group and spec.group_column in columns:
-                entry["groups"] = {
+                groups = {
                     group: _call(metric, subset_columns(columns, spec.group_column, group), score_kind,
                                  spec.cluster_column, n_resamples, seed)
                     for group in dict.fromkeys(columns[spec.group_column])
                 }  # fmt: skip
-                share_group_results(entry["overall"], entry["groups"])
-        out[metric.metric] = entry
+                share_group_results(overall, groups)
+        out[metric.metric] = MetricResult(overall, errors, groups, tie_policy(metric))
     return out
 
 
@@ -294,15 +308,15 @@ def _call(
         n_resamples=n_resamples,
         seed=seed,
     )
-    return {key: _plain(value) for key, value in result.items()}
+    return plain_json(result)
 
 
-def _run_protocol(configs: Mapping[str, Any]) -> dict[str, Any] | None:
+def _run_protocol(configs: Mapping[str, ConfigResults]) -> ResolvedProtocol | None:
     """The resolved scoring protocol of a run (the same for every config of one benchmark)."""
     for entry in configs.values():
-        for record in entry["run"].values():
-            if record.get("protocol"):
-                return record["protocol"]
+        for record in entry.records():
+            if record.protocol is not None:
+                return record.protocol
     return None
 
 
@@ -328,28 +342,3 @@ def _all_nan(row: Any) -> bool:
     import numpy as np
 
     return bool(np.isnan(row).all())
-
-
-def _plain(value: Any) -> Any:
-    """numpy scalars/arrays -> JSON values."""
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    if isinstance(value, Mapping):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
-def _json_default(value: Any) -> Any:
-    if hasattr(value, "tolist"):
-        return value.tolist()
-    return str(value)
-
-
-def load_results(run_dir: str | os.PathLike) -> dict[str, Any]:
-    """The ``results.json`` of a run folder (``FileNotFoundError`` naming the folder when absent)."""
-    path = Path(run_dir) / RESULTS_FILE
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"{run_dir} is not a foilkit evaluation run folder: {path} is missing"
-        )
-    return json.loads(path.read_text())

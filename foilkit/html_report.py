@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.report import Table
+from foilkit.run import RunFolder, RunResults
 
 #: Thumbnail height in pixels, and how many items get thumbnails by default.
 THUMBNAIL_HEIGHT = 48
@@ -71,41 +72,36 @@ def outcome(caption_score: float | None, foil_scores: Sequence[float] | None, sc
             error: str | None = None) -> tuple[str, float | None]:  # fmt: skip
     """``(outcome, margin)`` of one item: the caption against its best-scoring foil.
 
-    The margin is oriented (``score_kind``'s direction, :func:`foilkit.metrics._common.direction`):
+    The margin is oriented (``score_kind``'s direction, :func:`foilkit.metrics.score_direction`):
     positive when the caption wins. A tie is its own outcome here; how a metric credits it is the
     run's tie policy, shown under the tables.
     """
-    from foilkit.metrics._common import direction
+    from foilkit.metrics import score_direction
 
     if error or caption_score is None or not foil_scores:
         return "error", None
-    sign = direction(score_kind)
+    sign = score_direction(score_kind)
     margin = sign * caption_score - max(sign * score for score in foil_scores)
     if math.isnan(margin):  # a text the model could not score
         return "error", None
     return ("correct" if margin > 0 else "tied" if margin == 0 else "wrong"), float(margin)
 
 
-def run_items(
-    run_dir: str | os.PathLike, results: Mapping[str, Any], *, run: int = 0
-) -> list[dict]:
+def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) -> list[dict]:
     """The items of every per-item config of a run (``scores/<config>.parquet``), as browser rows.
 
     Keys: ``r`` run index, ``id``, ``t`` config (test), ``g`` group (aspect, subtest, foil type),
     ``c``/``cs`` caption and its score, ``f``/``fs`` foils and scores, ``p*`` the same for ViLMA's
     proficiency test, ``o`` outcome, ``m`` margin, ``e`` error, ``v`` video, ``fi`` frame indices.
     """
-    import pyarrow.parquet as pq
-
-    from foilkit.benchmarks import get_benchmark
-
-    group_column = get_benchmark(results["benchmark"]).group_column
+    folder = RunFolder(Path(run_dir))
+    group_column = results.spec.group_column
     items = []
-    for config in results["configs"]:
-        path = Path(run_dir) / "scores" / f"{config}.parquet"
-        if not path.is_file():
+    for config in results.configs:
+        scores = folder.load_scores(config)
+        if scores is None:
             continue  # a retrieval pool: one matrix, no per-item outcome
-        for row in pq.read_table(path).to_pylist():
+        for row in scores.to_list():
             kind = row.get("score_kind") or "similarity"
             result, margin = outcome(
                 row.get("caption_score"), row.get("foil_scores"), kind, row.get("error")
@@ -162,17 +158,14 @@ def resolve_video(video: str | None, roots: Sequence[Path]) -> Path | None:
     return next((root / path for root in roots if (root / path).is_file()), None)
 
 
-def video_roots(results: Mapping[str, Any], videos: str | os.PathLike | None) -> list[Path]:
+def video_roots(results: RunResults, videos: str | os.PathLike | None) -> list[Path]:
     """Where relative video paths may resolve: ``videos``, the video root the run recorded (when
-    it records one: ``video_root`` in results.json or a config's scoring record), then an exported
-    dataset's ``videos/`` folder and the dataset folder itself."""
-    recorded = [results.get("video_root")] + [
-        (entry.get("run", {}).get("score") or {}).get("video_root")
-        for entry in results["configs"].values()
-    ]
+    its per-sample scoring records one), then an exported dataset's ``videos/`` folder and the
+    dataset folder itself."""
+    recorded = [entry.score.video_root for entry in results.configs.values() if entry.score]
     roots = [Path(root) for root in [videos, *recorded] if root]
-    if results.get("dataset") and Path(results["dataset"]).is_dir():
-        roots += [Path(results["dataset"]) / "videos", Path(results["dataset"])]
+    if results.dataset and Path(results.dataset).is_dir():
+        roots += [Path(results.dataset) / "videos", Path(results.dataset)]
     return list(dict.fromkeys(roots))
 
 
@@ -279,7 +272,7 @@ def render_page(*, title: str, header: Sequence[str], tables: Sequence[Table | s
     )
 
 
-def _browser_data(items: list[dict], runs: Sequence[Mapping[str, Any]], labels: Sequence[str],
+def _browser_data(items: list[dict], runs: Sequence[RunResults], labels: Sequence[str],
                   thumbs: Thumbnails, group_label: str, disagreeing: int | None) -> dict:  # fmt: skip
     for item in items:  # JSON has no NaN: a NaN score (an unscored text) becomes null
         for key in ("cs", "m", "pcs"):
@@ -289,56 +282,61 @@ def _browser_data(items: list[dict], runs: Sequence[Mapping[str, Any]], labels: 
             if key in item:
                 item[key] = [None if s is None or math.isnan(s) else s for s in item[key]]
     return {
-        "runs": [{"label": label, "control": r.get("control") or "none", "model": r["model"]}
+        "runs": [{"label": label, "control": r.control or "none", "model": r.model}
                  for label, r in zip(labels, runs, strict=True)],
         "groupLabel": group_label, "items": items, "frames": thumbs.frames, "pageSize": PAGE_SIZE,
         "thumbnailNote": thumbs.note(len(items)), "disagreeing": disagreeing,
     }  # fmt: skip
 
 
-def write_run_html(run_dir: str | os.PathLike, *, results: Mapping[str, Any] | None = None,
+def write_run_html(run_dir: str | os.PathLike, *, results: RunResults | None = None,
                    videos: str | os.PathLike | None = None, max_thumbnails: int = MAX_THUMBNAILS) -> Path:  # fmt: skip
     """``report.html`` of one run folder; ``videos``: the video root when the run's dataset folder
-    does not hold the videos. Returns the page's path."""
-    from foilkit.benchmarks import get_benchmark
-    from foilkit.evaluation import load_results
-    from foilkit.report import run_table, tie_note, tied_kinds
+    does not hold the videos; ``results``: the folder's, when the caller holds them already.
+    Returns the page's path."""
+    from foilkit.report import interval_text, run_table, tie_note, tied_kinds
 
-    out = Path(run_dir)
-    results = load_results(out) if results is None else results
+    folder = RunFolder(Path(run_dir))
+    results = RunResults.load(folder) if results is None else results
     table = run_table(results)
-    items = run_items(out, results)
+    items = run_items(folder.root, results)
     chosen = informative_order(items)[:max_thumbnails]
     thumbs = make_thumbnails(items, chosen, [video_roots(results, videos)], [_decoder(results)])
     kinds = tied_kinds([table])
     header = [
-        f"Benchmark: {results['title']} ({results['paper_table']}); model {results['model']}"
-        + (f", temporal control {results['control']}" if results.get("control") else "") + ".",
-        (f"Values in %; brackets: 95% bootstrap confidence interval ({results['bootstrap']['n_resamples']} "
-         f"resamples, seed {results['bootstrap']['seed']}, clustered by video)."),
+        f"Benchmark: {results.title} ({results.paper_table}); model {results.model}"
+        + (f", temporal control {results.control}" if results.control else "") + ".",
+        f"Values in %; brackets: {interval_text(results)}.",
     ]  # fmt: skip
     notes = [tie_note(results, kinds).replace("`", "")] if kinds else []
-    label = get_benchmark(results["benchmark"]).group_label
-    data = _browser_data(items, [results], [results["label"]], thumbs, label, None)
+    label = results.spec.group_label
+    data = _browser_data(items, [results], [results.label], thumbs, label, None)
     page = render_page(title=table.title, header=header, tables=[table], notes=notes,
-                       plots=sorted(out.glob("*.png")), data=data)  # fmt: skip
-    path = out / "report.html"
-    path.write_text(page, encoding="utf-8")
-    return path
+                       plots=folder.plots(), data=data)  # fmt: skip
+    folder.html.write_text(page, encoding="utf-8")
+    return folder.html
 
 
 def write_side_by_side_html(run_dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *,
                             title: str, videos: str | os.PathLike | None = None,
-                            max_thumbnails: int = MAX_THUMBNAILS) -> Path:  # fmt: skip
+                            max_thumbnails: int = MAX_THUMBNAILS,
+                            results: Sequence[RunResults] | None = None) -> Path:  # fmt: skip
     """``report.html`` beside a side-by-side ``report.md`` (``foilkit compare``, the demo): the
-    merged table, the side-by-side plots, and every run's items, those the runs disagree on first."""
-    from foilkit.benchmarks import get_benchmark
-    from foilkit.evaluation import load_results
-    from foilkit.report import _unique_labels, run_table, side_by_side_table, tie_note, tied_kinds
+    merged table, the side-by-side plots, and every run's items, those the runs disagree on first.
+    ``results``: the runs', when the caller holds them already."""
+    from foilkit.report import (
+        SIDE_BY_SIDE_PLOT,
+        _unique_labels,
+        run_table,
+        side_by_side_table,
+        tie_note,
+        tied_kinds,
+    )
 
-    results = [load_results(run_dir) for run_dir in run_dirs]
+    if results is None:
+        results = [RunResults.load(run_dir) for run_dir in run_dirs]
     tables = [run_table(r) for r in results]
-    labels = _unique_labels([r["label"] for r in results])
+    labels = _unique_labels([r.label for r in results])
     merged = side_by_side_table(tables, labels)
     items = [item for run, (d, r) in enumerate(zip(run_dirs, results, strict=True))
              for item in run_items(d, r, run=run)]  # fmt: skip
@@ -348,17 +346,17 @@ def write_side_by_side_html(run_dirs: Sequence[str | os.PathLike], out_dir: str 
                              [_decoder(r) for r in results])  # fmt: skip
     kinds = tied_kinds(tables)
     header = [
-        (f"Benchmark: {results[0]['title']} ({results[0]['paper_table']}). Values in %; brackets: 95% "
+        (f"Benchmark: {results[0].title} ({results[0].paper_table}). Values in %; brackets: 95% "
          "bootstrap confidence interval."),
-        *(f"{label}: model {r['model']}, control {r.get('control') or 'none'}, folder {Path(d)}"
+        *(f"{label}: model {r.model}, control {r.control or 'none'}, folder {Path(d)}"
           for label, r, d in zip(labels, results, run_dirs, strict=True)),
     ]  # fmt: skip
     notes = [tie_note(results[0], kinds, per_run=True).replace("`", "")] if kinds else []
     out = Path(out_dir)
-    label = get_benchmark(results[0]["benchmark"]).group_label
+    label = results[0].spec.group_label
     data = _browser_data(items, results, labels, thumbs, label, disagreeing)
     page = render_page(title=title, header=header, tables=[merged], notes=notes,
-                       plots=sorted(out.glob("side_by_side_*.png")), data=data)  # fmt: skip
+                       plots=sorted(out.glob(f"{SIDE_BY_SIDE_PLOT}*.png")), data=data)  # fmt: skip
     path = out / "report.html"
     path.write_text(page, encoding="utf-8")
     return path
@@ -404,13 +402,12 @@ def _percent(value: str, low: str, high: str) -> str:
     return f"{float(value):.2f}{ci}"
 
 
-def _decoder(results: Mapping[str, Any]) -> str:
+def _decoder(results: RunResults) -> str:
     """The decoder backend the run recorded (its first per-item config's), else torchcodec; a GPU
     decoder's CPU twin, so that a page builds on any machine (thumbnails need no bit-exact pixels)."""
-    for entry in results["configs"].values():
-        record = entry.get("run", {}).get("score") or {}
-        if record.get("decoder"):
-            return record["decoder"].removesuffix("-cuda")
+    for entry in results.configs.values():
+        if entry.score is not None and entry.score.decoder:
+            return entry.score.decoder.removesuffix("-cuda")
     return "torchcodec"
 
 

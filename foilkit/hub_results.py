@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foilkit.hub_commit import RepoCommit
+from foilkit.run import RunFolder, RunResults
 
 if TYPE_CHECKING:
     from foilkit.builders.hub import HubTask
@@ -65,12 +66,12 @@ class TaskValue:
     group: str | None
 
 
-def task_values(results: Mapping[str, Any]) -> list[TaskValue]:
+def task_values(results: RunResults) -> list[TaskValue]:
     """The run's value of every leaderboard task of its benchmark that it computed."""
     from foilkit.builders.hub import HUB_TASKS
 
     found: dict[str, TaskValue] = {}
-    for task in HUB_TASKS.get(results["benchmark"], ()):
+    for task in HUB_TASKS.get(results.benchmark, ()):
         if task.mean_of:
             parts = [found[part] for part in task.mean_of if part in found]
             if parts and len(parts) == len(task.mean_of):
@@ -91,36 +92,35 @@ def task_values(results: Mapping[str, Any]) -> list[TaskValue]:
 
 
 def _result(
-    results: Mapping[str, Any], config: str, group: str | None, key: str
+    results: RunResults, config: str, group: str | None, key: str
 ) -> Mapping[str, Any] | None:
-    """The result dict holding ``key`` for ``config`` (its ``group``), or ``None``."""
-    for metric in results["configs"].get(config, {}).get("metrics", {}).values():
-        if not isinstance(metric, Mapping):
-            continue
-        scope = metric.get("overall") if group is None else metric.get("groups", {}).get(group)
-        if isinstance(scope, Mapping) and scope.get(key) is not None:
+    """The result holding ``key`` for ``config`` (its ``group``), or ``None``."""
+    entry = results.configs.get(config)
+    for metric in entry.metrics.values() if entry is not None else ():
+        scope = metric.overall if group is None else (metric.groups or {}).get(group)
+        if scope is not None and scope.get(key) is not None:
             return scope
     return None
 
 
-def eval_results_path(results: Mapping[str, Any]) -> str:
+def eval_results_path(results: RunResults) -> str:
     """``.eval_results/<benchmark>[_<control>].yaml``: one file per benchmark and frame control."""
-    variant = results.get("control")
-    return f"{EVAL_RESULTS_DIR}/{results['benchmark']}{'' if not variant else '_' + variant}.yaml"
+    variant = results.control
+    return f"{EVAL_RESULTS_DIR}/{results.benchmark}{'' if not variant else '_' + variant}.yaml"
 
 
-def run_notes(results: Mapping[str, Any], value: TaskValue | None = None) -> str:
+def run_notes(results: RunResults, value: TaskValue | None = None) -> str:
     """``notes`` of an entry: scoring protocol (with its settings), control, frames and the CI."""
-    protocol = results.get("protocol") or {}
+    protocol = results.protocol
     parts = []
-    if protocol:
-        settings = ", ".join(f"{k}={v}" for k, v in (protocol.get("settings") or {}).items())
-        overrides = ", ".join(f"{k}={v}" for k, v in (protocol.get("overrides") or {}).items())
-        parts.append(f"protocol {protocol.get('name')}" + (f" ({settings})" if settings else "")
+    if protocol is not None:
+        settings = ", ".join(f"{k}={v}" for k, v in protocol.settings.items())
+        overrides = ", ".join(f"{k}={v}" for k, v in protocol.overrides.items())
+        parts.append(f"protocol {protocol.name}" + (f" ({settings})" if settings else "")
                      + (f", overrides: {overrides}" if overrides else "")
-                     + (f", reference: {protocol['reference']}" if protocol.get("reference") else ""))  # fmt: skip
-    parts.append(f"control {results.get('control') or 'none'}")
-    frames = _run_field(results, "frames")
+                     + (f", reference: {protocol.reference}" if protocol.reference else ""))  # fmt: skip
+    parts.append(f"control {results.control or 'none'}")
+    frames = next((r.frames for r in results.records() if r.frames is not None), None)
     if frames is not None:
         parts.append(f"{frames} frames")
     if value is not None and value.ci is not None:
@@ -130,17 +130,8 @@ def run_notes(results: Mapping[str, Any], value: TaskValue | None = None) -> str
     return "; ".join(parts)
 
 
-def _run_field(results: Mapping[str, Any], name: str) -> Any:
-    """A scoring-record field (``frames``, ``finished_at``) of the run's first scored config."""
-    for config in results["configs"].values():
-        score = (config.get("run") or {}).get("score") or {}
-        if score.get(name) is not None:
-            return score[name]
-    return None
-
-
 def eval_result_entries(
-    results: Mapping[str, Any],
+    results: RunResults,
     *,
     dataset_id: str,
     source_url: str,
@@ -149,10 +140,11 @@ def eval_result_entries(
     """One ``huggingface_hub.EvalResultEntry`` per leaderboard task the run computed."""
     from huggingface_hub import EvalResultEntry
 
+    date = next((r.finished_at for r in results.records() if r.finished_at is not None), None)
     return [
         EvalResultEntry(
             dataset_id=dataset_id, task_id=value.task.id, value=value.value,
-            dataset_revision=dataset_revision, date=_run_field(results, "finished_at"),
+            dataset_revision=dataset_revision, date=date,
             source_url=source_url, source_name="foilkit results", notes=run_notes(results, value),
         )
         for value in task_values(results)
@@ -182,15 +174,14 @@ class ResultsUpload:
     create_pr: bool = True
 
 
-def eval_results(results: Mapping[str, Any], *, dataset_id: str, source_url: str) -> list[Any]:
+def eval_results(results: RunResults, *, dataset_id: str, source_url: str) -> list[Any]:
     """Legacy ``model-index``: one ``huggingface_hub.EvalResult`` per cell of the run's table (percent)."""
     from huggingface_hub import EvalResult
 
-    from foilkit.benchmarks import get_benchmark
     from foilkit.report import run_table
 
-    benchmark = get_benchmark(results["benchmark"])
-    metric_of = {config: benchmark.metrics(config) for config in results["configs"]}
+    benchmark = results.spec
+    metric_of = {config: benchmark.metrics(config) for config in results.configs}
     out = []
     for row in run_table(results).rows:
         for column, cell in row.cells.items():
@@ -201,12 +192,12 @@ def eval_results(results: Mapping[str, Any], *, dataset_id: str, source_url: str
             if whole and metric.columns[column].startswith("macro_"):
                 name = f"{column}, mean over {benchmark.group_label}s ({scope})"
             out.append(EvalResult(
-                task_type=TASK_TYPES[metric.metric], task_name=f"{results['title']} ({benchmark.paper_table})",
-                dataset_type=dataset_id, dataset_name=results["title"], dataset_config=row.config,
-                dataset_split=results["split"], metric_type=metric.metric, metric_name=name,
+                task_type=TASK_TYPES[metric.metric], task_name=f"{results.title} ({benchmark.paper_table})",
+                dataset_type=dataset_id, dataset_name=results.title, dataset_config=row.config,
+                dataset_split=results.split, metric_type=metric.metric, metric_name=name,
                 metric_value=round(100 * cell.value, 2), metric_config=scope,
                 metric_args={"ci_95": None if cell.low is None else [round(100 * cell.low, 2), round(100 * cell.high, 2)],
-                             "control": results.get("control")},
+                             "control": results.control},
                 source_name="foilkit", source_url=source_url,
             ))  # fmt: skip
     return out
@@ -225,23 +216,20 @@ def prepare_upload(
 ) -> ResultsUpload:
     """Collect a run folder's files (local paths removed), the results card, and for
     ``model_repo`` its ``.eval_results`` file (and ``model-index`` entries with ``model_index``)."""
-    from foilkit.evaluation import RESULTS_FILE, load_results
-
-    run = Path(run_dir)
-    results = load_results(run)
+    run = RunFolder(Path(run_dir))
+    results = RunResults.load(run)
     local = _local_paths(results)
-    files: dict[str, Path | bytes] = {
-        f"scores/{p.name}": p for p in sorted((run / "scores").glob("*")) if p.is_file()
-    }
-    files[RESULTS_FILE] = _redact((run / RESULTS_FILE).read_text(encoding="utf-8"), local).encode()
-    files.update({p.name: p for p in sorted(run.glob("*.png"))})
+    files: dict[str, Path | bytes] = {run.relative(p): p for p in run.score_files()}
+    results_text = _redact(run.results.read_text(encoding="utf-8"), local)
+    files[run.relative(run.results)] = results_text.encode("utf-8")
+    files.update({run.relative(p): p for p in run.plots()})
     report = ""
-    if (run / "report.md").is_file():
-        report = _redact((run / "report.md").read_text(encoding="utf-8"), local)
-        files["report.md"] = report.encode("utf-8")
-    if (run / "report.html").is_file():  # the item browser: self-contained, viewable on the Hub
-        html = _redact((run / "report.html").read_text(encoding="utf-8"), local)
-        files["report.html"] = html.encode("utf-8")
+    if run.report.is_file():
+        report = _redact(run.report.read_text(encoding="utf-8"), local)
+        files[run.relative(run.report)] = report.encode("utf-8")
+    if run.html.is_file():  # the item browser: self-contained, viewable on the Hub
+        html = _redact(run.html.read_text(encoding="utf-8"), local)
+        files[run.relative(run.html)] = html.encode("utf-8")
     model_files, index = {}, None
     if model_repo is not None:
         source = f"https://huggingface.co/datasets/{repo_id}"
@@ -251,8 +239,8 @@ def prepare_upload(
         )
         if not entries:
             raise ValueError(
-                f"{run} holds none of the leaderboard tasks of {results['benchmark']} "
-                f"(configs {sorted(results['configs'])})"
+                f"{run.root} holds none of the leaderboard tasks of {results.benchmark} "
+                f"(configs {sorted(results.configs)})"
             )
         model_files[eval_results_path(results)] = eval_results_yaml(entries).encode("utf-8")
         if model_index:
@@ -261,24 +249,26 @@ def prepare_upload(
             index = eval_results_to_model_index(
                 model_repo, eval_results(results, dataset_id=dataset, source_url=source)
             )
-    message = f"foilkit results: {_redact(results['label'], local)} on {results['title']}"
-    card = results_card(results, report, sorted(files), license=license)
+    message = f"foilkit results: {_redact(results.label, local)} on {results.title}"
+    scores = {config: run.relative(run.scores(config)) for config in results.configs
+              if run.scores(config).is_file()}  # fmt: skip
+    card = results_card(results, report, scores, license=license)
     return ResultsUpload(repo_id, files, card, message, model_repo, model_files, index, create_pr)
 
 
-def hub_dataset_id(results: Mapping[str, Any], dataset_id: str | None = None) -> str:
+def hub_dataset_id(results: RunResults, dataset_id: str | None = None) -> str:
     """The benchmark dataset's Hub id: ``dataset_id``, else the dataset the run loaded when that
     was a Hub id. A local folder or a benchmark name is no Hub id: the caller must say."""
-    chosen = dataset_id or results.get("dataset")
+    chosen = dataset_id or results.dataset
     if chosen and HUB_ID.match(str(chosen)) and (dataset_id or not Path(chosen).exists()):
         return str(chosen)
     raise ValueError(
-        f"the run evaluated {results.get('dataset') or results['benchmark']!r}, which is not a Hub "
+        f"the run evaluated {results.dataset or results.benchmark!r}, which is not a Hub "
         "dataset id: pass --dataset-id <owner>/<name>, the Hub dataset holding the benchmark's eval.yaml"
     )
 
 
-def _local_paths(results: Mapping[str, Any]) -> list[str]:
+def _local_paths(results: RunResults) -> list[str]:
     """Absolute paths of the machine that ran the evaluation found in ``results``, longest first."""
     found: set[str] = set()
 
@@ -292,7 +282,7 @@ def _local_paths(results: Mapping[str, Any]) -> list[str]:
         elif isinstance(value, str) and (os.path.isabs(value) or value.startswith("~")):
             found.add(value.rstrip("/"))
 
-    walk(results)
+    walk(results.to_json())
     return sorted(found, key=len, reverse=True)
 
 
@@ -304,20 +294,20 @@ def _redact(text: str, local: Sequence[str]) -> str:
 
 
 def results_card(
-    results: Mapping[str, Any], report: str, files: list[str], *, license: str = RESULTS_LICENSE
+    results: RunResults, report: str, scores: Mapping[str, str], *, license: str = RESULTS_LICENSE
 ) -> str:
-    """The dataset card: licence, YAML ``configs`` (one per scored config) + the run's report."""
+    """The dataset card: licence, YAML ``configs`` (one per config with per-sample scores,
+    ``scores``: config -> its file in the repo) + the run's report."""
     import yaml
 
-    configs = [{"config_name": name.removeprefix("scores/").removesuffix(".parquet"),
-                "data_files": [{"split": results["split"], "path": name}]}
-               for name in files if name.startswith("scores/") and name.endswith(".parquet")]  # fmt: skip
-    header = {"license": license, "tags": ["foilkit", "evaluation", results["benchmark"]],
+    configs = [{"config_name": config, "data_files": [{"split": results.split, "path": path}]}
+               for config, path in sorted(scores.items())]  # fmt: skip
+    header = {"license": license, "tags": ["foilkit", "evaluation", results.benchmark],
               "configs": configs}  # fmt: skip
     local = _local_paths(results)
     return (
         f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n"
-        f"# foilkit results: {_redact(results['label'], local)} on {results['title']}\n\n"
+        f"# foilkit results: {_redact(results.label, local)} on {results.title}\n\n"
         "Per-sample scores (`scores/<config>.parquet`, one row per benchmark item: the score of the "
         "caption and of each foil, the frames used, any video error) and the metrics with bootstrap "
         "confidence intervals (`results.json`) of one `foilkit evaluate` run.\n\n"

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.html_report import write_leaderboard_html
+from foilkit.run import RunResults
 
 CSV_COLUMNS = ("benchmark", "task", "rank", "model", "value", "ci_low", "ci_high", "n",
                "p_value_vs_next", "difference_vs_next", "source")  # fmt: skip
@@ -51,12 +52,11 @@ class Entry:
 
 def local_entries(run_dirs: Sequence[str | os.PathLike]) -> list[Entry]:
     """Every leaderboard task value of every run folder."""
-    from foilkit.evaluation import load_results
     from foilkit.hub_results import task_values
 
     entries = []
     for run_dir in run_dirs:
-        results = load_results(run_dir)
+        results = RunResults.load(run_dir)
         for value in task_values(results):
             key = None
             if not value.task.mean_of:
@@ -64,7 +64,7 @@ def local_entries(run_dirs: Sequence[str | os.PathLike]) -> list[Entry]:
                     k for c, g, k in value.task.sources if (c, g) == (value.config, value.group)
                 )
             entries.append(Entry(
-                results["benchmark"], value.task.id, str(results["label"]), value.value, value.ci,
+                results.benchmark, value.task.id, str(results.label), value.value, value.ci,
                 value.n, str(run_dir), Path(run_dir), value.config, value.group, key,
             ))  # fmt: skip
     return entries
@@ -223,17 +223,3 @@ def write_leaderboard(
     report.write_text(markdown(tables), encoding="utf-8")
     write_leaderboard_html(out)
     return report
-
-
-def _run_folders(paths: Sequence[str]) -> list[Path]:
-    """The run folders named, or found one level below a folder that is not one itself."""
-    from foilkit.evaluation import RESULTS_FILE
-
-    found = []
-    for name in paths:
-        path = Path(name)
-        if (path / RESULTS_FILE).is_file():
-            found.append(path)
-        else:
-            found += sorted(p.parent for p in path.glob(f"*/{RESULTS_FILE}"))
-    return found

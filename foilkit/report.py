@@ -1,6 +1,6 @@
 """Reports of evaluation runs: markdown tables laid out like the papers' and matplotlib plots with CIs.
 
-A run's ``results.json`` (:mod:`foilkit.evaluation`) becomes a :class:`Table`: one row per
+A run's results (:class:`foilkit.run.RunResults`) become a :class:`Table`: one row per
 group of the paper's table (aspect, subtest, foil type, RTime task) and per config overall,
 one column per reported number (accuracy; P, T, P+T; R@K; T2V/V2T), each cell a value with
 its bootstrap confidence interval. The same tables feed:
@@ -21,11 +21,16 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from foilkit.benchmarks import get_benchmark
+from foilkit.run import Coverage, RunFolder, RunResults, ScoringRecord
+
+if TYPE_CHECKING:
+    from foilkit.scorers.protocols import ResolvedProtocol
 
 RECALL_COLUMN = re.compile(r"^(?P<direction>T2V|V2T) R@(?P<k>\d+)$")
+#: Plots of a side-by-side report: ``<prefix><column>.png``.
+SIDE_BY_SIDE_PLOT = "side_by_side_"
 # Result keys counting the items (RTime: queries) whose outcome a tie decided, and their labels
 # in the report's ``tied`` column. A model scoring caption and foil alike (frame-order-free
 # pooling on a reversed video) shows here, not as a wrong answer.
@@ -88,8 +93,8 @@ def cell(result: Mapping[str, Any], key: str) -> Cell | None:
     return Cell(float(result[key]), *(None if bound is None else float(bound) for bound in ci))
 
 
-def run_table(results: Mapping[str, Any]) -> Table:
-    """The table of one run's ``results.json``.
+def run_table(results: RunResults) -> Table:
+    """The table of one run's results.
 
     A config whose metric has groups gives one row per group, then its overall row when it has
     several groups (``all``, or ``<config> (all)`` when the run has several configs); a config
@@ -97,20 +102,20 @@ def run_table(results: Mapping[str, Any]) -> Table:
     with a ``summary`` ends with that row when the run has all its default configs (ViLMA's
     "Avg." over its five tests).
     """
-    benchmark = get_benchmark(results["benchmark"])
+    benchmark = results.spec
     columns: list[str] = []
     rows: dict[tuple[str, str], Row] = {}
     overall_rows: dict[str, Row] = {}  # config -> its overall row (a lone group's row is one)
-    several = len(results["configs"]) > 1
-    for config, entry in results["configs"].items():
+    several = len(results.configs) > 1
+    for config, entry in results.configs.items():
         for metric in benchmark.metrics(config):
-            computed = entry["metrics"][metric.metric]
+            computed = entry.metrics[metric.metric]
             columns += [label for label in metric.columns if label not in columns]
-            groups = computed.get("groups", {})
+            groups = computed.groups or {}
             scopes = list(groups.items())
             if len(groups) != 1:
                 overall = config if not groups else f"{config} (all)" if several else "all"
-                scopes.append((overall, computed["overall"]))
+                scopes.append((overall, computed.overall))
             for label, result in scopes:
                 row = rows.setdefault((config, label), Row(label, config, n=result.get("n")))
                 row.cells.update(_cells(metric.columns, result))
@@ -123,7 +128,7 @@ def run_table(results: Mapping[str, Any]) -> Table:
     summarised = [overall_rows.get(config) for config in benchmark.all_configs]
     if benchmark.summary and len(summarised) > 1 and all(summarised):
         table_rows.append(summary_row(benchmark.summary, summarised))
-    return Table(f"{results['title']}: {results['label']}", row_label, columns, table_rows)
+    return Table(f"{results.title}: {results.label}", row_label, columns, table_rows)
 
 
 def summary_row(label: str, rows: Sequence[Row]) -> Row:
@@ -172,28 +177,16 @@ def tied_kinds(tables: Sequence[Table]) -> set[str]:
     return {label for table in tables for row in table.rows for label in row.tied}
 
 
-def tie_note(results: Mapping[str, Any], kinds: set[str], *, per_run: bool = False) -> str:
+def tie_note(results: RunResults, kinds: set[str], *, per_run: bool = False) -> str:
     """The line under a table with a ``tied`` column (``kinds``: the ``TIE_COUNTS`` labels it
     shows; ``per_run``: a side-by-side table, one count per run): what was counted, and how each
-    metric of the run credited a tie (its option in the benchmark's spec, else the function's
-    default)."""
-    import inspect
+    metric of the run credited a tie (the policy the run recorded)."""
+    from foilkit.metrics import tie_meanings
 
-    from foilkit.metrics import metric_function
-    from foilkit.metrics._common import TIE_POLICY_MEANINGS
-    from foilkit.metrics._ranking import TIE_RANK_MEANINGS
-
-    meanings = {**TIE_POLICY_MEANINGS, **TIE_RANK_MEANINGS}
-    benchmark = get_benchmark(results["benchmark"])
-    policies = {}
-    for config in results["configs"]:
-        for metric in benchmark.metrics(config):
-            default = inspect.signature(metric_function(metric.metric)).parameters.get("ties")
-            policy = metric.options.get("ties", None if default is None else default.default)
-            if policy is not None:
-                policies[metric.metric] = policy
+    meanings = tie_meanings()
     how = "; ".join(
-        f"`{name}` ties=`{policy}`: a tie {meanings[policy]}" for name, policy in policies.items()
+        f"`{name}` ties=`{policy}`: a tie {meanings[policy]}"
+        for name, policy in results.tie_policies().items()
     )
     parts = ["tied: items whose true text and a foil scored the same"]
     if per_run:
@@ -205,83 +198,89 @@ def tie_note(results: Mapping[str, Any], kinds: set[str], *, per_run: bool = Fal
     return "; ".join(parts) + f". {how}."
 
 
-def write_run_report(results: Mapping[str, Any], out_dir: str | os.PathLike) -> Path:
-    """``report.md`` and the plots of one run in ``out_dir``; returns the report's path."""
-    out = Path(out_dir)
+def write_run_report(results: RunResults, out_dir: str | os.PathLike) -> Path:
+    """``report.md``, the plots and ``report.html`` of one run in its folder ``out_dir``;
+    returns the markdown report's path."""
+    folder = RunFolder(Path(out_dir))
     table = run_table(results)
     tie_kinds = tied_kinds([table])
     plots = []
     bar_columns = [c for c in table.columns if not RECALL_COLUMN.match(c)]
     if bar_columns and any(c in row.cells for row in table.rows for c in bar_columns):
-        plots.append(bar_plot(table.rows, bar_columns, out / "accuracy.png", title=table.title,
+        plots.append(bar_plot(table.rows, bar_columns, folder.plot("accuracy"), title=table.title,
                               xlabel=table.row_label))  # fmt: skip
     if any(RECALL_COLUMN.match(c) for c in table.columns):
-        plots.append(recall_plot(table.rows, out / "recall.png", title=table.title))
+        plots.append(recall_plot(table.rows, folder.plot("recall"), title=table.title))
     lines = [
         f"# {table.title}", "",
-        (f"Benchmark: **{results['title']}** ({results['paper_table']}); model `{results['model']}`"
-         + (f", temporal control **{results['control']}**" if results.get("control") else "") + "."),
-        (f"Values in %; brackets: 95% bootstrap confidence interval ({results['bootstrap']['n_resamples']} "
-         f"resamples, seed {results['bootstrap']['seed']}, clustered by video)."), "",
-        *protocol_lines(results.get("protocol")),
+        (f"Benchmark: **{results.title}** ({results.paper_table}); model `{results.model}`"
+         + (f", temporal control **{results.control}**" if results.control else "") + "."),
+        f"Values in %; brackets: {interval_text(results)}.", "",
+        *protocol_lines(results.protocol),
         markdown_table(table), "",
         *([tie_note(results, tie_kinds), ""] if tie_kinds else []),
         *_run_notes(results), "",
         *(f"![{plot.stem}]({plot.name})" for plot in plots), "",
     ]  # fmt: skip
-    path = out / "report.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
+    folder.report.write_text("\n".join(lines), encoding="utf-8")
     from foilkit.html_report import write_run_html
 
-    write_run_html(out, results=results)
-    return path
+    write_run_html(folder.root, results=results)
+    return folder.report
 
 
-def protocol_lines(protocol: Mapping[str, Any] | None) -> list[str]:
+def interval_text(results: RunResults) -> str:
+    """How a run's confidence intervals were computed, in words."""
+    return (
+        f"95% bootstrap confidence interval ({results.bootstrap.n_resamples} resamples, seed "
+        f"{results.bootstrap.seed}, clustered by video)"
+    )
+
+
+def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
     """The report header's account of the scoring protocol: settings, overrides, reference, notes."""
-    if not protocol:
+    if protocol is None:
         return []
-    settings = ", ".join(f"{name} `{value}`" for name, value in protocol["settings"].items())
-    lines = [f"Scoring protocol **{protocol['name']}** for `{protocol['family']}` models: {settings}."]
-    if protocol.get("reference"):
-        lines.append(f"Reproduces: {protocol['reference']}.")
-    if protocol.get("notes"):
-        lines.append(f"Notes: {protocol['notes']}.")
-    if protocol.get("overrides"):
+    settings = ", ".join(f"{name} `{value}`" for name, value in protocol.settings.items())
+    lines = [f"Scoring protocol **{protocol.name}** for `{protocol.family}` models: {settings}."]
+    if protocol.reference:
+        lines.append(f"Reproduces: {protocol.reference}.")
+    if protocol.notes:
+        lines.append(f"Notes: {protocol.notes}.")
+    if protocol.overrides:
         changed = ", ".join(
             f"{name} `{value['protocol']}` -> `{value['given']}`"
-            for name, value in protocol["overrides"].items()
+            for name, value in protocol.overrides.items()
         )
         lines.append(f"Overridden by the user (these numbers depart from the protocol): {changed}.")
     return [" ".join(lines), ""]
 
 
-def coverage_text(coverage: Mapping[str, Any]) -> str:
-    """``coverage`` (see :func:`foilkit.evaluation.coverage`) in words."""
-    total = coverage["benchmark_rows"]
+def coverage_text(coverage: Coverage) -> str:
+    """A config's :class:`foilkit.run.Coverage` in words."""
+    total = coverage.benchmark_rows
     head = (
-        f"{total} rows in the benchmark, {coverage['dropped_missing_video']} dropped at build "
+        f"{total} rows in the benchmark, {coverage.dropped_missing_video} dropped at build "
         "(video missing)"
         if total is not None
         else "rows from an exported dataset (rows dropped when it was built are not known here)"
     )
-    return f"{head}, {coverage['failed']} failed to score, {coverage['scored']} scored"
+    return f"{head}, {coverage.failed} failed to score, {coverage.scored} scored"
 
 
-def _run_notes(results: Mapping[str, Any]) -> list[str]:
+def _run_notes(results: RunResults) -> list[str]:
     notes = []
-    for config, entry in results["configs"].items():
-        record = entry["run"].get("score") or entry["run"].get("score_matrix") or {}
-        sampling = record.get("sampling", {})
+    for config, entry in results.configs.items():
+        record = entry.record or ScoringRecord({})
         rows = (
-            coverage_text(entry["coverage"])
-            if "coverage" in entry  # runs written before coverage was recorded
-            else f"{entry['num_rows']} rows"
+            coverage_text(entry.coverage)
+            if entry.coverage is not None  # runs written before coverage was recorded
+            else f"{entry.num_rows} rows"
         )
         notes.append(
-            f"- `{config}`: {rows}; adapter `{record.get('adapter', {}).get('adapter', '?')}`, mode `{record.get('mode')}`, "
-            f"score kind `{record.get('score_kind')}`, {record.get('frames')} frames "
-            f"({sampling.get('name', '?')} sampling), decoder {record.get('decoder')}, dtype {record.get('dtype')}."
+            f"- `{config}`: {rows}; adapter `{record.adapter or '?'}`, mode `{record.mode}`, "
+            f"score kind `{record.score_kind}`, {record.frames} frames ({record.sampling or '?'} "
+            f"sampling), decoder {record.decoder}, dtype {record.dtype}."
         )
     return notes
 
@@ -409,14 +408,12 @@ def write_side_by_side(
     extra: Sequence[str] = (),
 ) -> Path:
     """``report.md`` and ``side_by_side_<column>.png`` comparing several runs of one benchmark."""
-    from foilkit.evaluation import load_results
-
-    results = [load_results(run_dir) for run_dir in run_dirs]
-    benchmarks = {r["benchmark"] for r in results}
+    results = [RunResults.load(run_dir) for run_dir in run_dirs]
+    benchmarks = {r.benchmark for r in results}
     if len(benchmarks) != 1:
         raise ValueError(f"runs of different benchmarks cannot be compared: {sorted(benchmarks)}")
     tables = [run_table(r) for r in results]
-    labels = _unique_labels([r["label"] for r in results])
+    labels = _unique_labels([r.label for r in results])
     merged = side_by_side_table(tables, labels)
     tie_kinds = tied_kinds(tables)
     out = Path(out_dir)
@@ -427,14 +424,14 @@ def write_side_by_side(
             continue
         safe = re.sub(r"[^A-Za-z0-9]+", "_", column).strip("_").lower()
         plots.append(bar_plot(merged.rows, [f"{label}: {column}" for label in labels],
-                              out / f"side_by_side_{safe}.png", title=f"{title}: {column}",
+                              out / f"{SIDE_BY_SIDE_PLOT}{safe}.png", title=f"{title}: {column}",
                               xlabel=merged.row_label))  # fmt: skip
     lines = [
         f"# {title}", "",
-        (f"Benchmark **{results[0]['title']}** ({results[0]['paper_table']}). Values in %; brackets: 95% "
+        (f"Benchmark **{results[0].title}** ({results[0].paper_table}). Values in %; brackets: 95% "
          "bootstrap confidence interval."), "",
         "| run | model | control | folder |", "|---|---|---|---|",
-        *(f"| {label} | `{r['model']}` | {r.get('control') or 'none'} | {Path(d)} |"
+        *(f"| {label} | `{r.model}` | {r.control or 'none'} | {Path(d)} |"
           for label, r, d in zip(labels, results, run_dirs, strict=True)),
         "", markdown_table(merged), "",
         *([tie_note(results[0], tie_kinds, per_run=True), ""] if tie_kinds else []),
@@ -445,7 +442,7 @@ def write_side_by_side(
     path.write_text("\n".join(lines), encoding="utf-8")
     from foilkit.html_report import write_side_by_side_html
 
-    write_side_by_side_html(run_dirs, out, title=title)
+    write_side_by_side_html(run_dirs, out, title=title, results=results)
     return path
 
 

@@ -49,7 +49,8 @@ logger = logging.getLogger(__name__)
 
 @dataclass
 class ScoreOptions:
-    """Options of a scoring run (the ``**options`` of ``score`` and the flags of ``foilkit score``).
+    """Options of a scoring run: the ``**options`` of ``score``, the ``options`` of ``score_rows``
+    and ``score_pool``, ``foilkit.evaluate(score_options=...)`` and the flags of ``foilkit score``.
 
     Protocol: ``protocol`` (``paper``: the benchmark's own published code per model family;
     ``uniform``: one protocol across benchmarks; default ``paper`` when ``benchmark`` is named,
@@ -380,6 +381,15 @@ def _run(
     return data, adapter, plan, records, run
 
 
+@dataclass(frozen=True)
+class ScoredRows:
+    """What scoring per-sample rows gives: the rows (what :func:`score` returns) and the run
+    record (what it writes as ``run.json``)."""
+
+    rows: Any  # datasets.Dataset
+    run: dict[str, Any]
+
+
 def score(model: str, dataset: Any, config: str | None = None, **options: Any) -> Any:
     """Score every row of a foilkit dataset with a Hub model; returns the per-sample ``Dataset``.
 
@@ -394,22 +404,28 @@ def score(model: str, dataset: Any, config: str | None = None, **options: Any) -
         One row per dataset row: ``id``, ``caption_score``, ``foil_scores`` (and the
         ``proficiency_`` pair for ViLMA), ``score_kind``, ``frame_indices``, ``error``, the
         adapter's details, then the dataset's metadata columns. With ``out_dir``, also writes
-        ``scores.jsonl`` and ``run.json`` there.
+        ``scores.jsonl`` and ``run.json`` there. :func:`score_rows` also returns the run record.
     """
-    opts = ScoreOptions(**options)
+    return score_rows(model, dataset, config, ScoreOptions(**options)).rows
+
+
+def score_rows(model: str, dataset: Any, config: str | None, options: ScoreOptions) -> ScoredRows:
+    """:func:`score` with typed options, returning the rows and the run record."""
     # foilkit's own progress only: no bars of datasets' or transformers' inner steps
-    with _out_dir_lock(opts), library_progress_bars(enabled=False):
-        data, adapter, plan, records, run = _run(model, dataset, config, opts, "score", pool=False)
+    with _out_dir_lock(options), library_progress_bars(enabled=False):
+        data, adapter, plan, records, run = _run(
+            model, dataset, config, options, "score", pool=False
+        )
         groups = [
             group
             for group in ("main", "proficiency")
             if any(group in row.groups for row in plan.rows)
         ]
         result = scores_dataset(records, groups, adapter.score_kind, data)
-        if opts.out_dir and process_state().is_main_process:
-            write_jsonl(result, Path(opts.out_dir) / "scores.jsonl")
-            (Path(opts.out_dir) / "run.json").write_text(json.dumps(run, indent=2))
-    return result
+        if options.out_dir and process_state().is_main_process:
+            write_jsonl(result, Path(options.out_dir) / "scores.jsonl")
+            (Path(options.out_dir) / "run.json").write_text(json.dumps(run, indent=2))
+    return ScoredRows(result, run)
 
 
 @dataclass(frozen=True)
@@ -435,15 +451,22 @@ def score_matrix(
 
     Dual encoders compute it from (cached) embeddings as dot products; other adapters score
     each view against all captions (``choice`` mode does not apply: texts are not options).
+    ``options``: see ``ScoreOptions``.
     """
-    opts = ScoreOptions(**options)
-    if opts.mode == "choice":
+    return score_pool(model, dataset, config, ScoreOptions(**options))
+
+
+def score_pool(model: str, dataset: Any, config: str | None, options: ScoreOptions) -> ScoreMatrix:
+    """:func:`score_matrix` with typed options (the matrix carries its run record, ``run``)."""
+    if options.mode == "choice":
         raise ValueError(
             "score_matrix needs a mode that scores each text alone; 'choice' compares texts"
         )
     # foilkit's own progress only: no bars of datasets' or transformers' inner steps
-    with _out_dir_lock(opts), library_progress_bars(enabled=False):
-        _, adapter, plan, records, run = _run(model, dataset, config, opts, "score_matrix", pool=True)
+    with _out_dir_lock(options), library_progress_bars(enabled=False):
+        _, adapter, plan, records, run = _run(
+            model, dataset, config, options, "score_matrix", pool=True
+        )
         texts = list(plan.rows[0].groups["pool"]) if plan.rows else []
         matrix = np.full((len(records), len(texts)), np.nan)
         for i, record in enumerate(records):
@@ -453,12 +476,12 @@ def score_matrix(
         result = ScoreMatrix(
             matrix, [record["id"] for record in records], texts, adapter.score_kind, errors, run
         )
-        if opts.out_dir and process_state().is_main_process:
-            np.save(Path(opts.out_dir) / "matrix.npy", matrix)
-            (Path(opts.out_dir) / "matrix.json").write_text(
+        if options.out_dir and process_state().is_main_process:
+            np.save(Path(options.out_dir) / "matrix.npy", matrix)
+            (Path(options.out_dir) / "matrix.json").write_text(
                 json.dumps({"ids": result.ids, "texts": texts})
             )
-            (Path(opts.out_dir) / "run.json").write_text(json.dumps(run, indent=2))
+            (Path(options.out_dir) / "run.json").write_text(json.dumps(run, indent=2))
     return result
 
 
@@ -467,7 +490,10 @@ __all__ = [
     "SCORE_OPTION_NAMES",
     "ScoreMatrix",
     "ScoreOptions",
+    "ScoredRows",
     "load_scoring_dataset",
     "score",
     "score_matrix",
+    "score_pool",
+    "score_rows",
 ]

@@ -8,10 +8,6 @@ evaluate`` as ``foilkit score`` does.
 from __future__ import annotations
 
 import argparse
-from typing import Any
-
-#: ``foilkit score`` flags that ``evaluate`` sets itself (``--out`` is the run folder).
-_OWN = ("out_dir", "resume", "split", "video_root", "benchmark")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -57,21 +53,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def score_options(args: argparse.Namespace) -> dict[str, Any]:
-    """The ``foilkit score`` flags in ``args`` as ``foilkit.score`` options (minus those evaluate sets)."""
-    from foilkit.scorers.api import SCORE_OPTION_NAMES
-
-    values = vars(args)
-    options = {
-        name: values[name] for name in SCORE_OPTION_NAMES if name in values and name not in _OWN
-    }
-    options["use_cache"] = not args.no_cache
-    options["progress"] = not args.no_progress
-    return options
-
-
 def run(args: argparse.Namespace) -> int:
-    from foilkit.evaluation import evaluate
+    from foilkit.cli.score import score_options
+    from foilkit.evaluation import EVALUATE_SETS, evaluate
 
     if args.matrix:
         raise SystemExit(
@@ -81,8 +65,8 @@ def run(args: argparse.Namespace) -> int:
         args.benchmark, args.model, config=args.config, out_dir=args.out, dataset=args.dataset,
         videos=args.video_root, annotations=args.annotations, on_missing=args.on_missing, split=args.split,
         n_resamples=args.n_resamples, bootstrap_seed=args.bootstrap_seed, label=args.label, overwrite=args.overwrite,
-        resume=args.resume, **score_options(args),
+        resume=args.resume, score_options=score_options(args, leave=EVALUATE_SETS),
     )  # fmt: skip
-    if result.results["configs"]:  # the main process (others have scored their share)
+    if result.results is not None:  # the main process (others have scored their share)
         print(f"report: {result.report}")
     return 0

@@ -1,8 +1,11 @@
 """``foilkit leaderboard``: the command line of :mod:`foilkit.leaderboard`."""
 
 from __future__ import annotations
+
 import argparse
-from foilkit.leaderboard import _run_folders, write_leaderboard
+
+from foilkit.leaderboard import write_leaderboard
+from foilkit.run import find_runs
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -34,7 +37,7 @@ def run(args: argparse.Namespace) -> int:
             )
         hub.append((dataset_id, benchmark))
     report = write_leaderboard(
-        _run_folders(args.runs), args.out, hub=hub, n_resamples=args.n_resamples
+        [run.root for run in find_runs(args.runs)], args.out, hub=hub, n_resamples=args.n_resamples
     )
     print(f"leaderboard: {report}")
     return 0

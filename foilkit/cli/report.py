@@ -38,6 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from foilkit.html_report import write_leaderboard_html, write_run_html, write_side_by_side_html
+    from foilkit.run import RunFolder
 
     if args.max_thumbnails < 0:
         raise ValueError(f"--max-thumbnails must be >= 0, got {args.max_thumbnails}")
@@ -46,7 +47,7 @@ def run(args: argparse.Namespace) -> int:
     if (
         len(args.run_dirs) == 1
         and (folder / "leaderboard.csv").is_file()
-        and not (folder / "results.json").is_file()
+        and not RunFolder(folder).is_run()
     ):
         page = write_leaderboard_html(folder)
     elif len(args.run_dirs) == 1 and args.out is None:

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Collection
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from foilkit.scorers.api import ScoreOptions
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -128,41 +133,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     work.add_argument("--no-progress", action="store_true", help="no progress bars or summary")
 
 
-def run(args: argparse.Namespace) -> int:
-    from foilkit.scorers.api import score, score_matrix
+def score_options(args: argparse.Namespace, *, leave: Collection[str] = ()) -> ScoreOptions:
+    """The scoring flags in ``args`` as :class:`foilkit.scorers.api.ScoreOptions`, but the
+    fields in ``leave`` (a command that sets them itself)."""
+    from foilkit.scorers.api import SCORE_OPTION_NAMES, ScoreOptions
 
-    options = {
-        "protocol": args.protocol,
-        "benchmark": args.benchmark,
-        "reduction": args.reduction,
-        "itm_output": args.itm_output,
-        "first_token": args.first_token,
-        "max_text_tokens": args.max_text_tokens,
-        "normalized_fps": args.normalized_fps,
-        "out_dir": args.out,
-        "resume": args.resume,
-        "split": args.split,
-        "adapter": args.adapter,
-        "mode": args.mode,
-        "pooling": args.pooling,
-        "revision": args.revision,
-        "trust_remote_code": args.trust_remote_code,
-        "dtype": args.dtype,
-        "device": args.device,
-        "frames": args.frames,
-        "sampling": args.sampling,
-        "stride": args.stride,
-        "target_fps": args.target_fps,
-        "max_frames": args.max_frames,
-        "decoder": args.decoder,
-        "control": args.control,
-        "seed": args.seed,
-        "video_root": args.video_root,
-        "batch_size": args.batch_size,
-        "num_workers": args.num_workers,
-        "cache_dir": args.cache_dir,
-        "use_cache": not args.no_cache,
-        "progress": not args.no_progress,
-    }
-    (score_matrix if args.matrix else score)(args.model, args.dataset, args.config, **options)
+    values = {**vars(args), "out_dir": args.out, "use_cache": not args.no_cache,
+              "progress": not args.no_progress}  # fmt: skip
+    chosen = [name for name in SCORE_OPTION_NAMES if name in values and name not in leave]
+    return ScoreOptions(**{name: values[name] for name in chosen})
+
+
+def run(args: argparse.Namespace) -> int:
+    from foilkit.scorers.api import score_pool, score_rows
+
+    (score_pool if args.matrix else score_rows)(
+        args.model, args.dataset, args.config, score_options(args)
+    )
     return 0

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import datasets
 import pytest
+from foilkit.metrics import metric_function
 
 from foilkit.demo import DEMO_CONTROLS, DEMO_MODELS, demo_items
-from foilkit.evaluation import metric_function
 from foilkit.finetune.demo import DEMO_FINETUNE_RUNS
 
 RUNS = [(model, control) for model in DEMO_MODELS for control in DEMO_CONTROLS]

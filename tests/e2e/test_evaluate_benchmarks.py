@@ -12,6 +12,7 @@ import datasets
 import numpy as np
 import pytest
 from foilkit.builders import build
+from foilkit.scorers.api import ScoreOptions
 
 from foilkit.evaluation import evaluate
 from foilkit.report import coverage_text, run_table
@@ -67,9 +68,10 @@ def evaluated(
     root = tmp_path_factory.mktemp(f"videos-{name}")
     _render(root, durations)
     run_dir = tmp_path_factory.mktemp("runs") / f"{name}-{config}"
+    options = ScoreOptions(num_workers=0, progress=False, cache_dir=str(run_dir.parent / "embeddings"))
     result = evaluate(name, clip_model, config=config, out_dir=run_dir, videos=root, annotations=shared_data / name,
-                      on_missing="skip", n_resamples=n_resamples, datasets_cache_dir=cache, num_workers=0,
-                      progress=False, cache_dir=str(run_dir.parent / "embeddings"))  # fmt: skip
+                      on_missing="skip", n_resamples=n_resamples, datasets_cache_dir=cache,
+                      score_options=options)  # fmt: skip
     return name, config, videos, result
 
 
@@ -77,23 +79,23 @@ def test_run_folder_has_results_report_scores_and_plots(evaluated, is_png):
     _, config, videos, result = evaluated
     run = result.run_dir
     assert (run / "results.json").is_file() and result.report.is_file()
-    entry = result.results["configs"][config]
-    assert entry["num_rows"] > 0
+    entry = result.results.configs[config]
+    assert entry.num_rows > 0
     # coverage: only a few videos were rendered, the rest of the benchmark was dropped at build
-    coverage = entry["coverage"]
-    assert coverage["benchmark_rows"] == coverage["dropped_missing_video"] + entry["num_rows"]
-    assert coverage["dropped_missing_video"] > 0
-    assert coverage["scored"] + coverage["failed"] == entry["num_rows"] and coverage["failed"] == 0
+    coverage = entry.coverage
+    assert coverage.benchmark_rows == coverage.dropped_missing_video + entry.num_rows
+    assert coverage.dropped_missing_video > 0
+    assert coverage.scored + coverage.failed == entry.num_rows and coverage.failed == 0
     assert coverage_text(coverage) in result.report.read_text()
     pngs = sorted(p.name for p in run.glob("*.png"))
     assert pngs == (["recall.png"] if config in ("origin", "hard") else ["accuracy.png"])
     assert all(is_png(run / p) for p in pngs)
     if config in ("origin", "hard"):  # a retrieval pool: every view against every caption
         matrix = np.load(run / "scores" / f"{config}-matrix.npy")
-        assert matrix.shape == (entry["num_rows"], entry["num_rows"]) and np.isfinite(matrix).all()
+        assert matrix.shape == (entry.num_rows, entry.num_rows) and np.isfinite(matrix).all()
     else:
         scores = datasets.Dataset.from_parquet(str(run / "scores" / f"{config}.parquet"))
-        assert scores.num_rows == entry["num_rows"]
+        assert scores.num_rows == entry.num_rows
         assert set(scores["video_path"]) <= set(videos) and not any(scores["error"])
 
 

@@ -29,7 +29,7 @@ def _overall(benchmark: str, config: str, rows: datasets.Dataset) -> dict:
     spec = get_benchmark(benchmark)
     (metric,) = spec.metrics(config)
     computed = compute_metrics(spec, config, rows, None, n_resamples=0, seed=0)
-    result = computed[metric.metric]["overall"]
+    result = computed[metric.metric].overall
     return {label: result[key] for label, key in metric.columns.items()}
 
 
@@ -58,6 +58,7 @@ def test_vilma_avg_row_is_the_mean_of_the_five_tests():
     """Table 2's "Avg.": each test weighs the same, whatever its item count; Spatial Relations'
     one subtest is its overall row."""
     from foilkit.report import markdown_table, run_table
+    from foilkit.run import Bootstrap, ConfigResults, RunResults
 
     spec = get_benchmark("vilma")
     outcomes = {  # test -> subtest -> main-test outcomes (proficiency: all right)
@@ -74,10 +75,12 @@ def test_vilma_avg_row_is_the_mean_of_the_five_tests():
             proficiency_caption_score=1.0, proficiency_foil_scores=[0.0],
         )  # fmt: skip
         computed = compute_metrics(spec, test, rows, None, n_resamples=0, seed=0)
-        configs[test] = {"num_rows": rows.num_rows, "metrics": computed, "run": {}}
+        configs[test] = ConfigResults(rows.num_rows, computed)
         expected.append(_overall("vilma", test, rows))
     assert list(configs) == list(spec.all_configs)
-    results = {"benchmark": "vilma", "title": "ViLMA", "label": "m", "configs": configs}
+    results = RunResults(benchmark="vilma", title="ViLMA", paper_table="", model="m", label="m",
+                         control=None, protocol=None, dataset=None, split="test",
+                         bootstrap=Bootstrap(0, 0), configs=configs)  # fmt: skip
     table = run_table(results)
     avg = table.rows[-1]
     assert avg.label == "Avg." and avg.n == sum(len(r) for s in outcomes.values() for r in s.values())
@@ -85,5 +88,5 @@ def test_vilma_avg_row_is_the_mean_of_the_five_tests():
         assert avg.cells[column].value == pytest.approx(sum(e[column] for e in expected) / 5)
     assert "| Avg. |" in markdown_table(table)
     # a run without every test has no average
-    del results["configs"]["rare_actions"]
+    del results.configs["rare_actions"]
     assert all(row.label != "Avg." for row in run_table(results).rows)

@@ -4,7 +4,6 @@ only on request, with Hub task ids and Hub dataset ids."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import ClassVar
@@ -14,6 +13,7 @@ import pytest
 import yaml
 
 from foilkit.hub_results import TASK_TYPES, eval_results, prepare_upload, push_results
+from foilkit.run import RunResults
 
 #: Hub task ids (pipeline tags) model-index may name.
 HUB_TASK_IDS = {"zero-shot-classification", "multiple-choice", "text-retrieval",
@@ -65,7 +65,7 @@ def test_push_opens_a_pull_request_on_the_model(demo_runs: Path, hub):
 
 def test_model_index_uses_hub_ids_and_names_the_macro_average(demo_runs: Path):
     assert set(TASK_TYPES.values()) <= HUB_TASK_IDS
-    results = json.loads((demo_runs / "clip" / "results.json").read_text())
+    results = RunResults.load(demo_runs / "clip")
     entries = eval_results(results, dataset_id="me/synthetic", source_url="https://x")
     assert {e.dataset_type for e in entries} == {"me/synthetic"}
     whole = [e for e in entries if e.metric_config == "all"]

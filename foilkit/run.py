@@ -1,0 +1,527 @@
+"""A run of ``foilkit evaluate``: its folder (:class:`RunFolder`) and its results (:class:`RunResults`).
+
+This module owns a run. :mod:`foilkit.evaluation` writes one through it; every reader (the
+markdown and HTML reports, ``foilkit compare``, ``foilkit push-results``, the leaderboard)
+reads one through it, and none of them re-derives what a run did from file names or function
+signatures. A run folder::
+
+    <run_dir>/results.json                  RunResults: metrics with CIs, coverage, tie policies,
+                                            the resolved protocol, the scorers' run records
+    <run_dir>/report.md, report.html        the reports (foilkit.report, foilkit.html_report)
+    <run_dir>/*.png                         plots
+    <run_dir>/scores/<config>.parquet       per-sample scores (one row per dataset row)
+    <run_dir>/scores/<config>-matrix.npy    retrieval pools: views x texts scores (+ .json: ids, texts)
+    <run_dir>/scoring/<config>/             the scorer's own folder (run.json, resumable shards);
+    <run_dir>/scoring/<config>-matrix/      a retrieval pool's
+
+``results.json`` is format 1 (:data:`RESULTS_FORMAT`). Files written before tie policies were
+recorded (``ties`` of each metric) load with the policy their benchmark's spec gives; files
+written before coverage was recorded load with ``coverage`` ``None``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from foilkit.scorers.protocols import ResolvedProtocol
+
+if TYPE_CHECKING:
+    import datasets
+    import numpy as np
+
+    from foilkit.benchmarks import Benchmark, MetricSpec
+
+RESULTS_FILE = "results.json"
+#: The format of ``results.json`` this module writes; it reads the formats in ``READABLE_FORMATS``.
+RESULTS_FORMAT = 1
+READABLE_FORMATS = (1,)
+
+#: One metric function's flat result: each reported key ``k`` with ``k_ci`` = ``[low, high]``,
+#: the item count ``n`` and the tie counts (JSON values only).
+Result = dict[str, Any]
+
+
+# --- the folder -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SavedMatrix:
+    """A retrieval pool's scores as a run folder keeps them: row ``i`` is the view of item
+    ``ids[i]``, column ``j`` the text ``texts[j]`` (NaN rows: the view could not be scored)."""
+
+    scores: np.ndarray
+    ids: list[str]
+    texts: list[str]
+    score_kind: str
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """Where each file of a run folder lives (see the module docstring)."""
+
+    root: Path
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", Path(self.root))
+
+    @property
+    def results(self) -> Path:
+        return self.root / RESULTS_FILE
+
+    @property
+    def report(self) -> Path:
+        return self.root / "report.md"
+
+    @property
+    def html(self) -> Path:
+        return self.root / "report.html"
+
+    def plot(self, name: str) -> Path:
+        """The plot ``<name>.png``."""
+        return self.root / f"{name}.png"
+
+    def plots(self) -> list[Path]:
+        """Every plot in the folder, by name."""
+        return sorted(self.root.glob("*.png"))
+
+    @property
+    def scores_dir(self) -> Path:
+        return self.root / "scores"
+
+    def scores(self, config: str) -> Path:
+        """``config``'s per-sample scores."""
+        return self.scores_dir / f"{config}.parquet"
+
+    def matrix(self, config: str) -> Path:
+        """``config``'s views x texts scores (a retrieval pool)."""
+        return self.scores_dir / f"{config}-matrix.npy"
+
+    def matrix_index(self, config: str) -> Path:
+        """The ids, texts and score kind of ``config``'s matrix."""
+        return self.scores_dir / f"{config}-matrix.json"
+
+    def score_files(self) -> list[Path]:
+        """Every file under ``scores/``, by name."""
+        return sorted(p for p in self.scores_dir.glob("*") if p.is_file())
+
+    def scoring(self, config: str, *, matrix: bool = False) -> Path:
+        """The scorer's folder of ``config`` (its retrieval pool's with ``matrix``)."""
+        return self.root / "scoring" / (f"{config}-matrix" if matrix else config)
+
+    def scoring_record(self, config: str, *, matrix: bool = False) -> Path:
+        """The scorer's ``run.json`` of ``config``."""
+        return self.scoring(config, matrix=matrix) / "run.json"
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the folder, with ``/`` (as it sits in an uploaded repo)."""
+        return path.relative_to(self.root).as_posix()
+
+    def is_run(self) -> bool:
+        """Whether the folder holds an evaluation (its ``results.json``)."""
+        return self.results.is_file()
+
+    def load_scores(self, config: str) -> datasets.Dataset | None:
+        """``config``'s per-sample scores, in memory (``None``: a retrieval pool, which has a
+        matrix instead)."""
+        import datasets
+        import pyarrow.parquet as pq
+
+        path = self.scores(config)
+        if not path.is_file():
+            return None
+        return datasets.Dataset(pq.read_table(path))
+
+    def load_matrix(self, config: str) -> SavedMatrix | None:
+        """``config``'s views x texts matrix (``None``: the config has per-sample scores)."""
+        import numpy as np
+
+        if not self.matrix(config).is_file():
+            return None
+        index = json.loads(self.matrix_index(config).read_text())
+        return SavedMatrix(
+            np.load(self.matrix(config)), index["ids"], index["texts"], index["score_kind"]
+        )
+
+    def write_scores(self, config: str, rows: datasets.Dataset) -> Path:
+        self.scores_dir.mkdir(parents=True, exist_ok=True)
+        rows.to_parquet(self.scores(config))
+        return self.scores(config)
+
+    def write_matrix(self, config: str, matrix: SavedMatrix) -> Path:
+        import numpy as np
+
+        self.scores_dir.mkdir(parents=True, exist_ok=True)
+        np.save(self.matrix(config), matrix.scores)
+        self.matrix_index(config).write_text(
+            json.dumps({"ids": matrix.ids, "texts": matrix.texts, "score_kind": matrix.score_kind})
+        )
+        return self.matrix(config)
+
+
+def find_runs(paths: Iterable[str | os.PathLike]) -> list[RunFolder]:
+    """The run folders named, or found one level below a folder that is not one itself."""
+    found = []
+    for name in paths:
+        folder = RunFolder(Path(name))
+        if folder.is_run():
+            found.append(folder)
+        else:
+            found += [RunFolder(p.parent) for p in sorted(folder.root.glob(f"*/{RESULTS_FILE}"))]
+    return found
+
+
+# --- the results ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Coverage:
+    """What became of a config's rows: in the benchmark, dropped at build for a missing video,
+    failed to score (video missing, corrupt or out of range, a bad score), scored.
+
+    ``benchmark_rows`` and ``dropped_missing_video`` are ``None`` for a run of an exported
+    dataset, whose build the run did not see."""
+
+    benchmark_rows: int | None
+    dropped_missing_video: int | None
+    failed: int
+    scored: int
+
+    @classmethod
+    def of(cls, num_rows: int, dropped_missing: int | None, failed: int) -> Coverage:
+        """The coverage of ``num_rows`` loaded rows, ``failed`` of which were not scored."""
+        return cls(
+            None if dropped_missing is None else num_rows + dropped_missing,
+            dropped_missing,
+            failed,
+            num_rows - failed,
+        )
+
+    def to_json(self) -> dict[str, int | None]:
+        return {
+            "benchmark_rows": self.benchmark_rows,
+            "dropped_missing_video": self.dropped_missing_video,
+            "failed": self.failed,
+            "scored": self.scored,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Coverage:
+        return cls(
+            data["benchmark_rows"], data["dropped_missing_video"], data["failed"], data["scored"]
+        )
+
+
+@dataclass(frozen=True)
+class MetricResult:
+    """One metric of one config: its function's result over every scored item (``overall``)
+    and, for a per-group metric, over each group's items; the rows left out because they could
+    not be scored; and the tie policy the function ran with (``None``: it has none)."""
+
+    overall: Result
+    errors: int
+    groups: dict[str, Result] | None = None
+    ties: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"overall": self.overall, "errors": self.errors}
+        if self.groups is not None:
+            out["groups"] = self.groups
+        out["ties"] = self.ties
+        return out
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], *, ties: str | None = None) -> MetricResult:
+        """``ties``: the policy of a result written before policies were recorded."""
+        return cls(
+            dict(data["overall"]),
+            data["errors"],
+            None if data.get("groups") is None else {g: dict(r) for g, r in data["groups"].items()},
+            data.get("ties", ties),
+        )
+
+
+@dataclass(frozen=True)
+class ScoringRecord:
+    """A scorer's run record (``run.json`` of ``foilkit.score``/``score_matrix``) as the scorer
+    wrote it; the fields the reports show are properties (``None`` when a record lacks them)."""
+
+    data: Mapping[str, Any]
+
+    def _get(self, *keys: str) -> Any:
+        value: Any = self.data
+        for key in keys:
+            if not isinstance(value, Mapping):
+                return None
+            value = value.get(key)
+        return value
+
+    @property
+    def adapter(self) -> str | None:
+        return self._get("adapter", "adapter")
+
+    @property
+    def mode(self) -> str | None:
+        return self._get("mode")
+
+    @property
+    def score_kind(self) -> str | None:
+        return self._get("score_kind")
+
+    @property
+    def frames(self) -> int | None:
+        return self._get("frames")
+
+    @property
+    def sampling(self) -> str | None:
+        """The frame sampling policy's name."""
+        return self._get("sampling", "name")
+
+    @property
+    def decoder(self) -> str | None:
+        return self._get("decoder")
+
+    @property
+    def dtype(self) -> str | None:
+        return self._get("dtype")
+
+    @property
+    def video_root(self) -> str | None:
+        return self._get("video_root")
+
+    @property
+    def finished_at(self) -> str | None:
+        return self._get("finished_at")
+
+    @property
+    def protocol(self) -> ResolvedProtocol | None:
+        record = self._get("protocol")
+        return protocol_from_record(record) if record else None
+
+
+def protocol_from_record(record: Mapping[str, Any]) -> ResolvedProtocol:
+    """A resolved protocol from its record (``ResolvedProtocol.to_record``)."""
+    return ResolvedProtocol(
+        name=record["name"],
+        benchmark=record.get("benchmark"),
+        family=record["family"],
+        settings=dict(record["settings"]),
+        overrides={name: dict(value) for name, value in (record.get("overrides") or {}).items()},
+        reference=record.get("reference") or "",
+        notes=record.get("notes") or "",
+    )
+
+
+@dataclass(frozen=True)
+class ConfigResults:
+    """One config of a run: its rows, their coverage (``None``: a run written before coverage
+    was recorded), every metric, and the run records of its scoring (``score``: per-sample
+    rows; ``score_matrix``: a retrieval pool's matrix)."""
+
+    num_rows: int
+    metrics: dict[str, MetricResult]
+    coverage: Coverage | None = None
+    score: ScoringRecord | None = None
+    score_matrix: ScoringRecord | None = None
+
+    @property
+    def record(self) -> ScoringRecord | None:
+        """The config's scoring record: its per-sample scoring's, else its matrix's."""
+        return self.score or self.score_matrix
+
+    def records(self) -> list[ScoringRecord]:
+        return [record for record in (self.score, self.score_matrix) if record is not None]
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"num_rows": self.num_rows}
+        if self.coverage is not None:
+            out["coverage"] = self.coverage.to_json()
+        out["metrics"] = {name: metric.to_json() for name, metric in self.metrics.items()}
+        run = {"score": self.score, "score_matrix": self.score_matrix}
+        out["run"] = {kind: dict(record.data) for kind, record in run.items() if record is not None}
+        return out
+
+    @classmethod
+    def from_json(
+        cls, data: Mapping[str, Any], *, ties: Mapping[str, str | None] | None = None
+    ) -> ConfigResults:
+        """``ties``: metric -> policy, for results written before policies were recorded."""
+        run = data.get("run") or {}
+        return cls(
+            data["num_rows"],
+            {
+                name: MetricResult.from_json(metric, ties=(ties or {}).get(name))
+                for name, metric in data["metrics"].items()
+            },
+            None if data.get("coverage") is None else Coverage.from_json(data["coverage"]),
+            None if run.get("score") is None else ScoringRecord(run["score"]),
+            None if run.get("score_matrix") is None else ScoringRecord(run["score_matrix"]),
+        )
+
+
+@dataclass(frozen=True)
+class Bootstrap:
+    """The bootstrap of a run's confidence intervals."""
+
+    n_resamples: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class RunResults:
+    """A run's ``results.json``: what was evaluated, how, and every number.
+
+    Attributes:
+        benchmark, title, paper_table: the benchmark (:mod:`foilkit.benchmarks`) and its paper's table.
+        model, label: the model as given (Hub id or path) and its name in reports.
+        control: the temporal control the frames were put under (``None``: none).
+        protocol: the scoring protocol the run resolved to (``None``: none was recorded).
+        dataset: the exported folder or Hub id scored (``None``: built from the annotations).
+        split, bootstrap: the split scored and the bootstrap of the intervals.
+        configs: per config, its coverage, metrics (with their tie policies) and run records.
+    """
+
+    benchmark: str
+    title: str
+    paper_table: str
+    model: str
+    label: str
+    control: str | None
+    protocol: ResolvedProtocol | None
+    dataset: str | None
+    split: str
+    bootstrap: Bootstrap
+    configs: dict[str, ConfigResults] = field(default_factory=dict)
+
+    @property
+    def spec(self) -> Benchmark:
+        """The benchmark's :class:`foilkit.benchmarks.Benchmark`."""
+        from foilkit.benchmarks import get_benchmark
+
+        return get_benchmark(self.benchmark)
+
+    def records(self) -> Iterator[ScoringRecord]:
+        """Every scoring record of the run, config by config (per-sample scoring first)."""
+        for config in self.configs.values():
+            yield from config.records()
+
+    def tie_policies(self) -> dict[str, str]:
+        """Metric name -> the tie policy it ran with, for the metrics that have one."""
+        return {
+            name: metric.ties
+            for config in self.configs.values()
+            for name, metric in config.metrics.items()
+            if metric.ties is not None
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": RESULTS_FORMAT,
+            "benchmark": self.benchmark,
+            "title": self.title,
+            "paper_table": self.paper_table,
+            "model": self.model,
+            "label": self.label,
+            "control": self.control,
+            "protocol": None if self.protocol is None else self.protocol.to_record(),
+            "dataset": self.dataset,
+            "split": self.split,
+            "bootstrap": {"n_resamples": self.bootstrap.n_resamples, "seed": self.bootstrap.seed},
+            "configs": {name: config.to_json() for name, config in self.configs.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunResults:
+        """Results of any readable format (``ValueError`` for another format)."""
+        version = data.get("format")
+        if version not in READABLE_FORMATS:
+            raise ValueError(
+                f"results format {version!r}; this foilkit reads format "
+                + ", ".join(map(str, READABLE_FORMATS))
+                + " (a newer foilkit wrote it?)"
+            )
+        benchmark = data["benchmark"]
+        configs = {}
+        for name, config in data["configs"].items():
+            legacy = any("ties" not in metric for metric in config["metrics"].values())
+            configs[name] = ConfigResults.from_json(
+                config, ties=_spec_tie_policies(benchmark, name) if legacy else None
+            )
+        return cls(
+            benchmark=benchmark,
+            title=data["title"],
+            paper_table=data.get("paper_table", ""),
+            model=data["model"],
+            label=data["label"],
+            control=data.get("control"),
+            protocol=None if not data.get("protocol") else protocol_from_record(data["protocol"]),
+            dataset=data.get("dataset"),
+            split=data["split"],
+            bootstrap=Bootstrap(data["bootstrap"]["n_resamples"], data["bootstrap"]["seed"]),
+            configs=configs,
+        )
+
+    @classmethod
+    def load(cls, run_dir: str | os.PathLike | RunFolder) -> RunResults:
+        """The results of a run folder; ``FileNotFoundError`` when it holds none, ``ValueError``
+        naming the file when it is not a foilkit results file this version reads."""
+        folder = run_dir if isinstance(run_dir, RunFolder) else RunFolder(Path(run_dir))
+        path = folder.results
+        if not path.is_file():
+            raise FileNotFoundError(
+                f"{folder.root} is not a foilkit evaluation run folder: {path} is missing"
+            )
+        try:
+            return cls.from_json(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, KeyError, TypeError, AttributeError) as error:
+            detail = f"no {error}" if isinstance(error, KeyError) else str(error)
+            raise ValueError(
+                f"{path} is not a foilkit results file this version reads: {detail}"
+            ) from error
+
+    def save(self, run_dir: str | os.PathLike | RunFolder) -> Path:
+        """Write ``results.json`` into the run folder; returns its path."""
+        folder = run_dir if isinstance(run_dir, RunFolder) else RunFolder(Path(run_dir))
+        folder.root.mkdir(parents=True, exist_ok=True)
+        folder.results.write_text(
+            json.dumps(self.to_json(), indent=2, default=_json_default), encoding="utf-8"
+        )
+        return folder.results
+
+
+def tie_policy(metric: MetricSpec) -> str | None:
+    """The tie policy ``metric`` runs with: its option in the benchmark's spec, else its
+    function's default (``None``: the function takes none)."""
+    from foilkit.metrics import metric_function
+
+    if "ties" in metric.options:
+        return metric.options["ties"]
+    parameter = inspect.signature(metric_function(metric.metric)).parameters.get("ties")
+    return None if parameter is None else parameter.default
+
+
+def _spec_tie_policies(benchmark: str, config: str) -> dict[str, str | None]:
+    """The tie policies the benchmark's spec gives ``config``'s metrics (for results written
+    before the policies were recorded)."""
+    from foilkit.benchmarks import get_benchmark
+
+    return {
+        metric.metric: tie_policy(metric) for metric in get_benchmark(benchmark).metrics(config)
+    }
+
+
+def _json_default(value: Any) -> Any:
+    if hasattr(value, "tolist"):
+        return value.tolist()
+    return str(value)
+
+
+def plain_json(value: Any) -> Any:
+    """``value`` as ``results.json`` stores it (numpy values as lists and numbers, tuples as
+    lists): what a run holds in memory equals what loading its folder gives."""
+    return json.loads(json.dumps(value, default=_json_default))
