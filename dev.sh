@@ -84,10 +84,20 @@ case "${1:-}" in
     shift; ensure_ffmpeg; ensure_venv
     "$VENV/bin/foilkit" doctor
     exec "$VENV/bin/foilkit" demo "$@" ;;
+  lint)
+    shift; ensure_venv
+    "$VENV/bin/ruff" format --check --quiet .
+    exec "$VENV/bin/ruff" check --quiet . ;;
   test)
     shift; ensure_ffmpeg; ensure_venv; ensure_tokenizers; ensure_chromium
+    # The whole suite (no pytest options, as the README and CI run it) starts with the style
+    # checks; the import-layer contract is a test (tests/test_import_contract.py).
+    if [ $# -eq 0 ]; then
+      "$VENV/bin/ruff" format --check --quiet . || { echo "ruff format: run '.venv/bin/ruff format .'" >&2; exit 1; }
+      "$VENV/bin/ruff" check --quiet . || exit 1
+    fi
     export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg
     exec "$VENV/bin/python" -m pytest "$@" ;;
   *)
-    echo "usage: ./dev.sh demo [demo options] | ./dev.sh test [pytest options]" >&2; exit 2 ;;
+    echo "usage: ./dev.sh demo [demo options] | ./dev.sh test [pytest options] | ./dev.sh lint" >&2; exit 2 ;;
 esac

@@ -5,11 +5,12 @@ one import name ``foilkit``. setuptools' static ``packages.find`` cannot discove
 whose import names differ from their folder names, so each mapped folder is searched here
 (namespace folders included, so every ``metrics/<name>/`` evaluate module ships in the wheel).
 """
+
 from __future__ import annotations
 
-import tomllib
 from pathlib import Path
 
+import tomllib
 from setuptools import find_namespace_packages, setup
 
 HERE = Path(__file__).parent

@@ -16,8 +16,9 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from foilkit.scorers.video import decoding
 from typing_extensions import Self
+
+from foilkit.scorers.video import decoding
 
 
 class DecodeCounter:

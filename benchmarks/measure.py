@@ -121,6 +121,7 @@ def phase_record(phase: Phase) -> dict[str, Any]:
 def environment() -> dict[str, Any]:
     """Hardware and package versions of this run (the scorer's own run-record helpers)."""
     import torch
+
     from foilkit.scorers.record import hardware, package_versions
 
     record = {

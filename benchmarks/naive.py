@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import torch
+
 from foilkit.scorers.plan import TEXT_GROUPS
 from foilkit.scorers.requests import TextsRequest
 from foilkit.scorers.video import SamplingPolicy, VideoView, decode_view

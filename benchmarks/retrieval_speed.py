@@ -31,8 +31,9 @@ from typing import Any
 import numpy as np
 import psutil
 import torch
-from foilkit.metrics.retrieval_recall.retrieval_recall import retrieval_recall
 from measure import describe_hardware, environment, measure, phase_record, render_table, write_json
+
+from foilkit.metrics.retrieval_recall.retrieval_recall import retrieval_recall
 
 KS = (1, 5, 10)
 SIZES = {"quick": (2_000,), "full": (20_000, 100_000)}

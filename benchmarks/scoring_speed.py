@@ -48,12 +48,6 @@ from typing import Any
 import torch
 from corpus import SHAPES, SIZES, CorpusVideo, corpus, default_cache_root
 from counters import DecodeCounter, ForwardCounter
-from foilkit.scorers.adapters import EmbeddingAdapter, load_adapter
-from foilkit.scorers.cache import EmbeddingCache
-from foilkit.scorers.engine import Engine, available_cores
-from foilkit.scorers.plan import make_plan
-from foilkit.scorers.store import ResultStore
-from foilkit.scorers.video import SamplingPolicy
 from measure import (
     Phase,
     describe_hardware,
@@ -65,6 +59,13 @@ from measure import (
 )
 from models import DEFAULT_MODELS, MODELS, ModelSpec
 from naive import naive_scores
+
+from foilkit.scorers.adapters import EmbeddingAdapter, load_adapter
+from foilkit.scorers.cache import EmbeddingCache
+from foilkit.scorers.engine import Engine, available_cores
+from foilkit.scorers.plan import make_plan
+from foilkit.scorers.store import ResultStore
+from foilkit.scorers.video import SamplingPolicy
 
 # The targets: engine items/s over naive on the VITATECS shape, and engine views/s over
 # the decode-only limit for dual encoders.

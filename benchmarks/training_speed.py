@@ -32,8 +32,6 @@ from typing import Any
 
 import torch
 from corpus import CorpusSize, corpus, rtime_rows
-from foilkit.scorers.adapters.temporal_clip import TemporalClip, tokenize
-from foilkit.scorers.video import SamplingPolicy
 from measure import (
     describe_hardware,
     environment,
@@ -45,6 +43,8 @@ from measure import (
 
 from foilkit.finetune.data import FramePipeline, epoch_batches, training_items
 from foilkit.finetune.train import contrastive_loss
+from foilkit.scorers.adapters.temporal_clip import TemporalClip, tokenize
+from foilkit.scorers.video import SamplingPolicy
 
 SIZES = {
     "smoke": CorpusSize(videos=4, seconds=1.5),
@@ -123,8 +123,12 @@ def main(argv: list[str] | None = None) -> int:
         with measure(loader) as phase:
             clips = train_epoch(model, processor, pipeline, batches, device)
         pipeline.close()
-        results[loader] = {"clips": clips, "clips_per_s": phase.rate(clips), "decodes": pipeline.decodes,
-                           **phase_record(phase)}  # fmt: skip
+        results[loader] = {
+            "clips": clips,
+            "clips_per_s": phase.rate(clips),
+            "decodes": pipeline.decodes,
+            **phase_record(phase),
+        }
     shared, separate = results["shared decode"], results["separate decodes"]
     ratio = shared["clips_per_s"] / separate["clips_per_s"]
     checks = {
@@ -132,21 +136,44 @@ def main(argv: list[str] | None = None) -> int:
         "separate: one decode per clip": separate["decodes"] == shared["clips"],
         "same pixels either way": torch.equal(*first_batches.values()),
     }
-    print(f"training speed, {len(videos)} videos of {SIZES[name].seconds:g} s "
-          f"({len(items)} items + reversals), {args.frames} frames, batch {args.batch_size}, "
-          f"{args.workers} decoding threads; {describe_hardware(env)}\n")  # fmt: skip
-    print(render_table(
-        "clips per second of a training epoch",
-        ["loader", "clips", "decodes", "seconds", "clips/s", "cores busy", "peak RSS MiB"],
-        [[loader, r["clips"], r["decodes"], r["seconds"], r["clips_per_s"], r["cores_busy"], r["peak_rss_mib"]]
-         for loader, r in results.items()],
-    ))  # fmt: skip
+    print(
+        f"training speed, {len(videos)} videos of {SIZES[name].seconds:g} s "
+        f"({len(items)} items + reversals), {args.frames} frames, batch {args.batch_size}, "
+        f"{args.workers} decoding threads; {describe_hardware(env)}\n"
+    )
+    print(
+        render_table(
+            "clips per second of a training epoch",
+            ["loader", "clips", "decodes", "seconds", "clips/s", "cores busy", "peak RSS MiB"],
+            [
+                [
+                    loader,
+                    r["clips"],
+                    r["decodes"],
+                    r["seconds"],
+                    r["clips_per_s"],
+                    r["cores_busy"],
+                    r["peak_rss_mib"],
+                ]
+                for loader, r in results.items()
+            ],
+        )
+    )
     print(f"shared / separate: {ratio:.2f}x clips/s\n")
     for check, passed in checks.items():
         print(f"{'ok  ' if passed else 'FAIL'} {check}")
     if args.json:
-        write_json(args.json, {"size": name, "environment": env, "results": results,
-                               "ratio": ratio, "checks": checks, "args": vars(args)})  # fmt: skip
+        write_json(
+            args.json,
+            {
+                "size": name,
+                "environment": env,
+                "results": results,
+                "ratio": ratio,
+                "checks": checks,
+                "args": vars(args),
+            },
+        )
     return 0 if all(checks.values()) else 1
 
 

@@ -8,35 +8,85 @@
 
 or in one call :func:`build`; :func:`export` writes the Hub layout (parquet per config and split
 plus a dataset card) that ``datasets.load_dataset(folder, config)`` reads back.
+
+Two registries (:class:`foilkit.registry.Registry`, targets imported on first use) name what
+there is: :data:`BUILDERS`, the builder class of each benchmark, and :data:`BENCHMARKS`, what
+``foilkit evaluate`` computes for each (:func:`get_benchmark`), declared as ``BENCHMARK`` beside
+its builder with the builder's configs (see :mod:`foilkit.builders.spec`).
 """
 
 from __future__ import annotations
 
-import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
+from foilkit.builders.spec import Benchmark
+from foilkit.registry import Registry
+
 if TYPE_CHECKING:
     import datasets
+
     from foilkit.builders.base import FoilkitBuilder
 
-#: Benchmark name -> "module:class" of its builder (imported on first use).
-BUILDERS: dict[str, str] = {
-    "vitatecs": "foilkit.builders.vitatecs:Vitatecs",
-    "vilma": "foilkit.builders.vilma:Vilma",
-    "rtime": "foilkit.builders.rtime:RTime",
-    "contrast_sets": "foilkit.builders.contrast_sets:ContrastSets",
-}
+#: Benchmark name -> its builder class (its module imported on first use).
+BUILDERS: Registry[type[FoilkitBuilder]] = Registry("builder")
+#: Benchmark name -> its :class:`~foilkit.builders.spec.Benchmark`, declared beside its builder
+#: (``BENCHMARK`` of the builder's module) and imported on first use.
+BENCHMARKS: Registry[Benchmark] = Registry("benchmark")
+for _name, _module, _builder, _summary in (
+    (
+        "vitatecs",
+        "vitatecs",
+        "Vitatecs",
+        "VITATECS: caption vs one counterfactual, six temporal aspects",
+    ),
+    ("vilma", "vilma", "Vilma", "ViLMA: proficiency and main tests, five tests of eleven subtests"),
+    ("rtime", "rtime", "RTime", "RTime: retrieval among videos and their time reversals"),
+    (
+        "contrast_sets",
+        "contrast_sets",
+        "ContrastSets",
+        "MSR-VTT contrast sets: five-way multiple choice with a verb or gender foil",
+    ),
+):
+    BUILDERS.add_lazy(_name, f"foilkit.builders.{_module}:{_builder}", _summary)
+    BENCHMARKS.add_lazy(_name, f"foilkit.builders.{_module}:BENCHMARK", _summary)
+BENCHMARKS.add_lazy(
+    "synthetic",
+    "foilkit.builders.synthetic:BENCHMARK",
+    "foilkit's synthetic temporal benchmark (the demo's; read from its exported folder)",
+)
+del _name, _module, _builder, _summary
 
-__all__ = ["BUILDERS", "build", "builder_class", "export", "load_builder", "prepare", "push_to_hub"]
+__all__ = [
+    "BENCHMARKS",
+    "BUILDERS",
+    "Benchmark",
+    "build",
+    "builder_class",
+    "export",
+    "get_benchmark",
+    "list_benchmarks",
+    "load_builder",
+    "prepare",
+    "push_to_hub",
+]
 
 
 def builder_class(name: str) -> type[FoilkitBuilder]:
     """The builder class registered as ``name``."""
-    if name not in BUILDERS:
-        raise ValueError(f"unknown benchmark {name!r}; choose from {sorted(BUILDERS)}")
-    module, _, cls = BUILDERS[name].partition(":")
-    return getattr(importlib.import_module(module), cls)
+    return BUILDERS.get(name)
+
+
+def get_benchmark(name: str) -> Benchmark:
+    """The :class:`~foilkit.builders.spec.Benchmark` registered as ``name``: what ``foilkit
+    evaluate`` computes for it."""
+    return BENCHMARKS.get(name)
+
+
+def list_benchmarks() -> list[str]:
+    """Names of the benchmarks ``foilkit evaluate`` knows."""
+    return list(BENCHMARKS.names())
 
 
 def load_builder(name: str, config: str | None = None, **options: Any) -> FoilkitBuilder:
@@ -68,6 +118,7 @@ def prepare(builder: FoilkitBuilder) -> datasets.DatasetDict:
     generic ``DatasetGenerationError``.
     """
     import datasets
+
     from foilkit.builders.annotations import AnnotationError
     from foilkit.builders.videos import MissingVideosError, VideoPathError
 

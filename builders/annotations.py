@@ -24,6 +24,9 @@ from typing import Any
 
 import datasets
 
+import foilkit.files
+from foilkit.files import FileFormatError, read_text
+
 
 class AnnotationError(ValueError):
     """An annotation file is not what its builder expects; the message names file, row, field."""
@@ -103,36 +106,29 @@ def fetch(
 def _decoded(path: Path, *, rows_are_lines: bool = True) -> str:
     """The file's text; invalid UTF-8 is an :class:`AnnotationError` naming its line (as the
     row itself, or as ``"line N"`` where rows are named by example id)."""
-    data = Path(path).read_bytes()
     try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise AnnotationError(
-            path,
-            line if rows_are_lines else f"line {line}",
-            f"invalid UTF-8 (byte 0x{data[error.start]:02x}); save the file as UTF-8",
-        ) from None
+        return read_text(path)
+    except FileFormatError as error:
+        raise _annotation_error(error, rows_are_lines=rows_are_lines) from None
 
 
-def read_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for every non-blank line of a JSON Lines file."""
+def _annotation_error(error: FileFormatError, *, rows_are_lines: bool = True) -> AnnotationError:
+    """``error`` (file, line, problem) as the builders' :class:`AnnotationError`."""
+    row = error.line if rows_are_lines or error.line is None else f"line {error.line}"
+    return AnnotationError(error.path, row, error.problem)
+
+
+def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, object)`` for every non-blank line of a JSON Lines file, as
+    :func:`foilkit.files.numbered_jsonl` reads it, with its errors as :class:`AnnotationError`;
+    an empty file is an error too."""
     rows = 0
-    for number, line in enumerate(io.StringIO(_decoded(path), newline=None), start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as error:
-            raise AnnotationError(
-                path, number, f"malformed JSON ({error.msg}): {line.strip()[:80]!r}"
-            ) from None
-        if not isinstance(record, dict):
-            raise AnnotationError(
-                path, number, f"expected a JSON object, got {type(record).__name__}"
-            )
-        rows += 1
-        yield number, record
+    try:
+        for number, record in foilkit.files.numbered_jsonl(path):
+            rows += 1
+            yield number, record
+    except FileFormatError as error:
+        raise _annotation_error(error) from None
     if not rows:
         raise AnnotationError(path, None, "the file is empty: it holds no JSON line")
 

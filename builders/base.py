@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 import datasets
+
 from foilkit.builders.annotations import GitHubSource
 from foilkit.builders.videos import VideoReport, check_policy, resolve_videos
 

@@ -9,12 +9,14 @@ and the citation.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import datasets
-from foilkit.builders.base import FoilkitBuilder
 from huggingface_hub import DatasetCardData
+
+from foilkit.builders.base import FoilkitBuilder
 
 
 @dataclass(frozen=True)
@@ -31,6 +33,29 @@ class ExportedConfig:
         return self.builder.config.name
 
 
+def card_configs(
+    files: Mapping[str, Mapping[str, str | Sequence[str]]], default: str | None = None
+) -> list[dict[str, Any]]:
+    """The dataset card's YAML ``configs:`` list, which ``datasets.load_dataset(folder_or_repo,
+    config)`` reads: per config (``files``: config -> split -> parquet path, glob or list of
+    them, relative to the card) its ``data_files`` per split, ``default`` marked as the default.
+
+    >>> card_configs({"a": {"test": "a.parquet"}}, default="a")
+    [{'config_name': 'a', 'data_files': [{'split': 'test', 'path': 'a.parquet'}], 'default': True}]
+    """
+    return [
+        {
+            "config_name": config,
+            "data_files": [
+                {"split": split, "path": path if isinstance(path, str) else list(path)}
+                for split, path in splits.items()
+            ],
+            **({"default": True} if config == default else {}),
+        }
+        for config, splits in files.items()
+    ]
+
+
 def card_text(benchmark: str, exported: Sequence[ExportedConfig], *, embed_videos: bool) -> str:
     """The full README.md of an export of ``benchmark`` holding ``exported`` configs."""
     first = exported[0].builder
@@ -40,16 +65,7 @@ def card_text(benchmark: str, exported: Sequence[ExportedConfig], *, embed_video
         license=first.SOURCE.licence,
         language=["en"],
         tags=["video", "video-text", "temporal-reasoning", "foils", "foilkit"],
-        configs=[
-            {
-                "config_name": config.name,
-                "data_files": [
-                    {"split": split, "path": paths} for split, paths in config.files.items()
-                ],
-                **({"default": True} if config.name == default else {}),
-            }
-            for config in exported
-        ],
+        configs=card_configs({config.name: config.files for config in exported}, default),
     )
     infos = {
         config.name: datasets.DatasetInfo(

@@ -18,12 +18,13 @@ clips whose caption has no gender word (2,477 of 2,990 remain in the paper).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import datasets
+
 from foilkit.builders.annotations import (
     AnnotationError,
     AnnotationFile,
@@ -34,7 +35,7 @@ from foilkit.builders.annotations import (
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, TEXTS, canonical_features
-
+from foilkit.builders.spec import Benchmark, MetricSpec
 from foilkit.errors import UserError
 
 if TYPE_CHECKING:
@@ -190,9 +191,13 @@ class ContrastSets(FoilkitBuilder):
             return
         for number, record in read_tsv(path, ("clip", *ENDINGS, "label")):
             yield multiple_choice_row(
-                record["clip"], [record[ending] for ending in ENDINGS], record["label"],
-                self.config.foil_type, file=path, row=number,
-            )  # fmt: skip
+                record["clip"],
+                [record[ending] for ending in ENDINGS],
+                record["label"],
+                self.config.foil_type,
+                file=path,
+                row=number,
+            )
 
     def _multiple_choice_items(self, path: Path) -> list[MultipleChoiceItem]:
         """Random MC items of the user's file; for ``gender``, with one negative gender-swapped."""
@@ -279,3 +284,31 @@ def multiple_choice_row(
         "label": index,
         "foil_type": foil_type,
     }
+
+
+# --- what ``foilkit evaluate contrast_sets`` computes ---------------------------------------------
+
+
+def _multiple_choice(rows: Mapping[str, Any]) -> dict[str, Any]:
+    """Option scores back in published order: the caption's score at ``label``, foils around it."""
+    scores = []
+    for caption_score, foil_scores, label in zip(
+        rows["caption_score"], rows["foil_scores"], rows["label"], strict=True
+    ):
+        options = list(foil_scores)
+        options.insert(int(label), caption_score)
+        scores.append(options)
+    return {"scores": scores, "labels": [int(label) for label in rows["label"]]}
+
+
+MULTIPLE_CHOICE = MetricSpec("multiple_choice_accuracy", _multiple_choice, {"accuracy": "accuracy"})
+
+BENCHMARK = Benchmark.of_builder(
+    "contrast_sets",
+    ContrastSets,
+    all_configs=tuple(PUBLISHED),
+    metrics=lambda config: (MULTIPLE_CHOICE,),
+    group_column="foil_type",
+    group_label="foil type",
+    paper_table="Table 2: multiple-choice accuracy per contrast set",
+)

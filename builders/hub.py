@@ -23,9 +23,18 @@ from pathlib import Path
 from typing import Any
 
 import datasets
-from foilkit.builders import builder_class, load_builder, prepare
-from foilkit.builders.card import ExportedConfig, card_text
 
+from foilkit.builders import (
+    builder_class,
+    contrast_sets,
+    get_benchmark,
+    load_builder,
+    prepare,
+    synthetic,
+    vilma,
+    vitatecs,
+)
+from foilkit.builders.card import ExportedConfig, card_text
 from foilkit.progress import library_progress_bars
 
 logger = logging.getLogger(__name__)
@@ -64,21 +73,41 @@ def export(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with library_progress_bars(enabled=False):
-        return _export(name, out, names, video_root, on_missing, annotations, embed_videos,
-                       cache_dir, config_options)  # fmt: skip
+        return _export(
+            name,
+            out,
+            names,
+            video_root,
+            on_missing,
+            annotations,
+            embed_videos,
+            cache_dir,
+            config_options,
+        )
 
 
 def _export(
-    name: str, out: Path, names: Sequence[str], video_root: str | os.PathLike | None,
-    on_missing: str, annotations: str | os.PathLike | None, embed_videos: bool,
-    cache_dir: str | os.PathLike | None, config_options: Mapping[str, Any],
-) -> Path:  # fmt: skip
+    name: str,
+    out: Path,
+    names: Sequence[str],
+    video_root: str | os.PathLike | None,
+    on_missing: str,
+    annotations: str | os.PathLike | None,
+    embed_videos: bool,
+    cache_dir: str | os.PathLike | None,
+    config_options: Mapping[str, Any],
+) -> Path:
     exported, sizes = [], {}
     for config in names:
         builder = load_builder(
-            name, config, video_root=video_root, on_missing=on_missing, annotations=annotations,
-            cache_dir=None if cache_dir is None else os.fspath(cache_dir), **config_options,
-        )  # fmt: skip
+            name,
+            config,
+            video_root=video_root,
+            on_missing=on_missing,
+            annotations=annotations,
+            cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+            **config_options,
+        )
         splits = prepare(builder)
         files, rows, videos = {}, {}, {}
         for split, dataset in splits.items():
@@ -111,30 +140,46 @@ class CardMetadata:
 CARD_METADATA: dict[str, CardMetadata] = {
     "vitatecs": CardMetadata(
         ("zero-shot-classification", "video-text-to-text"),
-        ("extended|MSR-VTT", "extended|VATEX"), "https://arxiv.org/abs/2311.17404",
+        ("extended|MSR-VTT", "extended|VATEX"),
+        "https://arxiv.org/abs/2311.17404",
     ),
     "vilma": CardMetadata(
         ("zero-shot-classification", "video-text-to-text"),
-        ("extended|VidSitu", "extended|COIN", "extended|YouCook2", "extended|RareAct",
-         "extended|QUVA", "extended|STAR", "extended|Something-Something-v2"),
+        (
+            "extended|VidSitu",
+            "extended|COIN",
+            "extended|YouCook2",
+            "extended|RareAct",
+            "extended|QUVA",
+            "extended|STAR",
+            "extended|Something-Something-v2",
+        ),
         "https://arxiv.org/abs/2311.07022",
     ),
     "rtime": CardMetadata(
-        ("text-retrieval", "zero-shot-classification"), ("original",),
+        ("text-retrieval", "zero-shot-classification"),
+        ("original",),
         "https://github.com/qyr0403/Reversed-in-Time",
     ),
     "contrast_sets": CardMetadata(
-        ("multiple-choice", "zero-shot-classification"), ("extended|MSR-VTT",),
+        ("multiple-choice", "zero-shot-classification"),
+        ("extended|MSR-VTT",),
         "https://aclanthology.org/2022.naacl-main.261",
     ),
-    "synthetic": CardMetadata(("zero-shot-classification", "video-text-to-text"), ("original",), ""),
-}  # fmt: skip
+    "synthetic": CardMetadata(
+        ("zero-shot-classification", "video-text-to-text"), ("original",), ""
+    ),
+}
 
 
 def size_category(rows: int) -> str:
     """The Hub's ``size_categories`` value for ``rows`` rows."""
-    for bound, label in ((1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"),
-                         (1_000_000, "100K<n<1M")):  # fmt: skip
+    for bound, label in (
+        (1_000, "n<1K"),
+        (10_000, "1K<n<10K"),
+        (100_000, "10K<n<100K"),
+        (1_000_000, "100K<n<1M"),
+    ):
         if rows < bound:
             return label
     return "1M<n<10M"
@@ -158,8 +203,10 @@ def complete_card(
         splits = [
             (split, rows, nbytes) for (c, split), (rows, nbytes) in sizes.items() if c == config
         ]
-        info["splits"] = [{"name": split, "num_bytes": nbytes, "num_examples": rows}
-                          for split, rows, nbytes in splits]  # fmt: skip
+        info["splits"] = [
+            {"name": split, "num_bytes": nbytes, "num_examples": rows}
+            for split, rows, nbytes in splits
+        ]
         info["download_size"] = sum(
             path.stat().st_size for path in (folder / config).glob("*.parquet")
         )
@@ -200,57 +247,82 @@ class HubTask:
 
 def _aspect_tasks(aspects: Sequence[str], what: str) -> tuple[HubTask, ...]:
     return (
-        *(HubTask(aspect, aspect, f"{what} accuracy on the {aspect} aspect (a tie counts as wrong)",
-                  ((aspect, None, "macro_accuracy"), ("all", aspect, "accuracy")))
-          for aspect in aspects),
-        HubTask("average", "all", f"{what}: mean of the per-aspect accuracies (Avg.)",
-                (("all", None, "macro_accuracy"),)),
-    )  # fmt: skip
+        *(
+            HubTask(
+                aspect,
+                aspect,
+                f"{what} accuracy on the {aspect} aspect (a tie counts as wrong)",
+                ((aspect, None, "macro_accuracy"), ("all", aspect, "accuracy")),
+            )
+            for aspect in aspects
+        ),
+        HubTask(
+            "average",
+            "all",
+            f"{what}: mean of the per-aspect accuracies (Avg.)",
+            (("all", None, "macro_accuracy"),),
+        ),
+    )
 
-
-VILMA_TESTS = (
-    "action_counting",
-    "situation_awareness",
-    "change_of_state",
-    "rare_actions",
-    "spatial_relations",
-)
 
 #: The documented task ids of each benchmark (values are percentages, higher is better).
 #: VITATECS: one per aspect and ``average``; ViLMA: one per test (P+T, Table 2) and ``average``
 #: (their mean, Table 2's ``Avg.``); RTime: ``origin_t2v_r1``, ``origin_v2t_r1``,
 #: ``hard_t2v_r1``, ``hard_v2t_r1``, ``binary_t2v``, ``binary_v2t``; contrast sets: one per
-#: foil type (``verb_lm``, ``verb_human``, ``gender``, ``random``).
+#: foil type (``verb_lm``, ``verb_human``, ``gender``, ``random``). Aspects, tests and contrast
+#: sets are the builders' own; ViLMA's result key per test is its spec's P+T column.
 HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
-    "vitatecs": _aspect_tasks(
-        ("direction", "intensity", "sequence", "localization", "compositionality", "type"),
-        "VITATECS",
-    ),
+    "vitatecs": _aspect_tasks(vitatecs.ASPECTS, "VITATECS"),
     "vilma": (
-        *(HubTask(test, test, f"ViLMA {test.replace('_', ' ')}: combined proficiency and main test "
-                  "accuracy (P+T)",
-                  ((test, None, "macro_combined_accuracy" if test == "change_of_state"
-                    else "combined_accuracy"),))
-          for test in VILMA_TESTS),
-        HubTask("average", "action_counting", "ViLMA: mean P+T over the five tests (Table 2 Avg.)",
-                mean_of=VILMA_TESTS),
+        *(
+            HubTask(
+                test,
+                test,
+                f"ViLMA {test.replace('_', ' ')}: combined proficiency and main test "
+                "accuracy (P+T)",
+                ((test, None, vilma.BENCHMARK.metrics(test)[0].columns["P+T"]),),
+            )
+            for test in vilma.TESTS
+        ),
+        HubTask(
+            "average",
+            "action_counting",
+            "ViLMA: mean P+T over the five tests (Table 2 Avg.)",
+            mean_of=vilma.TESTS,
+        ),
     ),
     "rtime": (
-        *(HubTask(f"{config}_{direction}_r1", config,
-                  f"RTime-{config.title()} {direction.upper()} recall@1",
-                  ((config, None, f"{direction}_r1"),))
-          for config in ("origin", "hard") for direction in ("t2v", "v2t")),
-        *(HubTask(f"binary_{direction}", "binary", f"RTime-Binary {direction.upper()} accuracy",
-                  (("binary", None, f"{direction}_accuracy"),))
-          for direction in ("t2v", "v2t")),
+        *(
+            HubTask(
+                f"{config}_{direction}_r1",
+                config,
+                f"RTime-{config.title()} {direction.upper()} recall@1",
+                ((config, None, f"{direction}_r1"),),
+            )
+            for config in ("origin", "hard")
+            for direction in ("t2v", "v2t")
+        ),
+        *(
+            HubTask(
+                f"binary_{direction}",
+                "binary",
+                f"RTime-Binary {direction.upper()} accuracy",
+                (("binary", None, f"{direction}_accuracy"),),
+            )
+            for direction in ("t2v", "v2t")
+        ),
     ),
     "contrast_sets": tuple(
-        HubTask(name, name, f"MSR-VTT contrast set {name}: 5-way multiple-choice accuracy",
-                ((name, None, "accuracy"),))
-        for name in ("verb_lm", "verb_human", "gender", "random")
+        HubTask(
+            name,
+            name,
+            f"MSR-VTT contrast set {name}: 5-way multiple-choice accuracy",
+            ((name, None, "accuracy"),),
+        )
+        for name in contrast_sets.BENCHMARK.configs
     ),
-    "synthetic": _aspect_tasks(("direction", "order", "speed"), "foilkit synthetic benchmark"),
-}  # fmt: skip
+    "synthetic": _aspect_tasks(synthetic.ASPECTS, "foilkit synthetic benchmark"),
+}
 
 #: What the Hub accepts as a task id (letters, digits, ``_``, ``-``, ``.``; no spaces).
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
@@ -264,8 +336,6 @@ def eval_yaml(name: str, splits: Mapping[str, Sequence[str]]) -> dict[str, Any]:
     Lists the tasks of :data:`HUB_TASKS` whose values the exported configs can give (a task
     averaging others needs all of them), each with its config and the split it is scored on.
     """
-    from foilkit.benchmarks import get_benchmark
-
     benchmark = get_benchmark(name)
     split = benchmark.split
     listed = {

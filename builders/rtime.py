@@ -2,7 +2,12 @@
 
 Upstream: ``test.json`` (1000 source videos) and ``valid.json`` (500), objects keyed by source
 video id with one human-written ``forward_captions``/``reverse_captions`` caption, nine GPT-4
-rewrites of each, the source ``url`` and the annotators' ``temporal``/``reverse`` flags.
+rewrites of each, the source ``url`` and the annotators' ``temporal``/``reverse`` flags. The
+pinned commit also holds ``train.json`` (added with them in commit 7707a82, git blob
+09fbda114ee00fbc685f3e72d59f66d6fa524140; the paper's train split, 18,537 views), which
+``train_split=True`` builds as a ``train`` split in the same format: a source video whose
+reversal the annotators found unrealistic (``reverse: false``; the paper keeps such videos in
+training only) gives a forward row alone, with no foil.
 
 Each source video gives a forward row and a reversed row: the reversed view is the *same file*
 with ``reversed=True`` (no second file, no re-encoding); its caption is the reverse caption and
@@ -14,12 +19,13 @@ views in one pool) and ``binary`` (the same rows as ``hard``; the metric pairs t
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
 import datasets
+
 from foilkit.builders.annotations import (
     AnnotationError,
     AnnotationFile,
@@ -33,9 +39,12 @@ from foilkit.builders.annotations import (
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import FLAG, TEXT, TEXTS, canonical_features
+from foilkit.builders.spec import Benchmark, MetricSpec
 
 TASKS = ("origin", "hard", "binary")
 SPLITS = {"test": "test.json", "validation": "valid.json"}
+#: The train annotations at the pinned commit (``RTimeConfig.train_split``).
+TRAIN_SPLITS = {"train": "train.json"}
 DIRECTIONS = ("forward", "reverse")
 
 SOURCE = GitHubSource(
@@ -73,10 +82,17 @@ _FIELDS = (
     "temporal",
     "reverse",
 )
+#: What a source video without a usable reversal (``reverse: false``) must still have.
+_FORWARD_FIELDS = ("forward_captions", "forward_rewrites", "url", "temporal", "reverse")
 _TYPES = {
-    "forward_captions": list, "reverse_captions": list, "forward_rewrites": list, "reverse_rewrites": list,
-    "url": str, "temporal": bool, "reverse": bool,
-}  # fmt: skip
+    "forward_captions": list,
+    "reverse_captions": list,
+    "forward_rewrites": list,
+    "reverse_rewrites": list,
+    "url": str,
+    "temporal": bool,
+    "reverse": bool,
+}
 
 
 @dataclass
@@ -85,9 +101,13 @@ class RTimeConfig(FoilkitConfig):
 
     Attributes:
         task: ``"origin"`` (forward views only), ``"hard"`` or ``"binary"`` (forward and reversed views).
+        train_split: also build the ``train`` split from upstream ``train.json`` (for
+            ``foilkit finetune``); off by default, since the test and validation splits are
+            what the benchmark scores.
     """
 
     task: str = "hard"
+    train_split: bool = False
 
     def validate(self) -> None:
         super().validate()
@@ -132,19 +152,33 @@ class RTime(FoilkitBuilder):
     def _split_generators(
         self, dl_manager: datasets.DownloadManager
     ) -> list[datasets.SplitGenerator]:
-        files = {split: AnnotationFile(name, name) for split, name in SPLITS.items()}
-        paths = fetch(SOURCE, files, dl_manager, self.config.annotations)
+        splits = {**(TRAIN_SPLITS if self.config.train_split else {}), **SPLITS}
+        local = self.config.annotations
+        if self.config.train_split and local is not None:
+            train = Path(local).expanduser() / TRAIN_SPLITS["train"]
+            if Path(local).expanduser().is_dir() and not train.is_file():
+                raise FileNotFoundError(
+                    f"annotations folder {local} has no {TRAIN_SPLITS['train']}: the train split "
+                    f"(train_split=True) reads RTime's train annotations, published at "
+                    f"{SOURCE.url(TRAIN_SPLITS['train'])}; copy that file into the folder, or "
+                    "build without train_split"
+                )
+        files = {split: AnnotationFile(name, name) for split, name in splits.items()}
+        paths = fetch(SOURCE, files, dl_manager, local)
         return [
             datasets.SplitGenerator(name=split, gen_kwargs={"split": split, "path": paths[split]})
-            for split in SPLITS
+            for split in splits
         ]
 
     def _rows(self, path: Path) -> Iterator[dict[str, Any]]:
         directions = ("forward",) if self.config.task == "origin" else DIRECTIONS
         for source_id, record in read_keyed_json(path):
-            require(record, _FIELDS, file=path, row=source_id, types=_TYPES)
+            require(record, _FORWARD_FIELDS, file=path, row=source_id, types=_TYPES)
+            if record["reverse"]:
+                require(record, _FIELDS, file=path, row=source_id, types=_TYPES)
             for direction in directions:
-                yield _row(record, source_id, direction, file=path)
+                if direction == "forward" or record["reverse"]:
+                    yield _row(record, source_id, direction, file=path)
 
     @classmethod
     def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
@@ -155,7 +189,9 @@ class RTime(FoilkitBuilder):
             "the same file backwards. A row's `caption` is the human-written caption of its direction, its "
             "`foils` the other direction's caption; `rewrites`/`foil_rewrites` are the nine GPT-4 rewrites of "
             "each. `origin` holds only forward rows (the paper's RTime-Origin pool: 1000 test videos); `hard` "
-            "and `binary` hold both (2000 test views, 1000 validation views).\n"
+            "and `binary` hold both (2000 test views, 1000 validation views). Built with `train_split=True`, "
+            "the `train` split comes from upstream `train.json` in the same layout; a video whose "
+            "reversal the annotators rejected (`reversible=False`) has a forward row only, with no foil.\n"
         )
 
 
@@ -170,12 +206,15 @@ def _caption(record: dict[str, Any], field: str, *, file: Path, key: str) -> str
 
 def _row(record: dict[str, Any], source_id: str, direction: str, *, file: Path) -> dict[str, Any]:
     other = "reverse" if direction == "forward" else "forward"
+    reversible = record["reverse"]  # else a forward view alone: no reversal, so no foil
     return {
         "id": f"{source_id}-{direction}",
         # the object's key names the video file
         "video_path": f"{relative_path(source_id, file=file, row=source_id, field='key')}.mp4",
         "caption": _caption(record, f"{direction}_captions", file=file, key=source_id),
-        "foils": [_caption(record, f"{other}_captions", file=file, key=source_id)],
+        "foils": [_caption(record, f"{other}_captions", file=file, key=source_id)]
+        if reversible
+        else [],
         "start": None,
         "end": None,
         "reversed": direction == "reverse",
@@ -186,8 +225,86 @@ def _row(record: dict[str, Any], source_id: str, direction: str, *, file: Path) 
         ),
         "foil_rewrites": texts(
             record[f"{other}_rewrites"], file=file, row=source_id, field=f"{other}_rewrites"
-        ),
+        )
+        if reversible
+        else [],
         "url": record["url"],
         "temporal": record["temporal"],
-        "reversible": record["reverse"],
+        "reversible": reversible,
     }
+
+
+# --- what ``foilkit evaluate rtime`` computes -----------------------------------------------------
+
+
+def _binary_blocks(rows: Mapping[str, Any]) -> dict[str, Any]:
+    """RTime-Binary's 2x2 block per source video: [forward, reversed] views x [forward, reverse]
+    captions.
+
+    Sources with only one of their two views scored (the other's video failed) are left out.
+
+    A forward row holds (its view, forward caption) and (its view, reverse caption) as its
+    caption and foil; a reversed row holds (its view, reverse caption) and (its view, forward
+    caption).
+    """
+    views: dict[str, dict[str, tuple[float, float]]] = {}
+    for source, direction, caption, foils in zip(
+        rows["source_id"],
+        rows["direction"],
+        rows["caption_score"],
+        rows["foil_scores"],
+        strict=True,
+    ):
+        if len(foils) != 1:
+            raise ValueError(
+                f"RTime source {source!r} ({direction}): expected one foil score, got {list(foils)}"
+            )
+        forward_caption, reverse_caption = (
+            (caption, foils[0]) if direction == "forward" else (foils[0], caption)
+        )
+        views.setdefault(source, {})[direction] = (forward_caption, reverse_caption)
+    blocks = [
+        [list(pair["forward"]), list(pair["reverse"])] for pair in views.values() if len(pair) == 2
+    ]
+    return {"scores": blocks, "cluster": None}  # one block per source video: nothing to cluster
+
+
+def _retrieval(matrix: Mapping[str, Any]) -> dict[str, Any]:
+    """The views x texts matrix with its ground truth: view ``i`` matches every text equal to
+    caption ``i``."""
+    texts = list(matrix["texts"])
+    positions: dict[str, list[int]] = {}
+    for index, caption in enumerate(texts):
+        positions.setdefault(caption, []).append(index)
+    return {"scores": matrix["scores"], "ground_truth": [positions[caption] for caption in texts]}
+
+
+RECALL = MetricSpec(
+    "retrieval_recall",
+    _retrieval,
+    {
+        "T2V R@1": "t2v_r1",
+        "T2V R@5": "t2v_r5",
+        "T2V R@10": "t2v_r10",
+        "V2T R@1": "v2t_r1",
+        "V2T R@5": "v2t_r5",
+        "V2T R@10": "v2t_r10",
+    },
+    matrix=True,
+    per_group=False,
+)
+BINARY = MetricSpec(
+    "binary_retrieval_accuracy",
+    _binary_blocks,
+    {"T2V": "t2v_accuracy", "V2T": "v2t_accuracy"},
+    per_group=False,
+)
+
+BENCHMARK = Benchmark.of_builder(
+    "rtime",
+    RTime,
+    all_configs=TASKS,
+    metrics=lambda config: (BINARY,) if config == "binary" else (RECALL,),
+    cluster_column="source_id",
+    paper_table="Tables 3-4: R@K on RTime-Origin and RTime-Hard, accuracy on RTime-Binary",
+)

@@ -21,9 +21,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
 
-OnMissing = Literal["error", "skip", "keep"]
 ON_MISSING: tuple[str, ...] = ("error", "skip", "keep")
 _SHOWN = 5  # how many missing names an error or a log line lists
 

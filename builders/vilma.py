@@ -21,12 +21,13 @@ Time units: the Action Counting Easy file (``counting-easy-spelled-pts``) gives 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, NamedTuple
 
 import datasets
+
 from foilkit.builders.annotations import (
     AnnotationError,
     AnnotationFile,
@@ -40,6 +41,7 @@ from foilkit.builders.annotations import (
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import COUNT, FLAG, TEXT, TEXTS, canonical_features
+from foilkit.builders.spec import Benchmark, MetricSpec, pairwise_inputs
 
 PTS_FPS = 30.0  # frame rate of the normalised QUVA videos the "pts" windows index
 
@@ -131,15 +133,37 @@ _CITATION = """\
 }"""
 
 _REQUIRED = (
-    "dataset", "youtube_id", "video_file", "start_time", "end_time", "time_unit", "caption", "foils", "mturk",
-    "mturk.caption", "mturk.foil", "mturk.other", "proficiency.caption", "proficiency.foils",
-    "proficiency.human.caption", "proficiency.human.foil", "proficiency.human.other",
-)  # fmt: skip
+    "dataset",
+    "youtube_id",
+    "video_file",
+    "start_time",
+    "end_time",
+    "time_unit",
+    "caption",
+    "foils",
+    "mturk",
+    "mturk.caption",
+    "mturk.foil",
+    "mturk.other",
+    "proficiency.caption",
+    "proficiency.foils",
+    "proficiency.human.caption",
+    "proficiency.human.foil",
+    "proficiency.human.other",
+)
 _TYPES = {
-    "caption": str, "foils": list, "proficiency.caption": str, "proficiency.foils": list, "time_unit": str,
-    "mturk.caption": int, "mturk.foil": int, "mturk.other": int,
-    "proficiency.human.caption": int, "proficiency.human.foil": int, "proficiency.human.other": int,
-}  # fmt: skip
+    "caption": str,
+    "foils": list,
+    "proficiency.caption": str,
+    "proficiency.foils": list,
+    "time_unit": str,
+    "mturk.caption": int,
+    "mturk.foil": int,
+    "mturk.other": int,
+    "proficiency.human.caption": int,
+    "proficiency.human.foil": int,
+    "proficiency.human.other": int,
+}
 
 
 @dataclass
@@ -394,3 +418,49 @@ def _row(record: dict[str, Any], subtest: str, *, file: Path, key: str) -> dict[
         "proficiency_human_other": proficiency["human"]["other"],
         "valid": is_valid(record),
     }
+
+
+# --- what ``foilkit evaluate vilma`` computes -----------------------------------------------------
+
+
+def _proficiency(rows: Mapping[str, Any]) -> dict[str, Any]:
+    """ViLMA's pairs, with each item's subtest (the ``macro_*`` results average the subtests)."""
+    return {
+        **pairwise_inputs(rows),
+        "proficiency_caption_scores": list(rows["proficiency_caption_score"]),
+        "proficiency_foil_scores": [list(f) for f in rows["proficiency_foil_scores"]],
+        "groups": list(rows["subtest"]),
+    }
+
+
+#: ViLMA's tests whose Table 2 column is the mean of their subtests; the others pool their items
+#: (random baseline, Situation Awareness T: 37.96 is the item-weighted mean of 34.42 over 704 items
+#: and 50.00 over 207, not their mean 42.2; CLIP, Change of State T: 55.2 is the subtest mean).
+SUBTEST_MEAN_TESTS = frozenset({"change_of_state"})
+POOLED = MetricSpec(
+    "proficiency_combined_accuracy",
+    _proficiency,
+    {"P": "proficiency_accuracy", "T": "main_accuracy", "P+T": "combined_accuracy"},
+    {"ties": "first"},  # ViLMA's argmax over [caption, foils]
+)
+SUBTEST_MEAN = MetricSpec(
+    "proficiency_combined_accuracy",
+    _proficiency,
+    {
+        "P": "macro_proficiency_accuracy",
+        "T": "macro_main_accuracy",
+        "P+T": "macro_combined_accuracy",
+    },
+    {"ties": "first"},
+)
+
+BENCHMARK = Benchmark.of_builder(
+    "vilma",
+    Vilma,
+    all_configs=TESTS,
+    metrics=lambda config: (SUBTEST_MEAN if config in SUBTEST_MEAN_TESTS else POOLED,),
+    group_column="subtest",
+    group_label="subtest",
+    paper_table="Table 2: proficiency (P), main test (T) and combined (P+T) accuracy per subtest",
+    summary="Avg.",
+)

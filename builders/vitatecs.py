@@ -13,18 +13,20 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import datasets
+
 from foilkit.builders.annotations import (
     AnnotationError,
     AnnotationFile,
     GitHubSource,
     fetch,
-    read_jsonl,
+    numbered_jsonl,
     relative_path,
     require,
     text,
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, canonical_features
+from foilkit.builders.spec import PAIRWISE_STRICT, Benchmark
 
 ASPECTS = ("direction", "intensity", "sequence", "localization", "compositionality", "type")
 VERSIONS = {
@@ -123,7 +125,7 @@ class Vitatecs(FoilkitBuilder):
 
     def _rows(self, files: dict[str, Path]) -> Iterator[dict[str, Any]]:
         for aspect, path in files.items():
-            for number, record in read_jsonl(path):
+            for number, record in numbered_jsonl(path):
                 yield _row(record, aspect, file=path, row=number)
 
 
@@ -161,3 +163,15 @@ def _row(record: dict[str, Any], aspect: str, *, file: Path, row: int) -> dict[s
         "source_dataset": record["src_dataset"],
         "video_name": record["video_name"],
     }
+
+
+#: What ``foilkit evaluate vitatecs`` computes: accuracy per aspect, a tie counting as wrong.
+BENCHMARK = Benchmark.of_builder(
+    "vitatecs",
+    Vitatecs,
+    all_configs=("all",),
+    metrics=lambda config: (PAIRWISE_STRICT,),
+    group_column="aspect",
+    group_label="aspect",
+    paper_table="Table 3: accuracy (%) per temporal aspect",
+)

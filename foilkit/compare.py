@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from foilkit.benchmarks import Benchmark, MetricSpec
+from foilkit.builders.spec import Benchmark, MetricSpec
 from foilkit.run import RunFolder, RunResults
 
 
@@ -70,10 +70,16 @@ def paired_test(
     from foilkit.metrics import paired_comparison
 
     return paired_comparison(
-        metric.metric, metric.inputs(a), metric.inputs(b), score_kind_a=a["score_kind"][0],
-        score_kind_b=b["score_kind"][0], options=dict(metric.options), cluster=cluster,
-        n_resamples=n_resamples, seed=seed,
-    )  # fmt: skip
+        metric.metric,
+        metric.inputs(a),
+        metric.inputs(b),
+        score_kind_a=a["score_kind"][0],
+        score_kind_b=b["score_kind"][0],
+        options=dict(metric.options),
+        cluster=cluster,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
 
 
 def compare_runs(
@@ -124,13 +130,26 @@ def _scopes(
                 subset_columns(b, benchmark.group_column, group),
             )
     column = benchmark.cluster_column
-    return {scope: paired_test(metric, x, y, cluster=x.get(column) if column else None, n_resamples=n_resamples,
-                               seed=seed) for scope, (x, y) in scopes.items()}  # fmt: skip
+    return {
+        scope: paired_test(
+            metric,
+            x,
+            y,
+            cluster=x.get(column) if column else None,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
+        for scope, (x, y) in scopes.items()
+    }
 
 
 def _test_lines(tests: Mapping[str, Any]) -> list[str]:
-    lines = ["## Paired tests", "", "| config | metric | items | test | statistic | p-value | difference (B − A) [95% CI] |",
-             "|---|---|---|---|---:|---:|---|"]  # fmt: skip
+    lines = [
+        "## Paired tests",
+        "",
+        "| config | metric | items | test | statistic | p-value | difference (B − A) [95% CI] |",
+        "|---|---|---|---|---:|---:|---|",
+    ]
     for config, metrics in tests.items():
         for metric, scopes in metrics.items():
             for scope, test in scopes.items():

@@ -13,7 +13,8 @@ machinery (decode once, score, metrics with confidence intervals, controls, repo
 finding about any model. Then (:mod:`foilkit.finetune.demo`) a tiny CLIP with CLIP4Clip's
 temporal module is fine-tuned on a train split of new synthetic videos, with RTime's reversed
 videos as hard negatives and without them, and both are evaluated on the same test split (the
-hard-negative model also under the reversed-frames control): what ``foilkit finetune`` buys.
+hard-negative model also under the reversed and shuffled controls), the two compared by a
+paired test: what ``foilkit finetune`` buys.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-#: Benchmark name of the synthetic benchmark in :mod:`foilkit.benchmarks`.
+#: Benchmark name of the synthetic benchmark (:mod:`foilkit.builders.synthetic`).
 DEMO_BENCHMARK = "synthetic"
 #: Tiny model families the demo scores (``foilkit.synthetic.models``): a frame-based dual encoder
 #: (order-invariant by construction) and a native video-text encoder.
@@ -50,24 +51,33 @@ def demo_items() -> list[dict[str, Any]]:
 
     items = []
     for colour, direction in itertools.product(COLOURS, MOVES):
-        items.append({
-            "aspect": "direction", "scene": SyntheticScene("motion", colour, direction),
-            "caption": f"a {colour} square moves {MOVES[direction]}",
-            "foils": [f"a {colour} square moves {MOVES[OPPOSITE[direction]]}"],
-        })  # fmt: skip
+        items.append(
+            {
+                "aspect": "direction",
+                "scene": SyntheticScene("motion", colour, direction),
+                "caption": f"a {colour} square moves {MOVES[direction]}",
+                "foils": [f"a {colour} square moves {MOVES[OPPOSITE[direction]]}"],
+            }
+        )
     for first, second in itertools.permutations(COLOURS, 2):
-        items.append({
-            "aspect": "order", "scene": SyntheticScene("order", first, second_colour=second),
-            "caption": f"a {first} square appears, then a {second} square",
-            "foils": [f"a {second} square appears, then a {first} square"],
-        })  # fmt: skip
+        items.append(
+            {
+                "aspect": "order",
+                "scene": SyntheticScene("order", first, second_colour=second),
+                "caption": f"a {first} square appears, then a {second} square",
+                "foils": [f"a {second} square appears, then a {first} square"],
+            }
+        )
     for colour, (pace, speed) in itertools.product(COLOURS, SPEEDS.items()):
         other = next(name for name in SPEEDS if name != pace)
-        items.append({
-            "aspect": "speed", "scene": SyntheticScene("motion", colour, "right", speed=speed),
-            "caption": f"a {colour} square moves {pace} to the right",
-            "foils": [f"a {colour} square moves {other} to the right"],
-        })  # fmt: skip
+        items.append(
+            {
+                "aspect": "speed",
+                "scene": SyntheticScene("motion", colour, "right", speed=speed),
+                "caption": f"a {colour} square moves {pace} to the right",
+                "foils": [f"a {colour} square moves {other} to the right"],
+            }
+        )
     return items
 
 
@@ -95,11 +105,19 @@ def write_demo_benchmark(out_dir: str | os.PathLike) -> Path:
         name = f"{item['aspect']}/{index:03d}_{scene.kind}_{scene.colour}_{scene.direction}.mp4"
         if not (videos / name).is_file():
             write_video(videos / name, scene)
-        rows.append({
-            "id": f"{item['aspect']}-{index:03d}", "video": name, "video_path": name,
-            "caption": item["caption"], "foils": item["foils"], "start": None, "end": None,
-            "reversed": False, "aspect": item["aspect"],
-        })  # fmt: skip
+        rows.append(
+            {
+                "id": f"{item['aspect']}-{index:03d}",
+                "video": name,
+                "video_path": name,
+                "caption": item["caption"],
+                "foils": item["foils"],
+                "start": None,
+                "end": None,
+                "reversed": False,
+                "aspect": item["aspect"],
+            }
+        )
     features = canonical_features(aspect=TEXT)
     configs = {
         aspect: [r for r in rows if r["aspect"] == aspect]
@@ -119,16 +137,16 @@ def write_demo_benchmark(out_dir: str | os.PathLike) -> Path:
 def _card(configs: dict[str, list[dict[str, Any]]]) -> str:
     import yaml
 
+    from foilkit.builders.card import card_configs
+
     header = {
         "license": "cc0-1.0",
         "pretty_name": "foilkit synthetic temporal benchmark",
         "task_categories": ["video-text-to-text"],
-        "configs": [
-            {"config_name": name, "data_files": [{"split": "test", "path": f"{name}/test-*.parquet"}],
-             **({"default": True} if name == "all" else {})}
-            for name in configs
-        ],
-    }  # fmt: skip
+        "configs": card_configs(
+            {name: {"test": f"{name}/test-*.parquet"} for name in configs}, default="all"
+        ),
+    }
     counts = "\n".join(f"| {name} | {len(rows)} |" for name, rows in configs.items())
     return (
         f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n"
@@ -158,7 +176,8 @@ def run_demo(
     Returns the path of the side-by-side ``report.md``; each evaluation's run folder is
     ``out_dir/runs/<model>[-<control>]``. ``finetune``: also fine-tune and evaluate the
     temporal CLIPs of :mod:`foilkit.finetune.demo` (``out_dir/finetune/``, runs
-    ``out_dir/runs/clip-finetuned*``). ``progress``: the scoring engine's bars when stderr is
+    ``out_dir/runs/clip-finetuned*``), and the paired test of the two in the report (and
+    ``out_dir/comparison.json``). ``progress``: the scoring engine's bars when stderr is
     a terminal, one ``demo: ...`` line per phase when not; the libraries' own bars (datasets,
     transformers, huggingface_hub) never.
     """
@@ -167,12 +186,13 @@ def run_demo(
     from foilkit.evaluation import evaluate
     from foilkit.progress import library_progress_bars
     from foilkit.report import write_side_by_side
+    from foilkit.scorers.api import ScoreOptions
     from foilkit.synthetic.models import tiny_model_path
 
     out = Path(out_dir)
     bars = progress and sys.stderr.isatty()  # the engine's bars; else one line per phase
     say = _phase_printer(progress and not bars)
-    runs = []
+    runs, extra = [], []
     with library_progress_bars(enabled=False):
         say("rendering the synthetic benchmark")
         benchmark = write_demo_benchmark(out / "benchmark")
@@ -181,33 +201,62 @@ def run_demo(
             label = family if control is None else f"{family} ({control})"
             say(f"[{index}/{len(plan)}] evaluating {label}")
             run_dir = out / "runs" / (family if control is None else f"{family}-{control}")
-            result = evaluate(
-                DEMO_BENCHMARK, str(tiny_model_path(family)), config="all", dataset=benchmark,
-                videos=benchmark / "videos", out_dir=run_dir, overwrite=True, n_resamples=n_resamples,
-                label=label, frames=frames, control=control, num_workers=num_workers, progress=bars,
+            options = ScoreOptions(
+                frames=frames,
+                control=control,
+                num_workers=num_workers,
+                progress=bars,
                 cache_dir=str(out / "embedding-cache"),
-            )  # fmt: skip
+            )
+            result = evaluate(
+                DEMO_BENCHMARK,
+                str(tiny_model_path(family)),
+                config="all",
+                dataset=benchmark,
+                videos=benchmark / "videos",
+                out_dir=run_dir,
+                overwrite=True,
+                n_resamples=n_resamples,
+                label=label,
+                score_options=options,
+            )
             runs.append(result.run_dir)
         if finetune:
-            from foilkit.finetune.demo import finetune_demo_runs
+            from foilkit.finetune.demo import finetune_demo_runs, paired_test_lines
 
             def evaluate_model(
                 model: str, *, run_name: str, label: str, control: str | None
             ) -> Path:
                 say(f"evaluating {label}")
                 # no embedding cache: the folder holds new weights after every demo run
+                options = ScoreOptions(
+                    frames=frames,
+                    control=control,
+                    num_workers=num_workers,
+                    progress=bars,
+                    use_cache=False,
+                )
                 return evaluate(
-                    DEMO_BENCHMARK, model, config="all", dataset=benchmark, videos=benchmark / "videos",
-                    out_dir=out / "runs" / run_name, overwrite=True, n_resamples=n_resamples, label=label,
-                    frames=frames, control=control, num_workers=num_workers, progress=bars, use_cache=False,
-                ).run_dir  # fmt: skip
+                    DEMO_BENCHMARK,
+                    model,
+                    config="all",
+                    dataset=benchmark,
+                    videos=benchmark / "videos",
+                    out_dir=out / "runs" / run_name,
+                    overwrite=True,
+                    n_resamples=n_resamples,
+                    label=label,
+                    score_options=options,
+                ).run_dir
 
             runs += finetune_demo_runs(out / "finetune", evaluate_model, say=say, progress=bars)
+            say("testing the fine-tuned models against each other (paired)")
+            extra = paired_test_lines(out / "runs", out, n_resamples=n_resamples)
         say("writing the side-by-side report")
         title = "foilkit demo: tiny models and temporal controls"
         if finetune:
             title += "; a temporal CLIP fine-tuned with and without reversed hard negatives"
-        return write_side_by_side(runs, out, title=title)
+        return write_side_by_side(runs, out, title=title, extra=extra)
 
 
 def _phase_printer(enabled: bool):

@@ -5,7 +5,7 @@ metrics with confidence intervals, the report and its plots, per-sample scores a
 scorer's own folders.
 
 Every number in ``results.json`` comes from the ``foilkit.metrics`` functions; which ones,
-with which options and inputs, is :mod:`foilkit.benchmarks`.
+with which options and inputs, is :mod:`foilkit.builders.spec` (each benchmark's spec beside its builder).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foilkit.benchmarks import Benchmark, MetricSpec, get_benchmark
+from foilkit.builders import get_benchmark
+from foilkit.builders.spec import Benchmark, MetricSpec
 from foilkit.metrics import metric_function
 from foilkit.report import write_run_report
 from foilkit.run import (
@@ -91,8 +92,14 @@ def load_benchmark_split(
         )
     from foilkit.builders import load_builder, prepare
 
-    builder = load_builder(benchmark.builder, config, video_root=videos, on_missing=on_missing,
-                           annotations=annotations, cache_dir=cache_dir)  # fmt: skip
+    builder = load_builder(
+        benchmark.builder,
+        config,
+        video_root=videos,
+        on_missing=on_missing,
+        annotations=annotations,
+        cache_dir=cache_dir,
+    )
     data = load_scoring_dataset(prepare(builder), None, split)
     report = builder.video_reports.get(split)
     return BenchmarkSplit(data, report.dropped if report is not None else 0)
@@ -120,7 +127,7 @@ def evaluate(
     """Evaluate ``model`` on ``benchmark`` (every config ``config`` names) and write the run folder.
 
     Args:
-        benchmark: a name in :data:`foilkit.benchmarks.BENCHMARKS`.
+        benchmark: a name in :data:`foilkit.builders.BENCHMARKS`.
         model: Hub id or local path of any model ``foilkit.score`` supports.
         config: a config of the benchmark, or ``"all"``/``None`` for the paper's full set.
         out_dir: the run folder.
@@ -152,8 +159,16 @@ def evaluate(
     state.wait_for_everyone()
     configs: dict[str, ConfigResults] = {}
     for name in spec.configs_for(config):
-        loaded = load_benchmark_split(spec, name, dataset=dataset, videos=videos, annotations=annotations,
-                                      on_missing=on_missing, split=split, cache_dir=datasets_cache_dir)  # fmt: skip
+        loaded = load_benchmark_split(
+            spec,
+            name,
+            dataset=dataset,
+            videos=videos,
+            annotations=annotations,
+            on_missing=on_missing,
+            split=split,
+            cache_dir=datasets_cache_dir,
+        )
         entry = _evaluate_config(
             spec, name, model, loaded, folder, options, n_resamples, bootstrap_seed
         )
@@ -162,11 +177,18 @@ def evaluate(
     if not state.is_main_process:
         return Evaluation(folder.root, None)
     results = RunResults(
-        benchmark=spec.name, title=spec.title, paper_table=spec.paper_table, model=model,
-        label=label or _model_label(model), control=options.control, protocol=_run_protocol(configs),
-        dataset=None if dataset is None else os.fspath(dataset), split=split or spec.split,
-        bootstrap=Bootstrap(n_resamples, bootstrap_seed), configs=configs,
-    )  # fmt: skip
+        benchmark=spec.name,
+        title=spec.title,
+        paper_table=spec.paper_table,
+        model=model,
+        label=label or _model_label(model),
+        control=options.control,
+        protocol=_run_protocol(configs),
+        dataset=None if dataset is None else os.fspath(dataset),
+        split=split or spec.split,
+        bootstrap=Bootstrap(n_resamples, bootstrap_seed),
+        configs=configs,
+    )
     results.save(folder)
     write_run_report(results, folder.root)
     return Evaluation(folder.root, results)
@@ -257,8 +279,11 @@ def compute_metrics(
         groups = None
         if metric.matrix:
             kept = [i for i, row in enumerate(matrix.scores) if not _all_nan(row)]
-            data = {"scores": matrix.scores[kept][:, kept], "texts": [matrix.texts[i] for i in kept],
-                    "ids": [matrix.ids[i] for i in kept]}  # fmt: skip
+            data = {
+                "scores": matrix.scores[kept][:, kept],
+                "texts": [matrix.texts[i] for i in kept],
+                "ids": [matrix.ids[i] for i in kept],
+            }
             overall = _call(metric, data, matrix.score_kind, None, n_resamples, seed)
             errors = len(matrix.errors)
         else:
@@ -267,10 +292,16 @@ def compute_metrics(
             errors = sum(1 for error in rows["error"] if error)
             if metric.per_group and spec.group_column in columns:
                 groups = {
-                    group: _call(metric, subset_columns(columns, spec.group_column, group), score_kind,
-                                 spec.cluster_column, n_resamples, seed)
+                    group: _call(
+                        metric,
+                        subset_columns(columns, spec.group_column, group),
+                        score_kind,
+                        spec.cluster_column,
+                        n_resamples,
+                        seed,
+                    )
                     for group in dict.fromkeys(columns[spec.group_column])
-                }  # fmt: skip
+                }
                 share_group_results(overall, groups)
         out[metric.metric] = MetricResult(overall, errors, groups, tie_policy(metric))
     return out

@@ -68,8 +68,12 @@ class Thumbnails:
         return text
 
 
-def outcome(caption_score: float | None, foil_scores: Sequence[float] | None, score_kind: str,
-            error: str | None = None) -> tuple[str, float | None]:  # fmt: skip
+def outcome(
+    caption_score: float | None,
+    foil_scores: Sequence[float] | None,
+    score_kind: str,
+    error: str | None = None,
+) -> tuple[str, float | None]:
     """``(outcome, margin)`` of one item: the caption against its best-scoring foil.
 
     The margin is oriented (``score_kind``'s direction, :func:`foilkit.metrics.score_direction`):
@@ -107,14 +111,29 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
                 row.get("caption_score"), row.get("foil_scores"), kind, row.get("error")
             )
             item = {
-                "r": run, "id": row["id"], "t": config, "g": row.get(group_column) if group_column else None,
-                "c": row.get("caption"), "cs": row.get("caption_score"), "f": row.get("foils") or [],
-                "fs": row.get("foil_scores") or [], "o": result, "m": margin, "e": row.get("error"),
-                "v": row.get("video_path"), "fi": row.get("frame_indices") or [],
-            }  # fmt: skip
+                "r": run,
+                "id": row["id"],
+                "t": config,
+                "g": row.get(group_column) if group_column else None,
+                "c": row.get("caption"),
+                "cs": row.get("caption_score"),
+                "f": row.get("foils") or [],
+                "fs": row.get("foil_scores") or [],
+                "o": result,
+                "m": margin,
+                "e": row.get("error"),
+                "v": row.get("video_path"),
+                "fi": row.get("frame_indices") or [],
+            }
             if row.get("proficiency_caption_score") is not None:
-                item.update({"pc": row.get("proficiency_caption"), "pcs": row["proficiency_caption_score"],
-                             "pf": row.get("proficiency_foils") or [], "pfs": row.get("proficiency_foil_scores") or []})  # fmt: skip
+                item.update(
+                    {
+                        "pc": row.get("proficiency_caption"),
+                        "pcs": row["proficiency_caption_score"],
+                        "pf": row.get("proficiency_foils") or [],
+                        "pfs": row.get("proficiency_foil_scores") or [],
+                    }
+                )
             items.append(item)
     return items
 
@@ -139,9 +158,15 @@ def informative_order(items: Sequence[dict]) -> list[int]:
         key = (item["t"], item["id"])
         rank = (-item.get("d", 0), OUTCOME_RANK[item["o"]], _margin(item))
         worst[key] = min(worst.get(key, rank), rank)
-    return sorted(range(len(items)), key=lambda i: (
-        worst[(items[i]["t"], items[i]["id"])], items[i]["t"], items[i]["id"], items[i]["r"],
-    ))  # fmt: skip
+    return sorted(
+        range(len(items)),
+        key=lambda i: (
+            worst[(items[i]["t"], items[i]["id"])],
+            items[i]["t"],
+            items[i]["id"],
+            items[i]["r"],
+        ),
+    )
 
 
 def _margin(item: Mapping[str, Any]) -> float:
@@ -169,8 +194,14 @@ def video_roots(results: RunResults, videos: str | os.PathLike | None) -> list[P
     return list(dict.fromkeys(roots))
 
 
-def make_thumbnails(items: Sequence[dict], chosen: Sequence[int], roots_by_run: Sequence[Sequence[Path]],
-                    decoders: Sequence[str], *, height: int = THUMBNAIL_HEIGHT) -> Thumbnails:  # fmt: skip
+def make_thumbnails(
+    items: Sequence[dict],
+    chosen: Sequence[int],
+    roots_by_run: Sequence[Sequence[Path]],
+    decoders: Sequence[str],
+    *,
+    height: int = THUMBNAIL_HEIGHT,
+) -> Thumbnails:
     """Decode the frames of the ``chosen`` items (each video once, its frames' union) as data URIs.
 
     Sets ``item["k"]`` (the video's key in :attr:`Thumbnails.frames`) on each item whose frames
@@ -237,8 +268,11 @@ def table_html(table: Table) -> str:
         cells.append("" if row.n is None else str(row.n))
         if tied:
             cells.append(row.tied_text())
-        body.append(f"<tr><th>{html.escape(row.label)}</th>"
-                    + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")  # fmt: skip
+        body.append(
+            f"<tr><th>{html.escape(row.label)}</th>"
+            + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
+            + "</tr>"
+        )
     return (
         f"<table class='paper'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
     )
@@ -249,12 +283,20 @@ def plot_html(paths: Sequence[Path]) -> str:
     return "".join(
         f"<figure><img alt='{html.escape(p.stem)}' src='data:image/png;base64,"
         f"{base64.b64encode(p.read_bytes()).decode()}'><figcaption>{html.escape(p.name)}</figcaption></figure>"
-        for p in paths if p.is_file()
-    )  # fmt: skip
+        for p in paths
+        if p.is_file()
+    )
 
 
-def render_page(*, title: str, header: Sequence[str], tables: Sequence[Table | str], notes: Sequence[str],
-                plots: Sequence[Path], data: Mapping[str, Any] | None) -> str:  # fmt: skip
+def render_page(
+    *,
+    title: str,
+    header: Sequence[str],
+    tables: Sequence[Table | str],
+    notes: Sequence[str],
+    plots: Sequence[Path],
+    data: Mapping[str, Any] | None,
+) -> str:
     """The whole page: header lines, tables (a :class:`Table`, or ready HTML), notes, plots, and
     the item browser fed by ``data`` (none when ``data`` is ``None``)."""
     browser = ""
@@ -272,8 +314,14 @@ def render_page(*, title: str, header: Sequence[str], tables: Sequence[Table | s
     )
 
 
-def _browser_data(items: list[dict], runs: Sequence[RunResults], labels: Sequence[str],
-                  thumbs: Thumbnails, group_label: str, disagreeing: int | None) -> dict:  # fmt: skip
+def _browser_data(
+    items: list[dict],
+    runs: Sequence[RunResults],
+    labels: Sequence[str],
+    thumbs: Thumbnails,
+    group_label: str,
+    disagreeing: int | None,
+) -> dict:
     for item in items:  # JSON has no NaN: a NaN score (an unscored text) becomes null
         for key in ("cs", "m", "pcs"):
             if isinstance(item.get(key), float) and math.isnan(item[key]):
@@ -282,15 +330,26 @@ def _browser_data(items: list[dict], runs: Sequence[RunResults], labels: Sequenc
             if key in item:
                 item[key] = [None if s is None or math.isnan(s) else s for s in item[key]]
     return {
-        "runs": [{"label": label, "control": r.control or "none", "model": r.model}
-                 for label, r in zip(labels, runs, strict=True)],
-        "groupLabel": group_label, "items": items, "frames": thumbs.frames, "pageSize": PAGE_SIZE,
-        "thumbnailNote": thumbs.note(len(items)), "disagreeing": disagreeing,
-    }  # fmt: skip
+        "runs": [
+            {"label": label, "control": r.control or "none", "model": r.model}
+            for label, r in zip(labels, runs, strict=True)
+        ],
+        "groupLabel": group_label,
+        "items": items,
+        "frames": thumbs.frames,
+        "pageSize": PAGE_SIZE,
+        "thumbnailNote": thumbs.note(len(items)),
+        "disagreeing": disagreeing,
+    }
 
 
-def write_run_html(run_dir: str | os.PathLike, *, results: RunResults | None = None,
-                   videos: str | os.PathLike | None = None, max_thumbnails: int = MAX_THUMBNAILS) -> Path:  # fmt: skip
+def write_run_html(
+    run_dir: str | os.PathLike,
+    *,
+    results: RunResults | None = None,
+    videos: str | os.PathLike | None = None,
+    max_thumbnails: int = MAX_THUMBNAILS,
+) -> Path:
     """``report.html`` of one run folder; ``videos``: the video root when the run's dataset folder
     does not hold the videos; ``results``: the folder's, when the caller holds them already.
     Returns the page's path."""
@@ -305,22 +364,34 @@ def write_run_html(run_dir: str | os.PathLike, *, results: RunResults | None = N
     kinds = tied_kinds([table])
     header = [
         f"Benchmark: {results.title} ({results.paper_table}); model {results.model}"
-        + (f", temporal control {results.control}" if results.control else "") + ".",
+        + (f", temporal control {results.control}" if results.control else "")
+        + ".",
         f"Values in %; brackets: {interval_text(results)}.",
-    ]  # fmt: skip
+    ]
     notes = [tie_note(results, kinds).replace("`", "")] if kinds else []
     label = results.spec.group_label
     data = _browser_data(items, [results], [results.label], thumbs, label, None)
-    page = render_page(title=table.title, header=header, tables=[table], notes=notes,
-                       plots=folder.plots(), data=data)  # fmt: skip
+    page = render_page(
+        title=table.title,
+        header=header,
+        tables=[table],
+        notes=notes,
+        plots=folder.plots(),
+        data=data,
+    )
     folder.html.write_text(page, encoding="utf-8")
     return folder.html
 
 
-def write_side_by_side_html(run_dirs: Sequence[str | os.PathLike], out_dir: str | os.PathLike, *,
-                            title: str, videos: str | os.PathLike | None = None,
-                            max_thumbnails: int = MAX_THUMBNAILS,
-                            results: Sequence[RunResults] | None = None) -> Path:  # fmt: skip
+def write_side_by_side_html(
+    run_dirs: Sequence[str | os.PathLike],
+    out_dir: str | os.PathLike,
+    *,
+    title: str,
+    videos: str | os.PathLike | None = None,
+    max_thumbnails: int = MAX_THUMBNAILS,
+    results: Sequence[RunResults] | None = None,
+) -> Path:
     """``report.html`` beside a side-by-side ``report.md`` (``foilkit compare``, the demo): the
     merged table, the side-by-side plots, and every run's items, those the runs disagree on first.
     ``results``: the runs', when the caller holds them already."""
@@ -338,25 +409,39 @@ def write_side_by_side_html(run_dirs: Sequence[str | os.PathLike], out_dir: str 
     tables = [run_table(r) for r in results]
     labels = _unique_labels([r.label for r in results])
     merged = side_by_side_table(tables, labels)
-    items = [item for run, (d, r) in enumerate(zip(run_dirs, results, strict=True))
-             for item in run_items(d, r, run=run)]  # fmt: skip
+    items = [
+        item
+        for run, (d, r) in enumerate(zip(run_dirs, results, strict=True))
+        for item in run_items(d, r, run=run)
+    ]
     disagreeing = mark_disagreements(items)
     chosen = informative_order(items)[:max_thumbnails]
-    thumbs = make_thumbnails(items, chosen, [video_roots(r, videos) for r in results],
-                             [_decoder(r) for r in results])  # fmt: skip
+    thumbs = make_thumbnails(
+        items, chosen, [video_roots(r, videos) for r in results], [_decoder(r) for r in results]
+    )
     kinds = tied_kinds(tables)
     header = [
-        (f"Benchmark: {results[0].title} ({results[0].paper_table}). Values in %; brackets: 95% "
-         "bootstrap confidence interval."),
-        *(f"{label}: model {r.model}, control {r.control or 'none'}, folder {Path(d)}"
-          for label, r, d in zip(labels, results, run_dirs, strict=True)),
-    ]  # fmt: skip
+        (
+            f"Benchmark: {results[0].title} ({results[0].paper_table}). Values in %; brackets: 95% "
+            "bootstrap confidence interval."
+        ),
+        *(
+            f"{label}: model {r.model}, control {r.control or 'none'}, folder {Path(d)}"
+            for label, r, d in zip(labels, results, run_dirs, strict=True)
+        ),
+    ]
     notes = [tie_note(results[0], kinds, per_run=True).replace("`", "")] if kinds else []
     out = Path(out_dir)
     label = results[0].spec.group_label
     data = _browser_data(items, results, labels, thumbs, label, disagreeing)
-    page = render_page(title=title, header=header, tables=[merged], notes=notes,
-                       plots=sorted(out.glob(f"{SIDE_BY_SIDE_PLOT}*.png")), data=data)  # fmt: skip
+    page = render_page(
+        title=title,
+        header=header,
+        tables=[merged],
+        notes=notes,
+        plots=sorted(out.glob(f"{SIDE_BY_SIDE_PLOT}*.png")),
+        data=data,
+    )
     path = out / "report.html"
     path.write_text(page, encoding="utf-8")
     return path
@@ -376,22 +461,45 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
     tables = []
     for (benchmark, task), entries in tasks.items():
         body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in (
-                e["rank"], e["model"], _percent(e["value"], e["ci_low"], e["ci_high"]), e["n"],
-                "" if not e["p_value_vs_next"] else
-                f"{float(e['difference_vs_next']):+.1f}, p={float(e['p_value_vs_next']):.3g}",
-                e["source"],
-            )) + "</tr>"
+            "<tr>"
+            + "".join(
+                f"<td>{html.escape(cell)}</td>"
+                for cell in (
+                    e["rank"],
+                    e["model"],
+                    _percent(e["value"], e["ci_low"], e["ci_high"]),
+                    e["n"],
+                    ""
+                    if not e["p_value_vs_next"]
+                    else f"{float(e['difference_vs_next']):+.1f}, p={float(e['p_value_vs_next']):.3g}",
+                    e["source"],
+                )
+            )
+            + "</tr>"
             for e in entries
-        )  # fmt: skip
-        head = "".join(f"<th>{c}</th>" for c in ("rank", "model", "value [95% CI]", "n",
-                                                 "vs next (difference, p)", "source"))  # fmt: skip
-        tables.append(f"<h3>{html.escape(benchmark)} / {html.escape(task)}</h3><table class='paper ranked'>"
-                      f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")  # fmt: skip
-    header = [("Values in percent with 95% bootstrap CIs. vs next: this model minus the next one "
-               "down on the same items (paired bootstrap) and the exact McNemar p-value.")]  # fmt: skip
-    page = render_page(title="foilkit leaderboard", header=header, tables=tables, notes=[],
-                       plots=[out / "leaderboard.png"], data=None)  # fmt: skip
+        )
+        head = "".join(
+            f"<th>{c}</th>"
+            for c in ("rank", "model", "value [95% CI]", "n", "vs next (difference, p)", "source")
+        )
+        tables.append(
+            f"<h3>{html.escape(benchmark)} / {html.escape(task)}</h3><table class='paper ranked'>"
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        )
+    header = [
+        (
+            "Values in percent with 95% bootstrap CIs. vs next: this model minus the next one "
+            "down on the same items (paired bootstrap) and the exact McNemar p-value."
+        )
+    ]
+    page = render_page(
+        title="foilkit leaderboard",
+        header=header,
+        tables=tables,
+        notes=[],
+        plots=[out / "leaderboard.png"],
+        data=None,
+    )
     path = out / "leaderboard.html"
     path.write_text(page, encoding="utf-8")
     return path

@@ -50,13 +50,19 @@ class RepoCommit:
         api = HfApi(token=token)
         if self.create_repo:
             api.create_repo(
-                self.repo_id, repo_type=self.repo_type, private=private, exist_ok=True,
+                self.repo_id,
+                repo_type=self.repo_type,
+                private=private,
+                exist_ok=True,
                 **self.create_options,
-            )  # fmt: skip
+            )
         commit = api.create_commit(
-            self.repo_id, self.operations(), repo_type=self.repo_type,
-            commit_message=self.commit_message, create_pr=self.create_pr,
-        )  # fmt: skip
+            self.repo_id,
+            self.operations(),
+            repo_type=self.repo_type,
+            commit_message=self.commit_message,
+            create_pr=self.create_pr,
+        )
         return str(commit.pr_url if self.create_pr and commit.pr_url else commit.commit_url)
 
     def write_dry_run(self, folder: str | os.PathLike, name: str) -> Path:
@@ -73,10 +79,13 @@ class RepoCommit:
             "create_pr": self.create_pr,
             "commit_message": self.commit_message,
             "operations": [
-                {"operation": "add", "path_in_repo": path,
-                 "sha256": hashlib.sha256(self.contents(path)).hexdigest()}
+                {
+                    "operation": "add",
+                    "path_in_repo": path,
+                    "sha256": hashlib.sha256(self.contents(path)).hexdigest(),
+                }
                 for path in self.files
             ],
-        }  # fmt: skip
+        }
         (out / f"{name}_commit.json").write_text(json.dumps(commit, indent=2))
         return out / name

@@ -83,10 +83,15 @@ def task_values(results: RunResults) -> list[TaskValue]:
             if result is not None:
                 value, ci = result[key], result.get(f"{key}_ci")
                 found[task.id] = TaskValue(
-                    task, round(100 * value, 2),
-                    None if not ci or ci[0] is None else (round(100 * ci[0], 2), round(100 * ci[1], 2)),
-                    result.get("n"), config, group,
-                )  # fmt: skip
+                    task,
+                    round(100 * value, 2),
+                    None
+                    if not ci or ci[0] is None
+                    else (round(100 * ci[0], 2), round(100 * ci[1], 2)),
+                    result.get("n"),
+                    config,
+                    group,
+                )
                 break
     return list(found.values())
 
@@ -116,9 +121,12 @@ def run_notes(results: RunResults, value: TaskValue | None = None) -> str:
     if protocol is not None:
         settings = ", ".join(f"{k}={v}" for k, v in protocol.settings.items())
         overrides = ", ".join(f"{k}={v}" for k, v in protocol.overrides.items())
-        parts.append(f"protocol {protocol.name}" + (f" ({settings})" if settings else "")
-                     + (f", overrides: {overrides}" if overrides else "")
-                     + (f", reference: {protocol.reference}" if protocol.reference else ""))  # fmt: skip
+        parts.append(
+            f"protocol {protocol.name}"
+            + (f" ({settings})" if settings else "")
+            + (f", overrides: {overrides}" if overrides else "")
+            + (f", reference: {protocol.reference}" if protocol.reference else "")
+        )
     parts.append(f"control {results.control or 'none'}")
     frames = next((r.frames for r in results.records() if r.frames is not None), None)
     if frames is not None:
@@ -143,12 +151,17 @@ def eval_result_entries(
     date = next((r.finished_at for r in results.records() if r.finished_at is not None), None)
     return [
         EvalResultEntry(
-            dataset_id=dataset_id, task_id=value.task.id, value=value.value,
-            dataset_revision=dataset_revision, date=date,
-            source_url=source_url, source_name="foilkit results", notes=run_notes(results, value),
+            dataset_id=dataset_id,
+            task_id=value.task.id,
+            value=value.value,
+            dataset_revision=dataset_revision,
+            date=date,
+            source_url=source_url,
+            source_name="foilkit results",
+            notes=run_notes(results, value),
         )
         for value in task_values(results)
-    ]  # fmt: skip
+    ]
 
 
 def eval_results_yaml(entries: Sequence[Any]) -> str:
@@ -191,15 +204,28 @@ def eval_results(results: RunResults, *, dataset_id: str, source_url: str) -> li
             name = f"{column} ({scope})"
             if whole and metric.columns[column].startswith("macro_"):
                 name = f"{column}, mean over {benchmark.group_label}s ({scope})"
-            out.append(EvalResult(
-                task_type=TASK_TYPES[metric.metric], task_name=f"{results.title} ({benchmark.paper_table})",
-                dataset_type=dataset_id, dataset_name=results.title, dataset_config=row.config,
-                dataset_split=results.split, metric_type=metric.metric, metric_name=name,
-                metric_value=round(100 * cell.value, 2), metric_config=scope,
-                metric_args={"ci_95": None if cell.low is None else [round(100 * cell.low, 2), round(100 * cell.high, 2)],
-                             "control": results.control},
-                source_name="foilkit", source_url=source_url,
-            ))  # fmt: skip
+            out.append(
+                EvalResult(
+                    task_type=TASK_TYPES[metric.metric],
+                    task_name=f"{results.title} ({benchmark.paper_table})",
+                    dataset_type=dataset_id,
+                    dataset_name=results.title,
+                    dataset_config=row.config,
+                    dataset_split=results.split,
+                    metric_type=metric.metric,
+                    metric_name=name,
+                    metric_value=round(100 * cell.value, 2),
+                    metric_config=scope,
+                    metric_args={
+                        "ci_95": None
+                        if cell.low is None
+                        else [round(100 * cell.low, 2), round(100 * cell.high, 2)],
+                        "control": results.control,
+                    },
+                    source_name="foilkit",
+                    source_url=source_url,
+                )
+            )
     return out
 
 
@@ -250,8 +276,11 @@ def prepare_upload(
                 model_repo, eval_results(results, dataset_id=dataset, source_url=source)
             )
     message = f"foilkit results: {_redact(results.label, local)} on {results.title}"
-    scores = {config: run.relative(run.scores(config)) for config in results.configs
-              if run.scores(config).is_file()}  # fmt: skip
+    scores = {
+        config: run.relative(run.scores(config))
+        for config in results.configs
+        if run.scores(config).is_file()
+    }
     card = results_card(results, report, scores, license=license)
     return ResultsUpload(repo_id, files, card, message, model_repo, model_files, index, create_pr)
 
@@ -300,10 +329,15 @@ def results_card(
     ``scores``: config -> its file in the repo) + the run's report."""
     import yaml
 
-    configs = [{"config_name": config, "data_files": [{"split": results.split, "path": path}]}
-               for config, path in sorted(scores.items())]  # fmt: skip
-    header = {"license": license, "tags": ["foilkit", "evaluation", results.benchmark],
-              "configs": configs}  # fmt: skip
+    configs = [
+        {"config_name": config, "data_files": [{"split": results.split, "path": path}]}
+        for config, path in sorted(scores.items())
+    ]
+    header = {
+        "license": license,
+        "tags": ["foilkit", "evaluation", results.benchmark],
+        "configs": configs,
+    }
     local = _local_paths(results)
     return (
         f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n"
@@ -327,9 +361,14 @@ def push_results(
         from huggingface_hub import metadata_update
 
         out["model_card_commit"] = metadata_update(
-            upload.model_repo, {"model-index": upload.model_index}, repo_type="model", overwrite=True,
-            token=token, commit_message=upload.commit_message, create_pr=upload.create_pr,
-        )  # fmt: skip
+            upload.model_repo,
+            {"model-index": upload.model_index},
+            repo_type="model",
+            overwrite=True,
+            token=token,
+            commit_message=upload.commit_message,
+            create_pr=upload.create_pr,
+        )
     return out
 
 
@@ -343,9 +382,13 @@ def model_commit(upload: ResultsUpload) -> RepoCommit:
     """The model repo commit: its ``.eval_results`` file, as a pull request by default; the
     model repo is never created (it is someone's model)."""
     return RepoCommit(
-        str(upload.model_repo), "model", dict(upload.model_files), upload.commit_message,
-        create_pr=upload.create_pr, create_repo=False,
-    )  # fmt: skip
+        str(upload.model_repo),
+        "model",
+        dict(upload.model_files),
+        upload.commit_message,
+        create_pr=upload.create_pr,
+        create_repo=False,
+    )
 
 
 def write_dry_run(upload: ResultsUpload, folder: str | os.PathLike) -> Path:
@@ -359,9 +402,15 @@ def write_dry_run(upload: ResultsUpload, folder: str | os.PathLike) -> Path:
     if upload.model_repo is not None:
         model_commit(upload).write_dry_run(out, "model")
     if upload.model_index is not None:
-        call = {"function": "huggingface_hub.metadata_update", "repo_id": upload.model_repo, "repo_type": "model",
-                "overwrite": True, "commit_message": upload.commit_message, "create_pr": upload.create_pr,
-                "metadata": {"model-index": upload.model_index}}  # fmt: skip
+        call = {
+            "function": "huggingface_hub.metadata_update",
+            "repo_id": upload.model_repo,
+            "repo_type": "model",
+            "overwrite": True,
+            "commit_message": upload.commit_message,
+            "create_pr": upload.create_pr,
+            "metadata": {"model-index": upload.model_index},
+        }
         (out / "model_card_update.json").write_text(json.dumps(call, indent=2))
         (out / "model-index.yaml").write_text(
             yaml.safe_dump({"model-index": upload.model_index}, sort_keys=False)

@@ -26,8 +26,19 @@ from typing import Any
 from foilkit.html_report import write_leaderboard_html
 from foilkit.run import RunResults
 
-CSV_COLUMNS = ("benchmark", "task", "rank", "model", "value", "ci_low", "ci_high", "n",
-               "p_value_vs_next", "difference_vs_next", "source")  # fmt: skip
+CSV_COLUMNS = (
+    "benchmark",
+    "task",
+    "rank",
+    "model",
+    "value",
+    "ci_low",
+    "ci_high",
+    "n",
+    "p_value_vs_next",
+    "difference_vs_next",
+    "source",
+)
 
 
 @dataclass
@@ -63,10 +74,21 @@ def local_entries(run_dirs: Sequence[str | os.PathLike]) -> list[Entry]:
                 key = next(
                     k for c, g, k in value.task.sources if (c, g) == (value.config, value.group)
                 )
-            entries.append(Entry(
-                results.benchmark, value.task.id, str(results.label), value.value, value.ci,
-                value.n, str(run_dir), Path(run_dir), value.config, value.group, key,
-            ))  # fmt: skip
+            entries.append(
+                Entry(
+                    results.benchmark,
+                    value.task.id,
+                    str(results.label),
+                    value.value,
+                    value.ci,
+                    value.n,
+                    str(run_dir),
+                    Path(run_dir),
+                    value.config,
+                    value.group,
+                    key,
+                )
+            )
     return entries
 
 
@@ -79,10 +101,15 @@ def hub_entries(dataset_id: str, benchmark: str, *, token: str | None = None) ->
 
     rows = HfApi(token=token).get_dataset_leaderboard(dataset_id, base_model_only=False)
     return [
-        Entry(benchmark, str(getattr(row, "task_id", None) or getattr(row, "taskId", None) or "default"),
-              row.model_id, float(row.value), source=f"hub:{dataset_id}")
+        Entry(
+            benchmark,
+            str(getattr(row, "task_id", None) or getattr(row, "taskId", None) or "default"),
+            row.model_id,
+            float(row.value),
+            source=f"hub:{dataset_id}",
+        )
         for row in rows
-    ]  # fmt: skip
+    ]
 
 
 def rank(
@@ -143,16 +170,29 @@ def _paired(
 
 def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
     """One ranked table per benchmark task."""
-    lines = ["# foilkit leaderboard", "",
-             ("Values in percent with 95% bootstrap CIs. *vs next*: this model minus the next one "
-              "down on the same items (paired bootstrap) and the exact McNemar p-value."), ""]  # fmt: skip
+    lines = [
+        "# foilkit leaderboard",
+        "",
+        (
+            "Values in percent with 95% bootstrap CIs. *vs next*: this model minus the next one "
+            "down on the same items (paired bootstrap) and the exact McNemar p-value."
+        ),
+        "",
+    ]
     for (benchmark, task), rows in tables.items():
-        lines += [f"## {benchmark} / {task}", "", "| rank | model | value [95% CI] | n | vs next (difference, p) | source |",
-                  "|---:|---|---|---:|---|---|"]  # fmt: skip
+        lines += [
+            f"## {benchmark} / {task}",
+            "",
+            "| rank | model | value [95% CI] | n | vs next (difference, p) | source |",
+            "|---:|---|---|---:|---|---|",
+        ]
         for e in rows:
             ci = f" [{e.ci[0]:.1f}, {e.ci[1]:.1f}]" if e.ci else ""
-            test = ("" if e.p_value_vs_next is None
-                    else f"{e.difference_vs_next:+.1f}, p={e.p_value_vs_next:.3g}")  # fmt: skip
+            test = (
+                ""
+                if e.p_value_vs_next is None
+                else f"{e.difference_vs_next:+.1f}, p={e.p_value_vs_next:.3g}"
+            )
             lines.append(
                 f"| {e.rank} | {e.model} | {e.value:.2f}{ci} | {e.n or ''} | {test} | {e.source} |"
             )
@@ -166,9 +206,20 @@ def write_csv(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> 
         writer.writerow(CSV_COLUMNS)
         for rows in tables.values():
             for e in rows:
-                writer.writerow([e.benchmark, e.task, e.rank, e.model, e.value,
-                                 *(e.ci or ("", "")), e.n or "", _blank(e.p_value_vs_next),
-                                 _blank(e.difference_vs_next), e.source])  # fmt: skip
+                writer.writerow(
+                    [
+                        e.benchmark,
+                        e.task,
+                        e.rank,
+                        e.model,
+                        e.value,
+                        *(e.ci or ("", "")),
+                        e.n or "",
+                        _blank(e.p_value_vs_next),
+                        _blank(e.difference_vs_next),
+                        e.source,
+                    ]
+                )
     return path
 
 
@@ -182,13 +233,19 @@ def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
 
     plt = _pyplot()
     count = max(1, len(tables))
-    fig, axes = plt.subplots(count, 1, figsize=(7, max(3.0, sum(1.5 + 0.35 * len(r) for r in tables.values()))),
-                             squeeze=False)  # fmt: skip
+    fig, axes = plt.subplots(
+        count,
+        1,
+        figsize=(7, max(3.0, sum(1.5 + 0.35 * len(r) for r in tables.values()))),
+        squeeze=False,
+    )
     for ax, ((benchmark, task), rows) in zip(axes[:, 0], tables.items()):
         ordered = list(reversed(rows))
         values = [e.value for e in ordered]
-        errors = [[e.value - e.ci[0] if e.ci else 0.0 for e in ordered],
-                  [e.ci[1] - e.value if e.ci else 0.0 for e in ordered]]  # fmt: skip
+        errors = [
+            [e.value - e.ci[0] if e.ci else 0.0 for e in ordered],
+            [e.ci[1] - e.value if e.ci else 0.0 for e in ordered],
+        ]
         ax.barh(range(len(ordered)), values, xerr=errors, capsize=3, color="tab:blue")
         ax.set_yticks(range(len(ordered)), [e.model for e in ordered], fontsize=8)
         ax.set_xlim(0, 100)

@@ -1,5 +1,8 @@
-"""One registry type for every named thing foilkit looks up: commands, benchmarks, builders,
-adapters, metrics, generation pipelines and the flat public API.
+"""One registry type for every named thing foilkit looks up: commands (``foilkit.cli.COMMANDS``),
+generation pipelines (``foilkit.cli.generate.PIPELINES``), builders and benchmarks
+(``foilkit.builders.BUILDERS``, ``BENCHMARKS``), adapters (``foilkit.scorers.adapters.ADAPTERS``)
+and the flat public API (``foilkit._LAZY``). The metrics package imports nothing else of foilkit
+(each folder is a self-contained evaluate module), so its ``METRICS`` stays a plain tuple.
 
 A :class:`Registry` maps a name to a target and a one-line summary. A target is the object
 itself, or a lazy reference, ``"package.module"`` or ``"package.module:attribute"``, imported
@@ -83,12 +86,23 @@ class Registry(Generic[T]):
             return self._entries[name]
         except KeyError:
             choices = ", ".join(self._entries) or "(none registered)"
-            raise UnknownNameError(f"unknown {self.kind} {name!r}; choose from: {choices}") from None
+            raise UnknownNameError(
+                f"unknown {self.kind} {name!r}; choose from: {choices}"
+            ) from None
 
     def get(self, name: str) -> T:
         """The target registered as ``name`` (imported now if it was registered lazily)."""
         target = self.entry(name).target
         return target.load() if isinstance(target, Lazy) else target
+
+    __getitem__ = get
+
+    def remove(self, name: str) -> None:
+        """Unregister ``name`` (a plug-in registered for a while, e.g. by a test)."""
+        self.entry(name)  # an unknown name is an UnknownNameError
+        del self._entries[name]
+
+    __delitem__ = remove
 
     def summary(self, name: str) -> str:
         return self.entry(name).summary

@@ -207,21 +207,36 @@ def write_run_report(results: RunResults, out_dir: str | os.PathLike) -> Path:
     plots = []
     bar_columns = [c for c in table.columns if not RECALL_COLUMN.match(c)]
     if bar_columns and any(c in row.cells for row in table.rows for c in bar_columns):
-        plots.append(bar_plot(table.rows, bar_columns, folder.plot("accuracy"), title=table.title,
-                              xlabel=table.row_label))  # fmt: skip
+        plots.append(
+            bar_plot(
+                table.rows,
+                bar_columns,
+                folder.plot("accuracy"),
+                title=table.title,
+                xlabel=table.row_label,
+            )
+        )
     if any(RECALL_COLUMN.match(c) for c in table.columns):
         plots.append(recall_plot(table.rows, folder.plot("recall"), title=table.title))
     lines = [
-        f"# {table.title}", "",
-        (f"Benchmark: **{results.title}** ({results.paper_table}); model `{results.model}`"
-         + (f", temporal control **{results.control}**" if results.control else "") + "."),
-        f"Values in %; brackets: {interval_text(results)}.", "",
+        f"# {table.title}",
+        "",
+        (
+            f"Benchmark: **{results.title}** ({results.paper_table}); model `{results.model}`"
+            + (f", temporal control **{results.control}**" if results.control else "")
+            + "."
+        ),
+        f"Values in %; brackets: {interval_text(results)}.",
+        "",
         *protocol_lines(results.protocol),
-        markdown_table(table), "",
+        markdown_table(table),
+        "",
         *([tie_note(results, tie_kinds), ""] if tie_kinds else []),
-        *_run_notes(results), "",
-        *(f"![{plot.stem}]({plot.name})" for plot in plots), "",
-    ]  # fmt: skip
+        *_run_notes(results),
+        "",
+        *(f"![{plot.stem}]({plot.name})" for plot in plots),
+        "",
+    ]
     folder.report.write_text("\n".join(lines), encoding="utf-8")
     from foilkit.html_report import write_run_html
 
@@ -313,8 +328,14 @@ def bar_plot(
     for index, name in enumerate(series):
         cells = [row.cells.get(name) for row in rows]
         values = [100 * c.value if c else np.nan for c in cells]
-        errors = np.array([[100 * (c.value - c.low), 100 * (c.high - c.value)] if c and c.low is not None
-                           else [0.0, 0.0] for c in cells]).T  # fmt: skip
+        errors = np.array(
+            [
+                [100 * (c.value - c.low), 100 * (c.high - c.value)]
+                if c and c.low is not None
+                else [0.0, 0.0]
+                for c in cells
+            ]
+        ).T
         ax.bar(
             x + (index - (len(series) - 1) / 2) * width,
             values,
@@ -346,14 +367,19 @@ def recall_plot(rows: Sequence[Row], path: Path, *, title: str) -> Path:
     fig, ax = plt.subplots(figsize=(6, 4))
     for row in rows:
         for direction, style in (("T2V", "-o"), ("V2T", "--s")):
-            points = sorted((int(m["k"]), c) for column, c in row.cells.items()
-                            if (m := RECALL_COLUMN.match(column)) and m["direction"] == direction)  # fmt: skip
+            points = sorted(
+                (int(m["k"]), c)
+                for column, c in row.cells.items()
+                if (m := RECALL_COLUMN.match(column)) and m["direction"] == direction
+            )
             if not points:
                 continue
             ks = [k for k, _ in points]
             values = [100 * c.value for _, c in points]
-            errors = [[100 * (c.value - c.low) if c.low is not None else 0 for _, c in points],
-                      [100 * (c.high - c.value) if c.high is not None else 0 for _, c in points]]  # fmt: skip
+            errors = [
+                [100 * (c.value - c.low) if c.low is not None else 0 for _, c in points],
+                [100 * (c.high - c.value) if c.high is not None else 0 for _, c in points],
+            ]
             ax.errorbar(
                 ks, values, yerr=errors, fmt=style, capsize=3, label=f"{row.label} {direction}"
             )
@@ -423,21 +449,38 @@ def write_side_by_side(
         if RECALL_COLUMN.match(column) and not column.endswith("R@1"):
             continue
         safe = re.sub(r"[^A-Za-z0-9]+", "_", column).strip("_").lower()
-        plots.append(bar_plot(merged.rows, [f"{label}: {column}" for label in labels],
-                              out / f"{SIDE_BY_SIDE_PLOT}{safe}.png", title=f"{title}: {column}",
-                              xlabel=merged.row_label))  # fmt: skip
+        plots.append(
+            bar_plot(
+                merged.rows,
+                [f"{label}: {column}" for label in labels],
+                out / f"{SIDE_BY_SIDE_PLOT}{safe}.png",
+                title=f"{title}: {column}",
+                xlabel=merged.row_label,
+            )
+        )
     lines = [
-        f"# {title}", "",
-        (f"Benchmark **{results[0].title}** ({results[0].paper_table}). Values in %; brackets: 95% "
-         "bootstrap confidence interval."), "",
-        "| run | model | control | folder |", "|---|---|---|---|",
-        *(f"| {label} | `{r.model}` | {r.control or 'none'} | {Path(d)} |"
-          for label, r, d in zip(labels, results, run_dirs, strict=True)),
-        "", markdown_table(merged), "",
+        f"# {title}",
+        "",
+        (
+            f"Benchmark **{results[0].title}** ({results[0].paper_table}). Values in %; brackets: 95% "
+            "bootstrap confidence interval."
+        ),
+        "",
+        "| run | model | control | folder |",
+        "|---|---|---|---|",
+        *(
+            f"| {label} | `{r.model}` | {r.control or 'none'} | {Path(d)} |"
+            for label, r, d in zip(labels, results, run_dirs, strict=True)
+        ),
+        "",
+        markdown_table(merged),
+        "",
         *([tie_note(results[0], tie_kinds, per_run=True), ""] if tie_kinds else []),
-        *extra, "",
-        *(f"![{plot.stem}]({plot.name})" for plot in plots), "",
-    ]  # fmt: skip
+        *extra,
+        "",
+        *(f"![{plot.stem}]({plot.name})" for plot in plots),
+        "",
+    ]
     path = out / "report.md"
     path.write_text("\n".join(lines), encoding="utf-8")
     from foilkit.html_report import write_side_by_side_html

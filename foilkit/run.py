@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     import datasets
     import numpy as np
 
-    from foilkit.benchmarks import Benchmark, MetricSpec
+    from foilkit.builders.spec import Benchmark, MetricSpec
 
 RESULTS_FILE = "results.json"
 #: The format of ``results.json`` this module writes; it reads the formats in ``READABLE_FORMATS``.
@@ -377,7 +377,7 @@ class RunResults:
     """A run's ``results.json``: what was evaluated, how, and every number.
 
     Attributes:
-        benchmark, title, paper_table: the benchmark (:mod:`foilkit.benchmarks`) and its paper's table.
+        benchmark, title, paper_table: the benchmark (:mod:`foilkit.builders.spec` (each benchmark's spec beside its builder)) and its paper's table.
         model, label: the model as given (Hub id or path) and its name in reports.
         control: the temporal control the frames were put under (``None``: none).
         protocol: the scoring protocol the run resolved to (``None``: none was recorded).
@@ -400,8 +400,8 @@ class RunResults:
 
     @property
     def spec(self) -> Benchmark:
-        """The benchmark's :class:`foilkit.benchmarks.Benchmark`."""
-        from foilkit.benchmarks import get_benchmark
+        """The benchmark's :class:`foilkit.builders.spec.Benchmark`."""
+        from foilkit.builders import get_benchmark
 
         return get_benchmark(self.benchmark)
 
@@ -508,7 +508,7 @@ def tie_policy(metric: MetricSpec) -> str | None:
 def _spec_tie_policies(benchmark: str, config: str) -> dict[str, str | None]:
     """The tie policies the benchmark's spec gives ``config``'s metrics (for results written
     before the policies were recorded)."""
-    from foilkit.benchmarks import get_benchmark
+    from foilkit.builders import get_benchmark
 
     return {
         metric.metric: tie_policy(metric) for metric in get_benchmark(benchmark).metrics(config)

@@ -1,10 +1,11 @@
 """``foilkit generate bias``: lexical (JS divergence) and text-only bias of a foil set.
 
-Reads rows with ``caption`` and ``foils`` -- JSONL as the generate commands write (or any
-canonical dataset exported to JSONL), or one of ViLMA's published subtest files as they are
-(``change-state-action.json``: an object of items keyed by id) -- and prints a JSON report;
-``--before`` adds the divergence of an earlier (unfiltered) version, ``--lm`` the text-only
-baseline.
+Reads rows with ``caption`` and ``foils`` -- a foils output folder as the generate commands
+write it (or its ``foils.parquet``), JSONL rows (any canonical dataset exported to JSONL), or one
+of ViLMA's published subtest files as they are (``change-state-action.json``: an object of items
+keyed by id) -- and prints a JSON report; ``--before`` adds the divergence of an earlier
+(unfiltered) version, ``--lm`` the text-only baseline. ``--output`` writes the report and its
+run record (``<output>.run.json``).
 
 On ViLMA's files the divergence is ViLMA's appendix B.1 number: every published item (the
 paper's table is computed before validation; ``--vilma-items valid`` keeps the items that pass
@@ -18,19 +19,26 @@ import argparse
 import json
 from pathlib import Path
 
-from foilkit.generation.cli_io import read_jsonl
+from foilkit.generation.cli_io import read_jsonl, run_record
+from foilkit.generation.foil import FOILS_FILE
+from foilkit.generation.provenance import record_path
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--rows", required=True, type=Path,
-        help="JSONL rows with caption and foils, or a ViLMA subtest .json file as published",
-    )  # fmt: skip
+        "--rows",
+        required=True,
+        type=Path,
+        help="a foils output folder (or its foils.parquet), JSONL rows with caption and foils, "
+        "or a ViLMA subtest .json file as published",
+    )
     parser.add_argument(
-        "--vilma-items", choices=("all", "valid"), default="all",
+        "--vilma-items",
+        choices=("all", "valid"),
+        default="all",
         help="ViLMA files: every item (as appendix B.1) or those passing the human validation",
-    )  # fmt: skip
-    parser.add_argument("--before", type=Path, help="the same rows before a filter (JSONL)")
+    )
+    parser.add_argument("--before", type=Path, help="the same rows before a filter (as --rows)")
     parser.add_argument("--lm", help="causal LM for the text-only baseline (e.g. gpt2)")
     parser.add_argument("--output", "-o", type=Path, help="also write the report here")
 
@@ -38,6 +46,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _pairs(path: Path, vilma_items: str = "all") -> list[tuple[str, list[str]]]:
     if path.suffix.lower() == ".json":
         return vilma_pairs(path, valid_only=vilma_items == "valid")
+    if path.is_dir() or path.suffix.lower() == ".parquet":
+        from foilkit.generation.foil import read_foils
+
+        dataset = read_foils(path).select_columns(["caption", "foils"])
+        return [(row["caption"], list(row["foils"])) for row in dataset]
     return [
         (r["caption"], list(r["foils"])) for r in read_jsonl(path, required=("caption", "foils"))
     ]
@@ -92,4 +105,17 @@ def run(args: argparse.Namespace) -> int:
     print(text)
     if args.output:
         args.output.write_text(text + "\n", encoding="utf-8")
+        record = run_record(
+            args,
+            "bias",
+            inputs={"rows": _input_file(args.rows), "before": _input_file(args.before)},
+            models={"lm": args.lm},
+            results={"report": args.output.name},
+        )
+        record.write(record_path(args.output))
     return 0
+
+
+def _input_file(path: Path | None) -> Path | None:
+    """The file behind a ``--rows``/``--before`` argument (a folder's foils dataset)."""
+    return path / FOILS_FILE if path is not None and path.is_dir() else path

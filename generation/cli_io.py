@@ -1,44 +1,22 @@
-"""File input/output shared by the generation command lines: JSONL in, rows + run record out."""
+"""File input/output shared by the generation command lines: JSONL in; out, a foils output
+folder (:func:`foilkit.generation.foil.write_foils`) or an intermediate file, each with the
+run's :class:`~foilkit.generation.provenance.RunRecord`."""
 
 from __future__ import annotations
 
 import argparse
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from foilkit._version import __version__
+# The commands' JSONL readers (a bad line names file and line): foilkit's one implementation.
+from foilkit.files import numbered_jsonl, read_jsonl  # noqa: F401
+from foilkit.generation.provenance import RunRecord, record_path
 
-
-def read_jsonl(path: str | os.PathLike, required: Sequence[str] = ()) -> Iterator[dict[str, Any]]:
-    """The JSON objects of a JSONL file; a bad line or a missing field names file and line."""
-    for _, record in numbered_jsonl(path, required):
-        yield record
-
-
-def numbered_jsonl(
-    path: str | os.PathLike, required: Sequence[str] = ()
-) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, object)`` for each JSON object of a JSONL file (blank lines skipped); a bad
-    line or a missing field names file and line."""
-    with open(path, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise ValueError(f"{path}:{number}: not valid JSON ({error.msg})") from None
-            if not isinstance(record, dict):
-                raise ValueError(
-                    f"{path}:{number}: expected a JSON object, got {type(record).__name__}"
-                )
-            missing = [name for name in required if name not in record]
-            if missing:
-                raise ValueError(f"{path}:{number}: missing field(s) {missing}")
-            yield number, record
+#: Options that are the record's own fields rather than parameters.
+_NOT_PARAMETERS = ("seed", "stage")
 
 
 def read_lines(path: str | os.PathLike) -> list[str]:
@@ -48,10 +26,39 @@ def read_lines(path: str | os.PathLike) -> list[str]:
     ]
 
 
+def run_record(
+    args: argparse.Namespace,
+    pipeline: str,
+    *,
+    inputs: Mapping[str, str | os.PathLike | None] | None = None,
+    models: Mapping[str, Any] | None = None,
+    prompts: Mapping[str, Any] | None = None,
+    results: Mapping[str, Any] | None = None,
+) -> RunRecord:
+    """The record of a command-line stage: ``args.stage`` (else the pipeline's name) and
+    ``args.seed``; every other option is a parameter (see :meth:`RunRecord.create`)."""
+    return RunRecord.create(
+        pipeline,
+        getattr(args, "stage", None) or pipeline,
+        seed=getattr(args, "seed", None),
+        inputs=inputs,
+        models=models,
+        prompts=prompts,
+        parameters=parameters(args),
+        results=results,
+    )
+
+
+def parameters(args: argparse.Namespace) -> dict[str, Any]:
+    """A command's options as a record's parameters (not the stage and seed: fields of their own)."""
+    return {k: v for k, v in vars(args).items() if k not in _NOT_PARAMETERS and not callable(v)}
+
+
 def write_rows(
-    rows: Iterable[Mapping[str, Any]], path: str | os.PathLike, args: argparse.Namespace
+    rows: Iterable[Mapping[str, Any]], path: str | os.PathLike, record: RunRecord
 ) -> int:
-    """Write rows as JSONL and the run's configuration to ``<path>.run.json``; returns the count."""
+    """Write an intermediate stage file of JSONL rows and its record (``<path>.run.json``, with
+    ``rows_written``); returns the row count."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
@@ -59,25 +66,17 @@ def write_rows(
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
-    write_run_record(path, args, rows_written=count)
+    record.with_results(rows_written=count).write(record_path(path))
     return count
 
 
-def write_run_record(path: str | os.PathLike, args: argparse.Namespace, **facts: Any) -> Path:
-    """``<path>.run.json``: the command, every parameter (seed included) and the version."""
-    record = {
-        "foilkit_version": __version__,
-        "parameters": {k: (str(v) if isinstance(v, os.PathLike) else v)
-                       for k, v in vars(args).items() if not callable(v)},
-        **facts,
-    }  # fmt: skip
-    out = Path(f"{path}.run.json")
-    out.write_text(
-        json.dumps(record, indent=2, sort_keys=True, default=str) + "\n", encoding="utf-8"
+def add_output(parser: argparse.ArgumentParser, *, folder: bool = False) -> None:
+    """``--output``/``-o`` (a foils output folder, or the stage's file) and ``--seed``."""
+    parser.add_argument(
+        "--output",
+        "-o",
+        required=True,
+        type=Path,
+        help="output folder: foils.parquet + run.json" if folder else "file to write",
     )
-    return out
-
-
-def add_output(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--output", "-o", required=True, type=Path, help="file to write")
     parser.add_argument("--seed", type=int, default=0, help="random seed (recorded)")

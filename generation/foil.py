@@ -12,6 +12,12 @@ and its foils into one row of the canonical schema (``id``, ``video``, ``video_p
 ``caption``, ``foils``, ``start``, ``end``, ``reversed``, ``foil_type``) plus a ``foil_provenance``
 column: one JSON object per foil, in the order of ``foils``; :func:`foils_dataset` makes a
 ``datasets.Dataset`` of such rows with the builders' canonical features.
+
+Every stage that makes foils writes them the same way, :func:`write_foils`: an output folder
+holding ``foils.parquet`` (that dataset) and ``run.json`` (the run's
+:class:`~foilkit.generation.provenance.RunRecord`), plus whatever files of its own the stage
+documents (VITATECS' upstream-layout annotations, the contrast sets' multiple-choice TSV).
+:func:`read_foils` reads the dataset back.
 """
 
 from __future__ import annotations
@@ -19,12 +25,22 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import datasets
+
+    from foilkit.generation.provenance import RunRecord
 
 PROVENANCE_COLUMN = "foil_provenance"
+#: The one output layout of a stage that makes foils: ``<out>/foils.parquet`` + ``<out>/run.json``.
+FOILS_FILE = "foils.parquet"
+RECORD_FILE = "run.json"
 
 
 def _frozen(mapping: Mapping[str, Any] | None) -> Mapping[str, Any]:
@@ -187,9 +203,51 @@ def foils_dataset(rows: Sequence[Mapping[str, Any]], **metadata_features: Any) -
     ``foil_type`` and ``foil_provenance`` are declared here.
     """
     import datasets
+
     from foilkit.builders.schema import TEXT, TEXTS, canonical_features
 
     features = canonical_features(foil_type=TEXT, **{PROVENANCE_COLUMN: TEXTS}, **metadata_features)
     if not rows:  # from_list cannot infer columns from no rows: an empty table of the schema
         return datasets.Dataset.from_dict({name: [] for name in features}, features=features)
     return datasets.Dataset.from_list([dict(row) for row in rows], features=features)
+
+
+def write_foils(
+    out: str | os.PathLike,
+    rows: Sequence[Mapping[str, Any]],
+    record: RunRecord,
+    **metadata_features: Any,
+) -> Path | None:
+    """Write a foil-making stage's output: ``out/foils.parquet`` and ``out/run.json``.
+
+    ``rows`` are :func:`foil_row` rows, ``metadata_features`` their benchmark columns (as for
+    :func:`foils_dataset`). The record gains ``rows_written`` and ``foils`` (the dataset's file
+    name, ``None`` when there were no rows: then no dataset is written, and one left by an
+    earlier run in ``out`` is removed). Returns the dataset's path, or ``None``.
+    """
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    path: Path | None = out / FOILS_FILE
+    if rows:
+        foils_dataset(rows, **metadata_features).to_parquet(str(path))
+    else:
+        path.unlink(missing_ok=True)
+        path = None
+    record.with_results(rows_written=len(rows), foils=path and path.name).write(out / RECORD_FILE)
+    return path
+
+
+def read_foils(out: str | os.PathLike) -> datasets.Dataset:
+    """The foils dataset of an output folder written by :func:`write_foils` (or its
+    ``foils.parquet`` itself), with the features it was written with."""
+    import datasets
+
+    path = Path(out)
+    if path.is_dir():
+        path = path / FOILS_FILE
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"{path}: no foils dataset (a stage that selected no foil writes none; see "
+            f"{path.parent / RECORD_FILE})"
+        )
+    return datasets.Dataset.from_parquet(str(path))

@@ -24,7 +24,6 @@ import json
 import logging
 import os
 import random
-import tempfile
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -32,6 +31,8 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
+
+from foilkit.files import atomic_write
 
 logger = logging.getLogger(__name__)
 
@@ -196,10 +197,7 @@ class ResponseCache:
     def put(self, key: str, record: Mapping[str, Any]) -> None:
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{key[:8]}", suffix=".tmp")
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            json.dump(dict(record), out, ensure_ascii=False, indent=1)
-        os.replace(temporary, path)
+        atomic_write(path, json.dumps(dict(record), ensure_ascii=False, indent=1))
 
 
 def _retryable_errors() -> tuple[type[BaseException], ...]:

@@ -80,7 +80,6 @@ POLICIES: dict[str, Callable[[NLIScores], bool]] = {
     "vilma": _keep_vilma,
     "vitatecs": _keep_vitatecs,
 }
-DEFAULT_MODEL_BY_POLICY = {"vilma": VILMA_NLI_MODEL, "vitatecs": VITATECS_NLI_MODEL}
 
 
 def load_nli_model(model_id: str = DEFAULT_NLI_MODEL, *, device: str | None = None) -> CrossEncoder:

@@ -4,8 +4,9 @@ Every ``metrics/<name>/<name>.py`` is at once an ``evaluate`` module (``evaluate
 folder; pushable to the Hub as a Space, see ``foilkit metrics push``) and a plain Python module
 whose pure function ``<name>(...)`` needs only numpy. This package adds what spans metrics:
 loading an installed module without a checkout (:func:`load`), the pure functions by name
-(:func:`metric_function`), and paired comparisons of two models on the same items
-(:func:`paired_comparison`).
+(:func:`metric_function`), paired comparisons of two models on the same items
+(:func:`paired_comparison`), and what reports say about scores (:func:`score_direction`,
+:func:`tie_meanings`).
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ PAIRED_OUTCOMES: dict[str, dict[str, str]] = {
     "multiple_choice_accuracy": {"accuracy": "credit"},
     "binary_retrieval_accuracy": {"t2v_accuracy": "t2v", "v2t_accuracy": "v2t"},
 }
-#: every metric foilkit ships, in the order the benchmarks introduce them.
+#: every metric foilkit ships, in the order the benchmarks introduce them. A plain tuple, not a
+#: :class:`foilkit.registry.Registry`: this package imports nothing else of foilkit (each folder
+#: is a self-contained evaluate module); the lookups below word their errors as a registry does.
 METRICS: tuple[str, ...] = (*PAIRED_OUTCOMES, "retrieval_recall")
 #: data arguments that describe items rather than score them.
 _ITEM_ARGUMENTS = ("groups", "tests", "cluster")
@@ -41,7 +44,7 @@ def list_metrics() -> list[str]:
 
 def _check_name(name: str) -> None:
     if name not in METRICS:
-        raise ValueError(f"unknown metric {name!r}; foilkit ships {list(METRICS)}")
+        raise ValueError(f"unknown metric {name!r}; choose from: {', '.join(METRICS)}")
 
 
 def metric_dir(name: str) -> Path:
@@ -67,6 +70,23 @@ def load(name: str, **kwargs: Any) -> Any:
     import evaluate
 
     return evaluate.load(str(metric_dir(name)), **kwargs)
+
+
+def tie_meanings() -> dict[str, str]:
+    """What each ``ties`` option of foilkit's metrics does with a tie, in words (reports state
+    it under their tables): the pairwise policies and the ranking ones."""
+    from ._common import TIE_POLICY_MEANINGS
+    from ._ranking import TIE_RANK_MEANINGS
+
+    return {**TIE_POLICY_MEANINGS, **TIE_RANK_MEANINGS}
+
+
+def score_direction(score_kind: str) -> int:
+    """+1 if higher scores of ``score_kind`` are better (similarity, log-probability), -1 if
+    lower ones are (distance, loss); a ``ValueError`` names an unknown kind."""
+    from ._common import direction
+
+    return direction(score_kind)
 
 
 def _credits(

@@ -324,10 +324,12 @@ def mcnemar_exact(correct_a: np.ndarray, correct_b: np.ndarray) -> dict[str, Any
     else:
         # In log space throughout: C(n, i) / 2**n overflows a float near n = 1030 when the
         # split is balanced, and benchmark-sized comparisons (13,838 VITATECS items) get there.
-        log_terms = np.asarray([
-            math.lgamma(discordant + 1) - math.lgamma(i + 1) - math.lgamma(discordant - i + 1)
-            for i in range(smaller + 1)
-        ]) - discordant * math.log(2.0)  # fmt: skip
+        log_terms = np.asarray(
+            [
+                math.lgamma(discordant + 1) - math.lgamma(i + 1) - math.lgamma(discordant - i + 1)
+                for i in range(smaller + 1)
+            ]
+        ) - discordant * math.log(2.0)
         peak = float(log_terms.max())
         log_tail = peak + math.log(float(np.exp(log_terms - peak).sum()))
         p_value = min(1.0, 2.0 * math.exp(log_tail))

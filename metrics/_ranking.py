@@ -184,7 +184,7 @@ def is_tensor(scores: Any) -> bool:
     return type(scores).__module__.split(".")[0] == "torch" and hasattr(scores, "device")
 
 
-def score_matrix(scores: Any, *, name: str = "scores") -> Any:
+def as_score_array(scores: Any, *, name: str = "scores") -> Any:
     """``scores`` as a 2-D array: torch tensors on their device (a CPU tensor viewed as numpy,
     see ``NUMPY_DEVICES``), anything else as numpy (float64 unless already a float array). A
     ``ValueError`` names a ragged row or a wrong shape. Finiteness is checked while ranking."""
@@ -247,7 +247,7 @@ def rank_targets(
     check_option("ties", ties, TIE_RANKS)
     check_option("query_axis", query_axis, (0, 1))
     sign = direction(score_kind)
-    scores = score_matrix(scores, name=name)
+    scores = as_score_array(scores, name=name)
     n_queries, n_candidates = scores.shape[query_axis], scores.shape[1 - query_axis]
     if not isinstance(targets, Targets):
         targets = Targets.from_lists(targets, n_candidates)

@@ -17,6 +17,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from foilkit.progress import library_progress_bars
 from foilkit.scorers.adapters import (
     Adapter,
     EmbeddingAdapter,
@@ -41,8 +43,6 @@ from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, res
 from foilkit.scorers.record import hardware, now, package_versions
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import BACKENDS, SEEDED_POLICIES, SamplingPolicy, resolve_decoder
-
-from foilkit.progress import library_progress_bars
 
 logger = logging.getLogger(__name__)
 

@@ -26,6 +26,8 @@ from typing import Any
 import safetensors
 import safetensors.torch
 import torch
+
+from foilkit.files import atomic_write
 from foilkit.scorers.video import VideoView
 
 logger = logging.getLogger(__name__)
@@ -163,7 +165,7 @@ class EmbeddingCache:
         if manifest not in self._made and self._manifest_layout() is None:
             self._layout = _layout(embedding)
             text = json.dumps({**self.namespace, "embedding": self._layout}, indent=2)
-            _atomic_write(manifest, lambda handle: handle.write(text.encode()))
+            atomic_write(manifest, text)
         self._made.add(manifest)
         # safetensors, serialised in memory and written in one call: no pickle, and a tenth of
         # torch.save's and torch.load's time for an entry this small. The metadata names the
@@ -180,15 +182,8 @@ class EmbeddingCache:
                 "dtype": str(embedding.dtype),
             },
         )
-        _atomic_write(path, lambda handle: handle.write(data))
+        atomic_write(path, data)
 
 
 def _layout(embedding: torch.Tensor) -> dict[str, Any]:
     return {"dtype": str(embedding.dtype), "width": int(embedding.shape[-1])}
-
-
-def _atomic_write(path: Path, write: Any) -> None:
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with temporary.open("wb") as handle:
-        write(handle)
-    os.replace(temporary, path)

@@ -11,6 +11,7 @@ import hashlib
 from dataclasses import replace
 
 import numpy as np
+
 from foilkit.scorers.video import DecodedFrames, take_frames
 
 CONTROLS = ("reversed", "shuffled", "single")

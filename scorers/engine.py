@@ -19,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+
+from foilkit.progress import interactive
 from foilkit.scorers.adapters import Adapter, EmbeddingAdapter
 from foilkit.scorers.cache import CachedView, EmbeddingCache
 from foilkit.scorers.controls import apply_control
@@ -32,8 +34,6 @@ from foilkit.scorers.video import (
     content_hash,
     decode_views,
 )
-
-from foilkit.progress import interactive
 
 
 @dataclass(frozen=True)
@@ -190,7 +190,9 @@ class Throughput:
     seconds: float = 0.0
 
     def to_record(self) -> dict[str, float]:
-        rate = lambda count: round(count / self.seconds, 3) if self.seconds else None
+        def rate(count: int) -> float | None:
+            return round(count / self.seconds, 3) if self.seconds else None
+
         return {
             "views": self.views,
             "cached_views": self.cached_views,
@@ -279,12 +281,21 @@ class Engine:
         if self.progress and not bars:  # a log, not a terminal: one line for the phase
             print(f"scoring {num_rows} rows of {len(units)} videos", file=sys.stderr, flush=True)
         decode_bar = tqdm(
-            total=len(units), desc="decode", unit="video", disable=not bars, position=0,
+            total=len(units),
+            desc="decode",
+            unit="video",
+            disable=not bars,
+            position=0,
             leave=False,
-        )  # fmt: skip
+        )
         rows_bar = tqdm(
-            total=num_rows, desc="score", unit="row", disable=not bars, position=1, leave=False,
-        )  # fmt: skip
+            total=num_rows,
+            desc="score",
+            unit="row",
+            disable=not bars,
+            position=1,
+            leave=False,
+        )
         decoding = self.decoded(units)
         try:
             for batch in batches:

@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from foilkit.files import atomic_open
+
 GROUP_PREFIX = {"main": "", "proficiency": "proficiency_"}
 
 
@@ -74,11 +76,9 @@ def write_jsonl(dataset: Any, path: Path) -> None:
     Scores are finite (the engine makes a non-finite one a row error); a NaN or infinity in a
     column copied through from the input dataset is written as ``null``, JSON having no NaN.
     """
-    temporary = path.with_name(f".{path.name}.tmp")
-    with temporary.open("w") as handle:
+    with atomic_open(path, "w") as handle:
         for row in dataset.to_list():
             handle.write(json.dumps(_finite(row), default=str, allow_nan=False) + "\n")
-    temporary.replace(path)
 
 
 def _finite(value: Any) -> Any:

@@ -92,7 +92,9 @@ UNIFORM_DEFAULT = Protocol(notes="foilkit's cross-benchmark protocol")
 def _unpublished(benchmark: str, family: str, why: str = "") -> Protocol:
     """A family the benchmark's paper published no scoring code for: the uniform protocol, said so."""
     base = UNIFORM.get(family, UNIFORM_DEFAULT)
-    note = f"{benchmark} published no scoring code for {family} models; the uniform protocol's values"
+    note = (
+        f"{benchmark} published no scoring code for {family} models; the uniform protocol's values"
+    )
     return Protocol(**{**base.settings(), "notes": note + (f" ({why})" if why else "")})
 
 
@@ -107,74 +109,128 @@ def _paper(benchmark: str, family: str, protocol: Protocol) -> None:
 
 # VITATECS evaluates CLIP4Clip / X-CLIP (fine-tuned CLIP) with one script and flags
 # (X-CLIP/eval_vitatecs.sh): its frames, pooling and text limit, applied to any dual encoder.
-_paper("vitatecs", "dual-encoder", Protocol(
-    sampling="int-fps", frames=12, target_fps=1.0, max_frames=12, pooling="mean",
-    max_text_tokens=32,
-    reference=f"{VITATECS_REPO} X-CLIP/eval_vitatecs.sh (--max_frames 12 --feature_framerate 1 "
-              "--slice_framepos 2 --max_words 32 --sim_header meanP), dataloaders/rawvideo_util.py, "
-              "dataloaders/dataloader_vitatecs.py, modules/modeling.py (meanP)",
-    notes="VITATECS runs CLIP4Clip-meanP (CLIP fine-tuned on MSR-VTT; its Table 3 reports the "
-          "seqTransf variant, the published script meanP); the reference zero-fills and masks "
-          "frames a short clip lacks, foilkit averages the frames that exist (the same mean)",
-))
-_paper("vitatecs", "xclip", _unpublished(
-    "vitatecs", "xclip", "its X-CLIP is xuguohai/X-CLIP, a different model from microsoft/xclip"
-))
+_paper(
+    "vitatecs",
+    "dual-encoder",
+    Protocol(
+        sampling="int-fps",
+        frames=12,
+        target_fps=1.0,
+        max_frames=12,
+        pooling="mean",
+        max_text_tokens=32,
+        reference=f"{VITATECS_REPO} X-CLIP/eval_vitatecs.sh (--max_frames 12 --feature_framerate 1 "
+        "--slice_framepos 2 --max_words 32 --sim_header meanP), dataloaders/rawvideo_util.py, "
+        "dataloaders/dataloader_vitatecs.py, modules/modeling.py (meanP)",
+        notes="VITATECS runs CLIP4Clip-meanP (CLIP fine-tuned on MSR-VTT; its Table 3 reports the "
+        "seqTransf variant, the published script meanP); the reference zero-fills and masks "
+        "frames a short clip lacks, foilkit averages the frames that exist (the same mean)",
+    ),
+)
+_paper(
+    "vitatecs",
+    "xclip",
+    _unpublished(
+        "vitatecs", "xclip", "its X-CLIP is xuguohai/X-CLIP, a different model from microsoft/xclip"
+    ),
+)
 # BLIP is in VITATECS' tables, "adapted from the original repository"; the adaptation is not
 # published, so the protocol is BLIP's own video retrieval evaluation.
-_paper("vitatecs", "blip-itm", Protocol(
-    sampling="segment-start", frames=8, pooling="joined-frames", itm_output="logit",
-    first_token="enc", max_text_tokens=35,
-    reference=f"{BLIP_REPO} eval_retrieval_video.py (ITM logit on [ENC] over the 8 frames' "
-              "features joined, texts cut at 35 tokens), configs/retrieval_msrvtt.yaml, "
-              "data/video_dataset.py",
-    notes="VITATECS adapted BLIP's eval_retrieval_video.py without publishing the adaptation; "
-          "BLIP ranks by the ITM logit plus the ITC cosine, foilkit scores the ITM logit; "
-          "captions are not cleaned by BLIP's pre_caption (lower case, punctuation, 40 words)",
-))
-_paper("vitatecs", "video-llm", Protocol(
-    sampling="segment-start", frames=8, mode="choice",
-    reference="VITATECS paper, Table 11 prompt (no code published); frames as Video-LLaMA's "
-              "LAVIS loader (8 segment starts)",
-    notes="the paper generates at temperature 0.2 and reads the letter; foilkit reads the option "
-          "letters' probabilities with both option orders averaged (deterministic, no position bias)",
-))
+_paper(
+    "vitatecs",
+    "blip-itm",
+    Protocol(
+        sampling="segment-start",
+        frames=8,
+        pooling="joined-frames",
+        itm_output="logit",
+        first_token="enc",
+        max_text_tokens=35,
+        reference=f"{BLIP_REPO} eval_retrieval_video.py (ITM logit on [ENC] over the 8 frames' "
+        "features joined, texts cut at 35 tokens), configs/retrieval_msrvtt.yaml, "
+        "data/video_dataset.py",
+        notes="VITATECS adapted BLIP's eval_retrieval_video.py without publishing the adaptation; "
+        "BLIP ranks by the ITM logit plus the ITC cosine, foilkit scores the ITM logit; "
+        "captions are not cleaned by BLIP's pre_caption (lower case, punctuation, 40 words)",
+    ),
+)
+_paper(
+    "vitatecs",
+    "video-llm",
+    Protocol(
+        sampling="segment-start",
+        frames=8,
+        mode="choice",
+        reference="VITATECS paper, Table 11 prompt (no code published); frames as Video-LLaMA's "
+        "LAVIS loader (8 segment starts)",
+        notes="the paper generates at temperature 0.2 and reads the letter; foilkit reads the option "
+        "letters' probabilities with both option orders averaged (deterministic, no position bias)",
+    ),
+)
 _paper("vitatecs", "text-lm", _unpublished("vitatecs", "text-lm", "no text-only baseline"))
 
 # ViLMA: one data loader (vl_bench/data.py Dataset_v2) for CLIP and X-CLIP, argmax decisions.
 _VILMA_FRAMES = {"sampling": "random-consecutive", "frames": 8}
-_VILMA_DRAWS = ("the reference draws each window's end from one np.random stream in dataset "
-                "order (not reproducible with its DataLoader workers); foilkit draws it per view "
-                "from (seed, view), with the same distribution")
-_paper("vilma", "dual-encoder", Protocol(
-    **_VILMA_FRAMES, pooling="softmax-mean",
-    reference=f"{VILMA_REPO} models/image/run_clip.py, vl_bench/data.py (Dataset_v2, "
-              "sample_frame_indices)",
-    notes=_VILMA_DRAWS + "; QUVA (counting) videos must be the 30 fps copies of bin/normalize_fps",
-))
-_paper("vilma", "xclip", Protocol(
-    **_VILMA_FRAMES,
-    reference=f"{VILMA_REPO} models/video/run_xclip.py, vl_bench/data.py (Dataset_v2)",
-    notes=_VILMA_DRAWS + "; the reference ranks by logits_per_video, foilkit by the cosine "
-          "behind it (the same order)",
-))
+_VILMA_DRAWS = (
+    "the reference draws each window's end from one np.random stream in dataset "
+    "order (not reproducible with its DataLoader workers); foilkit draws it per view "
+    "from (seed, view), with the same distribution"
+)
+_paper(
+    "vilma",
+    "dual-encoder",
+    Protocol(
+        **_VILMA_FRAMES,
+        pooling="softmax-mean",
+        reference=f"{VILMA_REPO} models/image/run_clip.py, vl_bench/data.py (Dataset_v2, "
+        "sample_frame_indices)",
+        notes=_VILMA_DRAWS
+        + "; QUVA (counting) videos must be the 30 fps copies of bin/normalize_fps",
+    ),
+)
+_paper(
+    "vilma",
+    "xclip",
+    Protocol(
+        **_VILMA_FRAMES,
+        reference=f"{VILMA_REPO} models/video/run_xclip.py, vl_bench/data.py (Dataset_v2)",
+        notes=_VILMA_DRAWS + "; the reference ranks by logits_per_video, foilkit by the cosine "
+        "behind it (the same order)",
+    ),
+)
 _paper("vilma", "blip-itm", _unpublished("vilma", "blip-itm", "its image-text model is BLIP-2"))
 _paper("vilma", "video-llm", _unpublished("vilma", "video-llm", "the paper reports no video LLMs"))
-_paper("vilma", "text-lm", Protocol(
-    reduction="vilma",
-    reference=f"{VILMA_REPO} models/text/run.py (GPT-2, OPT)",
-    notes="perplexity = exp(summed token NLL / all input tokens, BOS included), as the reference",
-))
+_paper(
+    "vilma",
+    "text-lm",
+    Protocol(
+        reduction="vilma",
+        reference=f"{VILMA_REPO} models/text/run.py (GPT-2, OPT)",
+        notes="perplexity = exp(summed token NLL / all input tokens, BOS included), as the reference",
+    ),
+)
 
 # RTime and the contrast sets published data only: their papers name mean-pooled CLIP
 # baselines, which is the uniform protocol; frames and sampling are not published.
 for _family in ("dual-encoder", "xclip", "blip-itm", "video-llm", "text-lm"):
-    _paper("rtime", _family, _unpublished(
-        "rtime", _family, "its repository holds data only; CLIP and BLIP baselines mean-pool frames"
-    ))
-    _paper("contrast_sets", _family, _unpublished(
-        "contrast_sets", _family, "its repository holds data only; the CLIP baseline mean-pools frames"
-    ))
+    _paper(
+        "rtime",
+        _family,
+        _unpublished(
+            "rtime",
+            _family,
+            "its repository holds data only; CLIP and BLIP baselines mean-pool frames",
+        ),
+    )
+    _paper(
+        "contrast_sets",
+        _family,
+        _unpublished(
+            "contrast_sets",
+            _family,
+            "its repository holds data only; the CLIP baseline mean-pools frames",
+        ),
+    )
 
 
 def describe_protocol(name: str, benchmark: str | None, family: str) -> Protocol:
@@ -280,10 +336,15 @@ def resolve_protocol(
 def list_protocols() -> list[dict[str, Any]]:
     """Every declared paper protocol as rows (benchmark, family, settings, reference, notes)."""
     return [
-        {"benchmark": benchmark, "family": family, **protocol.settings(),
-         "reference": protocol.reference, "notes": protocol.notes}
+        {
+            "benchmark": benchmark,
+            "family": family,
+            **protocol.settings(),
+            "reference": protocol.reference,
+            "notes": protocol.notes,
+        }
         for (benchmark, family), protocol in PAPER.items()
-    ]  # fmt: skip
+    ]
 
 
 __all__ = [

@@ -8,28 +8,37 @@ import os
 import platform
 from typing import Any
 
-PACKAGES = (
-    "foilkit",
-    "torch",
-    "torchvision",
-    "torchcodec",
-    "av",
-    "transformers",
-    "datasets",
-    "accelerate",
-    "evaluate",
-    "numpy",
-    "huggingface_hub",
-)
+#: The distributions a run's numbers depend on (foilkit and its default install), each with its
+#: import name: recorded in every ``run.json`` and checked by ``foilkit doctor``.
+PACKAGES: dict[str, str] = {
+    "foilkit": "foilkit",
+    "torch": "torch",
+    "torchvision": "torchvision",
+    "torchcodec": "torchcodec",
+    "av": "av",
+    "pillow": "PIL",
+    "numpy": "numpy",
+    "datasets": "datasets",
+    "evaluate": "evaluate",
+    "huggingface_hub": "huggingface_hub",
+    "transformers": "transformers",
+    "accelerate": "accelerate",
+    "sentence-transformers": "sentence_transformers",
+    "openai": "openai",
+    "matplotlib": "matplotlib",
+    "tqdm": "tqdm",
+    "pyyaml": "yaml",
+}
 
 
 def package_versions() -> dict[str, str | None]:
-    versions = {}
-    for name in PACKAGES:
+    """Installed version of each distribution of :data:`PACKAGES` (``None`` when missing)."""
+    versions: dict[str, str | None] = {}
+    for dist in PACKAGES:
         try:
-            versions[name] = importlib.metadata.version(name)
+            versions[dist] = importlib.metadata.version(dist)
         except importlib.metadata.PackageNotFoundError:
-            versions[name] = None
+            versions[dist] = None
     return versions
 
 

@@ -1,5 +1,6 @@
 """Test-wide settings (never touch the network, keep caches inside the test session) and the
 demo run every end-to-end and report test shares."""
+
 from __future__ import annotations
 
 import os
@@ -10,7 +11,12 @@ import pytest
 
 from foilkit.cli import main
 
-for _var in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE"):
+for _var in (
+    "HF_HUB_OFFLINE",
+    "HF_DATASETS_OFFLINE",
+    "HF_EVALUATE_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+):
     os.environ[_var] = "1"
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")

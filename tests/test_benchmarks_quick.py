@@ -62,7 +62,9 @@ def test_cpu_use_is_measured_and_bounds_the_ratio(smoke_run):
         # and no more than every core (plus sampling slack)
         assert 0 < cpu["cores_busy"]["engine"] <= cpu["cores"] + 0.25
         # the engine's own ratio is what the bound gives at the cores it actually kept busy
-        at_busy = cpu["engine/naive with every core busy"] * cpu["cores_busy"]["engine"] / cpu["cores"]
+        at_busy = (
+            cpu["engine/naive with every core busy"] * cpu["cores_busy"]["engine"] / cpu["cores"]
+        )
         assert math.isclose(at_busy, case["ratios"]["engine/naive"], rel_tol=1e-9)
 
 

@@ -49,3 +49,62 @@ def test_listing_aligns_summaries():
     registry.add("x", 1, "first")
     registry.add("long", 2, "second")
     assert registry.listing().splitlines() == ["  x     first", "  long  second"]
+
+
+def test_indexing_gets_and_remove_unregisters():
+    registry: Registry[int] = Registry("adapter")
+    registry.add("a", 1)
+    registry.add_lazy("b", "math:pi")
+    assert registry["a"] == 1 and registry["b"] > 3
+    registry.remove("a")
+    assert "a" not in registry and registry.names() == ("b",)
+    del registry["b"]
+    assert len(registry) == 0
+    registry.add("a", 2)  # a removed name is free again
+    assert registry["a"] == 2
+    with pytest.raises(UnknownNameError, match="unknown adapter 'b'; choose from: a"):
+        registry.remove("b")
+
+
+def _registries() -> dict[str, Registry]:
+    import foilkit
+    from foilkit.builders import BENCHMARKS, BUILDERS
+    from foilkit.cli import COMMANDS
+    from foilkit.cli.generate import PIPELINES
+    from foilkit.scorers.adapters import ADAPTERS
+
+    return {
+        "COMMANDS": COMMANDS,
+        "PIPELINES": PIPELINES,
+        "BUILDERS": BUILDERS,
+        "BENCHMARKS": BENCHMARKS,
+        "ADAPTERS": ADAPTERS,
+        "_LAZY": foilkit._LAZY,
+    }
+
+
+@pytest.mark.parametrize("name", list(_registries()))
+def test_every_registered_reference_resolves(name):
+    """A lazy reference with a typo would fail only when used: resolve them all here."""
+    registry = _registries()[name]
+    assert isinstance(registry, Registry) and len(registry)
+    for entry_name in registry:
+        assert registry.get(entry_name) is not None, entry_name
+
+
+def test_adapters_registered_outside_foilkit_are_asked_first_and_names_stay_unique():
+    from foilkit.scorers.adapters import ADAPTERS, BUILT_IN, matching_order, register_adapter
+
+    class Plugin(ADAPTERS["dual-encoder"]):
+        pass
+
+    register_adapter("test-plugin")(Plugin)
+    try:
+        assert Plugin.name == "test-plugin" and ADAPTERS["test-plugin"] is Plugin
+        assert matching_order() == ["test-plugin", *BUILT_IN]
+        register_adapter("test-plugin")(Plugin)  # the same class again: nothing changes
+        with pytest.raises(ValueError, match="'dual-encoder' is already taken by foilkit"):
+            register_adapter("dual-encoder")(Plugin)
+    finally:
+        del ADAPTERS["test-plugin"]
+    assert ADAPTERS["dual-encoder"].name == "dual-encoder"

@@ -53,27 +53,36 @@ def test_run_folders_are_found_by_name_or_one_level_below(tmp_path: Path):
         shutil.copytree(FORMAT_1 / "clip", tmp_path / "runs" / name)
     (tmp_path / "runs" / "not-a-run").mkdir()
     found = find_runs([tmp_path / "runs", FORMAT_1 / "xclip"])
-    assert [f.root for f in found] == [tmp_path / "runs" / "a", tmp_path / "runs" / "b",
-                                       FORMAT_1 / "xclip"]  # fmt: skip
+    assert [f.root for f in found] == [
+        tmp_path / "runs" / "a",
+        tmp_path / "runs" / "b",
+        FORMAT_1 / "xclip",
+    ]
 
 
 @pytest.fixture(scope="module")
 def tiny_run(tmp_path_factory: pytest.TempPathFactory):
     """The tiny CLIP on the demo benchmark's ``order`` config, frames reversed."""
-    from foilkit.scorers.api import ScoreOptions
-
     from foilkit.demo import write_demo_benchmark
     from foilkit.evaluation import evaluate
+    from foilkit.scorers.api import ScoreOptions
     from foilkit.synthetic.models import tiny_model_path
 
     benchmark = write_demo_benchmark(tmp_path_factory.mktemp("benchmark"))
-    options = ScoreOptions(frames=4, control="reversed", num_workers=0, progress=False,
-                           use_cache=False)  # fmt: skip
+    options = ScoreOptions(
+        frames=4, control="reversed", num_workers=0, progress=False, use_cache=False
+    )
     return evaluate(
-        "synthetic", str(tiny_model_path("clip")), config="order", dataset=benchmark,
-        videos=benchmark / "videos", out_dir=tmp_path_factory.mktemp("run") / "clip",
-        n_resamples=20, label="clip", score_options=options,
-    )  # fmt: skip
+        "synthetic",
+        str(tiny_model_path("clip")),
+        config="order",
+        dataset=benchmark,
+        videos=benchmark / "videos",
+        out_dir=tmp_path_factory.mktemp("run") / "clip",
+        n_resamples=20,
+        label="clip",
+        score_options=options,
+    )
 
 
 def test_evaluate_returns_what_its_folder_holds(tiny_run):
@@ -99,13 +108,17 @@ def test_evaluate_returns_what_its_folder_holds(tiny_run):
 
 
 def test_evaluate_leaves_the_run_fields_of_score_options_to_itself(tmp_path: Path):
+    from foilkit.evaluation import evaluate
     from foilkit.scorers.api import ScoreOptions
 
-    from foilkit.evaluation import evaluate
-
     with pytest.raises(ValueError, match="video_root, out_dir itself"):
-        evaluate("synthetic", "unused", out_dir=tmp_path, dataset=tmp_path,
-                 score_options=ScoreOptions(out_dir="x", video_root="y"))  # fmt: skip
+        evaluate(
+            "synthetic",
+            "unused",
+            out_dir=tmp_path,
+            dataset=tmp_path,
+            score_options=ScoreOptions(out_dir="x", video_root="y"),
+        )
 
 
 @pytest.mark.parametrize("model", ["clip", "xclip"])

@@ -1,10 +1,10 @@
 """The ``foilkit`` command line.
 
-Subcommands are configuration, not code: ``COMMANDS`` maps each name to the module that
-implements it and a one-line summary. A command module defines
-``configure(parser: argparse.ArgumentParser) -> None`` and ``run(args) -> int``, and keeps
-its top-level imports light; only the chosen command's module is imported, so
-``foilkit --help`` never pays for torch, transformers or evaluate.
+Subcommands are configuration, not code: ``COMMANDS`` (a :class:`foilkit.registry.Registry`)
+maps each name to the module that implements it, by a lazy reference, and a one-line summary.
+A command module defines ``configure(parser: argparse.ArgumentParser) -> None`` and
+``run(args) -> int``, and keeps its top-level imports light; only the chosen command's module
+is imported, so ``foilkit --help`` never pays for torch, transformers or evaluate.
 
 An error ends a command with one line on stderr, not a traceback: a user error (see
 :mod:`foilkit.errors`) with exit status 2, any other failure with 1. ``--debug``, anywhere on
@@ -14,74 +14,81 @@ the command line, shows the traceback instead.
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from types import ModuleType
 
 from foilkit._version import __version__
 from foilkit.errors import USER_ERRORS, check_model_path, one_line
+from foilkit.registry import Registry
 
-# name -> (module implementing it, one-line summary)
-COMMANDS: dict[str, tuple[str, str]] = {
-    "doctor": ("foilkit.cli.doctor", "check the installed stack, FFmpeg, GPU and offline settings"),
-    "score": (
-        "foilkit.cli.score",
-        "score a Hub model on a foilkit dataset (accelerate launch -m foilkit score)",
-    ),
-    "build": (
-        "foilkit.cli.build",
-        "build a benchmark as a Hub-layout dataset (parquet + card), optionally push",
-    ),
-    "evaluate": (
-        "foilkit.cli.evaluate",
-        "score a model on a benchmark and write metrics with CIs, a report and plots",
-    ),
-    "metrics": (
-        "foilkit.cli.metrics",
-        "list, compute or push (as a Hub evaluate Space) foilkit's metrics",
-    ),
-    "compare": ("foilkit.cli.compare", "paired test and side-by-side report of two evaluation runs"),
-    "report": (
-        "foilkit.cli.report",
-        "rebuild a run folder's report.html: tables, plots and an item browser with frames",
-    ),
-    "leaderboard": (
-        "foilkit.cli.leaderboard",
-        "rank runs per benchmark task with CIs, paired tests and a plot",
-    ),
-    "push-results": (
-        "foilkit.cli.push_results",
-        "upload a run's scores and results to the Hub; add model-index to a card",
-    ),
-    "demo": (
-        "foilkit.cli.demo",
-        "the whole pipeline offline on a synthetic temporal benchmark with tiny models",
-    ),
-    "finetune": (
-        "foilkit.cli.finetune",
-        "fine-tune a CLIP/SigLIP with a temporal module and reversed-video hard negatives (RTime)",
-    ),
-    "generate": (
-        "foilkit.cli.generate",
-        "make new foils: LLM counterfactuals (VITATECS, RTime), contrast sets, ViLMA foiling tools, bias checks",
-    ),
-}
-
-
-def listing(registry: Mapping[str, tuple[str, str]]) -> str:
-    """A registry's names and summaries, one aligned line each (for a parser's epilog)."""
-    width = max(len(name) for name in registry)
-    return "\n".join(f"  {name:<{width}}  {summary}" for name, (_, summary) in registry.items())
+#: The commands: name -> the module implementing it (imported when the command runs), summary.
+COMMANDS: Registry[ModuleType] = Registry("command")
+COMMANDS.add_lazy(
+    "doctor", "foilkit.cli.doctor", "check the installed stack, FFmpeg, GPU and offline settings"
+)
+COMMANDS.add_lazy(
+    "score",
+    "foilkit.cli.score",
+    "score a Hub model on a foilkit dataset (accelerate launch -m foilkit score)",
+)
+COMMANDS.add_lazy(
+    "build",
+    "foilkit.cli.build",
+    "build a benchmark as a Hub-layout dataset (parquet + card), optionally push",
+)
+COMMANDS.add_lazy(
+    "evaluate",
+    "foilkit.cli.evaluate",
+    "score a model on a benchmark and write metrics with CIs, a report and plots",
+)
+COMMANDS.add_lazy(
+    "metrics",
+    "foilkit.cli.metrics",
+    "list, compute or push (as a Hub evaluate Space) foilkit's metrics",
+)
+COMMANDS.add_lazy(
+    "compare", "foilkit.cli.compare", "paired test and side-by-side report of two evaluation runs"
+)
+COMMANDS.add_lazy(
+    "report",
+    "foilkit.cli.report",
+    "rebuild a run folder's report.html: tables, plots and an item browser with frames",
+)
+COMMANDS.add_lazy(
+    "leaderboard",
+    "foilkit.cli.leaderboard",
+    "rank runs per benchmark task with CIs, paired tests and a plot",
+)
+COMMANDS.add_lazy(
+    "push-results",
+    "foilkit.cli.push_results",
+    "upload a run's scores and results to the Hub; add model-index to a card",
+)
+COMMANDS.add_lazy(
+    "demo",
+    "foilkit.cli.demo",
+    "the whole pipeline offline on a synthetic temporal benchmark with tiny models",
+)
+COMMANDS.add_lazy(
+    "finetune",
+    "foilkit.cli.finetune",
+    "fine-tune a CLIP/SigLIP with a temporal module and reversed-video hard negatives (RTime)",
+)
+COMMANDS.add_lazy(
+    "generate",
+    "foilkit.cli.generate",
+    "make new foils: LLM counterfactuals (VITATECS, RTime), contrast sets, ViLMA foiling tools, "
+    "bias checks",
+)
 
 
 def registered_parser(
-    registry: Mapping[str, tuple[str, str]], name: str, prog: str
+    registry: Registry[ModuleType], name: str, prog: str
 ) -> tuple[ModuleType, argparse.ArgumentParser]:
     """The module ``registry`` names for ``name`` (imported now, not before) and its parser."""
-    module_name, summary = registry[name]
-    module = importlib.import_module(module_name)
-    parser = argparse.ArgumentParser(prog=prog, description=summary)
+    module = registry.get(name)
+    parser = argparse.ArgumentParser(prog=prog, description=registry.summary(name))
     module.configure(parser)
     return module, parser
 
@@ -91,7 +98,7 @@ def _top_level_parser() -> argparse.ArgumentParser:
         prog="foilkit",
         description="Does this video model understand time? Temporal video-language benchmarks "
         "as Hugging Face datasets, metrics and an accelerate scoring engine.",
-        epilog=f"commands:\n{listing(COMMANDS)}\n\n"
+        epilog=f"commands:\n{COMMANDS.listing()}\n\n"
         "Run 'foilkit <command> --help' for a command's options.",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

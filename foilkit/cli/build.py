@@ -115,12 +115,17 @@ def _benchmark_options(args: argparse.Namespace) -> dict:
 def _legacy_flags(args: argparse.Namespace) -> None:
     """Accept the old names (--cache-dir, --seed) once more, saying what they are now."""
     if args.legacy_cache_dir is not None:
-        print("foilkit build: --cache-dir is now --datasets-cache (--cache-dir names the "
-              "embedding cache in score/evaluate)", file=sys.stderr)  # fmt: skip
+        print(
+            "foilkit build: --cache-dir is now --datasets-cache (--cache-dir names the "
+            "embedding cache in score/evaluate)",
+            file=sys.stderr,
+        )
         args.datasets_cache = args.datasets_cache or args.legacy_cache_dir
     if args.legacy_seed is not None:
-        print("foilkit build: --seed is now --foil-seed (--seed is the frame seed in "
-              "score/evaluate)", file=sys.stderr)  # fmt: skip
+        print(
+            "foilkit build: --seed is now --foil-seed (--seed is the frame seed in score/evaluate)",
+            file=sys.stderr,
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -136,11 +141,16 @@ def run(args: argparse.Namespace) -> int:
     package_logger.setLevel(logging.INFO)
     try:
         out = export(
-            args.benchmark, args.out, args.configs, video_root=args.video_root,
-            on_missing=args.on_missing, annotations=args.annotations,
-            embed_videos=args.embed_videos, cache_dir=args.datasets_cache,
+            args.benchmark,
+            args.out,
+            args.configs,
+            video_root=args.video_root,
+            on_missing=args.on_missing,
+            annotations=args.annotations,
+            embed_videos=args.embed_videos,
+            cache_dir=args.datasets_cache,
             **_benchmark_options(args),
-        )  # fmt: skip
+        )
     finally:  # a later command (or test) must not log to this run's stderr
         package_logger.removeHandler(handler)
     files = sorted(path.relative_to(out).as_posix() for path in out.rglob("*.parquet"))

@@ -1,10 +1,12 @@
 """``foilkit compare``: the command line of :mod:`foilkit.compare`."""
 
 from __future__ import annotations
+
 import argparse
 import json
 import sys
 from pathlib import Path
+
 from foilkit.compare import _test_lines, compare_runs
 
 
@@ -15,13 +17,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--out", required=True, help="folder for report.md, comparison.json and the plots"
     )
     parser.add_argument(
-        "--n-resamples", type=int, default=1000,
+        "--n-resamples",
+        type=int,
+        default=1000,
         help="paired bootstrap resamples (default: %(default)s)",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--bootstrap-seed", type=int, default=0,
+        "--bootstrap-seed",
+        type=int,
+        default=0,
         help="seed of the paired bootstrap (default: %(default)s)",
-    )  # fmt: skip
+    )
     # Deprecated: --seed is the frame seed (shuffled control, sampling) in score/evaluate.
     parser.add_argument("--seed", dest="legacy_seed", type=int, help=argparse.SUPPRESS)
 
@@ -31,14 +37,20 @@ def run(args: argparse.Namespace) -> int:
 
     seed = args.bootstrap_seed
     if args.legacy_seed is not None:
-        print("foilkit compare: --seed is now --bootstrap-seed (--seed is the frame seed in "
-              "score/evaluate)", file=sys.stderr)  # fmt: skip
+        print(
+            "foilkit compare: --seed is now --bootstrap-seed (--seed is the frame seed in "
+            "score/evaluate)",
+            file=sys.stderr,
+        )
         seed = args.legacy_seed
     tests = compare_runs(args.run_a, args.run_b, n_resamples=args.n_resamples, seed=seed)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "comparison.json").write_text(json.dumps({"run_a": args.run_a, "run_b": args.run_b, "tests": tests},
-                                                    indent=2, default=str))  # fmt: skip
+    (out / "comparison.json").write_text(
+        json.dumps(
+            {"run_a": args.run_a, "run_b": args.run_b, "tests": tests}, indent=2, default=str
+        )
+    )
     report = write_side_by_side(
         [args.run_a, args.run_b], out, title="foilkit compare", extra=_test_lines(tests)
     )

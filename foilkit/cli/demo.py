@@ -1,7 +1,9 @@
 """``foilkit demo``: the command line of :mod:`foilkit.demo`."""
 
 from __future__ import annotations
+
 import argparse
+
 from foilkit.demo import DEMO_CONTROLS, DEMO_MODELS, run_demo
 
 
@@ -32,7 +34,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-finetune",
         action="store_true",
-        help="skip fine-tuning the temporal CLIPs (with and without reversed hard negatives)",
+        help="skip fine-tuning the temporal CLIPs (with and without reversed hard negatives) "
+        "and their paired test",
     )
     parser.add_argument(
         "--no-progress",

@@ -3,6 +3,7 @@
 Reports the versions of the stack, whether torchcodec can load FFmpeg and decode a video,
 whether a GPU is visible, and the offline settings. Exits non-zero naming what is missing.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -10,43 +11,19 @@ import importlib
 import os
 import platform
 import tempfile
-from importlib import metadata
 
-# distribution name -> import name; all required by foilkit's default install
-REQUIRED = {
-    "torch": "torch",
-    "torchvision": "torchvision",
-    "torchcodec": "torchcodec",
-    "av": "av",
-    "pillow": "PIL",
-    "numpy": "numpy",
-    "datasets": "datasets",
-    "evaluate": "evaluate",
-    "huggingface_hub": "huggingface_hub",
-    "transformers": "transformers",
-    "accelerate": "accelerate",
-    "sentence-transformers": "sentence_transformers",
-    "openai": "openai",
-    "matplotlib": "matplotlib",
-    "tqdm": "tqdm",
-    "pyyaml": "yaml",
-}
-OFFLINE_VARS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "TRANSFORMERS_OFFLINE")
+from foilkit.scorers.record import PACKAGES, package_versions
+
+OFFLINE_VARS = (
+    "HF_HUB_OFFLINE",
+    "HF_DATASETS_OFFLINE",
+    "HF_EVALUATE_OFFLINE",
+    "TRANSFORMERS_OFFLINE",
+)
 FFMPEG_HINT = (
     "torchcodec needs FFmpeg's shared libraries. On Debian/Ubuntu, as root: apt-get install -y "
     "libavutil57 libavcodec59 libavformat59 libavdevice59 libavfilter8 libswscale6 libswresample4"
 )
-
-
-def package_versions() -> dict[str, str | None]:
-    """Installed version of each required distribution (None when missing)."""
-    versions: dict[str, str | None] = {}
-    for dist in REQUIRED:
-        try:
-            versions[dist] = metadata.version(dist)
-        except metadata.PackageNotFoundError:
-            versions[dist] = None
-    return versions
 
 
 def check_decoding() -> str | None:
@@ -89,7 +66,7 @@ def run(args: argparse.Namespace) -> int:
             problems.append(f"package {dist!r} is not installed (pip install -r requirements.txt)")
         else:
             try:
-                importlib.import_module(REQUIRED[dist])
+                importlib.import_module(PACKAGES[dist])
             except Exception as error:
                 problems.append(f"package {dist!r} is installed but fails to import: {error}")
     if not args.skip_decode:

@@ -40,13 +40,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="what building does with rows whose video is missing (default: %(default)s)",
     )
     evaluation.add_argument(
-        "--n-resamples", type=int, default=1000,
+        "--n-resamples",
+        type=int,
+        default=1000,
         help="bootstrap resamples of the CIs (default: %(default)s)",
-    )  # fmt: skip
+    )
     evaluation.add_argument(
-        "--bootstrap-seed", type=int, default=0,
+        "--bootstrap-seed",
+        type=int,
+        default=0,
         help="seed of the bootstrap resampling (default: %(default)s)",
-    )  # fmt: skip
+    )
     evaluation.add_argument("--label", help="the model's name in reports (default: --model)")
     evaluation.add_argument(
         "--overwrite", action="store_true", help="replace the run folder if it exists"
@@ -62,11 +66,22 @@ def run(args: argparse.Namespace) -> int:
             "foilkit evaluate: --matrix is chosen per benchmark (RTime Origin/Hard); do not pass it"
         )
     result = evaluate(
-        args.benchmark, args.model, config=args.config, out_dir=args.out, dataset=args.dataset,
-        videos=args.video_root, annotations=args.annotations, on_missing=args.on_missing, split=args.split,
-        n_resamples=args.n_resamples, bootstrap_seed=args.bootstrap_seed, label=args.label, overwrite=args.overwrite,
-        resume=args.resume, score_options=score_options(args, leave=EVALUATE_SETS),
-    )  # fmt: skip
+        args.benchmark,
+        args.model,
+        config=args.config,
+        out_dir=args.out,
+        dataset=args.dataset,
+        videos=args.video_root,
+        annotations=args.annotations,
+        on_missing=args.on_missing,
+        split=args.split,
+        n_resamples=args.n_resamples,
+        bootstrap_seed=args.bootstrap_seed,
+        label=args.label,
+        overwrite=args.overwrite,
+        resume=args.resume,
+        score_options=score_options(args, leave=EVALUATE_SETS),
+    )
     if result.results is not None:  # the main process (others have scored their share)
         print(f"report: {result.report}")
     return 0

@@ -17,7 +17,12 @@ import json
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from foilkit.finetune.train import HARD_NEGATIVES, PAPER_DEFAULTS, REVERSAL_ASPECTS
+    from foilkit.finetune.train import (
+        HARD_NEGATIVES,
+        IRREVERSIBLE,
+        PAPER_DEFAULTS,
+        REVERSAL_ASPECTS,
+    )
 
     add = parser.add_argument
     add(
@@ -44,6 +49,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="aspects whose first foil is the reversed video's caption (default: %(default)s)",
     )
     add(
+        "--irreversible",
+        choices=IRREVERSIBLE,
+        default="error",
+        help="with reversed hard negatives, items without a reversed caption: 'error' before "
+        "training, or 'keep' them, each without a reversal in its batch (RTime's train split "
+        "has such videos) (default: %(default)s)",
+    )
+    add(
+        "--distinct-by",
+        metavar="COLUMN",
+        default=None,
+        help="rows whose COLUMN values are equal never share a batch (an item and its reversal "
+        "count as one): keeps look-alikes, which static cues cannot tell apart, out of a batch",
+    )
+    add(
         "--frames",
         type=int,
         default=PAPER_DEFAULTS["frames"],
@@ -54,7 +74,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--batch-size",
         type=int,
         default=PAPER_DEFAULTS["batch_size"],
-        help="clips per batch and process, reversals included (default: %(default)s)",
+        help="clips per batch, reversals included; with several processes the global batch, "
+        "split between them, negatives gathered from all (default: %(default)s)",
     )
     add(
         "--learning-rate",
@@ -107,7 +128,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--gradient-accumulation-steps",
         type=int,
         default=1,
-        help="batches whose gradients add up before a step (default: %(default)s)",
+        help="batches whose gradients add up before an optimizer step; an epoch's last step "
+        "takes what is left (default: %(default)s)",
     )
     add(
         "--num-workers",
@@ -137,19 +159,39 @@ def run(args: argparse.Namespace) -> int:
     from foilkit.finetune import finetune
 
     result = finetune(
-        args.model, args.dataset, out_dir=args.out, video_root=args.video_root, resume=args.resume,
-        overwrite=args.overwrite, progress=False if args.no_progress else None,
-        push_to_hub=args.push_to_hub, private=not args.public, config=args.config,
-        split=args.split, hard_negatives=args.hard_negatives,
-        reversal_aspects=tuple(args.reversal_aspects), frames=args.frames, sampling=args.sampling,
-        batch_size=args.batch_size, learning_rate=args.learning_rate,
-        base_learning_rate=args.base_learning_rate, weight_decay=args.weight_decay,
-        warmup=args.warmup, epochs=args.epochs, seed=args.training_seed,
-        temporal_layers=args.temporal_layers, position_init_std=args.position_init_std,
-        freeze_image_tower=args.freeze_image_tower, mixed_precision=args.mixed_precision,
-        gradient_accumulation_steps=args.gradient_accumulation_steps, workers=args.num_workers,
-        cache_frames=args.cache_frames, checkpoint_every=args.checkpoint_every,
-    )  # fmt: skip
+        args.model,
+        args.dataset,
+        out_dir=args.out,
+        video_root=args.video_root,
+        resume=args.resume,
+        overwrite=args.overwrite,
+        progress=False if args.no_progress else None,
+        push_to_hub=args.push_to_hub,
+        private=not args.public,
+        config=args.config,
+        split=args.split,
+        hard_negatives=args.hard_negatives,
+        reversal_aspects=tuple(args.reversal_aspects),
+        irreversible=args.irreversible,
+        distinct_by=args.distinct_by,
+        frames=args.frames,
+        sampling=args.sampling,
+        batch_size=args.batch_size,
+        learning_rate=args.learning_rate,
+        base_learning_rate=args.base_learning_rate,
+        weight_decay=args.weight_decay,
+        warmup=args.warmup,
+        epochs=args.epochs,
+        seed=args.training_seed,
+        temporal_layers=args.temporal_layers,
+        position_init_std=args.position_init_std,
+        freeze_image_tower=args.freeze_image_tower,
+        mixed_precision=args.mixed_precision,
+        gradient_accumulation_steps=args.gradient_accumulation_steps,
+        workers=args.num_workers,
+        cache_frames=args.cache_frames,
+        checkpoint_every=args.checkpoint_every,
+    )
     losses = result.losses
     print(f"model: {result.model_dir}")
     print(f"record: {result.out_dir / 'training.json'}  loss curve: {result.out_dir / 'loss.png'}")

@@ -40,9 +40,12 @@ def space_commit(name: str, repo_id: str):
     from foilkit.hub_commit import RepoCommit
 
     return RepoCommit(
-        repo_id, "space", space_files(name), f"foilkit metric {name}",
+        repo_id,
+        "space",
+        space_files(name),
+        f"foilkit metric {name}",
         create_options={"space_sdk": "gradio"},
-    )  # fmt: skip
+    )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -1,7 +1,9 @@
 """``foilkit push-results``: the command line of :mod:`foilkit.hub_results`."""
 
 from __future__ import annotations
+
 import argparse
+
 from foilkit.hub_results import RESULTS_LICENSE, prepare_upload, push_results, write_dry_run
 
 
@@ -48,10 +50,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     upload = prepare_upload(
-        args.run_dir, args.repo, model_repo=args.model_repo, dataset_id=args.dataset_id,
-        dataset_revision=args.dataset_revision, model_index=args.model_index,
-        create_pr=not args.direct, license=args.license,
-    )  # fmt: skip
+        args.run_dir,
+        args.repo,
+        model_repo=args.model_repo,
+        dataset_id=args.dataset_id,
+        dataset_revision=args.dataset_revision,
+        model_index=args.model_index,
+        create_pr=not args.direct,
+        license=args.license,
+    )
     if args.dry_run:
         print(f"dry run: {write_dry_run(upload, args.dry_run)} holds what would be sent")
         return 0

@@ -58,8 +58,13 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError(f"{len(args.run_dirs)} run folders need --out for the side-by-side page")
     else:
         Path(args.out).mkdir(parents=True, exist_ok=True)
-        page = write_side_by_side_html(args.run_dirs, args.out, title=args.title, videos=args.video_root,
-                                       max_thumbnails=args.max_thumbnails)  # fmt: skip
+        page = write_side_by_side_html(
+            args.run_dirs,
+            args.out,
+            title=args.title,
+            videos=args.video_root,
+            max_thumbnails=args.max_thumbnails,
+        )
     print(
         f"report: {page} ({page.stat().st_size / 1e6:.2f} MB, {time.perf_counter() - started:.1f} s)"
     )

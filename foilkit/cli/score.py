@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from foilkit.benchmarks import BENCHMARKS
+    from foilkit.builders import BENCHMARKS
 
     parser.add_argument("--model", required=True, help="Hub id or local path of the model")
     parser.add_argument(
@@ -67,9 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     model.add_argument(
         "--first-token", help="BLIP: cls (HF's first text token) or enc (BLIP's [ENC] for ITM)"
     )
-    model.add_argument(
-        "--max-text-tokens", type=int, help="truncate texts to this many tokens"
-    )
+    model.add_argument("--max-text-tokens", type=int, help="truncate texts to this many tokens")
     model.add_argument("--revision", help="model revision (branch, tag or commit)")
     model.add_argument(
         "--trust-remote-code", action="store_true", help="allow the model's own code to run"
@@ -109,15 +107,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="temporal control: break the frames' order on purpose",
     )
     frames.add_argument(
-        "--seed", type=int, default=0,
+        "--seed",
+        type=int,
+        default=0,
         help="frame seed: the 'shuffled' control and seeded sampling (default: %(default)s)",
-    )  # fmt: skip
+    )
     frames.add_argument("--video-root", help="folder that relative video paths are relative to")
     work = parser.add_argument_group("work")
     work.add_argument(
-        "--batch-size", type=int, default=8,
+        "--batch-size",
+        type=int,
+        default=8,
         help="views (videos) per model call in each process (default: %(default)s)",
-    )  # fmt: skip
+    )
     work.add_argument(
         "--num-workers",
         type=int,
@@ -138,8 +140,12 @@ def score_options(args: argparse.Namespace, *, leave: Collection[str] = ()) -> S
     fields in ``leave`` (a command that sets them itself)."""
     from foilkit.scorers.api import SCORE_OPTION_NAMES, ScoreOptions
 
-    values = {**vars(args), "out_dir": args.out, "use_cache": not args.no_cache,
-              "progress": not args.no_progress}  # fmt: skip
+    values = {
+        **vars(args),
+        "out_dir": args.out,
+        "use_cache": not args.no_cache,
+        "progress": not args.no_progress,
+    }
     chosen = [name for name in SCORE_OPTION_NAMES if name in values and name not in leave]
     return ScoreOptions(**{name: values[name] for name in chosen})
 

@@ -19,6 +19,7 @@ from foilkit.finetune.train import (
     FinetuneResult,
     contrastive_loss,
     finetune,
+    gathered_loss,
     last_checkpoint,
     push_model,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "TrainingItem",
     "contrastive_loss",
     "finetune",
+    "gathered_loss",
     "last_checkpoint",
     "push_model",
     "training_items",

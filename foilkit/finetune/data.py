@@ -8,13 +8,27 @@
    reversed playback (:data:`REVERSAL_ASPECTS`: the synthetic benchmark's ``direction`` and
    ``order``, VITATECS' ``direction``): the item's first foil.
 3. Otherwise the item has no reversed caption; with ``hard_negatives="reversed"`` that is an
-   error naming the items, raised before any training.
+   error naming the items, raised before any training, unless ``irreversible="keep"``: then
+   such items train alone, without a reversal in their batch (RTime's train split holds
+   videos whose reversal its annotators found unrealistic: a forward row only).
 
 **Batches.** ``reversed``: each batch holds ``batch_size // 2`` items and, next to each, its
 reversed view with the reversed caption: the reversed view is the same decoded frames in the
 reverse order (one decode per item). ``none`` (the ablation): the dataset's rows (RTime's
 reversed rows included, as rows of their own) in random batches of ``batch_size``, each row
 decoded for itself; foils never become training texts.
+
+**Look-alikes apart** (``distinct_by``, a column): items whose values in that column are equal
+never share a batch; an item and its reversal count as one item, so with ``none`` an item's
+reversed row never sits in its batch either. Naming what a frame-averaging model sees of a
+video (the synthetic train split's ``static_content``: colour, axis and pace of a moving
+square) makes every ``none`` batch separable by static cues, as random batches of a large,
+varied dataset almost always are (RTime's train split: 18,537 videos); ``reversed`` batches
+then differ from them only by the reversals, RTime's point.
+
+**Processes.** A batch is the global batch: with several processes each takes a contiguous
+share of its items (an item's reversal stays with it, so one decode serves both), and the
+loss gathers every process's embeddings (:func:`foilkit.finetune.train.gathered_loss`).
 """
 
 from __future__ import annotations
@@ -42,6 +56,7 @@ class TrainingItem:
     caption: str
     reversed_caption: str | None
     reversed_rule: str | None  # "reversed row", "foil (aspect ...)" or None
+    group: str | None = None  # the ``distinct_by`` value: equal groups never share a batch
 
 
 @dataclass(frozen=True)
@@ -58,8 +73,16 @@ def training_items(
     *,
     video_root: str | None = None,
     reversal_aspects: Sequence[str] = REVERSAL_ASPECTS,
+    distinct_by: str | None = None,
 ) -> list[TrainingItem]:
-    """The items of a split's rows (``video`` undecoded), pairing RTime's forward/reversed rows."""
+    """The items of a split's rows (``video`` undecoded), pairing RTime's forward/reversed rows.
+
+    ``distinct_by``: a column whose value becomes each item's :attr:`TrainingItem.group`.
+    """
+    if distinct_by is not None and rows and distinct_by not in rows[0]:
+        raise ValueError(
+            f"distinct_by={distinct_by!r} is not a column of the split (it has {sorted(rows[0])})"
+        )
     keyed: dict[tuple, list[int]] = {}
     views = []
     for index, row in enumerate(rows):
@@ -81,10 +104,13 @@ def training_items(
             continue
         view = views[index]
         partner = next(
-            (j for j in keyed[(view.source_key, view.start, view.end)]
-             if j not in used and j != index and views[j].reversed != view.reversed),
+            (
+                j
+                for j in keyed[(view.source_key, view.start, view.end)]
+                if j not in used and j != index and views[j].reversed != view.reversed
+            ),
             None,
-        )  # fmt: skip
+        )
         used.add(index)
         caption, rule = None, None
         if partner is not None:
@@ -92,7 +118,16 @@ def training_items(
             caption, rule = rows[partner]["caption"], "reversed row"
         elif row.get("aspect") in reversal_aspects and row.get("foils"):
             caption, rule = row["foils"][0], f"foil (aspect {row['aspect']!r})"
-        items.append(TrainingItem(str(row.get("id", index)), view, row["caption"], caption, rule))
+        group = None
+        if distinct_by is not None:
+            if row[distinct_by] is None:
+                raise ValueError(
+                    f"row {index} (id={row.get('id', index)!r}) has no {distinct_by!r}"
+                )
+            group = str(row[distinct_by])
+        items.append(
+            TrainingItem(str(row.get("id", index)), view, row["caption"], caption, rule, group)
+        )
     return items
 
 
@@ -106,7 +141,9 @@ def check_reversible(items: Sequence[TrainingItem], reversal_aspects: Sequence[s
             "hard negatives need, per item, a row of the same video and window with the opposite "
             f"'reversed' flag (RTime's layout) or an 'aspect' in {list(reversal_aspects)} whose "
             "first foil is the reversal; pass hard_negatives='none' (--hard-negatives none) to "
-            "train without them, or reversal_aspects= (--reversal-aspects) to name such aspects"
+            "train without them, reversal_aspects= (--reversal-aspects) to name such aspects, or "
+            "irreversible='keep' (--irreversible keep) to train these items without a reversal "
+            "of their own"
         )
 
 
@@ -116,7 +153,9 @@ def epoch_batches(
     """One epoch's batches, shuffled by ``(seed, epoch)`` (see the module docstring).
 
     The last, smaller batch is kept when it has at least two clips (a contrastive loss needs
-    a negative).
+    a negative). With item groups (``distinct_by``) there are as many batches as the clips
+    need or the largest group has units (an item with its reversal, or a row), whichever is
+    more, filled as evenly as the groups allow.
     """
     if hard_negatives not in HARD_NEGATIVES:
         raise ValueError(
@@ -128,24 +167,87 @@ def epoch_batches(
         )
     rng = random.Random(f"{seed}:{epoch}")
     if hard_negatives == "reversed":
-        order = list(range(len(items)))
-        rng.shuffle(order)
-        per = batch_size // 2
-        batches = [
-            [clip for i in order[start : start + per]
-             for clip in (Clip(i, False, items[i].caption), Clip(i, True, items[i].reversed_caption))]
-            for start in range(0, len(order), per)
-        ]  # fmt: skip
+        # an item without a reversed caption (``irreversible="keep"``) comes alone
+        units = [
+            (Clip(i, False, item.caption), Clip(i, True, item.reversed_caption))
+            if item.reversed_caption is not None
+            else (Clip(i, False, item.caption),)
+            for i, item in enumerate(items)
+        ]
     else:
-        clips = [Clip(i, False, item.caption) for i, item in enumerate(items)]
-        clips += [
-            Clip(i, True, item.reversed_caption)
+        units = [(Clip(i, False, item.caption),) for i, item in enumerate(items)]
+        units += [
+            (Clip(i, True, item.reversed_caption),)
             for i, item in enumerate(items)
             if item.reversed_rule == "reversed row"
         ]
-        rng.shuffle(clips)
-        batches = [clips[start : start + batch_size] for start in range(0, len(clips), batch_size)]
+    rng.shuffle(units)
+    if any(item.group is not None for item in items):
+        batches = _distinct(units, [items[unit[0].item].group for unit in units], batch_size)
+        rng.shuffle(batches)
+    else:
+        batches, batch = [], []
+        for unit in units:
+            if len(batch) + len(unit) > batch_size:
+                batches.append(batch)
+                batch = []
+            batch += unit
+        batches.append(batch)
     return [batch for batch in batches if len(batch) >= 2]
+
+
+def _distinct(units: list[tuple[Clip, ...]], groups: list[str], size: int) -> list[list[Clip]]:
+    """``units`` in batches of at most ``size`` clips, no group twice in a batch, as even as the
+    groups allow: as many batches as the clips need or the largest group has units, each
+    group's units dealt to consecutive batches in turn, the largest groups first."""
+    members: dict[str, list[tuple[Clip, ...]]] = {}
+    for unit, group in zip(units, groups, strict=True):
+        members.setdefault(group, []).append(unit)
+    clips = sum(len(unit) for unit in units)
+    count = max(-(-clips // size), max(len(group) for group in members.values()))
+    batches: list[list[Clip]] = [[] for _ in range(count)]
+    seen: list[set[str]] = [set() for _ in range(count)]
+    cursor = 0
+    for group, group_units in sorted(members.items(), key=lambda entry: -len(entry[1])):
+        for unit in group_units:
+            for step in range(len(batches)):
+                slot = (cursor + step) % len(batches)
+                if group not in seen[slot] and len(batches[slot]) + len(unit) <= size:
+                    break
+            else:
+                slot = len(batches)
+                batches.append([])
+                seen.append(set())
+            batches[slot] += unit
+            seen[slot].add(group)
+            cursor = slot + 1
+    return batches
+
+
+def _units(batch: Sequence[Clip]) -> list[list[Clip]]:
+    """A batch's clips in runs of one item (an item and its reversal, next to each other)."""
+    units: list[list[Clip]] = []
+    for clip in batch:
+        if units and units[-1][0].item == clip.item:
+            units[-1].append(clip)
+        else:
+            units.append([clip])
+    return units
+
+
+def process_share(batch: Sequence[Clip], process_index: int, num_processes: int) -> list[Clip]:
+    """This process's contiguous share of a global batch, an item's clips kept together
+    (shares differ by at most one item; as accelerate's ``split_between_processes``)."""
+    units = _units(batch)
+    base, extra = divmod(len(units), num_processes)
+    start = process_index * base + min(process_index, extra)
+    end = start + base + (process_index < extra)
+    return [clip for unit in units[start:end] for clip in unit]
+
+
+def shareable(batch: Sequence[Clip], num_processes: int) -> bool:
+    """Whether every process gets part of the batch (a process with no clips cannot take part)."""
+    return len(_units(batch)) >= num_processes
 
 
 class FramePipeline:

@@ -59,30 +59,58 @@ def train_items(variants: int = 5) -> list[dict[str, Any]]:
             scene = SyntheticScene(
                 "motion", colour, direction, speed=DIRECTION_SPEEDS[k % len(DIRECTION_SPEEDS)]
             )
-            items.append({
-                "aspect": "direction", "geometry": geometry(scene), "scene": scene,
-                "caption": f"a {colour} square moves {MOVES[direction]}",
-                "reversed_caption": f"a {colour} square moves {MOVES[OPPOSITE[direction]]}",
-            })  # fmt: skip
+            items.append(
+                {
+                    "aspect": "direction",
+                    "geometry": geometry(scene),
+                    "scene": scene,
+                    "caption": f"a {colour} square moves {MOVES[direction]}",
+                    "reversed_caption": f"a {colour} square moves {MOVES[OPPOSITE[direction]]}",
+                }
+            )
     for first, second in itertools.permutations(COLOURS, 2):
         for _ in range(variants):
             scene = SyntheticScene("order", first, second_colour=second)
-            items.append({
-                "aspect": "order", "geometry": geometry(scene), "scene": scene,
-                "caption": f"a {first} square appears, then a {second} square",
-                "reversed_caption": f"a {second} square appears, then a {first} square",
-            })  # fmt: skip
+            items.append(
+                {
+                    "aspect": "order",
+                    "geometry": geometry(scene),
+                    "scene": scene,
+                    "caption": f"a {first} square appears, then a {second} square",
+                    "reversed_caption": f"a {second} square appears, then a {first} square",
+                }
+            )
     for colour, (pace, speeds), direction in itertools.product(
         COLOURS, PACES.items(), ("right", "left")
     ):
         for k in range(variants):
             scene = SyntheticScene("motion", colour, direction, speed=speeds[k % len(speeds)])
-            items.append({
-                "aspect": "speed", "geometry": geometry(scene), "scene": scene,
-                "caption": f"a {colour} square moves {pace} {MOVES[direction]}",
-                "reversed_caption": f"a {colour} square moves {pace} {MOVES[OPPOSITE[direction]]}",
-            })  # fmt: skip
+            items.append(
+                {
+                    "aspect": "speed",
+                    "geometry": geometry(scene),
+                    "scene": scene,
+                    "caption": f"a {colour} square moves {pace} {MOVES[direction]}",
+                    "reversed_caption": f"a {colour} square moves {pace} {MOVES[OPPOSITE[direction]]}",
+                }
+            )
     return items
+
+
+def static_content(scene: Any) -> str:
+    """What a frame-averaging model sees of a scene: the same for a video and its reversal.
+
+    A moving square: its colour, the axis it moves along and whether it is slow (a slow square
+    covers a shorter stretch: another mean frame); not which way it moves. An order scene: the
+    colours on the left and on the right; not which appears first. Two videos with the same
+    static content differ only in time. ``foilkit finetune --distinct-by static_content`` keeps
+    them out of each other's batch.
+    """
+    if scene.kind == "order":
+        return "order: " + " and ".join(sorted((scene.colour, scene.second_colour)))
+    axis = "horizontal" if scene.direction in ("left", "right") else "vertical"
+    pace = "slow" if scene.speed <= max(PACES["slowly"]) else "fast"
+    return f"motion: {scene.colour}, {axis}, {pace}"
 
 
 def write_train_split(out_dir: str | os.PathLike, *, variants: int = 5) -> Path:
@@ -96,6 +124,7 @@ def write_train_split(out_dir: str | os.PathLike, *, variants: int = 5) -> Path:
     import datasets
     import yaml
 
+    from foilkit.builders.card import card_configs
     from foilkit.builders.schema import TEXT, canonical_features
     from foilkit.synthetic.videos import write_video
 
@@ -117,12 +146,27 @@ def write_train_split(out_dir: str | os.PathLike, *, variants: int = 5) -> Path:
             "start": None,
             "end": None,
             "aspect": item["aspect"],
+            "static_content": static_content(scene),
         }
-        rows.append({**base, "id": f"train-{index:03d}", "caption": item["caption"],
-                     "foils": [item["reversed_caption"]], "reversed": False})  # fmt: skip
-        rows.append({**base, "id": f"train-{index:03d}-reversed", "caption": item["reversed_caption"],
-                     "foils": [item["caption"]], "reversed": True})  # fmt: skip
-    features = canonical_features(aspect=TEXT)
+        rows.append(
+            {
+                **base,
+                "id": f"train-{index:03d}",
+                "caption": item["caption"],
+                "foils": [item["reversed_caption"]],
+                "reversed": False,
+            }
+        )
+        rows.append(
+            {
+                **base,
+                "id": f"train-{index:03d}-reversed",
+                "caption": item["reversed_caption"],
+                "foils": [item["caption"]],
+                "reversed": True,
+            }
+        )
+    features = canonical_features(aspect=TEXT, static_content=TEXT)
     configs = {
         aspect: [r for r in rows if r["aspect"] == aspect]
         for aspect in ("direction", "order", "speed")
@@ -135,12 +179,11 @@ def write_train_split(out_dir: str | os.PathLike, *, variants: int = 5) -> Path:
     header = {
         "license": "cc0-1.0",
         "pretty_name": "foilkit synthetic temporal benchmark (train split)",
-        "configs": [
-            {"config_name": name, "data_files": [{"split": TRAIN_SPLIT, "path": f"{name}/{TRAIN_SPLIT}-*.parquet"}],
-             **({"default": True} if name == "all" else {})}
-            for name in configs
-        ],
-    }  # fmt: skip
+        "configs": card_configs(
+            {name: {TRAIN_SPLIT: f"{name}/{TRAIN_SPLIT}-*.parquet"} for name in configs},
+            default="all",
+        ),
+    }
     (out / "README.md").write_text(
         f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n"
         "# foilkit synthetic temporal benchmark: train split\n\n"

@@ -24,8 +24,16 @@ RTime follows it), the defaults here:
 The image tower is trainable by default, as in CLIP4Clip and RTime (``freeze_image_tower``
 keeps it as it is). Texts in a batch are de-duplicated; a text that is the caption of several
 clips of the batch counts all of them as positives (a synthetic benchmark repeats captions).
-With several processes, each computes the loss on its own batches (negatives come from the
-process's batch, which holds each item's reversal); gradients are averaged by accelerate.
+
+``batch_size`` is the global batch, as in CLIP4Clip and the paper: with several processes
+(``accelerate launch``) each embeds a contiguous share of every batch (an item's reversal
+stays with it) and the loss gathers all processes' view and text embeddings, gradients
+included (CLIP4Clip's ``AllGather``; :func:`gathered_loss`), so every process's clips are
+negatives of every other's and 2 processes with half a batch each compute the loss, and after
+accelerate's averaging the gradient, of 1 process with the whole batch. Mixed precision is
+accelerate's autocast (the loss in float32); ``gradient_accumulation_steps`` batches add their
+gradients (each weighted by one over the batches of its step) before one optimizer step, the
+last step of an epoch taking what is left.
 
 Run folder (``out_dir``):
 
@@ -40,12 +48,15 @@ Run folder (``out_dir``):
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import itertools
 import json
 import math
 import os
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -54,11 +65,19 @@ from typing import Any
 
 #: The paper's values (see the module docstring).
 PAPER_DEFAULTS = {
-    "epochs": 5, "batch_size": 128, "frames": 12, "learning_rate": 1e-4,
-    "base_learning_rate": 1e-7, "warmup": 0.1, "temporal_layers": 4,
-}  # fmt: skip
+    "epochs": 5,
+    "batch_size": 128,
+    "frames": 12,
+    "learning_rate": 1e-4,
+    "base_learning_rate": 1e-7,
+    "warmup": 0.1,
+    "temporal_layers": 4,
+}
 #: ``reversed``: each item's reversed view and caption in its batch; ``none``: the ablation.
 HARD_NEGATIVES = ("reversed", "none")
+#: With reversed hard negatives, items without a reversed caption: ``error`` before training,
+#: or ``keep`` them, each alone in its batch (:mod:`foilkit.finetune.data`, rule 3).
+IRREVERSIBLE = ("error", "keep")
 #: Aspects whose foil describes the reversed playback of the item's video
 #: (:func:`foilkit.finetune.data.training_items`, rule 2).
 REVERSAL_ASPECTS = ("direction", "order")
@@ -90,6 +109,8 @@ class FinetuneOptions:
     freeze_image_tower: bool = False
     mixed_precision: str = "no"
     gradient_accumulation_steps: int = 1
+    distinct_by: str | None = None
+    irreversible: str = "error"
     workers: int = 4
     cache_frames: bool = False
     keep_checkpoints: int = 2
@@ -114,6 +135,10 @@ class FinetuneOptions:
             raise ValueError(
                 f"batch_size must be >= 2, and even with reversed hard negatives (an item and its "
                 f"reversal fill two places), got {self.batch_size}"
+            )
+        if self.irreversible not in IRREVERSIBLE:
+            raise ValueError(
+                f"unknown irreversible {self.irreversible!r}; choose from {list(IRREVERSIBLE)}"
             )
         if not 0 <= self.warmup < 1:
             raise ValueError(f"warmup is a fraction of the steps in [0, 1), got {self.warmup}")
@@ -150,6 +175,73 @@ def contrastive_loss(views: Any, texts: Any, captions: Sequence[str], logit_scal
     return (v2t + (log_all - log_pos).mean()) / 2
 
 
+@functools.cache
+def _all_gather() -> Any:
+    """The autograd function behind :func:`gathered_loss` (built on first use: torch loads late)."""
+    import torch
+    import torch.distributed as dist
+
+    class AllGather(torch.autograd.Function):
+        """All processes' rows of a tensor, in process order (shares may differ in length).
+
+        Backward sums every process's gradient of the gathered rows and hands each process the
+        part for its own rows: each process computes the same loss over all rows, so once
+        accelerate averages the parameters' gradients they equal those of one process with
+        every row. (CLIP4Clip's ``AllGather`` returns the process's own slice without the sum,
+        which leaves the gradient divided by the number of processes.)
+        """
+
+        @staticmethod
+        def forward(ctx, tensor, sizes, rank):
+            ctx.sizes, ctx.rank = sizes, rank
+            padded = tensor.new_zeros((max(sizes), *tensor.shape[1:]))
+            padded[: len(tensor)] = tensor
+            parts = [torch.empty_like(padded) for _ in sizes]
+            dist.all_gather(parts, padded)
+            return torch.cat([part[:size] for part, size in zip(parts, sizes, strict=True)])
+
+        @staticmethod
+        def backward(ctx, grad):
+            grad = grad.contiguous().clone()
+            dist.all_reduce(grad)
+            start = sum(ctx.sizes[: ctx.rank])
+            return grad[start : start + ctx.sizes[ctx.rank]], None, None
+
+    return AllGather
+
+
+def gathered_loss(
+    views: Any, texts: Any, captions: Sequence[str], logit_scale: Any, *, num_processes: int = 1
+) -> Any:
+    """:func:`contrastive_loss` over the global batch: every process's views and texts.
+
+    Each process passes its share (``views`` of its clips, ``texts`` of its distinct
+    ``captions`` in first-seen order); every process gets the same loss, that of one process
+    holding all the clips in process order. A text that several processes hold counts once
+    (the first process's embedding of it).
+    """
+    if num_processes == 1:
+        return contrastive_loss(views, texts, captions, logit_scale)
+    import torch
+    import torch.distributed as dist
+
+    shares: list[Any] = [None] * num_processes
+    dist.all_gather_object(shares, (list(captions), list(dict.fromkeys(captions))))
+    sizes = tuple(len(named) + len(unique) for named, unique in shares)
+    rows = _all_gather().apply(torch.cat([views, texts]), sizes, dist.get_rank())
+    all_views, all_texts, all_captions, text_names = [], [], [], []
+    for (named, unique), begin in zip(shares, itertools.accumulate(sizes, initial=0)):
+        all_views.append(rows[begin : begin + len(named)])
+        all_texts.append(rows[begin + len(named) : begin + len(named) + len(unique)])
+        all_captions += named
+        text_names += unique
+    first: dict[str, int] = {}
+    for position, name in enumerate(text_names):
+        first.setdefault(name, position)
+    distinct = torch.cat(all_texts)[list(first.values())]
+    return contrastive_loss(torch.cat(all_views), distinct, all_captions, logit_scale)
+
+
 def load_train_split(dataset: Any, config: str | None, split: str) -> Any:
     """The train split of a foilkit dataset (folder, Hub id or ``datasets`` object), videos undecoded."""
     import datasets
@@ -174,11 +266,17 @@ def load_train_split(dataset: Any, config: str | None, split: str) -> Any:
         and not (path / "dataset_dict.json").is_file()
         and not (path / "state.json").is_file()
     ):
-        # a parquet folder: prepared afresh, since datasets' cache can serve an older folder's
-        # rows for a folder of the same name (its key does not see the parquet contents)
-        dataset = datasets.load_dataset(
-            str(path), config, download_mode="force_redownload", verification_mode="no_checks"
-        )
+        # a parquet folder: prepared in a cache of its own, since datasets' cache can serve an
+        # older folder's rows, or its features, for a folder of the same name (its key does not
+        # see the parquet contents); kept in memory, the cache goes at once
+        with tempfile.TemporaryDirectory(prefix="foilkit-train-") as cache:
+            dataset = datasets.load_dataset(
+                str(path),
+                config,
+                cache_dir=cache,
+                keep_in_memory=True,
+                verification_mode="no_checks",
+            )
         config = None
     try:
         data = load_scoring_dataset(dataset, config, split)
@@ -233,10 +331,18 @@ def finetune(
     """
     import torch
     from accelerate import Accelerator
-    from accelerate.utils import set_seed
+    from accelerate.state import AcceleratorState
+    from accelerate.utils import parse_flag_from_env, set_seed
     from transformers import AutoConfig, AutoModel, AutoProcessor
 
-    from foilkit.finetune.data import FramePipeline, check_reversible, epoch_batches, training_items
+    from foilkit.finetune.data import (
+        FramePipeline,
+        check_reversible,
+        epoch_batches,
+        process_share,
+        shareable,
+        training_items,
+    )
     from foilkit.scorers.adapters._features import text_max_length
     from foilkit.scorers.adapters.temporal_clip import (
         ARCHITECTURE,
@@ -260,19 +366,27 @@ def finetune(
     check_wrappable(base_config, model)
     data = load_train_split(dataset, opts.config, opts.split)
     root = None if video_root is None else os.fspath(video_root)
-    items = training_items(data, video_root=root, reversal_aspects=opts.reversal_aspects)
+    items = training_items(
+        data, video_root=root, reversal_aspects=opts.reversal_aspects, distinct_by=opts.distinct_by
+    )
     if not items:
         raise ValueError(f"the {opts.split!r} split has no rows")
-    if opts.hard_negatives == "reversed":
+    if opts.hard_negatives == "reversed" and opts.irreversible == "error":
         check_reversible(items, opts.reversal_aspects)
     policy = SamplingPolicy(opts.sampling, num_frames=opts.frames)
     if overwrite and out.exists() and not resume:
         shutil.rmtree(out)
 
+    if AcceleratorState._shared_state and AcceleratorState().num_processes == 1:
+        # a run before this one in the same process fixed mixed precision: let this one choose
+        AcceleratorState._reset_state()
+    # a CPU group over gloo where there is no accelerator (as foilkit.scorers.distributed);
+    # gradient accumulation is done here, so that an epoch's last step takes what is left
     accelerator = Accelerator(
         mixed_precision=opts.mixed_precision,
-        gradient_accumulation_steps=opts.gradient_accumulation_steps,
+        cpu=parse_flag_from_env("ACCELERATE_USE_CPU") or not torch.accelerator.is_available(),
     )
+    processes, rank = accelerator.num_processes, accelerator.process_index
     set_seed(opts.seed)
     continuing = ARCHITECTURE in (getattr(base_config, "architectures", None) or [])
     if continuing:
@@ -280,9 +394,11 @@ def finetune(
     else:
         base = AutoModel.from_pretrained(model, revision=revision, dtype=torch.float32)
         net = TemporalClip.from_base(
-            base, layers=opts.temporal_layers, max_frames=max(64, opts.frames),
+            base,
+            layers=opts.temporal_layers,
+            max_frames=max(64, opts.frames),
             position_init_std=opts.position_init_std,
-        )  # fmt: skip
+        )
     if opts.frames > net.temporal.config.max_frames:
         raise ValueError(
             f"frames={opts.frames} exceeds the temporal module's {net.temporal.config.max_frames} positions"
@@ -298,41 +414,48 @@ def finetune(
     temporal_params = [p for p in net.temporal.parameters()]
     base_params = [p for p in net.base.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(
-        [{"params": temporal_params, "lr": opts.learning_rate},
-         {"params": base_params, "lr": opts.base_learning_rate}],
+        [
+            {"params": temporal_params, "lr": opts.learning_rate},
+            {"params": base_params, "lr": opts.base_learning_rate},
+        ],
         weight_decay=opts.weight_decay,
-    )  # fmt: skip
-    per_epoch = len(epoch_batches(items, opts.hard_negatives, opts.batch_size, opts.seed, 0))
-    if per_epoch < accelerator.num_processes:
+    )
+
+    def global_batches(epoch: int) -> list:
+        batches = epoch_batches(items, opts.hard_negatives, opts.batch_size, opts.seed, epoch)
+        return [batch for batch in batches if shareable(batch, processes)]
+
+    per_epoch = len(global_batches(0))
+    if per_epoch == 0:
         raise ValueError(
-            f"{per_epoch} batches per epoch cannot feed {accelerator.num_processes} processes: "
-            "use a smaller batch_size or fewer processes"
+            f"no batch of {opts.batch_size} clips holds an item for each of {processes} processes: "
+            "use a larger batch_size or fewer processes"
         )
-    per_process = per_epoch // accelerator.num_processes  # equal counts: no process waits alone
-    # accelerate's prepared scheduler advances once per process at every optimizer step
-    updates = math.ceil(per_process / opts.gradient_accumulation_steps) * opts.epochs
-    total_steps = max(1, updates * accelerator.num_processes)
-    warmup_steps = int(opts.warmup * total_steps)
+    updates = math.ceil(per_epoch / opts.gradient_accumulation_steps) * opts.epochs
+    warmup_steps = int(opts.warmup * updates)
 
     def schedule(step: int) -> float:
         if step < warmup_steps:
             return (step + 1) / (warmup_steps + 1)
-        done = (step - warmup_steps) / max(1, total_steps - warmup_steps)
+        done = (step - warmup_steps) / max(1, updates - warmup_steps)
         return 0.5 * (1 + math.cos(math.pi * min(1.0, done)))
 
+    # stepped once per optimizer step: every process trains on every (global) batch
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-    net, optimizer, scheduler = accelerator.prepare(net, optimizer, scheduler)
+    net, optimizer = accelerator.prepare(net, optimizer)
+    accelerator.register_for_checkpointing(scheduler)
     unwrapped = accelerator.unwrap_model(net)
 
     record = _record(model, dataset, data, items, opts, accelerator, video_root=root)
     losses: list[dict[str, float]] = []
-    start_epoch = 0
+    start_epoch, optimizer_steps = 0, 0
     if resume:
         last = last_checkpoint(out)
         if last is not None:
             accelerator.load_state(str(last / "state"))
             done = json.loads((last / DONE_FILE).read_text())
             start_epoch, losses = done["epoch"], done["losses"]
+            optimizer_steps = done.get("optimizer_steps", 0)
             if done.get("options") and done["options"] != _comparable(opts):
                 raise ValueError(
                     f"{out} was trained with other options ({done['options']}); resume only the same run"
@@ -346,35 +469,55 @@ def finetune(
 
     started = time.perf_counter()
     clips_seen = 0
+    accumulation = opts.gradient_accumulation_steps
     try:
         for epoch in range(start_epoch, opts.epochs):
-            batches = epoch_batches(items, opts.hard_negatives, opts.batch_size, opts.seed, epoch)
-            batches = batches[accelerator.process_index :: accelerator.num_processes][:per_process]
+            batches = global_batches(epoch)
+            shares = [process_share(batch, rank, processes) for batch in batches]
             net.train()
-            bar = tqdm(total=len(batches), desc=f"epoch {epoch + 1}/{opts.epochs}", unit="batch",
-                       disable=not (bars and accelerator.is_local_main_process), leave=False)  # fmt: skip
-            for batch, (pixels, rows, flips) in pipeline.iterate(batches):
-                captions = [clip.caption for clip in batch]
+            bar = tqdm(
+                total=len(batches),
+                desc=f"epoch {epoch + 1}/{opts.epochs}",
+                unit="batch",
+                disable=not (bars and accelerator.is_local_main_process),
+                leave=False,
+            )
+            for index, (share, (pixels, rows, flips)) in enumerate(pipeline.iterate(shares)):
+                # the batches of one optimizer step: ``accumulation`` of them, the last step fewer
+                first = index - index % accumulation
+                in_step = min(accumulation, len(shares) - first)
+                steps_now = index + 1 == first + in_step
+                captions = [clip.caption for clip in share]
                 unique = list(dict.fromkeys(captions))
                 text_inputs = tokenize(tokenizer, unique, max_length, pad_to_limit).to(
                     accelerator.device
                 )
-                with accelerator.accumulate(net), accelerator.autocast():
-                    views, texts = net(pixels.to(accelerator.device), rows, flips, **text_inputs)
-                    scale = unwrapped.base.logit_scale.exp().clamp(max=100)
-                    loss = contrastive_loss(views.float(), texts.float(), captions, scale)
-                    accelerator.backward(loss)
+                syncing = contextlib.nullcontext() if steps_now else accelerator.no_sync(net)
+                with syncing:
+                    with accelerator.autocast():
+                        views, texts = net(
+                            pixels.to(accelerator.device), rows, flips, **text_inputs
+                        )
+                        scale = unwrapped.base.logit_scale.exp().clamp(max=100)
+                        loss = gathered_loss(
+                            views.float(), texts.float(), captions, scale, num_processes=processes
+                        )
+                    accelerator.backward(loss / in_step)
+                if steps_now:
                     optimizer.step()
                     scheduler.step()
                     optimizer.zero_grad()
-                value = float(accelerator.gather(loss.detach()[None]).mean())
+                    optimizer_steps += 1
+                value = float(loss.detach())  # the global batch's loss: the same on every process
                 losses.append({"epoch": epoch + 1, "step": len(losses) + 1, "loss": value})
-                clips_seen += len(batch) * accelerator.num_processes
+                clips_seen += len(batches[index])
                 bar.set_postfix(loss=f"{value:.3f}")
                 bar.update()
             bar.close()
             if (epoch + 1) % opts.checkpoint_every == 0 or epoch + 1 == opts.epochs:
-                _save_checkpoint(accelerator, unwrapped, processor, out, epoch + 1, losses, opts)
+                _save_checkpoint(
+                    accelerator, unwrapped, processor, out, epoch + 1, losses, optimizer_steps, opts
+                )
     finally:
         pipeline.close()
     seconds = time.perf_counter() - started
@@ -383,18 +526,26 @@ def finetune(
         if model_dir.exists():
             shutil.rmtree(model_dir)
         unwrapped.save_pretrained(model_dir, processor)
-        record.update({
-            "losses": losses, "train_seconds": round(seconds, 3), "decodes": pipeline.decodes,
-            "clips_per_second": round(clips_seen / seconds, 3) if seconds and clips_seen else None,
-            "model_dir": MODEL_DIR,
-        })  # fmt: skip
+        record.update(
+            {
+                "losses": losses,
+                "optimizer_steps": optimizer_steps,
+                "train_seconds": round(seconds, 3),
+                "decodes": pipeline.decodes,
+                "clips_per_second": round(clips_seen / seconds, 3)
+                if seconds and clips_seen
+                else None,
+                "model_dir": MODEL_DIR,
+            }
+        )
         (out / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         (model_dir / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         plot_losses(
             losses, out / "loss.png", title=f"{model} ({opts.hard_negatives} hard negatives)"
         )
-        if push_to_hub:
+        if push_to_hub:  # the folder as it was written (its training.json included)
             record["pushed"] = push_model(model_dir, push_to_hub, private=private)
+            (out / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     accelerator.wait_for_everyone()
     accelerator.end_training()
     return FinetuneResult(out, model_dir, record, [entry["loss"] for entry in losses])
@@ -420,9 +571,17 @@ def _record(model, dataset, data, items, opts, accelerator, *, video_root) -> di
         "created": now(),
         "base_model": model,
         "data": {
-            "dataset": dataset if isinstance(dataset, str) else os.fspath(dataset) if isinstance(dataset, os.PathLike) else repr(dataset),
-            "config": opts.config, "split": opts.split, "rows": data.num_rows, "items": len(items),
-            "video_root": video_root, "reversed_caption_rules": rules,
+            "dataset": dataset
+            if isinstance(dataset, str)
+            else os.fspath(dataset)
+            if isinstance(dataset, os.PathLike)
+            else repr(dataset),
+            "config": opts.config,
+            "split": opts.split,
+            "rows": data.num_rows,
+            "items": len(items),
+            "video_root": video_root,
+            "reversed_caption_rules": rules,
         },
         "hard_negatives": opts.hard_negatives,
         "frames": opts.frames,
@@ -434,10 +593,22 @@ def _record(model, dataset, data, items, opts, accelerator, *, video_root) -> di
         "packages": package_versions(),
         "hardware": hardware(accelerator.num_processes),
         "mixed_precision": accelerator.mixed_precision,
-    }  # fmt: skip
+        "gradient_accumulation_steps": opts.gradient_accumulation_steps,
+        "distributed": {
+            "processes": accelerator.num_processes,
+            "backend": str(accelerator.state.backend) if accelerator.num_processes > 1 else None,
+            "global_batch_size": opts.batch_size,
+            "negatives": "gathered from every process (all-gather with gradients)"
+            if accelerator.num_processes > 1
+            else "the one process's batch",
+        },
+        "distinct_by": opts.distinct_by,
+    }
 
 
-def _save_checkpoint(accelerator, model, processor, out: Path, epoch: int, losses, opts) -> None:
+def _save_checkpoint(
+    accelerator, model, processor, out: Path, epoch: int, losses, optimizer_steps: int, opts
+) -> None:
     """``checkpoints/epoch-N/{model,state,done.json}``; ``done.json`` last, so a crash mid-save
     leaves no checkpoint that looks complete. Keeps the newest ``keep_checkpoints``."""
     folder = out / CHECKPOINTS_DIR / f"epoch-{epoch}"
@@ -445,7 +616,12 @@ def _save_checkpoint(accelerator, model, processor, out: Path, epoch: int, losse
     accelerator.save_state(str(folder / "state"))
     if accelerator.is_main_process:
         model.save_pretrained(folder / MODEL_DIR, processor)
-        done = {"epoch": epoch, "losses": losses, "options": _comparable(opts)}
+        done = {
+            "epoch": epoch,
+            "losses": losses,
+            "optimizer_steps": optimizer_steps,
+            "options": _comparable(opts),
+        }
         (folder / DONE_FILE).write_text(json.dumps(done) + "\n", encoding="utf-8")
         complete = sorted(
             (p for p in (out / CHECKPOINTS_DIR).glob("epoch-*") if (p / DONE_FILE).is_file()),
@@ -489,24 +665,20 @@ def plot_losses(losses: Sequence[dict[str, float]], path: Path, *, title: str) -
 def push_model(
     model_dir: str | os.PathLike, repo_id: str, *, private: bool = True, dry_run: bool = False
 ) -> dict[str, Any]:
-    """Upload a saved model folder to the Hub (``huggingface_hub.upload_folder``).
+    """Upload a saved model folder to the Hub as one commit (:class:`foilkit.hub_commit.RepoCommit`,
+    as ``foilkit push-results``): every file of the folder at its relative path.
 
-    ``dry_run``: touch nothing remote; return what would be sent.
+    ``dry_run``: touch nothing remote; return what would be sent (with each file's sha256).
     """
-    folder = Path(model_dir)
-    files = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
-    plan = {"repo_id": repo_id, "repo_type": "model", "private": private, "files": files}
-    if dry_run:
-        return {**plan, "dry_run": True}
-    from huggingface_hub import create_repo, upload_folder
+    import hashlib
 
-    create_repo(repo_id, private=private, exist_ok=True, repo_type="model")
-    commit = upload_folder(
-        repo_id=repo_id, folder_path=str(folder), repo_type="model",
-        commit_message="foilkit finetune: temporal CLIP model",
-    )  # fmt: skip
-    return {
-        **plan,
-        "commit": getattr(commit, "oid", None),
-        "url": getattr(commit, "commit_url", str(commit)),
-    }
+    from foilkit.hub_commit import RepoCommit
+
+    folder = Path(model_dir)
+    files = {p.relative_to(folder).as_posix(): p for p in sorted(folder.rglob("*")) if p.is_file()}
+    commit = RepoCommit(repo_id, "model", files, "foilkit finetune: temporal CLIP model")
+    plan = {"repo_id": repo_id, "repo_type": "model", "private": private, "files": list(files)}
+    if dry_run:
+        digests = {path: hashlib.sha256(commit.contents(path)).hexdigest() for path in files}
+        return {**plan, "sha256": digests, "dry_run": True}
+    return {**plan, "url": commit.push(private=private)}

@@ -121,7 +121,12 @@ def fingerprint() -> str:
     import transformers
 
     digest = hashlib.sha256(f"{torch.__version__} {transformers.__version__}".encode())
-    for module in (__file__, tiny_tokenizers.__file__, clip_vocab.__file__, real_tokenizers.__file__):
+    for module in (
+        __file__,
+        tiny_tokenizers.__file__,
+        clip_vocab.__file__,
+        real_tokenizers.__file__,
+    ):
         digest.update(Path(module).read_bytes())
     return digest.hexdigest()[:12]
 
@@ -664,7 +669,9 @@ def fidelity_model_path(name: str, root: str | os.PathLike | None = None) -> Pat
     try:
         family = FIDELITY_MODELS[name]
     except KeyError:
-        raise KeyError(f"unknown fidelity model {name!r}; known: {', '.join(FIDELITY_MODELS)}") from None
+        raise KeyError(
+            f"unknown fidelity model {name!r}; known: {', '.join(FIDELITY_MODELS)}"
+        ) from None
     root = Path(root) if root is not None else default_root()
 
     def build(out: Path) -> Path:

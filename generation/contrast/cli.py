@@ -4,6 +4,11 @@ Stages:
   gender-mc   Gender MC from an MSR-VTT Random MC file (clip, ending0..4, label)
   verb-mc     Verb_LM MC from the same file, foils by T5 + the appendix A.3 filters
   person-id   person-ID foils for captions with their movie's cast (JSONL)
+
+Every stage writes the one foils output (:func:`foilkit.generation.foil.write_foils`):
+``<output>/foils.parquet`` and ``<output>/run.json``. The MC stages also write
+``<output>/multiple_choice.tsv``, the items in the layout the contrast-set builder reads
+(``multiple_choice_file``).
 """
 
 from __future__ import annotations
@@ -12,13 +17,7 @@ import argparse
 import random
 from pathlib import Path
 
-from foilkit.generation.cli_io import (
-    add_output,
-    read_jsonl,
-    read_lines,
-    write_rows,
-    write_run_record,
-)
+from foilkit.generation.cli_io import add_output, read_jsonl, read_lines, run_record
 
 STAGES = ("gender-mc", "verb-mc", "person-id")
 
@@ -31,17 +30,27 @@ def configure(parser: argparse.ArgumentParser) -> None:
     gender = stages.add_parser("gender-mc", help="Gender MC items (one negative -> gender swap)")
     verb = stages.add_parser("verb-mc", help="Verb_LM MC items (one negative -> T5 verb foil)")
     for stage in (gender, verb):
-        stage.add_argument("--multiple-choice", required=True, type=Path,
-                           help="Random MC file: clip, ending0..ending4, label (TSV/CSV)")  # fmt: skip
+        stage.add_argument(
+            "--multiple-choice",
+            required=True,
+            type=Path,
+            help="Random MC file: clip, ending0..ending4, label (TSV/CSV)",
+        )
         stage.add_argument("--spacy", default=DEFAULT_SPACY_PIPELINE, help="spaCy pipeline")
-        add_output(stage)
+        add_output(stage, folder=True)
     defaults = VerbFoilConfig()
     verb.add_argument("--t5", required=True, help="T5 span-infilling model (paper: t5-base)")
     verb.add_argument("--lm", required=True, help="causal LM for perplexity (paper: gpt2-xl)")
-    verb.add_argument("--sentence-model", required=True,
-                      help="sentence-transformers model for the sentence (and word) cosines")  # fmt: skip
-    verb.add_argument("--train-captions", type=Path,
-                      help="training captions, one per line, for the verb-frequency filter")  # fmt: skip
+    verb.add_argument(
+        "--sentence-model",
+        required=True,
+        help="sentence-transformers model for the sentence (and word) cosines",
+    )
+    verb.add_argument(
+        "--train-captions",
+        type=Path,
+        help="training captions, one per line, for the verb-frequency filter",
+    )
     for name, value in defaults.to_record().items():
         flag = "--" + name.replace("_", "-")
         if isinstance(value, bool):
@@ -51,18 +60,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
                 flag, type=type(value), default=value, help=f"default {value} (paper)"
             )
     person = stages.add_parser("person-id", help="person-ID swaps (LSMDC-IDs)")
-    person.add_argument("--captions", required=True, type=Path,
-                        help='JSONL: {"id", "caption", "characters": {name: gender}, "video"?}')  # fmt: skip
+    person.add_argument(
+        "--captions",
+        required=True,
+        type=Path,
+        help='JSONL: {"id", "caption", "characters": {name: gender}, "video"?}',
+    )
     person.add_argument("--swap-probability", type=float, default=0.5)
-    add_output(person)
+    add_output(person, folder=True)
 
 
 def run(args: argparse.Namespace) -> int:
+    from foilkit.builders.schema import COUNT, TEXT, TEXTS
     from foilkit.generation.contrast.multiple_choice import (
+        MULTIPLE_CHOICE_FILE,
         build_contrast_mc,
+        item_row,
         read_multiple_choice,
         write_multiple_choice,
     )
+    from foilkit.generation.foil import write_foils
 
     rng = random.Random(args.seed)
     if args.stage == "person-id":
@@ -83,15 +100,36 @@ def run(args: argparse.Namespace) -> int:
     else:
         make_foils = _verb_foil_maker(args, nlp)
         built = build_contrast_mc(items, make_foils, rng=rng, foil_type="verb_lm")
-    args.output.parent.mkdir(parents=True, exist_ok=True)
-    write_multiple_choice(built, args.output)
-    write_run_record(args.output, args, items_read=len(items), items_written=len(built))
+    args.output.mkdir(parents=True, exist_ok=True)
+    write_multiple_choice(built, args.output / MULTIPLE_CHOICE_FILE)
+    models = {"spacy": args.spacy}
+    if args.stage == "verb-mc":
+        models |= {"infill": args.t5, "perplexity": args.lm, "sentence": args.sentence_model}
+    record = run_record(
+        args,
+        "contrast",
+        inputs={
+            "multiple_choice": args.multiple_choice,
+            "train_captions": getattr(args, "train_captions", None),
+        },
+        models=models,
+        results={
+            "items_read": len(items),
+            "items_written": len(built),
+            "multiple_choice": MULTIPLE_CHOICE_FILE,
+        },
+    )
+    rows = [item_row(item) for item in built]
+    write_foils(args.output, rows, record, clip=TEXT, options=TEXTS, label=COUNT)
     print(f"wrote {len(built)} of {len(items)} items to {args.output}")
     return 0
 
 
 def _verb_foil_maker(args: argparse.Namespace, nlp):
     import dataclasses
+
+    from sentence_transformers import SentenceTransformer
+    from transformers import AutoTokenizer, T5ForConditionalGeneration
 
     from foilkit.generation.contrast.verb_phrases import (
         VerbFoilConfig,
@@ -100,8 +138,6 @@ def _verb_foil_maker(args: argparse.Namespace, nlp):
         verb_phrase_foils,
     )
     from foilkit.generation.perplexity import load_text_lm
-    from sentence_transformers import SentenceTransformer
-    from transformers import AutoTokenizer, T5ForConditionalGeneration
 
     config = VerbFoilConfig(
         **{f.name: getattr(args, f.name) for f in dataclasses.fields(VerbFoilConfig)}
@@ -122,7 +158,7 @@ def _verb_foil_maker(args: argparse.Namespace, nlp):
 
 def _person_id(args: argparse.Namespace, rng: random.Random) -> int:
     from foilkit.generation.contrast.person_id import person_id_swap
-    from foilkit.generation.foil import foil_row
+    from foilkit.generation.foil import foil_row, write_foils
 
     rows = []
     for record in read_jsonl(args.captions, required=("id", "caption", "characters")):
@@ -135,6 +171,6 @@ def _person_id(args: argparse.Namespace, rng: random.Random) -> int:
                     str(record["id"]), record["caption"], foils, video_path=record.get("video")
                 )
             )
-    count = write_rows(rows, args.output, args)
-    print(f"wrote {count} rows to {args.output}")
+    write_foils(args.output, rows, run_record(args, "contrast", inputs={"captions": args.captions}))
+    print(f"wrote {len(rows)} rows to {args.output}")
     return 0

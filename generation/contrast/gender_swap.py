@@ -97,13 +97,39 @@ _PLURAL_NOUNS = frozenset({"men", "boys", "guys", "women", "girls", "ladies", "g
 NAME_COMPOUNDS: frozenset[tuple[str, str]] = frozenset(
     tuple(name.split())
     for name in (
-        "iron man", "spider man", "ant man", "bat man", "super man", "aqua man", "he man",
-        "pac man", "snow man", "snow men", "pac men", "gingerbread man", "cave man", "cave men",
-        "wonder woman", "bat girl", "super girl", "spider woman", "spice girls", "pac girl",
-        "power girl", "golden girls", "gossip girl", "cat woman", "bat woman", "rain man",
-        "tin man", "straw man", "elephant man", "pac woman", "pokemon man",
+        "iron man",
+        "spider man",
+        "ant man",
+        "bat man",
+        "super man",
+        "aqua man",
+        "he man",
+        "pac man",
+        "snow man",
+        "snow men",
+        "pac men",
+        "gingerbread man",
+        "cave man",
+        "cave men",
+        "wonder woman",
+        "bat girl",
+        "super girl",
+        "spider woman",
+        "spice girls",
+        "pac girl",
+        "power girl",
+        "golden girls",
+        "gossip girl",
+        "cat woman",
+        "bat woman",
+        "rain man",
+        "tin man",
+        "straw man",
+        "elephant man",
+        "pac woman",
+        "pokemon man",
     )
-)  # fmt: skip
+)
 
 MALE_TO_FEMALE_PRONOUNS: Mapping[str, str] = {
     "he": "she",

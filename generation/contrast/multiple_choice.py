@@ -8,7 +8,9 @@ yields no foil are dropped, as in the paper (2,477 of 2,990 clips for Gender MC)
 Files use the layout of the published contrast sets, which the contrast-set builder reads:
 tab-separated ``clip, ending0 .. ending{n-1}, label`` (``label`` = index of the true ending).
 Written files add ``foil_type`` and ``foil_provenance`` (the contrast foil's JSON record, empty
-for Random MC) as trailing columns.
+for Random MC) as trailing columns. :func:`item_row` is an item as a row of the foils dataset,
+laid out as the contrast-set builder lays out its rows (caption = the true ending, foils = the
+other endings in order).
 """
 
 from __future__ import annotations
@@ -19,10 +21,15 @@ import os
 import random
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
-from foilkit.generation.foil import Foil
+from foilkit.generation.foil import Foil, foil_row
 
 RANDOM_FOIL_TYPE = "random"
+#: The rule of a negative that is another clip's caption, as the multiple-choice file gives it.
+RANDOM_RULE = "contrast.random_negative"
+#: The multiple-choice file a ``gender-mc`` / ``verb-mc`` output folder holds besides its foils.
+MULTIPLE_CHOICE_FILE = "multiple_choice.tsv"
 
 
 @dataclass(frozen=True)
@@ -97,6 +104,30 @@ def write_multiple_choice(items: Iterable[MultipleChoiceItem], path: str | os.Pa
         for item in items:
             provenance = json.dumps(item.contrast_foil.to_record()) if item.contrast_foil else ""
             writer.writerow([item.clip, *item.options, item.label, item.foil_type, provenance])
+
+
+def item_row(item: MultipleChoiceItem) -> dict[str, Any]:
+    """The item as a foils-dataset row: ``caption`` the true ending, ``foils`` the other endings
+    in order (the contrast foil with its provenance, the others as random negatives), and the
+    builder's ``clip``, ``options`` and ``label`` columns."""
+    contrast = item.contrast_foil
+    foils = [
+        contrast
+        if contrast is not None and option == contrast.text
+        else Foil(option, RANDOM_FOIL_TYPE, RANDOM_RULE, source={"ending": position})
+        for position, option in enumerate(item.options)
+        if position != item.label
+    ]
+    return foil_row(
+        item.clip,
+        item.caption,
+        foils,
+        video_path=f"{item.clip}.mp4",
+        foil_type=item.foil_type,
+        clip=item.clip,
+        options=list(item.options),
+        label=item.label,
+    )
 
 
 def build_contrast_mc(

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+
 from foilkit.generation.contrast.lexicon import BuiltinVerbLexicon, VerbLexicon, is_antonym
 from foilkit.generation.contrast.multiple_choice import read_multiple_choice
 from foilkit.generation.contrast.verb_phrases import is_closed_monosyllable, verb_lemma

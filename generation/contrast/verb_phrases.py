@@ -39,16 +39,13 @@ from foilkit.generation.similarity import pairwise_cosines
 from foilkit.generation.spacy_pipeline import pipeline_id
 
 if TYPE_CHECKING:
-    from foilkit.scorers.adapters.text_lm import TextLMAdapter
     from spacy.language import Language
     from spacy.tokens import Doc
 
+    from foilkit.scorers.adapters.text_lm import TextLMAdapter
+
 RULE = "contrast.verb_phrase"
 FOIL_TYPE = "verb"
-# The Hub ids of the paper's models, recorded when the models given carry no better id.
-PAPER_INFILL_MODEL = "t5-base"
-PAPER_PERPLEXITY_MODEL = "gpt2-xl"
-DEFAULT_SENTENCE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 
 _PARTICLES = {"ADP", "PART"}
 

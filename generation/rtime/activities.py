@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foilkit.generation.cli_io import read_jsonl
-from foilkit.generation.rtime.prompt_templates import PromptTemplate, prompt_hash
+from foilkit.generation.prompts import PromptTemplate, prompt_hash
+from foilkit.generation.rtime import load_prompt
 from foilkit.generation.rtime.replies import parse_reply, read_pair
 
 if TYPE_CHECKING:
@@ -47,7 +48,7 @@ def normalise_activity(text: str) -> str:
     """Lower case, one space between words, ``[something]`` for the object slot, no "to "."""
     text = _PLACEHOLDER_SPELLINGS.sub(PLACEHOLDER, text.lower())
     text = " ".join(text.split()).strip(_EDGE_PUNCTUATION)
-    return text[3:] if text.startswith("to ") else text
+    return text.removeprefix("to ")
 
 
 _INFLECTIONS = ("ing", "ed", "es", "s", "e")
@@ -212,7 +213,7 @@ def expand_activity_pairs(
     :class:`~foilkit.generation.rtime.replies.ReplyFormatError` naming its request, after the
     other replies were cached.
     """
-    template = template or PromptTemplate.load(EXPANSION_PROMPT)
+    template = template or load_prompt(EXPANSION_PROMPT)
     requests = expansion_requests(
         known, rounds=rounds, shots=shots, count=count, rng=rng, template=template
     )

@@ -26,8 +26,13 @@ from typing import Any
 from foilkit.generation.cli_io import read_jsonl
 
 DIRECTIONS = ("forward", "reverse")  # as the RTime builder names its views
-SPLIT_OF_FILE = {"train": "train", "valid": "validation", "val": "validation",
-                 "validation": "validation", "test": "test"}  # fmt: skip
+SPLIT_OF_FILE = {
+    "train": "train",
+    "valid": "validation",
+    "val": "validation",
+    "validation": "validation",
+    "test": "test",
+}
 
 
 @dataclass(frozen=True)
@@ -92,9 +97,14 @@ def _rtime_rows(path: Path, split: str) -> list[CaptionRow]:
                     f"{video_id}-{direction}",
                     captions[0],
                     split,
-                    {"id": f"{video_id}-{direction}", "caption": captions[0], "split": split,
-                     "source_id": video_id, "direction": direction},
-                )  # fmt: skip
+                    {
+                        "id": f"{video_id}-{direction}",
+                        "caption": captions[0],
+                        "split": split,
+                        "source_id": video_id,
+                        "direction": direction,
+                    },
+                )
             )
     return rows
 

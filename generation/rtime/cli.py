@@ -10,6 +10,10 @@ replies are cached under --cache-dir, so a rerun sends nothing twice):
                      nine rewrites per train caption, similarity and temporal-word checks ->
                      JSONL rows with rewrites and provenance; --rtime-json writes the RTime
                      annotation format back; the run record holds the Fig. 10 report
+
+No stage makes foils (RTime's hard negative is the reversed video): each writes its own file --
+a curation file, curated JSONL, caption rows with rewrites -- and the run's
+:class:`~foilkit.generation.provenance.RunRecord` beside it as ``<output>.run.json``.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from foilkit.generation.cli_io import add_output, write_rows, write_run_record
+from foilkit.generation.cli_io import add_output, run_record, write_rows
+from foilkit.generation.provenance import record_path
 
 STAGES = ("expand-activities", "curate-import", "enrich", "rewrite")
 ALL_SPLITS = "all"
@@ -75,16 +80,15 @@ def _client(args: argparse.Namespace):
 
 
 def _prompt(args: argparse.Namespace, default: str):
-    from foilkit.generation.rtime.prompt_templates import PromptTemplate
+    from foilkit.generation.rtime import load_prompt
 
-    return PromptTemplate.load(args.prompt or default)
+    return load_prompt(args.prompt or default)
 
 
-def _prompt_record(template) -> dict[str, str]:
-    """Which prompt wording a run used: its file and the hash of its unfilled messages."""
-    from foilkit.generation.rtime.prompt_templates import template_hash
+def _llm(client) -> dict[str, Any]:
+    from foilkit.generation.provenance import llm_ref
 
-    return {"path": template.path, "template_hash": template_hash(template)}
+    return {"llm": llm_ref(client.config)}
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -93,9 +97,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     stages = parser.add_subparsers(dest="stage", required=True, metavar="stage")
     expand = stages.add_parser("expand-activities", help="LLM few-shot expansion of activity pairs")
-    expand.add_argument("--seeds", type=Path,
-                        help="JSONL pairs (activity, opposite, ...) to start from; default: "
-                        "foilkit's seed pairs from the paper's examples")  # fmt: skip
+    expand.add_argument(
+        "--seeds",
+        type=Path,
+        help="JSONL pairs (activity, opposite, ...) to start from; default: "
+        "foilkit's seed pairs from the paper's examples",
+    )
     expand.add_argument("--rounds", type=int, default=5, help="requests, each with other shots")
     expand.add_argument("--shots", type=int, default=8, help="example pairs shown per request")
     expand.add_argument("--per-round", type=int, default=20, help="new pairs asked per request")
@@ -110,41 +117,74 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
     enrich = stages.add_parser("enrich", help="concrete objects for each activity's [something]")
-    enrich.add_argument("--pairs", required=True, type=Path,
-                        help="curated activity pairs (JSONL, as curate-import writes)")  # fmt: skip
-    enrich.add_argument("--objects", type=int, default=enrichment.OBJECTS_PER_ACTIVITY,
-                        help="objects per activity (paper: 20)")  # fmt: skip
+    enrich.add_argument(
+        "--pairs",
+        required=True,
+        type=Path,
+        help="curated activity pairs (JSONL, as curate-import writes)",
+    )
+    enrich.add_argument(
+        "--objects",
+        type=int,
+        default=enrichment.OBJECTS_PER_ACTIVITY,
+        help="objects per activity (paper: 20)",
+    )
 
     rewrite = stages.add_parser("rewrite", help="nine checked rewrites per train caption")
     rewrite.add_argument(
-        "--input", "-i", required=True, type=Path,
+        "--input",
+        "-i",
+        required=True,
+        type=Path,
         help="JSONL rows (id, caption, split) or RTime annotations (.json)",
-    )  # fmt: skip
+    )
     rewrite.add_argument(
         "--input-split", help="split of rows without one (.json: default from the file name)"
     )
     rewrite.add_argument(
-        "--splits", nargs="+", default=["train"],
+        "--splits",
+        nargs="+",
+        default=["train"],
         help=f"splits to rewrite (paper: train only), '{ALL_SPLITS}': every one",
-    )  # fmt: skip
-    rewrite.add_argument("--count", type=int, default=rewrites.REWRITES_PER_CAPTION,
-                         help="rewrites per caption (paper: 9)")  # fmt: skip
-    rewrite.add_argument("--min-similarity", type=float, default=rewrites.DEFAULT_MIN_SIMILARITY,
-                         help="reject rewrites whose cosine with the caption is lower "
-                         "(default %(default)s, calibrated for all-MiniLM-L6-v2)")  # fmt: skip
-    rewrite.add_argument("--sentence-model", default=rewrites.DEFAULT_SENTENCE_MODEL,
-                         help="sentence-transformers model id or path (%(default)s)")  # fmt: skip
-    rewrite.add_argument("--temporal-words", type=Path,
-                         help="temporal lexicon JSON (default: foilkit's)")  # fmt: skip
-    rewrite.add_argument("--no-temporal-check", action="store_true",
-                         help="keep rewrites that drop or reverse temporal words")  # fmt: skip
-    rewrite.add_argument("--on-wrong-count", choices=rewrites.WRONG_COUNT_POLICIES, default="reject",
-                         help="a reply without exactly --count rewrites: reject all of them "
-                              "(default) or judge each")  # fmt: skip
+    )
+    rewrite.add_argument(
+        "--count",
+        type=int,
+        default=rewrites.REWRITES_PER_CAPTION,
+        help="rewrites per caption (paper: 9)",
+    )
+    rewrite.add_argument(
+        "--min-similarity",
+        type=float,
+        default=rewrites.DEFAULT_MIN_SIMILARITY,
+        help="reject rewrites whose cosine with the caption is lower "
+        "(default %(default)s, calibrated for all-MiniLM-L6-v2)",
+    )
+    rewrite.add_argument(
+        "--sentence-model",
+        default=rewrites.DEFAULT_SENTENCE_MODEL,
+        help="sentence-transformers model id or path (%(default)s)",
+    )
+    rewrite.add_argument(
+        "--temporal-words", type=Path, help="temporal lexicon JSON (default: foilkit's)"
+    )
+    rewrite.add_argument(
+        "--no-temporal-check",
+        action="store_true",
+        help="keep rewrites that drop or reverse temporal words",
+    )
+    rewrite.add_argument(
+        "--on-wrong-count",
+        choices=rewrites.WRONG_COUNT_POLICIES,
+        default="reject",
+        help="a reply without exactly --count rewrites: reject all of them (default) or judge each",
+    )
     rewrite.add_argument("--spacy", default=DEFAULT_SPACY_PIPELINE, help="spaCy pipeline (lemmas)")
-    rewrite.add_argument("--rtime-json", type=Path,
-                         help="also write an RTime annotation file with the rewrites "
-                         "(needs an RTime .json input)")  # fmt: skip
+    rewrite.add_argument(
+        "--rtime-json",
+        type=Path,
+        help="also write an RTime annotation file with the rewrites (needs an RTime .json input)",
+    )
     rewrite.add_argument("--plot", type=Path, help="write the Fig. 10 histogram here (PNG)")
 
     for name, stage in (("expand-activities", expand), ("enrich", enrich), ("rewrite", rewrite)):
@@ -170,6 +210,7 @@ def _usage_line(client) -> str:
 def _expand(args: argparse.Namespace) -> int:
     from foilkit.generation.rtime.activities import (
         EXPANSION_PROMPT,
+        SEED_ACTIVITY_PAIRS,
         expand_activity_pairs,
         read_activity_pairs,
     )
@@ -190,17 +231,22 @@ def _expand(args: argparse.Namespace) -> int:
     candidates: list[tuple[bool | None, Any]] = [(True, pair) for pair in known]
     candidates += [(None, pair) for pair in expansion.pairs]
     write_curation(candidates, args.output)
-    write_run_record(
-        args.output,
+    record = run_record(
         args,
-        known_pairs=len(known),
-        new_pairs=len(expansion.pairs),
-        repeated_pairs=expansion.repeated,
-        unreadable_lines=[list(item) for item in expansion.unreadable],
-        invalid_pairs=[list(item) for item in expansion.invalid],
-        prompt=_prompt_record(template),
-        llm_usage=client.usage.as_dict(),
+        "rtime",
+        inputs={"seeds": args.seeds or SEED_ACTIVITY_PAIRS},
+        models=_llm(client),
+        prompts={"expansion": template},
+        results={
+            "known_pairs": len(known),
+            "new_pairs": len(expansion.pairs),
+            "repeated_pairs": expansion.repeated,
+            "unreadable_lines": [list(item) for item in expansion.unreadable],
+            "invalid_pairs": [list(item) for item in expansion.invalid],
+            "llm_usage": client.usage.as_dict(),
+        },
     )
+    record.write(record_path(args.output))
     print(
         f"{len(expansion.pairs)} new pairs ({expansion.repeated} repeated, "
         f"{len(expansion.unreadable)} unreadable lines) + {len(known)} known -> {args.output}; "
@@ -213,15 +259,17 @@ def _curate_import(args: argparse.Namespace) -> int:
     from foilkit.generation.rtime.curation import read_curation
 
     curated = read_curation(args.curated, undecided=args.undecided)
-    count = write_rows((record.to_record() for record in curated.kept), args.output, args)
-    write_run_record(
-        args.output,
+    record = run_record(
         args,
-        kind=curated.kind,
-        rows_written=count,
-        dropped=curated.dropped,
-        undecided=curated.undecided,
+        "rtime",
+        inputs={"curated": args.curated},
+        results={
+            "kind": curated.kind,
+            "dropped": curated.dropped,
+            "undecided": curated.undecided,
+        },
     )
+    count = write_rows((kept.to_record() for kept in curated.kept), args.output, record)
     print(f"{curated.kind}: kept {count}, dropped {curated.dropped} -> {args.output}")
     return 0
 
@@ -236,16 +284,21 @@ def _enrich(args: argparse.Namespace) -> int:
     template = _prompt(args, ENRICHMENT_PROMPT)
     enrichment = enrich_activities(client, pairs, objects=args.objects, template=template)
     write_curation([(None, phrase) for phrase in enrichment.phrases], args.output)
-    write_run_record(
-        args.output,
+    record = run_record(
         args,
-        pairs=len(pairs),
-        phrases=len(enrichment.phrases),
-        unreadable_lines=[list(item) for item in enrichment.unreadable],
-        activities_with_fewer_objects=[list(item) for item in enrichment.short],
-        prompt=_prompt_record(template),
-        llm_usage=client.usage.as_dict(),
+        "rtime",
+        inputs={"pairs": args.pairs},
+        models=_llm(client),
+        prompts={"enrichment": template},
+        results={
+            "pairs": len(pairs),
+            "phrases": len(enrichment.phrases),
+            "unreadable_lines": [list(item) for item in enrichment.unreadable],
+            "activities_with_fewer_objects": [list(item) for item in enrichment.short],
+            "llm_usage": client.usage.as_dict(),
+        },
     )
+    record.write(record_path(args.output))
     print(
         f"{len(enrichment.phrases)} phrases for {len(pairs)} pairs -> {args.output}; fill in "
         f"its 'keep' column, then run curate-import\n{_usage_line(client)}"
@@ -254,8 +307,9 @@ def _enrich(args: argparse.Namespace) -> int:
 
 
 def _rewrite_filter(args: argparse.Namespace):
-    from foilkit.generation.rtime.rewrites import RewriteFilter
     from sentence_transformers import SentenceTransformer
+
+    from foilkit.generation.rtime.rewrites import RewriteFilter
 
     lexicon = tokenize = None
     if not args.no_temporal_check:
@@ -311,7 +365,6 @@ def _rewrite(args: argparse.Namespace) -> int:
         {**row.fields, "split": row.split, **rewrite_columns(result, rewrite_filter)}
         for row, result in zip(chosen, results)
     ]
-    count = write_rows(out_rows, args.output, args)
     report = similarity_report(
         results, rewrite_filter, count=args.count, rng=random.Random(args.seed)
     )
@@ -322,16 +375,28 @@ def _rewrite(args: argparse.Namespace) -> int:
         )
     if args.plot:
         plot_similarity(report, args.plot)
-    write_run_record(
-        args.output,
+    temporal = rewrite_filter.lexicon is not None
+    record = run_record(
         args,
-        rows_written=count,
-        report=report,
-        unreadable_lines={r.id: list(r.unreadable) for r in results if r.unreadable},
-        prompt=_prompt_record(template),
-        llm_usage=client.usage.as_dict(),
-        **facts,
+        "rtime",
+        inputs={
+            "input": args.input,
+            "temporal_words": rewrite_filter.lexicon.source if temporal else None,
+        },
+        models={
+            **_llm(client),
+            "sentence": args.sentence_model,
+            "spacy": args.spacy if temporal else None,
+        },
+        prompts={"rewrite": template},
+        results={
+            "report": report,
+            "unreadable_lines": {r.id: list(r.unreadable) for r in results if r.unreadable},
+            "llm_usage": client.usage.as_dict(),
+            **facts,
+        },
     )
+    count = write_rows(out_rows, args.output, record)
     print(
         f"{report['accepted']} of {report['candidates']} rewrites accepted for {count} captions "
         f"(skipped by split: {dict(skipped) or 'none'}); median cosine with the caption "

@@ -15,8 +15,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from foilkit.generation.prompts import PromptTemplate, prompt_hash
+from foilkit.generation.rtime import load_prompt
 from foilkit.generation.rtime.activities import PLACEHOLDER, ActivityPair
-from foilkit.generation.rtime.prompt_templates import PromptTemplate, prompt_hash
 from foilkit.generation.rtime.replies import first_unique, parse_reply
 
 if TYPE_CHECKING:
@@ -133,7 +134,7 @@ def enrich_activities(
     """
     if objects < 1:
         raise ValueError(f"objects must be >= 1, got {objects}")
-    template = template or PromptTemplate.load(ENRICHMENT_PROMPT)
+    template = template or load_prompt(ENRICHMENT_PROMPT)
     directed = directed_activities(pairs)
     requests = {
         (a, o): template.render(activity=a, opposite=o, count=objects)

@@ -23,9 +23,22 @@ _MARKER = re.compile(r"^\s*(?:[-*\u2022\u2023\u25e6>]+|\(?\d{1,3}\s*[.):\]]|#\d{
 _QUOTES = "\"'\u201c\u201d\u2018\u2019`"
 # Separators between an activity and its opposite, most specific first.
 _PAIR_SEPARATORS = (
-    "|", "<->", "\u2194", "\u21c4", " vs. ", " vs ", " versus ", " / ", "\t",
-    " \u2013 ", " \u2014 ", " - ", " -> ", " => ", "/",
-)  # fmt: skip
+    "|",
+    "<->",
+    "\u2194",
+    "\u21c4",
+    " vs. ",
+    " vs ",
+    " versus ",
+    " / ",
+    "\t",
+    " \u2013 ",
+    " \u2014 ",
+    " - ",
+    " -> ",
+    " => ",
+    "/",
+)
 _TUPLE = re.compile(r"^[(\[{](.*)[)\]}]$")
 
 

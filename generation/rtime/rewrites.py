@@ -34,7 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foilkit.generation.rtime.prompt_templates import PromptTemplate, prompt_hash
+from foilkit.generation.prompts import PromptTemplate, prompt_hash
+from foilkit.generation.rtime import load_prompt
 from foilkit.generation.rtime.replies import first_unique, parse_reply, read_text
 from foilkit.generation.rtime.temporal_words import TemporalLexicon, Tokenizer
 from foilkit.generation.similarity import pairwise_cosines
@@ -44,7 +45,6 @@ if TYPE_CHECKING:
 
 REWRITE_PROMPT = "rewrite_caption"
 REWRITES_PER_CAPTION = 9  # "rewrite nine extra sentences"
-REWRITE_SPLITS = ("train",)  # "we only add these generated captions in the training set"
 DEFAULT_SENTENCE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MIN_SIMILARITY = 0.6
 HISTOGRAM_EDGES = tuple(round(-1.0 + 0.05 * i, 2) for i in range(41))  # cosine in [-1, 1]
@@ -168,7 +168,7 @@ def rewrite_captions(
         raise ValueError(
             f"on_wrong_count must be one of {WRONG_COUNT_POLICIES}, got {on_wrong_count!r}"
         )
-    template = template or PromptTemplate.load(REWRITE_PROMPT)
+    template = template or load_prompt(REWRITE_PROMPT)
     requests = [template.render(caption=caption, count=count) for _, caption in captions]
     completions = client.complete_many(requests) if requests else []
     candidates, unreadable, reply_reasons = [], [], []

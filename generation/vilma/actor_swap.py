@@ -39,14 +39,39 @@ _NOUN_PHRASE_POS = {"DET", "ADJ", "NUM", "NOUN", "PROPN"}
 #: Prepositions whose phrase describes the person before them ("in" only for what is worn).
 _PREPOSITIONS = {"with", "without", "on"}
 _PARTICIPLES = {
-    "wearing", "dressed", "attired", "clad", "holding", "carrying", "lying", "standing",
-    "sitting", "seated", "covered", "armed", "donning",
-}  # fmt: skip
+    "wearing",
+    "dressed",
+    "attired",
+    "clad",
+    "holding",
+    "carrying",
+    "lying",
+    "standing",
+    "sitting",
+    "seated",
+    "covered",
+    "armed",
+    "donning",
+}
 #: Heads of "with" phrases that say how something is done, not who the person is.
 _MANNERS = {
-    "expression", "concern", "suspicion", "interest", "fear", "anger", "joy", "surprise",
-    "care", "ease", "force", "difficulty", "determination", "caution", "curiosity", "smile",
-}  # fmt: skip
+    "expression",
+    "concern",
+    "suspicion",
+    "interest",
+    "fear",
+    "anger",
+    "joy",
+    "surprise",
+    "care",
+    "ease",
+    "force",
+    "difficulty",
+    "determination",
+    "caution",
+    "curiosity",
+    "smile",
+}
 _QUANTITIES = {"group", "couple", "pair", "crowd", "team", "bunch", "few", "number", "lot"}
 #: Pronouns that refer back to an actor: never the other actor themselves.
 _ANAPHORS = {"he", "him", "she", "her", "they", "them", "himself", "herself", "themselves"}
@@ -56,9 +81,14 @@ _ACCUSATIVE = {"he": "him", "she": "her", "they": "them", "i": "me", "we": "us"}
 _SINGULAR_TO_PLURAL = {"is": "are", "was": "were", "has": "have", "does": "do"}
 _PLURAL_TO_SINGULAR = {plural: singular for singular, plural in _SINGULAR_TO_PLURAL.items()}
 _FLIP = {
-    "his": "her", "him": "her", "he": "she", "himself": "herself",
-    "she": "he", "herself": "himself", "hers": "his",
-}  # fmt: skip
+    "his": "her",
+    "him": "her",
+    "he": "she",
+    "himself": "herself",
+    "she": "he",
+    "herself": "himself",
+    "hers": "his",
+}
 #: What may follow a main verb the tagger took for a noun ("stares *ahead*", "smiles *at*").
 _AFTER_VERB_POS = {"ADV", "ADP", "DET", "SCONJ", "PRON", "PUNCT", "PART", "NUM"}
 

@@ -1,12 +1,17 @@
-"""``foilkit generate vilma <stage>``: ViLMA-style foils as canonical JSONL rows.
+"""``foilkit generate vilma <stage>``: ViLMA-style foils as a foils dataset.
 
-Stages (inputs are JSONL; every output row carries its foils' provenance):
+Every stage writes the one foils output (:func:`foilkit.generation.foil.write_foils`):
+``<output>/foils.parquet`` in the canonical schema, each row with its foils' provenance, and
+``<output>/run.json``, the run's record. Stages (inputs are JSONL):
   counting         {"id", "template", "count", "singular_template"?, "video"?}
   change-of-state  {"id", "argument", "pre_state", "verb", "post_state", "reverse_verb",
                     "transitive"?, "video"?} -> one row per subtest
   actor-swap       {"id", "caption", "video"?}
   spatial          {"id", "caption", "video"?} (the whole file is the caption distribution)
   masked-lm        {"id", "caption", "video"?}: MLM foils by dependency role, NLI + CoLA filters
+  rare-actions     {"id", "verb", "noun", "video"?, "start"?, "end"?, "detected"?}: a RareAct
+                   (verb, object) pair -> its caption, action or object replacement foils
+                   (--replace) and the "there is at least one <object>" proficiency item
 """
 
 from __future__ import annotations
@@ -17,16 +22,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from foilkit.generation.cli_io import add_output, read_jsonl, write_rows
+from foilkit.generation.cli_io import add_output, read_jsonl, run_record
 
-STAGES = ("counting", "change-of-state", "actor-swap", "spatial", "masked-lm")
+STAGES = ("counting", "change-of-state", "actor-swap", "spatial", "masked-lm", "rare-actions")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.generation.infill import FILL_MASK_TOP_K
     from foilkit.generation.nli import VILMA_NLI_MODEL
     from foilkit.generation.spacy_pipeline import DEFAULT_SPACY_PIPELINE
-    from foilkit.generation.vilma import counting, grammaticality, masked_lm, spatial
+    from foilkit.generation.vilma import counting, grammaticality, masked_lm, rare_actions, spatial
 
     stages = parser.add_subparsers(dest="stage", required=True, metavar="stage")
     parsers = {name: stages.add_parser(name, help=f"ViLMA {name} foils") for name in STAGES}
@@ -34,7 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         stage.add_argument(
             "--input", "-i", required=True, type=Path, help="JSONL input (see module doc)"
         )
-        add_output(stage)
+        add_output(stage, folder=True)
     count = parsers["counting"]
     count.add_argument(
         "--small-max", type=int, default=counting.SMALL_MAX, help="largest 'small' number (3)"
@@ -43,7 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--max-count", type=int, default=counting.MAX_COUNT, help="count threshold (10)"
     )
     count.add_argument("--digits", action="store_true", help="write numbers as digits, not words")
-    for name in ("actor-swap", "spatial", "masked-lm"):
+    for name in ("actor-swap", "spatial", "masked-lm", "rare-actions"):
         parsers[name].add_argument("--spacy", default=DEFAULT_SPACY_PIPELINE, help="spaCy pipeline")
     for name in ("spatial", "masked-lm"):
         stage = parsers[name]
@@ -66,16 +71,23 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     spatial_stage.add_argument("--top-k", type=int, default=spatial.TOP_K)
     mlm = parsers["masked-lm"]
-    mlm.add_argument("--mlm", action="append", required=True, metavar="KIND:MODEL",
-                     help="fill-mask:roberta-large or t5:t5-large; repeat for an ensemble")  # fmt: skip
     mlm.add_argument(
-        "--test", choices=sorted(masked_lm.PROFICIENCY_ROLES),
+        "--mlm",
+        action="append",
+        required=True,
+        metavar="KIND:MODEL",
+        help="fill-mask:roberta-large or t5:t5-large; repeat for an ensemble",
+    )
+    mlm.add_argument(
+        "--test",
+        choices=sorted(masked_lm.PROFICIENCY_ROLES),
         help="the ViLMA test the foils are for: masks the word its proficiency foils masked",
-    )  # fmt: skip
+    )
     mlm.add_argument(
-        "--role", choices=masked_lm.ROLES,
+        "--role",
+        choices=masked_lm.ROLES,
         help="the word to mask (default: the --test's role, else argument)",
-    )  # fmt: skip
+    )
     mlm.add_argument(
         "--top-k",
         type=int,
@@ -86,19 +98,69 @@ def configure(parser: argparse.ArgumentParser) -> None:
     mlm.add_argument(
         "--all-foils", action="store_true", help="keep every passing foil, not only the best"
     )
+    rare = parsers["rare-actions"]
+    rare.add_argument(
+        "--replace",
+        required=True,
+        choices=sorted(rare_actions.SUBTESTS),
+        help="the subtest: replace the action (verb) or the object (noun)",
+    )
+    rare.add_argument(
+        "--mlm",
+        action="append",
+        metavar="KIND:MODEL",
+        help=f"models proposing the replacement; repeat for an ensemble (ViLMA: "
+        f"{' '.join(rare_actions.PAPER_ACTION_MODELS)} for actions, "
+        f"{' '.join(rare_actions.PAPER_OBJECT_MODELS)} for objects)",
+    )
+    rare.add_argument("--top-k", type=int, default=FILL_MASK_TOP_K, help="fillers per model")
+    rare.add_argument("--nli", help=f"NLI cross-encoder (ViLMA: {VILMA_NLI_MODEL}); omit to skip")
+    rare.add_argument(
+        "--excluded-actions",
+        nargs="*",
+        default=list(rare_actions.EXCLUDED_ACTIONS),
+        help="action foils whose verb is one of these are dropped (general or touching actions)",
+    )
+    rare.add_argument(
+        "--all-foils",
+        action="store_true",
+        help="keep every passing foil, not one drawn at random (ViLMA draws one)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
+    from foilkit.builders.schema import TEXT
+    from foilkit.generation.foil import write_foils
+
     handler = {
         "counting": _counting,
         "change-of-state": _change_of_state,
         "actor-swap": _actor_swap,
         "spatial": _spatial,
         "masked-lm": _masked_lm,
+        "rare-actions": _rare_actions,
     }[args.stage]
-    count = write_rows(handler(args), args.output, args)
-    print(f"wrote {count} rows to {args.output}")
+    rows = handler(args)
+    record = run_record(args, "vilma", inputs={"input": args.input}, models=_models(args))
+    metadata = {"subtest": TEXT} if args.stage in ("counting", "change-of-state") else {}
+    if args.stage == "rare-actions":
+        metadata = _rare_actions_columns()
+    write_foils(args.output, rows, record, **metadata)
+    print(f"wrote {len(rows)} rows to {args.output}")
     return 0
+
+
+def _models(args: argparse.Namespace) -> dict[str, Any]:
+    """Role -> model id (or reference) of every model the stage's options name."""
+    from foilkit.generation.provenance import model_ref
+
+    models: dict[str, Any] = {
+        role: getattr(args, role, None) for role in ("spacy", "t5", "nli", "cola")
+    }
+    for index, spec in enumerate(getattr(args, "mlm", None) or ()):
+        kind, _, model_id = spec.partition(":")
+        models[f"mlm.{index}"] = {**model_ref(model_id), "kind": kind}
+    return models
 
 
 def _counting(args: argparse.Namespace) -> list[dict[str, Any]]:
@@ -108,14 +170,25 @@ def _counting(args: argparse.Namespace) -> list[dict[str, Any]]:
     rng, rows = random.Random(args.seed), []
     for record in read_jsonl(args.input, required=("id", "template", "count")):
         pair = counting_pair(
-            record["template"], int(record["count"]), rng=rng, small_max=args.small_max,
-            max_count=args.max_count, spelled=not args.digits,
+            record["template"],
+            int(record["count"]),
+            rng=rng,
+            small_max=args.small_max,
+            max_count=args.max_count,
+            spelled=not args.digits,
             singular_template=record.get("singular_template"),
-        )  # fmt: skip
+        )
         if pair is not None:
             caption, foil = pair
-            rows.append(foil_row(str(record["id"]), caption, [foil], video_path=record.get("video"),
-                                 subtest=foil.parameters["subtest"]))  # fmt: skip
+            rows.append(
+                foil_row(
+                    str(record["id"]),
+                    caption,
+                    [foil],
+                    video_path=record.get("video"),
+                    subtest=foil.parameters["subtest"],
+                )
+            )
     return rows
 
 
@@ -126,11 +199,23 @@ def _change_of_state(args: argparse.Namespace) -> list[dict[str, Any]]:
     fields = ("id", "argument", "pre_state", "verb", "post_state", "reverse_verb")
     rows = []
     for record in read_jsonl(args.input, required=fields):
-        change = ChangeOfState(record["pre_state"], record["verb"], record["post_state"],
-                               record["reverse_verb"], bool(record.get("transitive", True)))  # fmt: skip
+        change = ChangeOfState(
+            record["pre_state"],
+            record["verb"],
+            record["post_state"],
+            record["reverse_verb"],
+            bool(record.get("transitive", True)),
+        )
         for subtest, (caption, foil) in change_of_state_pairs(change, record["argument"]).items():
-            rows.append(foil_row(f"{record['id']}-{subtest}", caption, [foil],
-                                 video_path=record.get("video"), subtest=subtest))  # fmt: skip
+            rows.append(
+                foil_row(
+                    f"{record['id']}-{subtest}",
+                    caption,
+                    [foil],
+                    video_path=record.get("video"),
+                    subtest=subtest,
+                )
+            )
     return rows
 
 
@@ -163,8 +248,9 @@ def _filters(args: argparse.Namespace) -> list[Callable]:
 
         filters.append(NLIFilter(load_nli_model(args.nli), model_id=args.nli, policy="vilma"))
     if args.cola:
-        from foilkit.generation.vilma.grammaticality import GrammaticalityFilter
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
+
+        from foilkit.generation.vilma.grammaticality import GrammaticalityFilter
 
         label = args.acceptable_label
         filters.append(
@@ -180,16 +266,20 @@ def _filters(args: argparse.Namespace) -> list[Callable]:
 
 
 def _spatial(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from transformers import AutoTokenizer, T5ForConditionalGeneration
+
     from foilkit.generation.foil import foil_row
     from foilkit.generation.vilma.spatial import spatial_foils
-    from transformers import AutoTokenizer, T5ForConditionalGeneration
 
     records = _captions(args)
     model = T5ForConditionalGeneration.from_pretrained(args.t5).eval()
     chosen = spatial_foils(
-        [r["caption"] for r in records], model, AutoTokenizer.from_pretrained(args.t5),
-        filters=_filters(args), top_k=args.top_k,
-    )  # fmt: skip
+        [r["caption"] for r in records],
+        model,
+        AutoTokenizer.from_pretrained(args.t5),
+        filters=_filters(args),
+        top_k=args.top_k,
+    )
     return [
         foil_row(str(r["id"]), r["caption"], [foil], video_path=r.get("video"))
         for r, foil in zip(records, chosen, strict=True)
@@ -198,8 +288,9 @@ def _spatial(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _load_masked_lm(spec: str):
-    from foilkit.generation.vilma.masked_lm import MaskedLM
     from transformers import AutoModelForMaskedLM, AutoTokenizer, T5ForConditionalGeneration
+
+    from foilkit.generation.vilma.masked_lm import MaskedLM
 
     kind, sep, model_id = spec.partition(":")
     if not sep or kind not in ("fill-mask", "t5"):
@@ -232,8 +323,15 @@ def _masked_lm(args: argparse.Namespace) -> list[dict[str, Any]]:
     models: Sequence = [_load_masked_lm(spec) for spec in args.mlm]
     rows = []
     for record in _captions(args):
-        foils = masked_lm_foils(record["caption"], models, nlp=nlp, role=args.role,
-                                foil_type=args.foil_type, filters=filters, top_k=args.top_k)  # fmt: skip
+        foils = masked_lm_foils(
+            record["caption"],
+            models,
+            nlp=nlp,
+            role=args.role,
+            foil_type=args.foil_type,
+            filters=filters,
+            top_k=args.top_k,
+        )
         if not args.all_foils and args.cola:
             best = best_foil(foils)
             foils = [best] if best is not None else []
@@ -245,4 +343,80 @@ def _masked_lm(args: argparse.Namespace) -> list[dict[str, Any]]:
                     str(record["id"]), record["caption"], foils, video_path=record.get("video")
                 )
             )
+    return rows
+
+
+def _rare_actions_columns() -> dict[str, Any]:
+    from foilkit.builders.schema import TEXT, TEXTS
+
+    return {
+        "subtest": TEXT,
+        "verb": TEXT,
+        "noun": TEXT,
+        "proficiency_caption": TEXT,
+        "proficiency_foils": TEXTS,
+        "proficiency_provenance": TEXTS,
+    }
+
+
+def _rare_actions(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """ViLMA's Rare Actions items from RareAct (verb, noun) pairs (appendix C.5)."""
+    import json
+
+    from foilkit.generation.foil import foil_row
+    from foilkit.generation.spacy_pipeline import load_spacy
+    from foilkit.generation.vilma import rare_actions
+
+    if args.mlm is None:
+        paper = {
+            "action": rare_actions.PAPER_ACTION_MODELS,
+            "object": rare_actions.PAPER_OBJECT_MODELS,
+        }
+        args.mlm = list(paper[args.replace])
+    models = [_load_masked_lm(spec) for spec in args.mlm]
+    filters: list[Callable] = []
+    if args.nli:
+        from foilkit.generation.nli import NLIFilter, load_nli_model
+
+        filters.append(NLIFilter(load_nli_model(args.nli), model_id=args.nli, policy="vilma"))
+    if args.replace == "action":
+        filters.append(
+            rare_actions.ActionExclusionFilter(load_spacy(args.spacy), args.excluded_actions)
+        )
+    make = rare_actions.action_foils if args.replace == "action" else rare_actions.object_foils
+    records = list(read_jsonl(args.input, required=("id", "verb", "noun")))
+    nouns = sorted({record["noun"] for record in records})
+    rng, rows = random.Random(args.seed), []
+    for record in records:
+        verb, noun, detected = record["verb"], record["noun"], record.get("detected") or ()
+        caption = rare_actions.action_caption(verb, noun)
+        item_filters = list(filters)
+        if args.replace == "object" and detected:
+            item_filters.append(rare_actions.DetectedObjectFilter(dict.fromkeys(detected, 1.0)))
+        foils = make(verb, noun, models, top_k=args.top_k)
+        for keep in item_filters:
+            foils = keep(caption, foils) if foils else foils
+        if not foils:
+            continue
+        if not args.all_foils:
+            foils = [foils[rng.randrange(len(foils))]]
+        proficiency, proficiency_foil = rare_actions.existence_pair(
+            noun, nouns, rng=rng, detected=detected
+        )
+        rows.append(
+            foil_row(
+                str(record["id"]),
+                caption,
+                foils,
+                video_path=record.get("video"),
+                start=record.get("start"),
+                end=record.get("end"),
+                subtest=rare_actions.SUBTESTS[args.replace],
+                verb=verb,
+                noun=noun,
+                proficiency_caption=proficiency,
+                proficiency_foils=[proficiency_foil.text],
+                proficiency_provenance=[json.dumps(proficiency_foil.to_record(), sort_keys=True)],
+            )
+        )
     return rows

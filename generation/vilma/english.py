@@ -1,4 +1,5 @@
-"""Small English morphology the ViLMA templates need: third-person verbs and phrasal verbs."""
+"""Small English morphology the ViLMA templates need: third-person verbs, present participles,
+phrasal verbs."""
 
 from __future__ import annotations
 
@@ -19,6 +20,48 @@ def third_person(verb: str) -> str:
         inflected = head + "es"
     else:
         inflected = head + "s"
+    return " ".join([inflected, *rest])
+
+
+# Participles the spelling rules get wrong: final stress doubles a two-syllable verb's consonant
+# (unplug), and ViLMA's verb list (the XTAG forms, tasks/actions) spells travel/control British.
+_IRREGULAR_PARTICIPLE = {
+    "be": "being",
+    "control": "controlling",
+    "travel": "travelling",
+    "unplug": "unplugging",
+}
+
+
+def _doubles_final_consonant(word: str) -> bool:
+    """A one-syllable verb ending consonant-vowel-consonant (cut, shed, drop; not wax, row)."""
+    vowel_groups = sum(
+        1 for i, c in enumerate(word) if c in _VOWELS and (i == 0 or word[i - 1] not in _VOWELS)
+    )
+    return (
+        vowel_groups == 1
+        and len(word) >= 3
+        and word[-1] not in _VOWELS | set("wxy")
+        and word[-2] in _VOWELS
+        and word[-3] not in _VOWELS
+    )
+
+
+def present_participle(verb: str) -> str:
+    """The -ing form of a verb lemma (``ride`` -> ``riding``, ``cut`` -> ``cutting``, ``lie`` ->
+    ``lying``); for a phrasal verb only the head is inflected (``type on`` -> ``typing on``)."""
+    head, *rest = verb.split()
+    lower = head.lower()
+    if lower in _IRREGULAR_PARTICIPLE:
+        inflected = _IRREGULAR_PARTICIPLE[lower]
+    elif lower.endswith("ie"):
+        inflected = lower[:-2] + "ying"
+    elif lower.endswith("e") and not lower.endswith(("ee", "ye", "oe")) and len(lower) > 2:
+        inflected = lower[:-1] + "ing"
+    elif _doubles_final_consonant(lower):
+        inflected = lower + lower[-1] + "ing"
+    else:
+        inflected = lower + "ing"
     return " ".join([inflected, *rest])
 
 

@@ -79,9 +79,13 @@ class MaskedLM:
         if self.kind == "t5":
             beams = max(top_k, 1)
             found = t5_span_fillers(
-                self.model, self.tokenizer, masked_texts,
-                num_beams=beams, num_candidates=beams, model_id=self.id,
-            )  # fmt: skip
+                self.model,
+                self.tokenizer,
+                masked_texts,
+                num_beams=beams,
+                num_candidates=beams,
+                model_id=self.id,
+            )
             # Beam scores are length-normalised log-probabilities: exp gives a probability-like score.
             return [[(f.text, math.exp(f.score)) for f in fs] for fs in found]
         found = fill_mask_fillers(
@@ -121,6 +125,30 @@ def mask_targets(doc: Doc, role: str) -> list[Token]:
     return objects or subjects
 
 
+def ensemble_fillers(
+    models: Sequence[MaskedLM],
+    masked_text: Callable[[MaskedLM], str],
+    *,
+    top_k: int,
+    exclude: Sequence[str] = (),
+) -> list[tuple[str, int, float]]:
+    """``(filler, votes, mean probability)`` of an ensemble, best first: each model fills its
+    own ``masked_text(model)`` (its mask token in place); fillers are lower-cased, those in
+    ``exclude`` dropped, and ranked by how many models propose them, then by their mean
+    probability; the first ``top_k``."""
+    excluded = {text.lower() for text in exclude}
+    proposals: dict[str, list[float]] = defaultdict(list)
+    for lm in models:
+        for text, probability in lm.fillers([masked_text(lm)], top_k)[0]:
+            if text.lower() not in excluded:
+                proposals[text.lower()].append(probability)
+    ranked = sorted(
+        proposals.items(),
+        key=lambda item: (-len(item[1]), -sum(item[1]) / len(item[1]), item[0]),
+    )[:top_k]
+    return [(text, len(ps), sum(ps) / len(ps)) for text, ps in ranked]
+
+
 def masked_lm_candidates(
     caption: str,
     models: Sequence[MaskedLM],
@@ -137,18 +165,13 @@ def masked_lm_candidates(
     foils = []
     for target in mask_targets(doc, role):
         start, end = target.idx, target.idx + len(target.text)
-        proposals: dict[str, list[float]] = defaultdict(list)
-        for lm in models:
-            masked = caption[:start] + lm.mask + caption[end:]
-            for text, probability in lm.fillers([masked], top_k)[0]:
-                if text.lower() != target.text.lower():
-                    proposals[text.lower()].append(probability)
-        ranked = sorted(
-            proposals.items(),
-            key=lambda item: (-len(item[1]), -sum(item[1]) / len(item[1]), item[0]),
-        )[:top_k]
-        for text, probabilities in ranked:
-            votes, mean = len(probabilities), sum(probabilities) / len(probabilities)
+        ranked = ensemble_fillers(
+            models,
+            lambda lm, start=start, end=end: caption[:start] + lm.mask + caption[end:],
+            top_k=top_k,
+            exclude=(target.text,),
+        )
+        for text, votes, mean in ranked:
             foils.append(
                 Foil(
                     caption[:start] + text + caption[end:],

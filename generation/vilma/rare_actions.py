@@ -1,9 +1,17 @@
-"""Rare-actions filters (ViLMA §3.5 and appendix C.5).
+"""Rare Actions (ViLMA §3.5 and appendix C.5): captions, foils, filters and proficiency items.
 
-Rare Actions captions are verb-object pairs ("cutting a keyboard"). Action foils replace the
-verb with T5 fillers, object foils replace the object with an ensemble of MLMs (BERT, RoBERTa,
-ALBERT) -- both are :func:`foilkit.generation.vilma.masked_lm.masked_lm_foils` with role
-``"verb"`` / ``"noun"``. Two filters are specific to this test:
+A Rare Actions item is a RareAct (verb, object) class pair shown in a video; its caption is the
+verb-object phrase :func:`action_caption` writes ("cutting a keyboard", "peeling some corns",
+ViLMA's ``make_active_voice_sentence``), and its proficiency item, :func:`existence_pair`, asks
+whether the object is there at all ("there is at least one keyboard") against another RareAct
+object not detected in the video. Foils, as ViLMA's ``tasks/actions`` scripts make them:
+
+* **action replacement** (:func:`action_foils`): the models fill the verb of "a person can ___
+  <object>." (T5 in the paper, which writes multi-word actions: "type on");
+* **object replacement** (:func:`object_foils`): an ensemble of fill-mask models (BERT,
+  RoBERTa, ALBERT in the paper) fills the object of "a person can <verb> a/an/some ___.".
+
+Two filters are specific to this test:
 
 * :class:`ActionExclusionFilter` drops action foils whose verb is a general action ("use",
   "have") or implies touching ("hold", "reach"), which could be true of any video;
@@ -14,14 +22,53 @@ ALBERT) -- both are :func:`foilkit.generation.vilma.masked_lm.masked_lm_foils` w
 
 from __future__ import annotations
 
+import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from foilkit.generation.foil import Foil
+from foilkit.generation.vilma.english import present_participle
 
 if TYPE_CHECKING:
     import torch
     from spacy.language import Language
+
+    from foilkit.generation.vilma.masked_lm import MaskedLM
+
+ACTION_RULE = "vilma.rare_actions.action"
+OBJECT_RULE = "vilma.rare_actions.object"
+EXISTENCE_RULE = "vilma.rare_actions.existence"
+SUBTESTS = {"action": "action_replacement", "object": "object_replacement"}
+#: ViLMA's candidate prompt (tasks/actions/t5.py, mlm.py): the models fill the verb or the object.
+CANDIDATE_PROMPT = "a person can {action} {object}."
+DETERMINERS = ("a", "an", "some")
+#: Longest action a filler may name ("squeeze out of"); longer T5 spans are not one action.
+MAX_ACTION_WORDS = 3
+#: The paper's models: T5 for actions, an ensemble of three MLMs for objects (C.5).
+PAPER_ACTION_MODELS = ("t5:t5-large",)
+PAPER_OBJECT_MODELS = (
+    "fill-mask:bert-large-uncased",
+    "fill-mask:albert-large-v2",
+    "fill-mask:roberta-large",
+)
+# ViLMA's vl_bench/actions.py: RareAct nouns it writes in the plural ("peeling some corns"),
+# words that take "some" ("some hair", "some eggs"), verbs whose object it pluralises ("washing
+# some apples") and verbs written with their preposition ("drilling into a wall").
+PLURALISED_NOUNS = ("clothe", "corn", "cucumber", "flower", "pepper", "spoon")
+SOME_NOUNS = (
+    "carrots",
+    "clothes",
+    "corn",
+    "cucumbers",
+    "eggs",
+    "flowers",
+    "hair",
+    "peppers",
+    "shoes",
+    "spoons",
+)
+PLURALISING_VERBS = ("wash",)
+VERB_PHRASES = {"drill": "drill into"}
 
 PAPER_DETECTOR = "facebook/detr-resnet-101"
 # The paper's confidence threshold is missing from its text; 0.9 is DETR's customary cut-off.
@@ -103,3 +150,158 @@ class DetectedObjectFilter:
             for foil in foils
             if _singular(str(foil.source["replacement"])) not in self.detected
         ]
+
+
+# -- captions and proficiency items -------------------------------------------------------------
+
+
+def object_phrase(noun: str, *, verb: str | None = None) -> tuple[str, bool]:
+    """The object as ViLMA writes it after a verb, and whether it is plural: ``a keyboard``,
+    ``an orange`` (``an`` before a, e, i, o, as ViLMA), ``some corns``, ``some hair``."""
+    plural = noun in PLURALISED_NOUNS or verb in PLURALISING_VERBS
+    word = f"{noun}s" if plural and not noun.endswith("s") else noun
+    if plural or word in SOME_NOUNS:
+        return f"some {word}", True
+    return f"{'an' if word[:1] in ('a', 'e', 'i', 'o') else 'a'} {word}", False
+
+
+def action_caption(verb: str, noun: str) -> str:
+    """The verb-object caption of a RareAct (verb, noun) pair: ``cutting a keyboard``,
+    ``typing on a laptop``, ``drilling into a wall``, ``washing some apples``."""
+    phrase, _ = object_phrase(noun, verb=verb)
+    return f"{present_participle(VERB_PHRASES.get(verb, verb))} {phrase}"
+
+
+def existence_caption(noun: str) -> str:
+    """The proficiency sentence of an object: ``there is at least one keyboard``,
+    ``there are some corns``."""
+    phrase, plural = object_phrase(noun)
+    return f"there are {phrase}" if plural else f"there is at least one {noun}"
+
+
+def existence_pair(
+    noun: str, nouns: Iterable[str], *, rng: random.Random, detected: Iterable[str] = ()
+) -> tuple[str, Foil]:
+    """The proficiency caption of ``noun`` and its foil: the same sentence of another of
+    ``nouns`` (the test's objects), drawn uniformly among those not ``detected`` in the video."""
+    seen = {_singular(label) for label in detected}
+    others = sorted({n for n in nouns if n != noun and _singular(n) not in seen})
+    if not others:
+        raise ValueError(f"no other object than {noun!r} to make its proficiency foil from")
+    other = others[rng.randrange(len(others))]
+    foil = Foil(
+        existence_caption(other),
+        "proficiency",
+        EXISTENCE_RULE,
+        parameters={"objects": len(others)},
+        source={"span": noun, "replacement": other},
+    )
+    return existence_caption(noun), foil
+
+
+# -- foils --------------------------------------------------------------------------------------
+
+
+def _foil(
+    text: str, subtest: str, rule: str, models: Sequence[MaskedLM], top_k: int, **source: Any
+) -> Foil:
+    return Foil(
+        text,
+        SUBTESTS[subtest],
+        rule,
+        parameters={"prompt": CANDIDATE_PROMPT, "top_k": top_k},
+        model_ids={f"mlm{i}": lm.id for i, lm in enumerate(models)},
+        source=source,
+    )
+
+
+def action_foils(
+    verb: str, noun: str, models: Sequence[MaskedLM], *, top_k: int = 32
+) -> list[Foil]:
+    """Action replacement candidates: the action each filler of "a person can ___ <object>."
+    names, written as the caption is (``buying a shirt`` for ``throwing a shirt``); fillers of
+    more than :data:`MAX_ACTION_WORDS` words are not an action (ViLMA removed them by hand)."""
+    from foilkit.generation.vilma.masked_lm import ensemble_fillers
+
+    caption, (phrase, _) = action_caption(verb, noun), object_phrase(noun)
+    ranked = ensemble_fillers(
+        models,
+        lambda lm: CANDIDATE_PROMPT.format(action=lm.mask, object=phrase),
+        top_k=top_k,
+        exclude=(verb, VERB_PHRASES.get(verb, verb)),
+    )
+    foils = []
+    for action, votes, mean in ranked:
+        action = " ".join(action.strip(" .,;:!?").split())
+        if not action or len(action.split()) > MAX_ACTION_WORDS:
+            continue
+        text = action_caption(action, noun)
+        if text != caption:
+            foils.append(
+                _foil(
+                    text,
+                    "action",
+                    ACTION_RULE,
+                    models,
+                    top_k,
+                    span=present_participle(verb),
+                    replacement=present_participle(action),
+                    action=action,
+                    votes=votes,
+                    ensemble_score=votes + mean,
+                )
+            )
+    return _unique(foils, caption)
+
+
+def object_foils(
+    verb: str, noun: str, models: Sequence[MaskedLM], *, top_k: int = 32
+) -> list[Foil]:
+    """Object replacement candidates: each filler of "a person can <verb> a/an/some ___." with
+    its determiner (``peeling a lemon`` for ``peeling some corns``); a filler whose determiner
+    does not fit it (``a apple``) is dropped."""
+    from foilkit.generation.vilma.masked_lm import ensemble_fillers
+
+    caption = action_caption(verb, noun)
+    action = VERB_PHRASES.get(verb, verb)
+    proposals = []
+    for determiner in DETERMINERS:
+        ranked = ensemble_fillers(
+            models,
+            lambda lm, d=determiner: CANDIDATE_PROMPT.format(
+                action=action, object=f"{d} {lm.mask}"
+            ),
+            top_k=top_k,
+            exclude=(noun, f"{noun}s"),
+        )
+        for word, votes, mean in ranked:
+            word = word.strip(" .,;:!?")
+            if word.isalpha() and (determiner == "some" or (determiner == "an") == _vowel(word)):
+                proposals.append((votes + mean, determiner, word, votes))
+    proposals.sort(key=lambda p: -p[0])
+    foils = [
+        _foil(
+            f"{present_participle(action)} {determiner} {word}",
+            "object",
+            OBJECT_RULE,
+            models,
+            top_k,
+            span=noun,
+            replacement=word,
+            determiner=determiner,
+            votes=votes,
+            ensemble_score=score,
+        )
+        for score, determiner, word, votes in proposals
+    ]
+    return _unique(foils, caption)
+
+
+def _vowel(word: str) -> bool:
+    return word[:1].lower() in ("a", "e", "i", "o")
+
+
+def _unique(foils: Sequence[Foil], caption: str) -> list[Foil]:
+    from foilkit.generation.foil import unique_foils
+
+    return unique_foils(foils, caption=caption)

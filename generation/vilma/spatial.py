@@ -35,11 +35,34 @@ PAPER_RANKING_MODEL = "t5-base"
 # The spatial prepositions of ViLMA's relations subtest (Something-Something V2 validation set)
 # and common others; multi-word ones are matched first.
 SPATIAL_PREPOSITIONS: tuple[str, ...] = (
-    "from behind of", "in front of", "next to", "out of", "away from", "on top of",
-    "across", "against", "along", "behind", "beside", "down", "from", "in", "inside", "into",
-    "off", "on", "onto", "over", "through", "towards", "toward", "under", "underneath", "up",
+    "from behind of",
+    "in front of",
+    "next to",
+    "out of",
+    "away from",
+    "on top of",
+    "across",
+    "against",
+    "along",
+    "behind",
+    "beside",
+    "down",
+    "from",
+    "in",
+    "inside",
+    "into",
+    "off",
+    "on",
+    "onto",
+    "over",
+    "through",
+    "towards",
+    "toward",
+    "under",
+    "underneath",
+    "up",
     "with",
-)  # fmt: skip
+)
 
 
 @dataclass(frozen=True)
@@ -183,9 +206,13 @@ def spatial_foils(
     ranked = []
     for caption in captions:
         candidates = rank_by_t5(
-            caption, preposition_candidates(caption, counts), model, tokenizer,
-            top_k=top_k, subject=subject,
-        )  # fmt: skip
+            caption,
+            preposition_candidates(caption, counts),
+            model,
+            tokenizer,
+            top_k=top_k,
+            subject=subject,
+        )
         for keep in filters:
             candidates = keep(caption, candidates) if candidates else []
         ranked.append(candidates)

@@ -10,6 +10,11 @@ Stages (one loop folder holds the configuration, exemplars, iterations and LLM c
   status        the iterations table (as the paper's Tab. 12)
   set           change settings of an existing loop (e.g. toxicity.model=null)
   finalize      generate + filter + diversity + safety at scale; write the dataset
+
+``finalize --output <out>`` writes the one foils output (``<out>/foils.parquet``,
+``<out>/run.json``) and, for the VITATECS builder, ``<out>/annotations/<Aspect>.jsonl``;
+``<out>/candidates.jsonl`` keeps every candidate with its status. The loop's other stages record
+each run in ``<loop>/iterations/<k>/<stage>.run.json``.
 """
 
 from __future__ import annotations
@@ -42,22 +47,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     def captions(sub: argparse.ArgumentParser) -> argparse.ArgumentParser:
         sub.add_argument(
-            "--captions", required=True, type=Path,
+            "--captions",
+            required=True,
+            type=Path,
             help="JSONL: caption, video_name, src_dataset[, id]",
-        )  # fmt: skip
+        )
         sub.add_argument(
-            "--per-aspect", type=int,
+            "--per-aspect",
+            type=int,
             help="captions per aspect (default: loop/finalize.queries_per_aspect)",
-        )  # fmt: skip
+        )
         sub.add_argument("--aspects", nargs="+", choices=ASPECTS, default=list(ASPECTS))
         sub.add_argument("--no-progress", dest="progress", action="store_false")
         return sub
 
     generate = captions(stage("generate", "generate candidates for the next iteration"))
     generate.add_argument(
-        "--force", action="store_true",
+        "--force",
+        action="store_true",
         help="generate the iteration's candidates again (they exist: a rerun replaces them)",
-    )  # fmt: skip
+    )
     stage("filter", "NLI filter and filter model on the next iteration's candidates")
     export = stage("export", "write the filtered candidates for annotators")
     export.add_argument(
@@ -68,9 +77,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     stage("status", "print the iterations table")
     settings = stage("set", "change settings of the loop's config.yaml, checked as at init")
     settings.add_argument(
-        "assignments", nargs="+", metavar="key=value",
+        "assignments",
+        nargs="+",
+        metavar="key=value",
         help="dotted key and a YAML value, e.g. toxicity.model=null nli.model=/models/nli",
-    )  # fmt: skip
+    )
     finalize = captions(
         stage("finalize", "generate, filter and select at scale; write the dataset")
     )
@@ -113,10 +124,10 @@ def _init(args: argparse.Namespace) -> int:
 
 def _set(args: argparse.Namespace) -> int:
     import yaml
-    from foilkit.generation.vitatecs.data_files import write_data
-    from foilkit.generation.vitatecs.loop import Loop
 
     from foilkit.errors import UserError
+    from foilkit.generation.vitatecs.data_files import write_data
+    from foilkit.generation.vitatecs.loop import Loop
 
     loop = Loop(args.loop)
     overrides: dict = {}
@@ -154,9 +165,13 @@ def _generate(args: argparse.Namespace, loop) -> None:
     from foilkit.generation.vitatecs import stages
 
     result = stages.generate(
-        loop, args.captions, per_aspect=args.per_aspect, aspects=args.aspects,
-        progress=args.progress, force=args.force,
-    )  # fmt: skip
+        loop,
+        args.captions,
+        per_aspect=args.per_aspect,
+        aspects=args.aspects,
+        progress=args.progress,
+        force=args.force,
+    )
     _record(args, loop, "generate", result)
     print(f"{result['queries']} queries -> {result['path']}: {result['statuses']}")
     print(f"LLM usage: {result['usage']}")
@@ -202,14 +217,18 @@ def _import(args: argparse.Namespace, loop) -> None:
 
 
 def _finalize(args: argparse.Namespace, loop) -> None:
-    from foilkit.generation.cli_io import write_run_record
+    from foilkit.generation.cli_io import parameters
     from foilkit.generation.vitatecs import stages
 
     result = stages.finalize(
-        loop, args.captions, args.output, per_aspect=args.per_aspect, aspects=args.aspects,
+        loop,
+        args.captions,
+        args.output,
+        per_aspect=args.per_aspect,
+        aspects=args.aspects,
         progress=args.progress,
-    )  # fmt: skip
-    write_run_record(args.output / "finalize", args, config=loop.config.to_data(), **result)
+        parameters=parameters(args),
+    )
     print(f"{result['queries']} queries: {result['statuses']}")
     if result["dataset"] is None:
         print(f"no candidate was selected: nothing written to {args.output}")
@@ -223,20 +242,23 @@ def _finalize(args: argparse.Namespace, loop) -> None:
 def _record(
     args: argparse.Namespace, loop, stage: str, result: dict, *, iteration: int | None = None
 ) -> None:
-    """``iterations/<k>/<stage>.run.json``: the command, its parameters, the config and result;
-    ``k`` is the iteration under way unless given."""
-    from foilkit.generation.cli_io import write_run_record
+    """``iterations/<k>/<stage>.run.json``: the stage's run record (its options, the loop's
+    configuration, files, models and the result); ``k`` is the iteration under way unless given."""
+    from foilkit.generation.cli_io import parameters
+    from foilkit.generation.provenance import record_path
+    from foilkit.generation.vitatecs import stages
 
     if iteration is None:
         iteration = loop.next_iteration()
-    folder = loop.iteration_dir(iteration)
-    folder.mkdir(parents=True, exist_ok=True)
-    write_run_record(
-        folder / stage,
-        args,
-        config=loop.config.to_data(),
-        result=json.loads(json.dumps(result, default=str)),
+    files = {"captions": getattr(args, "captions", None), "labels": getattr(args, "labels", None)}
+    record = stages.stage_record(
+        loop,
+        stage,
+        inputs=files,
+        parameters=parameters(args),
+        results=json.loads(json.dumps(result, default=str)),
     )
+    record.write(record_path(loop.iteration_dir(iteration) / stage))
 
 
 # stage -> handler(args, loop); ``init`` and ``status`` are handled by run() itself.

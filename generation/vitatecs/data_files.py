@@ -14,6 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from foilkit.files import atomic_write
+
 YAML_SUFFIXES = (".yaml", ".yml")
 
 
@@ -60,9 +62,7 @@ def write_data(path: str | os.PathLike, data: Mapping[str, Any]) -> Path:
         )
     else:
         text = json.dumps(_plain(data), indent=2, ensure_ascii=False) + "\n"
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    os.replace(temporary, path)
+    atomic_write(path, text)
     return path
 
 

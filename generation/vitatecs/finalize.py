@@ -2,15 +2,17 @@
 write the result as a VITATECS dataset.
 
 :func:`finalize_candidates` runs generation -> NLI filter -> filter model -> safety filter ->
-diversity selection on many queries; :func:`write_dataset` writes what was selected twice:
+diversity selection on many queries; :func:`write_dataset` writes what was selected as the one
+foils output (:func:`foilkit.generation.foil.write_foils`) plus the VITATECS layout:
 
-* ``annotations/<Aspect>.jsonl`` in the layout of the published VITATECS files
-  (``src_dataset``, ``video_name``, ``caption``, ``counterfactual``, ``aspect``), so the VITATECS
-  builder reads it (``foilkit build vitatecs --annotations <out>/annotations``);
-* ``dataset.parquet``: the builder's columns (ids ``<aspect>-<line>`` as the builder gives them)
+* ``foils.parquet``: the builder's columns (ids ``<aspect>-<line>`` as the builder gives them)
   plus provenance per row -- ``generator_model``, ``prompt_hash``, ``iteration`` and, in
   ``foil_provenance``, the full record of how the counterfactual was made and filtered
-  (model ids, request key, exemplar version, NLI/filter/toxicity scores).
+  (model ids, request key, exemplar version, NLI/filter/toxicity scores);
+* ``run.json``: the run's :class:`~foilkit.generation.provenance.RunRecord`;
+* ``annotations/<Aspect>.jsonl`` (stage-specific) in the layout of the published VITATECS files
+  (``src_dataset``, ``video_name``, ``caption``, ``counterfactual``, ``aspect``), so the VITATECS
+  builder reads it (``foilkit build vitatecs --annotations <out>/annotations``).
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foilkit.builders.vitatecs import ASPECTS
-from foilkit.generation.foil import Foil, foil_row, foils_dataset
+from foilkit.generation.foil import Foil, foil_row, write_foils
 from foilkit.generation.llm import ChatClient
 from foilkit.generation.nli import NLIFilter
+from foilkit.generation.provenance import RunRecord
 from foilkit.generation.vitatecs.diversity import change_signatures, select_diverse
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 from foilkit.generation.vitatecs.filter_model import AspectFilter
@@ -39,7 +42,7 @@ from foilkit.generation.vitatecs.generate import (
     Query,
     generate_candidates,
 )
-from foilkit.generation.vitatecs.prompt import AspectSpec, PromptTemplate
+from foilkit.generation.vitatecs.prompt import AspectSpec, CounterfactualPrompt
 from foilkit.generation.vitatecs.toxicity import ToxicityFilter
 
 if TYPE_CHECKING:
@@ -84,7 +87,7 @@ def finalize_candidates(
     *,
     client: ChatClient,
     exemplars: ExemplarSets,
-    template: PromptTemplate,
+    prompt: CounterfactualPrompt,
     aspects: Mapping[str, AspectSpec],
     nli: NLIFilter,
     filter_model: AspectFilter,
@@ -103,7 +106,7 @@ def finalize_candidates(
         queries,
         client=client,
         exemplars=exemplars,
-        template=template,
+        prompt=prompt,
         aspects=aspects,
         settings=settings,
         seed=seed,
@@ -200,9 +203,12 @@ def dataset_rows(candidates: Sequence[Candidate]) -> dict[str, list[dict[str, An
     return {aspect: by_aspect[aspect] for aspect in ASPECTS if aspect in by_aspect}
 
 
-def write_dataset(candidates: Sequence[Candidate], out: str | os.PathLike) -> dict[str, Any]:
-    """Write ``annotations/<Aspect>.jsonl`` and ``dataset.parquet`` under ``out``; returns the
-    paths (``dataset`` is ``None`` when nothing was selected) and the row count per aspect."""
+def write_dataset(
+    candidates: Sequence[Candidate], out: str | os.PathLike, *, record: RunRecord | None = None
+) -> dict[str, Any]:
+    """Write the foils output (``foils.parquet``, ``run.json``: ``record`` with what was written)
+    and ``annotations/<Aspect>.jsonl`` under ``out``; returns the annotation files, the dataset's
+    path (``None`` when nothing was selected) and the row count per aspect."""
     from foilkit.builders.schema import COUNT, TEXT
 
     out = Path(out)
@@ -213,25 +219,26 @@ def write_dataset(candidates: Sequence[Candidate], out: str | os.PathLike) -> di
         path = out / "annotations" / f"{aspect.capitalize()}.jsonl"
         with open(path, "w", encoding="utf-8") as handle:
             handle.writelines(
-                json.dumps(record, ensure_ascii=False) + "\n" for record in entry["upstream"]
+                json.dumps(item, ensure_ascii=False) + "\n" for item in entry["upstream"]
             )
         files[aspect] = str(path)
-    rows = [row for entry in per_aspect.values() for row in entry["rows"]]
-    dataset_path = None
-    if rows:
-        dataset = foils_dataset(
-            rows,
-            aspect=TEXT,
-            source_dataset=TEXT,
-            video_name=TEXT,
-            generator_model=TEXT,
-            prompt_hash=TEXT,
-            iteration=COUNT,
-        )
-        dataset_path = str(out / "dataset.parquet")
-        dataset.to_parquet(dataset_path)
+    rows = {aspect: len(entry["rows"]) for aspect, entry in per_aspect.items()}
+    record = (record or RunRecord("vitatecs", "finalize")).with_results(
+        annotations=files, rows=rows
+    )
+    dataset_path = write_foils(
+        out,
+        [row for entry in per_aspect.values() for row in entry["rows"]],
+        record,
+        aspect=TEXT,
+        source_dataset=TEXT,
+        video_name=TEXT,
+        generator_model=TEXT,
+        prompt_hash=TEXT,
+        iteration=COUNT,
+    )
     return {
         "annotations": files,
-        "dataset": dataset_path,
-        "rows": {aspect: len(entry["rows"]) for aspect, entry in per_aspect.items()},
+        "dataset": None if dataset_path is None else str(dataset_path),
+        "rows": rows,
     }

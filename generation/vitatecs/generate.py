@@ -20,8 +20,9 @@ from typing import Any
 
 from foilkit.builders.vitatecs import ASPECTS
 from foilkit.generation.llm import ChatClient
+from foilkit.generation.prompts import prompt_hash
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
-from foilkit.generation.vitatecs.prompt import AspectSpec, PromptTemplate, prompt_hash
+from foilkit.generation.vitatecs.prompt import AspectSpec, CounterfactualPrompt
 
 # Candidate statuses, in the order the stages set them.
 CANDIDATE = "candidate"  # a counterfactual waiting for the filters
@@ -73,7 +74,8 @@ class Candidate:
         raw: the answer as the LLM wrote it.
         status: where the candidate stands (see the module constants).
         sample: which answer of the query this is (several prompts or choices per query).
-        prompt_hash: SHA-256 of the rendered prompt.
+        prompt_hash: SHA-256 of the prompt's chat messages
+            (:func:`foilkit.generation.prompts.prompt_hash`).
         request_key: the LLM request's cache key (prompt, model and sampling).
         model: the LLM that wrote it.
         iteration: the loop iteration it was generated in.
@@ -164,12 +166,12 @@ def build_prompts(
     queries: Sequence[Query],
     *,
     exemplars: ExemplarSets,
-    template: PromptTemplate,
+    prompt: CounterfactualPrompt,
     aspects: Mapping[str, AspectSpec],
     settings: GenerationSettings,
     seed: int,
-) -> list[tuple[Query, int, str]]:
-    """(query, sample, prompt) for every prompt of every query."""
+) -> list[tuple[Query, int, list[dict[str, str]]]]:
+    """(query, sample, chat messages) for every prompt of every query."""
     prompts = []
     for query in queries:
         for sample in range(settings.prompts_per_query):
@@ -182,7 +184,7 @@ def build_prompts(
             )
             instruction = aspects[query.aspect].instruction
             prompts.append(
-                (query, sample, template.render(instruction, demonstrations, query.caption))
+                (query, sample, prompt.render(instruction, demonstrations, query.caption))
             )
     return prompts
 
@@ -192,7 +194,7 @@ def generate_candidates(
     *,
     client: ChatClient,
     exemplars: ExemplarSets,
-    template: PromptTemplate,
+    prompt: CounterfactualPrompt,
     aspects: Mapping[str, AspectSpec],
     settings: GenerationSettings = PAPER_SETTINGS,
     seed: int = 0,
@@ -203,18 +205,16 @@ def generate_candidates(
     prompts = build_prompts(
         queries,
         exemplars=exemplars,
-        template=template,
+        prompt=prompt,
         aspects=aspects,
         settings=settings,
         seed=seed,
     )
-    completions = client.complete_many(
-        [template.messages(prompt) for _, _, prompt in prompts], progress=progress
-    )
+    completions = client.complete_many([messages for _, _, messages in prompts], progress=progress)
     candidates = []
-    for (query, sample, prompt), completion in zip(prompts, completions, strict=True):
+    for (query, sample, messages), completion in zip(prompts, completions, strict=True):
         for choice, text in enumerate(completion.texts):
-            counterfactual, status = parse_answer(text, query.caption, template.na_answer)
+            counterfactual, status = parse_answer(text, query.caption, prompt.na_answer)
             candidates.append(
                 Candidate(
                     query=query,
@@ -222,7 +222,7 @@ def generate_candidates(
                     raw=text,
                     status=status,
                     sample=sample * len(completion.texts) + choice,
-                    prompt_hash=prompt_hash(prompt),
+                    prompt_hash=prompt_hash(messages),
                     request_key=completion.key,
                     model=client.config.model,
                     iteration=iteration,

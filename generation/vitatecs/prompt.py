@@ -1,24 +1,28 @@
 """The in-context generation prompt (VITATECS appendix E, Tab. 15) and the six aspects, as data.
 
-The template and the aspect texts live in ``data/prompt.yaml`` and ``data/aspects.yaml`` (or
-files the user points to); this module only reads and renders them. A prompt is the template
-with the aspect's generation instruction, the demonstrations (positive pairs and N/A captions,
-whose answer is ``NA``) and the query caption filled in. Texts are inserted without their final
-full stop because the template adds one after each (``Original Description: {caption}.``).
+The prompt and the aspect texts live in ``data/prompt.yaml`` and ``data/aspects.yaml`` (or
+files the user points to); this module only reads and renders them. The prompt file is a
+:class:`~foilkit.generation.prompts.PromptTemplate` file (one user message with
+``{instruction}``, ``{examples}`` and ``{caption}``) with a ``demonstrations`` section. A prompt
+is the template with the aspect's generation instruction, the demonstrations (positive pairs and
+N/A captions, whose answer is ``NA``) and the query caption filled in. Texts are inserted
+without their final full stop because the template adds one after each
+(``Original Description: {caption}.``).
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from foilkit.builders.vitatecs import ASPECTS
+from foilkit.generation.prompts import PromptTemplate, read_prompt_file
 from foilkit.generation.vitatecs.data_files import package_data, read_data
 
-PROMPT_FORMAT = "foilkit.vitatecs.prompt/1"
 ASPECTS_FORMAT = "foilkit.vitatecs.aspects/1"
+TEMPLATE_FIELDS = ("instruction", "examples", "caption")
+DEMONSTRATION_FIELDS = ("example", "na_example", "separator", "na_answer")
 
 
 @dataclass(frozen=True)
@@ -56,58 +60,23 @@ def _sentence_body(text: str) -> str:
 
 
 @dataclass(frozen=True)
-class PromptTemplate:
-    """The generation prompt of Tab. 15.
+class DemonstrationFormat:
+    """How one in-context demonstration is written into the prompt's ``{examples}``.
 
     Attributes:
-        template: the prompt with ``{instruction}``, ``{examples}`` and ``{caption}`` fields.
         example: a positive demonstration, with ``{caption}`` and ``{counterfactual}`` fields.
         na_example: an N/A demonstration, with ``{caption}`` and ``{na_answer}`` fields.
-        example_separator: what joins rendered demonstrations.
+        separator: what joins rendered demonstrations.
         na_answer: the answer that means "this caption has no such aspect" (``NA``).
-        role: the chat role the prompt is sent with.
-        version, source: recorded with every generated candidate.
     """
 
-    template: str
     example: str
     na_example: str
-    example_separator: str
+    separator: str
     na_answer: str
-    role: str = "user"
-    version: int = 1
-    source: str = ""
 
-    @classmethod
-    def load(cls, path: str | os.PathLike | None = None) -> PromptTemplate:
-        """The template in ``path``, or the one shipped with foilkit (``data/prompt.yaml``)."""
-        path = path or package_data("prompt.yaml")
-        data = read_data(path, format=PROMPT_FORMAT)
-        fields = ("template", "example", "na_example", "example_separator", "na_answer")
-        missing = [name for name in fields if not isinstance(data.get(name), str)]
-        if missing:
-            raise ValueError(f"{path}: missing or non-text field(s) {missing}")
-        template = cls(
-            **{name: data[name] for name in fields},
-            role=str(data.get("role", "user")),
-            version=int(data.get("version", 1)),
-            source=str(data.get("source", "")),
-        )
-        for name, needed in (
-            ("template", ("{instruction}", "{examples}", "{caption}")),
-            ("example", ("{caption}", "{counterfactual}")),
-            ("na_example", ("{caption}", "{na_answer}")),
-        ):
-            absent = [field for field in needed if field not in getattr(template, name)]
-            if absent:
-                raise ValueError(f"{path}: field {name!r} lacks {absent}")
-        return template
-
-    def render(
-        self, instruction: str, demonstrations: Sequence[Demonstration], caption: str
-    ) -> str:
-        """The full prompt for one query."""
-        examples = self.example_separator.join(
+    def render(self, demonstrations: Sequence[Demonstration]) -> str:
+        return self.separator.join(
             self.na_example.format(caption=_sentence_body(demo.caption), na_answer=self.na_answer)
             if demo.counterfactual is None
             else self.example.format(
@@ -116,18 +85,60 @@ class PromptTemplate:
             )
             for demo in demonstrations
         )
-        return self.template.format(
-            instruction=instruction.strip(), examples=examples, caption=_sentence_body(caption)
+
+
+@dataclass(frozen=True)
+class CounterfactualPrompt:
+    """The generation prompt of Tab. 15: a :class:`~foilkit.generation.prompts.PromptTemplate`
+    whose messages take ``{instruction}``, ``{examples}`` and ``{caption}``, and the
+    ``demonstrations`` section of the same file saying how each example is written."""
+
+    template: PromptTemplate
+    demonstrations: DemonstrationFormat
+
+    @classmethod
+    def load(cls, path: str | os.PathLike | None = None) -> CounterfactualPrompt:
+        """The prompt in ``path``, or the one shipped with foilkit (``data/prompt.yaml``)."""
+        data, path = read_prompt_file(path or package_data("prompt.yaml"))
+        template = PromptTemplate.from_data(data, path, sections=("demonstrations",))
+        absent = [name for name in TEMPLATE_FIELDS if name not in template.fields]
+        extra = sorted(set(template.fields) - set(TEMPLATE_FIELDS))
+        if absent or extra:
+            raise ValueError(
+                f"{path}: the messages take {['{' + name + '}' for name in TEMPLATE_FIELDS]}; "
+                f"they lack {['{' + name + '}' for name in absent]}, have no use for {extra}"
+            )
+        section = data.get("demonstrations")
+        if not isinstance(section, Mapping):
+            raise ValueError(f"{path}: no 'demonstrations' section ({DEMONSTRATION_FIELDS})")
+        missing = [name for name in DEMONSTRATION_FIELDS if not isinstance(section.get(name), str)]
+        if missing:
+            raise ValueError(f"{path}: demonstrations: missing or non-text field(s) {missing}")
+        demonstrations = DemonstrationFormat(
+            **{name: section[name] for name in DEMONSTRATION_FIELDS}
         )
+        for name, needed in (
+            ("example", ("{caption}", "{counterfactual}")),
+            ("na_example", ("{caption}", "{na_answer}")),
+        ):
+            absent = [field for field in needed if field not in getattr(demonstrations, name)]
+            if absent:
+                raise ValueError(f"{path}: demonstrations: field {name!r} lacks {absent}")
+        return cls(template, demonstrations)
 
-    def messages(self, prompt: str) -> list[dict[str, str]]:
-        """The chat messages that carry ``prompt``."""
-        return [{"role": self.role, "content": prompt}]
+    @property
+    def na_answer(self) -> str:
+        return self.demonstrations.na_answer
 
-
-def prompt_hash(prompt: str) -> str:
-    """SHA-256 of a rendered prompt (the text only: model and sampling are not in it)."""
-    return hashlib.sha256(prompt.encode("utf-8")).hexdigest()
+    def render(
+        self, instruction: str, demonstrations: Sequence[Demonstration], caption: str
+    ) -> list[dict[str, str]]:
+        """The chat messages for one query."""
+        return self.template.render(
+            instruction=instruction.strip(),
+            examples=self.demonstrations.render(demonstrations),
+            caption=_sentence_body(caption),
+        )
 
 
 def load_aspects(path: str | os.PathLike | None = None) -> dict[str, AspectSpec]:

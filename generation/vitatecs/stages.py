@@ -1,5 +1,6 @@
 """The loop's stages on a loop folder: each loads what its configuration names, runs the step
-functions of this package, and records what it did. The command line is a thin layer on these.
+functions of this package, and records what it did (:func:`stage_record`, a
+:class:`~foilkit.generation.provenance.RunRecord`). The command line is a thin layer on these.
 
 Order of one iteration k >= 1 (see :mod:`.loop`): ``generate`` -> ``filter`` -> ``export`` ->
 (people label) -> ``import`` -> ``train_filter``; ``finalize`` once the filter has converged.
@@ -16,7 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from foilkit.builders.vitatecs import ASPECTS
+from foilkit.errors import UserError, one_line
 from foilkit.generation.cli_io import read_jsonl
+from foilkit.generation.provenance import RunRecord, llm_ref
 from foilkit.generation.vitatecs.exemplars import ExemplarSets, pair_id, split_heldout
 from foilkit.generation.vitatecs.generate import (
     ACCEPTED,
@@ -34,10 +37,8 @@ from foilkit.generation.vitatecs.loop import (
     read_candidates,
     write_candidates,
 )
-from foilkit.generation.vitatecs.prompt import PromptTemplate, load_aspects
+from foilkit.generation.vitatecs.prompt import CounterfactualPrompt, load_aspects
 from foilkit.generation.vitatecs.revision import export_revision, read_labels
-
-from foilkit.errors import UserError, one_line
 
 if TYPE_CHECKING:
     from foilkit.generation.llm import ChatClient
@@ -171,9 +172,65 @@ def toxicity_filter(loop: Loop) -> ToxicityFilter | None:
 
 def _prompt_data(loop: Loop) -> dict[str, Any]:
     return {
-        "template": PromptTemplate.load(loop.config.prompt),
+        "prompt": CounterfactualPrompt.load(loop.config.prompt),
         "aspects": load_aspects(loop.config.aspects),
     }
+
+
+# -- records -------------------------------------------------------------------------------------
+
+#: The models each stage runs, by their option's name (``filter``: the latest trained filter).
+_STAGE_MODELS = {
+    "train-filter": ("filter.init_model",),
+    "generate": ("llm",),
+    "filter": ("nli", "filter"),
+    "finalize": ("llm", "nli", "filter", "toxicity", "spacy"),
+}
+_PROMPT_STAGES = ("generate", "finalize")
+
+
+def stage_record(
+    loop: Loop,
+    stage: str,
+    *,
+    inputs: dict[str, str | os.PathLike | None] | None = None,
+    parameters: dict[str, Any] | None = None,
+    results: dict[str, Any] | None = None,
+) -> RunRecord:
+    """The record of ``stage`` on ``loop``: the loop's seed and configuration (``parameters``
+    adds the command's options), its configuration and exemplar files (the exemplars except
+    after ``import``, which rewrites them) and ``inputs`` hashed, the models and prompt the
+    stage runs, and its ``results``."""
+    config = loop.config
+    named: dict[str, Any] = {
+        "llm": llm_ref(config.llm),
+        "nli": config.nli.model,
+        "filter.init_model": config.filter.init_model,
+        "toxicity": config.toxicity.model,
+        "spacy": config.finalize.spacy,
+    }
+    if stage in ("filter", "finalize"):
+        try:
+            named["filter"] = str(loop.latest_filter()[1])
+        except RuntimeError:  # no filter yet: the stage failed before using one
+            pass
+    loop_files = {"config": loop.config_path}
+    if stage != "import":
+        loop_files["exemplars"] = loop.exemplars_path
+    return RunRecord.create(
+        "vitatecs",
+        stage,
+        seed=config.seed,
+        inputs={**loop_files, **(inputs or {})},
+        models={role: named.get(role) for role in _STAGE_MODELS.get(stage, ())},
+        prompts={
+            "generation": CounterfactualPrompt.load(config.prompt).template
+            if stage in _PROMPT_STAGES
+            else None
+        },
+        parameters={**(parameters or {}), "config": config.to_data()},
+        results=results,
+    )
 
 
 # -- stages --------------------------------------------------------------------------------------
@@ -402,8 +459,10 @@ def finalize(
     per_aspect: int | None = None,
     aspects: Sequence[str] = ASPECTS,
     progress: bool = True,
+    parameters: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Generate, filter and select at scale with the latest filter; write the dataset."""
+    """Generate, filter and select at scale with the latest filter; write the dataset and its
+    record (``parameters``: the command's options, recorded with the loop's configuration)."""
     from foilkit.generation.spacy_pipeline import load_spacy
     from foilkit.generation.vitatecs.finalize import finalize_candidates, write_dataset
 
@@ -436,11 +495,14 @@ def finalize(
     )
     out = Path(out)
     write_candidates(candidates, out / "candidates.jsonl")
-    written = write_dataset(candidates, out)
-    return {
-        **written,
+    facts = {
         "queries": len(queries),
         "statuses": status_counts(candidates),
         "filter_iteration": filter_iteration,
         "usage": client.usage.as_dict(),
+        "candidates": "candidates.jsonl",
     }
+    record = stage_record(
+        loop, "finalize", inputs={"captions": captions_path}, parameters=parameters, results=facts
+    )
+    return {**write_dataset(candidates, out, record=record), **facts}

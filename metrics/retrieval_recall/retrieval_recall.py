@@ -11,10 +11,10 @@ from ._common import check_lengths, with_intervals
 from ._ranking import (
     Ranking,
     Targets,
+    as_score_array,
     check_ks,
     owned_mean,
     rank_targets,
-    score_matrix,
     weighted_median,
 )
 
@@ -118,7 +118,7 @@ def retrieval_recall(
     """T2V and V2T recall@K, median and mean rank of a views x texts score matrix, with
     bootstrap CIs over views (see the module's ``_DESCRIPTION``)."""
     ks = check_ks(ks)
-    scores = score_matrix(scores)
+    scores = as_score_array(scores)
     n_views, n_texts = (int(size) for size in scores.shape)
     if ground_truth is None:
         if n_views != n_texts:

@@ -2,43 +2,77 @@
 
 ``load_adapter(model_id)`` reads the config (``model_type`` and ``architectures``) and picks
 the first registered adapter that claims it; ``adapter="name"`` overrides the choice.
-Adapter modules are imported on first use, so ``import foilkit`` stays light.
+:data:`ADAPTERS` (a :class:`foilkit.registry.Registry`) names them all; an adapter's module is
+imported on first use, so ``import foilkit`` stays light.
 """
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import torch
+
+from foilkit.registry import Lazy, Registry
 from foilkit.scorers.adapters.base import Adapter, EmbeddingAdapter, RequestAdapter, resolve_dtype
 
-# Modules that register adapters, in matching priority: specific families before the
-# catch-all video LLM and causal LM adapters.
-ADAPTER_MODULES = (
-    "foilkit.scorers.adapters.temporal_clip",
-    "foilkit.scorers.adapters.dual_encoder",
-    "foilkit.scorers.adapters.xclip",
-    "foilkit.scorers.adapters.blip_itm",
-    "foilkit.scorers.adapters.video_llm",
-    "foilkit.scorers.adapters.text_lm",
+#: Adapter name -> class. foilkit's own are declared here, in matching priority (specific
+#: families before the catch-all video LLM and causal LM adapters), by a lazy reference to the
+#: class, so ``import foilkit`` stays light; :func:`register_adapter` adds others.
+ADAPTERS: Registry[type[Adapter]] = Registry("adapter")
+ADAPTERS.add_lazy(
+    "temporal-clip",
+    "foilkit.scorers.adapters.temporal_clip:TemporalClipAdapter",
+    "a CLIP/SigLIP with CLIP4Clip's temporal transformer over its frame embeddings",
 )
-ADAPTERS: dict[str, type[Adapter]] = {}
+ADAPTERS.add_lazy(
+    "dual-encoder",
+    "foilkit.scorers.adapters.dual_encoder:DualEncoderAdapter",
+    "an image-text dual encoder (CLIP, SigLIP) with its frame embeddings pooled",
+)
+ADAPTERS.add_lazy(
+    "xclip", "foilkit.scorers.adapters.xclip:XClipAdapter", "X-CLIP, a native video-text encoder"
+)
+ADAPTERS.add_lazy(
+    "blip-itm",
+    "foilkit.scorers.adapters.blip_itm:BlipItmAdapter",
+    "BLIP's image-text matching head over a view's frames",
+)
+ADAPTERS.add_lazy(
+    "video-llm",
+    "foilkit.scorers.adapters.video_llm:VideoLLMAdapter",
+    "a video LLM: the likelihood of each text, or its choice among them",
+)
+ADAPTERS.add_lazy(
+    "text-lm",
+    "foilkit.scorers.adapters.text_lm:TextLMAdapter",
+    "a text-only causal LM (ViLMA's unimodal baselines): the likelihood of each text",
+)
+#: foilkit's own adapters, in matching priority.
+BUILT_IN: tuple[str, ...] = ADAPTERS.names()
+#: The modules of foilkit's own adapters, in matching priority.
+ADAPTER_MODULES: tuple[str, ...] = tuple(
+    dict.fromkeys(ADAPTERS.entry(name).target.module for name in BUILT_IN)
+)
 
 A = TypeVar("A", bound=type[Adapter])
 
 
 def register_adapter(name: str) -> Callable[[A], A]:
-    """Class decorator: make an adapter available as ``name``."""
+    """Class decorator: make an adapter available as ``name`` (foilkit's own adapters confirm
+    the name :data:`ADAPTERS` declares for them)."""
 
     def decorator(cls: A) -> A:
-        if name in ADAPTERS and ADAPTERS[name] is not cls:
-            raise ValueError(
-                f"adapter name {name!r} is already taken by {ADAPTERS[name].__qualname__}"
-            )
+        if name in ADAPTERS:
+            target = ADAPTERS.entry(name).target
+            path = f"{cls.__module__}:{cls.__qualname__}"
+            declared = isinstance(target, Lazy) and target.path == path
+            if not declared and target is not cls:
+                taken = target.path if isinstance(target, Lazy) else target.__qualname__
+                raise ValueError(f"adapter name {name!r} is already taken by {taken}")
+        else:
+            ADAPTERS.add(name, cls)
         cls.name = name
-        ADAPTERS[name] = cls
         return cls
 
     return decorator
@@ -46,18 +80,13 @@ def register_adapter(name: str) -> Callable[[A], A]:
 
 def list_adapters() -> list[str]:
     """Names of all registered adapters."""
-    _import_all()
-    return list(ADAPTERS)
+    return list(ADAPTERS.names())
 
 
-def _priority(cls: type[Adapter]) -> int:
-    """Matching order: adapters registered outside foilkit first, then ``ADAPTER_MODULES`` order."""
-    return ADAPTER_MODULES.index(cls.__module__) + 1 if cls.__module__ in ADAPTER_MODULES else 0
-
-
-def _import_all() -> None:
-    for module in ADAPTER_MODULES:
-        importlib.import_module(module)
+def matching_order() -> list[str]:
+    """The order adapters are asked to claim a model: those registered outside foilkit first,
+    then foilkit's own (:data:`BUILT_IN`)."""
+    return [name for name in ADAPTERS if name not in BUILT_IN] + list(BUILT_IN)
 
 
 def adapter_class(
@@ -68,22 +97,19 @@ def adapter_class(
     trust_remote_code: bool = False,
 ) -> type[Adapter]:
     """The adapter class for a model: ``adapter`` by name, else the first that claims its config."""
-    _import_all()
     if adapter is not None:
-        if adapter not in ADAPTERS:
-            raise ValueError(f"unknown adapter {adapter!r}; choose from {sorted(ADAPTERS)}")
-        return ADAPTERS[adapter]
+        return ADAPTERS.get(adapter)
     from transformers import AutoConfig
 
     config = AutoConfig.from_pretrained(
         model_id, revision=revision, trust_remote_code=trust_remote_code
     )
-    for cls in sorted(ADAPTERS.values(), key=_priority):
-        if cls.matches(config):
-            return cls
+    for name in matching_order():
+        if ADAPTERS.get(name).matches(config):
+            return ADAPTERS.get(name)
     raise ValueError(
         f"no adapter handles {model_id!r} (model_type={getattr(config, 'model_type', None)!r}, "
-        f"architectures={getattr(config, 'architectures', None)}); pass adapter= one of {sorted(ADAPTERS)}"
+        f"architectures={getattr(config, 'architectures', None)}); pass adapter= one of {list(ADAPTERS)}"
     )
 
 
@@ -119,6 +145,7 @@ def load_adapter(
 
 __all__ = [
     "ADAPTERS",
+    "BUILT_IN",
     "Adapter",
     "EmbeddingAdapter",
     "RequestAdapter",

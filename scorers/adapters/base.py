@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import torch
+
 from foilkit.scorers.requests import TextScores, TextsRequest
 
 

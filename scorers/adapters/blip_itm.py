@@ -44,6 +44,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
+
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import distinct_frames, text_max_length
 from foilkit.scorers.adapters.base import RequestAdapter

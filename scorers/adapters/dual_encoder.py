@@ -30,6 +30,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import distinct_frames, pooled, text_max_length
 from foilkit.scorers.adapters.base import EmbeddingAdapter

@@ -31,6 +31,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import distinct_frames, pooled, text_max_length
 from foilkit.scorers.adapters.base import EmbeddingAdapter
@@ -78,9 +79,14 @@ class SequenceTransformer(torch.nn.Module):
         self.config = config
         self.frame_position_embeddings = torch.nn.Embedding(config.max_frames, config.width)
         layer = torch.nn.TransformerEncoderLayer(
-            config.width, config.heads, dim_feedforward=4 * config.width, dropout=0.0,
-            activation="gelu", batch_first=True, norm_first=True,
-        )  # fmt: skip
+            config.width,
+            config.heads,
+            dim_feedforward=4 * config.width,
+            dropout=0.0,
+            activation="gelu",
+            batch_first=True,
+            norm_first=True,
+        )
         self.transformer = torch.nn.TransformerEncoder(
             layer, config.layers, enable_nested_tensor=False
         )

@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
+
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import likelihood_details, token_logprobs
 from foilkit.scorers.adapters.base import RequestAdapter

@@ -1,4 +1,5 @@
 """The video layer shared by builders and scorers: views, sampling policies, decoding."""
+
 from foilkit.scorers.video.decoding import (
     BACKENDS,
     DecodedFrames,

@@ -6,6 +6,7 @@ Both backends agree on what a frame is: its index counts frames in presentation 
 window selects frames by their presentation times (exact for variable frame rate), and frames
 come out upright (the container's display rotation applied).
 """
+
 from __future__ import annotations
 
 import io
@@ -17,6 +18,7 @@ from typing import Protocol
 
 import numpy as np
 import torch
+
 from foilkit.scorers.video.errors import (
     CorruptVideoError,
     EmptyVideoError,
@@ -58,10 +60,17 @@ class VideoMetadata:
         (by more than ``VFR_TOLERANCE`` of a period). The grid's period is not ``1 / fps``: the
         average rate also counts the last frame's duration, which containers get wrong."""
         times = self.frame_times
-        if times is None or self.num_frames < 3 or len(times) != self.num_frames or not times[-1] > 0:
+        if (
+            times is None
+            or self.num_frames < 3
+            or len(times) != self.num_frames
+            or not times[-1] > 0
+        ):
             return False
         period = times[-1] / (self.num_frames - 1)
-        return bool(np.abs(times - period * np.arange(self.num_frames)).max() > VFR_TOLERANCE * period)
+        return bool(
+            np.abs(times - period * np.arange(self.num_frames)).max() > VFR_TOLERANCE * period
+        )
 
 
 @dataclass
@@ -131,15 +140,22 @@ class _TorchcodecVideo:
         num_frames = int(meta.num_frames or 0)
         fps = float(meta.average_fps or 0.0)
         duration = float(meta.duration_seconds or (num_frames / fps if fps else 0.0))
-        width, height = int(meta.width or 0), int(meta.height or 0)  # torchcodec's are post-rotation
-        self.metadata = VideoMetadata(num_frames, fps, duration, width, height, _torchcodec_frame_times(view.source))
+        width, height = (
+            int(meta.width or 0),
+            int(meta.height or 0),
+        )  # torchcodec's are post-rotation
+        self.metadata = VideoMetadata(
+            num_frames, fps, duration, width, height, _torchcodec_frame_times(view.source)
+        )
         self._name = view.name
 
     def get_frames(self, indices: np.ndarray) -> tuple[torch.Tensor, np.ndarray]:
         try:
             batch = self._decoder.get_frames_at(indices=[int(i) for i in indices])
         except (RuntimeError, ValueError, IndexError) as error:
-            raise CorruptVideoError(self._name, f"decoding frames {indices.tolist()} failed: {error}") from error
+            raise CorruptVideoError(
+                self._name, f"decoding frames {indices.tolist()} failed: {error}"
+            ) from error
         return batch.data, batch.pts_seconds.double().numpy()
 
 
@@ -211,7 +227,9 @@ class _PyAVVideo:
     def __init__(self, view: VideoView):
         import av
 
-        self._open = lambda: av.open(io.BytesIO(view.source) if isinstance(view.source, bytes) else view.source)
+        self._open = lambda: av.open(
+            io.BytesIO(view.source) if isinstance(view.source, bytes) else view.source
+        )
         self._name = view.name
         try:
             with self._open() as container:
@@ -223,7 +241,9 @@ class _PyAVVideo:
                     if packet.size > 0:
                         pts.append(packet.pts)
                     if self._turns is None:  # the first decoded frame carries the display matrix
-                        self._turns = next((_quarter_turns(f) for f in stream.codec_context.decode(packet)), None)
+                        self._turns = next(
+                            (_quarter_turns(f) for f in stream.codec_context.decode(packet)), None
+                        )
                 num_frames = len(pts)
                 fps = float(stream.average_rate or 0.0)
                 width, height = stream.codec_context.width, stream.codec_context.height
@@ -246,20 +266,25 @@ class _PyAVVideo:
                 for position, frame in enumerate(container.decode(stream)):
                     if position in wanted:
                         array = np.rot90(frame.to_ndarray(format="rgb24"), self._turns)
-                        frames.append(torch.from_numpy(np.ascontiguousarray(array)).permute(2, 0, 1))
+                        frames.append(
+                            torch.from_numpy(np.ascontiguousarray(array)).permute(2, 0, 1)
+                        )
                         times.append(float(frame.time))
                     if position >= indices[-1]:
                         break
         except av.FFmpegError as error:
             raise CorruptVideoError(self._name, f"decoding failed: {error}") from error
         if len(frames) != len(wanted):
-            raise CorruptVideoError(self._name, f"decoded {len(frames)} of {len(wanted)} requested frames")
+            raise CorruptVideoError(
+                self._name, f"decoded {len(frames)} of {len(wanted)} requested frames"
+            )
         return torch.stack(frames), np.asarray(times, dtype=np.float64)
 
 
 register_backend("torchcodec")(_TorchcodecVideo)
 register_backend("torchcodec-cuda")(_TorchcodecCudaVideo)
 register_backend("pyav")(_PyAVVideo)
+
 
 def open_video(view: VideoView | str, backend: str = "torchcodec") -> OpenVideo:
     """Open a video once; raises a typed ``VideoError`` naming the file on bad input."""
@@ -280,7 +305,9 @@ def probe(source: VideoView | str, backend: str = "torchcodec") -> VideoMetadata
     return open_video(source, backend).metadata
 
 
-def window_frames(view: VideoView, meta: VideoMetadata, tolerance: float = WINDOW_TOLERANCE_S) -> tuple[int, int]:
+def window_frames(
+    view: VideoView, meta: VideoMetadata, tolerance: float = WINDOW_TOLERANCE_S
+) -> tuple[int, int]:
     """Inclusive frame range ``[first, last]`` whose timestamps fall in the view's window.
 
     A window ``[start, end)`` holds the frames presented at ``start`` up to, not including,
@@ -299,7 +326,8 @@ def window_frames(view: VideoView, meta: VideoMetadata, tolerance: float = WINDO
     if start >= meta.duration or end > meta.duration + tolerance:
         bounds = f"{start:.3f}, {'end' if view.end is None else f'{end:.3f}'}"
         raise WindowOutOfRangeError(
-            view.name, f"window [{bounds}] s lies outside the video (duration {meta.duration:.3f} s)"
+            view.name,
+            f"window [{bounds}] s lies outside the video (duration {meta.duration:.3f} s)",
         )
     if meta.variable_rate:
         times = meta.frame_times
@@ -345,7 +373,9 @@ def decode_views(
     per_view: list[np.ndarray | VideoError] = []
     for view in views:
         try:
-            per_view.append(policy.indices(*window_frames(view, meta), meta.fps, key=sampling_key(view)))
+            per_view.append(
+                policy.indices(*window_frames(view, meta), meta.fps, key=sampling_key(view))
+            )
         except WindowOutOfRangeError as error:
             per_view.append(error)
         except ValueError as error:  # the policy cannot sample this view (its rate, its length)
@@ -385,7 +415,9 @@ def take_frames(frames: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
     return frames.index_select(0, index.to(frames.device))
 
 
-def decode_view(view: VideoView, policy: SamplingPolicy, backend: str = "torchcodec") -> DecodedFrames:
+def decode_view(
+    view: VideoView, policy: SamplingPolicy, backend: str = "torchcodec"
+) -> DecodedFrames:
     """Frames of one view (see ``decode_views`` to serve several views of a file at once);
     raises its ``VideoError``, whether of the file or of the view's window."""
     (decoded,) = decode_views([view], policy, backend)

@@ -1,4 +1,5 @@
 """Typed errors for bad video input. Each names the file it is about."""
+
 from __future__ import annotations
 
 

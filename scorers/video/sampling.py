@@ -29,6 +29,7 @@ recorded with every result:
 Every policy is a deterministic function of the window, the frame rate and (for
 ``random-consecutive``) the policy's seed and the view's key.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -85,7 +86,9 @@ class SamplingPolicy:
 
     def __post_init__(self) -> None:
         if self.name not in SAMPLERS:
-            raise ValueError(f"unknown sampling policy {self.name!r}; choose from {sorted(SAMPLERS)}")
+            raise ValueError(
+                f"unknown sampling policy {self.name!r}; choose from {sorted(SAMPLERS)}"
+            )
         if self.num_frames < 1:
             raise ValueError(f"num_frames must be >= 1, got {self.num_frames}")
         if self.stride < 1:
@@ -93,9 +96,13 @@ class SamplingPolicy:
         if self.max_frames is not None and self.max_frames < 1:
             raise ValueError(f"max_frames must be >= 1, got {self.max_frames}")
         if self.name in ("fps", "int-fps") and (self.target_fps is None or self.target_fps <= 0):
-            raise ValueError(f"the {self.name!r} policy needs a positive target_fps, got {self.target_fps}")
+            raise ValueError(
+                f"the {self.name!r} policy needs a positive target_fps, got {self.target_fps}"
+            )
         if self.name == "int-fps" and self.target_fps != int(self.target_fps):
-            raise ValueError(f"the 'int-fps' policy samples a whole number of frames a second, got {self.target_fps}")
+            raise ValueError(
+                f"the 'int-fps' policy samples a whole number of frames a second, got {self.target_fps}"
+            )
         if self.normalized_fps is not None and not self.normalized_fps > 0:
             raise ValueError(f"normalized_fps must be positive, got {self.normalized_fps}")
         if self.seed is not None and (not isinstance(self.seed, int) or self.seed < 0):
@@ -125,13 +132,17 @@ class SamplingPolicy:
 
 
 @register_sampler("uniform")
-def _uniform(policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None) -> np.ndarray:
+def _uniform(
+    policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None
+) -> np.ndarray:
     # np.linspace over both ends, truncated to int: the lmms-eval convention.
     return np.linspace(first, last, policy.num_frames, dtype=np.int64)
 
 
 @register_sampler("segment-middle")
-def _segment_middle(policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None) -> np.ndarray:
+def _segment_middle(
+    policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None
+) -> np.ndarray:
     # TSN test-time sampling: the middle frame of num_frames equal segments.
     length = last - first + 1
     middles = (np.arange(policy.num_frames) + 0.5) * length / policy.num_frames
@@ -139,7 +150,9 @@ def _segment_middle(policy: SamplingPolicy, first: int, last: int, fps: float, k
 
 
 @register_sampler("consecutive")
-def _consecutive(policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None) -> np.ndarray:
+def _consecutive(
+    policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None
+) -> np.ndarray:
     # X-CLIP style: one clip of num_frames frames at a fixed stride, centred in the window.
     span = (policy.num_frames - 1) * policy.stride
     start = int(round((first + last - span) / 2))
@@ -147,7 +160,9 @@ def _consecutive(policy: SamplingPolicy, first: int, last: int, fps: float, key:
 
 
 @register_sampler("fps")
-def _fixed_rate(policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None) -> np.ndarray:
+def _fixed_rate(
+    policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None
+) -> np.ndarray:
     # Frames at target_fps from the window start (Qwen-VL style), thinned uniformly to the cap.
     step = fps / policy.target_fps
     positions = np.floor(np.arange(first, last + 1, step)).astype(np.int64)
@@ -162,7 +177,9 @@ def _thin(positions: np.ndarray, cap: int | None) -> np.ndarray:
 
 
 @register_sampler("int-fps")
-def _int_fps(policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None) -> np.ndarray:
+def _int_fps(
+    policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None
+) -> np.ndarray:
     """VITATECS' CLIP4Clip / X-CLIP frames: a "second" is ``int(fps)`` frames, not ``fps``.
 
     Within each such second the frames at offsets ``0, step, 2*step, ...`` (``target_fps`` of
@@ -186,7 +203,9 @@ def _int_fps(policy: SamplingPolicy, first: int, last: int, fps: float, key: str
 
 
 @register_sampler("segment-start")
-def _segment_start(policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None) -> np.ndarray:
+def _segment_start(
+    policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None
+) -> np.ndarray:
     """LAVIS' uniform sampling: the first frame of ``n = min(num_frames, length)`` equal segments.
 
     foilkit computes ``floor(k * length / n)`` in integers. LAVIS computes
@@ -201,7 +220,9 @@ def _segment_start(policy: SamplingPolicy, first: int, last: int, fps: float, ke
 
 
 @register_sampler("random-consecutive")
-def _random_consecutive(policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None) -> np.ndarray:
+def _random_consecutive(
+    policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None
+) -> np.ndarray:
     """ViLMA's clip: ``num_frames`` consecutive frames of the window, ending at a random frame.
 
     The window is first counted in frames of the normalised video (``normalized_fps``; see
@@ -222,7 +243,9 @@ def _random_consecutive(policy: SamplingPolicy, first: int, last: int, fps: floa
             "(indices(..., key=...)); decode_views passes one"
         )
     if policy.normalized_fps is not None and not fps > 0:
-        raise ValueError(f"the 'random-consecutive' policy needs a positive frame rate to normalise, got fps={fps}")
+        raise ValueError(
+            f"the 'random-consecutive' policy needs a positive frame rate to normalise, got fps={fps}"
+        )
     start, length = _normalized_window(first, last, fps, policy.normalized_fps)
     count = policy.num_frames
     if length > count:
@@ -258,7 +281,9 @@ def _normalized_window(first: int, last: int, fps: float, rate: float | None) ->
     return begin, max(1, end - begin + 1)
 
 
-def _source_frames(normalized: np.ndarray, first: int, last: int, fps: float, rate: float | None) -> np.ndarray:
+def _source_frames(
+    normalized: np.ndarray, first: int, last: int, fps: float, rate: float | None
+) -> np.ndarray:
     """The source frame FFmpeg's ``fps`` filter shows as each frame of the normalised video.
 
     ``ffmpeg -i in -filter:v fps=fps=R out`` (``bin/normalize_fps``) rounds each source
@@ -272,5 +297,5 @@ def _source_frames(normalized: np.ndarray, first: int, last: int, fps: float, ra
     """
     if rate is None:
         return normalized
-    frames = np.ceil((normalized + 0.5) * fps / rate - _EPS).astype(np.int64) - 1
-    return np.clip(frames, first, last)
+    indices = np.ceil((normalized + 0.5) * fps / rate - _EPS).astype(np.int64) - 1
+    return np.clip(indices, first, last)

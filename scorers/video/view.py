@@ -1,4 +1,5 @@
 """``VideoView``: which part of which video, played in which direction."""
+
 from __future__ import annotations
 
 import hashlib
@@ -84,11 +85,15 @@ class VideoView:
             raise ValueError(f"unknown time unit {unit!r}; choose from {TIME_UNITS}")
         if unit == "frame":
             if not fps or fps <= 0:
-                raise ValueError(f"converting frame indices to seconds needs a positive fps, got {fps!r}")
+                raise ValueError(
+                    f"converting frame indices to seconds needs a positive fps, got {fps!r}"
+                )
             scale = 1.0 / fps
         elif unit == "pts":
             if not time_base or time_base <= 0:
-                raise ValueError(f"converting pts to seconds needs a positive time_base, got {time_base!r}")
+                raise ValueError(
+                    f"converting pts to seconds needs a positive time_base, got {time_base!r}"
+                )
             scale = time_base
         else:
             scale = 1.0

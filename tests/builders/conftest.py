@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from foilkit.builders import build
 
+from foilkit.builders import build
 from foilkit.synthetic.videos import SyntheticScene, write_video
 
 

@@ -7,25 +7,45 @@ from pathlib import Path
 
 import datasets
 import pytest
+
+import foilkit
 from foilkit.builders import build, export, load_builder, prepare
 from foilkit.builders.annotations import AnnotationError
 from foilkit.builders.contrast_sets import ContrastSetUnavailableError
 from foilkit.builders.videos import MissingVideosError
 
-import foilkit
-
-VITATECS_ROW = {"src_dataset": "MSRVTT", "video_name": "video1.mp4", "caption": "a man opens a door",
-                "counterfactual": "a man closes a door", "aspect": "Direction"}  # fmt: skip
+VITATECS_ROW = {
+    "src_dataset": "MSRVTT",
+    "video_name": "video1.mp4",
+    "caption": "a man opens a door",
+    "counterfactual": "a man closes a door",
+    "aspect": "Direction",
+}
 VILMA_ROW = {
-    "dataset": "QUVA", "youtube_id": None, "video_file": "000_rope.mp4", "start_time": 30, "end_time": 90,
-    "time_unit": "pts", "caption": "a man skips rope exactly three times.", "foils": ["... nine times."],
+    "dataset": "QUVA",
+    "youtube_id": None,
+    "video_file": "000_rope.mp4",
+    "start_time": 30,
+    "end_time": 90,
+    "time_unit": "pts",
+    "caption": "a man skips rope exactly three times.",
+    "foils": ["... nine times."],
     "mturk": {"foil": 0, "caption": 3, "other": 0},
-    "proficiency": {"caption": "a man skips rope.", "foils": ["a man climbs a rope."],
-                    "human": {"foil": 0, "caption": 1, "other": 0}},
-}  # fmt: skip
-RTIME_ROW = {"temporal": True, "reverse": True, "forward_captions": ["a door opens"],
-             "reverse_captions": ["a door closes"], "forward_rewrites": ["the door is opened"],
-             "reverse_rewrites": ["the door is closed"], "url": "https://example.org/1"}  # fmt: skip
+    "proficiency": {
+        "caption": "a man skips rope.",
+        "foils": ["a man climbs a rope."],
+        "human": {"foil": 0, "caption": 1, "other": 0},
+    },
+}
+RTIME_ROW = {
+    "temporal": True,
+    "reverse": True,
+    "forward_captions": ["a door opens"],
+    "reverse_captions": ["a door closes"],
+    "forward_rewrites": ["the door is opened"],
+    "reverse_rewrites": ["the door is closed"],
+    "url": "https://example.org/1",
+}
 TSV_HEADER = "clip\tending0\tending1\tending2\tending3\tending4\tlabel\n"
 
 
@@ -193,15 +213,31 @@ def test_missing_video_error_counts_and_names_them(tmp_path, two_of_three_videos
 
 def test_missing_video_skip_drops_and_reports(tmp_path, two_of_three_videos):
     annotations, root = two_of_three_videos
-    builder = load_builder("vitatecs", "direction", annotations=annotations, video_root=root, on_missing="skip",
-                           cache_dir=str(tmp_path / "cache"))  # fmt: skip
+    builder = load_builder(
+        "vitatecs",
+        "direction",
+        annotations=annotations,
+        video_root=root,
+        on_missing="skip",
+        cache_dir=str(tmp_path / "cache"),
+    )
     test = prepare(builder)["test"]
     assert test["video_path"] == ["MSRVTT/video0.mp4", "MSRVTT/video1.mp4"]
     report = builder.video_reports["test"]
     assert (report.rows, report.dropped, report.missing) == (3, 1, ("MSRVTT/video2.mp4",))
     assert report.summary() in builder.info.description
-    card = (export("vitatecs", tmp_path / "out", ["direction"], annotations=annotations, video_root=root,
-                   on_missing="skip", cache_dir=str(tmp_path / "cache")) / "README.md").read_text()  # fmt: skip
+    card = (
+        export(
+            "vitatecs",
+            tmp_path / "out",
+            ["direction"],
+            annotations=annotations,
+            video_root=root,
+            on_missing="skip",
+            cache_dir=str(tmp_path / "cache"),
+        )
+        / "README.md"
+    ).read_text()
     assert (
         "1 of 3 rows (1 distinct videos) have no video" in card
         and "dropped them, 2 rows remain" in card

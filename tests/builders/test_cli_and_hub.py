@@ -8,8 +8,8 @@ from typing import ClassVar
 import datasets
 import huggingface_hub
 import pytest
-from foilkit.builders import export, push_to_hub
 
+from foilkit.builders import export, push_to_hub
 from foilkit.cli import main
 
 pytestmark = pytest.mark.integration
@@ -40,9 +40,23 @@ def hub(monkeypatch):
 
 def test_cli_builds_and_reloads(shared_data, cache_dir, tmp_path, capsys):
     out = tmp_path / "vilma"
-    code = main(["build", "vilma", "--config", "spatial_relations_prepositions", "--out", str(out),
-                 "--annotations", str(shared_data / "vilma"), "--on-missing", "keep", "--no-validity-filter",
-                 "--cache-dir", cache_dir])  # fmt: skip
+    code = main(
+        [
+            "build",
+            "vilma",
+            "--config",
+            "spatial_relations_prepositions",
+            "--out",
+            str(out),
+            "--annotations",
+            str(shared_data / "vilma"),
+            "--on-missing",
+            "keep",
+            "--no-validity-filter",
+            "--cache-dir",
+            cache_dir,
+        ]
+    )
     assert code == 0
     assert "spatial_relations_prepositions/test-00000-of-00001.parquet" in capsys.readouterr().out
     reloaded = datasets.load_dataset(
@@ -54,8 +68,13 @@ def test_cli_builds_and_reloads(shared_data, cache_dir, tmp_path, capsys):
 
 def test_push_uploads_exactly_the_exported_layout(shared_data, cache_dir, tmp_path, hub):
     # No configs named: the published sets (gender/random need the user's multiple-choice file).
-    out = export("contrast_sets", tmp_path / "export", on_missing="keep",
-                 annotations=shared_data / "contrast_sets", cache_dir=cache_dir)  # fmt: skip
+    out = export(
+        "contrast_sets",
+        tmp_path / "export",
+        on_missing="keep",
+        annotations=shared_data / "contrast_sets",
+        cache_dir=cache_dir,
+    )
     (out / "notes.txt").write_text("not part of the layout")
     (out / "verb_lm" / "old-00000-of-00001.parquet").write_bytes(b"a stale file, not in the card")
     url = push_to_hub(out, "someone/contrast-sets", private=True)
@@ -90,9 +109,24 @@ def test_push_refuses_a_folder_that_is_not_an_export(tmp_path, hub):
 
 
 def test_cli_push_to_hub(shared_data, cache_dir, tmp_path, hub, capsys):
-    code = main(["build", "rtime", "--config", "origin", "--out", str(tmp_path / "rtime"), "--on-missing", "keep",
-                 "--annotations", str(shared_data / "rtime"), "--cache-dir", cache_dir,
-                 "--push-to-hub", "someone/rtime"])  # fmt: skip
+    code = main(
+        [
+            "build",
+            "rtime",
+            "--config",
+            "origin",
+            "--out",
+            str(tmp_path / "rtime"),
+            "--on-missing",
+            "keep",
+            "--annotations",
+            str(shared_data / "rtime"),
+            "--cache-dir",
+            cache_dir,
+            "--push-to-hub",
+            "someone/rtime",
+        ]
+    )
     assert code == 0
     assert [name for name, _ in hub.calls] == ["create_repo", "upload_folder"]
     assert "pushed: https://huggingface.co/datasets/someone/rtime" in capsys.readouterr().out
@@ -102,8 +136,14 @@ def test_export_replaces_the_shards_of_an_earlier_export(shared_data, cache_dir,
     stale = tmp_path / "export" / "verb_lm" / "test-00003-of-00004.parquet"
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"from an earlier export with embedded videos")
-    out = export("contrast_sets", tmp_path / "export", ["verb_lm"], on_missing="keep",
-                 annotations=shared_data / "contrast_sets", cache_dir=cache_dir)  # fmt: skip
+    out = export(
+        "contrast_sets",
+        tmp_path / "export",
+        ["verb_lm"],
+        on_missing="keep",
+        annotations=shared_data / "contrast_sets",
+        cache_dir=cache_dir,
+    )
     assert sorted(path.name for path in (out / "verb_lm").iterdir()) == [
         "test-00000-of-00001.parquet"
     ]

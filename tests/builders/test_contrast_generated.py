@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datasets
 import pytest
+
 from foilkit.builders import export, load_builder, prepare
 
 # A Random MC file in the published layout: clip, five endings, label (index of the true one).
@@ -38,8 +39,14 @@ def mc_file(tmp_path):
 
 
 def _build(config, mc_file, tmp_path, **options):
-    builder = load_builder("contrast_sets", config, multiple_choice_file=str(mc_file), on_missing="keep",
-                           cache_dir=str(tmp_path / "cache"), **options)  # fmt: skip
+    builder = load_builder(
+        "contrast_sets",
+        config,
+        multiple_choice_file=str(mc_file),
+        on_missing="keep",
+        cache_dir=str(tmp_path / "cache"),
+        **options,
+    )
     return builder, prepare(builder)["test"]
 
 
@@ -83,8 +90,14 @@ def test_gender_mc_is_reproducible_per_seed(mc_file, tmp_path):
 
 def test_gender_mc_end_to_end(mc_file, tmp_path, write_videos):
     write_videos(tmp_path / "videos", ["video1.mp4", "video2.mp4"])
-    out = export("contrast_sets", tmp_path / "out", ["gender"], video_root=tmp_path / "videos",
-                 multiple_choice_file=str(mc_file), cache_dir=str(tmp_path / "cache"))  # fmt: skip
+    out = export(
+        "contrast_sets",
+        tmp_path / "out",
+        ["gender"],
+        video_root=tmp_path / "videos",
+        multiple_choice_file=str(mc_file),
+        cache_dir=str(tmp_path / "cache"),
+    )
     card = (out / "README.md").read_text()
     assert "### Gender and Random MC" in card and "2 of 3 clips" in card
     reloaded = datasets.load_dataset(str(out), "gender", cache_dir=str(tmp_path / "load"))["test"]

@@ -7,31 +7,60 @@ from pathlib import Path
 
 import datasets
 import pytest
+
 from foilkit.builders import load_builder
 
 RAW = "https://raw.githubusercontent.com"
 # (benchmark, config, options, {pinned upstream URL: file in ../shared/data}, rows per split)
 CASES = [
-    ("vitatecs", "sequence", {},
-     {f"{RAW}/lscpku/VITATECS/58bff59bb1d3ed287983fca8ca7589498f4db6b2/data/Sequence.jsonl": "vitatecs/Sequence.jsonl"},
-     {"test": 151}),
-    ("vitatecs", "sequence", {"annotation_version": "opt"},
-     {f"{RAW}/lscpku/VITATECS/58bff59bb1d3ed287983fca8ca7589498f4db6b2/data_opt/Sequence.jsonl":
-      "vitatecs/opt/Sequence.jsonl"},
-     {"test": 380}),
-    ("vilma", "action_counting_difficult", {},
-     {f"{RAW}/ilkerkesen/ViLMA/746912b7c8e81d53eb946abe26456ad8b7db826f/data/counting-hard-spelled-sec.json":
-      "vilma/counting-hard-spelled-sec.json"},
-     {"test": 675}),
-    ("rtime", "origin", {},
-     {f"{RAW}/qyr0403/Reversed-in-Time/a5134b6c4211f610ee410f613b9d48968c23cd1a/test.json": "rtime/test.json",
-      f"{RAW}/qyr0403/Reversed-in-Time/a5134b6c4211f610ee410f613b9d48968c23cd1a/valid.json": "rtime/valid.json"},
-     {"test": 1000, "validation": 500}),
-    ("contrast_sets", "verb_human", {},
-     {f"{RAW}/jamespark3922/video-lang-contrast-set/26e101db1d700a5961261cc152a927c9bcef0c74/msrvtt/"
-      "msrvtt_human_contrast_set.tsv": "contrast_sets/msrvtt_human_contrast_set.tsv"},
-     {"test": 2554}),
-]  # fmt: skip
+    (
+        "vitatecs",
+        "sequence",
+        {},
+        {
+            f"{RAW}/lscpku/VITATECS/58bff59bb1d3ed287983fca8ca7589498f4db6b2/data/Sequence.jsonl": "vitatecs/Sequence.jsonl"
+        },
+        {"test": 151},
+    ),
+    (
+        "vitatecs",
+        "sequence",
+        {"annotation_version": "opt"},
+        {
+            f"{RAW}/lscpku/VITATECS/58bff59bb1d3ed287983fca8ca7589498f4db6b2/data_opt/Sequence.jsonl": "vitatecs/opt/Sequence.jsonl"
+        },
+        {"test": 380},
+    ),
+    (
+        "vilma",
+        "action_counting_difficult",
+        {},
+        {
+            f"{RAW}/ilkerkesen/ViLMA/746912b7c8e81d53eb946abe26456ad8b7db826f/data/counting-hard-spelled-sec.json": "vilma/counting-hard-spelled-sec.json"
+        },
+        {"test": 675},
+    ),
+    (
+        "rtime",
+        "origin",
+        {},
+        {
+            f"{RAW}/qyr0403/Reversed-in-Time/a5134b6c4211f610ee410f613b9d48968c23cd1a/test.json": "rtime/test.json",
+            f"{RAW}/qyr0403/Reversed-in-Time/a5134b6c4211f610ee410f613b9d48968c23cd1a/valid.json": "rtime/valid.json",
+        },
+        {"test": 1000, "validation": 500},
+    ),
+    (
+        "contrast_sets",
+        "verb_human",
+        {},
+        {
+            f"{RAW}/jamespark3922/video-lang-contrast-set/26e101db1d700a5961261cc152a927c9bcef0c74/msrvtt/"
+            "msrvtt_human_contrast_set.tsv": "contrast_sets/msrvtt_human_contrast_set.tsv"
+        },
+        {"test": 2554},
+    ),
+]
 
 
 class Mirror(datasets.DownloadManager):
@@ -53,8 +82,11 @@ class Mirror(datasets.DownloadManager):
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize(("name", "config", "options", "upstream", "rows"), CASES,
-                         ids=[f"{case[0]}-{case[1]}-{len(case[2])}" for case in CASES])  # fmt: skip
+@pytest.mark.parametrize(
+    ("name", "config", "options", "upstream", "rows"),
+    CASES,
+    ids=[f"{case[0]}-{case[1]}-{len(case[2])}" for case in CASES],
+)
 def test_default_source_is_the_pinned_upstream_files(
     shared_data, tmp_path, name, config, options, upstream, rows
 ):

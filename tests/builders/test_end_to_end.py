@@ -7,9 +7,9 @@ from pathlib import Path
 
 import datasets
 import pytest
-from foilkit.builders import build, export
 
 import foilkit
+from foilkit.builders import build, export
 
 # benchmark, config, how many distinct videos to render (their rows are the ones kept)
 CASES = [
@@ -88,8 +88,15 @@ def test_rtime_rows_come_in_forward_and_reversed_pairs(built):
 
 def test_export_reload_and_attach(built, cache_dir: str, tmp_path: Path):
     name, config, annotations, root, _, dataset = built
-    out = export(name, tmp_path / "hub", [config], video_root=root, on_missing="skip",
-                 annotations=annotations, cache_dir=cache_dir)  # fmt: skip
+    out = export(
+        name,
+        tmp_path / "hub",
+        [config],
+        video_root=root,
+        on_missing="skip",
+        annotations=annotations,
+        cache_dir=cache_dir,
+    )
     card = (out / "README.md").read_text()
     assert f"config_name: {config}" in card and "skip" in card
     reloaded = datasets.load_dataset(str(out), config, cache_dir=str(tmp_path / "cache"))
@@ -113,8 +120,16 @@ def test_export_with_embedded_video_bytes_needs_no_video_root_to_decode(
     built, cache_dir: str, tmp_path: Path
 ):
     name, config, annotations, root, _, dataset = built
-    out = export(name, tmp_path / "hub", [config], video_root=root, on_missing="skip", annotations=annotations,
-                 cache_dir=cache_dir, embed_videos=True)  # fmt: skip
+    out = export(
+        name,
+        tmp_path / "hub",
+        [config],
+        video_root=root,
+        on_missing="skip",
+        annotations=annotations,
+        cache_dir=cache_dir,
+        embed_videos=True,
+    )
     assert "embed the video bytes" in (out / "README.md").read_text()
     reloaded = datasets.load_dataset(str(out), config, cache_dir=str(tmp_path / "cache"))
     split = next(iter(dataset))

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from foilkit.builders import load_builder, prepare
 from foilkit.builders.vilma import PTS_FPS, SUBTESTS, TESTS, Vilma
 from foilkit.builders.vitatecs import ASPECTS

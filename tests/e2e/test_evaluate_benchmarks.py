@@ -11,11 +11,11 @@ from pathlib import Path
 import datasets
 import numpy as np
 import pytest
-from foilkit.builders import build
-from foilkit.scorers.api import ScoreOptions
 
+from foilkit.builders import build
 from foilkit.evaluation import evaluate
 from foilkit.report import coverage_text, run_table
+from foilkit.scorers.api import ScoreOptions
 from foilkit.synthetic.videos import SyntheticScene, write_video
 
 # benchmark, config, how many distinct videos to render
@@ -68,10 +68,21 @@ def evaluated(
     root = tmp_path_factory.mktemp(f"videos-{name}")
     _render(root, durations)
     run_dir = tmp_path_factory.mktemp("runs") / f"{name}-{config}"
-    options = ScoreOptions(num_workers=0, progress=False, cache_dir=str(run_dir.parent / "embeddings"))
-    result = evaluate(name, clip_model, config=config, out_dir=run_dir, videos=root, annotations=shared_data / name,
-                      on_missing="skip", n_resamples=n_resamples, datasets_cache_dir=cache,
-                      score_options=options)  # fmt: skip
+    options = ScoreOptions(
+        num_workers=0, progress=False, cache_dir=str(run_dir.parent / "embeddings")
+    )
+    result = evaluate(
+        name,
+        clip_model,
+        config=config,
+        out_dir=run_dir,
+        videos=root,
+        annotations=shared_data / name,
+        on_missing="skip",
+        n_resamples=n_resamples,
+        datasets_cache_dir=cache,
+        score_options=options,
+    )
     return name, config, videos, result
 
 
@@ -123,7 +134,9 @@ def test_vilma_with_a_video_llm_in_likelihood_mode(
 
     name, config = "vilma", "change_of_state_action"
     cache = str(tmp_path / "datasets-cache")
-    text_only = build(name, config, annotations=shared_data / name, cache_dir=cache, on_missing="keep")
+    text_only = build(
+        name, config, annotations=shared_data / name, cache_dir=cache, on_missing="keep"
+    )
     durations = {
         path: seconds
         for split in text_only.values()
@@ -131,11 +144,30 @@ def test_vilma_with_a_video_llm_in_likelihood_mode(
     }
     _render(tmp_path / "videos", durations)
     run_dir = tmp_path / "run"
-    argv = ["evaluate", "--benchmark", name, "--config", config, "--model",
-            str(tiny_model_path("llava-next-video")), "--mode", "likelihood", "--videos",
-            str(tmp_path / "videos"), "--annotations", str(shared_data / name), "--on-missing", "skip",
-            "--out", str(run_dir), "--n-resamples", str(n_resamples), "--num-workers", "0",
-            "--no-progress"]  # fmt: skip
+    argv = [
+        "evaluate",
+        "--benchmark",
+        name,
+        "--config",
+        config,
+        "--model",
+        str(tiny_model_path("llava-next-video")),
+        "--mode",
+        "likelihood",
+        "--videos",
+        str(tmp_path / "videos"),
+        "--annotations",
+        str(shared_data / name),
+        "--on-missing",
+        "skip",
+        "--out",
+        str(run_dir),
+        "--n-resamples",
+        str(n_resamples),
+        "--num-workers",
+        "0",
+        "--no-progress",
+    ]
     assert main(argv) == 0
     import json
 

@@ -18,10 +18,24 @@ def order_args(demo_dir: Path, clip_model: str, n_resamples: int) -> list[str]:
     """``foilkit evaluate`` arguments: the tiny CLIP on the demo benchmark's ``order`` config."""
     benchmark = demo_dir / "benchmark"
     return [
-        "evaluate", "--benchmark", "synthetic", "--config", "order", "--dataset", str(benchmark),
-        "--videos", str(benchmark / "videos"), "--model", clip_model, "--n-resamples", str(n_resamples),
-        "--no-progress", "--num-workers", "0", "--no-cache",
-    ]  # fmt: skip
+        "evaluate",
+        "--benchmark",
+        "synthetic",
+        "--config",
+        "order",
+        "--dataset",
+        str(benchmark),
+        "--videos",
+        str(benchmark / "videos"),
+        "--model",
+        clip_model,
+        "--n-resamples",
+        str(n_resamples),
+        "--no-progress",
+        "--num-workers",
+        "0",
+        "--no-cache",
+    ]
 
 
 def test_evaluate_one_config_agrees_with_the_demo_run_of_all(
@@ -49,8 +63,20 @@ def test_compare_an_order_invariant_model_with_its_reversed_frames(
     difference is exactly zero and McNemar's test finds nothing."""
     runs = demo_dir / "runs"
     out = tmp_path / "compare"
-    assert main(["compare", str(runs / "clip"), str(runs / "clip-reversed"), "--out", str(out),
-                 "--n-resamples", str(n_resamples)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "compare",
+                str(runs / "clip"),
+                str(runs / "clip-reversed"),
+                "--out",
+                str(out),
+                "--n-resamples",
+                str(n_resamples),
+            ]
+        )
+        == 0
+    )
     comparison = json.loads((out / "comparison.json").read_text())
     scopes = comparison["tests"]["all"]["pairwise_foil_accuracy"]
     assert set(scopes) == {"all", "direction", "order", "speed"}
@@ -67,14 +93,35 @@ def test_compare_an_order_invariant_model_with_its_reversed_frames(
 @pytest.mark.slow
 def test_two_accelerate_processes_give_the_results_of_one(order_args: list[str], tmp_path: Path):
     """``accelerate launch -m foilkit evaluate``: each process scores its share, the main one reports."""
-    launch = [str(Path(sys.executable).with_name("accelerate")), "launch", "--multi_gpu", "--num_processes", "2",
-              "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "foilkit"]  # fmt: skip
-    done = subprocess.run([*launch, *order_args, "--out", str(tmp_path / "two")], capture_output=True, text=True, timeout=300, check=False,
-                          env={**os.environ, "OMP_NUM_THREADS": "1"})  # fmt: skip
+    launch = [
+        str(Path(sys.executable).with_name("accelerate")),
+        "launch",
+        "--multi_gpu",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "-m",
+        "foilkit",
+    ]
+    done = subprocess.run(
+        [*launch, *order_args, "--out", str(tmp_path / "two")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.count("report:") == 1
     assert sorted(p.name for p in (tmp_path / "two/scoring/order/shards").iterdir()) == [
-        "rank-00000.jsonl", "rank-00001.jsonl"]  # fmt: skip
+        "rank-00000.jsonl",
+        "rank-00001.jsonl",
+    ]
     one = tmp_path / "one"
     assert main([*order_args, "--out", str(one)]) == 0
     two_results = json.loads((tmp_path / "two/results.json").read_text())

@@ -35,8 +35,14 @@ def test_dataset_commit_holds_the_run_files_and_a_loadable_card(demo_dir: Path, 
     commit = json.loads((out / "dataset_commit.json").read_text())
     assert commit["repo_id"] == "me/clip-foilkit-results" and commit["repo_type"] == "dataset"
     paths = [op["path_in_repo"] for op in commit["operations"]]
-    assert paths == ["README.md", "scores/all.parquet", "results.json", "accuracy.png", "report.md",
-                     "report.html"]  # fmt: skip
+    assert paths == [
+        "README.md",
+        "scores/all.parquet",
+        "results.json",
+        "accuracy.png",
+        "report.md",
+        "report.html",
+    ]
     for op in commit["operations"]:
         assert (
             op["sha256"]
@@ -92,23 +98,53 @@ def test_a_control_run_gets_its_own_file_and_direct_commits_on_request(
     demo_dir: Path, tmp_path: Path
 ):
     out = tmp_path / "dry-run"
-    assert main(["push-results", str(demo_dir / "runs" / "xclip-shuffled"), "--repo", "me/r",
-                 "--model-repo", "me/xclip", "--dataset-id", "me/synthetic", "--direct",
-                 "--dry-run", str(out)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "push-results",
+                str(demo_dir / "runs" / "xclip-shuffled"),
+                "--repo",
+                "me/r",
+                "--model-repo",
+                "me/xclip",
+                "--dataset-id",
+                "me/synthetic",
+                "--direct",
+                "--dry-run",
+                str(out),
+            ]
+        )
+        == 0
+    )
     assert (out / "model" / ".eval_results" / "synthetic_shuffled.yaml").is_file()
     assert json.loads((out / "model_commit.json").read_text())["create_pr"] is False
 
 
 def test_a_local_dataset_is_no_hub_id(demo_dir: Path, tmp_path: Path, capsys):
-    argv = ["push-results", str(demo_dir / "runs" / "clip"), "--repo", "me/r", "--model-repo",
-            "me/clip", "--dry-run", str(tmp_path / "dry-run")]  # fmt: skip
+    argv = [
+        "push-results",
+        str(demo_dir / "runs" / "clip"),
+        "--repo",
+        "me/r",
+        "--model-repo",
+        "me/clip",
+        "--dry-run",
+        str(tmp_path / "dry-run"),
+    ]
     assert main(argv) == 2
     assert "not a Hub dataset id: pass --dataset-id" in capsys.readouterr().err
 
 
 def test_nothing_uploaded_names_a_local_path(demo_dir: Path, tmp_path: Path):
-    out = _dry_run(demo_dir, tmp_path, "--model-repo", "me/clip", "--dataset-id", "me/synthetic",
-                   "--model-index")  # fmt: skip
+    out = _dry_run(
+        demo_dir,
+        tmp_path,
+        "--model-repo",
+        "me/clip",
+        "--dataset-id",
+        "me/synthetic",
+        "--model-index",
+    )
     results = json.loads((demo_dir / "runs" / "clip" / "results.json").read_text())
     local = [results["model"], results["dataset"], str(Path.home())]
     for path in out.rglob("*"):
@@ -120,8 +156,15 @@ def test_nothing_uploaded_names_a_local_path(demo_dir: Path, tmp_path: Path):
 
 
 def test_model_index_has_one_result_per_reported_number(demo_dir: Path, tmp_path: Path):
-    out = _dry_run(demo_dir, tmp_path, "--model-repo", "me/clip", "--dataset-id", "me/synthetic",
-                   "--model-index")  # fmt: skip
+    out = _dry_run(
+        demo_dir,
+        tmp_path,
+        "--model-repo",
+        "me/clip",
+        "--dataset-id",
+        "me/synthetic",
+        "--model-index",
+    )
     call = json.loads((out / "model_card_update.json").read_text())
     assert (call["function"], call["repo_id"], call["repo_type"]) == (
         "huggingface_hub.metadata_update",

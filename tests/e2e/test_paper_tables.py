@@ -5,7 +5,7 @@ from __future__ import annotations
 import datasets
 import pytest
 
-from foilkit.benchmarks import get_benchmark
+from foilkit.builders import get_benchmark
 from foilkit.evaluation import compute_metrics
 
 
@@ -13,16 +13,18 @@ def _rows(groups: dict[str, list[bool]], column: str, **extra) -> datasets.Datas
     """Scored rows: per group, one item per outcome (caption above or below its one foil)."""
     items = [(group, right) for group, outcomes in groups.items() for right in outcomes]
     n = len(items)
-    return datasets.Dataset.from_dict({
-        "id": [f"item-{i}" for i in range(n)],
-        "error": [None] * n,
-        "score_kind": ["similarity"] * n,
-        "video_path": [f"video-{i}.mp4" for i in range(n)],
-        column: [group for group, _ in items],
-        "caption_score": [1.0 if right else 0.0 for _, right in items],
-        "foil_scores": [[0.5]] * n,
-        **{name: [value] * n for name, value in extra.items()},
-    })  # fmt: skip
+    return datasets.Dataset.from_dict(
+        {
+            "id": [f"item-{i}" for i in range(n)],
+            "error": [None] * n,
+            "score_kind": ["similarity"] * n,
+            "video_path": [f"video-{i}.mp4" for i in range(n)],
+            column: [group for group, _ in items],
+            "caption_score": [1.0 if right else 0.0 for _, right in items],
+            "foil_scores": [[0.5]] * n,
+            **{name: [value] * n for name, value in extra.items()},
+        }
+    )
 
 
 def _overall(benchmark: str, config: str, rows: datasets.Dataset) -> dict:
@@ -46,9 +48,11 @@ def test_vitatecs_all_is_the_mean_over_aspects():
 def test_vilma_tests_pool_items_except_change_of_state(test, expected_t):
     """Table 2 pools Situation Awareness' items but averages Change of State's subtests."""
     rows = _rows(
-        {f"{test}_a": [True], f"{test}_b": [True, True, False, False]}, "subtest",
-        proficiency_caption_score=1.0, proficiency_foil_scores=[0.0],
-    )  # fmt: skip
+        {f"{test}_a": [True], f"{test}_b": [True, True, False, False]},
+        "subtest",
+        proficiency_caption_score=1.0,
+        proficiency_foil_scores=[0.0],
+    )
     overall = _overall("vilma", test, rows)
     assert overall["T"] == pytest.approx(expected_t)
     assert overall["P"] == 1.0 and overall["P+T"] == pytest.approx(expected_t)
@@ -63,27 +67,46 @@ def test_vilma_avg_row_is_the_mean_of_the_five_tests():
     spec = get_benchmark("vilma")
     outcomes = {  # test -> subtest -> main-test outcomes (proficiency: all right)
         "action_counting": {"easy": [True, False], "difficult": [True]},
-        "situation_awareness": {"action_replacement": [True, True, True], "actor_swapping": [False]},
-        "change_of_state": {name: [True, False] for name in ("action", "pre_state", "post_state", "reverse")},
+        "situation_awareness": {
+            "action_replacement": [True, True, True],
+            "actor_swapping": [False],
+        },
+        "change_of_state": {
+            name: [True, False] for name in ("action", "pre_state", "post_state", "reverse")
+        },
         "rare_actions": {"action_replacement": [False], "object_replacement": [True, True]},
         "spatial_relations": {"prepositions": [True, True, False, False, False]},
-    }  # fmt: skip
+    }
     configs, expected = {}, []
     for test, subtests in outcomes.items():
         rows = _rows(
-            {f"{test}_{subtest}": right for subtest, right in subtests.items()}, "subtest",
-            proficiency_caption_score=1.0, proficiency_foil_scores=[0.0],
-        )  # fmt: skip
+            {f"{test}_{subtest}": right for subtest, right in subtests.items()},
+            "subtest",
+            proficiency_caption_score=1.0,
+            proficiency_foil_scores=[0.0],
+        )
         computed = compute_metrics(spec, test, rows, None, n_resamples=0, seed=0)
         configs[test] = ConfigResults(rows.num_rows, computed)
         expected.append(_overall("vilma", test, rows))
     assert list(configs) == list(spec.all_configs)
-    results = RunResults(benchmark="vilma", title="ViLMA", paper_table="", model="m", label="m",
-                         control=None, protocol=None, dataset=None, split="test",
-                         bootstrap=Bootstrap(0, 0), configs=configs)  # fmt: skip
+    results = RunResults(
+        benchmark="vilma",
+        title="ViLMA",
+        paper_table="",
+        model="m",
+        label="m",
+        control=None,
+        protocol=None,
+        dataset=None,
+        split="test",
+        bootstrap=Bootstrap(0, 0),
+        configs=configs,
+    )
     table = run_table(results)
     avg = table.rows[-1]
-    assert avg.label == "Avg." and avg.n == sum(len(r) for s in outcomes.values() for r in s.values())
+    assert avg.label == "Avg." and avg.n == sum(
+        len(r) for s in outcomes.values() for r in s.values()
+    )
     for column in ("P", "T", "P+T"):
         assert avg.cells[column].value == pytest.approx(sum(e[column] for e in expected) / 5)
     assert "| Avg. |" in markdown_table(table)

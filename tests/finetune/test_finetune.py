@@ -5,20 +5,29 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
+from typing import ClassVar
 
 import datasets
 import pytest
 import torch
-from foilkit.scorers.adapters.temporal_clip import ARCHITECTURE, TEMPORAL_WEIGHTS
 
 from foilkit.cli import main
 from foilkit.finetune import contrastive_loss, finetune, last_checkpoint, push_model
 from foilkit.finetune.data import check_reversible, epoch_batches, training_items
 from foilkit.finetune.synthetic import write_train_split
+from foilkit.scorers.adapters.temporal_clip import ARCHITECTURE, TEMPORAL_WEIGHTS
 
 #: Small, fast settings: 4 frames, batches of 8 clips (4 items + their reversals).
-FAST = {"frames": 4, "batch_size": 8, "learning_rate": 1e-3, "base_learning_rate": 1e-4,
-        "temporal_layers": 1, "cache_frames": True, "workers": 2}  # fmt: skip
+FAST = {
+    "frames": 4,
+    "batch_size": 8,
+    "learning_rate": 1e-3,
+    "base_learning_rate": 1e-4,
+    "temporal_layers": 1,
+    "cache_frames": True,
+    "workers": 2,
+}
 
 
 @pytest.fixture(scope="module")
@@ -44,10 +53,31 @@ def clip_model() -> str:
 def trained(train_dir: Path, clip_model: str, tmp_path_factory: pytest.TempPathFactory):
     """One epoch, then ``--resume`` for a second: through the command line."""
     out = tmp_path_factory.mktemp("run")
-    argv = ["finetune", "--model", clip_model, "--dataset", str(train_dir), "--config", "direction",
-            "--video-root", str(train_dir / "videos"), "--out", str(out), "--frames", "4",
-            "--batch-size", "8", "--learning-rate", "1e-3", "--temporal-layers", "1",
-            "--cache-frames", "--no-progress", "--num-workers", "2"]  # fmt: skip
+    argv = [
+        "finetune",
+        "--model",
+        clip_model,
+        "--dataset",
+        str(train_dir),
+        "--config",
+        "direction",
+        "--video-root",
+        str(train_dir / "videos"),
+        "--out",
+        str(out),
+        "--frames",
+        "4",
+        "--batch-size",
+        "8",
+        "--learning-rate",
+        "1e-3",
+        "--temporal-layers",
+        "1",
+        "--cache-frames",
+        "--no-progress",
+        "--num-workers",
+        "2",
+    ]
     assert main([*argv, "--epochs", "1"]) == 0
     first = json.loads((out / "training.json").read_text())
     assert main([*argv, "--epochs", "2", "--resume"]) == 0
@@ -61,10 +91,18 @@ def test_reversed_caption_comes_from_the_reversed_row_or_a_reversal_foil():
     ]
     (item,) = training_items(rtime)
     assert (item.caption, item.reversed_caption, item.reversed_rule) == (
-        "a man opens a door", "a man closes a door", "reversed row",
-    )  # fmt: skip
-    foil = {"id": "d", "video": "b.mp4", "caption": "moves to the left", "reversed": False,
-            "foils": ["moves to the right"], "aspect": "direction"}  # fmt: skip
+        "a man opens a door",
+        "a man closes a door",
+        "reversed row",
+    )
+    foil = {
+        "id": "d",
+        "video": "b.mp4",
+        "caption": "moves to the left",
+        "reversed": False,
+        "foils": ["moves to the right"],
+        "aspect": "direction",
+    }
     speed = {**foil, "id": "s", "video": "c.mp4", "aspect": "speed", "foils": ["moves slowly"]}
     items = training_items([foil, speed])
     assert items[0].reversed_caption == "moves to the right"
@@ -77,8 +115,10 @@ def test_reversed_caption_comes_from_the_reversed_row_or_a_reversal_foil():
 def test_batches_hold_each_item_with_its_reversal_only_with_hard_negatives(hard_negatives: str):
     rows = []
     for i in range(10):
-        rows += [{"id": f"{i}", "video": f"{i}.mp4", "caption": f"c{i}", "reversed": False},
-                 {"id": f"{i}r", "video": f"{i}.mp4", "caption": f"r{i}", "reversed": True}]  # fmt: skip
+        rows += [
+            {"id": f"{i}", "video": f"{i}.mp4", "caption": f"c{i}", "reversed": False},
+            {"id": f"{i}r", "video": f"{i}.mp4", "caption": f"r{i}", "reversed": True},
+        ]
     items = training_items(rows)
     batches = epoch_batches(items, hard_negatives, 4, seed=0, epoch=0)
     clips = [clip for batch in batches for clip in batch]
@@ -92,6 +132,52 @@ def test_batches_hold_each_item_with_its_reversal_only_with_hard_negatives(hard_
     assert together == (hard_negatives == "reversed")
     assert batches == epoch_batches(items, hard_negatives, 4, seed=0, epoch=0)
     assert batches != epoch_batches(items, hard_negatives, 4, seed=0, epoch=1)
+
+
+@pytest.mark.parametrize("hard_negatives", ["reversed", "none"])
+def test_look_alikes_never_share_a_batch(hard_negatives: str):
+    """``distinct_by``: rows of one group (what static cues cannot tell apart) go to different
+    batches; an item and its reversal are one item, so without hard negatives they part too."""
+    rows = []
+    for i in range(24):
+        look = f"colour {i % 4}"  # 6 items a colour
+        rows += [
+            {
+                "id": f"{i}",
+                "video": f"{i}.mp4",
+                "caption": f"c{i}",
+                "reversed": False,
+                "look": look,
+            },
+            {
+                "id": f"{i}r",
+                "video": f"{i}.mp4",
+                "caption": f"r{i}",
+                "reversed": True,
+                "look": look,
+            },
+        ]
+    items = training_items(rows, distinct_by="look")
+    assert [item.group for item in items[:5]] == [
+        "colour 0",
+        "colour 1",
+        "colour 2",
+        "colour 3",
+        "colour 0",
+    ]
+    batches = epoch_batches(items, hard_negatives, 8, seed=0, epoch=0)
+    assert sorted((c.item, c.reversed) for b in batches for c in b) == [
+        (i, r) for i in range(24) for r in (False, True)
+    ]  # every clip once
+    for batch in batches:
+        groups = [items[c.item].group for c in batch]
+        if hard_negatives == "reversed":  # 4 colours, each with its reversal
+            assert sorted(groups) == sorted([*set(groups)] * 2) and len(batch) == 8
+        else:  # 12 clips a colour: 12 batches of 4 colours
+            assert len(groups) == len(set(groups)) == 4
+    assert len(batches) == (6 if hard_negatives == "reversed" else 12)
+    with pytest.raises(ValueError, match="distinct_by='colour' is not a column"):
+        training_items(rows, distinct_by="colour")
 
 
 def test_contrastive_loss_counts_every_clip_of_a_repeated_caption_as_positive():
@@ -134,9 +220,9 @@ def test_finetune_saves_a_hub_folder_with_record_and_loss_curve(trained):
 def test_saved_model_evaluates_as_any_model_and_sees_the_frame_order(
     trained, benchmark_dir: Path, tmp_path: Path
 ):
-    from foilkit.scorers.adapters import load_adapter
-
     from foilkit.evaluation import evaluate
+    from foilkit.scorers.adapters import load_adapter
+    from foilkit.scorers.api import ScoreOptions
 
     model = str(trained[0] / "model")
     adapter = load_adapter(model, device="cpu")
@@ -145,15 +231,40 @@ def test_saved_model_evaluates_as_any_model_and_sees_the_frame_order(
     forward, backward = adapter.encode_views([frames, frames.flip(0)])
     assert forward.shape == (1, adapter.encode_texts(["a"]).shape[1])
     assert not torch.allclose(forward, backward)
-    run = evaluate("synthetic", model, config="all", dataset=benchmark_dir, videos=benchmark_dir / "videos",
-                   out_dir=tmp_path / "eval", n_resamples=20, frames=4, progress=False)  # fmt: skip
-    assert '"adapter": "temporal-clip"' in json.dumps(run.results)
+    run = evaluate(
+        "synthetic",
+        model,
+        config="all",
+        dataset=benchmark_dir,
+        videos=benchmark_dir / "videos",
+        out_dir=tmp_path / "eval",
+        n_resamples=20,
+        score_options=ScoreOptions(frames=4, progress=False),
+    )
+    assert '"adapter": "temporal-clip"' in (run.run_dir / "results.json").read_text()
     scores = datasets.Dataset.from_parquet(str(tmp_path / "eval" / "scores" / "all.parquet"))
     assert scores.num_rows == 36 and not any(scores["error"])
     # and through the command line, as any model
-    argv = ["evaluate", "--benchmark", "synthetic", "--config", "direction", "--model", model,
-            "--dataset", str(benchmark_dir), "--video-root", str(benchmark_dir / "videos"),
-            "--out", str(tmp_path / "cli"), "--n-resamples", "20", "--frames", "4", "--no-progress"]  # fmt: skip
+    argv = [
+        "evaluate",
+        "--benchmark",
+        "synthetic",
+        "--config",
+        "direction",
+        "--model",
+        model,
+        "--dataset",
+        str(benchmark_dir),
+        "--video-root",
+        str(benchmark_dir / "videos"),
+        "--out",
+        str(tmp_path / "cli"),
+        "--n-resamples",
+        "20",
+        "--frames",
+        "4",
+        "--no-progress",
+    ]
     assert main(argv) == 0
     assert (tmp_path / "cli" / "results.json").is_file()
 
@@ -182,24 +293,102 @@ def test_push_to_hub_dry_run_lists_the_folder(trained):
     assert {"config.json", "model.safetensors", TEMPORAL_WEIGHTS} <= set(plan["files"])
 
 
+class FakeHubApi:
+    """``huggingface_hub.HfApi`` offline: records the repo it would create and the commit."""
+
+    calls: ClassVar[list[tuple]] = []
+
+    def __init__(self, token=None):
+        pass
+
+    def create_repo(self, repo_id, **options):
+        self.calls.append(("create_repo", repo_id, options))
+
+    def create_commit(self, repo_id, operations, **options):
+        files = {op.path_in_repo: op.path_or_fileobj for op in operations}
+        self.calls.append(("create_commit", repo_id, files, options))
+        return SimpleNamespace(
+            commit_url=f"https://huggingface.co/{repo_id}/commit/0a1b", pr_url=None
+        )
+
+
+def test_push_to_hub_sends_the_model_folder_as_one_commit(
+    train_dir: Path, clip_model: str, tmp_path: Path, monkeypatch, capsys
+):
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeHubApi)
+    FakeHubApi.calls = []
+    out = tmp_path / "run"
+    argv = [
+        "finetune",
+        "--model",
+        clip_model,
+        "--dataset",
+        str(train_dir),
+        "--config",
+        "order",
+        "--video-root",
+        str(train_dir / "videos"),
+        "--out",
+        str(out),
+        "--frames",
+        "4",
+        "--batch-size",
+        "8",
+        "--epochs",
+        "1",
+        "--temporal-layers",
+        "1",
+        "--no-progress",
+        "--num-workers",
+        "1",
+        "--push-to-hub",
+        "someone/temporal-clip",
+    ]
+    assert main(argv) == 0
+    (create, repo_id, options), (commit, commit_repo, files, commit_options) = FakeHubApi.calls
+    assert (create, repo_id, commit, commit_repo) == (
+        "create_repo",
+        "someone/temporal-clip",
+        "create_commit",
+        "someone/temporal-clip",
+    )
+    assert options["repo_type"] == commit_options["repo_type"] == "model"
+    assert options["private"] is True
+    model = out / "model"
+    on_disk = {p.relative_to(model).as_posix() for p in model.rglob("*") if p.is_file()}
+    assert set(files) == on_disk
+    assert {"config.json", "model.safetensors", TEMPORAL_WEIGHTS, "training.json"} <= on_disk
+    for path, sent in files.items():
+        assert sent == (model / path).read_bytes(), path
+    config = json.loads(files["config.json"])
+    assert config["architectures"] == [ARCHITECTURE]
+    record = json.loads((out / "training.json").read_text())
+    assert record["pushed"]["url"] == "https://huggingface.co/someone/temporal-clip/commit/0a1b"
+    assert "pushed: " in capsys.readouterr().out
+
+
 @pytest.mark.parametrize("share_decode", [True, False])
 def test_an_item_and_its_reversal_come_from_one_decode(
     train_dir: Path, clip_model: str, share_decode: bool
 ):
-    from foilkit.scorers.video import SamplingPolicy
     from transformers import AutoProcessor
 
     from foilkit.finetune.data import FramePipeline
     from foilkit.finetune.train import load_train_split
+    from foilkit.scorers.video import SamplingPolicy
 
     data = load_train_split(str(train_dir), "order", "train")
     items = training_items(data, video_root=str(train_dir / "videos"))
     (batch, *_) = epoch_batches(items, "reversed", 8, seed=0, epoch=0)
     processor = AutoProcessor.from_pretrained(clip_model)
     pipeline = FramePipeline(
-        items, SamplingPolicy("uniform", num_frames=4), processor.image_processor,
+        items,
+        SamplingPolicy("uniform", num_frames=4),
+        processor.image_processor,
         share_decode=share_decode,
-    )  # fmt: skip
+    )
     pixels, rows, flips = pipeline.pixels(batch)
     pipeline.close()
     assert pipeline.decodes == len(pixels) == (4 if share_decode else 8)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+
 from foilkit.generation.bias import (
     filter_bias_report,
     js_divergence,
@@ -75,7 +76,6 @@ def test_bias_command(tmp_path, capsys):
     import json
 
     from foilkit.generation import bias_cli
-
     from foilkit.synthetic.models import tiny_model_path
 
     rows = tmp_path / "rows.jsonl"
@@ -108,6 +108,36 @@ def test_bias_command(tmp_path, capsys):
     assert report["filter"]["js_change"] == pytest.approx(0.0)
     assert report["text_only"]["items"] == 1
     assert json.loads(capsys.readouterr().out) == report
+
+
+def test_bias_command_reads_a_foils_output_and_records_its_run(tmp_path, capsys):
+    import argparse
+    import json
+
+    from foilkit.generation import bias_cli
+    from foilkit.generation.foil import Foil, foil_row, write_foils
+    from foilkit.generation.provenance import RunRecord
+
+    rows = [foil_row("a", "a man opens the door", [Foil("a man closes the door", "verb", "r")])]
+    out = tmp_path / "foils"
+    write_foils(out, rows, RunRecord("contrast", "test"))
+    parser = argparse.ArgumentParser()
+    bias_cli.configure(parser)
+    report_path = tmp_path / "report.json"
+    for rows_argument in (out, out / "foils.parquet"):
+        args = parser.parse_args(["--rows", str(rows_argument), "-o", str(report_path)])
+        assert bias_cli.run(args) == 0
+        report = json.loads(report_path.read_text())
+        assert report["rows"] == 1 and report["js"] == pytest.approx(
+            js_divergence(
+                word_frequencies(["a man opens the door"]),
+                word_frequencies(["a man closes the door"]),
+            )
+        )
+    record = RunRecord.read(tmp_path / "report.json.run.json")
+    assert (record.pipeline, record.stage) == ("bias", "bias")
+    assert record.inputs["rows"]["path"] == str(out / "foils.parquet")
+    capsys.readouterr()
 
 
 # ViLMA appendix B.1: JS divergence of foils vs captions per subtest, as the paper prints it.
@@ -146,11 +176,19 @@ def test_vilma_files_can_be_limited_to_valid_items(tmp_path):
     from foilkit.generation.bias_cli import vilma_pairs
 
     items = {
-        "a": {"caption": "a man opens a door", "foils": ["a man closes a door"],
-              "mturk": {"caption": 3}, "proficiency": {"human": {"caption": 1}}},
-        "b": {"caption": "a dog runs", "foils": ["a dog sits"],
-              "mturk": {"caption": 1}, "proficiency": {"human": {"caption": 1}}},
-    }  # fmt: skip
+        "a": {
+            "caption": "a man opens a door",
+            "foils": ["a man closes a door"],
+            "mturk": {"caption": 3},
+            "proficiency": {"human": {"caption": 1}},
+        },
+        "b": {
+            "caption": "a dog runs",
+            "foils": ["a dog sits"],
+            "mturk": {"caption": 1},
+            "proficiency": {"human": {"caption": 1}},
+        },
+    }
     path = tmp_path / "subtest.json"
     path.write_text(json.dumps(items))
     assert len(vilma_pairs(path)) == 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from foilkit.generation.foil import (
     PROVENANCE_COLUMN,
     Foil,
@@ -86,6 +87,7 @@ def test_unique_foils_drops_duplicates_and_the_caption():
 
 def test_rows_make_a_dataset_with_the_canonical_features():
     import datasets
+
     from foilkit.builders.schema import CANONICAL_COLUMNS
 
     rows = [

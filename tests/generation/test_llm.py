@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from openai_server import OpenAICompatibleServer
+
 from foilkit.generation.llm import (
     ChatClient,
     LLMConfig,
@@ -12,8 +14,6 @@ from foilkit.generation.llm import (
     LLMResponseError,
     request_key,
 )
-
-from openai_server import OpenAICompatibleServer
 
 
 def _echo(body: dict) -> str:

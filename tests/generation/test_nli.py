@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 
 import pytest
+
 from foilkit.generation.foil import Foil
 from foilkit.generation.nli import (
     CONTRADICTION,
@@ -17,7 +18,6 @@ from foilkit.generation.nli import (
     load_nli_model,
     nli_scores,
 )
-
 from foilkit.synthetic.models import tiny_model_path
 
 CAPTION = "A woman is pushing her stroller"

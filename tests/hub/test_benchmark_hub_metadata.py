@@ -9,20 +9,40 @@ from pathlib import Path
 import datasets
 import pytest
 import yaml
+from huggingface_hub import DatasetCard
+
 from foilkit.builders import builder_class, export
 from foilkit.builders.hub import HUB_TASKS, eval_yaml, validate_eval_yaml
-from huggingface_hub import DatasetCard
 
 #: The documented task ids (builders/hub.py HUB_TASKS): changing one breaks every leaderboard.
 EXPECTED_TASK_IDS = {
-    "vitatecs": ["direction", "intensity", "sequence", "localization", "compositionality", "type",
-                 "average"],
-    "vilma": ["action_counting", "situation_awareness", "change_of_state", "rare_actions",
-              "spatial_relations", "average"],
-    "rtime": ["origin_t2v_r1", "origin_v2t_r1", "hard_t2v_r1", "hard_v2t_r1", "binary_t2v",
-              "binary_v2t"],
+    "vitatecs": [
+        "direction",
+        "intensity",
+        "sequence",
+        "localization",
+        "compositionality",
+        "type",
+        "average",
+    ],
+    "vilma": [
+        "action_counting",
+        "situation_awareness",
+        "change_of_state",
+        "rare_actions",
+        "spatial_relations",
+        "average",
+    ],
+    "rtime": [
+        "origin_t2v_r1",
+        "origin_v2t_r1",
+        "hard_t2v_r1",
+        "hard_v2t_r1",
+        "binary_t2v",
+        "binary_v2t",
+    ],
     "contrast_sets": ["verb_lm", "verb_human", "gender", "random"],
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_TASK_IDS))
@@ -44,14 +64,31 @@ def test_a_partial_export_lists_only_the_tasks_it_can_serve():
 @pytest.mark.parametrize(
     ("document", "message"),
     [
-        ({"name": "x", "description": "d", "evaluation_framework": "foilkit", "tasks": []}, "non-empty list"),
+        (
+            {"name": "x", "description": "d", "evaluation_framework": "foilkit", "tasks": []},
+            "non-empty list",
+        ),
         ({"name": "", "description": "d", "evaluation_framework": "f", "tasks": [{}]}, "'name'"),
-        ({"name": "x", "description": "d", "evaluation_framework": "f",
-          "tasks": [{"id": "a b", "config": "c", "split": "test"}]}, "invalid or repeated"),
-        ({"name": "x", "description": "d", "evaluation_framework": "f",
-          "tasks": [{"id": "a", "config": "nope", "split": "test"}]}, "does not have"),
+        (
+            {
+                "name": "x",
+                "description": "d",
+                "evaluation_framework": "f",
+                "tasks": [{"id": "a b", "config": "c", "split": "test"}],
+            },
+            "invalid or repeated",
+        ),
+        (
+            {
+                "name": "x",
+                "description": "d",
+                "evaluation_framework": "f",
+                "tasks": [{"id": "a", "config": "nope", "split": "test"}],
+            },
+            "does not have",
+        ),
     ],
-)  # fmt: skip
+)
 def test_validation_rejects_what_the_hub_would(document, message):
     with pytest.raises(ValueError, match=message):
         validate_eval_yaml(document, {"c": ["test"]})
@@ -59,8 +96,13 @@ def test_validation_rejects_what_the_hub_would(document, message):
 
 @pytest.mark.integration
 def test_exported_folder_holds_eval_yaml_and_a_complete_card(shared_data: Path, tmp_path: Path):
-    out = export("rtime", tmp_path / "rtime", on_missing="keep", annotations=shared_data / "rtime",
-                 cache_dir=str(tmp_path / "cache"))  # fmt: skip
+    out = export(
+        "rtime",
+        tmp_path / "rtime",
+        on_missing="keep",
+        annotations=shared_data / "rtime",
+        cache_dir=str(tmp_path / "cache"),
+    )
     document = yaml.safe_load((out / "eval.yaml").read_text())
     card = DatasetCard.load(out / "README.md").data
     splits = {c["config_name"]: [f["split"] for f in c["data_files"]] for c in card.configs}
@@ -80,8 +122,11 @@ def test_exported_folder_holds_eval_yaml_and_a_complete_card(shared_data: Path, 
 def test_a_re_export_with_different_rows_loads_the_new_rows(shared_data: Path, tmp_path: Path):
     out, load_cache = tmp_path / "vilma", str(tmp_path / "load-cache")
     config = "spatial_relations_prepositions"
-    options = {"on_missing": "keep", "annotations": shared_data / "vilma",
-               "cache_dir": str(tmp_path / "cache")}  # fmt: skip
+    options = {
+        "on_missing": "keep",
+        "annotations": shared_data / "vilma",
+        "cache_dir": str(tmp_path / "cache"),
+    }
     export("vilma", out, [config], validity_filter=False, **options)
     assert (
         datasets.load_dataset(str(out), config, split="test", cache_dir=load_cache).num_rows == 708
@@ -97,6 +142,7 @@ def test_the_demo_benchmark_registers_its_tasks(demo_runs: Path):
     folder = demo_runs.parent / "benchmark"
     document = yaml.safe_load((folder / "eval.yaml").read_text())
     card = DatasetCard.load(folder / "README.md").data
-    validate_eval_yaml(document, {c["config_name"]: [f["split"] for f in c["data_files"]]
-                                  for c in card.configs})  # fmt: skip
+    validate_eval_yaml(
+        document, {c["config_name"]: [f["split"] for f in c["data_files"]] for c in card.configs}
+    )
     assert [task["id"] for task in document["tasks"]] == ["direction", "order", "speed", "average"]

@@ -18,8 +18,20 @@ pytestmark = pytest.mark.slow
 
 def _demo(tmp_path: Path, *extra: str) -> list[str]:
     env = {**os.environ, "FOILKIT_TINY_MODELS": str(tmp_path / "tiny-models")}  # builds them anew
-    argv = [sys.executable, "-m", "foilkit", "demo", "--out", str(tmp_path / "demo"),
-            "--models", "clip", "--n-resamples", "20", "--no-finetune", *extra]  # fmt: skip
+    argv = [
+        sys.executable,
+        "-m",
+        "foilkit",
+        "demo",
+        "--out",
+        str(tmp_path / "demo"),
+        "--models",
+        "clip",
+        "--n-resamples",
+        "20",
+        "--no-finetune",
+        *extra,
+    ]
     done = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return done.stderr.splitlines()

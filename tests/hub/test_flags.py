@@ -15,8 +15,12 @@ SHARED = ("--cache-dir", "--seed", "--video-root", "--n-resamples", "--out", "--
 
 def _visible(name: str) -> dict[str, argparse.Action]:
     _, parser = command_parser(name)
-    return {option: action for action in parser._actions if action.help != argparse.SUPPRESS
-            for option in action.option_strings}  # fmt: skip
+    return {
+        option: action
+        for action in parser._actions
+        if action.help != argparse.SUPPRESS
+        for option in action.option_strings
+    }
 
 
 @pytest.fixture(scope="module")

@@ -51,8 +51,16 @@ def test_hub_leaderboard_entries_are_ranked_alongside(demo_runs: Path, tmp_path:
             return [SimpleNamespace(model_id="someone/big-model", value=97.5, task_id="average")]
 
     monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
-    argv = ["leaderboard", str(demo_runs / "clip"), "--out", str(tmp_path), "--n-resamples", "20",
-            "--hub", "me/synthetic=synthetic"]  # fmt: skip
+    argv = [
+        "leaderboard",
+        str(demo_runs / "clip"),
+        "--out",
+        str(tmp_path),
+        "--n-resamples",
+        "20",
+        "--hub",
+        "me/synthetic=synthetic",
+    ]
     assert main(argv) == 0
     assert calls == [("me/synthetic", {"base_model_only": False})]
     rows = [

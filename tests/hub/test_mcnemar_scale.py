@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+
 from foilkit.metrics import paired_comparison
 from foilkit.metrics._common import mcnemar_exact
 

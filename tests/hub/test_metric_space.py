@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+
 from foilkit.metrics import METRICS, metric_dir
 
 #: The web stack gradio 3.19.1 runs on, pinned exactly in every metric's requirements.txt.
@@ -70,20 +71,42 @@ def test_app_launches_and_answers_200(tmp_path: Path):
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
         install = subprocess.run(
-            [str(python), "-m", "pip", "install", "-q", f"gradio=={_sdk_version(name)}",
-             "-r", str(metric_dir(name) / "requirements.txt")],
-            check=False, capture_output=True, text=True, timeout=900,
-        )  # fmt: skip
+            [
+                str(python),
+                "-m",
+                "pip",
+                "install",
+                "-q",
+                f"gradio=={_sdk_version(name)}",
+                "-r",
+                str(metric_dir(name) / "requirements.txt"),
+            ],
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
         if install.returncode != 0:
             pytest.skip(f"cannot install the Space's requirements here: {install.stderr[-500:]}")
     space = tmp_path / "space"
-    shutil.copytree(metric_dir(name), space, symlinks=False,
-                    ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    shutil.copytree(
+        metric_dir(name), space, symlinks=False, ignore=shutil.ignore_patterns("__pycache__")
+    )
     port = _free_port()
-    env = {**os.environ, "GRADIO_SERVER_PORT": str(port), "GRADIO_ANALYTICS_ENABLED": "False",
-           "HF_HUB_OFFLINE": "1"}  # fmt: skip
-    app = subprocess.Popen([str(python), "app.py"], cwd=space, env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    env = {
+        **os.environ,
+        "GRADIO_SERVER_PORT": str(port),
+        "GRADIO_ANALYTICS_ENABLED": "False",
+        "HF_HUB_OFFLINE": "1",
+    }
+    app = subprocess.Popen(
+        [str(python), "app.py"],
+        cwd=space,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         status, deadline = None, time.monotonic() + 120
         while status != 200 and time.monotonic() < deadline and app.poll() is None:

@@ -36,7 +36,12 @@ def _check(results: dict) -> None:
 def test_share_group_results_keeps_one_interval():
     from foilkit.evaluation import share_group_results
 
-    overall = {"accuracy": 0.5, "accuracy_ci": [0.3, 0.7], "accuracy_order": 0.5,
-               "accuracy_order_ci": [0.25, 0.778], "n_order": 12}  # fmt: skip
+    overall = {
+        "accuracy": 0.5,
+        "accuracy_ci": [0.3, 0.7],
+        "accuracy_order": 0.5,
+        "accuracy_order_ci": [0.25, 0.778],
+        "n_order": 12,
+    }
     share_group_results(overall, {"order": {"accuracy": 0.5, "accuracy_ci": [0.25, 0.75], "n": 12}})
     assert overall["accuracy_order_ci"] == [0.25, 0.75] and overall["accuracy_ci"] == [0.3, 0.7]

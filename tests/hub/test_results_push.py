@@ -16,8 +16,13 @@ from foilkit.hub_results import TASK_TYPES, eval_results, prepare_upload, push_r
 from foilkit.run import RunResults
 
 #: Hub task ids (pipeline tags) model-index may name.
-HUB_TASK_IDS = {"zero-shot-classification", "multiple-choice", "text-retrieval",
-                "video-text-to-text", "video-classification"}  # fmt: skip
+HUB_TASK_IDS = {
+    "zero-shot-classification",
+    "multiple-choice",
+    "text-retrieval",
+    "video-text-to-text",
+    "video-classification",
+}
 
 
 class RecordingHfApi:
@@ -30,9 +35,17 @@ class RecordingHfApi:
         self.calls.append(("create_repo", {"repo_id": repo_id, **kwargs}))
 
     def create_commit(self, repo_id, operations, **kwargs):
-        self.calls.append(("create_commit", {"repo_id": repo_id, "paths": [op.path_in_repo for op in operations],
-                                             "contents": {op.path_in_repo: op.path_or_fileobj for op in operations},
-                                             **kwargs}))  # fmt: skip
+        self.calls.append(
+            (
+                "create_commit",
+                {
+                    "repo_id": repo_id,
+                    "paths": [op.path_in_repo for op in operations],
+                    "contents": {op.path_in_repo: op.path_or_fileobj for op in operations},
+                    **kwargs,
+                },
+            )
+        )
         pr = "https://huggingface.co/me/clip/discussions/1" if kwargs.get("create_pr") else None
         return SimpleNamespace(commit_url=f"https://huggingface.co/{repo_id}/commit/0", pr_url=pr)
 
@@ -45,13 +58,17 @@ def hub(monkeypatch):
 
 
 def test_push_opens_a_pull_request_on_the_model(demo_runs: Path, hub):
-    upload = prepare_upload(demo_runs / "clip", "me/clip-results", model_repo="me/clip",
-                            dataset_id="me/synthetic")  # fmt: skip
+    upload = prepare_upload(
+        demo_runs / "clip", "me/clip-results", model_repo="me/clip", dataset_id="me/synthetic"
+    )
     urls = push_results(upload)
     assert urls["model_commit"] == "https://huggingface.co/me/clip/discussions/1"
     names = [(name, call["repo_id"]) for name, call in hub.calls]
-    assert names == [("create_repo", "me/clip-results"), ("create_commit", "me/clip-results"),
-                     ("create_commit", "me/clip")]  # fmt: skip
+    assert names == [
+        ("create_repo", "me/clip-results"),
+        ("create_commit", "me/clip-results"),
+        ("create_commit", "me/clip"),
+    ]
     model = hub.calls[-1][1]
     assert model["repo_type"] == "model" and model["create_pr"] is True
     assert model["paths"] == [".eval_results/synthetic.yaml"]

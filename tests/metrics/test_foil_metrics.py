@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pytest
+
 from foilkit.metrics import metric_function
 
 pairwise = metric_function("pairwise_foil_accuracy")
@@ -97,9 +98,12 @@ def test_vitatecs_recall_at_k_equals_sorting_each_video_row(rng):
     expected_caption = np.mean([2 * i in top[i] for i in range(n_items)])
     expected_foil = np.mean([2 * i + 1 in top[i] for i in range(n_items)])
     result = pairwise(
-        [0.5] * n_items, [[0.0]] * n_items,
-        retrieval_scores=texts, retrieval_targets=targets, n_resamples=0,
-    )  # fmt: skip
+        [0.5] * n_items,
+        [[0.0]] * n_items,
+        retrieval_scores=texts,
+        retrieval_targets=targets,
+        n_resamples=0,
+    )
     assert result["caption_recall_at_10"] == pytest.approx(expected_caption)
     assert result["foil_recall_at_10"] == pytest.approx(expected_foil)
     assert result["all_recall_at_10"] == pytest.approx((expected_caption + expected_foil) / 2)
@@ -128,9 +132,12 @@ def test_p_t_and_combined_equal_vilma_two_file_evaluation(rng):
     expected_p = np.mean([argmax_right(prof[i]) for i in ids])
     expected_pt = np.mean([argmax_right(main[i]) and argmax_right(prof[i]) for i in ids])
     result = proficiency(
-        [main[i][0] for i in ids], [main[i][1].tolist() for i in ids],
-        [prof[i][0] for i in ids], [prof[i][1].tolist() for i in ids], n_resamples=0,
-    )  # fmt: skip
+        [main[i][0] for i in ids],
+        [main[i][1].tolist() for i in ids],
+        [prof[i][0] for i in ids],
+        [prof[i][1].tolist() for i in ids],
+        n_resamples=0,
+    )
     assert result["main_accuracy"] == pytest.approx(expected_t)
     assert result["proficiency_accuracy"] == pytest.approx(expected_p)
     assert result["combined_accuracy"] == pytest.approx(expected_pt)
@@ -146,10 +153,14 @@ def test_tests_average_their_subtests_and_macro_averages_the_tests():
         ("spatial", "spatial", right, wrong),
     ]
     result = proficiency(
-        [m[0][0] for _, _, m, _ in items], [m[1][0] for _, _, m, _ in items],
-        [p[0][0] for _, _, _, p in items], [p[1][0] for _, _, _, p in items],
-        groups=[s for s, *_ in items], tests=[t for _, t, *_ in items], n_resamples=0,
-    )  # fmt: skip
+        [m[0][0] for _, _, m, _ in items],
+        [m[1][0] for _, _, m, _ in items],
+        [p[0][0] for _, _, _, p in items],
+        [p[1][0] for _, _, _, p in items],
+        groups=[s for s, *_ in items],
+        tests=[t for _, t, *_ in items],
+        n_resamples=0,
+    )
     assert result["combined_accuracy_count_easy"] == 1.0
     assert result["combined_accuracy_count_hard"] == 0.0
     assert result["combined_accuracy_count"] == 0.5  # subtest average, not the pooled 2/3
@@ -169,9 +180,13 @@ def test_probability_mode_extras_match_the_vilma_script_definitions(rng):
     foils = [np.round(rng.random(rng.integers(1, 4)), 2) for _ in range(n)]
     prof_captions, prof_foils = rng.random(n), [[f] for f in rng.random(n)]
     result = proficiency(
-        captions.tolist(), [f.tolist() for f in foils], prof_captions.tolist(), prof_foils,
-        score_kind="probability", n_resamples=0,
-    )  # fmt: skip
+        captions.tolist(),
+        [f.tolist() for f in foils],
+        prof_captions.tolist(),
+        prof_foils,
+        score_kind="probability",
+        n_resamples=0,
+    )
     all_foils = np.concatenate(foils)
     p_c = np.mean(captions > 0.5)
     p_f = np.mean(all_foils <= 0.5)
@@ -249,14 +264,25 @@ def test_reversal_invariant_model_scores_chance_under_half_ties(ties, expected):
 CALLS = {
     "pairwise": lambda **o: pairwise([0.9, 0.1, 0.5, 0.7], [[0.2], [0.3], [0.4], [0.1]], **o),
     "proficiency": lambda **o: proficiency(
-        [0.9, 0.1, 0.5, 0.7], [[0.2], [0.3], [0.4], [0.1]],
-        [0.9, 0.9, 0.1, 0.7], [[0.2], [0.3], [0.4], [0.1]], **o),
+        [0.9, 0.1, 0.5, 0.7],
+        [[0.2], [0.3], [0.4], [0.1]],
+        [0.9, 0.9, 0.1, 0.7],
+        [[0.2], [0.3], [0.4], [0.1]],
+        **o,
+    ),
     "multiple_choice": lambda **o: multiple_choice(
-        [[0.9, 0.2], [0.1, 0.3], [0.5, 0.4], [0.7, 0.1]], [0, 0, 0, 0], **o),
+        [[0.9, 0.2], [0.1, 0.3], [0.5, 0.4], [0.7, 0.1]], [0, 0, 0, 0], **o
+    ),
     "binary": lambda **o: binary(
-        [[[0.9, 0.2], [0.3, 0.8]], [[0.1, 0.2], [0.3, 0.8]], [[0.9, 0.2], [0.3, 0.1]],
-         [[0.5, 0.2], [0.3, 0.8]]], **o),
-}  # fmt: skip
+        [
+            [[0.9, 0.2], [0.3, 0.8]],
+            [[0.1, 0.2], [0.3, 0.8]],
+            [[0.9, 0.2], [0.3, 0.1]],
+            [[0.5, 0.2], [0.3, 0.8]],
+        ],
+        **o,
+    ),
+}
 
 
 @pytest.mark.parametrize("name", CALLS)
@@ -301,15 +327,25 @@ BAD_INPUTS = [
     (lambda: pairwise([0.1, 0.2], [[0.3], [0.1]], groups=["tied", "x"]), r"\['n_tied'\] clash"),
     (lambda: pairwise([0.1, 0.2], [[0.3], [0.1]], groups=["ci", "x"]), r"\['accuracy'\] clash"),
     (lambda: multiple_choice([[0.1, 0.2]], [0], groups=["tied"]), r"\['n_tied'\] clash"),
-    (lambda: proficiency([0.1] * 2, [[0.2]] * 2, [0.1] * 2, [[0.1]] * 2, groups=["a", "b"],
-                         tests=["a", "a"]), r"\['a'\] name\(s\) both a subtest and a test"),
-    (lambda: pairwise(None, None, pair_scores=[[[1, 2, 3], [4, 5]]]), r"pair_scores\[0\] = .* not a 2x2"),
+    (
+        lambda: proficiency(
+            [0.1] * 2, [[0.2]] * 2, [0.1] * 2, [[0.1]] * 2, groups=["a", "b"], tests=["a", "a"]
+        ),
+        r"\['a'\] name\(s\) both a subtest and a test",
+    ),
+    (
+        lambda: pairwise(None, None, pair_scores=[[[1, 2, 3], [4, 5]]]),
+        r"pair_scores\[0\] = .* not a 2x2",
+    ),
     (lambda: proficiency([0.1], [[0.2]], [0.1, 0.2], [[0.1]]), r"proficiency_caption_scores=2"),
-    (lambda: multiple_choice([[0.1, 0.2]], [2]), r"labels\[0\] = 2 is outside the item's 2 options"),
+    (
+        lambda: multiple_choice([[0.1, 0.2]], [2]),
+        r"labels\[0\] = 2 is outside the item's 2 options",
+    ),
     (lambda: multiple_choice([[0.1, 0.2]], [0.0]), r"labels\[0\] = 0.0 is not an option index"),
     (lambda: binary([[[0.1, float("nan")], [0.2, 0.3]]]), r"scores\[0\]\[0\]\[1\] = nan"),
     (lambda: binary([]), r"empty input"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("call", "message"), BAD_INPUTS)

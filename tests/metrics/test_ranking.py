@@ -8,6 +8,7 @@ import itertools
 import numpy as np
 import pytest
 import torch
+
 from foilkit.metrics import _ranking
 from foilkit.metrics._ranking import (
     Targets,
@@ -227,8 +228,12 @@ def test_owned_statistics_follow_their_owners_weights() -> None:
         (np.array([["a", "b"]]), [[0]], {}, r"scores has dtype <U1"),
         ([[1.0, 2.0], [1.0]], [[0], [0]], {}, r"scores\[1\] has 1 scores, scores\[0\] has 2"),
         (np.array([[1.0, np.nan], [0.0, 1.0]]), [[0], [1]], {}, r"scores\[0, 1\] = nan"),
-        (np.array([[1.0, 2.0], [np.inf, 1.0]]), [[1], [0]], {"query_axis": 1},
-         r"scores\[1, 0\] = inf"),
+        (
+            np.array([[1.0, 2.0], [np.inf, 1.0]]),
+            [[1], [0]],
+            {"query_axis": 1},
+            r"scores\[1, 0\] = inf",
+        ),
         (np.ones((2, 3)), [[0], [3]], {}, r"targets\[1\] holds 3, outside the 3 candidates"),
         (np.ones((2, 3)), [[0], []], {}, r"targets\[1\] is empty"),
         (np.ones((2, 3)), [[0], [1.5]], {}, r"targets\[1\] = \[1.5\] must hold integer"),
@@ -239,7 +244,7 @@ def test_owned_statistics_follow_their_owners_weights() -> None:
         (np.ones((2, 3)), [[0], [1]], {"ties": "random"}, r"ties='random'"),
         (np.ones((2, 3)), [[0], [1]], {"score_kind": "distance"}, r"score_kind='distance'"),
     ],
-)  # fmt: skip
+)
 def test_bad_inputs_name_the_problem(scores, targets, options, message) -> None:
     with pytest.raises(ValueError, match=message):
         rank_targets(scores, targets, **options)

@@ -10,15 +10,15 @@ import time
 import tracemalloc
 from pathlib import Path
 
-import foilkit.metrics.retrieval_recall.retrieval_recall as module
 import numpy as np
 import pytest
 import torch
+
+import foilkit.metrics.retrieval_recall.retrieval_recall as module
+from foilkit.builders.rtime import RECALL, _retrieval
+from foilkit.evaluation import metric_function
 from foilkit.metrics._common import resample_weights
 from foilkit.metrics.retrieval_recall.retrieval_recall import retrieval_recall
-
-from foilkit.benchmarks import RECALL, _retrieval
-from foilkit.evaluation import metric_function
 
 METRIC_DIR = Path(module.__file__).resolve().parent
 POLICIES = ("optimistic", "pessimistic", "average")
@@ -101,9 +101,9 @@ def reversal_blind_pool(n_sources: int) -> tuple[np.ndarray, list[list[int]]]:
 
 
 @pytest.mark.parametrize(
-    ("ties", "t2v_r1", "t2v_rank"), [("pessimistic", 0.0, 2.0), ("optimistic", 1.0, 1.0),
-                                     ("average", 0.0, 1.5)]
-)  # fmt: skip
+    ("ties", "t2v_r1", "t2v_rank"),
+    [("pessimistic", 0.0, 2.0), ("optimistic", 1.0, 1.0), ("average", 0.0, 1.5)],
+)
 def test_tie_policies_on_a_reversal_blind_pool(ties: str, t2v_r1: float, t2v_rank: float) -> None:
     scores, truth = reversal_blind_pool(6)
     result = retrieval_recall(scores, truth, ties=ties, n_resamples=0)
@@ -188,8 +188,9 @@ def test_the_benchmark_contract_of_foilkit_evaluate() -> None:
     texts = ["a", "b", "c", "d", "a", "e", "f", "g"]  # views 0 and 4 share a caption
     inputs = _retrieval({"scores": scores, "texts": texts, "ids": list(range(8))})
     assert metric_function("retrieval_recall") is retrieval_recall
-    result = retrieval_recall(**inputs, score_kind="similarity", **RECALL.options,
-                              n_resamples=20, seed=0)  # fmt: skip
+    result = retrieval_recall(
+        **inputs, score_kind="similarity", **RECALL.options, n_resamples=20, seed=0
+    )
     for key in RECALL.columns.values():
         assert 0.0 <= result[key] <= 1.0
         assert len(result[f"{key}_ci"]) == 2
@@ -218,7 +219,7 @@ def test_the_benchmark_contract_of_foilkit_evaluate() -> None:
         (np.eye(3), None, {"score_kind": "distance"}, r"score_kind='distance'"),
         (np.eye(3), None, {"confidence": 1.5}, r"confidence=1.5"),
     ],
-)  # fmt: skip
+)
 def test_bad_inputs_name_the_problem(scores, truth, options, message) -> None:
     with pytest.raises(ValueError, match=message):
         retrieval_recall(scores, truth, **options)
@@ -272,8 +273,12 @@ def test_app_launches_the_widget_over_the_module(monkeypatch: pytest.MonkeyPatch
     runpy.run_path(str(METRIC_DIR / "app.py"), run_name="__main__")
     (widget,) = launched
     assert widget.name == "retrieval_recall"
-    assert widget.compute(predictions=[[0.9, 0.1], [0.2, 0.8]], references=[[0], [1]],
-                          n_resamples=0)["t2v_r1"] == 1.0  # fmt: skip
+    assert (
+        widget.compute(predictions=[[0.9, 0.1], [0.2, 0.8]], references=[[0], [1]], n_resamples=0)[
+            "t2v_r1"
+        ]
+        == 1.0
+    )
 
 
 def test_the_module_and_its_card_examples_run() -> None:

@@ -9,18 +9,38 @@ from typing import Any, ClassVar
 from foilkit.builders import build
 
 # One valid record per benchmark, in its upstream format (the faults are injected into copies).
-VITATECS = {"src_dataset": "MSRVTT", "video_name": "video1.mp4", "caption": "a man opens a door",
-            "counterfactual": "a man closes a door", "aspect": "Direction"}  # fmt: skip
+VITATECS = {
+    "src_dataset": "MSRVTT",
+    "video_name": "video1.mp4",
+    "caption": "a man opens a door",
+    "counterfactual": "a man closes a door",
+    "aspect": "Direction",
+}
 VILMA = {
-    "dataset": "QUVA", "youtube_id": None, "video_file": "000_rope.mp4", "start_time": 30, "end_time": 90,
-    "time_unit": "pts", "caption": "a man skips rope exactly three times.", "foils": ["... nine times."],
+    "dataset": "QUVA",
+    "youtube_id": None,
+    "video_file": "000_rope.mp4",
+    "start_time": 30,
+    "end_time": 90,
+    "time_unit": "pts",
+    "caption": "a man skips rope exactly three times.",
+    "foils": ["... nine times."],
     "mturk": {"foil": 0, "caption": 3, "other": 0},
-    "proficiency": {"caption": "a man skips rope.", "foils": ["a man climbs a rope."],
-                    "human": {"foil": 0, "caption": 1, "other": 0}},
-}  # fmt: skip
-RTIME = {"temporal": True, "reverse": True, "forward_captions": ["a door opens"],
-         "reverse_captions": ["a door closes"], "forward_rewrites": ["the door is opened"],
-         "reverse_rewrites": ["the door is closed"], "url": "https://example.org/1"}  # fmt: skip
+    "proficiency": {
+        "caption": "a man skips rope.",
+        "foils": ["a man climbs a rope."],
+        "human": {"foil": 0, "caption": 1, "other": 0},
+    },
+}
+RTIME = {
+    "temporal": True,
+    "reverse": True,
+    "forward_captions": ["a door opens"],
+    "reverse_captions": ["a door closes"],
+    "forward_rewrites": ["the door is opened"],
+    "reverse_rewrites": ["the door is closed"],
+    "url": "https://example.org/1",
+}
 TSV_HEADER = "clip\tending0\tending1\tending2\tending3\tending4\tlabel\n"
 
 # benchmark -> (config, the annotation file the faults go into)

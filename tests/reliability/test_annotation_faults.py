@@ -10,8 +10,9 @@ import json
 import re
 
 import pytest
-from foilkit.builders.annotations import AnnotationError
 from reliability_formats import FILES, RTIME, TSV_HEADER, VILMA, VITATECS
+
+from foilkit.builders.annotations import AnnotationError
 
 
 def _jsonl(*records: dict) -> str:
@@ -43,7 +44,12 @@ CASES = {
     "vilma-empty-object": ("vilma", "{}", None, "the JSON object is empty: it holds no example"),
     "rtime-empty": ("rtime", "\n", None, "the file is empty: expected a JSON object"),
     "contrast-empty": ("contrast_sets", "", None, "the file is empty: expected a header with"),
-    "contrast-header-only": ("contrast_sets", TSV_HEADER, None, "the file holds a header but no rows"),
+    "contrast-header-only": (
+        "contrast_sets",
+        TSV_HEADER,
+        None,
+        "the file holds a header but no rows",
+    ),
     # invalid UTF-8: the line, not a generic DatasetGenerationError
     "vitatecs-latin1": (
         "vitatecs",
@@ -71,62 +77,92 @@ CASES = {
     ),
     # integer foils are an error in the file, not strings
     "vitatecs-integer-counterfactual": (
-        "vitatecs", _jsonl(VITATECS, {**VITATECS, "counterfactual": 3}), 2,
+        "vitatecs",
+        _jsonl(VITATECS, {**VITATECS, "counterfactual": 3}),
+        2,
         "field 'counterfactual' has the wrong type: 3",
     ),
     "vilma-integer-foil": (
-        "vilma", _keyed(a=VILMA, b=_vilma(foils=["a man skips rope twice.", 9])), "b",
+        "vilma",
+        _keyed(a=VILMA, b=_vilma(foils=["a man skips rope twice.", 9])),
+        "b",
         "field 'foils[1]' is not a text: 9",
     ),
     "vilma-integer-proficiency-foil": (
-        "vilma", _keyed(a=VILMA, b=_vilma(**{"proficiency.foils": [7]})), "b",
+        "vilma",
+        _keyed(a=VILMA, b=_vilma(**{"proficiency.foils": [7]})),
+        "b",
         "field 'proficiency.foils[0]' is not a text: 7",
     ),
     "rtime-integer-caption": (
-        "rtime", _keyed(a=RTIME, b={**RTIME, "reverse_captions": [5]}), "b",
+        "rtime",
+        _keyed(a=RTIME, b={**RTIME, "reverse_captions": [5]}),
+        "b",
         "field 'reverse_captions[0]' is not a text: 5",
     ),
     "rtime-integer-rewrite": (
-        "rtime", _keyed(a=RTIME, b={**RTIME, "forward_rewrites": ["fine", 2]}), "b",
+        "rtime",
+        _keyed(a=RTIME, b={**RTIME, "forward_rewrites": ["fine", 2]}),
+        "b",
         "field 'forward_rewrites[1]' is not a text: 2",
     ),
     # windows: a negative start, a start after the end, an empty window
     "vilma-negative-start": (
-        "vilma", _keyed(a=VILMA, b=_vilma(start_time=-30)), "b",
+        "vilma",
+        _keyed(a=VILMA, b=_vilma(start_time=-30)),
+        "b",
         "field 'start_time' is -30; a window bound is >= 0",
     ),
     "vilma-start-after-end": (
-        "vilma", _keyed(a=VILMA, b=_vilma(start_time=90, end_time=30)), "b",
+        "vilma",
+        _keyed(a=VILMA, b=_vilma(start_time=90, end_time=30)),
+        "b",
         "field 'end_time' (30) is not after field 'start_time' (90): the window is empty",
     ),
     "vilma-empty-window": (
-        "vilma", _keyed(a=VILMA, b=_vilma(start_time=45, end_time=45)), "b",
+        "vilma",
+        _keyed(a=VILMA, b=_vilma(start_time=45, end_time=45)),
+        "b",
         "field 'end_time' (45) is not after field 'start_time' (45): the window is empty",
     ),
     # empty captions and foils
     "vitatecs-empty-caption": (
-        "vitatecs", _jsonl(VITATECS, {**VITATECS, "caption": ""}), 2, "field 'caption' is empty",
+        "vitatecs",
+        _jsonl(VITATECS, {**VITATECS, "caption": ""}),
+        2,
+        "field 'caption' is empty",
     ),
     "vitatecs-blank-counterfactual": (
-        "vitatecs", _jsonl(VITATECS, {**VITATECS, "counterfactual": "  "}), 2,
+        "vitatecs",
+        _jsonl(VITATECS, {**VITATECS, "counterfactual": "  "}),
+        2,
         "field 'counterfactual' is empty",
     ),
     "vilma-empty-caption": (
-        "vilma", _keyed(a=VILMA, b=_vilma(caption="")), "b", "field 'caption' is empty",
+        "vilma",
+        _keyed(a=VILMA, b=_vilma(caption="")),
+        "b",
+        "field 'caption' is empty",
     ),
     "vilma-empty-proficiency-caption": (
-        "vilma", _keyed(a=VILMA, b=_vilma(**{"proficiency.caption": " "})), "b",
+        "vilma",
+        _keyed(a=VILMA, b=_vilma(**{"proficiency.caption": " "})),
+        "b",
         "field 'proficiency.caption' is empty",
     ),
     "rtime-empty-caption": (
-        "rtime", _keyed(a=RTIME, b={**RTIME, "forward_captions": [""]}), "b",
+        "rtime",
+        _keyed(a=RTIME, b={**RTIME, "forward_captions": [""]}),
+        "b",
         "field 'forward_captions[0]' is empty",
     ),
     "contrast-blank-ending": (
-        "contrast_sets", TSV_HEADER + GOOD_TSV + "video1\ta\t \tc\td\te\t0\n", 3,
+        "contrast_sets",
+        TSV_HEADER + GOOD_TSV + "video1\ta\t \tc\td\te\t0\n",
+        3,
         "field 'ending1' is empty",
     ),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize(("benchmark", "content", "row", "message"), CASES.values(), ids=CASES)

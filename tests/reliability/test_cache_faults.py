@@ -14,9 +14,9 @@ import pytest
 import safetensors
 import safetensors.torch
 import torch
-from foilkit.scorers.cache import CachedView, EmbeddingCache
 
 import foilkit
+from foilkit.scorers.cache import CachedView, EmbeddingCache
 
 NAMESPACE = {"model": "tiny-clip", "revision": "abc", "frames": 8, "sampling": "uniform"}
 KEY, OTHER = "ab" * 32, "cd" * 32
@@ -56,9 +56,15 @@ FAULTS = {
     "truncated": (_truncated, r"unreadable \(SafetensorError: "),
     "zero-length": (_zero_length, r"unreadable \(SafetensorError: "),
     "random-bytes": (_random_bytes, r"unreadable \(SafetensorError: "),
-    "wrong-shape": (_wrong_width, r"its embedding is torch\.float32 of width \d+; this cache's entries are torch\.float32 of width \d+"),
-    "swapped": (_swapped, r"it is the entry of namespace '[0-9a-f]{64}', key '[0-9a-f]{64}', not of namespace '[0-9a-f]{64}', key '[0-9a-f]{64}'"),
-}  # fmt: skip
+    "wrong-shape": (
+        _wrong_width,
+        r"its embedding is torch\.float32 of width \d+; this cache's entries are torch\.float32 of width \d+",
+    ),
+    "swapped": (
+        _swapped,
+        r"it is the entry of namespace '[0-9a-f]{64}', key '[0-9a-f]{64}', not of namespace '[0-9a-f]{64}', key '[0-9a-f]{64}'",
+    ),
+}
 
 
 def _assert_quarantined(cache: EmbeddingCache, path: Path, reason: str, caplog) -> None:

@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from foilkit.builders.annotations import AnnotationError
-from foilkit.builders.videos import MissingVideosError
 from reliability_formats import VITATECS
 
+from foilkit.builders.annotations import AnnotationError
+from foilkit.builders.videos import MissingVideosError
 from foilkit.cli import main
 from foilkit.errors import UserError, check_model_path, one_line
 
@@ -25,8 +25,17 @@ def _annotations(folder: Path, *records: dict) -> Path:
 
 
 def _build(tmp_path: Path, *options: str) -> list[str]:
-    return ["build", "vitatecs", "--config", "direction", "--out", str(tmp_path / "out"),
-            "--cache-dir", str(tmp_path / "datasets-cache"), *options]  # fmt: skip
+    return [
+        "build",
+        "vitatecs",
+        "--config",
+        "direction",
+        "--out",
+        str(tmp_path / "out"),
+        "--cache-dir",
+        str(tmp_path / "datasets-cache"),
+        *options,
+    ]
 
 
 def missing_video(tmp_path, saved):
@@ -64,8 +73,16 @@ def traversal_embedded(tmp_path, saved):
     (tmp_path / "secret").mkdir()
     (tmp_path / "secret" / "outside.mp4").write_bytes(b"secret")
     folder = _annotations(tmp_path / "a", {**VITATECS, "video_name": "../../secret/outside.mp4"})
-    argv = _build(tmp_path, "--annotations", str(folder), "--video-root", str(tmp_path / "root"),
-                  "--embed-videos", "--on-missing", "keep")  # fmt: skip
+    argv = _build(
+        tmp_path,
+        "--annotations",
+        str(folder),
+        "--video-root",
+        str(tmp_path / "root"),
+        "--embed-videos",
+        "--on-missing",
+        "keep",
+    )
     return argv, (
         rf"{folder / 'Direction.jsonl'}, row 1: field 'video_name' is '\.\./\.\./secret/outside\.mp4': "
         "a video must be a relative path under the video root"
@@ -115,17 +132,35 @@ def dataset_absent(tmp_path, saved):
 
 
 def contrast_set_without_its_file(tmp_path, saved):
-    argv = ["build", "contrast_sets", "--config", "gender", "--out", str(tmp_path / "out"),
-            "--annotations", str(tmp_path), "--cache-dir", str(tmp_path / "datasets-cache")]  # fmt: skip
+    argv = [
+        "build",
+        "contrast_sets",
+        "--config",
+        "gender",
+        "--out",
+        str(tmp_path / "out"),
+        "--annotations",
+        str(tmp_path),
+        "--cache-dir",
+        str(tmp_path / "datasets-cache"),
+    ]
     return (
         argv,
         r"The 'gender' contrast set is not published as a file: .* multiple_choice_file=<path> .*",
     )
 
 
-USER_ERRORS = [missing_video, offline_download, empty_annotations, missing_annotations_folder,
-               traversal_embedded, model_path_absent, model_id_offline, dataset_absent,
-               contrast_set_without_its_file]  # fmt: skip
+USER_ERRORS = [
+    missing_video,
+    offline_download,
+    empty_annotations,
+    missing_annotations_folder,
+    traversal_embedded,
+    model_path_absent,
+    model_id_offline,
+    dataset_absent,
+    contrast_set_without_its_file,
+]
 
 
 @pytest.fixture(scope="module")
@@ -134,8 +169,18 @@ def saved_dataset(tmp_path_factory, motion_videos) -> Path:
     import datasets
 
     path = tmp_path_factory.mktemp("dataset") / "saved"
-    rows = [{"id": name, "video": str(video), "caption": f"a square moves {name}", "foils": ["x"],
-             "start": None, "end": None, "reversed": False} for name, video in motion_videos.items()]  # fmt: skip
+    rows = [
+        {
+            "id": name,
+            "video": str(video),
+            "caption": f"a square moves {name}",
+            "foils": ["x"],
+            "start": None,
+            "end": None,
+            "reversed": False,
+        }
+        for name, video in motion_videos.items()
+    ]
     datasets.Dataset.from_list(rows).cast_column("video", datasets.Video()).save_to_disk(str(path))
     return path
 
@@ -185,8 +230,18 @@ def test_a_failure_is_one_line_and_exit_status_1(monkeypatch, capsys):
 
 @pytest.mark.parametrize("debug", [False, True])
 def test_the_console_script_prints_a_traceback_only_with_debug(tmp_path, debug):
-    command = [sys.executable, "-m", "foilkit", "score", "--model", "./not/a/path",
-               "--dataset", str(tmp_path), "--out", str(tmp_path / "o")]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "foilkit",
+        "score",
+        "--model",
+        "./not/a/path",
+        "--dataset",
+        str(tmp_path),
+        "--out",
+        str(tmp_path / "o"),
+    ]
     result = subprocess.run(
         command + ["--debug"] * debug, check=False, capture_output=True, text=True, cwd=tmp_path
     )

@@ -17,6 +17,9 @@ import datasets
 import pytest
 import torch
 from accelerate import PartialState
+from launch import accelerate_launch
+
+import foilkit
 from foilkit.scorers.adapters import ADAPTERS, RequestAdapter, register_adapter
 from foilkit.scorers.adapters.dual_encoder import DualEncoderAdapter
 from foilkit.scorers.distributed import split
@@ -24,24 +27,10 @@ from foilkit.scorers.output import write_jsonl
 from foilkit.scorers.plan import make_plan
 from foilkit.scorers.requests import TextScores, TextsRequest
 from foilkit.scorers.store import ResultStore
-
-import foilkit
 from foilkit.synthetic.videos import DIRECTIONS, SyntheticScene, write_video
 
 RUN = {"num_workers": 0, "progress": False, "use_cache": False}
-ACCELERATE = [
-    str(Path(sys.executable).with_name("accelerate")),
-    "launch",
-    "--multi_gpu",
-    "--num_processes",
-    "2",
-    "--num_machines",
-    "1",
-    "--mixed_precision",
-    "no",
-    "--dynamo_backend",
-    "no",
-]
+ACCELERATE = accelerate_launch(2)
 #: the text the faulty models score NaN or infinite: the foil of row ``right`` only
 BAD_TEXT = "a square moves down"
 

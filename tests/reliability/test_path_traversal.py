@@ -8,12 +8,12 @@ import shutil
 from pathlib import Path
 
 import pytest
-from foilkit.builders.annotations import AnnotationError
-from foilkit.builders.videos import VideoPathError
-from foilkit.scorers.plan import make_plan
 from reliability_formats import FILES, RTIME, TSV_HEADER, VILMA, VITATECS
 
 import foilkit
+from foilkit.builders.annotations import AnnotationError
+from foilkit.builders.videos import VideoPathError
+from foilkit.scorers.plan import make_plan
 
 
 @pytest.fixture
@@ -70,9 +70,13 @@ def test_scoring_refuses_rows_outside_the_root_and_scores_the_others(
         ]
     )
     scores = foilkit.score(
-        tiny_clip, dataset, video_root=str(video_root), num_workers=0, progress=False,
+        tiny_clip,
+        dataset,
+        video_root=str(video_root),
+        num_workers=0,
+        progress=False,
         cache_dir=str(tmp_path / "cache"),
-    )  # fmt: skip
+    )
     assert [row["error"] for row in scores] == [
         None
         if inside
@@ -87,34 +91,57 @@ def test_scoring_refuses_rows_outside_the_root_and_scores_the_others(
 OUTSIDE = {
     "vitatecs-video_name": (
         "vitatecs",
-        "\n".join(json.dumps(r) for r in (VITATECS, {**VITATECS, "video_name": "../../secret/outside.mp4"})),
-        2, "video_name", "../../secret/outside.mp4",
+        "\n".join(
+            json.dumps(r)
+            for r in (VITATECS, {**VITATECS, "video_name": "../../secret/outside.mp4"})
+        ),
+        2,
+        "video_name",
+        "../../secret/outside.mp4",
     ),
     "vitatecs-absolute": (
         "vitatecs",
         "\n".join(json.dumps(r) for r in (VITATECS, {**VITATECS, "video_name": "/etc/passwd"})),
-        2, "video_name", "/etc/passwd",
+        2,
+        "video_name",
+        "/etc/passwd",
     ),
     "vilma-dataset": (
-        "vilma", json.dumps({"a": VILMA, "b": {**VILMA, "dataset": ".."}}), "b", "dataset", "..",
+        "vilma",
+        json.dumps({"a": VILMA, "b": {**VILMA, "dataset": ".."}}),
+        "b",
+        "dataset",
+        "..",
     ),
     "vilma-video_file": (
-        "vilma", json.dumps({"a": VILMA, "b": {**VILMA, "video_file": "../../x.mp4"}}), "b",
-        "video_file", "../../x.mp4",
+        "vilma",
+        json.dumps({"a": VILMA, "b": {**VILMA, "video_file": "../../x.mp4"}}),
+        "b",
+        "video_file",
+        "../../x.mp4",
     ),
     "vilma-youtube_id": (
-        "vilma", json.dumps({"a": VILMA, "b": {**VILMA, "youtube_id": "..\\..\\x"}}), "b",
-        "youtube_id", "..\\..\\x",
+        "vilma",
+        json.dumps({"a": VILMA, "b": {**VILMA, "youtube_id": "..\\..\\x"}}),
+        "b",
+        "youtube_id",
+        "..\\..\\x",
     ),
     "rtime-key": (
-        "rtime", json.dumps({"1": RTIME, "../../secret/outside": RTIME}), "../../secret/outside",
-        "key", "../../secret/outside",
+        "rtime",
+        json.dumps({"1": RTIME, "../../secret/outside": RTIME}),
+        "../../secret/outside",
+        "key",
+        "../../secret/outside",
     ),
     "contrast-clip": (
-        "contrast_sets", TSV_HEADER + "video0\ta\tb\tc\td\te\t1\n../secret/outside\ta\tb\tc\td\te\t1\n",
-        3, "clip", "../secret/outside",
+        "contrast_sets",
+        TSV_HEADER + "video0\ta\tb\tc\td\te\t1\n../secret/outside\ta\tb\tc\td\te\t1\n",
+        3,
+        "clip",
+        "../secret/outside",
     ),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize(

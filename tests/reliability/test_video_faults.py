@@ -10,6 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
+import foilkit
 from foilkit.scorers.video import (
     CorruptVideoError,
     DecodedFrames,
@@ -24,8 +26,6 @@ from foilkit.scorers.video import (
     probe,
     window_frames,
 )
-
-import foilkit
 from foilkit.synthetic.videos import (
     SyntheticScene,
     render_frames,
@@ -95,7 +95,9 @@ def test_a_file_whose_every_window_is_bad_decodes_nothing(video, decoder, monkey
         return handle
 
     monkeypatch.setattr(decoding, "open_video", spying)
-    out = decode_views([VideoView(video, 5.0, 6.0), VideoView(video, 4.0, None)], EVERY_FRAME, decoder)
+    out = decode_views(
+        [VideoView(video, 5.0, 6.0), VideoView(video, 4.0, None)], EVERY_FRAME, decoder
+    )
     assert [str(error) for error in out] == [outside(video, 5.0, 6.0), outside(video, 4.0, None)]
     assert len(opened) == 1
 
@@ -112,7 +114,11 @@ def test_decode_view_raises_the_window_error_naming_the_window(video, decoder):
     ("make", "error", "message"),
     [
         (lambda folder: folder / "missing.mp4", VideoNotFoundError, "no such file"),
-        (lambda folder: write_corrupt_video(folder / "corrupt.mp4"), CorruptVideoError, "cannot open it"),
+        (
+            lambda folder: write_corrupt_video(folder / "corrupt.mp4"),
+            CorruptVideoError,
+            "cannot open it",
+        ),
     ],
     ids=["missing", "corrupt"],
 )
@@ -126,10 +132,15 @@ def test_a_fault_of_the_file_fails_every_view(tmp_path, decoder, make, error, me
 
 def _rows(video: str, windows: list[tuple[float | None, float | None]], prefix: str) -> list[dict]:
     return [
-        {"id": f"{prefix}{index}", "video": video, "start": start, "end": end,
-         "caption": "a square moves right"}
+        {
+            "id": f"{prefix}{index}",
+            "video": video,
+            "start": start,
+            "end": end,
+            "caption": "a square moves right",
+        }
         for index, (start, end) in enumerate(windows)
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.parametrize("model", ["clip", "blip-itm"])  # dual encoder; cross-encoder requests
@@ -140,11 +151,16 @@ def test_a_run_fails_the_rows_of_a_bad_window_and_scores_the_file_s_other_rows(
 
     corrupt = str(write_corrupt_video(tmp_path / "corrupt.mp4"))
     windows = [(None, None), (5.0, 6.0), (0.5, 2.0), (1.0, 4.0), (5.0, 6.0), (2.5, None)]
-    rows = _rows(video, windows, "good-file-") + _rows(corrupt, [(None, None), (0.5, 1.0)], "bad-file-")
+    rows = _rows(video, windows, "good-file-") + _rows(
+        corrupt, [(None, None), (0.5, 1.0)], "bad-file-"
+    )
     scores = foilkit.score(
-        str(tiny_model_path(model)), scoring_dataset(rows), num_workers=0, progress=False,
+        str(tiny_model_path(model)),
+        scoring_dataset(rows),
+        num_workers=0,
+        progress=False,
         use_cache=False,
-    )  # fmt: skip
+    )
     corrupt_error = scores["error"][len(windows)]
     assert corrupt_error is not None and corrupt_error.startswith(f"{corrupt}: ")
     assert scores["error"] == [
@@ -158,11 +174,25 @@ def test_a_run_fails_the_rows_of_a_bad_window_and_scores_the_file_s_other_rows(
         corrupt_error,
     ]
     assert [score is not None for score in scores["caption_score"]] == [
-        True, False, True, False, False, True, False, False
-    ]  # fmt: skip
+        True,
+        False,
+        True,
+        False,
+        False,
+        True,
+        False,
+        False,
+    ]
     assert [len(indices) > 0 for indices in scores["frame_indices"]] == [
-        True, False, True, False, False, True, False, False
-    ]  # fmt: skip
+        True,
+        False,
+        True,
+        False,
+        False,
+        True,
+        False,
+        False,
+    ]
 
 
 # --- item 7: variable frame rate -----------------------------------------------------------------
@@ -170,7 +200,12 @@ def test_a_run_fails_the_rows_of_a_bad_window_and_scores_the_file_s_other_rows(
 # 8 frames in the first second, 10 in the next, one at 2.058 s, then 9 more: 28 frames over
 # 3.025 s, an average of 9.26 fps, by which [1, 2) s would be frames 10-18 (frame 18 at
 # 2.058 s counted, frames 8 and 9 at 1.0 and 1.1 s missed)
-VFR_TIMES = [i / 8 for i in range(8)] + [1 + i / 10 for i in range(10)] + [2.058] + [2.1 + i / 10 for i in range(9)]
+VFR_TIMES = (
+    [i / 8 for i in range(8)]
+    + [1 + i / 10 for i in range(10)]
+    + [2.058]
+    + [2.1 + i / 10 for i in range(9)]
+)
 
 # window -> (first, last) frame by the timestamps
 VFR_WINDOWS = {
@@ -195,7 +230,9 @@ def test_both_decoders_report_the_frame_timestamps(vfr_video, decoder):
     assert meta.fps == pytest.approx(28 / 3.025)
     np.testing.assert_allclose(meta.frame_times, VFR_TIMES, atol=1e-6)
     # what the average rate alone would select: the issue's frames 10-18
-    assert window_frames(VideoView(vfr_video, 1.0, 2.0), dataclasses.replace(meta, frame_times=None)) == (10, 18)
+    assert window_frames(
+        VideoView(vfr_video, 1.0, 2.0), dataclasses.replace(meta, frame_times=None)
+    ) == (10, 18)
 
 
 @pytest.mark.parametrize("decoder", DECODERS)
@@ -220,7 +257,10 @@ def test_vfr_bytes_are_windowed_like_the_file(vfr_video, decoder):
 RATES = {
     "29.97-fps-in-ms": ([round(i * 1001 / 30) / 1000 for i in range(1800)], False),
     "8-fps": ([i / 8 for i in range(24)], False),
-    "one-late-frame": ([i / 8 for i in range(12)] + [1.5 + 0.02] + [1.625 + i / 8 for i in range(11)], True),
+    "one-late-frame": (
+        [i / 8 for i in range(12)] + [1.5 + 0.02] + [1.625 + i / 8 for i in range(11)],
+        True,
+    ),
     "issue-file": (VFR_TIMES, True),
 }
 
@@ -234,7 +274,9 @@ def test_variable_rate_is_told_by_the_timestamps(times, variable):
 
 @pytest.mark.parametrize("decoder", DECODERS)
 def test_a_vfr_window_beyond_the_video_is_its_own_error(vfr_video, decoder):
-    out = decode_views([VideoView(vfr_video, 3.1, 3.2), VideoView(vfr_video, 1.0, 2.0)], EVERY_FRAME, decoder)
+    out = decode_views(
+        [VideoView(vfr_video, 3.1, 3.2), VideoView(vfr_video, 1.0, 2.0)], EVERY_FRAME, decoder
+    )
     assert str(out[0]) == outside(vfr_video, 3.1, 3.2, duration="3.025")
     assert isinstance(out[1], DecodedFrames) and set(out[1].indices.tolist()) == set(range(8, 18))
 
@@ -259,8 +301,12 @@ def test_constant_rate_windows_are_found_by_the_rate(video, decoder, start):
 
 @pytest.mark.parametrize("degrees", [0, 90, 180, 270])
 def test_both_decoders_turn_a_rotated_file_upright(tmp_path, degrees):
-    path = str(write_rotated_video(tmp_path / f"rotated{degrees}.mp4", degrees, width=64, height=48))
-    upright = np.rot90(render_frames(SyntheticScene(), width=64, height=48), degrees // 90, axes=(1, 2))
+    path = str(
+        write_rotated_video(tmp_path / f"rotated{degrees}.mp4", degrees, width=64, height=48)
+    )
+    upright = np.rot90(
+        render_frames(SyntheticScene(), width=64, height=48), degrees // 90, axes=(1, 2)
+    )
     size = (48, 64) if degrees % 180 else (64, 48)  # (width, height) as displayed
     policy = SamplingPolicy("uniform", 6)
     decoded = {}
@@ -270,7 +316,9 @@ def test_both_decoders_turn_a_rotated_file_upright(tmp_path, degrees):
         decoded[decoder] = decode_view(VideoView(path), policy, decoder)
         frames = decoded[decoder].frames
         assert frames.shape == (6, 3, size[1], size[0])
-        shown = torch.from_numpy(np.ascontiguousarray(upright[decoded[decoder].indices])).permute(0, 3, 1, 2)
+        shown = torch.from_numpy(np.ascontiguousarray(upright[decoded[decoder].indices])).permute(
+            0, 3, 1, 2
+        )
         assert (frames.float() - shown.float()).abs().mean() < 3.0  # codec tolerance
     a, b = decoded["pyav"], decoded["torchcodec"]
     assert np.array_equal(a.indices, b.indices)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 
 import pytest
-from foilkit.scorers.plan import make_plan
 
 import foilkit
+from foilkit.scorers.plan import make_plan
 
 # (start, end) -> the row's error after "row <i> (id=<id>): "
 BAD_WINDOWS = {
@@ -24,10 +24,16 @@ GOOD_WINDOWS = [(None, None), (0.5, 2.0), (1.0, None)]
 
 def _rows(windows, video="v.mp4"):
     return [
-        {"id": f"w{index}", "video": {"path": video, "bytes": None}, "start": start, "end": end,
-         "caption": "c", "foils": ["f"]}
+        {
+            "id": f"w{index}",
+            "video": {"path": video, "bytes": None},
+            "start": start,
+            "end": end,
+            "caption": "c",
+            "foils": ["f"],
+        }
         for index, (start, end) in enumerate(windows)
-    ]  # fmt: skip
+    ]
 
 
 @pytest.mark.parametrize(("window", "message"), BAD_WINDOWS.values(), ids=BAD_WINDOWS)
@@ -46,10 +52,15 @@ def test_a_run_scores_every_row_but_the_bad_windows(
     ]  # a float column holds no text
     windows = [*GOOD_WINDOWS, *(window for window, _ in bad)]
     rows = [
-        {"id": f"w{index}", "video": str(motion_videos["left"]), "start": start, "end": end,
-         "caption": "a square moves left"}
+        {
+            "id": f"w{index}",
+            "video": str(motion_videos["left"]),
+            "start": start,
+            "end": end,
+            "caption": "a square moves left",
+        }
         for index, (start, end) in enumerate(windows)
-    ]  # fmt: skip
+    ]
     scores = foilkit.score(
         tiny_clip,
         scoring_dataset(rows),

@@ -153,8 +153,10 @@ def test_a_vitatecs_sized_run_gives_a_bounded_page(demo_dir: Path, tmp_path: Pat
     run = tmp_path / "run"
     shutil.copytree(demo_dir / "runs" / "clip", run)
     rows = pq.read_table(run / "scores" / "all.parquet").to_pylist()
-    many = [{**rows[i % len(rows)], "id": f"item-{i:05d}", "caption_score": 0.2 + (i % 97) / 1000}
-            for i in range(13_838)]  # fmt: skip
+    many = [
+        {**rows[i % len(rows)], "id": f"item-{i:05d}", "caption_score": 0.2 + (i % 97) / 1000}
+        for i in range(13_838)
+    ]
     pq.write_table(pa.Table.from_pylist(many), run / "scores" / "all.parquet")
     page = write_run_html(run)
     data = page_data(page)

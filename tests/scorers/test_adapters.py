@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 
 import pytest
+
 from foilkit.scorers.adapters import ADAPTER_MODULES, adapter_class, list_adapters
 
 CHOSEN = {

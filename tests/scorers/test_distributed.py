@@ -9,8 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-
-ACCELERATE = Path(sys.executable).with_name("accelerate")
+from launch import accelerate_launch
 
 
 def _score(command: list[str], out: Path, model: str, dataset: Path) -> None:
@@ -41,23 +40,9 @@ def _score(command: list[str], out: Path, model: str, dataset: Path) -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("model", ["clip"])  # a dual encoder: batched text and frame embeddings
 def test_two_processes_give_the_scores_of_one(model, tiny_model, saved_benchmark, tmp_path):
-    # `accelerate launch --cpu` runs ONE process (it leaves more to mpirun); --multi_gpu starts a
-    # torchrun group, which foilkit runs over gloo when there is no accelerator.
     _score([sys.executable], tmp_path / "one", tiny_model(model), saved_benchmark)
     _score(
-        [
-            str(ACCELERATE),
-            "launch",
-            "--multi_gpu",
-            "--num_processes",
-            "2",
-            "--num_machines",
-            "1",
-            "--mixed_precision",
-            "no",
-            "--dynamo_backend",
-            "no",
-        ],
+        accelerate_launch(2),
         tmp_path / "two",
         tiny_model(model),
         saved_benchmark,

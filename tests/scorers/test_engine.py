@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
+import foilkit
 from foilkit.scorers import engine as engine_module
 from foilkit.scorers.controls import apply_control
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import DecodedFrames, decoding
-
-import foilkit
 
 RUN = {"num_workers": 0, "progress": False}
 

@@ -301,9 +301,7 @@ LONG_CAPTION = " ".join(["a red square slowly moves to the left and then to the 
 def openai_tokenizer():
     reference = openai_simple_tokenizer()
     # CLIP4Clip's SimpleTokenizer adds ``tokenize`` (BPE pieces as strings) to OpenAI's
-    reference.tokenize = lambda text: [
-        reference.decoder[i] for i in reference.encode(text)
-    ]
+    reference.tokenize = lambda text: [reference.decoder[i] for i in reference.encode(text)]
     return reference
 
 

@@ -12,12 +12,19 @@ from foilkit.scorers.video import SamplingPolicy, VideoView, decode_views, resol
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the fallback of a CPU-only machine")
-def test_without_cuda_the_run_decodes_on_the_cpu_and_says_why(tiny_model, benchmark, tmp_path, caplog):
+def test_without_cuda_the_run_decodes_on_the_cpu_and_says_why(
+    tiny_model, benchmark, tmp_path, caplog
+):
     options = {"num_workers": 0, "progress": False, "use_cache": False}
     cpu = score(tiny_model("clip"), benchmark, out_dir=str(tmp_path / "cpu"), **options)
     with caplog.at_level("WARNING"):
-        fallback = score(tiny_model("clip"), benchmark, decoder="torchcodec-cuda",
-                         out_dir=str(tmp_path / "cuda"), **options)  # fmt: skip
+        fallback = score(
+            tiny_model("clip"),
+            benchmark,
+            decoder="torchcodec-cuda",
+            out_dir=str(tmp_path / "cuda"),
+            **options,
+        )
     assert "torchcodec-cuda needs a CUDA device" in caplog.text
     run = json.loads((tmp_path / "cuda" / "run.json").read_text())
     assert run["decoder"] == "torchcodec" and run["decoder_requested"] == "torchcodec-cuda"

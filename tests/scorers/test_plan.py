@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from foilkit.scorers.plan import make_plan
 
 

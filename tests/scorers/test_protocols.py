@@ -38,7 +38,9 @@ def test_every_paper_protocol_is_valid(benchmark, family):
 @pytest.mark.parametrize("family", sorted(UNIFORM))
 def test_uniform_is_one_protocol_across_benchmarks(family):
     settings = {
-        benchmark: resolve_protocol("uniform", benchmark, family, accepted=_accepted(family)).settings
+        benchmark: resolve_protocol(
+            "uniform", benchmark, family, accepted=_accepted(family)
+        ).settings
         for benchmark in ("vitatecs", "vilma", "rtime", "contrast_sets", None)
     }
     assert len({json.dumps(dict(s), sort_keys=True) for s in settings.values()}) == 1
@@ -109,8 +111,14 @@ def test_default_protocol_is_paper_with_a_benchmark_else_uniform():
 
 def test_score_records_the_resolved_protocol(tiny_model, benchmark, tmp_path):
     out = tmp_path / "run"
-    score(tiny_model("gpt2"), benchmark, benchmark="vilma", out_dir=str(out),
-          num_workers=0, progress=False)  # fmt: skip
+    score(
+        tiny_model("gpt2"),
+        benchmark,
+        benchmark="vilma",
+        out_dir=str(out),
+        num_workers=0,
+        progress=False,
+    )
     run = json.loads((out / "run.json").read_text())
     protocol = run["protocol"]
     assert protocol["name"] == "paper" and protocol["family"] == "text-lm"
@@ -125,14 +133,20 @@ def test_a_run_does_not_resume_under_another_protocol(tiny_model, benchmark, tmp
     options = {"out_dir": out, "num_workers": 0, "progress": False}
     score(tiny_model("gpt2"), benchmark, benchmark="vilma", **options)
     with pytest.raises(ValueError, match="cannot resume"):
-        score(tiny_model("gpt2"), benchmark, benchmark="vilma", protocol="uniform", resume=True,
-              **options)  # fmt: skip
+        score(
+            tiny_model("gpt2"),
+            benchmark,
+            benchmark="vilma",
+            protocol="uniform",
+            resume=True,
+            **options,
+        )
 
 
 def test_the_readme_table_lists_every_published_paper_protocol():
     from pathlib import Path
 
-    from foilkit.benchmarks import get_benchmark
+    from foilkit.builders import get_benchmark
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
     for (benchmark, family), protocol in PAPER.items():
@@ -144,8 +158,9 @@ def test_a_retrieval_pool_refuses_a_softmax_over_candidates(tiny_model, benchmar
     from foilkit.scorers.api import score_matrix
 
     with pytest.raises(ValueError, match="a retrieval pool has none"):
-        score_matrix(tiny_model("clip"), benchmark, benchmark="vilma", num_workers=0,
-                     progress=False)  # fmt: skip
+        score_matrix(
+            tiny_model("clip"), benchmark, benchmark="vilma", num_workers=0, progress=False
+        )
 
 
 def test_a_view_the_policy_cannot_sample_is_a_row_error(tiny_model, tmp_path):
@@ -156,14 +171,36 @@ def test_a_view_the_policy_cannot_sample_is_a_row_error(tiny_model, tmp_path):
     from foilkit.synthetic.videos import SyntheticScene, write_video
 
     slow = write_video(tmp_path / "slow.mp4", SyntheticScene(direction="left"), fps=8)
-    fast = write_video(tmp_path / "fast.mp4", SyntheticScene(direction="right"), fps=12, num_frames=36)
+    fast = write_video(
+        tmp_path / "fast.mp4", SyntheticScene(direction="right"), fps=12, num_frames=36
+    )
     rows = [
-        {"id": "slow", "video": str(slow), "caption": "a square moves left", "foils": ["a square moves right"]},
-        {"id": "fast", "video": str(fast), "caption": "a square moves right", "foils": ["a square moves left"]},
-    ]  # fmt: skip
+        {
+            "id": "slow",
+            "video": str(slow),
+            "caption": "a square moves left",
+            "foils": ["a square moves right"],
+        },
+        {
+            "id": "fast",
+            "video": str(fast),
+            "caption": "a square moves right",
+            "foils": ["a square moves left"],
+        },
+    ]
     dataset = datasets.Dataset.from_list(rows).cast_column("video", datasets.Video())
-    result = score(tiny_model("clip"), dataset, sampling="int-fps", target_fps=10,
-                   num_workers=0, progress=False, use_cache=False)  # fmt: skip
+    result = score(
+        tiny_model("clip"),
+        dataset,
+        sampling="int-fps",
+        target_fps=10,
+        num_workers=0,
+        progress=False,
+        use_cache=False,
+    )
     errors = dict(zip(result["id"], result["error"]))
-    assert "slow.mp4: the 'int-fps' policy cannot take 10 frames a second from a 8.0 fps video" in errors["slow"]
+    assert (
+        "slow.mp4: the 'int-fps' policy cannot take 10 frames a second from a 8.0 fps video"
+        in errors["slow"]
+    )
     assert errors["fast"] is None

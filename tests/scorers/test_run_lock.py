@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+
 from foilkit.scorers.api import score
 from foilkit.scorers.lock import LOCK_FILE, RunLockedError
 
@@ -29,8 +30,14 @@ def _write_lock(out_dir, pid: int, host: str | None = None) -> None:
 @pytest.fixture
 def run(tiny_model, benchmark):
     def run(out_dir, **options):
-        return score(tiny_model("gpt2"), benchmark, out_dir=str(out_dir), num_workers=0,
-                     progress=False, **options)  # fmt: skip
+        return score(
+            tiny_model("gpt2"),
+            benchmark,
+            out_dir=str(out_dir),
+            num_workers=0,
+            progress=False,
+            **options,
+        )
 
     return run
 
@@ -45,7 +52,9 @@ def test_a_live_run_refuses_a_second_one_even_with_resume(run, tmp_path):
     try:
         _write_lock(tmp_path / "run", live.pid)
         for resume in (False, True):
-            with pytest.raises(RunLockedError, match=f"in use by another foilkit run \\(pid {live.pid}"):
+            with pytest.raises(
+                RunLockedError, match=f"in use by another foilkit run \\(pid {live.pid}"
+            ):
                 run(tmp_path / "run", resume=resume)
         assert not (tmp_path / "run" / "scores.jsonl").exists()
     finally:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.adapters._features import token_logprobs
 from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION, choice_question
 from foilkit.scorers.requests import TextsRequest
-
 from foilkit.synthetic.videos import SyntheticScene, render_frames
 
 MODELS = ["llava-next-video", "qwen2-vl"]

@@ -6,6 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+
+import foilkit
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.adapters._features import token_logprobs
 from foilkit.scorers.adapters.video_llm import (
@@ -17,8 +19,6 @@ from foilkit.scorers.adapters.video_llm import (
     lmms_eval_question,
 )
 from foilkit.scorers.requests import TextScores, TextsRequest
-
-import foilkit
 from foilkit.synthetic.models import TOKENS_PER_SECOND, fidelity_model_path
 from foilkit.synthetic.real_tokenizers import has_real_tokenizer
 from foilkit.synthetic.videos import SyntheticScene, render_frames
@@ -85,9 +85,13 @@ def test_likelihood_scores_pass_vilmas_metric(tiny_model, frames):
     )
     assert all(score < 0 for score in main.scores + proficiency.scores)
     result = proficiency_combined_accuracy(
-        [main.scores[0]], [[main.scores[1]]], [proficiency.scores[0]], [[proficiency.scores[1]]],
-        score_kind=adapter.score_kind, n_resamples=0,
-    )  # fmt: skip
+        [main.scores[0]],
+        [[main.scores[1]]],
+        [proficiency.scores[0]],
+        [[proficiency.scores[1]]],
+        score_kind=adapter.score_kind,
+        n_resamples=0,
+    )
     assert 0.0 <= result["combined_accuracy"] <= 1.0
 
 
@@ -241,9 +245,14 @@ def _engine_timestamps(control, tiny_model, benchmark, monkeypatch) -> dict:
 
     monkeypatch.setattr(VideoLLMAdapter, "score", capture)
     foilkit.score(
-        tiny_model("llava-next-video"), benchmark, mode="likelihood", control=control,
-        num_workers=0, progress=False, frames=4,
-    )  # fmt: skip
+        tiny_model("llava-next-video"),
+        benchmark,
+        mode="likelihood",
+        control=control,
+        num_workers=0,
+        progress=False,
+        frames=4,
+    )
     return seen
 
 

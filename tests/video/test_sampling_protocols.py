@@ -2,6 +2,7 @@
 (LAVIS, VITATECS' ALPRO) and ``random-consecutive`` (ViLMA), each checked against a port of the
 reference's index logic written here from the published code.
 """
+
 from __future__ import annotations
 
 import math
@@ -11,6 +12,7 @@ from fractions import Fraction
 import numpy as np
 import pytest
 import torch
+
 from foilkit.scorers.video import (
     SamplingPolicy,
     VideoMetadata,
@@ -20,7 +22,6 @@ from foilkit.scorers.video import (
     window_frames,
 )
 from foilkit.scorers.video.sampling import _view_generator
-
 from foilkit.synthetic.videos import SyntheticScene, write_video
 
 # The frame rates of the benchmarks' videos, as decoders report them (NTSC rates are N/1001).
@@ -38,7 +39,9 @@ FRAME_COUNTS = (300, 449, 600, 1200, 12, 5, 1)
 # --- the references, ported -------------------------------------------------------------------
 
 
-def vitatecs_clip4clip_indices(frame_count: int, avg_fps: float, feature_framerate: int, max_frames: int) -> np.ndarray:
+def vitatecs_clip4clip_indices(
+    frame_count: int, avg_fps: float, feature_framerate: int, max_frames: int
+) -> np.ndarray:
     """VITATECS ``X-CLIP/dataloaders/rawvideo_util.py`` ``RawVideoExtractorDecord.video_to_tensor``
     (whole video, decord's ``get_avg_fps``) then ``dataloader_vitatecs.py`` ``_get_rawvideo``
     with ``slice_framepos=2``, as ``eval_vitatecs.sh`` runs it."""
@@ -84,7 +87,9 @@ def vilma_sample_frame_indices(
     return np.clip(indices, start_idx, end_idx - 1).astype(np.int64)
 
 
-def vilma_dataset_v2_rows(seg_len: int, clip_len: int, randint: Callable[[int, int], int]) -> list[int]:
+def vilma_dataset_v2_rows(
+    seg_len: int, clip_len: int, randint: Callable[[int, int], int]
+) -> list[int]:
     """ViLMA ``Dataset_v2.__getitem__``: which of the window's ``seg_len`` frames it keeps."""
     rows = list(range(seg_len))
     if seg_len > clip_len:
@@ -139,7 +144,9 @@ def torchvision_window(start: Fraction, end: Fraction, rate: int, frame_count: i
 @pytest.mark.parametrize("frame_count", FRAME_COUNTS)
 @pytest.mark.parametrize(("target_fps", "max_frames"), [(1, 12), (2, 12), (1, 100)])
 @pytest.mark.parametrize("first", [0, 37])
-def test_int_fps_matches_vitatecs_clip4clip(fps, frame_count, target_fps, max_frames, first) -> None:
+def test_int_fps_matches_vitatecs_clip4clip(
+    fps, frame_count, target_fps, max_frames, first
+) -> None:
     policy = SamplingPolicy("int-fps", target_fps=target_fps, max_frames=max_frames)
     expected = first + vitatecs_clip4clip_indices(frame_count, fps, target_fps, max_frames)
     assert policy.indices(first, first + frame_count - 1, fps).tolist() == expected.tolist()
@@ -172,7 +179,11 @@ def test_int_fps_rejects_rates_the_reference_asserts_on(kwargs, fps, message) ->
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({}, "positive target_fps"), ({"target_fps": 0.5}, "whole number"), ({"target_fps": 1, "max_frames": 0}, "max_frames")],
+    [
+        ({}, "positive target_fps"),
+        ({"target_fps": 0.5}, "whole number"),
+        ({"target_fps": 1, "max_frames": 0}, "max_frames"),
+    ],
 )
 def test_int_fps_policy_validates_its_fields(kwargs, message) -> None:
     with pytest.raises(ValueError, match=message):
@@ -194,19 +205,37 @@ def test_segment_start_matches_lavis(frame_count, num_frames, first) -> None:
 def test_segment_start_is_exact_where_lavis_float_rounding_is_not() -> None:
     """LAVIS' float ``np.arange`` gives 8 starts, the last past the end, for 7 segments of 17 frames."""
     assert lavis_uniform_indices(17, 7).tolist() == [0, 2, 4, 7, 9, 12, 14, 17]
-    assert SamplingPolicy("segment-start", 7).indices(0, 16, 30.0).tolist() == [0, 2, 4, 7, 9, 12, 14]
-    assert SamplingPolicy("segment-start", 8).indices(3, 7, 30.0).tolist() == [3, 4, 5, 6, 7]  # short window
+    assert SamplingPolicy("segment-start", 7).indices(0, 16, 30.0).tolist() == [
+        0,
+        2,
+        4,
+        7,
+        9,
+        12,
+        14,
+    ]
+    assert SamplingPolicy("segment-start", 8).indices(3, 7, 30.0).tolist() == [
+        3,
+        4,
+        5,
+        6,
+        7,
+    ]  # short window
 
 
 # --- random-consecutive: ViLMA ---------------------------------------------------------------
 
 
-def _vilma_reference(frame_count: int, fps: float, start: Fraction, end: Fraction, key: str, seed: int) -> list[int]:
+def _vilma_reference(
+    frame_count: int, fps: float, start: Fraction, end: Fraction, key: str, seed: int
+) -> list[int]:
     """Source frames ViLMA's CLIP / X-CLIP see for the window ``[start, end]`` s: ``normalize_fps``
     at 30 fps, ``read_video`` of the window, ``Dataset_v2``'s clip, with foilkit's draw for ``key``."""
     normalised = ffmpeg_fps_filter(frame_count, Fraction(fps).limit_denominator(1001), 30)
     window = torchvision_window(start, end, 30, len(normalised))
-    rows = vilma_dataset_v2_rows(len(window), 8, lambda low, high: _view_generator(seed, key).integers(low, high))
+    rows = vilma_dataset_v2_rows(
+        len(window), 8, lambda low, high: _view_generator(seed, key).integers(low, high)
+    )
     return [normalised[window[row]] for row in rows], len(window)
 
 
@@ -268,7 +297,16 @@ def test_random_consecutive_without_normalisation_counts_source_frames() -> None
         draw = _view_generator(0, key).integers
         expected = vilma_dataset_v2_rows(100, 8, draw)
         assert policy.indices(10, 109, 24.0, key=key).tolist() == [10 + row for row in expected]
-    assert policy.indices(10, 14, 24.0, key="a").tolist() == [10, 11, 12, 13, 14, 14, 14, 14]  # padded
+    assert policy.indices(10, 14, 24.0, key="a").tolist() == [
+        10,
+        11,
+        12,
+        13,
+        14,
+        14,
+        14,
+        14,
+    ]  # padded
 
 
 def test_random_consecutive_is_deterministic_per_view_and_order_free() -> None:
@@ -308,7 +346,11 @@ def test_random_consecutive_errors(kwargs, call, message) -> None:
 
 @pytest.mark.parametrize(
     ("kwargs", "message"),
-    [({"stride": 2}, "consecutive frames"), ({"normalized_fps": 0}, "normalized_fps"), ({"seed": -1}, "seed")],
+    [
+        ({"stride": 2}, "consecutive frames"),
+        ({"normalized_fps": 0}, "normalized_fps"),
+        ({"seed": -1}, "seed"),
+    ],
 )
 def test_random_consecutive_policy_validates_its_fields(kwargs, message) -> None:
     with pytest.raises(ValueError, match=message):
@@ -317,11 +359,19 @@ def test_random_consecutive_policy_validates_its_fields(kwargs, message) -> None
 
 def test_records_name_only_the_fields_set() -> None:
     assert SamplingPolicy("random-consecutive", 8, normalized_fps=30).to_record() == {
-        "name": "random-consecutive", "num_frames": 8, "stride": 1, "normalized_fps": 30, "seed": 0,
+        "name": "random-consecutive",
+        "num_frames": 8,
+        "stride": 1,
+        "normalized_fps": 30,
+        "seed": 0,
     }
     assert "seed" not in SamplingPolicy("uniform").to_record()
     assert SamplingPolicy("int-fps", target_fps=1, max_frames=12).to_record() == {
-        "name": "int-fps", "num_frames": 8, "stride": 1, "target_fps": 1, "max_frames": 12,
+        "name": "int-fps",
+        "num_frames": 8,
+        "stride": 1,
+        "target_fps": 1,
+        "max_frames": 12,
     }
 
 
@@ -342,7 +392,11 @@ def video_24fps(tmp_path_factory) -> str:
 
 @pytest.mark.parametrize("policy", DECODE_POLICIES, ids=lambda policy: policy.name)
 def test_new_policies_decode_real_video(video_24fps: str, policy: SamplingPolicy) -> None:
-    views = [VideoView(video_24fps), VideoView(video_24fps, 0.5, 2.0), VideoView(video_24fps, 0.5, 2.0, reversed=True)]
+    views = [
+        VideoView(video_24fps),
+        VideoView(video_24fps, 0.5, 2.0),
+        VideoView(video_24fps, 0.5, 2.0, reversed=True),
+    ]
     whole, window, backward = decode_views(views, policy)
     for view, decoded in zip(views, (whole, window, backward)):
         first, last = window_frames(view, VideoMetadata(72, 24.0, 3.0, 64, 48))
@@ -357,8 +411,12 @@ def test_decoded_random_consecutive_clip_is_vilmas(video_24fps: str) -> None:
     """Seconds 0.5-2.0 of a 24 fps clip, normalised to 30: 46 frames, 8 consecutive ones from a seeded end."""
     view = VideoView(video_24fps, 0.5, 2.0)
     (decoded,) = decode_views([view], SamplingPolicy("random-consecutive", 8, normalized_fps=30))
-    expected, segment = _vilma_reference(72, 24.0, Fraction(1, 2), Fraction(2), sampling_key(view), 0)
+    expected, segment = _vilma_reference(
+        72, 24.0, Fraction(1, 2), Fraction(2), sampling_key(view), 0
+    )
     assert segment == 46 and decoded.indices.tolist() == expected
     assert sampling_key(view) == "clip24.mp4|0.5|2.0"  # the folder is not part of the key
-    assert sampling_key(VideoView("/elsewhere/clip24.mp4", 0.5, 2, reversed=True)) == sampling_key(view)
+    assert sampling_key(VideoView("/elsewhere/clip24.mp4", 0.5, 2, reversed=True)) == sampling_key(
+        view
+    )
     assert sampling_key(VideoView(video_24fps)) == "clip24.mp4||"

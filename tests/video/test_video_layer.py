@@ -1,4 +1,5 @@
 """The video layer: sampling policies, both decoder backends, reversed views, bad input."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+
 from foilkit.scorers.video import (
     SAMPLERS,
     CorruptVideoError,
@@ -21,7 +23,6 @@ from foilkit.scorers.video import (
     probe,
     window_frames,
 )
-
 from foilkit.synthetic.videos import (
     SyntheticScene,
     render_frames,
@@ -98,7 +99,9 @@ def test_backends_agree_on_every_policy(video: str, policy: SamplingPolicy) -> N
 
 def test_decoded_frames_show_the_rendered_motion(video: str) -> None:
     decoded = decode_view(VideoView(video), SamplingPolicy("uniform", 8))
-    truth = torch.from_numpy(render_frames(SyntheticScene(direction="right"), num_frames=NUM_FRAMES))
+    truth = torch.from_numpy(
+        render_frames(SyntheticScene(direction="right"), num_frames=NUM_FRAMES)
+    )
     truth = truth.permute(0, 3, 1, 2)[torch.from_numpy(decoded.indices)]
     assert (decoded.frames.float() - truth.float()).abs().mean() < 6.0  # lossy H.264, yuv420p
 
@@ -106,12 +109,17 @@ def test_decoded_frames_show_the_rendered_motion(video: str) -> None:
 @pytest.mark.parametrize("backend", available_backends())
 def test_reversed_view_is_forward_frames_reversed(video: str, backend: str) -> None:
     policy = SamplingPolicy("uniform", 8)
-    forward, backward = decode_views([VideoView(video), VideoView(video, reversed=True)], policy, backend)
+    forward, backward = decode_views(
+        [VideoView(video), VideoView(video, reversed=True)], policy, backend
+    )
     assert torch.equal(backward.frames, forward.frames.flip(0))
     for view in (forward, backward):  # T x C x H x W, contiguous: what models and processors take
         assert view.frames.is_contiguous() and view.frames.shape[:2] == (8, 3)
     assert backward.indices.tolist() == forward.indices[::-1].tolist()
-    assert backward.reversed and backward.to_record()["frame_indices"] == forward.indices[::-1].tolist()
+    assert (
+        backward.reversed
+        and backward.to_record()["frame_indices"] == forward.indices[::-1].tolist()
+    )
 
 
 def test_several_views_decode_the_union_once(video: str, monkeypatch) -> None:
@@ -129,7 +137,12 @@ def test_several_views_decode_the_union_once(video: str, monkeypatch) -> None:
     out = decode_views(views, SamplingPolicy("uniform", 4))
     assert len(calls) == 1
     assert calls[0] == sorted(set(np.concatenate([d.indices for d in out]).tolist()))
-    assert out[2].indices.tolist() == [8, 10, 12, 15]  # linspace(8, 15, 4) truncated: [1 s, 2 s) at 8 fps
+    assert out[2].indices.tolist() == [
+        8,
+        10,
+        12,
+        15,
+    ]  # linspace(8, 15, 4) truncated: [1 s, 2 s) at 8 fps
 
 
 def test_bytes_and_feature_mapping_sources_decode_like_paths(video: str) -> None:
@@ -137,7 +150,9 @@ def test_bytes_and_feature_mapping_sources_decode_like_paths(video: str) -> None
     data = Path(video).read_bytes()
     by_path = decode_view(VideoView(video), policy).frames
     assert torch.equal(decode_view(VideoView(data), policy).frames, by_path)
-    assert torch.equal(decode_view(VideoView({"path": video, "bytes": None}), policy).frames, by_path)
+    assert torch.equal(
+        decode_view(VideoView({"path": video, "bytes": None}), policy).frames, by_path
+    )
     assert content_hash(video) == content_hash(data)
 
 

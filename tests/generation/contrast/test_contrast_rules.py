@@ -6,6 +6,7 @@ import random
 from collections import Counter
 
 import pytest
+
 from foilkit.generation.contrast.gender_swap import GENDER_NOUN_MAP, gender_swap
 from foilkit.generation.contrast.person_id import person_id_swap
 

@@ -5,10 +5,12 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from foilkit.generation.contrast.gender_swap import gender_swap
 from foilkit.generation.contrast.multiple_choice import (
     MultipleChoiceItem,
     build_contrast_mc,
+    item_row,
     read_multiple_choice,
     write_multiple_choice,
 )
@@ -46,6 +48,26 @@ def test_gender_mc_replaces_one_negative(random_mc, tmp_path):
     path = tmp_path / "gender_mc.tsv"
     write_multiple_choice(items, path)
     assert read_multiple_choice(path) == items
+
+
+def test_an_item_row_is_the_builders_row_with_provenance(random_mc):
+    from foilkit.builders.contrast_sets import multiple_choice_row
+    from foilkit.generation.foil import row_foils
+
+    rng = random.Random(0)
+    (item,) = build_contrast_mc(
+        random_mc, lambda c: gender_swap(c, rng=rng), rng=rng, foil_type="gender"
+    )
+    row = item_row(item)
+    built = multiple_choice_row(
+        item.clip, list(item.options), item.label, "gender", file="f", row=1
+    )
+    assert {k: row[k] for k in built} == built
+    foils = row_foils(row)
+    assert [f.rule for f in foils].count("contrast.gender_swap") == 1
+    randoms = [f for f in foils if f.rule == "contrast.random_negative"]
+    assert len(randoms) == 3 and {f.foil_type for f in randoms} == {"random"}
+    assert [item.options[f.source["ending"]] for f in randoms] == [f.text for f in randoms]
 
 
 def test_replaced_slot_is_seeded_and_uniform(random_mc):

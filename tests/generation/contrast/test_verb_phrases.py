@@ -6,6 +6,7 @@ import json
 from collections import Counter
 
 import pytest
+
 from foilkit.generation.contrast.lexicon import (
     BuiltinVerbLexicon,
     WordNetVerbLexicon,
@@ -161,8 +162,11 @@ def test_inflect_and_the_contrast_foil_of_a_published_item():
     from foilkit.generation.contrast.verb_calibration import contrast_foil, inflect
 
     assert [inflect("ride", t) for t in ("VBG", "VBZ", "VBD", "VB")] == [
-        "riding", "rides", "rided", "ride",
-    ]  # fmt: skip
+        "riding",
+        "rides",
+        "rided",
+        "ride",
+    ]
     assert inflect("hop", "VBG") == "hopping" and inflect("make fun", "VBZ") == "makes fun"
     options = ["a group is dancing", "a child is laying around on a mat", "a game show host"]
     found = contrast_foil("a child is running around on a mat", options)

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-
 from openai_server import OpenAICompatibleServer
 
 # What the scripted LLM answers to the rewrite prompt, per caption: good rewrites, one that

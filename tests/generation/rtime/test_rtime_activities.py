@@ -8,6 +8,8 @@ import random
 import pytest
 
 from foilkit.generation.llm import LLMResponseError
+from foilkit.generation.prompts import prompt_hash
+from foilkit.generation.rtime import load_prompt
 from foilkit.generation.rtime.activities import (
     PLACEHOLDER,
     ActivityPair,
@@ -15,7 +17,6 @@ from foilkit.generation.rtime.activities import (
     normalise_activity,
     read_activity_pairs,
 )
-from foilkit.generation.rtime.prompt_templates import PromptTemplate, prompt_hash
 from foilkit.generation.rtime.replies import ReplyFormatError
 
 
@@ -96,9 +97,13 @@ def test_each_round_shows_other_shots_and_the_seed_fixes_them(llm_server, chat_c
     def shots(seed: int) -> list[str]:
         start = len(server.requests)
         expand_activity_pairs(
-            chat_client(server, cache_dir=None), seeds, rounds=3, shots=4, count=5,
+            chat_client(server, cache_dir=None),
+            seeds,
+            rounds=3,
+            shots=4,
+            count=5,
             rng=random.Random(seed),
-        )  # fmt: skip
+        )
         prompts = sorted(body["messages"][-1]["content"] for body in server.requests[start:])
         return prompts
 
@@ -114,7 +119,7 @@ def test_a_malformed_server_reply_is_an_error_and_the_other_rounds_stay_cached(
 ) -> None:
     seeds = read_activity_pairs()
     broken = llm_server(malformed=lambda body: "Suggest 7" in body["messages"][-1]["content"])
-    template = PromptTemplate.load("expand_activities")
+    template = load_prompt("expand_activities")
     options = dict(rounds=1, shots=3, template=template)
     client = chat_client(broken)
     expand_activity_pairs(client, seeds, count=5, rng=random.Random(0), **options)
@@ -132,20 +137,44 @@ def test_a_reply_with_no_pair_names_its_request_and_round(llm_server, chat_clien
     server = llm_server(responder=lambda body: "As an AI model I cannot do that.")
     with pytest.raises(ReplyFormatError, match=r"request [0-9a-f]{64} \(activity pairs, round 1\)"):
         expand_activity_pairs(
-            chat_client(server), read_activity_pairs(), rounds=1, shots=2, count=3,
+            chat_client(server),
+            read_activity_pairs(),
+            rounds=1,
+            shots=2,
+            count=3,
             rng=random.Random(0),
-        )  # fmt: skip
+        )
 
 
 @pytest.mark.parametrize(
     ("left", "right", "same"),
     [
-        (("inflating [something]", "deflating [something]"), ("inflate [something]", "deflate [something]"), True),
-        (("opens [something]", "closes [something]"), ("close [something]", "open [something]"), True),
-        (("putting on [something]", "taking off [something]"), ("put on [something]", "take off [something]"), True),
-        (("pass [something]", "catch [something]"), ("passes [something]", "catches [something]"), True),
-        (("wrap [something]", "unwrap [something]"), ("wrap [something]", "untie [something]"), False),
+        (
+            ("inflating [something]", "deflating [something]"),
+            ("inflate [something]", "deflate [something]"),
+            True,
+        ),
+        (
+            ("opens [something]", "closes [something]"),
+            ("close [something]", "open [something]"),
+            True,
+        ),
+        (
+            ("putting on [something]", "taking off [something]"),
+            ("put on [something]", "take off [something]"),
+            True,
+        ),
+        (
+            ("pass [something]", "catch [something]"),
+            ("passes [something]", "catches [something]"),
+            True,
+        ),
+        (
+            ("wrap [something]", "unwrap [something]"),
+            ("wrap [something]", "untie [something]"),
+            False,
+        ),
     ],
-)  # fmt: skip
+)
 def test_pairs_differing_only_in_inflection_are_one_pair(left, right, same) -> None:
     assert (ActivityPair(*left).key == ActivityPair(*right).key) is same

@@ -11,17 +11,32 @@ import pytest
 from foilkit.cli import main
 
 CAPTIONS = [
-    {"id": "v1-forward", "caption": "A man opens the door and then walks into the room.",
-     "split": "train", "video": "v1.mp4"},
+    {
+        "id": "v1-forward",
+        "caption": "A man opens the door and then walks into the room.",
+        "split": "train",
+        "video": "v1.mp4",
+    },
     {"id": "v2-forward", "caption": "A woman picks up a cup and drinks from it.", "split": "train"},
-    {"id": "v3-forward", "caption": "A boy takes off his shoes before entering the house.",
-     "split": "test"},
-]  # fmt: skip
+    {
+        "id": "v3-forward",
+        "caption": "A boy takes off his shoes before entering the house.",
+        "split": "test",
+    },
+]
 
 
 def _rtime(stage: str, server, tmp_path, *argv: str) -> int:
-    llm = ["--model", "scripted-llm", "--base-url", server.base_url,
-           "--cache-dir", str(tmp_path / "llm-cache"), "--retry-backoff-s", "0"]  # fmt: skip
+    llm = [
+        "--model",
+        "scripted-llm",
+        "--base-url",
+        server.base_url,
+        "--cache-dir",
+        str(tmp_path / "llm-cache"),
+        "--retry-backoff-s",
+        "0",
+    ]
     return main(["generate", "rtime", stage, *argv, *(llm if stage != "curate-import" else [])])
 
 
@@ -32,13 +47,35 @@ def _jsonl(path) -> list[dict]:
 def test_activity_list_from_seeds_to_search_queries(llm_server, tmp_path, capsys) -> None:
     server = llm_server()
     pairs_csv = tmp_path / "pairs.csv"
-    assert _rtime("expand-activities", server, tmp_path, "--rounds", "1", "--shots", "3",
-                  "--per-round", "5", "-o", str(pairs_csv), "--seed", "7") == 0  # fmt: skip
+    assert (
+        _rtime(
+            "expand-activities",
+            server,
+            tmp_path,
+            "--rounds",
+            "1",
+            "--shots",
+            "3",
+            "--per-round",
+            "5",
+            "-o",
+            str(pairs_csv),
+            "--seed",
+            "7",
+        )
+        == 0
+    )
     assert "4 new pairs" in capsys.readouterr().out
     record = json.loads((tmp_path / "pairs.csv.run.json").read_text())
-    assert record["parameters"]["seed"] == 7 and record["new_pairs"] == 4
-    assert record["llm_usage"]["requests"] == 1
-    assert record["unreadable_lines"] == [[1, "light a candle"]]
+    assert record["seed"] == 7 and record["results"]["new_pairs"] == 4
+    assert record["results"]["llm_usage"]["requests"] == 1
+    assert record["results"]["unreadable_lines"] == [[1, "light a candle"]]
+    assert record["models"]["llm"] == {
+        "id": "scripted-llm",
+        "revision": None,
+        "base_url": server.base_url,
+    }
+    assert record["inputs"]["seeds"]["path"].endswith("seed_activity_pairs.jsonl")
 
     # the curator keeps the seeds and every new pair but the climbing one
     with open(pairs_csv, newline="") as handle:
@@ -56,19 +93,41 @@ def test_activity_list_from_seeds_to_search_queries(llm_server, tmp_path, capsys
     assert {"zip [something]", "stand up"} <= {r["activity"] for r in kept}
 
     phrases_file = tmp_path / "phrases.jsonl"
-    assert _rtime("enrich", server, tmp_path, "--pairs", str(pairs), "--objects", "3",
-                  "-o", str(phrases_file)) == 0  # fmt: skip
+    assert (
+        _rtime(
+            "enrich",
+            server,
+            tmp_path,
+            "--pairs",
+            str(pairs),
+            "--objects",
+            "3",
+            "-o",
+            str(phrases_file),
+        )
+        == 0
+    )
     candidates = _jsonl(phrases_file)
     assert all(c["keep"] == "" for c in candidates)
     assert {"zip jacket", "unzip jacket", "stand up", "sit down"} <= {
         c["phrase"] for c in candidates
     }
     queries = tmp_path / "queries.jsonl"
-    code = main(["generate", "rtime", "curate-import", str(phrases_file), "--undecided", "keep",
-                 "-o", str(queries)])  # fmt: skip
+    code = main(
+        [
+            "generate",
+            "rtime",
+            "curate-import",
+            str(phrases_file),
+            "--undecided",
+            "keep",
+            "-o",
+            str(queries),
+        ]
+    )
     assert code == 0 and len(_jsonl(queries)) == len(candidates)
     record = json.loads((tmp_path / "queries.jsonl.run.json").read_text())
-    assert record["kind"] == "activity_phrases"
+    assert record["results"]["kind"] == "activity_phrases"
 
 
 @pytest.fixture
@@ -89,9 +148,20 @@ def test_rewrite_stage_on_a_small_jsonl(
 ) -> None:
     server = llm_server()
     out = tmp_path / "rewrites.jsonl"
-    argv = ["--input", str(captions_file), "-o", str(out), "--sentence-model", minilm,
-            "--on-wrong-count", "keep",
-            "--plot", str(tmp_path / "fig10.png"), "--seed", "3"]  # fmt: skip
+    argv = [
+        "--input",
+        str(captions_file),
+        "-o",
+        str(out),
+        "--sentence-model",
+        minilm,
+        "--on-wrong-count",
+        "keep",
+        "--plot",
+        str(tmp_path / "fig10.png"),
+        "--seed",
+        "3",
+    ]
     assert _rtime("rewrite", server, tmp_path, *argv) == 0
     printed = capsys.readouterr().out
     assert "5 of 9 rewrites accepted for 2 captions" in printed and "'test': 1" in printed
@@ -102,11 +172,13 @@ def test_rewrite_stage_on_a_small_jsonl(
     assert len(door["rewrites"]) == 3 and len(door["rejected_rewrites"]) == 3
     assert json.loads(door["rewrite_provenance"][0])["sentence_model"] == minilm
     record = json.loads((tmp_path / "rewrites.jsonl.run.json").read_text())
-    assert record["parameters"]["seed"] == 3 and record["skipped_rows_by_split"] == {"test": 1}
-    assert record["report"]["rewrite_vs_caption"]["count"] == 9
-    assert record["llm_usage"]["requests"] == 2
-    assert record["prompt"]["path"].endswith("rewrite_caption.yaml")
-    assert len(record["prompt"]["template_hash"]) == 64
+    results = record["results"]
+    assert record["seed"] == 3 and results["skipped_rows_by_split"] == {"test": 1}
+    assert results["report"]["rewrite_vs_caption"]["count"] == 9
+    assert results["llm_usage"]["requests"] == 2 and results["rows_written"] == 2
+    assert record["prompts"]["rewrite"]["path"].endswith("rewrite_caption.yaml")
+    assert len(record["prompts"]["rewrite"]["template_hash"]) == 64
+    assert record["models"]["sentence"]["id"] == minilm
     assert (tmp_path / "fig10.png").exists()
 
     # a rerun is answered from the cache: no server needed, the same rows
@@ -116,14 +188,24 @@ def test_rewrite_stage_on_a_small_jsonl(
     assert _rtime("rewrite", server, tmp_path, *argv) == 0
     assert _jsonl(again) == rows
     record = json.loads((tmp_path / "again.jsonl.run.json").read_text())
-    assert record["llm_usage"]["cache_hits"] == 2
+    assert record["results"]["llm_usage"]["cache_hits"] == 2
 
 
 def test_every_split_and_no_temporal_check(llm_server, tmp_path, captions_file, minilm) -> None:
     out = tmp_path / "all.jsonl"
-    argv = ["--input", str(captions_file), "-o", str(out), "--sentence-model", minilm,
-            "--on-wrong-count", "keep",
-            "--splits", "all", "--no-temporal-check"]  # fmt: skip
+    argv = [
+        "--input",
+        str(captions_file),
+        "-o",
+        str(out),
+        "--sentence-model",
+        minilm,
+        "--on-wrong-count",
+        "keep",
+        "--splits",
+        "all",
+        "--no-temporal-check",
+    ]
     assert _rtime("rewrite", llm_server(), tmp_path, *argv) == 0
     rows = _jsonl(out)
     assert [row["id"] for row in rows] == ["v1-forward", "v2-forward", "v3-forward"]
@@ -146,16 +228,29 @@ def test_an_rtime_annotation_file_round_trips_through_the_builder(
 ) -> None:
     from foilkit.builders import build
 
-    video = {"temporal": True, "reverse": True, "url": "https://example.com/v9",
-             "forward_captions": ["A man opens the door and then walks into the room."],
-             "reverse_captions": ["A woman picks up a cup and drinks from it."]}  # fmt: skip
+    video = {
+        "temporal": True,
+        "reverse": True,
+        "url": "https://example.com/v9",
+        "forward_captions": ["A man opens the door and then walks into the room."],
+        "reverse_captions": ["A woman picks up a cup and drinks from it."],
+    }
     source = tmp_path / "train.json"  # the split comes from the file name
     source.write_text(json.dumps({"9": video}))
     folder = tmp_path / "annotations"
     out = tmp_path / "train-rewrites.jsonl"
-    argv = ["--input", str(source), "-o", str(out), "--sentence-model", minilm,
-            "--on-wrong-count", "keep",
-            "--rtime-json", str(folder / "test.json")]  # fmt: skip
+    argv = [
+        "--input",
+        str(source),
+        "-o",
+        str(out),
+        "--sentence-model",
+        minilm,
+        "--on-wrong-count",
+        "keep",
+        "--rtime-json",
+        str(folder / "test.json"),
+    ]
     assert _rtime("rewrite", llm_server(), tmp_path, *argv) == 0
     assert [row["id"] for row in _jsonl(out)] == ["9-forward", "9-reverse"]
     (folder / "valid.json").write_text((folder / "test.json").read_text())
@@ -163,8 +258,10 @@ def test_an_rtime_annotation_file_round_trips_through_the_builder(
     forward, reverse = sorted(built["test"], key=lambda row: row["id"])
     assert forward["id"] == "9-forward" and len(forward["rewrites"]) == 3
     assert forward["rewrites"][0] == "A man opens the door, then he walks into the room."
-    assert reverse["rewrites"] == ["A woman lifts a cup and drinks from it.",
-                                   "Picking up a cup, a woman takes a drink from it."]  # fmt: skip
+    assert reverse["rewrites"] == [
+        "A woman lifts a cup and drinks from it.",
+        "Picking up a cup, a woman takes a drink from it.",
+    ]
     assert forward["foil_rewrites"] == reverse["rewrites"]
 
 

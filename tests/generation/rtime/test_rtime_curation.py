@@ -50,8 +50,16 @@ def test_a_spreadsheet_round_trip_keeps_the_decisions_and_edits(tmp_path, suffix
     def curate(rows):
         rows = _decide(rows, ["yes", "Y", "no", "keep"])  # the seed stays; "smile" goes
         rows[1]["activity"] = "Zip up [something]"  # an edit
-        rows.append({**rows[0], "activity": "stand up", "opposite": "sit down",
-                     "origin": "human", "source": "", "notes": "added by the curator"})  # fmt: skip
+        rows.append(
+            {
+                **rows[0],
+                "activity": "stand up",
+                "opposite": "sit down",
+                "origin": "human",
+                "source": "",
+                "notes": "added by the curator",
+            }
+        )
         return rows
 
     _edit_csv(path, curate, delimiter)
@@ -149,5 +157,6 @@ def test_files_of_no_known_kind_or_format_are_refused(tmp_path) -> None:
     with pytest.raises(ValueError, match=r"ends in one of \['.csv', '.jsonl', '.tsv'\]"):
         write_curation(_candidates(), tmp_path / "pairs.xlsx")
     with pytest.raises(ValueError, match="one curation file holds one kind"):
-        write_curation([(None, SEED), (None, ActivityPhrase("stand up", "sit down"))],
-                       tmp_path / "mixed.csv")  # fmt: skip
+        write_curation(
+            [(None, SEED), (None, ActivityPhrase("stand up", "sit down"))], tmp_path / "mixed.csv"
+        )

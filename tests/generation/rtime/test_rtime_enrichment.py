@@ -60,8 +60,10 @@ def test_enrichment_fills_the_slot_on_both_sides_with_provenance(llm_server, cha
         ("suitcase", "zip suitcase", "unzip suitcase"),
     ]
     assert [p.phrase for p in by_activity["unzip [something]"]] == [
-        "unzip jacket", "unzip backpack", "unzip suitcase"
-    ]  # fmt: skip
+        "unzip jacket",
+        "unzip backpack",
+        "unzip suitcase",
+    ]
     # activities without a slot are phrases as they are, without asking the LLM
     assert [(p.phrase, p.opposite_phrase, p.model) for p in by_activity["stand up"]] == [
         ("stand up", "sit down", "")

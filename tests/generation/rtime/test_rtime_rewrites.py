@@ -6,8 +6,10 @@ import json
 import random
 
 import pytest
+
 from foilkit.generation.llm import LLMResponseError
-from foilkit.generation.rtime.prompt_templates import PromptTemplate, prompt_hash, template_hash
+from foilkit.generation.prompts import prompt_hash
+from foilkit.generation.rtime import load_prompt
 from foilkit.generation.rtime.replies import ReplyFormatError
 from foilkit.generation.rtime.rewrites import (
     PROVENANCE_COLUMN,
@@ -46,17 +48,17 @@ def results(llm_server, chat_client, rewrite_filter):
 
 @pytest.mark.parametrize("name", ["expand_activities", "enrich_activity", "rewrite_caption"])
 def test_every_packaged_prompt_renders(name: str) -> None:
-    template = PromptTemplate.load(name)
+    template = load_prompt(name)
     values = {field: f"<{field}>" for field in template.fields}
     messages = template.render(**values)
     assert [m["role"] for m in messages] == ["system", "user"]
     assert all(f"<{field}>" in messages[-1]["content"] for field in template.fields)
-    assert "RTime" in template.source and len(template_hash(template)) == 64
+    assert "RTime" in template.source and len(template.template_hash) == 64
     assert prompt_hash(messages) == prompt_hash(template.render(**values))
 
 
 def test_the_rewrite_prompt_asks_for_the_count_and_keeps_time() -> None:
-    (system, user) = PromptTemplate.load("rewrite_caption").render(caption=DOOR, count=9)
+    (system, user) = load_prompt("rewrite_caption").render(caption=DOOR, count=9)
     assert f"Description: {DOOR}" in user["content"]
     assert "into 9 different sentences" in user["content"]
     assert "order in which things happen" in system["content"]
@@ -67,11 +69,11 @@ def test_prompt_files_are_checked(tmp_path) -> None:
     path.write_text("fields: [caption]\nmessages:\n  - {role: user, content: 'Say {caption} {n}'}")
     wrong_fields = r"mine\.yaml: 'fields' \['caption'\] differ .* \['caption', 'n'\]"
     with pytest.raises(ValueError, match=wrong_fields):
-        PromptTemplate.load(path)
+        load_prompt(path)
     with pytest.raises(FileNotFoundError, match="packaged prompts: .*'rewrite_caption'"):
-        PromptTemplate.load("no_such_prompt")
+        load_prompt("no_such_prompt")
     with pytest.raises(KeyError, match=r"needs field\(s\) \['count'\]"):
-        PromptTemplate.load("rewrite_caption").render(caption="x")
+        load_prompt("rewrite_caption").render(caption="x")
 
 
 def test_pairwise_cosines_encode_each_text_once(sentence_embedder) -> None:

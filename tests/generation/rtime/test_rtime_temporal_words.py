@@ -101,19 +101,31 @@ def test_must_keep_names_known_classes() -> None:
     ("caption", "rewrite", "expected"),
     [
         ("A man opens the door and then walks in.", "After opening the door, a man walks in.", []),
-        ("A man opens the door and then walks in.", "A man opens the door, walking in.",
-         ["drops 'sequence' (then)"]),
-        ("A man opens the door and then walks in.", "A man closes the door and then walks in.",
-         ["reverses 'open' into 'close' (close/VERB)"]),
+        (
+            "A man opens the door and then walks in.",
+            "A man opens the door, walking in.",
+            ["drops 'sequence' (then)"],
+        ),
+        (
+            "A man opens the door and then walks in.",
+            "A man closes the door and then walks in.",
+            ["reverses 'open' into 'close' (close/VERB)"],
+        ),
         ("The red curtain of a stage rose up.", "The stage's red curtain ascended.", []),
-        ("The red curtain of a stage rose up.", "The stage's red curtain fell down.",
-         ["reverses 'upward' into 'downward' (fall/VERB)"]),
+        (
+            "The red curtain of a stage rose up.",
+            "The stage's red curtain fell down.",
+            ["reverses 'upward' into 'downward' (fall/VERB)"],
+        ),
         ("A boy takes his shoes off.", "A boy removes his shoes.", []),
-        ("A person turned on the oven.", "Someone switched the oven off.",
-         ["reverses 'turn_on' into 'turn_off' (switch * off)"]),
+        (
+            "A person turned on the oven.",
+            "Someone switched the oven off.",
+            ["reverses 'turn_on' into 'turn_off' (switch * off)"],
+        ),
         ("A man walks to the open door.", "A man walks to the door.", []),  # "open": adjective
     ],
-)  # fmt: skip
+)
 def test_the_packaged_lexicon_on_rtime_like_captions(tokenize, caption, rewrite, expected) -> None:
     lexicon = TemporalLexicon.load()
     caption_tokens, rewrite_tokens = tokenize([caption, rewrite])

@@ -7,6 +7,7 @@ import json
 import re
 
 import pytest
+
 from foilkit.generation.vilma.actor_swap import _verb_lemmas_of, actor_swap, person_heads
 from foilkit.generation.vilma.people import is_person_token
 
@@ -27,18 +28,28 @@ def published_swaps(shared_data):
 @pytest.mark.parametrize(
     ("caption", "foil"),
     [
-        ("The men in leather gently wrap the man dressed in white.",
-         "The man dressed in white gently wraps the men in leather."),
-        ("A guy in a black outfit aims his gun at a woman in a black hat.",
-         "A woman in a black hat aims her gun at a guy in a black outfit."),
-        ("The man in the car looked over his shoulder at two men dressed in black.",
-         "Two men dressed in black looked over his shoulder at the man in the car."),
-        ("A man in a grey suit stares ahead at men working on a switchboard.",
-         "Men working on a switchboard stare ahead at a man in a grey suit."),
-        ("The blond man runs away from the policeman in the hallway.",
-         "The policeman runs away from the blond man in the hallway."),
+        (
+            "The men in leather gently wrap the man dressed in white.",
+            "The man dressed in white gently wraps the men in leather.",
+        ),
+        (
+            "A guy in a black outfit aims his gun at a woman in a black hat.",
+            "A woman in a black hat aims her gun at a guy in a black outfit.",
+        ),
+        (
+            "The man in the car looked over his shoulder at two men dressed in black.",
+            "Two men dressed in black looked over his shoulder at the man in the car.",
+        ),
+        (
+            "A man in a grey suit stares ahead at men working on a switchboard.",
+            "Men working on a switchboard stare ahead at a man in a grey suit.",
+        ),
+        (
+            "The blond man runs away from the policeman in the hallway.",
+            "The policeman runs away from the blond man in the hallway.",
+        ),
     ],
-)  # fmt: skip
+)
 def test_the_actors_trade_places_with_what_describes_them(nlp, caption, foil):
     (swapped,) = actor_swap(caption, nlp=nlp)
     assert swapped.text == foil

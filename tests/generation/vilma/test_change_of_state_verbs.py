@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
+
 from foilkit.generation.vilma.change_of_state import (
     SUBTESTS,
     ChangeOfState,

@@ -8,6 +8,7 @@ import json
 import re
 
 import pytest
+
 from foilkit.generation.vilma.masked_lm import PROFICIENCY_ROLES, mask_targets
 
 # The published files of each test (their proficiency caption and first proficiency foil).

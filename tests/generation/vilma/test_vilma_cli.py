@@ -3,39 +3,66 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 
 import datasets
 import pytest
-from foilkit.generation.foil import foils_dataset, row_foils
-from foilkit.generation.vilma import cli
 
+from foilkit.generation.foil import foils_dataset, read_foils, row_foils
+from foilkit.generation.provenance import RunRecord
+from foilkit.generation.vilma import cli
 from foilkit.synthetic.models import tiny_model_path
 
 
 def _run(tmp_path, stage: str, records: list[dict], *options: str) -> list[dict]:
-    source, out = tmp_path / f"{stage}.in.jsonl", tmp_path / f"{stage}.jsonl"
+    source, out = tmp_path / f"{stage}.in.jsonl", tmp_path / stage
     source.write_text("".join(json.dumps(r) + "\n" for r in records))
     parser = argparse.ArgumentParser()
     cli.configure(parser)
     assert cli.run(parser.parse_args([stage, "-i", str(source), "-o", str(out), *options])) == 0
-    rows = [json.loads(line) for line in out.read_text().splitlines()]
-    metadata = {"subtest": datasets.Value("string")} if rows and "subtest" in rows[0] else {}
-    foils_dataset(rows, **metadata)  # the canonical features accept them
+    dataset = read_foils(out)  # the foils dataset in the canonical schema
+    rows = dataset.to_list()
+    assert dataset.features == foils_dataset(rows, **_metadata(rows)).features
     for row in rows:
         assert [f.text for f in row_foils(row)] == row["foils"]
-    assert json.loads(out.with_name(f"{stage}.jsonl.run.json").read_text())["rows_written"] == len(
-        rows
-    )
+    record = RunRecord.read(out / "run.json")
+    assert (record.pipeline, record.stage) == ("vilma", stage)
+    assert record.results["rows_written"] == len(rows)
+    assert record.inputs["input"]["sha256"] == hashlib.sha256(source.read_bytes()).hexdigest()
     return rows
 
 
+def _metadata(rows: list[dict]) -> dict:
+    if rows and "proficiency_caption" in rows[0]:
+        text, texts = datasets.Value("string"), datasets.List(datasets.Value("string"))
+        return {
+            "subtest": text,
+            "verb": text,
+            "noun": text,
+            "proficiency_caption": text,
+            "proficiency_foils": texts,
+            "proficiency_provenance": texts,
+        }
+    return {"subtest": datasets.Value("string")} if rows and "subtest" in rows[0] else {}
+
+
 def test_counting(tmp_path):
-    rows = _run(tmp_path, "counting", [
-        {"id": "q0", "template": "a man skips rope exactly <number> times.", "count": 2, "video": "000.mp4"},
-        {"id": "q1", "template": "a man skips rope exactly <number> times.", "count": 7},
-        {"id": "q2", "template": "a man skips rope exactly <number> times.", "count": 12},
-    ], "--digits")  # fmt: skip
+    rows = _run(
+        tmp_path,
+        "counting",
+        [
+            {
+                "id": "q0",
+                "template": "a man skips rope exactly <number> times.",
+                "count": 2,
+                "video": "000.mp4",
+            },
+            {"id": "q1", "template": "a man skips rope exactly <number> times.", "count": 7},
+            {"id": "q2", "template": "a man skips rope exactly <number> times.", "count": 12},
+        ],
+        "--digits",
+    )
     assert [(r["id"], r["subtest"], r["caption"]) for r in rows] == [
         ("q0", "easy", "a man skips rope exactly 2 times."),
         ("q1", "difficult", "a man skips rope exactly 7 times."),
@@ -43,17 +70,33 @@ def test_counting(tmp_path):
 
 
 def test_change_of_state(tmp_path):
-    rows = _run(tmp_path, "change-of-state", [
-        {"id": "c0", "argument": "the door", "pre_state": "open", "verb": "close",
-         "post_state": "closed", "reverse_verb": "open"},
-    ])  # fmt: skip
+    rows = _run(
+        tmp_path,
+        "change-of-state",
+        [
+            {
+                "id": "c0",
+                "argument": "the door",
+                "pre_state": "open",
+                "verb": "close",
+                "post_state": "closed",
+                "reverse_verb": "open",
+            },
+        ],
+    )
     assert [r["subtest"] for r in rows] == ["action", "prestate", "poststate", "inverse"]
     assert rows[0]["foils"] == ["Someone opens the door."]
 
 
 def test_actor_swap(tmp_path):
-    rows = _run(tmp_path, "actor-swap", [{"id": "s0", "caption": "A boy pushes the girl."},
-                                         {"id": "s1", "caption": "A man sleeps."}])  # fmt: skip
+    rows = _run(
+        tmp_path,
+        "actor-swap",
+        [
+            {"id": "s0", "caption": "A boy pushes the girl."},
+            {"id": "s1", "caption": "A man sleeps."},
+        ],
+    )
     assert [r["foils"] for r in rows] == [["The girl pushes a boy."]]
 
 
@@ -68,22 +111,86 @@ def test_model_stages_with_tiny_models(tmp_path, stage):
     if stage == "spatial":
         options = ["--t5", str(tiny_model_path("t5")), "--top-k", "2", *filters]
     else:
-        options = ["--mlm", f"fill-mask:{tiny_model_path('roberta-mlm')}",
-                   "--mlm", f"t5:{tiny_model_path('t5')}", "--role", "object", "--top-k", "3", *filters]  # fmt: skip
+        options = [
+            "--mlm",
+            f"fill-mask:{tiny_model_path('roberta-mlm')}",
+            "--mlm",
+            f"t5:{tiny_model_path('t5')}",
+            "--role",
+            "object",
+            "--top-k",
+            "3",
+            *filters,
+        ]
     rows = _run(tmp_path, stage, captions, *options)
     assert rows and all(len(r["foils"]) == 1 for r in rows)
     for row in rows:
         (foil,) = row_foils(row)
         assert "grammaticality" in foil.filter_scores and foil.text != row["caption"]
+    models = RunRecord.read(tmp_path / stage / "run.json").models
+    assert models["cola"]["id"] == str(tiny_model_path("cola"))
+    assert ("t5" in models) == (stage == "spatial") and ("mlm.1" in models) == (stage != "spatial")
 
 
 @pytest.mark.parametrize(("foil_type", "top_k"), [("proficiency", 3), ("action_replacement", 32)])
 def test_masked_lm_top_k_defaults_follow_the_paper(tmp_path, foil_type, top_k):
     rows = _run(
-        tmp_path, "masked-lm", [{"id": "r0", "caption": "someone peels a melon"}],
-        "--mlm", f"fill-mask:{tiny_model_path('roberta-mlm')}", "--role", "object",
-        "--foil-type", foil_type, "--all-foils",
-    )  # fmt: skip
+        tmp_path,
+        "masked-lm",
+        [{"id": "r0", "caption": "someone peels a melon"}],
+        "--mlm",
+        f"fill-mask:{tiny_model_path('roberta-mlm')}",
+        "--role",
+        "object",
+        "--foil-type",
+        foil_type,
+        "--all-foils",
+    )
     (row,) = rows
     assert len(row["foils"]) == top_k
     assert {f.parameters["top_k"] for f in row_foils(row)} == {top_k}
+
+
+@pytest.mark.parametrize(
+    ("replace", "mlm"), [("action", "t5:{t5}"), ("object", "fill-mask:{roberta}")]
+)
+def test_rare_actions(tmp_path, replace, mlm):
+    """RareAct (verb, object) pairs -> ViLMA's captions, foils from the model, and the
+    "there is at least one <object>" proficiency item with another object of the file."""
+    pairs = [
+        {"id": "ra0", "verb": "peel", "noun": "corn", "video": "a.mp4", "start": 50, "end": 60},
+        {"id": "ra1", "verb": "cut", "noun": "keyboard", "detected": ["corn"]},
+        {"id": "ra2", "verb": "throw", "noun": "shirt"},
+    ]
+    spec = mlm.format(t5=tiny_model_path("t5"), roberta=tiny_model_path("roberta-mlm"))
+    rows = _run(
+        tmp_path,
+        "rare-actions",
+        pairs,
+        "--replace",
+        replace,
+        "--mlm",
+        spec,
+        "--top-k",
+        "8",
+        "--excluded-actions",
+    )
+    by_id = {row["id"]: row for row in rows}
+    assert by_id and set(by_id) <= {"ra0", "ra1", "ra2"}
+    captions = {"ra0": "peeling some corns", "ra1": "cutting a keyboard", "ra2": "throwing a shirt"}
+    for row in rows:
+        assert row["caption"] == captions[row["id"]] and len(row["foils"]) == 1
+        assert row["subtest"] == f"{replace}_replacement"
+        assert row["proficiency_caption"] in (
+            "there are some corns",
+            "there is at least one keyboard",
+            "there is at least one shirt",
+        )
+        (other,) = row["proficiency_foils"]
+        assert other != row["proficiency_caption"] and other.startswith("there ")
+        proficiency = json.loads(row["proficiency_provenance"][0])
+        assert proficiency["rule"] == "vilma.rare_actions.existence"
+    if "ra0" in by_id:
+        assert (by_id["ra0"]["start"], by_id["ra0"]["end"]) == (50.0, 60.0)
+    if "ra1" in by_id:  # the detector saw corn in ra1's video: not its proficiency foil
+        assert by_id["ra1"]["proficiency_foils"] == ["there is at least one shirt"]

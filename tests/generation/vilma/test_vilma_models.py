@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+
 from foilkit.generation.foil import Foil, foil_row, foils_dataset
 from foilkit.generation.nli import NLIFilter
 from foilkit.generation.vilma.grammaticality import GrammaticalityFilter, acceptable_index
@@ -24,7 +25,6 @@ from foilkit.generation.vilma.spatial import (
     spatial_foils,
     spatial_prepositions,
 )
-
 from foilkit.synthetic.models import tiny_model_path
 
 
@@ -110,8 +110,15 @@ def test_masked_lm_pipeline_end_to_end(nlp, roberta_mlm, t5, cola, lenient_nli):
     models = [MaskedLM(*roberta_mlm), MaskedLM(*t5, kind="t5")]
     grammar = GrammaticalityFilter(*cola, threshold=0.0)
     caption = "someone peels a melon"
-    foils = masked_lm_foils(caption, models, nlp=nlp, role="argument", foil_type="proficiency",
-                            filters=[lenient_nli, grammar], top_k=4)  # fmt: skip
+    foils = masked_lm_foils(
+        caption,
+        models,
+        nlp=nlp,
+        role="argument",
+        foil_type="proficiency",
+        filters=[lenient_nli, grammar],
+        top_k=4,
+    )
     assert foils and all(list(f.filter_scores) == ["nli", "grammaticality"] for f in foils)
     best = best_foil(foils)
     assert best.filter_scores["grammaticality"] == max(

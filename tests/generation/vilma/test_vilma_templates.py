@@ -6,6 +6,7 @@ import json
 import random
 
 import pytest
+
 from foilkit.generation.vilma.actor_swap import actor_swap, swap_spans
 from foilkit.generation.vilma.change_of_state import (
     SUBTESTS,
@@ -46,14 +47,28 @@ def test_change_of_state_paper_example_gives_the_four_subtests():
 @pytest.mark.parametrize(
     ("change", "argument", "caption", "foil"),
     [
-        (ChangeOfState("in a lower position", "jump", "in a higher position", "descend", transitive=False),
-         "the athlete", "The athlete jumps.", "The athlete descends."),
-        (ChangeOfState("dirty", "tidy up", "clean", "stain"), "the closet",
-         "Someone tidies the closet up.", "Someone stains the closet."),
-        (ChangeOfState("outside", "put in", "inside", "pull out"), "the purses",
-         "Someone puts the purses in.", "Someone pulls the purses out."),
+        (
+            ChangeOfState(
+                "in a lower position", "jump", "in a higher position", "descend", transitive=False
+            ),
+            "the athlete",
+            "The athlete jumps.",
+            "The athlete descends.",
+        ),
+        (
+            ChangeOfState("dirty", "tidy up", "clean", "stain"),
+            "the closet",
+            "Someone tidies the closet up.",
+            "Someone stains the closet.",
+        ),
+        (
+            ChangeOfState("outside", "put in", "inside", "pull out"),
+            "the purses",
+            "Someone puts the purses in.",
+            "Someone pulls the purses out.",
+        ),
     ],
-)  # fmt: skip
+)
 def test_change_of_state_action_template(change, argument, caption, foil):
     got_caption, got_foil = change_of_state_pair(change, argument, "action")
     assert (got_caption, got_foil.text) == (caption, foil)
@@ -99,9 +114,13 @@ def test_third_person(verb, inflected):
 
 @pytest.mark.parametrize(
     ("count", "subtest", "foil_range"),
-    [(1, "easy", range(4, 11)), (3, "easy", range(4, 11)), (4, "difficult", range(1, 4)),
-     (10, "difficult", range(1, 4))],
-)  # fmt: skip
+    [
+        (1, "easy", range(4, 11)),
+        (3, "easy", range(4, 11)),
+        (4, "difficult", range(1, 4)),
+        (10, "difficult", range(1, 4)),
+    ],
+)
 def test_counting_number_choice(count, subtest, foil_range):
     assert counting_subtest(count) == subtest
     assert foil_counts(count) == list(foil_range)
@@ -174,15 +193,21 @@ def test_counting_regenerates_the_published_subtests(shared_data, name):
 @pytest.mark.parametrize(
     ("caption", "foil"),
     [  # published Actor Swapping items (SRL_Actor_Swapping.json)
-        ("The gentleman in a grey coat points ahead to a man in a blue shirt.",
-         "A man in a blue shirt points ahead to the gentleman in a grey coat."),
-        ("The man in a tan coat clasps the woman with blonde hair outside.",
-         "The woman with blonde hair clasps the man in a tan coat outside."),
-        ("A child with chestnut locks is speaking angrily to a man with black hair.",
-         "A man with black hair is speaking angrily to a child with chestnut locks."),
+        (
+            "The gentleman in a grey coat points ahead to a man in a blue shirt.",
+            "A man in a blue shirt points ahead to the gentleman in a grey coat.",
+        ),
+        (
+            "The man in a tan coat clasps the woman with blonde hair outside.",
+            "The woman with blonde hair clasps the man in a tan coat outside.",
+        ),
+        (
+            "A child with chestnut locks is speaking angrily to a man with black hair.",
+            "A man with black hair is speaking angrily to a child with chestnut locks.",
+        ),
         ("A boy pushes the girl.", "The girl pushes a boy."),
     ],
-)  # fmt: skip
+)
 def test_actor_swap(nlp, caption, foil):
     (swapped,) = actor_swap(caption, nlp=nlp)
     assert swapped.text == foil and swapped.foil_type == "actor_swap"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
+
 from foilkit.builders.vitatecs import ASPECTS
 from foilkit.generation.vitatecs.exemplars import (
     ExemplarSets,

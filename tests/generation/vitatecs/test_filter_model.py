@@ -6,6 +6,7 @@ import random
 
 import numpy as np
 import pytest
+
 from foilkit.generation.vitatecs.exemplars import FILTER_CLASSES, ExemplarSets, PairExemplar
 from foilkit.generation.vitatecs.filter_model import (
     AspectFilter,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+
 from foilkit.generation.nli import ENTAILMENT, NLIFilter, load_nli_model
 from foilkit.generation.vitatecs.filter_model import AspectFilter
 from foilkit.generation.vitatecs.filtering import apply_filter_model, apply_nli, apply_toxicity

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from openai_server import OpenAICompatibleServer
+
 from foilkit.generation.llm import ChatClient, LLMConfig
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 from foilkit.generation.vitatecs.generate import (
@@ -16,9 +18,7 @@ from foilkit.generation.vitatecs.generate import (
     generate_candidates,
     parse_answer,
 )
-from foilkit.generation.vitatecs.prompt import PromptTemplate, load_aspects
-
-from openai_server import OpenAICompatibleServer
+from foilkit.generation.vitatecs.prompt import CounterfactualPrompt, load_aspects
 
 
 @pytest.mark.parametrize(
@@ -71,7 +71,7 @@ def _generate(server, tmp_path, **options):
         QUERIES,
         client=client,
         exemplars=ExemplarSets.load(),
-        template=PromptTemplate.load(),
+        prompt=CounterfactualPrompt.load(),
         aspects=load_aspects(),
         progress=False,
         **options,
@@ -120,7 +120,7 @@ def test_several_prompts_and_choices_per_query(tmp_path, responder):
             QUERIES[:1],
             client=client,
             exemplars=ExemplarSets.load(),
-            template=PromptTemplate.load(),
+            prompt=CounterfactualPrompt.load(),
             aspects=load_aspects(),
             settings=GenerationSettings(prompts_per_query=3),
             progress=False,

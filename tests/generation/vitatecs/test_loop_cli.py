@@ -11,11 +11,11 @@ import shutil
 
 import pytest
 import yaml
-from foilkit.generation.vitatecs import cli
-from foilkit.generation.vitatecs.exemplars import ExemplarSets
+from openai_server import OpenAICompatibleServer
 
 from foilkit.errors import UserError
-from openai_server import OpenAICompatibleServer
+from foilkit.generation.vitatecs import cli
+from foilkit.generation.vitatecs.exemplars import ExemplarSets
 
 
 @pytest.fixture
@@ -67,9 +67,9 @@ def _give_filter_a_verdict(loop, iteration, biased_classifier, label="direction"
 def test_whole_loop(
     tmp_path, vitatecs, loop_config, captions_file, responder, scripted_answers, biased_classifier
 ):
-    import datasets
     from foilkit.builders import load_builder, prepare
     from foilkit.builders.vitatecs import FEATURES
+    from foilkit.generation.foil import read_foils
 
     loop = tmp_path / "loop"
     with OpenAICompatibleServer(responder, fail_first=2) as server:
@@ -166,6 +166,10 @@ def test_whole_loop(
         assert lines[3].split()[1:] == f1
         assert lines[6].split()[2:] == [str(r["exemplar_size"]) for r in state["iterations"]]
         assert ("converged" in out) and (loop / "iterations/1/train-filter.run.json").exists()
+        trained = json.loads((loop / "iterations/1/train-filter.run.json").read_text())
+        assert trained["stage"] == "train-filter" and trained["seed"] == 3
+        assert set(trained["models"]) == {"filter.init_model"} and "exemplars" in trained["inputs"]
+        assert trained["results"]["model"].endswith("iterations/1/filter-model")
 
         # Finalisation with the iteration-1 filter, at "scale": every caption for every aspect.
         _give_filter_a_verdict(loop, 1, biased_classifier)
@@ -189,7 +193,7 @@ def test_whole_loop(
         assert len(server.requests) - before == 60 - cached
 
     # Every scripted caption became one Direction row (the filter's aspect), NA ones none.
-    table = datasets.Dataset.from_parquet(str(final / "dataset.parquet"))
+    table = read_foils(final)  # the one foils output: foils.parquet + run.json
     assert sorted(table["caption"]) == sorted(scripted_answers)
     for name, feature in FEATURES.items():
         assert table.features[name] == feature, name
@@ -198,8 +202,11 @@ def test_whole_loop(
     assert provenance["model_ids"]["generator"] == "tiny-chat"
     assert set(provenance["filter_scores"]) == {"nli", "filter", "toxicity"}
     assert provenance["parameters"]["prompt_hash"] == table[0]["prompt_hash"]
-    run = json.loads((final / "finalize.run.json").read_text())
-    assert run["config"]["seed"] == 3 and run["rows"] == {"direction": 8}
+    run = json.loads((final / "run.json").read_text())
+    assert run["seed"] == 3 and run["parameters"]["config"]["seed"] == 3
+    assert run["results"]["rows"] == {"direction": 8} and run["results"]["rows_written"] == 8
+    assert run["models"]["llm"]["id"] == "tiny-chat" and set(run["prompts"]) == {"generation"}
+    assert run["inputs"]["captions"]["path"] == str(captions_file)
 
     # The VITATECS builder reads the annotations the finalisation wrote.
     built = prepare(

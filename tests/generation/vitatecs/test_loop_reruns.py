@@ -8,10 +8,10 @@ import csv
 
 import pytest
 import yaml
-from foilkit.generation.vitatecs import cli, stages
-from foilkit.generation.vitatecs.loop import IterationRecord, Loop, LoopState, converged
 
 from foilkit.errors import UserError
+from foilkit.generation.vitatecs import cli, stages
+from foilkit.generation.vitatecs.loop import IterationRecord, Loop, LoopState, converged
 
 
 def _run(*argv) -> int:

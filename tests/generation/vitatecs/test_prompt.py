@@ -6,13 +6,15 @@ import random
 import re
 
 import pytest
+import yaml
+
 from foilkit.builders.vitatecs import ASPECTS
+from foilkit.generation.prompts import prompt_hash
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 from foilkit.generation.vitatecs.prompt import (
+    CounterfactualPrompt,
     Demonstration,
-    PromptTemplate,
     load_aspects,
-    prompt_hash,
 )
 
 # Tab. 15 of the VITATECS paper as printed (000_b636b19e7a47213e.txt); "..." = more examples.
@@ -59,11 +61,14 @@ def _words(text: str) -> str:
 
 
 def test_rendered_prompt_is_the_papers_template():
-    template, aspects = PromptTemplate.load(), load_aspects()
+    template, aspects = CounterfactualPrompt.load(), load_aspects()
     instruction = aspects["direction"].instruction
     positive = Demonstration("a toy egg is being unboxed", "a toy egg is being put in a box")
     na = Demonstration("a woman is singing on a stage.", None)
-    prompt = template.render(instruction, [positive, na], "a man enters a movie theater")
+    messages = template.render(instruction, [positive, na], "a man enters a movie theater")
+    (message,) = messages  # the whole prompt is one user message
+    assert message["role"] == "user"
+    prompt = message["content"]
 
     expected = (
         PAPER_TAB_15.replace("[instruction]", instruction)
@@ -77,14 +82,17 @@ def test_rendered_prompt_is_the_papers_template():
     assert _words(prompt) == _words(expected)
     # The demonstrations and the query each sit on their own lines, as a chat prompt should.
     assert "\nOriginal Description: a man enters a movie theater.\nModified Description:" in prompt
-    assert template.messages(prompt) == [{"role": "user", "content": prompt}]
-    assert prompt_hash(prompt) == prompt_hash(prompt) != prompt_hash(prompt + " ")
+    again = template.render(instruction, [positive, na], "a man enters a movie theater")
+    changed = [{"role": "user", "content": prompt + " "}]
+    assert prompt_hash(messages) == prompt_hash(again) != prompt_hash(changed)
+    assert template.template.version == 1 and len(template.template.template_hash) == 64
 
 
 def test_full_prompt_from_the_shipped_exemplars_has_six_positive_and_two_na():
-    template, aspects, exemplars = PromptTemplate.load(), load_aspects(), ExemplarSets.load()
+    template, aspects, exemplars = CounterfactualPrompt.load(), load_aspects(), ExemplarSets.load()
     demos = exemplars.demonstrations("type", random.Random(0), positives=6, na=2)
-    prompt = template.render(aspects["type"].instruction, demos, "a man cooks burgers")
+    (message,) = template.render(aspects["type"].instruction, demos, "a man cooks burgers")
+    prompt = message["content"]
     assert prompt.count("Original Description:") == 9  # 8 demonstrations + the query
     assert prompt.count("Modified Description: NA") == 2
     assert prompt.count(f"Your task is to {aspects['type'].instruction} in the description") == 1
@@ -106,15 +114,46 @@ def test_aspect_texts_cover_the_six_aspects_with_the_papers_definitions():
     )
 
 
-def test_edited_template_missing_a_field_is_named(tmp_path):
-    path = tmp_path / "prompt.yaml"
+def _prompt_file(path, content: str, na_example: str = "{caption} -> {na_answer}"):
     path.write_text(
-        "format: foilkit.vitatecs.prompt/1\ntemplate: 'Do {instruction} to {caption}'\n"
-        "example: '{caption} -> {counterfactual}'\nna_example: '{caption} -> {na_answer}'\n"
-        "example_separator: ' '\nna_answer: NA\n"
+        yaml.safe_dump(
+            {
+                "format": "foilkit.prompt/1",
+                "fields": sorted(set(re.findall(r"\{(\w+)\}", content))),
+                "messages": [{"role": "user", "content": content}],
+                "demonstrations": {
+                    "example": "{caption} -> {counterfactual}",
+                    "na_example": na_example,
+                    "separator": " ",
+                    "na_answer": "NA",
+                },
+            }
+        )
     )
-    with pytest.raises(ValueError, match=r"prompt.yaml: field 'template' lacks \['\{examples\}'\]"):
-        PromptTemplate.load(path)
+    return path
+
+
+def test_edited_template_missing_a_field_is_named(tmp_path):
+    path = _prompt_file(tmp_path / "prompt.yaml", "Do {instruction} to {caption}")
+    with pytest.raises(ValueError, match=r"prompt.yaml: the messages .* lack \['\{examples\}'\]"):
+        CounterfactualPrompt.load(path)
+    _prompt_file(path, "Do {instruction}: {examples} {caption}", na_example="{caption} -> ")
+    with pytest.raises(ValueError, match=r"'na_example' lacks \['\{na_answer\}'\]"):
+        CounterfactualPrompt.load(path)
+    _prompt_file(path, "Do {instruction}: {examples} {caption}")
+    assert CounterfactualPrompt.load(path).render("x", [], "y") == [
+        {"role": "user", "content": "Do x:  y"}
+    ]
+
+
+def test_a_prompt_in_the_earlier_vitatecs_layout_is_named(tmp_path):
+    path = tmp_path / "old.yaml"
+    path.write_text("format: foilkit.vitatecs.prompt/1\ntemplate: '{instruction}'\n")
+    with pytest.raises(ValueError, match=r"old.yaml: 'format' is 'foilkit.vitatecs.prompt/1'"):
+        CounterfactualPrompt.load(path)
+    path.write_text("template: '{instruction}'\n")
+    with pytest.raises(ValueError, match=r"old.yaml: unknown key\(s\) \['template'\]"):
+        CounterfactualPrompt.load(path)
 
 
 def test_wrong_kind_of_file_is_named(tmp_path):

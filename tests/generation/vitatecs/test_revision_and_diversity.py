@@ -6,6 +6,7 @@ import csv
 import json
 
 import pytest
+
 from foilkit.generation.vitatecs.diversity import change_signatures, select_diverse
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 from foilkit.generation.vitatecs.generate import ACCEPTED, REJECTED, Candidate, Query

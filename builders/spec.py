@@ -1,0 +1,149 @@
+"""What ``foilkit evaluate`` computes for a benchmark, as data: :class:`Benchmark`.
+
+Each benchmark declares its spec beside its builder (``BENCHMARK`` in
+``foilkit.builders.vitatecs``, ``vilma``, ``rtime``, ``contrast_sets``; the synthetic demo
+benchmark's in ``foilkit.builders.synthetic``), and :data:`foilkit.builders.BENCHMARKS` registers
+them by name. A :class:`Benchmark` names its builder and configs (:meth:`Benchmark.of_builder`
+takes them from the builder's ``BUILDER_CONFIGS``, so the two cannot disagree), what
+``--config all`` evaluates, the metadata column that makes the rows of its paper's table
+(aspect, subtest, foil type), the column items cluster by for the bootstrap (several items share
+a video), and per config the :class:`MetricSpec` list: which ``foilkit.metrics`` function, with
+which options (tie policy), how per-sample score rows become its inputs, and which of its outputs
+fill which table column.
+
+The mapping functions only rearrange the scorer's per-sample columns (schema:
+``caption_score``, ``foil_scores``, ``proficiency_*``, metadata) or its views x texts matrix;
+every number comes from the metric functions themselves, called as
+``foilkit.metrics.<name>.<name>.<name>(**inputs, score_kind=..., **options, n_resamples=...,
+seed=...)`` (plus ``cluster=`` the cluster column's values, unless the inputs set it) and
+returning a flat dict where each reported key ``k`` comes with ``k_ci`` = ``[low, high]`` and
+the item count ``n``.
+
+This module imports nothing heavy: the registry and ``foilkit --help`` read it freely.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from foilkit.builders.base import FoilkitBuilder
+
+
+@dataclass(frozen=True)
+class MetricSpec:
+    """One metric of a benchmark's paper, computed from a run's per-sample scores.
+
+    Attributes:
+        metric: the ``foilkit.metrics`` module and function name.
+        inputs: per-sample columns (or, with ``matrix=True``, ``{"scores": views x texts,
+            "ids": ..., "texts": ...}``) -> the function's data keyword arguments.
+        columns: report column label -> key of the function's result.
+        options: keyword options (tie policy, ...); ``score_kind`` is added from the run.
+        matrix: computed from the scorer's retrieval matrix (``foilkit.score_matrix``).
+        per_group: also computed on each group's items (the table's rows).
+    """
+
+    metric: str
+    inputs: Callable[[Mapping[str, Any]], dict[str, Any]]
+    columns: Mapping[str, str]
+    options: Mapping[str, Any] = field(default_factory=dict)
+    matrix: bool = False
+    per_group: bool = True
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark as ``foilkit evaluate`` sees it (see the module docstring).
+
+    Attributes:
+        name: the registry name (``foilkit evaluate <name>``).
+        title: the benchmark's name in reports (its builder's ``PRETTY_NAME``).
+        builder: the builder that builds it (``foilkit.builders.BUILDERS``), ``None`` for a
+            benchmark only read from an exported folder.
+        configs: every config ``--config`` accepts (the builder's, in its order).
+        all_configs: what ``--config all`` (and no ``--config``) evaluates.
+        metrics: config -> the metrics computed on it.
+        summary: label of a report row averaging the overall rows of ``all_configs`` (each
+            config's values weigh the same), shown when a run has them all: ViLMA's "Avg.",
+            "the average of combined scores (P+T) among each task" (and of P and T alike).
+    """
+
+    name: str
+    title: str
+    builder: str | None
+    configs: tuple[str, ...]
+    all_configs: tuple[str, ...]
+    metrics: Callable[[str], tuple[MetricSpec, ...]]
+    group_column: str | None = None
+    group_label: str = "group"
+    cluster_column: str | None = "video_path"
+    split: str = "test"
+    paper_table: str = ""
+    summary: str | None = None
+
+    def __post_init__(self) -> None:
+        unknown = [config for config in self.all_configs if config not in self.configs]
+        if unknown or not self.all_configs:
+            raise ValueError(
+                f"benchmark {self.name!r}: all_configs {self.all_configs} must be a non-empty "
+                f"selection of its configs {self.configs}"
+            )
+
+    @classmethod
+    def of_builder(
+        cls,
+        name: str,
+        builder: type[FoilkitBuilder],
+        *,
+        all_configs: Sequence[str],
+        metrics: Callable[[str], tuple[MetricSpec, ...]],
+        **fields: Any,
+    ) -> Benchmark:
+        """The spec of the benchmark ``builder`` (registered as ``name``) builds: its title and
+        configs are the builder's ``PRETTY_NAME`` and ``BUILDER_CONFIGS`` names."""
+        return cls(
+            name=name,
+            title=builder.PRETTY_NAME,
+            builder=name,
+            configs=tuple(config.name for config in builder.BUILDER_CONFIGS),
+            all_configs=tuple(all_configs),
+            metrics=metrics,
+            **fields,
+        )
+
+    def configs_for(self, config: str | None) -> tuple[str, ...]:
+        """The configs ``--config`` names: one config; ``all`` or none, ``all_configs``."""
+        if config in (None, "all"):
+            return self.all_configs
+        if config not in self.configs:
+            raise ValueError(
+                f"{self.name} has no config {config!r}; choose from {('all', *self.configs)}"
+            )
+        return (config,)
+
+
+# --- per-sample columns -> metric inputs shared by several benchmarks -----------------------------
+
+
+def pairwise_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
+    """Each item's caption score against its foils' scores (``pairwise_foil_accuracy``)."""
+    return {
+        "caption_scores": list(rows["caption_score"]),
+        "foil_scores": [list(f) for f in rows["foil_scores"]],
+    }
+
+
+def aspect_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
+    """Caption-vs-counterfactual pairs with each item's aspect (``macro_accuracy``: the mean over
+    aspects, VITATECS Table 3's "Avg.")."""
+    return {**pairwise_inputs(rows), "groups": list(rows["aspect"])}
+
+
+#: VITATECS' scripts: caption > counterfactual (a tie counts as wrong); several aspects: their
+#: mean (Table 3 "Avg."). Also the synthetic benchmark's metric, which is VITATECS-style.
+PAIRWISE_STRICT = MetricSpec(
+    "pairwise_foil_accuracy", aspect_inputs, {"accuracy": "macro_accuracy"}, {"ties": "strict"}
+)

@@ -1,0 +1,119 @@
+"""foilkit.files: atomic writes leave the old file or the new one, never half of one; JSON Lines
+and UTF-8 errors name file and line, for every caller (builders, generation commands)."""
+
+from __future__ import annotations
+
+import doctest
+import threading
+
+import pytest
+
+import foilkit.files
+from foilkit.files import (
+    FileFormatError,
+    atomic_open,
+    atomic_write,
+    numbered_jsonl,
+    read_jsonl,
+    read_text,
+)
+
+
+def test_doctests():
+    assert doctest.testmod(foilkit.files).failed == 0
+
+
+@pytest.mark.parametrize("data", [b"\x00bytes\n", "text, caf\u00e9\n"])
+def test_atomic_write_replaces_the_file_and_leaves_no_temporary(tmp_path, data):
+    path = tmp_path / "out.json"
+    path.write_text("old")
+    assert atomic_write(path, data) == path
+    assert path.read_bytes() == (data.encode() if isinstance(data, str) else data)
+    assert [p.name for p in tmp_path.iterdir()] == ["out.json"]
+
+
+def test_a_failed_write_keeps_the_old_file(tmp_path):
+    path = tmp_path / "scores.jsonl"
+    path.write_text("complete\n")
+    with pytest.raises(RuntimeError), atomic_open(path) as handle:
+        handle.write("half a ")
+        raise RuntimeError("killed")
+    assert path.read_text() == "complete\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["scores.jsonl"]
+
+
+def test_concurrent_writers_of_one_path_never_mix(tmp_path):
+    path = tmp_path / "entry"
+    payloads = [bytes([index]) * 100_000 for index in range(8)]
+    threads = [threading.Thread(target=atomic_write, args=(path, data)) for data in payloads]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert path.read_bytes() in payloads
+    assert [p.name for p in tmp_path.iterdir()] == ["entry"]
+
+
+def test_atomic_open_takes_text_or_binary_only(tmp_path):
+    with (
+        pytest.raises(ValueError, match="mode must be 'w' or 'wb'"),
+        atomic_open(tmp_path / "x", "a"),
+    ):
+        pass
+
+
+def test_numbered_jsonl_skips_blank_lines_and_reads_any_line_ending(tmp_path):
+    path = tmp_path / "rows.jsonl"
+    path.write_bytes(b'{"id": 1}\r\n\n  \n{"id": 2}\r{"id": 3}')
+    assert list(numbered_jsonl(path)) == [(1, {"id": 1}), (4, {"id": 2}), (5, {"id": 3})]
+    assert list(read_jsonl(path)) == [{"id": 1}, {"id": 2}, {"id": 3}]
+    assert list(numbered_jsonl(tmp_path / "rows.jsonl", required=("id",)))[-1] == (5, {"id": 3})
+
+
+@pytest.mark.parametrize(
+    ("content", "required", "line", "problem"),
+    [
+        (
+            b'{"id": 1}\n{"id": 2,',
+            (),
+            2,
+            "malformed JSON (Expecting property name enclosed in double quotes): '{\"id\": 2,'",
+        ),
+        (b'{"id": 1}\n\n["a list"]\n', (), 3, "expected a JSON object, got list"),
+        (
+            b'{"id": 1, "caption": "x"}\n{"caption": "y"}\n',
+            ("id", "caption"),
+            2,
+            "missing field(s) ['id']",
+        ),
+        (
+            b'{"id": 1}\n{"caption": "caf\xe9"}\n',
+            (),
+            2,
+            "invalid UTF-8 (byte 0xe9); save the file as UTF-8",
+        ),
+    ],
+    ids=["malformed", "not-an-object", "missing-field", "latin-1"],
+)
+def test_a_bad_line_names_file_and_line(tmp_path, content, required, line, problem):
+    path = tmp_path / "bad.jsonl"
+    path.write_bytes(content)
+    with pytest.raises(FileFormatError) as caught:
+        list(read_jsonl(path, required))
+    error = caught.value
+    assert (error.path, error.line, error.problem) == (str(path), line, problem)
+    assert str(error) == f"{path}:{line}: {problem}"
+    assert isinstance(error, ValueError)
+
+
+def test_read_text_names_the_line_of_invalid_utf8(tmp_path):
+    path = tmp_path / "captions.txt"
+    path.write_bytes(b"one\ntwo\nthr\xffee\n")
+    with pytest.raises(FileFormatError, match=r"captions\.txt:3: invalid UTF-8 \(byte 0xff\)"):
+        read_text(path)
+
+
+def test_the_generation_commands_read_with_the_same_reader():
+    from foilkit.generation import cli_io
+
+    assert cli_io.read_jsonl is read_jsonl and cli_io.numbered_jsonl is numbered_jsonl
