@@ -343,12 +343,12 @@ def finetune(
         shareable,
         training_items,
     )
-    from foilkit.scorers.adapters._features import text_max_length
     from foilkit.scorers.adapters.temporal_clip import (
         ARCHITECTURE,
         MAX_LENGTH_PADDING,
         TemporalClip,
         check_wrappable,
+        text_max_length,
         tokenize,
     )
     from foilkit.scorers.video import SamplingPolicy
