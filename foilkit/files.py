@@ -93,6 +93,15 @@ def read_text(path: str | os.PathLike) -> str:
         ) from None
 
 
+def read_json(path: str | os.PathLike) -> Any:
+    """The JSON value in ``path`` (UTF-8); malformed JSON is a :class:`FileFormatError` naming
+    the line."""
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as error:
+        raise FileFormatError(path, error.lineno, f"malformed JSON ({error.msg})") from None
+
+
 def numbered_jsonl(
     path: str | os.PathLike, required: Sequence[str] = ()
 ) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -19,6 +19,7 @@ import argparse
 import json
 from pathlib import Path
 
+from foilkit.files import read_json
 from foilkit.generation.cli_io import read_jsonl, run_record
 from foilkit.generation.foil import FOILS_FILE
 from foilkit.generation.provenance import record_path
@@ -60,11 +61,7 @@ def vilma_pairs(path: Path, *, valid_only: bool = False) -> list[tuple[str, list
     """(caption, foils) of every item of a published ViLMA subtest file; with ``valid_only``
     only the items that pass the paper's validation (2 of 3 MTurk votes for the caption and the
     proficiency item's manual check, as the ViLMA builder's filter)."""
-    with open(path, encoding="utf-8") as handle:
-        try:
-            data = json.load(handle)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: not JSON ({error})") from None
+    data = read_json(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected ViLMA's layout, an object of items keyed by id")
     pairs = []

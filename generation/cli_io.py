@@ -50,7 +50,10 @@ def run_record(
 
 
 def parameters(args: argparse.Namespace) -> dict[str, Any]:
-    """A command's options as a record's parameters (not the stage and seed: fields of their own)."""
+    """A command's options as a record's parameters.
+
+    Not the stage and the seed: they are fields of their own.
+    """
     return {k: v for k, v in vars(args).items() if k not in _NOT_PARAMETERS and not callable(v)}
 
 

@@ -157,8 +157,9 @@ def foil_row(
     ``foil_type`` defaults to the foils' common type; foils of several types need it given
     explicitly. ``video`` is the video file (absolute, or relative to the user's video root),
     ``video_path`` its path relative to the video root. ``metadata`` adds benchmark columns
-    (``aspect``, ``subtest``, ``clip``...). The provenance of each foil is stored as a JSON string in ``foil_provenance``, aligned with
-    ``foils``, because the provenance dicts differ between rules and Arrow needs one type.
+    (``aspect``, ``subtest``, ``clip``...). The provenance of each foil is stored as a JSON string
+    in ``foil_provenance``, aligned with ``foils``, because the provenance dicts differ between
+    rules and Arrow needs one type.
     """
     if not foils:
         raise ValueError(f"row {id!r}: no foils for caption {caption!r}")

@@ -216,11 +216,9 @@ class RunRecord:
 
     @classmethod
     def read(cls, path: str | os.PathLike) -> RunRecord:
-        try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: not valid JSON ({error.msg})") from None
-        return cls.from_data(data, where=str(path))
+        from foilkit.files import read_json
+
+        return cls.from_data(read_json(path), where=str(path))
 
 
 def record_path(output: str | os.PathLike) -> Path:

@@ -14,6 +14,7 @@ from foilkit.files import (
     atomic_open,
     atomic_write,
     numbered_jsonl,
+    read_json,
     read_jsonl,
     read_text,
 )
@@ -111,6 +112,29 @@ def test_read_text_names_the_line_of_invalid_utf8(tmp_path):
     path.write_bytes(b"one\ntwo\nthr\xffee\n")
     with pytest.raises(FileFormatError, match=r"captions\.txt:3: invalid UTF-8 \(byte 0xff\)"):
         read_text(path)
+
+
+@pytest.mark.parametrize(
+    "content, line, problem",
+    [
+        (b'{"a": 1,\n "b": }\n', 2, "malformed JSON (Expecting value)"),
+        (b"", 1, "malformed JSON (Expecting value)"),
+        (b'{"caption": "caf\xe9"}', 1, "invalid UTF-8 (byte 0xe9); save the file as UTF-8"),
+    ],
+)
+def test_read_json_names_file_and_line(tmp_path, content, line, problem):
+    path = tmp_path / "items.json"
+    path.write_bytes(content)
+    with pytest.raises(FileFormatError) as caught:
+        read_json(path)
+    error = caught.value
+    assert (error.path, error.line, error.problem) == (str(path), line, problem)
+
+
+def test_read_json_reads_any_json_value(tmp_path):
+    path = tmp_path / "items.json"
+    path.write_text('{"1": {"caption": "a man skips rope"}}', encoding="utf-8")
+    assert read_json(path) == {"1": {"caption": "a man skips rope"}}
 
 
 def test_the_generation_commands_read_with_the_same_reader():

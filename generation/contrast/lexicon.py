@@ -11,11 +11,22 @@ with ``nltk.download``, which needs network access), so the lexicon is pluggable
   ``wordnet`` corpus installed.
 
 Anything with ``antonyms(lemma) -> set[str]`` and a ``name`` works.
+
+Synonyms take the place of the paper's counter-fitted word vectors, which pull synonyms together
+(from PPDB and WordNet) and ship in no package: :class:`WordNetVerbSenses` reads
+``data/wordnet_verb_senses.json``, every WordNet 3.1 verb lemma with its synsets in WordNet's
+sense order (written from a WordNet ``dict/`` folder by
+``generation/calibration/wordnet_verb_senses.py``; WordNet's licence is ``data/LICENSE-WORDNET``),
+and :func:`shared_synsets` says whether two verbs share a sense.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
+from pathlib import Path
 from typing import Protocol
 
 from foilkit.generation.wordnet import load_wordnet
@@ -142,3 +153,75 @@ def is_antonym(lexicon: VerbLexicon, original: str, candidate: str) -> bool:
     return candidate.lower() in lexicon.antonyms(original) or original.lower() in lexicon.antonyms(
         candidate
     )
+
+
+WORDNET_VERB_SENSES_FILE = Path(__file__).parent / "data" / "wordnet_verb_senses.json"
+
+
+class VerbSenses(Protocol):
+    name: str
+
+    def senses(self, lemma: str) -> Sequence[int]:
+        """The synset ids of a verb lemma, most frequent sense first (empty when unknown)."""
+
+
+class WordNetVerbSenses:
+    """WordNet verb lemma -> synset ids (indices into WordNet's verb synsets), in sense order.
+
+    A multi-word lemma WordNet lacks ("walk slowly", or two verbs "stand walk") falls back to its
+    first word, so a phrase is compared by its head verb; lemmas are lower case, words joined
+    by a space.
+    """
+
+    def __init__(self, senses: Mapping[str, Sequence[int]], name: str) -> None:
+        self._senses = senses
+        self.name = name
+
+    @classmethod
+    def load(cls, path: str | os.PathLike = WORDNET_VERB_SENSES_FILE) -> WordNetVerbSenses:
+        """The table written by ``generation/calibration/wordnet_verb_senses.py``."""
+        return _load_senses(str(path))
+
+    def senses(self, lemma: str) -> Sequence[int]:
+        lemma = lemma.lower().strip()
+        if lemma in self._senses:
+            return self._senses[lemma]
+        return self._senses.get(lemma.split(" ", 1)[0], ())
+
+    def __len__(self) -> int:
+        return len(self._senses)
+
+
+@lru_cache(maxsize=4)
+def _load_senses(path: str) -> WordNetVerbSenses:
+    table = json.loads(Path(path).read_text(encoding="utf-8"))
+    return WordNetVerbSenses(table["verbs"], name=table["name"])
+
+
+def shared_synsets(senses: VerbSenses, original: str, candidate: str, first_senses: int) -> int:
+    """How many synsets two verb lemmas share among the first ``first_senses`` senses of either
+    (the same lemma shares all of its senses): WordNet calls them synonyms when this is > 0.
+
+    A shared sense counts only when it is among the first ``first_senses`` of at least one of
+    the two verbs, so that rare senses do not make synonyms of different actions: "talk" and
+    "sing" share only their fifth senses ("spill the beans"), "play" and "run" the 18th and 10th;
+    "pass" and "die" share the first sense of "die" and are synonyms.
+    """
+    left, right = senses.senses(original), senses.senses(candidate)
+    return len((set(left[:first_senses]) & set(right)) | (set(left) & set(right[:first_senses])))
+
+
+def read_wordnet_verb_index(dict_dir: str | os.PathLike) -> dict[str, list[int]]:
+    """verb lemma -> synset byte offsets in ``data.verb``, in WordNet's sense order, from a
+    WordNet ``dict/`` folder's ``index.verb`` (underscores of multi-word lemmas as spaces)."""
+    offsets: dict[str, list[int]] = {}
+    index = Path(dict_dir) / "index.verb"
+    for line in index.read_text(encoding="utf-8").splitlines():
+        if line.startswith(" "):  # the licence header
+            continue
+        fields = line.split()
+        synset_count, pointer_count = int(fields[2]), int(fields[3])
+        offsets[fields[0].replace("_", " ")] = [
+            int(o) for o in fields[6 + pointer_count :][:synset_count]
+        ]
+    return offsets

@@ -7,7 +7,8 @@ replies are cached under --cache-dir, so a rerun sends nothing twice):
   curate-import      a curated file (pairs or phrases) -> the kept rows as JSONL
   enrich             curated pairs (JSONL) -> concrete objects for [something] -> curation file
   rewrite            captions (JSONL rows with id, caption, split; or an RTime .json file) ->
-                     nine rewrites per train caption, similarity and temporal-word checks ->
+                     nine rewrites per train caption, similarity, temporal-word and reversal
+                     checks (the reversal check: the other direction's caption) ->
                      JSONL rows with rewrites and provenance; --rtime-json writes the RTime
                      annotation format back; the run record holds the Fig. 10 report
 
@@ -24,11 +25,15 @@ import random
 import types
 import typing
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foilkit.generation.cli_io import add_output, run_record, write_rows
 from foilkit.generation.provenance import record_path
+
+if TYPE_CHECKING:
+    from foilkit.generation.rtime.captions import CaptionRow
 
 STAGES = ("expand-activities", "curate-import", "enrich", "rewrite")
 ALL_SPLITS = "all"
@@ -172,6 +177,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--no-temporal-check",
         action="store_true",
         help="keep rewrites that drop or reverse temporal words",
+    )
+    rewrite.add_argument(
+        "--reversal-margin",
+        type=float,
+        default=rewrites.DEFAULT_REVERSAL_MARGIN,
+        help="reject a rewrite whose cosine with the caption of the reversed video reaches its "
+        "cosine with its own caption plus this margin (default %(default)s; the opposite "
+        "caption is the other direction of an RTime .json input, else a row's "
+        "'opposite_caption')",
+    )
+    rewrite.add_argument(
+        "--no-reversal-check",
+        action="store_true",
+        help="keep rewrites nearer the caption of the reversed video than their own",
     )
     rewrite.add_argument(
         "--on-wrong-count",
@@ -324,7 +343,29 @@ def _rewrite_filter(args: argparse.Namespace):
         lexicon=lexicon,
         tokenize=tokenize,
         sentence_model=args.sentence_model,
+        reversal_margin=None if args.no_reversal_check else args.reversal_margin,
     )
+
+
+def _opposite_captions(rows: Sequence[CaptionRow]) -> dict[str, str]:
+    """Row id -> the caption of the reversed video: a row's ``opposite_caption``, else the
+    caption of the row of the same video (``source_id``) in the other ``direction``."""
+    other = {"forward": "reverse", "reverse": "forward"}
+
+    def video_and(row: CaptionRow, direction: str | None) -> tuple[Any, str] | None:
+        source = row.fields.get("source_id")
+        return (source, direction) if source is not None and direction else None
+
+    captions = {
+        key: row.caption for row in rows if (key := video_and(row, row.fields.get("direction")))
+    }
+    opposites = {}
+    for row in rows:
+        key = video_and(row, other.get(row.fields.get("direction")))
+        opposite = row.fields.get("opposite_caption") or (captions.get(key) if key else None)
+        if opposite:
+            opposites[row.id] = opposite
+    return opposites
 
 
 def _rewrite(args: argparse.Namespace) -> int:
@@ -350,6 +391,7 @@ def _rewrite(args: argparse.Namespace) -> int:
         raise SystemExit(
             f"{args.input}: no row in split(s) {args.splits} (rows by split: {dict(skipped)})"
         )
+    opposites = _opposite_captions(rows)
     rewrite_filter = _rewrite_filter(args)
     client = _client(args)
     template = _prompt(args, REWRITE_PROMPT)
@@ -360,6 +402,7 @@ def _rewrite(args: argparse.Namespace) -> int:
         count=args.count,
         template=template,
         on_wrong_count=args.on_wrong_count,
+        opposites=[opposites.get(row.id) for row in chosen],
     )
     out_rows = [
         {**row.fields, "split": row.split, **rewrite_columns(result, rewrite_filter)}

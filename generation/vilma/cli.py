@@ -3,7 +3,10 @@
 Every stage writes the one foils output (:func:`foilkit.generation.foil.write_foils`):
 ``<output>/foils.parquet`` in the canonical schema, each row with its foils' provenance, and
 ``<output>/run.json``, the run's record. Stages (inputs are JSONL):
-  counting         {"id", "template", "count", "singular_template"?, "video"?}
+  counting         {"id", "template", "count", "singular_template"?, "video"?}; with
+                   --quva-annotations, one row per video and no "count": {"id", "template",
+                   "singular_template"?, "video"?, "annotation"?, "fps"?} -> windows of N
+                   repetitions (start/end, start_pts/end_pts) per --subtests
   change-of-state  {"id", "argument", "pre_state", "verb", "post_state", "reverse_verb",
                     "transitive"?, "video"?} -> one row per subtest
   actor-swap       {"id", "caption", "video"?}
@@ -48,6 +51,39 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--max-count", type=int, default=counting.MAX_COUNT, help="count threshold (10)"
     )
     count.add_argument("--digits", action="store_true", help="write numbers as digits, not words")
+    count.add_argument(
+        "--quva-annotations",
+        type=Path,
+        help="QUVA's annotation folder (<video>.npy, repetition end frames): cut each video "
+        "into windows of N repetitions as ViLMA does; a row's .npy is its 'annotation', else "
+        "its video's file stem, else its id",
+    )
+    count.add_argument(
+        "--annotation-fps",
+        type=float,
+        default=counting.ANNOTATION_FPS,
+        help="frame rate of the annotation frames (default %(default)s: ViLMA's rescaled "
+        "annotations); a row's 'fps' overrides it (QUVA's own files count each video's frames)",
+    )
+    count.add_argument(
+        "--target-fps",
+        type=float,
+        help="rescale the annotation frames to this rate first, as ViLMA did (30) for videos "
+        "re-encoded at it: start_pts/end_pts are then frames of the re-encoded videos",
+    )
+    count.add_argument(
+        "--subtests",
+        nargs="+",
+        choices=counting.SUBTESTS,
+        default=list(counting.SUBTESTS),
+        help="with --quva-annotations: the subtests to cut windows for",
+    )
+    count.add_argument(
+        "--windows-per-video",
+        type=int,
+        default=counting.WINDOWS_PER_VIDEO,
+        help="with --quva-annotations: windows drawn per video and subtest (ViLMA: %(default)s)",
+    )
     for name in ("actor-swap", "spatial", "masked-lm", "rare-actions"):
         parsers[name].add_argument("--spacy", default=DEFAULT_SPACY_PIPELINE, help="spaCy pipeline")
     for name in ("spatial", "masked-lm"):
@@ -143,6 +179,8 @@ def run(args: argparse.Namespace) -> int:
     rows = handler(args)
     record = run_record(args, "vilma", inputs={"input": args.input}, models=_models(args))
     metadata = {"subtest": TEXT} if args.stage in ("counting", "change-of-state") else {}
+    if args.stage == "counting" and args.quva_annotations:
+        metadata = _window_columns()
     if args.stage == "rare-actions":
         metadata = _rare_actions_columns()
     write_foils(args.output, rows, record, **metadata)
@@ -167,6 +205,8 @@ def _counting(args: argparse.Namespace) -> list[dict[str, Any]]:
     from foilkit.generation.foil import foil_row
     from foilkit.generation.vilma.counting import counting_pair
 
+    if args.quva_annotations:
+        return _counting_windows(args)
     rng, rows = random.Random(args.seed), []
     for record in read_jsonl(args.input, required=("id", "template", "count")):
         pair = counting_pair(
@@ -189,6 +229,84 @@ def _counting(args: argparse.Namespace) -> list[dict[str, Any]]:
                     subtest=foil.parameters["subtest"],
                 )
             )
+    return rows
+
+
+def _window_columns() -> dict[str, Any]:
+    from foilkit.builders.schema import COUNT, TEXT
+
+    return {"subtest": TEXT, "start_pts": COUNT, "end_pts": COUNT}
+
+
+def _counting_windows(args: argparse.Namespace) -> list[dict[str, Any]]:
+    """ViLMA's counting items: each video cut into windows of N repetitions (QUVA's
+    annotations), the caption counting N. An item repeated by ViLMA's draws with replacement
+    (same window, same foil count) is written once, as ViLMA's item ids collapse it."""
+    from foilkit.generation.foil import foil_row
+    from foilkit.generation.vilma.counting import (
+        counting_pair,
+        normalize_frames,
+        read_quva_annotations,
+        sample_windows,
+    )
+
+    annotations = read_quva_annotations(args.quva_annotations)
+    rng, rows, seen = random.Random(args.seed), [], set()
+    for record in read_jsonl(args.input, required=("id", "template")):
+        name = record.get("annotation") or (record.get("video") and Path(record["video"]).stem)
+        name = name or str(record["id"])
+        if name not in annotations:
+            raise SystemExit(
+                f"{args.input}: row {record['id']!r}: no {name}.npy in {args.quva_annotations}"
+            )
+        ends, fps = annotations[name], float(record.get("fps") or args.annotation_fps)
+        if args.target_fps:
+            ends, fps = normalize_frames(ends, fps, target_fps=args.target_fps), args.target_fps
+        for subtest in args.subtests:
+            windows = sample_windows(
+                ends,
+                subtest,
+                fps=fps,
+                rng=rng,
+                per_video=args.windows_per_video,
+                small_max=args.small_max,
+                max_count=args.max_count,
+            )
+            for window in windows:
+                caption, foil = counting_pair(
+                    record["template"],
+                    window.count,
+                    rng=rng,
+                    small_max=args.small_max,
+                    max_count=args.max_count,
+                    spelled=not args.digits,
+                    singular_template=record.get("singular_template"),
+                )
+                row_id = "-".join(
+                    (
+                        str(record["id"]),
+                        f"{window.start_pts:04d}",
+                        f"{window.end_pts:04d}",
+                        str(window.count),
+                        str(foil.source["foil_count"]),
+                    )
+                )
+                if row_id in seen:
+                    continue
+                seen.add(row_id)
+                rows.append(
+                    foil_row(
+                        row_id,
+                        caption,
+                        [foil],
+                        video_path=record.get("video"),
+                        start=window.start,
+                        end=window.end,
+                        subtest=subtest,
+                        start_pts=window.start_pts,
+                        end_pts=window.end_pts,
+                    )
+                )
     return rows
 
 

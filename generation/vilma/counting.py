@@ -12,12 +12,26 @@ so a model biased towards small numbers is right on easy and wrong on difficult 
 count is drawn uniformly from the subtest's range with the given ``rng``. Numbers are spelled
 ("three") or digits; with a count of one, the counted noun loses its plural -s
 ("exactly one time", "exactly one pull-up").
+
+**Windows** (ViLMA's ``tasks/counting/create_instrument.py``): QUVA annotates each video with
+the frame at which every repetition ends (``annotations/<video>.npy``). ViLMA rescales these
+frames to 30 fps (the frame rate it re-encodes the videos at), puts a boundary at frame 0 before
+the first end point, and cuts a window ``[boundary t, boundary t+N]`` holding exactly the N
+repetitions between them. A video's candidate windows are every such window whose N is in the
+subtest's range (1 to ``small_max`` for easy, ``small_max+1`` to ``max_count`` for difficult,
+and at most the video's repetitions); ten are drawn per video without replacement, or, when a
+video has fewer, all of them plus draws with replacement up to ten. The published items give
+the window in frames ("pts", 30 fps) and in seconds (frames / 30, four decimals).
 """
 
 from __future__ import annotations
 
+import os
 import random
 import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 from foilkit.generation.foil import Foil
 
@@ -27,6 +41,9 @@ PLACEHOLDER = "<number>"
 SMALL_MAX = 3
 MAX_COUNT = 10
 SUBTESTS = ("easy", "difficult")
+ANNOTATION_FPS = 30.0  # ViLMA's normalize_annotations.py rescales QUVA's frames to 30 fps
+WINDOWS_PER_VIDEO = 10  # ViLMA: 1000 items per subtest // 100 QUVA videos
+SECONDS_DECIMALS = 4  # ViLMA's convert2seconds.py rounds the seconds to four places
 
 _SPELLED = [
     "zero",
@@ -84,13 +101,21 @@ def counting_subtest(count: int, *, small_max: int = SMALL_MAX) -> str:
     return "easy" if count <= small_max else "difficult"
 
 
+def subtest_counts(
+    subtest: str, *, small_max: int = SMALL_MAX, max_count: int = MAX_COUNT
+) -> range:
+    """The true counts of a subtest's captions: ``1..small_max`` (easy) or the rest."""
+    if subtest not in SUBTESTS:
+        raise ValueError(f"subtest must be one of {SUBTESTS}, got {subtest!r}")
+    return range(1, small_max + 1) if subtest == "easy" else range(small_max + 1, max_count + 1)
+
+
 def foil_counts(count: int, *, small_max: int = SMALL_MAX, max_count: int = MAX_COUNT) -> list[int]:
     """The counts a foil may take for a caption with ``count``: the other subtest's range."""
     if not 1 <= count <= max_count:
         raise ValueError(f"count {count} is outside 1..{max_count}")
-    if counting_subtest(count, small_max=small_max) == "easy":
-        return list(range(small_max + 1, max_count + 1))
-    return list(range(1, small_max + 1))
+    other = "difficult" if counting_subtest(count, small_max=small_max) == "easy" else "easy"
+    return list(subtest_counts(other, small_max=small_max, max_count=max_count))
 
 
 def counting_pair(
@@ -123,3 +148,132 @@ def counting_pair(
         source={"template": template, "count": count, "foil_count": foil_count},
     )
     return caption, foil
+
+
+@dataclass(frozen=True)
+class CountingWindow:
+    """A clip of a video holding exactly ``count`` repetitions: frames ``start_pts`` to
+    ``end_pts`` of a video (or annotation) at ``fps`` frames per second."""
+
+    start_pts: int
+    end_pts: int
+    count: int
+    fps: float
+
+    @property
+    def start(self) -> float:
+        """The window's start in seconds, rounded as ViLMA's ``-sec`` files are."""
+        return round(self.start_pts / self.fps, SECONDS_DECIMALS)
+
+    @property
+    def end(self) -> float:
+        """The window's end in seconds, rounded as ViLMA's ``-sec`` files are."""
+        return round(self.end_pts / self.fps, SECONDS_DECIMALS)
+
+
+def repetition_boundaries(ends: Sequence[int]) -> list[int]:
+    """Frame 0 followed by the frames at which each repetition ends: repetition ``i`` (from 1)
+    lies between boundaries ``i-1`` and ``i``. The end points must increase strictly."""
+    boundaries = [0, *(int(end) for end in ends)]
+    for index in range(1, len(boundaries)):
+        if boundaries[index] <= boundaries[index - 1]:
+            raise ValueError(
+                f"repetition end points must increase strictly from frame 1: end point "
+                f"{index - 1} is {boundaries[index]} after {boundaries[index - 1]}"
+            )
+    return boundaries
+
+
+def windows_with_count(ends: Sequence[int], count: int, *, fps: float) -> list[CountingWindow]:
+    """Every window holding exactly ``count`` consecutive repetitions of a video whose
+    repetitions end at frames ``ends``, in order of start."""
+    if count < 1:
+        raise ValueError(f"count must be >= 1, got {count}")
+    if fps <= 0:
+        raise ValueError(f"fps must be positive, got {fps}")
+    boundaries = repetition_boundaries(ends)
+    return [
+        CountingWindow(boundaries[first], boundaries[first + count], count, fps)
+        for first in range(len(boundaries) - count)
+    ]
+
+
+def candidate_windows(
+    ends: Sequence[int],
+    subtest: str,
+    *,
+    fps: float,
+    small_max: int = SMALL_MAX,
+    max_count: int = MAX_COUNT,
+) -> list[CountingWindow]:
+    """ViLMA's candidate windows of a video for ``subtest``: every window of N consecutive
+    repetitions with N in the subtest's range, ordered by start, then N (ViLMA's order)."""
+    counts = subtest_counts(subtest, small_max=small_max, max_count=max_count)
+    windows = [window for count in counts for window in windows_with_count(ends, count, fps=fps)]
+    return sorted(windows, key=lambda window: (window.start_pts, window.count))
+
+
+def sample_windows(
+    ends: Sequence[int],
+    subtest: str,
+    *,
+    fps: float,
+    rng: random.Random,
+    per_video: int = WINDOWS_PER_VIDEO,
+    small_max: int = SMALL_MAX,
+    max_count: int = MAX_COUNT,
+) -> list[CountingWindow]:
+    """The windows of one video for ``subtest``, chosen as ViLMA chooses them.
+
+    ``per_video`` candidates are drawn without replacement; a video with fewer candidates gives
+    all of them (in :func:`candidate_windows` order) followed by draws with replacement up to
+    ``per_video``. A video with no candidate (fewer repetitions than the subtest's smallest
+    count) gives none.
+    """
+    if per_video < 1:
+        raise ValueError(f"per_video must be >= 1, got {per_video}")
+    candidates = candidate_windows(ends, subtest, fps=fps, small_max=small_max, max_count=max_count)
+    if not candidates:
+        return []
+    if len(candidates) >= per_video:
+        return rng.sample(candidates, per_video)
+    return candidates + rng.choices(candidates, k=per_video - len(candidates))
+
+
+def normalize_frames(
+    ends: Sequence[int], fps: float, *, target_fps: float = ANNOTATION_FPS
+) -> list[int]:
+    """Frame indices of a video at ``fps`` as frames at ``target_fps`` (ViLMA's
+    ``normalize_annotations.py``: rescale, round to the nearest frame)."""
+    if fps <= 0 or target_fps <= 0:
+        raise ValueError(f"frame rates must be positive, got fps={fps}, target_fps={target_fps}")
+    return [round(int(end) / fps * target_fps) for end in ends]
+
+
+def read_quva_annotations(folder: str | os.PathLike) -> dict[str, list[int]]:
+    """QUVA's repetition annotations: ``<video>.npy`` files (as QUVA ships them, one 1-D array
+    of the frames at which each repetition ends) -> video name (the file's stem) -> frames.
+
+    Raises ``ValueError`` naming the file when an array is not 1-D, holds a non-integral
+    frame, or does not increase strictly; ``FileNotFoundError`` when the folder has no file.
+    """
+    import numpy as np
+
+    folder = Path(folder)
+    paths = sorted(folder.glob("*.npy"))
+    if not paths:
+        raise FileNotFoundError(f"no QUVA annotation (*.npy) in {folder}")
+    annotations = {}
+    for path in paths:
+        frames = np.load(path, allow_pickle=False)
+        if frames.ndim != 1:
+            raise ValueError(f"{path}: expected a 1-D array of frames, got shape {frames.shape}")
+        if frames.size and not np.array_equal(frames, np.round(frames)):
+            raise ValueError(f"{path}: frames must be whole numbers, got {frames.tolist()}")
+        ends = [int(frame) for frame in frames]
+        try:
+            repetition_boundaries(ends)
+        except ValueError as error:
+            raise ValueError(f"{path}: {error}") from None
+        annotations[path.stem] = ends
+    return annotations

@@ -47,7 +47,8 @@ PROFICIENCY_ROLES = {
     "actor_swap": "pobj",
     "rare_actions": "noun",
 }
-# C.1: proficiency foils use "the three most probable tokens"; C.3 uses the top 32 (FILL_MASK_TOP_K).
+# C.1: proficiency foils use "the three most probable tokens";
+# C.3 uses the top 32 (FILL_MASK_TOP_K).
 PROFICIENCY_TOP_K = 3
 _SUBJECTS = ("nsubj", "nsubjpass")
 _OBJECTS = ("dobj", "obj")
@@ -86,7 +87,8 @@ class MaskedLM:
                 num_candidates=beams,
                 model_id=self.id,
             )
-            # Beam scores are length-normalised log-probabilities: exp gives a probability-like score.
+            # Beam scores are length-normalised log-probabilities:
+            # exp gives a probability-like score.
             return [[(f.text, math.exp(f.score)) for f in fs] for fs in found]
         found = fill_mask_fillers(
             self.model, self.tokenizer, masked_texts, top_k=top_k, model_id=self.id

@@ -455,10 +455,10 @@ def is_person_token(token: Token) -> bool:
     return False
 
 
-#: Heads of what a person is "in" when the phrase describes them ("in a tank top", "in red"),
-#: as opposed to where they are ("in the kitchen").
-CLOTHING = frozenset(
+#: Garments: what a person wears ("in a tank top", "a white shirt and vest").
+GARMENTS = frozenset(
     [
+        "in a tank top",
         "shirt",
         "shirts",
         "t-shirt",
@@ -529,6 +529,30 @@ CLOTHING = frozenset(
         "heels",
         "socks",
         "jersey",
+        "cape",
+        "cloak",
+        "poncho",
+        "blazer",
+        "turban",
+        "veil",
+        "headscarf",
+        "bandana",
+        "beanie",
+        "tights",
+        "undershirt",
+        "overall",
+        "sweatpants",
+        "sandals",
+        "slippers",
+        "bathrobe",
+    ]
+)
+
+#: Heads of what a person is "in" when the phrase describes them ("in a tank top", "in red"),
+#: as opposed to where they are ("in the kitchen"): garments, the materials, colours and
+#: patterns they are named by, and a wheelchair.
+CLOTHING = GARMENTS | frozenset(
+    [
         "leather",
         "denim",
         "fur",
@@ -558,6 +582,51 @@ CLOTHING = frozenset(
         "stripes",
         "plaid",
         "wheelchair",
+        "camo",
+        "print",
+    ]
+)
+
+#: Parts of the body: a place phrase on one says where an action lands ("kisses a woman on
+#: the neck", "punched him in the face"), not which person it is.
+BODY_PARTS = frozenset(
+    [
+        "head",
+        "face",
+        "forehead",
+        "cheek",
+        "chin",
+        "jaw",
+        "nose",
+        "mouth",
+        "lip",
+        "lips",
+        "ear",
+        "eye",
+        "eyes",
+        "neck",
+        "throat",
+        "shoulder",
+        "arm",
+        "elbow",
+        "wrist",
+        "hand",
+        "finger",
+        "chest",
+        "breast",
+        "back",
+        "stomach",
+        "belly",
+        "waist",
+        "hip",
+        "torso",
+        "leg",
+        "knee",
+        "ankle",
+        "foot",
+        "feet",
+        "toe",
+        "groin",
     ]
 )
 
@@ -647,6 +716,16 @@ _FEMALE = frozenset(
 def is_clothing(token: Token) -> bool:
     """Whether ``token`` heads something worn (or a colour worn: "in red")."""
     return token.lower_ in CLOTHING or token.lemma_.lower() in CLOTHING
+
+
+def is_garment(token: Token) -> bool:
+    """Whether ``token`` names a garment ("vest"; not a colour such as "blue")."""
+    return token.lower_ in GARMENTS or token.lemma_.lower() in GARMENTS
+
+
+def is_body_part(token: Token) -> bool:
+    """Whether ``token`` names a part of the body ("the neck", "her arms")."""
+    return token.lower_ in BODY_PARTS or token.lemma_.lower() in BODY_PARTS
 
 
 def person_gender(token: Token) -> str | None:

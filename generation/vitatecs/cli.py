@@ -161,17 +161,15 @@ def _train_filter(args: argparse.Namespace, loop) -> None:
     )
 
 
+def _caption_options(args: argparse.Namespace) -> dict:
+    """The options every stage that reads ``--captions`` takes (see ``captions`` above)."""
+    return {"per_aspect": args.per_aspect, "aspects": args.aspects, "progress": args.progress}
+
+
 def _generate(args: argparse.Namespace, loop) -> None:
     from foilkit.generation.vitatecs import stages
 
-    result = stages.generate(
-        loop,
-        args.captions,
-        per_aspect=args.per_aspect,
-        aspects=args.aspects,
-        progress=args.progress,
-        force=args.force,
-    )
+    result = stages.generate(loop, args.captions, **_caption_options(args), force=args.force)
     _record(args, loop, "generate", result)
     print(f"{result['queries']} queries -> {result['path']}: {result['statuses']}")
     print(f"LLM usage: {result['usage']}")
@@ -221,13 +219,7 @@ def _finalize(args: argparse.Namespace, loop) -> None:
     from foilkit.generation.vitatecs import stages
 
     result = stages.finalize(
-        loop,
-        args.captions,
-        args.output,
-        per_aspect=args.per_aspect,
-        aspects=args.aspects,
-        progress=args.progress,
-        parameters=parameters(args),
+        loop, args.captions, args.output, **_caption_options(args), parameters=parameters(args)
     )
     print(f"{result['queries']} queries: {result['statuses']}")
     if result["dataset"] is None:

@@ -14,7 +14,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from foilkit.files import atomic_write
+from foilkit.files import atomic_write, read_json, read_text
 
 YAML_SUFFIXES = (".yaml", ".yml")
 
@@ -27,22 +27,17 @@ def package_data(name: str) -> Path:
 def read_data(path: str | os.PathLike, *, format: str | None = None) -> dict[str, Any]:
     """The mapping stored in a YAML/JSON file; checks its ``format`` tag when one is expected."""
     path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise FileNotFoundError(f"{path}: no such file") from None
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
     if path.suffix.lower() in YAML_SUFFIXES:
         import yaml
 
         try:
-            data = yaml.safe_load(text)
+            data = yaml.safe_load(read_text(path))
         except yaml.YAMLError as error:
             raise ValueError(f"{path}: not valid YAML ({error})") from None
     else:
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path}: not valid JSON ({error.msg}, line {error.lineno})") from None
+        data = read_json(path)
     if not isinstance(data, dict):
         raise ValueError(f"{path}: expected a mapping at the top level, got {type(data).__name__}")
     if format is not None and data.get("format") != format:

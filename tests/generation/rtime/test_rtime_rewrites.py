@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 
@@ -14,6 +15,7 @@ from foilkit.generation.rtime.replies import ReplyFormatError
 from foilkit.generation.rtime.rewrites import (
     PROVENANCE_COLUMN,
     REJECTED_COLUMN,
+    REVERSAL_REASON,
     REWRITES_COLUMN,
     RewriteFilter,
     is_refusal,
@@ -271,38 +273,107 @@ def test_fig10_axis_names_a_long_model_path_by_its_name(results, tmp_path) -> No
     assert len(_short_model_name("/models/" + "x" * 80)) == 40
 
 
+# What the reversed door video shows, and a paraphrase of it.
+DOOR_REVERSED = "A man walks backwards out of the room and then closes the door."
+DOOR_REVERSED_PARAPHRASE = "Stepping backwards out of the room, a man then shuts the door."
+DOOR_REWRITE = "A man opens the door, then he walks into the room."
+
+
+def test_a_rewrite_nearer_the_opposite_caption_is_a_reversal(rewrite_filter) -> None:
+    texts = [DOOR_REWRITE, DOOR_REVERSED, DOOR_REVERSED_PARAPHRASE]
+    (judged,) = rewrite_filter.judge([(DOOR, texts)], opposites=[DOOR_REVERSED])
+    rewrite, reversal, paraphrase = judged
+    assert rewrite.accepted and rewrite.opposite_similarity < rewrite.similarity
+    for candidate in (reversal, paraphrase):
+        assert candidate.opposite_similarity > candidate.similarity
+        assert [r for r in candidate.reasons if r.startswith(REVERSAL_REASON)] == [
+            f"{REVERSAL_REASON} ({candidate.opposite_similarity:.3f} >= "
+            f"{candidate.similarity:.3f} + {rewrite_filter.reversal_margin})"
+        ]
+    # Without an opposite caption, or with the check off, the check does not run.
+    off = dataclasses.replace(rewrite_filter, reversal_margin=None)
+    for verdicts in (
+        rewrite_filter.judge([(DOOR, texts)]),
+        off.judge([(DOOR, texts)], opposites=[DOOR_REVERSED]),
+    ):
+        assert all(r.opposite_similarity is None for r in verdicts[0])
+        assert not any(r.startswith(REVERSAL_REASON) for w in verdicts[0] for r in w.reasons)
+    with pytest.raises(ValueError, match="1 opposite captions for 2 captions"):
+        rewrite_filter.judge([(DOOR, texts), (CUP, [])], opposites=[DOOR_REVERSED])
+
+
+def test_the_reversal_margin_is_where_nearer_begins(rewrite_filter) -> None:
+    (before,) = rewrite_filter.judge([(DOOR, [DOOR_REWRITE])], opposites=[DOOR_REVERSED])
+    gap = before[0].opposite_similarity - before[0].similarity  # negative: nearer its own
+    for margin, rejected in ((gap - 1e-6, True), (gap + 1e-6, False)):
+        moved = dataclasses.replace(rewrite_filter, reversal_margin=margin)
+        (after,) = moved.judge([(DOOR, [DOOR_REWRITE])], opposites=[DOOR_REVERSED])
+        assert after[0].accepted is not rejected
+
+
+def test_rewrites_are_checked_against_the_opposite_caption(
+    llm_server, chat_client, rewrite_filter
+) -> None:
+    reversed_door = "A man closes the door and then walks into the room."  # a scripted rewrite
+    door, cup, _ = rewrite_captions(
+        chat_client(llm_server()),
+        CAPTIONS,
+        rewrite_filter,
+        on_wrong_count="keep",
+        opposites=[reversed_door, None, None],
+    )
+    (rejected,) = [r for r in door.rewrites if r.text == reversed_door]
+    assert any(reason.startswith(REVERSAL_REASON) for reason in rejected.reasons)
+    assert all(r.opposite_similarity is not None for r in door.rewrites)
+    assert all(r.opposite_similarity is None for r in cup.rewrites)
+    columns = rewrite_columns(door, rewrite_filter)
+    kept = json.loads(columns[PROVENANCE_COLUMN][0])
+    assert kept["reversal_margin"] == rewrite_filter.reversal_margin
+    assert kept["opposite_similarity"] < kept["similarity"]
+    report = similarity_report([door, cup], rewrite_filter, count=9, rng=random.Random(0))
+    assert report["reversal_margin"] == rewrite_filter.reversal_margin
+    assert report["rejections"][REVERSAL_REASON] >= 1
+    with pytest.raises(ValueError, match="1 opposite captions for 3 captions"):
+        rewrite_captions(chat_client(llm_server()), CAPTIONS, rewrite_filter, opposites=[None])
+
+
 # The published GPT-4 rewrites of the first PUBLISHED_VIDEOS videos of the RTime test split,
-# forward and reverse captions (full split, measured by the same code: 96.6% of 18,000 kept).
+# forward and reverse captions, each checked against the other direction's caption.
 PUBLISHED_VIDEOS = 200
 
 
 @pytest.mark.integration
 @pytest.mark.slow
 def test_published_rewrites_are_kept_and_reversals_rejected(shared_data, rewrite_filter) -> None:
-    """Issue 19's target: >= 95% of the published test-split rewrites pass both checks."""
+    """Issue 19's targets on the test split (the reversal margin was set on the validation
+    split): >= 95% of the published rewrites pass every check, >= 90% of the reversed video's
+    captions offered as rewrites are rejected, and so are most of GPT-4's rewrites *of* the
+    reversed video's caption offered for the caption."""
     records = list(json.loads((shared_data / "rtime" / "test.json").read_text()).values())
-    records = records[:PUBLISHED_VIDEOS]
-    candidates = [
-        (r[f"{side}_captions"][0], r[f"{side}_rewrites"])
-        for r in records
-        for side in ("forward", "reverse")
-        if r.get(f"{side}_captions") and r.get(f"{side}_rewrites")
+    candidates, opposites, kinds = [], [], []
+    for record in records[:PUBLISHED_VIDEOS]:
+        for side, other in (("forward", "reverse"), ("reverse", "forward")):
+            caption, opposite = record[f"{side}_captions"][0], record[f"{other}_captions"][0]
+            for kind, texts in (
+                ("rewrite", record[f"{side}_rewrites"]),
+                ("reversal", [opposite]),
+                ("reversal rewrite", record[f"{other}_rewrites"]),
+            ):
+                candidates.append((caption, texts))
+                opposites.append(opposite)
+                kinds.append(kind)
+    judged: dict[str, list] = {kind: [] for kind in kinds}
+    for kind, rewrites in zip(kinds, rewrite_filter.judge(candidates, opposites=opposites)):
+        judged[kind] += rewrites
+    kept = {
+        kind: sum(r.accepted for r in rewrites) / len(rewrites) for kind, rewrites in judged.items()
+    }
+    print(f"published RTime test rewrites kept: {kept}")
+    assert len(judged["rewrite"]) == 18 * PUBLISHED_VIDEOS and kept["rewrite"] >= 0.95
+    assert len(judged["reversal"]) == 2 * PUBLISHED_VIDEOS and kept["reversal"] <= 0.10
+    by_reversal_check = [
+        any(reason.startswith(REVERSAL_REASON) for reason in rewrite.reasons)
+        for rewrite in judged["reversal"]
     ]
-    judged = [rewrite for rewrites in rewrite_filter.judge(candidates) for rewrite in rewrites]
-    kept = sum(rewrite.accepted for rewrite in judged) / len(judged)
-    print(f"published RTime test rewrites kept: {kept:.3f} of {len(judged)}")
-    assert len(judged) > 3000 and kept >= 0.95
-    # Every rewrite that brings in the opposite of its caption's direction is rejected.
-    reversed_ = rewrite_filter.judge(
-        [
-            (r["forward_captions"][0], [r["reverse_captions"][0]])
-            for r in records
-            if r.get("reverse") and r.get("reverse_captions")
-        ]
-    )
-    flagged = [rewrites[0] for rewrites in reversed_ if not rewrites[0].accepted]
-    print(f"reverse captions offered as rewrites rejected: {len(flagged)} of {len(reversed_)}")
-    assert flagged and all(
-        any(reason.startswith(("reverses", "drops", "similarity")) for reason in r.reasons)
-        for r in flagged
-    )
+    assert sum(by_reversal_check) >= 0.9 * len(by_reversal_check)
+    assert kept["reversal rewrite"] <= 0.25  # 77% rejected (34% without the reversal check)

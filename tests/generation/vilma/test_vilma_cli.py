@@ -44,6 +44,9 @@ def _metadata(rows: list[dict]) -> dict:
             "proficiency_foils": texts,
             "proficiency_provenance": texts,
         }
+    if rows and "start_pts" in rows[0]:
+        frames = datasets.Value("int32")
+        return {"subtest": datasets.Value("string"), "start_pts": frames, "end_pts": frames}
     return {"subtest": datasets.Value("string")} if rows and "subtest" in rows[0] else {}
 
 
@@ -67,6 +70,59 @@ def test_counting(tmp_path):
         ("q0", "easy", "a man skips rope exactly 2 times."),
         ("q1", "difficult", "a man skips rope exactly 7 times."),
     ]
+
+
+def test_counting_cuts_quva_videos_into_windows(tmp_path):
+    import numpy as np
+
+    from foilkit.generation.vilma.counting import fill_count_template
+
+    quva = tmp_path / "quva-annotations"
+    quva.mkdir()
+    np.save(quva / "000_rope_beach.npy", np.array([13, 27, 41, 56, 70, 83, 96]))
+    np.save(quva / "001_trampoline.npy", np.array([25, 50, 75, 100, 125]))  # frames at 25 fps
+    template = "a man skips rope exactly <number> times."
+    options = ("--digits", "--quva-annotations", str(quva), "--seed", "3")
+    records = [
+        {"id": "000", "template": template, "video": "000_rope_beach.mp4"},
+        {"id": "001", "template": template, "annotation": "001_trampoline", "fps": 25},
+    ]
+    rows = _run(tmp_path, "counting", records, *options)
+    assert len({row["id"] for row in rows}) == len(rows)
+    by_video = {
+        video: [row for row in rows if row["id"].startswith(video)] for video in ("000", "001")
+    }
+    assert {row["subtest"] for row in by_video["000"]} == {"easy", "difficult"}
+    assert {row["subtest"] for row in by_video["001"]} == {"easy", "difficult"}
+    boundaries = {"000": [0, 13, 27, 41, 56, 70, 83, 96], "001": [0, 25, 50, 75, 100, 125]}
+    for video, video_rows in by_video.items():
+        fps = 30.0 if video == "000" else 25.0
+        for row in video_rows:
+            first = boundaries[video].index(row["start_pts"])
+            count = boundaries[video].index(row["end_pts"]) - first
+            assert row["caption"] == fill_count_template(template, count, spelled=False)
+            assert (row["subtest"] == "easy") == (count <= 3)
+            assert (row["start"], row["end"]) == (
+                round(row["start_pts"] / fps, 4),
+                round(row["end_pts"] / fps, 4),
+            )
+    # Video 001 has one difficult window (0-125, five repetitions) and two of four.
+    hard = {(r["start_pts"], r["end_pts"]) for r in by_video["001"] if r["subtest"] != "easy"}
+    assert hard == {(0, 100), (25, 125), (0, 125)}
+    record = RunRecord.read(tmp_path / "counting" / "run.json")
+    assert record.parameters["quva_annotations"] == str(quva)
+    assert record.parameters["windows_per_video"] == 10
+    assert rows == _run(tmp_path, "counting", records, *options)  # the seed fixes the draws
+    rescaled = _run(tmp_path, "counting", records[1:], *options, "--target-fps", "30")
+    assert {(r["start_pts"], r["end_pts"]) for r in rescaled if r["subtest"] != "easy"} == {
+        (0, 120),
+        (30, 150),
+        (0, 150),
+    }
+    assert all(row["end"] == round(row["end_pts"] / 30, 4) for row in rescaled)
+    missing = [{"id": "002", "template": template}]
+    with pytest.raises(SystemExit, match="no 002.npy"):
+        _run(tmp_path, "counting", missing, *options)
 
 
 def test_change_of_state(tmp_path):

@@ -38,8 +38,10 @@ def test_change_of_state_paper_example_gives_the_four_subtests():
         "prestate": ("Initially, the door is open.", "Initially, the door is closed."),
         "poststate": ("At the end, the door is closed.", "At the end, the door is open."),
         "inverse": (
-            "Initially, the door is open. Then, someone closes the door. At the end, the door is closed.",
-            "Initially, the door is closed. Then, someone opens the door. At the end, the door is open.",
+            "Initially, the door is open. Then, someone closes the door. "
+            "At the end, the door is closed.",
+            "Initially, the door is closed. Then, someone opens the door. "
+            "At the end, the door is open.",
         ),
     }
 
@@ -138,10 +140,8 @@ def test_counting_golden_and_threshold():
         "a man skips rope exactly <number> times.", 3, rng=random.Random(0)
     )
     assert caption == "a man skips rope exactly three times."
-    assert (
-        foil.text
-        == f"a man skips rope exactly {['four', 'five', 'six', 'seven', 'eight', 'nine', 'ten'][foil.source['foil_count'] - 4]} times."
-    )
+    spelled = ["four", "five", "six", "seven", "eight", "nine", "ten"]
+    assert foil.text == f"a man skips rope exactly {spelled[foil.source['foil_count'] - 4]} times."
     assert foil.parameters == {
         "subtest": "easy",
         "small_max": SMALL_MAX,
