@@ -22,11 +22,12 @@ from foilkit.scorers.video import decoding
 
 
 class DecodeCounter:
-    """Counts opens, decode passes and decoded frames of ``backend`` while active (a context manager)."""
+    """Counts opens, decode passes and decoded frames of ``backend`` while active (a context
+    manager)."""
 
     def __init__(self, backend: str):
         self.backend = backend
-        self.opens = self.passes = self.frames = 0
+        self.opens = self.passes = self.decoded_frames = 0
         self._lock = threading.Lock()
         self._real: Callable[..., Any] | None = None
 
@@ -42,7 +43,7 @@ class DecodeCounter:
             def counted_get_frames(indices: Any) -> Any:
                 with self._lock:
                     self.passes += 1
-                    self.frames += len(indices)
+                    self.decoded_frames += len(indices)
                 return get_frames(indices)
 
             video.get_frames = counted_get_frames
@@ -58,12 +59,13 @@ class DecodeCounter:
         return {
             "opens": self.opens,
             "decode_passes": self.passes,
-            "decoded_frames": self.frames,
+            "decoded_frames": self.decoded_frames,
         }
 
 
 class ForwardCounter:
-    """Counts a video-LLM adapter's prefix forwards and question continuations (a context manager)."""
+    """Counts a video-LLM adapter's prefix forwards and question continuations (a context
+    manager)."""
 
     def __init__(self, adapter: Any):
         self.adapter = adapter

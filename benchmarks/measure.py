@@ -87,7 +87,8 @@ def _cuda_in_use() -> bool:
 
 @contextmanager
 def measure(name: str) -> Iterator[Phase]:
-    """Time the ``with`` block and record its peak host (and GPU) memory in the yielded ``Phase``."""
+    """Time the ``with`` block and record its peak host (and GPU) memory in the yielded
+    ``Phase``."""
     import torch
 
     phase = Phase(name)
@@ -138,7 +139,8 @@ def environment() -> dict[str, Any]:
 def describe_hardware(env: Mapping[str, Any]) -> str:
     """One line naming the machine, for the header of a printed table."""
     gpus = ", ".join(env.get("gpus") or []) or "no GPU"
-    return f"{env['cpu_count']} CPU cores, {gpus}; torch {env['packages'].get('torch')}, Python {env['python']}"
+    torch = env["packages"].get("torch")
+    return f"{env['cpu_count']} CPU cores, {gpus}; torch {torch}, Python {env['python']}"
 
 
 def format_number(value: Any) -> str:

@@ -24,7 +24,8 @@ from foilkit.synthetic.models import tiny_model_path
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """A benchmarked model: its family (which naive loop applies), how to get its folder, options."""
+    """A benchmarked model: its family (which naive loop applies), how to get its folder,
+    options."""
 
     name: str
     family: str  # "dual-encoder", "cross-encoder" or "video-llm"

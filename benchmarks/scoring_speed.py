@@ -84,14 +84,14 @@ MEMORY_GROWTH_LIMIT = 1.1
 class Settings:
     """How every phase runs: the same frames, batches, workers and decoder for all of them."""
 
-    frames: int = 8
+    num_frames: int = 8
     batch_size: int = 8
     num_workers: int = 2
     decoder: str = "torchcodec"
     device: str = "cpu"
 
     def policy(self) -> SamplingPolicy:
-        return SamplingPolicy("uniform", self.frames)
+        return SamplingPolicy("uniform", self.num_frames)
 
 
 def load(spec: ModelSpec, root: Path, settings: Settings) -> Any:
@@ -491,7 +491,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     parser.add_argument("--workers", type=int, default=2, help="decoding threads")
     parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--frames", type=int, default=8)
+    parser.add_argument("--num-frames", "--frames", dest="num_frames", type=int, default=8)
     parser.add_argument(
         "--decoder", default="torchcodec", help="torchcodec, torchcodec-cuda (NVDEC) or pyav"
     )
@@ -516,7 +516,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     ]
     if unknown:
         parser.error(
-            f"unknown models or shapes {unknown}; models: {sorted(MODELS)}, shapes: {sorted(SHAPES)}"
+            f"unknown models or shapes {unknown}; models: {sorted(MODELS)}, shapes: "
+            f"{sorted(SHAPES)}"
         )
     return args
 
@@ -524,7 +525,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     root = args.cache_root or default_cache_root()
-    settings = Settings(args.frames, args.batch_size, args.workers, args.decoder, args.device)
+    settings = Settings(args.num_frames, args.batch_size, args.workers, args.decoder, args.device)
     size = SIZES[args.size]
     videos = corpus(size, root)
     env = environment()
@@ -534,7 +535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(
         f"# {describe_hardware(env)}; {settings.num_workers} decoding threads, "
-        f"batch {settings.batch_size}, {settings.frames} frames, {settings.decoder}\n"
+        f"batch {settings.batch_size}, {settings.num_frames} frames, {settings.decoder}\n"
     )
     cases = []
     for name in args.models:

@@ -32,14 +32,7 @@ from typing import Any
 
 import torch
 from corpus import CorpusSize, corpus, rtime_rows
-from measure import (
-    describe_hardware,
-    environment,
-    measure,
-    phase_record,
-    render_table,
-    write_json,
-)
+from measure import describe_hardware, environment, measure, phase_record, render_table, write_json
 
 from foilkit.finetune.data import FramePipeline, epoch_batches, training_items
 from foilkit.finetune.train import contrastive_loss
@@ -84,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         "--model", default=None, help="CLIP / SigLIP id or folder (default: the tiny CLIP)"
     )
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--frames", type=int, default=8)
+    parser.add_argument("--num-frames", "--frames", dest="num_frames", type=int, default=8)
     parser.add_argument(
         "--batch-size", type=int, default=16, help="clips per batch, reversals included"
     )
@@ -103,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     model_id = args.model or str(tiny_model_path("clip"))
     processor = AutoProcessor.from_pretrained(model_id)
     device = torch.device(args.device)
-    policy = SamplingPolicy("uniform", num_frames=args.frames)
+    policy = SamplingPolicy("uniform", num_frames=args.num_frames)
     env = environment()
     results: dict[str, dict[str, Any]] = {}
     first_batches = {}
@@ -138,7 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     print(
         f"training speed, {len(videos)} videos of {SIZES[name].seconds:g} s "
-        f"({len(items)} items + reversals), {args.frames} frames, batch {args.batch_size}, "
+        f"({len(items)} items + reversals), {args.num_frames} frames, batch {args.batch_size}, "
         f"{args.workers} decoding threads; {describe_hardware(env)}\n"
     )
     print(

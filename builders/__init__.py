@@ -3,7 +3,8 @@
 ``datasets`` 5 runs no loading scripts, so the builders are classes this package imports:
 
 >>> from foilkit.builders import load_builder
->>> builder = load_builder("vitatecs", "direction", video_root="~/videos/vitatecs")  # doctest: +SKIP
+>>> builder = load_builder(  # doctest: +SKIP
+...     "vitatecs", "direction", video_root="~/videos/vitatecs")
 >>> builder.download_and_prepare(); ds = builder.as_dataset()  # doctest: +SKIP
 
 or in one call :func:`build`; :func:`export` writes the Hub layout (parquet per config and split
@@ -105,7 +106,8 @@ def load_builder(name: str, config: str | None = None, **options: Any) -> Foilki
 
 
 def build(name: str, config: str | None = None, **options: Any) -> datasets.DatasetDict:
-    """Build benchmark ``name``'s ``config`` into a ``DatasetDict`` (options: see :func:`load_builder`)."""
+    """Build benchmark ``name``'s ``config`` into a ``DatasetDict`` (options: see
+    :func:`load_builder`)."""
     return prepare(load_builder(name, config, **options))
 
 

@@ -209,7 +209,8 @@ def require(
 
 
 def text(value: Any, *, file: str | os.PathLike, row: int | str, field: str) -> str:
-    """``value`` as a caption or foil: a string with something in it, or an :class:`AnnotationError`.
+    """``value`` as a caption or foil: a string with something in it, or an
+    :class:`AnnotationError`.
 
     Nothing is cast: a number where a text belongs is an error in the file, not a caption.
     """
@@ -221,7 +222,8 @@ def text(value: Any, *, file: str | os.PathLike, row: int | str, field: str) -> 
 
 
 def texts(values: Any, *, file: str | os.PathLike, row: int | str, field: str) -> list[str]:
-    """``values`` as a list of captions or foils, each checked by :func:`text` (named by position)."""
+    """``values`` as a list of captions or foils, each checked by :func:`text` (named by
+    position)."""
     if not isinstance(values, list):
         raise AnnotationError(file, row, f"field {field!r} is not a list of texts: {values!r}")
     return [

@@ -26,7 +26,8 @@ class FoilkitConfig(datasets.BuilderConfig):
     Attributes:
         video_root: folder holding the benchmark's videos in the layout its dataset card gives;
             ``None`` when there are no videos (then ``on_missing="keep"`` gives text-only rows).
-        on_missing: ``"error"`` (default), ``"skip"`` or ``"keep"``; see :mod:`foilkit.builders.videos`.
+        on_missing: ``"error"`` (default), ``"skip"`` or ``"keep"``; see
+        :mod:`foilkit.builders.videos`.
         annotations: a local folder with the annotation files; ``None`` downloads them from the
             upstream repository at the pinned commit.
     """
@@ -81,7 +82,8 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
         raise NotImplementedError
 
     def build_summary(self) -> list[str]:
-        """Sentences on what the last build did (videos found, rows dropped); for the info and card."""
+        """Sentences on what the last build did (videos found, rows dropped); for the info and
+        card."""
         return [report.summary() for report in self.video_reports.values()]
 
     @classmethod
@@ -97,7 +99,8 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
         for index, row in enumerate(rows):
             if row["id"] in seen:
                 raise ValueError(
-                    f"split {split!r}: id {row['id']!r} of row {index} repeats row {seen[row['id']]}"
+                    f"split {split!r}: id {row['id']!r} of row {index} repeats row "
+                    f"{seen[row['id']]}"
                 )
             seen[row["id"]] = index
         resolution = resolve_videos(

@@ -74,7 +74,8 @@ def card_text(benchmark: str, exported: Sequence[ExportedConfig], *, embed_video
         for config in exported
     }
     datasets.info.DatasetInfosDict(infos).to_dataset_card_data(card_data)
-    return f"---\n{card_data.to_yaml()}\n---\n\n{_body(benchmark, exported, embed_videos=embed_videos)}"
+    body = _body(benchmark, exported, embed_videos=embed_videos)
+    return f"---\n{card_data.to_yaml()}\n---\n\n{body}"
 
 
 def _body(benchmark: str, exported: Sequence[ExportedConfig], *, embed_videos: bool) -> str:
@@ -90,26 +91,31 @@ def _body(benchmark: str, exported: Sequence[ExportedConfig], *, embed_videos: b
         f"- `{item.name}` {line}" for item in exported for line in item.builder.build_summary()
     )
     videos = (
-        "The parquet files **embed the video bytes** (the exporter opted in with `embed_videos=True`): check the "
-        "video licences before sharing them."
+        "The parquet files **embed the video bytes** (the exporter opted in with "
+        "`embed_videos=True`): check the video licences before sharing them."
         if embed_videos
-        else "The parquet files hold **no video bytes**: the `video` column stores each path *relative to the "
-        "video root* (the same value as `video_path`), or `None` where the video was absent when exporting. "
-        "Download the videos from their original sources, lay them out as above and attach them:\n\n"
+        else "The parquet files hold **no video bytes**: the `video` column stores each path "
+        "*relative to the video root* (the same value as `video_path`), or `None` where the video "
+        "was absent when "
+        "exporting. Download the videos from their original sources, lay them out as above and "
+        "attach them:\n\n"
         "```python\nimport datasets, foilkit\n\n"
         f'ds = datasets.load_dataset("<this repo or folder>", "{exported[0].name}")\n'
-        'ds = foilkit.attach_videos(ds, "/path/to/videos")  # on_missing="error" | "skip" | "keep"\n```'
+        'ds = foilkit.attach_videos(ds, "/path/to/videos")'
+        '  # on_missing="error" | "skip" | "keep"\n```'
     )
     notes = type(builder).card_notes([item.builder for item in exported])
     return f"""# {builder.PRETTY_NAME}
 
 {builder.DESCRIPTION}
 
-Exported with foilkit (`foilkit.builders.export("{benchmark}", ...)`; builder `{type(builder).__name__}`).
+Exported with foilkit (`foilkit.builders.export("{benchmark}", ...)`; \
+builder `{type(builder).__name__}`).
 
 ## Source
 
-- Annotations: [{source.repo}]({source.homepage}) at commit `{source.commit}` (unchanged; parsed and normalised).
+- Annotations: [{source.repo}]({source.homepage}) at commit `{source.commit}` \
+(unchanged; parsed and normalised).
 - Licence: {source.licence_note}
 - Videos are not part of the annotations; users obtain them from the original sources.
 
@@ -121,9 +127,11 @@ Exported with foilkit (`foilkit.builders.export("{benchmark}", ...)`; builder `{
 
 ## Columns
 
-Every row has `id`, `video` (a `datasets.Video`), `video_path` (the video relative to the video root),
+Every row has `id`, `video` (a `datasets.Video`), `video_path` (the video relative to the video \
+root),
 `caption` (the true text), `foils` (the false texts), `start`/`end` (the window in seconds; `None` =
-from the beginning / to the end), `reversed` (play the window backwards), and the benchmark's metadata
+from the beginning / to the end), `reversed` (play the window backwards), and the benchmark's \
+metadata
 columns listed in the YAML `dataset_info`.
 
 ## Videos

@@ -49,7 +49,8 @@ SOURCE = GitHubSource(
     repo="jamespark3922/video-lang-contrast-set",
     commit="26e101db1d700a5961261cc152a927c9bcef0c74",
     licence="unknown",
-    licence_note="No licence is stated in the contrast-set repository; the captions derive from MSR-VTT.",
+    licence_note="No licence is stated in the contrast-set repository; the captions derive from "
+    "MSR-VTT.",
 )
 
 FEATURES = canonical_features(
@@ -62,8 +63,10 @@ FEATURES = canonical_features(
 _CITATION = """\
 @inproceedings{park2022exposing,
   title     = {Exposing the Limits of Video-Text Models through Contrast Sets},
-  author    = {Park, Jae Sung and Shen, Sheng and Farhadi, Ali and Darrell, Trevor and Choi, Yejin and Rohrbach, Anna},
-  booktitle = {Proceedings of the 2022 Conference of the North American Chapter of the Association for Computational Linguistics: Human Language Technologies},
+  author    = {Park, Jae Sung and Shen, Sheng and Farhadi, Ali and Darrell, Trevor and
+               Choi, Yejin and Rohrbach, Anna},
+  booktitle = {Proceedings of the 2022 Conference of the North American Chapter of the
+               Association for Computational Linguistics: Human Language Technologies},
   year      = {2022}
 }"""
 
@@ -95,12 +98,14 @@ class ContrastSetConfig(FoilkitConfig):
         super().validate()
         if self.foil_type not in (*PUBLISHED, *FROM_MULTIPLE_CHOICE_FILE):
             raise ValueError(
-                f"foil_type must be one of {(*PUBLISHED, *FROM_MULTIPLE_CHOICE_FILE)}, got {self.foil_type!r}"
+                f"foil_type must be one of {(*PUBLISHED, *FROM_MULTIPLE_CHOICE_FILE)}, got "
+                f"{self.foil_type!r}"
             )
 
 
 class ContrastSets(FoilkitBuilder):
-    """MSR-VTT contrast sets: ``verb_lm``, ``verb_human`` (and ``gender``/``random``); a ``test`` split."""
+    """MSR-VTT contrast sets: ``verb_lm``, ``verb_human`` (and ``gender``/``random``); a ``test``
+    split."""
 
     BUILDER_CONFIG_CLASS = ContrastSetConfig
     BUILDER_CONFIGS: ClassVar[list[ContrastSetConfig]] = [
@@ -126,8 +131,9 @@ class ContrastSets(FoilkitBuilder):
     FEATURES = FEATURES
     PRETTY_NAME = "MSR-VTT contrast sets"
     DESCRIPTION = (
-        "Contrast sets for MSR-VTT multiple choice: each video has five candidate captions, one true; one "
-        "negative is a hard contrast-set foil (a verb phrase changed by a language model or by people)."
+        "Contrast sets for MSR-VTT multiple choice: each video has five candidate captions, one "
+        "true; one negative is a hard contrast-set foil (a verb phrase changed by a language "
+        "model or by people)."
     )
     CITATION = _CITATION
     VIDEO_LAYOUT = (
@@ -167,10 +173,11 @@ class ContrastSets(FoilkitBuilder):
     def _multiple_choice_file(self) -> Path:
         if self.config.multiple_choice_file is None:
             raise ContrastSetUnavailableError(
-                f"The {self.config.foil_type!r} contrast set is not published as a file: it is built from the "
-                "MSR-VTT multiple-choice test file of Yu et al. (2018; 2,990 clips, five options each), which you "
-                "must supply as multiple_choice_file=<path> (columns clip, ending0..ending4, label). No rows are "
-                "built without it; the published sets are the 'verb_lm' and 'verb_human' configs."
+                f"The {self.config.foil_type!r} contrast set is not published as a file: it is "
+                "built from the MSR-VTT multiple-choice test file of Yu et al. (2018; 2,990 "
+                "clips, five options each), which you must supply as multiple_choice_file=<path> "
+                "(columns clip, ending0..ending4, label). No rows are built without it; the "
+                "published sets are the 'verb_lm' and 'verb_human' configs."
             )
         path = Path(self.config.multiple_choice_file).expanduser()
         if not path.is_file():
@@ -178,25 +185,21 @@ class ContrastSets(FoilkitBuilder):
         return path
 
     def _rows(self, path: Path) -> Iterator[dict[str, Any]]:
+        # (clip, options, label, row as errors name it) of each item, from either file format
+        items: Iterator[tuple[str, list[str], Any, Any]]
         if self.config.foil_type in FROM_MULTIPLE_CHOICE_FILE:
-            for item in self._multiple_choice_items(path):
-                yield multiple_choice_row(
-                    item.clip,
-                    list(item.options),
-                    item.label,
-                    self.config.foil_type,
-                    file=path,
-                    row=item.clip,
-                )
-            return
-        for number, record in read_tsv(path, ("clip", *ENDINGS, "label")):
+            items = (
+                (item.clip, list(item.options), item.label, item.clip)
+                for item in self._multiple_choice_items(path)
+            )
+        else:
+            items = (
+                (record["clip"], [record[ending] for ending in ENDINGS], record["label"], number)
+                for number, record in read_tsv(path, ("clip", *ENDINGS, "label"))
+            )
+        for clip, options, label, row in items:
             yield multiple_choice_row(
-                record["clip"],
-                [record[ending] for ending in ENDINGS],
-                record["label"],
-                self.config.foil_type,
-                file=path,
-                row=number,
+                clip, options, label, self.config.foil_type, file=path, row=row
             )
 
     def _multiple_choice_items(self, path: Path) -> list[MultipleChoiceItem]:
@@ -235,8 +238,9 @@ class ContrastSets(FoilkitBuilder):
             total, kept = self.generated
             lines.insert(
                 0,
-                f"gender MC: {kept} of {total} clips of {self.config.multiple_choice_file} have a gender word "
-                f"and got a gender-swapped negative (seed {self.config.seed}); the other {total - kept} are dropped.",
+                f"gender MC: {kept} of {total} clips of {self.config.multiple_choice_file} have a "
+                f"gender word and got a gender-swapped negative (seed {self.config.seed}); the "
+                f"other {total - kept} are dropped.",
             )
         return lines
 
@@ -249,17 +253,19 @@ class ContrastSets(FoilkitBuilder):
             return ""
         return (
             "### Gender and Random MC\n\n"
-            "Built from the user's MSR-VTT multiple-choice file (Yu et al., 2018), not redistributed with the "
-            "published contrast sets: `random` is that file as it is; `gender` replaces one random negative of "
-            "each item with the gender swap of its true caption (paper Table 6, "
-            "`foilkit.generation.contrast.gender_swap`), keeping `label`, and drops clips without a gender word.\n"
+            "Built from the user's MSR-VTT multiple-choice file (Yu et al., 2018), not "
+            "redistributed with the published contrast sets: `random` is that file as it is; "
+            "`gender` replaces one random negative of each item with the gender swap of its true "
+            "caption (paper Table 6, `foilkit.generation.contrast.gender_swap`), keeping `label`, "
+            "and drops clips without a gender word.\n"
         )
 
 
 def multiple_choice_row(
     clip: str, options: list[str], label: Any, foil_type: str, *, file: str | Path, row: int | str
 ) -> dict[str, Any]:
-    """A canonical row from one multiple-choice item (options in published order, ``label`` the true one)."""
+    """A canonical row from one multiple-choice item (options in published order, ``label`` the
+    true one)."""
     try:
         index = int(label)
     except (TypeError, ValueError):

@@ -6,7 +6,8 @@ dataset card whose YAML ``configs:`` maps each config to its files (so
 features: ``Video``, lists) and whose ``dataset_info`` gives every split's size (``datasets``
 keys a local folder's cache on that YAML: without the sizes a re-export into the same folder
 would load the earlier rows), and ``eval.yaml``, which registers the benchmark's tasks with the
-Hub's leaderboards (see :data:`HUB_TASKS`). Videos stay out unless the caller opts in (``embed_videos=True``):
+Hub's leaderboards (see :data:`HUB_TASKS`). Videos stay out unless the caller opts in
+(``embed_videos=True``):
 the ``video`` column then stores paths relative to the video root, re-attachable with
 ``foilkit.attach_videos``.
 """
@@ -225,7 +226,8 @@ def complete_card(
     return text
 
 
-# --- eval.yaml: the benchmark's tasks on the Hub ------------------------------------------------------
+# --- eval.yaml: the benchmark's tasks on the Hub
+# ------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -438,7 +440,8 @@ def _write_split(
 
 
 def _portable_videos(batch: dict[str, list], *, embed: bool) -> dict[str, list]:
-    """``video`` -> ``{"path": video_path, "bytes": file bytes or None}``; absent videos stay ``None``."""
+    """``video`` -> ``{"path": video_path, "bytes": file bytes or None}``; absent videos stay
+    ``None``."""
     videos = []
     for video, relative in zip(batch["video"], batch["video_path"], strict=True):
         if video is None:

@@ -51,8 +51,8 @@ SOURCE = GitHubSource(
     repo="qyr0403/Reversed-in-Time",
     commit="a5134b6c4211f610ee410f613b9d48968c23cd1a",
     licence="unknown",
-    licence_note="No licence is stated in the RTime repository; the videos come from stock-footage sites "
-    "(see `url`) under their own terms.",
+    licence_note="No licence is stated in the RTime repository; the videos come from "
+    "stock-footage sites (see `url`) under their own terms.",
 )
 
 FEATURES = canonical_features(
@@ -67,7 +67,8 @@ FEATURES = canonical_features(
 
 _CITATION = """\
 @inproceedings{du2024rtime,
-  title     = {Reversed in Time: A Novel Temporal-Emphasized Benchmark for Cross-Modal Video-Text Retrieval},
+  title     = {Reversed in Time: A Novel Temporal-Emphasized Benchmark for Cross-Modal
+               Video-Text Retrieval},
   author    = {Du, Yang and Liu, Yuqi and Jin, Qin},
   booktitle = {Proceedings of the 32nd ACM International Conference on Multimedia},
   year      = {2024}
@@ -100,7 +101,8 @@ class RTimeConfig(FoilkitConfig):
     """One of the paper's three retrieval tasks.
 
     Attributes:
-        task: ``"origin"`` (forward views only), ``"hard"`` or ``"binary"`` (forward and reversed views).
+        task: ``"origin"`` (forward views only), ``"hard"`` or ``"binary"`` (forward and reversed
+        views).
         train_split: also build the ``train`` split from upstream ``train.json`` (for
             ``foilkit finetune``); off by default, since the test and validation splits are
             what the benchmark scores.
@@ -139,14 +141,15 @@ class RTime(FoilkitBuilder):
     FEATURES = FEATURES
     PRETTY_NAME = "RTime"
     DESCRIPTION = (
-        "RTime (Reversed in Time): a temporal-emphasized video-text retrieval benchmark. Every source video "
-        "appears forward and time-reversed, each view with its own human-written caption; the reversed "
-        "view is the same file played backwards (reversed=True)."
+        "RTime (Reversed in Time): a temporal-emphasized video-text retrieval benchmark. Every "
+        "source video appears forward and time-reversed, each view with its own human-written "
+        "caption; the reversed view is the same file played backwards (reversed=True)."
     )
     CITATION = _CITATION
     VIDEO_LAYOUT = (
-        "`<video_root>/<source_id>.mp4`, the video downloaded from its `url` and named by its RTime id. "
-        "The reversed view reads the same file (`reversed=True`): no reversed copy is needed."
+        "`<video_root>/<source_id>.mp4`, the video downloaded from its `url` and named by its "
+        "RTime id. The reversed view reads the same file (`reversed=True`): no reversed copy is "
+        "needed."
     )
 
     def _split_generators(
@@ -184,14 +187,16 @@ class RTime(FoilkitBuilder):
     def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
         return (
             "### Views\n\n"
-            'Each source video gives a forward row (`direction="forward"`, `reversed=False`) and, in the '
-            '`hard` and `binary` configs, a reversed row (`direction="reverse"`, `reversed=True`) that reads '
-            "the same file backwards. A row's `caption` is the human-written caption of its direction, its "
-            "`foils` the other direction's caption; `rewrites`/`foil_rewrites` are the nine GPT-4 rewrites of "
-            "each. `origin` holds only forward rows (the paper's RTime-Origin pool: 1000 test videos); `hard` "
-            "and `binary` hold both (2000 test views, 1000 validation views). Built with `train_split=True`, "
+            'Each source video gives a forward row (`direction="forward"`, `reversed=False`) and, '
+            'in the `hard` and `binary` configs, a reversed row (`direction="reverse"`, '
+            "`reversed=True`) that reads the same file backwards. A row's `caption` is the "
+            "human-written caption of its direction, its `foils` the other direction's caption; "
+            "`rewrites`/`foil_rewrites` are the nine GPT-4 rewrites of each. `origin` holds only "
+            "forward rows (the paper's RTime-Origin pool: 1000 test videos); `hard` and `binary` "
+            "hold both (2000 test views, 1000 validation views). Built with `train_split=True`, "
             "the `train` split comes from upstream `train.json` in the same layout; a video whose "
-            "reversal the annotators rejected (`reversible=False`) has a forward row only, with no foil.\n"
+            "reversal the annotators rejected (`reversible=False`) has a forward row only, with "
+            "no foil.\n"
         )
 
 

@@ -142,6 +142,15 @@ def aspect_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
     return {**pairwise_inputs(rows), "groups": list(rows["aspect"])}
 
 
+def subset_columns(
+    columns: Mapping[str, Sequence[Any]], column: str, value: Any
+) -> dict[str, list[Any]]:
+    """The rows of per-sample ``columns`` whose ``column`` equals ``value`` (one group's items, for
+    a per-group metric or test)."""
+    keep = [i for i, v in enumerate(columns[column]) if v == value]
+    return {name: [values[i] for i in keep] for name, values in columns.items()}
+
+
 #: VITATECS' scripts: caption > counterfactual (a tie counts as wrong); several aspects: their
 #: mean (Table 3 "Avg."). Also the synthetic benchmark's metric, which is VITATECS-style.
 PAIRWISE_STRICT = MetricSpec(

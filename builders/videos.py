@@ -71,8 +71,8 @@ class VideoReport:
             return f"{self.split}: all {self.rows} rows have their video under {self.video_root}."
         where = f"under {self.video_root}" if self.video_root else "(no video root given)"
         head = (
-            f"{self.split}: {len(self.missing)} of {self.rows} rows ({self.missing_videos} distinct videos) "
-            f"have no video {where}"
+            f"{self.split}: {len(self.missing)} of {self.rows} rows ({self.missing_videos} "
+            f"distinct videos) have no video {where}"
         )
         if self.policy == "skip":
             return (
@@ -133,16 +133,16 @@ def resolve_videos(
     where = f"under {root}" if root else "because no video_root was given"
     if missing and not kept and on_missing == "skip":
         raise MissingVideosError(
-            f"none of the {report.missing_videos} video(s) of split {split!r} is present {where} (e.g. {shown}), "
-            f"so on_missing='skip' would leave no rows. Check the video root against the layout in the "
-            "dataset card, or pass on_missing='keep' for text-only rows."
+            f"none of the {report.missing_videos} video(s) of split {split!r} is present {where} "
+            f"(e.g. {shown}), so on_missing='skip' would leave no rows. Check the video root "
+            "against the layout in the dataset card, or pass on_missing='keep' for text-only rows."
         )
     if missing and on_missing == "error":
         raise MissingVideosError(
-            f"{report.missing_videos} video(s) used by {len(missing)} of {len(video_paths)} rows of split "
-            f"{split!r} are missing {where}, e.g. {shown}. Put them there (see the dataset card for the "
-            "layout), or pass on_missing='skip' to drop those rows or on_missing='keep' to keep them "
-            "with video=None for text-only use."
+            f"{report.missing_videos} video(s) used by {len(missing)} of {len(video_paths)} rows "
+            f"of split {split!r} are missing {where}, e.g. {shown}. Put them there (see the "
+            "dataset card for the layout), or pass on_missing='skip' to drop those rows or "
+            "on_missing='keep' to keep them with video=None for text-only use."
         )
     if missing:
         logger.warning(report.summary())

@@ -126,8 +126,11 @@ FEATURES = canonical_features(
 
 _CITATION = """\
 @inproceedings{kesen2024vilma,
-  title     = {{ViLMA}: A Zero-Shot Benchmark for Linguistic and Temporal Grounding in Video-Language Models},
-  author    = {Kesen, Ilker and Pedrotti, Andrea and Dogan, Mustafa and Cafagna, Michele and Acikgoz, Emre Can and Parcalabescu, Letitia and Calixto, Iacer and Frank, Anette and Gatt, Albert and Erdem, Aykut and Erdem, Erkut},
+  title     = {{ViLMA}: A Zero-Shot Benchmark for Linguistic and Temporal Grounding in
+               Video-Language Models},
+  author    = {Kesen, Ilker and Pedrotti, Andrea and Dogan, Mustafa and Cafagna, Michele and
+               Acikgoz, Emre Can and Parcalabescu, Letitia and Calixto, Iacer and
+               Frank, Anette and Gatt, Albert and Erdem, Aykut and Erdem, Erkut},
   booktitle = {The Twelfth International Conference on Learning Representations (ICLR)},
   year      = {2024}
 }"""
@@ -183,12 +186,14 @@ class VilmaConfig(FoilkitConfig):
         unknown = [name for name in self.subtests if name not in SUBTESTS]
         if unknown or not self.subtests:
             raise ValueError(
-                f"subtests must be a non-empty selection of {tuple(SUBTESTS)}, got {self.subtests!r}"
+                f"subtests must be a non-empty selection of {tuple(SUBTESTS)}, got "
+                f"{self.subtests!r}"
             )
 
 
 def is_valid(record: dict[str, Any]) -> bool:
-    """The paper's validity filter: >= 2 of 3 MTurk votes for the caption and a valid proficiency item."""
+    """The paper's validity filter: >= 2 of 3 MTurk votes for the caption and a valid proficiency
+    item."""
     return record["mturk"]["caption"] >= 2 and record["proficiency"]["human"]["caption"] == 1
 
 
@@ -215,18 +220,18 @@ class Vilma(FoilkitBuilder):
     FEATURES = FEATURES
     PRETTY_NAME = "ViLMA"
     DESCRIPTION = (
-        "ViLMA: a zero-shot benchmark for linguistic and temporal grounding in video-language models. "
-        "Each row pairs a video window with a caption and its foils (main test) and with a simpler "
-        "proficiency caption and foils that probe a prerequisite skill."
+        "ViLMA: a zero-shot benchmark for linguistic and temporal grounding in video-language "
+        "models. Each row pairs a video window with a caption and its foils (main test) and with "
+        "a simpler proficiency caption and foils that probe a prerequisite skill."
     )
     CITATION = _CITATION
     VIDEO_LAYOUT = (
-        "`<video_root>/<source_dataset>/<name>`, one folder per source dataset as `source_dataset` spells it. "
-        "`<name>` is `<youtube_id>.mp4` when the row has a YouTube id (VidSitu, COIN, YouCook2, RareAct: the "
-        "full YouTube video; the window is in its time line), otherwise `video_file` "
-        "(QUVA: `video_file` as given, the 30 fps normalised videos; STAR: `<video_file>.mp4`; "
-        "Something-Something v2: `<video_file>.webm`, as that dataset ships them). `video_path` holds the "
-        "relative path of every row."
+        "`<video_root>/<source_dataset>/<name>`, one folder per source dataset as "
+        "`source_dataset` spells it. `<name>` is `<youtube_id>.mp4` when the row has a YouTube id "
+        "(VidSitu, COIN, YouCook2, RareAct: the full YouTube video; the window is in its time "
+        "line), otherwise `video_file` (QUVA: `video_file` as given, the 30 fps normalised "
+        "videos; STAR: `<video_file>.mp4`; Something-Something v2: `<video_file>.webm`, as that "
+        "dataset ships them). `video_path` holds the relative path of every row."
     )
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -265,7 +270,8 @@ class Vilma(FoilkitBuilder):
         )
         return [
             *(
-                f"{name}: the validity filter {verb} {total - valid} of {total} rows ({valid} valid)."
+                f"{name}: the validity filter {verb} {total - valid} of {total} rows ({valid} "
+                "valid)."
                 for name, (total, valid) in self.validity_counts.items()
             ),
             *super().build_summary(),
@@ -287,8 +293,9 @@ class Vilma(FoilkitBuilder):
             "",
             (
                 "A row is valid when at least two of the three MTurk annotators chose the caption "
-                "(`mturk_caption >= 2`) and its proficiency item passed the authors' manual validation "
-                f"(`proficiency_human_caption == 1`), as in the paper's Table 5. This export {kept}."
+                "(`mturk_caption >= 2`) and its proficiency item passed the authors' manual "
+                "validation (`proficiency_human_caption == 1`), as in the paper's Table 5. This "
+                f"export {kept}."
             ),
             "",
             (
@@ -312,30 +319,33 @@ class Vilma(FoilkitBuilder):
             "These counts match Table 5 for every subtest built here."
             if not differing
             else (
-                f"These counts differ from Table 5 for {', '.join(differing)}: the annotation files "
-                "are not the ones the paper counted (check `annotations` and the pinned commit)."
+                f"These counts differ from Table 5 for {', '.join(differing)}: the annotation "
+                "files are not the ones the paper counted (check `annotations` and the pinned "
+                "commit)."
             )
         )
         lines += [
             "",
             comparison,
             (
-                'The paper\'s wording ("judged only the caption as true") matches these votes because '
-                "each annotator picks one of caption, foil or neither. In the pinned files one Spatial "
-                "Relations item (id `127`) has no MTurk votes and is therefore invalid, and the four "
-                "Change of State subtests share one proficiency item per video (Table 4 counts it once: "
-                "412 valid)."
+                'The paper\'s wording ("judged only the caption as true") matches these votes '
+                "because each annotator picks one of caption, foil or neither. In the pinned "
+                "files one Spatial Relations item (id `127`) has no MTurk votes and is therefore "
+                "invalid, and the four Change of State subtests share one proficiency item per "
+                "video (Table 4 counts it once: 412 valid)."
             ),
             "",
             "### Time windows",
             "",
             (
-                "`start`/`end` are seconds in the video's time line (`None`: from the start / to the "
-                "end; the Spatial Relations rows use the whole Something-Something clip). Action "
-                'Counting Easy comes from `counting-easy-spelled-pts.json`, whose `time_unit` "pts" is '
-                f"a frame index of the QUVA videos normalised to {PTS_FPS:g} fps: the builder converts "
-                f"it to seconds as `frame / {PTS_FPS:g}` (the authors' `-sec` file holds the same ids "
-                "with that value rounded to 4 decimals). `time_unit` keeps the unit of the source file."
+                "`start`/`end` are seconds in the video's time line (`None`: from the start / to "
+                "the end; the Spatial Relations rows use the whole Something-Something clip). "
+                "Action Counting Easy comes from `counting-easy-spelled-pts.json`, whose "
+                '`time_unit` "pts" is '
+                f"a frame index of the QUVA videos normalised to {PTS_FPS:g} fps: the builder "
+                f"converts it to seconds as `frame / {PTS_FPS:g}` (the authors' `-sec` file holds "
+                "the same ids with that value rounded to 4 decimals). `time_unit` keeps the unit "
+                "of the source file."
             ),
             "",
             (
@@ -365,7 +375,8 @@ def video_path(record: dict[str, Any], *, file: Path, key: str) -> str:
     dataset = relative_path(str(record["dataset"]), file=file, row=key, field="dataset")
     youtube_id, video_file = record["youtube_id"], record["video_file"]
     if youtube_id:
-        return f"{dataset}/{relative_path(str(youtube_id), file=file, row=key, field='youtube_id')}.mp4"
+        name = relative_path(str(youtube_id), file=file, row=key, field="youtube_id")
+        return f"{dataset}/{name}.mp4"
     if not video_file:
         raise AnnotationError(
             file, key, "fields 'youtube_id' and 'video_file' are both empty: no video to find"

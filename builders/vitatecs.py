@@ -46,8 +46,10 @@ FEATURES = canonical_features(aspect=TEXT, source_dataset=TEXT, video_name=TEXT)
 
 _CITATION = """\
 @article{li2023vitatecs,
-  title   = {{VITATECS}: A Diagnostic Dataset for Temporal Concept Understanding of Video-Language Models},
-  author  = {Li, Shicheng and Li, Lei and Ren, Shuhuai and Liu, Yuanxin and Liu, Yi and Gao, Rundong and Sun, Xu and Hou, Lu},
+  title   = {{VITATECS}: A Diagnostic Dataset for Temporal Concept Understanding of
+             Video-Language Models},
+  author  = {Li, Shicheng and Li, Lei and Ren, Shuhuai and Liu, Yuanxin and Liu, Yi and
+             Gao, Rundong and Sun, Xu and Hou, Lu},
   journal = {arXiv preprint arXiv:2311.17404},
   year    = {2023}
 }"""
@@ -73,7 +75,8 @@ class VitatecsConfig(FoilkitConfig):
             raise ValueError(f"aspect must be one of {ASPECTS} or None, got {self.aspect!r}")
         if self.annotation_version not in VERSIONS:
             raise ValueError(
-                f"annotation_version must be one of {tuple(VERSIONS)}, got {self.annotation_version!r}"
+                f"annotation_version must be one of {tuple(VERSIONS)}, got "
+                f"{self.annotation_version!r}"
             )
 
 
@@ -93,16 +96,17 @@ class Vitatecs(FoilkitBuilder):
     FEATURES = FEATURES
     PRETTY_NAME = "VITATECS"
     DESCRIPTION = (
-        "VITATECS: a diagnostic video-text dataset for temporal concept understanding. Each row pairs a "
-        "video with its caption and one counterfactual description that differs only in one temporal "
-        "aspect (direction, intensity, sequence, localization, compositionality, type)."
+        "VITATECS: a diagnostic video-text dataset for temporal concept understanding. Each row "
+        "pairs a video with its caption and one counterfactual description that differs only in "
+        "one temporal aspect (direction, intensity, sequence, localization, compositionality, "
+        "type)."
     )
     CITATION = _CITATION
     VIDEO_LAYOUT = (
-        "As the VITATECS README lays it out: `<video_root>/MSRVTT/<video_name>` for MSR-VTT videos "
-        "(e.g. `MSRVTT/video9770.mp4`) and `<video_root>/VATEX/<video_name>` for VATEX clips "
-        "(e.g. `VATEX/i0ccSYMl0vo_000027_000037.mp4`, the 10-second clip cut from the YouTube video). "
-        "`video_path` holds that relative path."
+        "As the VITATECS README lays it out: `<video_root>/MSRVTT/<video_name>` for MSR-VTT "
+        "videos (e.g. `MSRVTT/video9770.mp4`) and `<video_root>/VATEX/<video_name>` for VATEX "
+        "clips (e.g. `VATEX/i0ccSYMl0vo_000027_000037.mp4`, the 10-second clip cut from the "
+        "YouTube video). `video_path` holds that relative path."
     )
 
     def _split_generators(

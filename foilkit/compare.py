@@ -1,4 +1,4 @@
-"""``foilkit compare run_a run_b``: two models on the same items, a paired test and a side-by-side report.
+"""``foilkit compare run_a run_b``: two models on the same items, paired tests, side by side.
 
 Both runs must come from ``foilkit evaluate`` on the same benchmark and have scored the same
 items (ids). Items are paired by id; the tests are the metrics package's paired comparisons
@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from foilkit.builders.spec import Benchmark, MetricSpec
+from foilkit.builders.spec import Benchmark, MetricSpec, subset_columns
 from foilkit.run import RunFolder, RunResults
 
 
@@ -85,7 +85,8 @@ def paired_test(
 def compare_runs(
     run_a: str | os.PathLike, run_b: str | os.PathLike, *, n_resamples: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
-    """Paired tests of every per-item metric, per config and group: ``{config: {metric: {scope: test}}}``."""
+    """Paired tests of every per-item metric, per config and group: ``{config: {metric: {scope:
+    test}}}``."""
     a, b = RunFolder(Path(run_a)), RunFolder(Path(run_b))
     results_a, results_b = RunResults.load(a), RunResults.load(b)
     if results_a.benchmark != results_b.benchmark:
@@ -120,8 +121,6 @@ def _scopes(
     seed: int,
 ) -> dict[str, Any]:
     """The test over all items and, for per-group metrics, over each group's items."""
-    from foilkit.evaluation import subset_columns
-
     scopes = {"all": (a, b)}
     if metric.per_group and benchmark.group_column in a:
         for group in dict.fromkeys(a[benchmark.group_column]):
@@ -165,7 +164,7 @@ def _test_lines(tests: Mapping[str, Any]) -> list[str]:
                         + ("" if not ci else f" [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]")
                     )
                     lines.append(
-                        f"| {config} | {metric} | {scope} | {name} | {entry.get('statistic', '')} | "
-                        f"{entry.get('p_value', '')} | {shown} |"
+                        f"| {config} | {metric} | {scope} | {name} | {entry.get('statistic', '')} "
+                        f"| {entry.get('p_value', '')} | {shown} |"
                     )
     return lines

@@ -1,4 +1,4 @@
-"""``foilkit demo``: the whole pipeline on a fresh offline machine, in under three minutes on 2 CPUs.
+"""``foilkit demo``: the whole pipeline, offline on a fresh machine, in < 3 minutes on 2 CPUs.
 
 It renders a small synthetic temporal benchmark whose captions are true and whose foils are
 false *by construction* (:mod:`foilkit.synthetic.videos`): which way a square moves
@@ -151,9 +151,9 @@ def _card(configs: dict[str, list[dict[str, Any]]]) -> str:
     return (
         f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n"
         "# foilkit synthetic temporal benchmark\n\n"
-        "Procedurally rendered videos (`foilkit.synthetic.videos`) with a true caption and a temporal "
-        "foil each: the direction a square moves, the order in which two squares appear, and how "
-        "fast a square moves. Captions are true and foils false by construction.\n\n"
+        "Procedurally rendered videos (`foilkit.synthetic.videos`) with a true caption and a "
+        "temporal foil each: the direction a square moves, the order in which two squares appear, "
+        "and how fast a square moves. Captions are true and foils false by construction.\n\n"
         "Videos are stored as paths relative to the `videos/` folder beside this card; pass it as "
         "the video root (`foilkit evaluate --videos <folder>/videos`).\n\n"
         f"| config | rows |\n|---|---|\n{counts}\n"
@@ -165,7 +165,7 @@ def run_demo(
     *,
     models: Sequence[str] = DEMO_MODELS,
     controls: Sequence[str | None] = DEMO_CONTROLS,
-    frames: int = 8,
+    num_frames: int = 8,
     n_resamples: int = 1000,
     num_workers: int = 0,
     progress: bool = True,
@@ -196,60 +196,53 @@ def run_demo(
     with library_progress_bars(enabled=False):
         say("rendering the synthetic benchmark")
         benchmark = write_demo_benchmark(out / "benchmark")
-        plan = list(itertools.product(models, controls))
-        for index, (family, control) in enumerate(plan, start=1):
-            label = family if control is None else f"{family} ({control})"
-            say(f"[{index}/{len(plan)}] evaluating {label}")
-            run_dir = out / "runs" / (family if control is None else f"{family}-{control}")
+
+        def evaluate_model(
+            model: str, *, run_name: str, label: str, control: str | None, cache: bool = False
+        ) -> Path:
+            """One demo run: ``model`` on the whole benchmark into ``runs/<run_name>``;
+            ``cache``: share the embedding cache (not for fine-tuned folders, whose weights
+            change with every demo run)."""
             options = ScoreOptions(
-                frames=frames,
+                num_frames=num_frames,
                 control=control,
                 num_workers=num_workers,
                 progress=bars,
-                cache_dir=str(out / "embedding-cache"),
+                cache_dir=str(out / "embedding-cache") if cache else None,
+                use_cache=cache,
             )
-            result = evaluate(
+            return evaluate(
                 DEMO_BENCHMARK,
-                str(tiny_model_path(family)),
+                model,
                 config="all",
                 dataset=benchmark,
                 videos=benchmark / "videos",
-                out_dir=run_dir,
+                out_dir=out / "runs" / run_name,
                 overwrite=True,
                 n_resamples=n_resamples,
                 label=label,
                 score_options=options,
+            ).run_dir
+
+        plan = list(itertools.product(models, controls))
+        for index, (family, control) in enumerate(plan, start=1):
+            label = family if control is None else f"{family} ({control})"
+            say(f"[{index}/{len(plan)}] evaluating {label}")
+            run_name = family if control is None else f"{family}-{control}"
+            model = str(tiny_model_path(family))
+            runs.append(
+                evaluate_model(model, run_name=run_name, label=label, control=control, cache=True)
             )
-            runs.append(result.run_dir)
         if finetune:
             from foilkit.finetune.demo import finetune_demo_runs, paired_test_lines
 
-            def evaluate_model(
+            def evaluate_finetuned(
                 model: str, *, run_name: str, label: str, control: str | None
             ) -> Path:
                 say(f"evaluating {label}")
-                # no embedding cache: the folder holds new weights after every demo run
-                options = ScoreOptions(
-                    frames=frames,
-                    control=control,
-                    num_workers=num_workers,
-                    progress=bars,
-                    use_cache=False,
-                )
-                return evaluate(
-                    DEMO_BENCHMARK,
-                    model,
-                    config="all",
-                    dataset=benchmark,
-                    videos=benchmark / "videos",
-                    out_dir=out / "runs" / run_name,
-                    overwrite=True,
-                    n_resamples=n_resamples,
-                    label=label,
-                    score_options=options,
-                ).run_dir
+                return evaluate_model(model, run_name=run_name, label=label, control=control)
 
-            runs += finetune_demo_runs(out / "finetune", evaluate_model, say=say, progress=bars)
+            runs += finetune_demo_runs(out / "finetune", evaluate_finetuned, say=say, progress=bars)
             say("testing the fine-tuned models against each other (paired)")
             extra = paired_test_lines(out / "runs", out, n_resamples=n_resamples)
         say("writing the side-by-side report")

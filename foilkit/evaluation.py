@@ -1,24 +1,25 @@
-"""``foilkit.evaluate``: build or load a benchmark, score a model, compute the paper's metrics, report.
+"""``foilkit.evaluate``: build or load a benchmark, score a model, compute its metrics, report.
 
 One call makes a run folder (:mod:`foilkit.run` owns its layout and its ``results.json``):
 metrics with confidence intervals, the report and its plots, per-sample scores and the
 scorer's own folders.
 
 Every number in ``results.json`` comes from the ``foilkit.metrics`` functions; which ones,
-with which options and inputs, is :mod:`foilkit.builders.spec` (each benchmark's spec beside its builder).
+with which options and inputs, is :mod:`foilkit.builders.spec` (each benchmark's spec beside its
+builder).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foilkit.builders import get_benchmark
-from foilkit.builders.spec import Benchmark, MetricSpec
+from foilkit.builders.spec import Benchmark, MetricSpec, subset_columns
 from foilkit.metrics import metric_function
 from foilkit.report import write_run_report
 from foilkit.run import (
@@ -39,7 +40,8 @@ if TYPE_CHECKING:  # the scorers import torch: only when scoring
     from foilkit.scorers.protocols import ResolvedProtocol
 
 #: The :class:`ScoreOptions` fields ``evaluate`` sets itself: from its own arguments
-#: (``benchmark``, ``videos``, ``resume``, ``split``) and the run folder (each config's scoring folder).
+#: (``benchmark``, ``videos``, ``resume``, ``split``) and the run folder (each config's scoring
+#: folder).
 EVALUATE_SETS = ("benchmark", "video_root", "resume", "split", "out_dir")
 
 
@@ -80,7 +82,8 @@ def load_benchmark_split(
     split: str | None = None,
     cache_dir: str | None = None,
 ) -> BenchmarkSplit:
-    """One split of ``config``: from an exported folder or Hub id (``dataset``) or built by the builder."""
+    """One split of ``config``: from an exported folder or Hub id (``dataset``) or built by the
+    builder."""
     from foilkit.scorers.api import load_scoring_dataset
 
     split = split or benchmark.split
@@ -360,13 +363,6 @@ def _scored_columns(rows: Any) -> dict[str, list[Any]]:
     keep = [i for i, error in enumerate(rows["error"]) if not error]
     table = rows.select(keep).to_dict()
     return {name: list(values) for name, values in table.items()}
-
-
-def subset_columns(
-    columns: Mapping[str, Sequence[Any]], column: str, value: Any
-) -> dict[str, list[Any]]:
-    keep = [i for i, v in enumerate(columns[column]) if v == value]
-    return {name: [values[i] for i in keep] for name, values in columns.items()}
 
 
 def _all_nan(row: Any) -> bool:

@@ -1,4 +1,4 @@
-"""``report.html``: one self-contained page per run folder (or side-by-side report) with an item browser.
+"""``report.html``: one self-contained page per run (or side by side) with an item browser.
 
 The page needs no network: the paper-layout tables come from :func:`foilkit.report.run_table`
 (side by side: :func:`foilkit.report.side_by_side_table`), the plots the markdown report wrote
@@ -13,14 +13,17 @@ Thumbnails: the frames the model saw, in the order it saw them (``frame_indices`
 ``scores/<config>.parquet`` are recorded after the temporal control), decoded with the run's
 recorded decoder from the videos of at most ``max_thumbnails`` items, the first ones in the
 page's default order (:func:`informative_order`: runs disagree, tied, the most confidently
-wrong, then the closest correct calls); every other item lists its frame indices. Each distinct frame becomes one small JPEG data URI, shared by every run that
+wrong, then the closest correct calls); every other item lists its frame indices. Each distinct
+frame becomes one small JPEG data URI, shared by every run that
 saw it. The page says how many items are thumbnailed and what the decoding cost.
 """
 
 from __future__ import annotations
 
 import base64
+import functools
 import html
+import importlib.resources
 import io
 import json
 import math
@@ -55,9 +58,9 @@ class Thumbnails:
     def note(self, total: int) -> str:
         per_item = f" ({1000 * self.seconds / self.items:.1f} ms per item)" if self.items else ""
         text = (
-            f"Thumbnails: {self.items} of {total} items, the first ones in the default order "
-            f"(runs disagree, tied, wrong, then the closest calls); {len(self.frames)} distinct frames decoded in "
-            f"{self.seconds:.2f} s{per_item}."
+            f"Thumbnails: {self.items} of {total} items, the first ones in the default order (runs "
+            f"disagree, tied, wrong, then the closest calls); {len(self.frames)} distinct frames "
+            f"decoded in {self.seconds:.2f} s{per_item}."
         )
         if self.failed:
             text += (
@@ -174,7 +177,8 @@ def _margin(item: Mapping[str, Any]) -> float:
 
 
 def resolve_video(video: str | None, roots: Sequence[Path]) -> Path | None:
-    """The file of a recorded ``video_path``: itself when absolute, else under the first root holding it."""
+    """The file of a recorded ``video_path``: itself when absolute, else under the first root
+    holding it."""
     if not video:
         return None
     path = Path(video)
@@ -302,7 +306,7 @@ def render_page(
     browser = ""
     if data is not None:
         payload = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("<", "\\u003c")
-        browser = _BROWSER.format(payload=payload, script=_SCRIPT)
+        browser = _BROWSER.format(payload=payload, script=_asset("report.js"))
     return _PAGE.format(
         title=html.escape(title),
         header="".join(f"<p>{html.escape(line)}</p>" for line in header),
@@ -310,7 +314,7 @@ def render_page(
         notes="".join(f"<p class='note'>{html.escape(line)}</p>" for line in notes),
         plots=plot_html(plots),
         browser=browser,
-        style=_STYLE,
+        style=_asset("report.css"),
     )
 
 
@@ -469,9 +473,7 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
                     e["model"],
                     _percent(e["value"], e["ci_low"], e["ci_high"]),
                     e["n"],
-                    ""
-                    if not e["p_value_vs_next"]
-                    else f"{float(e['difference_vs_next']):+.1f}, p={float(e['p_value_vs_next']):.3g}",
+                    _versus_next(e),
                     e["source"],
                 )
             )
@@ -505,6 +507,14 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
     return path
 
 
+def _versus_next(entry: Mapping[str, str]) -> str:
+    """The difference to the next-ranked model and its p-value (empty for the last)."""
+    if not entry["p_value_vs_next"]:
+        return ""
+    difference, p_value = float(entry["difference_vs_next"]), float(entry["p_value_vs_next"])
+    return f"{difference:+.1f}, p={p_value:.3g}"
+
+
 def _percent(value: str, low: str, high: str) -> str:
     ci = f" [{float(low):.1f}, {float(high):.1f}]" if low and high else ""
     return f"{float(value):.2f}{ci}"
@@ -512,35 +522,27 @@ def _percent(value: str, low: str, high: str) -> str:
 
 def _decoder(results: RunResults) -> str:
     """The decoder backend the run recorded (its first per-item config's), else torchcodec; a GPU
-    decoder's CPU twin, so that a page builds on any machine (thumbnails need no bit-exact pixels)."""
+    decoder's CPU twin, so that a page builds on any machine (thumbnails need no bit-exact
+    pixels)."""
     for entry in results.configs.values():
         if entry.score is not None and entry.score.decoder:
             return entry.score.decoder.removesuffix("-cuda")
     return "torchcodec"
 
 
-_STYLE = """
-body{font:14px/1.4 system-ui,sans-serif;margin:1.5em auto;max-width:1200px;padding:0 1em;color:#222}
-h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.5em}
-table{border-collapse:collapse;margin:.5em 0}th,td{border:1px solid #ccc;padding:2px 6px}
-table.paper td{text-align:right;font-variant-numeric:tabular-nums}table.ranked td{text-align:left}thead th{background:#f2f2f2}
-figure{display:inline-block;margin:.5em}figure img{max-width:100%}figcaption{font-size:12px;color:#666}
-.note{color:#555;font-size:13px}#controls label{margin-right:1em}#controls select{margin-left:.3em}
-.item{border:1px solid #ddd;border-left:6px solid #999;border-radius:4px;margin:6px 0;padding:6px 8px}
-.item.correct{border-left-color:#2a9d4b}.item.wrong{border-left-color:#d33}.item.tied{border-left-color:#e0a000}
-.item.error{border-left-color:#777;background:#f7f7f7}.meta{font-size:12px;color:#555}
-.badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;color:#fff;background:#777;margin-right:4px}
-.badge.correct{background:#2a9d4b}.badge.wrong{background:#d33}.badge.tied{background:#e0a000}
-.badge.disagree{background:#6a3fb5}.strip{margin:4px 0;white-space:nowrap;overflow-x:auto}
-.strip img{height:48px;margin-right:2px;border:1px solid #bbb}.texts td{border:none;padding:1px 6px}
-.texts td.score{font-family:monospace;text-align:right}.texts tr.caption td{font-weight:600}
-.err{color:#a00;font-family:monospace;font-size:12px}#pager button{margin:0 .3em}
-"""
+@functools.cache
+def _asset(name: str) -> str:
+    """A file of ``report_assets/`` (the page's script and style sheet), inlined into every page
+    so that the page stays one self-contained file."""
+    return (importlib.resources.files(__package__) / "report_assets" / name).read_text("utf-8")
+
 
 _PAGE = """<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>{title}</title>
-<script>window.__errors=[];window.addEventListener("error",function(e){{window.__errors.push(String(e.message));
-document.documentElement.setAttribute("data-js-errors",String(window.__errors.length));}});</script>
+<script>window.__errors=[];window.addEventListener("error",function(e){{
+window.__errors.push(String(e.message));
+document.documentElement.setAttribute("data-js-errors",String(window.__errors.length));}});
+</script>
 <style>{style}</style></head>
 <body data-ready="0">
 <h1>{title}</h1>
@@ -561,130 +563,4 @@ _BROWSER = """<h2 id="browser">Items</h2>
 <div id="items"></div>
 <script type="application/json" id="report-data">{payload}</script>
 <script>{script}</script>
-"""
-
-_SCRIPT = r"""
-(function () {
-  "use strict";
-  var data = JSON.parse(document.getElementById("report-data").textContent);
-  var items = data.items, runs = data.runs, page = 0;
-  var state = {run: "", control: "", test: "", group: "", outcome: "", sort: "informative", frames: ""};
-  function el(tag, attrs, text) {
-    var node = document.createElement(tag);
-    for (var key in attrs || {}) node.setAttribute(key, attrs[key]);
-    if (text !== undefined && text !== null) node.textContent = String(text);
-    return node;
-  }
-  function distinct(values) { var seen = {}, out = []; values.forEach(function (v) {
-    if (v !== null && v !== undefined && !seen[v]) { seen[v] = 1; out.push(v); } }); return out; }
-  function select(name, label, values) {
-    var wrap = el("label", {}, label), box = el("select", {id: "filter-" + name});
-    values.forEach(function (v) { box.appendChild(el("option", {value: v[0]}, v[1])); });
-    box.value = state[name];
-    box.addEventListener("change", function () { state[name] = box.value; page = 0; render(); });
-    wrap.appendChild(box); document.getElementById("controls").appendChild(wrap);
-  }
-  function options(values) { return [["", "all"]].concat(values.map(function (v) { return [String(v), String(v)]; })); }
-  var runOptions = [["", "all"]].concat(runs.map(function (r, i) { return [String(i), r.label]; }));
-  if (runs.length > 1) select("run", "run", runOptions);
-  select("control", "control", options(distinct(runs.map(function (r) { return r.control; }))));
-  var tests = distinct(items.map(function (i) { return i.t; }));
-  if (tests.length > 1) select("test", "test", options(tests));
-  var groups = distinct(items.map(function (i) { return i.g; }));
-  if (groups.length) select("group", data.groupLabel, options(groups));
-  select("outcome", "outcome", options(["correct", "wrong", "tied", "error"]));
-  var sorts = [["margin", "margin, smallest first"], ["margin-desc", "margin, largest first"],
-               ["abs", "|margin|, closest first"], ["order", "dataset order"]];
-  sorts.unshift(["informative", (data.disagreeing !== null ? "runs disagree, " : "") + "tied, wrong, closest calls first"]);
-  select("sort", "sort", sorts);
-  select("frames", "frames", [["", "all items"], ["1", "thumbnailed only"]]);
-  document.getElementById("thumbnail-note").textContent = data.thumbnailNote +
-    (data.disagreeing !== null ? " Items on which the runs disagree (correct in one, not in another): " + data.disagreeing + "." : "");
-
-  function margin(i) { return i.m === null ? Infinity : i.m; }
-  function key(i) { return i.t + "\u0000" + i.id; }
-  var rank = {tied: 0, wrong: 1, correct: 2, error: 3}, worst = {};
-  function lexical(a, b) { for (var n = 0; n < a.length; n++) { if (a[n] < b[n]) return -1; if (a[n] > b[n]) return 1; } return 0; }
-  items.forEach(function (i) {  // an item's worst run ranks all its rows: they stay together
-    var k = key(i), r = [-(i.d || 0), rank[i.o], margin(i)];
-    if (!(k in worst) || lexical(r, worst[k]) < 0) worst[k] = r;
-  });
-  function matching() {
-    var list = items.filter(function (i) {
-      return (state.run === "" || String(i.r) === state.run) &&
-        (state.control === "" || runs[i.r].control === state.control) &&
-        (state.test === "" || i.t === state.test) && (state.group === "" || String(i.g) === state.group) &&
-        (state.outcome === "" || i.o === state.outcome) && (state.frames === "" || i.k !== undefined);
-    });
-    var keyed = list.map(function (i, n) { return [i, n]; });
-    var by = {
-      margin: function (a, b) { return margin(a[0]) - margin(b[0]); },
-      "margin-desc": function (a, b) { return (b[0].m === null ? -Infinity : b[0].m) - (a[0].m === null ? -Infinity : a[0].m); },
-      abs: function (a, b) { return Math.abs(margin(a[0])) - Math.abs(margin(b[0])); },
-      order: function () { return 0; },
-      informative: function (a, b) { return lexical(worst[key(a[0])], worst[key(b[0])]) ||
-        lexical([a[0].t, a[0].id, a[0].r], [b[0].t, b[0].id, b[0].r]); }
-    }[state.sort];
-    keyed.sort(function (a, b) { return by(a, b) || a[1] - b[1]; });
-    return keyed.map(function (p) { return p[0]; });
-  }
-  function score(s) { return s === null || s === undefined ? "—" : Number(s).toPrecision(4); }
-  function texts(item, caption, cs, foils, fs, label) {
-    var table = el("table", {"class": "texts"});
-    var row = el("tr", {"class": "caption"});
-    row.appendChild(el("td", {}, label + "caption")); row.appendChild(el("td", {"class": "score"}, score(cs)));
-    row.appendChild(el("td", {}, caption)); table.appendChild(row);
-    foils.forEach(function (foil, n) {
-      var r = el("tr"); r.appendChild(el("td", {}, label + "foil" + (foils.length > 1 ? " " + (n + 1) : "")));
-      r.appendChild(el("td", {"class": "score"}, score(fs[n]))); r.appendChild(el("td", {}, foil)); table.appendChild(r);
-    });
-    return table;
-  }
-  function card(item) {
-    var box = el("div", {"class": "item " + item.o, "data-outcome": item.o});
-    var head = el("div");
-    head.appendChild(el("span", {"class": "badge " + item.o}, item.o));
-    if (item.d) head.appendChild(el("span", {"class": "badge disagree"}, "runs disagree"));
-    head.appendChild(el("b", {}, item.id + " "));
-    var run = runs[item.r];
-    head.appendChild(el("span", {"class": "meta"}, [runs.length > 1 ? run.label : null, "test " + item.t,
-      item.g !== null && item.g !== undefined ? data.groupLabel + " " + item.g : null, "control " + run.control,
-      "margin " + (item.m === null ? "—" : Number(item.m).toPrecision(3)), item.v].filter(Boolean).join(" · ")));
-    box.appendChild(head);
-    var strip = el("div", {"class": "strip"});
-    if (item.k !== undefined) {
-      item.fi.forEach(function (f, n) {
-        strip.appendChild(el("img", {src: data.frames[item.k + ":" + f], alt: "frame " + f, title: "#" + (n + 1) + ": frame " + f}));
-      });
-    } else if (item.fi.length) {
-      strip.appendChild(el("span", {"class": "meta"}, "frames seen, in order: " + item.fi.join(", ") + " (not thumbnailed)"));
-    }
-    box.appendChild(strip);
-    if (item.e) box.appendChild(el("div", {"class": "err"}, "not scored: " + item.e));
-    box.appendChild(texts(item, item.c, item.cs, item.f, item.fs, ""));
-    if (item.pcs !== undefined) box.appendChild(texts(item, item.pc, item.pcs, item.pf, item.pfs, "proficiency "));
-    return box;
-  }
-  function render() {
-    var list = matching(), pages = Math.max(1, Math.ceil(list.length / data.pageSize));
-    page = Math.min(page, pages - 1);
-    var shown = list.slice(page * data.pageSize, (page + 1) * data.pageSize);
-    var target = document.getElementById("items"); target.textContent = "";
-    shown.forEach(function (item) { target.appendChild(card(item)); });
-    var count = document.getElementById("item-count");
-    count.setAttribute("data-total", String(items.length)); count.setAttribute("data-matching", String(list.length));
-    count.setAttribute("data-rendered", String(shown.length));
-    count.setAttribute("data-thumbnailed", String(shown.filter(function (i) { return i.k !== undefined; }).length));
-    count.textContent = list.length + " of " + items.length + " items match; showing " +
-      (list.length ? page * data.pageSize + 1 : 0) + "–" + (page * data.pageSize + shown.length) + ".";
-    var pager = document.getElementById("pager"); pager.textContent = "";
-    var prev = el("button", {id: "prev"}, "◀ previous"), next = el("button", {id: "next"}, "next ▶");
-    prev.disabled = page === 0; next.disabled = page >= pages - 1;
-    prev.addEventListener("click", function () { page -= 1; render(); });
-    next.addEventListener("click", function () { page += 1; render(); });
-    pager.appendChild(prev); pager.appendChild(el("span", {}, "page " + (page + 1) + " of " + pages)); pager.appendChild(next);
-  }
-  render();
-  document.body.setAttribute("data-ready", "1");
-})();
 """

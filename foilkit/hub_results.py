@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from foilkit.hub_commit import RepoCommit
 from foilkit.run import RunFolder, RunResults
+from foilkit.scorers.protocols import setting_label
 
 if TYPE_CHECKING:
     from foilkit.builders.hub import HubTask
@@ -119,8 +120,8 @@ def run_notes(results: RunResults, value: TaskValue | None = None) -> str:
     protocol = results.protocol
     parts = []
     if protocol is not None:
-        settings = ", ".join(f"{k}={v}" for k, v in protocol.settings.items())
-        overrides = ", ".join(f"{k}={v}" for k, v in protocol.overrides.items())
+        settings = ", ".join(f"{setting_label(k)}={v}" for k, v in protocol.settings.items())
+        overrides = ", ".join(f"{setting_label(k)}={v}" for k, v in protocol.overrides.items())
         parts.append(
             f"protocol {protocol.name}"
             + (f" ({settings})" if settings else "")
@@ -128,9 +129,9 @@ def run_notes(results: RunResults, value: TaskValue | None = None) -> str:
             + (f", reference: {protocol.reference}" if protocol.reference else "")
         )
     parts.append(f"control {results.control or 'none'}")
-    frames = next((r.frames for r in results.records() if r.frames is not None), None)
-    if frames is not None:
-        parts.append(f"{frames} frames")
+    num_frames = next((r.num_frames for r in results.records() if r.num_frames is not None), None)
+    if num_frames is not None:
+        parts.append(f"{num_frames} frames")
     if value is not None and value.ci is not None:
         parts.append(f"95% CI [{value.ci[0]}, {value.ci[1]}]")
     if value is not None and value.n is not None:
@@ -188,7 +189,8 @@ class ResultsUpload:
 
 
 def eval_results(results: RunResults, *, dataset_id: str, source_url: str) -> list[Any]:
-    """Legacy ``model-index``: one ``huggingface_hub.EvalResult`` per cell of the run's table (percent)."""
+    """Legacy ``model-index``: one ``huggingface_hub.EvalResult`` per cell of the run's table
+    (percent)."""
     from huggingface_hub import EvalResult
 
     from foilkit.report import run_table
@@ -292,8 +294,8 @@ def hub_dataset_id(results: RunResults, dataset_id: str | None = None) -> str:
     if chosen and HUB_ID.match(str(chosen)) and (dataset_id or not Path(chosen).exists()):
         return str(chosen)
     raise ValueError(
-        f"the run evaluated {results.dataset or results.benchmark!r}, which is not a Hub "
-        "dataset id: pass --dataset-id <owner>/<name>, the Hub dataset holding the benchmark's eval.yaml"
+        f"the run evaluated {results.dataset or results.benchmark!r}, which is not a Hub dataset "
+        "id: pass --dataset-id <owner>/<name>, the Hub dataset holding the benchmark's eval.yaml"
     )
 
 
@@ -342,9 +344,9 @@ def results_card(
     return (
         f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n"
         f"# foilkit results: {_redact(results.label, local)} on {results.title}\n\n"
-        "Per-sample scores (`scores/<config>.parquet`, one row per benchmark item: the score of the "
-        "caption and of each foil, the frames used, any video error) and the metrics with bootstrap "
-        "confidence intervals (`results.json`) of one `foilkit evaluate` run.\n\n"
+        "Per-sample scores (`scores/<config>.parquet`, one row per benchmark item: the score of "
+        "the caption and of each foil, the frames used, any video error) and the metrics with "
+        "bootstrap confidence intervals (`results.json`) of one `foilkit evaluate` run.\n\n"
         + report.split("\n", 1)[-1]
     )
 

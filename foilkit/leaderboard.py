@@ -135,7 +135,8 @@ def rank(
 def _paired(
     a: Entry, b: Entry, cache: dict[tuple[Path, Path], Mapping[str, Any] | None], n_resamples: int
 ) -> dict[str, float] | None:
-    """McNemar p-value and bootstrap difference (A - B, percent) on the task's items, or ``None``."""
+    """McNemar p-value and bootstrap difference (A - B, percent) on the task's items, or
+    ``None``."""
     from foilkit.compare import compare_runs
     from foilkit.metrics import PAIRED_OUTCOMES
 
@@ -265,7 +266,8 @@ def write_leaderboard(
     n_resamples: int = 1000,
 ) -> Path:
     """Rank ``run_dirs`` (and the Hub leaderboards of ``hub``: (dataset id, benchmark) pairs);
-    write ``leaderboard.md``, ``.csv`` and ``.png`` into ``out_dir``; returns the markdown's path."""
+    write ``leaderboard.md``, ``.csv`` and ``.png`` into ``out_dir``; returns the markdown's
+    path."""
     entries = local_entries(run_dirs)
     for dataset_id, benchmark in hub:
         entries += hub_entries(dataset_id, benchmark)

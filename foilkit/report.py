@@ -1,4 +1,4 @@
-"""Reports of evaluation runs: markdown tables laid out like the papers' and matplotlib plots with CIs.
+"""Reports of evaluation runs: markdown tables laid out like the papers', plots with CIs.
 
 A run's results (:class:`foilkit.run.RunResults`) become a :class:`Table`: one row per
 group of the paper's table (aspect, subtest, foil type, RTime task) and per config overall,
@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foilkit.run import Coverage, RunFolder, RunResults, ScoringRecord
+from foilkit.scorers.protocols import setting_label
 
 if TYPE_CHECKING:
     from foilkit.scorers.protocols import ResolvedProtocol
@@ -253,10 +254,13 @@ def interval_text(results: RunResults) -> str:
 
 
 def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
-    """The report header's account of the scoring protocol: settings, overrides, reference, notes."""
+    """The report header's account of the scoring protocol: settings, overrides, reference,
+    notes. A setting reads as its flag does (``num_frames``: "frames", as ``--frames``)."""
     if protocol is None:
         return []
-    settings = ", ".join(f"{name} `{value}`" for name, value in protocol.settings.items())
+    settings = ", ".join(
+        f"{setting_label(name)} `{value}`" for name, value in protocol.settings.items()
+    )
     lines = [f"Scoring protocol **{protocol.name}** for `{protocol.family}` models: {settings}."]
     if protocol.reference:
         lines.append(f"Reproduces: {protocol.reference}.")
@@ -264,7 +268,7 @@ def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
         lines.append(f"Notes: {protocol.notes}.")
     if protocol.overrides:
         changed = ", ".join(
-            f"{name} `{value['protocol']}` -> `{value['given']}`"
+            f"{setting_label(name)} `{value['protocol']}` -> `{value['given']}`"
             for name, value in protocol.overrides.items()
         )
         lines.append(f"Overridden by the user (these numbers depart from the protocol): {changed}.")
@@ -293,8 +297,8 @@ def _run_notes(results: RunResults) -> list[str]:
             else f"{entry.num_rows} rows"
         )
         notes.append(
-            f"- `{config}`: {rows}; adapter `{record.adapter or '?'}`, mode `{record.mode}`, "
-            f"score kind `{record.score_kind}`, {record.frames} frames ({record.sampling or '?'} "
+            f"- `{config}`: {rows}; adapter `{record.adapter or '?'}`, mode `{record.mode}`, score "
+            f"kind `{record.score_kind}`, {record.num_frames} frames ({record.sampling or '?'} "
             f"sampling), decoder {record.decoder}, dtype {record.dtype}."
         )
     return notes
@@ -315,7 +319,8 @@ def _pyplot():
 def bar_plot(
     rows: Sequence[Row], series: Sequence[str], path: Path, *, title: str, xlabel: str
 ) -> Path:
-    """Grouped bars: one group per row label, one bar per column in ``series``, 95% CI error bars."""
+    """Grouped bars: one group per row label, one bar per column in ``series``, 95% CI error
+    bars."""
     import numpy as np
 
     plt = _pyplot()
@@ -462,8 +467,8 @@ def write_side_by_side(
         f"# {title}",
         "",
         (
-            f"Benchmark **{results[0].title}** ({results[0].paper_table}). Values in %; brackets: 95% "
-            "bootstrap confidence interval."
+            f"Benchmark **{results[0].title}** ({results[0].paper_table}). Values in %; brackets: "
+            "95% bootstrap confidence interval."
         ),
         "",
         "| run | model | control | folder |",

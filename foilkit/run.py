@@ -1,4 +1,4 @@
-"""A run of ``foilkit evaluate``: its folder (:class:`RunFolder`) and its results (:class:`RunResults`).
+"""A run of ``foilkit evaluate``: its folder (:class:`RunFolder`), results (:class:`RunResults`).
 
 This module owns a run. :mod:`foilkit.evaluation` writes one through it; every reader (the
 markdown and HTML reports, ``foilkit compare``, ``foilkit push-results``, the leaderboard)
@@ -10,7 +10,8 @@ signatures. A run folder::
     <run_dir>/report.md, report.html        the reports (foilkit.report, foilkit.html_report)
     <run_dir>/*.png                         plots
     <run_dir>/scores/<config>.parquet       per-sample scores (one row per dataset row)
-    <run_dir>/scores/<config>-matrix.npy    retrieval pools: views x texts scores (+ .json: ids, texts)
+    <run_dir>/scores/<config>-matrix.npy    retrieval pools: views x texts scores
+    <run_dir>/scores/<config>-matrix.json   ... and their ids and texts
     <run_dir>/scoring/<config>/             the scorer's own folder (run.json, resumable shards);
     <run_dir>/scoring/<config>-matrix/      a retrieval pool's
 
@@ -274,8 +275,10 @@ class ScoringRecord:
         return self._get("score_kind")
 
     @property
-    def frames(self) -> int | None:
-        return self._get("frames")
+    def num_frames(self) -> int | None:
+        """Frames per view (``frames`` in records written before the rename)."""
+        value = self._get("num_frames")
+        return self._get("frames") if value is None else value
 
     @property
     def sampling(self) -> str | None:
@@ -310,6 +313,8 @@ def protocol_from_record(record: Mapping[str, Any]) -> ResolvedProtocol:
         name=record["name"],
         benchmark=record.get("benchmark"),
         family=record["family"],
+        # as recorded: records written before the rename call ``num_frames`` ``frames``
+        # (:func:`foilkit.scorers.protocols.setting_label` reads both as "frames")
         settings=dict(record["settings"]),
         overrides={name: dict(value) for name, value in (record.get("overrides") or {}).items()},
         reference=record.get("reference") or "",
@@ -377,7 +382,8 @@ class RunResults:
     """A run's ``results.json``: what was evaluated, how, and every number.
 
     Attributes:
-        benchmark, title, paper_table: the benchmark (:mod:`foilkit.builders.spec` (each benchmark's spec beside its builder)) and its paper's table.
+        benchmark, title, paper_table: the benchmark (:mod:`foilkit.builders.spec` (each
+        benchmark's spec beside its builder)) and its paper's table.
         model, label: the model as given (Hub id or path) and its name in reports.
         control: the temporal control the frames were put under (``None``: none).
         protocol: the scoring protocol the run resolved to (``None``: none was recorded).

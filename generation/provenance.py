@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foilkit.scorers.record import package_versions
+
 if TYPE_CHECKING:
     from foilkit.generation.llm import LLMConfig
     from foilkit.generation.prompts import PromptTemplate
@@ -53,15 +55,8 @@ PACKAGES = (
 _DISTRIBUTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 
 
-def package_versions(names: tuple[str, ...] = PACKAGES) -> dict[str, str | None]:
-    """Installed version of each distribution (``None`` where it is not installed)."""
-    versions: dict[str, str | None] = {}
-    for name in names:
-        try:
-            versions[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            versions[name] = None
-    return versions
+def _package_versions() -> dict[str, str | None]:
+    return package_versions(PACKAGES)
 
 
 def file_digest(path: str | os.PathLike) -> dict[str, str]:
@@ -152,7 +147,7 @@ class RunRecord:
     prompts: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     parameters: Mapping[str, Any] = field(default_factory=dict)
     results: Mapping[str, Any] = field(default_factory=dict)
-    packages: Mapping[str, str | None] = field(default_factory=package_versions)
+    packages: Mapping[str, str | None] = field(default_factory=_package_versions)
     created: str = field(default_factory=_now)
 
     @classmethod

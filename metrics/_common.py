@@ -38,7 +38,8 @@ SCORE_KINDS: dict[str, int] = {
     "perplexity": -1,
     "loss": -1,
 }
-#: a tied caption's credit given the number of candidates that share the top score (caption included).
+#: a tied caption's credit given the number of candidates that share the top score (caption
+#: included).
 TIE_POLICIES: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "strict": lambda k: np.zeros(k.shape),
     "half": lambda k: 1.0 / k,
@@ -68,8 +69,8 @@ def check_option(name: str, value: Any, allowed: Sequence[Any] | Mapping[Any, An
 
 
 def check_lengths(**columns: Sequence[Any] | None) -> int:
-    """The common length of the given columns (``None`` ones skipped); a ``ValueError`` if they differ
-    or are empty."""
+    """The common length of the given columns (``None`` ones skipped); a ``ValueError`` if they
+    differ or are empty."""
     lengths = {name: len(values) for name, values in columns.items() if values is not None}
     if len(set(lengths.values())) > 1:
         raise ValueError(
@@ -360,18 +361,10 @@ def paired_bootstrap(
     return result
 
 
-def forward(
-    function: Callable[..., dict[str, Any]], arguments: Mapping[str, Any]
-) -> dict[str, Any]:
-    """Call a metric's pure function with an ``evaluate`` ``_compute``'s arguments (its
-    ``locals()``, ``self`` dropped), so every argument the module declares reaches the function."""
-    return function(**{name: value for name, value in arguments.items() if name != "self"})
-
-
 def block_matrix(name: str, blocks: Sequence[Sequence[Sequence[float]]]) -> np.ndarray:
-    """2x2 score blocks as an (n, 2, 2) array: ``blocks[i][v][t]`` scores video ``v`` with text ``t``,
-    where video 0 matches text 0 and video 1 text 1. A ``ValueError`` names a block of the wrong
-    shape or a NaN/inf."""
+    """2x2 score blocks as an (n, 2, 2) array: ``blocks[i][v][t]`` scores video ``v`` with text
+    ``t``, where video 0 matches text 0 and video 1 text 1. A ``ValueError`` names a block of the
+    wrong shape or a NaN/inf."""
     for index, block in enumerate(blocks):
         if len(block) != 2 or any(
             isinstance(row, (str, bytes)) or not hasattr(row, "__len__") or len(row) != 2

@@ -1,1 +1,1 @@
-"""The scoring engine: video decoding and frame sampling, model adapters, caching (``foilkit.scorers``)."""
+"""The scoring engine (``foilkit.scorers``): decoding, frame sampling, model adapters, caching."""

@@ -63,7 +63,7 @@ class ScoreOptions:
     (text and video LLMs: how token log-probabilities become a score), ``itm_output`` and
     ``first_token`` (BLIP: ``probability``/``logit``, ``cls``/``enc``), ``max_text_tokens``
     (text truncation), ``revision``, ``trust_remote_code``, ``dtype`` (``auto``: bf16/fp16 on
-    GPU, fp32 on CPU), ``device``. Frames: ``frames``, ``sampling``, ``stride``,
+    GPU, fp32 on CPU), ``device``. Frames: ``num_frames``, ``sampling``, ``stride``,
     ``target_fps``, ``max_frames``, ``normalized_fps``, ``decoder``, ``control``
     (``reversed``, ``shuffled``, ``single``), ``seed`` (shuffled control, seeded sampling).
     Work: ``batch_size``, ``num_workers`` (decoding threads), ``out_dir`` (stream results and
@@ -84,7 +84,7 @@ class ScoreOptions:
     trust_remote_code: bool = False
     dtype: str = "auto"
     device: str | None = None
-    frames: int | None = None
+    num_frames: int | None = None
     sampling: str | None = None
     stride: int | None = None
     target_fps: float | None = None
@@ -124,7 +124,7 @@ def sampling_policy(protocol: ResolvedProtocol, seed: int) -> SamplingPolicy:
     settings = protocol.settings
     return SamplingPolicy(
         settings["sampling"],
-        settings["frames"],
+        settings["num_frames"],
         stride=settings.get("stride", 1),
         target_fps=settings.get("target_fps"),
         max_frames=settings.get("max_frames"),
@@ -134,7 +134,8 @@ def sampling_policy(protocol: ResolvedProtocol, seed: int) -> SamplingPolicy:
 
 
 def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | None = None) -> Any:
-    """A ``datasets.Dataset`` from a Dataset/DatasetDict, a ``save_to_disk`` folder, a parquet folder or a Hub id."""
+    """A ``datasets.Dataset`` from a Dataset/DatasetDict, a ``save_to_disk`` folder, a parquet
+    folder or a Hub id."""
     import datasets
 
     if isinstance(dataset, (str, os.PathLike)):
@@ -144,7 +145,8 @@ def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | N
         ):
             if config is not None:
                 raise ValueError(
-                    f"{path} is a saved dataset; config={config!r} applies to parquet folders and Hub ids"
+                    f"{path} is a saved dataset; config={config!r} applies to parquet folders and "
+                    "Hub ids"
                 )
             dataset = datasets.load_from_disk(str(path))
         else:
@@ -169,7 +171,8 @@ def _plan(dataset: Any, adapter: Adapter, video_root: str | None) -> ScoringPlan
 
     if adapter.needs_video and "video" not in dataset.column_names:
         raise ValueError(
-            f"adapter {adapter.name!r} needs a 'video' column; the dataset has {dataset.column_names}"
+            f"adapter {adapter.name!r} needs a 'video' column; the dataset has "
+            f"{dataset.column_names}"
         )
     if isinstance(dataset.features.get("video"), datasets.Video):
         dataset = dataset.cast_column("video", datasets.Video(decode=False))
@@ -198,7 +201,7 @@ def _identity(
         **adapter.describe(),
         "dtype": str(adapter.dtype).removeprefix("torch."),
         "protocol": protocol.name,
-        "frames": policy.num_frames,
+        "num_frames": policy.num_frames,
         "sampling": policy.to_record(),
         "decoder": decoder,
         "control": options.control,
@@ -214,9 +217,10 @@ def _cache(
     if not (options.use_cache and isinstance(adapter, EmbeddingAdapter)):
         return None
     # the model and the frames, not the dataset: another benchmark on the same videos hits
-    # (the protocol's name does not matter, only the settings it resolved to)
+    # (the protocol's name does not matter, only the settings it resolved to); the frame count
+    # keeps its key of before the rename to ``num_frames``, so existing cache folders still hit
     namespace = {
-        key: identity[key]
+        "frames" if key == "num_frames" else key: identity[key]
         for key in identity
         if key not in ("kind", "rows", "rows_sha256", "protocol")
     }
@@ -238,6 +242,8 @@ def _check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> Non
             "or choose another out_dir"
         )
     previous = json.loads(record_path.read_text()).get("identity", {})
+    if "frames" in previous:  # a run started before the frame count was named ``num_frames``
+        previous["num_frames"] = previous.pop("frames")
     changed = sorted(k for k in set(previous) | set(identity) if previous.get(k) != identity.get(k))
     if changed:
         raise ValueError(
@@ -346,7 +352,7 @@ def _run(
         "mode": adapter.mode,
         "score_kind": adapter.score_kind,
         "protocol": protocol.to_record(),
-        "frames": policy.num_frames,
+        "num_frames": policy.num_frames,
         "sampling": policy.to_record(),
         "decoder": decoder,
         "decoder_requested": options.decoder,
@@ -376,7 +382,8 @@ def _run(
     if state.is_main_process and options.progress:
         print(
             f"scored {len(records)} rows ({failed} failed): {throughput['views']} views at "
-            f"{throughput['views_per_s']} views/s, {throughput['texts']} texts at {throughput['texts_per_s']} texts/s"
+            f"{throughput['views_per_s']} views/s, {throughput['texts']} texts at "
+            f"{throughput['texts_per_s']} texts/s"
         )
     return data, adapter, plan, records, run
 
@@ -447,7 +454,8 @@ class ScoreMatrix:
 def score_matrix(
     model: str, dataset: Any, config: str | None = None, **options: Any
 ) -> ScoreMatrix:
-    """A views x texts score matrix over a retrieval pool (every row's view against every row's caption).
+    """A views x texts score matrix over a retrieval pool (every row's view against every row's
+    caption).
 
     Dual encoders compute it from (cached) embeddings as dot products; other adapters score
     each view against all captions (``choice`` mode does not apply: texts are not options).

@@ -1,4 +1,4 @@
-"""On-disk cache of view embeddings, so a second benchmark or config on the same videos decodes nothing.
+"""On-disk cache of view embeddings: another benchmark on the same videos decodes nothing.
 
 An entry is keyed by everything that determines the numbers: the model (id, revision,
 adapter settings, dtype), the frames (sampling policy, decoder, temporal control and seed),
@@ -35,7 +35,8 @@ _FORMAT = 2  # 2: entries carry their namespace, key, shape and dtype in the met
 
 
 def default_cache_dir() -> Path:
-    """``$FOILKIT_CACHE`` or ``$HF_HOME/foilkit`` (``~/.cache/huggingface/foilkit``), then ``embeddings``."""
+    """``$FOILKIT_CACHE`` or ``$HF_HOME/foilkit`` (``~/.cache/huggingface/foilkit``), then
+    ``embeddings``."""
     if "FOILKIT_CACHE" in os.environ:
         return Path(os.environ["FOILKIT_CACHE"]) / "embeddings"
     from huggingface_hub import constants
@@ -102,8 +103,8 @@ class EmbeddingCache:
             raise InvalidEntry(f"unreadable ({type(error).__name__}: {error})") from None
         if (metadata.get("namespace"), metadata.get("key")) != (self.digest, key):
             raise InvalidEntry(
-                f"it is the entry of namespace {metadata.get('namespace')!r}, key {metadata.get('key')!r}, "
-                f"not of namespace {self.digest!r}, key {key!r}"
+                f"it is the entry of namespace {metadata.get('namespace')!r}, key "
+                f"{metadata.get('key')!r}, not of namespace {self.digest!r}, key {key!r}"
             )
         if set(tensors) != {"embedding", "frame_indices"}:
             raise InvalidEntry(f"it holds {sorted(tensors)}, not 'embedding' and 'frame_indices'")
@@ -129,7 +130,8 @@ class EmbeddingCache:
         return CachedView(embedding, indices.tolist())
 
     def _manifest_layout(self) -> dict[str, Any] | None:
-        """The embeddings' dtype and width as ``namespace.json`` records them (``None``: unknown)."""
+        """The embeddings' dtype and width as ``namespace.json`` records them (``None``:
+        unknown)."""
         if self._layout is None:
             try:
                 self._layout = json.loads((self.directory / "namespace.json").read_text())[

@@ -206,7 +206,8 @@ class Throughput:
 
 
 class Engine:
-    """Runs one process's share of a plan through an adapter, appending finished rows to ``store``."""
+    """Runs one process's share of a plan through an adapter, appending finished rows to
+    ``store``."""
 
     def __init__(
         self,
@@ -314,7 +315,8 @@ class Engine:
         if not buffer:
             return []
         if isinstance(self.adapter, EmbeddingAdapter):
-            # texts batch by batch, while the decoding threads work ahead (not all before they start)
+            # texts batch by batch, while the decoding threads work ahead (not all before they
+            # start)
             self._encode_texts(self.plan.texts(item.unit for item in buffer))
             records = self._score_embeddings(buffer)
         else:

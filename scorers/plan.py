@@ -27,7 +27,8 @@ PLAN_COLUMNS = ("id", "video", "start", "end", "reversed") + tuple(
 
 @dataclass(frozen=True)
 class PlannedRow:
-    """One dataset row: its view (``None`` for text-only models or a missing video) and text groups."""
+    """One dataset row: its view (``None`` for text-only models or a missing video) and text
+    groups."""
 
     index: int
     id: str
@@ -61,7 +62,8 @@ class ScoringPlan:
         )
 
     def batches(self, batch_size: int) -> list[list[DecodeUnit]]:
-        """Consecutive units grouped into batches of at least ``batch_size`` rows (the last may be smaller)."""
+        """Consecutive units grouped into batches of at least ``batch_size`` rows (the last may be
+        smaller)."""
         batches: list[list[DecodeUnit]] = [[]]
         for unit in self.units:
             if sum(len(u.rows) for u in batches[-1]) >= batch_size:
@@ -93,14 +95,16 @@ def _text_groups(row: Mapping[str, Any], index: int) -> dict[str, tuple[str, ...
         foils = list(foils or [])
         if not all(isinstance(foil, str) and foil for foil in foils):
             raise ValueError(
-                f"row {index} (id={row.get('id')!r}) has an empty or non-text entry in {foils_column!r}: {foils!r}"
+                f"row {index} (id={row.get('id')!r}) has an empty or non-text entry in "
+                f"{foils_column!r}: {foils!r}"
             )
         groups[name] = (true_text, *foils)
     return groups
 
 
 def _source(video: Any, video_root: str | os.PathLike | None) -> str | bytes | None:
-    """The file path (resolved against ``video_root``) or bytes of a ``Video`` cell (``decode=False``).
+    """The file path (resolved against ``video_root``) or bytes of a ``Video`` cell
+    (``decode=False``).
 
     Raises ``ValueError`` for a relative path that leads out of ``video_root`` (``../``, or a
     symlink pointing elsewhere): a row must not read files the user did not hand over.
@@ -147,7 +151,8 @@ def make_plan(
     needs_video: bool = True,
     video_root: str | os.PathLike | None = None,
 ) -> ScoringPlan:
-    """Plan rows in the canonical schema (``id``, ``video``, ``start``, ``end``, ``reversed``, texts)."""
+    """Plan rows in the canonical schema (``id``, ``video``, ``start``, ``end``, ``reversed``,
+    texts)."""
     planned: list[PlannedRow] = []
     views: dict[str, VideoView] = {}
     units: dict[str, DecodeUnit] = {}

@@ -30,9 +30,14 @@ PROTOCOLS = ("paper", "uniform")
 #: The settings a protocol fixes, in the order records show them. Frame settings apply to
 #: every family that sees video; the others go to the adapter as constructor options, only to
 #: the families that take them (``Adapter.options``).
-FRAME_SETTINGS = ("sampling", "frames", "stride", "target_fps", "max_frames", "normalized_fps")
+FRAME_SETTINGS = ("sampling", "num_frames", "stride", "target_fps", "max_frames", "normalized_fps")
 MODEL_SETTINGS = ("mode", "pooling", "reduction", "itm_output", "first_token", "max_text_tokens")
 SETTINGS = FRAME_SETTINGS + MODEL_SETTINGS
+
+
+def setting_label(name: str) -> str:
+    """A setting as reports name it, the way its flag does (``num_frames``: ``frames``)."""
+    return name.removeprefix("num_")
 
 
 @dataclass(frozen=True)
@@ -40,7 +45,7 @@ class Protocol:
     """The published choices behind a score, for one benchmark and model family.
 
     Attributes:
-        sampling, frames, stride, target_fps, max_frames, normalized_fps: the frame sampling
+        sampling, num_frames, stride, target_fps, max_frames, normalized_fps: the frame sampling
             policy (:class:`foilkit.scorers.video.SamplingPolicy`).
         mode, pooling, reduction, itm_output, first_token, max_text_tokens: adapter options
             (video-LLM mode; pooling of frames or candidates; how token log-probabilities become
@@ -51,7 +56,7 @@ class Protocol:
     """
 
     sampling: str = "uniform"
-    frames: int = 8
+    num_frames: int = 8
     stride: int | None = None
     target_fps: float | None = None
     max_frames: int | None = None
@@ -90,7 +95,8 @@ UNIFORM_DEFAULT = Protocol(notes="foilkit's cross-benchmark protocol")
 
 
 def _unpublished(benchmark: str, family: str, why: str = "") -> Protocol:
-    """A family the benchmark's paper published no scoring code for: the uniform protocol, said so."""
+    """A family the benchmark's paper published no scoring code for: the uniform protocol, said
+    so."""
     base = UNIFORM.get(family, UNIFORM_DEFAULT)
     note = (
         f"{benchmark} published no scoring code for {family} models; the uniform protocol's values"
@@ -114,7 +120,7 @@ _paper(
     "dual-encoder",
     Protocol(
         sampling="int-fps",
-        frames=12,
+        num_frames=12,
         target_fps=1.0,
         max_frames=12,
         pooling="mean",
@@ -141,7 +147,7 @@ _paper(
     "blip-itm",
     Protocol(
         sampling="segment-start",
-        frames=8,
+        num_frames=8,
         pooling="joined-frames",
         itm_output="logit",
         first_token="enc",
@@ -159,18 +165,19 @@ _paper(
     "video-llm",
     Protocol(
         sampling="segment-start",
-        frames=8,
+        num_frames=8,
         mode="choice",
         reference="VITATECS paper, Table 11 prompt (no code published); frames as Video-LLaMA's "
         "LAVIS loader (8 segment starts)",
-        notes="the paper generates at temperature 0.2 and reads the letter; foilkit reads the option "
-        "letters' probabilities with both option orders averaged (deterministic, no position bias)",
+        notes="the paper generates at temperature 0.2 and reads the letter; foilkit reads the "
+        "option letters' probabilities with both option orders averaged (deterministic, no "
+        "position bias)",
     ),
 )
 _paper("vitatecs", "text-lm", _unpublished("vitatecs", "text-lm", "no text-only baseline"))
 
 # ViLMA: one data loader (vl_bench/data.py Dataset_v2) for CLIP and X-CLIP, argmax decisions.
-_VILMA_FRAMES = {"sampling": "random-consecutive", "frames": 8}
+_VILMA_FRAMES = {"sampling": "random-consecutive", "num_frames": 8}
 _VILMA_DRAWS = (
     "the reference draws each window's end from one np.random stream in dataset "
     "order (not reproducible with its DataLoader workers); foilkit draws it per view "
@@ -206,7 +213,8 @@ _paper(
     Protocol(
         reduction="vilma",
         reference=f"{VILMA_REPO} models/text/run.py (GPT-2, OPT)",
-        notes="perplexity = exp(summed token NLL / all input tokens, BOS included), as the reference",
+        notes="perplexity = exp(summed token NLL / all input tokens, BOS included), as the "
+        "reference",
     ),
 )
 
@@ -318,7 +326,8 @@ def resolve_protocol(
             raise ValueError(f"{key!r} is not a protocol setting; choose from {list(SETTINGS)}")
         if key in MODEL_SETTINGS and key not in accepted:
             raise ValueError(
-                f"the {family} adapter takes no {key!r} option (it takes {list(accepted) or 'none'})"
+                f"the {family} adapter takes no {key!r} option (it takes "
+                f"{list(accepted) or 'none'})"
             )
         if settings.get(key) != value:
             recorded[key] = {"protocol": settings.get(key), "given": value}
@@ -357,4 +366,5 @@ __all__ = [
     "describe_protocol",
     "list_protocols",
     "resolve_protocol",
+    "setting_label",
 ]

@@ -6,6 +6,7 @@ import datetime as _dt
 import importlib.metadata
 import os
 import platform
+from collections.abc import Iterable
 from typing import Any
 
 #: The distributions a run's numbers depend on (foilkit and its default install), each with its
@@ -31,14 +32,15 @@ PACKAGES: dict[str, str] = {
 }
 
 
-def package_versions() -> dict[str, str | None]:
-    """Installed version of each distribution of :data:`PACKAGES` (``None`` when missing)."""
+def package_versions(names: Iterable[str] = PACKAGES) -> dict[str, str | None]:
+    """Installed version of each distribution in ``names`` (default: :data:`PACKAGES`; ``None``
+    when one is missing). Generation records use it with their own list."""
     versions: dict[str, str | None] = {}
-    for dist in PACKAGES:
+    for name in names:
         try:
-            versions[dist] = importlib.metadata.version(dist)
+            versions[name] = importlib.metadata.version(name)
         except importlib.metadata.PackageNotFoundError:
-            versions[dist] = None
+            versions[name] = None
     return versions
 
 

@@ -14,7 +14,8 @@ import torch
 
 @dataclass(frozen=True)
 class TextsRequest:
-    """Score ``texts`` against one view (``frames``: uint8 ``T x C x H x W``; ``None`` for text-only models).
+    """Score ``texts`` against one view (``frames``: uint8 ``T x C x H x W``; ``None`` for
+    text-only models).
 
     The texts of one request belong together: a caption and its foils, or the proficiency
     caption and its foils. Scoring modes that compare texts (multiple choice) compare exactly
@@ -36,7 +37,8 @@ class TextsRequest:
             raise ValueError("a TextsRequest needs at least one text")
         if self.frames is not None and (self.frames.ndim != 4 or self.frames.dtype != torch.uint8):
             raise ValueError(
-                f"frames must be a uint8 T x C x H x W tensor, got {self.frames.dtype} {tuple(self.frames.shape)}"
+                f"frames must be a uint8 T x C x H x W tensor, got {self.frames.dtype} "
+                f"{tuple(self.frames.shape)}"
             )
         if self.timestamps is not None:
             object.__setattr__(self, "timestamps", tuple(float(t) for t in self.timestamps))

@@ -42,7 +42,8 @@ class ResultStore:
         return self.done
 
     def open(self) -> None:
-        """Prepare this process's shard for appending: cut a torn last line, so appends stay lines."""
+        """Prepare this process's shard for appending: cut a torn last line, so appends stay
+        lines."""
         if self.shard is None:
             return
         self.shards.mkdir(parents=True, exist_ok=True)

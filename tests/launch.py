@@ -1,4 +1,5 @@
-"""How the tests start several CPU processes: ``accelerate launch`` as a user would type it.
+"""How the tests run foilkit: the ``foilkit score`` command line, a process of its own, a fresh
+interpreter, and several CPU processes through ``accelerate launch`` as a user would type it.
 
 ``accelerate launch --cpu`` runs ONE process (it leaves more to mpirun); ``--multi_gpu`` starts
 a torchrun group, which foilkit runs over gloo when there is no accelerator.
@@ -6,8 +7,57 @@ a torchrun group, which foilkit runs over gloo when there is no accelerator.
 
 from __future__ import annotations
 
+import os
+import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+#: One thread per process: scores are bit-identical only with the same thread count, and the
+#: processes of a test share the machine.
+ONE_THREAD = {"OMP_NUM_THREADS": "1"}
+
+
+def score_argv(model: str, dataset: Path | str, out: Path, *extra: str) -> list[str]:
+    """``foilkit score`` of ``model`` on the saved ``dataset`` into ``out``, then ``extra``."""
+    return ["score", "--model", model, "--dataset", str(dataset), "--out", str(out), *extra]
+
+
+def launched_score(
+    model: str, dataset: Path, out: Path, batch_size: int, num_workers: int, *extra: str
+) -> list[str]:
+    """``-m foilkit score`` arguments for a process of its own: batches of ``batch_size`` rows,
+    ``num_workers`` decoding workers, no cache (every run scores anew), no progress bars."""
+    options = ["--batch-size", str(batch_size), "--num-workers", str(num_workers)]
+    quiet = ["--no-cache", "--no-progress"]
+    return ["-m", "foilkit", *score_argv(model, dataset, out, *options, *quiet, *extra)]
+
+
+def run_to_success(
+    command: Sequence[str], env: Mapping[str, str] = ONE_THREAD, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``command`` run to its end with ``env`` added to this environment; it must succeed (the
+    end of its stderr is the failure message)."""
+    done = subprocess.run(
+        list(command),
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=timeout,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
+
+
+def assert_imports_none(code: str, modules: Sequence[str]) -> None:
+    """Run ``code`` in a fresh interpreter and check it imported none of ``modules``."""
+    check = (
+        f"import sys\n{code}\n"
+        f"heavy = [m for m in {tuple(modules)!r} if m in sys.modules]\n"
+        "assert not heavy, heavy"
+    )
+    subprocess.run([sys.executable, "-c", check], check=True, capture_output=True)
 
 
 def accelerate_launch(num_processes: int = 2) -> list[str]:

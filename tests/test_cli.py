@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
+from launch import assert_imports_none
 
 from foilkit import __version__
 from foilkit.cli import COMMANDS, main
@@ -41,13 +39,8 @@ def test_every_registered_command_builds_its_parser() -> None:
 
 
 def test_help_imports_no_heavy_library() -> None:
-    code = (
-        "import sys; from foilkit.cli import main\n"
-        "try: main(['--help'])\nexcept SystemExit: pass\n"
-        "heavy = [m for m in ('torch', 'transformers', 'evaluate', 'datasets') if m in sys.modules]\n"
-        "assert not heavy, heavy"
-    )
-    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True)
+    code = "from foilkit.cli import main\ntry: main(['--help'])\nexcept SystemExit: pass"
+    assert_imports_none(code, ("torch", "transformers", "evaluate", "datasets"))
 
 
 def test_doctor_passes_on_this_install(capsys) -> None:

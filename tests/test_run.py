@@ -70,7 +70,7 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory):
 
     benchmark = write_demo_benchmark(tmp_path_factory.mktemp("benchmark"))
     options = ScoreOptions(
-        frames=4, control="reversed", num_workers=0, progress=False, use_cache=False
+        num_frames=4, control="reversed", num_workers=0, progress=False, use_cache=False
     )
     return evaluate(
         "synthetic",
@@ -96,9 +96,9 @@ def test_evaluate_returns_what_its_folder_holds(tiny_run):
     # the scorer's record comes back from the scoring call, and it is what it wrote as run.json
     assert entry.score is not None and entry.score_matrix is None
     assert dict(entry.score.data) == json.loads(folder.scoring_record("order").read_text())
-    assert (entry.score.frames, entry.score.decoder) == (4, "torchcodec")
+    assert (entry.score.num_frames, entry.score.decoder) == (4, "torchcodec")
     assert results.protocol == entry.score.protocol and results.protocol.name == "paper"
-    assert results.protocol.overrides["frames"]["given"] == 4
+    assert results.protocol.overrides["num_frames"]["given"] == 4
     # the tie policy each metric ran with, recorded at evaluate time
     assert entry.metrics["pairwise_foil_accuracy"].ties == "strict"
     assert results.tie_policies() == {"pairwise_foil_accuracy": "strict"}

@@ -12,6 +12,7 @@ import sys
 import textwrap
 
 from foilkit.builders import BUILDERS  # light: the builder modules are imported on first use
+from foilkit.cli.options import add_build_source, add_video_root
 
 
 def video_layouts() -> str:
@@ -38,23 +39,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         action="append",
         dest="configs",
         metavar="NAME",
-        help="a config to build (repeatable; default: every config buildable from the published files)",
+        help="a config to build (repeatable; default: every config buildable from the published "
+        "files)",
     )
     parser.add_argument(
         "--out", required=True, help="folder to write the parquet files and README.md into"
     )
-    parser.add_argument("--video-root", help="folder that relative video paths are relative to")
-    parser.add_argument(
-        "--on-missing",
-        choices=("error", "skip", "keep"),
-        default="error",
-        help="a missing video: fail (default), drop its rows, or keep them with video=None",
-    )
-    parser.add_argument(
-        "--annotations",
-        help="local folder with the annotation files (default: download "
-        "them from the upstream repository at the pinned commit)",
-    )
+    add_video_root(parser)
+    add_build_source(parser)
     parser.add_argument(
         "--datasets-cache", help="datasets cache folder (default: the datasets default)"
     )

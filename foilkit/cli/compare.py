@@ -7,6 +7,7 @@ import json
 import sys
 from pathlib import Path
 
+from foilkit.cli.options import add_bootstrap
 from foilkit.compare import _test_lines, compare_runs
 
 
@@ -16,18 +17,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out", required=True, help="folder for report.md, comparison.json and the plots"
     )
-    parser.add_argument(
-        "--n-resamples",
-        type=int,
-        default=1000,
-        help="paired bootstrap resamples (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--bootstrap-seed",
-        type=int,
-        default=0,
-        help="seed of the paired bootstrap (default: %(default)s)",
-    )
+    add_bootstrap(parser, "paired bootstrap resamples", seed="seed of the paired bootstrap")
     # Deprecated: --seed is the frame seed (shuffled control, sampling) in score/evaluate.
     parser.add_argument("--seed", dest="legacy_seed", type=int, help=argparse.SUPPRESS)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from foilkit.cli.options import add_bootstrap
 from foilkit.demo import DEMO_CONTROLS, DEMO_MODELS, run_demo
 
 
@@ -20,14 +21,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="tiny model families from foilkit.synthetic.models (default: %(default)s)",
     )
     parser.add_argument(
-        "--frames", type=int, default=8, help="frames per video (default: %(default)s)"
-    )
-    parser.add_argument(
-        "--n-resamples",
+        "--num-frames",
+        "--frames",
+        dest="num_frames",
         type=int,
-        default=1000,
-        help="bootstrap resamples of the confidence intervals (default: %(default)s)",
+        default=8,
+        help="frames per video (default: %(default)s)",
     )
+    add_bootstrap(parser, "bootstrap resamples of the confidence intervals")
     parser.add_argument(
         "--no-controls", action="store_true", help="skip the reversed/shuffled-frames runs"
     )
@@ -49,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
         args.out,
         models=args.models,
         controls=(None,) if args.no_controls else DEMO_CONTROLS,
-        frames=args.frames,
+        num_frames=args.num_frames,
         n_resamples=args.n_resamples,
         progress=not args.no_progress,
         finetune=not args.no_finetune,

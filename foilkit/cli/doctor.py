@@ -27,7 +27,8 @@ FFMPEG_HINT = (
 
 
 def check_decoding() -> str | None:
-    """Decode a freshly written H.264 clip through torchcodec; the error text, or None if it works."""
+    """Decode a freshly written H.264 clip through torchcodec; the error text, or None if it
+    works."""
     try:
         from foilkit.scorers.video import SamplingPolicy, VideoView, decode_view
         from foilkit.synthetic.videos import write_video

@@ -1,4 +1,4 @@
-"""``foilkit evaluate``: build or load a benchmark, score a model, compute the paper's metrics, report.
+"""``foilkit evaluate``: build or load a benchmark, score a model, compute its metrics, report.
 
 Takes every scoring flag of ``foilkit score`` (the same parser setup), plus the benchmark,
 its config(s), the video root and the bootstrap; works under ``accelerate launch -m foilkit
@@ -12,6 +12,7 @@ import argparse
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.cli import score as score_cli
+    from foilkit.cli.options import add_bootstrap, add_build_source
 
     score_cli.configure(parser)
     for action in parser._actions:  # the same flags; a dataset is optional here (default: build it)
@@ -30,26 +31,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     evaluation = parser.add_argument_group("evaluation")
     # --video-root (the scoring flags') is the one name; --videos stays accepted, unlisted.
     evaluation.add_argument("--videos", dest="video_root", help=argparse.SUPPRESS)
-    evaluation.add_argument(
-        "--annotations", help="local folder of the annotation files (default: the pinned upstream)"
-    )
-    evaluation.add_argument(
-        "--on-missing",
-        default="error",
-        choices=("error", "skip", "keep"),
-        help="what building does with rows whose video is missing (default: %(default)s)",
-    )
-    evaluation.add_argument(
-        "--n-resamples",
-        type=int,
-        default=1000,
-        help="bootstrap resamples of the CIs (default: %(default)s)",
-    )
-    evaluation.add_argument(
-        "--bootstrap-seed",
-        type=int,
-        default=0,
-        help="seed of the bootstrap resampling (default: %(default)s)",
+    add_build_source(evaluation)
+    add_bootstrap(
+        evaluation, "bootstrap resamples of the CIs", seed="seed of the bootstrap resampling"
     )
     evaluation.add_argument("--label", help="the model's name in reports (default: --model)")
     evaluation.add_argument(

@@ -1,4 +1,4 @@
-"""``foilkit finetune``: contrastive fine-tuning with reversed-video hard negatives (RTime's UMT-Neg).
+"""``foilkit finetune``: contrastive fine-tuning, reversed videos as hard negatives (RTime UMT-Neg).
 
 Wraps :func:`foilkit.finetune.finetune`; the defaults are the paper's values (5 epochs, batch
 128, 12 frames, learning rate 1e-4 for the temporal module and 1e-7 for the CLIP towers). Run
@@ -7,13 +7,16 @@ it under ``accelerate launch -m foilkit finetune ...`` for several GPUs. The sav
 
     foilkit finetune --model openai/clip-vit-base-patch32 --dataset runs/rtime-export \\
         --video-root ~/videos/rtime --out runs/clip-rtime-neg
-    foilkit evaluate --benchmark rtime --model runs/clip-rtime-neg/model --video-root ~/videos/rtime ...
+    foilkit evaluate --benchmark rtime --model runs/clip-rtime-neg/model --video-root
+    ~/videos/rtime ...
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+
+from foilkit.cli.options import add_num_workers, add_video_root
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -33,7 +36,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--dataset", required=True, help="foilkit dataset folder or Hub id with a train split")
     add("--config", default=None, help="dataset config (default: the dataset's default)")
     add("--split", default="train", help="split to train on (default: %(default)s)")
-    add("--video-root", help="folder that relative video paths are relative to")
+    add_video_root(parser)
     add("--out", required=True, help="run folder: model/, checkpoints/, training.json, loss.png")
     add(
         "--hard-negatives",
@@ -131,12 +134,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="batches whose gradients add up before an optimizer step; an epoch's last step "
         "takes what is left (default: %(default)s)",
     )
-    add(
-        "--num-workers",
-        type=int,
-        default=4,
-        help="decoding threads per process, as in score and evaluate (default: %(default)s)",
-    )
+    add_num_workers(parser, default=4)
     add(
         "--cache-frames",
         action="store_true",
@@ -197,7 +195,8 @@ def run(args: argparse.Namespace) -> int:
     print(f"record: {result.out_dir / 'training.json'}  loss curve: {result.out_dir / 'loss.png'}")
     if losses:
         print(
-            f"loss: {losses[0]:.4f} (first step) -> {losses[-1]:.4f} (last step), {len(losses)} steps"
+            f"loss: {losses[0]:.4f} (first step) -> {losses[-1]:.4f} (last step), {len(losses)} "
+            "steps"
         )
     if "pushed" in result.record:
         print(f"pushed: {json.dumps(result.record['pushed'])}")

@@ -35,7 +35,8 @@ PIPELINES.add_lazy(
 PIPELINES.add_lazy(
     "vilma",
     "foilkit.generation.vilma.cli",
-    "ViLMA foiling tools: counting, change of state, actor swap, spatial, masked-LM foils, rare actions",
+    "ViLMA foiling tools: counting, change of state, actor swap, spatial, masked-LM foils, rare "
+    "actions",
 )
 PIPELINES.add_lazy(
     "bias",
@@ -46,7 +47,10 @@ PIPELINES.add_lazy(
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter
-    parser.epilog = f"pipelines:\n{PIPELINES.listing()}\n\nRun 'foilkit generate <pipeline> --help' for its options."
+    parser.epilog = (
+        f"pipelines:\n{PIPELINES.listing()}\n\n"
+        "Run 'foilkit generate <pipeline> --help' for its options."
+    )
     parser.add_argument("pipeline", choices=sorted(PIPELINES), metavar="pipeline", help="see below")
     parser.add_argument("arguments", nargs=argparse.REMAINDER, help="the pipeline's own arguments")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from foilkit.cli.options import add_bootstrap
 from foilkit.leaderboard import write_leaderboard
 from foilkit.run import find_runs
 
@@ -19,12 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="DATASET_ID=BENCHMARK",
         help="also rank the Hub leaderboard of this benchmark dataset (online; repeatable)",
     )
-    parser.add_argument(
-        "--n-resamples",
-        type=int,
-        default=1000,
-        help="paired bootstrap resamples between neighbours (default: %(default)s)",
-    )
+    add_bootstrap(parser, "paired bootstrap resamples between neighbours")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,7 +3,8 @@
 One run folder: its own page (``RUN_DIR/report.html``). Several: a side-by-side page in
 ``--out``, the items on which the runs disagree first (what ``foilkit compare`` and the demo
 write). A ``foilkit leaderboard`` folder (``leaderboard.csv``): ``leaderboard.html``, its
-ranked tables and plot. Nothing is re-scored: the page reads ``results.json`` and ``scores/<config>.parquet``
+ranked tables and plot. Nothing is re-scored: the page reads ``results.json`` and
+``scores/<config>.parquet``
 and decodes the thumbnails' frames from the videos.
 """
 
@@ -13,6 +14,7 @@ import argparse
 import time
 from pathlib import Path
 
+from foilkit.cli.options import add_video_root
 from foilkit.html_report import MAX_THUMBNAILS
 
 
@@ -26,7 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--title", default="foilkit report", help="side-by-side page title")
     # as in score/evaluate: one name, one meaning (the default here: the exported dataset's videos/)
-    parser.add_argument("--video-root", help="folder that relative video paths are relative to")
+    add_video_root(parser)
     parser.add_argument("--videos", dest="video_root", help=argparse.SUPPRESS)
     parser.add_argument(
         "--max-thumbnails",
@@ -66,6 +68,7 @@ def run(args: argparse.Namespace) -> int:
             max_thumbnails=args.max_thumbnails,
         )
     print(
-        f"report: {page} ({page.stat().st_size / 1e6:.2f} MB, {time.perf_counter() - started:.1f} s)"
+        f"report: {page} ({page.stat().st_size / 1e6:.2f} MB, {time.perf_counter() - started:.1f} "
+        "s)"
     )
     return 0

@@ -1,4 +1,4 @@
-"""``foilkit score``: score a Hub model on a foilkit dataset (also under ``accelerate launch -m foilkit score``)."""
+"""``foilkit score``: score a Hub model on a foilkit dataset (``accelerate launch`` works too)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ if TYPE_CHECKING:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from foilkit.builders import BENCHMARKS
+    from foilkit.builders import BENCHMARKS  # light: names only, no builder module is imported
+    from foilkit.cli.options import add_num_workers, add_video_root
 
     parser.add_argument("--model", required=True, help="Hub id or local path of the model")
     parser.add_argument(
@@ -80,7 +81,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     model.add_argument("--device", help="default: the process's accelerator, else CPU")
     frames = parser.add_argument_group("frames")
-    frames.add_argument("--frames", type=int, help="frames per view (default: the protocol's)")
+    frames.add_argument(
+        "--num-frames",
+        "--frames",
+        dest="num_frames",
+        type=int,
+        help="frames per view (default: the protocol's)",
+    )
     frames.add_argument(
         "--sampling",
         help="frame sampling policy (default: the protocol's): uniform, segment-middle, "
@@ -112,7 +119,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=0,
         help="frame seed: the 'shuffled' control and seeded sampling (default: %(default)s)",
     )
-    frames.add_argument("--video-root", help="folder that relative video paths are relative to")
+    add_video_root(frames)
     work = parser.add_argument_group("work")
     work.add_argument(
         "--batch-size",
@@ -120,12 +127,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=8,
         help="views (videos) per model call in each process (default: %(default)s)",
     )
-    work.add_argument(
-        "--num-workers",
-        type=int,
-        default=2,
-        help="decoding threads per process (0: decode in the model's thread; default: %(default)s)",
-    )
+    add_num_workers(work, default=2)
     work.add_argument(
         "--cache-dir", help="embedding cache folder (default: $HF_HOME/foilkit/embeddings)"
     )

@@ -61,7 +61,8 @@ class TrainingItem:
 
 @dataclass(frozen=True)
 class Clip:
-    """One training example: an item's view, forward or reversed, and the caption it is paired with."""
+    """One training example: an item's view, forward or reversed, and the caption it is paired
+    with."""
 
     item: int
     reversed: bool

@@ -91,7 +91,9 @@ def train_items(variants: int = 5) -> list[dict[str, Any]]:
                     "geometry": geometry(scene),
                     "scene": scene,
                     "caption": f"a {colour} square moves {pace} {MOVES[direction]}",
-                    "reversed_caption": f"a {colour} square moves {pace} {MOVES[OPPOSITE[direction]]}",
+                    "reversed_caption": (
+                        f"a {colour} square moves {pace} {MOVES[OPPOSITE[direction]]}"
+                    ),
                 }
             )
     return items

@@ -119,7 +119,8 @@ class FinetuneOptions:
     def __post_init__(self) -> None:
         if self.hard_negatives not in HARD_NEGATIVES:
             raise ValueError(
-                f"unknown hard_negatives {self.hard_negatives!r}; choose from {list(HARD_NEGATIVES)}"
+                f"unknown hard_negatives {self.hard_negatives!r}; choose from "
+                f"{list(HARD_NEGATIVES)}"
             )
         for name in (
             "frames",
@@ -243,7 +244,8 @@ def gathered_loss(
 
 
 def load_train_split(dataset: Any, config: str | None, split: str) -> Any:
-    """The train split of a foilkit dataset (folder, Hub id or ``datasets`` object), videos undecoded."""
+    """The train split of a foilkit dataset (folder, Hub id or ``datasets`` object), videos
+    undecoded."""
     import datasets
 
     from foilkit.scorers.api import load_scoring_dataset
@@ -359,7 +361,8 @@ def finetune(
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()) and not (resume or overwrite):
         raise FileExistsError(
-            f"{out} is not empty; pass resume=True (--resume), overwrite=True (--overwrite) or another out_dir"
+            f"{out} is not empty; pass resume=True (--resume), overwrite=True (--overwrite) or "
+            "another out_dir"
         )
     # --- every check before any training --------------------------------------------------------
     base_config = AutoConfig.from_pretrained(model, revision=revision)
@@ -401,7 +404,8 @@ def finetune(
         )
     if opts.frames > net.temporal.config.max_frames:
         raise ValueError(
-            f"frames={opts.frames} exceeds the temporal module's {net.temporal.config.max_frames} positions"
+            f"frames={opts.frames} exceeds the temporal module's {net.temporal.config.max_frames} "
+            "positions"
         )
     processor = AutoProcessor.from_pretrained(model, revision=revision)
     image_processor, tokenizer = processor.image_processor, processor.tokenizer
@@ -458,7 +462,8 @@ def finetune(
             optimizer_steps = done.get("optimizer_steps", 0)
             if done.get("options") and done["options"] != _comparable(opts):
                 raise ValueError(
-                    f"{out} was trained with other options ({done['options']}); resume only the same run"
+                    f"{out} was trained with other options ({done['options']}); resume only the "
+                    "same run"
                 )
     out.mkdir(parents=True, exist_ok=True)
     pipeline = FramePipeline(
@@ -588,7 +593,8 @@ def _record(model, dataset, data, items, opts, accelerator, *, video_root) -> di
         "sampling": opts.sampling,
         "seed": opts.seed,
         "options": json.loads(json.dumps(asdict(opts))),
-        "temporal_module": "CLIP4Clip seqTransf (frame embeddings + position embeddings -> transformer, residual, mean)",
+        "temporal_module": "CLIP4Clip seqTransf (frame embeddings + position embeddings -> "
+        "transformer, residual, mean)",
         "image_tower": "frozen" if opts.freeze_image_tower else "trainable",
         "packages": package_versions(),
         "hardware": hardware(accelerator.num_processes),

@@ -81,37 +81,51 @@ class TinyModel:
 TINY_MODELS: dict[str, TinyModel] = {}
 
 
-def _register(
-    name: str, summary: str
-) -> Callable[[Callable[[Path], None]], Callable[[Path], None]]:
-    def register(build: Callable[[Path], None]) -> Callable[[Path], None]:
-        TINY_MODELS[name] = TinyModel(name, build, summary)
-        return build
+def _registrar(
+    families: dict[str, TinyModel],
+) -> Callable[[str, str], Callable[[Callable[[Path], None]], Callable[[Path], None]]]:
+    """A decorator factory that registers a build function in ``families`` as ``name``."""
 
-    return register
+    def register_as(
+        name: str, summary: str
+    ) -> Callable[[Callable[[Path], None]], Callable[[Path], None]]:
+        def register(build: Callable[[Path], None]) -> Callable[[Path], None]:
+            families[name] = TinyModel(name, build, summary)
+            return build
+
+        return register
+
+    return register_as
 
 
-def _family(name: str) -> TinyModel:
+_register = _registrar(TINY_MODELS)
+
+
+def _lookup(families: dict[str, TinyModel], name: str, kind: str) -> TinyModel:
     try:
-        return TINY_MODELS[name]
+        return families[name]
     except KeyError:
-        raise KeyError(f"unknown tiny model {name!r}; known: {', '.join(TINY_MODELS)}") from None
+        raise KeyError(f"unknown {kind} {name!r}; known: {', '.join(families)}") from None
 
 
-def build_tiny_model(name: str, out_dir: str | os.PathLike) -> Path:
-    """Build family ``name`` into ``out_dir`` (created if needed) with fixed seeds; return it.
+def _seeded_build(out_dir: str | os.PathLike, build: Callable[[Path], None]) -> Path:
+    """Run ``build`` into ``out_dir`` (created if needed) under :data:`SEED`; return the folder.
 
     The global torch RNG is left as it was.
     """
     import torch
 
-    family = _family(name)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(SEED)
-        family.build(out)
+        build(out)
     return out
+
+
+def build_tiny_model(name: str, out_dir: str | os.PathLike) -> Path:
+    """Build family ``name`` into ``out_dir`` (created if needed) with fixed seeds; return it."""
+    return _seeded_build(out_dir, _lookup(TINY_MODELS, name, "tiny model").build)
 
 
 @functools.cache
@@ -147,7 +161,7 @@ def tiny_model_path(name: str, root: str | os.PathLike | None = None) -> Path:
     root = Path(root) if root is not None else default_root()
     final = root / f"{name}-{fingerprint()}"
     if not final.is_dir():
-        _family(name)
+        _lookup(TINY_MODELS, name, "tiny model")
     return build_once(final, lambda staging: build_tiny_model(name, staging))
 
 
@@ -200,12 +214,21 @@ def _qwen2_tokenizer(extra_special_tokens: list[str]):
     )
 
 
+def _token_ids(tokenizer, *kinds: str) -> dict[str, int]:
+    """``<kind>_token_id`` of ``tokenizer`` for each of ``kinds``, as model configs name them."""
+    return {f"{kind}_token_id": getattr(tokenizer, f"{kind}_token_id") for kind in kinds}
+
+
 def _text_config(tokenizer, **overrides) -> dict:
     """:data:`TEXT` sized to ``tokenizer`` with its special-token ids."""
-    ids = {
-        f"{kind}_token_id": getattr(tokenizer, f"{kind}_token_id") for kind in ("pad", "bos", "eos")
-    }
+    ids = _token_ids(tokenizer, "pad", "bos", "eos")
     return {**TEXT, "vocab_size": len(tokenizer), **ids, **overrides}
+
+
+def _save(out: Path, *parts: Any) -> None:
+    """``save_pretrained`` of each part (a model, its tokenizer or processor) into ``out``."""
+    for part in parts:
+        part.save_pretrained(out)
 
 
 # --- families ------------------------------------------------------------------------------------
@@ -216,15 +239,10 @@ def _build_clip(out: Path) -> None:
     from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
 
     tokenizer = _clip_tokenizer()
-    config = CLIPConfig(
-        text_config=_text_config(tokenizer, max_position_embeddings=CLIP_TEXT_LENGTH),
-        vision_config=VISION,
-        projection_dim=16,
-    )
-    CLIPModel(config).save_pretrained(out)
-    CLIPProcessor(
-        image_processor=CLIPImageProcessor(**SQUARE), tokenizer=tokenizer
-    ).save_pretrained(out)
+    text = _text_config(tokenizer, max_position_embeddings=CLIP_TEXT_LENGTH)
+    config = CLIPConfig(text_config=text, vision_config=VISION, projection_dim=16)
+    processor = CLIPProcessor(image_processor=CLIPImageProcessor(**SQUARE), tokenizer=tokenizer)
+    _save(out, CLIPModel(config), processor)
 
 
 @_register(
@@ -238,9 +256,9 @@ def _build_siglip(out: Path) -> None:
     tokenizer = _t5_tokenizer(sentinels=0, model_max_length=SIGLIP_TEXT_LENGTH)
     text = _text_config(tokenizer, max_position_embeddings=SIGLIP_TEXT_LENGTH)
     config = SiglipConfig(text_config=text, vision_config=VISION)
-    SiglipModel(config).save_pretrained(out)
     image_processor = SiglipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
-    SiglipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(out)
+    processor = SiglipProcessor(image_processor=image_processor, tokenizer=tokenizer)
+    _save(out, SiglipModel(config), processor)
 
 
 @_register(
@@ -259,17 +277,18 @@ def _build_xclip(out: Path) -> None:
         mit_num_hidden_layers=1,
         mit_num_attention_heads=4,
     )
+    text = _text_config(tokenizer, max_position_embeddings=CLIP_TEXT_LENGTH)
     config = XCLIPConfig(
-        text_config=_text_config(tokenizer, max_position_embeddings=CLIP_TEXT_LENGTH),
+        text_config=text,
         vision_config=vision,
         projection_dim=16,
         prompt_layers=1,
         prompt_attention_heads=4,
     )
-    XCLIPModel(config).save_pretrained(out)
-    XCLIPProcessor(
+    processor = XCLIPProcessor(
         image_processor=VideoMAEImageProcessor(**SQUARE), tokenizer=tokenizer
-    ).save_pretrained(out)
+    )
+    _save(out, XCLIPModel(config), processor)
 
 
 @_register(
@@ -281,13 +300,6 @@ def _build_blip_itm(out: Path) -> None:
 
     With ``use_itm_head=False`` it is the image-text cosine similarity instead.
     """
-    from transformers import (
-        BlipConfig,
-        BlipForImageTextRetrieval,
-        BlipImageProcessor,
-        BlipProcessor,
-    )
-
     tokenizer = _bert_tokenizer()
     text = _text_config(
         tokenizer,
@@ -295,12 +307,29 @@ def _build_blip_itm(out: Path) -> None:
         bos_token_id=tokenizer.cls_token_id,
         sep_token_id=tokenizer.sep_token_id,
     )
-    config = BlipConfig(
-        text_config=text, vision_config=VISION, projection_dim=16, image_text_hidden_size=16
+    _save_blip_itm(out, tokenizer, text, VISION)
+
+
+def _save_blip_itm(out: Path, tokenizer: Any, text: dict, vision: dict, **config: Any) -> None:
+    """A ``BlipForImageTextRetrieval`` of ``text`` and ``vision`` configs (16-wide projections)
+    with its processor around ``tokenizer``; ``config``: further ``BlipConfig`` fields."""
+    from transformers import (
+        BlipConfig,
+        BlipForImageTextRetrieval,
+        BlipImageProcessor,
+        BlipProcessor,
     )
-    BlipForImageTextRetrieval(config).save_pretrained(out)
+
+    blip = BlipConfig(
+        text_config=text,
+        vision_config=vision,
+        projection_dim=16,
+        image_text_hidden_size=16,
+        **config,
+    )
     image_processor = BlipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
-    BlipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(out)
+    processor = BlipProcessor(image_processor=image_processor, tokenizer=tokenizer)
+    _save(out, BlipForImageTextRetrieval(blip), processor)
 
 
 @_register("gpt2", "GPT2LMHeadModel + byte-level BPE GPT2Tokenizer (for perplexity)")
@@ -309,17 +338,9 @@ def _build_gpt2(out: Path) -> None:
     from transformers import GPT2Config, GPT2LMHeadModel
 
     tokenizer = _gpt2_tokenizer()
-    config = GPT2Config(
-        vocab_size=len(tokenizer),
-        n_embd=32,
-        n_layer=2,
-        n_head=4,
-        n_positions=128,
-        bos_token_id=tokenizer.bos_token_id,
-        eos_token_id=tokenizer.eos_token_id,
-    )
-    GPT2LMHeadModel(config).save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    sizes = {"n_embd": 32, "n_layer": 2, "n_head": 4, "n_positions": 128}
+    config = GPT2Config(vocab_size=len(tokenizer), **sizes, **_token_ids(tokenizer, "bos", "eos"))
+    _save(out, GPT2LMHeadModel(config), tokenizer)
 
 
 def _build_bert_classifier(out: Path, labels: tuple[str, ...]) -> None:
@@ -332,8 +353,7 @@ def _build_bert_classifier(out: Path, labels: tuple[str, ...]) -> None:
         id2label=dict(enumerate(labels)),
         label2id={label: i for i, label in enumerate(labels)},
     )
-    BertForSequenceClassification(config).save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    _save(out, BertForSequenceClassification(config), tokenizer)
 
 
 @_register(
@@ -363,21 +383,16 @@ def _build_t5(out: Path) -> None:
     from transformers import T5Config, T5ForConditionalGeneration
 
     tokenizer = _t5_tokenizer()
+    sizes = {"d_model": 32, "d_kv": 8, "d_ff": 37, "num_layers": 2, "num_decoder_layers": 2}
     config = T5Config(
         vocab_size=len(tokenizer),
-        d_model=32,
-        d_kv=8,
-        d_ff=37,
-        num_layers=2,
-        num_decoder_layers=2,
+        **sizes,
         num_heads=4,
         relative_attention_num_buckets=8,
-        pad_token_id=tokenizer.pad_token_id,
-        eos_token_id=tokenizer.eos_token_id,
+        **_token_ids(tokenizer, "pad", "eos"),
         decoder_start_token_id=tokenizer.pad_token_id,
     )
-    T5ForConditionalGeneration(config).save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    _save(out, T5ForConditionalGeneration(config), tokenizer)
 
 
 @_register("roberta-mlm", "RobertaForMaskedLM + byte-level BPE RobertaTokenizer with <mask>")
@@ -389,8 +404,7 @@ def _build_roberta_mlm(out: Path) -> None:
     config = RobertaConfig(
         **_text_config(tokenizer, max_position_embeddings=TEXT["max_position_embeddings"] + 2)
     )
-    RobertaForMaskedLM(config).save_pretrained(out)
-    tokenizer.save_pretrained(out)
+    _save(out, RobertaForMaskedLM(config), tokenizer)
 
 
 # --- video LLMs ----------------------------------------------------------------------------------
@@ -484,6 +498,8 @@ def _build_llava_next_video(out: Path) -> None:
     _save_llava_next_video(out, _qwen2_tokenizer(["<video>", "<image>"]), LLAVA_CHAT_TEMPLATE)
 
 
+#: Qwen2-VL's and Qwen2.5-VL's vision tokens (in this order: the ids the config names).
+QWEN_VISION_TOKENS = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
 #: Qwen2-VL / Qwen2.5-VL processors' pixel settings: one 32x32 image, 8x8 patches merged 2x2,
 #: two frames a temporal patch.
 QWEN_VL_PIXELS = {
@@ -507,27 +523,8 @@ def _build_qwen2_vl(out: Path) -> None:
     one ``<|video_pad|>`` for the processor to expand; EOS is ``<|im_end|>``.
     ``<|image_pad|>`` (``config.image_token_id``) is the image placeholder.
     """
-    from transformers import (
-        Qwen2VLConfig,
-        Qwen2VLForConditionalGeneration,
-        Qwen2VLImageProcessor,
-        Qwen2VLProcessor,
-        Qwen2VLVideoProcessor,
-    )
+    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor
 
-    vision_tokens = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
-    tokenizer = _qwen2_tokenizer(vision_tokens)
-    start, end, image, video = tokenizer.convert_tokens_to_ids(vision_tokens)
-    head_dim = VIDEO_LLM_TEXT["hidden_size"] // VIDEO_LLM_TEXT["num_attention_heads"]
-    text = _text_config(
-        tokenizer,
-        **VIDEO_LLM_TEXT,
-        rope_parameters={
-            "rope_type": "default",
-            "rope_theta": 10000.0,
-            "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8],
-        },
-    )
     vision = {
         "depth": 1,
         "embed_dim": 32,
@@ -538,21 +535,56 @@ def _build_qwen2_vl(out: Path) -> None:
         "spatial_merge_size": 2,
         "temporal_patch_size": 2,
     }
-    config = Qwen2VLConfig(
+    _save_qwen_vl(
+        out,
+        _qwen2_tokenizer(QWEN_VISION_TOKENS),
+        vision,
+        (Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor),
+        QWEN2_VL_CHAT_TEMPLATE,
+    )
+
+
+def _save_qwen_vl(
+    out: Path,
+    tokenizer: Any,
+    vision: dict,
+    classes: tuple[type, type, type],
+    chat_template: str,
+    **config: Any,
+) -> None:
+    """A Qwen2-VL-style model (``classes``: its config, model and processor classes) of a
+    2-layer text model around ``tokenizer``, which holds :data:`QWEN_VISION_TOKENS`, and the
+    ``vision`` tower; ``config``: further config fields."""
+    from transformers import Qwen2VLImageProcessor, Qwen2VLVideoProcessor
+
+    config_class, model_class, processor_class = classes
+    start, end, image, video = tokenizer.convert_tokens_to_ids(QWEN_VISION_TOKENS)
+    head_dim = VIDEO_LLM_TEXT["hidden_size"] // VIDEO_LLM_TEXT["num_attention_heads"]
+    text = _text_config(
+        tokenizer,
+        **VIDEO_LLM_TEXT,
+        rope_parameters={
+            "rope_type": "default",
+            "rope_theta": 10000.0,
+            "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8],
+        },
+    )
+    model_config = config_class(
         text_config=text,
         vision_config=vision,
         image_token_id=image,
         video_token_id=video,
         vision_start_token_id=start,
         vision_end_token_id=end,
+        **config,
     )
-    Qwen2VLForConditionalGeneration(config).save_pretrained(out)
-    Qwen2VLProcessor(
+    processor = processor_class(
         image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
         video_processor=Qwen2VLVideoProcessor(**QWEN_VL_PIXELS),
         tokenizer=tokenizer,
-        chat_template=QWEN2_VL_CHAT_TEMPLATE,
-    ).save_pretrained(out)
+        chat_template=chat_template,
+    )
+    _save(out, model_class(model_config), processor)
 
 
 # --- OPT (ViLMA's text-only baseline) ------------------------------------------------------------
@@ -581,13 +613,9 @@ def build_tiny_opt(out_dir: str | os.PathLike) -> Path:
     Not in :data:`TINY_MODELS` (each registered family also needs a forward runner in
     ``tests/test_tiny_models.py``); used by the text-LM fidelity tests of ViLMA's OPT baseline.
     """
-    import torch
     from transformers import OPTConfig, OPTForCausalLM
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(SEED)
+    def build(out: Path) -> None:
         tokenizer = _opt_tokenizer()
         config = OPTConfig(
             vocab_size=len(tokenizer),
@@ -597,13 +625,11 @@ def build_tiny_opt(out_dir: str | os.PathLike) -> Path:
             num_attention_heads=4,
             max_position_embeddings=128,
             word_embed_proj_dim=32,
-            pad_token_id=tokenizer.pad_token_id,
-            bos_token_id=tokenizer.bos_token_id,
-            eos_token_id=tokenizer.eos_token_id,
+            **_token_ids(tokenizer, "pad", "bos", "eos"),
         )
-        OPTForCausalLM(config).save_pretrained(out)
-        tokenizer.save_pretrained(out)
-    return out
+        _save(out, OPTForCausalLM(config), tokenizer)
+
+    return _seeded_build(out_dir, build)
 
 
 # --- video LLMs for the video-LLM adapter's fidelity tests ---------------------------------------
@@ -614,18 +640,16 @@ def build_tiny_opt(out_dir: str | os.PathLike) -> Path:
 
 # The chat templates of the Hub checkpoints (their chat_template.json), verbatim in effect.
 LLAVA_NEXT_VIDEO_VICUNA_CHAT_TEMPLATE = (
-    "{% for message in messages %}{% if message['role'] != 'system' %}"
-    "{{ message['role'].upper() + ': '}}{% endif %}"
-    "{# Render all images first #}{% for content in message['content'] | selectattr('type', 'equalto', 'image') %}"
-    "{{ '<image>\\n' }}{% endfor %}"
-    "{# Render all video then #}{% for content in message['content'] | selectattr('type', 'equalto', 'video') %}"
-    "{{ '<video>\\n' }}{% endfor %}"
-    "{# Render all text next #}{% if message['role'] != 'assistant' %}"
-    "{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}"
-    "{{ content['text'] + ' '}}{% endfor %}{% else %}"
-    "{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}"
-    "{% generation %}{{ content['text'] + ' '}}{% endgeneration %}{% endfor %}{% endif %}"
-    "{% endfor %}{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% endif %}"
+    "{% for message in messages %}{% if message['role'] != 'system' %}{{ message['role'].upper() "
+    "+ ': '}}{% endif %}{# Render all images first #}{% for content in message['content'] | "
+    "selectattr('type', 'equalto', 'image') %}{{ '<image>\\n' }}{% endfor %}{# Render all video "
+    "then #}{% for content in message['content'] | selectattr('type', 'equalto', 'video') %}{{ "
+    "'<video>\\n' }}{% endfor %}{# Render all text next #}{% if message['role'] != 'assistant' "
+    "%}{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}{{ "
+    "content['text'] + ' '}}{% endfor %}{% else %}{% for content in message['content'] | "
+    "selectattr('type', 'equalto', 'text') %}{% generation %}{{ content['text'] + ' '}}{% "
+    "endgeneration %}{% endfor %}{% endif %}{% endfor %}{% if add_generation_prompt %}{{ "
+    "'ASSISTANT:' }}{% endif %}"
 )
 QWEN2_5_VL_REAL_CHAT_TEMPLATE = (
     "{% set image_count = namespace(value=0) %}{% set video_count = namespace(value=0) %}"
@@ -642,46 +666,26 @@ QWEN2_5_VL_REAL_CHAT_TEMPLATE = (
     "{% elif 'text' in content %}{{ content['text'] }}{% endif %}{% endfor %}<|im_end|>\n"
     "{% endif %}{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
 )
-QWEN_VISION_TOKENS = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
 TOKENS_PER_SECOND = 2  # Qwen2.5-VL-7B-Instruct's vision_config.tokens_per_second
 
 FIDELITY_MODELS: dict[str, TinyModel] = {}
 
 
-def _register_fidelity(
-    name: str, summary: str
-) -> Callable[[Callable[[Path], None]], Callable[[Path], None]]:
-    def register(build: Callable[[Path], None]) -> Callable[[Path], None]:
-        FIDELITY_MODELS[name] = TinyModel(name, build, summary)
-        return build
-
-    return register
+_register_fidelity = _registrar(FIDELITY_MODELS)
 
 
 def fidelity_model_path(name: str, root: str | os.PathLike | None = None) -> Path:
-    """Folder of fidelity model ``name`` (:data:`FIDELITY_MODELS`), built once like ``tiny_model_path``.
+    """Folder of fidelity model ``name`` (:data:`FIDELITY_MODELS`), built once like
+    ``tiny_model_path``.
 
     The real-tokenizer families raise ``RealTokenizerMissing`` when ``./dev.sh`` has not fetched
     their tokenizer.
     """
-    import torch
-
-    try:
-        family = FIDELITY_MODELS[name]
-    except KeyError:
-        raise KeyError(
-            f"unknown fidelity model {name!r}; known: {', '.join(FIDELITY_MODELS)}"
-        ) from None
+    family = _lookup(FIDELITY_MODELS, name, "fidelity model")
     root = Path(root) if root is not None else default_root()
-
-    def build(out: Path) -> Path:
-        out.mkdir(parents=True, exist_ok=True)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(SEED)
-            family.build(out)
-        return out
-
-    return build_once(root / f"{name}-{fingerprint()}", build)
+    return build_once(
+        root / f"{name}-{fingerprint()}", lambda out: _seeded_build(out, family.build)
+    )
 
 
 def _save_qwen2_5_vl(out: Path, tokenizer, *, tie: bool = False) -> None:
@@ -690,21 +694,8 @@ def _save_qwen2_5_vl(out: Path, tokenizer, *, tie: bool = False) -> None:
         Qwen2_5_VLConfig,
         Qwen2_5_VLForConditionalGeneration,
         Qwen2_5_VLProcessor,
-        Qwen2VLImageProcessor,
-        Qwen2VLVideoProcessor,
     )
 
-    start, end, image, video = tokenizer.convert_tokens_to_ids(QWEN_VISION_TOKENS)
-    head_dim = VIDEO_LLM_TEXT["hidden_size"] // VIDEO_LLM_TEXT["num_attention_heads"]
-    text = _text_config(
-        tokenizer,
-        **VIDEO_LLM_TEXT,
-        rope_parameters={
-            "rope_type": "default",
-            "rope_theta": 10000.0,
-            "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8],
-        },
-    )
     vision = {
         "depth": 1,
         "hidden_size": 32,
@@ -718,22 +709,14 @@ def _save_qwen2_5_vl(out: Path, tokenizer, *, tie: bool = False) -> None:
         "window_size": 2 * PATCH_SIZE * 2,
         "fullatt_block_indexes": [0],
     }
-    config = Qwen2_5_VLConfig(
-        text_config=text,
-        vision_config=vision,
-        image_token_id=image,
-        video_token_id=video,
-        vision_start_token_id=start,
-        vision_end_token_id=end,
+    _save_qwen_vl(
+        out,
+        tokenizer,
+        vision,
+        (Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLProcessor),
+        QWEN2_5_VL_REAL_CHAT_TEMPLATE,
         tie_word_embeddings=tie,
     )
-    Qwen2_5_VLForConditionalGeneration(config).save_pretrained(out)
-    Qwen2_5_VLProcessor(
-        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
-        video_processor=Qwen2VLVideoProcessor(**QWEN_VL_PIXELS),
-        tokenizer=tokenizer,
-        chat_template=QWEN2_5_VL_REAL_CHAT_TEMPLATE,
-    ).save_pretrained(out)
 
 
 @_register_fidelity(
@@ -758,7 +741,8 @@ def _build_qwen2_5_vl_qwen3(out: Path) -> None:
 
 @_register_fidelity(
     "llava-next-video-llama2",
-    "LLaVA-NeXT-Video around the real Llama-2 tokenizer (+ <image>, <video>) and its Vicuna template",
+    "LLaVA-NeXT-Video around the real Llama-2 tokenizer (+ <image>, <video>) and its Vicuna "
+    "template",
 )
 def _build_llava_next_video_llama2(out: Path) -> None:
     """As ``llava-next-video``, with LLaVA-NeXT-Video-7B's tokenizer: Llama-2's SentencePiece
@@ -790,18 +774,8 @@ def build_tiny_blip_itm_hub_layout(out_dir: str | os.PathLike) -> Path:
     Not in :data:`TINY_MODELS` (each registered family also needs a forward runner in
     ``tests/test_tiny_models.py``); used by the BLIP fidelity tests of ``first_token="enc"``.
     """
-    import torch
-    from transformers import (
-        BlipConfig,
-        BlipForImageTextRetrieval,
-        BlipImageProcessor,
-        BlipProcessor,
-    )
 
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(SEED)
+    def build(out: Path) -> None:
         tokenizer = _bert_tokenizer()
         text = _text_config(
             tokenizer,
@@ -811,14 +785,7 @@ def build_tiny_blip_itm_hub_layout(out_dir: str | os.PathLike) -> Path:
             sep_token_id=tokenizer.sep_token_id,
             initializer_range=BLIP_HUB_LAYOUT_INIT,
         )
-        config = BlipConfig(
-            text_config=text,
-            vision_config=dict(VISION, initializer_range=BLIP_HUB_LAYOUT_INIT),
-            projection_dim=16,
-            image_text_hidden_size=16,
-            initializer_range=BLIP_HUB_LAYOUT_INIT,
-        )
-        BlipForImageTextRetrieval(config).save_pretrained(out)
-        image_processor = BlipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
-        BlipProcessor(image_processor=image_processor, tokenizer=tokenizer).save_pretrained(out)
-    return out
+        vision = dict(VISION, initializer_range=BLIP_HUB_LAYOUT_INIT)
+        _save_blip_itm(out, tokenizer, text, vision, initializer_range=BLIP_HUB_LAYOUT_INIT)
+
+    return _seeded_build(out_dir, build)

@@ -40,7 +40,8 @@ def real_tokenizer_dir(name: str) -> Path:
     folder = tokenizer_root() / name
     if not (folder / "tokenizer.json").is_file():
         raise RealTokenizerMissing(
-            f"real tokenizer {name!r} is not in {folder}; run `./dev.sh test --co -q` once to fetch it"
+            f"real tokenizer {name!r} is not in {folder}; run `./dev.sh test --co -q` once to "
+            "fetch it"
         )
     return folder
 

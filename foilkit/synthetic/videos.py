@@ -102,25 +102,14 @@ def write_video(
     height: int = 48,
     num_frames: int = 24,
     fps: int = 8,
+    rotation: int | None = None,
 ) -> Path:
-    """Render ``scene`` and encode it as an H.264 mp4 (yuv420p) with PyAV."""
-    import av
-
-    if width % 2 or height % 2:
-        raise ValueError(f"H.264 yuv420p needs even sizes, got {width}x{height}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    """Render ``scene`` and encode it as an H.264 mp4 (yuv420p) with PyAV; ``rotation``: a
+    display matrix in degrees (see :func:`write_rotated_video`)."""
     frames = render_frames(
         scene or SyntheticScene(), width=width, height=height, num_frames=num_frames
     )
-    with av.open(str(path), mode="w") as container:
-        stream = container.add_stream("libx264", rate=fps)
-        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
-        stream.options = {"crf": "18", "preset": "ultrafast", "tune": "zerolatency"}
-        for array in frames:
-            container.mux(stream.encode(av.VideoFrame.from_ndarray(array, format="rgb24")))
-        container.mux(stream.encode())
-    return path
+    return _encode(path, frames, fps=fps, rotation=rotation)
 
 
 def write_corrupt_video(path: str | Path) -> Path:
@@ -170,22 +159,13 @@ def write_vfr_video(
 
 
 def write_rotated_video(
-    path: str | Path,
-    degrees: int,
-    scene: SyntheticScene | None = None,
-    *,
-    width: int = 64,
-    height: int = 48,
-    num_frames: int = 24,
-    fps: int = 8,
+    path: str | Path, degrees: int, scene: SyntheticScene | None = None, **options: int
 ) -> Path:
     """An H.264 mp4 whose frames are stored as rendered (``width`` x ``height``) with a display
     matrix telling players to turn them ``degrees`` counter-clockwise, as phones store portrait
-    video: decoders that honour it return ``height`` x ``width`` frames at 90 or 270 degrees."""
-    frames = render_frames(
-        scene or SyntheticScene(), width=width, height=height, num_frames=num_frames
-    )
-    return _encode(path, frames, fps=fps, rotation=degrees)
+    video: decoders that honour it return ``height`` x ``width`` frames at 90 or 270 degrees.
+    ``options``: :func:`write_video`'s sizes and rate."""
+    return write_video(path, scene, rotation=degrees, **options)
 
 
 def _encode(

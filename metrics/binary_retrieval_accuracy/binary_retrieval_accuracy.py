@@ -1,4 +1,4 @@
-"""RTime-Binary accuracy: pick the right one of a video and its reversal, or of their two captions."""
+"""RTime-Binary accuracy: pick the right one of a video and its reversal, or of two captions."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import numpy as np
 
 from ._common import (
     block_matrix,
-    forward,
     oriented,
     weighted_mean,
     win_credit,
@@ -25,7 +24,8 @@ except ImportError:  # pragma: no cover - exercised only where evaluate is absen
 
 _CITATION = """\
 @inproceedings{du2024rtime,
-  title     = {Reversed in Time: A Novel Temporal-Emphasized Benchmark for Cross-Modal Video-Text Retrieval},
+  title     = {Reversed in Time: A Novel Temporal-Emphasized Benchmark for Cross-Modal
+               Video-Text Retrieval},
   author    = {Du, Yang and Liu, Yuqi and Jin, Qin},
   booktitle = {Proceedings of the 32nd ACM International Conference on Multimedia},
   year      = {2024}
@@ -64,8 +64,8 @@ Returns:
 Examples:
     >>> from foilkit.metrics.binary_retrieval_accuracy.binary_retrieval_accuracy import (
     ...     binary_retrieval_accuracy)
-    >>> result = binary_retrieval_accuracy(scores=[[[0.9, 0.2], [0.3, 0.8]], [[0.5, 0.4], [0.5, 0.4]]],
-    ...                                    n_resamples=0)
+    >>> result = binary_retrieval_accuracy(
+    ...     scores=[[[0.9, 0.2], [0.3, 0.8]], [[0.5, 0.4], [0.5, 0.4]]], n_resamples=0)
     >>> result["t2v_accuracy"], result["v2t_accuracy"], result["t2v_tied"]
     (0.75, 0.75, 2)
     >>> result["group_score"]
@@ -158,11 +158,7 @@ if evaluate is not None:
         def _compute(
             self,
             scores: list[list[list[float]]],
-            cluster: list[str] | None = None,
-            score_kind: str = "similarity",
-            ties: str = "half",
-            n_resamples: int = 1000,
-            seed: int = 0,
-            confidence: float = 0.95,
+            **options: Any,
         ) -> dict[str, Any]:
-            return forward(binary_retrieval_accuracy, locals())
+            # the keyword options (tie policy, bootstrap, ...) as the function takes them
+            return binary_retrieval_accuracy(scores, **options)

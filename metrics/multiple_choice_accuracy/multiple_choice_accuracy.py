@@ -10,7 +10,6 @@ import numpy as np
 from ._common import (
     add_counts,
     check_lengths,
-    forward,
     group_codes,
     group_means,
     oriented_competitors,
@@ -28,8 +27,10 @@ except ImportError:  # pragma: no cover - exercised only where evaluate is absen
 _CITATION = """\
 @inproceedings{park2022exposing,
   title     = {Exposing the Limits of Video-Text Models through Contrast Sets},
-  author    = {Park, Jae Sung and Shen, Sheng and Farhadi, Ali and Darrell, Trevor and Choi, Yejin and Rohrbach, Anna},
-  booktitle = {Proceedings of the 2022 Conference of the North American Chapter of the Association for Computational Linguistics (NAACL)},
+  author    = {Park, Jae Sung and Shen, Sheng and Farhadi, Ali and Darrell, Trevor and
+               Choi, Yejin and Rohrbach, Anna},
+  booktitle = {Proceedings of the 2022 Conference of the North American Chapter of the
+               Association for Computational Linguistics (NAACL)},
   pages     = {3574--3586},
   year      = {2022}
 }
@@ -65,11 +66,13 @@ Examples:
     >>> from foilkit.metrics.multiple_choice_accuracy.multiple_choice_accuracy import (
     ...     multiple_choice_accuracy)
     >>> result = multiple_choice_accuracy(
-    ...     scores=[[0.1, 0.9, 0.3, 0.2, 0.0], [0.5, 0.6, 0.1, 0.2, 0.3], [0.4, 0.4, 0.1, 0.1, 0.1]],
+    ...     scores=[[0.1, 0.9, 0.3, 0.2, 0.0], [0.5, 0.6, 0.1, 0.2, 0.3],
+    ...             [0.4, 0.4, 0.1, 0.1, 0.1]],
     ...     labels=[1, 0, 0], n_resamples=0)
     >>> result["accuracy"], result["n_tied"], round(result["chance"], 3)
     (0.3333333333333333, 1, 0.2)
-    >>> multiple_choice_accuracy(scores=[[0.4, 0.4, 0.1]], labels=[1], ties="half", n_resamples=0)["accuracy"]
+    >>> multiple_choice_accuracy(scores=[[0.4, 0.4, 0.1]], labels=[1], ties="half",
+    ...                          n_resamples=0)["accuracy"]
     0.5
 """
 
@@ -161,12 +164,7 @@ if evaluate is not None:
             self,
             scores: list[list[float]],
             labels: list[int],
-            groups: list[str] | None = None,
-            cluster: list[str] | None = None,
-            score_kind: str = "similarity",
-            ties: str = "strict",
-            n_resamples: int = 1000,
-            seed: int = 0,
-            confidence: float = 0.95,
+            **options: Any,
         ) -> dict[str, Any]:
-            return forward(multiple_choice_accuracy, locals())
+            # the keyword options (tie policy, bootstrap, ...) as the function takes them
+            return multiple_choice_accuracy(scores, labels, **options)

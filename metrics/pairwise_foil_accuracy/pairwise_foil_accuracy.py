@@ -12,7 +12,6 @@ from ._common import (
     block_matrix,
     check_lengths,
     finite_vector,
-    forward,
     group_codes,
     group_means,
     oriented,
@@ -32,8 +31,10 @@ except ImportError:  # pragma: no cover - exercised only where evaluate is absen
 
 _CITATION = """\
 @article{li2023vitatecs,
-  title   = {{VITATECS}: A Diagnostic Dataset for Temporal Concept Understanding of Video-Language Models},
-  author  = {Li, Shicheng and Li, Lei and Ren, Shuhuai and Liu, Yuanxin and Liu, Yi and Gao, Rundong and Sun, Xu and Hou, Lu},
+  title   = {{VITATECS}: A Diagnostic Dataset for Temporal Concept Understanding of
+             Video-Language Models},
+  author  = {Li, Shicheng and Li, Lei and Ren, Shuhuai and Liu, Yuanxin and Liu, Yi and
+             Gao, Rundong and Sun, Xu and Hou, Lu},
   journal = {arXiv preprint arXiv:2311.17404},
   year    = {2023}
 }
@@ -51,8 +52,9 @@ accuracy and the macro average; with `cluster` (the video of each item) the boot
 intervals resample whole videos. Given 2x2 `pair_scores` it adds Winoground's text, video and
 group scores. Given the `retrieval_scores` of each item's video against every caption and
 counterfactual of the benchmark, it adds VITATECS' recall@k check (Tab. 7): how often the caption,
-the counterfactual, and all of them (their mean: Tab. 7's "All" row) rank in the top k, which shows whether a model finds the video's texts
-by their shared static content while not telling them apart.
+the counterfactual, and all of them (their mean: Tab. 7's "All" row) rank in the top k, which
+shows whether a model finds the video's texts by their shared static content while not telling
+them apart.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -85,18 +87,21 @@ Returns:
     caption_recall_at_<k>, foil_recall_at_<k>, all_recall_at_<k> (`float`): with
         `retrieval_scores`, each with `_ci`; `all` is the mean of the other two (Tab. 7 "All").
 Examples:
-    >>> from foilkit.metrics.pairwise_foil_accuracy.pairwise_foil_accuracy import pairwise_foil_accuracy
+    >>> from foilkit.metrics.pairwise_foil_accuracy.pairwise_foil_accuracy import (
+    ...     pairwise_foil_accuracy)
     >>> result = pairwise_foil_accuracy([0.9, 0.4, 0.5], [[0.1], [0.6], [0.5]], n_resamples=0)
     >>> result["accuracy"], result["n_tied"]
     (0.3333333333333333, 1)
-    >>> pairwise_foil_accuracy([0.9, 0.4, 0.5], [[0.1], [0.6], [0.5]], ties="half", n_resamples=0)["accuracy"]
+    >>> pairwise_foil_accuracy([0.9, 0.4, 0.5], [[0.1], [0.6], [0.5]], ties="half",
+    ...                        n_resamples=0)["accuracy"]
     0.5
     >>> # perplexities: lower is better; several foils per item
     >>> pairwise_foil_accuracy([12.0, 30.0], [[40.0, 15.0], [25.0, 90.0]], score_kind="perplexity",
     ...                        n_resamples=0)["accuracy"]
     0.5
     >>> result = pairwise_foil_accuracy([0.9, 0.2, 0.7], [[0.1], [0.3], [0.6]],
-    ...                                 groups=["direction", "direction", "sequence"], n_resamples=0)
+    ...                                 groups=["direction", "direction", "sequence"],
+    ...                                 n_resamples=0)
     >>> result["accuracy_direction"], result["accuracy_sequence"], result["macro_accuracy"]
     (0.5, 1.0, 0.75)
     >>> # recall@1 over all texts [caption 0, foil 0, caption 1, foil 1]: item 0's video ranks its
@@ -224,7 +229,8 @@ if evaluate is not None:
 
     @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
     class PairwiseFoilAccuracy(evaluate.Metric):
-        """``evaluate.load("pairwise_foil_accuracy")``: :func:`pairwise_foil_accuracy` as a metric."""
+        """``evaluate.load("pairwise_foil_accuracy")``: :func:`pairwise_foil_accuracy` as a
+        metric."""
 
         def _info(self) -> evaluate.MetricInfo:
             return evaluate.MetricInfo(
@@ -244,16 +250,7 @@ if evaluate is not None:
             self,
             caption_scores: list[float],
             foil_scores: list[list[float]],
-            groups: list[str] | None = None,
-            cluster: list[str] | None = None,
-            pair_scores: list[list[list[float]]] | None = None,
-            retrieval_scores: list[list[float]] | None = None,
-            retrieval_targets: list[list[int]] | None = None,
-            recall_ks: list[int] = (10,),
-            score_kind: str = "similarity",
-            ties: str = "strict",
-            n_resamples: int = 1000,
-            seed: int = 0,
-            confidence: float = 0.95,
+            **options: Any,
         ) -> dict[str, Any]:
-            return forward(pairwise_foil_accuracy, locals())
+            # the keyword options (tie policy, bootstrap, ...) as the function takes them
+            return pairwise_foil_accuracy(caption_scores, foil_scores, **options)

@@ -1,4 +1,4 @@
-"""ViLMA's proficiency (P), main test (T) and combined (P+T) accuracy, with its probability-mode extras."""
+"""ViLMA's proficiency (P), main test (T) and combined (P+T) accuracy, and probability extras."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from ._common import (
     add_counts,
     check_lengths,
     finite_vector,
-    forward,
     group_codes,
     group_means,
     oriented,
@@ -30,8 +29,11 @@ except ImportError:  # pragma: no cover - exercised only where evaluate is absen
 
 _CITATION = """\
 @inproceedings{kesen2024vilma,
-  title     = {{ViLMA}: A Zero-Shot Benchmark for Linguistic and Temporal Grounding in Video-Language Models},
-  author    = {Kesen, Ilker and Pedrotti, Andrea and Dogan, Mustafa and Cafagna, Michele and Acikgoz, Emre Can and Parcalabescu, Letitia and Calixto, Iacer and Frank, Anette and Gatt, Albert and Erdem, Aykut and Erdem, Erkut},
+  title     = {{ViLMA}: A Zero-Shot Benchmark for Linguistic and Temporal Grounding in
+               Video-Language Models},
+  author    = {Kesen, Ilker and Pedrotti, Andrea and Dogan, Mustafa and Cafagna, Michele and
+               Acikgoz, Emre Can and Parcalabescu, Letitia and Calixto, Iacer and
+               Frank, Anette and Gatt, Albert and Erdem, Aykut and Erdem, Erkut},
   booktitle = {International Conference on Learning Representations (ICLR)},
   year      = {2024}
 }
@@ -39,18 +41,18 @@ _CITATION = """\
 
 _DESCRIPTION = """\
 ViLMA scores every item twice: on its proficiency pair (a simpler caption/foil test of a
-prerequisite skill) and on its main pair (the temporal test). P and T are the pairwise accuracies
-of the two; P+T counts an item only when both are right (Sec. 4.2), so a model that solves the main
+prerequisite skill) and on its main pair (the temporal test). P and T are the pairwise accuracies of
+the two; P+T counts an item only when both are right (Sec. 4.2), so a model that solves the main
 test by accident, without the prerequisite, gets no credit. Per subtest (`groups`) and per test
 (`tests`, the mean of its subtests: Table 2's value for Change of State; Table 2 pools the items of
-the other tests, which is the overall value of a call on one test's items), with the paper's summary:
-the average of the tests' P+T. The tie policy defaults to `first` because ViLMA's evaluation takes an
-argmax over [caption, *foils], which returns the caption on a tie. In probability mode (model
-probabilities that a text matches the video, e.g. ITM heads) it adds the extras of the ViLMA/VALSE
-evaluation over all main captions and foils: `p_c`, the share of captions accepted (probability >
-threshold), `p_f`, the share of foils rejected (probability <= threshold), as VALSE defines them,
-`min(p_c, p_f)`, binary accuracy and AUROC; and combined variants of the first four, where an item
-whose proficiency pair failed counts as wrong.
+the other tests, which is the overall value of a call on one test's items), with the paper's
+summary: the average of the tests' P+T. The tie policy defaults to `first` because ViLMA's
+evaluation takes an argmax over [caption, *foils], which returns the caption on a tie. In
+probability mode (model probabilities that a text matches the video, e.g. ITM heads) it adds the
+extras of the ViLMA/VALSE evaluation over all main captions and foils: `p_c`, the share of captions
+accepted (probability > threshold), `p_f`, the share of foils rejected (probability <= threshold),
+as VALSE defines them, `min(p_c, p_f)`, binary accuracy and AUROC; and combined variants of the
+first four, where an item whose proficiency pair failed counts as wrong.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -84,7 +86,8 @@ Examples:
     ...     proficiency_combined_accuracy)
     >>> result = proficiency_combined_accuracy(
     ...     caption_scores=[0.9, 0.8, 0.3], foil_scores=[[0.1], [0.2], [0.6]],
-    ...     proficiency_caption_scores=[0.7, 0.1, 0.9], proficiency_foil_scores=[[0.2], [0.5], [0.1]],
+    ...     proficiency_caption_scores=[0.7, 0.1, 0.9],
+    ...     proficiency_foil_scores=[[0.2], [0.5], [0.1]],
     ...     n_resamples=0)
     >>> result["proficiency_accuracy"], result["main_accuracy"], result["combined_accuracy"]
     (0.6666666666666666, 0.6666666666666666, 0.3333333333333333)
@@ -159,8 +162,8 @@ def _probability_columns(
         if outside.size:
             where = "".join(f"[{i}]" for i in outside[0])
             raise ValueError(
-                f"{name}{where} = {float(values[tuple(outside[0])])} is not a probability in [0, 1] "
-                "(score_kind='probability')"
+                f"{name}{where} = {float(values[tuple(outside[0])])} is not a probability in "
+                "[0, 1] (score_kind='probability')"
             )
     has_foil = ~np.isnan(foils)
     n_foils = has_foil.sum(axis=1)
@@ -285,7 +288,8 @@ if evaluate is not None:
 
     @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
     class ProficiencyCombinedAccuracy(evaluate.Metric):
-        """``evaluate.load("proficiency_combined_accuracy")``: :func:`proficiency_combined_accuracy`."""
+        """``evaluate.load("proficiency_combined_accuracy")``:
+        :func:`proficiency_combined_accuracy`."""
 
         def _info(self) -> evaluate.MetricInfo:
             return evaluate.MetricInfo(
@@ -309,14 +313,13 @@ if evaluate is not None:
             foil_scores: list[list[float]],
             proficiency_caption_scores: list[float],
             proficiency_foil_scores: list[list[float]],
-            groups: list[str] | None = None,
-            tests: list[str] | None = None,
-            cluster: list[str] | None = None,
-            score_kind: str = "similarity",
-            ties: str = "first",
-            threshold: float = 0.5,
-            n_resamples: int = 1000,
-            seed: int = 0,
-            confidence: float = 0.95,
+            **options: Any,
         ) -> dict[str, Any]:
-            return forward(proficiency_combined_accuracy, locals())
+            # the keyword options (tie policy, bootstrap, ...) as the function takes them
+            return proficiency_combined_accuracy(
+                caption_scores,
+                foil_scores,
+                proficiency_caption_scores,
+                proficiency_foil_scores,
+                **options,
+            )

@@ -26,7 +26,8 @@ except ImportError:  # pragma: no cover - exercised only where evaluate is absen
 
 _CITATION = """\
 @inproceedings{du2024rtime,
-  title     = {Reversed in Time: A Novel Temporal-Emphasized Benchmark for Cross-Modal Video-Text Retrieval},
+  title     = {Reversed in Time: A Novel Temporal-Emphasized Benchmark for Cross-Modal
+               Video-Text Retrieval},
   author    = {Du, Yang and Liu, Yuqi and Jin, Qin},
   booktitle = {Proceedings of the 32nd ACM International Conference on Multimedia},
   year      = {2024}
@@ -196,24 +197,7 @@ if evaluate is not None:
             self,
             predictions: list[list[float]],
             references: list[list[int]],
-            score_kind: str = "similarity",
-            ties: str = "pessimistic",
-            ks: Sequence[int] = (1, 5, 10),
-            cluster: list[str] | None = None,
-            n_resamples: int = 1000,
-            seed: int = 0,
-            confidence: float = 0.95,
-            chunk_size: int | None = None,
+            **options: Any,
         ) -> dict[str, Any]:
-            return retrieval_recall(
-                predictions,
-                references,
-                score_kind=score_kind,
-                ties=ties,
-                ks=ks,
-                cluster=cluster,
-                n_resamples=n_resamples,
-                seed=seed,
-                confidence=confidence,
-                chunk_size=chunk_size,
-            )
+            # the keyword options (tie policy, bootstrap, ...) as the function takes them
+            return retrieval_recall(predictions, references, **options)

@@ -109,12 +109,14 @@ def adapter_class(
             return ADAPTERS.get(name)
     raise ValueError(
         f"no adapter handles {model_id!r} (model_type={getattr(config, 'model_type', None)!r}, "
-        f"architectures={getattr(config, 'architectures', None)}); pass adapter= one of {list(ADAPTERS)}"
+        f"architectures={getattr(config, 'architectures', None)}); pass adapter= one of "
+        f"{list(ADAPTERS)}"
     )
 
 
 def accepted_settings(cls: type[Adapter]) -> tuple[str, ...]:
-    """The protocol settings an adapter class takes: its ``options``, and ``mode`` when it has modes."""
+    """The protocol settings an adapter class takes: its ``options``, and ``mode`` when it has
+    modes."""
     return (("mode",) if len(cls.modes) > 1 else ()) + tuple(cls.options)
 
 

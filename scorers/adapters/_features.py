@@ -11,7 +11,8 @@ import torch
 
 
 def pooled(output: Any) -> torch.Tensor:
-    """The embedding tensor of a ``get_*_features`` call (a tensor, or an output's ``pooler_output``)."""
+    """The embedding tensor of a ``get_*_features`` call (a tensor, or an output's
+    ``pooler_output``)."""
     return output if isinstance(output, torch.Tensor) else output.pooler_output
 
 

@@ -116,7 +116,8 @@ def check_wrappable(config: Any, model_id: str) -> None:
 
 
 class TemporalClip(torch.nn.Module):
-    """A CLIP-family dual encoder whose frame embeddings pass through :class:`SequenceTransformer`."""
+    """A CLIP-family dual encoder whose frame embeddings pass through
+    :class:`SequenceTransformer`."""
 
     def __init__(self, base: torch.nn.Module, temporal: SequenceTransformer):
         super().__init__()

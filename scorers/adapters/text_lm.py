@@ -58,7 +58,8 @@ class TextLMAdapter(RequestAdapter):
             first = tokenizer.eos_token_id
         if first is None:
             raise ValueError(
-                f"{model_id}: the tokenizer has neither a BOS nor an EOS token to condition the first token on"
+                f"{model_id}: the tokenizer has neither a BOS nor an EOS token to condition the "
+                "first token on"
             )
         self._start = first
         # ViLMA's ignore_index: the tokenizer's pad, or EOS where it has none (run.py, GPT-2)

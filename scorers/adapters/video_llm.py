@@ -1,4 +1,4 @@
-"""Video LLMs (LLaVA-NeXT-Video, LLaVA-OneVision, Qwen2-VL, Qwen2.5-VL, Video-LLaVA, ...) as scorers, without generation.
+"""Video LLMs (LLaVA-NeXT-Video, LLaVA-OneVision, Qwen2-VL/2.5-VL, ...) as scorers, no generation.
 
 Two modes, both deterministic:
 
@@ -137,7 +137,8 @@ def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
 
 @register_adapter("video-llm")
 class VideoLLMAdapter(RequestAdapter):
-    """``AutoModelForImageTextToText`` + ``AutoProcessor`` with video input; modes ``likelihood`` and ``choice``.
+    """``AutoModelForImageTextToText`` + ``AutoProcessor`` with video input; modes ``likelihood``
+    and ``choice``.
 
     Args:
         reduction: likelihood mode only: ``mean`` (default) or ``sum`` of the token
@@ -209,7 +210,8 @@ class VideoLLMAdapter(RequestAdapter):
     # --- token ids ---------------------------------------------------------------------------
 
     def encode(self, text: str) -> list[int]:
-        """Ids of ``text`` tokenized whole, as the processor tokenizes a prompt (special tokens on)."""
+        """Ids of ``text`` tokenized whole, as the processor tokenizes a prompt (special tokens
+        on)."""
         return list(self.tokenizer(text)["input_ids"])
 
     def _token_ids(self, letter: str) -> list[int]:
@@ -306,7 +308,8 @@ class VideoLLMAdapter(RequestAdapter):
 
     @staticmethod
     def _orders(count: int) -> list[list[int]]:
-        """Every cyclic order of ``count`` options: position k of order ``shift`` shows text order[k]."""
+        """Every cyclic order of ``count`` options: position k of order ``shift`` shows text
+        order[k]."""
         return [[(shift + k) % count for k in range(count)] for shift in range(count)]
 
     # --- the model ---------------------------------------------------------------------------
@@ -321,7 +324,8 @@ class VideoLLMAdapter(RequestAdapter):
         }
 
     def model_inputs(self, request: TextsRequest, text: str) -> Any:
-        """The processor's inputs for ``text`` (with the video placeholder) and the request's frames."""
+        """The processor's inputs for ``text`` (with the video placeholder) and the request's
+        frames."""
         inputs = self.processor(
             text=[text], videos=[request.frames], return_tensors="pt", **self.video_kwargs(request)
         ).to(self.device)

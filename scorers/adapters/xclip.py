@@ -29,14 +29,15 @@ from foilkit.scorers.requests import TextScores, TextsRequest
 
 
 def fit_frames(frames: torch.Tensor, num_frames: int, model_id: str) -> torch.Tensor:
-    """Frames for a model trained on exactly ``num_frames``: a single frame is repeated (a still video)."""
+    """Frames for a model trained on exactly ``num_frames``: a single frame is repeated (a still
+    video)."""
     if len(frames) == num_frames:
         return frames
     if len(frames) == 1:
         return frames.expand(num_frames, *frames.shape[1:])
     raise ValueError(
         f"{model_id} takes exactly {num_frames} frames per video, got {len(frames)}; "
-        f"sample with frames={num_frames}"
+        f"sample with num_frames={num_frames}"
     )
 
 

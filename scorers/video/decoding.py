@@ -19,14 +19,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from foilkit.scorers.video.errors import (
-    CorruptVideoError,
-    EmptyVideoError,
-    SamplingError,
-    VideoError,
-    VideoNotFoundError,
-    WindowOutOfRangeError,
-)
+from foilkit.scorers.video import errors
 from foilkit.scorers.video.sampling import SamplingPolicy
 from foilkit.scorers.video.view import VideoView
 
@@ -113,7 +106,7 @@ def register_backend(name: str) -> Callable[[Opener], Opener]:
 
 def _check_exists(view: VideoView) -> None:
     if isinstance(view.source, str) and not Path(view.source).is_file():
-        raise VideoNotFoundError(view.name, "no such file")
+        raise errors.VideoNotFoundError(view.name, "no such file")
 
 
 class _TorchcodecVideo:
@@ -136,7 +129,9 @@ class _TorchcodecVideo:
                     f"{view.name}: torchcodec cannot decode it on {self.device} ({error}); "
                     "rerun with --decoder torchcodec to decode on the CPU"
                 ) from error
-            raise CorruptVideoError(view.name, f"torchcodec cannot open it: {error}") from error
+            raise errors.CorruptVideoError(
+                view.name, f"torchcodec cannot open it: {error}"
+            ) from error
         num_frames = int(meta.num_frames or 0)
         fps = float(meta.average_fps or 0.0)
         duration = float(meta.duration_seconds or (num_frames / fps if fps else 0.0))
@@ -153,7 +148,7 @@ class _TorchcodecVideo:
         try:
             batch = self._decoder.get_frames_at(indices=[int(i) for i in indices])
         except (RuntimeError, ValueError, IndexError) as error:
-            raise CorruptVideoError(
+            raise errors.CorruptVideoError(
                 self._name, f"decoding frames {indices.tolist()} failed: {error}"
             ) from error
         return batch.data, batch.pts_seconds.double().numpy()
@@ -234,7 +229,7 @@ class _PyAVVideo:
         try:
             with self._open() as container:
                 if not container.streams.video:
-                    raise EmptyVideoError(view.name, "the container holds no video stream")
+                    raise errors.EmptyVideoError(view.name, "the container holds no video stream")
                 stream = container.streams.video[0]
                 pts, self._turns = [], None
                 for packet in container.demux(stream):
@@ -249,7 +244,7 @@ class _PyAVVideo:
                 width, height = stream.codec_context.width, stream.codec_context.height
                 frame_times = _relative_times(pts, stream.time_base)
         except av.FFmpegError as error:
-            raise CorruptVideoError(view.name, f"PyAV cannot open it: {error}") from error
+            raise errors.CorruptVideoError(view.name, f"PyAV cannot open it: {error}") from error
         self._turns = self._turns or 0
         if self._turns % 2:
             width, height = height, width
@@ -273,9 +268,9 @@ class _PyAVVideo:
                     if position >= indices[-1]:
                         break
         except av.FFmpegError as error:
-            raise CorruptVideoError(self._name, f"decoding failed: {error}") from error
+            raise errors.CorruptVideoError(self._name, f"decoding failed: {error}") from error
         if len(frames) != len(wanted):
-            raise CorruptVideoError(
+            raise errors.CorruptVideoError(
                 self._name, f"decoded {len(frames)} of {len(wanted)} requested frames"
             )
         return torch.stack(frames), np.asarray(times, dtype=np.float64)
@@ -294,9 +289,9 @@ def open_video(view: VideoView | str, backend: str = "torchcodec") -> OpenVideo:
     _check_exists(view)
     video = BACKENDS[backend](view)
     if video.metadata.num_frames <= 0:
-        raise EmptyVideoError(view.name, "the video stream holds no frames")
+        raise errors.EmptyVideoError(view.name, "the video stream holds no frames")
     if video.metadata.fps <= 0:
-        raise CorruptVideoError(view.name, "the video stream reports no frame rate")
+        raise errors.CorruptVideoError(view.name, "the video stream reports no frame rate")
     return video
 
 
@@ -325,7 +320,7 @@ def window_frames(
     end = meta.duration if view.end is None else view.end
     if start >= meta.duration or end > meta.duration + tolerance:
         bounds = f"{start:.3f}, {'end' if view.end is None else f'{end:.3f}'}"
-        raise WindowOutOfRangeError(
+        raise errors.WindowOutOfRangeError(
             view.name,
             f"window [{bounds}] s lies outside the video (duration {meta.duration:.3f} s)",
         )
@@ -355,7 +350,7 @@ def sampling_key(view: VideoView) -> str:
 
 def decode_views(
     views: Sequence[VideoView], policy: SamplingPolicy, backend: str = "torchcodec"
-) -> list[DecodedFrames | VideoError]:
+) -> list[DecodedFrames | errors.VideoError]:
     """Frames of several views of ONE video, decoding the union of their frames once.
 
     Each view fails or succeeds on its own: a view whose window cannot be played (beyond the
@@ -370,17 +365,17 @@ def decode_views(
         raise ValueError(f"decode_views takes views of one video, got {sorted(keys)}")
     video = open_video(views[0], backend)
     meta = video.metadata
-    per_view: list[np.ndarray | VideoError] = []
+    per_view: list[np.ndarray | errors.VideoError] = []
     for view in views:
         try:
             per_view.append(
                 policy.indices(*window_frames(view, meta), meta.fps, key=sampling_key(view))
             )
-        except WindowOutOfRangeError as error:
+        except errors.WindowOutOfRangeError as error:
             per_view.append(error)
         except ValueError as error:  # the policy cannot sample this view (its rate, its length)
-            per_view.append(SamplingError(view.name, str(error)))
-    wanted = [indices for indices in per_view if not isinstance(indices, VideoError)]
+            per_view.append(errors.SamplingError(view.name, str(error)))
+    wanted = [indices for indices in per_view if not isinstance(indices, errors.VideoError)]
     if not wanted:
         return per_view
     unique = np.unique(np.concatenate(wanted))
@@ -392,9 +387,9 @@ def decode_views(
         frames = torch.from_numpy(np.ascontiguousarray(frames.numpy()))
     else:
         frames = frames.contiguous()
-    out: list[DecodedFrames | VideoError] = []
+    out: list[DecodedFrames | errors.VideoError] = []
     for view, indices in zip(views, per_view):
-        if isinstance(indices, VideoError):
+        if isinstance(indices, errors.VideoError):
             out.append(indices)
             continue
         rows = np.searchsorted(unique, indices)
@@ -421,6 +416,6 @@ def decode_view(
     """Frames of one view (see ``decode_views`` to serve several views of a file at once);
     raises its ``VideoError``, whether of the file or of the view's window."""
     (decoded,) = decode_views([view], policy, backend)
-    if isinstance(decoded, VideoError):
+    if isinstance(decoded, errors.VideoError):
         raise decoded
     return decoded

@@ -101,7 +101,8 @@ class SamplingPolicy:
             )
         if self.name == "int-fps" and self.target_fps != int(self.target_fps):
             raise ValueError(
-                f"the 'int-fps' policy samples a whole number of frames a second, got {self.target_fps}"
+                "the 'int-fps' policy samples a whole number of frames a second, got "
+                f"{self.target_fps}"
             )
         if self.normalized_fps is not None and not self.normalized_fps > 0:
             raise ValueError(f"normalized_fps must be positive, got {self.normalized_fps}")
@@ -110,8 +111,8 @@ class SamplingPolicy:
         if self.name == "random-consecutive":
             if self.stride != 1:
                 raise ValueError(
-                    f"the 'random-consecutive' policy takes consecutive frames (ViLMA's frame_sample_rate=1), "
-                    f"got stride={self.stride}"
+                    "the 'random-consecutive' policy takes consecutive frames (ViLMA's "
+                    f"frame_sample_rate=1), got stride={self.stride}"
                 )
             if self.seed is None:
                 object.__setattr__(self, "seed", 0)  # recorded, so a run says which draws it saw
@@ -170,7 +171,8 @@ def _fixed_rate(
 
 
 def _thin(positions: np.ndarray, cap: int | None) -> np.ndarray:
-    """At most ``cap`` of ``positions``, by linspace over both ends (CLIP4Clip's slice_framepos=2)."""
+    """At most ``cap`` of ``positions``, by linspace over both ends (CLIP4Clip's
+    slice_framepos=2)."""
     if cap is not None and len(positions) > cap:
         positions = positions[np.linspace(0, len(positions) - 1, cap, dtype=np.int64)]
     return positions
@@ -244,7 +246,8 @@ def _random_consecutive(
         )
     if policy.normalized_fps is not None and not fps > 0:
         raise ValueError(
-            f"the 'random-consecutive' policy needs a positive frame rate to normalise, got fps={fps}"
+            "the 'random-consecutive' policy needs a positive frame rate to normalise, got "
+            f"fps={fps}"
         )
     start, length = _normalized_window(first, last, fps, policy.normalized_fps)
     count = policy.num_frames

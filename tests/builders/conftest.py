@@ -1,4 +1,5 @@
-"""Fixtures for the builder tests: one datasets cache per session, synthetic videos for real rows."""
+"""Fixtures for the builder tests: one datasets cache per session, synthetic videos for real
+rows."""
 
 from __future__ import annotations
 
@@ -17,7 +18,8 @@ def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 @pytest.fixture(scope="session")
 def build_shared(shared_data: Path, cache_dir: str):
-    """``build_shared(name, config, **options)``: build from ../shared/data/<name>, text-only by default."""
+    """``build_shared(name, config, **options)``: build from ../shared/data/<name>, text-only by
+    default."""
 
     def _build(name: str, config: str, **options):
         options.setdefault("on_missing", "keep")
@@ -28,7 +30,8 @@ def build_shared(shared_data: Path, cache_dir: str):
 
 @pytest.fixture(scope="session")
 def write_videos():
-    """``write_videos(root, video_paths)``: a small synthetic video at each relative path under ``root``."""
+    """``write_videos(root, video_paths)``: a small synthetic video at each relative path under
+    ``root``."""
 
     def _write(root: Path, video_paths: list[str]) -> None:
         for index, relative in enumerate(video_paths):

@@ -7,46 +7,13 @@ from pathlib import Path
 
 import datasets
 import pytest
+from upstream_formats import RTIME, TSV_HEADER, VILMA, VITATECS
 
 import foilkit
 from foilkit.builders import build, export, load_builder, prepare
 from foilkit.builders.annotations import AnnotationError
 from foilkit.builders.contrast_sets import ContrastSetUnavailableError
 from foilkit.builders.videos import MissingVideosError
-
-VITATECS_ROW = {
-    "src_dataset": "MSRVTT",
-    "video_name": "video1.mp4",
-    "caption": "a man opens a door",
-    "counterfactual": "a man closes a door",
-    "aspect": "Direction",
-}
-VILMA_ROW = {
-    "dataset": "QUVA",
-    "youtube_id": None,
-    "video_file": "000_rope.mp4",
-    "start_time": 30,
-    "end_time": 90,
-    "time_unit": "pts",
-    "caption": "a man skips rope exactly three times.",
-    "foils": ["... nine times."],
-    "mturk": {"foil": 0, "caption": 3, "other": 0},
-    "proficiency": {
-        "caption": "a man skips rope.",
-        "foils": ["a man climbs a rope."],
-        "human": {"foil": 0, "caption": 1, "other": 0},
-    },
-}
-RTIME_ROW = {
-    "temporal": True,
-    "reverse": True,
-    "forward_captions": ["a door opens"],
-    "reverse_captions": ["a door closes"],
-    "forward_rewrites": ["the door is opened"],
-    "reverse_rewrites": ["the door is closed"],
-    "url": "https://example.org/1",
-}
-TSV_HEADER = "clip\tending0\tending1\tending2\tending3\tending4\tlabel\n"
 
 
 def _jsonl(folder: Path, rows: list[str]) -> Path:
@@ -64,23 +31,23 @@ def _build(name: str, config: str, annotations: Path, tmp_path: Path, **options)
 
 def test_malformed_json_line_names_file_and_line(tmp_path):
     folder = _jsonl(
-        tmp_path / "vitatecs", [json.dumps(VITATECS_ROW), '{"src_dataset": "MSRVTT", "video_na']
+        tmp_path / "vitatecs", [json.dumps(VITATECS), '{"src_dataset": "MSRVTT", "video_na']
     )
     with pytest.raises(AnnotationError, match=r"Direction\.jsonl, row 2: malformed JSON") as error:
         _build("vitatecs", "direction", folder, tmp_path)
     assert error.value.row == 2
 
 
-@pytest.mark.parametrize("field", sorted(VITATECS_ROW))
+@pytest.mark.parametrize("field", sorted(VITATECS))
 def test_vitatecs_missing_field_is_named_with_its_line(tmp_path, field):
-    broken = {key: value for key, value in VITATECS_ROW.items() if key != field}
-    folder = _jsonl(tmp_path / "vitatecs", [json.dumps(VITATECS_ROW)] * 2 + [json.dumps(broken)])
+    broken = {key: value for key, value in VITATECS.items() if key != field}
+    folder = _jsonl(tmp_path / "vitatecs", [json.dumps(VITATECS)] * 2 + [json.dumps(broken)])
     with pytest.raises(AnnotationError, match=rf"Direction\.jsonl, row 3: missing field '{field}'"):
         _build("vitatecs", "direction", folder, tmp_path)
 
 
 def test_vitatecs_row_of_another_aspect_is_rejected(tmp_path):
-    folder = _jsonl(tmp_path / "vitatecs", [json.dumps({**VITATECS_ROW, "aspect": "Type"})])
+    folder = _jsonl(tmp_path / "vitatecs", [json.dumps({**VITATECS, "aspect": "Type"})])
     with pytest.raises(
         AnnotationError, match=r"row 1: field 'aspect' is 'Type' in the file of aspect 'direction'"
     ):
@@ -102,12 +69,12 @@ def _vilma(folder: Path, items: dict) -> Path:
     ],
 )
 def test_vilma_missing_nested_field_is_named_with_its_example_id(tmp_path, path, message):
-    broken = json.loads(json.dumps(VILMA_ROW))
+    broken = json.loads(json.dumps(VILMA))
     parent = broken
     for key in path[:-1]:
         parent = parent[key]
     del parent[path[-1]]
-    folder = _vilma(tmp_path / "vilma", {"ok-1": VILMA_ROW, "bad-2": broken})
+    folder = _vilma(tmp_path / "vilma", {"ok-1": VILMA, "bad-2": broken})
     with pytest.raises(
         AnnotationError, match=rf"counting-easy-spelled-pts\.json, row bad-2: {message}"
     ):
@@ -115,10 +82,10 @@ def test_vilma_missing_nested_field_is_named_with_its_example_id(tmp_path, path,
 
 
 def test_vilma_unknown_time_unit_and_pts_conversion(tmp_path):
-    folder = _vilma(tmp_path / "ok", {"a": VILMA_ROW})
+    folder = _vilma(tmp_path / "ok", {"a": VILMA})
     row = _build("vilma", "action_counting_easy", folder, tmp_path)["test"][0]
     assert (row["start"], row["end"], row["video_path"]) == (1.0, 3.0, "QUVA/000_rope.mp4")
-    folder = _vilma(tmp_path / "bad", {"a": {**VILMA_ROW, "time_unit": "ms"}})
+    folder = _vilma(tmp_path / "bad", {"a": {**VILMA, "time_unit": "ms"}})
     with pytest.raises(AnnotationError, match=r"row a: field 'time_unit' is 'ms'"):
         _build("vilma", "action_counting_easy", folder, tmp_path)
 
@@ -126,9 +93,9 @@ def test_vilma_unknown_time_unit_and_pts_conversion(tmp_path):
 def test_rtime_needs_one_human_caption_per_direction(tmp_path):
     folder = tmp_path / "rtime"
     folder.mkdir()
-    (folder / "valid.json").write_text(json.dumps({"1": RTIME_ROW}))
+    (folder / "valid.json").write_text(json.dumps({"1": RTIME}))
     (folder / "test.json").write_text(
-        json.dumps({"7": {**RTIME_ROW, "reverse_captions": ["one", "two"]}})
+        json.dumps({"7": {**RTIME, "reverse_captions": ["one", "two"]}})
     )
     with pytest.raises(
         AnnotationError, match=r"test\.json, row 7: field 'reverse_captions' should hold one"
@@ -182,7 +149,7 @@ def test_unknown_policy_and_option_are_rejected(tmp_path):
         _build(
             "vitatecs",
             "direction",
-            _jsonl(tmp_path / "v", [json.dumps(VITATECS_ROW)]),
+            _jsonl(tmp_path / "v", [json.dumps(VITATECS)]),
             tmp_path,
             on_missing="drop",
         )
@@ -196,7 +163,7 @@ def test_unknown_policy_and_option_are_rejected(tmp_path):
 @pytest.fixture
 def two_of_three_videos(tmp_path, write_videos):
     """Annotations with three rows over three videos, of which video2.mp4 is absent."""
-    rows = [json.dumps({**VITATECS_ROW, "video_name": f"video{index}.mp4"}) for index in range(3)]
+    rows = [json.dumps({**VITATECS, "video_name": f"video{index}.mp4"}) for index in range(3)]
     annotations = _jsonl(tmp_path / "annotations", rows)
     root = tmp_path / "videos"
     write_videos(root, ["MSRVTT/video0.mp4", "MSRVTT/video1.mp4"])

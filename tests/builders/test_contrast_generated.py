@@ -1,4 +1,5 @@
-"""Gender and Random MC built from a user's MSR-VTT multiple-choice file with the contrast-set generator."""
+"""Gender and Random MC built from a user's MSR-VTT multiple-choice file with the contrast-set
+generator."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
 """Without ``annotations``, each builder asks the download manager for the upstream files at the
-pinned commits. A download manager serving those URLs from ../shared/data stands in for the network."""
+pinned commits. A download manager serving those URLs from ../shared/data stands in for the
+network."""
 
 from __future__ import annotations
 
@@ -11,43 +12,41 @@ import pytest
 from foilkit.builders import load_builder
 
 RAW = "https://raw.githubusercontent.com"
+# each upstream repository at the commit its builder pins
+VITATECS = f"{RAW}/lscpku/VITATECS/58bff59bb1d3ed287983fca8ca7589498f4db6b2"
+VILMA = f"{RAW}/ilkerkesen/ViLMA/746912b7c8e81d53eb946abe26456ad8b7db826f"
+RTIME = f"{RAW}/qyr0403/Reversed-in-Time/a5134b6c4211f610ee410f613b9d48968c23cd1a"
+CONTRAST_SETS = (
+    f"{RAW}/jamespark3922/video-lang-contrast-set/26e101db1d700a5961261cc152a927c9bcef0c74"
+)
 # (benchmark, config, options, {pinned upstream URL: file in ../shared/data}, rows per split)
 CASES = [
     (
         "vitatecs",
         "sequence",
         {},
-        {
-            f"{RAW}/lscpku/VITATECS/58bff59bb1d3ed287983fca8ca7589498f4db6b2/data/Sequence.jsonl": "vitatecs/Sequence.jsonl"
-        },
+        {f"{VITATECS}/data/Sequence.jsonl": "vitatecs/Sequence.jsonl"},
         {"test": 151},
     ),
     (
         "vitatecs",
         "sequence",
         {"annotation_version": "opt"},
-        {
-            f"{RAW}/lscpku/VITATECS/58bff59bb1d3ed287983fca8ca7589498f4db6b2/data_opt/Sequence.jsonl": "vitatecs/opt/Sequence.jsonl"
-        },
+        {f"{VITATECS}/data_opt/Sequence.jsonl": "vitatecs/opt/Sequence.jsonl"},
         {"test": 380},
     ),
     (
         "vilma",
         "action_counting_difficult",
         {},
-        {
-            f"{RAW}/ilkerkesen/ViLMA/746912b7c8e81d53eb946abe26456ad8b7db826f/data/counting-hard-spelled-sec.json": "vilma/counting-hard-spelled-sec.json"
-        },
+        {f"{VILMA}/data/counting-hard-spelled-sec.json": "vilma/counting-hard-spelled-sec.json"},
         {"test": 675},
     ),
     (
         "rtime",
         "origin",
         {},
-        {
-            f"{RAW}/qyr0403/Reversed-in-Time/a5134b6c4211f610ee410f613b9d48968c23cd1a/test.json": "rtime/test.json",
-            f"{RAW}/qyr0403/Reversed-in-Time/a5134b6c4211f610ee410f613b9d48968c23cd1a/valid.json": "rtime/valid.json",
-        },
+        {f"{RTIME}/test.json": "rtime/test.json", f"{RTIME}/valid.json": "rtime/valid.json"},
         {"test": 1000, "validation": 500},
     ),
     (
@@ -55,8 +54,9 @@ CASES = [
         "verb_human",
         {},
         {
-            f"{RAW}/jamespark3922/video-lang-contrast-set/26e101db1d700a5961261cc152a927c9bcef0c74/msrvtt/"
-            "msrvtt_human_contrast_set.tsv": "contrast_sets/msrvtt_human_contrast_set.tsv"
+            f"{CONTRAST_SETS}/msrvtt/msrvtt_human_contrast_set.tsv": (
+                "contrast_sets/msrvtt_human_contrast_set.tsv"
+            )
         },
         {"test": 2554},
     ),

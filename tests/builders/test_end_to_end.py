@@ -45,7 +45,8 @@ def built(
     tmp_path_factory: pytest.TempPathFactory,
     write_videos,
 ):
-    """(name, config, annotations, video root, chosen videos, DatasetDict built with on_missing='skip')."""
+    """(name, config, annotations, video root, chosen videos, DatasetDict built with
+    on_missing='skip')."""
     name, config, count = request.param
     annotations = shared_data / name
     text_only = build(name, config, annotations=annotations, cache_dir=cache_dir, on_missing="keep")
@@ -86,8 +87,10 @@ def test_rtime_rows_come_in_forward_and_reversed_pairs(built):
         assert split["source_id"][0::2] == split["source_id"][1::2]
 
 
-def test_export_reload_and_attach(built, cache_dir: str, tmp_path: Path):
-    name, config, annotations, root, _, dataset = built
+def _export_and_reload(built, cache_dir: str, tmp_path: Path, **options):
+    """The built config exported in the Hub layout (``options`` added), and loaded back from it
+    with ``load_dataset``: (export folder, reloaded DatasetDict)."""
+    name, config, annotations, root, *_ = built
     out = export(
         name,
         tmp_path / "hub",
@@ -96,10 +99,16 @@ def test_export_reload_and_attach(built, cache_dir: str, tmp_path: Path):
         on_missing="skip",
         annotations=annotations,
         cache_dir=cache_dir,
+        **options,
     )
+    return out, datasets.load_dataset(str(out), config, cache_dir=str(tmp_path / "cache"))
+
+
+def test_export_reload_and_attach(built, cache_dir: str, tmp_path: Path):
+    _, config, _, root, _, dataset = built
+    out, reloaded = _export_and_reload(built, cache_dir, tmp_path)
     card = (out / "README.md").read_text()
     assert f"config_name: {config}" in card and "skip" in card
-    reloaded = datasets.load_dataset(str(out), config, cache_dir=str(tmp_path / "cache"))
     assert set(reloaded) == set(dataset)
     for split, original in dataset.items():
         loaded = reloaded[split]
@@ -119,19 +128,9 @@ def test_export_reload_and_attach(built, cache_dir: str, tmp_path: Path):
 def test_export_with_embedded_video_bytes_needs_no_video_root_to_decode(
     built, cache_dir: str, tmp_path: Path
 ):
-    name, config, annotations, root, _, dataset = built
-    out = export(
-        name,
-        tmp_path / "hub",
-        [config],
-        video_root=root,
-        on_missing="skip",
-        annotations=annotations,
-        cache_dir=cache_dir,
-        embed_videos=True,
-    )
+    *_, root, _, dataset = built
+    out, reloaded = _export_and_reload(built, cache_dir, tmp_path, embed_videos=True)
     assert "embed the video bytes" in (out / "README.md").read_text()
-    reloaded = datasets.load_dataset(str(out), config, cache_dir=str(tmp_path / "cache"))
     split = next(iter(dataset))
     stored = reloaded[split].cast_column("video", datasets.Video(decode=False))[0]["video"]
     assert stored["path"] == reloaded[split][0]["video_path"]

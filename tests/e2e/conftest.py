@@ -1,4 +1,5 @@
-"""Fixtures of the end-to-end tests: a tiny CLIP, a PNG check (the timed demo run is in tests/conftest.py)."""
+"""Fixtures of the end-to-end tests: a tiny CLIP, a PNG check (the timed demo run is in
+tests/conftest.py)."""
 
 from __future__ import annotations
 

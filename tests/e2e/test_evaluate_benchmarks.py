@@ -1,4 +1,5 @@
-"""``foilkit.evaluate`` on each builder: real annotation rows, synthetic mp4s named after a few of them.
+"""``foilkit.evaluate`` on each builder: real annotation rows, synthetic mp4s named after a few
+of them.
 
 Rows whose video was not rendered are skipped by the builder (``on_missing="skip"``), so each
 evaluation scores the rows of the rendered videos with a tiny CLIP and computes the paper's metrics.

@@ -1,14 +1,13 @@
-"""``foilkit evaluate`` and ``foilkit compare`` from the command line on the demo's synthetic benchmark."""
+"""``foilkit evaluate`` and ``foilkit compare`` from the command line on the demo's synthetic
+benchmark."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from launch import accelerate_launch, run_to_success
 
 from foilkit.cli import main
 
@@ -92,31 +91,10 @@ def test_compare_an_order_invariant_model_with_its_reversed_frames(
 
 @pytest.mark.slow
 def test_two_accelerate_processes_give_the_results_of_one(order_args: list[str], tmp_path: Path):
-    """``accelerate launch -m foilkit evaluate``: each process scores its share, the main one reports."""
-    launch = [
-        str(Path(sys.executable).with_name("accelerate")),
-        "launch",
-        "--multi_gpu",
-        "--num_processes",
-        "2",
-        "--num_machines",
-        "1",
-        "--mixed_precision",
-        "no",
-        "--dynamo_backend",
-        "no",
-        "-m",
-        "foilkit",
-    ]
-    done = subprocess.run(
-        [*launch, *order_args, "--out", str(tmp_path / "two")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-        env={**os.environ, "OMP_NUM_THREADS": "1"},
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
+    """``accelerate launch -m foilkit evaluate``: each process scores its share, the main one
+    reports."""
+    launch = [*accelerate_launch(2), "-m", "foilkit"]
+    done = run_to_success([*launch, *order_args, "--out", str(tmp_path / "two")])
     assert done.stdout.count("report:") == 1
     assert sorted(p.name for p in (tmp_path / "two/scoring/order/shards").iterdir()) == [
         "rank-00000.jsonl",

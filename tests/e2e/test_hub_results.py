@@ -8,6 +8,7 @@ import json
 from pathlib import Path
 
 import datasets
+import pytest
 import yaml
 from huggingface_hub import ModelCard, parse_eval_result_entries
 from huggingface_hub.repocard_data import model_index_to_eval_results
@@ -28,6 +29,13 @@ def _dry_run(demo_dir: Path, tmp_path: Path, *extra: str) -> Path:
     ]
     assert main(argv) == 0
     return out
+
+
+@pytest.fixture
+def model_index_dry_run(demo_dir: Path, tmp_path: Path) -> Path:
+    """The dry run of a push that also updates the model card's model-index."""
+    repos = ["--model-repo", "me/clip", "--dataset-id", "me/synthetic"]
+    return _dry_run(demo_dir, tmp_path, *repos, "--model-index")
 
 
 def test_dataset_commit_holds_the_run_files_and_a_loadable_card(demo_dir: Path, tmp_path: Path):
@@ -135,16 +143,8 @@ def test_a_local_dataset_is_no_hub_id(demo_dir: Path, tmp_path: Path, capsys):
     assert "not a Hub dataset id: pass --dataset-id" in capsys.readouterr().err
 
 
-def test_nothing_uploaded_names_a_local_path(demo_dir: Path, tmp_path: Path):
-    out = _dry_run(
-        demo_dir,
-        tmp_path,
-        "--model-repo",
-        "me/clip",
-        "--dataset-id",
-        "me/synthetic",
-        "--model-index",
-    )
+def test_nothing_uploaded_names_a_local_path(demo_dir: Path, model_index_dry_run: Path):
+    out = model_index_dry_run
     results = json.loads((demo_dir / "runs" / "clip" / "results.json").read_text())
     local = [results["model"], results["dataset"], str(Path.home())]
     for path in out.rglob("*"):
@@ -155,16 +155,8 @@ def test_nothing_uploaded_names_a_local_path(demo_dir: Path, tmp_path: Path):
     assert yaml.safe_load(card.split("---")[1])["license"] == "cc-by-4.0"
 
 
-def test_model_index_has_one_result_per_reported_number(demo_dir: Path, tmp_path: Path):
-    out = _dry_run(
-        demo_dir,
-        tmp_path,
-        "--model-repo",
-        "me/clip",
-        "--dataset-id",
-        "me/synthetic",
-        "--model-index",
-    )
+def test_model_index_has_one_result_per_reported_number(demo_dir: Path, model_index_dry_run: Path):
+    out = model_index_dry_run
     call = json.loads((out / "model_card_update.json").read_text())
     assert (call["function"], call["repo_id"], call["repo_type"]) == (
         "huggingface_hub.metadata_update",

@@ -9,66 +9,21 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
-from launch import accelerate_launch
+from launch import accelerate_launch, run_to_success
 
 from foilkit.finetune import contrastive_loss, finetune
 from foilkit.finetune.data import epoch_batches, process_share, training_items
-from foilkit.finetune.synthetic import write_train_split
 
 HERE = Path(__file__).resolve().parent
-FAST = [
-    "--frames",
-    "4",
-    "--batch-size",
-    "8",
-    "--learning-rate",
-    "1e-3",
-    "--temporal-layers",
-    "1",
-    "--cache-frames",
-    "--no-progress",
-    "--num-workers",
-    "1",
-    "--epochs",
-    "2",
-]
 
 
-@pytest.fixture(scope="module")
-def train_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_train_split(tmp_path_factory.mktemp("train"), variants=1)
-
-
-@pytest.fixture(scope="module")
-def clip_model() -> str:
-    from foilkit.synthetic.models import tiny_model_path
-
-    return str(tiny_model_path("clip"))
-
-
-def _launch(command: list[str], *args: str) -> None:
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    done = subprocess.run(
-        [*command, *args], capture_output=True, text=True, env=env, timeout=600, check=False
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-
-
-def test_a_batch_is_shared_between_processes_with_each_item_beside_its_reversal():
-    rows = []
-    for i in range(5):
-        rows += [
-            {"id": f"{i}", "video": f"{i}.mp4", "caption": f"c{i}", "reversed": False},
-            {"id": f"{i}r", "video": f"{i}.mp4", "caption": f"r{i}", "reversed": True},
-        ]
-    (batch,) = epoch_batches(training_items(rows), "reversed", 10, seed=0, epoch=0)
+def test_a_batch_is_shared_between_processes_with_each_item_beside_its_reversal(reversal_rows):
+    (batch,) = epoch_batches(training_items(reversal_rows(5)), "reversed", 10, seed=0, epoch=0)
     shares = [process_share(batch, rank, 2) for rank in range(2)]
     assert [len(share) for share in shares] == [6, 4]  # 3 items and 2, each with its reversal
     assert shares[0] + shares[1] == batch  # contiguous, in order
@@ -88,7 +43,9 @@ def test_two_processes_with_half_the_batch_each_compute_the_loss_and_gradients_o
     loss = contrastive_loss(views, texts, case.CAPTIONS, torch.tensor(10.0))
     loss.backward()
     out = tmp_path / "two.json"
-    _launch(accelerate_launch(2), str(HERE / "two_process_loss.py"), str(out))
+    run_to_success(
+        [*accelerate_launch(2), str(HERE / "two_process_loss.py"), str(out)], timeout=600
+    )
     two = json.loads(out.read_text())
     assert two["processes"] == 2
     assert two["losses"] == pytest.approx([float(loss.detach())] * 2, abs=1e-6)
@@ -97,24 +54,11 @@ def test_two_processes_with_half_the_batch_each_compute_the_loss_and_gradients_o
 
 
 @pytest.mark.slow
-def test_finetune_on_two_processes_follows_one_process(train_dir: Path, clip_model: str, tmp_path):
+def test_finetune_on_two_processes_follows_one_process(finetune_argv, tmp_path):
     """The same global batches, split between 2 processes: the same losses step by step."""
-    args = [
-        "-m",
-        "foilkit",
-        "finetune",
-        "--model",
-        clip_model,
-        "--dataset",
-        str(train_dir),
-        "--config",
-        "direction",
-        "--video-root",
-        str(train_dir / "videos"),
-        *FAST,
-    ]
-    _launch([sys.executable], *args, "--out", str(tmp_path / "one"))
-    _launch(accelerate_launch(2), *args, "--out", str(tmp_path / "two"))
+    args = ["-m", "foilkit", *finetune_argv("direction", "--num-workers", "1", "--epochs", "2")]
+    for command, out in ([sys.executable], "one"), (accelerate_launch(2), "two"):
+        run_to_success([*command, *args, "--out", str(tmp_path / out)], timeout=600)
     one, two = (
         json.loads((tmp_path / run / "training.json").read_text()) for run in ("one", "two")
     )

@@ -15,7 +15,6 @@ import torch
 from foilkit.cli import main
 from foilkit.finetune import contrastive_loss, finetune, last_checkpoint, push_model
 from foilkit.finetune.data import check_reversible, epoch_batches, training_items
-from foilkit.finetune.synthetic import write_train_split
 from foilkit.scorers.adapters.temporal_clip import ARCHITECTURE, TEMPORAL_WEIGHTS
 
 #: Small, fast settings: 4 frames, batches of 8 clips (4 items + their reversals).
@@ -31,11 +30,6 @@ FAST = {
 
 
 @pytest.fixture(scope="module")
-def train_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return write_train_split(tmp_path_factory.mktemp("train"), variants=1)
-
-
-@pytest.fixture(scope="module")
 def benchmark_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     from foilkit.demo import write_demo_benchmark
 
@@ -43,41 +37,10 @@ def benchmark_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def clip_model() -> str:
-    from foilkit.synthetic.models import tiny_model_path
-
-    return str(tiny_model_path("clip"))
-
-
-@pytest.fixture(scope="module")
-def trained(train_dir: Path, clip_model: str, tmp_path_factory: pytest.TempPathFactory):
+def trained(finetune_argv, tmp_path_factory: pytest.TempPathFactory):
     """One epoch, then ``--resume`` for a second: through the command line."""
     out = tmp_path_factory.mktemp("run")
-    argv = [
-        "finetune",
-        "--model",
-        clip_model,
-        "--dataset",
-        str(train_dir),
-        "--config",
-        "direction",
-        "--video-root",
-        str(train_dir / "videos"),
-        "--out",
-        str(out),
-        "--frames",
-        "4",
-        "--batch-size",
-        "8",
-        "--learning-rate",
-        "1e-3",
-        "--temporal-layers",
-        "1",
-        "--cache-frames",
-        "--no-progress",
-        "--num-workers",
-        "2",
-    ]
+    argv = finetune_argv("direction", "--out", str(out), "--num-workers", "2")
     assert main([*argv, "--epochs", "1"]) == 0
     first = json.loads((out / "training.json").read_text())
     assert main([*argv, "--epochs", "2", "--resume"]) == 0
@@ -112,14 +75,10 @@ def test_reversed_caption_comes_from_the_reversed_row_or_a_reversal_foil():
 
 
 @pytest.mark.parametrize("hard_negatives", ["reversed", "none"])
-def test_batches_hold_each_item_with_its_reversal_only_with_hard_negatives(hard_negatives: str):
-    rows = []
-    for i in range(10):
-        rows += [
-            {"id": f"{i}", "video": f"{i}.mp4", "caption": f"c{i}", "reversed": False},
-            {"id": f"{i}r", "video": f"{i}.mp4", "caption": f"r{i}", "reversed": True},
-        ]
-    items = training_items(rows)
+def test_batches_hold_each_item_with_its_reversal_only_with_hard_negatives(
+    hard_negatives: str, reversal_rows
+):
+    items = training_items(reversal_rows(10))
     batches = epoch_batches(items, hard_negatives, 4, seed=0, epoch=0)
     clips = [clip for batch in batches for clip in batch]
     assert sorted((c.item, c.reversed) for c in clips) == [
@@ -239,7 +198,7 @@ def test_saved_model_evaluates_as_any_model_and_sees_the_frame_order(
         videos=benchmark_dir / "videos",
         out_dir=tmp_path / "eval",
         n_resamples=20,
-        score_options=ScoreOptions(frames=4, progress=False),
+        score_options=ScoreOptions(num_frames=4, progress=False),
     )
     assert '"adapter": "temporal-clip"' in (run.run_dir / "results.json").read_text()
     scores = datasets.Dataset.from_parquet(str(tmp_path / "eval" / "scores" / "all.parquet"))
@@ -313,39 +272,15 @@ class FakeHubApi:
 
 
 def test_push_to_hub_sends_the_model_folder_as_one_commit(
-    train_dir: Path, clip_model: str, tmp_path: Path, monkeypatch, capsys
+    finetune_argv, tmp_path: Path, monkeypatch, capsys
 ):
     import huggingface_hub
 
     monkeypatch.setattr(huggingface_hub, "HfApi", FakeHubApi)
     FakeHubApi.calls = []
     out = tmp_path / "run"
-    argv = [
-        "finetune",
-        "--model",
-        clip_model,
-        "--dataset",
-        str(train_dir),
-        "--config",
-        "order",
-        "--video-root",
-        str(train_dir / "videos"),
-        "--out",
-        str(out),
-        "--frames",
-        "4",
-        "--batch-size",
-        "8",
-        "--epochs",
-        "1",
-        "--temporal-layers",
-        "1",
-        "--no-progress",
-        "--num-workers",
-        "1",
-        "--push-to-hub",
-        "someone/temporal-clip",
-    ]
+    pushed = ["--push-to-hub", "someone/temporal-clip"]
+    argv = finetune_argv("order", "--out", str(out), "--epochs", "1", "--num-workers", "1", *pushed)
     assert main(argv) == 0
     (create, repo_id, options), (commit, commit_repo, files, commit_options) = FakeHubApi.calls
     assert (create, repo_id, commit, commit_repo) == (

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from reliability_formats import Annotations
+from upstream_formats import Annotations
 
 from foilkit.synthetic.videos import SyntheticScene, write_video
 

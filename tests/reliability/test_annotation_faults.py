@@ -10,7 +10,7 @@ import json
 import re
 
 import pytest
-from reliability_formats import FILES, RTIME, TSV_HEADER, VILMA, VITATECS
+from upstream_formats import FILES, RTIME, TSV_HEADER, VILMA, VITATECS
 
 from foilkit.builders.annotations import AnnotationError
 

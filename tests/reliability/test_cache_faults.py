@@ -58,11 +58,13 @@ FAULTS = {
     "random-bytes": (_random_bytes, r"unreadable \(SafetensorError: "),
     "wrong-shape": (
         _wrong_width,
-        r"its embedding is torch\.float32 of width \d+; this cache's entries are torch\.float32 of width \d+",
+        r"its embedding is torch\.float32 of width \d+; "
+        r"this cache's entries are torch\.float32 of width \d+",
     ),
     "swapped": (
         _swapped,
-        r"it is the entry of namespace '[0-9a-f]{64}', key '[0-9a-f]{64}', not of namespace '[0-9a-f]{64}', key '[0-9a-f]{64}'",
+        r"it is the entry of namespace '[0-9a-f]{64}', key '[0-9a-f]{64}', "
+        r"not of namespace '[0-9a-f]{64}', key '[0-9a-f]{64}'",
     ),
 }
 

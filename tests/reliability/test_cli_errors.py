@@ -1,5 +1,6 @@
 """The command line ends an error with one line, not a traceback (issue 15, item 10): a user
-error says what to change and exits 2, any other failure exits 1, ``--debug`` shows the traceback."""
+error says what to change and exits 2, any other failure exits 1, ``--debug`` shows the
+traceback."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from reliability_formats import VITATECS
+from launch import score_argv
+from upstream_formats import VITATECS
 
 from foilkit.builders.annotations import AnnotationError
 from foilkit.builders.videos import MissingVideosError
@@ -49,9 +51,10 @@ def missing_video(tmp_path, saved):
 
 def offline_download(tmp_path, saved):
     return _build(tmp_path, "--on-missing", "keep"), (
-        r"could not download the annotation files from https://github\.com/lscpku/VITATECS/tree/\w+ "
-        r"\(OfflineModeIsEnabled: .*\)\. Without network access or with HF_DATASETS_OFFLINE=1, pass a "
-        r"local copy: --annotations <folder> \(annotations=<folder> in Python\) holding Direction\.jsonl"
+        r"could not download the annotation files from "
+        r"https://github\.com/lscpku/VITATECS/tree/\w+ \(OfflineModeIsEnabled: .*\)\. "
+        r"Without network access or with HF_DATASETS_OFFLINE=1, pass a local copy: "
+        r"--annotations <folder> \(annotations=<folder> in Python\) holding Direction\.jsonl"
     )
 
 
@@ -84,50 +87,25 @@ def traversal_embedded(tmp_path, saved):
         "keep",
     )
     return argv, (
-        rf"{folder / 'Direction.jsonl'}, row 1: field 'video_name' is '\.\./\.\./secret/outside\.mp4': "
-        "a video must be a relative path under the video root"
+        rf"{folder / 'Direction.jsonl'}, row 1: field 'video_name' is "
+        r"'\.\./\.\./secret/outside\.mp4': a video must be a relative path under the video root"
     )
 
 
 def model_path_absent(tmp_path, saved):
-    argv = [
-        "score",
-        "--model",
-        "./not/a/path",
-        "--dataset",
-        str(saved),
-        "--out",
-        str(tmp_path / "o"),
-    ]
-    return argv, (
+    return score_argv("./not/a/path", saved, tmp_path / "o"), (
         rf"--model '\./not/a/path' looks like a local path, but {Path.cwd()}/not/a/path does not "
         r"exist: pass an existing model folder or a Hub id such as 'openai/clip-vit-base-patch32'"
     )
 
 
 def model_id_offline(tmp_path, saved):
-    argv = [
-        "score",
-        "--model",
-        "nobody/no-such-model",
-        "--dataset",
-        str(saved),
-        "--out",
-        str(tmp_path / "o"),
-    ]
+    argv = score_argv("nobody/no-such-model", saved, tmp_path / "o")
     return argv, r"We couldn't connect to 'https://huggingface\.co' .* offline mode.*"
 
 
 def dataset_absent(tmp_path, saved):
-    argv = [
-        "score",
-        "--model",
-        "nobody/model",
-        "--dataset",
-        str(tmp_path / "nowhere"),
-        "--out",
-        str(tmp_path / "o"),
-    ]
+    argv = score_argv("nobody/model", tmp_path / "nowhere", tmp_path / "o")
     return argv, rf"Couldn't find any data file at {tmp_path / 'nowhere'}\."
 
 
@@ -234,20 +212,14 @@ def test_the_console_script_prints_a_traceback_only_with_debug(tmp_path, debug):
         sys.executable,
         "-m",
         "foilkit",
-        "score",
-        "--model",
-        "./not/a/path",
-        "--dataset",
-        str(tmp_path),
-        "--out",
-        str(tmp_path / "o"),
+        *score_argv("./not/a/path", tmp_path, tmp_path / "o"),
     ]
     result = subprocess.run(
         command + ["--debug"] * debug, check=False, capture_output=True, text=True, cwd=tmp_path
     )
     message = (
-        f"--model './not/a/path' looks like a local path, but {tmp_path}/not/a/path does not exist: "
-        "pass an existing model folder or a Hub id such as 'openai/clip-vit-base-patch32'"
+        f"--model './not/a/path' looks like a local path, but {tmp_path}/not/a/path does not "
+        "exist: pass an existing model folder or a Hub id such as 'openai/clip-vit-base-patch32'"
     )
     if debug:
         assert result.returncode == 1 and "Traceback" in result.stderr

@@ -17,7 +17,7 @@ import datasets
 import pytest
 import torch
 from accelerate import PartialState
-from launch import accelerate_launch
+from launch import ONE_THREAD, accelerate_launch, launched_score, run_to_success
 
 import foilkit
 from foilkit.scorers.adapters import ADAPTERS, RequestAdapter, register_adapter
@@ -60,7 +60,7 @@ class NonFiniteScorer(RequestAdapter):
 
 @pytest.fixture
 def nonfinite_scorer():
-    """``NonFiniteScorer`` registered as ``test-nonfinite`` for one test (no other test lists it)."""
+    """``NonFiniteScorer`` registered as ``test-nonfinite`` for one test (no other lists it)."""
     register_adapter("test-nonfinite")(NonFiniteScorer)
     yield NonFiniteScorer
     del ADAPTERS["test-nonfinite"]
@@ -210,35 +210,7 @@ def test_processes_take_whole_planned_batches(batch_size, num_processes):
 
 def _score_args(out: Path, model: str, dataset: Path, *extra: str) -> list[str]:
     """``foilkit score`` in batches of 3 rows (2 units: 3 divides neither 20 rows nor 10 units)."""
-    return [
-        "-m",
-        "foilkit",
-        "score",
-        "--model",
-        model,
-        "--dataset",
-        str(dataset),
-        "--out",
-        str(out),
-        "--batch-size",
-        "3",
-        "--num-workers",
-        "0",
-        "--no-cache",
-        "--no-progress",
-        *extra,
-    ]
-
-
-def _launch_score(command: list[str], env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [*command, *args],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **env},
-        timeout=300,
-        check=False,
-    )
+    return launched_score(model, dataset, out, 3, 0, *extra)
 
 
 @pytest.fixture(scope="module")
@@ -283,12 +255,8 @@ def test_one_and_two_processes_give_bit_identical_scores(env, tiny_clip, ten_vid
     launch`` sets to cores / processes: the scores are bit-identical with the same thread count
     (OMP_NUM_THREADS) or with MKL's strict reproducible mode (MKL_CBWR), whatever the count.
     """
-    one = _launch_score(
-        [sys.executable], env, *_score_args(tmp_path / "one", tiny_clip, ten_videos)
-    )
-    assert one.returncode == 0, one.stderr[-3000:]
-    two = _launch_score(ACCELERATE, env, *_score_args(tmp_path / "two", tiny_clip, ten_videos))
-    assert two.returncode == 0, two.stderr[-3000:]
+    run_to_success([sys.executable, *_score_args(tmp_path / "one", tiny_clip, ten_videos)], env)
+    run_to_success([*ACCELERATE, *_score_args(tmp_path / "two", tiny_clip, ten_videos)], env)
     runs = [json.loads((tmp_path / name / "run.json").read_text()) for name in ("one", "two")]
     assert [run["hardware"]["num_processes"] for run in runs] == [1, 2]
     assert all((tmp_path / "two/shards" / f"rank-0000{r}.jsonl").read_text() for r in (0, 1))
@@ -301,15 +269,18 @@ def test_one_and_two_processes_give_bit_identical_scores(env, tiny_clip, ten_vid
 
 
 def _workers(launcher: int) -> list[int]:
-    """The launcher's child processes that run ``foilkit score`` (not its passing helpers)."""
+    """The launcher's child processes that run ``foilkit score`` (not its passing helpers, nor a
+    fork of the launcher itself that has not yet run its program and still shows its command)."""
+    own = Path(f"/proc/{launcher}/cmdline").read_bytes()
     found = []
     for task in Path(f"/proc/{launcher}/task").iterdir():
         for child in (task / "children").read_text().split():
             try:
-                command = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+                command = Path(f"/proc/{child}/cmdline").read_bytes()
             except FileNotFoundError:
                 continue
-            if b"foilkit" in command and b"score" in command:
+            words = command.split(b"\0")
+            if command != own and b"foilkit" in words and b"score" in words:
                 found.append(int(child))
     return found
 
@@ -341,7 +312,7 @@ def test_killing_the_launcher_stops_its_workers_and_the_folder_resumes(
         "    ResultStore.append = slow_append\n"
     )
     env = {
-        "OMP_NUM_THREADS": "1",
+        **ONE_THREAD,
         "PYTHONPATH": os.pathsep.join([str(slow), os.environ.get("PYTHONPATH", "")]),
     }
     out = tmp_path / "killed"
@@ -375,15 +346,8 @@ def test_killing_the_launcher_stops_its_workers_and_the_folder_resumes(
                 os.kill(pid, signal.SIGKILL)
     lines = sum(len(shard.read_text().splitlines()) for shard in shards)
     assert 4 <= lines < 20  # stopped mid-run
-    one_thread = {"OMP_NUM_THREADS": "1"}
-    resumed = _launch_score(
-        [sys.executable], one_thread, *_score_args(out, tiny_clip, ten_videos, "--resume")
-    )
-    assert resumed.returncode == 0, resumed.stderr[-3000:]
-    whole = _launch_score(
-        [sys.executable], one_thread, *_score_args(tmp_path / "whole", tiny_clip, ten_videos)
-    )
-    assert whole.returncode == 0, whole.stderr[-3000:]
+    run_to_success([sys.executable, *_score_args(out, tiny_clip, ten_videos, "--resume")])
+    run_to_success([sys.executable, *_score_args(tmp_path / "whole", tiny_clip, ten_videos)])
     assert (out / "scores.jsonl").read_bytes() == (tmp_path / "whole/scores.jsonl").read_bytes()
 
 
@@ -391,7 +355,8 @@ def test_killing_the_launcher_stops_its_workers_and_the_folder_resumes(
     ("given", "used"), [("cpu:0", "cpu"), ("cpu", "cpu"), ("cuda:1", "cuda:1")]
 )
 def test_a_launched_process_runs_its_model_on_plain_cpu(given, used):
-    """accelerate calls a launched process's CPU ``cpu:0``, where transformers computes other bits."""
+    """accelerate calls a launched process's CPU ``cpu:0``, where transformers computes other
+    bits."""
     from foilkit.scorers.distributed import model_device
 
     class State:

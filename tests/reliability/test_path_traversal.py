@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from reliability_formats import FILES, RTIME, TSV_HEADER, VILMA, VITATECS
+from upstream_formats import FILES, RTIME, TSV_HEADER, VILMA, VITATECS
 
 import foilkit
 from foilkit.builders.annotations import AnnotationError
@@ -41,7 +41,8 @@ PATHS = {
 
 
 def _outside(root: Path, relative: str) -> str:
-    return f"{relative!r} resolves to {(root / relative).resolve()}, outside the video root {root.resolve()}"
+    resolved = (root / relative).resolve()
+    return f"{relative!r} resolves to {resolved}, outside the video root {root.resolve()}"
 
 
 def test_the_plan_refuses_rows_outside_the_root_and_plans_the_others(video_root):
@@ -167,7 +168,8 @@ def test_the_builder_refuses_a_symlink_out_of_the_root(annotations, video_root):
     with pytest.raises(VideoPathError) as error:
         annotations.build("vitatecs", folder, video_root=video_root, on_missing="error")
     assert str(error.value) == (
-        f"split 'test', row 2 (id='direction-3'), field 'video_path': {_outside(video_root, 'MSRVTT/outside.mp4')}"
+        "split 'test', row 2 (id='direction-3'), field 'video_path': "
+        + _outside(video_root, "MSRVTT/outside.mp4")
     )
 
 

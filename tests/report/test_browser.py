@@ -1,4 +1,5 @@
-"""The demo's ``report.html`` in headless Chromium: the item browser renders, no JavaScript error."""
+"""The demo's ``report.html`` in headless Chromium: the item browser renders, no JavaScript
+error."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ from PIL import Image
 
 
 def console_errors(stderr: str) -> list[str]:
-    """Chromium's ``--enable-logging=stderr`` lines of the page's console (``Uncaught ...``, console.error)."""
+    """Chromium's ``--enable-logging=stderr`` lines of the page's console (``Uncaught ...``,
+    console.error)."""
     return [line for line in stderr.splitlines() if ":CONSOLE" in line or "Uncaught" in line]
 
 

@@ -146,7 +146,8 @@ def test_foilkit_report_rebuilds_the_page(demo_dir: Path, tmp_path: Path, capsys
 
 @pytest.mark.slow
 def test_a_vitatecs_sized_run_gives_a_bounded_page(demo_dir: Path, tmp_path: Path):
-    """13,838 items (VITATECS' size) on the demo's videos: thumbnails stay capped, the page small."""
+    """13,838 items (VITATECS' size) on the demo's videos: thumbnails stay capped, the page
+    small."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 

@@ -1,4 +1,5 @@
-"""Shared fixtures of the scorer tests: synthetic benchmarks in the canonical schema, tiny models."""
+"""Shared fixtures of the scorer tests: synthetic benchmarks in the canonical schema, tiny
+models."""
 
 from __future__ import annotations
 
@@ -107,7 +108,8 @@ def video_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def benchmark(video_dir):
-    """The synthetic benchmark (9 rows over 4 videos) as a ``datasets.Dataset`` with a ``Video`` column."""
+    """The synthetic benchmark (9 rows over 4 videos) as a ``datasets.Dataset`` with a ``Video``
+    column."""
     return as_dataset(benchmark_rows(video_dir))
 
 

@@ -60,7 +60,7 @@ def test_the_cache_makes_a_second_run_decode_nothing(
         and run["throughput"]["decoded_videos"] == 0
     )
     # other frames are another cache entry
-    foilkit.score(tiny_model("clip"), benchmark, cache_dir=cache_dir, frames=4, **RUN)
+    foilkit.score(tiny_model("clip"), benchmark, cache_dir=cache_dir, num_frames=4, **RUN)
     assert sum(opened.values()) == 4
 
 
@@ -102,7 +102,7 @@ def test_a_killed_run_resumes_to_the_same_file(
             benchmark_with_broken,
             out_dir=str(tmp_path / "killed"),
             resume=True,
-            **{**options, "frames": 4},
+            **{**options, "num_frames": 4},
         )
     foilkit.score(
         tiny_model("clip"),

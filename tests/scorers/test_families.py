@@ -130,7 +130,8 @@ def test_mode_specific_numbers(scored):
     "scored", ["clip-mean", "clip-mean-of-similarities", "siglip"], indirect=True
 )
 def test_order_invariant_pooling_ties_a_view_and_its_reversal(scored):
-    """Frame pooling cannot see time: a reversed view scores each text exactly as the forward view."""
+    """Frame pooling cannot see time: a reversed view scores each text exactly as the forward
+    view."""
     _, result, _, _, _ = scored
     rows = {row["id"]: row for row in result}
     for direction in ("left", "right", "up", "down"):

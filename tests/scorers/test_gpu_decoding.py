@@ -1,4 +1,5 @@
-"""``--decoder torchcodec-cuda``: NVDEC decoding where a GPU has it, a recorded fallback where not."""
+"""``--decoder torchcodec-cuda``: NVDEC decoding where a GPU has it, a recorded fallback where
+not."""
 
 from __future__ import annotations
 

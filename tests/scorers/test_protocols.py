@@ -1,4 +1,5 @@
-"""Scoring protocols: resolution, overrides, validity of every declared protocol, and their record."""
+"""Scoring protocols: resolution, overrides, validity of every declared protocol, and their
+record."""
 
 from __future__ import annotations
 
@@ -48,19 +49,19 @@ def test_uniform_is_one_protocol_across_benchmarks(family):
 
 def test_an_explicit_option_overrides_one_setting_and_is_recorded():
     resolved = resolve_protocol(
-        "paper", "vilma", "dual-encoder", {"frames": 4, "pooling": None}, accepted=("pooling",)
+        "paper", "vilma", "dual-encoder", {"num_frames": 4, "pooling": None}, accepted=("pooling",)
     )
     paper = PAPER["vilma", "dual-encoder"]
-    assert resolved.settings["frames"] == 4
+    assert resolved.settings["num_frames"] == 4
     assert resolved.settings["pooling"] == paper.pooling  # None means "not given"
-    assert resolved.overrides == {"frames": {"protocol": paper.frames, "given": 4}}
-    assert resolved.to_record()["overrides"]["frames"]["given"] == 4
+    assert resolved.overrides == {"num_frames": {"protocol": paper.num_frames, "given": 4}}
+    assert resolved.to_record()["overrides"]["num_frames"]["given"] == 4
 
 
 def test_an_option_equal_to_the_protocol_is_no_override():
     paper = PAPER["vilma", "dual-encoder"]
     resolved = resolve_protocol(
-        "paper", "vilma", "dual-encoder", {"frames": paper.frames}, accepted=("pooling",)
+        "paper", "vilma", "dual-encoder", {"num_frames": paper.num_frames}, accepted=("pooling",)
     )
     assert resolved.overrides == {}
 

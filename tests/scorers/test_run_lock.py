@@ -1,4 +1,5 @@
-"""One run per output folder: a live run's lock refuses a second run; a dead run's is taken over with resume."""
+"""One run per output folder: a live run's lock refuses a second run; a dead run's is taken over
+with resume."""
 
 from __future__ import annotations
 

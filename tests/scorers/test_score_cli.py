@@ -5,29 +5,22 @@ from __future__ import annotations
 import json
 
 import numpy as np
+from launch import score_argv
 
 from foilkit.cli import main
 
 
 def test_score_writes_scores_and_run_record(tiny_model, saved_benchmark, tmp_path):
     out = tmp_path / "run"
-    argv = [
-        "score",
-        "--model",
-        tiny_model("gpt2"),
-        "--dataset",
-        str(saved_benchmark),
-        "--out",
-        str(out),
-    ]
-    assert main([*argv, "--num-workers", "0", "--no-progress"]) == 0
+    argv = score_argv(tiny_model("gpt2"), saved_benchmark, out, "--num-workers", "0")
+    assert main([*argv, "--no-progress"]) == 0
     rows = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
     run = json.loads((out / "run.json").read_text())
     assert len(rows) == run["dataset"]["num_rows"] == 9
     assert {row["score_kind"] for row in rows} == {"perplexity"}
     assert run["adapter"]["adapter"] == "text-lm" and run["model"]["id"] == tiny_model("gpt2")
     for field in (
-        "frames",
+        "num_frames",
         "sampling",
         "decoder",
         "dtype",
@@ -41,16 +34,8 @@ def test_score_writes_scores_and_run_record(tiny_model, saved_benchmark, tmp_pat
 
 def test_score_matrix_from_the_cli(tiny_model, saved_benchmark, tmp_path):
     out = tmp_path / "matrix"
-    argv = [
-        "score",
-        "--model",
-        tiny_model("clip"),
-        "--dataset",
-        str(saved_benchmark),
-        "--out",
-        str(out),
-    ]
-    argv += ["--matrix", "--num-workers", "0", "--no-progress", "--cache-dir", str(tmp_path / "c")]
+    argv = score_argv(tiny_model("clip"), saved_benchmark, out, "--matrix", "--num-workers", "0")
+    argv += ["--no-progress", "--cache-dir", str(tmp_path / "c")]
     assert main(argv) == 0
     matrix = np.load(out / "matrix.npy")
     names = json.loads((out / "matrix.json").read_text())

@@ -1,4 +1,5 @@
-"""The video LLM adapter: the reused video prefix gives what a full forward gives; choice cancels order."""
+"""The video LLM adapter: the reused video prefix gives what a full forward gives; choice cancels
+order."""
 
 from __future__ import annotations
 

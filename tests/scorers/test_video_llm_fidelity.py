@@ -95,33 +95,34 @@ def test_likelihood_scores_pass_vilmas_metric(tiny_model, frames):
     assert 0.0 <= result["combined_accuracy"] <= 1.0
 
 
-def test_reduction_is_a_likelihood_option(tiny_model):
-    assert (
-        _adapter("llava-next-video", tiny_model, mode="likelihood").describe()["reduction"]
-        == "mean"
-    )
-    summed = _adapter("llava-next-video", tiny_model, mode="likelihood", reduction="sum")
-    assert summed.describe()["reduction"] == "sum"
-    with pytest.raises(ValueError, match="likelihood mode only"):
-        _adapter("llava-next-video", tiny_model, mode="choice", reduction="mean")
-    with pytest.raises(ValueError, match="unknown reduction 'max'"):
-        _adapter("llava-next-video", tiny_model, mode="likelihood", reduction="max")
+@pytest.mark.parametrize(
+    ("options", "field", "value"),
+    [
+        ({"mode": "likelihood"}, "reduction", "mean"),
+        ({"mode": "likelihood", "reduction": "sum"}, "reduction", "sum"),
+        ({"mode": "choice", "prompt": "lmms-eval"}, "prompt_name", "lmms-eval"),
+        ({"mode": "choice"}, "prompt_name", "vitatecs"),
+        ({"mode": "likelihood", "continuation": "turn"}, "continuation", "turn"),
+    ],
+)
+def test_each_mode_records_its_options(tiny_model, options, field, value):
+    """The reduction and continuation are likelihood options, the prompt a choice option."""
+    assert _adapter("llava-next-video", tiny_model, **options).describe()[field] == value
 
 
-def test_prompt_and_continuation_belong_to_their_modes(tiny_model):
-    choice = _adapter("llava-next-video", tiny_model, mode="choice", prompt="lmms-eval")
-    assert choice.describe()["prompt_name"] == "lmms-eval"
-    assert _adapter("llava-next-video", tiny_model, mode="choice").describe()["prompt_name"] == (
-        "vitatecs"
-    )
-    turn = _adapter("llava-next-video", tiny_model, mode="likelihood", continuation="turn")
-    assert turn.describe()["continuation"] == "turn"
-    with pytest.raises(ValueError, match="choice mode only"):
-        _adapter("llava-next-video", tiny_model, mode="likelihood", prompt="lmms-eval")
-    with pytest.raises(ValueError, match="likelihood mode only"):
-        _adapter("llava-next-video", tiny_model, mode="choice", continuation="turn")
-    with pytest.raises(ValueError, match="unknown prompt 'mvbench'"):
-        _adapter("llava-next-video", tiny_model, mode="choice", prompt="mvbench")
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"mode": "choice", "reduction": "mean"}, "likelihood mode only"),
+        ({"mode": "likelihood", "reduction": "max"}, "unknown reduction 'max'"),
+        ({"mode": "likelihood", "prompt": "lmms-eval"}, "choice mode only"),
+        ({"mode": "choice", "continuation": "turn"}, "likelihood mode only"),
+        ({"mode": "choice", "prompt": "mvbench"}, "unknown prompt 'mvbench'"),
+    ],
+)
+def test_an_option_of_the_other_mode_or_an_unknown_value_is_refused(tiny_model, options, message):
+    with pytest.raises(ValueError, match=message):
+        _adapter("llava-next-video", tiny_model, **options)
 
 
 def test_lmms_eval_question_is_its_vitatecs_task():
@@ -251,7 +252,7 @@ def _engine_timestamps(control, tiny_model, benchmark, monkeypatch) -> dict:
         control=control,
         num_workers=0,
         progress=False,
-        frames=4,
+        num_frames=4,
     )
     return seen
 

@@ -203,7 +203,8 @@ def test_segment_start_matches_lavis(frame_count, num_frames, first) -> None:
 
 
 def test_segment_start_is_exact_where_lavis_float_rounding_is_not() -> None:
-    """LAVIS' float ``np.arange`` gives 8 starts, the last past the end, for 7 segments of 17 frames."""
+    """LAVIS' float ``np.arange`` gives 8 starts, the last past the end, for 7 segments of 17
+    frames."""
     assert lavis_uniform_indices(17, 7).tolist() == [0, 2, 4, 7, 9, 12, 14, 17]
     assert SamplingPolicy("segment-start", 7).indices(0, 16, 30.0).tolist() == [
         0,
@@ -229,8 +230,9 @@ def test_segment_start_is_exact_where_lavis_float_rounding_is_not() -> None:
 def _vilma_reference(
     frame_count: int, fps: float, start: Fraction, end: Fraction, key: str, seed: int
 ) -> list[int]:
-    """Source frames ViLMA's CLIP / X-CLIP see for the window ``[start, end]`` s: ``normalize_fps``
-    at 30 fps, ``read_video`` of the window, ``Dataset_v2``'s clip, with foilkit's draw for ``key``."""
+    """Source frames ViLMA's CLIP / X-CLIP see for the window ``[start, end]`` s:
+    ``normalize_fps`` at 30 fps, ``read_video`` of the window, ``Dataset_v2``'s clip, with
+    foilkit's draw for ``key``."""
     normalised = ffmpeg_fps_filter(frame_count, Fraction(fps).limit_denominator(1001), 30)
     window = torchvision_window(start, end, 30, len(normalised))
     rows = vilma_dataset_v2_rows(
@@ -240,7 +242,8 @@ def _vilma_reference(
 
 
 def _inside(frames: list[int], first: int, last: int) -> list[int]:
-    """foilkit's departure: a padded clip's last frame can show source frame ``last + 1`` in ViLMA."""
+    """foilkit's departure: a padded clip's last frame can show source frame ``last + 1`` in
+    ViLMA."""
     return np.clip(frames, first, last).tolist()
 
 
@@ -326,7 +329,8 @@ def test_random_consecutive_is_deterministic_per_view_and_order_free() -> None:
 
 
 def test_random_consecutive_draws_vilmas_end_points() -> None:
-    """Same distribution as ``np.random.randint(8, L)``: every end point in ``[8, L - 1]``, no other."""
+    """Same distribution as ``np.random.randint(8, L)``: every end point in ``[8, L - 1]``, no
+    other."""
     policy, length = SamplingPolicy("random-consecutive", 8), 20
     ends = {policy.indices(0, length - 1, 30.0, key=str(key))[-1] + 1 for key in range(2000)}
     assert ends == set(range(8, length))
@@ -408,7 +412,8 @@ def test_new_policies_decode_real_video(video_24fps: str, policy: SamplingPolicy
 
 
 def test_decoded_random_consecutive_clip_is_vilmas(video_24fps: str) -> None:
-    """Seconds 0.5-2.0 of a 24 fps clip, normalised to 30: 46 frames, 8 consecutive ones from a seeded end."""
+    """Seconds 0.5-2.0 of a 24 fps clip, normalised to 30: 46 frames, 8 consecutive ones from a
+    seeded end."""
     view = VideoView(video_24fps, 0.5, 2.0)
     (decoded,) = decode_views([view], SamplingPolicy("random-consecutive", 8, normalized_fps=30))
     expected, segment = _vilma_reference(

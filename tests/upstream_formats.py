@@ -1,4 +1,5 @@
-"""The upstream annotation formats of the four benchmarks, for writing faulty files in a test."""
+"""The upstream annotation formats of the four benchmarks: one valid record of each, for tests
+that write faulty or tiny annotation files."""
 
 from __future__ import annotations
 
@@ -72,7 +73,7 @@ class Annotations:
         return folder
 
     def build(self, benchmark: str, folder: Path, **options: Any):
-        """The benchmark's config built from ``folder`` (text-only unless ``video_root`` is given)."""
+        """The benchmark's config built from ``folder`` (text-only without ``video_root``)."""
         options.setdefault("on_missing", "keep")
         return build(
             benchmark,

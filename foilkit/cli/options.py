@@ -1,0 +1,55 @@
+"""Flags that several commands share, declared once so that each means the same everywhere.
+
+A command's ``configure`` calls these on its parser (or an argument group of it); the flags'
+names, types, defaults and destinations are the same in every command that has them.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+#: A parser or one of its argument groups: both have ``add_argument``.
+Adder = argparse.ArgumentParser | argparse._ArgumentGroup
+
+
+def add_video_root(parser: Adder) -> None:
+    """``--video-root``: where relative video paths resolve (score, evaluate, build, finetune,
+    report)."""
+    parser.add_argument("--video-root", help="folder that relative video paths are relative to")
+
+
+def add_build_source(parser: Adder) -> None:
+    """``--annotations`` and ``--on-missing``: what a benchmark is built from (build, evaluate)."""
+    parser.add_argument(
+        "--annotations",
+        help="local folder with the annotation files (default: download "
+        "them from the upstream repository at the pinned commit)",
+    )
+    parser.add_argument(
+        "--on-missing",
+        choices=("error", "skip", "keep"),
+        default="error",
+        help="a missing video: fail (default), drop its rows, or keep them with video=None",
+    )
+
+
+def add_bootstrap(parser: Adder, resamples: str, seed: str | None = None) -> None:
+    """``--n-resamples`` (default 1000) and, when ``seed`` is given, ``--bootstrap-seed``
+    (default 0); ``resamples`` and ``seed`` are their help texts, which name the bootstrap."""
+    parser.add_argument(
+        "--n-resamples", type=int, default=1000, help=f"{resamples} (default: %(default)s)"
+    )
+    if seed is not None:
+        parser.add_argument(
+            "--bootstrap-seed", type=int, default=0, help=f"{seed} (default: %(default)s)"
+        )
+
+
+def add_num_workers(parser: Adder, default: int) -> None:
+    """``--num-workers``: decoding threads per process (score, evaluate, finetune)."""
+    parser.add_argument(
+        "--num-workers",
+        type=int,
+        default=default,
+        help="decoding threads per process (0: decode in the model's thread; default: %(default)s)",
+    )
