@@ -40,6 +40,13 @@ def _rtime(stage: str, server, tmp_path, *argv: str) -> int:
     return main(["generate", "rtime", stage, *argv, *(llm if stage != "curate-import" else [])])
 
 
+def _rewrite_argv(source, out, sentence_model: str, *extra: str) -> list[str]:
+    """The rewrite stage's options every test here gives; the scripted replies hold fewer than
+    nine rewrites, so wrong counts are judged one by one (``keep``)."""
+    options = ["--input", str(source), "-o", str(out), "--sentence-model", sentence_model]
+    return [*options, "--on-wrong-count", "keep", *extra]
+
+
 def _jsonl(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
@@ -148,20 +155,8 @@ def test_rewrite_stage_on_a_small_jsonl(
 ) -> None:
     server = llm_server()
     out = tmp_path / "rewrites.jsonl"
-    argv = [
-        "--input",
-        str(captions_file),
-        "-o",
-        str(out),
-        "--sentence-model",
-        minilm,
-        "--on-wrong-count",
-        "keep",
-        "--plot",
-        str(tmp_path / "fig10.png"),
-        "--seed",
-        "3",
-    ]
+    argv = _rewrite_argv(captions_file, out, minilm, "--plot", str(tmp_path / "fig10.png"))
+    argv += ["--seed", "3"]
     assert _rtime("rewrite", server, tmp_path, *argv) == 0
     printed = capsys.readouterr().out
     assert "5 of 9 rewrites accepted for 2 captions" in printed and "'test': 1" in printed
@@ -193,19 +188,7 @@ def test_rewrite_stage_on_a_small_jsonl(
 
 def test_every_split_and_no_temporal_check(llm_server, tmp_path, captions_file, minilm) -> None:
     out = tmp_path / "all.jsonl"
-    argv = [
-        "--input",
-        str(captions_file),
-        "-o",
-        str(out),
-        "--sentence-model",
-        minilm,
-        "--on-wrong-count",
-        "keep",
-        "--splits",
-        "all",
-        "--no-temporal-check",
-    ]
+    argv = _rewrite_argv(captions_file, out, minilm, "--splits", "all", "--no-temporal-check")
     assert _rtime("rewrite", llm_server(), tmp_path, *argv) == 0
     rows = _jsonl(out)
     assert [row["id"] for row in rows] == ["v1-forward", "v2-forward", "v3-forward"]
@@ -239,18 +222,7 @@ def test_an_rtime_annotation_file_round_trips_through_the_builder(
     source.write_text(json.dumps({"9": video}))
     folder = tmp_path / "annotations"
     out = tmp_path / "train-rewrites.jsonl"
-    argv = [
-        "--input",
-        str(source),
-        "-o",
-        str(out),
-        "--sentence-model",
-        minilm,
-        "--on-wrong-count",
-        "keep",
-        "--rtime-json",
-        str(folder / "test.json"),
-    ]
+    argv = _rewrite_argv(source, out, minilm, "--rtime-json", str(folder / "test.json"))
     assert _rtime("rewrite", llm_server(), tmp_path, *argv) == 0
     assert [row["id"] for row in _jsonl(out)] == ["9-forward", "9-reverse"]
     (folder / "valid.json").write_text((folder / "test.json").read_text())
@@ -280,8 +252,7 @@ def test_the_other_direction_is_the_opposite_caption(llm_server, tmp_path, minil
     source = tmp_path / "train.json"
     source.write_text(json.dumps({"7": video}))
     out = tmp_path / "rewrites.jsonl"
-    argv = ["--input", str(source), "-o", str(out), "--sentence-model", minilm]
-    argv += ["--on-wrong-count", "keep", "--reversal-margin", "0.05"]
+    argv = _rewrite_argv(source, out, minilm, "--reversal-margin", "0.05")
     assert _rtime("rewrite", llm_server(), tmp_path, *argv) == 0
     forward, reverse = _jsonl(out)
     rejected = {record["text"]: record for record in map(json.loads, forward["rejected_rewrites"])}

@@ -20,7 +20,9 @@ from foilkit.generation.vilma.counting import (
     counting_pair,
     counting_subtest,
     fill_count_template,
+    foil_count_weights,
     foil_counts,
+    window_counts,
 )
 from foilkit.generation.vilma.english import third_person
 
@@ -126,29 +128,40 @@ def test_third_person(verb, inflected):
 def test_counting_number_choice(count, subtest, foil_range):
     assert counting_subtest(count) == subtest
     assert foil_counts(count) == list(foil_range)
+    weights = foil_count_weights(window_counts([12, 20]), subtest)  # every count has windows
     drawn = {
-        counting_pair("a man skips rope exactly <number> times.", count, rng=random.Random(s))[
-            1
-        ].source["foil_count"]
+        counting_pair(
+            "a man skips rope exactly <number> times.",
+            count,
+            rng=random.Random(s),
+            foil_weights=weights,
+        )[1].source["foil_count"]
         for s in range(100)
     }
     assert drawn == set(foil_range)  # every allowed number, none other
 
 
 def test_counting_golden_and_threshold():
+    weights = foil_count_weights(window_counts([5]), "easy")  # windows of 4 and 5 only
     caption, foil = counting_pair(
-        "a man skips rope exactly <number> times.", 3, rng=random.Random(0)
+        "a man skips rope exactly <number> times.", 3, rng=random.Random(0), foil_weights=weights
     )
     assert caption == "a man skips rope exactly three times."
-    spelled = ["four", "five", "six", "seven", "eight", "nine", "ten"]
-    assert foil.text == f"a man skips rope exactly {spelled[foil.source['foil_count'] - 4]} times."
+    assert foil.text in (
+        "a man skips rope exactly four times.",
+        "a man skips rope exactly five times.",
+    )
     assert foil.parameters == {
         "subtest": "easy",
         "small_max": SMALL_MAX,
         "max_count": MAX_COUNT,
         "spelled": True,
+        "foil_count_weights": {"4": 2 / 3, "5": 1 / 3},
     }
-    assert counting_pair("x exactly <number> times", MAX_COUNT + 1, rng=random.Random(0)) is None
+    too_many = counting_pair(
+        "x exactly <number> times", MAX_COUNT + 1, rng=random.Random(0), foil_weights=weights
+    )
+    assert too_many is None
     assert (
         fill_count_template("a girl jumps exactly <number> times.", 1)
         == "a girl jumps exactly one time."
@@ -157,12 +170,29 @@ def test_counting_golden_and_threshold():
         fill_count_template("does exactly <number> pull-ups", 1, spelled=False)
         == "does exactly 1 pull-up"
     )
-    assert (
-        counting_pair("x exactly <number> times", 5, rng=random.Random(0), small_max=5)[
-            1
-        ].parameters["subtest"]
-        == "easy"
+    small_five = foil_count_weights(window_counts([8]), "easy", small_max=5)
+    assert set(small_five) == {6, 7, 8}
+    _, foil = counting_pair(
+        "x exactly <number> times", 5, rng=random.Random(0), small_max=5, foil_weights=small_five
     )
+    assert foil.parameters["subtest"] == "easy" and foil.source["foil_count"] in small_five
+
+
+def test_counting_draws_the_foil_count_by_its_weights():
+    template = "x exactly <number> times"
+    rng = random.Random(0)
+    drawn = [
+        counting_pair(template, 2, rng=rng, foil_weights={4: 3, 10: 1})[1].source["foil_count"]
+        for _ in range(4000)
+    ]
+    assert set(drawn) == {4, 10}  # counts without weight are never drawn
+    assert abs(drawn.count(4) / len(drawn) - 0.75) < 4 * (0.75 * 0.25 / len(drawn)) ** 0.5
+    with pytest.raises(ValueError, match=r"counts \[2\] outside the foil range"):
+        counting_pair(template, 3, rng=rng, foil_weights={2: 1.0, 5: 1.0})  # its own subtest
+    with pytest.raises(ValueError, match="positive sum"):
+        counting_pair(template, 3, rng=rng, foil_weights={5: 0.0})
+    with pytest.raises(ValueError, match="positive sum"):
+        counting_pair(template, 3, rng=rng, foil_weights={})
 
 
 @pytest.mark.parametrize(

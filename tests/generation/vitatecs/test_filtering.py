@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from vitatecs_candidates import make_candidate
 
 from foilkit.generation.nli import ENTAILMENT, NLIFilter, load_nli_model
 from foilkit.generation.vitatecs.filter_model import AspectFilter
@@ -15,8 +16,6 @@ from foilkit.generation.vitatecs.generate import (
     OTHER_ASPECT,
     REJECTED,
     TOXIC,
-    Candidate,
-    Query,
 )
 from foilkit.generation.vitatecs.toxicity import ToxicityFilter, TransformersToxicityScorer
 
@@ -30,17 +29,8 @@ PAIRS = [
 
 def _candidates():
     return [
-        Candidate(
-            query=Query(str(i), caption, aspect, "MSRVTT", f"video{i}.mp4"),
-            counterfactual=counterfactual,
-            raw=counterfactual or "NA",
-            status=CANDIDATE if counterfactual else NA_ANSWER,
-            sample=0,
-            prompt_hash="h",
-            request_key="k",
-            model="m",
-            iteration=1,
-            exemplar_version=1,
+        make_candidate(
+            i, caption, counterfactual, aspect, CANDIDATE if counterfactual else NA_ANSWER
         )
         for i, (caption, counterfactual, aspect) in enumerate(PAIRS)
     ]

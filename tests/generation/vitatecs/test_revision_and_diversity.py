@@ -6,10 +6,11 @@ import csv
 import json
 
 import pytest
+from vitatecs_candidates import make_candidate
 
 from foilkit.generation.vitatecs.diversity import change_signatures, select_diverse
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
-from foilkit.generation.vitatecs.generate import ACCEPTED, REJECTED, Candidate, Query
+from foilkit.generation.vitatecs.generate import ACCEPTED, REJECTED
 from foilkit.generation.vitatecs.prompt import load_aspects
 from foilkit.generation.vitatecs.revision import export_revision, read_labels
 
@@ -19,20 +20,8 @@ def _jsonl(path):
 
 
 def _candidate(i, caption, counterfactual, aspect, status, label, margin=0.5):
-    return Candidate(
-        query=Query(str(i), caption, aspect, "MSRVTT", f"video{i}.mp4"),
-        counterfactual=counterfactual,
-        raw=counterfactual,
-        status=status,
-        sample=0,
-        prompt_hash="h",
-        request_key="k",
-        model="m",
-        iteration=1,
-        exemplar_version=1,
-        label=label,
-        scores={"filter": {"margin": margin}},
-    )
+    scores = {"filter": {"margin": margin}}
+    return make_candidate(i, caption, counterfactual, aspect, status, label=label, scores=scores)
 
 
 CANDIDATES = [
