@@ -368,7 +368,10 @@ class Engine:
                 chunk, self.adapter.encode_views([view.frames for _, view in chunk])
             ):
                 embeddings[key] = embedding
-                if self.cache is not None and view.cache_key is not None:
+                # A non-finite embedding fails its rows (see _record) and is not kept: a rerun
+                # (another dtype, a fixed model) computes it again instead of reading it back.
+                cacheable = view.cache_key is not None and bool(torch.isfinite(embedding).all())
+                if self.cache is not None and cacheable:
                     self.cache.put(view.cache_key, CachedView(embedding, view.frame_indices))
         self.throughput.views += len(embeddings)
         self.throughput.cached_views += sum(

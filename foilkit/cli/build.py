@@ -72,6 +72,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="contrast sets gender/random: the MSR-VTT multiple-choice file",
     )
     parser.add_argument(
+        "--train-split",
+        action="store_true",
+        help="RTime: also build the train split from upstream train.json (for fine-tuning)",
+    )
+    parser.add_argument(
         "--foil-seed",
         type=int,
         help="contrast sets gender: seed of the gender-swap draws (default 0)",
@@ -98,6 +103,8 @@ def _benchmark_options(args: argparse.Namespace) -> dict:
         options["validity_filter"] = False
     if args.multiple_choice_file is not None:
         options["multiple_choice_file"] = args.multiple_choice_file
+    if args.train_split:
+        options["train_split"] = True
     seed = args.foil_seed if args.foil_seed is not None else args.legacy_seed
     if seed is not None:
         options["seed"] = seed

@@ -6,7 +6,10 @@ Every stage writes the one foils output (:func:`foilkit.generation.foil.write_fo
   counting         {"id", "template", "count", "singular_template"?, "video"?}; with
                    --quva-annotations, one row per video and no "count": {"id", "template",
                    "singular_template"?, "video"?, "annotation"?, "fps"?} -> windows of N
-                   repetitions (start/end, start_pts/end_pts) per --subtests
+                   repetitions (start/end, start_pts/end_pts) per --subtests. Foil counts are
+                   drawn weighted by how often each count occurs over every window of every
+                   annotated video (without --quva-annotations: over the rows' counts); the
+                   weights go to each foil's parameters and the record's results
   change-of-state  {"id", "argument", "pre_state", "verb", "post_state", "reverse_verb",
                     "transitive"?, "video"?} -> one row per subtest
   actor-swap       {"id", "caption", "video"?}
@@ -21,11 +24,15 @@ from __future__ import annotations
 
 import argparse
 import random
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from foilkit.generation.cli_io import add_output, read_jsonl, run_record
+
+if TYPE_CHECKING:
+    from foilkit.generation.foil import Foil
 
 STAGES = ("counting", "change-of-state", "actor-swap", "spatial", "masked-lm", "rare-actions")
 
@@ -168,16 +175,21 @@ def run(args: argparse.Namespace) -> int:
     from foilkit.builders.schema import TEXT
     from foilkit.generation.foil import write_foils
 
-    handler = {
-        "counting": _counting,
+    handlers: dict[str, Callable[[argparse.Namespace], list[dict[str, Any]]]] = {
         "change-of-state": _change_of_state,
         "actor-swap": _actor_swap,
         "spatial": _spatial,
         "masked-lm": _masked_lm,
         "rare-actions": _rare_actions,
-    }[args.stage]
-    rows = handler(args)
-    record = run_record(args, "vilma", inputs={"input": args.input}, models=_models(args))
+    }
+    results: dict[str, Any] = {}
+    if args.stage == "counting":  # the one stage whose record also says what it drew with
+        rows, results["foil_count_weights"] = _counting(args)
+    else:
+        rows = handlers[args.stage](args)
+    record = run_record(
+        args, "vilma", inputs={"input": args.input}, models=_models(args), results=results
+    )
     metadata = {"subtest": TEXT} if args.stage in ("counting", "change-of-state") else {}
     if args.stage == "counting" and args.quva_annotations:
         metadata = _window_columns()
@@ -201,23 +213,25 @@ def _models(args: argparse.Namespace) -> dict[str, Any]:
     return models
 
 
-def _counting(args: argparse.Namespace) -> list[dict[str, Any]]:
+CountingWeights = dict[str, dict[int, float]]
+
+
+def _counting(args: argparse.Namespace) -> tuple[list[dict[str, Any]], CountingWeights]:
+    """The counting rows and the foil count weights per caption subtest they were drawn with."""
     from foilkit.generation.foil import foil_row
-    from foilkit.generation.vilma.counting import counting_pair
+    from foilkit.generation.vilma.counting import counting_subtest
 
     if args.quva_annotations:
         return _counting_windows(args)
+    records = list(read_jsonl(args.input, required=("id", "template", "count")))
+    counts = [int(record["count"]) for record in records]
+    # Without the videos' annotations, the rows stand for ViLMA's windows: their counts weigh.
+    usable = [count for count in counts if 1 <= count <= args.max_count]
+    subtests = {counting_subtest(count, small_max=args.small_max) for count in usable}
+    weights = _foil_count_weights(args, Counter(usable), sorted(subtests), source=args.input)
     rng, rows = random.Random(args.seed), []
-    for record in read_jsonl(args.input, required=("id", "template", "count")):
-        pair = counting_pair(
-            record["template"],
-            int(record["count"]),
-            rng=rng,
-            small_max=args.small_max,
-            max_count=args.max_count,
-            spelled=not args.digits,
-            singular_template=record.get("singular_template"),
-        )
+    for record, count in zip(records, counts):
+        pair = _counting_pair(args, record, count, rng, weights)
         if pair is not None:
             caption, foil = pair
             rows.append(
@@ -229,7 +243,53 @@ def _counting(args: argparse.Namespace) -> list[dict[str, Any]]:
                     subtest=foil.parameters["subtest"],
                 )
             )
-    return rows
+    return rows, weights
+
+
+def _foil_count_weights(
+    args: argparse.Namespace,
+    frequencies: Mapping[int, int],
+    subtests: Sequence[str],
+    *,
+    source: Path,
+) -> CountingWeights:
+    """Subtest -> foil count weights from ``frequencies`` (count -> windows or rows), exiting
+    with a message naming ``source`` when a subtest's foil range has none."""
+    from foilkit.generation.vilma.counting import foil_count_weights
+
+    try:
+        return {
+            subtest: foil_count_weights(
+                frequencies, subtest, small_max=args.small_max, max_count=args.max_count
+            )
+            for subtest in subtests
+        }
+    except ValueError as error:
+        raise SystemExit(f"{source}: {error}") from None
+
+
+def _counting_pair(
+    args: argparse.Namespace,
+    record: Mapping[str, Any],
+    count: int,
+    rng: random.Random,
+    weights: CountingWeights,
+) -> tuple[str, Foil] | None:
+    """``counting_pair`` for one row, the foil count drawn from its subtest's weights."""
+    from foilkit.generation.vilma.counting import counting_pair, counting_subtest
+
+    if not 1 <= count <= args.max_count:
+        return None
+    return counting_pair(
+        record["template"],
+        count,
+        rng=rng,
+        foil_weights=weights[counting_subtest(count, small_max=args.small_max)],
+        small_max=args.small_max,
+        max_count=args.max_count,
+        spelled=not args.digits,
+        singular_template=record.get("singular_template"),
+    )
 
 
 def _window_columns() -> dict[str, Any]:
@@ -238,19 +298,27 @@ def _window_columns() -> dict[str, Any]:
     return {"subtest": TEXT, "start_pts": COUNT, "end_pts": COUNT}
 
 
-def _counting_windows(args: argparse.Namespace) -> list[dict[str, Any]]:
+def _counting_windows(
+    args: argparse.Namespace,
+) -> tuple[list[dict[str, Any]], CountingWeights]:
     """ViLMA's counting items: each video cut into windows of N repetitions (QUVA's
     annotations), the caption counting N. An item repeated by ViLMA's draws with replacement
-    (same window, same foil count) is written once, as ViLMA's item ids collapse it."""
+    (same window, same foil count) is written once, as ViLMA's item ids collapse it. The foil
+    counts are weighted by every window of every video in the annotation folder, as ViLMA
+    weights them by every file of its annotation folder, whichever videos the rows name."""
     from foilkit.generation.foil import foil_row
     from foilkit.generation.vilma.counting import (
-        counting_pair,
         normalize_frames,
         read_quva_annotations,
         sample_windows,
+        window_counts,
     )
 
     annotations = read_quva_annotations(args.quva_annotations)
+    frequencies = window_counts(
+        (len(ends) for ends in annotations.values()), max_count=args.max_count
+    )
+    weights = _foil_count_weights(args, frequencies, args.subtests, source=args.quva_annotations)
     rng, rows, seen = random.Random(args.seed), [], set()
     for record in read_jsonl(args.input, required=("id", "template")):
         name = record.get("annotation") or (record.get("video") and Path(record["video"]).stem)
@@ -273,15 +341,7 @@ def _counting_windows(args: argparse.Namespace) -> list[dict[str, Any]]:
                 max_count=args.max_count,
             )
             for window in windows:
-                caption, foil = counting_pair(
-                    record["template"],
-                    window.count,
-                    rng=rng,
-                    small_max=args.small_max,
-                    max_count=args.max_count,
-                    spelled=not args.digits,
-                    singular_template=record.get("singular_template"),
-                )
+                caption, foil = _counting_pair(args, record, window.count, rng, weights)
                 row_id = "-".join(
                     (
                         str(record["id"]),
@@ -307,7 +367,7 @@ def _counting_windows(args: argparse.Namespace) -> list[dict[str, Any]]:
                         end_pts=window.end_pts,
                     )
                 )
-    return rows
+    return rows, weights
 
 
 def _change_of_state(args: argparse.Namespace) -> list[dict[str, Any]]:

@@ -8,10 +8,16 @@ those most frequent in pretraining text) go:
 * **easy**: the caption has a small count, the foil a count in ``small_max+1 .. max_count``;
 * **difficult**: the caption has a larger count, the foil a small one,
 
-so a model biased towards small numbers is right on easy and wrong on difficult items. The foil
-count is drawn uniformly from the subtest's range with the given ``rng``. Numbers are spelled
-("three") or digits; with a count of one, the counted noun loses its plural -s
+so a model biased towards small numbers is right on easy and wrong on difficult items. Numbers
+are spelled ("three") or digits; with a count of one, the counted noun loses its plural -s
 ("exactly one time", "exactly one pull-up").
+
+**Foil count** (ViLMA's ``count_repetitions`` and ``make_choices``): drawn, independently of the
+caption's count, with probability proportional to how many windows hold each count across
+*every* window of *every* video (a video of R repetitions has R - N + 1 windows of N, for N up
+to ``max_count``), restricted to the other subtest's range: :func:`window_counts` tallies the
+windows, :func:`foil_count_weights` restricts and normalises, :func:`counting_pair` draws. The
+caption's own count is never drawn, the two ranges being disjoint. ViLMA has no uniform draw.
 
 **Windows** (ViLMA's ``tasks/counting/create_instrument.py``): QUVA annotates each video with
 the frame at which every repetition ends (``annotations/<video>.npy``). ViLMA rescales these
@@ -29,7 +35,7 @@ from __future__ import annotations
 import os
 import random
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -118,21 +124,83 @@ def foil_counts(count: int, *, small_max: int = SMALL_MAX, max_count: int = MAX_
     return list(subtest_counts(other, small_max=small_max, max_count=max_count))
 
 
+def window_counts(repetitions: Iterable[int], *, max_count: int = MAX_COUNT) -> dict[int, int]:
+    """Count N -> how many windows of N consecutive repetitions (N in 1..``max_count``) videos
+    with the given numbers of repetitions have: ``R - N + 1`` for a video of R (ViLMA's
+    ``count_repetitions`` over every annotation file). Counts no window holds are left out."""
+    counts: dict[int, int] = {}
+    for total in repetitions:
+        if total < 0:
+            raise ValueError(f"a video cannot have {total} repetitions")
+        for count in range(1, min(total, max_count) + 1):
+            counts[count] = counts.get(count, 0) + total - count + 1
+    return dict(sorted(counts.items()))
+
+
+def foil_count_weights(
+    counts: Mapping[int, int],
+    subtest: str,
+    *,
+    small_max: int = SMALL_MAX,
+    max_count: int = MAX_COUNT,
+) -> dict[int, float]:
+    """The probability of each foil count for the captions of ``subtest``.
+
+    ``counts`` maps a count to how often it occurs: over every window of every video
+    (:func:`window_counts`, as ViLMA), or over a set of items (``Counter`` of their counts).
+    Only the foils' range, the other subtest's, is kept, and normalised: ViLMA's
+    ``make_choices`` over its ``count_dict`` filtered per subtest. Counts that never occur get
+    no weight, as they are not among ViLMA's choices.
+    """
+    if subtest not in SUBTESTS:
+        raise ValueError(f"subtest must be one of {SUBTESTS}, got {subtest!r}")
+    other = "difficult" if subtest == "easy" else "easy"
+    allowed = subtest_counts(other, small_max=small_max, max_count=max_count)
+    negative = {count: n for count, n in counts.items() if n < 0}
+    if negative:
+        raise ValueError(f"frequencies must not be negative, got {negative}")
+    kept = {count: counts[count] for count in sorted(counts) if count in allowed and counts[count]}
+    total = sum(kept.values())
+    if not total:
+        raise ValueError(
+            f"no window or item with a count in {allowed.start}..{allowed.stop - 1} to weight "
+            f"the foil counts of {subtest!r} captions by (frequencies: {dict(counts)})"
+        )
+    return {count: n / total for count, n in kept.items()}
+
+
 def counting_pair(
     template: str,
     count: int,
     *,
     rng: random.Random,
+    foil_weights: Mapping[int, float],
     small_max: int = SMALL_MAX,
     max_count: int = MAX_COUNT,
     spelled: bool = True,
     singular_template: str | None = None,
 ) -> tuple[str, Foil] | None:
     """The caption and foil for a video whose action happens ``count`` times, or ``None`` when
-    the count exceeds ``max_count`` (or is below one)."""
+    the count exceeds ``max_count`` (or is below one).
+
+    The foil's count is drawn with ``rng`` from ``foil_weights`` (count -> weight, from
+    :func:`foil_count_weights` for the caption's subtest); a weighted count outside the
+    caption's foil range (:func:`foil_counts`) raises ``ValueError``.
+    """
     if not 1 <= count <= max_count:
         return None
-    foil_count = rng.choice(foil_counts(count, small_max=small_max, max_count=max_count))
+    allowed = foil_counts(count, small_max=small_max, max_count=max_count)
+    stray = sorted(set(foil_weights) - set(allowed))
+    if stray:
+        raise ValueError(
+            f"foil_weights give counts {stray} outside the foil range {allowed} of a caption "
+            f"counting {count}"
+        )
+    choices = sorted(foil_weights)
+    weights = [float(foil_weights[choice]) for choice in choices]
+    if any(weight < 0 for weight in weights) or not sum(weights) > 0:
+        raise ValueError(f"foil_weights must be >= 0 with a positive sum, got {foil_weights}")
+    foil_count = rng.choices(choices, weights=weights)[0]
     fill = {"spelled": spelled, "singular_template": singular_template}
     caption = fill_count_template(template, count, **fill)
     foil = Foil(
@@ -144,6 +212,7 @@ def counting_pair(
             "small_max": small_max,
             "max_count": max_count,
             "spelled": spelled,
+            "foil_count_weights": {str(choice): w for choice, w in zip(choices, weights)},
         },
         source={"template": template, "count": count, "foil_count": foil_count},
     )

@@ -96,6 +96,22 @@ def test_train_split_from_a_local_folder(tmp_path: Path):
     assert _build(tmp_path / "rtime", tmp_path, "origin", train_split=True)["train"].num_rows == 5
 
 
+def test_foilkit_build_train_split_writes_the_train_split(tmp_path: Path, capsys):
+    from foilkit.cli import main
+
+    out = tmp_path / "export"
+    argv = ["build", "rtime", "--config", "hard", "--out", str(out), "--on-missing", "keep"]
+    argv += ["--annotations", str(_annotations(tmp_path / "rtime"))]
+    argv += ["--datasets-cache", str(tmp_path / "cache")]
+    assert main([*argv, "--train-split"]) == 0
+    assert "hard/train-00000-of-00001.parquet" in capsys.readouterr().out
+    reloaded = datasets.load_dataset(str(out), "hard", cache_dir=str(tmp_path / "reload"))
+    assert reloaded["train"].num_rows == 9 and reloaded["test"].num_rows == 2
+    # without the flag the build reads no train.json and writes no train split
+    assert main([*argv[:5], str(tmp_path / "plain"), *argv[6:]]) == 0
+    assert "train-" not in capsys.readouterr().out
+
+
 def test_without_train_split_the_builder_needs_no_train_file(tmp_path: Path):
     splits = _build(_annotations(tmp_path / "rtime", train=False), tmp_path)
     assert set(splits) == {"test", "validation"}

@@ -135,6 +135,28 @@ def test_a_nan_text_embedding_fails_the_rows_of_that_text(
     _check_nonfinite_row(out, math.nan)
 
 
+def test_a_nan_view_embedding_fails_its_rows_and_is_not_cached(
+    tiny_clip, two_rows, tmp_path, monkeypatch
+):
+    real = DualEncoderAdapter.encode_views
+
+    def run(name: str) -> tuple[datasets.Dataset, dict]:
+        options = {**RUN, "use_cache": True, "cache_dir": str(tmp_path / "cache")}
+        scores = foilkit.score(tiny_clip, two_rows, out_dir=str(tmp_path / name), **options)
+        return scores, json.loads((tmp_path / name / "run.json").read_text())["throughput"]
+
+    def nan_views(self, views):
+        return [torch.full_like(embedding, math.nan) for embedding in real(self, views)]
+
+    monkeypatch.setattr(DualEncoderAdapter, "encode_views", nan_views)
+    scores, _ = run("broken")
+    assert all("non-finite score" in error for error in scores["error"])
+    monkeypatch.setattr(DualEncoderAdapter, "encode_views", real)  # the model fixed
+    scores, throughput = run("fixed")  # nothing was cached: both views encoded again
+    assert scores["error"] == [None, None] and throughput["cached_views"] == 0
+    assert run("again")[1]["cached_views"] == 2  # the finite embeddings are cached
+
+
 def test_a_shard_line_with_a_nan_is_scored_again(tmp_path):
     """Older versions wrote bare NaN tokens into shards: such a row is not taken as done."""
     shards = tmp_path / "shards"
