@@ -67,9 +67,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "count as one): keeps look-alikes, which static cues cannot tell apart, out of a batch",
     )
     add(
+        "--num-frames",
         "--frames",
+        dest="num_frames",
         type=int,
-        default=PAPER_DEFAULTS["frames"],
+        default=PAPER_DEFAULTS["num_frames"],
         help="frames per clip (default: %(default)s)",
     )
     add("--sampling", default="uniform", help="frame sampling policy (default: %(default)s)")
@@ -172,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
         reversal_aspects=tuple(args.reversal_aspects),
         irreversible=args.irreversible,
         distinct_by=args.distinct_by,
-        frames=args.frames,
+        num_frames=args.num_frames,
         sampling=args.sampling,
         batch_size=args.batch_size,
         learning_rate=args.learning_rate,

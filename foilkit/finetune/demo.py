@@ -27,7 +27,7 @@ from typing import Any
 #: are the defaults of ``foilkit finetune``; a tiny random model needs larger learning rates and
 #: more epochs, and frame-position embeddings at the scale of its frame embeddings.
 DEMO_FINETUNE = {
-    "frames": 8,
+    "num_frames": 8,
     "batch_size": 16,
     "epochs": 40,
     "learning_rate": 3e-3,

@@ -11,7 +11,7 @@ RTime follows it), the defaults here:
 ============================  =====================================================
 ``epochs``                    5
 ``batch_size``                128 clips (64 items and their reversals)
-``frames``                    12 (CLIP4Clip's ``max_frames``; RTime Table 3: more frames help)
+``num_frames``                12 (CLIP4Clip's ``max_frames``; RTime Table 3: more frames help)
 ``learning_rate``             1e-4, the temporal module (CLIP4Clip ``lr``)
 ``base_learning_rate``        1e-7, the CLIP towers (CLIP4Clip ``lr * coef_lr``, 1e-4 x 1e-3)
 ``warmup``                    0.1 of the steps, then cosine decay (CLIP4Clip)
@@ -67,7 +67,7 @@ from typing import Any
 PAPER_DEFAULTS = {
     "epochs": 5,
     "batch_size": 128,
-    "frames": 12,
+    "num_frames": 12,
     "learning_rate": 1e-4,
     "base_learning_rate": 1e-7,
     "warmup": 0.1,
@@ -95,7 +95,7 @@ class FinetuneOptions:
     split: str = "train"
     hard_negatives: str = "reversed"
     reversal_aspects: tuple[str, ...] = REVERSAL_ASPECTS
-    frames: int = PAPER_DEFAULTS["frames"]
+    num_frames: int = PAPER_DEFAULTS["num_frames"]
     sampling: str = "uniform"
     batch_size: int = PAPER_DEFAULTS["batch_size"]
     learning_rate: float = PAPER_DEFAULTS["learning_rate"]
@@ -123,7 +123,7 @@ class FinetuneOptions:
                 f"{list(HARD_NEGATIVES)}"
             )
         for name in (
-            "frames",
+            "num_frames",
             "batch_size",
             "epochs",
             "gradient_accumulation_steps",
@@ -376,7 +376,7 @@ def finetune(
         raise ValueError(f"the {opts.split!r} split has no rows")
     if opts.hard_negatives == "reversed" and opts.irreversible == "error":
         check_reversible(items, opts.reversal_aspects)
-    policy = SamplingPolicy(opts.sampling, num_frames=opts.frames)
+    policy = SamplingPolicy(opts.sampling, num_frames=opts.num_frames)
     if overwrite and out.exists() and not resume:
         shutil.rmtree(out)
 
@@ -399,13 +399,13 @@ def finetune(
         net = TemporalClip.from_base(
             base,
             layers=opts.temporal_layers,
-            max_frames=max(64, opts.frames),
+            max_frames=max(64, opts.num_frames),
             position_init_std=opts.position_init_std,
         )
-    if opts.frames > net.temporal.config.max_frames:
+    if opts.num_frames > net.temporal.config.max_frames:
         raise ValueError(
-            f"frames={opts.frames} exceeds the temporal module's {net.temporal.config.max_frames} "
-            "positions"
+            f"num_frames={opts.num_frames} exceeds the temporal module's "
+            f"{net.temporal.config.max_frames} positions"
         )
     processor = AutoProcessor.from_pretrained(model, revision=revision)
     image_processor, tokenizer = processor.image_processor, processor.tokenizer
@@ -460,7 +460,7 @@ def finetune(
             done = json.loads((last / DONE_FILE).read_text())
             start_epoch, losses = done["epoch"], done["losses"]
             optimizer_steps = done.get("optimizer_steps", 0)
-            if done.get("options") and done["options"] != _comparable(opts):
+            if done.get("options") and _renamed(done["options"]) != _comparable(opts):
                 raise ValueError(
                     f"{out} was trained with other options ({done['options']}); resume only the "
                     "same run"
@@ -556,6 +556,13 @@ def finetune(
     return FinetuneResult(out, model_dir, record, [entry["loss"] for entry in losses])
 
 
+def _renamed(options: dict[str, Any]) -> dict[str, Any]:
+    """A checkpoint's recorded options under today's names (``frames`` is now ``num_frames``)."""
+    if "frames" not in options:
+        return options
+    return {("num_frames" if k == "frames" else k): v for k, v in options.items()}
+
+
 def _comparable(opts: FinetuneOptions) -> dict[str, Any]:
     """The options a resumed run must share with the run it continues."""
     values = json.loads(json.dumps(asdict(opts)))
@@ -589,7 +596,7 @@ def _record(model, dataset, data, items, opts, accelerator, *, video_root) -> di
             "reversed_caption_rules": rules,
         },
         "hard_negatives": opts.hard_negatives,
-        "frames": opts.frames,
+        "num_frames": opts.num_frames,
         "sampling": opts.sampling,
         "seed": opts.seed,
         "options": json.loads(json.dumps(asdict(opts))),

@@ -176,7 +176,7 @@ def test_finetune_trains_on_an_rtime_export_train_split(exported, tmp_path: Path
     out, videos = exported
     settings = {
         "config": "hard",
-        "frames": 4,
+        "num_frames": 4,
         "batch_size": 4,
         "epochs": 1,
         "temporal_layers": 1,

@@ -13,7 +13,7 @@ from foilkit.finetune.synthetic import write_train_split
 #: Small, fast flags: 4 frames, batches of 8 clips (4 items + their reversals), one temporal
 #: layer, decoded frames cached, no progress bars.
 FAST_FLAGS = (
-    "--frames",
+    "--num-frames",
     "4",
     "--batch-size",
     "8",

@@ -76,7 +76,7 @@ def test_mixed_precision_and_gradient_accumulation_are_used_and_recorded(
 ):
     settings = {
         "config": "direction",
-        "frames": 4,
+        "num_frames": 4,
         "batch_size": 6,
         "learning_rate": 1e-3,
         "temporal_layers": 1,

@@ -4,6 +4,7 @@ with a tiny CLIP, resuming, the saved folder through ``foilkit evaluate``, and b
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 from typing import ClassVar
@@ -19,7 +20,7 @@ from foilkit.scorers.adapters.temporal_clip import ARCHITECTURE, TEMPORAL_WEIGHT
 
 #: Small, fast settings: 4 frames, batches of 8 clips (4 items + their reversals).
 FAST = {
-    "frames": 4,
+    "num_frames": 4,
     "batch_size": 8,
     "learning_rate": 1e-3,
     "base_learning_rate": 1e-4,
@@ -165,7 +166,8 @@ def test_finetune_saves_a_hub_folder_with_record_and_loss_curve(trained):
     ):
         assert (model / name).is_file(), name
     record = json.loads((out / "training.json").read_text())
-    assert record["hard_negatives"] == "reversed" and record["frames"] == 4 and record["seed"] == 0
+    assert record["hard_negatives"] == "reversed" and record["seed"] == 0
+    assert record["num_frames"] == 4
     assert record["data"]["reversed_caption_rules"] == {"reversed row": 16}
     assert record["packages"]["torch"] and record["packages"]["transformers"]
     with Image.open(out / "loss.png") as image:
@@ -174,6 +176,25 @@ def test_finetune_saves_a_hub_folder_with_record_and_loss_curve(trained):
     assert record["losses"][: len(first["losses"])] == first["losses"]
     assert {entry["epoch"] for entry in record["losses"]} == {1, 2}
     assert last_checkpoint(out).name == "epoch-2"
+
+
+def test_a_checkpoint_recorded_with_the_old_frames_option_resumes(
+    trained, finetune_argv, tmp_path: Path, capsys
+):
+    """Checkpoints written before ``frames`` became ``num_frames`` still resume, and still
+    refuse other options."""
+    out = tmp_path / "run"
+    shutil.copytree(trained[0], out)
+    done_file = last_checkpoint(out) / "done.json"
+    done = json.loads(done_file.read_text())
+    done["options"]["frames"] = done["options"].pop("num_frames")
+    argv = [*finetune_argv("direction", "--out", str(out), "--num-workers", "2"), "--resume"]
+    done_file.write_text(json.dumps({**done, "options": {**done["options"], "frames": 8}}))
+    assert main([*argv, "--epochs", "3"]) == 2  # a user error: the run had other options
+    assert "was trained with other options" in capsys.readouterr().err
+    done_file.write_text(json.dumps(done))
+    assert main([*argv, "--epochs", "3"]) == 0
+    assert last_checkpoint(out).name == "epoch-3"
 
 
 def test_saved_model_evaluates_as_any_model_and_sees_the_frame_order(
