@@ -37,6 +37,7 @@ from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, TEXTS, canonical_features
 from foilkit.builders.spec import Benchmark, MetricSpec
 from foilkit.errors import UserError
+from foilkit.metrics import CITATIONS
 
 if TYPE_CHECKING:
     from foilkit.generation.contrast.multiple_choice import MultipleChoiceItem
@@ -59,16 +60,6 @@ FEATURES = canonical_features(
     label=datasets.Value("int32"),
     foil_type=TEXT,
 )
-
-_CITATION = """\
-@inproceedings{park2022exposing,
-  title     = {Exposing the Limits of Video-Text Models through Contrast Sets},
-  author    = {Park, Jae Sung and Shen, Sheng and Farhadi, Ali and Darrell, Trevor and
-               Choi, Yejin and Rohrbach, Anna},
-  booktitle = {Proceedings of the 2022 Conference of the North American Chapter of the
-               Association for Computational Linguistics: Human Language Technologies},
-  year      = {2022}
-}"""
 
 
 class ContrastSetUnavailableError(UserError):
@@ -135,7 +126,7 @@ class ContrastSets(FoilkitBuilder):
         "true; one negative is a hard contrast-set foil (a verb phrase changed by a language "
         "model or by people)."
     )
-    CITATION = _CITATION
+    CITATION = CITATIONS["contrast_sets"]
     VIDEO_LAYOUT = (
         "`<video_root>/<clip>.mp4`, the MSR-VTT video named by its clip id (e.g. `video9770.mp4`)."
     )

@@ -40,6 +40,7 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import FLAG, TEXT, TEXTS, canonical_features
 from foilkit.builders.spec import Benchmark, MetricSpec
+from foilkit.metrics import CITATIONS
 
 TASKS = ("origin", "hard", "binary")
 SPLITS = {"test": "test.json", "validation": "valid.json"}
@@ -65,14 +66,6 @@ FEATURES = canonical_features(
     reversible=FLAG,
 )
 
-_CITATION = """\
-@inproceedings{du2024rtime,
-  title     = {Reversed in Time: A Novel Temporal-Emphasized Benchmark for Cross-Modal
-               Video-Text Retrieval},
-  author    = {Du, Yang and Liu, Yuqi and Jin, Qin},
-  booktitle = {Proceedings of the 32nd ACM International Conference on Multimedia},
-  year      = {2024}
-}"""
 
 _FIELDS = (
     "forward_captions",
@@ -145,7 +138,7 @@ class RTime(FoilkitBuilder):
         "source video appears forward and time-reversed, each view with its own human-written "
         "caption; the reversed view is the same file played backwards (reversed=True)."
     )
-    CITATION = _CITATION
+    CITATION = CITATIONS["rtime"]
     VIDEO_LAYOUT = (
         "`<video_root>/<source_id>.mp4`, the video downloaded from its `url` and named by its "
         "RTime id. The reversed view reads the same file (`reversed=True`): no reversed copy is "

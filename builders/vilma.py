@@ -42,6 +42,7 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import COUNT, FLAG, TEXT, TEXTS, canonical_features
 from foilkit.builders.spec import Benchmark, MetricSpec, pairwise_inputs
+from foilkit.metrics import CITATIONS
 
 PTS_FPS = 30.0  # frame rate of the normalised QUVA videos the "pts" windows index
 
@@ -124,16 +125,6 @@ FEATURES = canonical_features(
     valid=FLAG,
 )
 
-_CITATION = """\
-@inproceedings{kesen2024vilma,
-  title     = {{ViLMA}: A Zero-Shot Benchmark for Linguistic and Temporal Grounding in
-               Video-Language Models},
-  author    = {Kesen, Ilker and Pedrotti, Andrea and Dogan, Mustafa and Cafagna, Michele and
-               Acikgoz, Emre Can and Parcalabescu, Letitia and Calixto, Iacer and
-               Frank, Anette and Gatt, Albert and Erdem, Aykut and Erdem, Erkut},
-  booktitle = {The Twelfth International Conference on Learning Representations (ICLR)},
-  year      = {2024}
-}"""
 
 _REQUIRED = (
     "dataset",
@@ -224,7 +215,7 @@ class Vilma(FoilkitBuilder):
         "models. Each row pairs a video window with a caption and its foils (main test) and with "
         "a simpler proficiency caption and foils that probe a prerequisite skill."
     )
-    CITATION = _CITATION
+    CITATION = CITATIONS["vilma"]
     VIDEO_LAYOUT = (
         "`<video_root>/<source_dataset>/<name>`, one folder per source dataset as "
         "`source_dataset` spells it. `<name>` is `<youtube_id>.mp4` when the row has a YouTube id "

@@ -27,6 +27,7 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, canonical_features
 from foilkit.builders.spec import PAIRWISE_STRICT, Benchmark
+from foilkit.metrics import CITATIONS
 
 ASPECTS = ("direction", "intensity", "sequence", "localization", "compositionality", "type")
 VERSIONS = {
@@ -43,16 +44,6 @@ SOURCE = GitHubSource(
 )
 
 FEATURES = canonical_features(aspect=TEXT, source_dataset=TEXT, video_name=TEXT)
-
-_CITATION = """\
-@article{li2023vitatecs,
-  title   = {{VITATECS}: A Diagnostic Dataset for Temporal Concept Understanding of
-             Video-Language Models},
-  author  = {Li, Shicheng and Li, Lei and Ren, Shuhuai and Liu, Yuanxin and Liu, Yi and
-             Gao, Rundong and Sun, Xu and Hou, Lu},
-  journal = {arXiv preprint arXiv:2311.17404},
-  year    = {2023}
-}"""
 
 
 @dataclass
@@ -101,7 +92,7 @@ class Vitatecs(FoilkitBuilder):
         "one temporal aspect (direction, intensity, sequence, localization, compositionality, "
         "type)."
     )
-    CITATION = _CITATION
+    CITATION = CITATIONS["vitatecs"]
     VIDEO_LAYOUT = (
         "As the VITATECS README lays it out: `<video_root>/MSRVTT/<video_name>` for MSR-VTT "
         "videos (e.g. `MSRVTT/video9770.mp4`) and `<video_root>/VATEX/<video_name>` for VATEX "

@@ -5,8 +5,8 @@ folder; pushable to the Hub as a Space, see ``foilkit metrics push``) and a plai
 whose pure function ``<name>(...)`` needs only numpy. This package adds what spans metrics:
 loading an installed module without a checkout (:func:`load`), the pure functions by name
 (:func:`metric_function`), paired comparisons of two models on the same items
-(:func:`paired_comparison`), and what reports say about scores (:func:`score_direction`,
-:func:`tie_meanings`).
+(:func:`paired_comparison`), what reports say about scores (:func:`score_direction`,
+:func:`tie_meanings`), and the papers' BibTeX by benchmark (:data:`CITATIONS`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import inspect
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from ._citations import CITATIONS as CITATIONS
 
 #: metric name -> the result keys a paired comparison tests, headline first, each with the
 #: ``item_credits`` output holding that key's per-item credit.

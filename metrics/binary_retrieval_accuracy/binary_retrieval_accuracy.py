@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ._citations import RTIME
 from ._common import (
     block_matrix,
     oriented,
@@ -22,15 +23,7 @@ try:  # the pure functions below need neither; the evaluate module does
 except ImportError:  # pragma: no cover - exercised only where evaluate is absent
     evaluate = None
 
-_CITATION = """\
-@inproceedings{du2024rtime,
-  title     = {Reversed in Time: A Novel Temporal-Emphasized Benchmark for Cross-Modal
-               Video-Text Retrieval},
-  author    = {Du, Yang and Liu, Yuqi and Jin, Qin},
-  booktitle = {Proceedings of the 32nd ACM International Conference on Multimedia},
-  year      = {2024}
-}
-"""
+_CITATION = RTIME
 
 _DESCRIPTION = """\
 RTime-Binary (Du et al., Sec. 3.3): each source video comes with its time-reversed copy and a

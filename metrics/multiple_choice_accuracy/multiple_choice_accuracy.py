@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ._citations import CONTRAST_SETS
 from ._common import (
     add_counts,
     check_lengths,
@@ -24,17 +25,7 @@ try:  # the pure functions below need neither; the evaluate module does
 except ImportError:  # pragma: no cover - exercised only where evaluate is absent
     evaluate = None
 
-_CITATION = """\
-@inproceedings{park2022exposing,
-  title     = {Exposing the Limits of Video-Text Models through Contrast Sets},
-  author    = {Park, Jae Sung and Shen, Sheng and Farhadi, Ali and Darrell, Trevor and
-               Choi, Yejin and Rohrbach, Anna},
-  booktitle = {Proceedings of the 2022 Conference of the North American Chapter of the
-               Association for Computational Linguistics (NAACL)},
-  pages     = {3574--3586},
-  year      = {2022}
-}
-"""
+_CITATION = CONTRAST_SETS
 
 _DESCRIPTION = """\
 The MSR-VTT contrast sets (Park et al., 2022, Sec. 4.1-4.2) turn each video into a 5-way multiple

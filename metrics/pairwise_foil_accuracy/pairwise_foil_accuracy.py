@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ._citations import VITATECS
 from ._common import (
     add_counts,
     block_matrix,
@@ -29,16 +30,7 @@ try:  # the pure functions below need neither; the evaluate module does
 except ImportError:  # pragma: no cover - exercised only where evaluate is absent
     evaluate = None
 
-_CITATION = """\
-@article{li2023vitatecs,
-  title   = {{VITATECS}: A Diagnostic Dataset for Temporal Concept Understanding of
-             Video-Language Models},
-  author  = {Li, Shicheng and Li, Lei and Ren, Shuhuai and Liu, Yuanxin and Liu, Yi and
-             Gao, Rundong and Sun, Xu and Hou, Lu},
-  journal = {arXiv preprint arXiv:2311.17404},
-  year    = {2023}
-}
-"""
+_CITATION = VITATECS
 
 _DESCRIPTION = """\
 An item (a video with its caption and one or more foils) is correct when the model scores the

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ._citations import VILMA
 from ._common import (
     add_counts,
     check_lengths,
@@ -27,17 +28,7 @@ try:  # the pure functions below need neither; the evaluate module does
 except ImportError:  # pragma: no cover - exercised only where evaluate is absent
     evaluate = None
 
-_CITATION = """\
-@inproceedings{kesen2024vilma,
-  title     = {{ViLMA}: A Zero-Shot Benchmark for Linguistic and Temporal Grounding in
-               Video-Language Models},
-  author    = {Kesen, Ilker and Pedrotti, Andrea and Dogan, Mustafa and Cafagna, Michele and
-               Acikgoz, Emre Can and Parcalabescu, Letitia and Calixto, Iacer and
-               Frank, Anette and Gatt, Albert and Erdem, Aykut and Erdem, Erkut},
-  booktitle = {International Conference on Learning Representations (ICLR)},
-  year      = {2024}
-}
-"""
+_CITATION = VILMA
 
 _DESCRIPTION = """\
 ViLMA scores every item twice: on its proficiency pair (a simpler caption/foil test of a

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from ._citations import RTIME
 from ._common import check_lengths, with_intervals
 from ._ranking import (
     Ranking,
@@ -24,15 +25,7 @@ try:  # the pure function below needs neither; the evaluate module does
 except ImportError:  # pragma: no cover - exercised only where evaluate is absent
     evaluate = None
 
-_CITATION = """\
-@inproceedings{du2024rtime,
-  title     = {Reversed in Time: A Novel Temporal-Emphasized Benchmark for Cross-Modal
-               Video-Text Retrieval},
-  author    = {Du, Yang and Liu, Yuqi and Jin, Qin},
-  booktitle = {Proceedings of the 32nd ACM International Conference on Multimedia},
-  year      = {2024}
-}
-"""
+_CITATION = RTIME
 
 _DESCRIPTION = """\
 Video-text retrieval over a pool: given a views x texts score matrix and, for each view (a video,
