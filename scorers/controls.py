@@ -29,8 +29,9 @@ def apply_control(
 ) -> DecodedFrames:
     """``decoded`` with its frames reordered by ``control``.
 
-    ``shuffled`` draws its permutation from ``seed`` and the view's key, so it is the same
-    for a view whichever process, batch or run handles it.
+    ``shuffled`` draws its permutation from ``seed`` and ``view_key``; the engine passes the
+    video's content hash with the view's window and direction, so the permutation is the same
+    for a view whichever process, batch, run, folder or machine handles it.
     """
     check_control(control)
     count = len(decoded.indices)

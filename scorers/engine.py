@@ -24,7 +24,7 @@ from foilkit.progress import interactive
 from foilkit.scorers.adapters import Adapter, EmbeddingAdapter
 from foilkit.scorers.cache import CachedView, EmbeddingCache
 from foilkit.scorers.controls import apply_control
-from foilkit.scorers.plan import DecodeUnit, PlannedRow, ScoringPlan
+from foilkit.scorers.plan import DecodeUnit, PlannedRow, ScoringPlan, view_key
 from foilkit.scorers.prefetch import prefetched
 from foilkit.scorers.requests import TextScores, TextsRequest
 from foilkit.scorers.store import ResultStore
@@ -91,9 +91,10 @@ class UnitDecoder:
         if not unit.views:
             return result
         try:
-            keys = {}
-            if self.cache is not None:
+            keys, digest = {}, None
+            if self.cache is not None or self.control == "shuffled":
                 digest = content_hash(self.plan.views[unit.views[0]])
+            if self.cache is not None:
                 keys = {view: self.cache.key(digest, self.plan.views[view]) for view in unit.views}
                 for view, key in keys.items():
                     hit = self.cache.get(key)
@@ -111,7 +112,12 @@ class UnitDecoder:
                     if isinstance(frames, VideoError):
                         result.view_errors[view] = str(frames)
                         continue
-                    frames = apply_control(frames, self.control, seed=self.seed, view_key=view)
+                    # shuffled by the video's content, not its path: the same permutation in
+                    # any folder, on any machine
+                    content = (
+                        view_key(self.plan.views[view], f"sha256:{digest}") if digest else view
+                    )
+                    frames = apply_control(frames, self.control, seed=self.seed, view_key=content)
                     result.views[view] = ViewFrames(
                         frames.indices.tolist(),
                         frames.frames,

@@ -78,10 +78,11 @@ class ScoringPlan:
         return ScoringPlan(rows, self.views, self.units)
 
 
-def view_key(view: VideoView) -> str:
-    """A stable name for a view: its file (or bytes hash), window and direction."""
+def view_key(view: VideoView, source_key: str | None = None) -> str:
+    """A stable name for a view: its file (or bytes hash), window and direction; ``source_key``
+    names the video instead of ``view.source_key`` (e.g. its content hash)."""
     window = "" if view.start is None and view.end is None else f"@{view.start}-{view.end}"
-    return f"{view.source_key}{window}{':reversed' if view.reversed else ''}"
+    return f"{source_key or view.source_key}{window}{':reversed' if view.reversed else ''}"
 
 
 def _text_groups(row: Mapping[str, Any], index: int) -> dict[str, tuple[str, ...]]:

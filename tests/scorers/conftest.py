@@ -114,6 +114,12 @@ def benchmark(video_dir):
 
 
 @pytest.fixture(scope="session")
+def benchmark_in():
+    """``benchmark_in(folder)``: the synthetic benchmark with its videos written to ``folder``."""
+    return lambda folder: as_dataset(benchmark_rows(folder))
+
+
+@pytest.fixture(scope="session")
 def benchmark_with_broken(video_dir):
     """The benchmark plus a corrupt and a missing video."""
     return as_dataset(benchmark_rows(video_dir) + broken_rows(video_dir))

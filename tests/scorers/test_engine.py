@@ -245,6 +245,24 @@ def test_controls_are_run_options_and_recorded(control, model, tiny_model, bench
         assert forward == expected[control]
 
 
+@pytest.mark.parametrize("use_cache", [False, True])
+def test_shuffled_frames_follow_the_video_content_not_its_folder(
+    use_cache, tiny_model, benchmark_in, tmp_path
+):
+    """The same videos in two folders (another checkout, another machine) are shuffled alike;
+    a seed changes the permutation."""
+
+    def frame_orders(folder: str, seed: int = 1) -> list[list[int]]:
+        options = {**RUN, "use_cache": use_cache, "cache_dir": str(tmp_path / f"cache-{folder}")}
+        rows = benchmark_in(tmp_path / folder)
+        scores = foilkit.score(tiny_model("clip"), rows, control="shuffled", seed=seed, **options)
+        return scores["frame_indices"]
+
+    here = frame_orders("here")
+    assert frame_orders("elsewhere") == here
+    assert frame_orders("here", seed=2) != here
+
+
 @pytest.mark.parametrize("model", ["clip", "blip-itm"])
 def test_score_matrix_agrees_with_pairwise_scores(model, tiny_model, benchmark, cache_dir):
     pool = benchmark.filter(lambda row: row["id"] != "left-window")
