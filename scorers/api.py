@@ -224,7 +224,11 @@ def _cache(
         for key in identity
         if key not in ("kind", "rows", "rows_sha256", "protocol")
     }
-    if options.control != "shuffled":
+    if options.control == "shuffled":
+        # the permutation's key: the video's content (before, its path; such entries must not
+        # be served to a content-seeded run)
+        namespace["shuffle_key"] = "content-sha256"
+    else:
         # the seed changes no frame unless frames are shuffled (a seeded sampling policy keeps
         # its seed in the "sampling" record)
         namespace.pop("seed")

@@ -114,10 +114,10 @@ class UnitDecoder:
                         continue
                     # shuffled by the video's content, not its path: the same permutation in
                     # any folder, on any machine
-                    content = (
-                        view_key(self.plan.views[view], f"sha256:{digest}") if digest else view
-                    )
-                    frames = apply_control(frames, self.control, seed=self.seed, view_key=content)
+                    key = view
+                    if self.control == "shuffled":
+                        key = view_key(self.plan.views[view], f"sha256:{digest}")
+                    frames = apply_control(frames, self.control, seed=self.seed, view_key=key)
                     result.views[view] = ViewFrames(
                         frames.indices.tolist(),
                         frames.frames,

@@ -154,9 +154,7 @@ _PRONOUNS = {
         "reflexive": "themselves",
     },
 }
-_PRONOUN_FEATURES = {
-    word: kind for kind, forms in _PRONOUNS.items() for word in forms.values() if word != "her"
-}
+_PRONOUN_FEATURES = {word: kind for kind, forms in _PRONOUNS.items() for word in forms.values()}
 #: What may follow a main verb the tagger took for a noun ("stares *ahead*", "smiles *at*").
 _AFTER_VERB_POS = {"ADV", "ADP", "DET", "SCONJ", "PRON", "PUNCT", "PART", "NUM"}
 _FINITE_TAGS = ("VBZ", "VBP", "VBD", "MD")
@@ -345,7 +343,7 @@ def _features(token: Token, span: tuple[int, int]) -> tuple[str | None, bool]:
     if _coordinated(token.doc, span):
         return None, True
     if token.pos_ == "PRON":
-        kind = "female" if token.lower_ == "her" else _PRONOUN_FEATURES.get(token.lower_)
+        kind = _PRONOUN_FEATURES.get(token.lower_)
         if kind == "plural" or token.lower_ in _PLURAL_PRONOUNS:
             return None, True
         return kind, False
@@ -368,7 +366,7 @@ def _coordinated(doc: Doc, span: tuple[int, int]) -> bool:
 def _refers_to(pronoun: Token, actor: _Actor) -> bool:
     """Whether a third-person ``pronoun`` can refer to ``actor`` (a person of unknown gender
     can be "he" or "she", not singular "they")."""
-    kind = "female" if pronoun.lower_ == "her" else _PRONOUN_FEATURES.get(pronoun.lower_)
+    kind = _PRONOUN_FEATURES.get(pronoun.lower_)
     if kind is None:
         return False
     if kind == "plural":
@@ -719,18 +717,14 @@ def actor_swap(caption: str, *, nlp: Language) -> list[Foil]:
     second = (max(start, verb + 1), end)
     other = _Actor(second, *_features(other_head, second))
     span_a, span_b = doc[first[0] : first[1]], doc[second[0] : second[1]]
-    leaving = span_a.text
+    leaving = span_a.text  # "Firefighters lifted" -> "lifted firefighters"
     if first[0] == 0 and doc[0].pos_ != "PROPN" and doc[0].text != "I":
-        leaving = (
-            leaving[:1].lower() + leaving[1:]
-        )  # "Firefighters lifted" -> "lifted firefighters"
+        leaving = leaving[:1].lower() + leaving[1:]
     into_first, into_second = _second_mention(
-        span_a.text,
+        leaving,
         _moved(span_b.text, other_head, to_subject=True),
         same_noun=head.lemma_.lower() == other_head.lemma_.lower(),
     )
-    if into_second == span_a.text:
-        into_second = leaving
     edits = [
         (span_a.start_char, span_a.end_char, into_first),
         (span_b.start_char, span_b.end_char, _moved(into_second, head, to_subject=False)),
