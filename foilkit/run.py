@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foilkit.files import atomic_write
 from foilkit.scorers.protocols import ResolvedProtocol
 
 if TYPE_CHECKING:
@@ -159,8 +160,9 @@ class RunFolder:
 
         self.scores_dir.mkdir(parents=True, exist_ok=True)
         np.save(self.matrix(config), matrix.scores)
-        self.matrix_index(config).write_text(
-            json.dumps({"ids": matrix.ids, "texts": matrix.texts, "score_kind": matrix.score_kind})
+        atomic_write(
+            self.matrix_index(config),
+            json.dumps({"ids": matrix.ids, "texts": matrix.texts, "score_kind": matrix.score_kind}),
         )
         return self.matrix(config)
 
@@ -494,9 +496,7 @@ class RunResults:
         """Write ``results.json`` into the run folder; returns its path."""
         folder = run_dir if isinstance(run_dir, RunFolder) else RunFolder(Path(run_dir))
         folder.root.mkdir(parents=True, exist_ok=True)
-        folder.results.write_text(
-            json.dumps(self.to_json(), indent=2, default=_json_default), encoding="utf-8"
-        )
+        atomic_write(folder.results, json.dumps(self.to_json(), indent=2, default=_json_default))
         return folder.results
 
 

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from foilkit.files import atomic_write
 from foilkit.progress import library_progress_bars
 from foilkit.scorers.adapters import (
     Adapter,
@@ -304,8 +305,9 @@ def _run(
         state.wait_for_everyone()
         if state.is_main_process and not (out_dir / "run.json").is_file():
             out_dir.mkdir(parents=True, exist_ok=True)
-            (out_dir / "run.json").write_text(
-                json.dumps({"identity": identity, "started_at": now()}, indent=2)
+            atomic_write(
+                out_dir / "run.json",
+                json.dumps({"identity": identity, "started_at": now()}, indent=2),
             )
     store = ResultStore(out_dir, state.process_index)
     done = dict(store.load())
@@ -435,7 +437,7 @@ def score_rows(model: str, dataset: Any, config: str | None, options: ScoreOptio
         result = scores_dataset(records, groups, adapter.score_kind, data)
         if options.out_dir and process_state().is_main_process:
             write_jsonl(result, Path(options.out_dir) / "scores.jsonl")
-            (Path(options.out_dir) / "run.json").write_text(json.dumps(run, indent=2))
+            atomic_write(Path(options.out_dir) / "run.json", json.dumps(run, indent=2))
     return ScoredRows(result, run)
 
 
@@ -490,10 +492,11 @@ def score_pool(model: str, dataset: Any, config: str | None, options: ScoreOptio
         )
         if options.out_dir and process_state().is_main_process:
             np.save(Path(options.out_dir) / "matrix.npy", matrix)
-            (Path(options.out_dir) / "matrix.json").write_text(
-                json.dumps({"ids": result.ids, "texts": texts})
+            atomic_write(
+                Path(options.out_dir) / "matrix.json",
+                json.dumps({"ids": result.ids, "texts": texts}),
             )
-            (Path(options.out_dir) / "run.json").write_text(json.dumps(run, indent=2))
+            atomic_write(Path(options.out_dir) / "run.json", json.dumps(run, indent=2))
     return result
 
 

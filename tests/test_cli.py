@@ -38,6 +38,26 @@ def test_every_registered_command_builds_its_parser() -> None:
         assert exit_info.value.code == 0, name
 
 
+@pytest.mark.parametrize(
+    ("command", "argv", "dest", "value"),
+    [
+        ("finetune", ["--num-workers", "3"], "num_workers", 3),
+        ("finetune", ["--workers", "3"], "num_workers", 3),  # the older name still works
+        ("finetune", ["--frames", "6"], "num_frames", 6),
+        ("score", ["--frames", "6"], "num_frames", 6),
+    ],
+)
+def test_renamed_flags_keep_their_old_names(command, argv, dest, value) -> None:
+    from foilkit.cli import command_parser
+
+    required = {
+        "finetune": ["--model", "m", "--dataset", "d", "--out", "o"],
+        "score": ["--model", "m", "--dataset", "d", "--out", "o"],
+    }[command]
+    _, parser = command_parser(command)
+    assert getattr(parser.parse_args([*required, *argv]), dest) == value
+
+
 def test_help_imports_no_heavy_library() -> None:
     code = "from foilkit.cli import main\ntry: main(['--help'])\nexcept SystemExit: pass"
     assert_imports_none(code, ("torch", "transformers", "evaluate", "datasets"))

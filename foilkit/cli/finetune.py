@@ -137,6 +137,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "takes what is left (default: %(default)s)",
     )
     add_num_workers(parser, default=4)
+    # the flag's name before the commands shared --num-workers
+    add("--workers", dest="num_workers", type=int, help=argparse.SUPPRESS)
     add(
         "--cache-frames",
         action="store_true",

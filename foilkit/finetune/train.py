@@ -63,6 +63,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foilkit.files import atomic_write
+
 #: The paper's values (see the module docstring).
 PAPER_DEFAULTS = {
     "epochs": 5,
@@ -543,17 +545,22 @@ def finetune(
                 "model_dir": MODEL_DIR,
             }
         )
-        (out / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-        (model_dir / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        _write_record(out, record)
+        _write_record(model_dir, record)
         plot_losses(
             losses, out / "loss.png", title=f"{model} ({opts.hard_negatives} hard negatives)"
         )
         if push_to_hub:  # the folder as it was written (its training.json included)
             record["pushed"] = push_model(model_dir, push_to_hub, private=private)
-            (out / RECORD_FILE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+            _write_record(out, record)
     accelerator.wait_for_everyone()
     accelerator.end_training()
     return FinetuneResult(out, model_dir, record, [entry["loss"] for entry in losses])
+
+
+def _write_record(folder: Path, record: dict[str, Any]) -> None:
+    """``training.json`` in ``folder``, whole or not at all."""
+    atomic_write(folder / RECORD_FILE, json.dumps(record, indent=2) + "\n")
 
 
 def _renamed(options: dict[str, Any]) -> dict[str, Any]:
@@ -635,7 +642,7 @@ def _save_checkpoint(
             "optimizer_steps": optimizer_steps,
             "options": _comparable(opts),
         }
-        (folder / DONE_FILE).write_text(json.dumps(done) + "\n", encoding="utf-8")
+        atomic_write(folder / DONE_FILE, json.dumps(done) + "\n")
         complete = sorted(
             (p for p in (out / CHECKPOINTS_DIR).glob("epoch-*") if (p / DONE_FILE).is_file()),
             key=lambda p: int(p.name.split("-")[1]),
