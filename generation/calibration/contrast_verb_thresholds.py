@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from foilkit.generation.contrast.verb_calibration import (
+    CALIBRATION_FLOORS,
     SYNONYMS_FILE,
     VerbFilterPairs,
     calibrate,
@@ -55,21 +56,12 @@ from foilkit.generation.contrast.verb_calibration import (
 from foilkit.generation.contrast.verb_phrases import PAPER_COSINE_MAX, VerbFoilConfig
 
 
-def report(
-    pairs: VerbFilterPairs,
-    *,
-    min_keep_lm: float = 0.92,
-    min_keep_human: float = 0.87,
-    min_reject: float = 0.95,
-) -> tuple[float, float]:
-    """Choose the thresholds on the calibration half of ``pairs``, print every rate, and return
-    the chosen (word_cosine_max, sentence_cosine_max)."""
+def report(pairs: VerbFilterPairs, **floors: float) -> tuple[float, float]:
+    """Choose the thresholds on the calibration half of ``pairs`` (``floors``: those of
+    :func:`calibrate`, by default ``CALIBRATION_FLOORS``), print every rate, and return the
+    chosen (word_cosine_max, sentence_cosine_max)."""
     calibration, heldout = pairs.split()
-    floors = {
-        "min_keep_lm": min_keep_lm,
-        "min_keep_human": min_keep_human,
-        "min_reject": min_reject,
-    }
+    floors = {**CALIBRATION_FLOORS, **floors}
     try:
         calibrate(calibration, synonym_check=False, **floors)
     except ValueError as error:
@@ -107,9 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--write-synonyms", action="store_true", help=f"write the synonym table to {SYNONYMS_FILE}"
     )
-    parser.add_argument("--min-keep-lm", type=float, default=0.92)
-    parser.add_argument("--min-keep-human", type=float, default=0.87)
-    parser.add_argument("--min-reject", type=float, default=0.95)
+    for name, floor in CALIBRATION_FLOORS.items():
+        parser.add_argument(f"--{name.replace('_', '-')}", type=float, default=floor)
     parser.add_argument("--limit", type=int, help="the first LIMIT items of each set (default all)")
     args = parser.parse_args(argv)
 
