@@ -33,11 +33,8 @@ def test_a_batch_is_shared_between_processes_with_each_item_beside_its_reversal(
 
 @pytest.mark.slow
 def test_two_processes_with_half_the_batch_each_compute_the_loss_and_gradients_of_one(tmp_path):
-    sys.path.insert(0, str(HERE))
-    try:
-        import two_process_loss as case
-    finally:
-        sys.path.remove(str(HERE))
+    import two_process_loss as case  # beside this file: pytest puts its folder on sys.path
+
     model, clips = case.problem()
     views, texts = model(clips, case.text_ids(case.CAPTIONS))
     loss = contrastive_loss(views, texts, case.CAPTIONS, torch.tensor(10.0))
