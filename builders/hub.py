@@ -36,6 +36,7 @@ from foilkit.builders import (
     vitatecs,
 )
 from foilkit.builders.card import ExportedConfig, card_text
+from foilkit.folders import EXPORT, claim_folder
 from foilkit.progress import library_progress_bars
 
 logger = logging.getLogger(__name__)
@@ -71,8 +72,7 @@ def export(
     if embed_videos and video_root is None:
         raise ValueError("embed_videos=True needs a video_root to read the videos from")
     names = list(configs) if configs else builder_class(name).export_configs()
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = claim_folder(out_dir, EXPORT)  # new, empty or an earlier export: foilkit.folders
     with library_progress_bars(enabled=False):
         return _export(
             name,

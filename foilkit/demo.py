@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from foilkit.folders import DEMO, claim_folder
+
 #: Benchmark name of the synthetic benchmark (:mod:`foilkit.builders.synthetic`).
 DEMO_BENCHMARK = "synthetic"
 #: Tiny model families the demo scores (``foilkit.synthetic.models``): a frame-based dual encoder
@@ -189,7 +191,7 @@ def run_demo(
     from foilkit.scorers.api import ScoreOptions
     from foilkit.synthetic.models import tiny_model_path
 
-    out = Path(out_dir)
+    out = claim_folder(out_dir, DEMO)  # new, empty or an earlier demo's (foilkit.folders)
     bars = progress and sys.stderr.isatty()  # the engine's bars; else one line per phase
     say = _phase_printer(progress and not bars)
     runs, extra = [], []

@@ -12,7 +12,6 @@ builder).
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from foilkit.builders import get_benchmark
 from foilkit.builders.spec import Benchmark, MetricSpec, subset_columns
+from foilkit.folders import RUN, check_folder, claim_folder, replace_folder
 from foilkit.metrics import metric_function
 from foilkit.report import write_run_report
 from foilkit.run import (
@@ -141,7 +141,8 @@ def evaluate(
         n_resamples, bootstrap_seed: the bootstrap of the confidence intervals (the scoring
             options' ``seed`` is the scorer's, for the ``shuffled`` control).
         label: the model's name in reports (default: ``model``).
-        overwrite: replace an existing run folder; ``resume``: continue its scoring.
+        overwrite: replace an existing run folder (only a folder foilkit made, and only the
+            files it wrote there: see :mod:`foilkit.folders`); ``resume``: continue its scoring.
         score_options: how to score (:class:`foilkit.scorers.api.ScoreOptions`: frames, control,
             dtype, ...); the fields in :data:`EVALUATE_SETS` are this function's to set.
     """
@@ -152,13 +153,14 @@ def evaluate(
     folder = RunFolder(Path(out_dir))
     options = _scoring_options(score_options or ScoreOptions(), spec, videos, resume)
     state = process_state()
+    check_folder(folder.root, RUN)  # on every process, before the main one writes
     if folder.is_run() and not (overwrite or resume):
         raise FileExistsError(
             f"{folder.root} already holds an evaluation; pass overwrite=True (--overwrite) "
             "or resume=True (--resume), or choose another out_dir"
         )
-    if overwrite and state.is_main_process and folder.root.exists():
-        shutil.rmtree(folder.root)
+    if state.is_main_process:
+        (replace_folder if overwrite else claim_folder)(folder.root, RUN)
     state.wait_for_everyone()
     configs: dict[str, ConfigResults] = {}
     for name in spec.configs_for(config):

@@ -27,12 +27,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foilkit.folders import DRY_RUN, replace_folder
 from foilkit.hub_commit import RepoCommit
 from foilkit.run import RunFolder, RunResults
 from foilkit.scorers.protocols import setting_label
@@ -397,9 +397,7 @@ def write_dry_run(upload: ResultsUpload, folder: str | os.PathLike) -> Path:
     """Write what :func:`push_results` would send into ``folder`` (see the module docstring)."""
     import yaml
 
-    out = Path(folder)
-    if out.exists():
-        shutil.rmtree(out)
+    out = replace_folder(folder, DRY_RUN)  # a new folder, or an earlier dry run's
     dataset_commit(upload).write_dry_run(out, "dataset")
     if upload.model_repo is not None:
         model_commit(upload).write_dry_run(out, "model")

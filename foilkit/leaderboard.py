@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from foilkit.folders import LEADERBOARD, claim_folder
 from foilkit.html_report import write_leaderboard_html
 from foilkit.run import RunResults
 
@@ -274,8 +275,7 @@ def write_leaderboard(
     if not entries:
         raise ValueError(f"no leaderboard task value in {list(map(str, run_dirs))} or {list(hub)}")
     tables = rank(entries, n_resamples=n_resamples)
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    out = claim_folder(out_dir, LEADERBOARD)  # new, empty or foilkit's (foilkit.folders)
     write_csv(tables, out / "leaderboard.csv")
     plot(tables, out / "leaderboard.png")
     report = out / "leaderboard.md"

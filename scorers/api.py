@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from foilkit.files import atomic_write
+from foilkit.folders import SCORES, check_folder, claim_folder
 from foilkit.progress import library_progress_bars
 from foilkit.scorers.adapters import (
     Adapter,
@@ -258,10 +259,15 @@ def _check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> Non
 
 
 def _out_dir_lock(options: ScoreOptions) -> AbstractContextManager[None]:
-    """The output folder's lock, held by the main process for the whole run (see ``lock``)."""
-    if options.out_dir is None or not process_state().is_main_process:
+    """Claim the output folder (new, empty or foilkit's own: :mod:`foilkit.folders`; checked on
+    every process) and hold its lock in the main process for the whole run (see ``lock``)."""
+    if options.out_dir is None:
         return nullcontext()
-    return run_lock(Path(options.out_dir), resume=options.resume)
+    out_dir = Path(options.out_dir)
+    check_folder(out_dir, SCORES)
+    if not process_state().is_main_process:
+        return nullcontext()
+    return run_lock(claim_folder(out_dir, SCORES), resume=options.resume)
 
 
 def _run(

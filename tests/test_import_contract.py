@@ -10,7 +10,7 @@
                         base
     scorers             base only
     metrics             nothing of foilkit (each folder is a self-contained evaluate module)
-    base                foilkit._version, errors, files, progress, registry: base only
+    base                foilkit._version, errors, files, folders, progress, registry: base only
 
 and across packages only public modules: ``foilkit.metrics._common`` is the metrics package's
 own business; another package goes through ``foilkit.metrics``.
@@ -40,6 +40,7 @@ BASE = {
     "foilkit._version",
     "foilkit.errors",
     "foilkit.files",
+    "foilkit.folders",
     "foilkit.progress",
     "foilkit.registry",
 }

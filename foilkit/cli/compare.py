@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from pathlib import Path
 
 from foilkit.cli.options import add_bootstrap
 from foilkit.compare import _test_lines, compare_runs
+from foilkit.folders import SIDE_BY_SIDE, claim_folder
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -34,8 +34,7 @@ def run(args: argparse.Namespace) -> int:
         )
         seed = args.legacy_seed
     tests = compare_runs(args.run_a, args.run_b, n_resamples=args.n_resamples, seed=seed)
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = claim_folder(args.out, SIDE_BY_SIDE)  # new, empty or foilkit's (foilkit.folders)
     (out / "comparison.json").write_text(
         json.dumps(
             {"run_a": args.run_a, "run_b": args.run_b, "tests": tests}, indent=2, default=str

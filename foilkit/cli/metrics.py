@@ -13,6 +13,8 @@ import argparse
 import json
 from pathlib import Path
 
+from foilkit.folders import METRIC_DRY_RUN, claim_folder
+
 #: what ``push`` never uploads from a metric folder.
 _SKIPPED = ("__pycache__",)
 
@@ -85,7 +87,8 @@ def run(args: argparse.Namespace) -> int:
         return 0
     commit = space_commit(args.name, args.repo)
     if args.dry_run:
-        print(f"dry run: {commit.write_dry_run(args.dry_run, args.name)} holds what would be sent")
+        folder = claim_folder(args.dry_run, METRIC_DRY_RUN)  # foilkit.folders
+        print(f"dry run: {commit.write_dry_run(folder, args.name)} holds what would be sent")
         return 0
     print(f"space commit: {commit.push(private=args.private or None)}")
     return 0

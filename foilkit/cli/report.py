@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from foilkit.cli.options import add_video_root
+from foilkit.folders import SIDE_BY_SIDE, claim_folder
 from foilkit.html_report import MAX_THUMBNAILS
 
 
@@ -59,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.out is None:
         raise ValueError(f"{len(args.run_dirs)} run folders need --out for the side-by-side page")
     else:
-        Path(args.out).mkdir(parents=True, exist_ok=True)
+        claim_folder(args.out, SIDE_BY_SIDE)  # new, empty or foilkit's (foilkit.folders)
         page = write_side_by_side_html(
             args.run_dirs,
             args.out,

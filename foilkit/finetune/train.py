@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.files import atomic_write
+from foilkit.folders import FINETUNE, check_folder, claim_folder, holds_files, replace_folder
 
 #: The paper's values (see the module docstring).
 PAPER_DEFAULTS = {
@@ -361,10 +362,11 @@ def finetune(
         **{k: tuple(v) if k == "reversal_aspects" else v for k, v in options.items()}
     )
     out = Path(out_dir)
-    if out.exists() and any(out.iterdir()) and not (resume or overwrite):
+    # foilkit's own folder or a new one (foilkit.folders), on every process before any writes
+    if check_folder(out, FINETUNE) and holds_files(out) and not (resume or overwrite):
         raise FileExistsError(
-            f"{out} is not empty; pass resume=True (--resume), overwrite=True (--overwrite) or "
-            "another out_dir"
+            f"{out} holds a fine-tuning run; pass resume=True (--resume), overwrite=True "
+            "(--overwrite) or another out_dir"
         )
     # --- every check before any training --------------------------------------------------------
     base_config = AutoConfig.from_pretrained(model, revision=revision)
@@ -379,9 +381,6 @@ def finetune(
     if opts.hard_negatives == "reversed" and opts.irreversible == "error":
         check_reversible(items, opts.reversal_aspects)
     policy = SamplingPolicy(opts.sampling, num_frames=opts.num_frames)
-    if overwrite and out.exists() and not resume:
-        shutil.rmtree(out)
-
     if AcceleratorState._shared_state and AcceleratorState().num_processes == 1:
         # a run before this one in the same process fixed mixed precision: let this one choose
         AcceleratorState._reset_state()
@@ -392,6 +391,9 @@ def finetune(
         cpu=parse_flag_from_env("ACCELERATE_USE_CPU") or not torch.accelerator.is_available(),
     )
     processes, rank = accelerator.num_processes, accelerator.process_index
+    if accelerator.is_main_process:
+        (replace_folder if overwrite and not resume else claim_folder)(out, FINETUNE)
+    accelerator.wait_for_everyone()
     set_seed(opts.seed)
     continuing = ARCHITECTURE in (getattr(base_config, "architectures", None) or [])
     if continuing:

@@ -52,7 +52,9 @@ def test_evaluate_one_config_agrees_with_the_demo_run_of_all(
     capsys.readouterr()
     assert main([*order_args, "--out", str(out)]) == 2  # a user error: one line naming the fix
     assert "--overwrite" in capsys.readouterr().err
+    (out / "my-notes.txt").write_text("mine")  # a user's file beside the run: --overwrite keeps it
     assert main([*order_args, "--out", str(out), "--overwrite"]) == 0
+    assert (out / "my-notes.txt").read_text() == "mine" and (out / "results.json").is_file()
 
 
 def test_compare_an_order_invariant_model_with_its_reversed_frames(

@@ -1,0 +1,238 @@
+"""Folders foilkit writes: it writes only into a folder that is new, empty or its own, and it
+replaces or deletes only what it wrote there.
+
+Every command that writes a folder (``evaluate``'s run, ``score``'s output, ``finetune``'s run,
+``push-results --dry-run``, ``build``'s export, the demo) claims it first with
+:func:`claim_folder`:
+
+- a folder that does not exist, or is empty, is created and **marked** as foilkit's: the file
+  ``.foilkit-folder`` (JSON: the kind of folder, foilkit's version, when) is written into it
+  before anything else;
+- a folder that carries foilkit's mark of the same kind is foilkit's to write again (to resume,
+  to repeat a dry run, or to replace with ``--overwrite``);
+- a folder written by a foilkit from before the mark is recognised by its kind's own record
+  (``results.json`` of a run, ``run.json`` of a scoring folder, ...), and marked;
+- anything else that exists (a file, a folder of other files, a home directory, a project, a
+  foilkit folder of another kind) is refused with :class:`ForeignFolderError`, one line naming
+  it and the fix, and nothing in it is touched.
+
+Replacing (:func:`replace_folder`) deletes only the entries that the folder's kind writes (its
+``entries``: ``results.json``, ``scores/``, ...), never a file a user put beside them. That is
+the one place in foilkit where a user's folder loses files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+from foilkit._version import __version__
+from foilkit.errors import UserError
+from foilkit.files import atomic_write
+
+MARK_FILE = ".foilkit-folder"
+
+
+class ForeignFolderError(UserError, FileExistsError):
+    """A folder foilkit was asked to write into or replace is not one foilkit made."""
+
+
+def _json_with(path: Path, key: str) -> bool:
+    """Whether ``path`` is a JSON object with ``key`` (the record a kind of folder keeps)."""
+    try:
+        return key in json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, TypeError):
+        return False
+
+
+@dataclass(frozen=True)
+class FolderKind:
+    """A kind of folder foilkit writes.
+
+    ``entries``: the top-level names (``fnmatch`` patterns) foilkit writes there, which
+    :func:`replace_folder` may delete. ``legacy``: whether a folder of this kind written before
+    folders were marked is one (it tells by the kind's own record file); ``None``: every such
+    folder predates nothing (a new kind), so an unmarked folder is never taken.
+    """
+
+    name: str
+    entries: tuple[str, ...]
+    legacy: Callable[[Path], bool] | None = None
+
+    def owns(self, name: str) -> bool:
+        """Whether ``name`` (a top-level entry) is one this kind writes."""
+        return name in (MARK_FILE, ".foilkit.lock") or any(
+            fnmatchcase(name, pattern) for pattern in self.entries
+        )
+
+
+#: ``foilkit evaluate``'s run folder (see :mod:`foilkit.run`).
+RUN = FolderKind(
+    "evaluation run",
+    ("results.json", "report.md", "report.html", "*.png", "scores", "scoring"),
+    legacy=lambda root: _json_with(root / "results.json", "benchmark"),
+)
+#: ``foilkit score``'s output folder (``run.json``, ``scores.jsonl``, the per-process shards).
+SCORES = FolderKind(
+    "scoring run",
+    ("run.json", "scores.jsonl", "matrix.npy", "matrix.json", "shards"),
+    # a run killed before its run.json still has its lock
+    legacy=lambda root: (
+        _json_with(root / "run.json", "identity") or (root / ".foilkit.lock").is_file()
+    ),
+)
+#: ``foilkit finetune``'s run folder (see :mod:`foilkit.finetune.train`).
+FINETUNE = FolderKind(
+    "fine-tuning run",
+    ("model", "checkpoints", "training.json", "loss.png"),
+    legacy=lambda root: (root / "training.json").is_file() or (root / "checkpoints").is_dir(),
+)
+#: ``foilkit push-results --dry-run``'s folder (what would be sent, see :mod:`foilkit.hub_commit`).
+DRY_RUN = FolderKind(
+    "push-results dry run",
+    (
+        "dataset",
+        "dataset_commit.json",
+        "model",
+        "model_commit.json",
+        "model_card_update.json",
+        "model-index.yaml",
+    ),
+    legacy=lambda root: _json_with(root / "dataset_commit.json", "operations"),
+)
+#: ``foilkit build``'s export (a folder of parquet per config, the dataset card, ``eval.yaml``);
+#: never replaced whole: an export rewrites each config it writes.
+EXPORT = FolderKind(
+    "dataset export",
+    ("README.md", "eval.yaml"),
+    legacy=lambda root: (
+        (root / "README.md").is_file()
+        and "configs:" in (root / "README.md").read_text(encoding="utf-8", errors="replace")
+    ),
+)
+#: ``foilkit demo``'s folder (the benchmark, runs, fine-tunes and the side-by-side report).
+DEMO = FolderKind(
+    "demo",
+    ("benchmark", "runs", "finetune", "embedding-cache", "report.md", "*.png", "comparison.json"),
+    legacy=lambda root: (root / "benchmark" / "README.md").is_file() and (root / "runs").is_dir(),
+)
+
+#: A side-by-side report of several runs (``foilkit compare``, ``foilkit report --out``).
+SIDE_BY_SIDE = FolderKind(
+    "side-by-side report",
+    ("report.md", "report.html", "comparison.json", "side_by_side_*.png"),
+    legacy=lambda root: (root / "comparison.json").is_file(),
+)
+#: ``foilkit leaderboard``'s folder.
+LEADERBOARD = FolderKind(
+    "leaderboard",
+    ("leaderboard.md", "leaderboard.csv", "leaderboard.png", "leaderboard.html"),
+    legacy=lambda root: (root / "leaderboard.csv").is_file(),
+)
+#: ``foilkit metrics push --dry-run``'s folder (each metric Space's files and commit).
+METRIC_DRY_RUN = FolderKind(
+    "metrics dry run",
+    ("*_commit.json",),
+    legacy=lambda root: any(root.glob("*_commit.json")),
+)
+
+KINDS = {
+    kind.name: kind
+    for kind in (
+        RUN,
+        SCORES,
+        FINETUNE,
+        DRY_RUN,
+        EXPORT,
+        DEMO,
+        SIDE_BY_SIDE,
+        LEADERBOARD,
+        METRIC_DRY_RUN,
+    )
+}
+
+
+def folder_kind(root: str | os.PathLike) -> str | None:
+    """The kind named by ``root``'s mark (``None``: no readable mark)."""
+    try:
+        mark = json.loads((Path(root) / MARK_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return mark.get("kind") if isinstance(mark, dict) else None
+
+
+def holds_files(root: str | os.PathLike) -> bool:
+    """Whether the folder ``root`` holds anything besides foilkit's mark."""
+    return any(entry.name != MARK_FILE for entry in Path(root).iterdir())
+
+
+def _refuse(root: Path, kind: FolderKind, why: str) -> ForeignFolderError:
+    return ForeignFolderError(
+        f"{root} {why}; foilkit writes a {kind.name} only into a new or empty folder or one it "
+        "made, and touched nothing there: choose another --out"
+    )
+
+
+def check_folder(root: str | os.PathLike, kind: FolderKind) -> bool:
+    """Raise :class:`ForeignFolderError` unless foilkit may write a ``kind`` folder at ``root``;
+    returns whether it is already foilkit's (marked, or a ``kind`` folder from before marks).
+
+    Reads only: every process of a distributed run may call it before the main one writes.
+    """
+    root = Path(root)
+    if not root.exists():
+        return False
+    if not root.is_dir():
+        raise _refuse(root, kind, "is a file, not a folder")
+    marked = folder_kind(root)
+    if marked is not None:
+        if marked != kind.name:
+            raise _refuse(root, kind, f"holds a foilkit {marked}, not a {kind.name}")
+        return True
+    if kind.legacy is not None and kind.legacy(root):
+        return True
+    if holds_files(root):
+        raise _refuse(root, kind, "is not empty and was not made by foilkit")
+    return False
+
+
+def _mark(root: Path, kind: FolderKind) -> None:
+    if folder_kind(root) == kind.name:
+        return
+    created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    mark = {"kind": kind.name, "foilkit": __version__, "created_at": created}
+    atomic_write(root / MARK_FILE, json.dumps(mark, indent=2) + "\n")
+
+
+def claim_folder(root: str | os.PathLike, kind: FolderKind) -> Path:
+    """Make ``root`` a marked ``kind`` folder (created if missing) after :func:`check_folder`;
+    returns it. Its content, if any, is left as it is."""
+    root = Path(root)
+    check_folder(root, kind)
+    root.mkdir(parents=True, exist_ok=True)
+    _mark(root, kind)
+    return root
+
+
+def replace_folder(root: str | os.PathLike, kind: FolderKind) -> Path:
+    """:func:`claim_folder`, then delete what a ``kind`` folder holds of foilkit's (its
+    ``entries``), leaving every other file in it; returns the folder, ready to be written anew.
+
+    The mark is written before anything is deleted, so a folder is never left unmarked with
+    only a user's files in it.
+    """
+    root = claim_folder(root, kind)
+    for entry in sorted(root.iterdir()):
+        if entry.name == MARK_FILE or not kind.owns(entry.name):
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+    return root

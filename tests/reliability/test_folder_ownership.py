@@ -1,0 +1,223 @@
+"""foilkit deletes and writes only what it made: every command that writes or replaces a folder
+refuses a folder of someone else's files, touching nothing (the audit's ``--out ~ --overwrite``
+emptied a home folder with exit 0); a folder it made can still be written again, resumed or
+replaced, and replacing one deletes only foilkit's files."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from foilkit.cli import main
+from foilkit.folders import (
+    DRY_RUN,
+    KINDS,
+    MARK_FILE,
+    RUN,
+    SCORES,
+    ForeignFolderError,
+    check_folder,
+    claim_folder,
+    folder_kind,
+    replace_folder,
+)
+
+FIXTURES = Path(__file__).resolve().parents[1] / "e2e" / "fixtures" / "run-format-1"
+
+
+def _home(root: Path) -> Path:
+    """A folder of a user's own files, as a home or a project holds them."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "thesis.tex").write_text("\\documentclass{article}\n")
+    (root / "Documents").mkdir()
+    (root / "Documents" / "notes.txt").write_text("do not lose me\n")
+    (root / "results.json").write_text('{"mine": true}\n')  # a user's own file of the same name
+    return root
+
+
+def _snapshot(root: Path) -> dict[str, bytes | None]:
+    return {
+        p.relative_to(root).as_posix(): (p.read_bytes() if p.is_file() else None)
+        for p in sorted(root.rglob("*"))
+    }
+
+
+def _legacy_run(tmp_path: Path) -> Path:
+    """A run folder written by a foilkit from before folders were marked."""
+    return Path(shutil.copytree(FIXTURES / "clip", tmp_path / "old-run"))
+
+
+# --- the rule ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", list(KINDS.values()), ids=list(KINDS))
+def test_a_folder_of_other_files_is_refused_untouched(kind, tmp_path):
+    home = _home(tmp_path / "home")
+    before = _snapshot(home)
+    for write in (claim_folder, replace_folder):
+        with pytest.raises(ForeignFolderError, match=r"not made by foilkit.*choose another --out"):
+            write(home, kind)
+    assert _snapshot(home) == before
+
+
+@pytest.mark.parametrize("kind", list(KINDS.values()), ids=list(KINDS))
+def test_a_new_or_empty_folder_is_claimed_and_marked(kind, tmp_path):
+    (tmp_path / "empty").mkdir()
+    for root in (tmp_path / "new" / "nested", tmp_path / "empty"):
+        assert check_folder(root, kind) is False
+        assert claim_folder(root, kind) == root
+        assert folder_kind(root) == kind.name
+        assert check_folder(root, kind) is True  # foilkit's now: written again without a word
+        assert claim_folder(root, kind) == root
+
+
+def test_a_file_or_another_kind_of_foilkit_folder_is_refused(tmp_path):
+    afile = tmp_path / "a-file"
+    afile.write_text("x")
+    with pytest.raises(ForeignFolderError, match="is a file"):
+        claim_folder(afile, RUN)
+    claim_folder(tmp_path / "dry", DRY_RUN)
+    with pytest.raises(ForeignFolderError, match="holds a foilkit push-results dry run"):
+        replace_folder(tmp_path / "dry", RUN)
+
+
+def test_replacing_deletes_only_foilkits_files(tmp_path):
+    run = claim_folder(tmp_path / "run", RUN)
+    for name in ("results.json", "report.md", "report.html", "accuracy.png"):
+        (run / name).write_text("old")
+    for folder in ("scores", "scoring/all"):
+        (run / folder).mkdir(parents=True)
+        (run / folder / "x").write_text("old")
+    (run / "my-notes.txt").write_text("mine")
+    (run / "analysis").mkdir()
+    (run / "analysis" / "plot.py").write_text("mine")
+    replace_folder(run, RUN)
+    assert sorted(p.name for p in run.iterdir()) == [MARK_FILE, "analysis", "my-notes.txt"]
+    assert (run / "analysis" / "plot.py").read_text() == "mine"
+
+
+def test_a_folder_from_before_marks_is_still_foilkits(tmp_path):
+    old = _legacy_run(tmp_path)
+    (old / "my-notes.txt").write_text("mine")
+    assert check_folder(old, RUN) is True
+    replace_folder(old, RUN)
+    assert sorted(p.name for p in old.iterdir()) == [MARK_FILE, "my-notes.txt"]
+    interrupted = tmp_path / "interrupted-score"  # killed before its run.json: only the lock
+    interrupted.mkdir()
+    (interrupted / ".foilkit.lock").write_text(json.dumps({"pid": 1}))
+    assert check_folder(interrupted, SCORES) is True
+
+
+# --- every command that writes a folder -----------------------------------------------------------
+
+
+def _commands(tmp_path: Path) -> dict[str, list[str]]:
+    """Each command that writes a folder, with ``{out}`` where the folder goes; inputs are cheap
+    (the refusal comes before any model, dataset or upload is touched) or real where needed."""
+    run = str(_legacy_run(tmp_path))
+    return {
+        "evaluate --overwrite": [
+            "evaluate",
+            "--benchmark",
+            "synthetic",
+            "--dataset",
+            str(tmp_path / "no-dataset"),
+            "--model",
+            "someone/model",
+            "--out",
+            "{out}",
+            "--overwrite",
+        ],
+        "evaluate": [
+            "evaluate",
+            "--benchmark",
+            "synthetic",
+            "--dataset",
+            str(tmp_path / "no-dataset"),
+            "--model",
+            "someone/model",
+            "--out",
+            "{out}",
+        ],
+        "score": [
+            "score",
+            "--model",
+            "someone/model",
+            "--dataset",
+            str(tmp_path / "no-dataset"),
+            "--out",
+            "{out}",
+        ],
+        "finetune --overwrite": [
+            "finetune",
+            "--model",
+            "someone/model",
+            "--dataset",
+            str(tmp_path / "no-dataset"),
+            "--out",
+            "{out}",
+            "--overwrite",
+        ],
+        "push-results --dry-run": [
+            "push-results",
+            run,
+            "--repo",
+            "me/results",
+            "--dry-run",
+            "{out}",
+        ],
+        "build": ["build", "vitatecs", "--out", "{out}", "--annotations", str(tmp_path / "none")],
+        "compare": ["compare", run, run, "--out", "{out}"],
+        "report --out": ["report", run, run, "--out", "{out}"],
+        "leaderboard": ["leaderboard", run, "--out", "{out}"],
+        "metrics push --dry-run": [
+            "metrics",
+            "push",
+            "pairwise_foil_accuracy",
+            "me/pfa",
+            "--dry-run",
+            "{out}",
+        ],
+        "demo": ["demo", "--out", "{out}"],
+    }
+
+
+COMMANDS = [
+    "evaluate --overwrite",
+    "evaluate",
+    "score",
+    "finetune --overwrite",
+    "push-results --dry-run",
+    "build",
+    "compare",
+    "report --out",
+    "leaderboard",
+    "metrics push --dry-run",
+    "demo",
+]
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_no_command_writes_into_or_deletes_a_folder_it_did_not_make(command, tmp_path, capsys):
+    home = _home(tmp_path / "home")
+    before = _snapshot(home)
+    argv = [arg.replace("{out}", str(home)) for arg in _commands(tmp_path)[command]]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert str(home) in err[0] and "not made by foilkit" in err[0] and "another --out" in err[0]
+    assert _snapshot(home) == before
+
+
+def test_a_dry_run_is_repeated_into_its_own_folder(tmp_path, capsys):
+    argv = _commands(tmp_path)["push-results --dry-run"]
+    out = tmp_path / "dry"
+    argv = [arg.replace("{out}", str(out)) for arg in argv]
+    assert main(argv) == 0
+    first = _snapshot(out)
+    (out / "my-notes.txt").write_text("mine")
+    assert main(argv) == 0
+    assert _snapshot(out) == {**first, "my-notes.txt": b"mine"}
