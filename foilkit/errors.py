@@ -31,6 +31,11 @@ class UserError(Exception):
 USER_ERRORS: tuple[type[Exception], ...] = (UserError, OSError, ValueError)
 
 
+#: The exit status of ``score`` and ``evaluate`` when a config scored fewer rows than
+#: ``--min-coverage`` asks, or none (everything is still written); 2 is a user error, 1 a failure.
+LOW_COVERAGE_EXIT = 3
+
+
 def one_line(error: BaseException) -> str:
     """``error``'s message as one line, with the fix for errors whose own text lacks it."""
     message = " ".join(str(error).split()) or type(error).__name__

@@ -253,10 +253,11 @@ def _evaluate_config(
             config, SavedMatrix(matrix.scores, matrix.ids, matrix.texts, matrix.score_kind)
         )
     failed = len(matrix.errors) if rows is None else sum(1 for error in rows["error"] if error)
+    causes = (scored or matrix).run["errors"]["causes"]
     return ConfigResults(
         num_rows=data.num_rows,
         metrics=compute_metrics(spec, config, rows, matrix, n_resamples=n_resamples, seed=seed),
-        coverage=Coverage.of(data.num_rows, loaded.dropped_missing, failed),
+        coverage=Coverage.of(data.num_rows, loaded.dropped_missing, failed, causes),
         score=None if scored is None else ScoringRecord(plain_json(scored.run)),
         score_matrix=None if matrix is None else ScoringRecord(plain_json(matrix.run)),
     )

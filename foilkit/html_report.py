@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.report import Table
-from foilkit.run import RunFolder, RunResults
+from foilkit.run import DEFAULT_MIN_COVERAGE, RunFolder, RunResults
 
 #: Thumbnail height in pixels, and how many items get thumbnails by default.
 THUMBNAIL_HEIGHT = 48
@@ -282,6 +282,34 @@ def table_html(table: Table) -> str:
     )
 
 
+def coverage_html(runs: Sequence[tuple[str, RunResults]]) -> str:
+    """How many rows each config's scores cover (``scored / total``, the causes of the rest), one
+    row per run and config; a config below :data:`DEFAULT_MIN_COVERAGE` is marked incomplete."""
+    body = []
+    for label, results in runs:
+        for config, entry in results.configs.items():
+            coverage = entry.coverage
+            if coverage is None:  # a run written before coverage was recorded
+                cells = [f"{entry.num_rows} rows (coverage not recorded)", "—"]
+            else:
+                low = coverage.below(DEFAULT_MIN_COVERAGE)
+                cells = [
+                    f"{coverage.label} ({coverage.fraction:.0%})"
+                    + (f" — incomplete, below {DEFAULT_MIN_COVERAGE:.0%}" if low else ""),
+                    coverage.why() or "—",
+                ]
+            body.append(
+                "<tr>"
+                + "".join(f"<td>{html.escape(cell)}</td>" for cell in [label, config, *cells])
+                + "</tr>"
+            )
+    head = "".join(f"<th>{c}</th>" for c in ("run", "config", "scored / rows", "not scored"))
+    return (
+        f"<table class='paper coverage'><caption>Coverage</caption><thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
+    )
+
+
 def plot_html(paths: Sequence[Path]) -> str:
     """The PNG plots inlined as base64 images."""
     return "".join(
@@ -378,7 +406,7 @@ def write_run_html(
     page = render_page(
         title=table.title,
         header=header,
-        tables=[table],
+        tables=[table, coverage_html([(results.label, results)])],
         notes=notes,
         plots=folder.plots(),
         data=data,
@@ -441,7 +469,7 @@ def write_side_by_side_html(
     page = render_page(
         title=title,
         header=header,
-        tables=[merged],
+        tables=[merged, coverage_html(list(zip(labels, results, strict=True)))],
         notes=notes,
         plots=sorted(out.glob(f"{SIDE_BY_SIDE_PLOT}*.png")),
         data=data,
@@ -473,6 +501,7 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
                     e["model"],
                     _percent(e["value"], e["ci_low"], e["ci_high"]),
                     e["n"],
+                    _coverage(e),
                     _versus_next(e),
                     e["source"],
                 )
@@ -482,7 +511,15 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
         )
         head = "".join(
             f"<th>{c}</th>"
-            for c in ("rank", "model", "value [95% CI]", "n", "vs next (difference, p)", "source")
+            for c in (
+                "rank",
+                "model",
+                "value [95% CI]",
+                "n",
+                "coverage",
+                "vs next (difference, p)",
+                "source",
+            )
         )
         tables.append(
             f"<h3>{html.escape(benchmark)} / {html.escape(task)}</h3><table class='paper ranked'>"
@@ -491,7 +528,9 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
     header = [
         (
             "Values in percent with 95% bootstrap CIs. vs next: this model minus the next one "
-            "down on the same items (paired bootstrap) and the exact McNemar p-value."
+            "down on the same items (paired bootstrap) and the exact McNemar p-value. coverage: "
+            "rows scored / rows in the task; a run below the minimum is marked incomplete and "
+            "ranked below every complete run."
         )
     ]
     page = render_page(
@@ -505,6 +544,17 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
     path = out / "leaderboard.html"
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def _coverage(entry: Mapping[str, str]) -> str:
+    """A leaderboard row's ``scored / rows``, marked when incomplete (CSVs from before coverage
+    have none)."""
+    if not entry.get("coverage_rows"):
+        return ""
+    incomplete = entry.get("complete") == "False"
+    return f"{entry['coverage_scored']} / {entry['coverage_rows']}" + (
+        " (incomplete)" if incomplete else ""
+    )
 
 
 def _versus_next(entry: Mapping[str, str]) -> str:

@@ -32,9 +32,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foilkit.errors import UserError
 from foilkit.folders import DRY_RUN, replace_folder
 from foilkit.hub_commit import RepoCommit
-from foilkit.run import RunFolder, RunResults
+from foilkit.run import DEFAULT_MIN_COVERAGE, RunFolder, RunResults
 from foilkit.scorers.protocols import setting_label
 
 if TYPE_CHECKING:
@@ -136,6 +137,9 @@ def run_notes(results: RunResults, value: TaskValue | None = None) -> str:
         parts.append(f"95% CI [{value.ci[0]}, {value.ci[1]}]")
     if value is not None and value.n is not None:
         parts.append(f"n={value.n}")
+    entry = results.configs.get(value.config) if value is not None else None
+    if entry is not None and entry.coverage is not None:
+        parts.append(f"coverage {entry.coverage.label} rows scored")
     return "; ".join(parts)
 
 
@@ -241,11 +245,18 @@ def prepare_upload(
     model_index: bool = False,
     create_pr: bool = True,
     license: str = RESULTS_LICENSE,
+    min_coverage: float = DEFAULT_MIN_COVERAGE,
 ) -> ResultsUpload:
     """Collect a run folder's files (local paths removed), the results card, and for
-    ``model_repo`` its ``.eval_results`` file (and ``model-index`` entries with ``model_index``)."""
+    ``model_repo`` its ``.eval_results`` file (and ``model-index`` entries with ``model_index``).
+
+    A run that scored fewer of a config's rows than ``min_coverage`` is no leaderboard result:
+    its ``.eval_results`` are refused (the results dataset, which states its coverage, is not).
+    """
     run = RunFolder(Path(run_dir))
     results = RunResults.load(run)
+    if model_repo is not None:
+        _check_coverage(run.root, results, min_coverage)
     local = _local_paths(results)
     files: dict[str, Path | bytes] = {run.relative(p): p for p in run.score_files()}
     results_text = _redact(run.results.read_text(encoding="utf-8"), local)
@@ -349,6 +360,20 @@ def results_card(
         "bootstrap confidence intervals (`results.json`) of one `foilkit evaluate` run.\n\n"
         + report.split("\n", 1)[-1]
     )
+
+
+def _check_coverage(root: Path, results: RunResults, minimum: float) -> None:
+    low = [
+        f"{config}: {entry.coverage.label} rows scored"
+        for config, entry in results.configs.items()
+        if entry.coverage is not None and entry.coverage.below(minimum)
+    ]
+    if low:
+        raise UserError(
+            f"{root} is incomplete ({'; '.join(low)}; below --min-coverage {minimum:g}): its "
+            "values would enter the benchmark's Hub leaderboard as results. Fix the inputs and "
+            "rerun, push without --model-repo, or pass --min-coverage 0 to publish it anyway"
+        )
 
 
 def push_results(

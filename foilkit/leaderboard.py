@@ -25,7 +25,7 @@ from typing import Any
 
 from foilkit.folders import LEADERBOARD, claim_folder
 from foilkit.html_report import write_leaderboard_html
-from foilkit.run import RunResults
+from foilkit.run import DEFAULT_MIN_COVERAGE, RunResults
 
 CSV_COLUMNS = (
     "benchmark",
@@ -36,6 +36,9 @@ CSV_COLUMNS = (
     "ci_low",
     "ci_high",
     "n",
+    "coverage_scored",
+    "coverage_rows",
+    "complete",
     "p_value_vs_next",
     "difference_vs_next",
     "source",
@@ -60,6 +63,18 @@ class Entry:
     rank: int = 0
     p_value_vs_next: float | None = None
     difference_vs_next: float | None = None
+    #: rows scored and rows in the task's configs (``None``: not known, e.g. a Hub entry)
+    scored: int | None = None
+    rows: int | None = None
+    #: whether the rows scored reach the leaderboard's minimum coverage (set by :func:`rank`)
+    complete: bool = True
+
+    @property
+    def coverage(self) -> str:
+        """``scored / rows``, marked when below the minimum (empty when not known)."""
+        if self.rows is None:
+            return ""
+        return f"{self.scored} / {self.rows}" + ("" if self.complete else " (incomplete)")
 
 
 def local_entries(run_dirs: Sequence[str | os.PathLike]) -> list[Entry]:
@@ -75,6 +90,7 @@ def local_entries(run_dirs: Sequence[str | os.PathLike]) -> list[Entry]:
                 key = next(
                     k for c, g, k in value.task.sources if (c, g) == (value.config, value.group)
                 )
+            scored, rows = _task_coverage(results, value.task.sources)
             entries.append(
                 Entry(
                     results.benchmark,
@@ -88,9 +104,26 @@ def local_entries(run_dirs: Sequence[str | os.PathLike]) -> list[Entry]:
                     value.config,
                     value.group,
                     key,
+                    scored=scored,
+                    rows=rows,
                 )
             )
     return entries
+
+
+def _task_coverage(
+    results: RunResults, sources: Sequence[tuple[str, Any, Any]]
+) -> tuple[int | None, int | None]:
+    """Rows scored and rows in the configs a task's value comes from (``None``: the run did not
+    record coverage)."""
+    coverages = [
+        results.configs[config].coverage
+        for config in dict.fromkeys(config for config, _, _ in sources)
+        if config in results.configs
+    ]
+    if not coverages or any(c is None for c in coverages):
+        return None, None
+    return sum(c.scored for c in coverages), sum(c.total for c in coverages)
 
 
 def hub_entries(dataset_id: str, benchmark: str, *, token: str | None = None) -> list[Entry]:
@@ -114,15 +147,25 @@ def hub_entries(dataset_id: str, benchmark: str, *, token: str | None = None) ->
 
 
 def rank(
-    entries: Sequence[Entry], *, n_resamples: int = 1000
+    entries: Sequence[Entry],
+    *,
+    n_resamples: int = 1000,
+    min_coverage: float = DEFAULT_MIN_COVERAGE,
 ) -> dict[tuple[str, str], list[Entry]]:
-    """Entries per (benchmark, task), best first, each local run tested against the next one."""
+    """Entries per (benchmark, task), best first, each local run tested against the next one.
+
+    A run that scored fewer of the task's rows than ``min_coverage`` (or none) is marked
+    incomplete and ranked below every complete one, whatever its value: a value over two rows
+    is no result.
+    """
     tables: dict[tuple[str, str], list[Entry]] = {}
     for entry in entries:
+        if entry.rows is not None:
+            entry.complete = entry.scored > 0 and entry.scored >= min_coverage * entry.rows
         tables.setdefault((entry.benchmark, entry.task), []).append(entry)
     comparisons: dict[tuple[Path, Path], Mapping[str, Any] | None] = {}
     for rows in tables.values():
-        rows.sort(key=lambda e: -e.value)
+        rows.sort(key=lambda e: (not e.complete, -e.value))
         for position, entry in enumerate(rows, start=1):
             entry.rank = position
         for upper, lower in itertools.pairwise(rows):
@@ -177,7 +220,9 @@ def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
         "",
         (
             "Values in percent with 95% bootstrap CIs. *vs next*: this model minus the next one "
-            "down on the same items (paired bootstrap) and the exact McNemar p-value."
+            "down on the same items (paired bootstrap) and the exact McNemar p-value. *coverage*: "
+            "rows scored / rows in the task; a run below the minimum is marked incomplete and "
+            "ranked below every complete run."
         ),
         "",
     ]
@@ -185,8 +230,8 @@ def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
         lines += [
             f"## {benchmark} / {task}",
             "",
-            "| rank | model | value [95% CI] | n | vs next (difference, p) | source |",
-            "|---:|---|---|---:|---|---|",
+            "| rank | model | value [95% CI] | n | coverage | vs next (difference, p) | source |",
+            "|---:|---|---|---:|---|---|---|",
         ]
         for e in rows:
             ci = f" [{e.ci[0]:.1f}, {e.ci[1]:.1f}]" if e.ci else ""
@@ -196,7 +241,8 @@ def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
                 else f"{e.difference_vs_next:+.1f}, p={e.p_value_vs_next:.3g}"
             )
             lines.append(
-                f"| {e.rank} | {e.model} | {e.value:.2f}{ci} | {e.n or ''} | {test} | {e.source} |"
+                f"| {e.rank} | {e.model} | {e.value:.2f}{ci} | {e.n or ''} | {e.coverage} | {test} "
+                f"| {e.source} |"
             )
         lines.append("")
     return "\n".join(lines)
@@ -217,6 +263,9 @@ def write_csv(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> 
                         e.value,
                         *(e.ci or ("", "")),
                         e.n or "",
+                        _blank(e.scored),
+                        _blank(e.rows),
+                        e.complete,
                         _blank(e.p_value_vs_next),
                         _blank(e.difference_vs_next),
                         e.source,
@@ -225,7 +274,7 @@ def write_csv(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> 
     return path
 
 
-def _blank(value: float | None) -> Any:
+def _blank(value: float | int | None) -> Any:
     return "" if value is None else value
 
 
@@ -265,6 +314,7 @@ def write_leaderboard(
     *,
     hub: Sequence[tuple[str, str]] = (),
     n_resamples: int = 1000,
+    min_coverage: float = DEFAULT_MIN_COVERAGE,
 ) -> Path:
     """Rank ``run_dirs`` (and the Hub leaderboards of ``hub``: (dataset id, benchmark) pairs);
     write ``leaderboard.md``, ``.csv`` and ``.png`` into ``out_dir``; returns the markdown's
@@ -274,7 +324,7 @@ def write_leaderboard(
         entries += hub_entries(dataset_id, benchmark)
     if not entries:
         raise ValueError(f"no leaderboard task value in {list(map(str, run_dirs))} or {list(hub)}")
-    tables = rank(entries, n_resamples=n_resamples)
+    tables = rank(entries, n_resamples=n_resamples, min_coverage=min_coverage)
     out = claim_folder(out_dir, LEADERBOARD)  # new, empty or foilkit's (foilkit.folders)
     write_csv(tables, out / "leaderboard.csv")
     plot(tables, out / "leaderboard.png")

@@ -284,7 +284,11 @@ def coverage_text(coverage: Coverage) -> str:
         if total is not None
         else "rows from an exported dataset (rows dropped when it was built are not known here)"
     )
-    return f"{head}, {coverage.failed} failed to score, {coverage.scored} scored"
+    why = coverage.why()
+    return (
+        f"coverage {coverage.label} ({coverage.fraction:.0%}): {head}, {coverage.failed} failed "
+        f"to score, {coverage.scored} scored" + (f" (not scored: {why})" if why else "")
+    )
 
 
 def _run_notes(results: RunResults) -> list[str]:

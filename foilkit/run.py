@@ -44,6 +44,10 @@ RESULTS_FILE = "results.json"
 RESULTS_FORMAT = 1
 READABLE_FORMATS = (1,)
 
+#: The share of a config's rows that must be scored for a run to count as a result (``score`` and
+#: ``evaluate`` ``--min-coverage``, the leaderboard's and the reports' marks).
+DEFAULT_MIN_COVERAGE = 0.9
+
 #: One metric function's flat result: each reported key ``k`` with ``k_ci`` = ``[low, high]``,
 #: the item count ``n`` and the tie counts (JSON values only).
 Result = dict[str, Any]
@@ -185,38 +189,83 @@ def find_runs(paths: Iterable[str | os.PathLike]) -> list[RunFolder]:
 @dataclass(frozen=True)
 class Coverage:
     """What became of a config's rows: in the benchmark, dropped at build for a missing video,
-    failed to score (video missing, corrupt or out of range, a bad score), scored.
+    failed to score (video missing, corrupt or out of range, a bad score), scored; and how many
+    failed for each cause (``causes``, most frequent first).
 
     ``benchmark_rows`` and ``dropped_missing_video`` are ``None`` for a run of an exported
-    dataset, whose build the run did not see."""
+    dataset, whose build the run did not see; ``causes`` is ``None`` in runs written before
+    causes were recorded."""
 
     benchmark_rows: int | None
     dropped_missing_video: int | None
     failed: int
     scored: int
+    causes: dict[str, int] | None = None
 
     @classmethod
-    def of(cls, num_rows: int, dropped_missing: int | None, failed: int) -> Coverage:
+    def of(
+        cls,
+        num_rows: int,
+        dropped_missing: int | None,
+        failed: int,
+        causes: Mapping[str, int] | None = None,
+    ) -> Coverage:
         """The coverage of ``num_rows`` loaded rows, ``failed`` of which were not scored."""
         return cls(
             None if dropped_missing is None else num_rows + dropped_missing,
             dropped_missing,
             failed,
             num_rows - failed,
+            None if causes is None else dict(causes),
         )
 
-    def to_json(self) -> dict[str, int | None]:
+    @property
+    def total(self) -> int:
+        """The rows the scores should cover: the benchmark's (where the run built it), else the
+        dataset's."""
+        return self.benchmark_rows if self.benchmark_rows is not None else self.scored + self.failed
+
+    @property
+    def fraction(self) -> float:
+        """``scored / total`` (1.0 for an empty benchmark)."""
+        return self.scored / self.total if self.total else 1.0
+
+    @property
+    def label(self) -> str:
+        """``scored / total``, e.g. ``2 / 20``."""
+        return f"{self.scored} / {self.total}"
+
+    def below(self, minimum: float) -> bool:
+        """Whether fewer rows were scored than ``minimum`` asks (none scored always is)."""
+        return self.scored == 0 or self.fraction < minimum
+
+    def why(self) -> str:
+        """The rows not scored, by cause: ``18 video missing, 2 dropped at build`` (empty when
+        every row was scored)."""
+        parts = [f"{n} {cause}" for cause, n in (self.causes or {}).items()]
+        if self.causes is None and self.failed:
+            parts.append(f"{self.failed} failed to score")
+        if self.dropped_missing_video:
+            parts.append(f"{self.dropped_missing_video} dropped at build (video missing)")
+        return ", ".join(parts)
+
+    def to_json(self) -> dict[str, Any]:
         return {
             "benchmark_rows": self.benchmark_rows,
             "dropped_missing_video": self.dropped_missing_video,
             "failed": self.failed,
             "scored": self.scored,
+            "causes": self.causes,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Coverage:
         return cls(
-            data["benchmark_rows"], data["dropped_missing_video"], data["failed"], data["scored"]
+            data["benchmark_rows"],
+            data["dropped_missing_video"],
+            data["failed"],
+            data["scored"],
+            data.get("causes"),
         )
 
 

@@ -39,7 +39,7 @@ from foilkit.scorers.distributed import (
 )
 from foilkit.scorers.engine import Engine
 from foilkit.scorers.lock import run_lock
-from foilkit.scorers.output import scores_dataset, write_jsonl
+from foilkit.scorers.output import error_causes, scores_dataset, write_jsonl
 from foilkit.scorers.plan import PLAN_COLUMNS, ScoringPlan, make_plan
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.record import hardware, now, package_versions
@@ -385,7 +385,7 @@ def _run(
             "num_videos": sum(1 for u in plan.units if u.views),
         },
         "cache": None if engine.cache is None else str(engine.cache.directory),
-        "errors": {"rows": failed, "messages": errors},
+        "errors": {"rows": failed, "causes": error_causes(records), "messages": errors},
         "throughput": throughput,
         "packages": package_versions(),
         "hardware": hardware(state.num_processes),

@@ -16,7 +16,7 @@ import time
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
@@ -51,6 +51,24 @@ class ViewFrames:
     timestamps: list[float] | None = None
 
 
+class Fault(NamedTuple):
+    """Why a row cannot be scored: the message naming its file, row or field, and its cause in a
+    few words (``video missing``, ``corrupt video``, ...), which coverage counts."""
+
+    message: str
+    cause: str
+
+    @classmethod
+    def of(cls, error: VideoError) -> Fault:
+        return cls(str(error), error.cause)
+
+
+#: The cause of a row the plan refused (a bad video path, window or field).
+INVALID_ROW = "invalid row"
+#: The cause of a row the model gave a NaN or infinite score.
+NONFINITE_SCORE = "non-finite score"
+
+
 @dataclass
 class DecodedUnit:
     """A unit's decoded views; ``error``: its file's fault (every row fails), ``view_errors``:
@@ -58,13 +76,15 @@ class DecodedUnit:
 
     unit: DecodeUnit
     views: dict[str, ViewFrames] = field(default_factory=dict)
-    error: str | None = None
+    error: Fault | None = None
     decoded: bool = False
-    view_errors: dict[str, str] = field(default_factory=dict)
+    view_errors: dict[str, Fault] = field(default_factory=dict)
 
-    def error_of(self, row: PlannedRow) -> str | None:
+    def error_of(self, row: PlannedRow) -> Fault | None:
         """Why ``row`` cannot be scored: its own error, its file's, or its view's; else ``None``."""
-        return row.error or self.error or self.view_errors.get(row.view)
+        if row.error:
+            return Fault(row.error, INVALID_ROW)
+        return self.error or self.view_errors.get(row.view)
 
 
 class UnitDecoder:
@@ -110,7 +130,7 @@ class UnitDecoder:
                 result.decoded = True
                 for view, frames in zip(missing, decoded):
                     if isinstance(frames, VideoError):
-                        result.view_errors[view] = str(frames)
+                        result.view_errors[view] = Fault.of(frames)
                         continue
                     # shuffled by the video's content, not its path: the same permutation in
                     # any folder, on any machine
@@ -125,19 +145,21 @@ class UnitDecoder:
                         timestamps=frames.timestamps.tolist(),
                     )
         except VideoError as error:
-            result.views, result.view_errors, result.error = {}, {}, str(error)
+            result.views, result.view_errors, result.error = {}, {}, Fault.of(error)
         return result
 
 
-def error_record(row: PlannedRow, error: str) -> dict[str, Any]:
-    """A row whose video could not be read: no scores, the error naming the file."""
+def error_record(row: PlannedRow, fault: Fault) -> dict[str, Any]:
+    """A row that could not be scored: no scores, the error naming the file, row or field, and
+    its cause."""
     return {
         "index": row.index,
         "id": row.id,
         "scores": {},
         "details": {},
         "frame_indices": [],
-        "error": error,
+        "error": fault.message,
+        "error_cause": fault.cause,
     }
 
 
@@ -454,7 +476,9 @@ class Engine:
         """
         problem = nonfinite_text(row, scores)
         if problem is not None:
-            return error_record(row, f"row {row.index} (id={row.id!r}): {problem}")
+            return error_record(
+                row, Fault(f"row {row.index} (id={row.id!r}): {problem}", NONFINITE_SCORE)
+            )
         frame_indices = item.views[row.view].frame_indices if row.view is not None else []
         return {
             "index": row.index,

@@ -2,7 +2,7 @@
 
 Columns (one row per dataset row, in dataset order): ``id``, ``caption_score``,
 ``foil_scores``, for ViLMA ``proficiency_caption_score`` and ``proficiency_foil_scores``,
-``score_kind``, ``frame_indices``, ``error``; the adapter's per-text details as
+``score_kind``, ``frame_indices``, ``error`` and ``error_cause``; the adapter's per-text details as
 ``caption_<name>`` / ``foil_<name>`` (e.g. ``caption_logprob_sum``); then every column of
 the input dataset except ``video``, copied through.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,12 +37,27 @@ def score_columns(
     columns["score_kind"] = [score_kind] * len(records)
     columns["frame_indices"] = [r["frame_indices"] for r in records]
     columns["error"] = [r["error"] for r in records]
+    columns["error_cause"] = [error_cause(r) for r in records]
     for group, name in details:
         values = [r["details"].get(group, {}).get(name) for r in records]
         prefix = GROUP_PREFIX[group]
         columns[f"{prefix}caption_{name}"] = [v[0] if v else None for v in values]
         columns[f"{prefix}foil_{name}"] = [v[1:] if v else None for v in values]
     return columns
+
+
+def error_cause(record: dict[str, Any]) -> str | None:
+    """Why a record's row failed, in a few words (``None``: it was scored). Rows scored before
+    causes were recorded (shards of an older run, resumed) have the cause ``unrecorded``."""
+    if not record["error"]:
+        return None
+    return record.get("error_cause") or "unrecorded"
+
+
+def error_causes(records: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """How many records failed for each cause, most frequent first."""
+    counts = Counter(error_cause(r) for r in records if r["error"])
+    return dict(counts.most_common())
 
 
 def scores_dataset(
@@ -53,7 +69,7 @@ def scores_dataset(
     columns = score_columns(records, groups, score_kind)
     features = {}
     for name in columns:
-        if name in ("id", "score_kind", "error"):
+        if name in ("id", "score_kind", "error", "error_cause"):
             features[name] = datasets.Value("string")
         elif name == "frame_indices":
             features[name] = datasets.List(datasets.Value("int64"))

@@ -42,6 +42,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from foilkit.cli.options import coverage_status
     from foilkit.cli.score import score_options
     from foilkit.evaluation import EVALUATE_SETS, evaluate
 
@@ -66,6 +67,12 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume,
         score_options=score_options(args, leave=EVALUATE_SETS),
     )
-    if result.results is not None:  # the main process (others have scored their share)
-        print(f"report: {result.report}")
-    return 0
+    if result.results is None:  # another process than the main one: it scored its share
+        return 0
+    print(f"report: {result.report}")
+    coverages = {
+        name: entry.coverage
+        for name, entry in result.results.configs.items()
+        if entry.coverage is not None
+    }
+    return coverage_status("evaluate", coverages, args.min_coverage, str(result.run_dir))

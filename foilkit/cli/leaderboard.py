@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from foilkit.cli.options import add_bootstrap
+from foilkit.cli.options import add_bootstrap, add_min_coverage
 from foilkit.leaderboard import write_leaderboard
 from foilkit.run import find_runs
 
@@ -21,6 +21,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="also rank the Hub leaderboard of this benchmark dataset (online; repeatable)",
     )
     add_bootstrap(parser, "paired bootstrap resamples between neighbours")
+    add_min_coverage(
+        parser, "runs below it are marked incomplete and ranked below every complete run"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -33,7 +36,11 @@ def run(args: argparse.Namespace) -> int:
             )
         hub.append((dataset_id, benchmark))
     report = write_leaderboard(
-        [run.root for run in find_runs(args.runs)], args.out, hub=hub, n_resamples=args.n_resamples
+        [run.root for run in find_runs(args.runs)],
+        args.out,
+        hub=hub,
+        n_resamples=args.n_resamples,
+        min_coverage=args.min_coverage,
     )
     print(f"leaderboard: {report}")
     return 0

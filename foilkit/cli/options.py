@@ -7,6 +7,14 @@ names, types, defaults and destinations are the same in every command that has t
 from __future__ import annotations
 
 import argparse
+import sys
+from collections.abc import Mapping
+from typing import TYPE_CHECKING
+
+from foilkit.errors import LOW_COVERAGE_EXIT
+
+if TYPE_CHECKING:
+    from foilkit.run import Coverage
 
 #: A parser or one of its argument groups: both have ``add_argument``.
 Adder = argparse.ArgumentParser | argparse._ArgumentGroup
@@ -53,3 +61,48 @@ def add_num_workers(parser: Adder, default: int) -> None:
         default=default,
         help="decoding threads per process (0: decode in the model's thread; default: %(default)s)",
     )
+
+
+def add_min_coverage(parser: Adder, below: str) -> None:
+    """``--min-coverage``: the share of rows that must be scored (score, evaluate, leaderboard);
+    ``below`` says what happens to a run under it."""
+    from foilkit.run import DEFAULT_MIN_COVERAGE
+
+    parser.add_argument(
+        "--min-coverage",
+        type=_fraction,
+        default=DEFAULT_MIN_COVERAGE,
+        metavar="FRACTION",
+        help=f"share of each config's rows that must be scored, 0 to 1; {below} "
+        "(default: %(default)s)",
+    )
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"{text} is not a fraction from 0 to 1 (e.g. 0.9)")
+    return value
+
+
+def coverage_status(
+    command: str, coverages: Mapping[str, Coverage], minimum: float, where: str
+) -> int:
+    """The exit status of a run whose configs scored ``coverages``: 0, or
+    :data:`foilkit.errors.LOW_COVERAGE_EXIT` with one summary line on stderr when a config
+    scored fewer rows than ``minimum`` (or none). What the run wrote (``where``) stays."""
+    low = {name: c for name, c in coverages.items() if c.below(minimum)}
+    if not low:
+        return 0
+    parts = "; ".join(
+        f"{name}: {c.label} rows scored ({c.fraction:.0%})"
+        + (f", not scored: {c.why()}" if c.why() else "")
+        for name, c in low.items()
+    )
+    print(
+        f"foilkit {command}: incomplete: {parts}; below --min-coverage {minimum:g}, so this is no "
+        f"result (everything is written to {where}; fix the inputs and rerun with --resume, or "
+        f"pass --min-coverage 0 to accept it)",
+        file=sys.stderr,
+    )
+    return LOW_COVERAGE_EXIT

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from foilkit.cli.options import add_min_coverage
 from foilkit.hub_results import RESULTS_LICENSE, prepare_upload, push_results, write_dry_run
 
 
@@ -46,6 +47,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="write the files and commit operations here (model repo files under FOLDER/model/); "
         "send nothing",
     )
+    add_min_coverage(
+        parser,
+        "with --model-repo, a run below it is refused (its values are no leaderboard result)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -58,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         model_index=args.model_index,
         create_pr=not args.direct,
         license=args.license,
+        min_coverage=args.min_coverage,
     )
     if args.dry_run:
         print(f"dry run: {write_dry_run(upload, args.dry_run)} holds what would be sent")

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.builders import BENCHMARKS  # light: names only, no builder module is imported
-    from foilkit.cli.options import add_num_workers, add_video_root
+    from foilkit.cli.options import add_min_coverage, add_num_workers, add_video_root
 
     parser.add_argument("--model", required=True, help="Hub id or local path of the model")
     parser.add_argument(
@@ -135,6 +135,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="do not read or write the embedding cache"
     )
     work.add_argument("--no-progress", action="store_true", help="no progress bars or summary")
+    add_min_coverage(
+        work,
+        "below it everything is still written and the command exits with status 3 (so does a "
+        "run that scored no row)",
+    )
 
 
 def score_options(args: argparse.Namespace, *, leave: Collection[str] = ()) -> ScoreOptions:
@@ -153,9 +158,15 @@ def score_options(args: argparse.Namespace, *, leave: Collection[str] = ()) -> S
 
 
 def run(args: argparse.Namespace) -> int:
+    from foilkit.cli.options import coverage_status
+    from foilkit.run import Coverage
     from foilkit.scorers.api import score_pool, score_rows
 
-    (score_pool if args.matrix else score_rows)(
+    scored = (score_pool if args.matrix else score_rows)(
         args.model, args.dataset, args.config, score_options(args)
     )
-    return 0
+    errors = scored.run["errors"]
+    coverage = Coverage.of(
+        scored.run["dataset"]["num_rows"], None, errors["rows"], errors["causes"]
+    )
+    return coverage_status("score", {args.config or "rows": coverage}, args.min_coverage, args.out)
