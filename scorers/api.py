@@ -39,7 +39,12 @@ from foilkit.scorers.distributed import (
 from foilkit.scorers.engine import Engine
 from foilkit.scorers.lock import run_lock
 from foilkit.scorers.output import scores_dataset, write_jsonl
-from foilkit.scorers.placement import Placement, check_placement, plan_placement
+from foilkit.scorers.placement import (
+    Placement,
+    check_placement,
+    placement_record,
+    plan_placement,
+)
 from foilkit.scorers.plan import PLAN_COLUMNS, ScoringPlan, make_plan
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.record import hardware, now, package_versions
@@ -300,24 +305,20 @@ def _placement(options: ScoreOptions, state: Any) -> Placement | None:
     )
 
 
-def _placement_record(state: Any, adapter: Adapter) -> dict[str, Any] | None:
-    """The run's placement: the options, and where each replica's weights went (gathered from
-    every process, in process order)."""
-    record = adapter.placement_record()
-    if record is None:
+def _placement_record(state: Any, options: ScoreOptions, adapter: Adapter) -> Any:
+    """The run's placement: the options, and each replica's layout (gathered from every process,
+    in process order); ``None`` when the model was not spread."""
+    replica = adapter.placement_record()
+    if replica is None:
         return None
-    replica = {
-        "process": state.process_index,
-        "gpus": list(adapter.placement.gpus),
-        "input_device": record.pop("input_device", None),
-        "modules_per_device": record.pop("modules_per_device", None),
-    }
-    replicas = [replica]
+    replicas = [{"process": state.process_index, **replica}]
     if state.num_processes > 1:
         from accelerate.utils import gather_object
 
-        replicas = sorted(gather_object([replica]), key=lambda item: item["process"])
-    return {**record, "layout": replicas}
+        replicas = sorted(gather_object(replicas), key=lambda item: item["process"])
+    return placement_record(
+        options.device_map, options.max_memory, options.offload_folder, replicas
+    )
 
 
 def _run(
@@ -425,7 +426,7 @@ def _run(
         "video_root": options.video_root,
         "dtype": str(adapter.dtype).removeprefix("torch."),
         "device": str(adapter.device),
-        "placement": _placement_record(state, adapter),
+        "placement": _placement_record(state, options, adapter),
         "seed": options.seed,
         "control": options.control,
         "batch_size": options.batch_size,

@@ -22,7 +22,7 @@ from typing import Any
 DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
 #: What ``--max-memory`` looks like.
 MAX_MEMORY_EXAMPLE = "0=70GiB,1=70GiB,cpu=200GiB"
-_SIZE = re.compile(r"^\d+(\.\d+)?\s*([KMGT]i?B|B)?$", re.IGNORECASE)
+_SIZE = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMG])(i?)B$", re.IGNORECASE)
 
 Budget = dict[int | str, int | str]
 
@@ -30,9 +30,10 @@ Budget = dict[int | str, int | str]
 def parse_max_memory(text: str | dict[Any, Any] | None) -> Budget | None:
     """``"0=70GiB,1=70GiB,cpu=200GiB"`` as ``{0: "70GiB", 1: "70GiB", "cpu": "200GiB"}``.
 
-    Keys are GPU indices (as ``CUDA_VISIBLE_DEVICES`` numbers them) or ``cpu``; a size is bytes
-    or a number with a unit (``KB``/``MB``/``GB``/``TB`` powers of 1000, ``KiB``/``MiB``/``GiB``/
-    ``TiB`` powers of 1024). A dict passes through with its keys and sizes checked the same way.
+    Keys are GPU indices (as ``CUDA_VISIBLE_DEVICES`` numbers them) or ``cpu``; a size is a
+    byte count or a number with a unit accelerate reads (``KB``/``MB``/``GB``: powers of 1000,
+    ``KiB``/``MiB``/``GiB``: of 1024), written back in accelerate's spelling (its ``Gb`` would
+    mean gigabits). A dict passes through with its keys and sizes checked the same way.
     """
     if text is None:
         return None
@@ -42,17 +43,26 @@ def parse_max_memory(text: str | dict[Any, Any] | None) -> Budget | None:
         device = _device_key(key, text)
         if device in budget:
             raise ValueError(f"{_where(text)} names device {device!r} twice; {_fix()}")
-        if isinstance(size, bool) or not (
-            (isinstance(size, int) and size > 0) or (isinstance(size, str) and _SIZE.match(size))
-        ):
-            raise ValueError(
-                f"{_where(text)}: {size!r} (device {device!r}) is not a size such as 70GiB, "
-                f"500MB or a byte count; {_fix()}"
-            )
-        budget[device] = size.replace(" ", "") if isinstance(size, str) else size
+        budget[device] = _size(size, device, text)
     if not budget:
         raise ValueError(f"{_where(text)} names no device; {_fix()}")
     return budget
+
+
+def _size(size: Any, device: int | str, text: Any) -> int | str:
+    """A checked size: a positive byte count, or ``<number><unit>`` in accelerate's spelling."""
+    if isinstance(size, str) and size.strip().isdigit():
+        size = int(size)
+    if isinstance(size, int) and not isinstance(size, bool) and size > 0:
+        return size
+    match = _SIZE.match(size.strip()) if isinstance(size, str) else None
+    if match is None:
+        raise ValueError(
+            f"{_where(text)}: {size!r} (device {device!r}) is not a size such as 70GiB, 500MB or "
+            f"a byte count; {_fix()}"
+        )
+    number, prefix, binary = match.groups()
+    return f"{number}{prefix.upper()}{'iB' if binary else 'B'}"
 
 
 def _pairs(text: str) -> list[tuple[str, str]]:
@@ -156,8 +166,6 @@ class Placement:
     max_memory: Budget | None
     offload_folder: str | None
     gpus: tuple[int, ...]
-    gpus_per_replica: int | None
-    num_replicas: int
 
     @property
     def first_device(self) -> str:
@@ -174,16 +182,40 @@ class Placement:
         return kwargs
 
     def to_record(self) -> dict[str, Any]:
-        """The placement as ``run.json`` records it (``replicas``: the processes, each a model)."""
+        """This replica's share as ``run.json`` records it: its GPUs, the ``max_memory`` and
+        offload folder its ``from_pretrained`` got."""
         return {
-            "device_map": self.device_map,
-            "max_memory": None
-            if self.max_memory is None
-            else {str(key): value for key, value in self.max_memory.items()},
+            "gpus": list(self.gpus),
+            "max_memory": _budget_record(self.max_memory),
             "offload_folder": self.offload_folder,
-            "replicas": self.num_replicas,
-            "gpus_per_replica": self.gpus_per_replica,
         }
+
+
+def _budget_record(budget: Budget | None) -> dict[str, int | str] | None:
+    """A ``max_memory`` with JSON's string keys."""
+    return None if budget is None else {str(key): value for key, value in budget.items()}
+
+
+def placement_record(
+    device_map: str | None,
+    max_memory: str | dict[Any, Any] | None,
+    offload_folder: str | None,
+    replicas: list[dict[str, Any]],
+) -> dict[str, Any] | None:
+    """The run's placement for ``run.json``: the options as given, the replica count and each
+    replica's layout (``replicas``: one :meth:`Placement.to_record` plus its dispatched map's
+    :func:`device_map_summary` per process, in process order)."""
+    if device_map is None:
+        return None
+    gpus = {len(replica["gpus"]) for replica in replicas}
+    return {
+        "device_map": device_map,
+        "max_memory": _budget_record(parse_max_memory(max_memory)),
+        "offload_folder": offload_folder,
+        "replicas": len(replicas),
+        "gpus_per_replica": (gpus.pop() or None) if len(gpus) == 1 else None,
+        "layout": replicas,
+    }
 
 
 def plan_placement(
@@ -245,14 +277,7 @@ def plan_placement(
             budget["cpu"] = given.get("cpu", _free_cpu_memory() // local_processes)
     if offload_folder is not None and num_processes > 1:
         offload_folder = f"{offload_folder}/process-{process_index}"
-    return Placement(
-        device_map,
-        budget,
-        offload_folder,
-        gpus,
-        gpus_per_replica,
-        num_processes,
-    )
+    return Placement(device_map, budget, offload_folder, gpus)
 
 
 def _free_gpu_memory(gpu: int) -> int:

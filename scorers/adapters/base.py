@@ -122,7 +122,8 @@ class Adapter:
         return {"adapter": self.name, "mode": self.mode, "score_kind": self.score_kind}
 
     def placement_record(self) -> dict[str, Any] | None:
-        """Where the model's weights went, for ``run.json`` (``None``: whole on ``device``)."""
+        """This process's share of a spread model and where its layers went, for ``run.json``
+        (``None``: the model is whole on ``device``)."""
         if self.placement is None:
             return None
         return {**self.placement.to_record(), **(self.device_map or {})}
