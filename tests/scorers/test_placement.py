@@ -106,6 +106,27 @@ def test_two_replicas_give_the_scores_of_one(tiny_model, saved_benchmark, tmp_pa
     assert all(shard.read_text() for shard in shards.iterdir())  # both replicas scored rows
 
 
+def test_a_model_that_must_be_rewritten_to_disk_asks_for_an_offload_folder(
+    tiny_model, benchmark, tmp_path
+):
+    """Weights offloaded from a safetensors checkpoint are read in place; any other checkpoint
+    (here a pickled ``pytorch_model.bin``) must be written out, so the folder is needed."""
+    import shutil
+
+    import torch
+    from safetensors.torch import load_file
+
+    path = tmp_path / "bin-checkpoint"
+    shutil.copytree(tiny_model("gpt2"), path)
+    for weights in path.glob("*.safetensors"):
+        torch.save(load_file(weights), path / "pytorch_model.bin")
+        weights.unlink()
+    budget = cpu_budget(tiny_model("gpt2"), "gpt2")
+    options = ScoreOptions(device_map="auto", max_memory={"cpu": budget}, **QUIET)
+    with pytest.raises(ValueError, match=r"pass offload_folder \(--offload-folder DIR\)"):
+        score_rows(str(path), benchmark.select(range(1)), None, options)
+
+
 def test_max_memory_is_read_from_device_size_pairs():
     assert parse_max_memory("0=70GiB, 1=70GiB,cpu=200GiB") == {
         0: "70GiB",
