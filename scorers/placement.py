@@ -158,8 +158,8 @@ class Placement:
 
     ``gpus``: the GPUs this replica may use (empty on a machine without GPUs);
     ``max_memory``: what ``from_pretrained`` gets (``None``: accelerate's default, every
-    visible device's free memory; a replica's: its GPUs, at their free memory unless named, and
-    ``cpu``, the node's available memory shared by its replicas unless named).
+    visible device's free memory; a replica's: its GPUs and ``cpu``, each at the size named, else
+    :data:`DEFAULT_SHARE` of its free memory, the CPU's shared by the node's replicas).
     """
 
     device_map: str
@@ -271,13 +271,23 @@ def plan_placement(
             gpus = tuple(range(num_gpus))
         else:
             gpus = replica_gpus(local_index, gpus_per_replica, num_gpus)
-            # this replica's GPUs only: given sizes where the user named them, else free memory
+            # this replica's GPUs only: given sizes where the user named them, else a share of
+            # what is free (transformers keeps the same 10% back when it sets the budget itself:
+            # activations, and here the CUDA contexts other processes open for collectives)
             given = budget or {}
-            budget = {gpu: given.get(gpu, _free_gpu_memory(gpu)) for gpu in gpus}
-            budget["cpu"] = given.get("cpu", _free_cpu_memory() // local_processes)
+            budget = {gpu: given.get(gpu, _share(_free_gpu_memory(gpu))) for gpu in gpus}
+            budget["cpu"] = given.get("cpu", _share(_free_cpu_memory() // local_processes))
     if offload_folder is not None and num_processes > 1:
         offload_folder = f"{offload_folder}/process-{process_index}"
     return Placement(device_map, budget, offload_folder, gpus)
+
+
+#: The share of free memory a replica's budget takes for a device the user did not size.
+DEFAULT_SHARE = 0.9
+
+
+def _share(free: int) -> int:
+    return int(free * DEFAULT_SHARE)
 
 
 def _free_gpu_memory(gpu: int) -> int:

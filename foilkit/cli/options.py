@@ -71,7 +71,7 @@ def add_placement(parser: Adder) -> None:
         metavar="DEVICE=SIZE,...",
         help="memory each device may hold of the model, e.g. 0=70GiB,1=70GiB,cpu=200GiB "
         "(GPU indices as CUDA_VISIBLE_DEVICES numbers them; each replica takes the sizes of its "
-        "GPUs and cpu; default: free memory, a node's CPU memory shared by its replicas)",
+        "GPUs and cpu; default: 90%% of free memory, a node's CPU memory shared by its replicas)",
     )
     parser.add_argument(
         "--offload-folder", help="folder for the layers beyond --max-memory (one per process)"
