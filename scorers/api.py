@@ -40,6 +40,12 @@ from foilkit.scorers.distributed import (
 from foilkit.scorers.engine import Engine
 from foilkit.scorers.lock import run_lock
 from foilkit.scorers.output import error_causes, scores_dataset, write_jsonl
+from foilkit.scorers.placement import (
+    Placement,
+    check_placement,
+    placement_record,
+    plan_placement,
+)
 from foilkit.scorers.plan import PLAN_COLUMNS, ScoringPlan, make_plan
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.record import hardware, now, package_versions
@@ -65,9 +71,14 @@ class ScoreOptions:
     (text and video LLMs: how token log-probabilities become a score), ``itm_output`` and
     ``first_token`` (BLIP: ``probability``/``logit``, ``cls``/``enc``), ``max_text_tokens``
     (text truncation), ``revision``, ``trust_remote_code``, ``dtype`` (``auto``: bf16/fp16 on
-    GPU, fp32 on CPU), ``device``. Frames: ``num_frames``, ``sampling``, ``stride``,
-    ``target_fps``, ``max_frames``, ``normalized_fps``, ``decoder``, ``control``
-    (``reversed``, ``shuffled``, ``single``), ``seed`` (shuffled control, seeded sampling).
+    GPU, fp32 on CPU), ``device``. Models larger than one device (see
+    :mod:`foilkit.scorers.placement`): ``device_map`` (``auto``, ``balanced``,
+    ``balanced_low_0``, ``sequential``), ``max_memory`` (``"0=70GiB,1=70GiB,cpu=200GiB"`` or a
+    dict), ``offload_folder`` (where layers beyond ``max_memory`` go), ``gpus_per_replica`` (each
+    process of ``accelerate launch`` a replica on that many GPUs of its node). Frames:
+    ``num_frames``, ``sampling``, ``stride``, ``target_fps``, ``max_frames``,
+    ``normalized_fps``, ``decoder``, ``control`` (``reversed``, ``shuffled``, ``single``),
+    ``seed`` (shuffled control, seeded sampling).
     Work: ``batch_size``, ``num_workers`` (decoding threads), ``out_dir`` (stream results and
     ``run.json`` there), ``resume``, ``cache_dir``, ``use_cache``, ``video_root`` (resolves
     relative video paths), ``split``, ``progress``.
@@ -86,6 +97,10 @@ class ScoreOptions:
     trust_remote_code: bool = False
     dtype: str = "auto"
     device: str | None = None
+    device_map: str | None = None
+    max_memory: str | dict[Any, Any] | None = None
+    offload_folder: str | None = None
+    gpus_per_replica: int | None = None
     num_frames: int | None = None
     sampling: str | None = None
     stride: int | None = None
@@ -113,6 +128,13 @@ class ScoreOptions:
             raise ValueError(f"num_workers must be >= 0, got {self.num_workers}")
         if self.protocol is not None and self.protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {self.protocol!r}; choose from {list(PROTOCOLS)}")
+        check_placement(
+            self.device_map,
+            self.max_memory,
+            self.offload_folder,
+            self.gpus_per_replica,
+            self.device,
+        )
 
     def resolve(self, family: str, accepted: tuple[str, ...]) -> ResolvedProtocol:
         """The protocol's settings for ``family``, with the options given here over them."""
@@ -270,6 +292,41 @@ def _out_dir_lock(options: ScoreOptions) -> AbstractContextManager[None]:
     return run_lock(claim_folder(out_dir, SCORES), resume=options.resume)
 
 
+def _placement(options: ScoreOptions, state: Any) -> Placement | None:
+    """This process's share of the machine for a model spread by ``device_map``."""
+    import torch
+
+    on_gpu = model_device(state).type == "cuda"
+    return plan_placement(
+        options.device_map,
+        options.max_memory,
+        options.offload_folder,
+        options.gpus_per_replica,
+        device=options.device,
+        local_index=state.local_process_index,
+        local_processes=int(os.environ.get("LOCAL_WORLD_SIZE", state.num_processes)),
+        process_index=state.process_index,
+        num_processes=state.num_processes,
+        num_gpus=torch.cuda.device_count() if on_gpu else 0,
+    )
+
+
+def _placement_record(state: Any, options: ScoreOptions, adapter: Adapter) -> Any:
+    """The run's placement: the options, and each replica's layout (gathered from every process,
+    in process order); ``None`` when the model was not spread."""
+    replica = adapter.placement_record()
+    if replica is None:
+        return None
+    replicas = [{"process": state.process_index, **replica}]
+    if state.num_processes > 1:
+        from accelerate.utils import gather_object
+
+        replicas = sorted(gather_object(replicas), key=lambda item: item["process"])
+    return placement_record(
+        options.device_map, options.max_memory, options.offload_folder, replicas
+    )
+
+
 def _run(
     model: str, dataset: Any, config: str | None, options: ScoreOptions, kind: str, pool: bool
 ) -> tuple[Any, Adapter, ScoringPlan, list[dict[str, Any]], dict[str, Any]]:
@@ -289,13 +346,16 @@ def _run(
             "pool has none: use pooling 'mean' or 'mean-of-similarities'"
         )
     policy = sampling_policy(protocol, options.seed)
+    placement = _placement(options, state)
+    device = placement.first_device if placement is not None else options.device
     adapter = load_adapter(
         model,
         adapter=family.name,
         revision=options.revision,
         dtype=options.dtype,
-        device=options.device or model_device(state),
+        device=device or model_device(state),
         trust_remote_code=options.trust_remote_code,
+        placement=placement,
         **protocol.adapter_options(accepted_settings(family)),
     )
     plan = _plan(data, adapter, options.video_root)
@@ -372,6 +432,7 @@ def _run(
         "video_root": options.video_root,
         "dtype": str(adapter.dtype).removeprefix("torch."),
         "device": str(adapter.device),
+        "placement": _placement_record(state, options, adapter),
         "seed": options.seed,
         "control": options.control,
         "batch_size": options.batch_size,

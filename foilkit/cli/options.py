@@ -106,3 +106,33 @@ def coverage_status(
         file=sys.stderr,
     )
     return LOW_COVERAGE_EXIT
+
+
+def add_placement(parser: Adder) -> None:
+    """``--device-map``, ``--max-memory``, ``--offload-folder``, ``--gpus-per-replica``: a model
+    spread over several devices (score, evaluate; see :mod:`foilkit.scorers.placement`)."""
+    from foilkit.scorers.placement import DEVICE_MAPS  # light: no torch
+
+    parser.add_argument(
+        "--device-map",
+        choices=DEVICE_MAPS,
+        help="spread the model over GPUs, then CPU memory, then --offload-folder "
+        "(accelerate's big-model inference); instead of --device",
+    )
+    parser.add_argument(
+        "--max-memory",
+        metavar="DEVICE=SIZE,...",
+        help="memory each device may hold of the model, e.g. 0=70GiB,1=70GiB,cpu=200GiB "
+        "(GPU indices as CUDA_VISIBLE_DEVICES numbers them; each replica takes the sizes of its "
+        "GPUs and cpu; default: 90%% of free memory, a node's CPU memory shared by its replicas)",
+    )
+    parser.add_argument(
+        "--offload-folder", help="folder for the layers beyond --max-memory (one per process)"
+    )
+    parser.add_argument(
+        "--gpus-per-replica",
+        type=int,
+        help="with accelerate launch --num_processes R: each process is one replica of the model "
+        "on that many GPUs, process i of a node taking GPUs i*N .. i*N+N-1 (default: the node's "
+        "GPUs shared evenly)",
+    )

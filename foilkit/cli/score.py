@@ -12,7 +12,12 @@ if TYPE_CHECKING:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.builders import BENCHMARKS  # light: names only, no builder module is imported
-    from foilkit.cli.options import add_min_coverage, add_num_workers, add_video_root
+    from foilkit.cli.options import (
+        add_min_coverage,
+        add_num_workers,
+        add_placement,
+        add_video_root,
+    )
 
     parser.add_argument("--model", required=True, help="Hub id or local path of the model")
     parser.add_argument(
@@ -80,6 +85,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(default: %(default)s)",
     )
     model.add_argument("--device", help="default: the process's accelerator, else CPU")
+    add_placement(model)
     frames = parser.add_argument_group("frames")
     frames.add_argument(
         "--num-frames",

@@ -9,12 +9,15 @@ imported on first use, so ``import foilkit`` stays light.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
 from foilkit.registry import Lazy, Registry
 from foilkit.scorers.adapters.base import Adapter, EmbeddingAdapter, RequestAdapter, resolve_dtype
+
+if TYPE_CHECKING:
+    from foilkit.scorers.placement import Placement
 
 #: Adapter name -> class. foilkit's own are declared here, in matching priority (specific
 #: families before the catch-all video LLM and causal LM adapters), by a lazy reference to the
@@ -128,9 +131,11 @@ def load_adapter(
     dtype: str | torch.dtype | None = "auto",
     device: str | torch.device | None = None,
     trust_remote_code: bool = False,
+    placement: Placement | None = None,
     **options: Any,
 ) -> Adapter:
-    """Build the adapter for ``model_id`` (options such as ``mode`` or ``pooling`` go to it)."""
+    """Build the adapter for ``model_id`` (options such as ``mode`` or ``pooling`` go to it);
+    ``placement`` spreads its model over devices (see :mod:`foilkit.scorers.placement`)."""
     device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
     cls = adapter_class(
         model_id, adapter=adapter, revision=revision, trust_remote_code=trust_remote_code
@@ -141,6 +146,7 @@ def load_adapter(
         dtype=resolve_dtype(dtype, device),
         device=device,
         trust_remote_code=trust_remote_code,
+        placement=placement,
         **options,
     )
 

@@ -9,11 +9,14 @@ together (cross-encoders, video LLMs, text-only LMs), scored through ``TextsRequ
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
 from foilkit.scorers.requests import TextScores, TextsRequest
+
+if TYPE_CHECKING:
+    from foilkit.scorers.placement import Placement
 
 
 class Adapter:
@@ -23,9 +26,12 @@ class Adapter:
         model_id: Hub id or local path, passed to ``from_pretrained``.
         revision: Hub revision (branch, tag or commit); recorded with every result.
         dtype: parameter and activation dtype.
-        device: where the model runs.
+        device: where the model runs (with ``placement``: where its inputs go, set on loading
+            to the dispatched model's first device).
         trust_remote_code: passed to ``from_pretrained``; off unless the user turns it on.
         mode: one of the class's ``modes``; ``None`` picks the first.
+        placement: spread the model over devices (``device_map``, see
+            :mod:`foilkit.scorers.placement`) instead of moving it whole to ``device``.
     """
 
     name: ClassVar[str]
@@ -36,6 +42,10 @@ class Adapter:
     #: constructor options, besides ``mode``
     options: ClassVar[tuple[str, ...]] = ()
     needs_video: ClassVar[bool] = True
+    #: whether a ``placement`` may spread the model: it loads through :meth:`_load` and runs it
+    #: through its ``forward`` only (accelerate's hooks load offloaded weights around
+    #: ``forward``; a parameter read or a sub-model called directly would find them missing)
+    spreads: ClassVar[bool] = False
 
     def __init__(
         self,
@@ -46,6 +56,7 @@ class Adapter:
         device: str | torch.device = "cpu",
         trust_remote_code: bool = False,
         mode: str | None = None,
+        placement: Placement | None = None,
     ):
         mode = mode or self.modes[0]
         if mode not in self.modes:
@@ -58,6 +69,15 @@ class Adapter:
             trust_remote_code,
             mode,
         )
+        if placement is not None and not self.spreads:
+            raise ValueError(
+                f"adapter {self.name!r} runs its model whole on one device (only the video LLM "
+                "and text LM adapters spread theirs): leave out device_map (--device-map) and "
+                "its options"
+            )
+        self.placement = placement
+        #: the dispatched model's map, summarised (``None`` when the model is on one device)
+        self.device_map: dict[str, Any] | None = None
 
     @classmethod
     def matches(cls, config: Any) -> bool:
@@ -68,14 +88,45 @@ class Adapter:
         return {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
 
     def _load(self, auto_class: Any) -> torch.nn.Module:
-        model = auto_class.from_pretrained(
-            self.model_id, dtype=self.dtype, **self._pretrained_kwargs()
-        )
-        return model.to(self.device).eval()
+        """The model in eval mode: moved whole to ``device``, or dispatched by ``placement``
+        (never moved afterwards: accelerate's hooks place each layer's inputs)."""
+        if self.placement is None:
+            model = auto_class.from_pretrained(
+                self.model_id, dtype=self.dtype, **self._pretrained_kwargs()
+            )
+            return model.to(self.device).eval()
+        from foilkit.scorers.placement import device_map_summary, input_device
+
+        try:
+            model = auto_class.from_pretrained(
+                self.model_id,
+                dtype=self.dtype,
+                **self._pretrained_kwargs(),
+                **self.placement.pretrained_kwargs(),
+            )
+        except ValueError as error:
+            if "offload_folder" not in str(error):
+                raise
+            raise ValueError(
+                f"{self.model_id} does not fit in max_memory (--max-memory) and part of it must "
+                "be written to disk: pass offload_folder (--offload-folder DIR) or allow more "
+                "memory"
+            ) from error
+        device_map = getattr(model, "hf_device_map", None) or {"": str(self.device)}
+        self.device = input_device(device_map)
+        self.device_map = device_map_summary(device_map)
+        return model.eval()
 
     def describe(self) -> dict[str, Any]:
         """What determines this adapter's numbers (recorded in ``run.json``, part of cache keys)."""
         return {"adapter": self.name, "mode": self.mode, "score_kind": self.score_kind}
+
+    def placement_record(self) -> dict[str, Any] | None:
+        """This process's share of a spread model and where its layers went, for ``run.json``
+        (``None``: the model is whole on ``device``)."""
+        if self.placement is None:
+            return None
+        return {**self.placement.to_record(), **(self.device_map or {})}
 
 
 class EmbeddingAdapter(Adapter):

@@ -41,6 +41,7 @@ class TextLMAdapter(RequestAdapter):
     score_kind = "perplexity"
     needs_video = False
     options = ("reduction",)
+    spreads = True
 
     def __init__(self, model_id: str, *, reduction: str | None = None, **kwargs: Any):
         super().__init__(model_id, **kwargs)

@@ -150,6 +150,7 @@ class VideoLLMAdapter(RequestAdapter):
 
     modes = ("likelihood", "choice")
     options = ("reduction",)
+    spreads = True
     score_kind = "log_probability"  # the first mode's; each instance sets its own mode's
 
     def __init__(
