@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.builders import BENCHMARKS  # light: names only, no builder module is imported
-    from foilkit.cli.options import add_num_workers, add_video_root
+    from foilkit.cli.options import add_max_decode_pixels, add_num_workers, add_video_root
 
     parser.add_argument("--model", required=True, help="Hub id or local path of the model")
     parser.add_argument(
@@ -108,6 +108,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "there; on a machine without CUDA the run decodes with torchcodec and records why) or "
         "pyav (default: %(default)s)",
     )
+    add_max_decode_pixels(frames)
     frames.add_argument(
         "--control",
         choices=("reversed", "shuffled", "single"),
