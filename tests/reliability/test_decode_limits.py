@@ -273,3 +273,20 @@ def test_an_8192_square_file_costs_a_run_under_1_gib(tmp_path, huge_video, decod
     growth = with_huge - baseline
     assert growth < 1024 * MIB, f"the 8192x8192 file took the run {growth / MIB:.0f} MiB higher"
     assert "decoding them at 2880x2880" in result.stderr  # scaled down, not failed
+
+
+def test_a_run_from_before_the_budget_resumes_under_the_default(
+    tmp_path, tiny_clip, scoring_dataset
+):
+    path = str(write_video(tmp_path / "clip.mp4", width=64, height=48))
+    out = tmp_path / "run"
+    data = scoring_dataset([{"id": "a", "video": path, "caption": "a red square"}])
+    options = dict(out_dir=str(out), num_workers=0, progress=False, use_cache=False)
+    foilkit.score(tiny_clip, data, **options)
+    record = json.loads((out / "run.json").read_text())
+    del record["identity"]["max_decode_pixels"]  # as a run.json written before the budget
+    (out / "run.json").write_text(json.dumps(record))
+    resumed = foilkit.score(tiny_clip, data, resume=True, **options)
+    assert resumed["error"] == [None]
+    with pytest.raises(ValueError, match="max_decode_pixels was 8294400, now 768"):
+        foilkit.score(tiny_clip, data, resume=True, max_decode_pixels=768, **options)
