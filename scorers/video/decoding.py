@@ -138,11 +138,11 @@ def decode_size(width: int, height: int, max_pixels: int) -> tuple[int, int]:
         return width, height
     scale = math.sqrt(max_pixels / (width * height))
     new_width, new_height = max(1, int(width * scale)), max(1, int(height * scale))
-    while new_width * new_height > max_pixels:  # float rounding, or a side held at 1 pixel
-        if new_width >= new_height:
-            new_width -= 1
+    if new_width * new_height > max_pixels:  # float rounding, or a side held at 1 pixel:
+        if new_width >= new_height:  # trim the longer side (the shorter is <= sqrt(max_pixels))
+            new_width = max_pixels // new_height
         else:
-            new_height -= 1
+            new_height = max_pixels // new_width
     return new_width, new_height
 
 
@@ -155,7 +155,7 @@ class _TorchcodecVideo:
     reduces = True
 
     def __init__(self, view: VideoView, max_pixels: int = MAX_DECODE_PIXELS):
-        self._decoder = self._open(view)
+        self._decoder = self._open(view, max_pixels)
         meta = self._decoder.metadata
         num_frames = int(meta.num_frames or 0)
         fps = float(meta.average_fps or 0.0)
@@ -165,14 +165,8 @@ class _TorchcodecVideo:
         size = decode_size(width, height, max_pixels)
         if size != (width, height):  # known from the stream's header, before any frame decodes
             if not self.reduces:
-                raise errors.FrameTooLargeError(
-                    view.name,
-                    f"its frames are {width}x{height} ({width * height:,} pixels), over the "
-                    f"decoding budget of {max_pixels:,} pixels, and torchcodec cannot scale "
-                    f"frames down on {self.device}; rerun with --decoder torchcodec (which "
-                    "scales them to fit) or raise --max-decode-pixels",
-                )
-            self._decoder = self._open(view, size)
+                raise self._too_large(view, width, height, max_pixels)
+            self._decoder = self._open(view, max_pixels, size)
         self.metadata = VideoMetadata(
             num_frames,
             fps,
@@ -184,7 +178,18 @@ class _TorchcodecVideo:
         )
         self._name = view.name
 
-    def _open(self, view: VideoView, size: tuple[int, int] | None = None):
+    def _too_large(
+        self, view: VideoView, width: int, height: int, max_pixels: int
+    ) -> errors.FrameTooLargeError:
+        return errors.FrameTooLargeError(
+            view.name,
+            f"its frames are {width}x{height} ({width * height:,} pixels), over the decoding "
+            f"budget of {max_pixels:,} pixels, and torchcodec cannot scale frames down on "
+            f"{self.device}; rerun with --decoder torchcodec (which scales them to fit) or "
+            "raise --max-decode-pixels",
+        )
+
+    def _open(self, view: VideoView, max_pixels: int, size: tuple[int, int] | None = None):
         """torchcodec's decoder of ``view``, resizing every frame to ``size`` (width, height)
         as it is decoded when given."""
         from torchcodec.decoders import VideoDecoder
@@ -199,7 +204,11 @@ class _TorchcodecVideo:
                 transforms=None if size is None else [Resize((size[1], size[0]))],
             )
         except (RuntimeError, ValueError) as error:
-            _PyAVVideo(view)  # a readable container without frames raises EmptyVideoError here
+            # a readable container without frames raises EmptyVideoError here
+            shown = _PyAVVideo(view, max_pixels).metadata
+            if not self.reduces and shown.width * shown.height > max_pixels:
+                # NVDEC refuses sizes beyond its limits: a fault of this file, not of the GPU
+                raise self._too_large(view, shown.width, shown.height, max_pixels) from error
             if self.device != "cpu":  # the file opens on the CPU: the GPU decoder is at fault
                 raise DecoderUnavailableError(
                     f"{view.name}: torchcodec cannot decode it on {self.device} ({error}); "

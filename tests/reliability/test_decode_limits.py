@@ -22,6 +22,7 @@ import foilkit
 from foilkit.scorers.api import ScoreOptions
 from foilkit.scorers.video import (
     MAX_DECODE_PIXELS,
+    DecoderUnavailableError,
     EmptyVideoError,
     FrameTooLargeError,
     SamplingPolicy,
@@ -106,6 +107,8 @@ def test_a_run_fails_the_rows_of_a_one_frame_file_and_scores_the_others(
         ((7680, 4320), MAX_DECODE_PIXELS, (3840, 2160)),  # 8K: halved, aspect kept
         ((64, 48), 32 * 24, (32, 24)),
         ((100000, 2), 1000, (1000, 1)),  # a side never drops below one pixel
+        ((2, 100000), 1000, (1, 1000)),
+        ((1000, 1000), 999999, (999, 999)),
     ],
 )
 def test_decode_size_fits_the_budget_and_keeps_the_aspect(size, budget, expected):
@@ -160,6 +163,24 @@ def test_a_decoder_that_cannot_scale_fails_the_file_naming_its_resolution(tmp_pa
     )
     within = decode_view(VideoView(path), EIGHT, "torchcodec-cuda", max_pixels=64 * 48)
     assert within.frames.shape == (8, 3, 48, 64)
+
+
+def test_a_file_nvdec_cannot_open_fails_naming_its_resolution_when_over_the_budget(
+    tmp_path, monkeypatch
+):
+    """NVDEC refuses frames beyond its limits when the decoder is made: over the budget, that is
+    the file's fault (a row error), not an unusable GPU (which stops the run)."""
+    import torchcodec.decoders
+
+    def refusing(*args, **kwargs):
+        raise RuntimeError("NVDEC: resolution not supported")
+
+    monkeypatch.setattr(torchcodec.decoders, "VideoDecoder", refusing)
+    path = str(write_video(tmp_path / "clip.mp4", width=64, height=48))
+    with pytest.raises(FrameTooLargeError, match="its frames are 64x48 "):
+        decode_view(VideoView(path), EIGHT, "torchcodec-cuda", max_pixels=32 * 24)
+    with pytest.raises(DecoderUnavailableError, match="rerun with --decoder torchcodec"):
+        decode_view(VideoView(path), EIGHT, "torchcodec-cuda", max_pixels=64 * 48)
 
 
 @pytest.mark.parametrize("value", [0, -1, 2.5, True, "8294400"])
