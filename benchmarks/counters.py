@@ -34,8 +34,8 @@ class DecodeCounter:
     def __enter__(self) -> Self:
         self._real = real = decoding.BACKENDS[self.backend]
 
-        def counting_opener(view: Any) -> Any:
-            video = real(view)
+        def counting_opener(view: Any, **options: Any) -> Any:
+            video = real(view, **options)
             with self._lock:
                 self.opens += 1
             get_frames = video.get_frames

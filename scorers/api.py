@@ -50,7 +50,13 @@ from foilkit.scorers.plan import PLAN_COLUMNS, ScoringPlan, make_plan
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.record import hardware, now, package_versions
 from foilkit.scorers.store import ResultStore
-from foilkit.scorers.video import BACKENDS, SEEDED_POLICIES, SamplingPolicy, resolve_decoder
+from foilkit.scorers.video import (
+    BACKENDS,
+    MAX_DECODE_PIXELS,
+    SEEDED_POLICIES,
+    SamplingPolicy,
+    resolve_decoder,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -77,8 +83,9 @@ class ScoreOptions:
     dict), ``offload_folder`` (where layers beyond ``max_memory`` go), ``gpus_per_replica`` (each
     process of ``accelerate launch`` a replica on that many GPUs of its node). Frames:
     ``num_frames``, ``sampling``, ``stride``, ``target_fps``, ``max_frames``,
-    ``normalized_fps``, ``decoder``, ``control`` (``reversed``, ``shuffled``, ``single``),
-    ``seed`` (shuffled control, seeded sampling).
+    ``normalized_fps``, ``decoder``, ``max_decode_pixels`` (frames of more pixels are scaled down
+    while decoding, aspect kept; default 3840 x 2160), ``control`` (``reversed``, ``shuffled``,
+    ``single``), ``seed`` (shuffled control, seeded sampling).
     Work: ``batch_size``, ``num_workers`` (decoding threads), ``out_dir`` (stream results and
     ``run.json`` there), ``resume``, ``cache_dir``, ``use_cache``, ``video_root`` (resolves
     relative video paths), ``split``, ``progress``.
@@ -108,6 +115,7 @@ class ScoreOptions:
     max_frames: int | None = None
     normalized_fps: float | None = None
     decoder: str = "torchcodec"
+    max_decode_pixels: int = MAX_DECODE_PIXELS
     control: str | None = None
     seed: int = 0
     batch_size: int = 8
@@ -124,6 +132,15 @@ class ScoreOptions:
         check_control(self.control)
         if self.decoder not in BACKENDS:
             raise ValueError(f"unknown decoder {self.decoder!r}; choose from {sorted(BACKENDS)}")
+        if (
+            isinstance(self.max_decode_pixels, bool)
+            or not isinstance(self.max_decode_pixels, int)
+            or self.max_decode_pixels < 1
+        ):
+            raise ValueError(
+                "max_decode_pixels must be a whole number of pixels >= 1 (--max-decode-pixels "
+                f"33177600 or 7680x4320), got {self.max_decode_pixels!r}"
+            )
         if self.num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {self.num_workers}")
         if self.protocol is not None and self.protocol not in PROTOCOLS:
@@ -228,6 +245,7 @@ def _identity(
         "num_frames": policy.num_frames,
         "sampling": policy.to_record(),
         "decoder": decoder,
+        "max_decode_pixels": options.max_decode_pixels,
         "control": options.control,
         "seed": options.seed,
         "rows": len(plan.rows),
@@ -248,6 +266,10 @@ def _cache(
         for key in identity
         if key not in ("kind", "rows", "rows_sha256", "protocol")
     }
+    if namespace["max_decode_pixels"] == MAX_DECODE_PIXELS:
+        # the default budget keeps the namespace of before the budget existed, so existing cache
+        # folders still hit (only frames over 3840 x 2160 differ, and only by their scaling)
+        namespace.pop("max_decode_pixels")
     if options.control == "shuffled":
         # the permutation's key: the video's content (before, its path; such entries must not
         # be served to a content-seeded run)
@@ -272,6 +294,8 @@ def _check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> Non
     previous = json.loads(record_path.read_text()).get("identity", {})
     if "frames" in previous:  # a run started before the frame count was named ``num_frames``
         previous["num_frames"] = previous.pop("frames")
+    # a run started before the decoding budget existed continues under the default budget
+    previous.setdefault("max_decode_pixels", MAX_DECODE_PIXELS)
     changed = sorted(k for k in set(previous) | set(identity) if previous.get(k) != identity.get(k))
     if changed:
         raise ValueError(
@@ -391,6 +415,7 @@ def _run(
         store=store,
         cache=_cache(identity, options, adapter),
         decoder=decoder,
+        max_decode_pixels=options.max_decode_pixels,
         control=options.control,
         seed=options.seed,
         batch_size=options.batch_size,
@@ -429,6 +454,7 @@ def _run(
         "decoder": decoder,
         "decoder_requested": options.decoder,
         "decoder_fallback": decoder_fallback,
+        "max_decode_pixels": options.max_decode_pixels,
         "video_root": options.video_root,
         "dtype": str(adapter.dtype).removeprefix("torch."),
         "device": str(adapter.device),

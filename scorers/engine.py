@@ -29,6 +29,7 @@ from foilkit.scorers.prefetch import prefetched
 from foilkit.scorers.requests import TextScores, TextsRequest
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import (
+    MAX_DECODE_PIXELS,
     SamplingPolicy,
     VideoError,
     content_hash,
@@ -102,9 +103,11 @@ class UnitDecoder:
         control: str | None,
         seed: int,
         cache: EmbeddingCache | None,
+        max_decode_pixels: int = MAX_DECODE_PIXELS,
     ):
         self.plan, self.policy = plan, policy
         self.decoder, self.control, self.seed, self.cache = decoder, control, seed, cache
+        self.max_decode_pixels = max_decode_pixels
 
     def __call__(self, unit: DecodeUnit) -> DecodedUnit:
         result = DecodedUnit(unit)
@@ -125,7 +128,10 @@ class UnitDecoder:
             missing = [view for view in unit.views if view not in result.views]
             if missing:
                 decoded = decode_views(
-                    [self.plan.views[view] for view in missing], self.policy, self.decoder
+                    [self.plan.views[view] for view in missing],
+                    self.policy,
+                    self.decoder,
+                    self.max_decode_pixels,
                 )
                 result.decoded = True
                 for view, frames in zip(missing, decoded):
@@ -246,6 +252,7 @@ class Engine:
         store: ResultStore,
         cache: EmbeddingCache | None = None,
         decoder: str = "torchcodec",
+        max_decode_pixels: int = MAX_DECODE_PIXELS,
         control: str | None = None,
         seed: int = 0,
         batch_size: int = 8,
@@ -257,6 +264,7 @@ class Engine:
         self.adapter, self.plan, self.policy, self.store = adapter, plan, policy, store
         self.cache = cache if isinstance(adapter, EmbeddingAdapter) else None
         self.decoder, self.control, self.seed = decoder, control, seed
+        self.max_decode_pixels = max_decode_pixels
         self.batch_size, self.num_workers, self.progress = batch_size, num_workers, progress
         self.throughput = Throughput()
         self.model_threads: int | None = None  # set by ``run``
@@ -278,6 +286,7 @@ class Engine:
             control=self.control,
             seed=self.seed,
             cache=self.cache,
+            max_decode_pixels=self.max_decode_pixels,
         )
         depth = self.batch_size + self.num_workers
         return prefetched(decode, units, workers=self.num_workers, depth=depth)

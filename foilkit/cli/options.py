@@ -7,6 +7,7 @@ names, types, defaults and destinations are the same in every command that has t
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
@@ -135,4 +136,33 @@ def add_placement(parser: Adder) -> None:
         help="with accelerate launch --num_processes R: each process is one replica of the model "
         "on that many GPUs, process i of a node taking GPUs i*N .. i*N+N-1 (default: the node's "
         "GPUs shared evenly)",
+    )
+
+
+def pixel_count(text: str) -> int:
+    """A pixel budget given as a count (``8294400``) or a size (``3840x2160``), at least 1."""
+    size = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
+    try:
+        pixels = int(size[1]) * int(size[2]) if size else int(text)
+    except ValueError:
+        pixels = 0
+    if pixels < 1:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a pixel count >= 1: give a number (8294400) or WIDTHxHEIGHT "
+            "(3840x2160)"
+        )
+    return pixels
+
+
+def add_max_decode_pixels(parser: Adder) -> None:
+    """``--max-decode-pixels``: the decoding memory bound (score, evaluate). Left out, the run
+    takes ``ScoreOptions``' default, ``MAX_DECODE_PIXELS`` (not imported: it pulls in torch)."""
+    parser.add_argument(
+        "--max-decode-pixels",
+        type=pixel_count,
+        default=argparse.SUPPRESS,
+        metavar="PIXELS",
+        help="frames of more pixels are scaled down (aspect kept) while decoding, so that no "
+        "file's declared size can exhaust memory: a number or WIDTHxHEIGHT (default: 3840x2160, "
+        "8294400); torchcodec-cuda cannot scale and fails the rows of such a file",
     )

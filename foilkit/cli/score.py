@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.builders import BENCHMARKS  # light: names only, no builder module is imported
     from foilkit.cli.options import (
+        add_max_decode_pixels,
         add_min_coverage,
         add_num_workers,
         add_placement,
@@ -114,6 +115,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "there; on a machine without CUDA the run decodes with torchcodec and records why) or "
         "pyav (default: %(default)s)",
     )
+    add_max_decode_pixels(frames)
     frames.add_argument(
         "--control",
         choices=("reversed", "shuffled", "single"),

@@ -133,6 +133,42 @@ def write_empty_video(path: str | Path, *, width: int = 64, height: int = 48, fp
     return path
 
 
+def write_image_as_video(path: str | Path, *, width: int = 64, height: int = 48) -> Path:
+    """A PNG image saved under a video's name (``clip.mp4``): FFmpeg opens it as a stream of
+    one frame, which a temporal benchmark must refuse rather than score as a still video."""
+    from PIL import Image
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    frame = render_frames(SyntheticScene(), width=width, height=height, num_frames=1)[0]
+    Image.fromarray(frame).save(path, format="PNG")
+    return path
+
+
+def write_large_video(
+    path: str | Path, *, width: int = 8192, height: int = 8192, num_frames: int = 2, fps: int = 8
+) -> Path:
+    """An H.264 mp4 of huge flat frames (a few hundred KB at 8192 x 8192), written one frame at
+    a time: a small file whose decoded frames take hundreds of MB each, for tests of the
+    decoding memory bound."""
+    import av
+
+    if width % 2 or height % 2:
+        raise ValueError(f"H.264 yuv420p needs even sizes, got {width}x{height}")
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(path), mode="w") as container:
+        stream = container.add_stream("libx264", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.options = {"preset": "ultrafast"}
+        for index in range(num_frames):  # Y rows, then the U and V planes: yuv420p's layout
+            planes = np.full((height * 3 // 2, width), 128, dtype=np.uint8)
+            planes[:height] = 40 + (160 * index) // max(1, num_frames - 1)
+            container.mux(stream.encode(av.VideoFrame.from_ndarray(planes, format="yuv420p")))
+        container.mux(stream.encode())
+    return path
+
+
 def write_vfr_video(
     path: str | Path,
     frame_times: list[float],

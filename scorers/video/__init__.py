@@ -2,10 +2,12 @@
 
 from foilkit.scorers.video.decoding import (
     BACKENDS,
+    MAX_DECODE_PIXELS,
     DecodedFrames,
     DecoderUnavailableError,
     VideoMetadata,
     available_backends,
+    decode_size,
     decode_view,
     decode_views,
     open_video,
@@ -18,7 +20,9 @@ from foilkit.scorers.video.decoding import (
 from foilkit.scorers.video.errors import (
     CorruptVideoError,
     EmptyVideoError,
+    FrameTooLargeError,
     SamplingError,
+    TooFewFramesError,
     VideoError,
     VideoNotFoundError,
     WindowOutOfRangeError,
@@ -28,14 +32,17 @@ from foilkit.scorers.video.view import VideoSource, VideoView, content_hash
 
 __all__ = [
     "BACKENDS",
+    "MAX_DECODE_PIXELS",
     "SAMPLERS",
     "SEEDED_POLICIES",
     "CorruptVideoError",
     "DecodedFrames",
     "DecoderUnavailableError",
     "EmptyVideoError",
+    "FrameTooLargeError",
     "SamplingError",
     "SamplingPolicy",
+    "TooFewFramesError",
     "VideoError",
     "VideoMetadata",
     "VideoNotFoundError",
@@ -44,6 +51,7 @@ __all__ = [
     "WindowOutOfRangeError",
     "available_backends",
     "content_hash",
+    "decode_size",
     "decode_view",
     "decode_views",
     "open_video",

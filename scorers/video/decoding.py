@@ -5,11 +5,17 @@ proficiency items of ViLMA) is served from one decode of the union of their fram
 Both backends agree on what a frame is: its index counts frames in presentation order, a
 window selects frames by their presentation times (exact for variable frame rate), and frames
 come out upright (the container's display rotation applied).
+
+Decode memory is bounded whatever a file declares: frames of more than ``max_pixels`` pixels
+(default ``MAX_DECODE_PIXELS``) are scaled down inside the decoder, one frame at a time, so a
+full-size RGB frame is never held (see ``decode_size``). A file of fewer than two frames is not
+a video to a temporal benchmark, and is refused.
 """
 
 from __future__ import annotations
 
 import io
+import logging
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -22,6 +28,16 @@ import torch
 from foilkit.scorers.video import errors
 from foilkit.scorers.video.sampling import SamplingPolicy
 from foilkit.scorers.video.view import VideoView
+
+logger = logging.getLogger(__name__)
+
+#: Frames of more pixels than this (3840 x 2160, 4K UHD) are scaled down while decoding, keeping
+#: their aspect ratio (``--max-decode-pixels`` changes it). One RGB frame within it is at most
+#: 25 MB; an 8192 x 8192 frame (a 57 KB file can declare one) would be 201 MB, times every
+#: sampled frame and its copies.
+MAX_DECODE_PIXELS = 3840 * 2160
+#: The fewest frames a file must hold to be scored as a video (one frame has no time axis).
+MIN_FRAMES = 2
 
 # An annotated window may overrun the file by rounding; beyond this many seconds it is an error.
 WINDOW_TOLERANCE_S = 0.5
@@ -38,6 +54,7 @@ class VideoMetadata:
     ``frame_times``: each frame's presentation time in seconds from the first frame, in
     presentation order (float64), or ``None`` where the stream does not say. Windows of a
     variable-frame-rate video are matched against these rather than against ``fps``.
+    ``codec``: the stream's codec as FFmpeg names it (``h264``; ``png`` for an image), for errors.
     """
 
     num_frames: int
@@ -46,6 +63,7 @@ class VideoMetadata:
     width: int
     height: int
     frame_times: np.ndarray | None = field(default=None, compare=False, repr=False)
+    codec: str | None = field(default=None, compare=False, repr=False)
 
     @property
     def variable_rate(self) -> bool:
@@ -92,7 +110,8 @@ class OpenVideo(Protocol):
         """Frames at sorted unique ``indices`` (uint8 NCHW) and their timestamps in seconds."""
 
 
-Opener = Callable[[VideoView], OpenVideo]
+#: A backend: opens a view, decoding frames of more than ``max_pixels`` scaled down to fit.
+Opener = Callable[..., OpenVideo]
 BACKENDS: dict[str, Opener] = {}
 
 
@@ -109,21 +128,87 @@ def _check_exists(view: VideoView) -> None:
         raise errors.VideoNotFoundError(view.name, "no such file")
 
 
+def decode_size(width: int, height: int, max_pixels: int) -> tuple[int, int]:
+    """The ``(width, height)`` a ``width`` x ``height`` frame is decoded at under a budget of
+    ``max_pixels``: its own size within the budget, else the largest size within it of the same
+    aspect ratio (each side at least 1 pixel)."""
+    if max_pixels < 1:
+        raise ValueError(f"max_pixels must be >= 1, got {max_pixels}")
+    if width * height <= max_pixels:
+        return width, height
+    scale = math.sqrt(max_pixels / (width * height))
+    new_width, new_height = max(1, int(width * scale)), max(1, int(height * scale))
+    if new_width * new_height > max_pixels:  # float rounding, or a side held at 1 pixel:
+        if new_width >= new_height:  # trim the longer side (the shorter is <= sqrt(max_pixels))
+            new_width = max_pixels // new_height
+        else:
+            new_height = max_pixels // new_width
+    return new_width, new_height
+
+
 class _TorchcodecVideo:
     #: where frames are decoded and left: FFmpeg on the CPU, or NVDEC on the GPU (frames stay
     #: on the device into the model's processor, no host round trip)
     device = "cpu"
+    #: whether frames over the pixel budget are scaled down while decoding (torchcodec's decoder
+    #: transforms run on the CPU only; a decoder that cannot fails such a file, naming its size)
+    reduces = True
 
-    def __init__(self, view: VideoView):
+    def __init__(self, view: VideoView, max_pixels: int = MAX_DECODE_PIXELS):
+        self._decoder = self._open(view, max_pixels)
+        meta = self._decoder.metadata
+        num_frames = int(meta.num_frames or 0)
+        fps = float(meta.average_fps or 0.0)
+        duration = float(meta.duration_seconds or (num_frames / fps if fps else 0.0))
+        # torchcodec's sizes are as displayed (after rotation), and so is its resize
+        width, height = int(meta.width or 0), int(meta.height or 0)
+        size = decode_size(width, height, max_pixels)
+        if size != (width, height):  # known from the stream's header, before any frame decodes
+            if not self.reduces:
+                raise self._too_large(view, width, height, max_pixels)
+            self._decoder = self._open(view, max_pixels, size)
+        self.metadata = VideoMetadata(
+            num_frames,
+            fps,
+            duration,
+            width,
+            height,
+            _torchcodec_frame_times(view.source),
+            codec=meta.codec,
+        )
+        self._name = view.name
+
+    def _too_large(
+        self, view: VideoView, width: int, height: int, max_pixels: int
+    ) -> errors.FrameTooLargeError:
+        return errors.FrameTooLargeError(
+            view.name,
+            f"its frames are {width}x{height} ({width * height:,} pixels), over the decoding "
+            f"budget of {max_pixels:,} pixels, and torchcodec cannot scale frames down on "
+            f"{self.device}; rerun with --decoder torchcodec (which scales them to fit) or "
+            "raise --max-decode-pixels",
+        )
+
+    def _open(self, view: VideoView, max_pixels: int, size: tuple[int, int] | None = None):
+        """torchcodec's decoder of ``view``, resizing every frame to ``size`` (width, height)
+        as it is decoded when given."""
         from torchcodec.decoders import VideoDecoder
+        from torchcodec.transforms import Resize
 
         try:
-            self._decoder = VideoDecoder(
-                view.source, seek_mode="exact", dimension_order="NCHW", device=self.device
+            return VideoDecoder(
+                view.source,
+                seek_mode="exact",
+                dimension_order="NCHW",
+                device=self.device,
+                transforms=None if size is None else [Resize((size[1], size[0]))],
             )
-            meta = self._decoder.metadata
         except (RuntimeError, ValueError) as error:
-            _PyAVVideo(view)  # a readable container without frames raises EmptyVideoError here
+            # a readable container without frames raises EmptyVideoError here
+            shown = _PyAVVideo(view, max_pixels).metadata
+            if not self.reduces and shown.width * shown.height > max_pixels:
+                # NVDEC refuses sizes beyond its limits: a fault of this file, not of the GPU
+                raise self._too_large(view, shown.width, shown.height, max_pixels) from error
             if self.device != "cpu":  # the file opens on the CPU: the GPU decoder is at fault
                 raise DecoderUnavailableError(
                     f"{view.name}: torchcodec cannot decode it on {self.device} ({error}); "
@@ -132,17 +217,6 @@ class _TorchcodecVideo:
             raise errors.CorruptVideoError(
                 view.name, f"torchcodec cannot open it: {error}"
             ) from error
-        num_frames = int(meta.num_frames or 0)
-        fps = float(meta.average_fps or 0.0)
-        duration = float(meta.duration_seconds or (num_frames / fps if fps else 0.0))
-        width, height = (
-            int(meta.width or 0),
-            int(meta.height or 0),
-        )  # torchcodec's are post-rotation
-        self.metadata = VideoMetadata(
-            num_frames, fps, duration, width, height, _torchcodec_frame_times(view.source)
-        )
-        self._name = view.name
 
     def get_frames(self, indices: np.ndarray) -> tuple[torch.Tensor, np.ndarray]:
         try:
@@ -155,9 +229,11 @@ class _TorchcodecVideo:
 
 
 class _TorchcodecCudaVideo(_TorchcodecVideo):
-    """torchcodec with NVDEC: frames decoded on the GPU stay there (see ``resolve_decoder``)."""
+    """torchcodec with NVDEC: frames decoded on the GPU stay there (see ``resolve_decoder``).
+    It cannot resize while decoding: a file with frames over the pixel budget is refused."""
 
     device = "cuda"
+    reduces = False
 
 
 class DecoderUnavailableError(RuntimeError):
@@ -217,15 +293,17 @@ class _PyAVVideo:
 
     Frames are turned upright by the container's display rotation, as torchcodec does, so
     the two backends agree on shape and pixels (PyAV itself returns the coded orientation).
+    A frame over the pixel budget is scaled down as it is converted to RGB, by its own size
+    (so a stream that grows mid-way is bounded too), like torchcodec's resize (bilinear).
     """
 
-    def __init__(self, view: VideoView):
+    def __init__(self, view: VideoView, max_pixels: int = MAX_DECODE_PIXELS):
         import av
 
         self._open = lambda: av.open(
             io.BytesIO(view.source) if isinstance(view.source, bytes) else view.source
         )
-        self._name = view.name
+        self._name, self._max_pixels = view.name, max_pixels
         try:
             with self._open() as container:
                 if not container.streams.video:
@@ -243,13 +321,16 @@ class _PyAVVideo:
                 fps = float(stream.average_rate or 0.0)
                 width, height = stream.codec_context.width, stream.codec_context.height
                 frame_times = _relative_times(pts, stream.time_base)
+                codec = stream.codec_context.name
         except av.FFmpegError as error:
             raise errors.CorruptVideoError(view.name, f"PyAV cannot open it: {error}") from error
         self._turns = self._turns or 0
         if self._turns % 2:
             width, height = height, width
         duration = num_frames / fps if fps else 0.0
-        self.metadata = VideoMetadata(num_frames, fps, duration, width, height, frame_times)
+        self.metadata = VideoMetadata(
+            num_frames, fps, duration, width, height, frame_times, codec=codec
+        )
 
     def get_frames(self, indices: np.ndarray) -> tuple[torch.Tensor, np.ndarray]:
         import av
@@ -260,7 +341,7 @@ class _PyAVVideo:
                 stream = container.streams.video[0]
                 for position, frame in enumerate(container.decode(stream)):
                     if position in wanted:
-                        array = np.rot90(frame.to_ndarray(format="rgb24"), self._turns)
+                        array = np.rot90(self._rgb(frame), self._turns)
                         frames.append(
                             torch.from_numpy(np.ascontiguousarray(array)).permute(2, 0, 1)
                         )
@@ -275,29 +356,68 @@ class _PyAVVideo:
             )
         return torch.stack(frames), np.asarray(times, dtype=np.float64)
 
+    def _rgb(self, frame) -> np.ndarray:
+        """``frame`` as an RGB array in its coded orientation, scaled down in the conversion
+        to fit the pixel budget as displayed (the full-size RGB frame is never made)."""
+        coded = (frame.width, frame.height)
+        turned = self._turns % 2
+        shown = coded[::-1] if turned else coded
+        size = decode_size(*shown, self._max_pixels)
+        if size == shown:
+            return frame.to_ndarray(format="rgb24")
+        width, height = size[::-1] if turned else size
+        return frame.to_ndarray(format="rgb24", width=width, height=height)
+
 
 register_backend("torchcodec")(_TorchcodecVideo)
 register_backend("torchcodec-cuda")(_TorchcodecCudaVideo)
 register_backend("pyav")(_PyAVVideo)
 
 
-def open_video(view: VideoView | str, backend: str = "torchcodec") -> OpenVideo:
-    """Open a video once; raises a typed ``VideoError`` naming the file on bad input."""
+def open_video(
+    view: VideoView | str, backend: str = "torchcodec", max_pixels: int = MAX_DECODE_PIXELS
+) -> OpenVideo:
+    """Open a video once; raises a typed ``VideoError`` naming the file on bad input: no file,
+    no container, no frames or a single one (an image is not a video), no frame rate, or frames
+    over ``max_pixels`` for a decoder that cannot scale them down. Its frames come out scaled
+    down to fit ``max_pixels`` where they exceed it (``decode_size``)."""
     view = view if isinstance(view, VideoView) else VideoView(view)
     if backend not in BACKENDS:
         raise ValueError(f"unknown decoder backend {backend!r}; choose from {sorted(BACKENDS)}")
     _check_exists(view)
-    video = BACKENDS[backend](view)
-    if video.metadata.num_frames <= 0:
+    video = BACKENDS[backend](view, max_pixels=max_pixels)
+    meta = video.metadata
+    if meta.num_frames <= 0:
         raise errors.EmptyVideoError(view.name, "the video stream holds no frames")
-    if video.metadata.fps <= 0:
+    if meta.num_frames < MIN_FRAMES:
+        codec = f" (codec {meta.codec!r})" if meta.codec else ""
+        raise errors.TooFewFramesError(
+            view.name,
+            f"the video stream holds only {meta.num_frames} frame{codec}, a still image with no "
+            f"time axis; a temporal item needs at least {MIN_FRAMES} frames: replace the file "
+            "with the video clip, or drop its rows",
+        )
+    if meta.fps <= 0:
         raise errors.CorruptVideoError(view.name, "the video stream reports no frame rate")
+    size = decode_size(meta.width, meta.height, max_pixels)
+    if size != (meta.width, meta.height):
+        logger.warning(
+            "%s: frames of %dx%d exceed the decoding budget of %d pixels (--max-decode-pixels); "
+            "decoding them at %dx%d",
+            view.name,
+            meta.width,
+            meta.height,
+            max_pixels,
+            *size,
+        )
     return video
 
 
-def probe(source: VideoView | str, backend: str = "torchcodec") -> VideoMetadata:
-    """Frame count, rate, duration and size of a video."""
-    return open_video(source, backend).metadata
+def probe(
+    source: VideoView | str, backend: str = "torchcodec", max_pixels: int = MAX_DECODE_PIXELS
+) -> VideoMetadata:
+    """Frame count, rate, duration and size (as stored, before any scaling down) of a video."""
+    return open_video(source, backend, max_pixels).metadata
 
 
 def window_frames(
@@ -349,9 +469,13 @@ def sampling_key(view: VideoView) -> str:
 
 
 def decode_views(
-    views: Sequence[VideoView], policy: SamplingPolicy, backend: str = "torchcodec"
+    views: Sequence[VideoView],
+    policy: SamplingPolicy,
+    backend: str = "torchcodec",
+    max_pixels: int = MAX_DECODE_PIXELS,
 ) -> list[DecodedFrames | errors.VideoError]:
-    """Frames of several views of ONE video, decoding the union of their frames once.
+    """Frames of several views of ONE video, decoding the union of their frames once (frames
+    over ``max_pixels`` scaled down to fit, see ``open_video``).
 
     Each view fails or succeeds on its own: a view whose window cannot be played (beyond the
     video's end) gets its ``VideoError`` in its place in the returned list, and the other views
@@ -363,7 +487,7 @@ def decode_views(
     keys = {view.source_key for view in views}
     if len(keys) != 1:
         raise ValueError(f"decode_views takes views of one video, got {sorted(keys)}")
-    video = open_video(views[0], backend)
+    video = open_video(views[0], backend, max_pixels)
     meta = video.metadata
     per_view: list[np.ndarray | errors.VideoError] = []
     for view in views:
@@ -411,11 +535,14 @@ def take_frames(frames: torch.Tensor, rows: np.ndarray) -> torch.Tensor:
 
 
 def decode_view(
-    view: VideoView, policy: SamplingPolicy, backend: str = "torchcodec"
+    view: VideoView,
+    policy: SamplingPolicy,
+    backend: str = "torchcodec",
+    max_pixels: int = MAX_DECODE_PIXELS,
 ) -> DecodedFrames:
     """Frames of one view (see ``decode_views`` to serve several views of a file at once);
     raises its ``VideoError``, whether of the file or of the view's window."""
-    (decoded,) = decode_views([view], policy, backend)
+    (decoded,) = decode_views([view], policy, backend, max_pixels)
     if isinstance(decoded, errors.VideoError):
         raise decoded
     return decoded

@@ -32,6 +32,16 @@ class EmptyVideoError(VideoError):
     cause = "empty video"
 
 
+class TooFewFramesError(EmptyVideoError):
+    """The stream holds a single frame (an image saved as ``.mp4``, a clip cut to one frame):
+    nothing to order in time, so a temporal item cannot be scored on it."""
+
+
+class FrameTooLargeError(VideoError):
+    """The frames exceed the decoding pixel budget and the decoder cannot scale them down while
+    decoding (the CUDA decoder); the message names their resolution."""
+
+
 class WindowOutOfRangeError(VideoError, ValueError):
     """The requested time window does not lie inside the video: a fault of that view alone
     (``decode_views`` returns it in the view's place; the file's other views still decode)."""

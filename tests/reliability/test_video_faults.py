@@ -88,8 +88,8 @@ def test_a_file_whose_every_window_is_bad_decodes_nothing(video, decoder, monkey
     opened = []
     real_open = decoding.open_video
 
-    def spying(view, backend="torchcodec"):
-        handle = real_open(view, backend)
+    def spying(view, backend="torchcodec", *options):
+        handle = real_open(view, backend, *options)
         opened.append(handle)
         monkeypatch.setattr(handle, "get_frames", lambda indices: pytest.fail("decoded frames"))
         return handle

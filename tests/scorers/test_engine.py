@@ -26,9 +26,9 @@ def opened(monkeypatch) -> Counter:
     counts: Counter = Counter()
     real = decoding.open_video
 
-    def counting(view, backend="torchcodec"):
+    def counting(view, backend="torchcodec", *options):
         counts[Path(view.source).name] += 1
-        return real(view, backend)
+        return real(view, backend, *options)
 
     monkeypatch.setattr(decoding, "open_video", counting)
     return counts
