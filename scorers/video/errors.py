@@ -36,10 +36,14 @@ class TooFewFramesError(EmptyVideoError):
     """The stream holds a single frame (an image saved as ``.mp4``, a clip cut to one frame):
     nothing to order in time, so a temporal item cannot be scored on it."""
 
+    cause = "fewer than two frames"
+
 
 class FrameTooLargeError(VideoError):
     """The frames exceed the decoding pixel budget and the decoder cannot scale them down while
     decoding (the CUDA decoder); the message names their resolution."""
+
+    cause = "frames too large for the decoder"
 
 
 class WindowOutOfRangeError(VideoError, ValueError):
