@@ -118,30 +118,20 @@ def _commands(tmp_path: Path) -> dict[str, list[str]]:
     """Each command that writes a folder, with ``{out}`` where the folder goes; inputs are cheap
     (the refusal comes before any model, dataset or upload is touched) or real where needed."""
     run = str(_legacy_run(tmp_path))
+    evaluate = [
+        "evaluate",
+        "--benchmark",
+        "synthetic",
+        "--dataset",
+        str(tmp_path / "no-dataset"),
+        "--model",
+        "someone/model",
+        "--out",
+        "{out}",
+    ]
     return {
-        "evaluate --overwrite": [
-            "evaluate",
-            "--benchmark",
-            "synthetic",
-            "--dataset",
-            str(tmp_path / "no-dataset"),
-            "--model",
-            "someone/model",
-            "--out",
-            "{out}",
-            "--overwrite",
-        ],
-        "evaluate": [
-            "evaluate",
-            "--benchmark",
-            "synthetic",
-            "--dataset",
-            str(tmp_path / "no-dataset"),
-            "--model",
-            "someone/model",
-            "--out",
-            "{out}",
-        ],
+        "evaluate --overwrite": [*evaluate, "--overwrite"],
+        "evaluate": evaluate,
         "score": [
             "score",
             "--model",
