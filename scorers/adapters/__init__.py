@@ -109,8 +109,8 @@ def adapter_class(
             return ADAPTERS.get(name)
     raise ValueError(
         f"no adapter handles {model_id!r} (model_type={getattr(config, 'model_type', None)!r}, "
-        f"architectures={getattr(config, 'architectures', None)}); pass adapter= one of "
-        f"{list(ADAPTERS)}"
+        f"architectures={getattr(config, 'architectures', None)}); choose one with "
+        f"--adapter NAME (adapter=NAME in Python), NAME one of {list(ADAPTERS)}"
     )
 
 

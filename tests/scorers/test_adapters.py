@@ -34,5 +34,8 @@ def test_a_named_adapter_overrides_the_config(tiny_model):
 
 
 def test_a_model_no_adapter_handles_is_named(tiny_model):
-    with pytest.raises(ValueError, match="no adapter handles .*model_type='t5'"):
+    with pytest.raises(ValueError, match="no adapter handles .*model_type='t5'") as error:
         adapter_class(tiny_model("t5"))
+    # the hint is the CLI's flag first, the Python keyword beside it
+    assert "--adapter NAME (adapter=NAME in Python)" in str(error.value)
+    assert "'video-llm'" in str(error.value)
