@@ -1,5 +1,5 @@
-"""The video LLM adapter: the reused video prefix gives what a full forward gives; choice cancels
-order."""
+"""The video LLM adapter: the reused video prefix gives what a full forward gives, whatever its
+cache's layers (full attention, sliding window, linear attention); choice cancels order."""
 
 from __future__ import annotations
 
@@ -12,7 +12,16 @@ from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION, choice_quest
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.videos import SyntheticScene, render_frames
 
-MODELS = ["llava-next-video", "qwen2-vl"]
+#: tiny twin -> how its video prefix's cache is reused: full attention is cut back; a sliding
+#: window shorter than the prompt (Gemma 4) and linear attention (Qwen3.5) cannot be, and are
+#: copied per continuation
+PREFIX_REUSE = {
+    "llava-next-video": "crop",
+    "qwen2-vl": "crop",
+    "qwen3.5": "copy",
+    "gemma4": "copy",
+}
+MODELS = list(PREFIX_REUSE)
 TEXTS = ("a red square moves to the left", "a red square moves to the right")
 
 
@@ -30,7 +39,7 @@ def adapter(request, tiny_model):
     return {
         mode: load_adapter(tiny_model(request.param), mode=mode, device="cpu")
         for mode in ("likelihood", "choice")
-    }
+    } | {"name": request.param}
 
 
 def _full_forward(adapter, frames: torch.Tensor, text: str) -> torch.Tensor:
@@ -54,6 +63,26 @@ def test_likelihood_with_the_cached_prefix_equals_a_full_forward(adapter, frames
             float(expected.sum()), abs=1e-4
         )
         assert scored.details["num_tokens"][position] == len(expected)
+
+
+def test_prefix_reuse_follows_the_cache_layers_and_is_recorded(adapter):
+    expected = PREFIX_REUSE[adapter["name"]]
+    for mode in ("likelihood", "choice"):
+        assert adapter[mode].prefix_reuse == expected
+        assert adapter[mode].describe()["prefix_reuse"] == expected
+
+
+def test_a_full_forward_per_text_scores_the_same(adapter, frames):
+    """``full`` (no cache reuse) gives the numbers the reused prefix gives."""
+    likelihood = adapter["likelihood"]
+    reused = likelihood.score([TextsRequest(TEXTS, frames)])[0]
+    strategy = likelihood.prefix_reuse
+    try:
+        likelihood.prefix_reuse = "full"
+        whole = likelihood.score([TextsRequest(TEXTS, frames)])[0]
+    finally:
+        likelihood.prefix_reuse = strategy
+    assert whole.details["logprob_sum"] == pytest.approx(reused.details["logprob_sum"], abs=1e-4)
 
 
 def test_choice_with_the_cached_prefix_equals_a_full_forward(adapter, frames):
