@@ -155,3 +155,26 @@ def text_continuer(model: Any) -> Any:
     ]
     language_model = getattr(model, "language_model", None)
     return language_model if required and language_model is not None else model
+
+
+def video_variant(model_type: str | None) -> str | None:
+    """The ``model_type`` whose classes read ``model_type``'s checkpoints with video, where
+    transformers pairs them: ``VIDEO_PROCESSOR_MAPPING_NAMES`` names a video processor for
+    ``model_type`` that belongs to another image-text-to-text model (InstructBLIP's checkpoints
+    are InstructBLIP-Video's: ``instructblip`` -> ``instructblipvideo``). ``None`` otherwise."""
+    import transformers
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+    from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
+
+    names = VIDEO_PROCESSOR_MAPPING_NAMES.get(model_type)
+    names = list(names.values()) if isinstance(names, dict) else [names]
+    for name in filter(None, names):
+        video_processor = getattr(transformers, name, None)
+        if video_processor is None:
+            continue
+        module = video_processor.__module__.split(".")[2]  # transformers.models.<module>.*
+        for candidate in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
+            if candidate != model_type and model_type_to_module_name(candidate) == module:
+                return candidate
+    return None

@@ -36,6 +36,9 @@ video placeholder, is refused before it is loaded (an image-only model would oth
 the texts without the video). A family whose checkpoints ship no chat template is prompted as
 its model card does (``_video_llm_support.PLAIN_PROMPTS``: InstructBLIP-Video); where its
 vision side reads the prompt (InstructBLIP's Q-Former), it reads the question, never the answer.
+A checkpoint whose own processor takes no video but which transformers pairs with a video
+model's classes (``VIDEO_PROCESSOR_MAPPING_NAMES``: the InstructBLIP checkpoints are read as
+InstructBLIP-Video) is loaded with those classes, recorded as ``loaded_as``.
 
 Time axis: models that place frames in time (Qwen2.5-VL's temporal position ids, Qwen3-VL's
 frame timestamps) get the view's real sampling interval through ``video_metadata`` instead
@@ -61,8 +64,10 @@ from foilkit.scorers.adapters._video_llm_support import (
     missing_extra,
     prefix_cache,
     prefix_reuse,
+    takes_video,
     text_continuer,
     video_refusal,
+    video_variant,
 )
 from foilkit.scorers.adapters.base import RequestAdapter
 from foilkit.scorers.requests import TextScores, TextsRequest
@@ -146,6 +151,19 @@ def _choose(name: str, value: str | None, choices: tuple[str, ...]) -> str:
     return value
 
 
+def _classes(model_type: str) -> tuple[type, type]:
+    """The image-text-to-text model class and the processor class transformers maps
+    ``model_type`` to."""
+    import transformers
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+
+    return (
+        getattr(transformers, MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES[model_type]),
+        getattr(transformers, PROCESSOR_MAPPING_NAMES[model_type]),
+    )
+
+
 def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
     length = 0
     for x, y in zip(a, b):
@@ -205,8 +223,15 @@ class VideoLLMAdapter(RequestAdapter):
 
         config = AutoConfig.from_pretrained(model_id, **self._pretrained_kwargs())
         self.model_type = getattr(config, "model_type", None)
+        model_class, processor_class = AutoModelForImageTextToText, AutoProcessor
         with self._extra_hint():
             self.processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
+        #: the model_type whose classes read this checkpoint with video, where not its own
+        self.loaded_as = None
+        if not takes_video(type(self.processor)) and video_variant(self.model_type):
+            self.loaded_as = self.model_type = video_variant(self.model_type)
+            model_class, processor_class = _classes(self.model_type)
+            self.processor = processor_class.from_pretrained(model_id, **self._pretrained_kwargs())
         self.tokenizer = self.processor.tokenizer
         #: the family's plain prompt where its processor has no chat template, else ``None``
         self.plain_prompt: PlainPrompt | None = None
@@ -230,7 +255,9 @@ class VideoLLMAdapter(RequestAdapter):
             if name.endswith("_tokenizer")
         }
         with self._extra_hint():
-            self.model = self._load(AutoModelForImageTextToText)
+            self.model = self._load(model_class)
+        if self.loaded_as is not None:
+            self._check_video_token()
         self._continuer = text_continuer(self.model)
         self.prefix_reuse = self._prefix_reuse()
         self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
@@ -265,6 +292,21 @@ class VideoLLMAdapter(RequestAdapter):
             rendered = self._render(self._messages(LIKELIHOOD_QUESTION, None))
         return video_refusal(self.processor, self.model_type, rendered)
 
+    def _check_video_token(self) -> None:
+        """A checkpoint read through its video variant's classes must name the video placeholder
+        the variant's processor writes, or the video would never reach the model."""
+        token = getattr(self.processor, "video_token", None)
+        token = getattr(token, "content", token)
+        written = self.tokenizer.convert_tokens_to_ids(token) if token else None
+        expected = getattr(self.model.config, "video_token_id", None)
+        if written is None or written != expected:
+            raise ValueError(
+                f"{self.model_id}: model_type {self.loaded_as!r} (which transformers reads this "
+                f"checkpoint as) puts the video at token {token!r} (id {written}), but the "
+                f"checkpoint's config names video token id {expected}; the checkpoint has no "
+                "video placeholder and cannot be scored on video"
+            )
+
     def _prefix_reuse(self) -> str:
         """How continuations reuse the video prefix's cache (``PREFIX_REUSE``), from the cache
         the model builds for its own layer types."""
@@ -284,6 +326,8 @@ class VideoLLMAdapter(RequestAdapter):
 
     def describe(self) -> dict[str, Any]:
         common = {**super().describe(), "prefix_reuse": self.prefix_reuse}
+        if self.loaded_as is not None:  # e.g. an InstructBLIP checkpoint read as InstructBLIP-Video
+            common["loaded_as"] = self.loaded_as
         if self.plain_prompt is not None:  # no chat template: the family's declared format
             common["prompt_format"] = {
                 "template": self.plain_prompt.template,

@@ -18,6 +18,7 @@ from foilkit.scorers.adapters._video_llm_support import (
     PLAIN_PROMPTS,
     VIDEO_LLM_EXTRA,
     takes_video,
+    video_variant,
 )
 from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION, choice_question
 from foilkit.scorers.requests import TextsRequest
@@ -68,9 +69,13 @@ def test_every_model_type_with_a_video_processor_is_taken():
         name = PROCESSOR_MAPPING_NAMES.get(model_type)
         if model_type not in VIDEO_PROCESSOR_MAPPING_NAMES or not hasattr(transformers, name or ""):
             continue
-        assert takes_video(getattr(transformers, name)), model_type
+        variant = video_variant(model_type)  # the checkpoints read with another model's classes
+        processor = getattr(transformers, PROCESSOR_MAPPING_NAMES[variant or model_type])
+        assert takes_video(processor), model_type
         checked += 1
     assert checked >= 10
+    assert video_variant("instructblip") == "instructblipvideo"
+    assert video_variant("qwen2_vl") is None and video_variant("llava") is None
 
 
 def test_an_image_only_model_is_refused_before_scoring(tiny_model):
@@ -154,6 +159,39 @@ def test_instructblip_video_choice_equals_a_full_forward(instructblip):
         probabilities.append(letters if order == TEXTS else letters.flip(0))
     scored = choice.score([TextsRequest(TEXTS, frames)])[0].scores
     assert scored == pytest.approx(torch.stack(probabilities).mean(0).tolist(), abs=1e-5)
+
+
+def test_an_instructblip_checkpoint_is_read_as_instructblip_video(tiny_model):
+    """The Salesforce/instructblip-* layout (model_type ``instructblip``, an image processor) is
+    scored through the InstructBLIP-Video classes, as a full forward with them scores it."""
+    from transformers import InstructBlipVideoForConditionalGeneration, InstructBlipVideoProcessor
+
+    path = tiny_model("instructblip")
+    likelihood = load_adapter(path, mode="likelihood", device="cpu")
+    assert likelihood.describe()["loaded_as"] == "instructblipvideo"
+    assert type(likelihood.model) is InstructBlipVideoForConditionalGeneration
+    frames = _frames(INSTRUCTBLIP_FRAMES)
+    scored = likelihood.score([TextsRequest(TEXTS[:1], frames)])[0]
+
+    class Independent:  # the video classes loaded by hand
+        processor = InstructBlipVideoProcessor.from_pretrained(path)
+        model = InstructBlipVideoForConditionalGeneration.from_pretrained(path).eval()
+
+    question, text = LIKELIHOOD_QUESTION, TEXTS[0]
+    logits, ids = _forward(Independent, frames, f"{question} {text}", question)
+    count = int(scored.details["num_tokens"][0])
+    expected = token_logprobs(logits[-count - 1 : -1], ids[-count:])
+    assert scored.details["logprob_sum"][0] == pytest.approx(float(expected.sum()), abs=1e-4)
+
+
+def test_a_checkpoint_without_the_video_token_is_refused(tiny_model, tmp_path):
+    folder = tmp_path / "instructblip-no-video-token"
+    shutil.copytree(tiny_model("instructblip"), folder)
+    config = json.loads((folder / "config.json").read_text())
+    del config["video_token_index"]
+    (folder / "config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match="has no video placeholder"):
+        load_adapter(str(folder), device="cpu")
 
 
 def test_instructblip_video_names_the_frames_it_takes(instructblip):
