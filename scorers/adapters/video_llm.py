@@ -471,9 +471,11 @@ class VideoLLMAdapter(RequestAdapter):
     # --- the model ---------------------------------------------------------------------------
 
     def video_kwargs(self, request: TextsRequest) -> dict[str, Any]:
-        """Processor keywords for the request's frames: their time axis when it is known."""
+        """Processor keywords for the request's frames: all of them, as sampled (a video
+        processor that samples by default, Qwen3-VL's or Gemma 4's, would drop some), and their
+        time axis when it is known."""
         if request.timestamps is None:
-            return {}
+            return {"do_sample_frames": False}
         return {
             "video_metadata": [presented_metadata(request.timestamps)],
             "do_sample_frames": False,

@@ -43,8 +43,11 @@ def adapter(request, tiny_model):
 
 
 def _full_forward(adapter, frames: torch.Tensor, text: str) -> torch.Tensor:
-    """Logits of one forward over the whole prompt ``text`` with the video, no cache."""
-    inputs = adapter.processor(text=[text], videos=[frames], return_tensors="pt")
+    """Logits of one forward over the whole prompt ``text`` with the video (every frame as
+    given), no cache."""
+    inputs = adapter.processor(
+        text=[text], videos=[frames], return_tensors="pt", do_sample_frames=False
+    )
     with torch.inference_mode():
         return adapter.model(**inputs).logits[0], inputs["input_ids"][0]
 
@@ -83,6 +86,17 @@ def test_a_full_forward_per_text_scores_the_same(adapter, frames):
     finally:
         likelihood.prefix_reuse = strategy
     assert whole.details["logprob_sum"] == pytest.approx(reused.details["logprob_sum"], abs=1e-4)
+
+
+def test_every_frame_reaches_the_model(adapter, frames):
+    """Processors that sample frames by default (Qwen3-VL's, Gemma 4's) keep all of them."""
+    likelihood = adapter["likelihood"]
+    prefix, _ = likelihood.prompt_texts(TEXTS)
+    inputs = likelihood.model_inputs(TextsRequest(TEXTS, frames), prefix)
+    if "video_grid_thw" in inputs:  # 2 frames a temporal patch
+        assert int(inputs["video_grid_thw"][0, 0]) == len(frames) // 2
+    if "num_frames_per_video" in inputs:
+        assert int(inputs["num_frames_per_video"][0]) == len(frames)
 
 
 def test_choice_with_the_cached_prefix_equals_a_full_forward(adapter, frames):
