@@ -15,6 +15,10 @@ CHOSEN = {
     "blip-itm": "blip-itm",
     "llava-next-video": "video-llm",
     "qwen2-vl": "video-llm",
+    "qwen3.5": "video-llm",
+    "gemma4": "video-llm",
+    "instructblip-video": "video-llm",
+    "instructblip": "video-llm",
     "gpt2": "text-lm",
 }
 
