@@ -15,12 +15,14 @@ model names:
 
 Missing optional packages that some families' processors or vision towers import
 (:data:`VIDEO_LLM_EXTRA`) are reported as one line naming the ``pip install`` to run
-(:func:`missing_extra`).
+(:func:`missing_extra`, :func:`naming_the_extra`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -128,6 +130,19 @@ def missing_extra(error: ImportError, model_id: str) -> ImportError | None:
                 f"{INSTALL_EXTRA} (or pip install {package})"
             )
     return None
+
+
+@contextmanager
+def naming_the_extra(model_id: str) -> Iterator[None]:
+    """Re-raise an ImportError about a package of :data:`VIDEO_LLM_EXTRA` as one line naming
+    the install to run (:func:`missing_extra`); any other error passes unchanged."""
+    try:
+        yield
+    except ImportError as error:
+        short = missing_extra(error, model_id)
+        if short is None:
+            raise
+        raise short from error
 
 
 def prefix_cache(output: Any) -> Any:

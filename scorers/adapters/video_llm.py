@@ -61,7 +61,7 @@ from foilkit.scorers.adapters._features import likelihood_details, token_logprob
 from foilkit.scorers.adapters._video_llm_support import (
     PLAIN_PROMPTS,
     PlainPrompt,
-    missing_extra,
+    naming_the_extra,
     prefix_cache,
     prefix_reuse,
     takes_video,
@@ -224,7 +224,7 @@ class VideoLLMAdapter(RequestAdapter):
         config = AutoConfig.from_pretrained(model_id, **self._pretrained_kwargs())
         self.model_type = getattr(config, "model_type", None)
         model_class, processor_class = AutoModelForImageTextToText, AutoProcessor
-        with self._extra_hint():
+        with naming_the_extra(model_id):
             self.processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
         #: the model_type whose classes read this checkpoint with video, where not its own
         self.loaded_as = None
@@ -254,30 +254,13 @@ class VideoLLMAdapter(RequestAdapter):
             for name in type(self.processor).get_attributes()
             if name.endswith("_tokenizer")
         }
-        with self._extra_hint():
+        with naming_the_extra(model_id):
             self.model = self._load(model_class)
         if self.loaded_as is not None:
             self._check_video_token()
         self._continuer = text_continuer(self.model)
         self.prefix_reuse = self._prefix_reuse()
         self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
-
-    def _extra_hint(self) -> Any:
-        """A context turning the ImportError of a missing optional package into one line naming
-        the install to run."""
-        from contextlib import contextmanager
-
-        @contextmanager
-        def hint():
-            try:
-                yield
-            except ImportError as error:
-                short = missing_extra(error, self.model_id)
-                if short is None:
-                    raise
-                raise short from error
-
-        return hint()
 
     def _refusal(self, config: Any) -> str | None:
         """Why this model cannot be scored with its video, ``None`` when it can."""

@@ -68,6 +68,32 @@ def test_likelihood_with_the_cached_prefix_equals_a_full_forward(adapter, frames
         assert scored.details["num_tokens"][position] == len(expected)
 
 
+@pytest.mark.parametrize(
+    "model_type, layers, expected",
+    [
+        ("llama", {}, "crop"),
+        ("qwen2_vl", {}, "crop"),
+        ("qwen3_5", {}, "copy"),  # linear attention: a recurrent state and a convolution
+        ("qwen3_5_moe", {}, "copy"),
+        ("lfm2", {"num_hidden_layers": 2, "full_attn_idxs": [1]}, "copy"),  # convolution layers
+        ("gemma3", {}, "copy"),  # sliding-window layers
+        ("gemma3n", {}, "copy"),  # sliding window, and layers sharing another's cache
+        ("gemma4", {}, "copy"),
+        ("mistral", {}, "copy"),  # every layer a sliding window
+    ],
+)
+def test_prefix_reuse_of_every_cache_kind(model_type, layers, expected):
+    """The cache a model builds for its layer types (transformers' ``DynamicCache(config=)``)
+    decides: only caches of plain full-attention layers are cut back."""
+    from transformers import AutoConfig, DynamicCache
+
+    from foilkit.scorers.adapters._video_llm_support import prefix_reuse
+
+    cache = DynamicCache(config=AutoConfig.for_model(model_type, **layers))
+    assert prefix_reuse(cache) == expected
+    assert prefix_reuse(None) == "full"
+
+
 def test_prefix_reuse_follows_the_cache_layers_and_is_recorded(adapter):
     expected = PREFIX_REUSE[adapter["name"]]
     for mode in ("likelihood", "choice"):
