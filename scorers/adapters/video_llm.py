@@ -219,19 +219,34 @@ class VideoLLMAdapter(RequestAdapter):
             continuation = _choose("continuation", continuation, CONTINUATIONS)
             self.score_kind = "log_probability"
         self.reduction, self.continuation, self.prompt = reduction, continuation, prompt
+        model_class = self._load_processor()
+        with naming_the_extra(model_id):
+            self.model = self._load(model_class)
+        if self.loaded_as is not None:
+            self._check_video_token()
+        self._continuer = text_continuer(self.model)
+        self.prefix_reuse = self._prefix_reuse()
+        self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
+
+    def _load_processor(self) -> Any:
+        """Load the processor, and refuse a model that cannot be scored with its video before
+        its weights load; return the model class to load (the checkpoint's video variant's,
+        where transformers pairs it with one)."""
         from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
 
-        config = AutoConfig.from_pretrained(model_id, **self._pretrained_kwargs())
+        model_id, kwargs = self.model_id, self._pretrained_kwargs()
+        config = AutoConfig.from_pretrained(model_id, **kwargs)
         self.model_type = getattr(config, "model_type", None)
-        model_class, processor_class = AutoModelForImageTextToText, AutoProcessor
+        model_class = AutoModelForImageTextToText
         with naming_the_extra(model_id):
-            self.processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
+            self.processor = AutoProcessor.from_pretrained(model_id, **kwargs)
         #: the model_type whose classes read this checkpoint with video, where not its own
         self.loaded_as = None
         if not takes_video(type(self.processor)) and video_variant(self.model_type):
             self.loaded_as = self.model_type = video_variant(self.model_type)
             model_class, processor_class = _classes(self.model_type)
-            self.processor = processor_class.from_pretrained(model_id, **self._pretrained_kwargs())
+            with naming_the_extra(model_id):
+                self.processor = processor_class.from_pretrained(model_id, **kwargs)
         self.tokenizer = self.processor.tokenizer
         #: the family's plain prompt where its processor has no chat template, else ``None``
         self.plain_prompt: PlainPrompt | None = None
@@ -254,13 +269,7 @@ class VideoLLMAdapter(RequestAdapter):
             for name in type(self.processor).get_attributes()
             if name.endswith("_tokenizer")
         }
-        with naming_the_extra(model_id):
-            self.model = self._load(model_class)
-        if self.loaded_as is not None:
-            self._check_video_token()
-        self._continuer = text_continuer(self.model)
-        self.prefix_reuse = self._prefix_reuse()
-        self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
+        return model_class
 
     def _refusal(self, config: Any) -> str | None:
         """Why this model cannot be scored with its video, ``None`` when it can."""
