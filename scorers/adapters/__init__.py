@@ -101,9 +101,12 @@ def adapter_class(
         return ADAPTERS.get(adapter)
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(
-        model_id, revision=revision, trust_remote_code=trust_remote_code
-    )
+    from foilkit.scorers.adapters._video_llm_support import naming_the_extra
+
+    with naming_the_extra(model_id):  # a config that imports timm (Perception LM's vision tower)
+        config = AutoConfig.from_pretrained(
+            model_id, revision=revision, trust_remote_code=trust_remote_code
+        )
     for name in matching_order():
         if ADAPTERS.get(name).matches(config):
             return ADAPTERS.get(name)

@@ -235,7 +235,8 @@ class VideoLLMAdapter(RequestAdapter):
         from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
 
         model_id, kwargs = self.model_id, self._pretrained_kwargs()
-        config = AutoConfig.from_pretrained(model_id, **kwargs)
+        with naming_the_extra(model_id):
+            config = AutoConfig.from_pretrained(model_id, **kwargs)
         self.model_type = getattr(config, "model_type", None)
         model_class = AutoModelForImageTextToText
         with naming_the_extra(model_id):

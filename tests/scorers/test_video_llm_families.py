@@ -256,6 +256,28 @@ def test_a_missing_optional_package_names_the_install(message, tiny_model, monke
     assert any(f"package {package!r}" in text for package in VIDEO_LLM_EXTRA)
 
 
+def test_a_config_needing_timm_names_the_install_before_an_adapter_is_chosen(
+    tiny_model, monkeypatch
+):
+    """Perception LM's config builds a timm vision config: the ImportError comes while the
+    adapter is being chosen from the config."""
+    from transformers import AutoConfig
+
+    def missing(*args, **kwargs):
+        raise ImportError(
+            "\nTimmWrapperConfig requires the timm library but it was not found in your "
+            "environment. You can install it with pip:\n`pip install timm`.\n"
+        )
+
+    monkeypatch.setattr(AutoConfig, "from_pretrained", missing)
+    with pytest.raises(ImportError) as error:
+        load_adapter(tiny_model("qwen2-vl"), device="cpu")
+    assert str(error.value) == (
+        f"{tiny_model('qwen2-vl')} needs the package 'timm', which is not installed: "
+        f"{INSTALL_EXTRA} (or pip install timm)"
+    )
+
+
 def test_another_import_error_is_left_alone(tiny_model, monkeypatch):
     from transformers import AutoProcessor
 
