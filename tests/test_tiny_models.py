@@ -166,7 +166,9 @@ def _video_llm(path: Path, placeholder: str, tokens_per_video: Callable[[dict], 
     ]
     prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     assert prompt.count(placeholder) == 1 and "Describe the video." in prompt
-    inputs = processor(text=[prompt], videos=[_frames(NUM_FRAMES)], return_tensors="pt")
+    inputs = processor(
+        text=[prompt], videos=[_frames(NUM_FRAMES)], return_tensors="pt", do_sample_frames=False
+    )
     video_token_id = processor.tokenizer.convert_tokens_to_ids(placeholder)
     assert video_token_id == model.config.video_token_id
     assert int((inputs["input_ids"] == video_token_id).sum()) == tokens_per_video(inputs)
@@ -188,6 +190,63 @@ def _run_qwen2_vl(path: Path) -> None:
     _video_llm(path, "<|video_pad|>", merged_patches)
 
 
+def _run_qwen3_5(path: Path) -> None:
+    def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token
+        assert inputs["video_grid_thw"][0, 0] == NUM_FRAMES // 2
+        return int(inputs["video_grid_thw"].prod()) // 4
+
+    _video_llm(path, "<|video_pad|>", merged_patches)
+
+
+def _run_gemma4(path: Path) -> None:
+    def soft_tokens(inputs) -> int:  # a frame's real 8x8 patches (padding at -1), pooled 2x2
+        assert int(inputs["num_frames_per_video"][0]) == NUM_FRAMES
+        return int((inputs["video_position_ids"][..., 0] >= 0).sum()) // 4
+
+    _video_llm(path, "<|video|>", soft_tokens)
+
+
+def _instructblip(path: Path, model_class: str, visual: np.ndarray, placeholder: str) -> None:
+    """An InstructBLIP(-Video) forward on ``visual`` with a bare question, as its model card."""
+    import transformers
+    from transformers import AutoProcessor
+
+    model = getattr(transformers, model_class).from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    assert not getattr(processor, "chat_template", None)  # as the Salesforce checkpoints
+    inputs = processor(text=["Describe the video."], images=[visual], return_tensors="pt")
+    placeholder_id = processor.tokenizer.convert_tokens_to_ids(placeholder)
+    assert "qformer_input_ids" in inputs
+    with torch.no_grad():
+        logits = model(**inputs).logits
+    assert int((inputs["input_ids"] == placeholder_id).sum()) > 0
+    assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
+
+
+def _run_instructblip_video(path: Path) -> None:
+    from foilkit.synthetic.models import INSTRUCTBLIP_FRAMES
+
+    frames = _frames(INSTRUCTBLIP_FRAMES)
+    _instructblip(path, "InstructBlipVideoForConditionalGeneration", frames, "<video>")
+
+
+def _run_instructblip(path: Path) -> None:
+    _instructblip(path, "InstructBlipForConditionalGeneration", _frames(1)[0], "<image>")
+
+
+def _run_llava(path: Path) -> None:
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    assert getattr(processor, "video_processor", None) is None  # image input only
+    inputs = processor(text=["<image>\nDescribe."], images=[_frames(1)[0]], return_tensors="pt")
+    with torch.no_grad():
+        logits = model(**inputs).logits
+    assert int((inputs["input_ids"] == model.config.image_token_id).sum()) == 16
+    assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
+
+
 RUNNERS = {
     "clip": _run_clip,
     "siglip": _run_siglip,
@@ -200,6 +259,11 @@ RUNNERS = {
     "roberta-mlm": _run_roberta_mlm,
     "llava-next-video": _run_llava_next_video,
     "qwen2-vl": _run_qwen2_vl,
+    "qwen3.5": _run_qwen3_5,
+    "gemma4": _run_gemma4,
+    "instructblip-video": _run_instructblip_video,
+    "instructblip": _run_instructblip,
+    "llava": _run_llava,
 }
 
 
@@ -215,8 +279,9 @@ def test_family_reloads_and_runs(name, tiny_root):
 @pytest.mark.parametrize("name", list(TINY_MODELS))
 def test_build_is_deterministic(name, tmp_path):
     first, second = build_tiny_model(name, tmp_path / "a"), build_tiny_model(name, tmp_path / "b")
-    files = sorted(p.name for p in first.iterdir())
-    assert files == sorted(p.name for p in second.iterdir())
+    # sub-folders too: InstructBLIP saves its Q-Former's tokenizer in qformer_tokenizer/
+    files = sorted(str(p.relative_to(first)) for p in first.rglob("*") if p.is_file())
+    assert files == sorted(str(p.relative_to(second)) for p in second.rglob("*") if p.is_file())
     for file in files:  # weights, configs and tokenizer files, byte for byte
         assert (first / file).read_bytes() == (second / file).read_bytes(), file
 

@@ -587,6 +587,306 @@ def _save_qwen_vl(
     _save(out, model_class(model_config), processor)
 
 
+# --- video LLMs whose caches cannot be cut back, one without a chat template, an image-only one --
+
+
+@_register(
+    "qwen3.5",
+    "Qwen3_5ForConditionalGeneration (a linear-attention and a full-attention layer) + "
+    "Qwen3VLProcessor, video input",
+)
+def _build_qwen3_5(out: Path) -> None:
+    """Qwen3.5: a hybrid text model whose first layer is linear attention (a causal convolution
+    and a recurrent state in its cache, which cannot be cut back) and whose second is full
+    attention, with a 1-layer vision tower (8x8 patches, 2 frames a temporal patch, 2x2 merge).
+
+    Video goes through ``Qwen3VLVideoProcessor`` (frame timestamps come from ``video_metadata``);
+    the chat template writes ``<|vision_start|><|video_pad|><|vision_end|>`` for a video part.
+    """
+    from transformers import (
+        Qwen2VLImageProcessor,
+        Qwen3_5Config,
+        Qwen3_5ForConditionalGeneration,
+        Qwen3VLProcessor,
+        Qwen3VLVideoProcessor,
+    )
+
+    tokenizer = _qwen2_tokenizer(QWEN_VISION_TOKENS)
+    start, end, image, video = tokenizer.convert_tokens_to_ids(QWEN_VISION_TOKENS)
+    text = _text_config(
+        tokenizer,
+        **VIDEO_LLM_TEXT,
+        head_dim=8,
+        layer_types=["linear_attention", "full_attention"],
+        linear_conv_kernel_dim=4,
+        linear_key_head_dim=8,
+        linear_value_head_dim=8,
+        linear_num_key_heads=2,
+        linear_num_value_heads=4,
+        rope_parameters={
+            "rope_type": "default",
+            "rope_theta": 10000.0,
+            "partial_rotary_factor": 0.5,
+            "mrope_section": [1, 1, 0],
+            "mrope_interleaved": True,
+        },
+    )
+    vision = {
+        "depth": 1,
+        "hidden_size": 32,
+        "intermediate_size": 37,
+        "num_heads": 4,
+        "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
+        "patch_size": PATCH_SIZE,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+        "num_position_embeddings": 16,  # a 4x4 grid of learned positions, interpolated
+    }
+    config = Qwen3_5Config(
+        text_config=text,
+        vision_config=vision,
+        image_token_id=image,
+        video_token_id=video,
+        vision_start_token_id=start,
+        vision_end_token_id=end,
+    )
+    processor = Qwen3VLProcessor(
+        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
+        video_processor=Qwen3VLVideoProcessor(**QWEN_VL_PIXELS),
+        tokenizer=tokenizer,
+        chat_template=QWEN2_VL_CHAT_TEMPLATE,
+    )
+    _save(out, Qwen3_5ForConditionalGeneration(config), processor)
+
+
+#: Gemma 4's multimodal tokens, as its tokenizer names them (``extra_special_tokens``).
+GEMMA4_TOKENS = {
+    "image_token": "<|image|>",
+    "video_token": "<|video|>",
+    "boi_token": "<start_of_image>",
+    "eoi_token": "<end_of_image>",
+    "audio_token": "<audio_soft_token>",
+    "boa_token": "<start_of_audio>",
+    "eoa_token": "<end_of_audio>",
+}
+GEMMA4_SLIDING_WINDOW = 8  # tokens: far shorter than any video prompt, so the window is full
+GEMMA_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}<start_of_turn>"
+    "{{ 'model' if message['role'] == 'assistant' else message['role'] }}\n"
+    + _CONTENT.replace("VIDEO", "<|video|>").replace("IMAGE", "<|image|>")
+    + "<end_of_turn>\n{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+)
+
+
+@_register(
+    "gemma4",
+    f"Gemma4ForConditionalGeneration (a {GEMMA4_SLIDING_WINDOW}-token sliding-window layer and "
+    "a full-attention layer) + Gemma4Processor, video input",
+)
+def _build_gemma4(out: Path) -> None:
+    """Gemma 4 with a sliding window of 8 tokens in its first layer (a video prompt is hundreds
+    of tokens, so that layer's cache keeps only the last 7 and cannot be cut back), a 1-layer
+    vision tower (8x8 patches pooled 2x2, 70 soft tokens a frame, each frame preceded by its
+    ``mm:ss`` timestamp) and no audio tower. Tokenizer: byte-level BPE with Gemma 4's
+    multimodal tokens; chat template in Gemma's turn format, ``<|video|>`` for a video part.
+    """
+    from transformers import (
+        Gemma4AudioFeatureExtractor,
+        Gemma4Config,
+        Gemma4ForConditionalGeneration,
+        Gemma4ImageProcessor,
+        Gemma4Processor,
+        Gemma4VideoProcessor,
+        Qwen2Tokenizer,
+    )
+
+    tokenizer = tiny_tokenizers.byte_level_bpe(
+        Qwen2Tokenizer,
+        ["<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>", *GEMMA4_TOKENS.values()],
+        pad_token="<pad>",
+        eos_token="<eos>",
+        bos_token="<bos>",
+        extra_special_tokens=GEMMA4_TOKENS,
+    )
+    ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in GEMMA4_TOKENS.items()}
+    text = _text_config(
+        tokenizer,
+        **VIDEO_LLM_TEXT,
+        head_dim=8,
+        global_head_dim=8,
+        sliding_window=GEMMA4_SLIDING_WINDOW,
+        layer_types=["sliding_attention", "full_attention"],
+        vocab_size_per_layer_input=len(tokenizer),
+        hidden_size_per_layer_input=8,
+    )
+    vision = {
+        "hidden_size": 32,
+        "intermediate_size": 37,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "head_dim": 8,
+        "patch_size": PATCH_SIZE,
+        "pooling_kernel_size": 2,
+        "position_embedding_size": 64,
+    }
+    config = Gemma4Config(
+        text_config=text,
+        vision_config=vision,
+        audio_config=None,
+        image_token_id=ids["image_token"],
+        video_token_id=ids["video_token"],
+        boi_token_id=ids["boi_token"],
+        eoi_token_id=ids["eoi_token"],
+        audio_token_id=ids["audio_token"],
+        boa_token_id=ids["boa_token"],
+        eoa_token_index=ids["eoa_token"],
+    )
+    pixels = {"patch_size": PATCH_SIZE, "max_soft_tokens": 70, "pooling_kernel_size": 2}
+    processor = Gemma4Processor(
+        feature_extractor=Gemma4AudioFeatureExtractor(),
+        image_processor=Gemma4ImageProcessor(**pixels),
+        video_processor=Gemma4VideoProcessor(**pixels, num_frames=NUM_FRAMES),
+        tokenizer=tokenizer,
+        chat_template=GEMMA_CHAT_TEMPLATE,
+        image_seq_length=70,
+    )
+    _save(out, Gemma4ForConditionalGeneration(config), processor)
+
+
+INSTRUCTBLIP_QUERY_TOKENS = 4
+INSTRUCTBLIP_FRAMES = 4  # its processor writes num_query_tokens x 4 video placeholders
+
+
+def _instructblip_parts(tokenizer: Any, qformer_tokenizer: Any) -> dict[str, Any]:
+    """Config fields of a tiny InstructBLIP(-Video): 1-layer vision tower, 1-layer Q-Former with
+    :data:`INSTRUCTBLIP_QUERY_TOKENS` queries reading ``qformer_tokenizer``'s ids, 2-layer Llama
+    around ``tokenizer``."""
+    qformer = {
+        "vocab_size": len(qformer_tokenizer),
+        "hidden_size": 32,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 4,
+        "intermediate_size": 37,
+        "cross_attention_frequency": 1,
+        "encoder_hidden_size": VISION["hidden_size"],
+        "pad_token_id": qformer_tokenizer.pad_token_id,
+    }
+    return {
+        "vision_config": dict(VISION, num_hidden_layers=1),
+        "qformer_config": qformer,
+        "text_config": _text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
+        "num_query_tokens": INSTRUCTBLIP_QUERY_TOKENS,
+    }
+
+
+@_register(
+    "instructblip-video",
+    "InstructBlipVideoForConditionalGeneration (Q-Former, 2-layer Llama) + "
+    "InstructBlipVideoProcessor, no chat template, 4-frame video input",
+)
+def _build_instructblip_video(out: Path) -> None:
+    """InstructBLIP-Video with its own classes, and no chat template (as its checkpoints).
+
+    Feed a 4-frame video as ``processor(text=[question], images=[frames], return_tensors="pt")``
+    (``images=``, not ``videos=``): each frame goes through a 1-layer vision tower (32x32, 8x8
+    patches) and a 1-layer Q-Former with 4 query tokens that also reads the question
+    (``qformer_input_ids``, from a WordPiece BERT tokenizer); the processor puts
+    ``4 x 4`` ``<video>`` placeholders (``config.video_token_index``) before the question.
+    """
+    from transformers import (
+        InstructBlipVideoConfig,
+        InstructBlipVideoForConditionalGeneration,
+        InstructBlipVideoProcessor,
+        InstructBlipVideoVideoProcessor,
+    )
+
+    tokenizer, qformer_tokenizer = _qwen2_tokenizer(["<video>"]), _bert_tokenizer()
+    processor = InstructBlipVideoProcessor(
+        video_processor=InstructBlipVideoVideoProcessor(
+            size={"height": IMAGE_SIZE, "width": IMAGE_SIZE}
+        ),
+        tokenizer=tokenizer,
+        qformer_tokenizer=qformer_tokenizer,
+        num_query_tokens=INSTRUCTBLIP_QUERY_TOKENS,
+    )
+    config = InstructBlipVideoConfig(
+        **_instructblip_parts(tokenizer, qformer_tokenizer),
+        video_token_index=tokenizer.convert_tokens_to_ids("<video>"),
+    )
+    _save(out, InstructBlipVideoForConditionalGeneration(config), processor)
+
+
+@_register(
+    "instructblip",
+    "InstructBlipForConditionalGeneration + InstructBlipProcessor laid out as the "
+    "Salesforce/instructblip-* checkpoints, which transformers also reads as InstructBLIP-Video",
+)
+def _build_instructblip(out: Path) -> None:
+    """InstructBLIP (``model_type`` ``instructblip``), the image classes, with what lets
+    transformers read the same checkpoint as InstructBLIP-Video (its
+    ``VIDEO_PROCESSOR_MAPPING_NAMES`` pairs ``instructblip`` with InstructBLIP-Video's video
+    processor): ``<image>`` and ``<video>`` tokens with both ids in the config, and the image
+    processor's settings also in the pre-v5 ``preprocessor_config.json``, where the Hub
+    checkpoints keep them and a video processor falls back to. Same parts as
+    ``instructblip-video``; ``processor(text=[question], images=[image])`` runs it on an image.
+    """
+    from transformers import (
+        BlipImageProcessor,
+        InstructBlipConfig,
+        InstructBlipForConditionalGeneration,
+        InstructBlipProcessor,
+    )
+
+    tokenizer, qformer_tokenizer = _qwen2_tokenizer(["<image>", "<video>"]), _bert_tokenizer()
+    image_processor = BlipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
+    processor = InstructBlipProcessor(
+        image_processor=image_processor,
+        tokenizer=tokenizer,
+        qformer_tokenizer=qformer_tokenizer,
+        num_query_tokens=INSTRUCTBLIP_QUERY_TOKENS,
+    )
+    image, video = tokenizer.convert_tokens_to_ids(["<image>", "<video>"])
+    config = InstructBlipConfig(
+        **_instructblip_parts(tokenizer, qformer_tokenizer),
+        image_token_index=image,
+        video_token_index=video,
+    )
+    _save(out, InstructBlipForConditionalGeneration(config), processor)
+    image_processor.to_json_file(out / "preprocessor_config.json")
+
+
+@_register("llava", "LlavaForConditionalGeneration + LlavaProcessor: image input only, no video")
+def _build_llava(out: Path) -> None:
+    """LLaVA 1.5's shape: a CLIP vision tower (32x32 images, 8x8 patches: 16 ``<image>`` tokens
+    an image) and a 2-layer Llama. Its processor has no video processor: the video-llm adapter
+    refuses it (it would score the texts without the video)."""
+    from transformers import (
+        CLIPImageProcessor,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    tokenizer = _qwen2_tokenizer(["<image>"])
+    config = LlavaConfig(
+        text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
+        vision_config=dict(VISION, model_type="clip_vision_model"),
+        image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="default",
+    )
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(**SQUARE),
+        tokenizer=tokenizer,
+        patch_size=PATCH_SIZE,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+        chat_template=LLAVA_CHAT_TEMPLATE,
+    )
+    _save(out, LlavaForConditionalGeneration(config), processor)
+
+
 # --- OPT (ViLMA's text-only baseline) ------------------------------------------------------------
 
 

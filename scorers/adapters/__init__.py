@@ -104,16 +104,19 @@ def adapter_class(
         return ADAPTERS.get(adapter)
     from transformers import AutoConfig
 
-    config = AutoConfig.from_pretrained(
-        model_id, revision=revision, trust_remote_code=trust_remote_code
-    )
+    from foilkit.scorers.adapters._video_llm_support import naming_the_extra
+
+    with naming_the_extra(model_id):  # a config that imports timm (Perception LM's vision tower)
+        config = AutoConfig.from_pretrained(
+            model_id, revision=revision, trust_remote_code=trust_remote_code
+        )
     for name in matching_order():
         if ADAPTERS.get(name).matches(config):
             return ADAPTERS.get(name)
     raise ValueError(
         f"no adapter handles {model_id!r} (model_type={getattr(config, 'model_type', None)!r}, "
-        f"architectures={getattr(config, 'architectures', None)}); pass adapter= one of "
-        f"{list(ADAPTERS)}"
+        f"architectures={getattr(config, 'architectures', None)}); choose one with "
+        f"--adapter NAME (adapter=NAME in Python), NAME one of {list(ADAPTERS)}"
     )
 
 

@@ -23,10 +23,22 @@ Two modes, both deterministic:
 Token ids: the model sees exactly the ids of the whole rendered prompt (chat template, video
 placeholder, question, answer) tokenized at once. The video prefix (everything up to the
 question in ``choice`` mode, up to the answer in ``likelihood`` mode) is encoded once per view
-and each continuation runs on top of its KV cache, which is cropped back after use; the
-continuation's ids are the whole prompt's ids past the prefix's, so a SentencePiece tokenizer
-(LLaVA-NeXT-Video's Llama/Vicuna one) does not gain a ``▁`` at the split. Where a tokenizer merges
-across the split, that text runs in one forward over the whole prompt instead.
+and each continuation runs on top of its KV cache; the continuation's ids are the whole prompt's
+ids past the prefix's, so a SentencePiece tokenizer (LLaVA-NeXT-Video's Llama/Vicuna one) does
+not gain a ``▁`` at the split. Where a tokenizer merges across the split, that text runs in one
+forward over the whole prompt instead. How the cache is reused depends on what its layers can
+do, and is recorded as ``prefix_reuse``: cropped back after each continuation (full attention),
+deep-copied per continuation (sliding-window, linear-attention and convolution layers, which
+keep no past to cut back to: Gemma 3/4, Qwen3.5), or not at all (one forward per text).
+
+Families: a model whose processor has no video processor, or whose chat template writes no
+video placeholder, is refused before it is loaded (an image-only model would otherwise score
+the texts without the video). A family whose checkpoints ship no chat template is prompted as
+its model card does (``_video_llm_support.PLAIN_PROMPTS``: InstructBLIP-Video); where its
+vision side reads the prompt (InstructBLIP's Q-Former), it reads the question, never the answer.
+A checkpoint whose own processor takes no video but which transformers pairs with a video
+model's classes (``VIDEO_PROCESSOR_MAPPING_NAMES``: the InstructBLIP checkpoints are read as
+InstructBLIP-Video) is loaded with those classes, recorded as ``loaded_as``.
 
 Time axis: models that place frames in time (Qwen2.5-VL's temporal position ids, Qwen3-VL's
 frame timestamps) get the view's real sampling interval through ``video_metadata`` instead
@@ -37,6 +49,8 @@ view looks like a video playing that order at the real rate (temporal ids increa
 
 from __future__ import annotations
 
+import copy
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -44,6 +58,17 @@ import torch
 
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import likelihood_details, token_logprobs
+from foilkit.scorers.adapters._video_llm_support import (
+    PLAIN_PROMPTS,
+    PlainPrompt,
+    naming_the_extra,
+    prefix_cache,
+    prefix_reuse,
+    takes_video,
+    text_continuer,
+    video_refusal,
+    video_variant,
+)
 from foilkit.scorers.adapters.base import RequestAdapter
 from foilkit.scorers.requests import TextScores, TextsRequest
 
@@ -126,6 +151,19 @@ def _choose(name: str, value: str | None, choices: tuple[str, ...]) -> str:
     return value
 
 
+def _classes(model_type: str) -> tuple[type, type]:
+    """The image-text-to-text model class and the processor class transformers maps
+    ``model_type`` to."""
+    import transformers
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+
+    return (
+        getattr(transformers, MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES[model_type]),
+        getattr(transformers, PROCESSOR_MAPPING_NAMES[model_type]),
+    )
+
+
 def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
     length = 0
     for x, y in zip(a, b):
@@ -182,12 +220,95 @@ class VideoLLMAdapter(RequestAdapter):
             continuation = _choose("continuation", continuation, CONTINUATIONS)
             self.score_kind = "log_probability"
         self.reduction, self.continuation, self.prompt = reduction, continuation, prompt
-        from transformers import AutoModelForImageTextToText, AutoProcessor
-
-        self.model = self._load(AutoModelForImageTextToText)
-        self.processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
-        self.tokenizer = self.processor.tokenizer
+        model_class = self._load_processor()
+        with naming_the_extra(model_id):
+            self.model = self._load(model_class)
+        if self.loaded_as is not None:
+            self._check_video_token()
+        self._continuer = text_continuer(self.model)
+        self.prefix_reuse = self._prefix_reuse()
         self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
+
+    def _load_processor(self) -> Any:
+        """Load the processor, and refuse a model that cannot be scored with its video before
+        its weights load; return the model class to load (the checkpoint's video variant's,
+        where transformers pairs it with one)."""
+        from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
+
+        model_id, kwargs = self.model_id, self._pretrained_kwargs()
+        with naming_the_extra(model_id):
+            config = AutoConfig.from_pretrained(model_id, **kwargs)
+        self.model_type = getattr(config, "model_type", None)
+        model_class = AutoModelForImageTextToText
+        with naming_the_extra(model_id):
+            self.processor = AutoProcessor.from_pretrained(model_id, **kwargs)
+        #: the model_type whose classes read this checkpoint with video, where not its own
+        self.loaded_as = None
+        if not takes_video(type(self.processor)) and video_variant(self.model_type):
+            self.loaded_as = self.model_type = video_variant(self.model_type)
+            model_class, processor_class = _classes(self.model_type)
+            with naming_the_extra(model_id):
+                self.processor = processor_class.from_pretrained(model_id, **kwargs)
+        self.tokenizer = self.processor.tokenizer
+        #: the family's plain prompt where its processor has no chat template, else ``None``
+        self.plain_prompt: PlainPrompt | None = None
+        if not getattr(self.processor, "chat_template", None):
+            self.plain_prompt = PLAIN_PROMPTS.get(self.model_type)
+            if self.plain_prompt is None:
+                raise ValueError(
+                    f"{model_id}: its processor has no chat template and foilkit declares no "
+                    f"plain prompt for model_type {self.model_type!r}; add the checkpoint's chat "
+                    "template (processor.chat_template) or a PlainPrompt entry for the family"
+                )
+        refusal = self._refusal(config)
+        if refusal is not None:
+            raise ValueError(f"{model_id}: {refusal}")
+        self._takes_videos = "videos" in inspect.signature(type(self.processor).__call__).parameters
+        # inputs a second tokenizer makes from the prompt for the vision side (InstructBLIP's
+        # Q-Former): prefix of their keys -> that tokenizer
+        self._instruction_tokenizers = {
+            name[: -len("tokenizer")]: getattr(self.processor, name)
+            for name in type(self.processor).get_attributes()
+            if name.endswith("_tokenizer")
+        }
+        return model_class
+
+    def _refusal(self, config: Any) -> str | None:
+        """Why this model cannot be scored with its video, ``None`` when it can."""
+        text_config = config.get_text_config(decoder=True)
+        if getattr(text_config, "is_encoder_decoder", False):
+            return (
+                f"model_type {self.model_type!r} answers with an encoder-decoder language model "
+                f"({text_config.model_type}); the video-llm adapter scores decoder-only ones"
+            )
+        rendered = None
+        if self.plain_prompt is None:
+            rendered = self._render(self._messages(LIKELIHOOD_QUESTION, None))
+        return video_refusal(self.processor, self.model_type, rendered)
+
+    def _check_video_token(self) -> None:
+        """A checkpoint read through its video variant's classes must name the video placeholder
+        the variant's processor writes, or the video would never reach the model."""
+        token = getattr(self.processor, "video_token", None)
+        token = getattr(token, "content", token)
+        written = self.tokenizer.convert_tokens_to_ids(token) if token else None
+        expected = getattr(self.model.config, "video_token_id", None)
+        if written is None or written != expected:
+            raise ValueError(
+                f"{self.model_id}: model_type {self.loaded_as!r} (which transformers reads this "
+                f"checkpoint as) puts the video at token {token!r} (id {written}), but the "
+                f"checkpoint's config names video token id {expected}; the checkpoint has no "
+                "video placeholder and cannot be scored on video"
+            )
+
+    def _prefix_reuse(self) -> str:
+        """How continuations reuse the video prefix's cache (``PREFIX_REUSE``), from the cache
+        the model builds for its own layer types."""
+        from transformers import DynamicCache
+
+        if not getattr(self.model.config.get_text_config(decoder=True), "use_cache", True):
+            return "full"
+        return prefix_reuse(DynamicCache(config=self.model.config))
 
     @classmethod
     def matches(cls, config: Any) -> bool:
@@ -198,15 +319,24 @@ class VideoLLMAdapter(RequestAdapter):
         return getattr(config, "model_type", None) in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
 
     def describe(self) -> dict[str, Any]:
+        common = {**super().describe(), "prefix_reuse": self.prefix_reuse}
+        if self.loaded_as is not None:  # e.g. an InstructBLIP checkpoint read as InstructBLIP-Video
+            common["loaded_as"] = self.loaded_as
+        if self.plain_prompt is not None:  # no chat template: the family's declared format
+            common["prompt_format"] = {
+                "template": self.plain_prompt.template,
+                "answer_separator": self.plain_prompt.answer_separator,
+                "source": self.plain_prompt.source,
+            }
         if self.mode == "likelihood":
             return {
-                **super().describe(),
+                **common,
                 "prompt": LIKELIHOOD_QUESTION,
                 "reduction": self.reduction,
                 "continuation": self.continuation,
             }
         question = CHOICE_QUESTION if self.prompt == "vitatecs" else LMMS_EVAL_QUESTION
-        return {**super().describe(), "prompt": question, "prompt_name": self.prompt}
+        return {**common, "prompt": question, "prompt_name": self.prompt}
 
     # --- token ids ---------------------------------------------------------------------------
 
@@ -255,6 +385,11 @@ class VideoLLMAdapter(RequestAdapter):
         return messages
 
     def _render(self, messages: list[dict[str, Any]]) -> str:
+        if self.plain_prompt is not None:  # the user turn's text; a system prompt has no place
+            (question,) = [
+                part["text"] for part in messages[-1]["content"] if part["type"] == "text"
+            ]
+            return self.plain_prompt.render(question)
         return self.processor.apply_chat_template(
             messages, add_generation_prompt=True, tokenize=False
         )
@@ -266,6 +401,9 @@ class VideoLLMAdapter(RequestAdapter):
         up to the end of ``text`` (or of the whole turn, closing tokens included, with ``turn``)."""
         from jinja2 import TemplateError
 
+        if self.plain_prompt is not None:  # the answer follows the prompt; a turn ends at EOS
+            answer = self.plain_prompt.answer_separator + text
+            return answer + (self.tokenizer.eos_token or "") if turn else answer
         answered = messages + [{"role": "assistant", "content": [{"type": "text", "text": text}]}]
         try:
             rendered = self.processor.apply_chat_template(
@@ -307,6 +445,17 @@ class VideoLLMAdapter(RequestAdapter):
             question([texts[i] for i in order]) + tail for order in self._orders(len(texts))
         ]
 
+    def prompt_pairs(self, texts: Sequence[str]) -> list[tuple[str, str]]:
+        """(prefix, continuation) of each model input built from ``texts`` (``prompt_texts``).
+
+        Where the vision side reads the prompt (a Q-Former's instruction), the question is part
+        of the prefix: in choice mode each order's whole prompt is its own prefix.
+        """
+        prefix, continuations = self.prompt_texts(texts)
+        if self.mode == "choice" and self._instruction_tokenizers:
+            return [(prefix + continuation, "") for continuation in continuations]
+        return [(prefix, continuation) for continuation in continuations]
+
     @staticmethod
     def _orders(count: int) -> list[list[int]]:
         """Every cyclic order of ``count`` options: position k of order ``shift`` shows text
@@ -316,20 +465,37 @@ class VideoLLMAdapter(RequestAdapter):
     # --- the model ---------------------------------------------------------------------------
 
     def video_kwargs(self, request: TextsRequest) -> dict[str, Any]:
-        """Processor keywords for the request's frames: their time axis when it is known."""
+        """Processor keywords for the request's frames: all of them, as sampled (a video
+        processor that samples by default, Qwen3-VL's or Gemma 4's, would drop some), and their
+        time axis when it is known."""
         if request.timestamps is None:
-            return {}
+            return {"do_sample_frames": False}
         return {
             "video_metadata": [presented_metadata(request.timestamps)],
             "do_sample_frames": False,
         }
 
-    def model_inputs(self, request: TextsRequest, text: str) -> Any:
+    def model_inputs(self, request: TextsRequest, text: str, instruction: str | None = None) -> Any:
         """The processor's inputs for ``text`` (with the video placeholder) and the request's
-        frames."""
-        inputs = self.processor(
-            text=[text], videos=[request.frames], return_tensors="pt", **self.video_kwargs(request)
-        ).to(self.device)
+        frames; a vision side that reads the prompt reads ``instruction`` (default ``text``)."""
+        frames = self.plain_prompt.frames if self.plain_prompt is not None else None
+        if frames is not None and len(request.frames) != frames:
+            raise ValueError(
+                f"{self.model_id} (model_type {self.model_type!r}) takes {frames} frames a view, "
+                f"got {len(request.frames)}: score with --frames {frames} "
+                f"(num_frames={frames} in Python)"
+            )
+        if self._takes_videos:
+            video = {"videos": [request.frames], **self.video_kwargs(request)}
+        else:  # the processor takes a video as its visual input (InstructBLIP-Video: images=)
+            video = {"images": [request.frames]}
+        inputs = self.processor(text=[text], return_tensors="pt", **video)
+        if instruction is not None and instruction != text:
+            for prefix, tokenizer in self._instruction_tokenizers.items():
+                encoded = tokenizer([instruction], return_tensors="pt")
+                for key in ("input_ids", "attention_mask"):
+                    inputs[prefix + key] = encoded[key]
+        inputs = inputs.to(self.device)
         for key, value in inputs.items():
             if torch.is_floating_point(value):
                 inputs[key] = value.to(self.dtype)
@@ -338,19 +504,30 @@ class VideoLLMAdapter(RequestAdapter):
     def _encode_prefix(self, request: TextsRequest, prefix: str) -> tuple[Any, torch.Tensor]:
         """Run the video prefix once: its KV cache and its last position's logits."""
         output = self.model(**self.model_inputs(request, prefix), use_cache=True)
-        return output.past_key_values, output.logits[0, -1]
+        cache = prefix_cache(output)
+        if self.prefix_reuse == "crop" and prefix_reuse(cache) != "crop":
+            raise RuntimeError(
+                f"{self.model_id}: the model returned a {type(cache).__name__} whose layers "
+                f"cannot be cut back ({prefix_reuse(cache)}), unlike the cache its config "
+                "declares; please report this model"
+            )
+        return cache, output.logits[0, -1]
 
     def _continue(self, cache: Any, ids: list[int]) -> torch.Tensor:
-        """Logits of a continuation on top of the prefix cache, then crop the cache back."""
+        """Logits of a continuation on top of the prefix cache, which is left as it was: cut
+        back after use (``crop``) or never touched (a deep copy runs it, ``copy``)."""
         tensor = torch.tensor([ids], device=self.device)
-        logits = self.model(input_ids=tensor, past_key_values=cache, use_cache=True).logits[0]
-        cache.crop(-len(ids))
-        return logits
+        past = copy.deepcopy(cache) if self.prefix_reuse == "copy" else cache
+        logits = self._continuer(input_ids=tensor, past_key_values=past, use_cache=True).logits
+        if self.prefix_reuse == "crop":
+            cache.crop(-len(ids))
+        return logits[0]
 
-    def _whole(self, request: TextsRequest, text: str, count: int) -> torch.Tensor:
-        """Logits from one forward over ``text``, no cache: those predicting its last ``count``
-        tokens, then the last position's."""
-        return self.model(**self.model_inputs(request, text)).logits[0, -count - 1 :]
+    def _whole(self, request: TextsRequest, prefix: str, continuation: str, count: int):
+        """Logits from one forward over ``prefix + continuation``, no cache: those predicting
+        its last ``count`` tokens, then the last position's."""
+        inputs = self.model_inputs(request, prefix + continuation, instruction=prefix)
+        return self.model(**inputs).logits[0, -count - 1 :]
 
     @torch.inference_mode()
     def score(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
@@ -361,24 +538,25 @@ class VideoLLMAdapter(RequestAdapter):
                 raise ValueError(
                     f"choice mode takes at most {len(LETTERS)} options, got {len(request.texts)}"
                 )
-            prefix, continuations = self.prompt_texts(request.texts)
-            prefix_ids = self.encode(prefix)
             # per continuation: its tokens, and the logits predicting each of them then the next
             scored: list[tuple[torch.Tensor, list[int]]] = []
-            for continuation in continuations:
-                ids = self.encode(prefix + continuation)
-                if ids[: len(prefix_ids)] == prefix_ids and len(ids) > len(prefix_ids):
+            for prefix, continuation in self.prompt_pairs(request.texts):
+                prefix_ids, ids = self.encode(prefix), self.encode(prefix + continuation)
+                if self.prefix_reuse != "full" and ids[: len(prefix_ids)] == prefix_ids:
                     # consecutive requests on the same view (caption group, proficiency group)
                     # share a prefix: encode it once
                     view_key = (id(request.frames), request.timestamps, prefix)
                     if key != view_key:
+                        cache, last_logits = None, None  # the old cache goes before the new
                         cache, last_logits = self._encode_prefix(request, prefix)
                         key = view_key
                     targets = ids[len(prefix_ids) :]
-                    logits = torch.cat([last_logits[None], self._continue(cache, targets)])
-                else:  # the tokenizer merges across the split: the whole prompt at once
+                    logits = last_logits[None]
+                    if targets:
+                        logits = torch.cat([logits, self._continue(cache, targets)])
+                else:  # no cache to reuse, or the tokenizer merges across the split
                     targets = ids[_common_length(prefix_ids, ids) :]
-                    logits = self._whole(request, prefix + continuation, len(targets))
+                    logits = self._whole(request, prefix, continuation, len(targets))
                 scored.append((logits, targets))
             if self.mode == "likelihood":
                 results.append(self._likelihood(scored))

@@ -15,6 +15,10 @@ CHOSEN = {
     "blip-itm": "blip-itm",
     "llava-next-video": "video-llm",
     "qwen2-vl": "video-llm",
+    "qwen3.5": "video-llm",
+    "gemma4": "video-llm",
+    "instructblip-video": "video-llm",
+    "instructblip": "video-llm",
     "gpt2": "text-lm",
 }
 
@@ -34,5 +38,8 @@ def test_a_named_adapter_overrides_the_config(tiny_model):
 
 
 def test_a_model_no_adapter_handles_is_named(tiny_model):
-    with pytest.raises(ValueError, match="no adapter handles .*model_type='t5'"):
+    with pytest.raises(ValueError, match="no adapter handles .*model_type='t5'") as error:
         adapter_class(tiny_model("t5"))
+    # the hint is the CLI's flag first, the Python keyword beside it
+    assert "--adapter NAME (adapter=NAME in Python)" in str(error.value)
+    assert "'video-llm'" in str(error.value)

@@ -30,6 +30,9 @@ FAMILIES = {
     "video-llm-choice": ("llava-next-video", {"mode": "choice"}, "video-llm", "probability"),
     "qwen2-vl-likelihood": ("qwen2-vl", {"mode": "likelihood"}, "video-llm", "log_probability"),
     "qwen2-vl-choice": ("qwen2-vl", {"mode": "choice"}, "video-llm", "probability"),
+    # caches that cannot be cut back: linear attention, a sliding window shorter than the prompt
+    "qwen3.5-likelihood": ("qwen3.5", {"mode": "likelihood"}, "video-llm", "log_probability"),
+    "gemma4-choice": ("gemma4", {"mode": "choice"}, "video-llm", "probability"),
     "text-lm": ("gpt2", {}, "text-lm", "perplexity"),
 }
 

@@ -1,5 +1,5 @@
-"""The video LLM adapter: the reused video prefix gives what a full forward gives; choice cancels
-order."""
+"""The video LLM adapter: the reused video prefix gives what a full forward gives, whatever its
+cache's layers (full attention, sliding window, linear attention); choice cancels order."""
 
 from __future__ import annotations
 
@@ -12,7 +12,16 @@ from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION, choice_quest
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.videos import SyntheticScene, render_frames
 
-MODELS = ["llava-next-video", "qwen2-vl"]
+#: tiny twin -> how its video prefix's cache is reused: full attention is cut back; a sliding
+#: window shorter than the prompt (Gemma 4) and linear attention (Qwen3.5) cannot be, and are
+#: copied per continuation
+PREFIX_REUSE = {
+    "llava-next-video": "crop",
+    "qwen2-vl": "crop",
+    "qwen3.5": "copy",
+    "gemma4": "copy",
+}
+MODELS = list(PREFIX_REUSE)
 TEXTS = ("a red square moves to the left", "a red square moves to the right")
 
 
@@ -30,12 +39,15 @@ def adapter(request, tiny_model):
     return {
         mode: load_adapter(tiny_model(request.param), mode=mode, device="cpu")
         for mode in ("likelihood", "choice")
-    }
+    } | {"name": request.param}
 
 
 def _full_forward(adapter, frames: torch.Tensor, text: str) -> torch.Tensor:
-    """Logits of one forward over the whole prompt ``text`` with the video, no cache."""
-    inputs = adapter.processor(text=[text], videos=[frames], return_tensors="pt")
+    """Logits of one forward over the whole prompt ``text`` with the video (every frame as
+    given), no cache."""
+    inputs = adapter.processor(
+        text=[text], videos=[frames], return_tensors="pt", do_sample_frames=False
+    )
     with torch.inference_mode():
         return adapter.model(**inputs).logits[0], inputs["input_ids"][0]
 
@@ -54,6 +66,63 @@ def test_likelihood_with_the_cached_prefix_equals_a_full_forward(adapter, frames
             float(expected.sum()), abs=1e-4
         )
         assert scored.details["num_tokens"][position] == len(expected)
+
+
+@pytest.mark.parametrize(
+    "model_type, layers, expected",
+    [
+        ("llama", {}, "crop"),
+        ("qwen2_vl", {}, "crop"),
+        ("qwen3_5", {}, "copy"),  # linear attention: a recurrent state and a convolution
+        ("qwen3_5_moe", {}, "copy"),
+        ("lfm2", {"num_hidden_layers": 2, "full_attn_idxs": [1]}, "copy"),  # convolution layers
+        ("gemma3", {}, "copy"),  # sliding-window layers
+        ("gemma3n", {}, "copy"),  # sliding window, and layers sharing another's cache
+        ("gemma4", {}, "copy"),
+        ("mistral", {}, "copy"),  # every layer a sliding window
+    ],
+)
+def test_prefix_reuse_of_every_cache_kind(model_type, layers, expected):
+    """The cache a model builds for its layer types (transformers' ``DynamicCache(config=)``)
+    decides: only caches of plain full-attention layers are cut back."""
+    from transformers import AutoConfig, DynamicCache
+
+    from foilkit.scorers.adapters._video_llm_support import prefix_reuse
+
+    cache = DynamicCache(config=AutoConfig.for_model(model_type, **layers))
+    assert prefix_reuse(cache) == expected
+    assert prefix_reuse(None) == "full"
+
+
+def test_prefix_reuse_follows_the_cache_layers_and_is_recorded(adapter):
+    expected = PREFIX_REUSE[adapter["name"]]
+    for mode in ("likelihood", "choice"):
+        assert adapter[mode].prefix_reuse == expected
+        assert adapter[mode].describe()["prefix_reuse"] == expected
+
+
+def test_a_full_forward_per_text_scores_the_same(adapter, frames):
+    """``full`` (no cache reuse) gives the numbers the reused prefix gives."""
+    likelihood = adapter["likelihood"]
+    reused = likelihood.score([TextsRequest(TEXTS, frames)])[0]
+    strategy = likelihood.prefix_reuse
+    try:
+        likelihood.prefix_reuse = "full"
+        whole = likelihood.score([TextsRequest(TEXTS, frames)])[0]
+    finally:
+        likelihood.prefix_reuse = strategy
+    assert whole.details["logprob_sum"] == pytest.approx(reused.details["logprob_sum"], abs=1e-4)
+
+
+def test_every_frame_reaches_the_model(adapter, frames):
+    """Processors that sample frames by default (Qwen3-VL's, Gemma 4's) keep all of them."""
+    likelihood = adapter["likelihood"]
+    prefix, _ = likelihood.prompt_texts(TEXTS)
+    inputs = likelihood.model_inputs(TextsRequest(TEXTS, frames), prefix)
+    if "video_grid_thw" in inputs:  # 2 frames a temporal patch
+        assert int(inputs["video_grid_thw"][0, 0]) == len(frames) // 2
+    if "num_frames_per_video" in inputs:
+        assert int(inputs["num_frames_per_video"][0]) == len(frames)
 
 
 def test_choice_with_the_cached_prefix_equals_a_full_forward(adapter, frames):

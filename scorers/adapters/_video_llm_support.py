@@ -1,0 +1,195 @@
+"""What the video LLM adapter needs to know about a model beyond its chat template, as data.
+
+Three questions, each answered from what transformers declares rather than from lists of
+model names:
+
+* does the model take video at all (:func:`video_refusal`): its processor must declare a video
+  processor, and its chat template must write the processor's video placeholder;
+* how is the video prefix's KV cache reused (:func:`prefix_reuse`): cut back after each
+  continuation where every cache layer can be cut back exactly, copied per continuation where a
+  layer keeps only a window or a running state, one full forward per text where there is no
+  cache to reuse;
+* how is a family without a chat template prompted (:data:`PLAIN_PROMPTS`): the prompt its model
+  card and paper use, declared per ``model_type`` (the one per-family fact that cannot be
+  derived).
+
+Missing optional packages that some families' processors or vision towers import
+(:data:`VIDEO_LLM_EXTRA`) are reported as one line naming the ``pip install`` to run
+(:func:`missing_extra`, :func:`naming_the_extra`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+#: How a continuation runs on top of the video prefix, by what the prefix's cache can do.
+#: ``crop``: every layer keeps every past key/value and is cut back after the continuation;
+#: ``copy``: some layer keeps only a window (sliding-window attention) or a running state
+#: (linear attention, convolutions), which cannot be cut back, so each continuation runs on a
+#: deep copy of the prefix cache; ``full``: the model returns no cache to reuse, so each text
+#: runs in one forward over the whole prompt.
+PREFIX_REUSE = ("crop", "copy", "full")
+
+#: Optional packages some video LLMs need (the ``video-llm`` extra of ``pyproject.toml``):
+#: ``num2words`` for SmolVLM's processor (it spells frame counts out), ``timm`` for vision
+#: towers wrapped from timm (Perception LM).
+VIDEO_LLM_EXTRA = ("num2words", "timm")
+INSTALL_EXTRA = "pip install 'foilkit[video-llm]'"
+
+
+@dataclass(frozen=True)
+class PlainPrompt:
+    """How a family without a chat template is prompted: ``template`` around the question, the
+    answer written right after it, separated by ``answer_separator``; ``frames``: the number of
+    frames the model takes per view (``None``: any); ``source``: where this format comes from."""
+
+    template: str
+    answer_separator: str
+    frames: int | None
+    source: str
+
+    def render(self, question: str) -> str:
+        return self.template.format(question=question)
+
+
+#: Families whose checkpoints ship no chat template, by ``model_type``.
+PLAIN_PROMPTS: dict[str, PlainPrompt] = {
+    # transformers' InstructBlipVideo usage example and the Salesforce/instructblip-* model cards
+    # pass the bare question as ``text`` (the processor puts the video's query tokens and BOS
+    # before it); LAVIS' blip2_vicuna_instruct appends the separately tokenized answer after the
+    # prompt (SentencePiece gives its first word a leading space). Its processor writes the
+    # placeholders of 4 frames (num_query_tokens x 4), the frame count it was trained with.
+    "instructblipvideo": PlainPrompt(
+        template="{question}",
+        answer_separator=" ",
+        frames=4,
+        source="transformers InstructBlipVideo usage example; LAVIS blip2_vicuna_instruct",
+    ),
+}
+
+
+def takes_video(processor_class: type) -> bool:
+    """Whether a processor class declares a video processor among its parts (transformers'
+    ``ProcessorMixin.get_attributes``)."""
+    attributes = getattr(processor_class, "get_attributes", None)
+    names = attributes() if callable(attributes) else getattr(processor_class, "attributes", ())
+    return "video_processor" in names
+
+
+def video_refusal(processor: Any, model_type: str | None, rendered: str | None) -> str | None:
+    """Why this model cannot be scored with its video, or ``None`` when it can.
+
+    ``rendered``: a prompt with one video part as the chat template writes it, ``None`` for a
+    family prompted without a chat template (:data:`PLAIN_PROMPTS`).
+    """
+    name = type(processor).__name__
+    if not takes_video(type(processor)) or getattr(processor, "video_processor", None) is None:
+        return (
+            f"model_type {model_type!r} takes no video: its processor ({name}) has no video "
+            "processor, so the video-llm adapter would score the texts without the video; "
+            "choose a video model (one whose processor has a video processor)"
+        )
+    if rendered is None:
+        return None
+    placeholder = getattr(processor, "video_token", None)
+    placeholder = getattr(placeholder, "content", placeholder)  # an AddedToken or a str
+    if isinstance(placeholder, str) and placeholder not in rendered:
+        return (
+            f"model_type {model_type!r}: its chat template writes no video placeholder "
+            f"({placeholder!r}) for a video part, so the video would not reach the model; "
+            "pass a processor whose chat template renders {'type': 'video'}"
+        )
+    return None
+
+
+def prefix_reuse(cache: Any) -> str:
+    """How a continuation reuses the prefix ``cache`` (:data:`PREFIX_REUSE`)."""
+    from transformers.cache_utils import Cache, DynamicLayer
+
+    if cache is None:
+        return "full"
+    layers = getattr(cache, "layers", None) if isinstance(cache, Cache) else None
+    # exactly DynamicLayer: its subclasses (sliding window, quantized) cannot be cut back exactly
+    if layers and all(type(layer) is DynamicLayer for layer in layers):
+        return "crop"
+    return "copy"
+
+
+def missing_extra(error: ImportError, model_id: str) -> ImportError | None:
+    """One-line ``ImportError`` naming the install to run when ``error`` is about a package of
+    :data:`VIDEO_LLM_EXTRA`; ``None`` for any other import error."""
+    text = f"{getattr(error, 'name', '') or ''} {error}"
+    for package in VIDEO_LLM_EXTRA:
+        if re.search(rf"\b{package}\b", text):
+            return ImportError(
+                f"{model_id} needs the package {package!r}, which is not installed: "
+                f"{INSTALL_EXTRA} (or pip install {package})"
+            )
+    return None
+
+
+@contextmanager
+def naming_the_extra(model_id: str) -> Iterator[None]:
+    """Re-raise an ImportError about a package of :data:`VIDEO_LLM_EXTRA` as one line naming
+    the install to run (:func:`missing_extra`); any other error passes unchanged."""
+    try:
+        yield
+    except ImportError as error:
+        short = missing_extra(error, model_id)
+        if short is None:
+            raise
+        raise short from error
+
+
+def prefix_cache(output: Any) -> Any:
+    """The KV cache of a forward's ``output``: its ``past_key_values``, or its language model's
+    where a composite model (InstructBLIP) nests the language model's output."""
+    cache = getattr(output, "past_key_values", None)
+    nested = getattr(output, "language_model_outputs", None)
+    if cache is None and nested is not None:
+        cache = getattr(nested, "past_key_values", None)
+    return cache
+
+
+def text_continuer(model: Any) -> Any:
+    """The module that runs text on top of a cache: the model itself, or its ``language_model``
+    where the model's forward requires the vision inputs every call (InstructBLIP re-encodes the
+    video on each forward)."""
+    import inspect
+
+    parameters = inspect.signature(model.forward).parameters.values()
+    required = [
+        p
+        for p in parameters
+        if p.default is inspect.Parameter.empty
+        and p.kind not in (inspect.Parameter.VAR_KEYWORD, inspect.Parameter.VAR_POSITIONAL)
+    ]
+    language_model = getattr(model, "language_model", None)
+    return language_model if required and language_model is not None else model
+
+
+def video_variant(model_type: str | None) -> str | None:
+    """The ``model_type`` whose classes read ``model_type``'s checkpoints with video, where
+    transformers pairs them: ``VIDEO_PROCESSOR_MAPPING_NAMES`` names a video processor for
+    ``model_type`` that belongs to another image-text-to-text model (InstructBLIP's checkpoints
+    are InstructBLIP-Video's: ``instructblip`` -> ``instructblipvideo``). ``None`` otherwise."""
+    import transformers
+    from transformers.models.auto.configuration_auto import model_type_to_module_name
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+    from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
+
+    names = VIDEO_PROCESSOR_MAPPING_NAMES.get(model_type)
+    names = list(names.values()) if isinstance(names, dict) else [names]
+    for name in filter(None, names):
+        video_processor = getattr(transformers, name, None)
+        if video_processor is None:
+            continue
+        module = video_processor.__module__.split(".")[2]  # transformers.models.<module>.*
+        for candidate in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
+            if candidate != model_type and model_type_to_module_name(candidate) == module:
+                return candidate
+    return None
