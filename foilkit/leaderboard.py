@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.html_report import write_leaderboard_html
+from foilkit.markdown import markdown_text
 from foilkit.run import RunResults
 
 CSV_COLUMNS = (
@@ -182,7 +183,7 @@ def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
     ]
     for (benchmark, task), rows in tables.items():
         lines += [
-            f"## {benchmark} / {task}",
+            f"## {markdown_text(benchmark)} / {markdown_text(task)}",
             "",
             "| rank | model | value [95% CI] | n | vs next (difference, p) | source |",
             "|---:|---|---|---:|---|---|",
@@ -195,7 +196,8 @@ def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
                 else f"{e.difference_vs_next:+.1f}, p={e.p_value_vs_next:.3g}"
             )
             lines.append(
-                f"| {e.rank} | {e.model} | {e.value:.2f}{ci} | {e.n or ''} | {test} | {e.source} |"
+                f"| {e.rank} | {markdown_text(e.model)} | {e.value:.2f}{ci} | {e.n or ''} | {test} "
+                f"| {markdown_text(e.source)} |"
             )
         lines.append("")
     return "\n".join(lines)
