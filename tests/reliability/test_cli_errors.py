@@ -316,7 +316,7 @@ def test_ctrl_c_during_scoring_says_how_to_resume_and_exits_130(tiny_clip, eight
         "ResultStore.append = slow_append\n"
     )
     out = tmp_path / "run"
-    argv = launched_score(tiny_clip, eight_rows, out, 2, 0)
+    argv = launched_score(tiny_clip, eight_rows, out, 2, 2)
     env = {**os.environ, **ONE_THREAD, "PYTHONPATH": os.pathsep.join([str(slow), *sys.path])}
     process = subprocess.Popen(
         [sys.executable, *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

@@ -121,3 +121,19 @@ def test_side_by_side_and_leaderboard_tables_keep_their_columns(hostile_run: Pat
     _no_markup(board)
     rows = [line for line in board.splitlines() if line.startswith("| ") and "clip" in line]
     assert rows and all(len(_cells(line)) == 6 for line in rows), rows
+
+
+def test_push_results_redacts_a_local_path_the_report_escaped(hostile_run: Path):
+    """A label that is a local path is escaped in report.md (``\\_private\\_``); the upload still
+    cuts it to its last component, in the report and in the card."""
+    from foilkit.hub_results import prepare_upload
+    from foilkit.report import write_run_report
+
+    raw = json.loads((hostile_run / "results.json").read_text())
+    raw["label"] = "/home/me/_private_/clip"
+    (hostile_run / "results.json").write_text(json.dumps(raw))
+    report = write_run_report(RunResults.load(hostile_run), hostile_run).read_text()
+    assert "/home/me/\\_private\\_/clip" in report
+    upload = prepare_upload(hostile_run, "me/results")
+    sent = upload.files["report.md"].decode() + upload.card
+    assert "private" not in sent and "/home/me" not in sent
