@@ -441,6 +441,8 @@ class ExactInputs:
     _SINGULAR = {"predictions": "prediction", "references": "reference"}
 
     def _check_integer_inputs(self, inputs: Mapping[str, Any], *, batch: bool) -> None:
+        """:func:`check_integers` on the inputs of this metric's integer features (``batch``:
+        columns as ``add_batch`` takes them, else one example as ``add`` does)."""
         features = getattr(self, "features", None)
         if not isinstance(features, Mapping):
             return
