@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.builders.spec import Benchmark, MetricSpec, subset_columns
+from foilkit.markdown import markdown_text
 from foilkit.run import RunFolder, RunResults
 
 
@@ -164,7 +165,8 @@ def _test_lines(tests: Mapping[str, Any]) -> list[str]:
                         + ("" if not ci else f" [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]")
                     )
                     lines.append(
-                        f"| {config} | {metric} | {scope} | {name} | {entry.get('statistic', '')} "
+                        f"| {markdown_text(config)} | {metric} | {markdown_text(scope)} | {name} "
+                        f"| {entry.get('statistic', '')} "
                         f"| {entry.get('p_value', '')} | {shown} |"
                     )
     return lines

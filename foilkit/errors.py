@@ -8,7 +8,11 @@ it, and it never imports a library to recognise that library's errors.
 
 from __future__ import annotations
 
+import shlex
+from collections.abc import Sequence
 from pathlib import Path
+
+from foilkit.files import DiskFullError, is_full_disk
 
 # What to do, where an error's own message does not say it, by class name.
 _HINTS = {
@@ -17,6 +21,13 @@ _HINTS = {
     "OfflineModeIsEnabled": "offline (HF_HUB_OFFLINE=1) nothing is downloaded: pass a local copy "
     "or run with network access",
 }
+
+
+#: What to do about a full disk whose error reached the command line without naming the file.
+_FULL_DISK_HINT = (
+    "the disk is full: free space on the disk of the folder the command writes to (--out, or "
+    "the cache: --cache-dir, HF_HOME), or point it at a folder on another disk"
+)
 
 
 class UserError(Exception):
@@ -42,7 +53,22 @@ def one_line(error: BaseException) -> str:
     hint = next(
         (_HINTS[cls.__name__] for cls in type(error).__mro__ if cls.__name__ in _HINTS), None
     )
+    if hint is None and is_full_disk(error) and not isinstance(error, DiskFullError):
+        hint = _FULL_DISK_HINT
     return message if hint is None else f"{message.rstrip('.')}; {hint}"
+
+
+def interrupted(argv: Sequence[str], *, resumable: bool) -> str:
+    """The line that ends ``foilkit <argv>`` after Ctrl-C: how to continue it (``--resume`` keeps
+    what it finished) or, for a command without ``--resume``, to run it again."""
+    name = f"foilkit {argv[0]}" if argv else "foilkit"
+    if not resumable:
+        return f"{name}: interrupted (Ctrl-C); run the command again to redo it"
+    words = ["foilkit", *argv, *([] if "--resume" in argv else ["--resume"])]
+    return (
+        f"{name}: interrupted (Ctrl-C); what it finished is kept in its output folder: continue "
+        f"with {shlex.join(words)}"
+    )
 
 
 def check_model_path(model: str) -> None:

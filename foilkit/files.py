@@ -3,7 +3,9 @@ file and line when they are wrong.
 
 A file is written atomically (:func:`atomic_write`, :func:`atomic_open`): into a temporary file
 beside it, then renamed over it, so a reader, a concurrent process or a killed run never sees
-half a file. A file that is read (:func:`read_text`, :func:`numbered_jsonl`, :func:`read_jsonl`)
+half a file. A disk that fills up while foilkit writes is a :class:`DiskFullError` naming the
+file, its folder and the fix (:func:`naming_full_disk`), not a bare ``No space left on device``.
+A file that is read (:func:`read_text`, :func:`numbered_jsonl`, :func:`read_jsonl`)
 and is not what it should be raises :class:`FileFormatError`, a ``ValueError`` that carries the
 path and the 1-based line, so callers with their own error type (the builders'
 ``AnnotationError``) re-raise it with the same facts.
@@ -23,10 +25,12 @@ foilkit.files.FileFormatError: ...rows.jsonl:3: expected a JSON object, got list
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import json
 import os
 import secrets
+import shutil
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import IO, Any
@@ -45,6 +49,62 @@ class FileFormatError(ValueError):
 
 # --- writing --------------------------------------------------------------------------------------
 
+#: The errors of a full disk: no space left, or the user's quota used up.
+_FULL_DISK = frozenset({errno.ENOSPC, errno.EDQUOT})
+
+
+class DiskFullError(OSError):
+    """The disk filled up while foilkit wrote ``path``: the message names the file, its folder,
+    the space left there and the fix. An ``OSError``, so the command line reports it as a user
+    error in one line."""
+
+    def __init__(self, path: str | os.PathLike, code: int = errno.ENOSPC) -> None:
+        path = Path(path)
+        folder = path.parent.absolute()
+        try:
+            free = f", {_size(shutil.disk_usage(folder).free)} free"
+        except OSError:
+            free = ""
+        super().__init__(
+            code,
+            f"no space left on the device of {folder} (writing {path.name}{free}): free space "
+            f"there (df -h {folder}), or write to a folder on another disk (--out for a run, "
+            "--cache-dir for the embedding cache); a scoring or fine-tuning run then continues "
+            "with --resume",
+        )
+        self.path = path
+
+
+def _size(size: int) -> str:
+    """A byte count for people: ``"0 B"``, ``"12.0 MiB"``."""
+    value = float(size)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024:
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TiB"
+
+
+def is_full_disk(error: BaseException) -> bool:
+    """Whether ``error`` says the disk (or quota) is full: by errno, or, for libraries that
+    raise an ``OSError`` without one (pyarrow), by the system's wording."""
+    return isinstance(error, OSError) and (
+        error.errno in _FULL_DISK or "No space left on device" in str(error)
+    )
+
+
+@contextlib.contextmanager
+def naming_full_disk(path: str | os.PathLike) -> Iterator[None]:
+    """Turn a full disk while the block writes ``path`` into a :class:`DiskFullError` naming it
+    (the system's error names neither the file nor the folder)."""
+    try:
+        yield
+    except OSError as error:
+        if isinstance(error, DiskFullError) or not is_full_disk(error):
+            raise
+        code = error.errno if error.errno in _FULL_DISK else errno.ENOSPC
+        raise DiskFullError(path, code) from error
+
 
 @contextlib.contextmanager
 def atomic_open(
@@ -62,9 +122,11 @@ def atomic_open(
     path = Path(path)
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
-        with open(temporary, mode, **({} if mode == "wb" else {"encoding": encoding})) as handle:
-            yield handle
-        os.replace(temporary, path)
+        with naming_full_disk(path):
+            encoding_option = {} if mode == "wb" else {"encoding": encoding}
+            with open(temporary, mode, **encoding_option) as handle:
+                yield handle
+            os.replace(temporary, path)
     except BaseException:
         temporary.unlink(missing_ok=True)
         raise

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from foilkit.errors import UserError
 from foilkit.folders import DRY_RUN, replace_folder
 from foilkit.hub_commit import RepoCommit
+from foilkit.markdown import markdown_text
 from foilkit.run import DEFAULT_MIN_COVERAGE, RunFolder, RunResults
 from foilkit.scorers.protocols import setting_label
 
@@ -329,9 +330,12 @@ def _local_paths(results: RunResults) -> list[str]:
 
 
 def _redact(text: str, local: Sequence[str]) -> str:
-    """``text`` with every path of ``local`` cut to its last component."""
+    """``text`` with every path of ``local`` cut to its last component, also where the report
+    wrote it escaped for Markdown."""
     for path in local:
-        text = text.replace(path, Path(path).name or path)
+        name = Path(path).name or path
+        text = text.replace(path, name)
+        text = text.replace(markdown_text(path), markdown_text(name))
     return text
 
 
@@ -354,7 +358,7 @@ def results_card(
     local = _local_paths(results)
     return (
         f"---\n{yaml.safe_dump(header, sort_keys=False)}---\n\n"
-        f"# foilkit results: {_redact(results.label, local)} on {results.title}\n\n"
+        f"# foilkit results: {markdown_text(_redact(results.label, local))} on {results.title}\n\n"
         "Per-sample scores (`scores/<config>.parquet`, one row per benchmark item: the score of "
         "the caption and of each foil, the frames used, any video error) and the metrics with "
         "bootstrap confidence intervals (`results.json`) of one `foilkit evaluate` run.\n\n"

@@ -25,6 +25,7 @@ from typing import Any
 
 from foilkit.folders import LEADERBOARD, claim_folder
 from foilkit.html_report import write_leaderboard_html
+from foilkit.markdown import markdown_text
 from foilkit.run import DEFAULT_MIN_COVERAGE, RunResults
 
 CSV_COLUMNS = (
@@ -228,7 +229,7 @@ def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
     ]
     for (benchmark, task), rows in tables.items():
         lines += [
-            f"## {benchmark} / {task}",
+            f"## {markdown_text(benchmark)} / {markdown_text(task)}",
             "",
             "| rank | model | value [95% CI] | n | coverage | vs next (difference, p) | source |",
             "|---:|---|---|---:|---|---|---|",
@@ -241,8 +242,8 @@ def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
                 else f"{e.difference_vs_next:+.1f}, p={e.p_value_vs_next:.3g}"
             )
             lines.append(
-                f"| {e.rank} | {e.model} | {e.value:.2f}{ci} | {e.n or ''} | {e.coverage} | {test} "
-                f"| {e.source} |"
+                f"| {e.rank} | {markdown_text(e.model)} | {e.value:.2f}{ci} | {e.n or ''} "
+                f"| {e.coverage} | {test} | {markdown_text(e.source)} |"
             )
         lines.append("")
     return "\n".join(lines)

@@ -11,7 +11,8 @@ its bootstrap confidence interval. The same tables feed:
 - side-by-side reports of several runs (``foilkit compare``; the demo's models under the
   temporal controls): one column per run, bars grouped by row.
 
-All numbers are shown in percent.
+All numbers are shown in percent. Labels, model ids, group names and folders are user strings:
+the Markdown shows them through :mod:`foilkit.markdown`, as typed.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foilkit.files import atomic_write
+from foilkit.markdown import markdown_code, markdown_text
 from foilkit.run import Coverage, RunFolder, RunResults, ScoringRecord
 from foilkit.scorers.protocols import setting_label
 
@@ -157,8 +160,8 @@ def markdown_table(table: Table) -> str:
     count them, ``tied`` (items a tie decided) close each row."""
     tied = any(row.tied_text() for row in table.rows)
     header = (
-        f"| {table.row_label} | "
-        + " | ".join(table.columns)
+        f"| {markdown_text(table.row_label)} | "
+        + " | ".join(markdown_text(column) for column in table.columns)
         + " | n |"
         + (" tied |" if tied else "")
     )
@@ -169,7 +172,7 @@ def markdown_table(table: Table) -> str:
         cells.append("" if row.n is None else str(row.n))
         if tied:
             cells.append(row.tied_text())
-        lines.append(f"| {row.label} | " + " | ".join(cells) + " |")
+        lines.append(f"| {markdown_text(row.label)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
@@ -220,10 +223,11 @@ def write_run_report(results: RunResults, out_dir: str | os.PathLike) -> Path:
     if any(RECALL_COLUMN.match(c) for c in table.columns):
         plots.append(recall_plot(table.rows, folder.plot("recall"), title=table.title))
     lines = [
-        f"# {table.title}",
+        f"# {markdown_text(table.title)}",
         "",
         (
-            f"Benchmark: **{results.title}** ({results.paper_table}); model `{results.model}`"
+            f"Benchmark: **{results.title}** ({results.paper_table}); model "
+            f"{markdown_code(results.model)}"
             + (f", temporal control **{results.control}**" if results.control else "")
             + "."
         ),
@@ -238,7 +242,7 @@ def write_run_report(results: RunResults, out_dir: str | os.PathLike) -> Path:
         *(f"![{plot.stem}]({plot.name})" for plot in plots),
         "",
     ]
-    folder.report.write_text("\n".join(lines), encoding="utf-8")
+    atomic_write(folder.report, "\n".join(lines))
     from foilkit.html_report import write_run_html
 
     write_run_html(folder.root, results=results)
@@ -259,7 +263,7 @@ def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
     if protocol is None:
         return []
     settings = ", ".join(
-        f"{setting_label(name)} `{value}`" for name, value in protocol.settings.items()
+        f"{setting_label(name)} {markdown_code(value)}" for name, value in protocol.settings.items()
     )
     lines = [f"Scoring protocol **{protocol.name}** for `{protocol.family}` models: {settings}."]
     if protocol.reference:
@@ -268,7 +272,8 @@ def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
         lines.append(f"Notes: {protocol.notes}.")
     if protocol.overrides:
         changed = ", ".join(
-            f"{setting_label(name)} `{value['protocol']}` -> `{value['given']}`"
+            f"{setting_label(name)} {markdown_code(value['protocol'])} -> "
+            f"{markdown_code(value['given'])}"
             for name, value in protocol.overrides.items()
         )
         lines.append(f"Overridden by the user (these numbers depart from the protocol): {changed}.")
@@ -301,9 +306,9 @@ def _run_notes(results: RunResults) -> list[str]:
             else f"{entry.num_rows} rows"
         )
         notes.append(
-            f"- `{config}`: {rows}; adapter `{record.adapter or '?'}`, mode `{record.mode}`, score "
-            f"kind `{record.score_kind}`, {record.num_frames} frames ({record.sampling or '?'} "
-            f"sampling), decoder {record.decoder}, dtype {record.dtype}."
+            f"- {markdown_code(config)}: {rows}; adapter `{record.adapter or '?'}`, mode "
+            f"`{record.mode}`, score kind `{record.score_kind}`, {record.num_frames} frames "
+            f"({record.sampling or '?'} sampling), decoder {record.decoder}, dtype {record.dtype}."
         )
     return notes
 
@@ -468,7 +473,7 @@ def write_side_by_side(
             )
         )
     lines = [
-        f"# {title}",
+        f"# {markdown_text(title)}",
         "",
         (
             f"Benchmark **{results[0].title}** ({results[0].paper_table}). Values in %; brackets: "
@@ -478,7 +483,8 @@ def write_side_by_side(
         "| run | model | control | folder |",
         "|---|---|---|---|",
         *(
-            f"| {label} | `{r.model}` | {r.control or 'none'} | {Path(d)} |"
+            f"| {markdown_text(label)} | {markdown_code(r.model)} | {r.control or 'none'} "
+            f"| {markdown_text(Path(d))} |"
             for label, r, d in zip(labels, results, run_dirs, strict=True)
         ),
         "",
@@ -490,8 +496,7 @@ def write_side_by_side(
         *(f"![{plot.stem}]({plot.name})" for plot in plots),
         "",
     ]
-    path = out / "report.md"
-    path.write_text("\n".join(lines), encoding="utf-8")
+    path = atomic_write(out / "report.md", "\n".join(lines))
     from foilkit.html_report import write_side_by_side_html
 
     write_side_by_side_html(run_dirs, out, title=title, results=results)

@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foilkit.files import atomic_write
+from foilkit.files import atomic_write, naming_full_disk
 from foilkit.scorers.protocols import ResolvedProtocol
 
 if TYPE_CHECKING:
@@ -156,14 +156,16 @@ class RunFolder:
 
     def write_scores(self, config: str, rows: datasets.Dataset) -> Path:
         self.scores_dir.mkdir(parents=True, exist_ok=True)
-        rows.to_parquet(self.scores(config))
+        with naming_full_disk(self.scores(config)):
+            rows.to_parquet(self.scores(config))
         return self.scores(config)
 
     def write_matrix(self, config: str, matrix: SavedMatrix) -> Path:
         import numpy as np
 
         self.scores_dir.mkdir(parents=True, exist_ok=True)
-        np.save(self.matrix(config), matrix.scores)
+        with naming_full_disk(self.matrix(config)):
+            np.save(self.matrix(config), matrix.scores)
         atomic_write(
             self.matrix_index(config),
             json.dumps({"ids": matrix.ids, "texts": matrix.texts, "score_kind": matrix.score_kind}),

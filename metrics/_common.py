@@ -398,3 +398,65 @@ def winoground_credits(blocks: np.ndarray, ties: str) -> dict[str, np.ndarray]:
     t1_video = one(blocks[:, 1, 1], blocks[:, 0, 1])
     text, video = v0_text * v1_text, t0_video * t1_video
     return {"text": text, "video": video, "group": text * video}
+
+
+def check_integers(name: str, values: Any) -> None:
+    """A ``ValueError`` naming the first value in ``values`` (nested lists, numpy arrays and
+    tensors included) that is not an integer: a float, a bool, a string or ``None``.
+
+    Indices (a true option, a view's texts) must be whole numbers as given, not after a cast: a
+    label of 1.9 is a bug upstream, not option 1.
+    """
+    if hasattr(values, "tolist"):  # numpy arrays and tensors: their elements as Python numbers
+        values = values.tolist()
+    if isinstance(values, (list, tuple)):
+        for index, value in enumerate(values):
+            check_integers(f"{name}[{index}]", value)
+    elif isinstance(values, bool) or not isinstance(values, (int, np.integer)):
+        raise ValueError(
+            f"{name} = {values!r} is not an integer index: pass ints, not floats, bools or "
+            "strings (an int64 feature of evaluate would cast it silently, 1.9 to 1)"
+        )
+
+
+def _holds_integers(feature: Any) -> bool:
+    """Whether an ``evaluate`` feature holds integers, bare or in (nested) lists. Duck-typed on
+    ``datasets``' ``Value`` / ``List`` (``.dtype`` / ``.feature``) so this file needs numpy only."""
+    while hasattr(feature, "feature"):
+        feature = feature.feature
+    return str(getattr(feature, "dtype", "")).startswith(("int", "uint"))
+
+
+class ExactInputs:
+    """Mixin for foilkit's ``evaluate.Metric`` classes (listed before ``evaluate.Metric``).
+
+    ``evaluate`` encodes every input with its feature before ``_compute`` sees it, and an int64
+    feature encodes with ``int(value)``: labels ``[1.9, 0.7]`` would reach the pure function as
+    ``[1, 0]`` and score as right. ``add`` and ``add_batch`` (``compute`` goes through
+    ``add_batch``) check the integer features' raw values with :func:`check_integers` first, so
+    ``evaluate.load`` refuses what the pure function refuses.
+    """
+
+    #: ``add``'s singular keyword for each of evaluate's two standard feature names.
+    _SINGULAR = {"predictions": "prediction", "references": "reference"}
+
+    def _check_integer_inputs(self, inputs: Mapping[str, Any], *, batch: bool) -> None:
+        """:func:`check_integers` on the inputs of this metric's integer features (``batch``:
+        columns as ``add_batch`` takes them, else one example as ``add`` does)."""
+        features = getattr(self, "features", None)
+        if not isinstance(features, Mapping):
+            return
+        for feature_name, feature in features.items():
+            name = feature_name if batch else self._SINGULAR.get(feature_name, feature_name)
+            if _holds_integers(feature) and inputs.get(name) is not None:
+                check_integers(name, inputs[name])
+
+    def add_batch(self, **inputs: Any) -> Any:
+        """``evaluate.Metric.add_batch`` after refusing non-integers in integer features."""
+        self._check_integer_inputs(inputs, batch=True)
+        return super().add_batch(**inputs)  # type: ignore[misc]
+
+    def add(self, **inputs: Any) -> Any:
+        """``evaluate.Metric.add`` after refusing non-integers in integer features."""
+        self._check_integer_inputs(inputs, batch=False)
+        return super().add(**inputs)  # type: ignore[misc]

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from foilkit.files import atomic_write
+from foilkit.files import atomic_write, naming_full_disk
 from foilkit.folders import SCORES, check_folder, claim_folder
 from foilkit.progress import library_progress_bars
 from foilkit.scorers.adapters import (
@@ -584,7 +584,8 @@ def score_pool(model: str, dataset: Any, config: str | None, options: ScoreOptio
             matrix, [record["id"] for record in records], texts, adapter.score_kind, errors, run
         )
         if options.out_dir and process_state().is_main_process:
-            np.save(Path(options.out_dir) / "matrix.npy", matrix)
+            with naming_full_disk(Path(options.out_dir) / "matrix.npy"):
+                np.save(Path(options.out_dir) / "matrix.npy", matrix)
             atomic_write(
                 Path(options.out_dir) / "matrix.json",
                 json.dumps({"ids": result.ids, "texts": texts}),

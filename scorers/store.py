@@ -15,6 +15,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from foilkit.files import naming_full_disk
+
 
 class ResultStore:
     """Rows already scored (``done``) and an append-only shard for this process's new rows."""
@@ -56,7 +58,7 @@ class ResultStore:
     def append(self, records: Iterable[dict[str, Any]]) -> None:
         records = list(records)
         if self.shard is not None and records:
-            with self.shard.open("a") as handle:
+            with naming_full_disk(self.shard), self.shard.open("a") as handle:
                 handle.writelines(json.dumps(record, allow_nan=False) + "\n" for record in records)
                 handle.flush()
                 os.fsync(handle.fileno())

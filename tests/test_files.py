@@ -4,15 +4,20 @@ and UTF-8 errors name file and line, for every caller (builders, generation comm
 from __future__ import annotations
 
 import doctest
+import errno
+import os
 import threading
+from pathlib import Path
 
 import pytest
 
 import foilkit.files
 from foilkit.files import (
+    DiskFullError,
     FileFormatError,
     atomic_open,
     atomic_write,
+    naming_full_disk,
     numbered_jsonl,
     read_json,
     read_jsonl,
@@ -53,6 +58,42 @@ def test_concurrent_writers_of_one_path_never_mix(tmp_path):
         thread.join()
     assert path.read_bytes() in payloads
     assert [p.name for p in tmp_path.iterdir()] == ["entry"]
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_full_disk_names_the_file_its_folder_and_the_fix(tmp_path, monkeypatch):
+    """A real ENOSPC: the temporary file is a link to /dev/full, which refuses every write with
+    'No space left on device', a message that named neither file nor folder."""
+    path = tmp_path / "run.json"
+    path.write_text("old")
+    monkeypatch.setattr(foilkit.files.secrets, "token_hex", lambda n: "full")
+    os.symlink("/dev/full", tmp_path / ".run.json.full.tmp")
+    with pytest.raises(DiskFullError) as raised:
+        atomic_write(path, "new" * 10_000)
+    message = str(raised.value)
+    assert raised.value.errno == errno.ENOSPC and raised.value.path == path
+    assert f"no space left on the device of {tmp_path} (writing run.json, " in message
+    assert f"df -h {tmp_path}" in message and "--out" in message and "--resume" in message
+    assert path.read_text() == "old" and sorted(p.name for p in tmp_path.iterdir()) == ["run.json"]
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OSError(errno.ENOSPC, "No space left on device"),
+        OSError(errno.EDQUOT, "Disk quota exceeded"),
+        OSError("Error writing bytes to file. Detail: [errno 28] No space left on device"),
+    ],
+    ids=["ENOSPC", "EDQUOT", "pyarrow-without-errno"],
+)
+def test_naming_full_disk_names_the_file_of_any_full_disk_error(tmp_path, error):
+    with pytest.raises(DiskFullError, match="writing scores.parquet") as raised:
+        with naming_full_disk(tmp_path / "scores.parquet"):
+            raise error
+    assert raised.value.__cause__ is error
+    with pytest.raises(PermissionError):  # other errors pass through as they are
+        with naming_full_disk(tmp_path / "x"):
+            raise PermissionError(errno.EACCES, "Permission denied")
 
 
 def test_atomic_open_takes_text_or_binary_only(tmp_path):

@@ -8,7 +8,8 @@ is imported, so ``foilkit --help`` never pays for torch, transformers or evaluat
 
 An error ends a command with one line on stderr, not a traceback: a user error (see
 :mod:`foilkit.errors`) with exit status 2, any other failure with 1. ``--debug``, anywhere on
-the command line, shows the traceback instead.
+the command line, shows the traceback instead. Ctrl-C ends a command with one line too, exit
+status 130, saying how to continue it (``--resume`` where the command has it).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from foilkit._version import __version__
-from foilkit.errors import USER_ERRORS, check_model_path, one_line
+from foilkit.errors import USER_ERRORS, check_model_path, interrupted, one_line
 from foilkit.registry import Registry
 
 #: The commands: name -> the module implementing it (imported when the command runs), summary.
@@ -119,15 +120,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [arg for arg in argv if arg != "--debug"]
-    top = _top_level_parser()
-    if not argv:  # nothing asked: the commands, and a non-zero status for scripts
-        top.print_help(sys.stderr)
-        return 2
-    if argv[0] not in COMMANDS:
-        top.parse_args(argv[:1])  # prints help/version or a precise usage error
-        return 2
-    module, parser = command_parser(argv[0])
-    args = parser.parse_args(argv[1:])
+    resumable = False
+    try:
+        top = _top_level_parser()
+        if not argv:  # nothing asked: the commands, and a non-zero status for scripts
+            top.print_help(sys.stderr)
+            return 2
+        if argv[0] not in COMMANDS:
+            top.parse_args(argv[:1])  # prints help/version or a precise usage error
+            return 2
+        module, parser = command_parser(argv[0])
+        args = parser.parse_args(argv[1:])
+        resumable = hasattr(args, "resume")
+        return _run(module, args, argv[0], debug)
+    except KeyboardInterrupt:
+        if debug:
+            raise
+        print(interrupted(argv, resumable=resumable), file=sys.stderr)
+        return 130
+
+
+def _run(module: ModuleType, args: argparse.Namespace, name: str, debug: bool) -> int:
+    """Command ``name`` run with its parsed ``args``; an error as one line and its exit status."""
     try:
         if isinstance(getattr(args, "model", None), str):
             check_model_path(args.model)
@@ -136,10 +150,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if debug:
             raise
         if isinstance(error, USER_ERRORS):
-            print(f"foilkit {argv[0]}: error: {one_line(error)}", file=sys.stderr)
+            print(f"foilkit {name}: error: {one_line(error)}", file=sys.stderr)
             return 2
         print(
-            f"foilkit {argv[0]}: failed: {type(error).__name__}: {one_line(error)} "
+            f"foilkit {name}: failed: {type(error).__name__}: {one_line(error)} "
             "(rerun with --debug for the traceback)",
             file=sys.stderr,
         )

@@ -40,7 +40,12 @@ Run folder (``out_dir``):
 ``model/``                 the final model, a Hub folder ``foilkit evaluate`` loads
 ``checkpoints/epoch-N/``   ``model/`` and the ``accelerate`` state after epoch N; ``resume``
                            continues after the newest complete one (an interrupted epoch
-                           is trained again from its start: batches are fixed by seed and epoch)
+                           is trained again from its start: batches are fixed by seed and epoch).
+                           The learning-rate schedule's state is JSON in ``done.json``, not an
+                           ``accelerate`` custom checkpoint, which is a pickle that resuming
+                           would run (``torch.load(weights_only=False)``): a checkpoint holding
+                           one is refused. What ``accelerate`` still loads is safetensors or
+                           ``weights_only`` pickles
 ``training.json``          the run record: data, frames, seed, hard-negative policy, settings,
                            package versions, losses per step
 ``loss.png``               the loss curve
@@ -451,7 +456,6 @@ def finetune(
     # stepped once per optimizer step: every process trains on every (global) batch
     scheduler = torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
     net, optimizer = accelerator.prepare(net, optimizer)
-    accelerator.register_for_checkpointing(scheduler)
     unwrapped = accelerator.unwrap_model(net)
 
     record = _record(model, dataset, data, items, opts, accelerator, video_root=root)
@@ -460,10 +464,12 @@ def finetune(
     if resume:
         last = last_checkpoint(out)
         if last is not None:
+            _refuse_pickled_state(last / "state")
             accelerator.load_state(str(last / "state"))
             done = json.loads((last / DONE_FILE).read_text())
             start_epoch, losses = done["epoch"], done["losses"]
             optimizer_steps = done.get("optimizer_steps", 0)
+            _restore_schedule(scheduler, done.get("scheduler"), optimizer_steps)
             if done.get("options") and _renamed(done["options"]) != _comparable(opts):
                 raise ValueError(
                     f"{out} was trained with other options ({done['options']}); resume only the "
@@ -525,7 +531,15 @@ def finetune(
             bar.close()
             if (epoch + 1) % opts.checkpoint_every == 0 or epoch + 1 == opts.epochs:
                 _save_checkpoint(
-                    accelerator, unwrapped, processor, out, epoch + 1, losses, optimizer_steps, opts
+                    accelerator,
+                    unwrapped,
+                    processor,
+                    out,
+                    epoch + 1,
+                    losses,
+                    optimizer_steps,
+                    opts,
+                    scheduler,
                 )
     finally:
         pipeline.close()
@@ -629,7 +643,15 @@ def _record(model, dataset, data, items, opts, accelerator, *, video_root) -> di
 
 
 def _save_checkpoint(
-    accelerator, model, processor, out: Path, epoch: int, losses, optimizer_steps: int, opts
+    accelerator,
+    model,
+    processor,
+    out: Path,
+    epoch: int,
+    losses,
+    optimizer_steps: int,
+    opts,
+    scheduler,
 ) -> None:
     """``checkpoints/epoch-N/{model,state,done.json}``; ``done.json`` last, so a crash mid-save
     leaves no checkpoint that looks complete. Keeps the newest ``keep_checkpoints``."""
@@ -642,6 +664,7 @@ def _save_checkpoint(
             "epoch": epoch,
             "losses": losses,
             "optimizer_steps": optimizer_steps,
+            "scheduler": scheduler.state_dict(),  # JSON: base rates, step count, last rates
             "options": _comparable(opts),
         }
         atomic_write(folder / DONE_FILE, json.dumps(done) + "\n")
@@ -652,6 +675,39 @@ def _save_checkpoint(
         for old in complete[: -max(1, opts.keep_checkpoints)]:
             shutil.rmtree(old, ignore_errors=True)
     accelerator.wait_for_everyone()
+
+
+def _refuse_pickled_state(state: Path) -> None:
+    """A ``ValueError`` when a checkpoint's ``accelerate`` state holds a custom checkpoint: a
+    pickle that ``accelerate`` would unpickle in full, running whatever code it names. foilkit
+    writes none (older versions pickled the schedule there)."""
+    pickled = sorted(state.glob("custom_checkpoint_*.pkl"))
+    if pickled:
+        raise ValueError(
+            f"{pickled[0]} is a pickle, and loading it would run any code it holds; foilkit "
+            "keeps the learning-rate schedule in done.json and reads no such file. If this is "
+            "your own run from an older foilkit, delete the file and --resume again; never "
+            "resume a fine-tuning folder you did not write"
+        )
+
+
+def _restore_schedule(scheduler: Any, state: dict[str, Any] | None, optimizer_steps: int) -> None:
+    """The learning-rate schedule where a checkpoint left it: its ``state`` from ``done.json``
+    (only the keys the scheduler has, so the file sets numbers, nothing else), or, for a
+    checkpoint written before ``done.json`` held it, the schedule ``optimizer_steps`` steps in
+    (a ``LambdaLR`` is its step count)."""
+    current = scheduler.state_dict()
+    if state is None:
+        state = {
+            "last_epoch": optimizer_steps,
+            "_step_count": optimizer_steps + 1,
+            "_last_lr": [
+                base * factor(optimizer_steps)
+                for base, factor in zip(scheduler.base_lrs, scheduler.lr_lambdas, strict=True)
+            ],
+        }
+    kept = {key: state[key] for key in current if key in state and key != "lr_lambdas"}
+    scheduler.load_state_dict({**current, **kept})
 
 
 def last_checkpoint(out_dir: str | os.PathLike) -> Path | None:

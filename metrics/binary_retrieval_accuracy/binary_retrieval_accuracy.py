@@ -9,6 +9,7 @@ import numpy as np
 
 from ._citations import RTIME
 from ._common import (
+    ExactInputs,
     block_matrix,
     oriented,
     weighted_mean,
@@ -134,7 +135,7 @@ __test__ = {"examples": _KWARGS_DESCRIPTION}
 if evaluate is not None:
 
     @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-    class BinaryRetrievalAccuracy(evaluate.Metric):
+    class BinaryRetrievalAccuracy(ExactInputs, evaluate.Metric):
         """``evaluate.load("binary_retrieval_accuracy")``: :func:`binary_retrieval_accuracy`."""
 
         def _info(self) -> evaluate.MetricInfo:

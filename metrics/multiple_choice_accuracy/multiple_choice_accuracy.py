@@ -9,6 +9,7 @@ import numpy as np
 
 from ._citations import CONTRAST_SETS
 from ._common import (
+    ExactInputs,
     add_counts,
     check_lengths,
     group_codes,
@@ -134,7 +135,7 @@ __test__ = {"examples": _KWARGS_DESCRIPTION}
 if evaluate is not None:
 
     @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-    class MultipleChoiceAccuracy(evaluate.Metric):
+    class MultipleChoiceAccuracy(ExactInputs, evaluate.Metric):
         """``evaluate.load("multiple_choice_accuracy")``: :func:`multiple_choice_accuracy`."""
 
         def _info(self) -> evaluate.MetricInfo:

@@ -9,6 +9,7 @@ import numpy as np
 
 from ._citations import VITATECS
 from ._common import (
+    ExactInputs,
     add_counts,
     block_matrix,
     check_lengths,
@@ -220,7 +221,7 @@ __test__ = {"examples": _KWARGS_DESCRIPTION}
 if evaluate is not None:
 
     @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-    class PairwiseFoilAccuracy(evaluate.Metric):
+    class PairwiseFoilAccuracy(ExactInputs, evaluate.Metric):
         """``evaluate.load("pairwise_foil_accuracy")``: :func:`pairwise_foil_accuracy` as a
         metric."""
 

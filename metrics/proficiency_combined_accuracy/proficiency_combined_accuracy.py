@@ -9,6 +9,7 @@ import numpy as np
 
 from ._citations import VILMA
 from ._common import (
+    ExactInputs,
     add_counts,
     check_lengths,
     finite_vector,
@@ -278,7 +279,7 @@ __test__ = {"examples": _KWARGS_DESCRIPTION}
 if evaluate is not None:
 
     @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-    class ProficiencyCombinedAccuracy(evaluate.Metric):
+    class ProficiencyCombinedAccuracy(ExactInputs, evaluate.Metric):
         """``evaluate.load("proficiency_combined_accuracy")``:
         :func:`proficiency_combined_accuracy`."""
 

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from ._citations import RTIME
-from ._common import check_lengths, with_intervals
+from ._common import ExactInputs, check_lengths, with_intervals
 from ._ranking import (
     Ranking,
     Targets,
@@ -168,7 +168,7 @@ __test__ = {"examples": _KWARGS_DESCRIPTION}
 if evaluate is not None:
 
     @evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
-    class RetrievalRecall(evaluate.Metric):
+    class RetrievalRecall(ExactInputs, evaluate.Metric):
         """``evaluate.load("retrieval_recall")``: :func:`retrieval_recall` as a metric; each
         example is a view: its row of scores (``predictions``) and its texts (``references``)."""
 

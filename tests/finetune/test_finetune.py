@@ -197,6 +197,57 @@ def test_a_checkpoint_recorded_with_the_old_frames_option_resumes(
     assert last_checkpoint(out).name == "epoch-3"
 
 
+class _WritesMarker:
+    """Unpickled, creates the file ``marker``: what a tampered checkpoint pickle could run."""
+
+    def __init__(self, marker: Path):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (open, (self.marker, "w"))
+
+
+def test_resume_never_unpickles_a_tampered_checkpoint(
+    trained, finetune_argv, tmp_path: Path, capsys
+):
+    """accelerate unpickled ``custom_checkpoint_0.pkl`` with ``weights_only=False``: a downloaded
+    or tampered fine-tuning folder ran its code on ``--resume``. foilkit writes no such file, and
+    refuses a checkpoint that holds one, before accelerate reads anything."""
+    out = tmp_path / "run"
+    shutil.copytree(trained[0], out)
+    state = last_checkpoint(out) / "state"
+    marker = tmp_path / "ran"
+    torch.save(_WritesMarker(marker), state / "custom_checkpoint_0.pkl")
+    argv = [*finetune_argv("direction", "--out", str(out), "--num-workers", "2"), "--resume"]
+    status = main([*argv, "--epochs", "3"])
+    assert not marker.exists(), "resuming ran the checkpoint's pickle"
+    assert status == 2
+    err = capsys.readouterr().err
+    assert f"{state / 'custom_checkpoint_0.pkl'} is a pickle" in err and "never resume" in err
+    assert last_checkpoint(out).name == "epoch-2"
+    assert not list(trained[0].rglob("custom_checkpoint_*.pkl"))  # foilkit writes none
+
+
+def test_resume_restores_the_schedule_from_done_json(trained, finetune_argv, tmp_path: Path):
+    """The schedule's state is JSON in done.json and continues on resume, also for a checkpoint
+    written before done.json held it (its pickle deleted): the step count goes on from the
+    checkpoint's, it does not start again at 0."""
+    for name, legacy in (("json", False), ("legacy", True)):
+        out = tmp_path / name
+        shutil.copytree(trained[0], out)
+        done_file = last_checkpoint(out) / "done.json"
+        done = json.loads(done_file.read_text())
+        assert done["scheduler"]["last_epoch"] == done["optimizer_steps"] > 0
+        if legacy:
+            done_file.write_text(json.dumps({k: v for k, v in done.items() if k != "scheduler"}))
+        argv = [*finetune_argv("direction", "--out", str(out), "--num-workers", "2"), "--resume"]
+        assert main([*argv, "--epochs", "3"]) == 0
+        resumed = json.loads((last_checkpoint(out) / "done.json").read_text())
+        assert resumed["epoch"] == 3
+        assert resumed["scheduler"]["last_epoch"] == resumed["optimizer_steps"]
+        assert resumed["optimizer_steps"] > done["optimizer_steps"]
+
+
 def test_saved_model_evaluates_as_any_model_and_sees_the_frame_order(
     trained, benchmark_dir: Path, tmp_path: Path
 ):

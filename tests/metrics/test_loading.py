@@ -100,6 +100,49 @@ def test_space_dry_run_is_a_self_contained_evaluate_module(name, tmp_path):
     assert _compute_with(evaluate.load(str(space)), name) == expected
 
 
+#: per metric with an integer feature: its example with a non-integer there, and the error.
+NON_INTEGER_INPUTS = {
+    "multiple_choice_accuracy": (
+        {"scores": [[0.1, 0.9], [0.8, 0.2]], "labels": [1.9, 0.7]},
+        r"labels\[0\] = 1\.9 is not an integer index",
+    ),
+    "retrieval_recall": (
+        {"scores": [[0.9, 0.1], [0.2, 0.8]], "ground_truth": [[0], [1.2]]},
+        r"references\[1\]\[0\] = 1\.2 is not an integer index",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", NON_INTEGER_INPUTS)
+def test_evaluate_load_refuses_float_indices_as_the_pure_function_does(name):
+    """evaluate casts an int64 feature with ``int()``: labels [1.9, 0.7] reached the function as
+    [1, 0] and scored 1.0. compute, add_batch and add now refuse them before the cast."""
+    import evaluate
+
+    inputs, message = NON_INTEGER_INPUTS[name]
+    with pytest.raises(ValueError, match=r"1\.[29]"):  # the pure function's own message
+        metric_function(name)(**inputs, n_resamples=0)
+    renamed = FEATURE_NAMES.get(name, {})
+    features = {renamed.get(key, key): value for key, value in inputs.items()}
+    module = evaluate.load(str(REPO / "metrics" / name))
+    with pytest.raises(ValueError, match=message):
+        module.compute(**features, n_resamples=0)
+    with pytest.raises(ValueError, match=message):
+        module.add_batch(**features)
+    with pytest.raises(ValueError, match="is not an integer index"):  # a float array
+        module.add_batch(**{key: np.asarray(value) for key, value in features.items()})
+    singular = {"predictions": "prediction", "references": "reference"}
+    example = {singular.get(key, key): value[1] for key, value in features.items()}
+    with pytest.raises(ValueError, match="is not an integer index"):
+        module.add(**example)
+    # whole numbers still pass, as numpy integers too
+    whole = {
+        key: np.asarray(value).astype(int) if key in {"labels", "references"} else value
+        for key, value in features.items()
+    }
+    assert module.compute(**whole, n_resamples=0)["n"] == 2
+
+
 def test_unknown_metric_names_the_choices():
     with pytest.raises(ValueError, match=r"unknown metric 'accuracy'; choose from: pairwise_foil_"):
         metric_function("accuracy")

@@ -4,14 +4,19 @@ traceback."""
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import re
+import shlex
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from launch import score_argv
+from launch import ONE_THREAD, launched_score, run_to_success, score_argv
 from upstream_formats import VITATECS
 
 from foilkit.builders.annotations import AnnotationError
@@ -266,4 +271,111 @@ def test_an_offline_cache_miss_says_how_to_fix_it():
         "Cannot find the requested files in the local cache. Pass x; offline (HF_HUB_OFFLINE=1) a "
         "model or dataset must already be in the Hugging Face cache: check the id, run once with "
         "network access, or pass a local folder"
+    )
+
+
+# --- issue 35: Ctrl-C and a full disk end in one line that says what to do ----------------------
+
+
+@pytest.fixture(scope="module")
+def eight_rows(tmp_path_factory, motion_videos) -> Path:
+    """Eight rows over the two motion videos (forward and reversed views), saved to disk."""
+    import datasets
+
+    path = tmp_path_factory.mktemp("eight") / "saved"
+    rows = [
+        {
+            "id": f"{name}-{copy}",
+            "video": str(video),
+            "caption": f"a square moves {name}",
+            "foils": ["a square moves up"],
+            "start": None,
+            "end": None,
+            "reversed": bool(copy % 2),
+        }
+        for name, video in motion_videos.items()
+        for copy in range(4)
+    ]
+    datasets.Dataset.from_list(rows).cast_column("video", datasets.Video()).save_to_disk(str(path))
+    return path
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="sends SIGINT")
+def test_ctrl_c_during_scoring_says_how_to_resume_and_exits_130(tiny_clip, eight_rows, tmp_path):
+    """A real ``foilkit score`` process gets SIGINT after its first batch is kept: no traceback,
+    one line naming the exact command to continue, exit 130; that command finishes the run."""
+    slow = tmp_path / "slow"  # each kept batch takes a while, so Ctrl-C lands mid-run
+    slow.mkdir()
+    (slow / "sitecustomize.py").write_text(
+        "import time\n"
+        "from foilkit.scorers.store import ResultStore\n"
+        "append = ResultStore.append\n"
+        "def slow_append(self, records):\n"
+        "    append(self, records)\n"
+        "    time.sleep(3.0)\n"
+        "ResultStore.append = slow_append\n"
+    )
+    out = tmp_path / "run"
+    argv = launched_score(tiny_clip, eight_rows, out, 2, 2)
+    env = {**os.environ, **ONE_THREAD, "PYTHONPATH": os.pathsep.join([str(slow), *sys.path])}
+    process = subprocess.Popen(
+        [sys.executable, *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    shard = out / "shards" / "rank-00000.jsonl"
+    try:
+        deadline = time.monotonic() + 240
+        while not (shard.is_file() and shard.stat().st_size):
+            assert process.poll() is None, process.communicate()[1][-3000:]
+            assert time.monotonic() < deadline, "no scored rows after 240 s"
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
+    assert process.returncode == 130, stderr
+    resume = [*argv[2:], "--resume"]  # argv without "-m foilkit"
+    assert stderr.rstrip("\n").splitlines()[-1] == (
+        "foilkit score: interrupted (Ctrl-C); what it finished is kept in its output folder: "
+        f"continue with {shlex.join(['foilkit', *resume])}"
+    )
+    kept = len(shard.read_text().splitlines())
+    assert 1 <= kept < 8  # stopped mid-run
+    run_to_success([sys.executable, "-m", "foilkit", *resume])
+    assert len((out / "scores.jsonl").read_text().splitlines()) == 8
+    assert json.loads((out / "run.json").read_text())["throughput"]["resumed_rows"] == kept
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full (Linux)")
+def test_a_full_disk_while_scoring_names_the_shard_its_folder_and_the_fix(
+    tiny_clip, saved_dataset, tmp_path, capsys, monkeypatch
+):
+    """The shard a scoring run appends to sits on a full disk (a link to /dev/full, whose every
+    write fails with ENOSPC): one line naming the file, its folder and the fix, exit 2."""
+    from foilkit.scorers.store import ResultStore
+
+    full = tmp_path / "full-disk"
+    full.mkdir()
+    os.symlink("/dev/full", full / "rank-00000.jsonl")
+    monkeypatch.setattr(ResultStore, "shard", property(lambda self: full / "rank-00000.jsonl"))
+    argv = score_argv(tiny_clip, saved_dataset, tmp_path / "out", "--no-cache", "--no-progress")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    last = err.rstrip("\n").splitlines()[-1]
+    assert re.fullmatch(
+        rf"foilkit score: error: \[Errno 28\] no space left on the device of {full} \(writing "
+        rf"rank-00000\.jsonl, [\d.]+ [KMGT]?i?B free\): free space there \(df -h {full}\), or "
+        r"write to a folder on another disk \(--out for a run, --cache-dir for the embedding "
+        r"cache\); a scoring or fine-tuning run then continues with --resume",
+        last,
+    ), last
+
+
+def test_a_full_disk_error_that_names_no_file_still_says_what_to_do():
+    assert one_line(OSError(errno.ENOSPC, "No space left on device")) == (
+        "[Errno 28] No space left on device; the disk is full: free space on the disk of the "
+        "folder the command writes to (--out, or the cache: --cache-dir, HF_HOME), or point it at "
+        "a folder on another disk"
     )

@@ -1,0 +1,39 @@
+"""User strings in foilkit's Markdown (reports, results cards, leaderboards), shown as typed.
+
+Labels, model ids, folder names, aspect and group names come from users and from datasets:
+written raw, ``<img src=x onerror=...>`` would reach the page as HTML and a ``|`` or a newline
+would break the table row it sits in. Every writer of Markdown passes such a string through
+:func:`markdown_text` (plain text) or :func:`markdown_code` (an inline code span), as the HTML
+pages pass theirs through ``html.escape``.
+
+>>> markdown_text("<img src=x onerror=alert(1)> | a\\nb")
+'\\\\<img src=x onerror=alert(1)\\\\> \\\\| a b'
+>>> markdown_code("openai/clip-vit-base-patch32"), markdown_code("a|b")
+('`openai/clip-vit-base-patch32`', 'a\\\\|b')
+"""
+
+from __future__ import annotations
+
+import re
+
+#: What Markdown or HTML could read as syntax: backslash, code, emphasis, links and images,
+#: HTML tags and entities, table cells, strikethrough. ``_`` inside a word is no emphasis in
+#: CommonMark, so ``action_counting`` stays as it is.
+_SYNTAX = re.compile(r"[\\`*\[\]<>&|~]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+#: Line breaks (a new line ends a table row or starts a new block).
+_BREAKS = re.compile(r"[\r\n\v\f\x85\u2028\u2029]+")
+
+
+def markdown_text(value: object) -> str:
+    """``value`` as literal Markdown text on one line: line breaks become spaces, and every
+    character Markdown or HTML could read as syntax is backslash-escaped (CommonMark and GitHub
+    show ``\\<`` as ``<``, ``\\|`` as ``|``, also inside a table)."""
+    return _SYNTAX.sub(lambda match: "\\" + match.group(0), _BREAKS.sub(" ", str(value)))
+
+
+def markdown_code(value: object) -> str:
+    """``value`` as an inline code span (HTML is shown, not run, inside one), or, when it holds
+    a backtick or a ``|`` (which would end the span or the table cell), as
+    :func:`markdown_text`."""
+    text = _BREAKS.sub(" ", str(value))
+    return markdown_text(text) if re.search(r"[`|]", text) else f"`{text}`"
