@@ -13,7 +13,9 @@ from foilkit.synthetic.models import (
     COLA_LABELS,
     NLI_LABELS,
     NUM_FRAMES,
+    PE_VIDEO_FRAMES,
     TINY_MODELS,
+    VIDEOPRISM_FRAMES,
     build_tiny_model,
     tiny_model_path,
 )
@@ -72,6 +74,33 @@ def _run_xclip(path: Path) -> None:
         out = model(**inputs)
     assert out.logits_per_video.shape == (2, len(CAPTIONS))
     assert _finite(out.logits_per_video)
+
+
+def _run_videoprism(path: Path) -> None:
+    from transformers import AutoModel, AutoProcessor
+
+    model, processor = AutoModel.from_pretrained(path).eval(), AutoProcessor.from_pretrained(path)
+    videos = [torch.from_numpy(_frames(VIDEOPRISM_FRAMES, s)).permute(0, 3, 1, 2) for s in (0, 1)]
+    inputs = processor(text=CAPTIONS, videos=videos, do_sample_frames=False, return_tensors="pt")
+    assert inputs["pixel_values_videos"].shape == (2, VIDEOPRISM_FRAMES, 3, 32, 32)
+    assert inputs["input_ids"].shape == (len(CAPTIONS), 64)  # padded to 64, as the real processor
+    with torch.no_grad():
+        out = model(**inputs)
+    assert out.logits_per_video.shape == (2, len(CAPTIONS)) and _finite(out.logits_per_video)
+
+
+def _run_pe_video(path: Path) -> None:
+    from transformers import AutoModel, AutoProcessor
+
+    model, processor = AutoModel.from_pretrained(path).eval(), AutoProcessor.from_pretrained(path)
+    videos = [torch.from_numpy(_frames(PE_VIDEO_FRAMES, s)).permute(0, 3, 1, 2) for s in (0, 1)]
+    inputs = processor(
+        text=CAPTIONS, videos=videos, do_sample_frames=False, padding=True, return_tensors="pt"
+    )
+    assert inputs["pixel_values_videos"].shape == (2, PE_VIDEO_FRAMES, 3, 32, 32)
+    with torch.no_grad():
+        out = model(**inputs)
+    assert out.logits_video_text.shape == (2, len(CAPTIONS)) and _finite(out.logits_video_text)
 
 
 def _run_blip_itm(path: Path) -> None:
@@ -192,6 +221,8 @@ RUNNERS = {
     "clip": _run_clip,
     "siglip": _run_siglip,
     "xclip": _run_xclip,
+    "videoprism": _run_videoprism,
+    "pe-video": _run_pe_video,
     "blip-itm": _run_blip_itm,
     "gpt2": _run_gpt2,
     "nli": _run_nli,
@@ -207,13 +238,21 @@ def test_every_family_has_a_forward_test():
     assert set(RUNNERS) == set(TINY_MODELS)
 
 
+def _skip_without_requirements(name: str) -> None:
+    missing = TINY_MODELS[name].missing()
+    if missing:
+        pytest.skip(f"the tiny {name} needs {', '.join(missing)} (pip install {missing[0]})")
+
+
 @pytest.mark.parametrize("name", list(TINY_MODELS))
 def test_family_reloads_and_runs(name, tiny_root):
+    _skip_without_requirements(name)
     RUNNERS[name](tiny_model_path(name, tiny_root))
 
 
 @pytest.mark.parametrize("name", list(TINY_MODELS))
 def test_build_is_deterministic(name, tmp_path):
+    _skip_without_requirements(name)
     first, second = build_tiny_model(name, tmp_path / "a"), build_tiny_model(name, tmp_path / "b")
     files = sorted(p.name for p in first.iterdir())
     assert files == sorted(p.name for p in second.iterdir())

@@ -76,6 +76,14 @@ class TinyModel:
     name: str
     build: Callable[[Path], None]
     summary: str
+    #: import names of packages the build and the model need beyond foilkit's own (``timm``)
+    requires: tuple[str, ...] = ()
+
+    def missing(self) -> list[str]:
+        """The packages of ``requires`` that are not installed."""
+        import importlib.util
+
+        return [name for name in self.requires if importlib.util.find_spec(name) is None]
 
 
 TINY_MODELS: dict[str, TinyModel] = {}
@@ -83,14 +91,14 @@ TINY_MODELS: dict[str, TinyModel] = {}
 
 def _registrar(
     families: dict[str, TinyModel],
-) -> Callable[[str, str], Callable[[Callable[[Path], None]], Callable[[Path], None]]]:
+) -> Callable[..., Callable[[Callable[[Path], None]], Callable[[Path], None]]]:
     """A decorator factory that registers a build function in ``families`` as ``name``."""
 
     def register_as(
-        name: str, summary: str
+        name: str, summary: str, requires: tuple[str, ...] = ()
     ) -> Callable[[Callable[[Path], None]], Callable[[Path], None]]:
         def register(build: Callable[[Path], None]) -> Callable[[Path], None]:
-            families[name] = TinyModel(name, build, summary)
+            families[name] = TinyModel(name, build, summary, requires)
             return build
 
         return register
@@ -289,6 +297,126 @@ def _build_xclip(out: Path) -> None:
         image_processor=VideoMAEImageProcessor(**SQUARE), tokenizer=tokenizer
     )
     _save(out, XCLIPModel(config), processor)
+
+
+VIDEOPRISM_FRAMES = 4  # the tiny VideoPrism's vision_config.num_frames (the real ones: 16)
+PE_VIDEO_FRAMES = 6  # the tiny PE-Video's video processor num_frames (pe-av-*-16-frame: 16)
+
+
+@_register(
+    "videoprism",
+    f"VideoPrismClipModel + VideoPrismProcessor (LlavaOnevisionVideoProcessor, Unigram "
+    f"VideoPrismTokenizer), {VIDEOPRISM_FRAMES}-frame video input",
+)
+def _build_videoprism(out: Path) -> None:
+    """Sizes of transformers' ``VideoPrismClipModelTester`` at 32x32 frames in 8x8 tubelets;
+    pixels in [0, 1] and texts padded to 64 tokens, as the real processor does."""
+    from transformers import (
+        LlavaOnevisionVideoProcessor,
+        VideoPrismClipModel,
+        VideoPrismConfig,
+        VideoPrismProcessor,
+        VideoPrismTokenizer,
+    )
+
+    tokenizer = tiny_tokenizers.unigram(VideoPrismTokenizer, ["<pad>", "</s>", "<unk>"])
+    vision = {
+        "image_size": IMAGE_SIZE,
+        "num_frames": VIDEOPRISM_FRAMES,
+        "tubelet_size": [1, PATCH_SIZE, PATCH_SIZE],
+        "hidden_size": 32,
+        "num_spatial_layers": 1,
+        "num_temporal_layers": 1,
+        "num_auxiliary_layers": 1,
+        "num_attention_heads": 4,
+        "intermediate_size": 64,
+    }
+    text = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": 32,
+        "intermediate_size": 37,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 4,
+        "max_position_embeddings": SIGLIP_TEXT_LENGTH,
+    }
+    config = VideoPrismConfig(text_config=text, vision_config=vision)
+    video_processor = LlavaOnevisionVideoProcessor(
+        size={"height": IMAGE_SIZE, "width": IMAGE_SIZE}, do_normalize=False
+    )
+    processor = VideoPrismProcessor(video_processor=video_processor, tokenizer=tokenizer)
+    _save(out, VideoPrismClipModel(config), processor)
+
+
+@_register(
+    "pe-video",
+    f"PeVideoModel (timm PE vision tower, ModernBERT text) + PeVideoProcessor "
+    f"(PeVideoVideoProcessor, WordPiece BertTokenizer), {PE_VIDEO_FRAMES}-frame video input; "
+    "needs timm",
+    requires=("timm",),
+)
+def _build_pe_video(out: Path) -> None:
+    """Sizes of transformers' ``PeVideoModelTester`` at 32x32 frames in 8x8 patches; the
+    logit scale and bias set to 10 and -10 (zero at init, which would make every logit equal)."""
+    import torch
+    from transformers import (
+        PeVideoConfig,
+        PeVideoModel,
+        PeVideoProcessor,
+        PeVideoVideoProcessor,
+    )
+
+    tokenizer = _bert_tokenizer()
+    cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
+    text = {
+        "vocab_size": len(tokenizer),
+        "pad_token_id": tokenizer.pad_token_id,
+        "bos_token_id": cls_id,
+        "cls_token_id": cls_id,
+        "eos_token_id": sep_id,
+        "sep_token_id": sep_id,
+        "hidden_size": 32,
+        "intermediate_size": 37,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 4,
+        "max_position_embeddings": 128,
+    }
+    video = {
+        "vision_config": {
+            "architecture": "vit_pe_core_large_patch14_336",
+            "model_args": {
+                "embed_dim": 32,
+                "img_size": (IMAGE_SIZE, IMAGE_SIZE),
+                "patch_size": PATCH_SIZE,
+                "depth": 1,
+                "num_heads": 4,
+            },
+            "num_classes": 16,
+        },
+        "hidden_size": 32,
+        "intermediate_size": 37,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 2,
+        "num_key_value_heads": 2,
+        "head_dim": 16,
+        "max_position_embeddings": 64,
+    }
+    model = PeVideoModel(PeVideoConfig(text_config=text, video_config=video))
+    with torch.no_grad():
+        model.text_video_logit_scale.fill_(10.0)
+        model.text_video_logit_bias.fill_(-10.0)
+    video_processor = PeVideoVideoProcessor(
+        do_resize=True,
+        do_rescale=True,
+        do_normalize=True,
+        do_convert_rgb=True,
+        do_sample_frames=True,
+        num_frames=PE_VIDEO_FRAMES,
+        size={"height": IMAGE_SIZE, "width": IMAGE_SIZE},
+        image_mean=[0.5, 0.5, 0.5],
+        image_std=[0.5, 0.5, 0.5],
+    )
+    processor = PeVideoProcessor(video_processor=video_processor, tokenizer=tokenizer)
+    _save(out, model, processor)
 
 
 @_register(

@@ -34,6 +34,16 @@ ADAPTERS.add_lazy(
     "xclip", "foilkit.scorers.adapters.xclip:XClipAdapter", "X-CLIP, a native video-text encoder"
 )
 ADAPTERS.add_lazy(
+    "videoprism",
+    "foilkit.scorers.adapters.video_text:VideoPrismAdapter",
+    "VideoPrism, a native video-text dual encoder (the whole clip, its own frame count)",
+)
+ADAPTERS.add_lazy(
+    "pe-video",
+    "foilkit.scorers.adapters.video_text:PeVideoAdapter",
+    "Perception Encoder video-text (PE-AV), a native video-text dual encoder",
+)
+ADAPTERS.add_lazy(
     "blip-itm",
     "foilkit.scorers.adapters.blip_itm:BlipItmAdapter",
     "BLIP's image-text matching head over a view's frames",

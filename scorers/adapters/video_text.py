@@ -1,0 +1,210 @@
+"""Native video-text dual encoders: the whole clip goes through the model's own video tower.
+
+Unlike an image-text model on frames (``dual_encoder.py``), these models embed a clip as one
+sequence, with temporal position information, so a view and its reversal score differently.
+Views and texts still factorise: the engine embeds each view and each text once and caches the
+view embeddings; every score is the dot product of the two.
+
+``videoprism`` (``VideoPrismClipModel``, Google's VideoPrism LvT)
+    Frames resized to the processor's size (288 x 288 for the released checkpoints) with pixels
+    in [0, 1] (``do_normalize=False``), exactly ``vision_config.num_frames`` (16) of them: a view
+    with fewer (a window shorter than that many frames) has them spread over the model's slots
+    by ``floor(k * T / N)``, as VideoPrism's own reader repeats frames of short clips; a view
+    with more is refused. Texts are padded to the processor's 64 tokens (the text tower pools
+    the class token appended after them). Both embeddings come L2-normalised from the model, so
+    the score is their cosine. The model's ``logits_per_video`` normalise over the videos of a
+    batch, so they are no per-pair score.
+``pe-video`` (``PeVideoModel``, Meta's Perception Encoder audio-visual, video-text part)
+    Frames as its ``PeVideoVideoProcessor`` makes them (``num_frames`` of its config, 16 for
+    ``facebook/pe-av-*-16-frame``, by linspace with both ends: foilkit's ``uniform``); any frame
+    count runs (rotary positions). The video embedding is ``video_head`` over the video
+    encoder's pooled output, the text embedding ``text_video_head`` over the text model's last
+    hidden state at the first token, as in the model's ``forward``; its logit is
+    ``logit_scale * (video . text) + logit_bias``, one positive scale per model, so foilkit
+    scores the dot product behind it (the same decisions and rankings). In transformers 5.23
+    ``PeVideoModel`` has no ``get_video_features`` (it is defined inside ``__init__``), so the
+    adapter calls the towers directly.
+
+Both need the model's native frame count: :meth:`VideoTextEncoderAdapter.native_settings`
+reads it from the video processor config (``num_frames``), else the model config
+(``vision_config.num_frames``), so the protocol's frames are the model's own and are recorded.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar
+
+import torch
+
+from foilkit.scorers.adapters import register_adapter
+from foilkit.scorers.adapters._features import pooled
+from foilkit.scorers.adapters.base import EmbeddingAdapter
+
+
+def native_frame_count(config: Any, video_processor: Any) -> int | None:
+    """The frame count a video model takes: its video processor's ``num_frames`` (what its own
+    preprocessing samples), else the vision config's ``num_frames`` (what it was trained on);
+    ``None`` when neither names one (the run then needs ``num_frames`` given)."""
+    for source in (video_processor, getattr(config, "vision_config", None)):
+        count = getattr(source, "num_frames", None)
+        if isinstance(count, int) and count > 0:
+            return count
+    return None
+
+
+def spread_frames(frames: torch.Tensor, count: int) -> torch.Tensor:
+    """``count`` frames out of ``T <= count``: frame ``floor(k * T / count)`` in slot ``k``, so
+    each frame is repeated about equally and the order is kept."""
+    slots = torch.arange(count) * len(frames) // count
+    return frames[slots.to(frames.device)]
+
+
+class VideoTextEncoderAdapter(EmbeddingAdapter):
+    """A video-text dual encoder: one ``1 x D`` embedding per view, one per text, dot product.
+
+    Subclasses name the ``model_types`` they claim and how each tower is called.
+    """
+
+    model_types: ClassVar[tuple[str, ...]] = ()
+    #: the model takes exactly its native frame count (fixed temporal position embeddings)
+    fixed_frames: ClassVar[bool] = False
+    #: what the score is, recorded with every run
+    score_definition: ClassVar[str] = "dot product of the model's video and text embeddings"
+
+    def __init__(self, model_id: str, **kwargs: Any):
+        super().__init__(model_id, **kwargs)
+        from transformers import AutoModel, AutoProcessor
+
+        self.model = self._load(AutoModel)
+        self.processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
+        self.num_frames = native_frame_count(self.model.config, self.processor.video_processor)
+        if self.fixed_frames and self.num_frames is None:
+            raise ValueError(f"{model_id}: its vision config names no num_frames")
+
+    @classmethod
+    def matches(cls, config: Any) -> bool:
+        return getattr(config, "model_type", None) in cls.model_types
+
+    @classmethod
+    def native_settings(
+        cls, model_id: str, *, revision: str | None = None, trust_remote_code: bool = False
+    ) -> dict[str, Any]:
+        from transformers import AutoConfig, AutoProcessor
+
+        pretrained = {"revision": revision, "trust_remote_code": trust_remote_code}
+        config = AutoConfig.from_pretrained(model_id, **pretrained)
+        processor = AutoProcessor.from_pretrained(model_id, **pretrained)
+        count = native_frame_count(config, processor.video_processor)
+        return {} if count is None else {"num_frames": count}
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "pooling": "native",
+            "native_frames": self.num_frames,
+            "score": self.score_definition,
+        }
+
+    def _fit(self, frames: torch.Tensor) -> torch.Tensor:
+        """The frames the model takes for one view (``T x C x H x W``)."""
+        if not self.fixed_frames or len(frames) == self.num_frames:
+            return frames
+        if len(frames) < self.num_frames:
+            return spread_frames(frames, self.num_frames)
+        raise ValueError(
+            f"{self.model_id} takes {self.num_frames} frames per video (its vision_config."
+            f"num_frames), got {len(frames)}; sample with num_frames={self.num_frames}"
+        )
+
+    def pixel_values(self, views: Sequence[torch.Tensor]) -> torch.Tensor:
+        """The model's ``pixel_values_videos`` of equally long views, by its own processor."""
+        inputs = self.processor(
+            videos=list(views), do_sample_frames=False, return_tensors="pt", device=self.device
+        )
+        return inputs["pixel_values_videos"].to(self.device, self.dtype)
+
+    def text_inputs(self, texts: Sequence[str]) -> dict[str, torch.Tensor]:
+        """The model's ``input_ids`` and ``attention_mask``, by its own processor."""
+        inputs = self.processor(text=list(texts), return_tensors="pt", **self.text_kwargs())
+        return {
+            key: inputs[key].to(self.device)
+            for key in ("input_ids", "attention_mask")
+            if key in inputs
+        }
+
+    def text_kwargs(self) -> dict[str, Any]:
+        """Tokenizer options beyond the processor's own defaults."""
+        return {}
+
+    def video_embeddings(self, pixel_values_videos: torch.Tensor) -> torch.Tensor:
+        """``B x D`` embeddings of ``B`` clips."""
+        raise NotImplementedError
+
+    def text_embeddings(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        """``N x D`` embeddings of ``N`` tokenized texts."""
+        raise NotImplementedError
+
+    @torch.inference_mode()
+    def encode_views(self, frames: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        views = [self._fit(view) for view in frames]
+        embeddings: list[torch.Tensor | None] = [None] * len(views)
+        # views of one length go through the model together (no padding frames)
+        by_length: dict[int, list[int]] = {}
+        for position, view in enumerate(views):
+            by_length.setdefault(len(view), []).append(position)
+        for positions in by_length.values():
+            batch = self.video_embeddings(self.pixel_values([views[i] for i in positions]))
+            # VideoPrism's attention pooling keeps a query axis: B x 1 x D
+            batch = batch.reshape(len(positions), -1).float().cpu()
+            for position, embedding in zip(positions, batch):
+                embeddings[position] = embedding[None]
+        return embeddings  # type: ignore[return-value]
+
+    @torch.inference_mode()
+    def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
+        embeddings = self.text_embeddings(self.text_inputs(texts))
+        return embeddings.reshape(len(texts), -1).float().cpu()
+
+    def similarity(self, view: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
+        """The dot product of the view's ``1 x D`` embedding with each of ``N x D`` texts."""
+        return (texts.double() @ view.double()[0]).float()
+
+
+@register_adapter("videoprism")
+class VideoPrismAdapter(VideoTextEncoderAdapter):
+    """VideoPrism LvT (``VideoPrismClipModel``): cosine of its normalised embeddings."""
+
+    model_types = ("videoprism",)
+    fixed_frames = True
+    score_definition = "cosine of the model's L2-normalised video and text embeddings"
+
+    def video_embeddings(self, pixel_values_videos: torch.Tensor) -> torch.Tensor:
+        return pooled(self.model.get_video_features(pixel_values_videos=pixel_values_videos))
+
+    def text_embeddings(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        return pooled(self.model.get_text_features(**inputs))
+
+
+@register_adapter("pe-video")
+class PeVideoAdapter(VideoTextEncoderAdapter):
+    """Perception Encoder video-text (``PeVideoModel``): the dot product behind its logit."""
+
+    model_types = ("pe_video",)
+    score_definition = (
+        "dot product of the model's video and text embeddings (its logit is "
+        "logit_scale * dot + logit_bias)"
+    )
+
+    def text_kwargs(self) -> dict[str, Any]:
+        # the processor sets no text defaults: pad per batch, cut at the tokenizer's limit
+        return {"padding": True, "truncation": True}
+
+    def video_embeddings(self, pixel_values_videos: torch.Tensor) -> torch.Tensor:
+        encoded = self.model.video_encoder(pixel_values_videos=pixel_values_videos)
+        return self.model.video_head(encoded.pooler_output)
+
+    def text_embeddings(self, inputs: dict[str, torch.Tensor]) -> torch.Tensor:
+        # PeVideoModel.forward: the text model's last hidden state at the first token
+        hidden = self.model.text_model(**inputs, output_hidden_states=True).hidden_states[-1]
+        return self.model.text_video_head(hidden[:, 0])
