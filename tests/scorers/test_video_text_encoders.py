@@ -1,0 +1,157 @@
+"""Native video-text dual encoders (VideoPrism, PE-Video): chosen from the config, the whole clip
+at the model's own frame count, embeddings equal to the model's own forward, order-sensitive,
+cached per view, and a views x texts matrix for RTime."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from foilkit.scorers.adapters import adapter_class, load_adapter
+from foilkit.scorers.api import ScoreOptions, score_matrix, score_rows
+from foilkit.scorers.protocols import resolve_protocol
+from foilkit.synthetic.models import PE_VIDEO_FRAMES, TINY_MODELS, VIDEOPRISM_FRAMES
+
+FAMILIES = {"videoprism": VIDEOPRISM_FRAMES, "pe-video": PE_VIDEO_FRAMES}
+TEXTS = ["a red square moves left", "a blue square moves right", "the ball rolls slowly"]
+
+
+@pytest.fixture(params=list(FAMILIES))
+def encoder(request, tiny_model) -> tuple[str, str]:
+    """(family, path of its tiny twin); skipped, naming the package, when one is missing."""
+    family = request.param
+    missing = TINY_MODELS[family].missing()
+    if missing:
+        pytest.skip(f"the {family} model needs {', '.join(missing)}: pip install {missing[0]}")
+    return family, tiny_model(family)
+
+
+def _options(cache_dir: str, **options) -> ScoreOptions:
+    return ScoreOptions(num_workers=0, progress=False, cache_dir=cache_dir, **options)
+
+
+def _frames(count: int, seed: int = 0) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randint(0, 256, (count, 3, 48, 64), dtype=torch.uint8, generator=generator)
+
+
+def test_the_config_chooses_the_adapter_and_its_frame_count(encoder):
+    family, path = encoder
+    cls = adapter_class(path)
+    assert cls.name == family
+    assert cls.native_settings(path) == {"num_frames": FAMILIES[family]}
+
+
+@pytest.mark.parametrize("benchmark", ["vitatecs", "rtime"])
+def test_the_paper_protocol_takes_the_models_frame_count(encoder, benchmark):
+    family, _ = encoder
+    native = {"num_frames": FAMILIES[family]}
+    resolved = resolve_protocol("paper", benchmark, family, native=native, accepted=())
+    assert resolved.settings["num_frames"] == FAMILIES[family]
+    assert resolved.to_record()["from_model"] == native
+    assert resolved.reference and "published no scoring code" in resolved.notes
+    given = resolve_protocol(
+        "paper", benchmark, family, {"num_frames": 2}, native=native, accepted=()
+    )
+    assert given.overrides == {"num_frames": {"protocol": FAMILIES[family], "given": 2}}
+
+
+def test_scores_every_row_at_the_models_frame_count(encoder, benchmark, cache_dir):
+    family, path = encoder
+    scored = score_rows(path, benchmark, None, _options(cache_dir, benchmark="vitatecs"))
+    rows, run = scored.rows, scored.run
+    assert not any(rows["error"])
+    assert all(len(indices) == FAMILIES[family] for indices in rows["frame_indices"])
+    assert all(np.isfinite(rows["caption_score"]))
+    assert run["num_frames"] == FAMILIES[family]
+    assert run["protocol"]["family"] == family
+    assert run["protocol"]["from_model"] == {"num_frames": FAMILIES[family]}
+    assert run["adapter"]["pooling"] == "native"
+    assert run["adapter"]["native_frames"] == FAMILIES[family]
+
+
+def test_the_adapters_embeddings_are_the_models_own(encoder):
+    """The same frames and texts through the model's processor and forward, independently."""
+    from transformers import AutoModel, AutoProcessor
+
+    family, path = encoder
+    frames = [_frames(FAMILIES[family], seed) for seed in (0, 1)]
+    adapter = load_adapter(path, device="cpu")
+    views = torch.cat(adapter.encode_views(frames))
+    texts = adapter.encode_texts(TEXTS)
+    model, processor = AutoModel.from_pretrained(path).eval(), AutoProcessor.from_pretrained(path)
+    text_kwargs = {"padding": True} if family == "pe-video" else {}
+    inputs = processor(
+        text=TEXTS, videos=frames, do_sample_frames=False, return_tensors="pt", **text_kwargs
+    )
+    inputs.pop("token_type_ids", None)
+    with torch.no_grad():
+        out = model(**inputs)
+    scores = torch.stack([adapter.similarity(view[None], texts) for view in views])
+    if family == "videoprism":
+        torch.testing.assert_close(views, out.video_embeds)
+        torch.testing.assert_close(texts, out.text_embeds)
+        with torch.no_grad():
+            features = model.get_video_features(pixel_values_videos=inputs["pixel_values_videos"])
+        torch.testing.assert_close(views, features.pooler_output.reshape(2, -1))
+        torch.testing.assert_close(scores, out.video_embeds @ out.text_embeds.T)
+    else:
+        torch.testing.assert_close(views, out.video_embeds)
+        torch.testing.assert_close(texts, out.text_video_embeds)
+        scale, bias = model.text_video_logit_scale, model.text_video_logit_bias
+        torch.testing.assert_close(scale * scores + bias, out.logits_video_text)
+
+
+def test_a_reversed_clip_is_another_clip(encoder, benchmark, cache_dir):
+    """Temporal position embeddings: the reversed control changes every score."""
+    _, path = encoder
+    forward = score_rows(path, benchmark, None, _options(cache_dir)).rows
+    backward = score_rows(path, benchmark, None, _options(cache_dir, control="reversed")).rows
+    shuffled = score_rows(path, benchmark, None, _options(cache_dir, control="shuffled")).rows
+    assert not any(backward["error"]) and not any(shuffled["error"])
+    for other in (backward, shuffled):
+        differences = np.abs(np.subtract(forward["caption_score"], other["caption_score"]))
+        assert (differences > 1e-6).all(), differences
+
+
+def test_a_second_run_reads_every_view_from_the_cache(encoder, benchmark, cache_dir):
+    _, path = encoder
+    first = score_rows(path, benchmark, None, _options(cache_dir))
+    second = score_rows(path, benchmark, None, _options(cache_dir))
+    assert first.run["throughput"]["cached_views"] == 0
+    assert second.run["throughput"]["cached_views"] == second.run["throughput"]["views"] > 0
+    assert second.run["throughput"]["decoded_videos"] == 0
+    assert second.rows["caption_score"] == first.rows["caption_score"]
+    assert second.rows["foil_scores"] == first.rows["foil_scores"]
+
+
+def test_the_retrieval_matrix_holds_the_rows_scores(encoder, benchmark, cache_dir):
+    """RTime's matrix mode: every view against every caption; the diagonal is each row's own."""
+    _, path = encoder
+    matrix = score_matrix(path, benchmark, num_workers=0, progress=False, cache_dir=cache_dir)
+    rows = score_rows(path, benchmark, None, _options(cache_dir)).rows
+    assert matrix.scores.shape == (len(rows), len(rows)) and np.isfinite(matrix.scores).all()
+    np.testing.assert_allclose(np.diag(matrix.scores), rows["caption_score"], rtol=1e-6)
+
+
+def test_videoprism_spreads_a_short_clip_over_its_frames_and_refuses_a_long_one(tiny_model):
+    from foilkit.scorers.adapters.video_text import spread_frames
+
+    adapter = load_adapter(tiny_model("videoprism"), device="cpu")
+    short = _frames(2)
+    assert spread_frames(short, 4).equal(short[[0, 0, 1, 1]])
+    torch.testing.assert_close(
+        adapter.encode_views([short])[0], adapter.encode_views([short[[0, 0, 1, 1]]])[0]
+    )
+    with pytest.raises(ValueError, match="takes 4 frames per video.*num_frames=4"):
+        adapter.encode_views([_frames(VIDEOPRISM_FRAMES + 1)])
+
+
+def test_pe_video_takes_any_frame_count(tiny_model):
+    if TINY_MODELS["pe-video"].missing():
+        pytest.skip("the pe-video model needs timm: pip install timm")
+    adapter = load_adapter(tiny_model("pe-video"), device="cpu")
+    views = adapter.encode_views([_frames(3), _frames(PE_VIDEO_FRAMES), _frames(3, seed=1)])
+    assert [view.shape for view in views] == [(1, 32)] * 3
+    torch.testing.assert_close(views[0], adapter.encode_views([_frames(3)])[0])
