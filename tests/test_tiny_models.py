@@ -59,6 +59,14 @@ def _run_siglip(path: Path) -> None:
     _dual_encoder(path, padding="max_length")
 
 
+def _run_align(path: Path) -> None:
+    _dual_encoder(path)  # the processor pads to 64 tokens, as for kakaobrain/align-base
+
+
+def _run_tipsv2(path: Path) -> None:
+    _dual_encoder(path)  # the processor pads to 64 tokens, as for google/tipsv2-*
+
+
 def _run_xclip(path: Path) -> None:
     from transformers import AutoModel, AutoProcessor
 
@@ -220,6 +228,8 @@ def _run_qwen2_vl(path: Path) -> None:
 RUNNERS = {
     "clip": _run_clip,
     "siglip": _run_siglip,
+    "align": _run_align,
+    "tipsv2": _run_tipsv2,
     "xclip": _run_xclip,
     "videoprism": _run_videoprism,
     "pe-video": _run_pe_video,

@@ -254,6 +254,61 @@ def _build_clip(out: Path) -> None:
 
 
 @_register(
+    "align", "AlignModel + AlignProcessor (EfficientNetImageProcessor, WordPiece BertTokenizer)"
+)
+def _build_align(out: Path) -> None:
+    """The EfficientNet sizes of transformers' ``AlignVisionModelTester``; the text projection
+    maps to the vision tower's ``hidden_dim``, as in ``kakaobrain/align-base``."""
+    from transformers import AlignConfig, AlignModel, AlignProcessor, EfficientNetImageProcessor
+
+    tokenizer = _bert_tokenizer()
+    vision = {
+        "image_size": IMAGE_SIZE,
+        "kernel_sizes": [3, 3, 5],
+        "in_channels": [32, 16, 24],
+        "out_channels": [16, 24, 30],
+        "hidden_dim": 64,
+        "strides": [1, 1, 2],
+        "num_block_repeats": [1, 1, 2],
+        "expand_ratios": [1, 6, 6],
+    }
+    text = _text_config(tokenizer, bos_token_id=tokenizer.cls_token_id)
+    config = AlignConfig(text_config=text, vision_config=vision, projection_dim=64)
+    image_processor = EfficientNetImageProcessor(
+        size={"height": IMAGE_SIZE, "width": IMAGE_SIZE}, do_center_crop=False
+    )
+    _save(out, AlignModel(config), AlignProcessor(image_processor, tokenizer))
+
+
+@_register("tipsv2", "Tipsv2Model + Tipsv2Processor (Tipsv2ImageProcessor, BPE Tipsv2Tokenizer)")
+def _build_tipsv2(out: Path) -> None:
+    """A one-layer ViT (one register token) and text tower, both 32 wide (TIPSv2 compares them
+    without projections); texts padded to 64 tokens, as the real processor does."""
+    from transformers import Tipsv2Config, Tipsv2ImageProcessor, Tipsv2Model, Tipsv2Processor
+    from transformers import Tipsv2Tokenizer
+
+    tokenizer = tiny_tokenizers.metaspace_bpe(Tipsv2Tokenizer, ["<pad>", "<unk>"])
+    vision = {
+        "hidden_size": 32,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 4,
+        "image_size": IMAGE_SIZE,
+        "patch_size": PATCH_SIZE,
+    }
+    text = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": 32,
+        "intermediate_size": 37,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 4,
+        "max_position_embeddings": SIGLIP_TEXT_LENGTH,
+    }
+    config = Tipsv2Config(text_config=text, vision_config=vision)
+    image_processor = Tipsv2ImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
+    _save(out, Tipsv2Model(config), Tipsv2Processor(image_processor, tokenizer))
+
+
+@_register(
     "siglip", "SiglipModel + SiglipProcessor (SiglipImageProcessor, Unigram T5-style tokenizer)"
 )
 def _build_siglip(out: Path) -> None:
