@@ -111,6 +111,25 @@ def _run_pe_video(path: Path) -> None:
     assert out.logits_video_text.shape == (2, len(CAPTIONS)) and _finite(out.logits_video_text)
 
 
+def _run_pe_audio_video(path: Path) -> None:
+    """``from_pretrained`` cannot load a saved PeAudioVideoModel in transformers 5.23; its
+    video-text PeVideoModel loads through foilkit's loader and runs."""
+    from transformers import AutoConfig, AutoProcessor
+
+    from foilkit.scorers.adapters.video_text import load_pe_video_part
+
+    model = load_pe_video_part(str(path), AutoConfig.from_pretrained(path)).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    videos = [torch.from_numpy(_frames(PE_VIDEO_FRAMES, s)).permute(0, 3, 1, 2) for s in (0, 1)]
+    inputs = processor(
+        text=CAPTIONS, videos=videos, do_sample_frames=False, padding=True, return_tensors="pt"
+    )
+    inputs.pop("token_type_ids", None)
+    with torch.no_grad():
+        out = model(**inputs)
+    assert out.logits_video_text.shape == (2, len(CAPTIONS)) and _finite(out.logits_video_text)
+
+
 def _run_blip_itm(path: Path) -> None:
     from transformers import AutoProcessor, BlipForImageTextRetrieval
 
@@ -233,6 +252,7 @@ RUNNERS = {
     "xclip": _run_xclip,
     "videoprism": _run_videoprism,
     "pe-video": _run_pe_video,
+    "pe-audio-video": _run_pe_audio_video,
     "blip-itm": _run_blip_itm,
     "gpt2": _run_gpt2,
     "nli": _run_nli,

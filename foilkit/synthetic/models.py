@@ -284,8 +284,13 @@ def _build_align(out: Path) -> None:
 def _build_tipsv2(out: Path) -> None:
     """A one-layer ViT (one register token) and text tower, both 32 wide (TIPSv2 compares them
     without projections); texts padded to 64 tokens, as the real processor does."""
-    from transformers import Tipsv2Config, Tipsv2ImageProcessor, Tipsv2Model, Tipsv2Processor
-    from transformers import Tipsv2Tokenizer
+    from transformers import (
+        Tipsv2Config,
+        Tipsv2ImageProcessor,
+        Tipsv2Model,
+        Tipsv2Processor,
+        Tipsv2Tokenizer,
+    )
 
     tokenizer = tiny_tokenizers.metaspace_bpe(Tipsv2Tokenizer, ["<pad>", "<unk>"])
     vision = {
@@ -402,27 +407,33 @@ def _build_videoprism(out: Path) -> None:
     _save(out, VideoPrismClipModel(config), processor)
 
 
-@_register(
-    "pe-video",
-    f"PeVideoModel (timm PE vision tower, ModernBERT text) + PeVideoProcessor "
-    f"(PeVideoVideoProcessor, WordPiece BertTokenizer), {PE_VIDEO_FRAMES}-frame video input; "
-    "needs timm",
-    requires=("timm",),
-)
-def _build_pe_video(out: Path) -> None:
-    """Sizes of transformers' ``PeVideoModelTester`` at 32x32 frames in 8x8 patches; the
-    logit scale and bias set to 10 and -10 (zero at init, which would make every logit equal)."""
-    import torch
-    from transformers import (
-        PeVideoConfig,
-        PeVideoModel,
-        PeVideoProcessor,
-        PeVideoVideoProcessor,
-    )
+# PE-Video's sizes: transformers' PeVideoModelTester at 32x32 frames in 8x8 patches
+PE_ENCODER = {
+    "hidden_size": 32,
+    "intermediate_size": 37,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 2,
+    "head_dim": 16,
+    "max_position_embeddings": 64,
+}
+PE_VISION = {
+    "architecture": "vit_pe_core_large_patch14_336",
+    "model_args": {
+        "embed_dim": 32,
+        "img_size": (IMAGE_SIZE, IMAGE_SIZE),
+        "patch_size": PATCH_SIZE,
+        "depth": 1,
+        "num_heads": 4,
+    },
+    "num_classes": 16,
+}
 
-    tokenizer = _bert_tokenizer()
+
+def _pe_text_config(tokenizer) -> dict:
+    """A one-layer ModernBERT around ``tokenizer`` (PE's text tower)."""
     cls_id, sep_id = tokenizer.cls_token_id, tokenizer.sep_token_id
-    text = {
+    return {
         "vocab_size": len(tokenizer),
         "pad_token_id": tokenizer.pad_token_id,
         "bos_token_id": cls_id,
@@ -435,31 +446,14 @@ def _build_pe_video(out: Path) -> None:
         "num_attention_heads": 4,
         "max_position_embeddings": 128,
     }
-    video = {
-        "vision_config": {
-            "architecture": "vit_pe_core_large_patch14_336",
-            "model_args": {
-                "embed_dim": 32,
-                "img_size": (IMAGE_SIZE, IMAGE_SIZE),
-                "patch_size": PATCH_SIZE,
-                "depth": 1,
-                "num_heads": 4,
-            },
-            "num_classes": 16,
-        },
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 2,
-        "num_key_value_heads": 2,
-        "head_dim": 16,
-        "max_position_embeddings": 64,
-    }
-    model = PeVideoModel(PeVideoConfig(text_config=text, video_config=video))
-    with torch.no_grad():
-        model.text_video_logit_scale.fill_(10.0)
-        model.text_video_logit_bias.fill_(-10.0)
-    video_processor = PeVideoVideoProcessor(
+
+
+def _pe_video_processor():
+    """``PeVideoVideoProcessor`` as ``facebook/pe-av-*-16-frame`` configure it, at 32x32 and
+    :data:`PE_VIDEO_FRAMES` frames."""
+    from transformers import PeVideoVideoProcessor
+
+    return PeVideoVideoProcessor(
         do_resize=True,
         do_rescale=True,
         do_normalize=True,
@@ -470,8 +464,84 @@ def _build_pe_video(out: Path) -> None:
         image_mean=[0.5, 0.5, 0.5],
         image_std=[0.5, 0.5, 0.5],
     )
-    processor = PeVideoProcessor(video_processor=video_processor, tokenizer=tokenizer)
+
+
+def _set_pe_logits(*heads: Any) -> None:
+    """Logit scale 10 and bias -10 on each ``(scale, bias)`` pair (zero at init, which would
+    make every logit equal)."""
+    import torch
+
+    with torch.no_grad():
+        for scale, bias in heads:
+            scale.fill_(10.0)
+            bias.fill_(-10.0)
+
+
+@_register(
+    "pe-video",
+    f"PeVideoModel (timm PE vision tower, ModernBERT text) + PeVideoProcessor "
+    f"(PeVideoVideoProcessor, WordPiece BertTokenizer), {PE_VIDEO_FRAMES}-frame video input; "
+    "needs timm",
+    requires=("timm",),
+)
+def _build_pe_video(out: Path) -> None:
+    from transformers import PeVideoConfig, PeVideoModel, PeVideoProcessor
+
+    tokenizer = _bert_tokenizer()
+    video = {"vision_config": PE_VISION, **PE_ENCODER}
+    model = PeVideoModel(PeVideoConfig(text_config=_pe_text_config(tokenizer), video_config=video))
+    _set_pe_logits((model.text_video_logit_scale, model.text_video_logit_bias))
+    processor = PeVideoProcessor(video_processor=_pe_video_processor(), tokenizer=tokenizer)
     _save(out, model, processor)
+
+
+@_register(
+    "pe-audio-video",
+    "PeAudioVideoModel (the layout of facebook/pe-av-*: PE-Video inside, a tiny DAC audio "
+    f"tower) + PeAudioVideoProcessor, {PE_VIDEO_FRAMES}-frame video input; needs timm. In "
+    "transformers 5.23 it does not load back through from_pretrained (tied audio weights)",
+    requires=("timm",),
+)
+def _build_pe_audio_video(out: Path) -> None:
+    _save(out, *tiny_pe_audio_video())
+
+
+def tiny_pe_audio_video() -> tuple[Any, Any]:
+    """The ``pe-audio-video`` model and processor in memory (the model drawn from the global
+    torch RNG: seed it with :data:`SEED` for the saved weights), for tests that need the model
+    ``from_pretrained`` cannot load back."""
+    from transformers import (
+        PeAudioFeatureExtractor,
+        PeAudioVideoConfig,
+        PeAudioVideoModel,
+        PeAudioVideoProcessor,
+    )
+
+    tokenizer = _bert_tokenizer()
+    dac = {
+        "encoder_hidden_size": 16,
+        "downsampling_ratios": [2, 4, 4],
+        "decoder_hidden_size": 16,
+        "n_codebooks": 6,
+        "codebook_size": 512,
+        "codebook_dim": 32,
+    }
+    encoders = {
+        "audio_config": {"dac_config": dac, **PE_ENCODER},
+        "video_config": {"vision_config": PE_VISION, **PE_ENCODER},
+        **PE_ENCODER,
+    }
+    config = PeAudioVideoConfig(text_config=_pe_text_config(tokenizer), audio_video_config=encoders)
+    model = PeAudioVideoModel(config)
+    _set_pe_logits(
+        (model.video_model.text_video_logit_scale, model.video_model.text_video_logit_bias)
+    )
+    processor = PeAudioVideoProcessor(
+        feature_extractor=PeAudioFeatureExtractor(),
+        video_processor=_pe_video_processor(),
+        tokenizer=tokenizer,
+    )
+    return model, processor
 
 
 @_register(

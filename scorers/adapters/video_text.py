@@ -23,7 +23,13 @@ view embeddings; every score is the dot product of the two.
     ``logit_scale * (video . text) + logit_bias``, one positive scale per model, so foilkit
     scores the dot product behind it (the same decisions and rankings). In transformers 5.23
     ``PeVideoModel`` has no ``get_video_features`` (it is defined inside ``__init__``), so the
-    adapter calls the towers directly.
+    adapter calls the towers directly. The released PE-AV checkpoints
+    (``facebook/pe-av-*``) are ``PeAudioVideoModel``s, whose video-text part is a
+    ``PeVideoModel`` (``video_model``, its text tower tied to the top-level ``text_model``); in
+    transformers 5.23 a saved ``PeAudioVideoModel`` does not load back through
+    ``from_pretrained`` (its tied audio weights fail), so the adapter builds that
+    ``PeVideoModel`` from the config and loads exactly its tensors from the checkpoint
+    (:func:`load_pe_video_part`), refusing a checkpoint that lacks any of them.
 
 Both need the model's native frame count: :meth:`VideoTextEncoderAdapter.native_settings`
 reads it from the video processor config (``num_frames``), else the model config
@@ -74,9 +80,9 @@ class VideoTextEncoderAdapter(EmbeddingAdapter):
 
     def __init__(self, model_id: str, **kwargs: Any):
         super().__init__(model_id, **kwargs)
-        from transformers import AutoModel, AutoProcessor
+        from transformers import AutoProcessor
 
-        self.model = self._load(AutoModel)
+        self.model = self.load_model()
         self.processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
         self.num_frames = native_frame_count(self.model.config, self.processor.video_processor)
         if self.fixed_frames and self.num_frames is None:
@@ -85,6 +91,12 @@ class VideoTextEncoderAdapter(EmbeddingAdapter):
     @classmethod
     def matches(cls, config: Any) -> bool:
         return getattr(config, "model_type", None) in cls.model_types
+
+    def load_model(self) -> torch.nn.Module:
+        """The model, on the adapter's device and dtype, in eval mode."""
+        from transformers import AutoModel
+
+        return self._load(AutoModel)
 
     @classmethod
     def native_settings(
@@ -190,11 +202,20 @@ class VideoPrismAdapter(VideoTextEncoderAdapter):
 class PeVideoAdapter(VideoTextEncoderAdapter):
     """Perception Encoder video-text (``PeVideoModel``): the dot product behind its logit."""
 
-    model_types = ("pe_video",)
+    model_types = ("pe_video", "pe_audio_video")
     score_definition = (
         "dot product of the model's video and text embeddings (its logit is "
         "logit_scale * dot + logit_bias)"
     )
+
+    def load_model(self) -> torch.nn.Module:
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(self.model_id, **self._pretrained_kwargs())
+        if config.model_type != "pe_audio_video":
+            return super().load_model()
+        model = load_pe_video_part(self.model_id, config, revision=self.revision)
+        return model.to(self.device, self.dtype).eval()
 
     def text_kwargs(self) -> dict[str, Any]:
         # the processor sets no text defaults: pad per batch, cut at the tokenizer's limit
@@ -208,3 +229,56 @@ class PeVideoAdapter(VideoTextEncoderAdapter):
         # PeVideoModel.forward: the text model's last hidden state at the first token
         hidden = self.model.text_model(**inputs, output_hidden_states=True).hidden_states[-1]
         return self.model.text_video_head(hidden[:, 0])
+
+
+#: Where a PeAudioVideoModel checkpoint keeps the tensors of its video-text PeVideoModel:
+#: checkpoint prefix -> the PeVideoModel's own prefix (its text tower is the tied top-level one).
+PE_VIDEO_PART = {"video_model.": "", "text_model.": "text_model."}
+
+
+def load_pe_video_part(model_id: str, config: Any, *, revision: str | None = None) -> Any:
+    """The ``PeVideoModel`` inside a ``PeAudioVideoModel`` checkpoint, with its own weights.
+
+    Raises ``ValueError`` naming the tensors the checkpoint lacks (or holds in another shape).
+    """
+    from safetensors import safe_open
+    from transformers import PeVideoModel
+
+    model = PeVideoModel(config.video_config)
+    wanted = model.state_dict()
+    state = {}
+    for path in _checkpoint_files(model_id, revision):
+        with safe_open(path, framework="pt") as tensors:
+            for key in tensors.keys():
+                for prefix, own in PE_VIDEO_PART.items():
+                    name = own + key[len(prefix) :]
+                    if key.startswith(prefix) and name in wanted:
+                        state[name] = tensors.get_tensor(key)
+    missing = sorted(set(wanted) - set(state))
+    misshapen = sorted(k for k, v in state.items() if v.shape != wanted[k].shape)
+    if missing or misshapen:
+        raise ValueError(
+            f"{model_id} is a pe_audio_video checkpoint without the video-text tensors foilkit "
+            f"reads ({', '.join(f'{prefix}*' for prefix in PE_VIDEO_PART)}): "
+            f"missing {missing[:5]}, misshapen {misshapen[:5]}"
+        )
+    model.load_state_dict(state, strict=True)
+    return model
+
+
+def _checkpoint_files(model_id: str, revision: str | None) -> list[str]:
+    """The safetensors files of a checkpoint (sharded or not), local or from the Hub."""
+    import json
+
+    from transformers.utils import cached_file
+
+    options = {"revision": revision, "_raise_exceptions_for_missing_entries": False}
+    index = cached_file(model_id, "model.safetensors.index.json", **options)
+    if index is not None:
+        with open(index, encoding="utf-8") as handle:
+            shards = sorted(set(json.load(handle)["weight_map"].values()))
+        return [cached_file(model_id, shard, revision=revision) for shard in shards]
+    single = cached_file(model_id, "model.safetensors", **options)
+    if single is None:
+        raise ValueError(f"{model_id} holds no model.safetensors (nor a sharded index)")
+    return [single]

@@ -14,9 +14,19 @@ from test_evaluate_benchmarks import _render, _shortest_windows
 from foilkit.builders import build
 from foilkit.evaluation import evaluate
 from foilkit.scorers.api import ScoreOptions
-from foilkit.synthetic.models import PE_VIDEO_FRAMES, TINY_MODELS, VIDEOPRISM_FRAMES, tiny_model_path
+from foilkit.synthetic.models import (
+    PE_VIDEO_FRAMES,
+    TINY_MODELS,
+    VIDEOPRISM_FRAMES,
+    tiny_model_path,
+)
 
-FRAMES = {"videoprism": VIDEOPRISM_FRAMES, "pe-video": PE_VIDEO_FRAMES}
+FRAMES = {
+    "videoprism": VIDEOPRISM_FRAMES,
+    "pe-video": PE_VIDEO_FRAMES,
+    "pe-audio-video": PE_VIDEO_FRAMES,  # facebook/pe-av-*'s layout, through its video-text part
+}
+ADAPTER = {"videoprism": "videoprism", "pe-video": "pe-video", "pe-audio-video": "pe-video"}
 CASES = [("vitatecs", "direction"), ("rtime", "origin"), ("rtime", "binary")]
 
 
@@ -58,7 +68,7 @@ def test_a_native_video_encoder_evaluates_end_to_end(
     assert entry.coverage.failed == 0 and entry.coverage.scored == entry.num_rows
     results = json.loads((run_dir / "results.json").read_text())
     protocol = results["protocol"]
-    assert protocol["name"] == "paper" and protocol["family"] == family
+    assert protocol["name"] == "paper" and protocol["family"] == ADAPTER[family]
     assert protocol["settings"]["num_frames"] == FRAMES[family]
     assert protocol["from_model"] == {"num_frames": FRAMES[family]}
     report = result.report.read_text()

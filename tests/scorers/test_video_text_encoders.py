@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from foilkit.scorers.adapters import adapter_class, load_adapter
-from foilkit.scorers.api import ScoreOptions, score_matrix, score_rows
+from foilkit.scorers.api import ScoreOptions, score, score_matrix, score_rows
 from foilkit.scorers.protocols import resolve_protocol
 from foilkit.synthetic.models import PE_VIDEO_FRAMES, TINY_MODELS, VIDEOPRISM_FRAMES
 
@@ -155,3 +155,59 @@ def test_pe_video_takes_any_frame_count(tiny_model):
     views = adapter.encode_views([_frames(3), _frames(PE_VIDEO_FRAMES), _frames(3, seed=1)])
     assert [view.shape for view in views] == [(1, 32)] * 3
     torch.testing.assert_close(views[0], adapter.encode_views([_frames(3)])[0])
+
+
+@pytest.fixture
+def pe_audio_video(tiny_model) -> str:
+    if TINY_MODELS["pe-audio-video"].missing():
+        pytest.skip("the pe-audio-video model needs timm: pip install timm")
+    return tiny_model("pe-audio-video")
+
+
+def test_a_pe_av_checkpoint_scores_through_its_video_text_part(pe_audio_video, benchmark):
+    """``facebook/pe-av-*`` are PeAudioVideoModels: the pe-video adapter claims them and its
+    embeddings equal the whole model's forward (with audio) on the same frames and texts."""
+    from foilkit.synthetic.models import SEED, tiny_pe_audio_video
+
+    cls = adapter_class(pe_audio_video)
+    assert cls.name == "pe-video"
+    assert cls.native_settings(pe_audio_video) == {"num_frames": PE_VIDEO_FRAMES}
+    adapter = load_adapter(pe_audio_video, device="cpu")
+    frames = [_frames(PE_VIDEO_FRAMES, seed) for seed in (0, 1)]
+    texts = TEXTS[:2]  # the whole model pairs each video with one text (and one audio)
+    views, embedded = torch.cat(adapter.encode_views(frames)), adapter.encode_texts(texts)
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(SEED)  # the saved weights
+        model, processor = tiny_pe_audio_video()
+    inputs = processor(
+        videos=frames, text=texts, do_sample_frames=False, padding=True, return_tensors="pt"
+    )
+    audio = torch.randn(2, 1, 160, generator=torch.Generator().manual_seed(0))
+    with torch.no_grad():
+        out = model.eval()(
+            input_ids=inputs["input_ids"],
+            attention_mask=inputs["attention_mask"],
+            pixel_values_videos=inputs["pixel_values_videos"],
+            input_values=audio,
+        )
+    torch.testing.assert_close(views, out.video_embeds)
+    torch.testing.assert_close(embedded, out.text_video_embeds)
+    rows = score(pe_audio_video, benchmark, num_workers=0, progress=False, use_cache=False)
+    assert not any(rows["error"])
+
+
+def test_a_pe_av_checkpoint_without_its_video_tensors_is_refused(pe_audio_video, tmp_path):
+    import shutil
+
+    from safetensors.torch import load_file, save_file
+
+    broken = tmp_path / "broken"
+    shutil.copytree(pe_audio_video, broken)
+    tensors = load_file(broken / "model.safetensors")
+    save_file(
+        {k: v for k, v in tensors.items() if not k.startswith("video_model.video_head.")},
+        broken / "model.safetensors",
+        metadata={"format": "pt"},
+    )
+    with pytest.raises(ValueError, match=r"without the video-text tensors .*video_head"):
+        load_adapter(str(broken), device="cpu")
