@@ -60,6 +60,11 @@ ADAPTERS.add_lazy(
 )
 #: foilkit's own adapters, in matching priority.
 BUILT_IN: tuple[str, ...] = ADAPTERS.names()
+#: Model types that embed video and text but no adapter can score, and why (said in the error).
+UNSUPPORTED: dict[str, str] = {
+    "embedding_gemma2": "EmbeddingGemma2Model returns hidden states only; its embedding "
+    "(pooling, dense layers, prompts) lives outside transformers",
+}
 #: The modules of foilkit's own adapters, in matching priority.
 ADAPTER_MODULES: tuple[str, ...] = tuple(
     dict.fromkeys(ADAPTERS.entry(name).target.module for name in BUILT_IN)
@@ -117,9 +122,11 @@ def adapter_class(
     for name in matching_order():
         if ADAPTERS.get(name).matches(config):
             return ADAPTERS.get(name)
+    model_type = getattr(config, "model_type", None)
+    why = f": {UNSUPPORTED[model_type]}" if model_type in UNSUPPORTED else ""
     raise ValueError(
-        f"no adapter handles {model_id!r} (model_type={getattr(config, 'model_type', None)!r}, "
-        f"architectures={getattr(config, 'architectures', None)}); pass adapter= one of "
+        f"no adapter handles {model_id!r} (model_type={model_type!r}, "
+        f"architectures={getattr(config, 'architectures', None)}){why}; pass adapter= one of "
         f"{list(ADAPTERS)}"
     )
 

@@ -91,3 +91,11 @@ def test_a_model_without_image_and_text_towers_is_refused_by_name(tiny_model):
     """VideoPrism embeds whole clips: the dual encoder names the adapter that handles it."""
     with pytest.raises(ValueError, match=r"no image tower .* its own adapter is 'videoprism'"):
         load_adapter(tiny_model("videoprism"), adapter="dual-encoder", device="cpu")
+
+
+def test_an_unsupported_video_text_embedder_is_refused_with_the_reason(tmp_path):
+    from transformers import EmbeddingGemma2Config
+
+    EmbeddingGemma2Config().save_pretrained(tmp_path)
+    with pytest.raises(ValueError, match=r"model_type='embedding_gemma2'.*hidden states only"):
+        adapter_class(str(tmp_path))

@@ -71,6 +71,23 @@ def test_scores_every_row_at_the_models_frame_count(encoder, benchmark, cache_di
     assert run["adapter"]["native_frames"] == FAMILIES[family]
 
 
+def test_foilkit_score_on_a_model_folder(encoder, saved_benchmark, tmp_path):
+    """``foilkit score --model <folder>`` picks the adapter and the model's frame count."""
+    import json
+
+    from launch import score_argv
+
+    from foilkit.cli import main
+
+    family, path = encoder
+    out = tmp_path / "run"
+    argv = score_argv(path, saved_benchmark, out, "--num-workers", "0", "--no-cache")
+    assert main([*argv, "--no-progress"]) == 0
+    run = json.loads((out / "run.json").read_text())
+    assert run["adapter"]["adapter"] == family and run["num_frames"] == FAMILIES[family]
+    assert run["errors"]["rows"] == 0
+
+
 def test_the_adapters_embeddings_are_the_models_own(encoder):
     """The same frames and texts through the model's processor and forward, independently."""
     from transformers import AutoModel, AutoProcessor
