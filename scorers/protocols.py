@@ -254,17 +254,19 @@ for _family in ("dual-encoder", "xclip", "blip-itm", "video-llm", "text-lm"):
 # them as the models' own preprocessing does, the frame count read from the model's config
 # (``num_frames=None``: the adapter's ``native_settings``) and the model's own video embedding.
 TRANSFORMERS_PIN = "huggingface/transformers@v5.23.0"
+VIDEOPRISM_REPO = "google-deepmind/videoprism@9762d46"
 NATIVE_VIDEO_ENCODERS = {
     "videoprism": Protocol(
         sampling="segment-start",
         num_frames=None,
-        reference=f"{TRANSFORMERS_PIN} models/videoprism (VideoPrismProcessor: "
-        "LlavaOnevisionVideoProcessor.sample_frames, the first frame of N equal segments; "
-        "288x288, pixels in [0, 1]; texts padded to 64 tokens; VideoPrismClipModel embeddings)",
+        reference=f"{VIDEOPRISM_REPO} videoprism/colabs/videoprism_video_text_demo.ipynb "
+        "(read_and_preprocess_video: frames np.linspace(0, T, N, endpoint=False), 288x288, "
+        "pixels in [0, 1]; cosine of the video and text embeddings), and "
+        f"{TRANSFORMERS_PIN} models/videoprism (VideoPrismProcessor: texts padded to 64 tokens)",
         notes="{benchmark} published no scoring code for VideoPrism; the model's own "
-        "preprocessing, N = vision_config.num_frames (16), the cosine of its normalised video "
-        "and text embeddings; a window shorter than N frames has its frames repeated over the "
-        "N slots (floor(k*T/N)), as VideoPrism's reader does",
+        "preprocessing, N = vision_config.num_frames (16), over the view's window instead of "
+        "the whole file; a window shorter than N frames has its frames repeated over the N "
+        "slots (floor(k*T/N)), as the reference's linspace does",
     ),
     "pe-video": Protocol(
         sampling="uniform",

@@ -9,8 +9,9 @@ view embeddings; every score is the dot product of the two.
     Frames resized to the processor's size (288 x 288 for the released checkpoints) with pixels
     in [0, 1] (``do_normalize=False``), exactly ``vision_config.num_frames`` (16) of them: a view
     with fewer (a window shorter than that many frames) has them spread over the model's slots
-    by ``floor(k * T / N)``, as VideoPrism's own reader repeats frames of short clips; a view
-    with more is refused. Texts are padded to the processor's 64 tokens (the text tower pools
+    by ``floor(k * T / N)``, as VideoPrism's own reader (``read_and_preprocess_video`` of its
+    video-text demo: ``np.linspace(0, T, N, endpoint=False)``) repeats frames of short clips; a
+    view with more is refused. Texts are padded to the processor's 64 tokens (the text tower pools
     the class token appended after them). Both embeddings come L2-normalised from the model, so
     the score is their cosine. The model's ``logits_per_video`` normalise over the videos of a
     batch, so they are no per-pair score.
