@@ -49,11 +49,13 @@ from foilkit.scorers.adapters._features import pooled
 from foilkit.scorers.adapters.base import EmbeddingAdapter
 
 
-def native_frame_count(config: Any, video_processor: Any) -> int | None:
+def native_frame_count(config: Any, video_processor: Any, *, fixed: bool = False) -> int | None:
     """The frame count a video model takes: its video processor's ``num_frames`` (what its own
     preprocessing samples), else the vision config's ``num_frames`` (what it was trained on);
+    with ``fixed`` (temporal position embeddings fix the count) the vision config's first.
     ``None`` when neither names one (the run then needs ``num_frames`` given)."""
-    for source in (video_processor, getattr(config, "vision_config", None)):
+    sources = [video_processor, getattr(config, "vision_config", None)]
+    for source in reversed(sources) if fixed else sources:
         count = getattr(source, "num_frames", None)
         if isinstance(count, int) and count > 0:
             return count
@@ -85,9 +87,9 @@ class VideoTextEncoderAdapter(EmbeddingAdapter):
 
         self.model = self.load_model()
         self.processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
-        self.num_frames = native_frame_count(self.model.config, self.processor.video_processor)
-        if self.fixed_frames and self.num_frames is None:
-            raise ValueError(f"{model_id}: its vision config names no num_frames")
+        self.num_frames = native_frame_count(
+            self.model.config, self.processor.video_processor, fixed=self.fixed_frames
+        )
 
     @classmethod
     def matches(cls, config: Any) -> bool:
@@ -108,7 +110,7 @@ class VideoTextEncoderAdapter(EmbeddingAdapter):
         pretrained = {"revision": revision, "trust_remote_code": trust_remote_code}
         config = AutoConfig.from_pretrained(model_id, **pretrained)
         processor = AutoProcessor.from_pretrained(model_id, **pretrained)
-        count = native_frame_count(config, processor.video_processor)
+        count = native_frame_count(config, processor.video_processor, fixed=cls.fixed_frames)
         return {} if count is None else {"num_frames": count}
 
     def describe(self) -> dict[str, Any]:
