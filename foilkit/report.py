@@ -270,6 +270,11 @@ def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
         lines.append(f"Reproduces: {protocol.reference}.")
     if protocol.notes:
         lines.append(f"Notes: {protocol.notes}.")
+    if protocol.from_model:
+        native = ", ".join(
+            f"{setting_label(name)} `{value}`" for name, value in protocol.from_model.items()
+        )
+        lines.append(f"Left to the model, from its config: {native}.")
     if protocol.overrides:
         changed = ", ".join(
             f"{setting_label(name)} {markdown_code(value['protocol'])} -> "

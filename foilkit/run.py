@@ -372,6 +372,7 @@ def protocol_from_record(record: Mapping[str, Any]) -> ResolvedProtocol:
         overrides={name: dict(value) for name, value in (record.get("overrides") or {}).items()},
         reference=record.get("reference") or "",
         notes=record.get("notes") or "",
+        from_model=dict(record.get("from_model") or {}),
     )
 
 

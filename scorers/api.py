@@ -153,16 +153,29 @@ class ScoreOptions:
             self.device,
         )
 
-    def resolve(self, family: str, accepted: tuple[str, ...]) -> ResolvedProtocol:
-        """The protocol's settings for ``family``, with the options given here over them."""
+    def resolve(
+        self,
+        family: str,
+        accepted: tuple[str, ...],
+        native: dict[str, Any] | None = None,
+    ) -> ResolvedProtocol:
+        """The protocol's settings for ``family``, with the options given here over them
+        (``native``: what the model itself fixes, for what the protocol leaves to it)."""
         name = self.protocol or ("paper" if self.benchmark is not None else "uniform")
         given = {key: getattr(self, key) for key in SETTINGS}
-        return resolve_protocol(name, self.benchmark, family, given, accepted=accepted)
+        return resolve_protocol(
+            name, self.benchmark, family, given, accepted=accepted, native=native
+        )
 
 
 def sampling_policy(protocol: ResolvedProtocol, seed: int) -> SamplingPolicy:
     """The frame sampling policy of a resolved protocol (``seed`` for seeded policies)."""
     settings = protocol.settings
+    if "num_frames" not in settings:
+        raise ValueError(
+            f"the {protocol.name} protocol leaves the frame count of {protocol.family} models to "
+            "the model, and none was found; pass num_frames= (--num-frames N)"
+        )
     return SamplingPolicy(
         settings["sampling"],
         settings["num_frames"],
@@ -363,7 +376,10 @@ def _run(
         revision=options.revision,
         trust_remote_code=options.trust_remote_code,
     )
-    protocol = options.resolve(family.name, accepted_settings(family))
+    native = family.native_settings(
+        model, revision=options.revision, trust_remote_code=options.trust_remote_code
+    )
+    protocol = options.resolve(family.name, accepted_settings(family), native)
     if pool and protocol.settings.get("pooling") == "softmax-mean":
         raise ValueError(
             "pooling 'softmax-mean' normalises over one item's caption and foils; a retrieval "

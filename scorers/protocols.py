@@ -22,7 +22,7 @@ identity and the report header.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 PROTOCOLS = ("paper", "uniform")
@@ -46,7 +46,8 @@ class Protocol:
 
     Attributes:
         sampling, num_frames, stride, target_fps, max_frames, normalized_fps: the frame sampling
-            policy (:class:`foilkit.scorers.video.SamplingPolicy`).
+            policy (:class:`foilkit.scorers.video.SamplingPolicy`); ``num_frames=None`` leaves
+            the count to the model (its ``native_settings``: a video encoder's own frame count).
         mode, pooling, reduction, itm_output, first_token, max_text_tokens: adapter options
             (video-LLM mode; pooling of frames or candidates; how token log-probabilities become
             a score; BLIP's ITM output and first text token; text truncation). ``None`` leaves
@@ -56,7 +57,7 @@ class Protocol:
     """
 
     sampling: str = "uniform"
-    num_frames: int = 8
+    num_frames: int | None = 8
     stride: int | None = None
     target_fps: float | None = None
     max_frames: int | None = None
@@ -90,6 +91,15 @@ UNIFORM: dict[str, Protocol] = {
     "blip-itm": Protocol(pooling="frame-mean", notes="foilkit's cross-benchmark protocol"),
     "video-llm": Protocol(notes="foilkit's cross-benchmark protocol"),
     "text-lm": Protocol(reduction="mean", notes="foilkit's cross-benchmark protocol"),
+    # native video encoders see the whole clip at their own frame count, whatever the benchmark
+    "videoprism": Protocol(
+        sampling="segment-start",
+        num_frames=None,
+        notes="foilkit's cross-benchmark protocol; the model's own frame count",
+    ),
+    "pe-video": Protocol(
+        num_frames=None, notes="foilkit's cross-benchmark protocol; the model's own frame count"
+    ),
 }
 UNIFORM_DEFAULT = Protocol(notes="foilkit's cross-benchmark protocol")
 
@@ -101,7 +111,7 @@ def _unpublished(benchmark: str, family: str, why: str = "") -> Protocol:
     note = (
         f"{benchmark} published no scoring code for {family} models; the uniform protocol's values"
     )
-    return Protocol(**{**base.settings(), "notes": note + (f" ({why})" if why else "")})
+    return replace(base, reference="", notes=note + (f" ({why})" if why else ""))
 
 
 PAPER: dict[tuple[str, str], Protocol] = {}
@@ -240,6 +250,42 @@ for _family in ("dual-encoder", "xclip", "blip-itm", "video-llm", "text-lm"):
         ),
     )
 
+# Native video-text encoders: no benchmark published code for them, so each benchmark scores
+# them as the models' own preprocessing does, the frame count read from the model's config
+# (``num_frames=None``: the adapter's ``native_settings``) and the model's own video embedding.
+TRANSFORMERS_PIN = "huggingface/transformers@v5.23.0"
+VIDEOPRISM_REPO = "google-deepmind/videoprism@9762d46"
+NATIVE_VIDEO_ENCODERS = {
+    "videoprism": Protocol(
+        sampling="segment-start",
+        num_frames=None,
+        reference=f"{VIDEOPRISM_REPO} videoprism/colabs/videoprism_video_text_demo.ipynb "
+        "(read_and_preprocess_video: frames np.linspace(0, T, N, endpoint=False), 288x288, "
+        "pixels in [0, 1]; cosine of the video and text embeddings), and "
+        f"{TRANSFORMERS_PIN} models/videoprism (VideoPrismProcessor: texts padded to 64 tokens)",
+        notes="{benchmark} published no scoring code for VideoPrism; the model's own "
+        "preprocessing, N = vision_config.num_frames (16), over the view's window instead of "
+        "the whole file; a window shorter than N frames has its frames repeated over the N "
+        "slots (floor(k*T/N)), as the reference's linspace does",
+    ),
+    "pe-video": Protocol(
+        sampling="uniform",
+        num_frames=None,
+        reference=f"{TRANSFORMERS_PIN} models/pe_video (PeVideoVideoProcessor.sample_frames: "
+        "linspace over the clip with both ends; PeVideoModel.forward's embeddings)",
+        notes="{benchmark} published no scoring code for PE-Video; the model's own "
+        "preprocessing, N = the video processor's num_frames (16 for pe-av-*-16-frame), the dot "
+        "product behind its logit (logit_scale * dot + logit_bias: the same order)",
+    ),
+}
+for _benchmark in ("vitatecs", "rtime"):
+    for _family, _protocol in NATIVE_VIDEO_ENCODERS.items():
+        _paper(
+            _benchmark,
+            _family,
+            replace(_protocol, notes=_protocol.notes.format(benchmark=_benchmark)),
+        )
+
 
 def describe_protocol(name: str, benchmark: str | None, family: str) -> Protocol:
     """The protocol ``name`` declares for ``benchmark`` and ``family`` (before overrides)."""
@@ -249,15 +295,13 @@ def describe_protocol(name: str, benchmark: str | None, family: str) -> Protocol
         return UNIFORM.get(family, UNIFORM_DEFAULT)
     if benchmark is None:
         base = UNIFORM.get(family, UNIFORM_DEFAULT)
-        return Protocol(
-            **{**base.settings(), "notes": "no benchmark named: the uniform protocol's values"}
-        )
+        return replace(base, notes="no benchmark named: the uniform protocol's values")
     if (benchmark, family) in PAPER:
         return PAPER[benchmark, family]
     if not any(declared == benchmark for declared, _ in PAPER):
         base = UNIFORM.get(family, UNIFORM_DEFAULT)
         note = f"{benchmark} is not a published benchmark: the uniform protocol's values"
-        return Protocol(**{**base.settings(), "notes": note})
+        return replace(base, notes=note)
     return _unpublished(benchmark, family)
 
 
@@ -272,6 +316,8 @@ class ResolvedProtocol:
     overrides: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     reference: str = ""
     notes: str = ""
+    #: settings the protocol left to the model, as the model fixes them (its ``native_settings``)
+    from_model: Mapping[str, Any] = field(default_factory=dict)
 
     def adapter_options(self, accepted: tuple[str, ...]) -> dict[str, Any]:
         """The model settings the adapter takes as constructor options."""
@@ -290,6 +336,7 @@ class ResolvedProtocol:
             "overrides": {name: dict(value) for name, value in self.overrides.items()},
             "reference": self.reference,
             "notes": self.notes,
+            **({"from_model": dict(self.from_model)} if self.from_model else {}),
         }
 
 
@@ -300,6 +347,7 @@ def resolve_protocol(
     overrides: Mapping[str, Any] | None = None,
     *,
     accepted: tuple[str, ...] = MODEL_SETTINGS,
+    native: Mapping[str, Any] | None = None,
 ) -> ResolvedProtocol:
     """The settings of protocol ``name`` for ``benchmark`` x ``family``, with ``overrides`` applied.
 
@@ -311,6 +359,9 @@ def resolve_protocol(
             from the protocol is recorded with the protocol's value.
         accepted: the model settings the family's adapter takes; an override of another one is
             an error (``--pooling`` means nothing to a video LLM).
+        native: the settings the model itself fixes (``Adapter.native_settings``); they fill
+            what the protocol leaves to the model (``num_frames=None``) and are recorded as
+            ``from_model``.
     """
     protocol = describe_protocol(name, benchmark, family)
     settings = {
@@ -318,6 +369,12 @@ def resolve_protocol(
         for key, value in protocol.settings().items()
         if key in FRAME_SETTINGS or key in accepted
     }
+    from_model = {
+        key: value
+        for key, value in (native or {}).items()
+        if key in SETTINGS and getattr(protocol, key) is None and value is not None
+    }
+    settings.update(from_model)
     recorded: dict[str, dict[str, Any]] = {}
     for key, value in (overrides or {}).items():
         if value is None:
@@ -338,7 +395,7 @@ def resolve_protocol(
             if key not in recorded:
                 settings.pop(key, None)
     return ResolvedProtocol(
-        name, benchmark, family, settings, recorded, protocol.reference, protocol.notes
+        name, benchmark, family, settings, recorded, protocol.reference, protocol.notes, from_model
     )
 
 

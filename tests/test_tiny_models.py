@@ -13,7 +13,9 @@ from foilkit.synthetic.models import (
     COLA_LABELS,
     NLI_LABELS,
     NUM_FRAMES,
+    PE_VIDEO_FRAMES,
     TINY_MODELS,
+    VIDEOPRISM_FRAMES,
     build_tiny_model,
     tiny_model_path,
 )
@@ -57,6 +59,14 @@ def _run_siglip(path: Path) -> None:
     _dual_encoder(path, padding="max_length")
 
 
+def _run_align(path: Path) -> None:
+    _dual_encoder(path)  # the processor pads to 64 tokens, as for kakaobrain/align-base
+
+
+def _run_tipsv2(path: Path) -> None:
+    _dual_encoder(path)  # the processor pads to 64 tokens, as for google/tipsv2-*
+
+
 def _run_xclip(path: Path) -> None:
     from transformers import AutoModel, AutoProcessor
 
@@ -72,6 +82,52 @@ def _run_xclip(path: Path) -> None:
         out = model(**inputs)
     assert out.logits_per_video.shape == (2, len(CAPTIONS))
     assert _finite(out.logits_per_video)
+
+
+def _run_videoprism(path: Path) -> None:
+    from transformers import AutoModel, AutoProcessor
+
+    model, processor = AutoModel.from_pretrained(path).eval(), AutoProcessor.from_pretrained(path)
+    videos = [torch.from_numpy(_frames(VIDEOPRISM_FRAMES, s)).permute(0, 3, 1, 2) for s in (0, 1)]
+    inputs = processor(text=CAPTIONS, videos=videos, do_sample_frames=False, return_tensors="pt")
+    assert inputs["pixel_values_videos"].shape == (2, VIDEOPRISM_FRAMES, 3, 32, 32)
+    assert inputs["input_ids"].shape == (len(CAPTIONS), 64)  # padded to 64, as the real processor
+    with torch.no_grad():
+        out = model(**inputs)
+    assert out.logits_per_video.shape == (2, len(CAPTIONS)) and _finite(out.logits_per_video)
+
+
+def _run_pe_video(path: Path) -> None:
+    from transformers import AutoModel, AutoProcessor
+
+    model, processor = AutoModel.from_pretrained(path).eval(), AutoProcessor.from_pretrained(path)
+    videos = [torch.from_numpy(_frames(PE_VIDEO_FRAMES, s)).permute(0, 3, 1, 2) for s in (0, 1)]
+    inputs = processor(
+        text=CAPTIONS, videos=videos, do_sample_frames=False, padding=True, return_tensors="pt"
+    )
+    assert inputs["pixel_values_videos"].shape == (2, PE_VIDEO_FRAMES, 3, 32, 32)
+    with torch.no_grad():
+        out = model(**inputs)
+    assert out.logits_video_text.shape == (2, len(CAPTIONS)) and _finite(out.logits_video_text)
+
+
+def _run_pe_audio_video(path: Path) -> None:
+    """``from_pretrained`` cannot load a saved PeAudioVideoModel in transformers 5.23; its
+    video-text PeVideoModel loads through foilkit's loader and runs."""
+    from transformers import AutoConfig, AutoProcessor
+
+    from foilkit.scorers.adapters.video_text import load_pe_video_part
+
+    model = load_pe_video_part(str(path), AutoConfig.from_pretrained(path)).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    videos = [torch.from_numpy(_frames(PE_VIDEO_FRAMES, s)).permute(0, 3, 1, 2) for s in (0, 1)]
+    inputs = processor(
+        text=CAPTIONS, videos=videos, do_sample_frames=False, padding=True, return_tensors="pt"
+    )
+    inputs.pop("token_type_ids", None)
+    with torch.no_grad():
+        out = model(**inputs)
+    assert out.logits_video_text.shape == (2, len(CAPTIONS)) and _finite(out.logits_video_text)
 
 
 def _run_blip_itm(path: Path) -> None:
@@ -250,7 +306,12 @@ def _run_llava(path: Path) -> None:
 RUNNERS = {
     "clip": _run_clip,
     "siglip": _run_siglip,
+    "align": _run_align,
+    "tipsv2": _run_tipsv2,
     "xclip": _run_xclip,
+    "videoprism": _run_videoprism,
+    "pe-video": _run_pe_video,
+    "pe-audio-video": _run_pe_audio_video,
     "blip-itm": _run_blip_itm,
     "gpt2": _run_gpt2,
     "nli": _run_nli,
@@ -271,13 +332,21 @@ def test_every_family_has_a_forward_test():
     assert set(RUNNERS) == set(TINY_MODELS)
 
 
+def _skip_without_requirements(name: str) -> None:
+    missing = TINY_MODELS[name].missing()
+    if missing:
+        pytest.skip(f"the tiny {name} needs {', '.join(missing)} (pip install {missing[0]})")
+
+
 @pytest.mark.parametrize("name", list(TINY_MODELS))
 def test_family_reloads_and_runs(name, tiny_root):
+    _skip_without_requirements(name)
     RUNNERS[name](tiny_model_path(name, tiny_root))
 
 
 @pytest.mark.parametrize("name", list(TINY_MODELS))
 def test_build_is_deterministic(name, tmp_path):
+    _skip_without_requirements(name)
     first, second = build_tiny_model(name, tmp_path / "a"), build_tiny_model(name, tmp_path / "b")
     # sub-folders too: InstructBLIP saves its Q-Former's tokenizer in qformer_tokenizer/
     files = sorted(str(p.relative_to(first)) for p in first.rglob("*") if p.is_file())

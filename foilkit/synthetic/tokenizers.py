@@ -134,3 +134,22 @@ def unigram(tokenizer_class, special_tokens: list[str], *, sentinels: int = 0, *
     return tokenizer_class(
         vocab=list(dict(vocab).items()), extra_ids=0, additional_special_tokens=extra, **kwargs
     )
+
+
+def metaspace_bpe(tokenizer_class, special_tokens: list[str], **kwargs):
+    """A SentencePiece-style BPE ``tokenizer_class`` (TIPSv2): ``▁`` marks word starts.
+
+    ``special_tokens`` get the first ids, then ``▁`` and every printable ASCII character; each
+    corpus word (as the class's normalizer and pre-tokenizer make it) is one token, reached by
+    merging its characters left to right. Other characters fall back to the unknown token.
+    """
+    symbols = [*special_tokens, "▁", *PRINTABLE]
+    vocab = {token: i for i, token in enumerate(dict.fromkeys(symbols))}
+    merges: dict[tuple[str, str], None] = {}
+    for word in corpus_words(tokenizer_class(vocab=dict(vocab), merges=[], **kwargs)):
+        merged = word[0]
+        for character in word[1:]:
+            merges[merged, character] = None
+            merged += character
+            vocab.setdefault(merged, len(vocab))
+    return tokenizer_class(vocab=vocab, merges=list(merges), **kwargs)

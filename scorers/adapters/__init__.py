@@ -37,6 +37,16 @@ ADAPTERS.add_lazy(
     "xclip", "foilkit.scorers.adapters.xclip:XClipAdapter", "X-CLIP, a native video-text encoder"
 )
 ADAPTERS.add_lazy(
+    "videoprism",
+    "foilkit.scorers.adapters.video_text:VideoPrismAdapter",
+    "VideoPrism, a native video-text dual encoder (the whole clip, its own frame count)",
+)
+ADAPTERS.add_lazy(
+    "pe-video",
+    "foilkit.scorers.adapters.video_text:PeVideoAdapter",
+    "Perception Encoder video-text (PE-AV), a native video-text dual encoder",
+)
+ADAPTERS.add_lazy(
     "blip-itm",
     "foilkit.scorers.adapters.blip_itm:BlipItmAdapter",
     "BLIP's image-text matching head over a view's frames",
@@ -53,6 +63,11 @@ ADAPTERS.add_lazy(
 )
 #: foilkit's own adapters, in matching priority.
 BUILT_IN: tuple[str, ...] = ADAPTERS.names()
+#: Model types that embed video and text but no adapter can score, and why (said in the error).
+UNSUPPORTED: dict[str, str] = {
+    "embedding_gemma2": "EmbeddingGemma2Model returns hidden states only; its embedding "
+    "(pooling, dense layers, prompts) lives outside transformers",
+}
 #: The modules of foilkit's own adapters, in matching priority.
 ADAPTER_MODULES: tuple[str, ...] = tuple(
     dict.fromkeys(ADAPTERS.entry(name).target.module for name in BUILT_IN)
@@ -113,9 +128,11 @@ def adapter_class(
     for name in matching_order():
         if ADAPTERS.get(name).matches(config):
             return ADAPTERS.get(name)
+    model_type = getattr(config, "model_type", None)
+    why = f": {UNSUPPORTED[model_type]}" if model_type in UNSUPPORTED else ""
     raise ValueError(
-        f"no adapter handles {model_id!r} (model_type={getattr(config, 'model_type', None)!r}, "
-        f"architectures={getattr(config, 'architectures', None)}); choose one with "
+        f"no adapter handles {model_id!r} (model_type={model_type!r}, "
+        f"architectures={getattr(config, 'architectures', None)}){why}; choose one with "
         f"--adapter NAME (adapter=NAME in Python), NAME one of {list(ADAPTERS)}"
     )
 

@@ -84,6 +84,15 @@ class Adapter:
         """Whether this adapter handles a model with this ``transformers`` config."""
         return False
 
+    @classmethod
+    def native_settings(
+        cls, model_id: str, *, revision: str | None = None, trust_remote_code: bool = False
+    ) -> dict[str, Any]:
+        """Protocol settings the model itself fixes (``num_frames`` of a video encoder trained on
+        a set frame count), read from its config files without loading weights; a protocol that
+        leaves a setting to the model takes it from here."""
+        return {}
+
     def _pretrained_kwargs(self) -> dict[str, Any]:
         return {"revision": self.revision, "trust_remote_code": self.trust_remote_code}
 

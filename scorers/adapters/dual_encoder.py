@@ -18,6 +18,15 @@ The "CLIP zero-shot" baseline of the papers: every frame is embedded by the imag
     frame's belief among the candidates, as for CLIP (ViLMA ran only CLIP).
 
 All three are invariant to frame order, so a view and its reversal tie by construction.
+
+The families are those whose ``AutoModel`` has ``get_image_features`` / ``get_text_features``
+(:data:`MODEL_TYPES`; ALIGN and TIPSv2 scale their logits by ``1 / temperature`` instead of
+``exp(logit_scale)``). BLIP's image-text contrastive (ITC) score is a dual encoder too:
+``--adapter dual-encoder`` on a ``BlipForImageTextRetrieval`` checkpoint (which the ``blip-itm``
+adapter claims by default) embeds frames and texts as its ``use_itm_head=False`` forward does,
+through the checkpoint's own ``vision_proj`` / ``text_proj`` (``AutoModel`` would load a
+``BlipModel`` whose projections the checkpoint does not hold). BLIP has no learned logit scale
+in transformers, so ``softmax-mean`` is refused for it.
 ``max_text_tokens`` truncates texts to that many tokens, special tokens included, keeping the
 end-of-text token as CLIP4Clip (``max_words``) and ``clip.tokenize`` do; ``None`` is the text
 tower's own limit (77 for CLIP).
@@ -37,7 +46,18 @@ from foilkit.scorers.adapters.base import EmbeddingAdapter
 
 POOLINGS = ("mean", "mean-of-similarities", "softmax-mean")
 # Families whose ``AutoModel`` exposes ``get_image_features`` / ``get_text_features``.
-MODEL_TYPES = ("clip", "siglip", "siglip2", "chinese_clip", "metaclip_2", "altclip")
+MODEL_TYPES = (
+    "clip",
+    "siglip",
+    "siglip2",
+    "chinese_clip",
+    "metaclip_2",
+    "altclip",
+    "align",
+    "tipsv2",
+)
+#: BLIP's retrieval checkpoints: their ITC towers, taken only when the adapter is named
+BLIP_RETRIEVAL = "BlipForImageTextRetrieval"
 # SigLIP towers were trained on texts padded to the full length; other families pad per batch.
 MAX_LENGTH_PADDING = ("siglip", "siglip2")
 
@@ -79,11 +99,19 @@ class DualEncoderAdapter(EmbeddingAdapter):
         pooling = pooling or POOLINGS[0]
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; choose from {list(POOLINGS)}")
-        from transformers import AutoModel, AutoProcessor
+        from transformers import AutoConfig, AutoModel, AutoProcessor
 
         self.pooling = pooling
         self.score_kind = "probability" if pooling == "softmax-mean" else "similarity"
-        self.model = self._load(AutoModel)
+        config = AutoConfig.from_pretrained(model_id, **self._pretrained_kwargs())
+        self._blip_itc = BLIP_RETRIEVAL in (getattr(config, "architectures", None) or [])
+        if self._blip_itc:
+            from transformers import BlipForImageTextRetrieval
+
+            self.model = self._load(BlipForImageTextRetrieval)
+        else:
+            self.model = self._load(AutoModel)
+            check_towers(self.model, model_id)
         processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
         self.image_processor, self.tokenizer = processor.image_processor, processor.tokenizer
         model_type = self.model.config.model_type
@@ -92,7 +120,12 @@ class DualEncoderAdapter(EmbeddingAdapter):
         self.max_text_tokens = max_text_tokens
         self._max_length = truncation_length(max_text_tokens, self._model_max_length, model_id)
         # the model's logit = logit_scale * cosine (+ logit_bias, SigLIP): softmax-mean's input
-        self.logit_scale = float(self.model.logit_scale.detach().float().exp())
+        self.logit_scale = logit_scale(self.model)
+        if pooling == "softmax-mean" and self.logit_scale is None:
+            raise ValueError(
+                f"{model_id} ({model_type}) has no learned logit scale, which pooling "
+                "'softmax-mean' needs; use pooling 'mean' or 'mean-of-similarities'"
+            )
 
     @classmethod
     def matches(cls, config: Any) -> bool:
@@ -116,9 +149,7 @@ class DualEncoderAdapter(EmbeddingAdapter):
             self.device
         )
         inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)
-        embeddings = F.normalize(
-            pooled(self.model.get_image_features(**inputs)).float(), dim=-1
-        ).cpu()
+        embeddings = F.normalize(self._image_features(inputs).float(), dim=-1).cpu()
         per_view = [embeddings[torch.tensor(slot)] for slot in slots]
         if self.pooling == "mean":
             per_view = [F.normalize(_order_free_mean(view, dim=0), dim=-1) for view in per_view]
@@ -139,7 +170,23 @@ class DualEncoderAdapter(EmbeddingAdapter):
                 inputs, padding="max_length", max_length=self._model_max_length, return_tensors="pt"
             )
         inputs = inputs.to(self.device)
-        return F.normalize(pooled(self.model.get_text_features(**inputs)).float(), dim=-1).cpu()
+        return F.normalize(self._text_features(inputs).float(), dim=-1).cpu()
+
+    def _image_features(self, inputs: Any) -> torch.Tensor:
+        """Unnormalised embeddings of ``N`` processed frames."""
+        if self._blip_itc:  # BlipForImageTextRetrieval with use_itm_head=False
+            hidden = self.model.vision_model(pixel_values=inputs["pixel_values"]).last_hidden_state
+            return self.model.vision_proj(hidden[:, 0, :])
+        return pooled(self.model.get_image_features(**inputs))
+
+    def _text_features(self, inputs: Any) -> torch.Tensor:
+        """Unnormalised embeddings of tokenized texts."""
+        if self._blip_itc:
+            hidden = self.model.text_encoder(
+                input_ids=inputs["input_ids"], attention_mask=inputs["attention_mask"]
+            ).last_hidden_state
+            return self.model.text_proj(hidden[:, 0, :])
+        return pooled(self.model.get_text_features(**inputs))
 
     def similarity(self, view: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
         """One score per text of a group (caption and its foils) for a ``K x D`` view."""
@@ -148,6 +195,39 @@ class DualEncoderAdapter(EmbeddingAdapter):
         if self.pooling == "softmax-mean":  # per frame over the group's texts, then over frames
             return _order_free_mean(torch.softmax(self.logit_scale * cosine, dim=0), dim=1)
         return _order_free_mean(cosine, dim=1)
+
+
+def check_towers(model: Any, model_id: str) -> None:
+    """Raise ``ValueError`` unless ``model`` embeds images and texts apart (``get_image_features``
+    and ``get_text_features``), naming the adapter that claims it instead."""
+    if callable(getattr(model, "get_image_features", None)) and callable(
+        getattr(model, "get_text_features", None)
+    ):
+        return
+    from foilkit.scorers.adapters import adapter_class
+
+    model_type = getattr(model.config, "model_type", None)
+    try:
+        own = f"its own adapter is {adapter_class(model_id).name!r} (leave --adapter out)"
+    except ValueError:
+        own = "no adapter handles it"
+    raise ValueError(
+        f"{model_id} ({model_type}) has no image tower (get_image_features) and text tower "
+        f"(get_text_features) to embed frames and texts apart, which the dual-encoder adapter "
+        f"needs; {own}"
+    )
+
+
+def logit_scale(model: Any) -> float | None:
+    """The factor from cosine to the model's logit: ``exp(logit_scale)`` (CLIP, SigLIP), or
+    ``1 / temperature`` (ALIGN, TIPSv2); ``None`` when the model has neither (BLIP ITC)."""
+    scale = getattr(model, "logit_scale", None)
+    if isinstance(scale, torch.Tensor):
+        return float(scale.detach().float().exp())
+    temperature = getattr(model, "temperature", None)
+    if isinstance(temperature, torch.Tensor):
+        return float(1.0 / temperature.detach().float())
+    return None
 
 
 def _order_free_mean(values: torch.Tensor, dim: int) -> torch.Tensor:

@@ -11,6 +11,9 @@ from foilkit.scorers.adapters import ADAPTER_MODULES, adapter_class, list_adapte
 CHOSEN = {
     "clip": "dual-encoder",
     "siglip": "dual-encoder",
+    "align": "dual-encoder",
+    "tipsv2": "dual-encoder",
+    "videoprism": "videoprism",
     "xclip": "xclip",
     "blip-itm": "blip-itm",
     "llava-next-video": "video-llm",

@@ -26,14 +26,27 @@ def _accepted(family: str) -> tuple[str, ...]:
 
 @pytest.mark.parametrize(("benchmark", "family"), sorted(PAPER))
 def test_every_paper_protocol_is_valid(benchmark, family):
-    """Each declared protocol names a reference or says why none, builds a sampling policy, and
-    sets only options its family's adapter takes."""
+    """Each declared protocol names a reference or says why none, builds a sampling policy (with
+    the frame count a model gives where the protocol leaves it to the model), and sets only
+    options its family's adapter takes."""
     protocol = PAPER[benchmark, family]
     assert protocol.reference or "published no" in protocol.notes
-    resolved = resolve_protocol("paper", benchmark, family, accepted=_accepted(family))
+    resolved = resolve_protocol(
+        "paper", benchmark, family, accepted=_accepted(family), native={"num_frames": 16}
+    )
+    assert resolved.settings["num_frames"] == (protocol.num_frames or 16)
     sampling_policy(resolved, seed=0)
     model_settings = {k for k in protocol.settings() if k in MODEL_SETTINGS}
     assert model_settings <= set(_accepted(family)), (benchmark, family, model_settings)
+
+
+def test_frames_left_to_a_model_that_names_none_must_be_given():
+    resolved = resolve_protocol("paper", "rtime", "pe-video", accepted=_accepted("pe-video"))
+    assert "num_frames" not in resolved.settings and "from_model" not in resolved.to_record()
+    with pytest.raises(ValueError, match=r"frame count of pe-video models .* \(--num-frames N\)"):
+        sampling_policy(resolved, seed=0)
+    given = resolve_protocol("paper", "rtime", "pe-video", {"num_frames": 5}, accepted=())
+    assert sampling_policy(given, seed=0).num_frames == 5
 
 
 @pytest.mark.parametrize("family", sorted(UNIFORM))
