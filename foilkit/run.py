@@ -321,6 +321,7 @@ def protocol_from_record(record: Mapping[str, Any]) -> ResolvedProtocol:
         overrides={name: dict(value) for name, value in (record.get("overrides") or {}).items()},
         reference=record.get("reference") or "",
         notes=record.get("notes") or "",
+        departures={name: dict(value) for name, value in (record.get("departures") or {}).items()},
     )
 
 

@@ -25,7 +25,9 @@ from foilkit.scorers.adapters import (
     EmbeddingAdapter,
     accepted_settings,
     adapter_class,
+    dtype_problem,
     load_adapter,
+    resolve_dtype,
 )
 from foilkit.scorers.cache import EmbeddingCache, default_cache_dir
 from foilkit.scorers.controls import check_control
@@ -43,7 +45,13 @@ from foilkit.scorers.plan import PLAN_COLUMNS, ScoringPlan, make_plan
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.record import hardware, now, package_versions
 from foilkit.scorers.store import ResultStore
-from foilkit.scorers.video import BACKENDS, SEEDED_POLICIES, SamplingPolicy, resolve_decoder
+from foilkit.scorers.video import (
+    BACKENDS,
+    SEEDED_POLICIES,
+    WINDOW_RULES,
+    SamplingPolicy,
+    resolve_decoder,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -63,9 +71,12 @@ class ScoreOptions:
     (video LLMs: ``likelihood`` or ``choice``), ``pooling`` (dual encoders, BLIP), ``reduction``
     (text and video LLMs: how token log-probabilities become a score), ``itm_output`` and
     ``first_token`` (BLIP: ``probability``/``logit``, ``cls``/``enc``), ``max_text_tokens``
-    (text truncation), ``revision``, ``trust_remote_code``, ``dtype`` (``auto``: bf16/fp16 on
-    GPU, fp32 on CPU), ``device``. Frames: ``num_frames``, ``sampling``, ``stride``,
-    ``target_fps``, ``max_frames``, ``normalized_fps``, ``decoder``, ``control``
+    (text truncation), ``preprocess`` (dual encoders: ``default`` or ``pil``), ``score_scale``
+    (dual encoders, X-CLIP: ``cosine`` or ``logit``), ``revision``, ``trust_remote_code``,
+    ``dtype`` (``auto``: the protocol's, e.g. ``paper``'s float16 where the reference ran in
+    it, else bf16/fp16 on GPU, fp32 on CPU), ``device``. Frames: ``num_frames``, ``sampling``,
+    ``stride``, ``target_fps``, ``max_frames``, ``normalized_fps``, ``window`` (``half-open`` or
+    ``read-video``), ``decoder``, ``control``
     (``reversed``, ``shuffled``, ``single``), ``seed`` (shuffled control, seeded sampling).
     Work: ``batch_size``, ``num_workers`` (decoding threads), ``out_dir`` (stream results and
     ``run.json`` there), ``resume``, ``cache_dir``, ``use_cache``, ``video_root`` (resolves
@@ -81,6 +92,8 @@ class ScoreOptions:
     itm_output: str | None = None
     first_token: str | None = None
     max_text_tokens: int | None = None
+    preprocess: str | None = None
+    score_scale: str | None = None
     revision: str | None = None
     trust_remote_code: bool = False
     dtype: str = "auto"
@@ -91,6 +104,7 @@ class ScoreOptions:
     target_fps: float | None = None
     max_frames: int | None = None
     normalized_fps: float | None = None
+    window: str | None = None
     decoder: str = "torchcodec"
     control: str | None = None
     seed: int = 0
@@ -112,11 +126,16 @@ class ScoreOptions:
             raise ValueError(f"num_workers must be >= 0, got {self.num_workers}")
         if self.protocol is not None and self.protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {self.protocol!r}; choose from {list(PROTOCOLS)}")
+        if self.window is not None and self.window not in WINDOW_RULES:
+            raise ValueError(
+                f"unknown window rule {self.window!r} (--window); choose from {list(WINDOW_RULES)}"
+            )
 
     def resolve(self, family: str, accepted: tuple[str, ...]) -> ResolvedProtocol:
         """The protocol's settings for ``family``, with the options given here over them."""
         name = self.protocol or ("paper" if self.benchmark is not None else "uniform")
         given = {key: getattr(self, key) for key in SETTINGS}
+        given["dtype"] = None if self.dtype == "auto" else self.dtype  # auto: not given
         return resolve_protocol(name, self.benchmark, family, given, accepted=accepted)
 
 
@@ -132,6 +151,35 @@ def sampling_policy(protocol: ResolvedProtocol, seed: int) -> SamplingPolicy:
         normalized_fps=settings.get("normalized_fps"),
         seed=seed if settings["sampling"] in SEEDED_POLICIES else None,
     )
+
+
+def _precision(protocol: ResolvedProtocol, device: Any) -> ResolvedProtocol:
+    """The protocol with a dtype its device can run.
+
+    A protocol's dtype (``paper``: the reference's float16) that the device cannot run falls
+    back to float32 as a recorded departure, warned about and shown in the report; a dtype the
+    user gave (``--dtype``) that the device cannot run is an error.
+    """
+    import torch
+
+    dtype = protocol.settings.get("dtype")
+    if dtype is None:
+        return protocol
+    device = torch.device(device)
+    problem = dtype_problem(resolve_dtype(dtype, device), device)
+    if problem is None:
+        return protocol
+    if "dtype" in protocol.overrides:
+        raise ValueError(f"dtype {dtype!r} (--dtype {dtype}): {problem}; pick another dtype")
+    logger.warning(
+        "the %s protocol runs %s in %s, which %s cannot run: scoring in float32 instead (%s)",
+        protocol.name,
+        protocol.family,
+        dtype,
+        device,
+        problem,
+    )
+    return protocol.with_departure("dtype", "float32", problem)
 
 
 def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | None = None) -> Any:
@@ -167,7 +215,9 @@ def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | N
     return dataset
 
 
-def _plan(dataset: Any, adapter: Adapter, video_root: str | None) -> ScoringPlan:
+def _plan(
+    dataset: Any, adapter: Adapter, video_root: str | None, window_rule: str = "half-open"
+) -> ScoringPlan:
     import datasets
 
     if adapter.needs_video and "video" not in dataset.column_names:
@@ -178,7 +228,9 @@ def _plan(dataset: Any, adapter: Adapter, video_root: str | None) -> ScoringPlan
     if isinstance(dataset.features.get("video"), datasets.Video):
         dataset = dataset.cast_column("video", datasets.Video(decode=False))
     rows = dataset.select_columns([c for c in PLAN_COLUMNS if c in dataset.column_names])
-    return make_plan(rows, needs_video=adapter.needs_video, video_root=video_root)
+    return make_plan(
+        rows, needs_video=adapter.needs_video, video_root=video_root, window_rule=window_rule
+    )
 
 
 def _identity(
@@ -283,16 +335,18 @@ def _run(
             "pool has none: use pooling 'mean' or 'mean-of-similarities'"
         )
     policy = sampling_policy(protocol, options.seed)
+    device = options.device or model_device(state)
+    protocol = _precision(protocol, device)
     adapter = load_adapter(
         model,
         adapter=family.name,
         revision=options.revision,
-        dtype=options.dtype,
-        device=options.device or model_device(state),
+        dtype=protocol.settings.get("dtype", "auto"),
+        device=device,
         trust_remote_code=options.trust_remote_code,
         **protocol.adapter_options(accepted_settings(family)),
     )
-    plan = _plan(data, adapter, options.video_root)
+    plan = _plan(data, adapter, options.video_root, protocol.settings.get("window", "half-open"))
     if pool:
         plan = plan.pooled()
     decoder, decoder_fallback = resolve_decoder(options.decoder)

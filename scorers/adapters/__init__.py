@@ -14,7 +14,13 @@ from typing import Any, TypeVar
 import torch
 
 from foilkit.registry import Lazy, Registry
-from foilkit.scorers.adapters.base import Adapter, EmbeddingAdapter, RequestAdapter, resolve_dtype
+from foilkit.scorers.adapters.base import (
+    Adapter,
+    EmbeddingAdapter,
+    RequestAdapter,
+    dtype_problem,
+    resolve_dtype,
+)
 
 #: Adapter name -> class. foilkit's own are declared here, in matching priority (specific
 #: families before the catch-all video LLM and causal LM adapters), by a lazy reference to the
@@ -156,5 +162,6 @@ __all__ = [
     "list_adapters",
     "load_adapter",
     "register_adapter",
+    "dtype_problem",
     "resolve_dtype",
 ]
