@@ -159,8 +159,8 @@ def test_text_lm_vilma_counts_pad_tokens_but_does_not_score_them(text_lms):
     (result,) = adapter.score([TextsRequest((text,))])
     assert result.details["num_input_tokens"] == (len(ids),)
     assert result.details["num_tokens"] == (len(ids) - 1 - ids[1:].count(adapter._ignored),)
-    assert result.scores[0] == pytest.approx(
-        math.exp(-result.details["logprob_sum"][0] / len(ids)), rel=1e-12
+    assert result.scores[0] == pytest.approx(  # run.py's arithmetic is the model's float32
+        math.exp(-result.details["logprob_sum"][0] / len(ids)), rel=1e-6
     )
     (reference,) = vilma_text_perplexities(path, [text], True)
     assert result.scores[0] == pytest.approx(reference, rel=1e-5)
