@@ -169,14 +169,25 @@ def _redirect_pretrained(monkeypatch, module, path: str, *names: str) -> None:
 SHORT_WINDOWS = [("coin", 1.0, 1.2), ("coin", 2.0, 2.2), ("rareact", 3.0, 3.2)]
 
 
-def test_vilma_xclip_paper_scores_are_run_xclips_logits(videos, tmp_path, monkeypatch, tiny_model):
-    """run_xclip.py's ``logits_per_video`` (float16) and foilkit's ViLMA X-CLIP scores under
-    ``paper`` are the same numbers: read-video windows, float16, logit units."""
+@pytest.mark.parametrize(
+    ("script", "model", "units"),
+    [
+        ("models.video.run_xclip", "xclip", "logit"),  # logits_per_video
+        ("models.image.run_clip", "clip", None),  # softmax over texts, mean over frames
+    ],
+)
+def test_vilma_paper_scores_are_the_scripts(
+    videos, tmp_path, monkeypatch, tiny_model, script, model, units
+):
+    """ViLMA's run_xclip.py / run_clip.py (float16) and foilkit's scores under ``paper`` are the
+    same numbers: read-video windows, float16, the script's units."""
+    import datasets
+
     import foilkit
 
-    path = tiny_model("xclip")
-    run_xclip = vilma_module("models.video.run_xclip")
-    _redirect_pretrained(monkeypatch, run_xclip, path, "AutoModel", "AutoProcessor")
+    path = tiny_model(model)
+    module = vilma_module(script)
+    _redirect_pretrained(monkeypatch, module, path, "AutoModel", "AutoProcessor")
     texts = [
         ("a man walks to the left", ["a man walks to the right", "a man runs"]),
         ("the ball rolls down", ["the ball rolls up"]),
@@ -186,34 +197,23 @@ def test_vilma_xclip_paper_scores_are_run_xclips_logits(videos, tmp_path, monkey
     for (name, start, end), (caption, foils) in zip(SHORT_WINDOWS, texts):
         key = f"{name}-{start}"
         items[key] = {**_vilma_item(name, start, end), "caption": caption, "foils": foils}
+        video = str(videos / f"{name}.mp4")
         rows.append(
-            {
-                "id": key,
-                "video": str(videos / f"{name}.mp4"),
-                "start": start,
-                "end": end,
-                "time_unit": "sec",
-                "caption": caption,
-                "foils": foils,
-            }
+            {"id": key, "video": video, "start": start, "end": end, "time_unit": "sec"}
+            | {"caption": caption, "foils": foils}
         )
     annotations, output = tmp_path / "items.json", tmp_path / "scores.json"
     annotations.write_text(json.dumps(items))
     args = ["-i", str(annotations), "-o", str(output), "--youtube-dir", str(videos)]
-    run_xclip.main.main([*args, "--device", "cpu", "--num-workers", "0"], standalone_mode=False)
+    module.main.main([*args, "--device", "cpu", "--num-workers", "0"], standalone_mode=False)
     reference = json.loads(output.read_text())
 
-    import datasets
-
-    scored = foilkit.score(
-        path,
-        datasets.Dataset.from_list(rows),
-        benchmark="vilma",
-        out_dir=str(tmp_path / "run"),
-        **RUN,
-    )
-    run = json.loads((tmp_path / "run" / "run.json").read_text())
-    assert run["dtype"] == "float16" and run["protocol"]["settings"]["score_scale"] == "logit"
+    out = tmp_path / "run"
+    dataset = datasets.Dataset.from_list(rows)
+    scored = foilkit.score(path, dataset, benchmark="vilma", out_dir=str(out), **RUN)
+    run = json.loads((out / "run.json").read_text())
+    assert run["dtype"] == "float16"
+    assert run["protocol"]["settings"].get("score_scale") == units
     for row in scored:
         expected = reference[row["id"]]["scores"]
         ours = [row["caption_score"], *row["foil_scores"]]
