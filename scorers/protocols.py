@@ -338,7 +338,9 @@ class ResolvedProtocol:
         }
 
     def to_record(self) -> dict[str, Any]:
-        return {
+        """A JSON-serialisable record (``departures`` only when there are some, so records of
+        runs that followed their protocol read as they always have)."""
+        record = {
             "name": self.name,
             "benchmark": self.benchmark,
             "family": self.family,
@@ -346,8 +348,10 @@ class ResolvedProtocol:
             "overrides": {name: dict(value) for name, value in self.overrides.items()},
             "reference": self.reference,
             "notes": self.notes,
-            "departures": {name: dict(value) for name, value in self.departures.items()},
         }
+        if self.departures:
+            record["departures"] = {name: dict(value) for name, value in self.departures.items()}
+        return record
 
 
 def resolve_protocol(

@@ -296,7 +296,11 @@ def _normalized_window(first: int, last: int, fps: float, rate: float | None) ->
     ViLMA's usual windows), otherwise the count can differ from ViLMA's by one frame at either
     end. ViLMA's whole-video items (no end) and frame-unit (``pts``) windows have no frame at
     ``end``, so there foilkit counts one frame more than ViLMA: only the range of the random end
-    point is one frame longer, as the window's last frame is never in a drawn clip.
+    point is one frame longer, as the window's last frame is never in a drawn clip. Under the
+    ``read-video`` window rule (``VideoView.window_rule``), ``first``/``last`` are already the
+    frames ``read_video`` returns from the source video, so this count can be one normalised
+    frame longer than ViLMA's; ViLMA itself normalises only QUVA, whose 30 fps copies the user
+    supplies, so its paper protocol leaves ``normalized_fps`` unset.
     """
     if rate is None:
         return first, last - first + 1
