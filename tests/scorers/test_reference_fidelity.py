@@ -9,8 +9,9 @@ shims it documents) and foilkit on the same videos, frames and tiny models:
   ``paper``: same frames, float16, ``logits_per_video`` units;
 * ViLMA's text-only script (``models/text/run.py``, GPT-2 in float16) against foilkit's text LM
   under ``paper``, ties included;
-* VITATECS' CLIP4Clip preprocessing (``dataloaders/rawvideo_util.py``,
-  ``RawVideoExtractorDecord``'s PIL bicubic transform) against foilkit's dual encoder pixels.
+* VITATECS' CLIP4Clip frames and preprocessing (``dataloaders/rawvideo_util.py``,
+  ``RawVideoExtractorDecord`` with decord and its PIL bicubic transform) against foilkit's dual
+  encoder pixels; CLIP4Clip's ``logit_scale * cosine`` units.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from references import vilma_module, vitatecs_module
 from foilkit.scorers.adapters.dual_encoder import DualEncoderAdapter
 from foilkit.scorers.plan import make_plan
 from foilkit.scorers.protocols import PAPER, resolve_protocol
-from foilkit.scorers.video import decode_views, probe, sampling_key, window_frames
+from foilkit.scorers.video import VideoView, decode_views, probe, sampling_key, window_frames
 from foilkit.scorers.video.sampling import SamplingPolicy, _view_generator
 from foilkit.synthetic.videos import _encode
 
@@ -333,3 +334,29 @@ def test_vitatecs_paper_scores_are_clip4clips_logits(tiny_model):
         logit.similarity(view, texts), scale * cosine.similarity(view, texts)
     )
     assert scale != 1.0
+
+
+@pytest.mark.parametrize("fps", [Fraction(30000, 1001), Fraction(25)], ids=["29.97", "25"])
+def test_vitatecs_paper_pixels_are_raw_video_extractor_decords(tmp_path, tiny_model, fps):
+    """End to end: RawVideoExtractorDecord's ``get_video_data`` (decord's frames at
+    ``--feature_framerate 1``, its PIL transform) equals foilkit's paper frames (``int-fps``,
+    torchcodec) through its paper preprocessing, pixel for pixel; the torch-backend default
+    does not."""
+    from foilkit.scorers.api import sampling_policy
+
+    rawvideo_util = vitatecs_module("dataloaders.rawvideo_util")
+    video = _noise_video(tmp_path / "clip.mp4", 6, fps, seed=4)
+    family = DualEncoderAdapter.options
+    protocol = resolve_protocol("paper", "vitatecs", "dual-encoder", accepted=family)
+    adapter = DualEncoderAdapter(
+        tiny_model("clip"), dtype=torch.float32, **protocol.adapter_options(family)
+    )
+    size = adapter.image_processor.crop_size["height"]
+    extractor = rawvideo_util.RawVideoExtractorDecord(framerate=1, size=size)
+    reference = extractor.get_video_data(str(video))["video"]
+    (decoded,) = decode_views([VideoView(str(video))], sampling_policy(protocol, seed=0))
+    ours = adapter.image_processor(images=list(decoded.frames), return_tensors="pt")
+    assert torch.equal(ours["pixel_values"], reference)
+    default = DualEncoderAdapter(tiny_model("clip"), dtype=torch.float32).image_processor
+    torch_backend = default(images=list(decoded.frames), return_tensors="pt")["pixel_values"]
+    assert not torch.equal(torch_backend, reference)
