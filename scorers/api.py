@@ -153,12 +153,12 @@ def sampling_policy(protocol: ResolvedProtocol, seed: int) -> SamplingPolicy:
     )
 
 
-def _precision(protocol: ResolvedProtocol, device: Any) -> ResolvedProtocol:
+def _precision(protocol: ResolvedProtocol, device: Any, given: bool) -> ResolvedProtocol:
     """The protocol with a dtype its device can run.
 
     A protocol's dtype (``paper``: the reference's float16) that the device cannot run falls
     back to float32 as a recorded departure, warned about and shown in the report; a dtype the
-    user gave (``--dtype``) that the device cannot run is an error.
+    user gave (``given``: ``--dtype``) that the device cannot run is an error.
     """
     import torch
 
@@ -169,7 +169,7 @@ def _precision(protocol: ResolvedProtocol, device: Any) -> ResolvedProtocol:
     problem = dtype_problem(resolve_dtype(dtype, device), device)
     if problem is None:
         return protocol
-    if "dtype" in protocol.overrides:
+    if given:
         raise ValueError(f"dtype {dtype!r} (--dtype {dtype}): {problem}; pick another dtype")
     logger.warning(
         "the %s protocol runs %s in %s, which %s cannot run: scoring in float32 instead (%s)",
@@ -336,7 +336,7 @@ def _run(
         )
     policy = sampling_policy(protocol, options.seed)
     device = options.device or model_device(state)
-    protocol = _precision(protocol, device)
+    protocol = _precision(protocol, device, given=options.dtype != "auto")
     adapter = load_adapter(
         model,
         adapter=family.name,

@@ -390,7 +390,9 @@ def resolve_protocol(
                 f"the {family} adapter takes no {key!r} option (it takes "
                 f"{list(accepted) or 'none'})"
             )
-        if settings.get(key) != value:
+        # a load setting the protocol leaves to foilkit (no reference dtype) is no departure
+        declared = key not in LOAD_SETTINGS or key in settings
+        if declared and settings.get(key) != value:
             recorded[key] = {"protocol": settings.get(key), "given": value}
         settings[key] = value
     if "sampling" in recorded:

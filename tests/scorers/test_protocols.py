@@ -299,3 +299,10 @@ def test_vilma_paper_reads_windows_as_read_video_and_pts_windows_as_slices(tmp_p
     assert window_frames(
         half_open.views[half_open.rows[0].view], VideoMetadata(600, 25.0, 24.0, 64, 48)
     ) == (250, 499)
+
+
+def test_a_dtype_is_an_override_only_where_the_protocol_declares_one():
+    paper = resolve_protocol("paper", "vilma", "text-lm", {"dtype": "float32"}, accepted=())
+    assert paper.overrides == {"dtype": {"protocol": "float16", "given": "float32"}}
+    uniform = resolve_protocol("uniform", "vilma", "text-lm", {"dtype": "float32"}, accepted=())
+    assert uniform.overrides == {} and uniform.settings["dtype"] == "float32"
