@@ -99,6 +99,31 @@ ensure_tokenizers() {
   echo "$TOKENIZER_PACKAGES" > "$stamp"
 }
 
+# torchvision 0.14.1's pure-Python io/video.py (the read_video ViLMA's code calls; torchvision
+# 0.29 has none), extracted from its wheel on PyPI for tests/scorers/test_reference_fidelity.py,
+# which skips cleanly without it. Only that file is kept; nothing is installed.
+REFERENCE_TORCHVISION=0.14.1
+ensure_reference_shims() {
+  local dest="$VENV/share/foilkit-references/torchvision-$REFERENCE_TORCHVISION" tmp
+  if [ -f "$dest/video.py" ]; then return; fi
+  echo "==> fetching torchvision $REFERENCE_TORCHVISION's io/video.py for the reference-fidelity tests"
+  tmp=$(mktemp -d)
+  if "$VENV/bin/python" -m pip download -q --no-deps --only-binary=:all: --python-version 3.10 \
+      --platform manylinux1_x86_64 -d "$tmp" "torchvision==$REFERENCE_TORCHVISION" >/dev/null 2>&1; then
+    mkdir -p "$dest"
+    "$VENV/bin/python" - "$tmp" "$dest" <<'PY'
+import sys, zipfile, pathlib
+wheel = next(pathlib.Path(sys.argv[1]).glob("torchvision-*.whl"))
+with zipfile.ZipFile(wheel) as archive:
+    data = archive.read("torchvision/io/video.py")
+(pathlib.Path(sys.argv[2]) / "video.py").write_bytes(data)
+PY
+  else
+    echo "note: could not fetch torchvision $REFERENCE_TORCHVISION; ViLMA's reference-fidelity tests will be skipped" >&2
+  fi
+  rm -rf "$tmp"
+}
+
 # The style checks: ruff's format, then its lint rules (pyproject.toml's [tool.ruff]).
 run_lint() {
   "$VENV/bin/ruff" format --check --quiet . || { echo "ruff format: run '.venv/bin/ruff format .'" >&2; return 1; }
@@ -113,7 +138,7 @@ case "${1:-}" in
   lint)
     shift; ensure_venv; run_lint ;;
   test)
-    shift; ensure_ffmpeg; ensure_venv; ensure_tokenizers; ensure_chromium
+    shift; ensure_ffmpeg; ensure_venv; ensure_tokenizers; ensure_reference_shims; ensure_chromium
     # The whole suite (no pytest options, as the README and CI run it) starts with the style
     # checks; the import-layer contract is a test (tests/test_import_contract.py).
     if [ $# -eq 0 ]; then run_lint || exit 1; fi

@@ -282,6 +282,14 @@ def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
             for name, value in protocol.overrides.items()
         )
         lines.append(f"Overridden by the user (these numbers depart from the protocol): {changed}.")
+    if protocol.departures:
+        departed = ", ".join(
+            f"{setting_label(name)} `{value['protocol']}` -> `{value['used']}` ({value['why']})"
+            for name, value in protocol.departures.items()
+        )
+        lines.append(
+            f"Not followed on this device (these numbers depart from the protocol): {departed}."
+        )
     return [" ".join(lines), ""]
 
 

@@ -373,6 +373,7 @@ def protocol_from_record(record: Mapping[str, Any]) -> ResolvedProtocol:
         reference=record.get("reference") or "",
         notes=record.get("notes") or "",
         from_model=dict(record.get("from_model") or {}),
+        departures={name: dict(value) for name, value in (record.get("departures") or {}).items()},
     )
 
 

@@ -26,7 +26,9 @@ from foilkit.scorers.adapters import (
     EmbeddingAdapter,
     accepted_settings,
     adapter_class,
+    dtype_problem,
     load_adapter,
+    resolve_dtype,
 )
 from foilkit.scorers.cache import EmbeddingCache, default_cache_dir
 from foilkit.scorers.controls import check_control
@@ -54,6 +56,7 @@ from foilkit.scorers.video import (
     BACKENDS,
     MAX_DECODE_PIXELS,
     SEEDED_POLICIES,
+    WINDOW_RULES,
     SamplingPolicy,
     resolve_decoder,
 )
@@ -76,16 +79,19 @@ class ScoreOptions:
     (video LLMs: ``likelihood`` or ``choice``), ``pooling`` (dual encoders, BLIP), ``reduction``
     (text and video LLMs: how token log-probabilities become a score), ``itm_output`` and
     ``first_token`` (BLIP: ``probability``/``logit``, ``cls``/``enc``), ``max_text_tokens``
-    (text truncation), ``revision``, ``trust_remote_code``, ``dtype`` (``auto``: bf16/fp16 on
-    GPU, fp32 on CPU), ``device``. Models larger than one device (see
+    (text truncation), ``preprocess`` (dual encoders: ``default`` or ``pil``), ``score_scale``
+    (dual encoders, X-CLIP: ``cosine`` or ``logit``), ``revision``, ``trust_remote_code``,
+    ``dtype`` (``auto``: the protocol's, e.g. ``paper``'s float16 where the reference ran in
+    it, else bf16/fp16 on GPU, fp32 on CPU), ``device``. Models larger than one device (see
     :mod:`foilkit.scorers.placement`): ``device_map`` (``auto``, ``balanced``,
     ``balanced_low_0``, ``sequential``), ``max_memory`` (``"0=70GiB,1=70GiB,cpu=200GiB"`` or a
     dict), ``offload_folder`` (where layers beyond ``max_memory`` go), ``gpus_per_replica`` (each
     process of ``accelerate launch`` a replica on that many GPUs of its node). Frames:
     ``num_frames``, ``sampling``, ``stride``, ``target_fps``, ``max_frames``,
-    ``normalized_fps``, ``decoder``, ``max_decode_pixels`` (frames of more pixels are scaled down
-    while decoding, aspect kept; default 3840 x 2160), ``control`` (``reversed``, ``shuffled``,
-    ``single``), ``seed`` (shuffled control, seeded sampling).
+    ``normalized_fps``, ``window`` (``half-open`` or ``read-video``), ``decoder``,
+    ``max_decode_pixels`` (frames of more pixels are scaled down while decoding, aspect kept;
+    default 3840 x 2160), ``control`` (``reversed``, ``shuffled``, ``single``), ``seed``
+    (shuffled control, seeded sampling).
     Work: ``batch_size``, ``num_workers`` (decoding threads), ``out_dir`` (stream results and
     ``run.json`` there), ``resume``, ``cache_dir``, ``use_cache``, ``video_root`` (resolves
     relative video paths), ``split``, ``progress``.
@@ -100,6 +106,8 @@ class ScoreOptions:
     itm_output: str | None = None
     first_token: str | None = None
     max_text_tokens: int | None = None
+    preprocess: str | None = None
+    score_scale: str | None = None
     revision: str | None = None
     trust_remote_code: bool = False
     dtype: str = "auto"
@@ -114,6 +122,7 @@ class ScoreOptions:
     target_fps: float | None = None
     max_frames: int | None = None
     normalized_fps: float | None = None
+    window: str | None = None
     decoder: str = "torchcodec"
     max_decode_pixels: int = MAX_DECODE_PIXELS
     control: str | None = None
@@ -152,6 +161,10 @@ class ScoreOptions:
             self.gpus_per_replica,
             self.device,
         )
+        if self.window is not None and self.window not in WINDOW_RULES:
+            raise ValueError(
+                f"unknown window rule {self.window!r} (--window); choose from {list(WINDOW_RULES)}"
+            )
 
     def resolve(
         self,
@@ -163,6 +176,7 @@ class ScoreOptions:
         (``native``: what the model itself fixes, for what the protocol leaves to it)."""
         name = self.protocol or ("paper" if self.benchmark is not None else "uniform")
         given = {key: getattr(self, key) for key in SETTINGS}
+        given["dtype"] = None if self.dtype == "auto" else self.dtype  # auto: not given
         return resolve_protocol(
             name, self.benchmark, family, given, accepted=accepted, native=native
         )
@@ -185,6 +199,35 @@ def sampling_policy(protocol: ResolvedProtocol, seed: int) -> SamplingPolicy:
         normalized_fps=settings.get("normalized_fps"),
         seed=seed if settings["sampling"] in SEEDED_POLICIES else None,
     )
+
+
+def _precision(protocol: ResolvedProtocol, device: Any, given: bool) -> ResolvedProtocol:
+    """The protocol with a dtype its device can run.
+
+    A protocol's dtype (``paper``: the reference's float16) that the device cannot run falls
+    back to float32 as a recorded departure, warned about and shown in the report; a dtype the
+    user gave (``given``: ``--dtype``) that the device cannot run is an error.
+    """
+    import torch
+
+    dtype = protocol.settings.get("dtype")
+    if dtype is None:
+        return protocol
+    device = torch.device(device)
+    problem = dtype_problem(resolve_dtype(dtype, device), device)
+    if problem is None:
+        return protocol
+    if given:
+        raise ValueError(f"dtype {dtype!r} (--dtype {dtype}): {problem}; pick another dtype")
+    logger.warning(
+        "the %s protocol runs %s in %s, which %s cannot run: scoring in float32 instead (%s)",
+        protocol.name,
+        protocol.family,
+        dtype,
+        device,
+        problem,
+    )
+    return protocol.with_departure("dtype", "float32", problem)
 
 
 def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | None = None) -> Any:
@@ -220,7 +263,9 @@ def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | N
     return dataset
 
 
-def _plan(dataset: Any, adapter: Adapter, video_root: str | None) -> ScoringPlan:
+def _plan(
+    dataset: Any, adapter: Adapter, video_root: str | None, window_rule: str = "half-open"
+) -> ScoringPlan:
     import datasets
 
     if adapter.needs_video and "video" not in dataset.column_names:
@@ -231,7 +276,9 @@ def _plan(dataset: Any, adapter: Adapter, video_root: str | None) -> ScoringPlan
     if isinstance(dataset.features.get("video"), datasets.Video):
         dataset = dataset.cast_column("video", datasets.Video(decode=False))
     rows = dataset.select_columns([c for c in PLAN_COLUMNS if c in dataset.column_names])
-    return make_plan(rows, needs_video=adapter.needs_video, video_root=video_root)
+    return make_plan(
+        rows, needs_video=adapter.needs_video, video_root=video_root, window_rule=window_rule
+    )
 
 
 def _identity(
@@ -388,17 +435,19 @@ def _run(
     policy = sampling_policy(protocol, options.seed)
     placement = _placement(options, state)
     device = placement.first_device if placement is not None else options.device
+    device = device or model_device(state)
+    protocol = _precision(protocol, device, given=options.dtype != "auto")
     adapter = load_adapter(
         model,
         adapter=family.name,
         revision=options.revision,
-        dtype=options.dtype,
-        device=device or model_device(state),
+        dtype=protocol.settings.get("dtype", "auto"),
+        device=device,
         trust_remote_code=options.trust_remote_code,
         placement=placement,
         **protocol.adapter_options(accepted_settings(family)),
     )
-    plan = _plan(data, adapter, options.video_root)
+    plan = _plan(data, adapter, options.video_root, protocol.settings.get("window", "half-open"))
     if pool:
         plan = plan.pooled()
     decoder, decoder_fallback = resolve_decoder(options.decoder)

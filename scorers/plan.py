@@ -20,9 +20,14 @@ TEXT_GROUPS = {
     "main": ("caption", "foils"),
     "proficiency": ("proficiency_caption", "proficiency_foils"),
 }
-PLAN_COLUMNS = ("id", "video", "start", "end", "reversed") + tuple(
+PLAN_COLUMNS = ("id", "video", "start", "end", "reversed", "time_unit") + tuple(
     c for pair in TEXT_GROUPS.values() for c in pair
 )
+#: A row whose ``time_unit`` is one of these gave its window as frame indices (ViLMA's Action
+#: Counting Easy, ``pts`` = frames of the 30 fps QUVA copies): ViLMA slices those frames
+#: ``[start, end)`` rather than calling ``read_video``, so the window stays half-open whatever
+#: rule the protocol names.
+FRAME_INDEX_UNITS = ("pts",)
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,8 @@ def view_key(view: VideoView, source_key: str | None = None) -> str:
     """A stable name for a view: its file (or bytes hash), window and direction; ``source_key``
     names the video instead of ``view.source_key`` (e.g. its content hash)."""
     window = "" if view.start is None and view.end is None else f"@{view.start}-{view.end}"
+    if window and view.window_rule != "half-open":
+        window += f"[{view.window_rule}]"
     return f"{source_key or view.source_key}{window}{':reversed' if view.reversed else ''}"
 
 
@@ -151,9 +158,11 @@ def make_plan(
     *,
     needs_video: bool = True,
     video_root: str | os.PathLike | None = None,
+    window_rule: str = "half-open",
 ) -> ScoringPlan:
     """Plan rows in the canonical schema (``id``, ``video``, ``start``, ``end``, ``reversed``,
-    texts)."""
+    texts); ``window_rule`` (:data:`foilkit.scorers.video.WINDOW_RULES`) turns windows into
+    frames, except for rows whose ``time_unit`` indexes frames (:data:`FRAME_INDEX_UNITS`)."""
     planned: list[PlannedRow] = []
     views: dict[str, VideoView] = {}
     units: dict[str, DecodeUnit] = {}
@@ -182,8 +191,9 @@ def make_plan(
             planned.append(PlannedRow(index, row_id, None, groups, error))
             lone.append(DecodeUnit(None, [], [index]))
             continue
+        rule = "half-open" if row.get("time_unit") in FRAME_INDEX_UNITS else window_rule
         view = VideoView(
-            source, row.get("start"), row.get("end"), bool(row.get("reversed") or False)
+            source, row.get("start"), row.get("end"), bool(row.get("reversed") or False), rule
         )
         key = view_key(view)
         views.setdefault(key, view)

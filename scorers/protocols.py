@@ -30,9 +30,28 @@ PROTOCOLS = ("paper", "uniform")
 #: The settings a protocol fixes, in the order records show them. Frame settings apply to
 #: every family that sees video; the others go to the adapter as constructor options, only to
 #: the families that take them (``Adapter.options``).
-FRAME_SETTINGS = ("sampling", "num_frames", "stride", "target_fps", "max_frames", "normalized_fps")
-MODEL_SETTINGS = ("mode", "pooling", "reduction", "itm_output", "first_token", "max_text_tokens")
-SETTINGS = FRAME_SETTINGS + MODEL_SETTINGS
+FRAME_SETTINGS = (
+    "sampling",
+    "num_frames",
+    "stride",
+    "target_fps",
+    "max_frames",
+    "normalized_fps",
+    "window",
+)
+MODEL_SETTINGS = (
+    "mode",
+    "pooling",
+    "reduction",
+    "itm_output",
+    "first_token",
+    "max_text_tokens",
+    "preprocess",
+    "score_scale",
+)
+#: Settings of how the model is loaded, for every family: the weights' dtype.
+LOAD_SETTINGS = ("dtype",)
+SETTINGS = FRAME_SETTINGS + MODEL_SETTINGS + LOAD_SETTINGS
 
 
 def setting_label(name: str) -> str:
@@ -48,10 +67,15 @@ class Protocol:
         sampling, num_frames, stride, target_fps, max_frames, normalized_fps: the frame sampling
             policy (:class:`foilkit.scorers.video.SamplingPolicy`); ``num_frames=None`` leaves
             the count to the model (its ``native_settings``: a video encoder's own frame count).
-        mode, pooling, reduction, itm_output, first_token, max_text_tokens: adapter options
-            (video-LLM mode; pooling of frames or candidates; how token log-probabilities become
-            a score; BLIP's ITM output and first text token; text truncation). ``None`` leaves
-            the adapter's own default.
+        window: how a window in seconds becomes frames
+            (:data:`foilkit.scorers.video.WINDOW_RULES`; ``None``: ``half-open``).
+        mode, pooling, reduction, itm_output, first_token, max_text_tokens, preprocess,
+            score_scale: adapter options (video-LLM mode; pooling of frames or candidates; how
+            token log-probabilities become a score; BLIP's ITM output and first text token; text
+            truncation; the image preprocessing; ``cosine`` or the reference's ``logit`` =
+            logit_scale x cosine). ``None`` leaves the adapter's own default.
+        dtype: the weights' dtype the reference ran in (``None``: foilkit's ``auto``); a device
+            that cannot run it falls back to float32, said in the run record and the report.
         reference: the published file(s) this protocol reproduces (repository@commit path).
         notes: how foilkit departs from the reference, or why no reference exists.
     """
@@ -68,6 +92,10 @@ class Protocol:
     itm_output: str | None = None
     first_token: str | None = None
     max_text_tokens: int | None = None
+    preprocess: str | None = None
+    score_scale: str | None = None
+    window: str | None = None
+    dtype: str | None = None
     reference: str = ""
     notes: str = ""
 
@@ -135,9 +163,13 @@ _paper(
         max_frames=12,
         pooling="mean",
         max_text_tokens=32,
+        preprocess="pil",
+        score_scale="logit",
+        dtype="float16",
         reference=f"{VITATECS_REPO} X-CLIP/eval_vitatecs.sh (--max_frames 12 --feature_framerate 1 "
-        "--slice_framepos 2 --max_words 32 --sim_header meanP), dataloaders/rawvideo_util.py, "
-        "dataloaders/dataloader_vitatecs.py, modules/modeling.py (meanP)",
+        "--slice_framepos 2 --max_words 32 --sim_header meanP), dataloaders/rawvideo_util.py "
+        "(PIL bicubic resize), dataloaders/dataloader_vitatecs.py, modules/modeling.py (meanP, "
+        "logit_scale x cosine), modules/module_clip.py (fp16 weights)",
         notes="VITATECS runs CLIP4Clip-meanP (CLIP fine-tuned on MSR-VTT; its Table 3 reports the "
         "seqTransf variant, the published script meanP); the reference zero-fills and masks "
         "frames a short clip lacks, foilkit averages the frames that exist (the same mean)",
@@ -156,7 +188,7 @@ _paper(
     "vitatecs",
     "blip-itm",
     Protocol(
-        sampling="segment-start",
+        sampling="segment-step",
         num_frames=8,
         pooling="joined-frames",
         itm_output="logit",
@@ -187,7 +219,18 @@ _paper(
 _paper("vitatecs", "text-lm", _unpublished("vitatecs", "text-lm", "no text-only baseline"))
 
 # ViLMA: one data loader (vl_bench/data.py Dataset_v2) for CLIP and X-CLIP, argmax decisions.
-_VILMA_FRAMES = {"sampling": "random-consecutive", "num_frames": 8}
+_VILMA_FRAMES = {
+    "sampling": "random-consecutive",
+    "num_frames": 8,
+    "window": "read-video",
+    "dtype": "float16",
+}
+# normalized_fps stays unset on purpose: ViLMA reads only QUVA from bin/normalize_fps' 30 fps
+# copies (vl_bench/data.py, quva_dir/normalized_videos) and every other source at its own rate.
+_VILMA_QUVA = (
+    "; QUVA (counting) videos must be the 30 fps copies of bin/normalize_fps, which is the only "
+    "source ViLMA normalises (normalized_fps is left unset: it would resample every video)"
+)
 _VILMA_DRAWS = (
     "the reference draws each window's end from one np.random stream in dataset "
     "order (not reproducible with its DataLoader workers); foilkit draws it per view "
@@ -201,8 +244,7 @@ _paper(
         pooling="softmax-mean",
         reference=f"{VILMA_REPO} models/image/run_clip.py, vl_bench/data.py (Dataset_v2, "
         "sample_frame_indices)",
-        notes=_VILMA_DRAWS
-        + "; QUVA (counting) videos must be the 30 fps copies of bin/normalize_fps",
+        notes=_VILMA_DRAWS + _VILMA_QUVA,
     ),
 )
 _paper(
@@ -210,9 +252,10 @@ _paper(
     "xclip",
     Protocol(
         **_VILMA_FRAMES,
-        reference=f"{VILMA_REPO} models/video/run_xclip.py, vl_bench/data.py (Dataset_v2)",
-        notes=_VILMA_DRAWS + "; the reference ranks by logits_per_video, foilkit by the cosine "
-        "behind it (the same order)",
+        score_scale="logit",
+        reference=f"{VILMA_REPO} models/video/run_xclip.py (logits_per_video), vl_bench/data.py "
+        "(Dataset_v2)",
+        notes=_VILMA_DRAWS + _VILMA_QUVA,
     ),
 )
 _paper("vilma", "blip-itm", _unpublished("vilma", "blip-itm", "its image-text model is BLIP-2"))
@@ -222,7 +265,8 @@ _paper(
     "text-lm",
     Protocol(
         reduction="vilma",
-        reference=f"{VILMA_REPO} models/text/run.py (GPT-2, OPT)",
+        dtype="float16",
+        reference=f"{VILMA_REPO} models/text/run.py (GPT-2, OPT, .half())",
         notes="perplexity = exp(summed token NLL / all input tokens, BOS included), as the "
         "reference",
     ),
@@ -318,6 +362,18 @@ class ResolvedProtocol:
     notes: str = ""
     #: settings the protocol left to the model, as the model fixes them (its ``native_settings``)
     from_model: Mapping[str, Any] = field(default_factory=dict)
+    #: Settings this run could not follow on its device, each ``{"protocol", "used", "why"}``
+    #: (e.g. float16 where the device cannot run it): said in the record and the report.
+    departures: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    def with_departure(self, name: str, used: Any, why: str) -> ResolvedProtocol:
+        """This protocol, with setting ``name`` run as ``used`` instead, for the reason ``why``."""
+        departure = {"protocol": self.settings.get(name), "used": used, "why": why}
+        return replace(
+            self,
+            settings={**self.settings, name: used},
+            departures={**self.departures, name: departure},
+        )
 
     def adapter_options(self, accepted: tuple[str, ...]) -> dict[str, Any]:
         """The model settings the adapter takes as constructor options."""
@@ -328,7 +384,9 @@ class ResolvedProtocol:
         }
 
     def to_record(self) -> dict[str, Any]:
-        return {
+        """A JSON-serialisable record (``departures`` only when there are some, so records of
+        runs that followed their protocol read as they always have)."""
+        record = {
             "name": self.name,
             "benchmark": self.benchmark,
             "family": self.family,
@@ -338,6 +396,9 @@ class ResolvedProtocol:
             "notes": self.notes,
             **({"from_model": dict(self.from_model)} if self.from_model else {}),
         }
+        if self.departures:
+            record["departures"] = {name: dict(value) for name, value in self.departures.items()}
+        return record
 
 
 def resolve_protocol(
@@ -367,7 +428,7 @@ def resolve_protocol(
     settings = {
         key: value
         for key, value in protocol.settings().items()
-        if key in FRAME_SETTINGS or key in accepted
+        if key in FRAME_SETTINGS or key in LOAD_SETTINGS or key in accepted
     }
     from_model = {
         key: value
@@ -386,12 +447,14 @@ def resolve_protocol(
                 f"the {family} adapter takes no {key!r} option (it takes "
                 f"{list(accepted) or 'none'})"
             )
-        if settings.get(key) != value:
+        # a load setting the protocol leaves to foilkit (no reference dtype) is no departure
+        declared = key not in LOAD_SETTINGS or key in settings
+        if declared and settings.get(key) != value:
             recorded[key] = {"protocol": settings.get(key), "given": value}
         settings[key] = value
     if "sampling" in recorded:
         # the protocol's policy parameters do not carry over to another policy
-        for key in FRAME_SETTINGS[2:]:
+        for key in ("stride", "target_fps", "max_frames", "normalized_fps"):
             if key not in recorded:
                 settings.pop(key, None)
     return ResolvedProtocol(
@@ -416,6 +479,7 @@ def list_protocols() -> list[dict[str, Any]]:
 __all__ = [
     "PAPER",
     "PROTOCOLS",
+    "LOAD_SETTINGS",
     "SETTINGS",
     "UNIFORM",
     "Protocol",

@@ -75,6 +75,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--first-token", help="BLIP: cls (HF's first text token) or enc (BLIP's [ENC] for ITM)"
     )
     model.add_argument("--max-text-tokens", type=int, help="truncate texts to this many tokens")
+    model.add_argument(
+        "--preprocess",
+        help="dual encoders: default (the checkpoint's image processor) or pil (its PIL "
+        "backend: VITATECS' PIL bicubic resize)",
+    )
+    model.add_argument(
+        "--score-scale",
+        help="dual encoders, X-CLIP: cosine, or logit (logit_scale x cosine, as CLIP4Clip and "
+        "X-CLIP report)",
+    )
     model.add_argument("--revision", help="model revision (branch, tag or commit)")
     model.add_argument(
         "--trust-remote-code", action="store_true", help="allow the model's own code to run"
@@ -82,8 +92,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     model.add_argument(
         "--dtype",
         default="auto",
-        help="auto (bf16/fp16 on GPU, fp32 on CPU), float32, bfloat16, float16 "
-        "(default: %(default)s)",
+        help="auto (the protocol's: paper runs float16 where the reference did; else bf16/fp16 "
+        "on GPU, fp32 on CPU), float32, bfloat16, float16 (default: %(default)s)",
     )
     model.add_argument("--device", help="default: the process's accelerator, else CPU")
     add_placement(model)
@@ -98,7 +108,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     frames.add_argument(
         "--sampling",
         help="frame sampling policy (default: the protocol's): uniform, segment-middle, "
-        "segment-start, consecutive, random-consecutive, fps or int-fps",
+        "segment-start, segment-step, consecutive, random-consecutive, fps or int-fps",
+    )
+    frames.add_argument(
+        "--window",
+        help="how a window in seconds becomes frames: half-open ([start, end)) or read-video "
+        "(torchvision read_video's: end frame included, ViLMA)",
     )
     frames.add_argument("--stride", type=int, help="frame step of 'consecutive' sampling")
     frames.add_argument("--target-fps", type=float, help="rate of 'fps' / 'int-fps' sampling")

@@ -14,7 +14,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import torch
 
 from foilkit.registry import Lazy, Registry
-from foilkit.scorers.adapters.base import Adapter, EmbeddingAdapter, RequestAdapter, resolve_dtype
+from foilkit.scorers.adapters.base import (
+    Adapter,
+    EmbeddingAdapter,
+    RequestAdapter,
+    dtype_problem,
+    resolve_dtype,
+)
 
 if TYPE_CHECKING:
     from foilkit.scorers.placement import Placement
@@ -182,5 +188,6 @@ __all__ = [
     "list_adapters",
     "load_adapter",
     "register_adapter",
+    "dtype_problem",
     "resolve_dtype",
 ]

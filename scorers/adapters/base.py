@@ -164,6 +164,25 @@ class RequestAdapter(Adapter):
         raise NotImplementedError
 
 
+def dtype_problem(dtype: torch.dtype, device: torch.device) -> str | None:
+    """Why ``device`` cannot run a model in ``dtype`` (``None`` when it can).
+
+    A tiny probe of what the encoders and language models run (matmul, convolution, layer norm,
+    softmax): torch 2.14 runs float16 on CPU (slowly), older builds and some accelerators do
+    not, and a paper protocol must say so rather than score in another precision silently.
+    """
+    try:
+        with torch.inference_mode():
+            x = torch.ones(2, 3, 4, 4, dtype=dtype, device=device)
+            conv = torch.nn.functional.conv2d(x, torch.ones(4, 3, 2, 2, dtype=dtype, device=device))
+            flat = conv.flatten(1)
+            hidden = torch.nn.functional.layer_norm(flat @ flat.T, (2,))
+            torch.softmax(hidden, dim=-1).sum().item()
+    except (RuntimeError, NotImplementedError, TypeError) as error:
+        return f"{device.type} cannot run {str(dtype).removeprefix('torch.')}: {error}"
+    return None
+
+
 def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
     """``auto``: bfloat16 on a GPU that supports it, float16 on other GPUs, float32 on CPU."""
     if isinstance(dtype, torch.dtype):

@@ -27,6 +27,13 @@ adapter claims by default) embeds frames and texts as its ``use_itm_head=False``
 through the checkpoint's own ``vision_proj`` / ``text_proj`` (``AutoModel`` would load a
 ``BlipModel`` whose projections the checkpoint does not hold). BLIP has no learned logit scale
 in transformers, so ``softmax-mean`` is refused for it.
+
+``score_scale="logit"`` reports ``mean`` and ``mean-of-similarities`` scores as the model's
+logits, ``logit_scale * cosine`` (CLIP4Clip's ``retrieve_logits``, the unit VITATECS' script
+compares); ``cosine`` (default) reports the cosine. ``preprocess="pil"`` resizes and crops with
+the checkpoint's image processor on its PIL backend (PIL bicubic for CLIP), as VITATECS'
+torchvision-on-PIL transform does (``X-CLIP/dataloaders/rawvideo_util.py``); the default is the
+processor's torch backend, whose resize differs by up to 0.03 in normalised pixels.
 ``max_text_tokens`` truncates texts to that many tokens, special tokens included, keeping the
 end-of-text token as CLIP4Clip (``max_words``) and ``clip.tokenize`` do; ``None`` is the text
 tower's own limit (77 for CLIP).
@@ -45,6 +52,10 @@ from foilkit.scorers.adapters._features import distinct_frames, pooled, text_max
 from foilkit.scorers.adapters.base import EmbeddingAdapter
 
 POOLINGS = ("mean", "mean-of-similarities", "softmax-mean")
+#: ``default``: the checkpoint's image processor as AutoProcessor loads it (torch backend);
+#: ``pil``: the same processor on its PIL backend (VITATECS' pixels).
+PREPROCESSES = ("default", "pil")
+SCORE_SCALES = ("cosine", "logit")
 # Families whose ``AutoModel`` exposes ``get_image_features`` / ``get_text_features``.
 MODEL_TYPES = (
     "clip",
@@ -85,7 +96,7 @@ def truncation_length(
 class DualEncoderAdapter(EmbeddingAdapter):
     """Frame-level image-text model; ``pooling`` is one of :data:`POOLINGS`."""
 
-    options = ("pooling", "max_text_tokens")
+    options = ("pooling", "max_text_tokens", "preprocess", "score_scale")
 
     def __init__(
         self,
@@ -93,13 +104,24 @@ class DualEncoderAdapter(EmbeddingAdapter):
         *,
         pooling: str | None = None,
         max_text_tokens: int | None = None,
+        preprocess: str | None = None,
+        score_scale: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(model_id, **kwargs)
         pooling = pooling or POOLINGS[0]
         if pooling not in POOLINGS:
             raise ValueError(f"unknown pooling {pooling!r}; choose from {list(POOLINGS)}")
-        from transformers import AutoConfig, AutoModel, AutoProcessor
+        self.preprocess = preprocess or PREPROCESSES[0]
+        if self.preprocess not in PREPROCESSES:
+            raise ValueError(f"unknown preprocess {preprocess!r}; choose from {list(PREPROCESSES)}")
+        self.score_scale = check_score_scale(score_scale)
+        if pooling == "softmax-mean" and self.score_scale != "cosine":
+            raise ValueError(
+                "pooling 'softmax-mean' scores probabilities; score_scale "
+                f"{self.score_scale!r} applies to the 'mean' and 'mean-of-similarities' poolings"
+            )
+        from transformers import AutoConfig, AutoImageProcessor, AutoModel, AutoProcessor
 
         self.pooling = pooling
         self.score_kind = "probability" if pooling == "softmax-mean" else "similarity"
@@ -114,6 +136,12 @@ class DualEncoderAdapter(EmbeddingAdapter):
             check_towers(self.model, model_id)
         processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
         self.image_processor, self.tokenizer = processor.image_processor, processor.tokenizer
+        self._processor_device = {"device": self.device}
+        if self.preprocess == "pil":
+            self.image_processor = AutoImageProcessor.from_pretrained(
+                model_id, backend="pil", **self._pretrained_kwargs()
+            )
+            self._processor_device = {}  # PIL works on the CPU
         model_type = self.model.config.model_type
         self._pad_to_limit = model_type in MAX_LENGTH_PADDING
         self._model_max_length = text_max_length(self.model.config)
@@ -136,6 +164,8 @@ class DualEncoderAdapter(EmbeddingAdapter):
             **super().describe(),
             "pooling": self.pooling,
             "max_text_tokens": self.max_text_tokens,
+            "preprocess": self.preprocess,
+            "score_scale": self.score_scale,
             "text_truncation": self._max_length,
         }
 
@@ -145,9 +175,9 @@ class DualEncoderAdapter(EmbeddingAdapter):
         # frame's embedding must not depend on where in the batch it sat
         images, slots = distinct_frames(frames)
         # resized and normalised on the model's device: on a GPU the CPU stays free for decoding
-        inputs = self.image_processor(images=images, return_tensors="pt", device=self.device).to(
-            self.device
-        )
+        inputs = self.image_processor(
+            images=images, return_tensors="pt", **self._processor_device
+        ).to(self.device)
         inputs["pixel_values"] = inputs["pixel_values"].to(self.dtype)
         embeddings = F.normalize(self._image_features(inputs).float(), dim=-1).cpu()
         per_view = [embeddings[torch.tensor(slot)] for slot in slots]
@@ -194,7 +224,16 @@ class DualEncoderAdapter(EmbeddingAdapter):
         cosine = (texts.double()[:, None, :] * view.double()[None]).sum(-1)  # texts x frames
         if self.pooling == "softmax-mean":  # per frame over the group's texts, then over frames
             return _order_free_mean(torch.softmax(self.logit_scale * cosine, dim=0), dim=1)
-        return _order_free_mean(cosine, dim=1)
+        scores = _order_free_mean(cosine, dim=1)
+        return self.logit_scale * scores if self.score_scale == "logit" else scores
+
+
+def check_score_scale(score_scale: str | None) -> str:
+    """A valid ``score_scale`` (:data:`SCORE_SCALES`; ``None``: ``cosine``)."""
+    score_scale = score_scale or SCORE_SCALES[0]
+    if score_scale not in SCORE_SCALES:
+        raise ValueError(f"unknown score_scale {score_scale!r}; choose from {list(SCORE_SCALES)}")
+    return score_scale
 
 
 def check_towers(model: Any, model_id: str) -> None:

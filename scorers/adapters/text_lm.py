@@ -15,7 +15,10 @@ which is the point: a foil that an LM already finds implausible is solvable with
     the summed NLL divided by ALL the text's tokens (``attention_mask.sum()``, the unscored first
     token or BOS included), then ``exp``. A real token equal to pad (GPT-2: a literal
     ``<|endoftext|>`` in the text) is left out of the sum but still counted in the divisor.
-    run.py pads on the right, so a text's score does not depend on its batch.
+    run.py pads on the right, so a text's score does not depend on its batch. The reduction
+    runs in the model's dtype, as run.py's does (cross-entropy, sum, division and ``exp`` of
+    float16 logits in float16 under ViLMA's paper protocol): float16 perplexities tie where
+    run.py's tie, and the metrics count those ties as ties.
 """
 
 from __future__ import annotations
@@ -87,12 +90,10 @@ class TextLMAdapter(RequestAdapter):
         out = []
         for request in requests:
             per_text = [scored[text] for text in request.texts]
-            details = likelihood_details([logprobs for logprobs, _ in per_text])
+            details = likelihood_details([logprobs for logprobs, _, _ in per_text])
             if self.reduction == "vilma":
-                details["num_input_tokens"] = tuple(float(count) for _, count in per_text)
-                perplexity = tuple(
-                    math.exp(-float(logprobs.sum()) / count) for logprobs, count in per_text
-                )
+                details["num_input_tokens"] = tuple(float(count) for _, count, _ in per_text)
+                perplexity = tuple(float(vilma) for _, _, vilma in per_text)
             else:
                 perplexity = tuple(math.exp(-mean) for mean in details["logprob_mean"])
             out.append(TextScores(perplexity, details))
@@ -106,8 +107,9 @@ class TextLMAdapter(RequestAdapter):
             return ids
         return [self._start, *self.tokenizer(text, add_special_tokens=False)["input_ids"]]
 
-    def _scored_tokens(self, texts: list[str]) -> list[tuple[torch.Tensor, int]]:
-        """Per text: the log-probabilities of its scored tokens, and its number of input tokens."""
+    def _scored_tokens(self, texts: list[str]) -> list[tuple[torch.Tensor, int, float | None]]:
+        """Per text: the log-probabilities of its scored tokens, its number of input tokens and
+        (reduction ``vilma``) run.py's perplexity."""
         encoded = [self._encode(text) for text in texts]
         width = max(len(ids) for ids in encoded)
         input_ids = torch.zeros(len(encoded), width, dtype=torch.long)
@@ -118,10 +120,28 @@ class TextLMAdapter(RequestAdapter):
             input_ids=input_ids.to(self.device), attention_mask=mask.to(self.device)
         ).logits.cpu()
         scores = token_logprobs(logits[:, :-1], input_ids[:, 1:])
+        vilma = (
+            self._vilma_perplexities(logits, input_ids, mask) if self.reduction == "vilma" else None
+        )
         out = []
         for row, ids in enumerate(encoded):
             logprobs = scores[row, : len(ids) - 1]
             if self.reduction == "vilma":  # run.py's ignore_index=pad
                 logprobs = logprobs[torch.tensor(ids[1:], dtype=torch.long) != self._ignored]
-            out.append((logprobs, len(ids)))
+            out.append((logprobs, len(ids), None if vilma is None else float(vilma[row])))
         return out
+
+    def _vilma_perplexities(
+        self, logits: torch.Tensor, input_ids: torch.Tensor, mask: torch.Tensor
+    ) -> torch.Tensor:
+        """run.py's arithmetic, in the logits' dtype: ``CrossEntropyLoss(ignore_index=pad)`` over
+        the tokens after the first (padding is pad there too), summed, divided by the attention
+        mask's sum, ``exp``."""
+        labels = input_ids[:, 1:].masked_fill(mask[:, 1:] == 0, self._ignored)
+        nll = torch.nn.functional.cross_entropy(
+            logits[:, :-1].reshape(-1, logits.size(-1)),
+            labels.reshape(-1),
+            reduction="none",
+            ignore_index=self._ignored,
+        ).reshape_as(labels)
+        return (nll.sum(dim=1) / mask.sum(dim=-1)).exp()

@@ -3,11 +3,13 @@
 X-CLIP's text embedding is conditioned on the video (its video-specific prompt generator),
 so it does not factorise into separately cached embeddings: each request is one forward of
 the model on the view and its texts, and the score is the cosine similarity behind its
-``logits_per_video`` (the logit divided by the learned temperature).
+``logits_per_video`` (the logit divided by the learned temperature), or with
+``score_scale="logit"`` the logit itself, as ViLMA's script reports it.
 
 ViLMA's ``models/video/run_xclip.py`` (ilkerkesen/ViLMA@746912b, lines 131-140) scores with
 ``logits_per_video`` itself, no softmax: ``logit_scale`` times this cosine, one positive
-constant per model, so every decision and every ranking is the same and no option is needed.
+constant per model, so every decision and every ranking is the same; ViLMA's paper protocol
+reports the logit (``score_scale="logit"``) so that the numbers are the reference's too.
 The text embedding is the hidden state at the highest token id (HF's ``input_ids.argmax(-1)``),
 which is ``<|endoftext|>`` (49407) in CLIP's vocabulary, the end of the text. Texts are
 truncated to ``max_text_tokens`` tokens, the end-of-text token kept (``None``: the text tower's
@@ -24,7 +26,7 @@ import torch
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import text_max_length
 from foilkit.scorers.adapters.base import RequestAdapter
-from foilkit.scorers.adapters.dual_encoder import truncation_length
+from foilkit.scorers.adapters.dual_encoder import check_score_scale, truncation_length
 from foilkit.scorers.requests import TextScores, TextsRequest
 
 
@@ -46,10 +48,18 @@ class XClipAdapter(RequestAdapter):
     """X-CLIP video-text similarity."""
 
     score_kind = "similarity"
-    options = ("max_text_tokens",)
+    options = ("max_text_tokens", "score_scale")
 
-    def __init__(self, model_id: str, *, max_text_tokens: int | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        max_text_tokens: int | None = None,
+        score_scale: str | None = None,
+        **kwargs: Any,
+    ):
         super().__init__(model_id, **kwargs)
+        self.score_scale = check_score_scale(score_scale)
         from transformers import AutoModel, AutoProcessor
 
         self.model = self._load(AutoModel)
@@ -70,6 +80,7 @@ class XClipAdapter(RequestAdapter):
             **super().describe(),
             "max_text_tokens": self.max_text_tokens,
             "text_truncation": self._max_length,
+            "score_scale": self.score_scale,
         }
 
     @torch.inference_mode()
@@ -85,9 +96,11 @@ class XClipAdapter(RequestAdapter):
         output = self.model(
             pixel_values=pixel_values.to(self.device, self.dtype), **text_inputs.to(self.device)
         )
-        cosine = (output.logits_per_video.float() / self.model.logit_scale.exp().float()).cpu()
+        scores = output.logits_per_video.float().cpu()
+        if self.score_scale == "cosine":
+            scores = scores / self.model.logit_scale.exp().float().cpu()
         column = {text: j for j, text in enumerate(texts)}
         return [
-            TextScores(tuple(cosine[i, [column[t] for t in request.texts]].tolist()))
+            TextScores(tuple(scores[i, [column[t] for t in request.texts]].tolist()))
             for i, request in enumerate(requests)
         ]

@@ -28,7 +28,7 @@ from foilkit.scorers.video.errors import (
     WindowOutOfRangeError,
 )
 from foilkit.scorers.video.sampling import SAMPLERS, SEEDED_POLICIES, SamplingPolicy
-from foilkit.scorers.video.view import VideoSource, VideoView, content_hash
+from foilkit.scorers.video.view import WINDOW_RULES, VideoSource, VideoView, content_hash
 
 __all__ = [
     "BACKENDS",
@@ -48,6 +48,7 @@ __all__ = [
     "VideoNotFoundError",
     "VideoSource",
     "VideoView",
+    "WINDOW_RULES",
     "WindowOutOfRangeError",
     "available_backends",
     "content_hash",

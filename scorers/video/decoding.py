@@ -426,7 +426,10 @@ def window_frames(
     """Inclusive frame range ``[first, last]`` whose timestamps fall in the view's window.
 
     A window ``[start, end)`` holds the frames presented at ``start`` up to, not including,
-    ``end`` (seconds from the first frame). At a constant rate frame ``i`` is at ``i / fps``; a
+    ``end`` (seconds from the first frame). Under the ``read-video`` rule
+    (``view.window_rule``) it holds what torchvision's ``read_video`` returns: the frames whose
+    timestamps lie in ``[start, end]``, end included, and the frame on screen at ``start`` when
+    ``start`` falls between frames. At a constant rate frame ``i`` is at ``i / fps``; a
     variable-rate video (``meta.variable_rate``) is matched by its real frame timestamps, since
     its average rate misplaces frames (a frame at 2.058 s counted into a window ending at 2 s,
     frames early in the window missed). A window holding no frame yields the frame on screen
@@ -444,6 +447,8 @@ def window_frames(
             view.name,
             f"window [{bounds}] s lies outside the video (duration {meta.duration:.3f} s)",
         )
+    if view.window_rule == "read-video":
+        return _read_video_frames(start, end, meta)
     if meta.variable_rate:
         times = meta.frame_times
         first = int(np.searchsorted(times, start - 1e-6, side="left"))
@@ -454,6 +459,27 @@ def window_frames(
     first = min(math.ceil(start * meta.fps - 1e-6), last_frame)
     last = min(math.ceil(end * meta.fps - 1e-6) - 1, last_frame)
     return first, max(first, last)  # a window shorter than one frame still yields its frame
+
+
+def _read_video_frames(start: float, end: float, meta: VideoMetadata) -> tuple[int, int]:
+    """torchvision 0.14's ``read_video(start, end, pts_unit="sec")`` as frame indices.
+
+    It keeps the frames with ``floor(start / tb) <= pts <= ceil(end / tb)`` (``tb`` the stream's
+    time base) and, when no frame sits exactly at ``start``, the last frame before it: frames
+    ``floor(start * fps) .. floor(end * fps)`` at a constant rate (COIN's 2.0-3.0 s at 29.97 fps:
+    frames 59-89; RareAct's 10-20 s at 25 fps: 250-500). The 1 µs tolerance stands for the
+    rounding to ticks.
+    """
+    last_frame = meta.num_frames - 1
+    if meta.variable_rate:
+        times = meta.frame_times
+        first = int(np.searchsorted(times, start + 1e-6, side="right")) - 1
+        last = int(np.searchsorted(times, end + 1e-6, side="right")) - 1
+    else:
+        first = math.floor(start * meta.fps + 1e-6)
+        last = math.floor(end * meta.fps + 1e-6)
+    first = min(max(first, 0), last_frame)
+    return first, min(max(first, last), last_frame)
 
 
 def sampling_key(view: VideoView) -> str:

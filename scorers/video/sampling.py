@@ -20,7 +20,12 @@ recorded with every result:
     to ``max_frames``.
 ``segment-start``
     LAVIS ``load_video(sampling="uniform")``, which VITATECS' ALPRO evaluation runs: the first
-    frame of ``num_frames`` equal segments.
+    frame of ``num_frames`` equal segments, ``floor(k * length / num_frames)``.
+``segment-step``
+    salesforce/BLIP's video loader (``data/video_dataset.py``,
+    ``np.arange(0, vlen, vlen / num_frames, dtype=int)``): numpy's integer ``arange`` steps by
+    ``floor(length / num_frames)``, so frame ``k`` is ``k * floor(length / num_frames)`` (at 300
+    frames and 8: 0, 37, 74, ..., 259, where ``segment-start`` ends at 262).
 ``random-consecutive``
     ViLMA (``vl_bench/data.py``, ``Dataset_v2`` + ``sample_frame_indices``): ``num_frames``
     consecutive frames of a video re-encoded at ``normalized_fps``, ending at a random point.
@@ -221,6 +226,22 @@ def _segment_start(
     return first + np.arange(count) * length // count
 
 
+@register_sampler("segment-step")
+def _segment_step(
+    policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None
+) -> np.ndarray:
+    """BLIP's video frames: ``np.arange(0, length, length / n, dtype=int)`` as BLIP writes it.
+
+    numpy's integer ``arange`` casts the first two values and steps by their difference, so
+    the frames are ``k * floor(length / n)``, ``k < n``: the clip ends up to ``n - 1`` frames
+    short of the window's end, and a window shorter than ``n`` frames repeats its first frame
+    ``n`` times (step 0), as BLIP does. The expression is numpy's own, so the count matches
+    BLIP's for every ``n``.
+    """
+    length = last - first + 1
+    return first + np.arange(0, length, length / policy.num_frames, dtype=np.int64)
+
+
 @register_sampler("random-consecutive")
 def _random_consecutive(
     policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None
@@ -275,7 +296,11 @@ def _normalized_window(first: int, last: int, fps: float, rate: float | None) ->
     ViLMA's usual windows), otherwise the count can differ from ViLMA's by one frame at either
     end. ViLMA's whole-video items (no end) and frame-unit (``pts``) windows have no frame at
     ``end``, so there foilkit counts one frame more than ViLMA: only the range of the random end
-    point is one frame longer, as the window's last frame is never in a drawn clip.
+    point is one frame longer, as the window's last frame is never in a drawn clip. Under the
+    ``read-video`` window rule (``VideoView.window_rule``), ``first``/``last`` are already the
+    frames ``read_video`` returns from the source video, so this count can be one normalised
+    frame longer than ViLMA's; ViLMA itself normalises only QUVA, whose 30 fps copies the user
+    supplies, so its paper protocol leaves ``normalized_fps`` unset.
     """
     if rate is None:
         return first, last - first + 1

@@ -16,6 +16,13 @@ VideoSource = str | os.PathLike | bytes | Mapping[str, Any]
 
 TIME_UNITS = ("sec", "frame", "pts")
 
+#: How a window in seconds becomes frames. ``half-open``: the frames presented from ``start`` up
+#: to, not including, ``end``. ``read-video``: what torchvision's ``read_video(start_pts,
+#: end_pts, pts_unit="sec")`` returns (ViLMA reads every window so): the frame at ``end`` is
+#: included, and a ``start`` between two frames also brings the frame before it (the one on
+#: screen at ``start``).
+WINDOW_RULES = ("half-open", "read-video")
+
 
 @dataclass(frozen=True)
 class VideoView:
@@ -29,6 +36,9 @@ class VideoView:
     start: float | None = None
     end: float | None = None
     reversed: bool = False
+    #: The window's rule (see :data:`WINDOW_RULES`): ``half-open`` ``[start, end)``, or
+    #: ``read-video`` (torchvision's ``read_video(start_pts, end_pts, pts_unit="sec")``).
+    window_rule: str = "half-open"
 
     def __post_init__(self) -> None:
         source = self.source
@@ -47,6 +57,10 @@ class VideoView:
                 raise ValueError(f"{self.name}: window {name}={value!r} must be a number >= 0")
         if self.start is not None and self.end is not None and self.end <= self.start:
             raise ValueError(f"{self.name}: window end {self.end} must be after start {self.start}")
+        if self.window_rule not in WINDOW_RULES:
+            raise ValueError(
+                f"unknown window rule {self.window_rule!r}; choose from {list(WINDOW_RULES)}"
+            )
 
     @property
     def name(self) -> str:

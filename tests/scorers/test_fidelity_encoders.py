@@ -159,8 +159,8 @@ def test_text_lm_vilma_counts_pad_tokens_but_does_not_score_them(text_lms):
     (result,) = adapter.score([TextsRequest((text,))])
     assert result.details["num_input_tokens"] == (len(ids),)
     assert result.details["num_tokens"] == (len(ids) - 1 - ids[1:].count(adapter._ignored),)
-    assert result.scores[0] == pytest.approx(
-        math.exp(-result.details["logprob_sum"][0] / len(ids)), rel=1e-12
+    assert result.scores[0] == pytest.approx(  # run.py's arithmetic is the model's float32
+        math.exp(-result.details["logprob_sum"][0] / len(ids)), rel=1e-6
     )
     (reference,) = vilma_text_perplexities(path, [text], True)
     assert result.scores[0] == pytest.approx(reference, rel=1e-5)
@@ -449,10 +449,37 @@ def test_xclip_max_text_tokens(tiny_model):
 @pytest.mark.parametrize(
     ("cls", "model", "options"),
     [
-        (DualEncoderAdapter, "clip", {"pooling": "mean", "max_text_tokens": None}),
-        (DualEncoderAdapter, "clip", {"pooling": "mean-of-similarities", "max_text_tokens": 40}),
-        (DualEncoderAdapter, "clip", {"pooling": "softmax-mean", "max_text_tokens": 32}),
-        (XClipAdapter, "xclip", {"max_text_tokens": 20}),
+        (
+            DualEncoderAdapter,
+            "clip",
+            {
+                "pooling": "mean",
+                "max_text_tokens": None,
+                "preprocess": "pil",
+                "score_scale": "logit",
+            },
+        ),
+        (
+            DualEncoderAdapter,
+            "clip",
+            {
+                "pooling": "mean-of-similarities",
+                "max_text_tokens": 40,
+                "preprocess": "default",
+                "score_scale": "cosine",
+            },
+        ),
+        (
+            DualEncoderAdapter,
+            "clip",
+            {
+                "pooling": "softmax-mean",
+                "max_text_tokens": 32,
+                "preprocess": "default",
+                "score_scale": "cosine",
+            },
+        ),
+        (XClipAdapter, "xclip", {"max_text_tokens": 20, "score_scale": "logit"}),
         (TextLMAdapter, "gpt2", {"reduction": "mean"}),
         (TextLMAdapter, "gpt2", {"reduction": "vilma"}),
     ],
@@ -462,3 +489,34 @@ def test_every_option_is_declared_and_described(cls, model, options, tiny_model)
     described = cls(tiny_model(model), **options).describe()
     for name, value in options.items():
         assert described[name] == value, name
+
+
+@pytest.mark.parametrize(
+    ("cls", "model", "options", "message"),
+    [
+        (DualEncoderAdapter, "clip", {"preprocess": "opencv"}, "unknown preprocess"),
+        (DualEncoderAdapter, "clip", {"score_scale": "percent"}, "unknown score_scale"),
+        (
+            DualEncoderAdapter,
+            "clip",
+            {"pooling": "softmax-mean", "score_scale": "logit"},
+            "scores probabilities",
+        ),
+        (XClipAdapter, "xclip", {"score_scale": "percent"}, "unknown score_scale"),
+    ],
+)
+def test_bad_preprocess_and_score_scale_are_named(cls, model, options, message, tiny_model):
+    with pytest.raises(ValueError, match=message):
+        cls(tiny_model(model), **options)
+
+
+def test_xclip_logit_scale_is_logits_per_video(tiny_model):
+    """``score_scale="logit"``: X-CLIP's ``logits_per_video`` itself (ViLMA's run_xclip.py units),
+    ``logit_scale`` times the default cosine."""
+    logit = XClipAdapter(tiny_model("xclip"), score_scale="logit")
+    cosine = XClipAdapter(tiny_model("xclip"))
+    request = TextsRequest(("a red square", "a blue circle"), _frames(NUM_FRAMES, 3))
+    (scaled,), (plain,) = logit.score([request]), cosine.score([request])
+    scale = float(logit.model.logit_scale.detach().exp())
+    assert scale != 1.0
+    assert scaled.scores == pytest.approx([scale * value for value in plain.scores], rel=1e-5)

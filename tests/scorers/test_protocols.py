@@ -218,3 +218,104 @@ def test_a_view_the_policy_cannot_sample_is_a_row_error(tiny_model, tmp_path):
         in errors["slow"]
     )
     assert errors["fast"] is None
+
+
+# --- precision: the reference's dtype ---------------------------------------------------------
+
+
+def test_paper_runs_the_references_float16_and_uniform_does_not(tiny_model, benchmark, tmp_path):
+    """ViLMA's run.py runs GPT-2 in float16: so does ``paper`` here (torch 2.14 runs float16 on
+    CPU), recorded as a protocol setting; ``uniform`` keeps ``auto`` (float32 on CPU)."""
+    options = {"num_workers": 0, "progress": False}
+    score(tiny_model("gpt2"), benchmark, benchmark="vilma", out_dir=str(tmp_path / "p"), **options)
+    paper = json.loads((tmp_path / "p" / "run.json").read_text())
+    assert paper["dtype"] == "float16" and paper["protocol"]["settings"]["dtype"] == "float16"
+    assert "departures" not in paper["protocol"]
+    score(
+        tiny_model("gpt2"),
+        benchmark,
+        benchmark="vilma",
+        protocol="uniform",
+        out_dir=str(tmp_path / "u"),
+        **options,
+    )
+    uniform = json.loads((tmp_path / "u" / "run.json").read_text())
+    assert uniform["dtype"] == "float32" and "dtype" not in uniform["protocol"]["settings"]
+
+
+def test_a_dtype_the_device_cannot_run_is_a_recorded_departure(
+    tiny_model, benchmark, tmp_path, monkeypatch
+):
+    """Where the device cannot run the reference's float16, ``paper`` scores in float32 and says
+    so in run.json and the report header, never silently; another ``dtype`` given explicitly that
+    it cannot run is an error."""
+    from foilkit.report import protocol_lines
+    from foilkit.run import protocol_from_record
+    from foilkit.scorers import api
+
+    why = "cpu cannot run float16: no half kernels in this build"
+    monkeypatch.setattr(api, "dtype_problem", lambda dtype, device: why)
+    options = {"num_workers": 0, "progress": False}
+    out = tmp_path / "run"
+    score(tiny_model("gpt2"), benchmark, benchmark="vilma", out_dir=str(out), **options)
+    run = json.loads((out / "run.json").read_text())
+    assert run["dtype"] == "float32" and run["protocol"]["settings"]["dtype"] == "float32"
+    assert run["protocol"]["departures"] == {
+        "dtype": {"protocol": "float16", "used": "float32", "why": why}
+    }
+    (header, _) = protocol_lines(protocol_from_record(run["protocol"]))
+    assert "Not followed on this device (these numbers depart from the protocol): dtype " in header
+    assert f"`float16` -> `float32` ({why})" in header
+    with pytest.raises(ValueError, match="--dtype bfloat16"):
+        score(tiny_model("gpt2"), benchmark, benchmark="vilma", dtype="bfloat16", **options)
+
+
+def test_dtype_problem_probes_the_device():
+    import torch
+
+    from foilkit.scorers.adapters import dtype_problem
+
+    assert dtype_problem(torch.float32, torch.device("cpu")) is None
+    assert dtype_problem(torch.float16, torch.device("cpu")) is None  # torch 2.14 runs it
+    assert "cannot run" in dtype_problem(torch.complex32, torch.device("cpu"))
+
+
+# --- ViLMA's windows: read_video's rule --------------------------------------------------------
+
+
+def test_vilma_paper_reads_windows_as_read_video_and_pts_windows_as_slices(tmp_path):
+    """ViLMA reads a ``sec`` window with torchvision's ``read_video`` (end frame included) and
+    slices a ``pts`` window (end excluded): the plan gives each row its rule."""
+    from foilkit.scorers.plan import make_plan
+    from foilkit.scorers.video import VideoMetadata, window_frames
+
+    window = resolve_protocol("paper", "vilma", "dual-encoder", accepted=("pooling",)).settings[
+        "window"
+    ]
+    assert window == "read-video"
+    assert "window" not in resolve_protocol("paper", "vitatecs", "dual-encoder").settings
+    rows = [
+        {"id": "rareact", "video": "r.mp4", "start": 10.0, "end": 20.0, "time_unit": "sec"},
+        {"id": "coin", "video": "c.mp4", "start": 2.0, "end": 3.0, "time_unit": "sec"},
+        {"id": "quva", "video": "q.mp4", "start": 1.0, "end": 2.0, "time_unit": "pts"},
+    ]
+    rows = [{**row, "caption": "c", "foils": ["f"]} for row in rows]
+    plan = make_plan(rows, window_rule=window)
+    rules = {row.id: plan.views[row.view].window_rule for row in plan.rows}
+    assert rules == {"rareact": "read-video", "coin": "read-video", "quva": "half-open"}
+    frames = {
+        row.id: window_frames(plan.views[row.view], VideoMetadata(n, fps, n / fps, 64, 48))
+        for row, (n, fps) in zip(plan.rows, [(600, 25.0), (150, 30000 / 1001), (90, 30.0)])
+    }
+    assert frames == {"rareact": (250, 500), "coin": (59, 89), "quva": (30, 59)}
+    half_open = make_plan(rows)
+    assert window_frames(
+        half_open.views[half_open.rows[0].view], VideoMetadata(600, 25.0, 24.0, 64, 48)
+    ) == (250, 499)
+
+
+def test_a_dtype_is_an_override_only_where_the_protocol_declares_one():
+    paper = resolve_protocol("paper", "vilma", "text-lm", {"dtype": "float32"}, accepted=())
+    assert paper.overrides == {"dtype": {"protocol": "float16", "given": "float32"}}
+    uniform = resolve_protocol("uniform", "vilma", "text-lm", {"dtype": "float32"}, accepted=())
+    assert uniform.overrides == {} and uniform.settings["dtype"] == "float32"

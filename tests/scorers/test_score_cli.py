@@ -41,3 +41,22 @@ def test_score_matrix_from_the_cli(tiny_model, saved_benchmark, tmp_path):
     names = json.loads((out / "matrix.json").read_text())
     assert matrix.shape == (9, 9) and len(names["ids"]) == len(names["texts"]) == 9
     assert np.isfinite(matrix).all() and np.abs(matrix).max() <= 1.0 + 1e-6  # cosine similarities
+
+
+def test_window_preprocess_and_score_scale_flags_override_the_protocol(
+    tiny_model, saved_benchmark, tmp_path, capsys
+):
+    """``--window``, ``--preprocess`` and ``--score-scale`` reach the run as overrides of the
+    protocol, recorded; a window rule that does not exist is one clear error."""
+    out = tmp_path / "run"
+    argv = score_argv(tiny_model("clip"), saved_benchmark, out, "--num-workers", "0")
+    flags = ["--window", "read-video", "--preprocess", "pil", "--score-scale", "logit"]
+    assert main([*argv, *flags, "--no-progress", "--no-cache"]) == 0
+    run = json.loads((out / "run.json").read_text())
+    given = {name: value["given"] for name, value in run["protocol"]["overrides"].items()}
+    assert given == {"window": "read-video", "preprocess": "pil", "score_scale": "logit"}
+    assert run["adapter"]["preprocess"] == "pil" and run["adapter"]["score_scale"] == "logit"
+    capsys.readouterr()
+    bad = score_argv(tiny_model("clip"), saved_benchmark, tmp_path / "x")
+    assert main([*bad, "--window", "closed"]) != 0
+    assert "unknown window rule 'closed' (--window)" in capsys.readouterr().err

@@ -224,6 +224,37 @@ def test_segment_start_is_exact_where_lavis_float_rounding_is_not() -> None:
     ]  # short window
 
 
+# --- segment-step: salesforce/BLIP's video loader --------------------------------------------
+
+
+def blip_video_indices(vlen: int, num_frm: int) -> np.ndarray:
+    """salesforce/BLIP's video loader (``data/video_dataset.py``): ``np.arange(0, vlen,
+    vlen / num_frm, dtype=int)``."""
+    return np.arange(0, vlen, vlen / num_frm, dtype=int)
+
+
+@pytest.mark.parametrize("frame_count", FRAME_COUNTS + (301, 241, 17, 8, 7, 2000))
+@pytest.mark.parametrize("num_frames", [8, 4, 12])
+@pytest.mark.parametrize("first", [0, 11])
+def test_segment_step_matches_blip(frame_count, num_frames, first) -> None:
+    policy = SamplingPolicy("segment-step", num_frames)
+    expected = first + blip_video_indices(frame_count, num_frames)
+    assert policy.indices(first, first + frame_count - 1, 25.0).tolist() == expected.tolist()
+
+
+def test_blip_paper_protocol_takes_blips_frames_not_lavis() -> None:
+    """At 300 frames BLIP steps by floor(300/8) = 37 (0, 37, 74, ..., 259); LAVIS' floor(k*300/8)
+    is 0, 37, 75, ..., 262. VITATECS' BLIP protocol takes BLIP's; LAVIS' keeps its own name."""
+    from foilkit.scorers.api import sampling_policy
+    from foilkit.scorers.protocols import resolve_protocol
+
+    protocol = resolve_protocol("paper", "vitatecs", "blip-itm", accepted=())
+    blip = sampling_policy(protocol, seed=0).indices(0, 299, 30.0).tolist()
+    assert blip == blip_video_indices(300, 8).tolist() == [0, 37, 74, 111, 148, 185, 222, 259]
+    lavis = SamplingPolicy("segment-start", 8).indices(0, 299, 30.0).tolist()
+    assert lavis == lavis_uniform_indices(300, 8).tolist() and lavis[2] == 75 and lavis[-1] == 262
+
+
 # --- random-consecutive: ViLMA ---------------------------------------------------------------
 
 

@@ -1,0 +1,129 @@
+"""The references' own scoring code, imported from ``../shared/references`` beside foilkit.
+
+``../shared/references`` (see its README.md) holds ViLMA's and VITATECS' scoring code
+unchanged; tests import it from there, never from a copy, and skip cleanly when it is absent
+(``FOILKIT_REFERENCES`` points elsewhere). The code runs on this stack with the smallest shims,
+each standing in for one thing the stack lacks:
+
+``torchvision.io.read_video`` (ViLMA's ``vl_bench/data.py``)
+    torchvision 0.29 has no ``read_video``; ViLMA's ``spec-file.txt`` pins torchvision 0.14.1,
+    whose ``read_video`` is pure Python over PyAV (``torchvision/io/video.py``). That file, from
+    the 0.14.1 wheel on PyPI (``./dev.sh`` extracts it: :data:`TORCHVISION_VIDEO`), runs
+    unchanged; its two package-relative imports get stubs (API-usage logging; the C++ backend's
+    ``default_timebase``, only read on that backend's path), and PyAV 18's ``FFmpegError`` stands
+    in for ``av.AVError``, the name PyAV <= 13 gave it.
+``cv2`` (VITATECS' ``dataloaders/rawvideo_util.py``)
+    imported at the top for ``RawVideoExtractorCV2``, which the evaluation does not run: an
+    empty module. ``decord`` (``RawVideoExtractorDecord``, which it runs) is the real one, from
+    PyPI (``requirements.txt``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import importlib.util
+import os
+import sys
+import types
+from collections.abc import Iterator
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+REFERENCES = Path(os.environ.get("FOILKIT_REFERENCES", REPO_ROOT.parent / "shared" / "references"))
+#: torchvision 0.14.1's ``torchvision/io/video.py``, as ``./dev.sh`` extracts it from the wheel.
+TORCHVISION_VIDEO = Path(
+    os.environ.get(
+        "FOILKIT_TORCHVISION_0141_VIDEO",
+        Path(sys.prefix) / "share" / "foilkit-references" / "torchvision-0.14.1" / "video.py",
+    )
+)
+
+
+def reference_dir(name: str) -> Path:
+    """``../shared/references/<name>``, or a skip when it is absent."""
+    path = REFERENCES / name
+    if not path.is_dir():
+        pytest.skip(f"{path} (the references' own code, ../shared/references) is not present")
+    return path
+
+
+class _PyAV(types.ModuleType):
+    """PyAV as torchvision 0.14.1 sees it: ``AVError`` is PyAV 18's ``FFmpegError``."""
+
+    def __init__(self) -> None:
+        import av
+
+        super().__init__("av")
+        self._av = av
+        self.AVError = av.FFmpegError
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._av, name)
+
+
+def torchvision_0141_read_video() -> Any:
+    """torchvision 0.14.1's ``read_video``, or a skip when its file was not extracted."""
+    if not TORCHVISION_VIDEO.is_file():
+        pytest.skip(
+            f"{TORCHVISION_VIDEO} (torchvision 0.14.1's io/video.py, extracted by ./dev.sh) is "
+            "not present"
+        )
+    name = "_torchvision_0141"
+    if f"{name}.io.video" in sys.modules:
+        return sys.modules[f"{name}.io.video"].read_video
+    package, io = types.ModuleType(name), types.ModuleType(f"{name}.io")
+    package.__path__, io.__path__ = [], []
+    utils = types.ModuleType(f"{name}.utils")
+    utils._log_api_usage_once = lambda obj: None
+    video_opt = types.ModuleType(f"{name}.io._video_opt")
+    video_opt.default_timebase = Fraction(0, 1)
+    io._video_opt = video_opt
+    for module in (package, io, utils, video_opt):
+        sys.modules[module.__name__] = module
+    spec = importlib.util.spec_from_file_location(f"{name}.io.video", TORCHVISION_VIDEO)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    module.av = _PyAV()
+    return module.read_video
+
+
+@contextlib.contextmanager
+def _on_path(folder: Path) -> Iterator[None]:
+    sys.path.insert(0, str(folder))
+    try:
+        yield
+    finally:
+        sys.path.remove(str(folder))
+
+
+def vilma_module(name: str) -> Any:
+    """A module of ViLMA's code (``vl_bench.data``, ``models.text.run``, ...), imported from
+    ``../shared/references/vilma`` with torchvision 0.14.1's ``read_video``."""
+    root = reference_dir("vilma")
+    read_video = torchvision_0141_read_video()
+    if name.startswith("models."):
+        pytest.importorskip("click", reason="ViLMA's scripts are click commands")
+    import torchvision.io
+
+    with _on_path(root):
+        torchvision.io.read_video = read_video  # what vl_bench.data imports, for this import
+        try:
+            return importlib.import_module(name)
+        finally:
+            del torchvision.io.read_video
+
+
+def vitatecs_module(name: str) -> Any:
+    """A module of VITATECS' CLIP4Clip evaluation (``dataloaders.rawvideo_util``, ...), imported
+    from ``../shared/references/vitatecs/X-CLIP``."""
+    root = reference_dir("vitatecs") / "X-CLIP"
+    pytest.importorskip("decord", reason="decord (requirements.txt) is not installed")
+    sys.modules.setdefault("cv2", types.ModuleType("cv2"))  # RawVideoExtractorCV2 only
+    with _on_path(root):
+        return importlib.import_module(name)
