@@ -44,6 +44,7 @@ from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, res
 from foilkit.scorers.record import hardware, now, package_versions
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import BACKENDS, SEEDED_POLICIES, SamplingPolicy, resolve_decoder
+from foilkit.video_paths import video_roots_for
 
 logger = logging.getLogger(__name__)
 
@@ -68,8 +69,11 @@ class ScoreOptions:
     ``target_fps``, ``max_frames``, ``normalized_fps``, ``decoder``, ``control``
     (``reversed``, ``shuffled``, ``single``), ``seed`` (shuffled control, seeded sampling).
     Work: ``batch_size``, ``num_workers`` (decoding threads), ``out_dir`` (stream results and
-    ``run.json`` there), ``resume``, ``cache_dir``, ``use_cache``, ``video_root`` (resolves
-    relative video paths), ``split``, ``progress``.
+    ``run.json`` there), ``resume``, ``cache_dir``, ``use_cache``, ``video_root`` (one folder or
+    several: relative video paths resolve against them, and every video path, absolute ones
+    too, must lie inside one, else its row is an error; without it, a dataset given as a local
+    folder is its own root, a Hub id has none, and only a dataset object's paths are used
+    unconfined: :func:`foilkit.video_paths.video_roots_for`), ``split``, ``progress``.
     """
 
     protocol: str | None = None
@@ -100,7 +104,7 @@ class ScoreOptions:
     resume: bool = False
     cache_dir: str | None = None
     use_cache: bool = True
-    video_root: str | None = None
+    video_root: str | list[str] | None = None
     split: str | None = None
     progress: bool = True
 
@@ -167,7 +171,7 @@ def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | N
     return dataset
 
 
-def _plan(dataset: Any, adapter: Adapter, video_root: str | None) -> ScoringPlan:
+def _plan(dataset: Any, adapter: Adapter, roots: list[Path] | None) -> ScoringPlan:
     import datasets
 
     if adapter.needs_video and "video" not in dataset.column_names:
@@ -178,7 +182,7 @@ def _plan(dataset: Any, adapter: Adapter, video_root: str | None) -> ScoringPlan
     if isinstance(dataset.features.get("video"), datasets.Video):
         dataset = dataset.cast_column("video", datasets.Video(decode=False))
     rows = dataset.select_columns([c for c in PLAN_COLUMNS if c in dataset.column_names])
-    return make_plan(rows, needs_video=adapter.needs_video, video_root=video_root)
+    return make_plan(rows, needs_video=adapter.needs_video, video_root=roots)
 
 
 def _identity(
@@ -292,7 +296,8 @@ def _run(
         trust_remote_code=options.trust_remote_code,
         **protocol.adapter_options(accepted_settings(family)),
     )
-    plan = _plan(data, adapter, options.video_root)
+    roots = video_roots_for(options.video_root, dataset)
+    plan = _plan(data, adapter, roots)
     if pool:
         plan = plan.pooled()
     decoder, decoder_fallback = resolve_decoder(options.decoder)
@@ -363,7 +368,10 @@ def _run(
         "decoder": decoder,
         "decoder_requested": options.decoder,
         "decoder_fallback": decoder_fallback,
-        "video_root": options.video_root,
+        # the folders every video path had to lie inside (None: unconfined, a dataset object
+        # scored without video_root); "video_root": the first, for readers of older records
+        "video_root": None if not roots else str(roots[0]),
+        "video_roots": None if roots is None else [str(root) for root in roots],
         "dtype": str(adapter.dtype).removeprefix("torch."),
         "device": str(adapter.device),
         "seed": options.seed,

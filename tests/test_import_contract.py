@@ -10,7 +10,7 @@
                         base
     scorers             base only
     metrics             nothing of foilkit (each folder is a self-contained evaluate module)
-    base                foilkit._version, errors, files, progress, registry: base only
+    base                foilkit._version, errors, files, progress, registry, video_paths: base only
 
 and across packages only public modules: ``foilkit.metrics._common`` is the metrics package's
 own business; another package goes through ``foilkit.metrics``.
@@ -42,6 +42,7 @@ BASE = {
     "foilkit.files",
     "foilkit.progress",
     "foilkit.registry",
+    "foilkit.video_paths",
 }
 
 #: layer -> the layers it may import (its own is always allowed).

@@ -12,10 +12,28 @@ import argparse
 Adder = argparse.ArgumentParser | argparse._ArgumentGroup
 
 
-def add_video_root(parser: Adder) -> None:
-    """``--video-root``: where relative video paths resolve (score, evaluate, build, finetune,
-    report)."""
-    parser.add_argument("--video-root", help="folder that relative video paths are relative to")
+def add_video_root(parser: Adder, *, several: bool = False) -> None:
+    """``--video-root``: where relative video paths resolve, and the folder every video path
+    must lie inside (score, evaluate, build, finetune, report); ``several``: the flag may be
+    repeated (``args.video_root`` is then a list, or ``None`` when not given), for commands that
+    read datasets whose videos sit in several folders (score, evaluate, report)."""
+    if several:
+        parser.add_argument(
+            "--video-root",
+            action="append",
+            metavar="DIR",
+            help="folder holding the videos: relative video paths resolve against it, and every "
+            "video path, absolute ones too, must lie inside it (symlinks followed) or its row is "
+            "an error; repeat for several folders (default: the --dataset folder when it is "
+            "local, else none)",
+        )
+        return
+    parser.add_argument(
+        "--video-root",
+        metavar="DIR",
+        help="folder holding the videos: relative video paths resolve against it, and every "
+        "video path must lie inside it",
+    )
 
 
 def add_build_source(parser: Adder) -> None:

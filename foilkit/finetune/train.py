@@ -64,6 +64,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.files import atomic_write
+from foilkit.video_paths import video_roots_for
 
 #: The paper's values (see the module docstring).
 PAPER_DEFAULTS = {
@@ -322,7 +323,9 @@ def finetune(
         dataset: exported folder, Hub id, or ``datasets`` object with a train split in the
             canonical columns.
         out_dir: the run folder (see the module docstring).
-        video_root: relative video paths resolve against it.
+        video_root: relative video paths resolve against it, and every path must lie inside
+            it (without it: inside ``dataset``'s folder; see
+            :func:`foilkit.video_paths.video_roots_for`).
         resume: continue from the last complete checkpoint in ``out_dir``.
         overwrite: replace an existing run folder.
         progress: tqdm bars (default: when stderr is a terminal).
@@ -372,7 +375,10 @@ def finetune(
     data = load_train_split(dataset, opts.config, opts.split)
     root = None if video_root is None else os.fspath(video_root)
     items = training_items(
-        data, video_root=root, reversal_aspects=opts.reversal_aspects, distinct_by=opts.distinct_by
+        data,
+        video_root=video_roots_for(video_root, dataset),
+        reversal_aspects=opts.reversal_aspects,
+        distinct_by=opts.distinct_by,
     )
     if not items:
         raise ValueError(f"the {opts.split!r} split has no rows")

@@ -41,8 +41,13 @@ PATHS = {
 
 
 def _outside(root: Path, relative: str) -> str:
-    resolved = (root / relative).resolve()
-    return f"{relative!r} resolves to {resolved}, outside the video root {root.resolve()}"
+    """The refusal of a path outside ``root``: the path as given and the root, never where it
+    leads (that would tell a dataset's author which files exist)."""
+    return (
+        f"{relative!r} is not inside the video root {root.resolve()} (symlinks followed); a "
+        "video must lie under a folder named as a video root (--video-root DIR; video_root= in "
+        "Python)"
+    )
 
 
 def test_the_plan_refuses_rows_outside_the_root_and_plans_the_others(video_root):
