@@ -8,32 +8,34 @@ from __future__ import annotations
 
 import argparse
 
+from foilkit.errors import UserError
+
 #: A parser or one of its argument groups: both have ``add_argument``.
 Adder = argparse.ArgumentParser | argparse._ArgumentGroup
 
 
-def add_video_root(parser: Adder, *, several: bool = False) -> None:
-    """``--video-root``: where relative video paths resolve, and the folder every video path
-    must lie inside (score, evaluate, build, finetune, report); ``several``: the flag may be
-    repeated (``args.video_root`` is then a list, or ``None`` when not given), for commands that
-    read datasets whose videos sit in several folders (score, evaluate, report)."""
-    if several:
-        parser.add_argument(
-            "--video-root",
-            action="append",
-            metavar="DIR",
-            help="folder holding the videos: relative video paths resolve against it, and every "
-            "video path, absolute ones too, must lie inside it (symlinks followed) or its row is "
-            "an error; repeat for several folders (default: the --dataset folder when it is "
-            "local, else none)",
-        )
-        return
+def add_video_root(parser: Adder) -> None:
+    """``--video-root``: the folders video files may come from (score, evaluate, build, finetune,
+    report); repeatable, so ``args.video_root`` is a list (``None`` when not given). A command
+    that reads one root (``build``) takes it with :func:`one_video_root`."""
     parser.add_argument(
         "--video-root",
+        action="append",
         metavar="DIR",
-        help="folder holding the videos: relative video paths resolve against it, and every "
-        "video path must lie inside it",
+        help="folder holding the videos, repeatable: relative video paths resolve against it, "
+        "and every video path, absolute ones too, must lie inside one (symlinks followed), else "
+        "its row is an error (default: the --dataset folder when it is local, else none)",
     )
+
+
+def one_video_root(roots: list[str] | None, command: str) -> str | None:
+    """The one ``--video-root`` of a command that reads a single layout; several are an error."""
+    if roots is not None and len(roots) > 1:
+        raise UserError(
+            f"foilkit {command} reads one --video-root (the layout its dataset card gives), got "
+            f"{len(roots)}: {' '.join(roots)}; pass one"
+        )
+    return None if roots is None else roots[0]
 
 
 def add_build_source(parser: Adder) -> None:

@@ -119,7 +119,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=0,
         help="frame seed: the 'shuffled' control and seeded sampling (default: %(default)s)",
     )
-    add_video_root(frames, several=True)
+    add_video_root(frames)
     work = parser.add_argument_group("work")
     work.add_argument(
         "--batch-size",
