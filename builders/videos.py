@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from foilkit.video_paths import VideoPathError, resolve_video_path
+
 ON_MISSING: tuple[str, ...] = ("error", "skip", "keep")
 _SHOWN = 5  # how many missing names an error or a log line lists
 
@@ -30,10 +32,6 @@ logger = logging.getLogger(__name__)
 
 class MissingVideosError(FileNotFoundError):
     """Videos a dataset needs are not under the video root (policy ``on_missing="error"``)."""
-
-
-class VideoPathError(ValueError):
-    """A row's ``video_path`` leads out of the video root (``../``, an absolute path, a symlink)."""
 
 
 def check_policy(on_missing: str) -> str:
@@ -111,13 +109,15 @@ def resolve_videos(
     kept: list[int] = []
     missing: list[str] = []
     for index, relative in enumerate(video_paths):
-        path = root / relative if root is not None else None
-        if path is not None and not path.resolve().is_relative_to(root):
-            named = f"row {index}" if ids is None else f"row {index} (id={ids[index]!r})"
-            raise VideoPathError(
-                f"split {split!r}, {named}, field 'video_path': {relative!r} resolves to "
-                f"{path.resolve()}, outside the video root {root}"
-            )
+        path = None
+        if root is not None:
+            try:
+                path = resolve_video_path(relative, [root])
+            except VideoPathError as error:
+                named = f"row {index}" if ids is None else f"row {index} (id={ids[index]!r})"
+                raise VideoPathError(
+                    f"split {split!r}, {named}, field 'video_path': {error}"
+                ) from None
         if path is not None and path.is_file():
             videos.append(str(path))
             kept.append(index)

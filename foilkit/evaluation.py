@@ -34,6 +34,7 @@ from foilkit.run import (
     plain_json,
     tie_policy,
 )
+from foilkit.video_paths import RootsGiven, named_roots, video_roots_for
 
 if TYPE_CHECKING:  # the scorers import torch: only when scoring
     from foilkit.scorers.api import ScoreOptions
@@ -76,7 +77,7 @@ def load_benchmark_split(
     config: str,
     *,
     dataset: str | os.PathLike | None = None,
-    videos: str | os.PathLike | None = None,
+    videos: RootsGiven = None,
     annotations: str | os.PathLike | None = None,
     on_missing: str = "error",
     split: str | None = None,
@@ -95,10 +96,17 @@ def load_benchmark_split(
         )
     from foilkit.builders import load_builder, prepare
 
+    roots = named_roots(videos) or [None]
+    if len(roots) > 1:
+        raise ValueError(
+            f"building {benchmark.name} from its annotations reads one video root (the layout "
+            f"its dataset card gives), got {len(roots)}: {', '.join(map(str, roots))}; pass one "
+            "--video-root, or several with --dataset naming an exported folder or Hub id"
+        )
     builder = load_builder(
         benchmark.builder,
         config,
-        video_root=videos,
+        video_root=roots[0],
         on_missing=on_missing,
         annotations=annotations,
         cache_dir=cache_dir,
@@ -115,7 +123,7 @@ def evaluate(
     config: str | None = None,
     out_dir: str | os.PathLike,
     dataset: str | os.PathLike | None = None,
-    videos: str | os.PathLike | None = None,
+    videos: RootsGiven = None,
     annotations: str | os.PathLike | None = None,
     on_missing: str = "error",
     split: str | None = None,
@@ -135,7 +143,8 @@ def evaluate(
         config: a config of the benchmark, or ``"all"``/``None`` for the paper's full set.
         out_dir: the run folder.
         dataset: an exported folder or Hub dataset id; default: build from the annotations.
-        videos: the video root (relative video paths resolve against it).
+        videos: the video root, or several (relative video paths resolve against them; every
+            video path must lie inside one; building from the annotations takes one).
         annotations, on_missing: passed to the builder when building.
         split: default ``test``.
         n_resamples, bootstrap_seed: the bootstrap of the confidence intervals (the scoring
@@ -151,7 +160,7 @@ def evaluate(
 
     spec = get_benchmark(benchmark)
     folder = RunFolder(Path(out_dir))
-    options = _scoring_options(score_options or ScoreOptions(), spec, videos, resume)
+    options = _scoring_options(score_options or ScoreOptions(), spec, videos, dataset, resume)
     state = process_state()
     check_folder(folder.root, RUN)  # on every process, before the main one writes
     if folder.is_run() and not (overwrite or resume):
@@ -200,10 +209,18 @@ def evaluate(
 
 
 def _scoring_options(
-    given: ScoreOptions, spec: Benchmark, videos: str | os.PathLike | None, resume: bool
+    given: ScoreOptions,
+    spec: Benchmark,
+    videos: RootsGiven,
+    dataset: str | os.PathLike | None,
+    resume: bool,
 ) -> ScoreOptions:
     """``given`` with the fields ``evaluate`` sets (:data:`EVALUATE_SETS`), but each config's
-    scoring folder, which :func:`_evaluate_config` sets; a field of those given is an error."""
+    scoring folder, which :func:`_evaluate_config` sets; a field of those given is an error.
+
+    The video roots are those the user named (``videos``), else the exported folder
+    (``dataset``), else none (:func:`foilkit.video_paths.video_roots_for`): the split reaches the
+    scorer as a loaded object, which must not count as the caller's own, unconfined paths."""
     from foilkit.scorers.api import ScoreOptions
 
     defaults = {f.name: f.default for f in fields(ScoreOptions)}
@@ -213,8 +230,8 @@ def _scoring_options(
             f"evaluate sets score_options' {', '.join(clashes)} itself (from benchmark, videos=, "
             "resume=, split= and the run folder): leave them unset"
         )
-    video_root = None if videos is None else os.fspath(videos)
-    return replace(given, benchmark=spec.name, video_root=video_root, resume=resume)
+    roots = [str(root) for root in video_roots_for(videos, dataset) or []]
+    return replace(given, benchmark=spec.name, video_root=roots, resume=resume)
 
 
 def _evaluate_config(

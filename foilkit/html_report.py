@@ -36,6 +36,13 @@ from typing import Any
 
 from foilkit.report import Table
 from foilkit.run import DEFAULT_MIN_COVERAGE, RunFolder, RunResults
+from foilkit.video_paths import (
+    RootsGiven,
+    VideoPathError,
+    named_roots,
+    resolve_video_path,
+    video_roots_for,
+)
 
 #: Thumbnail height in pixels, and how many items get thumbnails by default.
 THUMBNAIL_HEIGHT = 48
@@ -177,24 +184,34 @@ def _margin(item: Mapping[str, Any]) -> float:
 
 
 def resolve_video(video: str | None, roots: Sequence[Path]) -> Path | None:
-    """The file of a recorded ``video_path``: itself when absolute, else under the first root
-    holding it."""
+    """The file of a recorded ``video_path``, inside one of ``roots`` (under the first holding it
+    when relative), or ``None`` when it is not there.
+
+    Raises :class:`foilkit.video_paths.VideoPathError` for a path, absolute or relative, outside
+    every root (symlinks followed): no frame of a file outside the folders the user named may
+    end up in the page, which ``push-results`` publishes.
+    """
     if not video:
         return None
-    path = Path(video)
-    if path.is_absolute():
-        return path if path.is_file() else None
-    return next((root / path for root in roots if (root / path).is_file()), None)
+    path = resolve_video_path(video, roots)
+    return path if path.is_file() else None
 
 
-def video_roots(results: RunResults, videos: str | os.PathLike | None) -> list[Path]:
-    """Where relative video paths may resolve: ``videos``, the video root the run recorded (when
-    its per-sample scoring records one), then an exported dataset's ``videos/`` folder and the
-    dataset folder itself."""
-    recorded = [entry.score.video_root for entry in results.configs.values() if entry.score]
-    roots = [Path(root) for root in [videos, *recorded] if root]
-    if results.dataset and Path(results.dataset).is_dir():
-        roots += [Path(results.dataset) / "videos", Path(results.dataset)]
+def video_roots(results: RunResults, videos: RootsGiven) -> list[Path]:
+    """Where video paths may resolve: ``videos`` (the report's own ``--video-root``, one or
+    several), the roots the run's scoring recorded, then an exported dataset's folder and its
+    ``videos/``. A run scored unconfined (a dataset object without a video root) records none."""
+    recorded = [
+        root
+        for entry in results.configs.values()
+        if entry.score
+        for root in entry.score.video_roots
+    ]
+    roots = [
+        *(named_roots(videos) or []),
+        *map(Path, recorded),
+        *video_roots_for(None, results.dataset),
+    ]
     return list(dict.fromkeys(roots))
 
 
@@ -227,7 +244,11 @@ def make_thumbnails(
     owners: dict[tuple[Path, str], list[dict]] = {}
     for position in chosen:
         item = items[position]
-        path = resolve_video(item["v"], roots_by_run[item["r"]])
+        try:
+            path = resolve_video(item["v"], roots_by_run[item["r"]])
+        except VideoPathError:  # never opened, whether or not it exists
+            thumbs.failed.setdefault(item["v"], "outside every video root")
+            continue
         if path is None:
             if item["v"] and item["o"] != "error":
                 thumbs.failed.setdefault(item["v"], "not found under the video roots")
@@ -379,12 +400,12 @@ def write_run_html(
     run_dir: str | os.PathLike,
     *,
     results: RunResults | None = None,
-    videos: str | os.PathLike | None = None,
+    videos: RootsGiven = None,
     max_thumbnails: int = MAX_THUMBNAILS,
 ) -> Path:
-    """``report.html`` of one run folder; ``videos``: the video root when the run's dataset folder
-    does not hold the videos; ``results``: the folder's, when the caller holds them already.
-    Returns the page's path."""
+    """``report.html`` of one run folder; ``videos``: the video root(s) when the run's dataset
+    folder and recorded roots do not hold the videos (thumbnails come only from inside a root);
+    ``results``: the folder's, when the caller holds them already. Returns the page's path."""
     from foilkit.report import interval_text, run_table, tie_note, tied_kinds
 
     folder = RunFolder(Path(run_dir))
@@ -420,7 +441,7 @@ def write_side_by_side_html(
     out_dir: str | os.PathLike,
     *,
     title: str,
-    videos: str | os.PathLike | None = None,
+    videos: RootsGiven = None,
     max_thumbnails: int = MAX_THUMBNAILS,
     results: Sequence[RunResults] | None = None,
 ) -> Path:

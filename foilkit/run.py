@@ -351,6 +351,15 @@ class ScoringRecord:
         return self._get("video_root")
 
     @property
+    def video_roots(self) -> list[str]:
+        """The folders every video path had to lie inside (a record before several roots: its
+        ``video_root``); ``[]``: none, or unconfined (a dataset object scored without one)."""
+        roots = self._get("video_roots")
+        if roots is None:
+            return [] if self.video_root is None else [self.video_root]
+        return list(roots)
+
+    @property
     def finished_at(self) -> str | None:
         return self._get("finished_at")
 

@@ -60,6 +60,7 @@ from foilkit.scorers.video import (
     SamplingPolicy,
     resolve_decoder,
 )
+from foilkit.video_paths import video_roots_for
 
 logger = logging.getLogger(__name__)
 
@@ -93,8 +94,11 @@ class ScoreOptions:
     default 3840 x 2160), ``control`` (``reversed``, ``shuffled``, ``single``), ``seed``
     (shuffled control, seeded sampling).
     Work: ``batch_size``, ``num_workers`` (decoding threads), ``out_dir`` (stream results and
-    ``run.json`` there), ``resume``, ``cache_dir``, ``use_cache``, ``video_root`` (resolves
-    relative video paths), ``split``, ``progress``.
+    ``run.json`` there), ``resume``, ``cache_dir``, ``use_cache``, ``video_root`` (one folder or
+    several: relative video paths resolve against them, and every video path, absolute ones
+    too, must lie inside one, else its row is an error; without it, a dataset given as a local
+    folder is its own root, a Hub id has none, and only a dataset object's paths are used
+    unconfined: :func:`foilkit.video_paths.video_roots_for`), ``split``, ``progress``.
     """
 
     protocol: str | None = None
@@ -133,7 +137,7 @@ class ScoreOptions:
     resume: bool = False
     cache_dir: str | None = None
     use_cache: bool = True
-    video_root: str | None = None
+    video_root: str | list[str] | None = None
     split: str | None = None
     progress: bool = True
 
@@ -264,7 +268,7 @@ def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | N
 
 
 def _plan(
-    dataset: Any, adapter: Adapter, video_root: str | None, window_rule: str = "half-open"
+    dataset: Any, adapter: Adapter, roots: list[Path] | None, window_rule: str = "half-open"
 ) -> ScoringPlan:
     import datasets
 
@@ -277,7 +281,7 @@ def _plan(
         dataset = dataset.cast_column("video", datasets.Video(decode=False))
     rows = dataset.select_columns([c for c in PLAN_COLUMNS if c in dataset.column_names])
     return make_plan(
-        rows, needs_video=adapter.needs_video, video_root=video_root, window_rule=window_rule
+        rows, needs_video=adapter.needs_video, video_root=roots, window_rule=window_rule
     )
 
 
@@ -447,7 +451,8 @@ def _run(
         placement=placement,
         **protocol.adapter_options(accepted_settings(family)),
     )
-    plan = _plan(data, adapter, options.video_root, protocol.settings.get("window", "half-open"))
+    roots = video_roots_for(options.video_root, dataset)
+    plan = _plan(data, adapter, roots, protocol.settings.get("window", "half-open"))
     if pool:
         plan = plan.pooled()
     decoder, decoder_fallback = resolve_decoder(options.decoder)
@@ -520,7 +525,10 @@ def _run(
         "decoder_requested": options.decoder,
         "decoder_fallback": decoder_fallback,
         "max_decode_pixels": options.max_decode_pixels,
-        "video_root": options.video_root,
+        # the folders every video path had to lie inside (None: unconfined, a dataset object
+        # scored without video_root); "video_root": the first, for readers of older records
+        "video_root": None if not roots else str(roots[0]),
+        "video_roots": None if roots is None else [str(root) for root in roots],
         "dtype": str(adapter.dtype).removeprefix("torch."),
         "device": str(adapter.device),
         "placement": _placement_record(state, options, adapter),

@@ -7,13 +7,13 @@ one ``DecodeUnit``, so each file is opened and decoded once per run.
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from foilkit.scorers.video import VideoView
+from foilkit.video_paths import RootsGiven, named_roots, resolve_video_path
 
 # Each text group is scored as a unit: a true text first, then its foils.
 TEXT_GROUPS = {
@@ -110,12 +110,13 @@ def _text_groups(row: Mapping[str, Any], index: int) -> dict[str, tuple[str, ...
     return groups
 
 
-def _source(video: Any, video_root: str | os.PathLike | None) -> str | bytes | None:
-    """The file path (resolved against ``video_root``) or bytes of a ``Video`` cell
-    (``decode=False``).
+def _source(video: Any, roots: Sequence[Path] | None) -> str | bytes | None:
+    """The file path or bytes of a ``Video`` cell (``decode=False``); a path must lie inside one
+    of ``roots`` (:func:`foilkit.video_paths.resolve_video_path`; ``None``: unconfined).
 
-    Raises ``ValueError`` for a relative path that leads out of ``video_root`` (``../``, or a
-    symlink pointing elsewhere): a row must not read files the user did not hand over.
+    Raises :class:`foilkit.video_paths.VideoPathError` (a ``ValueError``) for a path outside
+    every root, relative or absolute, before the file is opened: a row must not read files the
+    user did not hand over.
     """
     if video is None:
         return None
@@ -125,16 +126,7 @@ def _source(video: Any, video_root: str | os.PathLike | None) -> str | bytes | N
         video = video.get("path")
         if not video:
             return None
-    path = Path(os.fspath(video))
-    if video_root is not None and not path.is_absolute():
-        root = os.path.realpath(video_root)
-        resolved = os.path.realpath(Path(video_root) / path)
-        if os.path.commonpath([root, resolved]) != root:
-            raise ValueError(
-                f"{os.fspath(video)!r} resolves to {resolved}, outside the video root {root}"
-            )
-        path = Path(video_root) / path
-    return str(path)
+    return str(resolve_video_path(video, roots))
 
 
 def _window_error(row: Mapping[str, Any]) -> str | None:
@@ -157,12 +149,19 @@ def make_plan(
     rows: Iterable[Mapping[str, Any]],
     *,
     needs_video: bool = True,
-    video_root: str | os.PathLike | None = None,
+    video_root: RootsGiven = None,
     window_rule: str = "half-open",
 ) -> ScoringPlan:
     """Plan rows in the canonical schema (``id``, ``video``, ``start``, ``end``, ``reversed``,
-    texts); ``window_rule`` (:data:`foilkit.scorers.video.WINDOW_RULES`) turns windows into
-    frames, except for rows whose ``time_unit`` indexes frames (:data:`FRAME_INDEX_UNITS`)."""
+    texts).
+
+    ``video_root``: the folder(s) every video path must resolve inside (a row whose path does
+    not gets a row error); ``None``: unconfined (:func:`foilkit.video_paths.video_roots_for`
+    decides which, from what the user named). ``window_rule``
+    (:data:`foilkit.scorers.video.WINDOW_RULES`) turns windows into frames, except for rows whose
+    ``time_unit`` indexes frames (:data:`FRAME_INDEX_UNITS`).
+    """
+    roots = named_roots(video_root)
     planned: list[PlannedRow] = []
     views: dict[str, VideoView] = {}
     units: dict[str, DecodeUnit] = {}
@@ -178,7 +177,7 @@ def make_plan(
         error, source = None, None
         if needs_video:
             try:
-                source = _source(row.get("video"), video_root)
+                source = _source(row.get("video"), roots)
             except ValueError as problem:
                 error = f"row {index} (id={row_id!r}), field 'video': {problem}"
             else:

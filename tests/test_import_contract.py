@@ -10,7 +10,8 @@
                         base
     scorers             base only
     metrics             nothing of foilkit (each folder is a self-contained evaluate module)
-    base                foilkit._version, errors, files, folders, progress, registry: base only
+    base                foilkit._version, errors, files, folders, progress, registry, video_paths:
+                        base only
 
 and across packages only public modules: ``foilkit.metrics._common`` is the metrics package's
 own business; another package goes through ``foilkit.metrics``.
@@ -43,6 +44,7 @@ BASE = {
     "foilkit.folders",
     "foilkit.progress",
     "foilkit.registry",
+    "foilkit.video_paths",
 }
 
 #: layer -> the layers it may import (its own is always allowed).

@@ -12,7 +12,7 @@ import sys
 import textwrap
 
 from foilkit.builders import BUILDERS  # light: the builder modules are imported on first use
-from foilkit.cli.options import add_build_source, add_video_root
+from foilkit.cli.options import add_build_source, add_video_root, one_video_root
 
 
 def video_layouts() -> str:
@@ -143,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
             args.benchmark,
             args.out,
             args.configs,
-            video_root=args.video_root,
+            video_root=one_video_root(args.video_root, "build"),
             on_missing=args.on_missing,
             annotations=args.annotations,
             embed_videos=args.embed_videos,

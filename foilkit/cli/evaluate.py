@@ -30,7 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
             action.help = argparse.SUPPRESS
     evaluation = parser.add_argument_group("evaluation")
     # --video-root (the scoring flags') is the one name; --videos stays accepted, unlisted.
-    evaluation.add_argument("--videos", dest="video_root", help=argparse.SUPPRESS)
+    evaluation.add_argument("--videos", dest="video_root", action="append", help=argparse.SUPPRESS)
     add_build_source(evaluation)
     add_bootstrap(
         evaluation, "bootstrap resamples of the CIs", seed="seed of the bootstrap resampling"

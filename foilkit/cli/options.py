@@ -17,14 +17,34 @@ from foilkit.errors import LOW_COVERAGE_EXIT
 if TYPE_CHECKING:
     from foilkit.run import Coverage
 
+from foilkit.errors import UserError
+
 #: A parser or one of its argument groups: both have ``add_argument``.
 Adder = argparse.ArgumentParser | argparse._ArgumentGroup
 
 
 def add_video_root(parser: Adder) -> None:
-    """``--video-root``: where relative video paths resolve (score, evaluate, build, finetune,
-    report)."""
-    parser.add_argument("--video-root", help="folder that relative video paths are relative to")
+    """``--video-root``: the folders video files may come from (score, evaluate, build, finetune,
+    report); repeatable, so ``args.video_root`` is a list (``None`` when not given). A command
+    that reads one root (``build``) takes it with :func:`one_video_root`."""
+    parser.add_argument(
+        "--video-root",
+        action="append",
+        metavar="DIR",
+        help="folder holding the videos, repeatable: relative video paths resolve against it, "
+        "and every video path, absolute ones too, must lie inside one (symlinks followed), else "
+        "its row is an error (default: the --dataset folder when it is local, else none)",
+    )
+
+
+def one_video_root(roots: list[str] | None, command: str) -> str | None:
+    """The one ``--video-root`` of a command that reads a single layout; several are an error."""
+    if roots is not None and len(roots) > 1:
+        raise UserError(
+            f"foilkit {command} reads one --video-root (the layout its dataset card gives), got "
+            f"{len(roots)}: {' '.join(roots)}; pass one"
+        )
+    return None if roots is None else roots[0]
 
 
 def add_build_source(parser: Adder) -> None:

@@ -30,7 +30,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--title", default="foilkit report", help="side-by-side page title")
     # as in score/evaluate: one name, one meaning (the default here: the exported dataset's videos/)
     add_video_root(parser)
-    parser.add_argument("--videos", dest="video_root", help=argparse.SUPPRESS)
+    parser.add_argument("--videos", dest="video_root", action="append", help=argparse.SUPPRESS)
     parser.add_argument(
         "--max-thumbnails",
         type=int,

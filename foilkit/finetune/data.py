@@ -45,6 +45,7 @@ import torch
 from foilkit.finetune.train import HARD_NEGATIVES, REVERSAL_ASPECTS
 from foilkit.scorers.plan import _source
 from foilkit.scorers.video import SamplingPolicy, VideoView, decode_views
+from foilkit.video_paths import RootsGiven, named_roots
 
 
 @dataclass(frozen=True)
@@ -72,24 +73,27 @@ class Clip:
 def training_items(
     rows: Sequence[Mapping[str, Any]],
     *,
-    video_root: str | None = None,
+    video_root: RootsGiven = None,
     reversal_aspects: Sequence[str] = REVERSAL_ASPECTS,
     distinct_by: str | None = None,
 ) -> list[TrainingItem]:
     """The items of a split's rows (``video`` undecoded), pairing RTime's forward/reversed rows.
 
-    ``distinct_by``: a column whose value becomes each item's :attr:`TrainingItem.group`.
+    ``distinct_by``: a column whose value becomes each item's :attr:`TrainingItem.group`;
+    ``video_root``: the folder(s) every video path must lie inside (``None``: unconfined; see
+    :func:`foilkit.video_paths.video_roots_for`).
     """
     if distinct_by is not None and rows and distinct_by not in rows[0]:
         raise ValueError(
             f"distinct_by={distinct_by!r} is not a column of the split (it has {sorted(rows[0])})"
         )
+    roots = named_roots(video_root)
     keyed: dict[tuple, list[int]] = {}
     views = []
     for index, row in enumerate(rows):
         row_id = str(row.get("id", index))
         try:
-            source = _source(row.get("video"), video_root)
+            source = _source(row.get("video"), roots)
         except ValueError as error:
             raise ValueError(f"row {index} (id={row_id!r}), field 'video': {error}") from None
         if source is None:

@@ -70,6 +70,7 @@ from typing import Any
 
 from foilkit.files import atomic_write
 from foilkit.folders import FINETUNE, check_folder, claim_folder, holds_files, replace_folder
+from foilkit.video_paths import RootsGiven, video_roots_for
 
 #: The paper's values (see the module docstring).
 PAPER_DEFAULTS = {
@@ -311,7 +312,7 @@ def finetune(
     dataset: Any,
     *,
     out_dir: str | os.PathLike,
-    video_root: str | os.PathLike | None = None,
+    video_root: RootsGiven = None,
     resume: bool = False,
     overwrite: bool = False,
     progress: bool | None = None,
@@ -328,7 +329,9 @@ def finetune(
         dataset: exported folder, Hub id, or ``datasets`` object with a train split in the
             canonical columns.
         out_dir: the run folder (see the module docstring).
-        video_root: relative video paths resolve against it.
+        video_root: a folder (or several): relative video paths resolve against it, and every
+            path must lie inside one (without it: inside ``dataset``'s folder; see
+            :func:`foilkit.video_paths.video_roots_for`); recorded as the list of roots.
         resume: continue from the last complete checkpoint in ``out_dir``.
         overwrite: replace an existing run folder.
         progress: tqdm bars (default: when stderr is a terminal).
@@ -377,9 +380,13 @@ def finetune(
     base_config = AutoConfig.from_pretrained(model, revision=revision)
     check_wrappable(base_config, model)
     data = load_train_split(dataset, opts.config, opts.split)
-    root = None if video_root is None else os.fspath(video_root)
+    roots = video_roots_for(video_root, dataset)
+    root = None if roots is None else [str(folder) for folder in roots]
     items = training_items(
-        data, video_root=root, reversal_aspects=opts.reversal_aspects, distinct_by=opts.distinct_by
+        data,
+        video_root=roots,
+        reversal_aspects=opts.reversal_aspects,
+        distinct_by=opts.distinct_by,
     )
     if not items:
         raise ValueError(f"the {opts.split!r} split has no rows")

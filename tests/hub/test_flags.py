@@ -41,7 +41,7 @@ def test_evaluate_names_the_video_root_once(flags):
     args = parser.parse_args(
         ["--benchmark", "vitatecs", "--model", "m", "--out", "o", "--videos", "v"]
     )
-    assert args.video_root == "v"  # the old spelling still works, unlisted
+    assert args.video_root == ["v"]  # the old spelling still works, unlisted (repeatable)
 
 
 @pytest.mark.parametrize("name", ["score", "evaluate", "compare", "demo", "leaderboard", "build"])
