@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from foilkit._version import __version__
-from foilkit.errors import USER_ERRORS, check_model_path, one_line
+from foilkit.errors import USER_ERRORS, MissingExtra, check_model_path, one_line
 from foilkit.registry import Registry
 
 #: The commands: name -> the module implementing it (imported when the command runs), summary.
@@ -135,6 +135,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as error:
         if debug:
             raise
+        if isinstance(error, MissingExtra):  # the line names the command itself
+            print(one_line(error), file=sys.stderr)
+            return 2
         if isinstance(error, USER_ERRORS):
             print(f"foilkit {argv[0]}: error: {one_line(error)}", file=sys.stderr)
             return 2
