@@ -117,7 +117,8 @@ def eval_results_path(results: RunResults) -> str:
 
 
 def run_notes(results: RunResults, value: TaskValue | None = None) -> str:
-    """``notes`` of an entry: scoring protocol (with its settings), control, frames and the CI."""
+    """``notes`` of an entry: scoring protocol (with its settings), control, frames, the CI,
+    coverage and, for a run cut by ``--limit``, that it is partial."""
     protocol = results.protocol
     parts = []
     if protocol is not None:
@@ -140,6 +141,9 @@ def run_notes(results: RunResults, value: TaskValue | None = None) -> str:
     entry = results.configs.get(value.config) if value is not None else None
     if entry is not None and entry.coverage is not None:
         parts.append(f"coverage {entry.coverage.label} rows scored")
+    partial = results.partial()
+    if partial is not None:
+        parts.append(partial)
     return "; ".join(parts)
 
 

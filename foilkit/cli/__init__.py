@@ -38,6 +38,11 @@ COMMANDS.add_lazy(
     "build a benchmark as a Hub-layout dataset (parquet + card), optionally push",
 )
 COMMANDS.add_lazy(
+    "benchmarks",
+    "foilkit.cli.benchmarks",
+    "list the benchmarks, their configs, row counts and the video layout each expects",
+)
+COMMANDS.add_lazy(
     "evaluate",
     "foilkit.cli.evaluate",
     "score a model on a benchmark and write metrics with CIs, a report and plots",
