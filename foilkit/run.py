@@ -501,6 +501,7 @@ class RunResults:
         }
 
     def to_json(self) -> dict[str, Any]:
+        limit = {} if self.limit is None else {"limit": self.limit}  # only a run --limit cut
         return {
             "format": RESULTS_FORMAT,
             "benchmark": self.benchmark,
@@ -513,7 +514,7 @@ class RunResults:
             "dataset": self.dataset,
             "split": self.split,
             "bootstrap": {"n_resamples": self.bootstrap.n_resamples, "seed": self.bootstrap.seed},
-            "limit": self.limit,
+            **limit,
             "configs": {name: config.to_json() for name, config in self.configs.items()},
         }
 
