@@ -168,6 +168,11 @@ def test_several_configs_and_a_limit_make_one_partial_run(
     assert "the first 3 of 16 rows (--limit)" in report
     assert f"P{partial[1:]}" in (out / "report.html").read_text()
     assert partial in run_notes(RunResults.load(out))
+    from foilkit.leaderboard import local_entries, rank
+
+    (direction,) = [e for e in local_entries([out]) if e.task == "direction"]
+    rank([direction])
+    assert direction.coverage == "3 / 16 (incomplete)"  # ranked below complete runs
 
 
 def test_a_limit_beyond_every_config_is_a_complete_run(
