@@ -367,10 +367,13 @@ def results_card(
 
 
 def _check_coverage(root: Path, results: RunResults, minimum: float) -> None:
+    """Refuse a run below ``minimum`` coverage (a ``--limit`` run: of all its configs' rows)."""
+    coverages = {config: entry.full_coverage() for config, entry in results.configs.items()}
     low = [
-        f"{config}: {entry.coverage.label} rows scored"
-        for config, entry in results.configs.items()
-        if entry.coverage is not None and entry.coverage.below(minimum)
+        f"{config}: {coverage.label} rows scored"
+        + (" (--limit)" if results.configs[config].limited_from is not None else "")
+        for config, coverage in coverages.items()
+        if coverage is not None and coverage.below(minimum)
     ]
     if low:
         raise UserError(

@@ -117,17 +117,14 @@ def _task_coverage(
     """Rows scored and rows in the configs a task's value comes from (``None``: the run did not
     record coverage). A config ``--limit`` cut counts all its rows: a partial run never ranks as
     a complete one."""
-    configs = [
-        results.configs[config]
+    coverages = [
+        results.configs[config].full_coverage()
         for config in dict.fromkeys(config for config, _, _ in sources)
         if config in results.configs
     ]
-    if not configs or any(c.coverage is None for c in configs):
+    if not coverages or any(c is None for c in coverages):
         return None, None
-    return (
-        sum(c.coverage.scored for c in configs),
-        sum(c.limited_from or c.coverage.total for c in configs),
-    )
+    return sum(c.scored for c in coverages), sum(c.total for c in coverages)
 
 
 def hub_entries(dataset_id: str, benchmark: str, *, token: str | None = None) -> list[Entry]:

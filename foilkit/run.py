@@ -26,7 +26,7 @@ import inspect
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -394,6 +394,13 @@ class ConfigResults:
 
     def records(self) -> list[ScoringRecord]:
         return [record for record in (self.score, self.score_matrix) if record is not None]
+
+    def full_coverage(self) -> Coverage | None:
+        """The coverage of all the config's rows, as a leaderboard or Hub result judges it: for a
+        config ``--limit`` cut, the rows it left out count as not scored."""
+        if self.coverage is None or self.limited_from is None:
+            return self.coverage
+        return replace(self.coverage, benchmark_rows=self.limited_from)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"num_rows": self.num_rows}

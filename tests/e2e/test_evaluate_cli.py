@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from launch import accelerate_launch, run_to_success
 
 from foilkit.cli import main
@@ -173,6 +174,16 @@ def test_several_configs_and_a_limit_make_one_partial_run(
     (direction,) = [e for e in local_entries([out]) if e.task == "direction"]
     rank([direction])
     assert direction.coverage == "3 / 16 (incomplete)"  # ranked below complete runs
+    from foilkit.errors import UserError
+    from foilkit.hub_results import prepare_upload
+
+    upload = {"model_repo": "me/clip", "dataset_id": "me/synthetic"}
+    with pytest.raises(UserError, match=r"direction: 3 / 16 rows scored \(--limit\)"):
+        prepare_upload(out, "me/clip-results", **upload)  # no leaderboard result
+    published = prepare_upload(out, "me/clip-results", **upload, min_coverage=0).model_files
+    (eval_results,) = published.values()
+    notes = [entry["notes"] for entry in yaml.safe_load(eval_results)]
+    assert notes and all(partial in note for note in notes)
 
 
 def test_a_limit_beyond_every_config_is_a_complete_run(
