@@ -81,6 +81,22 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
         """Canonical rows of one split, without ``video`` (``video_path`` set)."""
         raise NotImplementedError
 
+    def count_rows(self) -> dict[str, int]:
+        """Rows of each split as the annotation files give them, before any video is looked for
+        (what a build keeps with ``on_missing="keep"``): for ``foilkit benchmarks``. Reads the
+        local copy the config's ``annotations`` names; ``ValueError`` without one (nothing is
+        downloaded)."""
+        if self.config.annotations is None:
+            raise ValueError(
+                f"{self.name}/{self.config.name}: counting rows needs a local copy of the "
+                "annotation files (annotations=<folder>)"
+            )
+        counts = {}
+        for generator in self._split_generators(None):  # a local copy: no download manager
+            kwargs = {k: v for k, v in generator.gen_kwargs.items() if k != "split"}
+            counts[str(generator.name)] = sum(1 for _ in self._rows(**kwargs))
+        return counts
+
     def build_summary(self) -> list[str]:
         """Sentences on what the last build did (videos found, rows dropped); for the info and
         card."""

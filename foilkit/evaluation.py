@@ -12,7 +12,7 @@ builder).
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -66,10 +66,20 @@ class Evaluation:
 @dataclass(frozen=True)
 class BenchmarkSplit:
     """One split of a config, and how many rows building it dropped because their video was missing
-    (``None``: loaded from an exported dataset, whose build this run did not see)."""
+    (``None``: loaded from an exported dataset, whose build this run did not see, or cut by
+    ``limit``); ``limited_from``: the split's rows before :meth:`first` cut them (``None``: not
+    cut)."""
 
     data: Any
     dropped_missing: int | None
+    limited_from: int | None = None
+
+    def first(self, limit: int | None) -> BenchmarkSplit:
+        """The first ``limit`` rows (``--limit``; all of them when ``limit`` is ``None`` or not
+        smaller). Coverage is then of those rows: the build's dropped rows are not counted."""
+        if limit is None or self.data.num_rows <= limit:
+            return self
+        return BenchmarkSplit(self.data.select(range(limit)), None, self.data.num_rows)
 
 
 def load_benchmark_split(
@@ -120,7 +130,8 @@ def evaluate(
     benchmark: str,
     model: str,
     *,
-    config: str | None = None,
+    config: str | Sequence[str] | None = None,
+    limit: int | None = None,
     out_dir: str | os.PathLike,
     dataset: str | os.PathLike | None = None,
     videos: RootsGiven = None,
@@ -140,7 +151,10 @@ def evaluate(
     Args:
         benchmark: a name in :data:`foilkit.builders.BENCHMARKS`.
         model: Hub id or local path of any model ``foilkit.score`` supports.
-        config: a config of the benchmark, or ``"all"``/``None`` for the paper's full set.
+        config: a config of the benchmark or a list of them, ``"all"``/``None`` for the paper's
+            full set.
+        limit: score only the first ``limit`` items of each config (a quick or partial run,
+            recorded in ``results.json`` and shown as partial in every report).
         out_dir: the run folder.
         dataset: an exported folder or Hub dataset id; default: build from the annotations.
         videos: the video root, or several (relative video paths resolve against them; every
@@ -159,6 +173,9 @@ def evaluate(
     from foilkit.scorers.distributed import process_state
 
     spec = get_benchmark(benchmark)
+    configs_chosen = spec.configs_for(config)
+    if limit is not None and limit < 1:
+        raise ValueError(f"limit={limit}: the number of items per config must be at least 1")
     folder = RunFolder(Path(out_dir))
     options = _scoring_options(score_options or ScoreOptions(), spec, videos, dataset, resume)
     state = process_state()
@@ -172,7 +189,7 @@ def evaluate(
         (replace_folder if overwrite else claim_folder)(folder.root, RUN)
     state.wait_for_everyone()
     configs: dict[str, ConfigResults] = {}
-    for name in spec.configs_for(config):
+    for name in configs_chosen:
         loaded = load_benchmark_split(
             spec,
             name,
@@ -182,7 +199,7 @@ def evaluate(
             on_missing=on_missing,
             split=split,
             cache_dir=datasets_cache_dir,
-        )
+        ).first(limit)
         entry = _evaluate_config(
             spec, name, model, loaded, folder, options, n_resamples, bootstrap_seed
         )
@@ -202,6 +219,7 @@ def evaluate(
         split=split or spec.split,
         bootstrap=Bootstrap(n_resamples, bootstrap_seed),
         configs=configs,
+        limit=limit,
     )
     results.save(folder)
     write_run_report(results, folder.root)
@@ -275,6 +293,7 @@ def _evaluate_config(
         num_rows=data.num_rows,
         metrics=compute_metrics(spec, config, rows, matrix, n_resamples=n_resamples, seed=seed),
         coverage=Coverage.of(data.num_rows, loaded.dropped_missing, failed, causes),
+        limited_from=loaded.limited_from,
         score=None if scored is None else ScoringRecord(plain_json(scored.run)),
         score_matrix=None if matrix is None else ScoringRecord(plain_json(matrix.run)),
     )

@@ -316,7 +316,12 @@ def coverage_html(runs: Sequence[tuple[str, RunResults]]) -> str:
                 low = coverage.below(DEFAULT_MIN_COVERAGE)
                 cells = [
                     f"{coverage.label} ({coverage.fraction:.0%})"
-                    + (f" — incomplete, below {DEFAULT_MIN_COVERAGE:.0%}" if low else ""),
+                    + (f" — incomplete, below {DEFAULT_MIN_COVERAGE:.0%}" if low else "")
+                    + (
+                        f" — partial: the first {entry.num_rows} of {entry.limited_from} (--limit)"
+                        if entry.limited_from is not None
+                        else ""
+                    ),
                     coverage.why() or "—",
                 ]
             body.append(
@@ -420,6 +425,7 @@ def write_run_html(
         + (f", temporal control {results.control}" if results.control else "")
         + ".",
         f"Values in %; brackets: {interval_text(results)}.",
+        *([f"{partial[0].upper()}{partial[1:]}."] if (partial := results.partial()) else []),
     ]
     notes = [tie_note(results, kinds).replace("`", "")] if kinds else []
     label = results.spec.group_label

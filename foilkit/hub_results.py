@@ -118,7 +118,8 @@ def eval_results_path(results: RunResults) -> str:
 
 
 def run_notes(results: RunResults, value: TaskValue | None = None) -> str:
-    """``notes`` of an entry: scoring protocol (with its settings), control, frames and the CI."""
+    """``notes`` of an entry: scoring protocol (with its settings), control, frames, the CI,
+    coverage and, for a run cut by ``--limit``, that it is partial."""
     protocol = results.protocol
     parts = []
     if protocol is not None:
@@ -141,6 +142,9 @@ def run_notes(results: RunResults, value: TaskValue | None = None) -> str:
     entry = results.configs.get(value.config) if value is not None else None
     if entry is not None and entry.coverage is not None:
         parts.append(f"coverage {entry.coverage.label} rows scored")
+    partial = results.partial()
+    if partial is not None:
+        parts.append(partial)
     return "; ".join(parts)
 
 
@@ -367,10 +371,13 @@ def results_card(
 
 
 def _check_coverage(root: Path, results: RunResults, minimum: float) -> None:
+    """Refuse a run below ``minimum`` coverage (a ``--limit`` run: of all its configs' rows)."""
+    coverages = {config: entry.full_coverage() for config, entry in results.configs.items()}
     low = [
-        f"{config}: {entry.coverage.label} rows scored"
-        for config, entry in results.configs.items()
-        if entry.coverage is not None and entry.coverage.below(minimum)
+        f"{config}: {coverage.label} rows scored"
+        + (" (--limit)" if results.configs[config].limited_from is not None else "")
+        for config, coverage in coverages.items()
+        if coverage is not None and coverage.below(minimum)
     ]
     if low:
         raise UserError(

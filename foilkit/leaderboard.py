@@ -116,9 +116,10 @@ def _task_coverage(
     results: RunResults, sources: Sequence[tuple[str, Any, Any]]
 ) -> tuple[int | None, int | None]:
     """Rows scored and rows in the configs a task's value comes from (``None``: the run did not
-    record coverage)."""
+    record coverage). A config ``--limit`` cut counts all its rows: a partial run never ranks as
+    a complete one."""
     coverages = [
-        results.configs[config].coverage
+        results.configs[config].full_coverage()
         for config in dict.fromkeys(config for config, _, _ in sources)
         if config in results.configs
     ]

@@ -232,6 +232,7 @@ def write_run_report(results: RunResults, out_dir: str | os.PathLike) -> Path:
             + "."
         ),
         f"Values in %; brackets: {interval_text(results)}.",
+        *([f"**{partial[0].upper()}{partial[1:]}.**"] if (partial := results.partial()) else []),
         "",
         *protocol_lines(results.protocol),
         markdown_table(table),
@@ -293,15 +294,19 @@ def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
     return [" ".join(lines), ""]
 
 
-def coverage_text(coverage: Coverage) -> str:
-    """A config's :class:`foilkit.run.Coverage` in words."""
+def coverage_text(coverage: Coverage, limited_from: int | None = None) -> str:
+    """A config's :class:`foilkit.run.Coverage` in words; ``limited_from``: the config's rows
+    before ``--limit`` kept the first ones (``None``: not cut)."""
     total = coverage.benchmark_rows
-    head = (
-        f"{total} rows in the benchmark, {coverage.dropped_missing_video} dropped at build "
-        "(video missing)"
-        if total is not None
-        else "rows from an exported dataset (rows dropped when it was built are not known here)"
-    )
+    if limited_from is not None:
+        head = f"the first {coverage.total} of {limited_from} rows (--limit)"
+    elif total is not None:
+        head = (
+            f"{total} rows in the benchmark, {coverage.dropped_missing_video} dropped at build "
+            "(video missing)"
+        )
+    else:
+        head = "rows from an exported dataset (rows dropped when it was built are not known here)"
     why = coverage.why()
     return (
         f"coverage {coverage.label} ({coverage.fraction:.0%}): {head}, {coverage.failed} failed "
@@ -314,7 +319,7 @@ def _run_notes(results: RunResults) -> list[str]:
     for config, entry in results.configs.items():
         record = entry.record or ScoringRecord({})
         rows = (
-            coverage_text(entry.coverage)
+            coverage_text(entry.coverage, entry.limited_from)
             if entry.coverage is not None  # runs written before coverage was recorded
             else f"{entry.num_rows} rows"
         )

@@ -26,7 +26,7 @@ import inspect
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -390,13 +390,15 @@ def protocol_from_record(record: Mapping[str, Any]) -> ResolvedProtocol:
 class ConfigResults:
     """One config of a run: its rows, their coverage (``None``: a run written before coverage
     was recorded), every metric, and the run records of its scoring (``score``: per-sample
-    rows; ``score_matrix``: a retrieval pool's matrix)."""
+    rows; ``score_matrix``: a retrieval pool's matrix); ``limited_from``: the config's rows
+    before ``--limit`` kept the first ``num_rows`` (``None``: every row was evaluated)."""
 
     num_rows: int
     metrics: dict[str, MetricResult]
     coverage: Coverage | None = None
     score: ScoringRecord | None = None
     score_matrix: ScoringRecord | None = None
+    limited_from: int | None = None
 
     @property
     def record(self) -> ScoringRecord | None:
@@ -406,8 +408,17 @@ class ConfigResults:
     def records(self) -> list[ScoringRecord]:
         return [record for record in (self.score, self.score_matrix) if record is not None]
 
+    def full_coverage(self) -> Coverage | None:
+        """The coverage of all the config's rows, as a leaderboard or Hub result judges it: for a
+        config ``--limit`` cut, the rows it left out count as not scored."""
+        if self.coverage is None or self.limited_from is None:
+            return self.coverage
+        return replace(self.coverage, benchmark_rows=self.limited_from)
+
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"num_rows": self.num_rows}
+        if self.limited_from is not None:
+            out["limited_from"] = self.limited_from
         if self.coverage is not None:
             out["coverage"] = self.coverage.to_json()
         out["metrics"] = {name: metric.to_json() for name, metric in self.metrics.items()}
@@ -430,6 +441,7 @@ class ConfigResults:
             None if data.get("coverage") is None else Coverage.from_json(data["coverage"]),
             None if run.get("score") is None else ScoringRecord(run["score"]),
             None if run.get("score_matrix") is None else ScoringRecord(run["score_matrix"]),
+            data.get("limited_from"),
         )
 
 
@@ -454,6 +466,8 @@ class RunResults:
         dataset: the exported folder or Hub id scored (``None``: built from the annotations).
         split, bootstrap: the split scored and the bootstrap of the intervals.
         configs: per config, its coverage, metrics (with their tie policies) and run records.
+        limit: ``--limit``: only the first ``limit`` items of each config were evaluated
+            (``None``: all of them); see :meth:`partial`.
     """
 
     benchmark: str
@@ -467,6 +481,23 @@ class RunResults:
     split: str
     bootstrap: Bootstrap
     configs: dict[str, ConfigResults] = field(default_factory=dict)
+    limit: int | None = None
+
+    def partial(self) -> str | None:
+        """``None`` for a run of every item; for a run cut by ``--limit``, what it left out in
+        words (every report and the Hub notes show it): ``partial run (--limit 5): the first 5
+        items of each config were evaluated, not the benchmark; direction 5 of 16``."""
+        cut = [
+            f"{name} {entry.num_rows} of {entry.limited_from}"
+            for name, entry in self.configs.items()
+            if entry.limited_from is not None
+        ]
+        if self.limit is None or not cut:  # a limit no config reached left out nothing
+            return None
+        return (
+            f"partial run (--limit {self.limit}): the first {self.limit} items of each config "
+            f"were evaluated, not the benchmark; {', '.join(cut)}"
+        )
 
     @property
     def spec(self) -> Benchmark:
@@ -490,6 +521,7 @@ class RunResults:
         }
 
     def to_json(self) -> dict[str, Any]:
+        limit = {} if self.limit is None else {"limit": self.limit}  # only a run --limit cut
         return {
             "format": RESULTS_FORMAT,
             "benchmark": self.benchmark,
@@ -502,6 +534,7 @@ class RunResults:
             "dataset": self.dataset,
             "split": self.split,
             "bootstrap": {"n_resamples": self.bootstrap.n_resamples, "seed": self.bootstrap.seed},
+            **limit,
             "configs": {name: config.to_json() for name, config in self.configs.items()},
         }
 
@@ -534,6 +567,7 @@ class RunResults:
             split=data["split"],
             bootstrap=Bootstrap(data["bootstrap"]["n_resamples"], data["bootstrap"]["seed"]),
             configs=configs,
+            limit=data.get("limit"),
         )
 
     @classmethod

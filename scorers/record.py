@@ -9,8 +9,10 @@ import platform
 from collections.abc import Iterable
 from typing import Any
 
-#: The distributions a run's numbers depend on (foilkit and its default install), each with its
-#: import name: recorded in every ``run.json`` and checked by ``foilkit doctor``.
+#: The distributions a run's numbers depend on (foilkit and its default install, what ``pip install
+#: foilkit`` brings), each with its import name: recorded in every ``run.json`` and checked by
+#: ``foilkit doctor``. The generation extra's are recorded by generation runs
+#: (:mod:`foilkit.generation.provenance`).
 PACKAGES: dict[str, str] = {
     "foilkit": "foilkit",
     "torch": "torch",
@@ -24,8 +26,6 @@ PACKAGES: dict[str, str] = {
     "huggingface_hub": "huggingface_hub",
     "transformers": "transformers",
     "accelerate": "accelerate",
-    "sentence-transformers": "sentence_transformers",
-    "openai": "openai",
     "matplotlib": "matplotlib",
     "tqdm": "tqdm",
     "pyyaml": "yaml",

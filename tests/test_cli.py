@@ -94,3 +94,106 @@ def test_doctor_reports_a_broken_decoder(monkeypatch, capsys) -> None:
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
     assert "libavcodec.so.59 not found" in out and "apt-get install" in out
+
+
+@pytest.mark.parametrize("command", ["evaluate", "build"])
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--config", "direction", "--config", "sequence"],
+        ["--config", "direction,sequence"],
+        ["--config", "direction, sequence", "--config", "direction"],
+    ],
+)
+def test_every_config_given_is_kept_in_order_once(command, flags) -> None:
+    """``--config a --config b`` and ``--config a,b`` choose both; never only the last."""
+    from foilkit.cli import command_parser
+    from foilkit.cli.options import chosen_configs
+
+    required = {
+        "evaluate": ["--benchmark", "vitatecs", "--model", "m", "--out", "o"],
+        "build": ["vitatecs", "--out", "o"],
+    }[command]
+    _, parser = command_parser(command)
+    assert chosen_configs(parser.parse_args([*required, *flags])) == ["direction", "sequence"]
+
+
+def test_an_empty_config_name_is_a_usage_error(capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(
+            ["evaluate", "--benchmark", "vitatecs", "--model", "m", "--out", "o", "--config", "a,"]
+        )
+    assert exit_info.value.code == 2
+    assert "--config a,b or --config a --config b" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "x"])
+def test_limit_must_be_a_positive_whole_number(value, capsys) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(
+            ["evaluate", "--benchmark", "vitatecs", "--model", "m", "--out", "o", "--limit", value]
+        )
+    assert exit_info.value.code == 2 and "at least 1" in capsys.readouterr().err
+
+
+def test_score_refuses_several_configs_in_one_line(tmp_path, capsys) -> None:
+    argv = ["score", "--model", "m", "--dataset", str(tmp_path), "--out", str(tmp_path / "o")]
+    assert main([*argv, "--config", "a,b"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "foilkit evaluate --config a,b" in err
+
+
+def test_configs_for_keeps_every_config_named_and_expands_all() -> None:
+    from foilkit.builders import get_benchmark
+
+    vilma = get_benchmark("vilma")
+    assert vilma.configs_for(["rare_actions", "spatial_relations"]) == (
+        "rare_actions",
+        "spatial_relations",
+    )
+    assert vilma.configs_for(None) == vilma.all_configs == vilma.configs_for("all")
+    assert vilma.configs_for(["spatial_relations", "all"])[0] == "spatial_relations"
+    assert len(vilma.configs_for(["spatial_relations", "all"])) == len(vilma.all_configs)
+    with pytest.raises(ValueError, match="'sequence'.*choose from all, action_counting_easy"):
+        vilma.configs_for(["rare_actions", "sequence"])
+
+
+def test_benchmarks_lists_configs_and_video_layouts_without_annotations(capsys) -> None:
+    from foilkit.builders import BENCHMARKS, builder_class
+
+    assert main(["benchmarks"]) == 0
+    out = capsys.readouterr().out
+    for name in BENCHMARKS:
+        assert f"{name}: {BENCHMARKS.summary(name)}" in out
+    assert "* all" in out and "pass --annotations to count" in out
+    layout = builder_class("rtime").VIDEO_LAYOUT.replace("`", "")
+    assert " ".join(layout.split()[:4]) in " ".join(out.split())
+
+
+@pytest.mark.integration
+def test_benchmarks_counts_the_rows_of_the_real_annotation_files(shared_data, capsys) -> None:
+    """Counts from the published files: VITATECS' Direction.jsonl has one row per line; RTime's
+    test.json 1000 videos (Origin), each also reversed (Hard); the gender contrast set is no
+    published file."""
+    import json
+
+    argv = ["benchmarks", "vitatecs", "rtime", "contrast_sets", "--json"]
+    assert main([*argv, "--annotations", str(shared_data)]) == 0
+    listings = {entry["name"]: entry for entry in json.loads(capsys.readouterr().out)}
+    lines = (shared_data / "vitatecs" / "Direction.jsonl").read_text().strip().splitlines()
+    vitatecs = listings["vitatecs"]["configs"]
+    assert vitatecs["direction"]["rows"] == {"test": len(lines)}
+    assert vitatecs["all"]["rows"]["test"] == sum(
+        c["rows"]["test"] for name, c in vitatecs.items() if name != "all"
+    )
+    rtime = listings["rtime"]["configs"]
+    assert rtime["origin"]["rows"] == {"test": 1000, "validation": 500}
+    assert rtime["hard"]["rows"]["test"] == 2000
+    gender = listings["contrast_sets"]["configs"]["gender"]
+    assert gender["rows"] is None and "not published" in gender["note"]
+    assert listings["rtime"]["video_layout"].startswith("<video_root>/<source_id>.mp4")
+
+
+def test_benchmarks_names_an_unknown_benchmark(capsys) -> None:
+    assert main(["benchmarks", "vitatec"]) == 2
+    assert "no benchmark 'vitatec'; choose from vitatecs" in capsys.readouterr().err

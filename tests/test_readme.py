@@ -65,3 +65,52 @@ def test_files_and_metrics_the_readme_names_exist():
         assert (REPO / script).is_file(), script
     for name in METRICS:
         assert f"`{name}`" in README
+
+
+def _repository_url() -> str:
+    import tomllib
+
+    urls = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["urls"]
+    return urls["Repository"]
+
+
+def _link_targets() -> list[str]:
+    """Every Markdown link and image target of the README, and every HTML ``src``/``href``."""
+    return re.findall(r"\]\(([^)\s]+)", README) + re.findall(r'(?:src|href)="([^"]+)"', README)
+
+
+def test_the_readme_links_nothing_relative():
+    """PyPI shows the README without the repository around it: a link to a file of the
+    repository must be absolute (an in-page ``#anchor`` stays)."""
+    relative = [t for t in _link_targets() if not t.startswith(("https://", "http://", "#"))]
+    assert not relative, relative
+
+
+def test_every_link_into_the_repository_names_an_existing_file():
+    """Links into the repository start with pyproject.toml's Repository URL (its one
+    definition) and point at a file or folder that exists on the default branch's layout."""
+    url = _repository_url()
+    ours = [t for t in _link_targets() if t.startswith(url)]
+    assert ours
+    for target in ours:
+        match = re.fullmatch(re.escape(url) + r"/(?:blob|raw|tree)/main/([^#?]+)", target)
+        assert match, f"{target}: link files as {url}/blob/main/<path> (images: /raw/main/)"
+        assert (REPO / match.group(1)).exists(), target
+
+
+def test_licence_and_citation_agree_with_the_package_metadata():
+    import tomllib
+
+    import yaml
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert "Apache License" in (REPO / "LICENSE").read_text() and project["license"] == "Apache-2.0"
+    citation = yaml.safe_load((REPO / "CITATION.cff").read_text())
+    assert citation["cff-version"] == "1.2.0"
+    assert {"message", "title", "authors"} <= citation.keys() and citation["authors"]
+    assert citation["repository-code"] == _repository_url()
+    assert citation["license"] == project["license"]
+    from foilkit import __version__
+
+    assert citation["version"] == __version__
+    assert project["urls"]["Issues"] == f"{_repository_url()}/issues"

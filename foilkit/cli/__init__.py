@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from foilkit._version import __version__
-from foilkit.errors import USER_ERRORS, check_model_path, interrupted, one_line
+from foilkit.errors import USER_ERRORS, MissingExtra, check_model_path, interrupted, one_line
 from foilkit.registry import Registry
 
 #: The commands: name -> the module implementing it (imported when the command runs), summary.
@@ -37,6 +37,11 @@ COMMANDS.add_lazy(
     "build",
     "foilkit.cli.build",
     "build a benchmark as a Hub-layout dataset (parquet + card), optionally push",
+)
+COMMANDS.add_lazy(
+    "benchmarks",
+    "foilkit.cli.benchmarks",
+    "list the benchmarks, their configs, row counts and the video layout each expects",
 )
 COMMANDS.add_lazy(
     "evaluate",
@@ -149,6 +154,9 @@ def _run(module: ModuleType, args: argparse.Namespace, name: str, debug: bool) -
     except Exception as error:
         if debug:
             raise
+        if isinstance(error, MissingExtra):  # the line names the command itself
+            print(one_line(error), file=sys.stderr)
+            return 2
         if isinstance(error, USER_ERRORS):
             print(f"foilkit {name}: error: {one_line(error)}", file=sys.stderr)
             return 2

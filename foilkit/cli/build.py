@@ -12,7 +12,13 @@ import sys
 import textwrap
 
 from foilkit.builders import BUILDERS  # light: the builder modules are imported on first use
-from foilkit.cli.options import add_build_source, add_video_root, one_video_root
+from foilkit.cli.options import (
+    add_build_source,
+    add_configs,
+    add_video_root,
+    chosen_configs,
+    one_video_root,
+)
 
 
 def video_layouts() -> str:
@@ -34,13 +40,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter  # the layouts as written
     parser.epilog = video_layouts()
     parser.add_argument("benchmark", choices=sorted(BUILDERS), help="which benchmark to build")
-    parser.add_argument(
-        "--config",
-        action="append",
-        dest="configs",
-        metavar="NAME",
-        help="a config to build (repeatable; default: every config buildable from the published "
-        "files)",
+    add_configs(
+        parser, "configs to build (default: every config buildable from the published files)"
     )
     parser.add_argument(
         "--out", required=True, help="folder to write the parquet files and README.md into"
@@ -142,7 +143,7 @@ def run(args: argparse.Namespace) -> int:
         out = export(
             args.benchmark,
             args.out,
-            args.configs,
+            chosen_configs(args),
             video_root=one_video_root(args.video_root, "build"),
             on_missing=args.on_missing,
             annotations=args.annotations,

@@ -1,17 +1,21 @@
 """``foilkit doctor``: is this machine ready to run foilkit?
 
 Reports the versions of the stack, whether torchcodec can load FFmpeg and decode a video,
-whether a GPU is visible, and the offline settings. Exits non-zero naming what is missing.
+whether a GPU is visible, and the offline settings. Exits non-zero naming what is missing. The
+optional extras (``foilkit[generation]``) are listed as installed or not, never as a problem:
+evaluation does not need them.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.util
 import os
 import platform
 import tempfile
 
+from foilkit.errors import EXTRA_MODULES
 from foilkit.scorers.record import PACKAGES, package_versions
 
 OFFLINE_VARS = (
@@ -52,6 +56,21 @@ def gpu_description() -> str:
     return "none visible (CPU only: fp32, slower but complete)"
 
 
+def missing_extras() -> dict[str, list[str]]:
+    """Each optional extra -> the import names of its modules that are not installed (found
+    without importing them)."""
+    missing: dict[str, list[str]] = {}
+    for module, extra in EXTRA_MODULES.items():
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except (ImportError, ValueError):
+            found = False
+        missing.setdefault(extra, [])
+        if not found:
+            missing[extra].append(module)
+    return missing
+
+
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-decode", action="store_true", help="do not test video decoding")
 
@@ -70,6 +89,14 @@ def run(args: argparse.Namespace) -> int:
                 importlib.import_module(PACKAGES[dist])
             except Exception as error:
                 problems.append(f"package {dist!r} is installed but fails to import: {error}")
+    print("\noptional extras:")
+    for extra, modules in missing_extras().items():
+        state = (
+            "installed"
+            if not modules
+            else (f"not installed ({', '.join(modules)}; pip install 'foilkit[{extra}]')")
+        )
+        print(f"  {extra:<22} {state}")
     if not args.skip_decode:
         failure = check_decoding()
         print(f"\nvideo decoding (torchcodec + FFmpeg): {'ok' if failure is None else 'FAILED'}")

@@ -12,7 +12,7 @@ import argparse
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.cli import score as score_cli
-    from foilkit.cli.options import add_bootstrap, add_build_source
+    from foilkit.cli.options import add_bootstrap, add_build_source, positive_int
 
     score_cli.configure(parser)
     for action in parser._actions:  # the same flags; a dataset is optional here (default: build it)
@@ -20,6 +20,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
             action.required = False
             action.help = (
                 "an exported folder or Hub dataset id (default: build from the annotations)"
+            )
+        if action.dest == "configs":
+            action.help = (
+                "configs of the benchmark, or all (default: the paper's full set, as 'all'; "
+                "several: --config a,b or --config a --config b; `foilkit benchmarks` lists them)"
             )
         if action.dest == "out":
             action.help = "the run folder: results.json, report.md, plots, scores/<config>.parquet"
@@ -35,6 +40,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_bootstrap(
         evaluation, "bootstrap resamples of the CIs", seed="seed of the bootstrap resampling"
     )
+    evaluation.add_argument(
+        "--limit",
+        type=positive_int,
+        metavar="N",
+        help="score only the first N items of each config: a quick check, recorded in "
+        "results.json and shown as a partial run in every report",
+    )
     evaluation.add_argument("--label", help="the model's name in reports (default: --model)")
     evaluation.add_argument(
         "--overwrite", action="store_true", help="replace the run folder if it exists"
@@ -42,7 +54,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from foilkit.cli.options import coverage_status
+    from foilkit.cli.options import chosen_configs, coverage_status
     from foilkit.cli.score import score_options
     from foilkit.evaluation import EVALUATE_SETS, evaluate
 
@@ -53,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     result = evaluate(
         args.benchmark,
         args.model,
-        config=args.config,
+        config=chosen_configs(args),
+        limit=args.limit,
         out_dir=args.out,
         dataset=args.dataset,
         videos=args.video_root,

@@ -13,6 +13,7 @@ import argparse
 from types import ModuleType
 
 from foilkit.cli import registered_parser
+from foilkit.errors import MissingExtra, missing_extra
 from foilkit.registry import Registry
 
 #: The pipelines: name -> the module implementing it (imported when it runs), summary.
@@ -56,6 +57,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """Run the chosen pipeline; a module of an optional extra that is not installed (spaCy,
+    sentence-transformers, openai: :data:`foilkit.errors.EXTRA_MODULES`) ends it with
+    :class:`foilkit.errors.MissingExtra`, the one line naming the extra to install."""
     name = args.pipeline
-    module, parser = registered_parser(PIPELINES, name, f"foilkit generate {name}")
-    return int(module.run(parser.parse_args(args.arguments)) or 0)
+    try:
+        module, parser = registered_parser(PIPELINES, name, f"foilkit generate {name}")
+        return int(module.run(parser.parse_args(args.arguments)) or 0)
+    except ModuleNotFoundError as error:
+        extra = missing_extra(error)
+        if extra is None:
+            raise
+        raise MissingExtra(f"foilkit generate {name}", extra) from error

@@ -62,6 +62,35 @@ def add_build_source(parser: Adder) -> None:
     )
 
 
+def add_configs(parser: Adder, help: str) -> None:
+    """``--config``: the configs to work on (score, evaluate, build), as ``--config a,b`` or
+    ``--config a --config b``: every one given is kept, in order, once (``args.configs``,
+    ``None`` when none is given); ``help`` says what they are."""
+    parser.add_argument(
+        "--config",
+        action="extend",
+        type=config_names,
+        dest="configs",
+        metavar="NAME[,NAME...]",
+        help=f"{help} (several: --config a,b or --config a --config b)",
+    )
+
+
+def config_names(text: str) -> list[str]:
+    """``a,b`` -> ``["a", "b"]``; an empty name (``a,,b``, ``a,``) is a usage error."""
+    names = [name.strip() for name in text.split(",")]
+    if not all(names):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has an empty config name: write --config a,b or --config a --config b"
+        )
+    return names
+
+
+def chosen_configs(args: argparse.Namespace) -> list[str] | None:
+    """The configs ``--config`` named, each once in the order first given (``None``: none)."""
+    return None if args.configs is None else list(dict.fromkeys(args.configs))
+
+
 def add_bootstrap(parser: Adder, resamples: str, seed: str | None = None) -> None:
     """``--n-resamples`` (default 1000) and, when ``seed`` is given, ``--bootstrap-seed``
     (default 0); ``resamples`` and ``seed`` are their help texts, which name the bootstrap."""
@@ -97,6 +126,17 @@ def add_min_coverage(parser: Adder, below: str) -> None:
         help=f"share of each config's rows that must be scored, 0 to 1; {below} "
         "(default: %(default)s)",
     )
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1 (``--limit``)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1 (e.g. 20)")
+    return value
 
 
 def _fraction(text: str) -> float:

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.builders import BENCHMARKS  # light: names only, no builder module is imported
     from foilkit.cli.options import (
+        add_configs,
         add_max_decode_pixels,
         add_min_coverage,
         add_num_workers,
@@ -26,9 +27,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         required=True,
         help="a save_to_disk folder, a parquet dataset folder or a Hub dataset id",
     )
-    parser.add_argument(
-        "--config", help="dataset config (aspect, test, ...) of a folder or Hub dataset"
-    )
+    add_configs(parser, "dataset config (aspect, test, ...) of a folder or Hub dataset")
     parser.add_argument("--split", help="dataset split (needed when there are several)")
     parser.add_argument(
         "--out", required=True, help="folder for scores.jsonl, run.json and the resumable shards"
@@ -181,15 +180,23 @@ def score_options(args: argparse.Namespace, *, leave: Collection[str] = ()) -> S
 
 
 def run(args: argparse.Namespace) -> int:
-    from foilkit.cli.options import coverage_status
+    from foilkit.cli.options import chosen_configs, coverage_status
+    from foilkit.errors import UserError
     from foilkit.run import Coverage
     from foilkit.scorers.api import score_pool, score_rows
 
+    configs = chosen_configs(args) or [None]
+    if len(configs) > 1:
+        raise UserError(
+            f"foilkit score scores one config, not {', '.join(configs)}: run it once per config "
+            "(each with its own --out), or use foilkit evaluate --config " + ",".join(configs)
+        )
+    (config,) = configs
     scored = (score_pool if args.matrix else score_rows)(
-        args.model, args.dataset, args.config, score_options(args)
+        args.model, args.dataset, config, score_options(args)
     )
     errors = scored.run["errors"]
     coverage = Coverage.of(
         scored.run["dataset"]["num_rows"], None, errors["rows"], errors["causes"]
     )
-    return coverage_status("score", {args.config or "rows": coverage}, args.min_coverage, args.out)
+    return coverage_status("score", {config or "rows": coverage}, args.min_coverage, args.out)

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 from launch import accelerate_launch, run_to_success
 
 from foilkit.cli import main
@@ -108,3 +109,98 @@ def test_two_accelerate_processes_give_the_results_of_one(order_args: list[str],
     one_results = json.loads((one / "results.json").read_text())
     assert two_results["configs"]["order"]["metrics"] == one_results["configs"]["order"]["metrics"]
     assert (tmp_path / "two/report.md").read_text() == (one / "report.md").read_text()
+
+
+@pytest.fixture(scope="module")
+def small_benchmark(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo's synthetic benchmark (its videos and exported folder), without the demo run."""
+    from foilkit.demo import write_demo_benchmark
+
+    return write_demo_benchmark(tmp_path_factory.mktemp("benchmark"))
+
+
+def test_several_configs_and_a_limit_make_one_partial_run(
+    small_benchmark: Path, clip_model: str, tmp_path: Path, n_resamples: int, capsys
+):
+    """``--config a,b --config c`` evaluates all three (never the last only); ``--limit 3``
+    scores the first 3 items of each, records it and says "partial" wherever the run is shown."""
+    from foilkit.hub_results import run_notes
+    from foilkit.run import RunResults
+
+    out = tmp_path / "run"
+    argv = [
+        "evaluate",
+        "--benchmark",
+        "synthetic",
+        "--config",
+        "direction,order",
+        "--config",
+        "speed",
+        "--limit",
+        "3",
+        "--dataset",
+        str(small_benchmark),
+        "--video-root",
+        str(small_benchmark / "videos"),
+        "--model",
+        clip_model,
+        "--n-resamples",
+        str(n_resamples),
+        "--no-progress",
+        "--num-workers",
+        "0",
+        "--no-cache",
+        "--out",
+        str(out),
+    ]
+    assert main(argv) == 0, capsys.readouterr().err
+    data = json.loads((out / "results.json").read_text())
+    assert list(data["configs"]) == ["direction", "order", "speed"] and data["limit"] == 3
+    for name, total in {"direction": 16, "order": 12, "speed": 8}.items():
+        config = data["configs"][name]
+        assert (config["num_rows"], config["limited_from"]) == (3, total), name
+        assert config["metrics"]["pairwise_foil_accuracy"]["overall"]["n"] == 3
+        assert config["coverage"]["scored"] == 3
+    partial = "partial run (--limit 3): the first 3 items of each config"
+    report = (out / "report.md").read_text()
+    assert (
+        f"**P{partial[1:]}" in report and "direction 3 of 16, order 3 of 12, speed 3 of 8" in report
+    )
+    assert "the first 3 of 16 rows (--limit)" in report
+    assert f"P{partial[1:]}" in (out / "report.html").read_text()
+    assert partial in run_notes(RunResults.load(out))
+    from foilkit.leaderboard import local_entries, rank
+
+    (direction,) = [e for e in local_entries([out]) if e.task == "direction"]
+    rank([direction])
+    assert direction.coverage == "3 / 16 (incomplete)"  # ranked below complete runs
+    from foilkit.errors import UserError
+    from foilkit.hub_results import prepare_upload
+
+    upload = {"model_repo": "me/clip", "dataset_id": "me/synthetic"}
+    with pytest.raises(UserError, match=r"direction: 3 / 16 rows scored \(--limit\)"):
+        prepare_upload(out, "me/clip-results", **upload)  # no leaderboard result
+    published = prepare_upload(out, "me/clip-results", **upload, min_coverage=0).model_files
+    (eval_results,) = published.values()
+    notes = [entry["notes"] for entry in yaml.safe_load(eval_results)]
+    assert notes and all(partial in note for note in notes)
+
+
+def test_a_limit_beyond_every_config_is_a_complete_run(
+    small_benchmark: Path, clip_model: str, tmp_path: Path
+):
+    from foilkit.evaluation import evaluate
+
+    result = evaluate(
+        "synthetic",
+        clip_model,
+        config=["speed"],
+        limit=100,
+        out_dir=tmp_path / "run",
+        dataset=small_benchmark,
+        videos=small_benchmark / "videos",
+        n_resamples=20,
+    )
+    assert result.results.partial() is None and result.results.limit == 100
+    assert result.results.configs["speed"].limited_from is None
+    assert "partial" not in result.report.read_text()
