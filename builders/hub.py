@@ -635,7 +635,7 @@ def upload_files(folder: str | os.PathLike, repo_id: str, *, register: bool = Fa
         raise FileNotFoundError(
             f"{folder} has no README.md: export the benchmark there first (foilkit.builders.export)"
         )
-    files = [
+    patterns = [
         path
         for config in DatasetCard.load(readme).data.get("configs", [])
         for data_files in config["data_files"]
@@ -643,8 +643,11 @@ def upload_files(folder: str | os.PathLike, repo_id: str, *, register: bool = Fa
             [data_files["path"]] if isinstance(data_files["path"], str) else data_files["path"]
         )
     ]
-    files = list(dict.fromkeys(files))  # a union config lists its parts' files again
-    absent = [path for path in files if not (folder / path).is_file()]
+    files, absent = [], []
+    for pattern in dict.fromkeys(patterns):  # a union config lists its parts' files again
+        found = sorted(p.relative_to(folder).as_posix() for p in folder.glob(pattern))
+        files += [path for path in found if path not in files]
+        absent += [] if found else [pattern]
     if not files or absent:
         raise FileNotFoundError(
             f"{readme} lists data files that are not in {folder}: {absent or 'none'}"
