@@ -167,11 +167,13 @@ def eval_result_entries(
 
 
 def eval_results_yaml(entries: Sequence[Any]) -> str:
-    """The ``.eval_results/*.yaml`` text of ``entries`` (huggingface_hub's serialisation)."""
+    """The ``.eval_results/*.yaml`` text of ``entries`` (huggingface_hub's serialisation), one
+    line per value (``notes`` unwrapped)."""
     import yaml
     from huggingface_hub import eval_result_entries_to_yaml
 
-    return yaml.safe_dump(eval_result_entries_to_yaml(list(entries)), sort_keys=False)
+    data = eval_result_entries_to_yaml(list(entries))
+    return yaml.safe_dump(data, sort_keys=False, width=2**31 - 1)
 
 
 @dataclass(frozen=True)
