@@ -68,15 +68,15 @@ def without_local_paths(text: str, builders: Sequence[FoilkitBuilder]) -> str:
 
 
 def partial_export(exported: Sequence[ExportedConfig]) -> str | None:
-    """``None`` for a complete export; else what is missing, e.g. ``479 of 3,800 rows of `all`
-    (videos missing)``, for the config missing the most rows (``on_missing="skip"``)."""
+    """``None`` for a complete export; else what is missing, e.g. ``479 of 3,800 rows of
+    `direction`, videos missing``, for the config missing the most rows (``on_missing="skip"``)."""
     short = [item for item in exported if sum(item.rows.values()) < item.benchmark_rows]
     if not short:
         return None
     item = max(short, key=lambda item: item.benchmark_rows - sum(item.rows.values()))
     return (
-        f"{sum(item.rows.values()):,} of {item.benchmark_rows:,} rows of `{item.name}` "
-        "(videos missing)"
+        f"{sum(item.rows.values()):,} of {item.benchmark_rows:,} rows of `{item.name}`, "
+        "videos missing"
     )
 
 

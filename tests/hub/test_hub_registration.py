@@ -234,8 +234,8 @@ def test_a_partial_export_is_marked_and_registers_nothing(shared_data: Path, tmp
         str(out), "direction", split="test", cache_dir=str(tmp_path / "lc")
     ).num_rows
     assert 0 < kept < len(rows)
-    marker = f"partial export: {kept:,} of {len(rows):,} rows of direction"
-    assert card.data.pretty_name == f"VITATECS ({marker} (videos missing))"
+    marker = f"partial export: {kept:,} of {len(rows):,} rows of direction, videos missing"
+    assert card.data.pretty_name == f"VITATECS ({marker})"
     assert card.text.lstrip().startswith("# VITATECS (partial export:")
     assert "**Partial export**" in card.text
     assert not (out / EVAL_YAML).exists()  # a partial export is no benchmark
