@@ -4,11 +4,14 @@ The YAML block holds what the Hub and ``datasets.load_dataset`` read: ``configs`
 config with its parquet ``data_files`` per split), ``dataset_info`` (the features of each config),
 the licence and the pretty name. The body says where the annotations came from, the counts, how
 videos are resolved (layout, missing videos, embedded bytes or not), the benchmark's own notes
-and the citation.
+and the citation. The card is published: the paths of the machine that built it (video root,
+annotation folder, input files) are written as ``<video_root>``, ``<annotations>``, ... and an
+export that dropped rows for missing videos says so in its title.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -31,6 +34,65 @@ class ExportedConfig:
     @property
     def name(self) -> str:
         return self.builder.config.name
+
+    @property
+    def benchmark_rows(self) -> int:
+        """Rows of the benchmark's config before rows were dropped for missing videos."""
+        reports = self.builder.video_reports
+        return sum(
+            reports[split].rows if split in reports else rows for split, rows in self.rows.items()
+        )
+
+
+#: Config options that hold a path of the building machine; the card names them instead.
+PATH_OPTIONS = ("video_root", "annotations", "multiple_choice_file")
+
+
+def without_local_paths(text: str, builders: Sequence[FoilkitBuilder]) -> str:
+    """``text`` with every path option of ``builders`` (as given, expanded, resolved) written as
+    ``<option>``: a published card must not carry the builder's folders."""
+    found: dict[str, str] = {}
+    for builder in builders:
+        for option in PATH_OPTIONS:
+            value = getattr(builder.config, option, None)
+            if not value:
+                continue
+            value = os.fspath(value)
+            expanded = os.path.expanduser(value)
+            for form in (value, expanded, os.path.abspath(expanded), os.path.realpath(expanded)):
+                if form.rstrip("/"):
+                    found[form.rstrip("/")] = f"<{option}>"
+    for path in sorted(found, key=len, reverse=True):
+        text = text.replace(path, found[path])
+    return text
+
+
+def partial_export(exported: Sequence[ExportedConfig]) -> str | None:
+    """``None`` for a complete export; else what is missing, e.g. ``479 of 3,800 rows of
+    `direction`, videos missing``, for the config missing the most rows (``on_missing="skip"``)."""
+    short = [item for item in exported if sum(item.rows.values()) < item.benchmark_rows]
+    if not short:
+        return None
+    item = max(short, key=lambda item: item.benchmark_rows - sum(item.rows.values()))
+    return (
+        f"{sum(item.rows.values()):,} of {item.benchmark_rows:,} rows of `{item.name}`, "
+        "videos missing"
+    )
+
+
+def _union_files(
+    exported: Sequence[ExportedConfig], unions: Mapping[str, Sequence[str]]
+) -> dict[str, dict[str, list[str]]]:
+    """Per union config and split (those all its parts have), the parts' parquet files."""
+    files = {item.name: item.files for item in exported}
+    return {
+        name: {
+            split: [path for part in parts for path in files[part][split]]
+            for split in files[parts[0]]
+            if all(split in files[part] for part in parts)
+        }
+        for name, parts in unions.items()
+    }
 
 
 def card_configs(
@@ -56,29 +118,51 @@ def card_configs(
     ]
 
 
-def card_text(benchmark: str, exported: Sequence[ExportedConfig], *, embed_videos: bool) -> str:
-    """The full README.md of an export of ``benchmark`` holding ``exported`` configs."""
+def card_text(
+    benchmark: str,
+    exported: Sequence[ExportedConfig],
+    *,
+    embed_videos: bool,
+    unions: Mapping[str, Sequence[str]] | None = None,
+) -> str:
+    """The full README.md of an export of ``benchmark`` holding ``exported`` configs, plus the
+    ``unions``: configs listing the files of others (name -> the exported configs it unites)."""
     first = exported[0].builder
     default = type(first).DEFAULT_CONFIG_NAME
+    unions = dict(unions or {})
+    partial = partial_export(exported)
+    title = first.PRETTY_NAME + (f" (partial export: {partial})" if partial else "")
     card_data = DatasetCardData(
-        pretty_name=first.PRETTY_NAME,
+        pretty_name=title.replace("`", ""),
         license=first.SOURCE.licence,
         language=["en"],
         tags=["video", "video-text", "temporal-reasoning", "foils", "foilkit"],
-        configs=card_configs({config.name: config.files for config in exported}, default),
+        configs=card_configs(
+            {config.name: config.files for config in exported} | _union_files(exported, unions),
+            default,
+        ),
     )
+    features = first.info.features
     infos = {
         config.name: datasets.DatasetInfo(
             features=config.builder.info.features, config_name=config.name
         )
         for config in exported
-    }
+    } | {name: datasets.DatasetInfo(features=features, config_name=name) for name in unions}
     datasets.info.DatasetInfosDict(infos).to_dataset_card_data(card_data)
-    body = _body(benchmark, exported, embed_videos=embed_videos)
-    return f"---\n{card_data.to_yaml()}\n---\n\n{body}"
+    body = _body(benchmark, exported, embed_videos=embed_videos, title=title, unions=unions)
+    text = f"---\n{card_data.to_yaml()}\n---\n\n{body}"
+    return without_local_paths(text, [item.builder for item in exported])
 
 
-def _body(benchmark: str, exported: Sequence[ExportedConfig], *, embed_videos: bool) -> str:
+def _body(
+    benchmark: str,
+    exported: Sequence[ExportedConfig],
+    *,
+    embed_videos: bool,
+    title: str,
+    unions: Mapping[str, Sequence[str]],
+) -> str:
     builder = exported[0].builder
     source = builder.SOURCE
     config = builder.config
@@ -105,7 +189,20 @@ def _body(benchmark: str, exported: Sequence[ExportedConfig], *, embed_videos: b
         '  # on_missing="error" | "skip" | "keep"\n```'
     )
     notes = type(builder).card_notes([item.builder for item in exported])
-    return f"""# {builder.PRETTY_NAME}
+    partial = partial_export(exported)
+    if partial:
+        notes = (
+            f"**Partial export**: {partial}. Rows whose video was missing were dropped "
+            '(`on_missing="skip"`), so scores on it are not the benchmark\'s: it carries no '
+            "`eval.yaml` and registers no leaderboard task.\n\n" + notes
+        )
+    if unions:
+        united = "; ".join(
+            f"`{name}` = the files of {', '.join(f'`{p}`' for p in parts)}"
+            for name, parts in unions.items()
+        )
+        notes = f"Union configs (no rows of their own): {united}.\n\n" + notes
+    return f"""# {title}
 
 {builder.DESCRIPTION}
 

@@ -14,11 +14,13 @@ the ``video`` column then stores paths relative to the video root, re-attachable
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -35,7 +37,7 @@ from foilkit.builders import (
     vilma,
     vitatecs,
 )
-from foilkit.builders.card import ExportedConfig, card_text
+from foilkit.builders.card import ExportedConfig, card_text, partial_export
 from foilkit.folders import EXPORT, claim_folder
 from foilkit.progress import library_progress_bars
 
@@ -57,12 +59,15 @@ def export(
     annotations: str | os.PathLike | None = None,
     embed_videos: bool = False,
     cache_dir: str | os.PathLike | None = None,
+    evaluation_framework: str | None = None,
     **config_options: Any,
 ) -> Path:
     """Build ``configs`` of benchmark ``name`` and write the Hub layout.
 
     ``configs`` defaults to the builder's ``export_configs()``: every config, except the contrast
-    sets that need a user-supplied file.
+    sets that need a user-supplied file. ``evaluation_framework`` is ``eval.yaml``'s (one the Hub
+    accepts, :func:`check_evaluation_framework`; default :func:`default_evaluation_framework`).
+    A partial export (rows dropped for missing videos) gets no ``eval.yaml``: it is no benchmark.
 
     ``video_root``/``on_missing``/``annotations`` and ``config_options`` (e.g. ``validity_filter``)
     go to every config (see :func:`foilkit.builders.load_builder`). With ``embed_videos=True`` the
@@ -72,6 +77,7 @@ def export(
     if embed_videos and video_root is None:
         raise ValueError("embed_videos=True needs a video_root to read the videos from")
     names = list(configs) if configs else builder_class(name).export_configs()
+    framework = check_evaluation_framework(evaluation_framework)
     out = claim_folder(out_dir, EXPORT)  # new, empty or an earlier export: foilkit.folders
     with library_progress_bars(enabled=False):
         return _export(
@@ -83,6 +89,7 @@ def export(
             annotations,
             embed_videos,
             cache_dir,
+            framework,
             config_options,
         )
 
@@ -96,6 +103,7 @@ def _export(
     annotations: str | os.PathLike | None,
     embed_videos: bool,
     cache_dir: str | os.PathLike | None,
+    framework: str,
     config_options: Mapping[str, Any],
 ) -> Path:
     exported, sizes = [], {}
@@ -119,9 +127,23 @@ def _export(
         exported.append(ExportedConfig(builder, rows, videos, files))
         for line in builder.build_summary():
             logger.info("%s: %s", config, line)
-    card = card_text(name, exported, embed_videos=embed_videos)
+    unions = union_configs(name, [item.name for item in exported])
+    rows_of = {item.name: item.rows for item in exported}
+    for union, parts in unions.items():
+        for split in rows_of[parts[0]]:
+            if all((part, split) in sizes for part in parts):
+                rows, nbytes = zip(*(sizes[part, split] for part in parts), strict=True)
+                sizes[union, split] = (sum(rows), sum(nbytes))
+    card = card_text(name, exported, embed_videos=embed_videos, unions=unions)
     (out / "README.md").write_text(complete_card(card, name, out, sizes), encoding="utf-8")
-    write_eval_yaml(out, name, {config: list(splits) for config in names})
+    partial = partial_export(exported)
+    write_eval_yaml(
+        out,
+        name,
+        {config: list(splits) for config in names},
+        evaluation_framework=framework,
+        partial=partial,
+    )
     return out
 
 
@@ -157,8 +179,10 @@ CARD_METADATA: dict[str, CardMetadata] = {
         ),
         "https://arxiv.org/abs/2311.07022",
     ),
+    # Video-text retrieval has no Hub category ("text-retrieval" is text-only retrieval): RTime's
+    # tasks are a video and its reversal told apart by their captions, scored like the others.
     "rtime": CardMetadata(
-        ("text-retrieval", "zero-shot-classification"),
+        ("zero-shot-classification", "video-text-to-text"),
         ("original",),
         "https://github.com/qyr0403/Reversed-in-Time",
     ),
@@ -199,6 +223,14 @@ def complete_card(
     parsed = DatasetCard(card)
     data = parsed.data
     infos = data.get("dataset_info") or []
+    data_files = {
+        entry["config_name"]: [
+            path
+            for files in entry["data_files"]
+            for path in ([files["path"]] if isinstance(files["path"], str) else files["path"])
+        ]
+        for entry in data.get("configs") or []
+    }
     for info in [infos] if isinstance(infos, dict) else infos:
         config = info.get("config_name", "default")
         splits = [
@@ -209,7 +241,7 @@ def complete_card(
             for split, rows, nbytes in splits
         ]
         info["download_size"] = sum(
-            path.stat().st_size for path in (folder / config).glob("*.parquet")
+            (folder / path).stat().st_size for path in data_files.get(config, ())
         )
         info["dataset_size"] = sum(nbytes for _, _, nbytes in splits)
     metadata = CARD_METADATA.get(name)
@@ -226,8 +258,7 @@ def complete_card(
     return text
 
 
-# --- eval.yaml: the benchmark's tasks on the Hub
-# ------------------------------------------------------
+# --- eval.yaml: the benchmark's tasks on the Hub -------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -237,7 +268,10 @@ class HubTask:
     ``config`` is the dataset config holding the task's items (``eval.yaml``'s ``config``);
     ``sources`` are where a run's ``results.json`` holds the value, tried in order:
     ``(run config, group or None for the config's overall result, result key)``. A task whose
-    value is the mean of other tasks (ViLMA's Table 2 ``Avg.``) names them in ``mean_of``.
+    value is the mean of other tasks (ViLMA's Table 2 ``Avg.``) names them in ``mean_of``. A
+    control task (``control`` set) is the same number measured under a temporal control: a check
+    of the model, never a result of the paper's task, so it has its own id (see
+    :func:`control_task`).
     """
 
     id: str
@@ -245,6 +279,7 @@ class HubTask:
     description: str
     sources: tuple[tuple[str, str | None, str], ...] = ()
     mean_of: tuple[str, ...] = ()
+    control: str | None = None
 
 
 def _aspect_tasks(aspects: Sequence[str], what: str) -> tuple[HubTask, ...]:
@@ -269,10 +304,11 @@ def _aspect_tasks(aspects: Sequence[str], what: str) -> tuple[HubTask, ...]:
 
 #: The documented task ids of each benchmark (values are percentages, higher is better).
 #: VITATECS: one per aspect and ``average``; ViLMA: one per test (P+T, Table 2) and ``average``
-#: (their mean, Table 2's ``Avg.``); RTime: ``origin_t2v_r1``, ``origin_v2t_r1``,
-#: ``hard_t2v_r1``, ``hard_v2t_r1``, ``binary_t2v``, ``binary_v2t``; contrast sets: one per
-#: foil type (``verb_lm``, ``verb_human``, ``gender``, ``random``). Aspects, tests and contrast
-#: sets are the builders' own; ViLMA's result key per test is its spec's P+T column.
+#: (their mean, Table 2's ``Avg.``, on ``all``: the five tests' files, see
+#: :func:`union_configs`); RTime: ``origin_t2v_r1``, ``origin_v2t_r1``, ``hard_t2v_r1``,
+#: ``hard_v2t_r1``, ``binary_t2v``, ``binary_v2t``; contrast sets: one per foil type
+#: (``verb_lm``, ``verb_human``, ``gender``, ``random``). Aspects, tests and contrast sets are the
+#: builders' own; ViLMA's result key per test is its spec's P+T column.
 HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
     "vitatecs": _aspect_tasks(vitatecs.ASPECTS, "VITATECS"),
     "vilma": (
@@ -288,7 +324,7 @@ HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
         ),
         HubTask(
             "average",
-            "action_counting",
+            "all",
             "ViLMA: mean P+T over the five tests (Table 2 Avg.)",
             mean_of=vilma.TESTS,
         ),
@@ -326,35 +362,144 @@ HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
     "synthetic": _aspect_tasks(synthetic.ASPECTS, "foilkit synthetic benchmark"),
 }
 
+#: The temporal controls a run's frames can be put under (``foilkit.scorers.controls.CONTROLS``;
+#: builders may not import the scorers, a test keeps the two equal). Each gets its own tasks.
+CONTROLS = ("reversed", "shuffled", "single")
+
+#: The Hub dataset repository holding each benchmark's canonical export: the one benchmark whose
+#: ``eval.yaml`` is registered (allow-listed by the Hub) and whose leaderboard every result of
+#: that benchmark joins. ``foilkit push-results`` names it as ``dataset.id`` by default, and
+#: ``foilkit build --push-to-hub`` uploads ``eval.yaml`` only there (unless ``--register``), so
+#: copies of a benchmark do not split its leaderboard. The synthetic benchmark has none.
+BENCHMARK_REPOS: dict[str, str] = {
+    "vitatecs": "foilkit/vitatecs",
+    "vilma": "foilkit/vilma",
+    "rtime": "foilkit/rtime",
+    "contrast_sets": "foilkit/contrast-sets",
+}
+
+
+def control_task(task: HubTask, control: str) -> HubTask:
+    """``task`` measured under the temporal ``control``: id ``<task>_<control>`` (e.g.
+    ``direction_reversed``), its own leaderboard, never the paper's task."""
+    if control not in CONTROLS:
+        raise ValueError(f"unknown temporal control {control!r}; choose from {list(CONTROLS)}")
+    return HubTask(
+        f"{task.id}_{control}",
+        task.config,
+        f"{task.description}; control: frames {control} (a check of temporal use, not the "
+        "paper's task)",
+        task.sources,
+        tuple(f"{part}_{control}" for part in task.mean_of),
+        control,
+    )
+
+
+def hub_tasks(name: str, control: str | None = None) -> tuple[HubTask, ...]:
+    """The leaderboard tasks of benchmark ``name`` a run under ``control`` (``None``: no
+    control, the paper's tasks) reports."""
+    tasks = HUB_TASKS.get(name, ())
+    return tasks if control is None else tuple(control_task(task, control) for task in tasks)
+
+
+def union_configs(name: str, configs: Iterable[str]) -> dict[str, tuple[str, ...]]:
+    """Configs an export of ``configs`` adds as the union of others: a mean task's config that is
+    not exported itself (ViLMA's ``all``) when every part's config is, mapped to those parts.
+
+    The card lists the parts' parquet files under the union's name, so ``eval.yaml`` can point
+    the mean task at the items it averages without storing them twice.
+    """
+    exported = set(configs)
+    config_of = {task.id: task.config for task in HUB_TASKS[name]}
+    unions = {}
+    for task in HUB_TASKS[name]:
+        parts = tuple(dict.fromkeys(config_of[part] for part in task.mean_of))
+        if parts and task.config not in exported and set(parts) <= exported:
+            unions[task.config] = parts
+    return unions
+
+
 #: What the Hub accepts as a task id (letters, digits, ``_``, ``-``, ``.``; no spaces).
 TASK_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
 EVAL_YAML = "eval.yaml"
 EVAL_YAML_KEYS = ("name", "description", "evaluation_framework", "tasks")
+#: The Hub's list of accepted ``evaluation_framework`` values, vendored with its source commit.
+FRAMEWORKS_FILE = Path(__file__).with_name("hub_frameworks.json")
+#: The framework name foilkit asks the Hub to list (README: "Registering a benchmark").
+FOILKIT_FRAMEWORK = "foilkit"
+#: Until the Hub lists foilkit: the listed framework nearest to what foilkit does (it scores
+#: embedding similarity and retrieval, MTEB's subject). The Hub requires one listed name.
+FALLBACK_FRAMEWORK = "mteb"
 
 
-def eval_yaml(name: str, splits: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+@functools.cache
+def hub_frameworks() -> dict[str, Any]:
+    """The vendored list: ``frameworks`` (accepted names) and the ``repository``, ``path`` and
+    ``commit`` it was read from."""
+    return json.loads(FRAMEWORKS_FILE.read_text(encoding="utf-8"))
+
+
+def default_evaluation_framework() -> str:
+    """``foilkit`` once the Hub lists it (in the vendored list), else :data:`FALLBACK_FRAMEWORK`."""
+    accepted = hub_frameworks()["frameworks"]
+    return FOILKIT_FRAMEWORK if FOILKIT_FRAMEWORK in accepted else FALLBACK_FRAMEWORK
+
+
+def check_evaluation_framework(value: str | None) -> str:
+    """``value`` (``None``: the default) if the Hub accepts it, else ``ValueError`` naming the list
+    and how a name gets on it."""
+    if value is None:
+        return default_evaluation_framework()
+    source = hub_frameworks()
+    if value not in source["frameworks"]:
+        raise ValueError(
+            f"evaluation_framework {value!r} is not one the Hub accepts (the Hub shows a YAML "
+            f"Metadata Error for it): choose one of {', '.join(source['frameworks'])} (list of "
+            f"{source['repository']} {source['path']} at {source['commit'][:12]}), or get it "
+            "listed by a pull request to that file and refresh foilkit/builders/"
+            f"{FRAMEWORKS_FILE.name} (README: Registering a benchmark)"
+        )
+    return value
+
+
+def eval_yaml(
+    name: str,
+    splits: Mapping[str, Sequence[str]],
+    *,
+    evaluation_framework: str | None = None,
+) -> dict[str, Any]:
     """``eval.yaml`` of an export of benchmark ``name`` whose configs have ``splits``.
 
     Lists the tasks of :data:`HUB_TASKS` whose values the exported configs can give (a task
-    averaging others needs all of them), each with its config and the split it is scored on.
+    averaging others needs all of them; its config may be their union, :func:`union_configs`),
+    each with its config and the split it is scored on, then the same tasks under each temporal
+    control (:func:`control_task`). ``evaluation_framework``: see
+    :func:`check_evaluation_framework`.
     """
     benchmark = get_benchmark(name)
     split = benchmark.split
+    splits = dict(splits)
+    for union, parts in union_configs(name, splits).items():
+        splits[union] = [s for s in splits[parts[0]] if all(s in splits[p] for p in parts)]
     listed = {
         task.id: task
         for task in HUB_TASKS[name]
         if task.config in splits and split in splits[task.config] and not task.mean_of
     }
     for task in HUB_TASKS[name]:
-        if task.mean_of and all(part in listed for part in task.mean_of):
+        if task.mean_of and task.config in splits and all(p in listed for p in task.mean_of):
             listed[task.id] = task
     ordered = [task for task in HUB_TASKS[name] if task.id in listed]
+    tasks = [*ordered, *(control_task(task, control) for control in CONTROLS for task in ordered)]
     document = {
         "name": benchmark.title,
-        "description": f"{benchmark.title}, exported by foilkit: {benchmark.paper_table}. "
-        "Task values are percentages; higher is better.",
-        "evaluation_framework": "foilkit",
-        "tasks": [{"id": task.id, "config": task.config, "split": split} for task in ordered],
+        "description": f"{benchmark.title} ({benchmark.paper_table}), exported and scored with "
+        "foilkit. Task values are percentages; higher is "
+        "better. Tasks ending in _reversed, _shuffled or _single are controls: the same items "
+        "with the frames reversed, shuffled or cut to one, a check of whether a model uses "
+        "temporal order, not results of the paper's tasks.",
+        "evaluation_framework": check_evaluation_framework(evaluation_framework),
+        "tasks": [{"id": task.id, "config": task.config, "split": split} for task in tasks],
     }
     validate_eval_yaml(document, splits)
     return document
@@ -363,16 +508,18 @@ def eval_yaml(name: str, splits: Mapping[str, Sequence[str]]) -> dict[str, Any]:
 def validate_eval_yaml(document: Mapping[str, Any], splits: Mapping[str, Sequence[str]]) -> None:
     """Raise ``ValueError`` where ``document`` breaks the Hub's ``eval.yaml`` rules.
 
-    The rules (Hub docs "Evaluation Results", Inspect AI's task format): the keys ``name``,
-    ``description``, ``evaluation_framework`` (non-empty strings) and ``tasks``, a non-empty
-    list of ``{id, config, split}`` with unique ids of the allowed characters, each naming a
-    config and split the dataset has.
+    The rules (hub-docs ``eval-results.md``, "Eval.yaml specification"): the keys ``name``,
+    ``description``, ``evaluation_framework`` (non-empty strings; the framework one of the Hub's
+    closed list, :func:`check_evaluation_framework`) and ``tasks``, a non-empty list of
+    ``{id, config, split}`` with unique ids of the allowed characters, each naming a config and
+    split the dataset has.
     """
     for key in EVAL_YAML_KEYS[:3]:
         if not isinstance(document.get(key), str) or not document[key]:
             raise ValueError(
                 f"eval.yaml: {key!r} must be a non-empty string, got {document.get(key)!r}"
             )
+    check_evaluation_framework(document["evaluation_framework"])
     tasks = document.get("tasks")
     if not isinstance(tasks, list) or not tasks:
         raise ValueError(f"eval.yaml: 'tasks' must be a non-empty list, got {tasks!r}")
@@ -393,21 +540,31 @@ def validate_eval_yaml(document: Mapping[str, Any], splits: Mapping[str, Sequenc
 
 
 def write_eval_yaml(
-    folder: str | os.PathLike, name: str, splits: Mapping[str, Sequence[str]]
+    folder: str | os.PathLike,
+    name: str,
+    splits: Mapping[str, Sequence[str]],
+    *,
+    evaluation_framework: str | None = None,
+    partial: str | None = None,
 ) -> Path | None:
     """Write ``folder/eval.yaml`` for benchmark ``name`` (see :func:`eval_yaml`).
 
     An export holding no task's config (e.g. one ViLMA subtest) gets none (and loses an
-    earlier export's): returns ``None`` then.
+    earlier export's), and so does a partial export (``partial`` says what is missing): its
+    numbers are not the benchmark's. Returns ``None`` then.
     """
     import yaml
 
     path = Path(folder) / EVAL_YAML
     path.unlink(missing_ok=True)
+    if partial is not None:
+        logger.warning("partial export (%s): no %s, it is no benchmark", partial, EVAL_YAML)
+        return None
     if not any(task.config in splits for task in HUB_TASKS[name] if not task.mean_of):
         logger.info("no leaderboard task among the configs %s: no %s", sorted(splits), EVAL_YAML)
         return None
-    path.write_text(yaml.safe_dump(eval_yaml(name, splits), sort_keys=False), encoding="utf-8")
+    document = eval_yaml(name, splits, evaluation_framework=evaluation_framework)
+    path.write_text(yaml.safe_dump(document, sort_keys=False), encoding="utf-8")
     return path
 
 
@@ -464,22 +621,13 @@ def _num_shards(dataset: datasets.Dataset, embed_videos: bool) -> int:
     return max(1, min(dataset.num_rows, math.ceil(total / MAX_SHARD_BYTES)))
 
 
-def push_to_hub(
-    folder: str | os.PathLike,
-    repo_id: str,
-    *,
-    token: str | None = None,
-    private: bool | None = None,
-    revision: str | None = None,
-    commit_message: str = "Upload foilkit export",
-) -> str:
-    """Upload an :func:`export` folder as dataset repository ``repo_id``; returns the commit URL.
-
-    The token defaults to the environment (``HF_TOKEN`` or the cached login). Exactly the
-    exported layout is uploaded: README.md, eval.yaml and the parquet files the card's
-    ``configs`` list.
-    """
-    from huggingface_hub import DatasetCard, HfApi
+def upload_files(folder: str | os.PathLike, repo_id: str, *, register: bool = False) -> list[str]:
+    """The files :func:`push_to_hub` uploads from export ``folder`` to ``repo_id``: README.md, the
+    parquet files the card's ``configs`` list, and ``eval.yaml`` when ``repo_id`` is its
+    benchmark's canonical repository (:data:`BENCHMARK_REPOS`) or ``register`` asks for it (a copy
+    registered as a benchmark of its own would split the benchmark's leaderboard)."""
+    import yaml
+    from huggingface_hub import DatasetCard
 
     folder = Path(folder)
     readme = folder / "README.md"
@@ -487,29 +635,70 @@ def push_to_hub(
         raise FileNotFoundError(
             f"{folder} has no README.md: export the benchmark there first (foilkit.builders.export)"
         )
-    files = [
+    patterns = [
         path
         for config in DatasetCard.load(readme).data.get("configs", [])
         for data_files in config["data_files"]
-        for path in data_files["path"]
+        for path in (
+            [data_files["path"]] if isinstance(data_files["path"], str) else data_files["path"]
+        )
     ]
-    absent = [path for path in files if not (folder / path).is_file()]
+    files, absent = [], []
+    for pattern in dict.fromkeys(patterns):  # a union config lists its parts' files again
+        found = sorted(p.relative_to(folder).as_posix() for p in folder.glob(pattern))
+        files += [path for path in found if path not in files]
+        absent += [] if found else [pattern]
     if not files or absent:
         raise FileNotFoundError(
             f"{readme} lists data files that are not in {folder}: {absent or 'none'}"
         )
+    eval_file = folder / EVAL_YAML
+    if eval_file.is_file():
+        title = yaml.safe_load(eval_file.read_text(encoding="utf-8")).get("name")
+        benchmark = next(
+            (name for name in BENCHMARK_REPOS if get_benchmark(name).title == title), None
+        )
+        canonical = BENCHMARK_REPOS.get(benchmark or "")
+        if register or repo_id == canonical:
+            files.insert(0, EVAL_YAML)
+        else:
+            logger.warning(
+                "%s is not the canonical repository of %s (%s): %s stays local, so this copy does "
+                "not become a second benchmark (pass --register to upload it anyway)",
+                repo_id,
+                benchmark,
+                canonical or "none",
+                EVAL_YAML,
+            )
+    return ["README.md", *files]
+
+
+def push_to_hub(
+    folder: str | os.PathLike,
+    repo_id: str,
+    *,
+    token: str | None = None,
+    private: bool | None = None,
+    revision: str | None = None,
+    register: bool = False,
+    commit_message: str = "Upload foilkit export",
+) -> str:
+    """Upload an :func:`export` folder as dataset repository ``repo_id``; returns the commit URL.
+
+    The token defaults to the environment (``HF_TOKEN`` or the cached login). Exactly the files
+    of :func:`upload_files` are uploaded.
+    """
+    from huggingface_hub import HfApi
+
+    files = upload_files(folder, repo_id, register=register)
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
     commit = api.upload_folder(
-        folder_path=folder,
+        folder_path=Path(folder),
         repo_id=repo_id,
         repo_type="dataset",
         revision=revision,
         commit_message=commit_message,
-        allow_patterns=[
-            "README.md",
-            *([EVAL_YAML] if (folder / EVAL_YAML).is_file() else []),
-            *files,
-        ],
+        allow_patterns=files,
     )
     return str(commit)

@@ -91,7 +91,8 @@ def write_demo_benchmark(out_dir: str | os.PathLike) -> Path:
     the canonical foilkit columns and ``video`` stored as a path relative to ``out_dir/videos``;
     ``out_dir/README.md`` is the dataset card whose YAML ``configs:`` lets
     ``datasets.load_dataset(out_dir, config)`` read it back; ``out_dir/eval.yaml`` registers its
-    leaderboard tasks (``direction``, ``order``, ``speed``, ``average``).
+    leaderboard tasks (``direction``, ``order``, ``speed``, ``average``, and each again under
+    every temporal control: ``direction_reversed``, ...).
     """
     import datasets
 

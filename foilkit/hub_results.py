@@ -10,10 +10,14 @@ their last component in what is uploaded.
 
 The model repo gets ``.eval_results/<benchmark>[_<control>].yaml``: one
 ``huggingface_hub.EvalResultEntry`` per task of the benchmark's ``eval.yaml`` (the task ids of
-:data:`foilkit.builders.hub.HUB_TASKS`; values in percent), with ``dataset.id`` the benchmark's
-Hub id, ``notes`` the scoring protocol, control, frames and the 95% CI, and ``source`` the
-results dataset. It is opened as a pull request unless ``--direct`` (most models evaluated are
-not the user's). ``--model-index`` also writes the legacy ``model-index`` card metadata.
+:data:`foilkit.builders.hub.HUB_TASKS`, or for a run under a temporal control its control tasks,
+``direction_reversed``: never the paper's task; values in percent), with ``dataset.id`` the
+benchmark's canonical Hub repository (:data:`foilkit.builders.hub.BENCHMARK_REPOS`) unless told,
+``dataset.revision`` the commit of the Hub dataset the run loaded when it is that repository,
+short ``notes`` (protocol, frames, control, 95% CI, coverage) and ``source`` the results
+dataset, whose ``results.json`` holds the full record. It is opened as a pull request unless
+``--direct`` (most models evaluated are not the user's). ``--model-index`` also writes the
+legacy ``model-index`` card metadata.
 
 ``--dry-run <folder>`` writes exactly what would be sent: ``dataset/`` and ``model/`` hold the
 files as they would sit in each repo (``model/.eval_results/*.yaml``), ``dataset_commit.json``
@@ -37,7 +41,6 @@ from foilkit.folders import DRY_RUN, replace_folder
 from foilkit.hub_commit import RepoCommit
 from foilkit.markdown import markdown_text
 from foilkit.run import DEFAULT_MIN_COVERAGE, RunFolder, RunResults
-from foilkit.scorers.protocols import setting_label
 
 if TYPE_CHECKING:
     from foilkit.builders.hub import HubTask
@@ -70,11 +73,12 @@ class TaskValue:
 
 
 def task_values(results: RunResults) -> list[TaskValue]:
-    """The run's value of every leaderboard task of its benchmark that it computed."""
-    from foilkit.builders.hub import HUB_TASKS
+    """The run's value of every leaderboard task of its benchmark that it computed: the paper's
+    tasks, or under a temporal control the control's own tasks (``direction_reversed``)."""
+    from foilkit.builders.hub import hub_tasks
 
     found: dict[str, TaskValue] = {}
-    for task in HUB_TASKS.get(results.benchmark, ()):
+    for task in hub_tasks(results.benchmark, results.control):
         if task.mean_of:
             parts = [found[part] for part in task.mean_of if part in found]
             if parts and len(parts) == len(task.mean_of):
@@ -118,27 +122,20 @@ def eval_results_path(results: RunResults) -> str:
 
 
 def run_notes(results: RunResults, value: TaskValue | None = None) -> str:
-    """``notes`` of an entry: scoring protocol (with its settings), control, frames, the CI,
-    coverage and, for a run cut by ``--limit``, that it is partial."""
-    protocol = results.protocol
+    """``notes`` of an entry, short as the Hub shows them: the scoring protocol's name, frames,
+    control, the 95% CI, the coverage (``protocol paper; 8 frames; control none; 95% CI
+    [61.2, 70.3]; coverage 20 / 20 rows scored``) and, for a run cut by ``--limit``, that it is
+    partial. The protocol's settings and everything else are in the results dataset's
+    ``results.json``, the entry's ``source``."""
     parts = []
-    if protocol is not None:
-        settings = ", ".join(f"{setting_label(k)}={v}" for k, v in protocol.settings.items())
-        overrides = ", ".join(f"{setting_label(k)}={v}" for k, v in protocol.overrides.items())
-        parts.append(
-            f"protocol {protocol.name}"
-            + (f" ({settings})" if settings else "")
-            + (f", overrides: {overrides}" if overrides else "")
-            + (f", reference: {protocol.reference}" if protocol.reference else "")
-        )
-    parts.append(f"control {results.control or 'none'}")
+    if results.protocol is not None:
+        parts.append(f"protocol {results.protocol.name}")
     num_frames = next((r.num_frames for r in results.records() if r.num_frames is not None), None)
     if num_frames is not None:
         parts.append(f"{num_frames} frames")
+    parts.append(f"control {results.control or 'none'}")
     if value is not None and value.ci is not None:
         parts.append(f"95% CI [{value.ci[0]}, {value.ci[1]}]")
-    if value is not None and value.n is not None:
-        parts.append(f"n={value.n}")
     entry = results.configs.get(value.config) if value is not None else None
     if entry is not None and entry.coverage is not None:
         parts.append(f"coverage {entry.coverage.label} rows scored")
@@ -175,11 +172,13 @@ def eval_result_entries(
 
 
 def eval_results_yaml(entries: Sequence[Any]) -> str:
-    """The ``.eval_results/*.yaml`` text of ``entries`` (huggingface_hub's serialisation)."""
+    """The ``.eval_results/*.yaml`` text of ``entries`` (huggingface_hub's serialisation), one
+    line per value (``notes`` unwrapped)."""
     import yaml
     from huggingface_hub import eval_result_entries_to_yaml
 
-    return yaml.safe_dump(eval_result_entries_to_yaml(list(entries)), sort_keys=False)
+    data = eval_result_entries_to_yaml(list(entries))
+    return yaml.safe_dump(data, sort_keys=False, width=2**31 - 1)
 
 
 @dataclass(frozen=True)
@@ -278,6 +277,8 @@ def prepare_upload(
     if model_repo is not None:
         source = f"https://huggingface.co/datasets/{repo_id}"
         dataset = hub_dataset_id(results, dataset_id)
+        if dataset_revision is None and dataset == results.dataset:
+            dataset_revision = loaded_revision(results)
         entries = eval_result_entries(
             results, dataset_id=dataset, source_url=source, dataset_revision=dataset_revision
         )
@@ -304,15 +305,27 @@ def prepare_upload(
 
 
 def hub_dataset_id(results: RunResults, dataset_id: str | None = None) -> str:
-    """The benchmark dataset's Hub id: ``dataset_id``, else the dataset the run loaded when that
-    was a Hub id. A local folder or a benchmark name is no Hub id: the caller must say."""
-    chosen = dataset_id or results.dataset
+    """The benchmark dataset's Hub id: ``dataset_id``, else the benchmark's canonical repository
+    (:data:`foilkit.builders.hub.BENCHMARK_REPOS`, so every result joins one leaderboard), else
+    the dataset the run loaded when that was a Hub id. A local folder or a benchmark name is no
+    Hub id: the caller must say."""
+    from foilkit.builders.hub import BENCHMARK_REPOS
+
+    if dataset_id is not None and not HUB_ID.match(dataset_id):
+        raise ValueError(f"--dataset-id {dataset_id!r} is not a Hub dataset id <owner>/<name>")
+    chosen = dataset_id or BENCHMARK_REPOS.get(results.benchmark) or results.dataset
     if chosen and HUB_ID.match(str(chosen)) and (dataset_id or not Path(chosen).exists()):
         return str(chosen)
     raise ValueError(
         f"the run evaluated {results.dataset or results.benchmark!r}, which is not a Hub dataset "
         "id: pass --dataset-id <owner>/<name>, the Hub dataset holding the benchmark's eval.yaml"
     )
+
+
+def loaded_revision(results: RunResults) -> str | None:
+    """The commit of the Hub dataset the run loaded, as its scoring records give it (``None``:
+    built from the annotations, a local folder, or a run recorded before revisions were)."""
+    return next((r.dataset_revision for r in results.records() if r.dataset_revision), None)
 
 
 def _local_paths(results: RunResults) -> list[str]:

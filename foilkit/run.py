@@ -364,6 +364,11 @@ class ScoringRecord:
         return self._get("finished_at")
 
     @property
+    def dataset_revision(self) -> str | None:
+        """The Hub commit of the dataset scored, when it was loaded by Hub id."""
+        return self._get("dataset", "revision")
+
+    @property
     def protocol(self) -> ResolvedProtocol | None:
         record = self._get("protocol")
         return protocol_from_record(record) if record else None

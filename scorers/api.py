@@ -11,6 +11,7 @@ import hashlib
 import json
 import logging
 import os
+import re
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -265,6 +266,24 @@ def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | N
             raise ValueError(f"no split {split!r}; the dataset has {sorted(dataset)}")
         dataset = dataset[split]
     return dataset
+
+
+#: A Hub commit: the last folder of a Hub dataset's ``datasets`` cache files.
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def hub_revision(dataset: Any) -> str | None:
+    """The Hub commit a dataset loaded by Hub id was read at, else ``None``.
+
+    ``datasets`` caches a Hub dataset under ``<owner>___<name>/<config>/<version>/<commit>/``
+    (the builder's hash is the commit it resolved); a local folder's hash is no 40-hex commit.
+    Recorded with the run, it becomes ``dataset.revision`` of the Hub results.
+    """
+    files = getattr(dataset, "cache_files", None) or []
+    folders = {Path(entry["filename"]).parent.name for entry in files if "filename" in entry}
+    if len(folders) == 1 and _COMMIT.match(commit := folders.pop()):
+        return commit
+    return None
 
 
 def _plan(
@@ -540,6 +559,7 @@ def _run(
         "dataset": {
             "config": config,
             "split": options.split,
+            "revision": hub_revision(data),
             "num_rows": len(plan.rows),
             "num_views": len(plan.views),
             "num_videos": sum(1 for u in plan.units if u.views),

@@ -93,6 +93,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--private", action="store_true", help="with --push-to-hub: create the repository private"
     )
+    parser.add_argument(
+        "--register",
+        action="store_true",
+        help="with --push-to-hub: upload eval.yaml (register the benchmark) to a repository that "
+        "is not the benchmark's canonical one (README: Registering a benchmark)",
+    )
+    parser.add_argument(
+        "--evaluation-framework",
+        metavar="NAME",
+        help="eval.yaml's evaluation_framework, one the Hub accepts (default: foilkit once the Hub "
+        "lists it, else mteb; README: Registering a benchmark)",
+    )
 
 
 def _benchmark_options(args: argparse.Namespace) -> dict:
@@ -149,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
             annotations=args.annotations,
             embed_videos=args.embed_videos,
             cache_dir=args.datasets_cache,
+            evaluation_framework=args.evaluation_framework,
             **_benchmark_options(args),
         )
     finally:  # a later command (or test) must not log to this run's stderr
@@ -159,5 +172,7 @@ def run(args: argparse.Namespace) -> int:
     for name in files:
         print(f"  {name}")
     if args.push_to_hub:
-        print(f"pushed: {push_to_hub(out, args.push_to_hub, private=args.private or None)}")
+        private = args.private or None
+        url = push_to_hub(out, args.push_to_hub, private=private, register=args.register)
+        print(f"pushed: {url}")
     return 0

@@ -19,11 +19,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--dataset-id",
-        help="Hub id of the benchmark dataset (the one with eval.yaml); default: the dataset the "
-        "run loaded when that is a Hub id",
+        help="Hub id of the benchmark dataset (the one with eval.yaml); default: the benchmark's "
+        "canonical repository (foilkit.builders.hub.BENCHMARK_REPOS), else the dataset the run "
+        "loaded when that is a Hub id",
     )
     parser.add_argument(
-        "--dataset-revision", help="commit of the benchmark dataset that was scored"
+        "--dataset-revision",
+        help="commit of the benchmark dataset that was scored (default: the commit the run "
+        "loaded, when it loaded that dataset from the Hub)",
     )
     parser.add_argument(
         "--direct",

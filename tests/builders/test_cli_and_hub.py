@@ -77,7 +77,8 @@ def test_push_uploads_exactly_the_exported_layout(shared_data, cache_dir, tmp_pa
     )
     (out / "notes.txt").write_text("not part of the layout")
     (out / "verb_lm" / "old-00000-of-00001.parquet").write_bytes(b"a stale file, not in the card")
-    url = push_to_hub(out, "someone/contrast-sets", private=True)
+    # register=True: eval.yaml goes only to the canonical repository unless asked
+    url = push_to_hub(out, "someone/contrast-sets", private=True, register=True)
     assert url.startswith("https://huggingface.co/datasets/someone/contrast-sets")
     (create, created), (upload, uploaded) = hub.calls
     assert (

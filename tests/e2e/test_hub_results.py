@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import tempfile
 from pathlib import Path
 
 import datasets
@@ -124,7 +126,14 @@ def test_a_control_run_gets_its_own_file_and_direct_commits_on_request(
         )
         == 0
     )
-    assert (out / "model" / ".eval_results" / "synthetic_shuffled.yaml").is_file()
+    path = out / "model" / ".eval_results" / "synthetic_shuffled.yaml"
+    entries = parse_eval_result_entries(yaml.safe_load(path.read_text()))
+    assert {e.task_id for e in entries} == {  # the control's own tasks, never the paper's
+        "direction_shuffled",
+        "order_shuffled",
+        "speed_shuffled",
+        "average_shuffled",
+    }
     assert json.loads((out / "model_commit.json").read_text())["create_pr"] is False
 
 
@@ -146,11 +155,13 @@ def test_a_local_dataset_is_no_hub_id(demo_dir: Path, tmp_path: Path, capsys):
 def test_nothing_uploaded_names_a_local_path(demo_dir: Path, model_index_dry_run: Path):
     out = model_index_dry_run
     results = json.loads((demo_dir / "runs" / "clip" / "results.json").read_text())
-    local = [results["model"], results["dataset"], str(Path.home())]
-    for path in out.rglob("*"):
-        if path.is_file() and path.suffix in (".md", ".json", ".yaml"):
-            text = path.read_text()
-            assert not [p for p in local if p in text], path
+    local = [results["model"], results["dataset"], str(demo_dir), str(Path.home()), os.getcwd()]
+    local.append(tempfile.gettempdir() + "/")
+    for folder in ("dataset", "model"):  # every file the two commits would upload
+        for path in (out / folder).rglob("*"):
+            if path.is_file():
+                data = path.read_bytes()
+                assert not [p for p in local if p.encode() in data], path
     card = (out / "dataset" / "README.md").read_text()
     assert yaml.safe_load(card.split("---")[1])["license"] == "cc-by-4.0"
 
