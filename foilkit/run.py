@@ -252,13 +252,15 @@ class Coverage:
         return ", ".join(parts)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "benchmark_rows": self.benchmark_rows,
             "dropped_missing_video": self.dropped_missing_video,
             "failed": self.failed,
             "scored": self.scored,
-            "causes": self.causes,
         }
+        if self.causes is not None:  # a run from before causes were recorded stays as it was
+            out["causes"] = self.causes
+        return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Coverage:

@@ -11,6 +11,7 @@ import pytest
 
 from foilkit.builders import export, push_to_hub
 from foilkit.cli import main
+from foilkit.folders import EXPORT, claim_folder
 
 pytestmark = pytest.mark.integration
 
@@ -134,7 +135,8 @@ def test_cli_push_to_hub(shared_data, cache_dir, tmp_path, hub, capsys):
 
 
 def test_export_replaces_the_shards_of_an_earlier_export(shared_data, cache_dir, tmp_path, hub):
-    stale = tmp_path / "export" / "verb_lm" / "test-00003-of-00004.parquet"
+    # an earlier export (foilkit's own folder) with embedded videos, in four shards
+    stale = claim_folder(tmp_path / "export", EXPORT) / "verb_lm" / "test-00003-of-00004.parquet"
     stale.parent.mkdir(parents=True)
     stale.write_bytes(b"from an earlier export with embedded videos")
     out = export(
