@@ -9,7 +9,8 @@ usage: ``python lmms_eval_loglikelihood.py REQUEST.json`` where REQUEST is
 ``{"model": "llava_hf" | "qwen2_vl", "pretrained": folder, "frames": .npy of (T, H, W, 3)
 uint8, "question": str, "continuations": [str, ...]}``. Output: ``{"lmms_eval": version,
 "results": [[loss, greedy], ...]}`` (what ``loglikelihood`` returns), or ``{"lmms_eval":
-version, "error": exception type, "message": str}`` when lmms-eval's code raises.
+version, "error": exception type, "message": str}`` when lmms-eval's code refuses the request
+(``NotImplementedError``, or a ``ValueError`` of the processor it calls).
 
 The request is one lmms-eval ``Instance`` per continuation, as its task runner builds them
 (``(context, target, doc_to_visual, doc_id, task, split)``), and the model class's own
@@ -107,7 +108,7 @@ def main(path: str) -> None:
     answer: dict[str, Any] = {"lmms_eval": version("lmms_eval")}
     try:
         answer["results"] = [list(result) for result in loglikelihood(request)]
-    except NotImplementedError as error:
+    except (NotImplementedError, ValueError) as error:
         answer.update(error=type(error).__name__, message=str(error))
     print(json.dumps(answer))
 

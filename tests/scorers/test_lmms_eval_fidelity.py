@@ -23,6 +23,8 @@ from references import lmms_eval_loglikelihood
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION
 from foilkit.scorers.requests import TextsRequest
+from foilkit.synthetic.models import fidelity_model_path
+from foilkit.synthetic.real_tokenizers import has_real_tokenizer
 from foilkit.synthetic.videos import SyntheticScene, render_frames
 
 pytestmark = pytest.mark.slow
@@ -62,6 +64,19 @@ def test_llava_next_video_likelihood_is_minus_lmms_evals_loss(tiny_model, frames
     assert [-score for score in scores] == pytest.approx(losses, abs=1e-5)
     # the texts' losses differ by more than the tolerance: a mask or template off would show
     assert max(losses) - min(losses) > 1e-4
+
+
+def test_lmms_eval_drops_the_prompt_under_llava_next_videos_own_template(frames_file):
+    """``llava_hf`` sends the user turn as a string; LLaVA-NeXT-Video's chat template (the real
+    one, on the Llama-2 twin) renders only content lists, so the question and the video
+    placeholder vanish ("USER: ASSISTANT:") and the processor refuses the video. foilkit sends
+    the content list (README: the departures from lmms-eval's letter)."""
+    if not has_real_tokenizer("llama2"):
+        pytest.skip("real llama2 tokenizer not fetched (./dev.sh test fetches it)")
+    path = str(fidelity_model_path("llava-next-video-llama2"))
+    answer = lmms_eval_loglikelihood(_request("llava_hf", path, frames_file))
+    assert answer["error"] == "ValueError"
+    assert "Found total 0 <video> tokens" in answer["message"]
 
 
 def test_lmms_evals_qwen2_vl_has_no_loglikelihood(tiny_model, frames_file):
