@@ -124,6 +124,31 @@ PY
   rm -rf "$tmp"
 }
 
+# lmms-eval's own loglikelihood code (llava_hf, qwen2_vl) for tests/scorers/test_lmms_eval_fidelity.py,
+# in a virtualenv of its own: lmms-eval pins av<16, foilkit PyAV 18. It holds lmms-eval (no
+# dependencies), its PyAV and the two pure-Python modules those model classes import that
+# foilkit's stack lacks; torch, transformers, accelerate, decord, ... are $VENV's, read through a
+# .pth that Python processes after the virtualenv's own packages (so its av wins). The test skips
+# cleanly without it.
+LMMS_EVAL_PACKAGES="lmms_eval==0.7.3 av==15.1.0 loguru==0.7.3 pytz==2026.6"
+ensure_lmms_eval() {
+  local dest="$VENV/share/foilkit-references/lmms-eval" own
+  if [ -f "$dest/.installed" ] && [ "$(cat "$dest/.installed")" = "$LMMS_EVAL_PACKAGES" ]; then return; fi
+  echo "==> making a virtualenv with lmms-eval's own code for the lmms-eval fidelity test"
+  rm -rf "$dest"
+  if "$VENV/bin/python" -m venv --without-pip "$dest" &&
+      "$VENV/bin/python" -m pip --python "$dest/bin/python" install -q --no-deps \
+        $LMMS_EVAL_PACKAGES >/dev/null 2>&1; then
+    own=$("$dest/bin/python" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+    "$VENV/bin/python" -c 'import sys, sysconfig; shared = sysconfig.get_path("purelib")
+open(sys.argv[1], "w").write("import site; site.addsitedir(%r)\n" % shared)' "$own/zz-foilkit-venv.pth"
+    echo "$LMMS_EVAL_PACKAGES" > "$dest/.installed"
+  else
+    rm -rf "$dest"
+    echo "note: could not install lmms-eval from PyPI; its fidelity test will be skipped" >&2
+  fi
+}
+
 # The style checks: ruff's format, then its lint rules (pyproject.toml's [tool.ruff]).
 run_lint() {
   "$VENV/bin/ruff" format --check --quiet . || { echo "ruff format: run '.venv/bin/ruff format .'" >&2; return 1; }
@@ -138,7 +163,7 @@ case "${1:-}" in
   lint)
     shift; ensure_venv; run_lint ;;
   test)
-    shift; ensure_ffmpeg; ensure_venv; ensure_tokenizers; ensure_reference_shims; ensure_chromium
+    shift; ensure_ffmpeg; ensure_venv; ensure_tokenizers; ensure_reference_shims; ensure_lmms_eval; ensure_chromium
     # The whole suite (no pytest options, as the README and CI run it) starts with the style
     # checks; the import-layer contract is a test (tests/test_import_contract.py).
     if [ $# -eq 0 ]; then run_lint || exit 1; fi

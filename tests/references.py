@@ -16,6 +16,10 @@ each standing in for one thing the stack lacks:
     imported at the top for ``RawVideoExtractorCV2``, which the evaluation does not run: an
     empty module. ``decord`` (``RawVideoExtractorDecord``, which it runs) is the real one, from
     PyPI (``requirements.txt``).
+
+lmms-eval (PyPI) pins ``av<16``, so it runs in a virtualenv of its own that ``./dev.sh`` makes
+(:data:`LMMS_EVAL_PYTHON`), through ``tests/lmms_eval_loglikelihood.py`` (its shims are listed
+there); tests skip cleanly without it.
 """
 
 from __future__ import annotations
@@ -23,8 +27,11 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
+import json
 import os
+import subprocess
 import sys
+import tempfile
 import types
 from collections.abc import Iterator
 from fractions import Fraction
@@ -40,6 +47,14 @@ TORCHVISION_VIDEO = Path(
     os.environ.get(
         "FOILKIT_TORCHVISION_0141_VIDEO",
         Path(sys.prefix) / "share" / "foilkit-references" / "torchvision-0.14.1" / "video.py",
+    )
+)
+
+#: The python of the lmms-eval virtualenv ``./dev.sh`` makes (``ensure_lmms_eval``).
+LMMS_EVAL_PYTHON = Path(
+    os.environ.get(
+        "FOILKIT_LMMS_EVAL_PYTHON",
+        Path(sys.prefix) / "share" / "foilkit-references" / "lmms-eval" / "bin" / "python",
     )
 )
 
@@ -91,6 +106,29 @@ def torchvision_0141_read_video() -> Any:
     spec.loader.exec_module(module)
     module.av = _PyAV()
     return module.read_video
+
+
+def lmms_eval_loglikelihood(request: dict[str, Any]) -> dict[str, Any]:
+    """lmms-eval's own ``loglikelihood`` (``tests/lmms_eval_loglikelihood.py``, which documents
+    ``request`` and the answer) run by the lmms-eval virtualenv's python, or a skip when
+    ``./dev.sh`` could not make that virtualenv (PyPI unreachable)."""
+    if not LMMS_EVAL_PYTHON.is_file():
+        pytest.skip(
+            f"{LMMS_EVAL_PYTHON} (the lmms-eval virtualenv ./dev.sh makes: lmms-eval pins av<16, "
+            "foilkit PyAV 18) is not present"
+        )
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "request.json"
+        path.write_text(json.dumps(request))
+        done = subprocess.run(
+            [str(LMMS_EVAL_PYTHON), str(REPO_ROOT / "tests" / "lmms_eval_loglikelihood.py"), path],
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    if done.returncode != 0:
+        raise AssertionError(f"lmms-eval's loglikelihood failed:\n{done.stderr[-4000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 @contextlib.contextmanager

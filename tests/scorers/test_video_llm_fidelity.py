@@ -139,7 +139,9 @@ def _reference_loss(
 ) -> tuple[float, int]:
     """lmms-eval's ``loglikelihood`` for a video LLM (``llava_hf.py``): one forward over the
     prompt with the answer, ``labels`` masking the prompt, the model's mean cross-entropy (and
-    the token count). lmms-eval scores the whole turn (``turn``); foilkit's default the text."""
+    the token count). lmms-eval scores the whole turn (``turn``); foilkit's default the text.
+    A port, for every twin and its own chat template (content lists, the video as a video);
+    ``test_lmms_eval_fidelity.py`` runs lmms-eval's own code where it can run at all."""
     messages = [
         {
             "role": "user",
