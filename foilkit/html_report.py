@@ -63,11 +63,14 @@ class Thumbnails:
     seconds: float = 0.0
     failed: dict[str, str] = field(default_factory=dict)  # video -> why it could not be decoded
 
-    def note(self, total: int) -> str:
+    def note(self, total: int, unit: str = "items") -> str:
+        """What was thumbnailed; ``unit``: what ``total`` counts (side by side: an item's row
+        under one run)."""
         per_item = f" ({1000 * self.seconds / self.items:.1f} ms per item)" if self.items else ""
         text = (
-            f"Thumbnails: {self.items} of {total} items, the first ones in the default order (runs "
-            f"disagree, tied, wrong, then the closest calls); {len(self.frames)} distinct frames "
+            f"Thumbnails: {self.items} of {total} {unit}, the first ones in the default order "
+            f"(runs disagree, tied, wrong, then the closest calls); {len(self.frames)} distinct "
+            "frames "
             f"decoded in {self.seconds:.2f} s{per_item}."
         )
         if self.failed:
@@ -446,7 +449,9 @@ def _browser_data(
         "frames": thumbs.frames,
         "times": thumbs.times,
         "pageSize": PAGE_SIZE,
-        "thumbnailNote": thumbs.note(len(items)),
+        "thumbnailNote": thumbs.note(
+            len(items), "items" if len(runs) == 1 else "rows (an item under one run)"
+        ),
         "disagreeing": disagreeing,
     }
 
