@@ -70,8 +70,7 @@ class Thumbnails:
         text = (
             f"Thumbnails: {self.items} of {total} {unit}, the first ones in the default order "
             f"(runs disagree, tied, wrong, then the closest calls); {len(self.frames)} distinct "
-            "frames "
-            f"decoded in {self.seconds:.2f} s{per_item}."
+            f"frames decoded in {self.seconds:.2f} s{per_item}."
         )
         if self.failed:
             text += (
