@@ -154,7 +154,8 @@ def test_choice_logs_each_orders_letter_probabilities_and_its_prompt(adapter, fr
             [torch.logsumexp(logits[-1, ids], 0) for ids in choice._letter_ids[:2]]
         ).softmax(0)
         expected = letters if shift == 0 else letters.flip(0)  # per text, caption first
-        assert scored.details[f"order_{shift}"] == pytest.approx(expected.tolist(), abs=1e-5)
+        # the cached prefix against a full forward: float noise only (each order's own)
+        assert scored.details[f"order_{shift}"] == pytest.approx(expected.tolist(), abs=1e-4)
     means = [sum(p) / 2 for p in zip(scored.details["order_0"], scored.details["order_1"])]
     assert scored.scores == pytest.approx(means)
     template = choice.prompt_templates()["2"]
