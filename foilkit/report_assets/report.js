@@ -236,10 +236,13 @@
   }
   function exportCsv() {
     var lines = [["run", "model", "control", "test", "id", data.groupLabel || "group", "outcome", "margin", "caption_score",
-      "foil_scores", "caption", "foils", "error", "video", "frame_indices"].map(csvCell).join(",")];
+      "foil_scores", "caption", "foils", "error", "video", "frame_indices", "frame_seconds", "proficiency_caption_score",
+      "proficiency_foil_scores", "order_probabilities"].map(csvCell).join(",")];
     matching().forEach(function (c) { c.rows.filter(rowMatches).forEach(function (i) {
       var run = runs[i.r];
-      lines.push([run.label, run.model, run.control, i.t, i.id, i.g, i.o, i.m, i.cs, i.fs, i.c, i.f, i.e, i.v, i.fi].map(csvCell).join(","));
+      var seconds = i.k === undefined ? null : i.fi.map(function (f) { var t = data.times[i.k + ":" + f]; return t === undefined ? null : t; });
+      lines.push([run.label, run.model, run.control, i.t, i.id, i.g, i.o, i.m, i.cs, i.fs, i.c, i.f, i.e, i.v, i.fi, seconds,
+        i.pcs, i.pfs, i.po].map(csvCell).join(","));
     }); });
     var blob = new Blob([lines.join("\r\n") + "\r\n"], {type: "text/csv;charset=utf-8"});
     if (exportLink.href) URL.revokeObjectURL(exportLink.href);

@@ -166,6 +166,8 @@ def test_single_run_browser_searches_filters_pages_and_exports(
         assert row["outcome"] == item["o"] and row["caption"] == item["c"]
         assert float(row["caption_score"]) == item["cs"]  # full precision, not the shown digits
         assert json.loads(row["foil_scores"]) == item["fs"]
+        assert json.loads(row["frame_indices"]) == item["fi"]
+        assert len(json.loads(row["frame_seconds"])) == len(item["fi"])  # thumbnailed: timed
 
 
 def test_side_by_side_opens_deep_links_one_card_per_item(demo_dir: Path, chromium, tmp_path: Path):
@@ -238,6 +240,18 @@ def test_choice_mode_shows_near_ties_order_probabilities_prompts_and_times(
     assert prompts == [
         template.replace("{question}", choice_question(texts)),
         template.replace("{question}", choice_question(texts[::-1])),
+    ]
+    # the CSV export carries the per-order probabilities at full precision
+    export = """URL.createObjectURL = function (blob) { blob.text().then(function (text) {
+      document.body.setAttribute("data-test", JSON.stringify({csv: text})); }); return "blob:t"; };
+    HTMLAnchorElement.prototype.click = function () {};
+    document.getElementById("export").click();"""
+    page = with_script(choice_run / "report.html", export, tmp_path)
+    dom = chromium(page.as_uri() + f"#q={tie['id']}", "--dump-dom", "--virtual-time-budget=5000")
+    (exported,) = csv.DictReader(io.StringIO(recorded(dom.stdout)["csv"]))
+    assert json.loads(exported["order_probabilities"]) == [
+        [tie["caption_order_0"], tie["caption_order_1"]],
+        [tie["foil_order_0"][0], tie["foil_order_1"][0]],
     ]
     # each thumbnail is labelled with its frame's time in the video
     times = re.findall(r'<span class="time">([\d.]+) s</span>', card)
