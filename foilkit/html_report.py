@@ -58,16 +58,19 @@ class Thumbnails:
     """Distinct frames as data URIs (``"<video>:<index>"`` -> URI) and what decoding them cost."""
 
     frames: dict[str, str] = field(default_factory=dict)
+    times: dict[str, float] = field(default_factory=dict)  # same keys: the frame's time in s
     items: int = 0  # items whose strip is complete
     seconds: float = 0.0
     failed: dict[str, str] = field(default_factory=dict)  # video -> why it could not be decoded
 
-    def note(self, total: int) -> str:
+    def note(self, total: int, unit: str = "items") -> str:
+        """What was thumbnailed; ``unit``: what ``total`` counts (side by side: an item's row
+        under one run)."""
         per_item = f" ({1000 * self.seconds / self.items:.1f} ms per item)" if self.items else ""
         text = (
-            f"Thumbnails: {self.items} of {total} items, the first ones in the default order (runs "
-            f"disagree, tied, wrong, then the closest calls); {len(self.frames)} distinct frames "
-            f"decoded in {self.seconds:.2f} s{per_item}."
+            f"Thumbnails: {self.items} of {total} {unit}, the first ones in the default order "
+            f"(runs disagree, tied, wrong, then the closest calls); {len(self.frames)} distinct "
+            f"frames decoded in {self.seconds:.2f} s{per_item}."
         )
         if self.failed:
             text += (
@@ -106,15 +109,19 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
 
     Keys: ``r`` run index, ``id``, ``t`` config (test), ``g`` group (aspect, subtest, foil type),
     ``c``/``cs`` caption and its score, ``f``/``fs`` foils and scores, ``p*`` the same for ViLMA's
-    proficiency test, ``o`` outcome, ``m`` margin, ``e`` error, ``v`` video, ``fi`` frame indices.
+    proficiency test, ``o`` outcome, ``m`` margin, ``e`` error, ``v`` video, ``fi`` frame indices;
+    a choice-mode video LLM's rows add ``po`` (per text, caption first: its letter probability in
+    each cyclic option order, :func:`order_probabilities`) and ``q`` (each order's question, the
+    slot of the run's recorded prompt template).
     """
     folder = RunFolder(Path(run_dir))
     group_column = results.spec.group_column
     items = []
-    for config in results.configs:
+    for config, entry in results.configs.items():
         scores = folder.load_scores(config)
         if scores is None:
             continue  # a retrieval pool: one matrix, no per-item outcome
+        prompt_name = entry.score.prompt_name if entry.score else None
         for row in scores.to_list():
             kind = row.get("score_kind") or "similarity"
             result, margin = outcome(
@@ -135,6 +142,10 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
                 "v": row.get("video_path"),
                 "fi": row.get("frame_indices") or [],
             }
+            if (orders := order_probabilities(row)) is not None:
+                item["po"] = orders
+                if prompt_name is not None:
+                    item["q"] = order_questions(prompt_name, [item["c"], *item["f"]])
             if row.get("proficiency_caption_score") is not None:
                 item.update(
                     {
@@ -146,6 +157,36 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
                 )
             items.append(item)
     return items
+
+
+def order_probabilities(row: Mapping[str, Any]) -> list[list[float | None]] | None:
+    """Per text (caption, then each foil), its letter probability in each cyclic option order
+    (the ``caption_order_<k>`` / ``foil_order_<k>`` details of a choice-mode scores file);
+    ``None`` for a row without them (another mode, an unscored row, a run from before they
+    were logged)."""
+    from foilkit.scorers.adapters.video_llm import ORDER_DETAIL
+
+    caption = [row.get(f"caption_{ORDER_DETAIL}{k}") for k in range(len(row))]
+    count = caption.index(None) if None in caption else len(caption)
+    if count == 0:
+        return None
+    foils = [row.get(f"foil_{ORDER_DETAIL}{k}") or [] for k in range(count)]
+    texts: list[list[float | None]] = [caption[:count]]
+    for n in range(max(len(f) for f in foils)):
+        texts.append([f[n] if n < len(f) else None for f in foils])
+    return texts
+
+
+def order_questions(prompt_name: str, texts: Sequence[str]) -> list[str]:
+    """The question a choice-mode video LLM asked in each cyclic order of ``texts`` (order ``k``
+    lists text ``(k + j) mod n`` at position ``j``), as its adapter words it."""
+    from foilkit.scorers.adapters.video_llm import question_text
+
+    count = len(texts)
+    return [
+        question_text(prompt_name, [texts[(shift + k) % count] for k in range(count)])
+        for shift in range(count)
+    ]
 
 
 def mark_disagreements(items: list[dict]) -> int:
@@ -260,11 +301,12 @@ def make_thumbnails(
         owners.setdefault(key, []).append(item)
     for number, ((path, decoder), indices) in enumerate(wanted.items()):
         try:
-            frames, _ = open_video(str(path), decoder).get_frames(np.array(sorted(indices)))
+            frames, times = open_video(str(path), decoder).get_frames(np.array(sorted(indices)))
         except (VideoError, ValueError) as error:  # a corrupt file is a note, not a failed page
             thumbs.failed[str(path)] = f"{type(error).__name__}: {error}"
             continue
-        for index, frame in zip(sorted(indices), frames, strict=True):
+        for index, frame, seconds in zip(sorted(indices), frames, times, strict=True):
+            thumbs.times[f"{number}:{index}"] = round(float(seconds), 3)
             image = Image.fromarray(np.ascontiguousarray(frame.permute(1, 2, 0).cpu().numpy()))
             image = image.resize((max(1, round(image.width * height / image.height)), height))
             buffer = io.BytesIO()
@@ -387,16 +429,28 @@ def _browser_data(
         for key in ("fs", "pfs"):
             if key in item:
                 item[key] = [None if s is None or math.isnan(s) else s for s in item[key]]
+        if "po" in item:
+            item["po"] = [
+                [None if p is None or math.isnan(p) else p for p in t] for t in item["po"]
+            ]
     return {
         "runs": [
-            {"label": label, "control": r.control or "none", "model": r.model}
+            {
+                "label": label,
+                "control": r.control or "none",
+                "model": r.model,
+                "prompts": _prompt_templates(r),
+            }
             for label, r in zip(labels, runs, strict=True)
         ],
         "groupLabel": group_label,
         "items": items,
         "frames": thumbs.frames,
+        "times": thumbs.times,
         "pageSize": PAGE_SIZE,
-        "thumbnailNote": thumbs.note(len(items)),
+        "thumbnailNote": thumbs.note(
+            len(items), "items" if len(runs) == 1 else "rows (an item under one run)"
+        ),
         "disagreeing": disagreeing,
     }
 
@@ -597,6 +651,14 @@ def _percent(value: str, low: str, high: str) -> str:
     return f"{float(value):.2f}{ci}"
 
 
+def _prompt_templates(results: RunResults) -> dict[str, str]:
+    """The run's recorded prompt templates by option count (its first config's that has any)."""
+    for entry in results.configs.values():
+        if entry.score is not None and entry.score.prompt_templates:
+            return entry.score.prompt_templates
+    return {}
+
+
 def _decoder(results: RunResults) -> str:
     """The decoder backend the run recorded (its first per-item config's), else torchcodec; a GPU
     decoder's CPU twin, so that a page builds on any machine (thumbnails need no bit-exact
@@ -636,6 +698,7 @@ _BROWSER = """<h2 id="browser">Items</h2>
 <p class="note" id="thumbnail-note"></p>
 <div id="controls"></div>
 <p id="item-count" data-total="0" data-matching="0" data-rendered="0"></p>
+<p id="subset-accuracy"></p>
 <div id="pager"></div>
 <div id="items"></div>
 <script type="application/json" id="report-data">{payload}</script>

@@ -345,6 +345,17 @@ class ScoringRecord:
         return self._get("decoder")
 
     @property
+    def prompt_name(self) -> str | None:
+        """A choice-mode video LLM's named question (``vitatecs``, ``lmms-eval``)."""
+        return self._get("adapter", "prompt_name")
+
+    @property
+    def prompt_templates(self) -> dict[str, str]:
+        """A question-asking adapter's rendered prompt with a ``{question}`` slot, by option
+        count (``{}``: none recorded, or a run from before they were)."""
+        return dict(self._get("prompt_templates") or {})
+
+    @property
     def dtype(self) -> str | None:
         return self._get("dtype")
 

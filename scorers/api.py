@@ -535,6 +535,7 @@ def _run(
         "identity": identity,
         "model": {"id": model, "revision": options.revision},
         "adapter": adapter.describe(),
+        **({"prompt_templates": t} if (t := adapter.prompt_templates()) else {}),
         "mode": adapter.mode,
         "score_kind": adapter.score_kind,
         "protocol": protocol.to_record(),

@@ -1,8 +1,14 @@
 (function () {
   "use strict";
+  // The item browser: one card per item (test, id) with a row per run. Filters, the search box
+  // and the page live in the URL's fragment (#q=...&outcome=wrong&page=2), so a link opens the
+  // same view; the counts, each run's accuracy on the matching items and the CSV export follow
+  // the filters.
   var data = JSON.parse(document.getElementById("report-data").textContent);
-  var items = data.items, runs = data.runs, page = 0;
-  var state = {run: "", control: "", test: "", group: "", outcome: "", sort: "informative", frames: ""};
+  var items = data.items, runs = data.runs, LETTERS = "ABCDEFGHIJ";
+  var DEFAULTS = {run: "", control: "", test: "", group: "", outcome: "", sort: "informative",
+                  frames: "", q: "", page: "0"};
+  var state = {};
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
     for (var key in attrs || {}) node.setAttribute(key, attrs[key]);
@@ -11,16 +17,43 @@
   }
   function distinct(values) { var seen = {}, out = []; values.forEach(function (v) {
     if (v !== null && v !== undefined && !seen[v]) { seen[v] = 1; out.push(v); } }); return out; }
+
+  // --- URL state -------------------------------------------------------------------------------
+  function readHash() {
+    state = {};
+    for (var k in DEFAULTS) state[k] = DEFAULTS[k];
+    location.hash.replace(/^#/, "").split("&").forEach(function (part) {
+      var eq = part.indexOf("="); if (eq < 0) return;
+      var name = decodeURIComponent(part.slice(0, eq)), value = decodeURIComponent(part.slice(eq + 1).replace(/\+/g, " "));
+      if (name in DEFAULTS) state[name] = value;
+    });
+  }
+  function hashOf(s) {
+    var parts = [];
+    for (var k in DEFAULTS) if (s[k] !== DEFAULTS[k]) parts.push(k + "=" + encodeURIComponent(s[k]));
+    return parts.length ? "#" + parts.join("&") : "#browser";
+  }
+  function writeHash() {
+    var hash = hashOf(state);
+    if (hash !== location.hash && history.replaceState) history.replaceState(null, "", hash);
+  }
+  function change(name, value) { state[name] = value; if (name !== "page") state.page = "0"; writeHash(); render(); }
+  readHash();
+
+  // --- controls --------------------------------------------------------------------------------
+  var controls = document.getElementById("controls"), boxes = {};
   function select(name, label, values) {
     var wrap = el("label", {}, label), box = el("select", {id: "filter-" + name});
     values.forEach(function (v) { box.appendChild(el("option", {value: v[0]}, v[1])); });
-    box.value = state[name];
-    box.addEventListener("change", function () { state[name] = box.value; page = 0; render(); });
-    wrap.appendChild(box); document.getElementById("controls").appendChild(wrap);
+    box.addEventListener("change", function () { change(name, box.value); });
+    boxes[name] = box; wrap.appendChild(box); controls.appendChild(wrap);
   }
   function options(values) { return [["", "all"]].concat(values.map(function (v) { return [String(v), String(v)]; })); }
-  var runOptions = [["", "all"]].concat(runs.map(function (r, i) { return [String(i), r.label]; }));
-  if (runs.length > 1) select("run", "run", runOptions);
+  var search = el("input", {id: "search", type: "search", size: "28", placeholder: "id or words of a caption/foil"});
+  search.addEventListener("input", function () { change("q", search.value); });
+  var searchLabel = el("label", {}, "search "); searchLabel.appendChild(search); controls.appendChild(searchLabel);
+  boxes.q = search;
+  if (runs.length > 1) select("run", "run", [["", "all"]].concat(runs.map(function (r, i) { return [String(i), r.label]; })));
   select("control", "control", options(distinct(runs.map(function (r) { return r.control; }))));
   var tests = distinct(items.map(function (i) { return i.t; }));
   if (tests.length > 1) select("test", "test", options(tests));
@@ -32,92 +65,218 @@
   sorts.unshift(["informative", (data.disagreeing !== null ? "runs disagree, " : "") + "tied, wrong, closest calls first"]);
   select("sort", "sort", sorts);
   select("frames", "frames", [["", "all items"], ["1", "thumbnailed only"]]);
+  var exportButton = el("button", {id: "export", type: "button"}, "export matching rows as CSV");
+  var exportLink = el("a", {id: "export-link", download: "foilkit-items.csv", style: "display:none"});
+  exportButton.addEventListener("click", function () { exportCsv(); });
+  controls.appendChild(exportButton); controls.appendChild(exportLink);
   document.getElementById("thumbnail-note").textContent = data.thumbnailNote +
     (data.disagreeing !== null ? " Items on which the runs disagree (correct in one, not in another): " + data.disagreeing + "." : "");
 
-  function margin(i) { return i.m === null ? Infinity : i.m; }
-  function key(i) { return i.t + "\u0000" + i.id; }
-  var rank = {tied: 0, wrong: 1, correct: 2, error: 3}, worst = {};
-  function lexical(a, b) { for (var n = 0; n < a.length; n++) { if (a[n] < b[n]) return -1; if (a[n] > b[n]) return 1; } return 0; }
-  items.forEach(function (i) {  // an item's worst run ranks all its rows: they stay together
-    var k = key(i), r = [-(i.d || 0), rank[i.o], margin(i)];
-    if (!(k in worst) || lexical(r, worst[k]) < 0) worst[k] = r;
+  // --- cards: one per (test, id), a row per run ------------------------------------------------
+  var cards = [], byKey = {}, rank = {tied: 0, wrong: 1, correct: 2, error: 3};
+  items.forEach(function (i) {
+    var k = i.t + "\u0000" + i.id;
+    if (!(k in byKey)) { byKey[k] = {t: i.t, id: i.id, g: i.g, first: i, n: cards.length, rows: []}; cards.push(byKey[k]); }
+    byKey[k].rows.push(i);
   });
+  function margin(i) { return i.m === null ? Infinity : i.m; }
+  function lexical(a, b) { for (var n = 0; n < a.length; n++) { if (a[n] < b[n]) return -1; if (a[n] > b[n]) return 1; } return 0; }
+  cards.forEach(function (c) {  // the card's worst run ranks it
+    c.rows.sort(function (a, b) { return a.r - b.r; });
+    c.worst = null;
+    c.rows.forEach(function (i) { var r = [-(i.d || 0), rank[i.o], margin(i)]; if (!c.worst || lexical(r, c.worst) < 0) c.worst = r; });
+    c.text = [c.id, c.first.c].concat(c.first.f || [], c.first.pc ? [c.first.pc] : [], c.first.pf || []).join("\n").toLowerCase();
+  });
+  function rowMatches(i) {
+    return (state.run === "" || String(i.r) === state.run) && (state.control === "" || runs[i.r].control === state.control) &&
+      (state.outcome === "" || i.o === state.outcome) && (state.frames === "" || i.k !== undefined);
+  }
+  function cardMatches(c) {  // every word of the search is in the id or a text
+    if (state.test !== "" && c.t !== state.test) return false;
+    if (state.group !== "" && String(c.g) !== state.group) return false;
+    var words = state.q.toLowerCase().split(/\s+/).filter(Boolean);
+    for (var w = 0; w < words.length; w++) if (c.text.indexOf(words[w]) < 0) return false;
+    return c.rows.some(rowMatches);
+  }
+  function extreme(c, f, pick) { return c.rows.filter(rowMatches).map(f).reduce(function (a, b) { return pick(a, b); }); }
   function matching() {
-    var list = items.filter(function (i) {
-      return (state.run === "" || String(i.r) === state.run) &&
-        (state.control === "" || runs[i.r].control === state.control) &&
-        (state.test === "" || i.t === state.test) && (state.group === "" || String(i.g) === state.group) &&
-        (state.outcome === "" || i.o === state.outcome) && (state.frames === "" || i.k !== undefined);
-    });
-    var keyed = list.map(function (i, n) { return [i, n]; });
+    var list = cards.filter(cardMatches);
     var by = {
-      margin: function (a, b) { return margin(a[0]) - margin(b[0]); },
-      "margin-desc": function (a, b) { return (b[0].m === null ? -Infinity : b[0].m) - (a[0].m === null ? -Infinity : a[0].m); },
-      abs: function (a, b) { return Math.abs(margin(a[0])) - Math.abs(margin(b[0])); },
+      margin: function (a, b) { return extreme(a, margin, Math.min) - extreme(b, margin, Math.min); },
+      "margin-desc": function (a, b) {
+        var m = function (i) { return i.m === null ? -Infinity : i.m; };
+        return extreme(b, m, Math.max) - extreme(a, m, Math.max); },
+      abs: function (a, b) { var m = function (i) { return Math.abs(margin(i)); };
+        return extreme(a, m, Math.min) - extreme(b, m, Math.min); },
       order: function () { return 0; },
-      informative: function (a, b) { return lexical(worst[key(a[0])], worst[key(b[0])]) ||
-        lexical([a[0].t, a[0].id, a[0].r], [b[0].t, b[0].id, b[0].r]); }
-    }[state.sort];
-    keyed.sort(function (a, b) { return by(a, b) || a[1] - b[1]; });
-    return keyed.map(function (p) { return p[0]; });
+      informative: function (a, b) { return lexical(a.worst, b.worst) || lexical([a.t, a.id], [b.t, b.id]); }
+    }[state.sort] || function () { return 0; };
+    list.sort(function (a, b) { return by(a, b) || a.n - b.n; });
+    return list;
   }
-  function score(s) { return s === null || s === undefined ? "—" : Number(s).toPrecision(4); }
-  function texts(item, caption, cs, foils, fs, label) {
-    var table = el("table", {"class": "texts"});
-    var row = el("tr", {"class": "caption"});
-    row.appendChild(el("td", {}, label + "caption")); row.appendChild(el("td", {"class": "score"}, score(cs)));
-    row.appendChild(el("td", {}, caption)); table.appendChild(row);
-    foils.forEach(function (foil, n) {
-      var r = el("tr"); r.appendChild(el("td", {}, label + "foil" + (foils.length > 1 ? " " + (n + 1) : "")));
-      r.appendChild(el("td", {"class": "score"}, score(fs[n]))); r.appendChild(el("td", {}, foil)); table.appendChild(r);
-    });
-    return table;
+
+  // --- numbers ---------------------------------------------------------------------------------
+  function digits(values) {  // at least 4 significant digits, more until distinct values differ
+    var nums = distinct(values.filter(function (v) { return v !== null && v !== undefined && isFinite(v); }).map(Number));
+    for (var p = 4; p < 17; p++) {
+      var seen = {}, clash = false;
+      nums.forEach(function (v) { var s = v.toPrecision(p); if (seen[s]) clash = true; seen[s] = 1; });
+      if (!clash) return p;
+    }
+    return 17;
   }
-  function card(item) {
-    var box = el("div", {"class": "item " + item.o, "data-outcome": item.o});
-    var head = el("div");
-    head.appendChild(el("span", {"class": "badge " + item.o}, item.o));
-    if (item.d) head.appendChild(el("span", {"class": "badge disagree"}, "runs disagree"));
-    head.appendChild(el("b", {}, item.id + " "));
-    var run = runs[item.r];
-    head.appendChild(el("span", {"class": "meta"}, [runs.length > 1 ? run.label : null, "test " + item.t,
-      item.g !== null && item.g !== undefined ? data.groupLabel + " " + item.g : null, "control " + run.control,
-      "margin " + (item.m === null ? "—" : Number(item.m).toPrecision(3)), item.v].filter(Boolean).join(" · ")));
-    box.appendChild(head);
-    var strip = el("div", {"class": "strip"});
+  function fmt(s, p) { return s === null || s === undefined ? "—" : Number(s).toPrecision(p); }
+  function fmtMargin(m) { return m === null ? "—" : m === 0 ? "0" : Number(m).toPrecision(3); }
+  function percent(a, b) { return b ? (100 * a / b).toFixed(1) + "%" : "—"; }
+
+  function strip(item) {
+    var box = el("div", {"class": "strip"});
     if (item.k !== undefined) {
       item.fi.forEach(function (f, n) {
-        strip.appendChild(el("img", {src: data.frames[item.k + ":" + f], alt: "frame " + f, title: "#" + (n + 1) + ": frame " + f}));
+        var time = data.times[item.k + ":" + f], when = time === undefined ? "" : time.toFixed(2) + " s";
+        var fig = el("span", {"class": "frame"});
+        fig.appendChild(el("img", {src: data.frames[item.k + ":" + f], alt: "frame " + f,
+          title: "#" + (n + 1) + ": frame " + f + (when ? " at " + when : "")}));
+        fig.appendChild(el("span", {"class": "time"}, when || "frame " + f));
+        box.appendChild(fig);
       });
     } else if (item.fi.length) {
-      strip.appendChild(el("span", {"class": "meta"}, "frames seen, in order: " + item.fi.join(", ") + " (not thumbnailed)"));
+      box.appendChild(el("span", {"class": "meta"}, "frames seen, in order: " + item.fi.join(", ") + " (not thumbnailed)"));
     }
-    box.appendChild(strip);
-    if (item.e) box.appendChild(el("div", {"class": "err"}, "not scored: " + item.e));
-    box.appendChild(texts(item, item.c, item.cs, item.f, item.fs, ""));
-    if (item.pcs !== undefined) box.appendChild(texts(item, item.pc, item.pcs, item.pf, item.pfs, "proficiency "));
     return box;
   }
+  function textRows(table, label, caption, foils) {
+    var head = el("tr", {"class": "caption"}); head.appendChild(el("td", {}, label + "caption")); head.appendChild(el("td", {}, caption));
+    table.appendChild(head);
+    (foils || []).forEach(function (foil, n) {
+      var r = el("tr"); r.appendChild(el("td", {}, label + "foil" + (foils.length > 1 ? " " + (n + 1) : ""))); r.appendChild(el("td", {}, foil));
+      table.appendChild(r);
+    });
+  }
+  function orders(item) {  // each text's letter probability in each cyclic option order
+    var n = item.po.length, parts = [], p = digits([].concat.apply([], item.po));
+    item.po.forEach(function (probs, text) {
+      parts.push((text === 0 ? "caption" : "foil" + (n > 2 ? " " + text : "")) + ": " + probs.map(function (v, k) {
+        return "as (" + LETTERS[(text - k + n) % n] + ") " + fmt(v, p); }).join(", "));
+    });
+    return el("div", {"class": "orders"}, "letter probability by option order — " + parts.join("; "));
+  }
+  function prompts(item, open) {
+    var template = runs[item.r].prompts && runs[item.r].prompts[String(item.q.length)];
+    var box = el("details", open ? {"class": "prompt", open: ""} : {"class": "prompt"});
+    box.appendChild(el("summary", {}, "rendered prompt" + (item.q.length > 1 ? "s, " + item.q.length + " option orders" : "")));
+    item.q.forEach(function (question, k) {
+      box.appendChild(el("div", {"class": "meta"}, "order " + (k + 1) + (k === 0 ? " (caption is A)" : "")));
+      box.appendChild(el("pre", {}, template ? template.split("{question}").join(question) : question));
+    });
+    return box;
+  }
+  function runRow(table, item, width, matches, single) {
+    var row = el("tr", {"class": "run " + item.o + (matches ? "" : " out"), "data-run": String(item.r), "data-outcome": item.o});
+    var label = el("td", {}); label.appendChild(el("span", {"class": "badge " + item.o}, item.o));
+    label.appendChild(el("span", {}, runs.length > 1 ? runs[item.r].label : "control " + runs[item.r].control));
+    row.appendChild(label);
+    var p = digits([item.cs].concat(item.fs));
+    row.appendChild(el("td", {"class": "score"}, fmt(item.cs, p)));
+    for (var n = 0; n < width; n++) row.appendChild(el("td", {"class": "score"}, fmt(item.fs[n], p)));
+    row.appendChild(el("td", {"class": "score"}, fmtMargin(item.m)));
+    var more = el("td", {}); more.appendChild(strip(item));
+    if (item.e) more.appendChild(el("div", {"class": "err"}, "not scored: " + item.e));
+    if (item.pcs !== undefined) {
+      var pp = digits([item.pcs].concat(item.pfs));
+      more.appendChild(el("div", {"class": "meta"}, "proficiency: caption " + fmt(item.pcs, pp) + ", foils " +
+        item.pfs.map(function (v) { return fmt(v, pp); }).join(", ")));
+    }
+    if (item.po) more.appendChild(orders(item));
+    if (item.q) more.appendChild(prompts(item, single));
+    row.appendChild(more);
+    table.appendChild(row);
+  }
+  function card(c, single) {  // single: the only card shown (a deep link): prompts open
+    var first = c.first, box = el("div", {"class": "item " + c.worstOutcome, id: "item-" + c.t + "-" + c.id});
+    var head = el("div");
+    if (c.rows.some(function (i) { return i.d; })) head.appendChild(el("span", {"class": "badge disagree"}, "runs disagree"));
+    head.appendChild(el("b", {}, c.id + " "));
+    head.appendChild(el("span", {"class": "meta"}, ["test " + c.t, c.g !== null && c.g !== undefined ? data.groupLabel + " " + c.g : null,
+      first.v].filter(Boolean).join(" · ") + " "));
+    var link = el("a", {"class": "permalink", href: hashOf({q: c.id, test: tests.length > 1 ? c.t : "", run: "", control: "", group: "",
+      outcome: "", sort: "informative", frames: "", page: "0"}), title: "a link to this item"}, "link");
+    head.appendChild(link); box.appendChild(head);
+    var texts = el("table", {"class": "texts"}); textRows(texts, "", first.c, first.f);
+    if (first.pc !== undefined) textRows(texts, "proficiency ", first.pc, first.pf);
+    box.appendChild(texts);
+    var width = Math.max.apply(null, c.rows.map(function (i) { return i.fs.length; }));
+    var table = el("table", {"class": "runs"}), header = el("tr");
+    [runs.length > 1 ? "run" : "outcome", "caption"].concat(width > 1 ? c.rows[0].fs.map(function (_, n) { return "foil " + (n + 1); }) : ["foil"])
+      .concat(["margin", "frames seen"]).forEach(function (h) { header.appendChild(el("th", {}, h)); });
+    table.appendChild(header);
+    c.rows.forEach(function (i) { runRow(table, i, width, rowMatches(i), single); });
+    box.appendChild(table);
+    return box;
+  }
+
+  // --- counts, accuracy, CSV -------------------------------------------------------------------
+  function accuracy(list) {
+    var per = runs.map(function () { return {correct: 0, scored: 0, tied: 0, rows: 0}; });
+    list.forEach(function (c) { c.rows.filter(rowMatches).forEach(function (i) {
+      var a = per[i.r]; a.rows += 1; if (i.o !== "error") a.scored += 1;
+      if (i.o === "correct") a.correct += 1; if (i.o === "tied") a.tied += 1; }); });
+    var box = document.getElementById("subset-accuracy"); box.textContent = "";
+    box.appendChild(el("span", {}, "Accuracy on the matching items (correct / scored; a tie is not correct here): "));
+    per.forEach(function (a, r) {
+      if (!a.rows) return;
+      box.appendChild(el("span", {"class": "acc", "data-run": String(r), "data-correct": String(a.correct), "data-scored": String(a.scored)},
+        (runs.length > 1 ? runs[r].label + " " : "") + percent(a.correct, a.scored) + " (" + a.correct + "/" + a.scored +
+        (a.tied ? ", " + a.tied + " tied" : "") + ")"));
+    });
+  }
+  function csvCell(v) {
+    var s = v === null || v === undefined ? "" : Array.isArray(v) ? JSON.stringify(v) : String(v);
+    return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
+  }
+  function exportCsv() {
+    var lines = [["run", "model", "control", "test", "id", data.groupLabel || "group", "outcome", "margin", "caption_score",
+      "foil_scores", "caption", "foils", "error", "video", "frame_indices", "frame_seconds", "proficiency_caption_score",
+      "proficiency_foil_scores", "order_probabilities"].map(csvCell).join(",")];
+    matching().forEach(function (c) { c.rows.filter(rowMatches).forEach(function (i) {
+      var run = runs[i.r];
+      var seconds = i.k === undefined ? null : i.fi.map(function (f) { var t = data.times[i.k + ":" + f]; return t === undefined ? null : t; });
+      lines.push([run.label, run.model, run.control, i.t, i.id, i.g, i.o, i.m, i.cs, i.fs, i.c, i.f, i.e, i.v, i.fi, seconds,
+        i.pcs, i.pfs, i.po].map(csvCell).join(","));
+    }); });
+    var blob = new Blob([lines.join("\r\n") + "\r\n"], {type: "text/csv;charset=utf-8"});
+    if (exportLink.href) URL.revokeObjectURL(exportLink.href);
+    exportLink.href = URL.createObjectURL(blob); exportLink.setAttribute("data-rows", String(lines.length - 1));
+    exportLink.click();
+  }
+
   function render() {
+    for (var name in boxes) if (boxes[name].value !== state[name]) boxes[name].value = state[name];
     var list = matching(), pages = Math.max(1, Math.ceil(list.length / data.pageSize));
-    page = Math.min(page, pages - 1);
+    var page = Math.max(0, Math.min(parseInt(state.page, 10) || 0, pages - 1));
     var shown = list.slice(page * data.pageSize, (page + 1) * data.pageSize);
     var target = document.getElementById("items"); target.textContent = "";
-    shown.forEach(function (item) { target.appendChild(card(item)); });
+    shown.forEach(function (c) {
+      c.worstOutcome = ["tied", "wrong", "correct", "error"][c.worst[1]];
+      target.appendChild(card(c, shown.length === 1));
+    });
+    var rows = 0; list.forEach(function (c) { rows += c.rows.filter(rowMatches).length; });
     var count = document.getElementById("item-count");
-    count.setAttribute("data-total", String(items.length)); count.setAttribute("data-matching", String(list.length));
-    count.setAttribute("data-rendered", String(shown.length));
-    count.setAttribute("data-thumbnailed", String(shown.filter(function (i) { return i.k !== undefined; }).length));
-    count.textContent = list.length + " of " + items.length + " items match; showing " +
-      (list.length ? page * data.pageSize + 1 : 0) + "–" + (page * data.pageSize + shown.length) + ".";
+    count.setAttribute("data-total", String(cards.length)); count.setAttribute("data-matching", String(list.length));
+    count.setAttribute("data-rendered", String(shown.length)); count.setAttribute("data-rows", String(rows));
+    count.setAttribute("data-thumbnailed", String(shown.filter(function (c) { return c.rows.some(function (i) { return i.k !== undefined; }); }).length));
+    count.textContent = list.length + " of " + cards.length + " items match" + (runs.length > 1 ? " (" + rows + " run rows)" : "") +
+      "; showing " + (list.length ? page * data.pageSize + 1 : 0) + "–" + (page * data.pageSize + shown.length) + ".";
+    accuracy(list);
     var pager = document.getElementById("pager"); pager.textContent = "";
     var prev = el("button", {id: "prev"}, "◀ previous"), next = el("button", {id: "next"}, "next ▶");
     prev.disabled = page === 0; next.disabled = page >= pages - 1;
-    prev.addEventListener("click", function () { page -= 1; render(); });
-    next.addEventListener("click", function () { page += 1; render(); });
-    pager.appendChild(prev); pager.appendChild(el("span", {}, "page " + (page + 1) + " of " + pages)); pager.appendChild(next);
+    prev.addEventListener("click", function () { change("page", String(page - 1)); });
+    next.addEventListener("click", function () { change("page", String(page + 1)); });
+    pager.appendChild(prev); pager.appendChild(el("span", {id: "page"}, "page " + (page + 1) + " of " + pages)); pager.appendChild(next);
   }
+  window.addEventListener("hashchange", function () { readHash(); render(); });
   render();
+  if (hashOf(state) !== "#browser") document.getElementById("browser").scrollIntoView();  // a deep link
   document.body.setAttribute("data-ready", "1");
 })();

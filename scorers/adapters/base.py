@@ -130,6 +130,11 @@ class Adapter:
         """What determines this adapter's numbers (recorded in ``run.json``, part of cache keys)."""
         return {"adapter": self.name, "mode": self.mode, "score_kind": self.score_kind}
 
+    def prompt_templates(self) -> dict[str, str] | None:
+        """The rendered prompt with a ``{question}`` slot by option count, for adapters that ask
+        a question (recorded in ``run.json``); ``None`` for the rest."""
+        return None
+
     def placement_record(self) -> dict[str, Any] | None:
         """This process's share of a spread model and where its layers went, for ``run.json``
         (``None``: the model is whole on ``device``)."""

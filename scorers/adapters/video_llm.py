@@ -98,6 +98,11 @@ CHOICE_PROMPTS = ("vitatecs", "lmms-eval")
 CONTINUATIONS = ("answer", "turn")
 _COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
 _MARKER = "<<foilkit-question>>"
+#: Choice mode's per-text details: ``order_<k>`` is the text's letter probability when
+#: asked in cyclic order ``k`` (order 0 lists the texts as given, caption first, so the caption
+#: is (A); in order ``k`` text ``i`` is letter ``(i - k) mod n``). The score is their mean; their
+#: spread is the model's position bias.
+ORDER_DETAIL = "order_"
 
 
 def _spoken(letters: str) -> str:
@@ -120,6 +125,12 @@ def lmms_eval_question(options: Sequence[str]) -> str:
     ]
     listed = "".join(f" \n({letter}) {option}" for letter, option in zip(letters, written))
     return LMMS_EVAL_QUESTION.format(options=listed, letters=_spoken(letters))
+
+
+def question_text(prompt: str, options: Sequence[str]) -> str:
+    """The choice question of the named ``prompt`` (:data:`CHOICE_PROMPTS`) for ``options`` in
+    the order given."""
+    return (choice_question if prompt == "vitatecs" else lmms_eval_question)(options)
 
 
 def presented_metadata(timestamps: Sequence[float]) -> dict[str, Any]:
@@ -338,6 +349,19 @@ class VideoLLMAdapter(RequestAdapter):
         question = CHOICE_QUESTION if self.prompt == "vitatecs" else LMMS_EVAL_QUESTION
         return {**common, "prompt": question, "prompt_name": self.prompt}
 
+    def prompt_templates(self) -> dict[str, str] | None:
+        """Choice mode: the whole rendered prompt (chat template, video placeholder) with a
+        ``{question}`` slot, by option count (2 to 5), recorded once per run in ``run.json``;
+        an item's prompt in order ``k`` fills the slot with :func:`question_text` of its texts
+        in that order (the scores file holds the texts and each order's probabilities)."""
+        if self.mode != "choice":
+            return None
+        templates = {}
+        for count in _COUNTS:
+            head, tail = self._prompt(count)
+            templates[str(count)] = head + "{question}" + tail
+        return templates
+
     # --- token ids ---------------------------------------------------------------------------
 
     def encode(self, text: str) -> list[int]:
@@ -440,9 +464,9 @@ class VideoLLMAdapter(RequestAdapter):
                 text if answer is None else answer for text, answer in zip(texts, answers)
             ]
         head, tail = self._prompt(len(texts))
-        question = choice_question if self.prompt == "vitatecs" else lmms_eval_question
         return head, [
-            question([texts[i] for i in order]) + tail for order in self._orders(len(texts))
+            question_text(self.prompt, [texts[i] for i in order]) + tail
+            for order in self._orders(len(texts))
         ]
 
     def prompt_pairs(self, texts: Sequence[str]) -> list[tuple[str, str]]:
@@ -578,13 +602,16 @@ class VideoLLMAdapter(RequestAdapter):
             raise ValueError(
                 f"{self.model_id}: option letters {LETTERS[:count]} are not single tokens"
             )
-        totals = torch.zeros(count)
-        for order, (logits, _) in zip(self._orders(count), scored):
+        per_order = torch.zeros(count, count)  # [order, text]
+        for shift, (order, (logits, _)) in enumerate(zip(self._orders(count), scored)):
             answer_logits = logits[-1].float()
             letter_logits = torch.stack(
                 [torch.logsumexp(answer_logits[ids], 0) for ids in letter_ids]
             )
             probabilities = letter_logits.softmax(0).cpu()
             for position, text_index in enumerate(order):
-                totals[text_index] += probabilities[position]
-        return TextScores(tuple((totals / count).tolist()))
+                per_order[shift, text_index] = probabilities[position]
+        details = {
+            f"{ORDER_DETAIL}{shift}": tuple(per_order[shift].tolist()) for shift in range(count)
+        }
+        return TextScores(tuple(per_order.mean(0).tolist()), details)

@@ -141,6 +141,30 @@ def test_choice_with_the_cached_prefix_equals_a_full_forward(adapter, frames):
     assert scored == pytest.approx(expected.tolist(), abs=1e-5)
 
 
+def test_choice_logs_each_orders_letter_probabilities_and_its_prompt(adapter, frames):
+    """The per-order probabilities (position bias) are details whose mean is the score, and the
+    recorded template fills to exactly the prompt each order asked."""
+    choice = adapter["choice"]
+    scored = choice.score([TextsRequest(TEXTS, frames)])[0]
+    assert set(scored.details) == {"order_0", "order_1"}
+    head, tail = choice._prompt(2)
+    for shift, order in enumerate((TEXTS, TEXTS[::-1])):
+        logits, _ = _full_forward(choice, frames, head + choice_question(order) + tail)
+        letters = torch.stack(
+            [torch.logsumexp(logits[-1, ids], 0) for ids in choice._letter_ids[:2]]
+        ).softmax(0)
+        expected = letters if shift == 0 else letters.flip(0)  # per text, caption first
+        # the cached prefix against a full forward: float noise only (each order's own)
+        assert scored.details[f"order_{shift}"] == pytest.approx(expected.tolist(), abs=1e-4)
+    means = [sum(p) / 2 for p in zip(scored.details["order_0"], scored.details["order_1"])]
+    assert scored.scores == pytest.approx(means)
+    template = choice.prompt_templates()["2"]
+    assert template.replace("{question}", choice_question(TEXTS[::-1])) == (
+        head + choice_question(TEXTS[::-1]) + tail
+    )
+    assert adapter["likelihood"].prompt_templates() is None
+
+
 def test_choice_is_independent_of_option_order(adapter, frames):
     choice = adapter["choice"]
     forward = choice.score([TextsRequest(TEXTS, frames)])[0].scores
