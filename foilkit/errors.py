@@ -34,6 +34,15 @@ class UserError(Exception):
     """A mistake in what the user asked for; the message says what to change."""
 
 
+def fix(flag: str, keyword: str) -> str:
+    """A fix for both kinds of user: the command-line flag, then the Python keyword.
+
+    >>> fix("--on-missing skip", "on_missing='skip'")
+    "--on-missing skip (on_missing='skip' in Python)"
+    """
+    return f"{flag} ({keyword} in Python)"
+
+
 #: What the command line reports as user errors (exit status 2), besides :class:`UserError`:
 #: ``OSError`` (a missing or existing file or folder, a permission, the network, offline mode; the
 #: Hub's errors for a missing repository, revision or cached file are OSErrors) and ``ValueError``

@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -61,7 +62,12 @@ from foilkit.scorers.video import (
     SamplingPolicy,
     resolve_decoder,
 )
-from foilkit.video_paths import video_roots_for
+from foilkit.video_paths import (
+    check_video_root,
+    missing_summary,
+    named_roots,
+    video_roots_for,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -286,6 +292,41 @@ def hub_revision(dataset: Any) -> str | None:
     return None
 
 
+def _check_videos(
+    data: Any, family: type[Adapter], roots: list[Path] | None, *, named: bool
+) -> list[str]:
+    """The video files the rows name, looked at before the model loads
+    (:func:`foilkit.video_paths.check_video_root`: a wrong root is an error here); the paths
+    of the missing ones. Nothing to look at for a text-only model, embedded video bytes or an
+    unconfined dataset object (``roots`` ``None``)."""
+    import datasets
+
+    if not family.needs_video or roots is None or "video" not in data.column_names:
+        return []
+    column = data.select_columns(["video"])
+    if isinstance(column.features["video"], datasets.Video):
+        column = column.cast_column("video", datasets.Video(decode=False))
+    paths = []
+    for cell in column["video"]:
+        if isinstance(cell, Mapping):
+            cell = None if cell.get("bytes") is not None else cell.get("path")
+        if isinstance(cell, str) and cell:
+            paths.append(cell)
+    return check_video_root(paths, roots, named=named)
+
+
+def _report_missing(
+    missing: list[str], total: int, roots: list[Path], out_dir: Path | None
+) -> None:
+    """One warning line for the missing videos: how many, the first few, where the full list is
+    (``missing_videos.txt`` in the output folder; the rows' errors name each one too)."""
+    listed = "the rows' errors in the scores"
+    if out_dir is not None:
+        atomic_write(out_dir / "missing_videos.txt", "".join(f"{path}\n" for path in missing))
+        listed = str(out_dir / "missing_videos.txt")
+    logger.warning(missing_summary(missing, total, roots, listed))
+
+
 def _plan(
     dataset: Any, adapter: Adapter, roots: list[Path] | None, window_rule: str = "half-open"
 ) -> ScoringPlan:
@@ -456,6 +497,15 @@ def _run(
             "pool has none: use pooling 'mean' or 'mean-of-similarities'"
         )
     policy = sampling_policy(protocol, options.seed)
+    if policy.name not in ("fps", "int-fps"):  # those take max_frames, not a set count
+        family.check_frames(
+            model,
+            policy.num_frames,
+            revision=options.revision,
+            trust_remote_code=options.trust_remote_code,
+        )
+    roots = video_roots_for(options.video_root, dataset)
+    missing = _check_videos(data, family, roots, named=named_roots(options.video_root) is not None)
     placement = _placement(options, state)
     device = placement.first_device if placement is not None else options.device
     device = device or model_device(state)
@@ -470,7 +520,6 @@ def _run(
         placement=placement,
         **protocol.adapter_options(accepted_settings(family)),
     )
-    roots = video_roots_for(options.video_root, dataset)
     plan = _plan(data, adapter, roots, protocol.settings.get("window", "half-open"))
     if pool:
         plan = plan.pooled()
@@ -488,6 +537,8 @@ def _run(
                 out_dir / "run.json",
                 json.dumps({"identity": identity, "started_at": now()}, indent=2),
             )
+    if missing and state.is_main_process:
+        _report_missing(missing, data.num_rows, roots or [], out_dir)
     store = ResultStore(out_dir, state.process_index)
     done = dict(store.load())
     state.wait_for_everyone()  # every process has read the shards before any appends
