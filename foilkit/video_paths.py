@@ -61,9 +61,9 @@ def video_roots_for(video_root: RootsGiven, dataset: Any) -> list[Path] | None:
     """The roots ``dataset``'s video paths must resolve inside.
 
     ``video_root`` when named; else, for a ``dataset`` given as a local folder, that folder and
-    its ``videos/`` (an exported dataset's layout); else ``[]`` for a Hub id or a dataset built
-    by foilkit (``None``), so that any path is refused; ``None`` (unconfined) only for a dataset
-    object handed over without a video root.
+    its ``videos/`` when there is one (an exported dataset's layout); else ``[]`` for a Hub id or
+    a dataset built by foilkit (``None``), so that any path is refused; ``None`` (unconfined)
+    only for a dataset object handed over without a video root.
     """
     named = named_roots(video_root)
     if named is not None:
@@ -72,7 +72,9 @@ def video_roots_for(video_root: RootsGiven, dataset: Any) -> list[Path] | None:
         return []
     if isinstance(dataset, (str, os.PathLike)):
         folder = Path(os.fspath(dataset)).expanduser()
-        return [folder, folder / "videos"] if folder.is_dir() else []
+        if not folder.is_dir():
+            return []
+        return [folder, *([folder / "videos"] if (folder / "videos").is_dir() else [])]
     return None
 
 

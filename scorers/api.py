@@ -475,11 +475,36 @@ def _placement_record(state: Any, options: ScoreOptions, adapter: Adapter) -> An
     )
 
 
-def _run(
-    model: str, dataset: Any, config: str | None, options: ScoreOptions, kind: str, pool: bool
-) -> tuple[Any, Adapter, ScoringPlan, list[dict[str, Any]], dict[str, Any]]:
-    """Shared by ``score`` and ``score_matrix``: plan, split, score, stream, gather."""
-    state = process_state()
+@dataclass(frozen=True)
+class Checked:
+    """What :func:`check_inputs` found, before any model loads: the rows and their config, the
+    adapter class, the resolved protocol and sampling, the video roots, the videos missing."""
+
+    data: Any
+    config: str | None
+    family: type[Adapter]
+    protocol: ResolvedProtocol
+    policy: SamplingPolicy
+    roots: list[Path] | None
+    missing: list[str]
+
+
+def check_inputs(
+    model: str,
+    dataset: Any,
+    config: str | None,
+    options: ScoreOptions,
+    *,
+    pool: bool = False,
+    named: bool | None = None,
+) -> Checked:
+    """Everything about a scoring run that can be wrong without loading the model, checked
+    first (a mistake found after a model loads costs its loading time, and a run folder):
+    the dataset, the adapter and protocol, the frame count the model takes
+    (:meth:`Adapter.check_frames`), the video root and the rows' video files
+    (:func:`foilkit.video_paths.check_video_root`). ``pool``: for a retrieval matrix;
+    ``named``: whether the user named the video roots (default: whether ``options`` names any;
+    ``evaluate`` passes its roots on either way)."""
     data = load_scoring_dataset(dataset, config, options.split)
     family = adapter_class(
         model,
@@ -505,7 +530,20 @@ def _run(
             trust_remote_code=options.trust_remote_code,
         )
     roots = video_roots_for(options.video_root, dataset)
-    missing = _check_videos(data, family, roots, named=named_roots(options.video_root) is not None)
+    if named is None:
+        named = named_roots(options.video_root) is not None
+    missing = _check_videos(data, family, roots, named=named)
+    return Checked(data, config, family, protocol, policy, roots, missing)
+
+
+def _run(
+    model: str, checked: Checked, options: ScoreOptions, kind: str, pool: bool
+) -> tuple[Any, Adapter, ScoringPlan, list[dict[str, Any]], dict[str, Any]]:
+    """Shared by ``score`` and ``score_matrix``: plan, split, score, stream, gather (the inputs
+    already checked: :func:`check_inputs`)."""
+    state = process_state()
+    data, family, protocol, policy = checked.data, checked.family, checked.protocol, checked.policy
+    roots, missing = checked.roots, checked.missing
     placement = _placement(options, state)
     device = placement.first_device if placement is not None else options.device
     device = device or model_device(state)
@@ -608,7 +646,7 @@ def _run(
         "num_workers": options.num_workers,
         "model_threads": engine.model_threads,
         "dataset": {
-            "config": config,
+            "config": checked.config,
             "split": options.split,
             "revision": hub_revision(data),
             "num_rows": len(plan.rows),
@@ -662,10 +700,9 @@ def score(model: str, dataset: Any, config: str | None = None, **options: Any) -
 def score_rows(model: str, dataset: Any, config: str | None, options: ScoreOptions) -> ScoredRows:
     """:func:`score` with typed options, returning the rows and the run record."""
     # foilkit's own progress only: no bars of datasets' or transformers' inner steps
+    checked = check_inputs(model, dataset, config, options)
     with _out_dir_lock(options), library_progress_bars(enabled=False):
-        data, adapter, plan, records, run = _run(
-            model, dataset, config, options, "score", pool=False
-        )
+        data, adapter, plan, records, run = _run(model, checked, options, "score", pool=False)
         groups = [
             group
             for group in ("main", "proficiency")
@@ -714,10 +751,9 @@ def score_pool(model: str, dataset: Any, config: str | None, options: ScoreOptio
             "score_matrix needs a mode that scores each text alone; 'choice' compares texts"
         )
     # foilkit's own progress only: no bars of datasets' or transformers' inner steps
+    checked = check_inputs(model, dataset, config, options, pool=True)
     with _out_dir_lock(options), library_progress_bars(enabled=False):
-        _, adapter, plan, records, run = _run(
-            model, dataset, config, options, "score_matrix", pool=True
-        )
+        _, adapter, plan, records, run = _run(model, checked, options, "score_matrix", pool=True)
         texts = list(plan.rows[0].groups["pool"]) if plan.rows else []
         matrix = np.full((len(records), len(texts)), np.nan)
         for i, record in enumerate(records):

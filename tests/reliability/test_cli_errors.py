@@ -50,7 +50,8 @@ def missing_video(tmp_path, saved):
     argv = _build(tmp_path, "--annotations", str(folder), "--video-root", str(tmp_path))
     return argv, (
         rf"1 video\(s\) used by 1 of 1 rows of split 'test' are missing under {tmp_path}, "
-        r"e\.g\. MSRVTT/video1\.mp4\. Put them there .* on_missing='keep' .*"
+        r"e\.g\. MSRVTT/video1\.mp4\. Put them there .* "
+        r"--on-missing keep \(on_missing=.keep. in Python\) .*"
     )
 
 
