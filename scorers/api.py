@@ -500,11 +500,13 @@ def check_inputs(
 ) -> Checked:
     """Everything about a scoring run that can be wrong without loading the model, checked
     first (a mistake found after a model loads costs its loading time, and a run folder):
-    the dataset, the adapter and protocol, the frame count the model takes
-    (:meth:`Adapter.check_frames`), the video root and the rows' video files
+    the output folder's owner, the dataset, the adapter and protocol, the frame count the model
+    takes (:meth:`Adapter.check_frames`), the video root and the rows' video files
     (:func:`foilkit.video_paths.check_video_root`). ``pool``: for a retrieval matrix;
     ``named``: whether the user named the video roots (default: whether ``options`` names any;
     ``evaluate`` passes its roots on either way)."""
+    if options.out_dir is not None:  # whether foilkit may write there: read only, first
+        check_folder(Path(options.out_dir), SCORES)
     data = load_scoring_dataset(dataset, config, options.split)
     family = adapter_class(
         model,

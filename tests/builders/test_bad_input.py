@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import datasets
@@ -14,6 +15,7 @@ from foilkit.builders import build, export, load_builder, prepare
 from foilkit.builders.annotations import AnnotationError
 from foilkit.builders.contrast_sets import ContrastSetUnavailableError
 from foilkit.builders.videos import MissingVideosError
+from foilkit.video_paths import VideoRootError
 
 
 def _jsonl(folder: Path, rows: list[str]) -> Path:
@@ -223,15 +225,28 @@ def test_missing_video_keep_gives_a_text_only_row(tmp_path, two_of_three_videos)
 
 def test_skip_with_no_video_at_all_is_an_error_not_an_empty_dataset(tmp_path, two_of_three_videos):
     annotations, _ = two_of_three_videos
+    (tmp_path / "empty").mkdir()
     with pytest.raises(MissingVideosError, match="would leave no rows"):
         _build(
             "vitatecs",
             "direction",
             annotations,
             tmp_path,
-            video_root=tmp_path / "nowhere",
+            video_root=tmp_path / "empty",
             on_missing="skip",
         )
+
+
+def test_a_video_root_that_does_not_exist_or_is_one_level_off_is_named(
+    tmp_path, two_of_three_videos
+):
+    """Issue 29: the build names the root's mistake, not '3 videos missing'."""
+    annotations, root = two_of_three_videos
+    with pytest.raises(VideoRootError, match=r"--video-root \S*nowhere does not exist.*MSRVTT/"):
+        _build("vitatecs", "direction", annotations, tmp_path, video_root=tmp_path / "nowhere")
+    inner = root / "MSRVTT"
+    with pytest.raises(VideoRootError, match=rf"but {re.escape(str(root))} holds them"):
+        _build("vitatecs", "direction", annotations, tmp_path, video_root=inner)
 
 
 @pytest.mark.parametrize(("on_missing", "rows"), [("skip", 2), ("keep", 3)])
