@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from foilkit.errors import UserError, check_local_path, one_line
 from foilkit.files import atomic_write, naming_full_disk
 from foilkit.folders import SCORES, check_folder, claim_folder
 from foilkit.progress import library_progress_bars
@@ -258,7 +259,7 @@ def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | N
                 )
             dataset = datasets.load_from_disk(str(path))
         else:
-            dataset = datasets.load_dataset(str(dataset), config, split=split)
+            dataset = _load_hub_or_folder(str(dataset), config, split)
     elif config is not None:
         raise ValueError(
             f"config={config!r} applies to a dataset folder or Hub id, not to a loaded dataset"
@@ -272,6 +273,28 @@ def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | N
             raise ValueError(f"no split {split!r}; the dataset has {sorted(dataset)}")
         dataset = dataset[split]
     return dataset
+
+
+#: What to pass as a dataset, for an error that refuses one.
+_DATASET_INSTEAD = (
+    "an exported folder (foilkit build --out DIR) or a Hub dataset id such as 'owner/name'"
+)
+
+
+def _load_hub_or_folder(name: str, config: str | None, split: str | None) -> Any:
+    """``datasets.load_dataset`` of a parquet folder or Hub id; a value that is neither an
+    existing folder nor a Hub id that can be reached is one user error (``--dataset``)."""
+    import datasets
+
+    check_local_path(name, "--dataset", _DATASET_INSTEAD)
+    try:
+        return datasets.load_dataset(name, config, split=split)
+    except (ConnectionError, datasets.exceptions.DatasetNotFoundError) as error:
+        raise UserError(
+            f"--dataset {name!r} is neither a local folder nor a Hub dataset id that can be "
+            f"reached ({one_line(error)}): pass {_DATASET_INSTEAD}; offline "
+            "(HF_DATASETS_OFFLINE=1), a Hub dataset must already be in the cache"
+        ) from error
 
 
 #: A Hub commit: the last folder of a Hub dataset's ``datasets`` cache files.

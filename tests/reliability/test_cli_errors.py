@@ -112,7 +112,10 @@ def model_id_offline(tmp_path, saved):
 
 def dataset_absent(tmp_path, saved):
     argv = score_argv("nobody/model", tmp_path / "nowhere", tmp_path / "o")
-    return argv, rf"Couldn't find any data file at {tmp_path / 'nowhere'}\."
+    return argv, (
+        rf"--dataset '{tmp_path / 'nowhere'}' looks like a local path, but {tmp_path / 'nowhere'} "
+        r"does not exist: pass an exported folder \(foilkit build --out DIR\) or a Hub .*"
+    )
 
 
 def contrast_set_without_its_file(tmp_path, saved):

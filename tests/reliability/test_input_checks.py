@@ -155,3 +155,22 @@ def test_evaluate_checks_every_config_before_its_run_folder_or_a_model(
     line = _error_line(capsys)
     assert "none of the" in line and "pass --video-root DIR (video_root=DIR in Python)" in line
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("dataset", "said"),
+    [
+        ("./no-such-export", "looks like a local path, but {cwd}/no-such-export does not exist"),
+        ("someone/no-such-dataset", "is neither a local folder nor a Hub dataset id that can be"),
+    ],
+)
+def test_a_dataset_neither_a_folder_nor_a_hub_id_is_one_line(
+    tiny_clip, tmp_path, no_model, capsys, monkeypatch, dataset, said
+):
+    monkeypatch.chdir(tmp_path)
+    argv = _score(tiny_clip, Path(dataset), tmp_path / "out")
+    argv[argv.index(str(Path(dataset)))] = dataset
+    assert main(argv) == 2
+    line = _error_line(capsys)
+    assert f"--dataset {dataset!r}" in line and said.format(cwd=tmp_path) in line
+    assert "pass an exported folder (foilkit build --out DIR) or a Hub dataset id" in line
