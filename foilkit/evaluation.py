@@ -119,6 +119,7 @@ def load_benchmark_split(
         video_root=roots[0],
         on_missing=on_missing,
         annotations=annotations,
+        splits=(split,),  # only the split evaluated: its annotations and videos alone
         cache_dir=cache_dir,
     )
     data = load_scoring_dataset(prepare(builder), None, split)

@@ -263,3 +263,21 @@ def test_attach_videos_applies_the_policy(tmp_path, two_of_three_videos, on_miss
     assert single["video_path"] == attached["video_path"]
     with pytest.raises(MissingVideosError, match="MSRVTT/video2.mp4"):
         foilkit.attach_videos(text_only, root)
+
+
+def test_evaluating_rtime_test_builds_only_the_test_split(tmp_path, write_videos):
+    """Issue 29: ``--split test`` needs neither RTime's validation annotations nor its videos."""
+    from foilkit.builders import get_benchmark
+    from foilkit.evaluation import load_benchmark_split
+
+    folder = tmp_path / "rtime"
+    folder.mkdir()
+    (folder / "test.json").write_text(json.dumps({"7": RTIME}))  # no valid.json
+    root = tmp_path / "videos"
+    write_videos(root, ["7.mp4"])
+    spec = get_benchmark("rtime")
+    options = {"videos": root, "annotations": folder, "cache_dir": str(tmp_path / "cache")}
+    loaded = load_benchmark_split(spec, "hard", split="test", **options)
+    assert loaded.data.num_rows == 2 and loaded.dropped_missing == 0  # forward and reversed
+    with pytest.raises(ValueError, match=r"has no split 'dev'; it has test, validation"):
+        load_benchmark_split(spec, "hard", split="dev", **options)
