@@ -117,18 +117,20 @@ def prepare(builder: FoilkitBuilder) -> datasets.DatasetDict:
     The prepared dataset is rebuilt on every call (annotation downloads are reused), so videos
     added to the video root since the last call are found. An annotation error, missing videos
     or a video path outside the root are raised as themselves, not wrapped in ``datasets``'
-    generic ``DatasetGenerationError``.
+    generic ``DatasetGenerationError``; so is a video root that does not exist or is one level
+    off (:class:`foilkit.video_paths.VideoRootError`).
     """
     import datasets
 
     from foilkit.builders.annotations import AnnotationError
     from foilkit.builders.videos import MissingVideosError, VideoPathError
+    from foilkit.video_paths import VideoRootError
 
     try:
         builder.download_and_prepare(download_mode=datasets.DownloadMode.REUSE_CACHE_IF_EXISTS)
     except datasets.exceptions.DatasetGenerationError as error:
         cause = error.__cause__
-        if isinstance(cause, (AnnotationError, MissingVideosError, VideoPathError)):
+        if isinstance(cause, (AnnotationError, MissingVideosError, VideoPathError, VideoRootError)):
             raise cause.with_traceback(cause.__traceback__) from None
         raise
     return builder.as_dataset()

@@ -30,11 +30,14 @@ class FoilkitConfig(datasets.BuilderConfig):
         :mod:`foilkit.builders.videos`.
         annotations: a local folder with the annotation files; ``None`` downloads them from the
             upstream repository at the pinned commit.
+        splits: build only these splits (``None``: all): evaluating RTime's ``test`` split needs
+            neither its validation annotations nor its validation videos.
     """
 
     video_root: str | None = None
     on_missing: str = "error"
     annotations: str | None = None
+    splits: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -62,6 +65,20 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
         super().__init__(*args, **kwargs)
         self.config.validate()
         self.video_reports: dict[str, VideoReport] = {}
+
+    def wanted_splits(self, splits: dict[str, Any]) -> dict[str, Any]:
+        """``splits`` (split name -> anything) cut to the config's ``splits``; a split asked for
+        that the benchmark lacks is an error naming those it has."""
+        wanted = self.config.splits
+        if wanted is None:
+            return splits
+        unknown = [name for name in wanted if name not in splits]
+        if unknown:
+            raise ValueError(
+                f"{self.name} ({self.config.name}) has no split {unknown[0]!r}; it has "
+                f"{', '.join(splits)}: pass one of them (--split NAME; split= in Python)"
+            )
+        return {name: value for name, value in splits.items() if name in wanted}
 
     @classmethod
     def export_configs(cls) -> list[str]:

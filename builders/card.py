@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import datasets
@@ -118,6 +118,17 @@ def card_configs(
     ]
 
 
+def exported_features(features: datasets.Features, *, embed_videos: bool) -> datasets.Features:
+    """The features an export stores: without the video bytes, the ``video`` column holds paths
+    relative to a video root nobody has named yet, so it is stored undecoded
+    (``Video(decode=False)``): ``ds["test"][0]`` reads ``{"path": ..., "bytes": None}`` instead
+    of a decoder's crash on a relative path; :func:`foilkit.attach_videos` makes it decodable."""
+    video = features.get("video")
+    if embed_videos or not isinstance(video, datasets.Video):
+        return features
+    return datasets.Features({**features, "video": replace(video, decode=False)})
+
+
 def card_text(
     benchmark: str,
     exported: Sequence[ExportedConfig],
@@ -142,13 +153,19 @@ def card_text(
             default,
         ),
     )
-    features = first.info.features
+
+    def stored(features: datasets.Features) -> datasets.Features:
+        return exported_features(features, embed_videos=embed_videos)
+
     infos = {
         config.name: datasets.DatasetInfo(
-            features=config.builder.info.features, config_name=config.name
+            features=stored(config.builder.info.features), config_name=config.name
         )
         for config in exported
-    } | {name: datasets.DatasetInfo(features=features, config_name=name) for name in unions}
+    } | {
+        name: datasets.DatasetInfo(features=stored(first.info.features), config_name=name)
+        for name in unions
+    }
     datasets.info.DatasetInfosDict(infos).to_dataset_card_data(card_data)
     body = _body(benchmark, exported, embed_videos=embed_videos, title=title, unions=unions)
     text = f"---\n{card_data.to_yaml()}\n---\n\n{body}"

@@ -37,7 +37,7 @@ from foilkit.builders import (
     vilma,
     vitatecs,
 )
-from foilkit.builders.card import ExportedConfig, card_text, partial_export
+from foilkit.builders.card import ExportedConfig, card_text, exported_features, partial_export
 from foilkit.folders import EXPORT, claim_folder
 from foilkit.progress import library_progress_bars
 
@@ -580,7 +580,8 @@ def _write_split(
         features=datasets.Features({**features, "video": datasets.Video(decode=False)}),
         desc=f"{config}/{split}: relative video paths" + (" + bytes" if embed_videos else ""),
     )
-    portable = portable.cast_column("video", features["video"])
+    stored = exported_features(features, embed_videos=embed_videos)
+    portable = portable.cast_column("video", stored["video"])
     shards = _num_shards(dataset, embed_videos)
     for stale in (out / config).glob(f"{split}-*-of-*.parquet"):  # shards of an earlier export
         stale.unlink()

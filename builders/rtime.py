@@ -148,9 +148,9 @@ class RTime(FoilkitBuilder):
     def _split_generators(
         self, dl_manager: datasets.DownloadManager
     ) -> list[datasets.SplitGenerator]:
-        splits = {**(TRAIN_SPLITS if self.config.train_split else {}), **SPLITS}
+        splits = self.wanted_splits({**(TRAIN_SPLITS if self.config.train_split else {}), **SPLITS})
         local = self.config.annotations
-        if self.config.train_split and local is not None:
+        if "train" in splits and local is not None:
             train = Path(local).expanduser() / TRAIN_SPLITS["train"]
             if Path(local).expanduser().is_dir() and not train.is_file():
                 raise FileNotFoundError(

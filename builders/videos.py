@@ -22,10 +22,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from foilkit.video_paths import VideoPathError, resolve_video_path
+from foilkit.errors import fix
+from foilkit.video_paths import VideoPathError, check_video_root, resolve_video_path
 
 ON_MISSING: tuple[str, ...] = ("error", "skip", "keep")
 _SHOWN = 5  # how many missing names an error or a log line lists
+#: The policies as a fix names them, for command-line and Python users alike.
+_SKIP = fix("--on-missing skip", "on_missing='skip'")
+_KEEP = fix("--on-missing keep", "on_missing='keep'")
 
 logger = logging.getLogger(__name__)
 
@@ -73,10 +77,8 @@ class VideoReport:
             f"distinct videos) have no video {where}"
         )
         if self.policy == "skip":
-            return (
-                f"{head}; on_missing='skip' dropped them, {self.rows - self.dropped} rows remain."
-            )
-        return f"{head}; on_missing='keep' kept them with video=None (text-only use)."
+            return f"{head}; {_SKIP} dropped them, {self.rows - self.dropped} rows remain."
+        return f"{head}; {_KEEP} kept them with video=None (text-only use)."
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,8 @@ def resolve_videos(
     """
     check_policy(on_missing)
     root = Path(video_root).expanduser().resolve() if video_root is not None else None
+    if root is not None:  # a root that does not exist or is one level off: one line, the fix
+        check_video_root(video_paths, [root], named=True)
     videos: list[str | None] = []
     kept: list[int] = []
     missing: list[str] = []
@@ -130,19 +134,19 @@ def resolve_videos(
         split, on_missing, str(root) if root else None, len(video_paths), tuple(missing)
     )
     shown = ", ".join(sorted(set(missing))[:_SHOWN])
-    where = f"under {root}" if root else "because no video_root was given"
+    where = f"under {root}" if root else "because no video root was given (--video-root DIR)"
     if missing and not kept and on_missing == "skip":
         raise MissingVideosError(
             f"none of the {report.missing_videos} video(s) of split {split!r} is present {where} "
-            f"(e.g. {shown}), so on_missing='skip' would leave no rows. Check the video root "
-            "against the layout in the dataset card, or pass on_missing='keep' for text-only rows."
+            f"(e.g. {shown}), so {_SKIP} would leave no rows. Check the video root "
+            f"against the layout in the dataset card, or pass {_KEEP} for text-only rows."
         )
     if missing and on_missing == "error":
         raise MissingVideosError(
             f"{report.missing_videos} video(s) used by {len(missing)} of {len(video_paths)} rows "
             f"of split {split!r} are missing {where}, e.g. {shown}. Put them there (see the "
-            "dataset card for the layout), or pass on_missing='skip' to drop those rows or "
-            "on_missing='keep' to keep them with video=None for text-only use."
+            f"dataset card for the layout), or pass {_SKIP} to drop those rows or "
+            f"{_KEEP} to keep them with video=None for text-only use."
         )
     if missing:
         logger.warning(report.summary())

@@ -8,6 +8,7 @@ under the caller's folder and applies the same missing-video policy as the build
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -29,8 +30,10 @@ def attach_videos(
             their rows, ``"keep"`` keeps them with ``video=None``.
 
     Returns:
-        A new dataset of the same kind; the ``Video`` feature's decoding settings are kept. Every
-        row's video is re-pointed, so bytes embedded in an export are replaced by the local file.
+        A new dataset of the same kind whose ``video`` column decodes (an export without video
+        bytes stores it undecoded: its relative paths cannot be opened); the ``Video`` feature's
+        other settings are kept. Every row's video is re-pointed, so bytes embedded in an export
+        are replaced by the local file.
     """
     import datasets
 
@@ -55,7 +58,8 @@ def _attach(
         )
     ids = list(dataset["id"]) if "id" in dataset.column_names else None
     resolution = resolve_videos(list(dataset["video_path"]), root, on_missing, split=split, ids=ids)
-    feature = dataset.features.get("video", datasets.Video())
+    # the files are local now: decodable, whatever an export stored (paths undecoded)
+    feature = replace(dataset.features.get("video", datasets.Video()), decode=True)
     columns = (
         dataset.column_names
         if "video" in dataset.column_names

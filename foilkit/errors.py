@@ -34,6 +34,15 @@ class UserError(Exception):
     """A mistake in what the user asked for; the message says what to change."""
 
 
+def fix(flag: str, keyword: str) -> str:
+    """A fix for both kinds of user: the command-line flag, then the Python keyword.
+
+    >>> fix("--on-missing skip", "on_missing='skip'")
+    "--on-missing skip (on_missing='skip' in Python)"
+    """
+    return f"{flag} ({keyword} in Python)"
+
+
 #: What the command line reports as user errors (exit status 2), besides :class:`UserError`:
 #: ``OSError`` (a missing or existing file or folder, a permission, the network, offline mode; the
 #: Hub's errors for a missing repository, revision or cached file are OSErrors) and ``ValueError``
@@ -102,17 +111,32 @@ def interrupted(argv: Sequence[str], *, resumable: bool) -> str:
 
 
 def check_model_path(model: str) -> None:
-    """Raise :class:`UserError` when ``model`` is meant as a local folder that does not exist.
+    """Raise :class:`UserError` when ``model`` is meant as a local folder that does not exist
+    (see :func:`check_local_path`)."""
+    check_local_path(
+        model,
+        "--model",
+        "an existing model folder or a Hub id such as 'openai/clip-vit-base-patch32'",
+    )
 
-    A Hub id is ``name`` or ``owner/name``; a value that starts with ``.``, ``/`` or ``~``, or
-    has more than one ``/``, can only be a path. Checking here says "no such folder" where
-    transformers would say the value is a malformed repository id.
+
+def looks_like_path(value: str) -> bool:
+    """Whether ``value`` can only be a local path, not a Hub id: a Hub id is ``name`` or
+    ``owner/name``; a value that starts with ``.``, ``/`` or ``~``, or has more than one ``/``
+    (or a backslash), is a path."""
+    return value.startswith((".", "/", "~")) or value.count("/") > 1 or "\\" in value
+
+
+def check_local_path(value: str, flag: str, instead: str) -> None:
+    """Raise :class:`UserError` when ``value`` (given as ``flag``) is meant as a local path that
+    does not exist; ``instead``: what to pass. Checking here says "no such folder" where a
+    library would say the value is a malformed repository id, or that the Hub cannot be reached.
     """
-    if not (model.startswith((".", "/", "~")) or model.count("/") > 1 or "\\" in model):
+    if not looks_like_path(value):
         return
-    path = Path(model).expanduser()
+    path = Path(value).expanduser()
     if not path.exists():
         raise UserError(
-            f"--model {model!r} looks like a local path, but {path.absolute()} does not exist: "
-            "pass an existing model folder or a Hub id such as 'openai/clip-vit-base-patch32'"
+            f"{flag} {value!r} looks like a local path, but {path.absolute()} does not exist: "
+            f"pass {instead}"
         )

@@ -119,6 +119,7 @@ def load_benchmark_split(
         video_root=roots[0],
         on_missing=on_missing,
         annotations=annotations,
+        splits=(split,),  # only the split evaluated: its annotations and videos alone
         cache_dir=cache_dir,
     )
     data = load_scoring_dataset(prepare(builder), None, split)
@@ -169,7 +170,7 @@ def evaluate(
         score_options: how to score (:class:`foilkit.scorers.api.ScoreOptions`: frames, control,
             dtype, ...); the fields in :data:`EVALUATE_SETS` are this function's to set.
     """
-    from foilkit.scorers.api import ScoreOptions
+    from foilkit.scorers.api import ScoreOptions, check_inputs
     from foilkit.scorers.distributed import process_state
 
     spec = get_benchmark(benchmark)
@@ -185,12 +186,9 @@ def evaluate(
             f"{folder.root} already holds an evaluation; pass overwrite=True (--overwrite) "
             "or resume=True (--resume), or choose another out_dir"
         )
-    if state.is_main_process:
-        (replace_folder if overwrite else claim_folder)(folder.root, RUN)
-    state.wait_for_everyone()
-    configs: dict[str, ConfigResults] = {}
-    for name in configs_chosen:
-        loaded = load_benchmark_split(
+    # every config's rows and the inputs of its scoring, before the run folder or a model
+    splits = {
+        name: load_benchmark_split(
             spec,
             name,
             dataset=dataset,
@@ -200,6 +198,16 @@ def evaluate(
             split=split,
             cache_dir=datasets_cache_dir,
         ).first(limit)
+        for name in configs_chosen
+    }
+    for name, loaded in splits.items():
+        pool = any(metric.matrix for metric in spec.metrics(name))
+        check_inputs(model, loaded.data, None, options, pool=pool, named=videos is not None)
+    if state.is_main_process:
+        (replace_folder if overwrite else claim_folder)(folder.root, RUN)
+    state.wait_for_everyone()
+    configs: dict[str, ConfigResults] = {}
+    for name, loaded in splits.items():
         entry = _evaluate_config(
             spec, name, model, loaded, folder, options, n_resamples, bootstrap_seed
         )

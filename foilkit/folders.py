@@ -81,7 +81,7 @@ RUN = FolderKind(
 #: ``foilkit score``'s output folder (``run.json``, ``scores.jsonl``, the per-process shards).
 SCORES = FolderKind(
     "scoring run",
-    ("run.json", "scores.jsonl", "matrix.npy", "matrix.json", "shards"),
+    ("run.json", "scores.jsonl", "matrix.npy", "matrix.json", "shards", "missing_videos.txt"),
     # a run killed before its run.json still has its lock
     legacy=lambda root: (
         _json_with(root / "run.json", "identity") or (root / ".foilkit.lock").is_file()

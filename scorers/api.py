@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -19,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from foilkit.errors import UserError, check_local_path, one_line
 from foilkit.files import atomic_write, naming_full_disk
 from foilkit.folders import SCORES, check_folder, claim_folder
 from foilkit.progress import library_progress_bars
@@ -61,7 +63,12 @@ from foilkit.scorers.video import (
     SamplingPolicy,
     resolve_decoder,
 )
-from foilkit.video_paths import video_roots_for
+from foilkit.video_paths import (
+    check_video_root,
+    missing_summary,
+    named_roots,
+    video_roots_for,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -252,7 +259,7 @@ def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | N
                 )
             dataset = datasets.load_from_disk(str(path))
         else:
-            dataset = datasets.load_dataset(str(dataset), config, split=split)
+            dataset = _load_hub_or_folder(str(dataset), config, split)
     elif config is not None:
         raise ValueError(
             f"config={config!r} applies to a dataset folder or Hub id, not to a loaded dataset"
@@ -266,6 +273,28 @@ def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | N
             raise ValueError(f"no split {split!r}; the dataset has {sorted(dataset)}")
         dataset = dataset[split]
     return dataset
+
+
+#: What to pass as a dataset, for an error that refuses one.
+_DATASET_INSTEAD = (
+    "an exported folder (foilkit build --out DIR) or a Hub dataset id such as 'owner/name'"
+)
+
+
+def _load_hub_or_folder(name: str, config: str | None, split: str | None) -> Any:
+    """``datasets.load_dataset`` of a parquet folder or Hub id; a value that is neither an
+    existing folder nor a Hub id that can be reached is one user error (``--dataset``)."""
+    import datasets
+
+    check_local_path(name, "--dataset", _DATASET_INSTEAD)
+    try:
+        return datasets.load_dataset(name, config, split=split)
+    except (ConnectionError, datasets.exceptions.DatasetNotFoundError) as error:
+        raise UserError(
+            f"--dataset {name!r} is neither a local folder nor a Hub dataset id that can be "
+            f"reached ({one_line(error)}): pass {_DATASET_INSTEAD}; offline "
+            "(HF_DATASETS_OFFLINE=1), a Hub dataset must already be in the cache"
+        ) from error
 
 
 #: A Hub commit: the last folder of a Hub dataset's ``datasets`` cache files.
@@ -284,6 +313,41 @@ def hub_revision(dataset: Any) -> str | None:
     if len(folders) == 1 and _COMMIT.match(commit := folders.pop()):
         return commit
     return None
+
+
+def _check_videos(
+    data: Any, family: type[Adapter], roots: list[Path] | None, *, named: bool
+) -> list[str]:
+    """The video files the rows name, looked at before the model loads
+    (:func:`foilkit.video_paths.check_video_root`: a wrong root is an error here); the paths
+    of the missing ones. Nothing to look at for a text-only model, embedded video bytes or an
+    unconfined dataset object (``roots`` ``None``)."""
+    import datasets
+
+    if not family.needs_video or roots is None or "video" not in data.column_names:
+        return []
+    column = data.select_columns(["video"])
+    if isinstance(column.features["video"], datasets.Video):
+        column = column.cast_column("video", datasets.Video(decode=False))
+    paths = []
+    for cell in column["video"]:
+        if isinstance(cell, Mapping):
+            cell = None if cell.get("bytes") is not None else cell.get("path")
+        if isinstance(cell, str) and cell:
+            paths.append(cell)
+    return check_video_root(paths, roots, named=named)
+
+
+def _report_missing(
+    missing: list[str], total: int, roots: list[Path], out_dir: Path | None
+) -> None:
+    """One warning line for the missing videos: how many, the first few, where the full list is
+    (``missing_videos.txt`` in the output folder; the rows' errors name each one too)."""
+    listed = "the rows' errors in the scores"
+    if out_dir is not None:
+        atomic_write(out_dir / "missing_videos.txt", "".join(f"{path}\n" for path in missing))
+        listed = str(out_dir / "missing_videos.txt")
+    logger.warning(missing_summary(missing, total, roots, listed))
 
 
 def _plan(
@@ -434,11 +498,38 @@ def _placement_record(state: Any, options: ScoreOptions, adapter: Adapter) -> An
     )
 
 
-def _run(
-    model: str, dataset: Any, config: str | None, options: ScoreOptions, kind: str, pool: bool
-) -> tuple[Any, Adapter, ScoringPlan, list[dict[str, Any]], dict[str, Any]]:
-    """Shared by ``score`` and ``score_matrix``: plan, split, score, stream, gather."""
-    state = process_state()
+@dataclass(frozen=True)
+class Checked:
+    """What :func:`check_inputs` found, before any model loads: the rows and their config, the
+    adapter class, the resolved protocol and sampling, the video roots, the videos missing."""
+
+    data: Any
+    config: str | None
+    family: type[Adapter]
+    protocol: ResolvedProtocol
+    policy: SamplingPolicy
+    roots: list[Path] | None
+    missing: list[str]
+
+
+def check_inputs(
+    model: str,
+    dataset: Any,
+    config: str | None,
+    options: ScoreOptions,
+    *,
+    pool: bool = False,
+    named: bool | None = None,
+) -> Checked:
+    """Everything about a scoring run that can be wrong without loading the model, checked
+    first (a mistake found after a model loads costs its loading time, and a run folder):
+    the output folder's owner, the dataset, the adapter and protocol, the frame count the model
+    takes (:meth:`Adapter.check_frames`), the video root and the rows' video files
+    (:func:`foilkit.video_paths.check_video_root`). ``pool``: for a retrieval matrix;
+    ``named``: whether the user named the video roots (default: whether ``options`` names any;
+    ``evaluate`` passes its roots on either way)."""
+    if options.out_dir is not None:  # whether foilkit may write there: read only, first
+        check_folder(Path(options.out_dir), SCORES)
     data = load_scoring_dataset(dataset, config, options.split)
     family = adapter_class(
         model,
@@ -456,6 +547,28 @@ def _run(
             "pool has none: use pooling 'mean' or 'mean-of-similarities'"
         )
     policy = sampling_policy(protocol, options.seed)
+    if policy.name not in ("fps", "int-fps"):  # those take max_frames, not a set count
+        family.check_frames(
+            model,
+            policy.num_frames,
+            revision=options.revision,
+            trust_remote_code=options.trust_remote_code,
+        )
+    roots = video_roots_for(options.video_root, dataset)
+    if named is None:
+        named = named_roots(options.video_root) is not None
+    missing = _check_videos(data, family, roots, named=named)
+    return Checked(data, config, family, protocol, policy, roots, missing)
+
+
+def _run(
+    model: str, checked: Checked, options: ScoreOptions, kind: str, pool: bool
+) -> tuple[Any, Adapter, ScoringPlan, list[dict[str, Any]], dict[str, Any]]:
+    """Shared by ``score`` and ``score_matrix``: plan, split, score, stream, gather (the inputs
+    already checked: :func:`check_inputs`)."""
+    state = process_state()
+    data, family, protocol, policy = checked.data, checked.family, checked.protocol, checked.policy
+    roots, missing = checked.roots, checked.missing
     placement = _placement(options, state)
     device = placement.first_device if placement is not None else options.device
     device = device or model_device(state)
@@ -470,7 +583,6 @@ def _run(
         placement=placement,
         **protocol.adapter_options(accepted_settings(family)),
     )
-    roots = video_roots_for(options.video_root, dataset)
     plan = _plan(data, adapter, roots, protocol.settings.get("window", "half-open"))
     if pool:
         plan = plan.pooled()
@@ -488,6 +600,8 @@ def _run(
                 out_dir / "run.json",
                 json.dumps({"identity": identity, "started_at": now()}, indent=2),
             )
+    if missing and state.is_main_process:
+        _report_missing(missing, data.num_rows, roots or [], out_dir)
     store = ResultStore(out_dir, state.process_index)
     done = dict(store.load())
     state.wait_for_everyone()  # every process has read the shards before any appends
@@ -558,7 +672,7 @@ def _run(
         "num_workers": options.num_workers,
         "model_threads": engine.model_threads,
         "dataset": {
-            "config": config,
+            "config": checked.config,
             "split": options.split,
             "revision": hub_revision(data),
             "num_rows": len(plan.rows),
@@ -612,10 +726,9 @@ def score(model: str, dataset: Any, config: str | None = None, **options: Any) -
 def score_rows(model: str, dataset: Any, config: str | None, options: ScoreOptions) -> ScoredRows:
     """:func:`score` with typed options, returning the rows and the run record."""
     # foilkit's own progress only: no bars of datasets' or transformers' inner steps
+    checked = check_inputs(model, dataset, config, options)
     with _out_dir_lock(options), library_progress_bars(enabled=False):
-        data, adapter, plan, records, run = _run(
-            model, dataset, config, options, "score", pool=False
-        )
+        data, adapter, plan, records, run = _run(model, checked, options, "score", pool=False)
         groups = [
             group
             for group in ("main", "proficiency")
@@ -664,10 +777,9 @@ def score_pool(model: str, dataset: Any, config: str | None, options: ScoreOptio
             "score_matrix needs a mode that scores each text alone; 'choice' compares texts"
         )
     # foilkit's own progress only: no bars of datasets' or transformers' inner steps
+    checked = check_inputs(model, dataset, config, options, pool=True)
     with _out_dir_lock(options), library_progress_bars(enabled=False):
-        _, adapter, plan, records, run = _run(
-            model, dataset, config, options, "score_matrix", pool=True
-        )
+        _, adapter, plan, records, run = _run(model, checked, options, "score_matrix", pool=True)
         texts = list(plan.rows[0].groups["pool"]) if plan.rows else []
         matrix = np.full((len(records), len(texts)), np.nan)
         for i, record in enumerate(records):

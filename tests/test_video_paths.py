@@ -70,6 +70,8 @@ def test_which_roots_apply(layout, tmp_path):
     assert named_roots("~/videos") == [Path.home() / "videos"]
     assert named_roots([layout["a"], str(layout["a"]), layout["b"]]) == [layout["a"], layout["b"]]
     assert video_roots_for([layout["b"]], str(layout["a"])) == [layout["b"]]  # named ones win
+    assert video_roots_for(None, str(layout["a"])) == [layout["a"]]  # no videos/ in it
+    (layout["a"] / "videos").mkdir()
     assert video_roots_for(None, str(layout["a"])) == [layout["a"], layout["a"] / "videos"]
     assert video_roots_for(None, "someone/hub-dataset") == []
     assert video_roots_for(None, None) == []  # built by foilkit: only the named root

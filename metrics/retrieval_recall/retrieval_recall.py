@@ -115,12 +115,7 @@ def retrieval_recall(
     scores = as_score_array(scores)
     n_views, n_texts = (int(size) for size in scores.shape)
     if ground_truth is None:
-        if n_views != n_texts:
-            raise ValueError(
-                f"scores is {n_views} views x {n_texts} texts: without ground_truth view i "
-                "matches text i, which needs a square matrix"
-            )
-        ground_truth = [[i] for i in range(n_views)]
+        ground_truth = [[i] for i in range(_square(scores))]
     check_lengths(scores=scores, ground_truth=ground_truth, cluster=cluster)
     by_view = Targets.from_lists(ground_truth, n_texts, name="ground_truth", candidates="texts")
     by_text = by_view.transpose()
@@ -162,6 +157,18 @@ def retrieval_recall(
     return result
 
 
+def _square(scores: Any) -> int:
+    """The number of views of a square ``scores``; else the error :func:`retrieval_recall` gives
+    without ``ground_truth``."""
+    n_views, n_texts = (int(size) for size in as_score_array(scores).shape)
+    if n_views != n_texts:
+        raise ValueError(
+            f"scores is {n_views} views x {n_texts} texts: without ground_truth (references) view "
+            "i matches text i, which needs a square matrix"
+        )
+    return n_views
+
+
 #: doctest runs the examples above (``doctest.testmod`` reads ``__test__``).
 __test__ = {"examples": _KWARGS_DESCRIPTION}
 
@@ -185,6 +192,14 @@ if evaluate is not None:
                 ),
                 reference_urls=["https://github.com/qyr0403/Reversed-in-Time"],
             )
+
+        def compute(self, *, predictions: Any = None, references: Any = None, **kwargs: Any):
+            """``evaluate.Metric.compute``, with ``references`` optional as the function's
+            ``ground_truth`` is: omitted (with no examples added before), view i matches text i,
+            which needs a square ``predictions``."""
+            if references is None and predictions is not None:
+                references = [[view] for view in range(_square(predictions))]
+            return super().compute(predictions=predictions, references=references, **kwargs)
 
         def _compute(
             self,

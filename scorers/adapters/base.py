@@ -13,10 +13,27 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import torch
 
+from foilkit.errors import fix
 from foilkit.scorers.requests import TextScores, TextsRequest
 
 if TYPE_CHECKING:
     from foilkit.scorers.placement import Placement
+
+
+class FrameCountError(ValueError):
+    """The model cannot take the frame count asked for (a user error: the fix is a flag)."""
+
+
+def frame_count_error(
+    model_id: str, native: int, got: int, *, fewer: bool = False
+) -> FrameCountError:
+    """The error for a frame count the model cannot take: it was trained on exactly ``native``
+    frames (its config's ``vision_config.num_frames``); ``fewer``: fewer are spread over them."""
+    takes = f"at most {native}" if fewer else f"exactly {native}"
+    return FrameCountError(
+        f"{model_id} takes {takes} frames per video (its config's vision_config.num_frames), "
+        f"not {got}: pass {fix(f'--num-frames {native}', f'num_frames={native}')}"
+    )
 
 
 class Adapter:
@@ -83,6 +100,19 @@ class Adapter:
     def matches(cls, config: Any) -> bool:
         """Whether this adapter handles a model with this ``transformers`` config."""
         return False
+
+    @classmethod
+    def check_frames(
+        cls,
+        model_id: str,
+        num_frames: int,
+        *,
+        revision: str | None = None,
+        trust_remote_code: bool = False,
+    ) -> None:
+        """Raise :class:`FrameCountError` when the model cannot take ``num_frames``
+        frames per view, read from its config files before any weight loads (a constraint found
+        only once the model is up costs its loading time); default: any count."""
 
     @classmethod
     def native_settings(

@@ -46,7 +46,7 @@ import torch
 
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import pooled
-from foilkit.scorers.adapters.base import EmbeddingAdapter
+from foilkit.scorers.adapters.base import EmbeddingAdapter, frame_count_error
 
 
 def native_frame_count(config: Any, video_processor: Any, *, fixed: bool = False) -> int | None:
@@ -113,6 +113,25 @@ class VideoTextEncoderAdapter(EmbeddingAdapter):
         count = native_frame_count(config, processor.video_processor, fixed=cls.fixed_frames)
         return {} if count is None else {"num_frames": count}
 
+    @classmethod
+    def check_frames(
+        cls,
+        model_id: str,
+        num_frames: int,
+        *,
+        revision: str | None = None,
+        trust_remote_code: bool = False,
+    ) -> None:
+        """A model with fixed temporal position embeddings takes at most its native count
+        (fewer frames are spread over its slots)."""
+        if not cls.fixed_frames:
+            return
+        native = cls.native_settings(
+            model_id, revision=revision, trust_remote_code=trust_remote_code
+        ).get("num_frames")
+        if native is not None and num_frames > native:
+            raise frame_count_error(model_id, native, num_frames, fewer=True)
+
     def describe(self) -> dict[str, Any]:
         return {
             **super().describe(),
@@ -127,10 +146,7 @@ class VideoTextEncoderAdapter(EmbeddingAdapter):
             return frames
         if len(frames) < self.num_frames:
             return spread_frames(frames, self.num_frames)
-        raise ValueError(
-            f"{self.model_id} takes {self.num_frames} frames per video (its vision_config."
-            f"num_frames), got {len(frames)}; sample with num_frames={self.num_frames}"
-        )
+        raise frame_count_error(self.model_id, self.num_frames, len(frames), fewer=True)
 
     def pixel_values(self, views: Sequence[torch.Tensor]) -> torch.Tensor:
         """The model's ``pixel_values_videos`` of equally long views, by its own processor."""

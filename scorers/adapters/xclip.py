@@ -25,7 +25,7 @@ import torch
 
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import text_max_length
-from foilkit.scorers.adapters.base import RequestAdapter
+from foilkit.scorers.adapters.base import RequestAdapter, frame_count_error
 from foilkit.scorers.adapters.dual_encoder import check_score_scale, truncation_length
 from foilkit.scorers.requests import TextScores, TextsRequest
 
@@ -37,10 +37,7 @@ def fit_frames(frames: torch.Tensor, num_frames: int, model_id: str) -> torch.Te
         return frames
     if len(frames) == 1:
         return frames.expand(num_frames, *frames.shape[1:])
-    raise ValueError(
-        f"{model_id} takes exactly {num_frames} frames per video, got {len(frames)}; "
-        f"sample with num_frames={num_frames}"
-    )
+    raise frame_count_error(model_id, num_frames, len(frames))
 
 
 @register_adapter("xclip")
@@ -74,6 +71,26 @@ class XClipAdapter(RequestAdapter):
     @classmethod
     def matches(cls, config: Any) -> bool:
         return getattr(config, "model_type", None) == "xclip"
+
+    @classmethod
+    def check_frames(
+        cls,
+        model_id: str,
+        num_frames: int,
+        *,
+        revision: str | None = None,
+        trust_remote_code: bool = False,
+    ) -> None:
+        """X-CLIP's temporal layers take exactly its config's ``num_frames`` (8 for the base
+        checkpoints); one frame is repeated as a still video, any other count is refused."""
+        from transformers import AutoConfig
+
+        config = AutoConfig.from_pretrained(
+            model_id, revision=revision, trust_remote_code=trust_remote_code
+        )
+        native = config.vision_config.num_frames
+        if num_frames not in (1, native):
+            raise frame_count_error(model_id, native, num_frames)
 
     def describe(self) -> dict[str, Any]:
         return {

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import datasets
@@ -14,6 +15,7 @@ from foilkit.builders import build, export, load_builder, prepare
 from foilkit.builders.annotations import AnnotationError
 from foilkit.builders.contrast_sets import ContrastSetUnavailableError
 from foilkit.builders.videos import MissingVideosError
+from foilkit.video_paths import VideoRootError
 
 
 def _jsonl(folder: Path, rows: list[str]) -> Path:
@@ -223,15 +225,28 @@ def test_missing_video_keep_gives_a_text_only_row(tmp_path, two_of_three_videos)
 
 def test_skip_with_no_video_at_all_is_an_error_not_an_empty_dataset(tmp_path, two_of_three_videos):
     annotations, _ = two_of_three_videos
+    (tmp_path / "empty").mkdir()
     with pytest.raises(MissingVideosError, match="would leave no rows"):
         _build(
             "vitatecs",
             "direction",
             annotations,
             tmp_path,
-            video_root=tmp_path / "nowhere",
+            video_root=tmp_path / "empty",
             on_missing="skip",
         )
+
+
+def test_a_video_root_that_does_not_exist_or_is_one_level_off_is_named(
+    tmp_path, two_of_three_videos
+):
+    """Issue 29: the build names the root's mistake, not '3 videos missing'."""
+    annotations, root = two_of_three_videos
+    with pytest.raises(VideoRootError, match=r"--video-root \S*nowhere does not exist.*MSRVTT/"):
+        _build("vitatecs", "direction", annotations, tmp_path, video_root=tmp_path / "nowhere")
+    inner = root / "MSRVTT"
+    with pytest.raises(VideoRootError, match=rf"but {re.escape(str(root))} holds them"):
+        _build("vitatecs", "direction", annotations, tmp_path, video_root=inner)
 
 
 @pytest.mark.parametrize(("on_missing", "rows"), [("skip", 2), ("keep", 3)])
@@ -248,3 +263,21 @@ def test_attach_videos_applies_the_policy(tmp_path, two_of_three_videos, on_miss
     assert single["video_path"] == attached["video_path"]
     with pytest.raises(MissingVideosError, match="MSRVTT/video2.mp4"):
         foilkit.attach_videos(text_only, root)
+
+
+def test_evaluating_rtime_test_builds_only_the_test_split(tmp_path, write_videos):
+    """Issue 29: ``--split test`` needs neither RTime's validation annotations nor its videos."""
+    from foilkit.builders import get_benchmark
+    from foilkit.evaluation import load_benchmark_split
+
+    folder = tmp_path / "rtime"
+    folder.mkdir()
+    (folder / "test.json").write_text(json.dumps({"7": RTIME}))  # no valid.json
+    root = tmp_path / "videos"
+    write_videos(root, ["7.mp4"])
+    spec = get_benchmark("rtime")
+    options = {"videos": root, "annotations": folder, "cache_dir": str(tmp_path / "cache")}
+    loaded = load_benchmark_split(spec, "hard", split="test", **options)
+    assert loaded.data.num_rows == 2 and loaded.dropped_missing == 0  # forward and reversed
+    with pytest.raises(ValueError, match=r"has no split 'dev'; it has test, validation"):
+        load_benchmark_split(spec, "hard", split="dev", **options)

@@ -296,3 +296,16 @@ def test_the_folder_is_a_self_contained_module() -> None:
         assert link.resolve() == (METRIC_DIR.parent / name).resolve()
     for name in ("README.md", "app.py", "requirements.txt"):
         assert (METRIC_DIR / name).is_file()
+
+
+def test_evaluate_module_takes_no_references_as_the_diagonal():
+    """``references`` is optional in the evaluate module as ``ground_truth`` is in the function
+    (issue 29): omitted, view i matches text i; a non-square matrix says so."""
+    import evaluate
+
+    metric = evaluate.load(str(Path(module.__file__).parent))
+    scores = [[0.9, 0.1, 0.0], [0.2, 0.8, 0.1], [0.3, 0.4, 0.2]]
+    expected = retrieval_recall(scores, n_resamples=20)
+    assert metric.compute(predictions=scores, n_resamples=20) == expected
+    with pytest.raises(ValueError, match="1 views x 3 texts: without ground_truth"):
+        metric.compute(predictions=scores[:1], n_resamples=20)

@@ -50,7 +50,8 @@ def missing_video(tmp_path, saved):
     argv = _build(tmp_path, "--annotations", str(folder), "--video-root", str(tmp_path))
     return argv, (
         rf"1 video\(s\) used by 1 of 1 rows of split 'test' are missing under {tmp_path}, "
-        r"e\.g\. MSRVTT/video1\.mp4\. Put them there .* on_missing='keep' .*"
+        r"e\.g\. MSRVTT/video1\.mp4\. Put them there .* "
+        r"--on-missing keep \(on_missing=.keep. in Python\) .*"
     )
 
 
@@ -111,7 +112,10 @@ def model_id_offline(tmp_path, saved):
 
 def dataset_absent(tmp_path, saved):
     argv = score_argv("nobody/model", tmp_path / "nowhere", tmp_path / "o")
-    return argv, rf"Couldn't find any data file at {tmp_path / 'nowhere'}\."
+    return argv, (
+        rf"--dataset '{tmp_path / 'nowhere'}' looks like a local path, but {tmp_path / 'nowhere'} "
+        r"does not exist: pass an exported folder \(foilkit build --out DIR\) or a Hub .*"
+    )
 
 
 def contrast_set_without_its_file(tmp_path, saved):

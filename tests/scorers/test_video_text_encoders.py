@@ -161,7 +161,7 @@ def test_videoprism_spreads_a_short_clip_over_its_frames_and_refuses_a_long_one(
     torch.testing.assert_close(
         adapter.encode_views([short])[0], adapter.encode_views([short[[0, 0, 1, 1]]])[0]
     )
-    with pytest.raises(ValueError, match="takes 4 frames per video.*num_frames=4"):
+    with pytest.raises(ValueError, match="takes at most 4 frames per video.*--num-frames 4"):
         adapter.encode_views([_frames(VIDEOPRISM_FRAMES + 1)])
 
 
