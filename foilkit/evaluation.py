@@ -12,6 +12,8 @@ builder).
 from __future__ import annotations
 
 import os
+import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -26,6 +28,7 @@ from foilkit.run import (
     Bootstrap,
     ConfigResults,
     Coverage,
+    Invocation,
     MetricResult,
     RunFolder,
     RunResults,
@@ -145,6 +148,7 @@ def evaluate(
     resume: bool = False,
     datasets_cache_dir: str | None = None,
     score_options: ScoreOptions | None = None,
+    command_line: Sequence[str] | None = None,
 ) -> Evaluation:
     """Evaluate ``model`` on ``benchmark`` (every config ``config`` names) and write the run folder.
 
@@ -168,10 +172,14 @@ def evaluate(
             files it wrote there: see :mod:`foilkit.folders`); ``resume``: continue its scoring.
         score_options: how to score (:class:`foilkit.scorers.api.ScoreOptions`: frames, control,
             dtype, ...); the fields in :data:`EVALUATE_SETS` are this function's to set.
+        command_line: the command that asked for the run, recorded in ``results.json``
+            (default: this process's ``sys.argv``).
     """
     from foilkit.scorers.api import ScoreOptions
     from foilkit.scorers.distributed import process_state
+    from foilkit.scorers.record import now
 
+    started, started_at = time.monotonic(), now()
     spec = get_benchmark(benchmark)
     configs_chosen = spec.configs_for(config)
     if limit is not None and limit < 1:
@@ -189,7 +197,7 @@ def evaluate(
         (replace_folder if overwrite else claim_folder)(folder.root, RUN)
     state.wait_for_everyone()
     configs: dict[str, ConfigResults] = {}
-    for name in configs_chosen:
+    for number, name in enumerate(configs_chosen, 1):
         loaded = load_benchmark_split(
             spec,
             name,
@@ -200,6 +208,13 @@ def evaluate(
             split=split,
             cache_dir=datasets_cache_dir,
         ).first(limit)
+        if options.progress and state.is_local_main_process:  # a log shows where the run is
+            print(
+                f"evaluate {spec.name}: config {name} ({number}/{len(configs_chosen)}): "
+                f"{loaded.data.num_rows} rows, model {model}",
+                file=sys.stderr,
+                flush=True,
+            )
         entry = _evaluate_config(
             spec, name, model, loaded, folder, options, n_resamples, bootstrap_seed
         )
@@ -220,10 +235,27 @@ def evaluate(
         bootstrap=Bootstrap(n_resamples, bootstrap_seed),
         configs=configs,
         limit=limit,
+        invocation=_invocation(command_line, started, started_at),
     )
     results.save(folder)
     write_run_report(results, folder.root)
     return Evaluation(folder.root, results)
+
+
+def _invocation(command_line: Sequence[str] | None, started: float, started_at: str) -> Invocation:
+    """The run's :class:`foilkit.run.Invocation`, ending now (``started``: ``time.monotonic``)."""
+    from foilkit.scorers.record import foilkit_source, now
+
+    source = foilkit_source()
+    return Invocation(
+        argv=list(sys.argv if command_line is None else command_line),
+        foilkit_version=source["version"],
+        git_commit=source["git_commit"],
+        git_dirty=source["git_dirty"],
+        started_at=started_at,
+        finished_at=now(),
+        wall_seconds=round(time.monotonic() - started, 3),
+    )
 
 
 def _scoring_options(

@@ -8,6 +8,13 @@ evaluate`` as ``foilkit score`` does.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from foilkit.run import RESULTS_FILE, UNITS
+
+if TYPE_CHECKING:
+    from foilkit.run import RunResults
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -54,7 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from foilkit.cli.options import chosen_configs, coverage_status
+    from foilkit.cli.options import chosen_configs, coverage_status, print_json
     from foilkit.cli.score import score_options
     from foilkit.evaluation import EVALUATE_SETS, evaluate
 
@@ -79,13 +86,44 @@ def run(args: argparse.Namespace) -> int:
         overwrite=args.overwrite,
         resume=args.resume,
         score_options=score_options(args, leave=EVALUATE_SETS),
+        command_line=getattr(args, "command_line", None),
     )
     if result.results is None:  # another process than the main one: it scored its share
         return 0
-    print(f"report: {result.report}")
     coverages = {
         name: entry.coverage
         for name, entry in result.results.configs.items()
         if entry.coverage is not None
     }
-    return coverage_status("evaluate", coverages, args.min_coverage, str(result.run_dir))
+    status = coverage_status("evaluate", coverages, args.min_coverage, str(result.run_dir))
+    if args.json:
+        print_json(summary(result.results, result.run_dir, result.report, status))
+    else:
+        print(f"report: {result.report}")
+    return status
+
+
+def summary(results: RunResults, run_dir: Path, report: Path, status: int) -> dict[str, Any]:
+    """``--json``: the run folder, report, exit status, wall time and, per config, its coverage
+    and metrics (fractions, with CIs) as ``results.json`` holds them."""
+    invocation = results.invocation
+    return {
+        "command": "evaluate",
+        "status": status,
+        "run_dir": str(run_dir),
+        "results": str(run_dir / RESULTS_FILE),
+        "report": str(report),
+        "benchmark": results.benchmark,
+        "model": results.model,
+        "partial": results.partial(),
+        "wall_seconds": None if invocation is None else invocation.wall_seconds,
+        "units": UNITS,
+        "configs": {
+            name: {
+                "num_rows": entry.num_rows,
+                "coverage": None if entry.coverage is None else entry.coverage.to_json(),
+                "metrics": {metric: result.overall for metric, result in entry.metrics.items()},
+            }
+            for name, entry in results.configs.items()
+        },
+    }
