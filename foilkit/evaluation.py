@@ -25,6 +25,7 @@ from foilkit.folders import RUN, check_folder, claim_folder, replace_folder
 from foilkit.metrics import metric_function
 from foilkit.report import write_run_report
 from foilkit.run import (
+    UNITS,
     Bootstrap,
     ConfigResults,
     Coverage,
@@ -236,6 +237,7 @@ def evaluate(
         configs=configs,
         limit=limit,
         invocation=_invocation(command_line, started, started_at),
+        units=UNITS,
     )
     results.save(folder)
     write_run_report(results, folder.root)

@@ -18,8 +18,8 @@ signatures. A run folder::
 ``results.json`` is format 1 (:data:`RESULTS_FORMAT`). Files written before tie policies were
 recorded (``ties`` of each metric) load with the policy their benchmark's spec gives; files
 written before coverage was recorded load with ``coverage`` ``None``; files written before
-invocations were recorded load with ``invocation`` ``None``. Every file this version writes
-states its units (:data:`UNITS`).
+invocations and units were recorded load with ``invocation`` and ``units`` ``None``; every run
+:func:`foilkit.evaluate` writes states them (:data:`UNITS`).
 """
 
 from __future__ import annotations
@@ -527,6 +527,8 @@ class RunResults:
             (``None``: all of them); see :meth:`partial`.
         invocation: the command line, foilkit version and commit, and wall time (``None``: a
             run written before they were recorded).
+        units: what its numbers are in (:data:`UNITS`, which every run states now; ``None``: a
+            file written before, whose numbers are in the same units).
     """
 
     benchmark: str
@@ -542,6 +544,7 @@ class RunResults:
     configs: dict[str, ConfigResults] = field(default_factory=dict)
     limit: int | None = None
     invocation: Invocation | None = None
+    units: Mapping[str, str] | None = None
 
     def partial(self) -> str | None:
         """``None`` for a run of every item; for a run cut by ``--limit``, what it left out in
@@ -630,7 +633,7 @@ class RunResults:
             "bootstrap": {"n_resamples": self.bootstrap.n_resamples, "seed": self.bootstrap.seed},
             **limit,
             **({} if self.invocation is None else {"invocation": self.invocation.to_json()}),
-            "units": UNITS,
+            **({} if self.units is None else {"units": dict(self.units)}),
             "configs": {name: config.to_json() for name, config in self.configs.items()},
         }
 
@@ -667,6 +670,7 @@ class RunResults:
             invocation=None
             if data.get("invocation") is None
             else Invocation.from_json(data["invocation"]),
+            units=data.get("units"),
         )
 
     @classmethod
