@@ -19,7 +19,7 @@ if TYPE_CHECKING:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.cli import score as score_cli
-    from foilkit.cli.options import add_bootstrap, add_build_source, positive_int
+    from foilkit.cli.options import add_bootstrap, add_build_source, add_tracking, positive_int
 
     score_cli.configure(parser)
     for action in parser._actions:  # the same flags; a dataset is optional here (default: build it)
@@ -55,6 +55,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "results.json and shown as a partial run in every report",
     )
     evaluation.add_argument("--label", help="the model's name in reports (default: --model)")
+    add_tracking(evaluation, "the run's settings, metrics with CI bounds and coverage")
     evaluation.add_argument(
         "--overwrite", action="store_true", help="replace the run folder if it exists"
     )
@@ -64,11 +65,13 @@ def run(args: argparse.Namespace) -> int:
     from foilkit.cli.options import chosen_configs, coverage_status, print_json
     from foilkit.cli.score import score_options
     from foilkit.evaluation import EVALUATE_SETS, evaluate
+    from foilkit.tracking import check_trackers, log_evaluation, tracking_dir
 
     if args.matrix:
         raise SystemExit(
             "foilkit evaluate: --matrix is chosen per benchmark (RTime Origin/Hard); do not pass it"
         )
+    trackers = check_trackers(args.log_with)  # before any work: a typo costs no run
     result = evaluate(
         args.benchmark,
         args.model,
@@ -90,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     )
     if result.results is None:  # another process than the main one: it scored its share
         return 0
+    directory = tracking_dir(result.run_dir, args.tracking_dir)
+    log_evaluation(result.results, trackers, directory, project="foilkit-evaluate")
     coverages = {
         name: entry.coverage
         for name, entry in result.results.configs.items()

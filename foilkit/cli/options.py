@@ -281,3 +281,22 @@ def print_json(summary: Mapping[str, object]) -> None:
     import json
 
     print(json.dumps(summary, default=str), flush=True)
+
+
+def add_tracking(parser: Adder, what: str) -> None:
+    """``--log-with`` and ``--tracking-dir``: experiment trackers through accelerate's
+    ``log_with`` (evaluate, finetune; see :mod:`foilkit.tracking`); ``what`` says what is
+    logged."""
+    parser.add_argument(
+        "--log-with",
+        action="extend",
+        type=config_names,
+        metavar="TRACKER[,TRACKER...]",
+        help=f"log {what} to experiment trackers through accelerate: tensorboard, wandb, "
+        "trackio, or any other accelerate supports (its package must be installed)",
+    )
+    parser.add_argument(
+        "--tracking-dir",
+        metavar="DIR",
+        help="where local trackers (tensorboard) write (default: the run folder's tracking/)",
+    )
