@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import FAST_FLAGS
 
 from foilkit.cli import main
 
@@ -17,7 +16,6 @@ def _argv(finetune_argv, out, *extra: str) -> list[str]:
 
 
 def test_a_logged_finetune_prints_epochs_and_periodic_progress(finetune_argv, tmp_path, capfd):
-    assert "--no-progress" in FAST_FLAGS  # the other tests' flags: this one takes it out
     assert main(_argv(finetune_argv, tmp_path / "run", "--log-interval", "0")) == 0
     err = capfd.readouterr().err
     lines = err.splitlines()
