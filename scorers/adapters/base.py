@@ -46,6 +46,9 @@ class Adapter:
     #: through its ``forward`` only (accelerate's hooks load offloaded weights around
     #: ``forward``; a parameter read or a sub-model called directly would find them missing)
     spreads: ClassVar[bool] = False
+    #: the processor keywords every call passes, beside the loaded processor's own settings
+    #: (recorded with them: :meth:`processor_settings`)
+    processor_call: ClassVar[dict[str, Any]] = {}
 
     def __init__(
         self,
@@ -134,8 +137,12 @@ class Adapter:
         """Every setting of the processors this adapter feeds the model through (image, video
         and audio processors' configs, e.g. a Qwen-VL video processor's ``max_pixels``; the
         tokenizer's length and sides), by processor, for ``run.json``: what the model received
-        is then on record, not only the checkpoint's name. See :func:`processor_settings`."""
-        return processor_settings(self)
+        is then on record, not only the checkpoint's name; ``call``: the keywords each call
+        adds (:attr:`processor_call`). See :func:`processor_settings`."""
+        settings = processor_settings(self)
+        if self.processor_call:
+            settings["call"] = dict(self.processor_call)
+        return settings
 
     def placement_record(self) -> dict[str, Any] | None:
         """This process's share of a spread model and where its layers went, for ``run.json``
