@@ -53,8 +53,8 @@ def library_progress_bars(*, enabled: bool) -> Iterator[None]:
 DEFAULT_LOG_INTERVAL = 30.0
 
 #: ``--verbosity`` levels, quietest first: ``error`` and ``warning`` print no progress lines;
-#: ``info`` (the default) prints foilkit's; ``debug`` also lets the libraries' bars and info
-#: messages through.
+#: ``info`` (the default) prints foilkit's; ``debug`` also lets the libraries' info messages and
+#: their bars through (but those of the steps foilkit's own progress covers: scoring, exports).
 VERBOSITIES = ("error", "warning", "info", "debug")
 
 #: What the environment tells the libraries imported after :func:`silence_libraries` (each reads
@@ -71,7 +71,8 @@ _QUIET_ENVIRONMENT = {
 def quiet_libraries(verbosity: str = "info") -> Iterator[None]:
     """Silence every library progress bar of this process and the processes it starts for the
     block, unless ``verbosity`` is ``debug``; at ``error``/``warning`` the libraries' loggers go
-    to that level. The environment and the loggers' levels are restored after.
+    to that level, at ``debug`` to ``INFO``. The environment and the loggers' levels are
+    restored after.
 
     The bars ("Generating test split", "Creating parquet from Arrow format", "Loading weights",
     tqdm's own) are written with carriage returns, which a log file keeps as one long line.
@@ -91,9 +92,10 @@ def quiet_libraries(verbosity: str = "info") -> Iterator[None]:
         for name in ("datasets", "transformers", "huggingface_hub", "accelerate", "foilkit")
     ]
     levels = [logger.level for logger in loggers]
-    if verbosity in ("error", "warning"):
+    if verbosity != "info":  # info leaves each library's own level
+        level = {"error": logging.ERROR, "warning": logging.WARNING, "debug": logging.INFO}
         for logger in loggers:
-            logger.setLevel(logging.ERROR if verbosity == "error" else logging.WARNING)
+            logger.setLevel(level[verbosity])
     quiet = verbosity != "debug"
     if quiet:
         for name, value in _QUIET_ENVIRONMENT.items():

@@ -193,3 +193,33 @@ def test_progress_lines_come_at_most_once_per_interval(capsys):
         "score: 60/100 rows (60%), 1.94 rows/s, elapsed 0:00:31, ETA 0:00:21",
     ]
     assert format_seconds(3725) == "1:02:05"
+
+
+def test_score_json_summary_on_stdout(benchmark, tiny_clip, tmp_path, capfd):
+    out = tmp_path / "scored"
+    argv = ["score", "--model", tiny_clip, "--dataset", str(benchmark), "--config", "order"]
+    argv += ["--out", str(out), "--num-workers", "0", "--no-cache", "--json"]
+    assert main(argv) == 0
+    stdout, err = capfd.readouterr()
+    summary = json.loads(stdout)
+    assert summary["command"] == "score" and summary["status"] == 0
+    assert summary["out"] == str(out) and summary["config"] == "order"
+    assert summary["coverage"]["scored"] == 12 and summary["throughput"]["rows"] == 12
+    assert "scoring 12 rows of 12 videos" in err
+
+
+def test_quiet_libraries_silences_bars_for_the_block_and_restores_after(monkeypatch):
+    import datasets
+
+    from foilkit.progress import quiet_libraries
+
+    monkeypatch.delenv("TQDM_DISABLE", raising=False)
+    datasets.utils.logging.enable_progress_bar()
+    with quiet_libraries("info"):
+        assert os.environ["TQDM_DISABLE"] == "1"  # the libraries imported later, children too
+        assert not datasets.utils.logging.is_progress_bar_enabled()
+    assert "TQDM_DISABLE" not in os.environ
+    assert datasets.utils.logging.is_progress_bar_enabled()
+    with quiet_libraries("debug"):  # debug leaves the libraries' bars on
+        assert "TQDM_DISABLE" not in os.environ
+        assert datasets.utils.logging.is_progress_bar_enabled()

@@ -155,12 +155,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--push-to-hub", metavar="REPO_ID", default=None, help="upload the final model folder")
     add("--public", action="store_true", help="with --push-to-hub: a public repository")
     add("--no-progress", action="store_true", help="no progress bars")
-    add_logging(parser, json_summary=False)
+    add_logging(parser)
     add_tracking(parser, "the options and each step's loss and learning rate")
 
 
 def run(args: argparse.Namespace) -> int:
-    from foilkit.cli.options import shows_progress
+    from foilkit.cli.options import print_json, shows_progress
     from foilkit.finetune import finetune
 
     result = finetune(
@@ -201,6 +201,22 @@ def run(args: argparse.Namespace) -> int:
         checkpoint_every=args.checkpoint_every,
     )
     losses = result.losses
+    if args.json:
+        print_json(
+            {
+                "command": "finetune",
+                "status": 0,
+                "out": str(result.out_dir),
+                "model_dir": str(result.model_dir),
+                "record": str(result.out_dir / "training.json"),
+                "steps": len(losses),
+                "first_loss": losses[0] if losses else None,
+                "last_loss": losses[-1] if losses else None,
+                "train_seconds": result.record.get("train_seconds"),
+                "pushed": result.record.get("pushed"),
+            }
+        )
+        return 0
     print(f"model: {result.model_dir}")
     print(f"record: {result.out_dir / 'training.json'}  loss curve: {result.out_dir / 'loss.png'}")
     if losses:

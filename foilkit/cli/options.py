@@ -239,7 +239,7 @@ def add_logging(parser: Adder, *, json_summary: bool = True) -> None:
         default="info",
         help="error/warning: no progress output, the libraries' messages from that level; info: "
         "foilkit's progress (bars on a terminal, lines in a log), no library bars; debug: the "
-        "libraries' bars and messages too (default: %(default)s)",
+        "libraries' info messages too, and their bars outside scoring (default: %(default)s)",
     )
     parser.add_argument(
         "--log-interval",

@@ -15,9 +15,15 @@ def _argv(finetune_argv, out, *extra: str) -> list[str]:
     return [*argv, "--epochs", "1", "--num-workers", "0", *extra]
 
 
-def test_a_logged_finetune_prints_epochs_and_periodic_progress(finetune_argv, tmp_path, capfd):
-    assert main(_argv(finetune_argv, tmp_path / "run", "--log-interval", "0")) == 0
-    err = capfd.readouterr().err
+def test_a_logged_finetune_prints_epochs_and_periodic_progress_and_a_json_summary(
+    finetune_argv, tmp_path, capfd
+):
+    out = tmp_path / "run"
+    assert main(_argv(finetune_argv, out, "--log-interval", "0", "--json")) == 0
+    stdout, err = capfd.readouterr()
+    summary = json.loads(stdout)  # --json: the summary alone on stdout
+    assert summary["command"] == "finetune" and summary["model_dir"] == str(out / "model")
+    assert summary["steps"] >= 1 and summary["last_loss"] > 0
     lines = err.splitlines()
     assert any(line.startswith("finetune: epoch 1/1: ") for line in lines), err
     assert any(line.startswith("epoch 1: 1/") and "batches/s" in line for line in lines), err
