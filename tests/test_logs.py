@@ -223,3 +223,21 @@ def test_quiet_libraries_silences_bars_for_the_block_and_restores_after(monkeypa
     with quiet_libraries("debug"):  # debug leaves the libraries' bars on
         assert "TQDM_DISABLE" not in os.environ
         assert datasets.utils.logging.is_progress_bar_enabled()
+
+
+def test_an_uploaded_results_file_keeps_no_local_path_of_the_command_line(piped_run, tmp_path):
+    import shutil
+
+    from foilkit.hub_results import prepare_upload
+
+    _, out = piped_run
+    run = tmp_path / "run"
+    shutil.copytree(out, run)
+    raw = json.loads((run / "results.json").read_text())
+    raw["invocation"]["argv"].append("--cache-dir=/home/someone/private/cache")
+    (run / "results.json").write_text(json.dumps(raw))
+    uploaded = prepare_upload(run, "me/results").files["results.json"].decode()
+    argv = json.loads(uploaded)["invocation"]["argv"]
+    assert "--cache-dir=cache" in argv and "/home/someone" not in uploaded
+    assert str(out.parent) not in uploaded and str(tmp_path) not in uploaded
+    assert argv[:2] == ["foilkit", "evaluate"]
