@@ -6,7 +6,8 @@ A base module (it imports nothing of foilkit), so builders, scorers and commands
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager, nullcontext
 
 
@@ -57,7 +58,7 @@ DEFAULT_LOG_INTERVAL = 30.0
 #: their bars through (but those of the steps foilkit's own progress covers: scoring, exports).
 VERBOSITIES = ("error", "warning", "info", "debug")
 
-#: What the environment tells the libraries imported after :func:`silence_libraries` (each reads
+#: What the environment tells the libraries imported inside :func:`quiet_libraries` (each reads
 #: its switch when first imported; tqdm reads ``TQDM_DISABLE`` at every bar it makes).
 _QUIET_ENVIRONMENT = {
     "HF_DATASETS_DISABLE_PROGRESS_BARS": "1",
@@ -121,20 +122,26 @@ def format_seconds(seconds: float) -> str:
 
 
 class ProgressLines:
-    """Periodic progress lines for a log: ``score: 120/480 rows (25%), 3.1 rows/s, ETA 0:01:56``
-    on stderr at most once every ``interval`` seconds (``0``: after every update).
+    """Periodic progress lines for a log (``score: 120/480 rows (25%), 3.1 rows/s, elapsed
+    0:00:39, ETA 0:01:56``) on stderr, at most once every ``interval`` seconds (``0``: after
+    every update); ``clock``: seconds, monotonic (tests give their own).
 
     The terminal gets bars instead (see :func:`interactive`); a log file gets these, so a
     SLURM job shows that it is alive, how fast it goes and when it will end.
     """
 
-    def __init__(self, label: str, total: int, unit: str, interval: float) -> None:
-        import time
-
+    def __init__(
+        self,
+        label: str,
+        total: int,
+        unit: str,
+        interval: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.label, self.total, self.unit, self.interval = label, total, unit, interval
         self.done = 0
-        self._clock = time.monotonic
-        self._started = self._last = self._clock()
+        self._clock = clock
+        self._started = self._last = clock()
 
     def update(self, count: int) -> None:
         """Count ``count`` more done; print a line when ``interval`` has passed since the last."""

@@ -180,9 +180,8 @@ def test_log_interval_must_be_seconds(capsys):
 
 
 def test_progress_lines_come_at_most_once_per_interval(capsys):
-    clock = iter([0.0, 5.0, 12.0, 20.0, 31.0]).__next__
-    lines = ProgressLines("score", 100, "rows", interval=10.0)
-    lines._clock, lines._started, lines._last = clock, 0.0, 0.0
+    clock = iter([0.0, 0.0, 5.0, 12.0, 20.0, 31.0]).__next__  # the first: the start
+    lines = ProgressLines("score", 100, "rows", interval=10.0, clock=clock)
     lines.update(10)  # t=0: too soon
     lines.update(10)  # t=5: too soon
     lines.update(20)  # t=12: a line
