@@ -514,6 +514,7 @@ def _run(
         num_workers=options.num_workers,
         progress=options.progress and state.is_local_main_process,
         log_interval=options.log_interval,
+        name=config,
     )
     new = gather_records(state, engine.run(split(state, pending)))
     merged = {**done, **{record["index"]: record for record in new}}

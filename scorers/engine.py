@@ -259,6 +259,7 @@ class Engine:
         num_workers: int = 0,
         progress: bool = False,
         log_interval: float | None = None,
+        name: str | None = None,
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -269,6 +270,7 @@ class Engine:
         self.batch_size, self.num_workers, self.progress = batch_size, num_workers, progress
         # seconds between two progress lines in a log (not a terminal); None: the default
         self.log_interval = DEFAULT_LOG_INTERVAL if log_interval is None else log_interval
+        self.name = name  # what is scored (a dataset config), named in the log's first line
         self.throughput = Throughput()
         self.model_threads: int | None = None  # set by ``run``
         self._text_embeddings: dict[str, torch.Tensor] = {}
@@ -321,7 +323,10 @@ class Engine:
         bars = self.progress and interactive()
         lines = None
         if self.progress and not bars:  # a log, not a terminal: a line now, then periodic ones
-            print(f"scoring {num_rows} rows of {len(units)} videos", file=sys.stderr, flush=True)
+            what = "" if self.name is None else f" {self.name}:"
+            print(
+                f"scoring{what} {num_rows} rows of {len(units)} videos", file=sys.stderr, flush=True
+            )
             lines = ProgressLines("score", num_rows, "rows", self.log_interval)
         decode_bar = tqdm(
             total=len(units),

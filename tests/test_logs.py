@@ -204,7 +204,7 @@ def test_score_json_summary_on_stdout(benchmark, tiny_clip, tmp_path, capfd):
     assert summary["command"] == "score" and summary["status"] == 0
     assert summary["out"] == str(out) and summary["config"] == "order"
     assert summary["coverage"]["scored"] == 12 and summary["throughput"]["rows"] == 12
-    assert "scoring 12 rows of 12 videos" in err
+    assert "scoring order: 12 rows of 12 videos" in err.splitlines()  # the config named
 
 
 def test_quiet_libraries_silences_bars_for_the_block_and_restores_after(monkeypatch):
