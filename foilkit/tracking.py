@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 TRACKING_DIR = "tracking"
 
 #: The package each tracker needs, where its name is not the tracker's own.
-_PACKAGES = {"tensorboard": "tensorboard", "comet_ml": "comet-ml", "swanlab": "swanlab"}
+_PACKAGES = {"comet_ml": "comet-ml"}
 
 
 def check_trackers(names: Sequence[str] | None) -> list[str]:

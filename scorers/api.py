@@ -52,7 +52,7 @@ from foilkit.scorers.placement import (
 )
 from foilkit.scorers.plan import PLAN_COLUMNS, ScoringPlan, make_plan
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
-from foilkit.scorers.record import hardware, now, package_versions
+from foilkit.scorers.record import foilkit_source, hardware, now, package_versions
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import (
     BACKENDS,
@@ -575,6 +575,7 @@ def _run(
         "errors": {"rows": failed, "causes": error_causes(records), "messages": errors},
         "throughput": throughput,
         "packages": package_versions(),
+        "foilkit": foilkit_source(),  # its version, and commit when run from a checkout
         "hardware": hardware(state.num_processes),
         "finished_at": now(),
     }

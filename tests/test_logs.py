@@ -205,6 +205,8 @@ def test_score_json_summary_on_stdout(benchmark, tiny_clip, tmp_path, capfd):
     assert summary["out"] == str(out) and summary["config"] == "order"
     assert summary["coverage"]["scored"] == 12 and summary["throughput"]["rows"] == 12
     assert "scoring order: 12 rows of 12 videos" in err.splitlines()  # the config named
+    record = json.loads((out / "run.json").read_text())
+    assert record["foilkit"]["version"] and "git_commit" in record["foilkit"]
 
 
 def test_quiet_libraries_silences_bars_for_the_block_and_restores_after(monkeypatch):
