@@ -12,6 +12,8 @@ builder).
 from __future__ import annotations
 
 import os
+import sys
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -23,9 +25,11 @@ from foilkit.folders import RUN, check_folder, claim_folder, replace_folder
 from foilkit.metrics import metric_function
 from foilkit.report import write_run_report
 from foilkit.run import (
+    UNITS,
     Bootstrap,
     ConfigResults,
     Coverage,
+    Invocation,
     MetricResult,
     RunFolder,
     RunResults,
@@ -146,6 +150,7 @@ def evaluate(
     resume: bool = False,
     datasets_cache_dir: str | None = None,
     score_options: ScoreOptions | None = None,
+    command_line: Sequence[str] | None = None,
 ) -> Evaluation:
     """Evaluate ``model`` on ``benchmark`` (every config ``config`` names) and write the run folder.
 
@@ -169,10 +174,14 @@ def evaluate(
             files it wrote there: see :mod:`foilkit.folders`); ``resume``: continue its scoring.
         score_options: how to score (:class:`foilkit.scorers.api.ScoreOptions`: frames, control,
             dtype, ...); the fields in :data:`EVALUATE_SETS` are this function's to set.
+        command_line: the command that asked for the run, recorded in ``results.json``
+            (default: this process's ``sys.argv``).
     """
     from foilkit.scorers.api import ScoreOptions, check_inputs
     from foilkit.scorers.distributed import process_state
+    from foilkit.scorers.record import now
 
+    started, started_at = time.monotonic(), now()
     spec = get_benchmark(benchmark)
     configs_chosen = spec.configs_for(config)
     if limit is not None and limit < 1:
@@ -207,7 +216,14 @@ def evaluate(
         (replace_folder if overwrite else claim_folder)(folder.root, RUN)
     state.wait_for_everyone()
     configs: dict[str, ConfigResults] = {}
-    for name, loaded in splits.items():
+    for number, (name, loaded) in enumerate(splits.items(), 1):
+        if options.progress and state.is_local_main_process:  # a log shows where the run is
+            print(
+                f"evaluate {spec.name}: config {name} ({number}/{len(splits)}): "
+                f"{loaded.data.num_rows} rows, model {model}",
+                file=sys.stderr,
+                flush=True,
+            )
         entry = _evaluate_config(
             spec, name, model, loaded, folder, options, n_resamples, bootstrap_seed
         )
@@ -228,10 +244,28 @@ def evaluate(
         bootstrap=Bootstrap(n_resamples, bootstrap_seed),
         configs=configs,
         limit=limit,
+        invocation=_invocation(command_line, started, started_at),
+        units=UNITS,
     )
     results.save(folder)
     write_run_report(results, folder.root)
     return Evaluation(folder.root, results)
+
+
+def _invocation(command_line: Sequence[str] | None, started: float, started_at: str) -> Invocation:
+    """The run's :class:`foilkit.run.Invocation`, ending now (``started``: ``time.monotonic``)."""
+    from foilkit.scorers.record import foilkit_source, now
+
+    source = foilkit_source()
+    return Invocation(
+        argv=list(sys.argv if command_line is None else command_line),
+        foilkit_version=source["version"],
+        git_commit=source["git_commit"],
+        git_dirty=source["git_dirty"],
+        started_at=started_at,
+        finished_at=now(),
+        wall_seconds=round(time.monotonic() - started, 3),
+    )
 
 
 def _scoring_options(

@@ -339,8 +339,11 @@ def _local_paths(results: RunResults) -> list[str]:
         elif isinstance(value, list):
             for item in value:
                 walk(item)
-        elif isinstance(value, str) and (os.path.isabs(value) or value.startswith("~")):
-            found.add(value.rstrip("/"))
+        elif isinstance(value, str):
+            if value.startswith("--") and "=" in value:  # a recorded command line's --out=/a/b
+                value = value.split("=", 1)[1]
+            if os.path.isabs(value) or value.startswith("~"):
+                found.add(value.rstrip("/"))
 
     walk(results.to_json())
     return sorted(found, key=len, reverse=True)

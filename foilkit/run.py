@@ -17,7 +17,9 @@ signatures. A run folder::
 
 ``results.json`` is format 1 (:data:`RESULTS_FORMAT`). Files written before tie policies were
 recorded (``ties`` of each metric) load with the policy their benchmark's spec gives; files
-written before coverage was recorded load with ``coverage`` ``None``.
+written before coverage was recorded load with ``coverage`` ``None``; files written before
+invocations and units were recorded load with ``invocation`` and ``units`` ``None``; every run
+:func:`foilkit.evaluate` writes states them (:data:`UNITS`).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from foilkit.scorers.protocols import ResolvedProtocol
 if TYPE_CHECKING:
     import datasets
     import numpy as np
+    import pandas as pd
 
     from foilkit.builders.spec import Benchmark, MetricSpec
 
@@ -47,6 +50,14 @@ READABLE_FORMATS = (1,)
 #: The share of a config's rows that must be scored for a run to count as a result (``score`` and
 #: ``evaluate`` ``--min-coverage``, the leaderboard's and the reports' marks).
 DEFAULT_MIN_COVERAGE = 0.9
+
+#: What the numbers of ``results.json`` are in (written as its ``units``): metrics and their
+#: CIs are fractions; the reports and tables show them in percent.
+UNITS = {
+    "metrics": "fraction from 0 to 1, as are their [low, high] CIs (reports show percent)",
+    "counts": "n and n_* of a metric, num_rows, coverage: rows",
+    "wall_seconds": "seconds",
+}
 
 #: One metric function's flat result: each reported key ``k`` with ``k_ci`` = ``[low, high]``,
 #: the item count ``n`` and the tie counts (JSON values only).
@@ -472,6 +483,45 @@ class Bootstrap:
 
 
 @dataclass(frozen=True)
+class Invocation:
+    """How a run was made: the command line (``foilkit evaluate ...``, or the Python process's
+    ``sys.argv`` for an API call), foilkit's version and git commit (``None``: not run from a
+    checkout; ``git_dirty``: the checkout had uncommitted changes), and when it started and
+    ended with its wall time in seconds (loading, scoring, metrics; not the reports)."""
+
+    argv: list[str]
+    foilkit_version: str
+    git_commit: str | None
+    git_dirty: bool | None
+    started_at: str
+    finished_at: str
+    wall_seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "argv": list(self.argv),
+            "foilkit_version": self.foilkit_version,
+            "git_commit": self.git_commit,
+            "git_dirty": self.git_dirty,
+            "started_at": self.started_at,
+            "finished_at": self.finished_at,
+            "wall_seconds": self.wall_seconds,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Invocation:
+        return cls(
+            list(data["argv"]),
+            data["foilkit_version"],
+            data.get("git_commit"),
+            data.get("git_dirty"),
+            data["started_at"],
+            data["finished_at"],
+            data["wall_seconds"],
+        )
+
+
+@dataclass(frozen=True)
 class RunResults:
     """A run's ``results.json``: what was evaluated, how, and every number.
 
@@ -486,6 +536,10 @@ class RunResults:
         configs: per config, its coverage, metrics (with their tie policies) and run records.
         limit: ``--limit``: only the first ``limit`` items of each config were evaluated
             (``None``: all of them); see :meth:`partial`.
+        invocation: the command line, foilkit version and commit, and wall time (``None``: a
+            run written before they were recorded).
+        units: what its numbers are in (:data:`UNITS`, which every run states now; ``None``: a
+            file written before, whose numbers are in the same units).
     """
 
     benchmark: str
@@ -500,6 +554,8 @@ class RunResults:
     bootstrap: Bootstrap
     configs: dict[str, ConfigResults] = field(default_factory=dict)
     limit: int | None = None
+    invocation: Invocation | None = None
+    units: Mapping[str, str] | None = None
 
     def partial(self) -> str | None:
         """``None`` for a run of every item; for a run cut by ``--limit``, what it left out in
@@ -538,6 +594,40 @@ class RunResults:
             if metric.ties is not None
         }
 
+    def to_pandas(self) -> pd.DataFrame:
+        """Every number of the run as a long table, one row per config, group, metric and
+        measure: ``group`` is ``None`` for a metric over all the config's items; ``measure`` is
+        one of the metric's reported numbers (``accuracy``, ``macro_accuracy``, ...) and
+        ``value`` that number, a fraction (see :data:`UNITS`), with ``ci_low``/``ci_high``
+        (``NaN``: no CI) and ``n``, the items it was computed over."""
+        import pandas as pd
+
+        rows = []
+        for config, entry in self.configs.items():
+            for metric, result in entry.metrics.items():
+                parts = [(None, result.overall), *(result.groups or {}).items()]
+                for group, numbers in parts:
+                    for key, value in numbers.items():
+                        counted = key == "n" or key.startswith("n_") or key.endswith("_ci")
+                        if counted or isinstance(value, bool) or not isinstance(value, int | float):
+                            continue
+                        low, high = numbers.get(f"{key}_ci") or (None, None)
+                        rows.append(
+                            {
+                                "config": config,
+                                "group": group,
+                                "metric": metric,
+                                "measure": key,
+                                "value": value,
+                                "ci_low": low,
+                                "ci_high": high,
+                                "n": numbers.get("n"),
+                            }
+                        )
+        columns = ["config", "group", "metric", "measure", "value", "ci_low", "ci_high", "n"]
+        table = pd.DataFrame(rows, columns=columns)
+        return table.astype({"value": float, "ci_low": float, "ci_high": float})
+
     def to_json(self) -> dict[str, Any]:
         limit = {} if self.limit is None else {"limit": self.limit}  # only a run --limit cut
         return {
@@ -553,6 +643,8 @@ class RunResults:
             "split": self.split,
             "bootstrap": {"n_resamples": self.bootstrap.n_resamples, "seed": self.bootstrap.seed},
             **limit,
+            **({} if self.invocation is None else {"invocation": self.invocation.to_json()}),
+            **({} if self.units is None else {"units": dict(self.units)}),
             "configs": {name: config.to_json() for name, config in self.configs.items()},
         }
 
@@ -586,6 +678,10 @@ class RunResults:
             bootstrap=Bootstrap(data["bootstrap"]["n_resamples"], data["bootstrap"]["seed"]),
             configs=configs,
             limit=data.get("limit"),
+            invocation=None
+            if data.get("invocation") is None
+            else Invocation.from_json(data["invocation"]),
+            units=data.get("units"),
         )
 
     @classmethod

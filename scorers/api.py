@@ -12,6 +12,7 @@ import json
 import logging
 import os
 import re
+import sys
 from collections.abc import Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, fields
@@ -53,7 +54,7 @@ from foilkit.scorers.placement import (
 )
 from foilkit.scorers.plan import PLAN_COLUMNS, ScoringPlan, make_plan
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
-from foilkit.scorers.record import hardware, now, package_versions
+from foilkit.scorers.record import foilkit_source, hardware, now, package_versions
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import (
     BACKENDS,
@@ -106,7 +107,8 @@ class ScoreOptions:
     several: relative video paths resolve against them, and every video path, absolute ones
     too, must lie inside one, else its row is an error; without it, a dataset given as a local
     folder is its own root, a Hub id has none, and only a dataset object's paths are used
-    unconfined: :func:`foilkit.video_paths.video_roots_for`), ``split``, ``progress``.
+    unconfined: :func:`foilkit.video_paths.video_roots_for`), ``split``, ``progress``,
+    ``log_interval`` (seconds between progress lines when stderr is no terminal; default 30).
     """
 
     protocol: str | None = None
@@ -148,6 +150,7 @@ class ScoreOptions:
     video_root: str | list[str] | None = None
     split: str | None = None
     progress: bool = True
+    log_interval: float | None = None
 
     def __post_init__(self) -> None:
         check_control(self.control)
@@ -624,6 +627,8 @@ def _run(
         batch_size=options.batch_size,
         num_workers=options.num_workers,
         progress=options.progress and state.is_local_main_process,
+        log_interval=options.log_interval,
+        name=checked.config,
     )
     new = gather_records(state, engine.run(split(state, pending)))
     merged = {**done, **{record["index"]: record for record in new}}
@@ -650,6 +655,8 @@ def _run(
         "model": {"id": model, "revision": options.revision},
         "adapter": adapter.describe(),
         **({"prompt_templates": t} if (t := adapter.prompt_templates()) else {}),
+        # what the model received: every processor setting (e.g. Qwen-VL's max_pixels)
+        "processor": adapter.processor_settings(),
         "mode": adapter.mode,
         "score_kind": adapter.score_kind,
         "protocol": protocol.to_record(),
@@ -683,6 +690,7 @@ def _run(
         "errors": {"rows": failed, "causes": error_causes(records), "messages": errors},
         "throughput": throughput,
         "packages": package_versions(),
+        "foilkit": foilkit_source(),  # its version, and commit when run from a checkout
         "hardware": hardware(state.num_processes),
         "finished_at": now(),
     }
@@ -690,7 +698,8 @@ def _run(
         print(
             f"scored {len(records)} rows ({failed} failed): {throughput['views']} views at "
             f"{throughput['views_per_s']} views/s, {throughput['texts']} texts at "
-            f"{throughput['texts_per_s']} texts/s"
+            f"{throughput['texts_per_s']} texts/s",
+            file=sys.stderr,
         )
     return data, adapter, plan, records, run
 

@@ -20,7 +20,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-from foilkit.progress import interactive
+from foilkit.progress import DEFAULT_LOG_INTERVAL, ProgressLines, interactive
 from foilkit.scorers.adapters import Adapter, EmbeddingAdapter
 from foilkit.scorers.cache import CachedView, EmbeddingCache
 from foilkit.scorers.controls import apply_control
@@ -258,6 +258,8 @@ class Engine:
         batch_size: int = 8,
         num_workers: int = 0,
         progress: bool = False,
+        log_interval: float | None = None,
+        name: str | None = None,
     ):
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -266,6 +268,9 @@ class Engine:
         self.decoder, self.control, self.seed = decoder, control, seed
         self.max_decode_pixels = max_decode_pixels
         self.batch_size, self.num_workers, self.progress = batch_size, num_workers, progress
+        # seconds between two progress lines in a log (not a terminal); None: the default
+        self.log_interval = DEFAULT_LOG_INTERVAL if log_interval is None else log_interval
+        self.name = name  # what is scored (a dataset config), named in the log's first line
         self.throughput = Throughput()
         self.model_threads: int | None = None  # set by ``run``
         self._text_embeddings: dict[str, torch.Tensor] = {}
@@ -316,8 +321,13 @@ class Engine:
         records: list[dict[str, Any]] = []
         num_rows = sum(len(unit.rows) for unit in units)
         bars = self.progress and interactive()
-        if self.progress and not bars:  # a log, not a terminal: one line for the phase
-            print(f"scoring {num_rows} rows of {len(units)} videos", file=sys.stderr, flush=True)
+        lines = None
+        if self.progress and not bars:  # a log, not a terminal: a line now, then periodic ones
+            what = "" if self.name is None else f" {self.name}:"
+            print(
+                f"scoring{what} {num_rows} rows of {len(units)} videos", file=sys.stderr, flush=True
+            )
+            lines = ProgressLines("score", num_rows, "rows", self.log_interval)
         decode_bar = tqdm(
             total=len(units),
             desc="decode",
@@ -340,7 +350,10 @@ class Engine:
                 buffer = [next(decoding) for _ in batch]
                 decode_bar.update(len(buffer))
                 self.throughput.decoded_videos += sum(item.decoded for item in buffer)
-                records += self._flush(buffer, rows_bar)
+                flushed = self._flush(buffer, rows_bar)
+                records += flushed
+                if lines is not None:
+                    lines.update(len(flushed))
         finally:  # an interrupted run stops its decoding threads before the error goes on
             decoding.close()
             decode_bar.close()

@@ -59,3 +59,33 @@ def hardware(num_processes: int) -> dict[str, Any]:
 
 def now() -> str:
     return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def foilkit_source() -> dict[str, Any]:
+    """foilkit's version and, when it runs from a git checkout (an editable install), the
+    checkout's commit and whether it had uncommitted changes (``None``: not a checkout, or git
+    is missing): which code made a result, beyond a version that many commits share."""
+    import subprocess
+    from pathlib import Path
+
+    from foilkit._version import __version__
+
+    root = Path(__file__).resolve().parent.parent  # the checkout holding the foilkit package
+    commit = dirty = None
+    if (root / ".git").exists() and (root / "pyproject.toml").is_file():
+        try:
+
+            def git(*args: str) -> str:
+                return subprocess.run(
+                    ["git", "-C", str(root), *args],
+                    capture_output=True,
+                    text=True,
+                    check=True,
+                    timeout=10,
+                ).stdout.strip()
+
+            commit = git("rev-parse", "HEAD")
+            dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+        except (OSError, subprocess.SubprocessError):
+            commit = dirty = None
+    return {"version": __version__, "git_commit": commit, "git_dirty": dirty}

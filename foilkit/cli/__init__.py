@@ -21,6 +21,7 @@ from types import ModuleType
 
 from foilkit._version import __version__
 from foilkit.errors import USER_ERRORS, MissingExtra, check_model_path, interrupted, one_line
+from foilkit.progress import quiet_libraries
 from foilkit.registry import Registry
 
 #: The commands: name -> the module implementing it (imported when the command runs), summary.
@@ -136,6 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         module, parser = command_parser(argv[0])
         args = parser.parse_args(argv[1:])
+        args.command_line = ["foilkit", *argv]  # recorded by the commands that keep a record
         resumable = hasattr(args, "resume")
         return _run(module, args, argv[0], debug)
     except KeyboardInterrupt:
@@ -150,7 +152,8 @@ def _run(module: ModuleType, args: argparse.Namespace, name: str, debug: bool) -
     try:
         if isinstance(getattr(args, "model", None), str):
             check_model_path(args.model)
-        return int(module.run(args) or 0)
+        with quiet_libraries(getattr(args, "verbosity", "info")):
+            return int(module.run(args) or 0)
     except Exception as error:
         if debug:
             raise

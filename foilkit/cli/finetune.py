@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from foilkit.cli.options import add_num_workers, add_video_root
+from foilkit.cli.options import add_logging, add_num_workers, add_tracking, add_video_root
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -155,9 +155,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add("--push-to-hub", metavar="REPO_ID", default=None, help="upload the final model folder")
     add("--public", action="store_true", help="with --push-to-hub: a public repository")
     add("--no-progress", action="store_true", help="no progress bars")
+    add_logging(parser)
+    add_tracking(parser, "the options and each step's loss and learning rate")
 
 
 def run(args: argparse.Namespace) -> int:
+    from foilkit.cli.options import print_json, shows_progress
     from foilkit.finetune import finetune
 
     result = finetune(
@@ -167,7 +170,10 @@ def run(args: argparse.Namespace) -> int:
         video_root=args.video_root,
         resume=args.resume,
         overwrite=args.overwrite,
-        progress=False if args.no_progress else None,
+        progress=None if shows_progress(args) else False,
+        log_interval=args.log_interval,
+        log_with=args.log_with,
+        tracking_dir=args.tracking_dir,
         push_to_hub=args.push_to_hub,
         private=not args.public,
         config=args.config,
@@ -195,6 +201,22 @@ def run(args: argparse.Namespace) -> int:
         checkpoint_every=args.checkpoint_every,
     )
     losses = result.losses
+    if args.json:
+        print_json(
+            {
+                "command": "finetune",
+                "status": 0,
+                "out": str(result.out_dir),
+                "model_dir": str(result.model_dir),
+                "record": str(result.out_dir / "training.json"),
+                "steps": len(losses),
+                "first_loss": losses[0] if losses else None,
+                "last_loss": losses[-1] if losses else None,
+                "train_seconds": result.record.get("train_seconds"),
+                "pushed": result.record.get("pushed"),
+            }
+        )
+        return 0
     print(f"model: {result.model_dir}")
     print(f"record: {result.out_dir / 'training.json'}  loss curve: {result.out_dir / 'loss.png'}")
     if losses:

@@ -226,3 +226,77 @@ def add_max_decode_pixels(parser: Adder) -> None:
         "file's declared size can exhaust memory: a number or WIDTHxHEIGHT (default: 3840x2160, "
         "8294400); torchcodec-cuda cannot scale and fails the rows of such a file",
     )
+
+
+def add_logging(parser: Adder, *, json_summary: bool = True) -> None:
+    """``--verbosity``, ``--log-interval`` and (``json_summary``) ``--json``: what a long command
+    (score, evaluate, finetune) tells a log (see :mod:`foilkit.progress`)."""
+    from foilkit.progress import DEFAULT_LOG_INTERVAL, VERBOSITIES
+
+    parser.add_argument(
+        "--verbosity",
+        choices=VERBOSITIES,
+        default="info",
+        help="error/warning: no progress output, the libraries' messages from that level; info: "
+        "foilkit's progress (bars on a terminal, lines in a log), no library bars; debug: the "
+        "libraries' info messages too, and their bars outside scoring (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--log-interval",
+        type=_seconds,
+        metavar="SECONDS",
+        help="when stderr is no terminal (a log file), print a progress line (done, rate, ETA) "
+        f"at most every SECONDS; 0: after every batch (default: {DEFAULT_LOG_INTERVAL:g})",
+    )
+    if json_summary:
+        parser.add_argument(
+            "--json",
+            action="store_true",
+            help="print a machine-readable summary as one JSON object on stdout (progress and "
+            "messages stay on stderr)",
+        )
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:  # NaN too
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0 (e.g. 30)")
+    return value
+
+
+def shows_progress(args: argparse.Namespace) -> bool:
+    """Whether a command prints its progress: not ``--no-progress``, ``--verbosity`` info or
+    debug."""
+    return not getattr(args, "no_progress", False) and getattr(args, "verbosity", "info") in (
+        "info",
+        "debug",
+    )
+
+
+def print_json(summary: Mapping[str, object]) -> None:
+    """``--json``: ``summary`` as one JSON object on stdout."""
+    import json
+
+    print(json.dumps(summary, default=str), flush=True)
+
+
+def add_tracking(parser: Adder, what: str) -> None:
+    """``--log-with`` and ``--tracking-dir``: experiment trackers through accelerate's
+    ``log_with`` (evaluate, finetune; see :mod:`foilkit.tracking`); ``what`` says what is
+    logged."""
+    parser.add_argument(
+        "--log-with",
+        action="extend",
+        type=config_names,
+        metavar="TRACKER[,TRACKER...]",
+        help=f"log {what} to experiment trackers through accelerate: tensorboard, wandb, "
+        "trackio, or any other accelerate supports (its package must be installed)",
+    )
+    parser.add_argument(
+        "--tracking-dir",
+        metavar="DIR",
+        help="where local trackers (tensorboard) write (default: the run folder's tracking/)",
+    )

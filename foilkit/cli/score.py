@@ -14,6 +14,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.builders import BENCHMARKS  # light: names only, no builder module is imported
     from foilkit.cli.options import (
         add_configs,
+        add_logging,
         add_max_decode_pixels,
         add_min_coverage,
         add_num_workers,
@@ -157,6 +158,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--no-cache", action="store_true", help="do not read or write the embedding cache"
     )
     work.add_argument("--no-progress", action="store_true", help="no progress bars or summary")
+    add_logging(work)
     add_min_coverage(
         work,
         "below it everything is still written and the command exits with status 3 (so does a "
@@ -167,20 +169,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def score_options(args: argparse.Namespace, *, leave: Collection[str] = ()) -> ScoreOptions:
     """The scoring flags in ``args`` as :class:`foilkit.scorers.api.ScoreOptions`, but the
     fields in ``leave`` (a command that sets them itself)."""
+    from foilkit.cli.options import shows_progress
     from foilkit.scorers.api import SCORE_OPTION_NAMES, ScoreOptions
 
     values = {
         **vars(args),
         "out_dir": args.out,
         "use_cache": not args.no_cache,
-        "progress": not args.no_progress,
+        "progress": shows_progress(args),
     }
     chosen = [name for name in SCORE_OPTION_NAMES if name in values and name not in leave]
     return ScoreOptions(**{name: values[name] for name in chosen})
 
 
 def run(args: argparse.Namespace) -> int:
-    from foilkit.cli.options import chosen_configs, coverage_status
+    from foilkit.cli.options import chosen_configs, coverage_status, print_json
     from foilkit.errors import UserError
     from foilkit.run import Coverage
     from foilkit.scorers.api import score_pool, score_rows
@@ -199,4 +202,17 @@ def run(args: argparse.Namespace) -> int:
     coverage = Coverage.of(
         scored.run["dataset"]["num_rows"], None, errors["rows"], errors["causes"]
     )
-    return coverage_status("score", {config or "rows": coverage}, args.min_coverage, args.out)
+    status = coverage_status("score", {config or "rows": coverage}, args.min_coverage, args.out)
+    if args.json:
+        print_json(
+            {
+                "command": "score",
+                "status": status,
+                "out": args.out,
+                "config": config,
+                "model": args.model,
+                "coverage": coverage.to_json(),
+                "throughput": scored.run["throughput"],
+            }
+        )
+    return status

@@ -319,6 +319,9 @@ def finetune(
     push_to_hub: str | None = None,
     private: bool = True,
     revision: str | None = None,
+    log_with: Sequence[str] | None = None,
+    tracking_dir: str | os.PathLike | None = None,
+    log_interval: float | None = None,
     **options: Any,
 ) -> FinetuneResult:
     """Fine-tune ``model`` (a CLIP / SigLIP id or folder) on ``dataset``'s train split.
@@ -334,8 +337,13 @@ def finetune(
             :func:`foilkit.video_paths.video_roots_for`); recorded as the list of roots.
         resume: continue from the last complete checkpoint in ``out_dir``.
         overwrite: replace an existing run folder.
-        progress: tqdm bars (default: when stderr is a terminal).
+        progress: tqdm bars (default: when stderr is a terminal); where stderr is no terminal
+            and ``progress`` is not ``False``, a line per epoch and a periodic line (batches
+            done, rate, ETA) every ``log_interval`` seconds (default 30; 0: every batch).
         push_to_hub: upload the final model folder to this Hub repo.
+        log_with: experiment trackers (accelerate's ``log_with``: ``tensorboard``, ``wandb``,
+            ``trackio``, ...) that get the options and each step's loss and learning rate;
+            ``tracking_dir``: where local ones write (default: ``out_dir/tracking``).
         **options: :class:`FinetuneOptions` fields.
 
     Every input problem (no train split, a model family the temporal module cannot wrap,
@@ -356,6 +364,7 @@ def finetune(
         shareable,
         training_items,
     )
+    from foilkit.progress import DEFAULT_LOG_INTERVAL, ProgressLines
     from foilkit.scorers.adapters.temporal_clip import (
         ARCHITECTURE,
         MAX_LENGTH_PADDING,
@@ -365,6 +374,8 @@ def finetune(
         tokenize,
     )
     from foilkit.scorers.video import SamplingPolicy
+    from foilkit.tracking import check_trackers, tracker_config
+    from foilkit.tracking import tracking_dir as foilkit_tracking_dir
 
     opts = FinetuneOptions(
         **{k: tuple(v) if k == "reversal_aspects" else v for k, v in options.items()}
@@ -398,9 +409,12 @@ def finetune(
         AcceleratorState._reset_state()
     # a CPU group over gloo where there is no accelerator (as foilkit.scorers.distributed);
     # gradient accumulation is done here, so that an epoch's last step takes what is left
+    trackers = check_trackers(log_with)
     accelerator = Accelerator(
         mixed_precision=opts.mixed_precision,
         cpu=parse_flag_from_env("ACCELERATE_USE_CPU") or not torch.accelerator.is_available(),
+        log_with=trackers or None,
+        project_dir=os.fspath(foilkit_tracking_dir(out, tracking_dir)) if trackers else None,
     )
     processes, rank = accelerator.num_processes, accelerator.process_index
     if accelerator.is_main_process:
@@ -466,6 +480,8 @@ def finetune(
     unwrapped = accelerator.unwrap_model(net)
 
     record = _record(model, dataset, data, items, opts, accelerator, video_root=root)
+    if trackers:
+        accelerator.init_trackers("foilkit-finetune", config=tracker_config(record["options"]))
     losses: list[dict[str, float]] = []
     start_epoch, optimizer_steps = 0, 0
     if resume:
@@ -497,6 +513,15 @@ def finetune(
             batches = global_batches(epoch)
             shares = [process_share(batch, rank, processes) for batch in batches]
             net.train()
+            lines = None
+            if progress is not False and not bars and accelerator.is_local_main_process:
+                print(
+                    f"finetune: epoch {epoch + 1}/{opts.epochs}: {len(batches)} batches",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                interval = DEFAULT_LOG_INTERVAL if log_interval is None else log_interval
+                lines = ProgressLines(f"epoch {epoch + 1}", len(batches), "batches", interval)
             bar = tqdm(
                 total=len(batches),
                 desc=f"epoch {epoch + 1}/{opts.epochs}",
@@ -532,9 +557,16 @@ def finetune(
                     optimizer_steps += 1
                 value = float(loss.detach())  # the global batch's loss: the same on every process
                 losses.append({"epoch": epoch + 1, "step": len(losses) + 1, "loss": value})
+                if trackers:
+                    accelerator.log(
+                        {"loss": value, "learning_rate": scheduler.get_last_lr()[0]},
+                        step=len(losses),
+                    )
                 clips_seen += len(batches[index])
                 bar.set_postfix(loss=f"{value:.3f}")
                 bar.update()
+                if lines is not None:
+                    lines.update(1)
             bar.close()
             if (epoch + 1) % opts.checkpoint_every == 0 or epoch + 1 == opts.epochs:
                 _save_checkpoint(

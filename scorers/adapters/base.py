@@ -63,6 +63,9 @@ class Adapter:
     #: through its ``forward`` only (accelerate's hooks load offloaded weights around
     #: ``forward``; a parameter read or a sub-model called directly would find them missing)
     spreads: ClassVar[bool] = False
+    #: the processor keywords every call passes, beside the loaded processor's own settings
+    #: (recorded with them: :meth:`processor_settings`)
+    processor_call: ClassVar[dict[str, Any]] = {}
 
     def __init__(
         self,
@@ -165,6 +168,17 @@ class Adapter:
         a question (recorded in ``run.json``); ``None`` for the rest."""
         return None
 
+    def processor_settings(self) -> dict[str, dict[str, Any]]:
+        """Every setting of the processors this adapter feeds the model through (image, video
+        and audio processors' configs, e.g. a Qwen-VL video processor's ``max_pixels``; the
+        tokenizer's length and sides), by processor, for ``run.json``: what the model received
+        is then on record, not only the checkpoint's name; ``call``: the keywords each call
+        adds (:attr:`processor_call`). See :func:`processor_settings`."""
+        settings = processor_settings(self)
+        if self.processor_call:
+            settings["call"] = dict(self.processor_call)
+        return settings
+
     def placement_record(self) -> dict[str, Any] | None:
         """This process's share of a spread model and where its layers went, for ``run.json``
         (``None``: the model is whole on ``device``)."""
@@ -237,3 +251,52 @@ def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torc
     if dtype not in names:
         raise ValueError(f"unknown dtype {dtype!r}; choose from 'auto', {sorted(names)}")
     return names[dtype]
+
+
+#: Where processors live on an adapter or on a transformers processor that bundles several.
+_PROCESSOR_PARTS = ("processor", "image_processor", "video_processor", "feature_extractor")
+_TOKENIZER_SETTINGS = ("model_max_length", "padding_side", "truncation_side")
+
+
+def processor_settings(owner: Any) -> dict[str, dict[str, Any]]:
+    """``{"image_processor": {...}, "video_processor": {...}, "tokenizer": {...}}``: the
+    JSON-able settings of every processor ``owner`` holds (directly or inside a bundled
+    ``processor``), each under its attribute name; each setting once, from the object that
+    holds it (a processor's ``to_dict()``; a tokenizer's class, length and padding sides)."""
+    found: dict[str, Any] = {}
+    for part in _PROCESSOR_PARTS:
+        value = getattr(owner, part, None)
+        if value is None:
+            continue
+        for inner in _PROCESSOR_PARTS[1:]:  # a bundled processor's own parts
+            if getattr(value, inner, None) is not None:
+                found.setdefault(inner, getattr(value, inner))
+        if part != "processor" or not any(getattr(value, p, None) for p in _PROCESSOR_PARTS[1:]):
+            found.setdefault(part, value)
+    tokenizer = getattr(owner, "tokenizer", None) or getattr(
+        getattr(owner, "processor", None), "tokenizer", None
+    )
+    settings = {name: _settings(value) for name, value in found.items()}
+    if tokenizer is not None:
+        settings["tokenizer"] = {
+            "class": type(tokenizer).__name__,
+            **{key: getattr(tokenizer, key, None) for key in _TOKENIZER_SETTINGS},
+        }
+    return settings
+
+
+def _settings(processor: Any) -> dict[str, Any]:
+    """A processor's configuration as plain JSON values (its class first)."""
+    import json
+
+    data = processor.to_dict() if hasattr(processor, "to_dict") else {}
+    out: dict[str, Any] = {"class": type(processor).__name__}
+    for key, value in sorted(data.items()):
+        if key.startswith("_"):
+            continue
+        try:
+            json.dumps(value)
+        except (TypeError, ValueError):
+            value = repr(value)
+        out[key] = value
+    return out

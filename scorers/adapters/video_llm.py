@@ -201,6 +201,11 @@ class VideoLLMAdapter(RequestAdapter):
     options = ("reduction",)
     spreads = True
     score_kind = "log_probability"  # the first mode's; each instance sets its own mode's
+    # what model_inputs adds to every processor call (see video_kwargs)
+    processor_call = {
+        "do_sample_frames": False,
+        "video_metadata": "each view's frame timestamps, where known",
+    }
 
     def __init__(
         self,

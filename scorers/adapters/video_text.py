@@ -80,6 +80,8 @@ class VideoTextEncoderAdapter(EmbeddingAdapter):
     fixed_frames: ClassVar[bool] = False
     #: what the score is, recorded with every run
     score_definition: ClassVar[str] = "dot product of the model's video and text embeddings"
+    #: every video goes in as sampled: the processor's own frame sampling is off
+    processor_call: ClassVar[dict[str, Any]] = {"do_sample_frames": False}
 
     def __init__(self, model_id: str, **kwargs: Any):
         super().__init__(model_id, **kwargs)
