@@ -411,6 +411,8 @@ _LATEX = {
     "~": r"\textasciitilde{}",
     "^": r"\textasciicircum{}",
     "—": "--",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
 }
 
 
@@ -483,7 +485,7 @@ def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
     fig, axes = plt.subplots(
         count,
         1,
-        figsize=(7, max(3.0, sum(1.5 + 0.35 * len(r) for r in tables.values()))),
+        figsize=(7, max(3.0, sum(1.0 + 0.25 * len(r) for r in tables.values()))),
         squeeze=False,
     )
     for ax, ((benchmark, task), rows) in zip(axes[:, 0], tables.items()):
@@ -505,16 +507,32 @@ def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
         )
         ax.set_yticks(
             range(len(ordered)),
-            [e.model + ("" if e.ranked else f" ({e.notes})") for e in ordered],
+            [e.model + (f" ({note})" if (note := _plot_note(e)) else "") for e in ordered],
             fontsize=8,
         )
-        ax.set_xlim(0, 104)  # a 100% bar's interval caps stay inside
+        # Room left of 0 (a 0% bar's outline stands clear of the axis) and right of 100 (a
+        # 100% bar's interval caps stay inside).
+        ax.set_xlim(-2, 104)
+        ax.set_xticks(range(0, 101, 20))
         ax.set_title(f"{benchmark} / {task}", fontsize=9)
     axes[-1, 0].set_xlabel("value (%) with 95% CI")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
+
+
+def _plot_note(entry: Entry) -> str:
+    """What the plot adds to an entry's name: its override and incompleteness (a control is
+    in the task's name already)."""
+    return "; ".join(
+        note
+        for note in (
+            f"override: {entry.overrides}" if entry.overrides else "",
+            "" if entry.complete else "incomplete",
+        )
+        if note
+    )
 
 
 def write_leaderboard(

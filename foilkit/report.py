@@ -384,14 +384,31 @@ def bar_plot(
     entry), 95% CI error bars. ``chance``: series -> chance level, drawn as a dashed line per
     level; ``styles``: series -> colour and hatch (default: matplotlib's colours). Every bar is
     outlined, so a 0% bar still shows as a line on the baseline."""
+    plt = _pyplot()
+    count = len(rows) * max(1, len(series)) ** 0.5
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * count + 2), 4))
+    draw_bars(ax, rows, series, chance=chance, styles=styles)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def draw_bars(
+    ax: Any,
+    rows: Sequence[Row],
+    series: Sequence[str],
+    *,
+    chance: Mapping[str, float] | None = None,
+    styles: Mapping[str, BarStyle] | None = None,
+) -> None:
+    """:func:`bar_plot`'s bars, chance lines, axes and legend on the matplotlib axes ``ax``."""
     import numpy as np
 
-    plt = _pyplot()
     labels = [row.label for row in rows]
     width = 0.8 / max(1, len(series))
-    fig, ax = plt.subplots(
-        figsize=(max(5.0, 0.9 * len(labels) * max(1, len(series)) ** 0.5 + 2), 4)
-    )
     x = np.arange(len(labels))
     for index, name in enumerate(series):
         cells = [row.cells.get(name) for row in rows]
@@ -438,13 +455,7 @@ def bar_plot(
     ax.set_ylim(0, Y_TOP)
     ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel("accuracy (%) with 95% CI")
-    ax.set_xlabel(xlabel)
-    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
 
 
 def _chance_lines(ax: Any, chance: Mapping[str, float]) -> None:
