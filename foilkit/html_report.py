@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from foilkit.markdown import p_value_text
+from foilkit.markdown import p_statement
 from foilkit.report import Table
 from foilkit.run import DEFAULT_MIN_COVERAGE, RunFolder, RunResults
 from foilkit.video_paths import (
@@ -643,7 +643,7 @@ def _versus_next(entry: Mapping[str, str]) -> str:
     if not entry["p_value_vs_next"]:
         return ""
     difference, p_value = float(entry["difference_vs_next"]), float(entry["p_value_vs_next"])
-    return f"{difference:+.1f}, p {p_value_text(p_value)}"
+    return f"{difference:+.1f}, {p_statement(p_value)}"
 
 
 def _percent(value: str, low: str, high: str) -> str:

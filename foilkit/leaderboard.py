@@ -34,7 +34,7 @@ from typing import Any
 
 from foilkit.folders import LEADERBOARD, claim_folder
 from foilkit.html_report import write_leaderboard_html
-from foilkit.markdown import markdown_text, p_value_text
+from foilkit.markdown import markdown_text, p_statement
 from foilkit.run import DEFAULT_MIN_COVERAGE, RunResults
 
 CSV_COLUMNS = (
@@ -310,7 +310,7 @@ def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
             test = (
                 ""
                 if e.p_value_vs_next is None
-                else f"{e.difference_vs_next:+.1f}, p {_p(e.p_value_vs_next)}"
+                else f"{e.difference_vs_next:+.1f}, {p_statement(e.p_value_vs_next)}"
             )
             lines.append(
                 f"| {e.rank} | {markdown_text(e.model)} | {e.value:.2f}{ci} | {e.n or ''} "
@@ -318,12 +318,6 @@ def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
             )
         lines.append("")
     return "\n".join(lines)
-
-
-def _p(p_value: float) -> str:
-    """``= 0.132`` or ``< 0.001``."""
-    text = p_value_text(p_value)
-    return text if text.startswith("<") else f"= {text}"
 
 
 @dataclass

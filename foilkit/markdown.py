@@ -46,3 +46,9 @@ def p_value_text(p_value: float) -> str:
     ('0.132', '< 0.001', '1.000')
     """
     return "< 0.001" if p_value < 0.001 else f"{p_value:.3f}"
+
+
+def p_statement(p_value: float) -> str:
+    """``p = 0.132`` or ``p < 0.001`` (:func:`p_value_text`), as a table cell states it."""
+    text = p_value_text(p_value)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"
