@@ -514,9 +514,10 @@ def recall_plot(rows: Sequence[Row], path: Path, *, title: str) -> Path:
 
 # --- several runs side by side --------------------------------------------------------------------
 
-#: Marks around the side-by-side report's headline tables (HTML comments: not shown), which
-#: ``foilkit demo`` prints in the terminal (:func:`headline`).
-HEADLINE_START, HEADLINE_END = "<!-- foilkit:headline -->", "<!-- /foilkit:headline -->"
+#: Marks around the side-by-side report's headline tables, which ``foilkit demo`` prints in the
+#: terminal (:func:`headline`): link reference definitions, which Markdown does not show (and no
+#: ``<`` that could read as HTML).
+HEADLINE_START, HEADLINE_END = '[//]: # "foilkit headline"', '[//]: # "foilkit headline end"'
 
 
 def grouped_order(results: Sequence[RunResults]) -> list[int]:

@@ -13,7 +13,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pytest  # noqa: E402
 
-from builders import get_benchmark  # noqa: E402
+from foilkit.builders import get_benchmark  # noqa: E402
 from foilkit.compare import _test_lines  # noqa: E402
 from foilkit.report import (  # noqa: E402
     Cell,
