@@ -470,8 +470,9 @@ def _blank(value: float | int | None) -> Any:
 
 
 def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
-    """Per task, each model's value with its 95% CI, best at the top; an entry out of the
-    paper's ranking (control, override, incomplete) grey and hatched, its notes by its name."""
+    """Per task, each model's value with its 95% CI, best at the top, the task's chance level
+    dashed; an entry out of the paper's ranking (control, override, incomplete) grey and
+    hatched, its notes by its name."""
     from foilkit.report import _pyplot
 
     plt = _pyplot()
@@ -508,12 +509,41 @@ def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
         # 100% bar's interval caps stay inside).
         ax.set_xlim(-2, 104)
         ax.set_xticks(range(0, 101, 20))
-        ax.set_title(f"{benchmark} / {task}", fontsize=9)
+        level = task_chance(benchmark, task)
+        chance = ""
+        if level is not None:  # over the bars: a bar reaching past it must not hide it
+            ax.axvline(100 * level, color="0.1", linestyle="--", linewidth=1, zorder=3)
+            chance = f" (dashed: chance, {100 * level:g}%)"
+        ax.set_title(f"{benchmark} / {task}{chance}", fontsize=9)
     axes[-1, 0].set_xlabel("value (%) with 95% CI")
     fig.tight_layout()
     fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
+
+
+def task_chance(benchmark: str, task_id: str) -> float | None:
+    """The chance level of a leaderboard task (a fraction; ``None``: none known, e.g. recall, a
+    Hub task foilkit does not define): the chance of the report column its value comes from
+    (:attr:`foilkit.builders.spec.MetricSpec.chance`); a mean task's is its first part's."""
+    from foilkit.builders import BENCHMARKS
+    from foilkit.builders.hub import CONTROLS, hub_tasks
+
+    if benchmark not in BENCHMARKS.names():
+        return None
+    tasks = {t.id: t for control in (None, *CONTROLS) for t in hub_tasks(benchmark, control)}
+    task = tasks.get(task_id)
+    while task is not None and task.mean_of:
+        task = tasks.get(task.mean_of[0])
+    if task is None:
+        return None
+    spec = BENCHMARKS.get(benchmark)
+    for config, _group, key in task.sources:
+        for metric in spec.metrics(config):
+            for label, column_key in metric.columns.items():
+                if column_key == key and label in metric.chance:
+                    return metric.chance[label]
+    return None
 
 
 def _plot_note(entry: Entry) -> str:

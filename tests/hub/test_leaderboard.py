@@ -140,3 +140,22 @@ def test_controls_and_overrides_are_marked_and_left_out_of_the_ranking(
     assert "\\toprule" in latex and "xclip\\_16f \\& co" in latex
     assert "frames 8 -\\textgreater{} 16" in latex
     assert "models × tasks" in (out / "leaderboard.html").read_text()
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "task", "chance"),
+    [
+        ("vitatecs", "direction", 0.5),
+        ("vilma", "average", 0.25),
+        ("contrast_sets", "verb_lm", 0.2),
+        ("rtime", "binary_t2v", 0.5),
+        ("synthetic", "average_reversed", 0.5),
+        ("rtime", "origin_t2v_r1", None),
+        ("not-a-benchmark", "x", None),
+    ],
+)
+def test_each_task_knows_its_chance_level(benchmark: str, task: str, chance: float | None):
+    """The leaderboard plot's chance line: the level of the report column the task reads."""
+    from foilkit.leaderboard import task_chance
+
+    assert task_chance(benchmark, task) == chance
