@@ -298,7 +298,12 @@ def _multiple_choice(rows: Mapping[str, Any]) -> dict[str, Any]:
     return {"scores": scores, "labels": [int(label) for label in rows["label"]]}
 
 
-MULTIPLE_CHOICE = MetricSpec("multiple_choice_accuracy", _multiple_choice, {"accuracy": "accuracy"})
+MULTIPLE_CHOICE = MetricSpec(
+    "multiple_choice_accuracy",
+    _multiple_choice,
+    {"accuracy": "accuracy"},
+    chance={"accuracy": 0.2},  # one of five endings
+)
 
 BENCHMARK = Benchmark.of_builder(
     "contrast_sets",

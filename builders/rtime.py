@@ -296,6 +296,7 @@ BINARY = MetricSpec(
     _binary_blocks,
     {"T2V": "t2v_accuracy", "V2T": "v2t_accuracy"},
     per_group=False,
+    chance={"T2V": 0.5, "V2T": 0.5},  # a video and its reversal: a coin flip
 )
 
 BENCHMARK = Benchmark.of_builder(

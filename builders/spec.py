@@ -44,6 +44,9 @@ class MetricSpec:
         options: keyword options (tie policy, ...); ``score_kind`` is added from the run.
         matrix: computed from the scorer's retrieval matrix (``foilkit.score_matrix``).
         per_group: also computed on each group's items (the table's rows).
+        chance: report column label -> the value a random guess scores on average (a fraction;
+            the plots' chance line). A column without one (retrieval recall, whose chance
+            depends on the pool size) gets no line.
     """
 
     metric: str
@@ -52,6 +55,7 @@ class MetricSpec:
     options: Mapping[str, Any] = field(default_factory=dict)
     matrix: bool = False
     per_group: bool = True
+    chance: Mapping[str, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -157,5 +161,9 @@ def subset_columns(
 #: VITATECS' scripts: caption > counterfactual (a tie counts as wrong); several aspects: their
 #: mean (Table 3 "Avg."). Also the synthetic benchmark's metric, which is VITATECS-style.
 PAIRWISE_STRICT = MetricSpec(
-    "pairwise_foil_accuracy", aspect_inputs, {"accuracy": "macro_accuracy"}, {"ties": "strict"}
+    "pairwise_foil_accuracy",
+    aspect_inputs,
+    {"accuracy": "macro_accuracy"},
+    {"ties": "strict"},
+    chance={"accuracy": 0.5},  # one counterfactual per caption: a coin flip
 )

@@ -439,11 +439,14 @@ def _proficiency(rows: Mapping[str, Any]) -> dict[str, Any]:
 #: (random baseline, Situation Awareness T: 37.96 is the item-weighted mean of 34.42 over 704 items
 #: and 50.00 over 207, not their mean 42.2; CLIP, Change of State T: 55.2 is the subtest mean).
 SUBTEST_MEAN_TESTS = frozenset({"change_of_state"})
+#: A random guess: 50% on the proficiency test and on the main test (one foil each), 25% on both.
+VILMA_CHANCE = {"P": 0.5, "T": 0.5, "P+T": 0.25}
 POOLED = MetricSpec(
     "proficiency_combined_accuracy",
     _proficiency,
     {"P": "proficiency_accuracy", "T": "main_accuracy", "P+T": "combined_accuracy"},
     {"ties": "first"},  # ViLMA's argmax over [caption, foils]
+    chance=VILMA_CHANCE,
 )
 SUBTEST_MEAN = MetricSpec(
     "proficiency_combined_accuracy",
@@ -454,6 +457,7 @@ SUBTEST_MEAN = MetricSpec(
         "P+T": "macro_combined_accuracy",
     },
     {"ties": "first"},
+    chance=VILMA_CHANCE,
 )
 
 BENCHMARK = Benchmark.of_builder(

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.builders.spec import Benchmark, MetricSpec, subset_columns
-from foilkit.markdown import markdown_text
+from foilkit.markdown import markdown_text, p_value_text
 from foilkit.run import RunFolder, RunResults
 
 
@@ -166,7 +166,19 @@ def _test_lines(tests: Mapping[str, Any]) -> list[str]:
                     )
                     lines.append(
                         f"| {markdown_text(config)} | {metric} | {markdown_text(scope)} | {name} "
-                        f"| {entry.get('statistic', '')} "
-                        f"| {entry.get('p_value', '')} | {shown} |"
+                        f"| {_number(entry.get('statistic'))} "
+                        f"| {_p_value(entry.get('p_value'))} | {shown} |"
                     )
     return lines
+
+
+def _number(value: Any) -> str:
+    """A test statistic to two decimals (empty when absent)."""
+    if value is None:
+        return ""
+    return str(int(value)) if float(value).is_integer() else f"{float(value):.2f}"
+
+
+def _p_value(value: Any) -> str:
+    """A p-value as :func:`foilkit.markdown.p_value_text` prints it (empty when absent)."""
+    return "" if value is None else p_value_text(float(value))

@@ -1,7 +1,7 @@
 """``report.html``: one self-contained page per run (or side by side) with an item browser.
 
 The page needs no network: the paper-layout tables come from :func:`foilkit.report.run_table`
-(side by side: :func:`foilkit.report.side_by_side_table`), the plots the markdown report wrote
+(side by side: :func:`foilkit.report.runs_tables`), the plots the markdown report wrote
 are inlined as base64 PNGs, and the items travel as JSON inside the page, rendered a page at a
 time by a small script. Each item shows the caption and every foil with its score, the outcome
 (``correct``, ``wrong``, ``tied``: the caption's best competitor scored the same, ``error``:
@@ -34,6 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foilkit.markdown import p_statement
 from foilkit.report import Table
 from foilkit.run import DEFAULT_MIN_COVERAGE, RunFolder, RunResults
 from foilkit.video_paths import (
@@ -325,14 +326,20 @@ def make_thumbnails(
 
 
 def table_html(table: Table) -> str:
-    """A :class:`foilkit.report.Table` as an HTML table (the markdown report's cells and text)."""
+    """A :class:`foilkit.report.Table` as an HTML table (the markdown report's cells and text;
+    its caption, when it has one, above it)."""
     tied = any(row.tied_text() for row in table.rows)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in [table.row_label, *table.columns, "n"])
+    counted = any(row.n is not None for row in table.rows)
+    head = "".join(
+        f"<th>{html.escape(c)}</th>"
+        for c in [table.row_label, *table.columns, *(["n"] if counted else [])]
+    )
     head += "<th>tied</th>" if tied else ""
     body = []
     for row in table.rows:
         cells = [row.cells[c].text() if c in row.cells else "—" for c in table.columns]
-        cells.append("" if row.n is None else str(row.n))
+        if counted:
+            cells.append("" if row.n is None else str(row.n))
         if tied:
             cells.append(row.tied_text())
         body.append(
@@ -340,8 +347,10 @@ def table_html(table: Table) -> str:
             + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
             + "</tr>"
         )
+    caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
     return (
-        f"<table class='paper'><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        f"<table class='paper'>{caption}<thead><tr>{head}</tr></thead>"
+        f"<tbody>{''.join(body)}</tbody></table>"
     )
 
 
@@ -512,7 +521,7 @@ def write_side_by_side_html(
         SIDE_BY_SIDE_PLOT,
         _unique_labels,
         run_table,
-        side_by_side_table,
+        runs_tables,
         tie_note,
         tied_kinds,
     )
@@ -521,7 +530,7 @@ def write_side_by_side_html(
         results = [RunResults.load(run_dir) for run_dir in run_dirs]
     tables = [run_table(r) for r in results]
     labels = _unique_labels([r.label for r in results])
-    merged = side_by_side_table(tables, labels)
+    side = runs_tables(tables, labels)
     items = [
         item
         for run, (d, r) in enumerate(zip(run_dirs, results, strict=True))
@@ -543,14 +552,23 @@ def write_side_by_side_html(
             for label, r, d in zip(labels, results, run_dirs, strict=True)
         ),
     ]
-    notes = [tie_note(results[0], kinds, per_run=True).replace("`", "")] if kinds else []
+    notes = (
+        [
+            tie_note(
+                results[0],
+                kinds,
+            ).replace("`", "")
+        ]
+        if kinds
+        else []
+    )
     out = Path(out_dir)
     label = results[0].spec.group_label
     data = _browser_data(items, results, labels, thumbs, label, disagreeing)
     page = render_page(
         title=title,
         header=header,
-        tables=[merged, coverage_html(list(zip(labels, results, strict=True)))],
+        tables=[*side, coverage_html(list(zip(labels, results, strict=True)))],
         notes=notes,
         plots=sorted(out.glob(f"{SIDE_BY_SIDE_PLOT}*.png")),
         data=data,
@@ -571,7 +589,7 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
     tasks: dict[tuple[str, str], list[dict[str, str]]] = {}
     for row in rows:
         tasks.setdefault((row["benchmark"], row["task"]), []).append(row)
-    tables = []
+    tables = _wide_html(out / "leaderboard_wide.csv")
     for (benchmark, task), entries in tasks.items():
         body = "".join(
             "<tr>"
@@ -584,6 +602,7 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
                     e["n"],
                     _coverage(e),
                     _versus_next(e),
+                    _notes(e),
                     e["source"],
                 )
             )
@@ -599,6 +618,7 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
                 "n",
                 "coverage",
                 "vs next (difference, p)",
+                "notes",
                 "source",
             )
         )
@@ -627,6 +647,40 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
     return path
 
 
+def _wide_html(path: Path) -> list[str]:
+    """The models × tasks tables of ``leaderboard_wide.csv`` (none when it is absent), a
+    benchmark's empty task columns left out."""
+    import csv
+
+    if not path.is_file():
+        return []
+    with path.open(newline="", encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    tables = []
+    for benchmark in dict.fromkeys(row["benchmark"] for row in rows):
+        mine = [row for row in rows if row["benchmark"] == benchmark]
+        columns = [c for c in mine[0] if c != "benchmark" and any(row[c] for row in mine)]
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
+        body = "".join(
+            "<tr>" + "".join(f"<td>{html.escape(row[c])}</td>" for c in columns) + "</tr>"
+            for row in mine
+        )
+        tables.append(
+            f"<h3>{html.escape(benchmark)}: models × tasks</h3><table class='paper ranked'>"
+            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        )
+    return tables
+
+
+def _notes(entry: Mapping[str, str]) -> str:
+    """A leaderboard row's control and override (CSVs from before them have neither)."""
+    parts = [
+        f"control: {entry['control']}" if entry.get("control") else "",
+        f"override: {entry['overrides']}" if entry.get("overrides") else "",
+    ]
+    return "; ".join(part for part in parts if part)
+
+
 def _coverage(entry: Mapping[str, str]) -> str:
     """A leaderboard row's ``scored / rows``, marked when incomplete (CSVs from before coverage
     have none)."""
@@ -643,7 +697,7 @@ def _versus_next(entry: Mapping[str, str]) -> str:
     if not entry["p_value_vs_next"]:
         return ""
     difference, p_value = float(entry["difference_vs_next"]), float(entry["p_value_vs_next"])
-    return f"{difference:+.1f}, p={p_value:.3g}"
+    return f"{difference:+.1f}, {p_statement(p_value)}"
 
 
 def _percent(value: str, low: str, high: str) -> str:

@@ -9,8 +9,17 @@ task's items (:func:`foilkit.compare.compare_runs`: the same items, paired by id
 the gap is real. Retrieval recall and averaged tasks have no per-item pairing: no test. Hub
 entries (``HfApi.get_dataset_leaderboard``) carry a value only: they are ranked alongside.
 
-Writes ``leaderboard.md`` (one ranked table per benchmark task), ``leaderboard.csv`` (one row
-per model and task) and ``leaderboard.png`` (per task, each model's value with its 95% CI).
+A run under a temporal control reports the control's own tasks (``direction_reversed``): it is
+never ranked against models on the paper's task. A run whose scoring protocol the user
+overrode (``--frames 16`` where the protocol says 8) is marked and ranked below every run that
+follows the protocol, as an incomplete run is ranked below complete ones.
+
+Writes, per benchmark, the wide table first: a row per run, a column per paper task and their
+``mean``, ranked by the mean; runs under controls, overridden or incomplete runs are marked and
+left out of that ranking (:func:`wide_tables`). Then one ranked table per task. Files:
+``leaderboard.md``, ``leaderboard.csv`` (one row per model and task), ``leaderboard_wide.csv``,
+``leaderboard.tex`` (the wide tables, booktabs), ``leaderboard.html`` and ``leaderboard.png``
+(per task, each model's value with its 95% CI).
 """
 
 from __future__ import annotations
@@ -25,7 +34,7 @@ from typing import Any
 
 from foilkit.folders import LEADERBOARD, claim_folder
 from foilkit.html_report import write_leaderboard_html
-from foilkit.markdown import markdown_text
+from foilkit.markdown import markdown_text, p_statement
 from foilkit.run import DEFAULT_MIN_COVERAGE, RunResults
 
 CSV_COLUMNS = (
@@ -40,6 +49,8 @@ CSV_COLUMNS = (
     "coverage_scored",
     "coverage_rows",
     "complete",
+    "control",
+    "overrides",
     "p_value_vs_next",
     "difference_vs_next",
     "source",
@@ -69,6 +80,29 @@ class Entry:
     rows: int | None = None
     #: whether the rows scored reach the leaderboard's minimum coverage (set by :func:`rank`)
     complete: bool = True
+    #: the temporal control the run scored under (``None``: none, or not known)
+    control: str | None = None
+    #: the protocol settings the user overrode, in words (``frames 8 -> 16``; empty: none)
+    overrides: str = ""
+
+    @property
+    def ranked(self) -> bool:
+        """Whether the entry ranks among the paper's results: complete, no control, no
+        override."""
+        return self.complete and self.control is None and not self.overrides
+
+    @property
+    def notes(self) -> str:
+        """Why the entry is not ranked among the paper's results (empty: it is)."""
+        return "; ".join(
+            note
+            for note in (
+                f"control: {self.control}" if self.control else "",
+                f"override: {self.overrides}" if self.overrides else "",
+                "" if self.complete else "incomplete",
+            )
+            if note
+        )
 
     @property
     def coverage(self) -> str:
@@ -107,9 +141,24 @@ def local_entries(run_dirs: Sequence[str | os.PathLike]) -> list[Entry]:
                     key,
                     scored=scored,
                     rows=rows,
+                    control=results.control,
+                    overrides=_overrides(results),
                 )
             )
     return entries
+
+
+def _overrides(results: RunResults) -> str:
+    """The protocol settings the user overrode in ``results``, in words (empty: none)."""
+    from foilkit.scorers.protocols import setting_label
+
+    protocol = results.protocol
+    if protocol is None or not protocol.overrides:
+        return ""
+    return ", ".join(
+        f"{setting_label(name)} {value['protocol']} -> {value['given']}"
+        for name, value in protocol.overrides.items()
+    )
 
 
 def _task_coverage(
@@ -158,7 +207,8 @@ def rank(
 
     A run that scored fewer of the task's rows than ``min_coverage`` (or none) is marked
     incomplete and ranked below every complete one, whatever its value: a value over two rows
-    is no result.
+    is no result. A run with a protocol override ranks below every run that follows the
+    protocol.
     """
     tables: dict[tuple[str, str], list[Entry]] = {}
     for entry in entries:
@@ -167,7 +217,7 @@ def rank(
         tables.setdefault((entry.benchmark, entry.task), []).append(entry)
     comparisons: dict[tuple[Path, Path], Mapping[str, Any] | None] = {}
     for rows in tables.values():
-        rows.sort(key=lambda e: (not e.complete, -e.value))
+        rows.sort(key=lambda e: (not e.complete, bool(e.overrides), -e.value))
         for position, entry in enumerate(rows, start=1):
             entry.rank = position
         for upper, lower in itertools.pairwise(rows):
@@ -224,30 +274,167 @@ def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
             "Values in percent with 95% bootstrap CIs. *vs next*: this model minus the next one "
             "down on the same items (paired bootstrap) and the exact McNemar p-value. *coverage*: "
             "rows scored / rows in the task; a run below the minimum is marked incomplete and "
-            "ranked below every complete run."
+            "ranked below every complete run. *notes*: a run under a temporal control (its own "
+            "tasks, never the paper's) or with a protocol override (ranked below the runs that "
+            "follow the protocol)."
         ),
         "",
     ]
+    for wide in wide_tables(tables):
+        lines += [
+            f"## {markdown_text(wide.benchmark)}: models × tasks",
+            "",
+            (
+                "Ranked by *mean* (of the paper's tasks); runs under a temporal control, with a "
+                "protocol override or incomplete are listed after, unranked, their notes saying "
+                "why. Values in percent."
+            ),
+            "",
+            "| " + " | ".join(markdown_text(c) for c in wide.header) + " |",
+            "|" + "|".join("---:" if c in wide.numeric else "---" for c in wide.header) + "|",
+            *("| " + " | ".join(markdown_text(c) for c in row) + " |" for row in wide.rows),
+            "",
+        ]
     for (benchmark, task), rows in tables.items():
         lines += [
             f"## {markdown_text(benchmark)} / {markdown_text(task)}",
             "",
-            "| rank | model | value [95% CI] | n | coverage | vs next (difference, p) | source |",
-            "|---:|---|---|---:|---|---|---|",
+            (
+                "| rank | model | value [95% CI] | n | coverage | vs next (difference, p) "
+                "| notes | source |"
+            ),
+            "|---:|---|---|---:|---|---|---|---|",
         ]
         for e in rows:
             ci = f" [{e.ci[0]:.1f}, {e.ci[1]:.1f}]" if e.ci else ""
             test = (
                 ""
                 if e.p_value_vs_next is None
-                else f"{e.difference_vs_next:+.1f}, p={e.p_value_vs_next:.3g}"
+                else f"{e.difference_vs_next:+.1f}, {p_statement(e.p_value_vs_next)}"
             )
             lines.append(
                 f"| {e.rank} | {markdown_text(e.model)} | {e.value:.2f}{ci} | {e.n or ''} "
-                f"| {e.coverage} | {test} | {markdown_text(e.source)} |"
+                f"| {e.coverage} | {test} | {markdown_text(e.notes)} | {markdown_text(e.source)} |"
             )
         lines.append("")
     return "\n".join(lines)
+
+
+@dataclass
+class WideTable:
+    """One benchmark's models × tasks table, as text cells (every export renders it)."""
+
+    benchmark: str
+    header: list[str]
+    rows: list[list[str]]
+    numeric: frozenset[str]
+
+
+def wide_tables(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> list[WideTable]:
+    """Per benchmark: a row per run (a local run folder, or a Hub model), a column per task of
+    the paper (a control run's ``direction_reversed`` under ``direction``) and ``mean``, the mean
+    of the tasks that are no mean themselves, when the run has them all. Rows of
+    :attr:`Entry.ranked` runs come first, ranked by mean; the others follow, unranked, with their
+    notes."""
+    from foilkit.builders.hub import hub_tasks
+
+    by_benchmark: dict[str, dict[tuple[str, str], dict[str, Entry]]] = {}
+    for (benchmark, _task), entries in tables.items():
+        for e in entries:
+            task = e.task.removesuffix(f"_{e.control}") if e.control else e.task
+            run = by_benchmark.setdefault(benchmark, {}).setdefault((e.source, e.model), {})
+            run[task] = e
+    result = []
+    for benchmark, runs in by_benchmark.items():
+        known = hub_tasks(benchmark)
+        means = {task.id for task in known if task.mean_of}
+        present = {task for run in runs.values() for task in run}
+        tasks = [t.id for t in known if t.id in present] + sorted(present - {t.id for t in known})
+        parts = [task for task in tasks if task not in means]
+        rows = []
+        for run in runs.values():
+            values = [run[task].value for task in parts if task in run]
+            mean = sum(values) / len(values) if values and len(values) == len(parts) else None
+            first = next(iter(run.values()))
+            ranked = all(e.ranked for e in run.values())
+            notes = "; ".join(dict.fromkeys(e.notes for e in run.values() if e.notes))
+            rows.append((ranked, mean, first, notes, run))
+        rows.sort(key=lambda r: (not r[0], r[1] is None, -(r[1] or 0.0)))
+        header = ["rank", "model", *tasks, "mean", "notes"]
+        cells = []
+        position = 0
+        for ranked, mean, first, notes, run in rows:
+            position += ranked
+            cells.append(
+                [
+                    str(position) if ranked else "—",
+                    first.model,
+                    *(f"{run[task].value:.1f}" if task in run else "—" for task in tasks),
+                    "—" if mean is None else f"{mean:.1f}",
+                    notes,
+                ]
+            )
+        result.append(WideTable(benchmark, header, cells, frozenset([*tasks, "mean", "rank"])))
+    return result
+
+
+def write_wide_csv(wide: Sequence[WideTable], path: Path) -> Path:
+    """``leaderboard_wide.csv``: the wide tables, a ``benchmark`` column first (a task column a
+    benchmark lacks is empty)."""
+    columns = list(dict.fromkeys(c for table in wide for c in table.header))
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["benchmark", *columns])
+        for table in wide:
+            for row in table.rows:
+                cells = dict(zip(table.header, row, strict=True))
+                writer.writerow([table.benchmark, *(cells.get(c, "") for c in columns)])
+    return path
+
+
+#: LaTeX's special characters and how text writes them.
+_LATEX = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "—": "--",
+    "<": r"\textless{}",
+    ">": r"\textgreater{}",
+}
+
+
+def latex_text(value: object) -> str:
+    """``value`` as literal LaTeX text (model ids and task names hold ``_``, ``#``, ``&``)."""
+    return "".join(_LATEX.get(char, char) for char in str(value))
+
+
+def write_latex(wide: Sequence[WideTable], path: Path) -> Path:
+    """``leaderboard.tex``: each wide table as a ``booktabs`` tabular, ready for a paper."""
+    parts = [
+        "% foilkit leaderboard: models x tasks (values in percent); needs \\usepackage{booktabs}",
+    ]
+    for table in wide:
+        spec = "".join("r" if c in table.numeric else "l" for c in table.header)
+        parts += [
+            f"% {latex_text(table.benchmark)}",
+            f"\\begin{{tabular}}{{{spec}}}",
+            "\\toprule",
+            " & ".join(latex_text(c) for c in table.header) + " \\\\",
+            "\\midrule",
+            *(" & ".join(latex_text(c) for c in row) + " \\\\" for row in table.rows),
+            "\\bottomrule",
+            "\\end{tabular}",
+            "",
+        ]
+    path.write_text("\n".join(parts), encoding="utf-8")
+    return path
 
 
 def write_csv(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
@@ -268,6 +455,8 @@ def write_csv(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> 
                         _blank(e.scored),
                         _blank(e.rows),
                         e.complete,
+                        e.control or "",
+                        e.overrides,
                         _blank(e.p_value_vs_next),
                         _blank(e.difference_vs_next),
                         e.source,
@@ -281,7 +470,9 @@ def _blank(value: float | int | None) -> Any:
 
 
 def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
-    """Per task, each model's value with its 95% CI, best at the top."""
+    """Per task, each model's value with its 95% CI, best at the top, the task's chance level
+    dashed; an entry out of the paper's ranking (control, override, incomplete) grey and
+    hatched, its notes by its name."""
     from foilkit.report import _pyplot
 
     plt = _pyplot()
@@ -289,7 +480,7 @@ def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
     fig, axes = plt.subplots(
         count,
         1,
-        figsize=(7, max(3.0, sum(1.5 + 0.35 * len(r) for r in tables.values()))),
+        figsize=(7, max(3.0, sum(1.0 + 0.25 * len(r) for r in tables.values()))),
         squeeze=False,
     )
     for ax, ((benchmark, task), rows) in zip(axes[:, 0], tables.items()):
@@ -299,15 +490,73 @@ def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
             [e.value - e.ci[0] if e.ci else 0.0 for e in ordered],
             [e.ci[1] - e.value if e.ci else 0.0 for e in ordered],
         ]
-        ax.barh(range(len(ordered)), values, xerr=errors, capsize=3, color="tab:blue")
-        ax.set_yticks(range(len(ordered)), [e.model for e in ordered], fontsize=8)
-        ax.set_xlim(0, 100)
-        ax.set_title(f"{benchmark} / {task}", fontsize=9)
+        ax.barh(
+            range(len(ordered)),
+            values,
+            xerr=errors,
+            capsize=3,
+            color=["tab:blue" if e.ranked else "0.8" for e in ordered],
+            hatch=["" if e.ranked else "//" for e in ordered],
+            edgecolor="0.15",
+            linewidth=0.6,
+        )
+        ax.set_yticks(
+            range(len(ordered)),
+            [e.model + (f" ({note})" if (note := _plot_note(e)) else "") for e in ordered],
+            fontsize=8,
+        )
+        # Room left of 0 (a 0% bar's outline stands clear of the axis) and right of 100 (a
+        # 100% bar's interval caps stay inside).
+        ax.set_xlim(-2, 104)
+        ax.set_xticks(range(0, 101, 20))
+        level = task_chance(benchmark, task)
+        chance = ""
+        if level is not None:  # over the bars: a bar reaching past it must not hide it
+            ax.axvline(100 * level, color="0.1", linestyle="--", linewidth=1, zorder=3)
+            chance = f" (dashed: chance, {100 * level:g}%)"
+        ax.set_title(f"{benchmark} / {task}{chance}", fontsize=9)
     axes[-1, 0].set_xlabel("value (%) with 95% CI")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=90)
     plt.close(fig)
     return path
+
+
+def task_chance(benchmark: str, task_id: str) -> float | None:
+    """The chance level of a leaderboard task (a fraction; ``None``: none known, e.g. recall, a
+    Hub task foilkit does not define): the chance of the report column its value comes from
+    (:attr:`foilkit.builders.spec.MetricSpec.chance`); a mean task's is its first part's."""
+    from foilkit.builders import BENCHMARKS
+    from foilkit.builders.hub import CONTROLS, hub_tasks
+
+    if benchmark not in BENCHMARKS.names():
+        return None
+    tasks = {t.id: t for control in (None, *CONTROLS) for t in hub_tasks(benchmark, control)}
+    task = tasks.get(task_id)
+    while task is not None and task.mean_of:
+        task = tasks.get(task.mean_of[0])
+    if task is None:
+        return None
+    spec = BENCHMARKS.get(benchmark)
+    for config, _group, key in task.sources:
+        for metric in spec.metrics(config):
+            for label, column_key in metric.columns.items():
+                if column_key == key and label in metric.chance:
+                    return metric.chance[label]
+    return None
+
+
+def _plot_note(entry: Entry) -> str:
+    """What the plot adds to an entry's name: its override and incompleteness (a control is
+    in the task's name already)."""
+    return "; ".join(
+        note
+        for note in (
+            f"override: {entry.overrides}" if entry.overrides else "",
+            "" if entry.complete else "incomplete",
+        )
+        if note
+    )
 
 
 def write_leaderboard(
@@ -319,8 +568,8 @@ def write_leaderboard(
     min_coverage: float = DEFAULT_MIN_COVERAGE,
 ) -> Path:
     """Rank ``run_dirs`` (and the Hub leaderboards of ``hub``: (dataset id, benchmark) pairs);
-    write ``leaderboard.md``, ``.csv`` and ``.png`` into ``out_dir``; returns the markdown's
-    path."""
+    write ``leaderboard.md``, ``.csv``, ``_wide.csv``, ``.tex``, ``.html`` and ``.png`` into
+    ``out_dir``; returns the markdown's path."""
     entries = local_entries(run_dirs)
     for dataset_id, benchmark in hub:
         entries += hub_entries(dataset_id, benchmark)
@@ -329,6 +578,9 @@ def write_leaderboard(
     tables = rank(entries, n_resamples=n_resamples, min_coverage=min_coverage)
     out = claim_folder(out_dir, LEADERBOARD)  # new, empty or foilkit's (foilkit.folders)
     write_csv(tables, out / "leaderboard.csv")
+    wide = wide_tables(tables)
+    write_wide_csv(wide, out / "leaderboard_wide.csv")
+    write_latex(wide, out / "leaderboard.tex")
     plot(tables, out / "leaderboard.png")
     report = out / "leaderboard.md"
     report.write_text(markdown(tables), encoding="utf-8")

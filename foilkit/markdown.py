@@ -37,3 +37,18 @@ def markdown_code(value: object) -> str:
     :func:`markdown_text`."""
     text = _BREAKS.sub(" ", str(value))
     return markdown_text(text) if re.search(r"[`|]", text) else f"`{text}`"
+
+
+def p_value_text(p_value: float) -> str:
+    """A p-value as a paper prints it: three decimals, ``< 0.001`` below that.
+
+    >>> p_value_text(0.13151225170378977), p_value_text(0.00004), p_value_text(1.0)
+    ('0.132', '< 0.001', '1.000')
+    """
+    return "< 0.001" if p_value < 0.001 else f"{p_value:.3f}"
+
+
+def p_statement(p_value: float) -> str:
+    """``p = 0.132`` or ``p < 0.001`` (:func:`p_value_text`), as a table cell states it."""
+    text = p_value_text(p_value)
+    return f"p {text}" if text.startswith("<") else f"p = {text}"

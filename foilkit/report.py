@@ -9,7 +9,12 @@ its bootstrap confidence interval. The same tables feed:
   (VITATECS aspects; ViLMA P vs T vs P+T; contrast sets; RTime-Binary), ``recall.png``
   R@K curves (RTime);
 - side-by-side reports of several runs (``foilkit compare``; the demo's models under the
-  temporal controls): one column per run, bars grouped by row.
+  temporal controls): one table per reported number with the runs as rows, each model followed
+  by its runs under temporal controls (:func:`runs_tables`), as a paper's table reads; bars
+  grouped by the paper's rows, one colour per model, its controls lighter and hatched.
+
+Plots draw the chance level of each column (:attr:`builders.spec.MetricSpec.chance`), keep a
+0% bar visible (outlined) and a 100% bar's interval caps inside the axes.
 
 All numbers are shown in percent. Labels, model ids, group names and folders are user strings:
 the Markdown shows them through :mod:`foilkit.markdown`, as typed.
@@ -71,11 +76,10 @@ class Row:
     cells: dict[str, Cell] = field(default_factory=dict)
     n: int | None = None
     tied: dict[str, int] = field(default_factory=dict)  # TIE_COUNTS label -> count
-    tied_by_run: list[str] = field(default_factory=list)  # side by side: each run's tied_text
+    #: a config's overall row (or its lone group's): the run's headline numbers
+    overall: bool = False
 
     def tied_text(self) -> str:
-        if self.tied_by_run:
-            return " / ".join(self.tied_by_run)
         return ", ".join(f"{label} {count}".strip() for label, count in self.tied.items())
 
 
@@ -87,6 +91,10 @@ class Table:
     row_label: str
     columns: list[str]
     rows: list[Row]
+    #: column -> chance level (a fraction; :attr:`builders.spec.MetricSpec.chance`)
+    chance: dict[str, float] = field(default_factory=dict)
+    #: what the table shows, above it (side-by-side tables: the reported number)
+    caption: str = ""
 
 
 def cell(result: Mapping[str, Any], key: str) -> Cell | None:
@@ -108,6 +116,7 @@ def run_table(results: RunResults) -> Table:
     """
     benchmark = results.spec
     columns: list[str] = []
+    chance: dict[str, float] = {}
     rows: dict[tuple[str, str], Row] = {}
     overall_rows: dict[str, Row] = {}  # config -> its overall row (a lone group's row is one)
     several = len(results.configs) > 1
@@ -115,6 +124,7 @@ def run_table(results: RunResults) -> Table:
         for metric in benchmark.metrics(config):
             computed = entry.metrics[metric.metric]
             columns += [label for label in metric.columns if label not in columns]
+            chance.update(metric.chance)
             groups = computed.groups or {}
             scopes = list(groups.items())
             if len(groups) != 1:
@@ -127,12 +137,13 @@ def run_table(results: RunResults) -> Table:
                     {tie: int(result[key]) for key, tie in TIE_COUNTS.items() if key in result}
                 )
             overall_rows[config] = rows[(config, scopes[-1][0])]
+            overall_rows[config].overall = True
     row_label = benchmark.group_label if benchmark.group_column else "task"
     table_rows = list(rows.values())
     summarised = [overall_rows.get(config) for config in benchmark.all_configs]
     if benchmark.summary and len(summarised) > 1 and all(summarised):
         table_rows.append(summary_row(benchmark.summary, summarised))
-    return Table(f"{results.title}: {results.label}", row_label, columns, table_rows)
+    return Table(f"{results.title}: {results.label}", row_label, columns, table_rows, chance)
 
 
 def summary_row(label: str, rows: Sequence[Row]) -> Row:
@@ -156,20 +167,23 @@ def _cells(columns: Mapping[str, str], result: Mapping[str, Any]) -> dict[str, C
 
 
 def markdown_table(table: Table) -> str:
-    """The table in GitHub markdown; a missing cell is an em dash. ``n`` and, where the metrics
-    count them, ``tied`` (items a tie decided) close each row."""
+    """The table in GitHub markdown; a missing cell is an em dash. ``n`` (where rows count their
+    items) and ``tied`` (where the metrics count items a tie decided) close each row."""
     tied = any(row.tied_text() for row in table.rows)
+    counted = any(row.n is not None for row in table.rows)
     header = (
         f"| {markdown_text(table.row_label)} | "
         + " | ".join(markdown_text(column) for column in table.columns)
-        + " | n |"
+        + " |"
+        + (" n |" if counted else "")
         + (" tied |" if tied else "")
     )
-    rule = "|---|" + "---:|" * (len(table.columns) + 1 + tied)
+    rule = "|---|" + "---:|" * (len(table.columns) + counted + tied)
     lines = [header, rule]
     for row in table.rows:
         cells = [row.cells[c].text() if c in row.cells else "—" for c in table.columns]
-        cells.append("" if row.n is None else str(row.n))
+        if counted:
+            cells.append("" if row.n is None else str(row.n))
         if tied:
             cells.append(row.tied_text())
         lines.append(f"| {markdown_text(row.label)} | " + " | ".join(cells) + " |")
@@ -181,9 +195,9 @@ def tied_kinds(tables: Sequence[Table]) -> set[str]:
     return {label for table in tables for row in table.rows for label in row.tied}
 
 
-def tie_note(results: RunResults, kinds: set[str], *, per_run: bool = False) -> str:
+def tie_note(results: RunResults, kinds: set[str]) -> str:
     """The line under a table with a ``tied`` column (``kinds``: the ``TIE_COUNTS`` labels it
-    shows; ``per_run``: a side-by-side table, one count per run): what was counted, and how each
+    shows): what was counted, and how each
     metric of the run credited a tie (the policy the run recorded)."""
     from foilkit.metrics import tie_meanings
 
@@ -193,8 +207,6 @@ def tie_note(results: RunResults, kinds: set[str], *, per_run: bool = False) -> 
         for name, policy in results.tie_policies().items()
     )
     parts = ["tied: items whose true text and a foil scored the same"]
-    if per_run:
-        parts[0] += " (one count per run, in the runs' order)"
     if kinds & {"T", "P"}:
         parts.append("T/P: in ViLMA's main and proficiency tests")
     if kinds & {"T2V", "V2T"}:
@@ -218,6 +230,7 @@ def write_run_report(results: RunResults, out_dir: str | os.PathLike) -> Path:
                 folder.plot("accuracy"),
                 title=table.title,
                 xlabel=table.row_label,
+                chance=table.chance,
             )
         )
     if any(RECALL_COLUMN.match(c) for c in table.columns):
@@ -343,19 +356,59 @@ def _pyplot():
     return plt
 
 
+#: Hatches of the runs under temporal controls, in the order the controls first appear.
+CONTROL_HATCHES = ("//", "..", "xx", "\\\\", "++", "oo")
+#: Room above 100% so a full bar's interval caps stay inside the axes.
+Y_TOP = 108
+
+
+@dataclass(frozen=True)
+class BarStyle:
+    """How one series of bars is drawn: its colour and hatch (``""``: none)."""
+
+    color: Any
+    hatch: str = ""
+
+
 def bar_plot(
-    rows: Sequence[Row], series: Sequence[str], path: Path, *, title: str, xlabel: str
+    rows: Sequence[Row],
+    series: Sequence[str],
+    path: Path,
+    *,
+    title: str,
+    xlabel: str,
+    chance: Mapping[str, float] | None = None,
+    styles: Mapping[str, BarStyle] | None = None,
 ) -> Path:
-    """Grouped bars: one group per row label, one bar per column in ``series``, 95% CI error
-    bars."""
+    """Grouped bars: one group per row label, one bar per column in ``series`` (its legend
+    entry), 95% CI error bars. ``chance``: series -> chance level, drawn as a dashed line per
+    level; ``styles``: series -> colour and hatch (default: matplotlib's colours). Every bar is
+    outlined, so a 0% bar still shows as a line on the baseline."""
+    plt = _pyplot()
+    count = len(rows) * max(1, len(series)) ** 0.5
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.9 * count + 2), 4))
+    draw_bars(ax, rows, series, chance=chance, styles=styles)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def draw_bars(
+    ax: Any,
+    rows: Sequence[Row],
+    series: Sequence[str],
+    *,
+    chance: Mapping[str, float] | None = None,
+    styles: Mapping[str, BarStyle] | None = None,
+) -> None:
+    """:func:`bar_plot`'s bars, chance lines, axes and legend on the matplotlib axes ``ax``."""
     import numpy as np
 
-    plt = _pyplot()
     labels = [row.label for row in rows]
     width = 0.8 / max(1, len(series))
-    fig, ax = plt.subplots(
-        figsize=(max(5.0, 0.9 * len(labels) * max(1, len(series)) ** 0.5 + 2), 4)
-    )
     x = np.arange(len(labels))
     for index, name in enumerate(series):
         cells = [row.cells.get(name) for row in rows]
@@ -368,29 +421,59 @@ def bar_plot(
                 for c in cells
             ]
         ).T
-        ax.bar(
+        style = (styles or {}).get(name)
+        color = style.color if style else f"C{index % 10}"
+        bars = ax.bar(
             x + (index - (len(series) - 1) / 2) * width,
             values,
             width,
             yerr=errors,
             capsize=3,
             label=name,
+            color=color,
+            hatch=style.hatch if style else "",
+            edgecolor="0.15",
+            linewidth=0.6,
+            error_kw={"elinewidth": 0.8, "ecolor": "0.2"},
         )
+        for bar, value in zip(bars, values, strict=True):
+            if value == 0:  # no area: a thick outline on the baseline marks it
+                ax.plot(
+                    [bar.get_x(), bar.get_x() + bar.get_width()],
+                    [0.6, 0.6],
+                    color="0.15",
+                    linewidth=2.5,
+                    solid_capstyle="butt",
+                )
+    _chance_lines(ax, {name: level for name, level in (chance or {}).items() if name in series})
     ax.set_xticks(
         x,
         labels,
         rotation=30 if len(labels) > 4 else 0,
         ha="right" if len(labels) > 4 else "center",
     )
-    ax.set_ylim(0, 100)
+    ax.set_ylim(0, Y_TOP)
+    ax.set_yticks(range(0, 101, 20))
     ax.set_ylabel("accuracy (%) with 95% CI")
-    ax.set_xlabel(xlabel)
-    ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+
+
+def _chance_lines(ax: Any, chance: Mapping[str, float]) -> None:
+    """One dashed line per chance level of ``chance`` (series -> level), in the legend as
+    ``chance (50%)``, or ``chance P, T (50%)`` when the series' levels differ."""
+    levels: dict[float, list[str]] = {}
+    for name, level in chance.items():
+        levels.setdefault(level, []).append(name)
+    for level, names in levels.items():
+        which = "" if len(levels) == 1 else " " + ", ".join(names)
+        ax.axhline(
+            100 * level,
+            color="0.3",
+            linestyle="--",
+            linewidth=1,
+            zorder=0.5,
+            label=f"chance{which} ({100 * level:g}%)",
+        )
 
 
 def recall_plot(rows: Sequence[Row], path: Path, *, title: str) -> Path:
@@ -431,6 +514,42 @@ def recall_plot(rows: Sequence[Row], path: Path, *, title: str) -> Path:
 
 # --- several runs side by side --------------------------------------------------------------------
 
+#: Marks around the side-by-side report's headline tables, which ``foilkit demo`` prints in the
+#: terminal (:func:`headline`): link reference definitions, which Markdown does not show (and no
+#: ``<`` that could read as HTML).
+HEADLINE_START, HEADLINE_END = '[//]: # "foilkit headline"', '[//]: # "foilkit headline end"'
+
+
+def grouped_order(results: Sequence[RunResults]) -> list[int]:
+    """Positions of ``results``, each model's runs together, where the model first appears: its
+    run without a temporal control first, then its controlled runs in the given order."""
+    first: dict[str, int] = {}
+    for position, result in enumerate(results):
+        first.setdefault(result.model, position)
+    return sorted(
+        range(len(results)),
+        key=lambda i: (first[results[i].model], results[i].control is not None, i),
+    )
+
+
+def run_styles(results: Sequence[RunResults], labels: Sequence[str]) -> dict[str, BarStyle]:
+    """Run label -> bar style: one colour per model; a run under a temporal control in a lighter
+    shade of its model's colour, hatched per control."""
+    from matplotlib import colors
+
+    models = list(dict.fromkeys(r.model for r in results))
+    controls = list(dict.fromkeys(r.control for r in results if r.control))
+    styles = {}
+    for label, result in zip(labels, results, strict=True):
+        base = colors.to_rgb(f"C{models.index(result.model) % 10}")
+        if result.control is None:
+            styles[label] = BarStyle(base)
+        else:
+            light = tuple(0.55 * channel + 0.45 for channel in base)
+            hatch = CONTROL_HATCHES[controls.index(result.control) % len(CONTROL_HATCHES)]
+            styles[label] = BarStyle(light, hatch)
+    return styles
+
 
 def aligned_rows(tables: Sequence[Table]) -> list[tuple[str, str]]:
     """(config, row label) keys present in every table, in the first table's order."""
@@ -441,21 +560,68 @@ def aligned_rows(tables: Sequence[Table]) -> list[tuple[str, str]]:
     return [key for key in keys if key in common]
 
 
-def side_by_side_table(tables: Sequence[Table], labels: Sequence[str]) -> Table:
-    """One table with a column ``"<run label>: <column>"`` per run and column, rows aligned."""
+def _group_names(keys: Sequence[tuple[str, str]]) -> list[str]:
+    """A column name per aligned row: its label, ``config: label`` where labels repeat."""
+    counts: dict[str, int] = {}
+    for _, label in keys:
+        counts[label] = counts.get(label, 0) + 1
+    return [label if counts[label] == 1 else f"{config}: {label}" for config, label in keys]
+
+
+def column_by_group(tables: Sequence[Table], labels: Sequence[str], column: str) -> list[Row]:
+    """One reported number of several runs: a row per aligned row of the paper's table (its
+    ``n``), a cell per run label."""
     keys = aligned_rows(tables)
-    columns = [f"{label}: {column}" for column in tables[0].columns for label in labels]
     rows = []
-    for config, label in keys:
-        merged = Row(label, config)
+    for (config, label), name in zip(keys, _group_names(keys), strict=True):
+        merged = Row(name, config)
         for table, run_label in zip(tables, labels, strict=True):
             source = next(row for row in table.rows if (row.config, row.label) == (config, label))
             merged.n = source.n
-            for column, value in source.cells.items():
-                merged.cells[f"{run_label}: {column}"] = value
-            merged.tied_by_run.append(source.tied_text() or "—")
+            if column in source.cells:
+                merged.cells[run_label] = source.cells[column]
         rows.append(merged)
-    return Table(" vs ".join(labels), tables[0].row_label, columns, rows)
+    return rows
+
+
+def runs_tables(tables: Sequence[Table], labels: Sequence[str]) -> list[Table]:
+    """Side by side, as a paper's table: per reported number (``accuracy``; ``P+T``) a table with
+    a row per run (in the given order), a column per row of the paper's table (``n`` in its
+    header), ``tied`` the run's ties over its configs, and a last row ``chance`` where the
+    number has a chance level."""
+    result = []
+    for column in tables[0].columns:
+        groups = column_by_group(tables, labels, column)
+        if not any(group.cells for group in groups):
+            continue
+        names = [
+            group.label if group.n is None else f"{group.label} (n={group.n})" for group in groups
+        ]
+        rows = []
+        for table, run_label in zip(tables, labels, strict=True):
+            row = Row(run_label, "")
+            for group, name in zip(groups, names, strict=True):
+                if run_label in group.cells:
+                    row.cells[name] = group.cells[run_label]
+            for source in table.rows:
+                if source.overall:
+                    for kind, count in source.tied.items():
+                        row.tied[kind] = row.tied.get(kind, 0) + count
+            rows.append(row)
+        level = tables[0].chance.get(column)
+        if level is not None:
+            rows.append(Row("chance", "", {name: Cell(level) for name in names}))
+        result.append(Table(column, "run", names, rows, caption=column))
+    return result
+
+
+def headline(report: str | os.PathLike) -> str:
+    """The headline tables of a side-by-side ``report.md`` (between its headline marks)."""
+    text = Path(report).read_text(encoding="utf-8")
+    start, end = text.find(HEADLINE_START), text.find(HEADLINE_END)
+    if start < 0 or end < 0:
+        return ""
+    return text[start + len(HEADLINE_START) : end].strip()
 
 
 def write_side_by_side(
@@ -465,14 +631,19 @@ def write_side_by_side(
     title: str,
     extra: Sequence[str] = (),
 ) -> Path:
-    """``report.md`` and ``side_by_side_<column>.png`` comparing several runs of one benchmark."""
-    results = [RunResults.load(run_dir) for run_dir in run_dirs]
-    benchmarks = {r.benchmark for r in results}
+    """``report.md`` and ``side_by_side_<column>.png`` comparing several runs of one benchmark,
+    each model's runs together (:func:`grouped_order`)."""
+    loaded = [RunResults.load(run_dir) for run_dir in run_dirs]
+    benchmarks = {r.benchmark for r in loaded}
     if len(benchmarks) != 1:
         raise ValueError(f"runs of different benchmarks cannot be compared: {sorted(benchmarks)}")
+    order = grouped_order(loaded)
+    results = [loaded[i] for i in order]
+    run_dirs = [run_dirs[i] for i in order]
     tables = [run_table(r) for r in results]
     labels = _unique_labels([r.label for r in results])
-    merged = side_by_side_table(tables, labels)
+    side = runs_tables(tables, labels)
+    styles = run_styles(results, labels)
     tie_kinds = tied_kinds(tables)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -481,21 +652,25 @@ def write_side_by_side(
         if RECALL_COLUMN.match(column) and not column.endswith("R@1"):
             continue
         safe = re.sub(r"[^A-Za-z0-9]+", "_", column).strip("_").lower()
+        level = tables[0].chance.get(column)
         plots.append(
             bar_plot(
-                merged.rows,
-                [f"{label}: {column}" for label in labels],
+                column_by_group(tables, labels, column),
+                labels,
                 out / f"{SIDE_BY_SIDE_PLOT}{safe}.png",
                 title=f"{title}: {column}",
-                xlabel=merged.row_label,
+                xlabel=tables[0].row_label,
+                chance=None if level is None else dict.fromkeys(labels, level),
+                styles=styles,
             )
         )
+    several = len(side) > 1
     lines = [
         f"# {markdown_text(title)}",
         "",
         (
             f"Benchmark **{results[0].title}** ({results[0].paper_table}). Values in %; brackets: "
-            "95% bootstrap confidence interval."
+            "95% bootstrap confidence interval; *chance*: a random guess."
         ),
         "",
         "| run | model | control | folder |",
@@ -506,9 +681,19 @@ def write_side_by_side(
             for label, r, d in zip(labels, results, run_dirs, strict=True)
         ),
         "",
-        markdown_table(merged),
+        HEADLINE_START,
+        *(
+            line
+            for table in side
+            for line in (
+                *([f"### {markdown_text(table.caption)}", ""] if several else []),
+                markdown_table(table),
+                "",
+            )
+        ),
+        HEADLINE_END,
         "",
-        *([tie_note(results[0], tie_kinds, per_run=True), ""] if tie_kinds else []),
+        *([tie_note(results[0], tie_kinds), ""] if tie_kinds else []),
         *extra,
         "",
         *(f"![{plot.stem}]({plot.name})" for plot in plots),

@@ -6,6 +6,7 @@ import argparse
 
 from foilkit.cli.options import add_bootstrap
 from foilkit.demo import DEMO_CONTROLS, DEMO_MODELS, run_demo
+from foilkit.report import headline
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -55,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         finetune=not args.no_finetune,
     )
+    print(headline(report))  # the result the demo exists to show, here in the terminal
+    print()
     print(f"report: {report}")
     print(f"plots:  {', '.join(str(p) for p in sorted(report.parent.glob('*.png')))}")
     return 0

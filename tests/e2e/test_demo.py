@@ -107,31 +107,22 @@ def test_controls_are_applied_to_the_frames(demo_dir: Path):
 
 
 def test_side_by_side_report_shows_every_run_and_plot(demo_dir: Path, is_png):
+    """Issue 30: a row per run (not a column per run and a ``tied`` cell stacking one count per
+    run), each model's runs together, the control-free run first; the aspects as columns with
+    their item counts; a ``chance`` row last."""
     report = (demo_dir / "report.md").read_text()
-    header = next(line for line in report.splitlines() if line.startswith("| aspect |"))
-    for model in DEMO_MODELS:
-        for control in DEMO_CONTROLS:
-            label = model if control is None else f"{model} ({control})"
-            assert f"{label}: accuracy" in header
-    assert (
-        len(
-            [
-                line
-                for line in report.splitlines()
-                if line.startswith(("| direction", "| order", "| speed"))
-            ]
-        )
-        == 3
+    lines = report.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("| run | direction"))
+    assert lines[start] == (
+        "| run | direction (n=16) | order (n=12) | speed (n=8) | all (n=36) | tied |"
     )
-    # the tied column: each run's count of items a tie decided, in the runs' order
-    tied = [
-        json.loads((_run_dir(demo_dir, model, control) / "results.json").read_text())["configs"][
-            "all"
-        ]["metrics"]["pairwise_foil_accuracy"]["overall"]["n_tied"]
-        for model, control in RUNS + FINETUNE_RUNS
-    ]
-    overall = next(line for line in report.splitlines() if line.startswith("| all |"))
-    assert overall.endswith(" | " + " / ".join(map(str, tied)) + " |")
+    runs = RUNS + FINETUNE_RUNS
+    body = lines[start + 2 : start + 3 + len(runs)]
+    for line, (model, control) in zip(body, runs, strict=False):
+        results = json.loads((_run_dir(demo_dir, model, control) / "results.json").read_text())
+        tied = results["configs"]["all"]["metrics"]["pairwise_foil_accuracy"]["overall"]["n_tied"]
+        assert line.startswith(f"| {results['label']} | ") and line.endswith(f" | {tied} |")
+    assert body[-1] == "| chance | 50.0 | 50.0 | 50.0 | 50.0 |  |"
     plots = sorted(demo_dir.glob("*.png"))
     assert [p.name for p in plots] == ["side_by_side_accuracy.png"]
     assert all(is_png(p) for p in plots)

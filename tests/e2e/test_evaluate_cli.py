@@ -87,7 +87,10 @@ def test_compare_an_order_invariant_model_with_its_reversed_frames(
         assert test["bootstrap"]["difference"] == pytest.approx(0.0)
     report = (out / "report.md").read_text()
     assert (
-        "## Paired tests" in report and "| clip: accuracy | clip (reversed): accuracy |" in report
+        "## Paired tests" in report
+        and "| run | direction (n=16) | order (n=12) | speed (n=8) | all (n=36) |" in report
+        and "\n| clip | " in report
+        and "\n| clip (reversed) | " in report
     )
     assert is_png(out / "side_by_side_accuracy.png")
 

@@ -16,7 +16,7 @@ import pytest
 pytestmark = pytest.mark.slow
 
 
-def _demo(tmp_path: Path, *extra: str) -> list[str]:
+def _run_demo(tmp_path: Path, *extra: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "FOILKIT_TINY_MODELS": str(tmp_path / "tiny-models")}  # builds them anew
     argv = [
         sys.executable,
@@ -34,7 +34,11 @@ def _demo(tmp_path: Path, *extra: str) -> list[str]:
     ]
     done = subprocess.run(argv, check=False, capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
-    return done.stderr.splitlines()
+    return done
+
+
+def _demo(tmp_path: Path, *extra: str) -> list[str]:
+    return _run_demo(tmp_path, *extra).stderr.splitlines()
 
 
 def test_not_a_terminal_one_line_per_phase(tmp_path: Path):
@@ -50,3 +54,18 @@ def test_not_a_terminal_one_line_per_phase(tmp_path: Path):
 
 def test_no_progress_is_silent(tmp_path: Path):
     assert _demo(tmp_path, "--no-progress", "--no-controls") == []
+
+
+def test_the_demo_prints_its_headline_table(tmp_path: Path):
+    """Issue 30: the demo used to end with ``report: runs/demo/report.md``; the result it exists
+    to show is now in the terminal: a row per run, each model before its controls, and chance."""
+    lines = _run_demo(tmp_path, "--no-progress").stdout.splitlines()
+    assert lines[0] == "| run | direction (n=16) | order (n=12) | speed (n=8) | all (n=36) | tied |"
+    assert [line.split(" | ")[0] for line in lines[2:6]] == [
+        "| clip",
+        "| clip (reversed)",
+        "| clip (shuffled)",
+        "| chance",
+    ]
+    assert lines[5] == "| chance | 50.0 | 50.0 | 50.0 | 50.0 |  |"
+    assert lines[-2].startswith("report: ")

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import csv
 import json
+import re
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -35,7 +37,8 @@ def test_ranks_the_demo_runs_per_task(demo_runs: Path, tmp_path: Path):
     overall = computed["configs"]["all"]["metrics"]["pairwise_foil_accuracy"]["overall"]
     assert float(by_model["xclip"]["value"]) == round(100 * overall["macro_accuracy"], 2)
     markdown = (tmp_path / "leaderboard.md").read_text()
-    assert "## synthetic / direction" in markdown and "p=" in markdown
+    assert "## synthetic / direction" in markdown
+    assert re.search(r"p (= \d\.\d{3}|< 0\.001) \|", markdown)  # rounded, not 0.13151225170378977
     assert (tmp_path / "leaderboard.png").read_bytes()[:4] == b"\x89PNG"
 
 
@@ -79,3 +82,80 @@ def test_no_runs_is_an_error(tmp_path: Path):
 
     with pytest.raises(ValueError, match="no leaderboard task value"):
         write_leaderboard([], tmp_path)
+
+
+def _variant(source: Path, target: Path, **changes) -> Path:
+    """A copy of run folder ``source`` whose ``results.json`` says ``changes`` (label, control,
+    protocol overrides): the run as a controlled or overridden run would have recorded it."""
+    shutil.copytree(source, target)
+    data = json.loads((target / "results.json").read_text())
+    overrides = changes.pop("overrides", None)
+    data.update(changes)
+    if overrides is not None:
+        data["protocol"]["overrides"] = overrides
+    (target / "results.json").write_text(json.dumps(data))
+    return target
+
+
+def test_controls_and_overrides_are_marked_and_left_out_of_the_ranking(
+    demo_runs: Path, tmp_path: Path
+):
+    reversed_run = _variant(
+        demo_runs / "xclip", tmp_path / "xclip-reversed", label="xclip", control="reversed"
+    )
+    overridden = _variant(
+        demo_runs / "xclip",
+        tmp_path / "xclip-16",
+        label="xclip_16f & co",
+        overrides={"num_frames": {"protocol": 8, "given": 16}},
+    )
+    runs = [demo_runs / "clip", demo_runs / "xclip", reversed_run, overridden]
+    out = tmp_path / "board"
+    argv = ["leaderboard", *map(str, runs), "--out", str(out), "--n-resamples", "20"]
+    assert main(argv) == 0
+    # Per task: the control run is on its own task, never ranked as a second "xclip"; the
+    # overridden run ranks below both protocol runs even where its value ties the leader's.
+    rows = list(csv.DictReader((out / "leaderboard.csv").open()))
+    direction = [row for row in rows if row["task"] == "direction"]
+    assert [row["model"] for row in direction][-1] == "xclip_16f & co"
+    assert [row["model"] for row in direction].count("xclip") == 1
+    assert direction[-1]["overrides"] == "frames 8 -> 16"
+    controlled = [row for row in rows if row["task"] == "direction_reversed"]
+    assert [(row["model"], row["control"]) for row in controlled] == [("xclip", "reversed")]
+    # The wide table: a row per run, a column per task and the mean; only the two protocol runs
+    # ranked, the others marked.
+    wide = list(csv.DictReader((out / "leaderboard_wide.csv").open()))
+    assert [row["rank"] for row in wide] == ["1", "2", "—", "—"]
+    assert sorted(row["model"] for row in wide[:2]) == ["clip", "xclip"]
+    notes = {row["notes"] for row in wide[2:]}
+    assert notes == {"control: reversed", "override: frames 8 -> 16"}
+    top = wide[0]
+    parts = [float(top[task]) for task in ("direction", "order", "speed")]
+    assert float(top["mean"]) == pytest.approx(sum(parts) / 3, abs=0.051)
+    assert float(wide[0]["mean"]) >= float(wide[1]["mean"])
+    markdown = (out / "leaderboard.md").read_text()
+    assert "## synthetic: models × tasks" in markdown
+    assert "| rank | model | direction | order | speed | average | mean | notes |" in markdown
+    latex = (out / "leaderboard.tex").read_text()
+    assert "\\toprule" in latex and "xclip\\_16f \\& co" in latex
+    assert "frames 8 -\\textgreater{} 16" in latex
+    assert "models × tasks" in (out / "leaderboard.html").read_text()
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "task", "chance"),
+    [
+        ("vitatecs", "direction", 0.5),
+        ("vilma", "average", 0.25),
+        ("contrast_sets", "verb_lm", 0.2),
+        ("rtime", "binary_t2v", 0.5),
+        ("synthetic", "average_reversed", 0.5),
+        ("rtime", "origin_t2v_r1", None),
+        ("not-a-benchmark", "x", None),
+    ],
+)
+def test_each_task_knows_its_chance_level(benchmark: str, task: str, chance: float | None):
+    """The leaderboard plot's chance line: the level of the report column the task reads."""
+    from foilkit.leaderboard import task_chance
+
+    assert task_chance(benchmark, task) == chance

@@ -179,7 +179,9 @@ def test_a_leaderboard_folder_gets_its_page(tmp_path: Path):
     assert main(["report", str(tmp_path)]) == 0
     text = (tmp_path / "leaderboard.html").read_text(encoding="utf-8")
     assert (
-        "vitatecs / direction" in text and "61.50 [58.0, 65.0]" in text and "+4.5, p=0.02" in text
+        "vitatecs / direction" in text
+        and "61.50 [58.0, 65.0]" in text
+        and "+4.5, p = 0.020" in text
     )
     assert "&lt;b&gt;xclip&lt;/b&gt;" in text and "data:image/png;base64," in text
     assert 'id="report-data"' not in text  # no item browser: the runs are of several benchmarks
