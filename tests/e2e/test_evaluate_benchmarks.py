@@ -161,6 +161,8 @@ def test_vilma_with_a_video_llm_in_likelihood_mode(
         str(shared_data / name),
         "--on-missing",
         "skip",
+        "--min-coverage",  # two videos of the config on purpose: coverage is not the point here
+        "0",
         "--out",
         str(run_dir),
         "--n-resamples",

@@ -14,6 +14,7 @@ from upstream_formats import FILES, RTIME, TSV_HEADER, VILMA, VITATECS
 import foilkit
 from foilkit.builders.annotations import AnnotationError
 from foilkit.builders.videos import VideoPathError
+from foilkit.errors import LOW_COVERAGE_EXIT
 from foilkit.scorers.plan import make_plan
 
 
@@ -319,7 +320,7 @@ def test_score_cli_confines_a_saved_dataset_to_repeated_video_roots(
     argv = ["score", "--model", tiny_clip, "--dataset", str(saved), "--out", str(out)]
     argv += ["--video-root", str(two_roots["first"]), "--video-root", str(two_roots["second"])]
     argv += ["--num-workers", "0", "--no-progress", "--cache-dir", str(tmp_path / "cache")]
-    assert main(argv) == 0
+    assert main(argv) == LOW_COVERAGE_EXIT  # the refused rows leave it below --min-coverage
     rows = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
     order = [row_id for row_id, _, _ in _rows(two_roots)]
     _check_scored(sorted(rows, key=lambda row: order.index(row["id"])), two_roots, opened)
@@ -344,7 +345,8 @@ def test_without_a_video_root_a_local_dataset_folder_is_its_own_root(
     scoring_dataset(rows).to_parquet(str(folder / "test.parquet"), batch_size=100)
     out = tmp_path / "run"
     argv = ["score", "--model", tiny_clip, "--dataset", str(folder), "--out", str(out)]
-    assert main([*argv, "--num-workers", "0", "--no-progress", "--no-cache"]) == 0
+    # one row of two refused: written all the same, and below --min-coverage
+    assert main([*argv, "--num-workers", "0", "--no-progress", "--no-cache"]) == LOW_COVERAGE_EXIT
     scored = [json.loads(line) for line in (out / "scores.jsonl").read_text().splitlines()]
     errors = {row["id"]: row["error"] for row in scored}
     assert errors["own"] is None
