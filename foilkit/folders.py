@@ -56,14 +56,18 @@ class FolderKind:
     """A kind of folder foilkit writes.
 
     ``entries``: the top-level names (``fnmatch`` patterns) foilkit writes there, which
-    :func:`replace_folder` may delete. ``legacy``: whether a folder of this kind written before
-    folders were marked is one (it tells by the kind's own record file); ``None``: every such
-    folder predates nothing (a new kind), so an unmarked folder is never taken.
+    :func:`replace_folder` may delete; ``subfolders``: the kind of folder an entry that is a
+    folder must be (carrying that kind's mark) to be deleted, for a kind whose entries are folders
+    of another kind (``None``: any entry that matches). ``legacy``: whether a folder of this
+    kind written before folders were marked is one (it tells by the kind's own record file);
+    ``None``: every such folder predates nothing (a new kind), so an unmarked folder is never
+    taken.
     """
 
     name: str
     entries: tuple[str, ...]
     legacy: Callable[[Path], bool] | None = None
+    subfolders: FolderKind | None = None
 
     def owns(self, name: str) -> bool:
         """Whether ``name`` (a top-level entry) is one this kind writes."""
@@ -77,6 +81,14 @@ RUN = FolderKind(
     "evaluation run",
     ("results.json", "report.md", "report.html", "*.png", "scores", "scoring"),
     legacy=lambda root: _json_with(root / "results.json", "benchmark"),
+)
+#: ``foilkit evaluate --tasks``'s folder: one run folder per benchmark (``vitatecs/``, ...), each a
+#: marked :data:`RUN` folder of its own, and the invocation's summary; replacing this folder
+#: deletes a sub-folder only when it carries a run folder's mark (see :func:`replace_folder`).
+TASKS = FolderKind(
+    "multi-benchmark evaluation",
+    ("summary.md", "summary.json", "*"),
+    subfolders=RUN,
 )
 #: ``foilkit score``'s output folder (``run.json``, ``scores.jsonl``, the per-process shards).
 SCORES = FolderKind(
@@ -146,6 +158,7 @@ KINDS = {
     kind.name: kind
     for kind in (
         RUN,
+        TASKS,
         SCORES,
         FINETUNE,
         DRY_RUN,
@@ -220,6 +233,17 @@ def claim_folder(root: str | os.PathLike, kind: FolderKind) -> Path:
     return root
 
 
+def _replaceable(entry: Path, kind: FolderKind) -> bool:
+    """Whether :func:`replace_folder` deletes ``entry`` of a ``kind`` folder: one of its entries
+    and, where the kind's entries are folders of another kind, a name it writes or such a folder
+    (a folder carrying that kind's mark), never a user's file that merely matches a pattern."""
+    if entry.name == MARK_FILE or not kind.owns(entry.name):
+        return False
+    if kind.subfolders is None or entry.name in kind.entries:
+        return True
+    return entry.is_dir() and not entry.is_symlink() and folder_kind(entry) == kind.subfolders.name
+
+
 def replace_folder(root: str | os.PathLike, kind: FolderKind) -> Path:
     """:func:`claim_folder`, then delete what a ``kind`` folder holds of foilkit's (its
     ``entries``), leaving every other file in it; returns the folder, ready to be written anew.
@@ -229,7 +253,7 @@ def replace_folder(root: str | os.PathLike, kind: FolderKind) -> Path:
     """
     root = claim_folder(root, kind)
     for entry in sorted(root.iterdir()):
-        if entry.name == MARK_FILE or not kind.owns(entry.name):
+        if not _replaceable(entry, kind):
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.rmtree(entry)

@@ -3,14 +3,21 @@
 Takes every scoring flag of ``foilkit score`` (the same parser setup), plus the benchmark,
 its config(s), the video root and the bootstrap; works under ``accelerate launch -m foilkit
 evaluate`` as ``foilkit score`` does.
+
+``--tasks vitatecs/direction,vilma`` evaluates several benchmarks in one invocation: one run
+folder per benchmark under ``--out`` and a summary beside them (:mod:`foilkit.evaluation_tasks`).
+There ``--video-root NAME=DIR`` gives one benchmark its videos and a plain ``--video-root DIR``
+and ``--annotations DIR`` hold one sub-folder per benchmark (``DIR/vitatecs/``, ...).
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foilkit.errors import UserError
 from foilkit.run import RESULTS_FILE, UNITS
 
 if TYPE_CHECKING:
@@ -34,13 +41,32 @@ def configure(parser: argparse.ArgumentParser) -> None:
                 "several: --config a,b or --config a --config b; `foilkit benchmarks` lists them)"
             )
         if action.dest == "out":
-            action.help = "the run folder: results.json, report.md, plots, scores/<config>.parquet"
+            action.help = (
+                "the run folder: results.json, report.md, plots, scores/<config>.parquet (with "
+                "--tasks: one such folder per benchmark, <out>/<benchmark>/, and summary.md, "
+                "summary.json)"
+            )
         if action.dest == "benchmark":
-            action.required = True
-            action.help = "the benchmark to evaluate"
+            action.help = "the benchmark to evaluate (or several: --tasks)"
+        if action.dest == "video_root":
+            action.help += (
+                "; with --tasks: NAME=DIR for benchmark NAME (repeatable), or one DIR holding a "
+                "sub-folder per benchmark (DIR/vitatecs/, ...)"
+            )
         if action.dest == "matrix":  # chosen per benchmark; passing it is an error (see run)
             action.help = argparse.SUPPRESS
     evaluation = parser.add_argument_group("evaluation")
+    evaluation.add_argument(
+        "--tasks",
+        action="extend",
+        type=task_items,
+        metavar="BENCHMARK[/CONFIG][,...]",
+        help="several benchmarks in one invocation, instead of --benchmark/--config: "
+        "benchmark/config items (a benchmark alone: its default set, as --config all), "
+        "comma-separated or repeated, each kept once in order; one run folder per benchmark "
+        "under --out, and summary.md/summary.json there (--annotations: a folder with a "
+        "sub-folder per benchmark)",
+    )
     # --video-root (the scoring flags') is the one name; --videos stays accepted, unlisted.
     evaluation.add_argument("--videos", dest="video_root", action="append", help=argparse.SUPPRESS)
     add_build_source(evaluation)
@@ -70,6 +96,13 @@ def run(args: argparse.Namespace) -> int:
     if args.matrix:
         raise SystemExit(
             "foilkit evaluate: --matrix is chosen per benchmark (RTime Origin/Hard); do not pass it"
+        )
+    if args.tasks is not None:
+        return run_tasks(args)
+    if args.benchmark is None:
+        raise UserError(
+            "name the benchmark: --benchmark NAME [--config ...], or several: "
+            "--tasks vitatecs/direction,vilma"
         )
     trackers = check_trackers(args.log_with)  # before any work: a typo costs no run
     result = evaluate(
@@ -132,3 +165,136 @@ def summary(results: RunResults, run_dir: Path, report: Path, status: int) -> di
             for name, entry in results.configs.items()
         },
     }
+
+
+def task_items(text: str) -> list[str]:
+    """``--tasks``: ``a/x,b`` -> ``["a/x", "b"]``; an empty item (``a,,b``, ``a,``) is a usage
+    error (the names are checked against the benchmarks once all are given)."""
+    items = [item.strip() for item in text.split(",")]
+    if not all(items):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} has an empty item: write --tasks vitatecs/direction,vilma"
+        )
+    return items
+
+
+def run_tasks(args: argparse.Namespace) -> int:
+    """``foilkit evaluate --tasks``: one run per benchmark under ``--out``, then the summary; the
+    exit status is the worst of the runs' (3 when one is below ``--min-coverage``)."""
+    from foilkit.cli.options import coverage_status, print_json
+    from foilkit.cli.score import score_options
+    from foilkit.evaluation import EVALUATE_SETS
+    from foilkit.evaluation_tasks import SUMMARY_MD, evaluate_tasks, parse_tasks
+    from foilkit.tracking import check_trackers, log_evaluation, tracking_dir
+
+    clash = [
+        flag
+        for flag, value in (("--benchmark", args.benchmark), ("--config", args.configs))
+        if value
+    ]
+    if clash:
+        raise UserError(
+            f"--tasks names the benchmarks and their configs; drop "
+            f"{' and '.join(clash)} (e.g. --tasks vitatecs/direction,vilma/change_of_state)"
+        )
+    tasks = parse_tasks(args.tasks)
+    videos = task_video_roots(args.video_root, tasks)
+    annotations = {
+        name: None if args.annotations is None else sub_folder(args.annotations, name)
+        for name in tasks
+    }
+    trackers = check_trackers(args.log_with)
+    runs = evaluate_tasks(
+        tasks,
+        args.model,
+        out_dir=args.out,
+        videos=videos,
+        annotations=annotations,
+        min_coverage=args.min_coverage,
+        overwrite=args.overwrite,
+        resume=args.resume,
+        dataset=args.dataset,
+        limit=args.limit,
+        on_missing=args.on_missing,
+        split=args.split,
+        n_resamples=args.n_resamples,
+        bootstrap_seed=args.bootstrap_seed,
+        label=args.label,
+        score_options=score_options(args, leave=EVALUATE_SETS),
+        command_line=getattr(args, "command_line", None),
+    )
+    if any(run.results is None for run in runs):  # not the main process: it scored its share
+        return 0
+    summaries = []
+    for run in runs:
+        log_evaluation(
+            run.results,
+            trackers,
+            tracking_dir(run.run_dir, args.tracking_dir),
+            project="foilkit-evaluate",
+        )
+        coverages = {
+            name: entry.coverage
+            for name, entry in run.results.configs.items()
+            if entry.coverage is not None
+        }
+        status = coverage_status("evaluate", coverages, args.min_coverage, str(run.run_dir))
+        summaries.append(summary(run.results, run.run_dir, run.report, status))
+    status = max(entry["status"] for entry in summaries)
+    overview = Path(args.out) / SUMMARY_MD
+    if args.json:
+        print_json(
+            {"command": "evaluate", "status": status, "summary": str(overview), "runs": summaries}
+        )
+    else:
+        for entry in summaries:
+            print(f"report: {entry['report']}")
+        print(f"summary: {overview}")
+    return status
+
+
+def task_video_roots(
+    given: list[str] | None, tasks: Mapping[str, object]
+) -> dict[str, Path | None]:
+    """Each benchmark's video root under ``--tasks``: ``--video-root NAME=DIR`` names benchmark
+    NAME's (once each); a plain ``--video-root DIR`` (one at most) holds a sub-folder per
+    benchmark, ``DIR/NAME``, for the benchmarks not named; a benchmark with neither has none."""
+    from foilkit.builders import BENCHMARKS
+
+    own: dict[str, Path] = {}
+    parents: list[str] = []
+    for text in given or []:
+        name, sep, folder = text.partition("=")
+        if not (sep and name in BENCHMARKS.names()):
+            parents.append(text)
+        elif name not in tasks:
+            raise UserError(
+                f"--video-root {text}: {name} is not one of --tasks ({', '.join(tasks)})"
+            )
+        elif name in own:
+            raise UserError(f"--video-root names {name}'s folder twice: pass {name}=DIR once")
+        else:
+            own[name] = Path(folder).expanduser()
+    if len(parents) > 1:
+        raise UserError(
+            f"--video-root with --tasks takes NAME=DIR per benchmark, or one folder holding a "
+            f"sub-folder per benchmark; got {len(parents)} folders: {' '.join(parents)} (write "
+            f"--video-root {next(iter(tasks))}=DIR ...)"
+        )
+    return {
+        name: own.get(name) or (sub_folder(parents[0], name, "--video-root") if parents else None)
+        for name in tasks
+    }
+
+
+def sub_folder(parent: str, name: str, flag: str = "--annotations") -> Path:
+    """``parent/name``, benchmark ``name``'s folder in a folder of one sub-folder per benchmark
+    (``flag`` given ``parent`` under ``--tasks``); a missing one is a :class:`UserError`."""
+    folder = Path(parent).expanduser() / name
+    if not folder.is_dir():
+        fix = f" or --video-root {name}=DIR" if flag == "--video-root" else ""
+        raise UserError(
+            f"{flag} {parent}: no folder {folder} for {name}; with --tasks it holds one "
+            f"sub-folder per benchmark (lay out {folder}/{fix})"
+        )
+    return folder

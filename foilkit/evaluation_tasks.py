@@ -1,0 +1,239 @@
+"""Several benchmarks in one ``foilkit evaluate`` (``--tasks vitatecs/direction,vilma``).
+
+A run folder holds one benchmark (:class:`foilkit.run.RunResults` has one ``benchmark``, and
+``report``, ``compare``, ``leaderboard`` and ``push-results`` read one run folder per benchmark),
+so several benchmarks make one *invocation*, not one run: under the parent folder ``out_dir``
+each benchmark gets its own normal run folder, ``<out_dir>/<benchmark>/``, written by
+:func:`foilkit.evaluation.evaluate`, and the invocation's summary (``summary.md``,
+``summary.json``: each run's headline numbers, coverage and exit status) sits beside them. The
+parent folder is a :data:`foilkit.folders.TASKS` folder.
+
+The model is loaded by each config's scoring, as in a one-benchmark run: once per config, so
+once per benchmark and config here too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from foilkit.builders import BENCHMARKS, get_benchmark
+from foilkit.errors import LOW_COVERAGE_EXIT, UserError
+from foilkit.evaluation import Evaluation, evaluate
+from foilkit.files import atomic_write
+from foilkit.folders import RUN, TASKS, check_folder, claim_folder, replace_folder
+from foilkit.markdown import markdown_text
+from foilkit.run import DEFAULT_MIN_COVERAGE, UNITS, Coverage, RunFolder, RunResults
+
+SUMMARY_MD, SUMMARY_JSON = "summary.md", "summary.json"
+
+
+def parse_tasks(items: Sequence[str]) -> dict[str, tuple[str, ...]]:
+    """``benchmark/config`` and ``benchmark`` items -> each benchmark's configs.
+
+    Benchmarks come in the order first named, each one's configs in the order named, each once;
+    ``benchmark`` alone (or ``benchmark/all``) stands for its default set, as ``--config all``
+    does. Every unknown benchmark or config is named in one :class:`UserError`, with the choices.
+    """
+    wanted: dict[str, list[str]] = {}
+    bad: list[str] = []
+    for item in items:
+        name, _, config = item.partition("/")
+        if name not in BENCHMARKS.names() or "/" in config:
+            bad.append(f"{item!r} (benchmarks: {', '.join(BENCHMARKS.names())})")
+            continue
+        config = config or "all"
+        spec = get_benchmark(name)
+        if config != "all" and config not in spec.configs:
+            bad.append(f"{item!r} ({name} configs: {', '.join(('all', *spec.configs))})")
+            continue
+        wanted.setdefault(name, []).append(config)
+    if bad:
+        raise UserError(
+            f"--tasks: no such benchmark/config: {'; '.join(bad)}; write "
+            "--tasks benchmark/config,benchmark (`foilkit benchmarks` lists them)"
+        )
+    if not wanted:
+        raise UserError("--tasks names no benchmark: write --tasks benchmark/config,benchmark")
+    return {name: get_benchmark(name).configs_for(configs) for name, configs in wanted.items()}
+
+
+def evaluate_tasks(
+    tasks: Mapping[str, Sequence[str]],
+    model: str,
+    *,
+    out_dir: str | os.PathLike,
+    videos: Mapping[str, str | os.PathLike | None] | None = None,
+    annotations: Mapping[str, str | os.PathLike | None] | None = None,
+    min_coverage: float = DEFAULT_MIN_COVERAGE,
+    overwrite: bool = False,
+    resume: bool = False,
+    **options: Any,
+) -> list[Evaluation]:
+    """Evaluate ``model`` on each benchmark of ``tasks`` (benchmark -> configs, as
+    :func:`parse_tasks` gives), one run folder ``<out_dir>/<benchmark>/`` each, then write the
+    summary (on the main process of a distributed run).
+
+    ``videos`` and ``annotations``: each benchmark's video root and annotation folder (a
+    benchmark left out: none). ``min_coverage``: the share of a config's rows that must be
+    scored; a run below it has exit status :data:`foilkit.errors.LOW_COVERAGE_EXIT` in the
+    summary. ``options``: every other keyword of :func:`foilkit.evaluation.evaluate`, the same
+    for every benchmark (``dataset`` cannot be: one dataset is one benchmark).
+
+    Every run folder is checked before the first benchmark is scored, so a folder that is not
+    foilkit's, or an earlier run without ``overwrite``/``resume``, costs no scoring.
+    """
+    from foilkit.scorers.distributed import process_state
+
+    if options.get("dataset") is not None:
+        raise UserError(
+            "--dataset names one benchmark's dataset, not several: evaluate an exported dataset "
+            "with --benchmark NAME --dataset FOLDER, or build each of --tasks from its annotations"
+        )
+    parent = Path(out_dir)
+    check_folder(parent, TASKS)
+    for name in tasks:
+        folder = RunFolder(parent / name)
+        check_folder(folder.root, RUN)
+        if folder.is_run() and not (overwrite or resume):
+            raise FileExistsError(
+                f"{folder.root} already holds an evaluation of {name}; pass --overwrite or "
+                "--resume, or choose another --out"
+            )
+    state = process_state()
+    if state.is_main_process:
+        (replace_folder if overwrite else claim_folder)(parent, TASKS)
+    state.wait_for_everyone()
+    runs = [
+        evaluate(
+            name,
+            model,
+            config=list(configs),
+            out_dir=parent / name,
+            videos=(videos or {}).get(name),
+            annotations=(annotations or {}).get(name),
+            overwrite=overwrite,
+            resume=resume,
+            **options,
+        )
+        for name, configs in tasks.items()
+    ]
+    if state.is_main_process:
+        write_summary(parent, runs, min_coverage)
+    return runs
+
+
+def coverage_exit(results: RunResults, minimum: float) -> int:
+    """A run's exit status: :data:`LOW_COVERAGE_EXIT` when a config scored fewer rows than
+    ``minimum`` (or none), else 0."""
+    low = any(
+        entry.coverage is not None and entry.coverage.below(minimum)
+        for entry in results.configs.values()
+    )
+    return LOW_COVERAGE_EXIT if low else 0
+
+
+def summary(parent: Path, runs: Sequence[Evaluation], minimum: float) -> dict[str, Any]:
+    """``summary.json``: per benchmark, its run folder (relative to ``parent``), exit status,
+    headline numbers (fractions, with CI bounds) and each config's coverage; the invocation's
+    status is the worst of them."""
+    from foilkit.report import run_table
+
+    entries = []
+    for run in runs:
+        results = run.results
+        assert results is not None  # the main process's runs
+        headline = [
+            {
+                "row": row.label,
+                "config": row.config or None,
+                "n": row.n,
+                "numbers": {
+                    column: {"value": cell.value, "low": cell.low, "high": cell.high}
+                    for column, cell in row.cells.items()
+                },
+            }
+            for row in run_table(results).rows
+            if row.overall or not row.config  # a config's overall row, or the benchmark's summary
+        ]
+        entries.append(
+            {
+                "benchmark": results.benchmark,
+                "run_dir": run.run_dir.relative_to(parent).as_posix(),
+                "status": coverage_exit(results, minimum),
+                "partial": results.partial(),
+                "headline": headline,
+                "configs": {
+                    name: {
+                        "num_rows": entry.num_rows,
+                        "coverage": None if entry.coverage is None else entry.coverage.to_json(),
+                    }
+                    for name, entry in results.configs.items()
+                },
+            }
+        )
+    return {
+        "command": "evaluate",
+        "status": max((entry["status"] for entry in entries), default=0),
+        "model": runs[0].results.model if runs else None,
+        "min_coverage": minimum,
+        "units": UNITS,
+        "runs": entries,
+    }
+
+
+def summary_markdown(data: Mapping[str, Any]) -> str:
+    """``summary.md``: one row per headline number row of each benchmark's run, its coverage
+    and status, and a link to the run's report."""
+    lines = [
+        f"# foilkit evaluate: {markdown_text(str(data['model']))} on {len(data['runs'])} "
+        "benchmarks",
+        "",
+        f"Exit status {data['status']} (3: a run scored less than --min-coverage "
+        f"{data['min_coverage']:g} of a config's rows). Numbers in %, 95% CI in brackets; each "
+        "benchmark's full results are in its run folder.",
+        "",
+        "| benchmark | row | numbers | n | coverage | status | report |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for run in data["runs"]:
+        coverage = "; ".join(
+            f"{name}: {_coverage_text(entry['coverage'])}" for name, entry in run["configs"].items()
+        )
+        report = f"[{run['run_dir']}/report.md]({run['run_dir']}/report.md)"
+        for row in run["headline"] or [{"row": "—", "n": None, "numbers": {}}]:
+            numbers = ", ".join(
+                f"{markdown_text(column)} {_percent(cell)}"
+                for column, cell in row["numbers"].items()
+            )
+            n = "—" if row["n"] is None else str(row["n"])
+            lines.append(
+                f"| {run['benchmark']} | {markdown_text(row['row'])} | {numbers or '—'} | {n} | "
+                f"{coverage} | {run['status']} | {report} |"
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _percent(cell: Mapping[str, float | None]) -> str:
+    text = f"{100 * cell['value']:.1f}"
+    if cell["low"] is not None and cell["high"] is not None:
+        text += f" [{100 * cell['low']:.1f}, {100 * cell['high']:.1f}]"
+    return text
+
+
+def _coverage_text(coverage: Mapping[str, Any] | None) -> str:
+    if coverage is None:
+        return "—"
+    loaded = Coverage.from_json(coverage)
+    return f"{loaded.label} rows scored ({loaded.fraction:.0%})"
+
+
+def write_summary(parent: Path, runs: Sequence[Evaluation], minimum: float) -> dict[str, Any]:
+    """Write ``summary.json`` and ``summary.md`` into ``parent``; returns the summary."""
+    data = summary(parent, runs, minimum)
+    atomic_write(parent / SUMMARY_JSON, json.dumps(data, indent=2, default=str) + "\n")
+    atomic_write(parent / SUMMARY_MD, summary_markdown(data))
+    return data
