@@ -179,6 +179,7 @@ def summary(parent: Path, runs: Sequence[Evaluation], minimum: float) -> dict[st
         "command": "evaluate",
         "status": max((entry["status"] for entry in entries), default=0),
         "model": runs[0].results.model if runs else None,
+        "label": runs[0].results.label if runs else None,
         "min_coverage": minimum,
         "units": UNITS,
         "runs": entries,
@@ -189,12 +190,12 @@ def summary_markdown(data: Mapping[str, Any]) -> str:
     """``summary.md``: one row per headline number row of each benchmark's run, its coverage
     and status, and a link to the run's report."""
     lines = [
-        f"# foilkit evaluate: {markdown_text(str(data['model']))} on {len(data['runs'])} "
+        f"# foilkit evaluate: {markdown_text(str(data['label']))} on {len(data['runs'])} "
         "benchmarks",
         "",
-        f"Exit status {data['status']} (3: a run scored less than --min-coverage "
-        f"{data['min_coverage']:g} of a config's rows). Numbers in %, 95% CI in brackets; each "
-        "benchmark's full results are in its run folder.",
+        f"Exit status: {data['status']}, the worst of the runs' (3: a config scored fewer than "
+        f"--min-coverage {data['min_coverage']:g} of its rows). Numbers in %, 95% CI in "
+        "brackets; each benchmark's full results are in its run folder.",
         "",
         "| benchmark | row | numbers | n | coverage | status | report |",
         "|---|---|---|---|---|---|---|",

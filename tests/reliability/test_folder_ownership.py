@@ -18,6 +18,7 @@ from foilkit.folders import (
     MARK_FILE,
     RUN,
     SCORES,
+    TASKS,
     ForeignFolderError,
     check_folder,
     claim_folder,
@@ -97,6 +98,22 @@ def test_replacing_deletes_only_foilkits_files(tmp_path):
     replace_folder(run, RUN)
     assert sorted(p.name for p in run.iterdir()) == [MARK_FILE, "analysis", "my-notes.txt"]
     assert (run / "analysis" / "plot.py").read_text() == "mine"
+
+
+def test_replacing_a_multi_benchmark_folder_deletes_its_run_folders_not_a_users(tmp_path):
+    """``evaluate --tasks --overwrite``: the summary and the benchmarks' run folders (marked as
+    runs) go; a user's folder or file beside them stays, whatever its name."""
+    parent = claim_folder(tmp_path / "out", TASKS)
+    claim_folder(parent / "vitatecs", RUN)
+    (parent / "vitatecs" / "results.json").write_text("old")
+    for name in ("summary.md", "summary.json", "notes.txt"):
+        (parent / name).write_text("x")
+    (parent / "analysis").mkdir()
+    (parent / "analysis" / "plot.py").write_text("mine")
+    replace_folder(parent, TASKS)
+    assert sorted(p.name for p in parent.iterdir()) == [MARK_FILE, "analysis", "notes.txt"]
+    with pytest.raises(ForeignFolderError, match="holds a foilkit multi-benchmark evaluation"):
+        claim_folder(parent, RUN)
 
 
 def test_a_folder_from_before_marks_is_still_foilkits(tmp_path):
