@@ -48,11 +48,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
             )
         if action.dest == "benchmark":
             action.help = "the benchmark to evaluate (or several: --tasks)"
-        if action.dest == "video_root":
-            action.help += (
-                "; with --tasks: NAME=DIR for benchmark NAME (repeatable), or one DIR holding a "
-                "sub-folder per benchmark (DIR/vitatecs/, ...)"
-            )
         if action.dest == "matrix":  # chosen per benchmark; passing it is an error (see run)
             action.help = argparse.SUPPRESS
     evaluation = parser.add_argument_group("evaluation")
@@ -64,8 +59,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="several benchmarks in one invocation, instead of --benchmark/--config: "
         "benchmark/config items (a benchmark alone: its default set, as --config all), "
         "comma-separated or repeated, each kept once in order; one run folder per benchmark "
-        "under --out, and summary.md/summary.json there (--annotations: a folder with a "
-        "sub-folder per benchmark)",
+        "under --out, and summary.md/summary.json there; --video-root NAME=DIR gives benchmark "
+        "NAME its videos, and a plain --video-root DIR or --annotations DIR holds a sub-folder "
+        "per benchmark (DIR/vitatecs/, ...)",
     )
     # --video-root (the scoring flags') is the one name; --videos stays accepted, unlisted.
     evaluation.add_argument("--videos", dest="video_root", action="append", help=argparse.SUPPRESS)
