@@ -129,10 +129,7 @@ def evaluate_tasks(
 def coverage_exit(results: RunResults, minimum: float) -> int:
     """A run's exit status: :data:`LOW_COVERAGE_EXIT` when a config scored fewer rows than
     ``minimum`` (or none), else 0."""
-    low = any(
-        entry.coverage is not None and entry.coverage.below(minimum)
-        for entry in results.configs.values()
-    )
+    low = any(coverage.below(minimum) for coverage in results.coverages().values())
     return LOW_COVERAGE_EXIT if low else 0
 
 

@@ -557,6 +557,14 @@ class RunResults:
     invocation: Invocation | None = None
     units: Mapping[str, str] | None = None
 
+    def coverages(self) -> dict[str, Coverage]:
+        """Each config's recorded coverage (runs from before coverage was recorded have none)."""
+        return {
+            name: entry.coverage
+            for name, entry in self.configs.items()
+            if entry.coverage is not None
+        }
+
     def partial(self) -> str | None:
         """``None`` for a run of every item; for a run cut by ``--limit``, what it left out in
         words (every report and the Hub notes show it): ``partial run (--limit 5): the first 5

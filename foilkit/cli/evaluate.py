@@ -124,12 +124,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
     directory = tracking_dir(result.run_dir, args.tracking_dir)
     log_evaluation(result.results, trackers, directory, project="foilkit-evaluate")
-    coverages = {
-        name: entry.coverage
-        for name, entry in result.results.configs.items()
-        if entry.coverage is not None
-    }
-    status = coverage_status("evaluate", coverages, args.min_coverage, str(result.run_dir))
+    status = coverage_status(
+        "evaluate", result.results.coverages(), args.min_coverage, str(result.run_dir)
+    )
     if args.json:
         print_json(summary(result.results, result.run_dir, result.report, status))
     else:
@@ -229,12 +226,9 @@ def run_tasks(args: argparse.Namespace) -> int:
             tracking_dir(run.run_dir, args.tracking_dir),
             project="foilkit-evaluate",
         )
-        coverages = {
-            name: entry.coverage
-            for name, entry in run.results.configs.items()
-            if entry.coverage is not None
-        }
-        status = coverage_status("evaluate", coverages, args.min_coverage, str(run.run_dir))
+        status = coverage_status(
+            "evaluate", run.results.coverages(), args.min_coverage, str(run.run_dir)
+        )
         summaries.append(summary(run.results, run.run_dir, run.report, status))
     status = max(entry["status"] for entry in summaries)
     overview = Path(args.out) / SUMMARY_MD
