@@ -126,7 +126,7 @@ def refusal(model_type: str, adapter: str | None) -> str | None:
     import transformers
     from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
 
-    from foilkit.scorers.adapters._video_llm_support import (
+    from foilkit.scorers.adapters.video_llm import (
         takes_video,
         video_refusal,
         video_variant,
@@ -145,7 +145,7 @@ def refusal(model_type: str, adapter: str | None) -> str | None:
 def _facts(adapter: str | None, model_type: str) -> tuple[str, str]:
     """Whether frame times reach the processor, and the frames the family expects."""
     if adapter == "video-llm":
-        from foilkit.scorers.adapters._video_llm_support import PLAIN_PROMPTS, video_variant
+        from foilkit.scorers.adapters.video_llm import PLAIN_PROMPTS, video_variant
 
         plain = PLAIN_PROMPTS.get(video_variant(model_type) or model_type)
         frames = str(plain.frames) if plain is not None and plain.frames else "any"
