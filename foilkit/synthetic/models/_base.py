@@ -211,6 +211,11 @@ QWEN2_VL_CHAT_TEMPLATE = (
 )
 
 
+# --- video LLMs for the video-LLM adapter's fidelity tests ---------------------------------------
+# Kept out of TINY_MODELS (whose every entry has a forward test in tests/test_tiny_models.py):
+# Qwen2.5-VL, whose temporal position ids follow the frames' real time, and two families
+# around the REAL tokenizers of their checkpoints (foilkit.synthetic.real_tokenizers), so prompt
+# token ids are tested on the real segmentation. Same folder scheme and fingerprint as above.
 FIDELITY_MODELS: dict[str, TinyModel] = {}
 
 _register_fidelity = _registrar(FIDELITY_MODELS)
