@@ -26,8 +26,9 @@ from typing import Any
 
 #: Native video-text encoders foilkit claims by ``model_type``.
 VIDEO_TEXT_ENCODERS = ("xclip", "videoprism", "pe_video", "pe_audio_video")
-#: Image-text encoders scored frame by frame (the dual-encoder and BLIP ITM adapters).
-IMAGE_TEXT_ENCODERS = ("clip", "siglip", "siglip2", "align", "tipsv2", "blip")
+#: Image-text cross-encoders scored frame by frame (BLIP ITM); the dual encoders are those the
+#: dual-encoder adapter claims (its ``MODEL_TYPES``).
+IMAGE_TEXT_CROSS_ENCODERS = ("blip",)
 #: Families foilkit refuses, listed so their refusal is checked: an image-only LLaVA (its
 #: processor has no video processor) and the embedding models of ``UNSUPPORTED``.
 REFUSED = ("llava", "embedding_gemma2")
@@ -91,7 +92,10 @@ def video_model_types() -> list[str]:
     video_llms = sorted(
         set(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) & set(VIDEO_PROCESSOR_MAPPING_NAMES)
     )
-    return list(dict.fromkeys([*video_llms, *VIDEO_TEXT_ENCODERS, *IMAGE_TEXT_ENCODERS, *REFUSED]))
+    from foilkit.scorers.adapters.dual_encoder import MODEL_TYPES as DUAL_ENCODERS
+
+    encoders = [*VIDEO_TEXT_ENCODERS, *DUAL_ENCODERS, *IMAGE_TEXT_CROSS_ENCODERS]
+    return list(dict.fromkeys([*video_llms, *encoders, *REFUSED]))
 
 
 def bare_config(model_type: str) -> Any:
