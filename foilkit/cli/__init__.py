@@ -73,6 +73,11 @@ COMMANDS.add_lazy(
     "upload a run's scores and results to the Hub; add model-index to a card",
 )
 COMMANDS.add_lazy(
+    "models",
+    "foilkit.cli.models",
+    "the model families foilkit scores: adapter, modes, tiny twin, tested/refused/untested",
+)
+COMMANDS.add_lazy(
     "demo",
     "foilkit.cli.demo",
     "the whole pipeline offline on a synthetic temporal benchmark with tiny models",

@@ -1,0 +1,300 @@
+"""The table of model families foilkit scores, derived from the installed ``transformers``.
+
+Which families exist is transformers' word, not ours: every model type that maps to an
+image-text-to-text model and has a video processor (``MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+& VIDEO_PROCESSOR_MAPPING_NAMES``), plus the video-text encoders and the image-text dual
+encoders foilkit claims. For each, the adapter registry is asked which adapter claims a config
+built from ``AutoConfig.for_model(model_type)`` (no weights), and the row says:
+
+* ``tested``: a tiny twin (:data:`foilkit.synthetic.models.TINY_MODELS`) is scored end to end
+  by the test file the row names;
+* ``refused``: foilkit refuses the family, with the one-line reason it gives;
+* ``untested``: an adapter claims it but no twin has been scored yet.
+
+``foilkit models`` prints this table, the README's "Supported model families" table is
+:func:`readme_table` (regenerate it with ``python -m foilkit.synthetic.models.families
+--update-readme README.md``; ``--readme`` prints it), and ``tests/test_families_table.py``
+checks every row.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+#: Native video-text encoders foilkit claims by ``model_type``.
+VIDEO_TEXT_ENCODERS = ("xclip", "videoprism", "pe_video", "pe_audio_video")
+#: Image-text cross-encoders scored frame by frame (BLIP ITM); the dual encoders are those the
+#: dual-encoder adapter claims (its ``MODEL_TYPES``).
+IMAGE_TEXT_CROSS_ENCODERS = ("blip",)
+#: Families foilkit refuses, listed so their refusal is checked: an image-only LLaVA (its
+#: processor has no video processor) and the embedding models of ``UNSUPPORTED``.
+REFUSED = ("llava", "embedding_gemma2")
+#: Architectures a bare ``AutoConfig.for_model`` config lacks but the claiming adapter reads.
+ARCHITECTURES: dict[str, str] = {"blip": "BlipForImageTextRetrieval"}
+
+
+@dataclass(frozen=True)
+class Twin:
+    """A tiny twin of a family: its name in the registry and the test that scores it."""
+
+    name: str
+    test: str
+
+
+#: model_type -> its tiny twin and the test file that scores it end to end in its modes.
+TWINS: dict[str, Twin] = {
+    "clip": Twin("clip", "tests/scorers/test_families.py"),
+    "siglip": Twin("siglip", "tests/scorers/test_families.py"),
+    "align": Twin("align", "tests/scorers/test_dual_encoder_families.py"),
+    "tipsv2": Twin("tipsv2", "tests/scorers/test_dual_encoder_families.py"),
+    "blip": Twin("blip-itm", "tests/scorers/test_families.py"),
+    "xclip": Twin("xclip", "tests/scorers/test_families.py"),
+    "videoprism": Twin("videoprism", "tests/scorers/test_video_text_encoders.py"),
+    "pe_video": Twin("pe-video", "tests/scorers/test_video_text_encoders.py"),
+    "pe_audio_video": Twin("pe-audio-video", "tests/scorers/test_video_text_encoders.py"),
+    "gemma4": Twin("gemma4", "tests/scorers/test_families.py"),
+    "qwen2_vl": Twin("qwen2-vl", "tests/scorers/test_families.py"),
+    "qwen3_5": Twin("qwen3.5", "tests/scorers/test_families.py"),
+    "qwen2_5_vl": Twin("qwen2.5-vl", "tests/scorers/test_video_llm_fidelity.py"),
+    "llava_next_video": Twin("llava-next-video", "tests/scorers/test_families.py"),
+    "instructblipvideo": Twin("instructblip-video", "tests/scorers/test_video_llm_families.py"),
+    "instructblip": Twin("instructblip", "tests/scorers/test_video_llm_families.py"),
+    "llava": Twin("llava", "tests/scorers/test_video_llm_families.py"),  # refused there
+}
+
+COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")
+
+
+@dataclass(frozen=True)
+class Family:
+    """One row of the table."""
+
+    model_type: str
+    adapter: str | None
+    modes: tuple[str, ...]
+    twin: str | None
+    test: str | None
+    timestamps: str
+    frames: str
+    status: str  # tested | refused | untested
+    reason: str = ""
+
+
+def video_model_types() -> list[str]:
+    """Every model type transformers lists as a video-capable image-text-to-text model, then the
+    video-text and image-text encoders foilkit claims, and those it refuses (:data:`REFUSED`)."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+    from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
+
+    video_llms = sorted(
+        set(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) & set(VIDEO_PROCESSOR_MAPPING_NAMES)
+    )
+    from foilkit.scorers.adapters.dual_encoder import MODEL_TYPES as DUAL_ENCODERS
+
+    encoders = [*VIDEO_TEXT_ENCODERS, *DUAL_ENCODERS, *IMAGE_TEXT_CROSS_ENCODERS]
+    return list(dict.fromkeys([*video_llms, *encoders, *REFUSED]))
+
+
+def bare_config(model_type: str) -> Any:
+    """``AutoConfig.for_model(model_type)`` (no weights), with the architectures
+    :data:`ARCHITECTURES` names."""
+    from transformers import AutoConfig
+
+    config = AutoConfig.for_model(model_type)
+    if model_type in ARCHITECTURES:
+        config.architectures = [ARCHITECTURES[model_type]]
+    return config
+
+
+def claiming_adapter(config: Any) -> str | None:
+    """The adapter that claims ``config`` (foilkit's matching order), ``None`` when none does."""
+    from foilkit.scorers.adapters import ADAPTERS, matching_order
+
+    return next((name for name in matching_order() if ADAPTERS.get(name).matches(config)), None)
+
+
+def refusal(model_type: str, adapter: str | None) -> str | None:
+    """foilkit's one-line reason for refusing ``model_type`` on its config alone, ``None`` when
+    it is not refused: no adapter claims it, or the video-llm adapter claims it but its
+    processor (that of the video variant transformers pairs it with) takes no video."""
+    from foilkit.scorers.adapters import UNSUPPORTED
+
+    if adapter is None:
+        why = f": {UNSUPPORTED[model_type]}" if model_type in UNSUPPORTED else ""
+        return f"no adapter claims model_type {model_type!r}{why}"
+    if adapter != "video-llm":
+        return None
+    import transformers
+    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+
+    from foilkit.scorers.adapters.video_llm import (
+        takes_video,
+        video_refusal,
+        video_variant,
+    )
+
+    name = PROCESSOR_MAPPING_NAMES.get(video_variant(model_type) or model_type)
+    processor_class = getattr(transformers, name, None) if name else None
+    if processor_class is None or takes_video(processor_class):
+        # no class to judge by (AutoProcessor finds it on load), or it takes video: whether its
+        # chat template writes the video part is known only from a checkpoint's files
+        return None
+    # the reason the adapter gives on load, for a processor of this class (no video processor)
+    return video_refusal(object.__new__(processor_class), model_type, None)
+
+
+def _facts(adapter: str | None, model_type: str) -> tuple[str, str]:
+    """Whether frame times reach the processor, and the frames the family expects."""
+    if adapter == "video-llm":
+        from foilkit.scorers.adapters.video_llm import PLAIN_PROMPTS, video_variant
+
+        plain = PLAIN_PROMPTS.get(video_variant(model_type) or model_type)
+        frames = str(plain.frames) if plain is not None and plain.frames else "any"
+        return "video_metadata (fps, frame times)", frames
+    if adapter in ("videoprism", "pe-video"):
+        from foilkit.scorers.adapters import ADAPTERS
+
+        fixed = getattr(ADAPTERS.get(adapter), "fixed_frames", False)
+        return "no", "the model's own count" if fixed else "its processor's default"
+    if adapter == "xclip":
+        return "no", "its config's num_frames"
+    return "no", "any (one embedding per frame)" if adapter else ""
+
+
+def family(model_type: str) -> Family:
+    """The row of ``model_type``."""
+    from foilkit.scorers.adapters import ADAPTERS
+
+    try:
+        config = bare_config(model_type)
+    except Exception as error:  # a config class that needs an extra package
+        reason = f"AutoConfig.for_model failed: {type(error).__name__}: {error}".splitlines()[0]
+        return Family(model_type, None, (), None, None, "", "", "untested", reason)
+    adapter = claiming_adapter(config)
+    modes = tuple(ADAPTERS.get(adapter).modes) if adapter else ()
+    twin = TWINS.get(model_type)
+    timestamps, frames = _facts(adapter, model_type)
+    why = refusal(model_type, adapter)
+    if why is not None:
+        status = "refused"
+    elif twin is not None:
+        status = "tested"
+    else:
+        status = "untested"
+    return Family(
+        model_type,
+        adapter,
+        modes,
+        twin.name if twin else None,
+        twin.test if twin else None,
+        timestamps,
+        frames,
+        status,
+        why or "",
+    )
+
+
+def families() -> list[Family]:
+    """Every row, in :func:`video_model_types` order."""
+    return [family(model_type) for model_type in video_model_types()]
+
+
+def counts(rows: list[Family]) -> dict[str, int]:
+    """How many rows have each status, and in all."""
+    out = {"families": len(rows)}
+    for status in ("tested", "refused", "untested"):
+        out[status] = sum(row.status == status for row in rows)
+    return out
+
+
+def _cells(row: Family) -> list[str]:
+    return [
+        row.model_type,
+        row.adapter or "-",
+        ", ".join(row.modes) or "-",
+        f"`{row.twin}`" if row.twin else "-",
+        row.timestamps or "-",
+        row.frames or "-",
+        row.status,
+        row.reason.replace("|", "\\|") or (f"`{row.test}`" if row.test else "no tiny twin yet"),
+    ]
+
+
+def readme_table(rows: list[Family] | None = None) -> str:
+    """The Markdown table the README's "Supported model families" section holds."""
+    import transformers
+
+    rows = families() if rows is None else rows
+    header = [
+        "model_type",
+        "adapter",
+        "modes",
+        "tiny twin",
+        "frame times",
+        "frames",
+        "status",
+        "test / reason",
+    ]
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(header),
+        *("| " + " | ".join(_cells(row)) + " |" for row in rows),
+    ]
+    tally = counts(rows)
+    lines.append("")
+    lines.append(
+        f"transformers {transformers.__version__}: {tally['families']} families, "
+        f"{tally['tested']} tested, {tally['refused']} refused, {tally['untested']} untested."
+    )
+    return "\n".join(lines) + "\n"
+
+
+#: The README lines around the generated table.
+README_MARKERS = ("<!-- families table: generated, do not edit -->", "<!-- end families table -->")
+
+
+def spliced_readme(readme: str, table: str) -> str:
+    """``readme`` with the text between :data:`README_MARKERS` replaced by ``table``."""
+    start, end = README_MARKERS
+    if start not in readme or end not in readme:
+        raise ValueError(f"the README lacks the markers {start!r} ... {end!r}")
+    head, rest = readme.split(start, 1)
+    return f"{head}{start}\n{table}{end}{rest.split(end, 1)[1]}"
+
+
+def as_json(rows: list[Family]) -> list[dict[str, Any]]:
+    """The rows as JSON-ready dicts."""
+    return [{**asdict(row), "modes": list(row.modes)} for row in rows]
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m foilkit.synthetic.models.families [--readme | --json | --update-readme
+    README.md]``."""
+    import json
+
+    parser = argparse.ArgumentParser(prog="python -m foilkit.synthetic.models.families")
+    parser.add_argument("--readme", action="store_true", help="print the README's Markdown table")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    parser.add_argument(
+        "--update-readme",
+        metavar="README",
+        help="rewrite the generated table of this README (between its markers) in place",
+    )
+    args = parser.parse_args(argv)
+    rows = families()
+    if args.update_readme:
+        path = Path(args.update_readme)
+        path.write_text(
+            spliced_readme(path.read_text(encoding="utf-8"), readme_table(rows)), encoding="utf-8"
+        )
+    elif args.json:
+        print(json.dumps({"counts": counts(rows), "families": as_json(rows)}, indent=2))
+    else:
+        print(readme_table(rows), end="")
+
+
+if __name__ == "__main__":
+    main()

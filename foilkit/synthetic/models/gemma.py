@@ -1,0 +1,111 @@
+"""Gemma 4, a video LLM whose chat template writes video parts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from foilkit.synthetic import tokenizers as tiny_tokenizers
+from foilkit.synthetic.models._base import (
+    _CONTENT,
+    NUM_FRAMES,
+    PATCH_SIZE,
+    VIDEO_LLM_TEXT,
+    _register,
+    _save,
+    _text_config,
+)
+
+GEMMA_CHAT_TEMPLATE = (
+    "{{ bos_token }}{% for message in messages %}<start_of_turn>"
+    "{{ 'model' if message['role'] == 'assistant' else message['role'] }}\n"
+    + _CONTENT.replace("VIDEO", "<|video|>").replace("IMAGE", "<|image|>")
+    + "<end_of_turn>\n{% endfor %}{% if add_generation_prompt %}<start_of_turn>model\n{% endif %}"
+)
+
+
+GEMMA4_TOKENS = {
+    "image_token": "<|image|>",
+    "video_token": "<|video|>",
+    "boi_token": "<start_of_image>",
+    "eoi_token": "<end_of_image>",
+    "audio_token": "<audio_soft_token>",
+    "boa_token": "<start_of_audio>",
+    "eoa_token": "<end_of_audio>",
+}
+GEMMA4_SLIDING_WINDOW = 8  # tokens: far shorter than any video prompt, so the window is full
+
+
+@_register(
+    "gemma4",
+    f"Gemma4ForConditionalGeneration (a {GEMMA4_SLIDING_WINDOW}-token sliding-window layer and "
+    "a full-attention layer) + Gemma4Processor, video input",
+)
+def _build_gemma4(out: Path) -> None:
+    """Gemma 4 with a sliding window of 8 tokens in its first layer (a video prompt is hundreds
+    of tokens, so that layer's cache keeps only the last 7 and cannot be cut back), a 1-layer
+    vision tower (8x8 patches pooled 2x2, 70 soft tokens a frame, each frame preceded by its
+    ``mm:ss`` timestamp) and no audio tower. Tokenizer: byte-level BPE with Gemma 4's
+    multimodal tokens; chat template in Gemma's turn format, ``<|video|>`` for a video part.
+    """
+    from transformers import (
+        Gemma4AudioFeatureExtractor,
+        Gemma4Config,
+        Gemma4ForConditionalGeneration,
+        Gemma4ImageProcessor,
+        Gemma4Processor,
+        Gemma4VideoProcessor,
+        Qwen2Tokenizer,
+    )
+
+    tokenizer = tiny_tokenizers.byte_level_bpe(
+        Qwen2Tokenizer,
+        ["<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>", *GEMMA4_TOKENS.values()],
+        pad_token="<pad>",
+        eos_token="<eos>",
+        bos_token="<bos>",
+        extra_special_tokens=GEMMA4_TOKENS,
+    )
+    ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in GEMMA4_TOKENS.items()}
+    text = _text_config(
+        tokenizer,
+        **VIDEO_LLM_TEXT,
+        head_dim=8,
+        global_head_dim=8,
+        sliding_window=GEMMA4_SLIDING_WINDOW,
+        layer_types=["sliding_attention", "full_attention"],
+        vocab_size_per_layer_input=len(tokenizer),
+        hidden_size_per_layer_input=8,
+    )
+    vision = {
+        "hidden_size": 32,
+        "intermediate_size": 37,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "head_dim": 8,
+        "patch_size": PATCH_SIZE,
+        "pooling_kernel_size": 2,
+        "position_embedding_size": 64,
+    }
+    config = Gemma4Config(
+        text_config=text,
+        vision_config=vision,
+        audio_config=None,
+        image_token_id=ids["image_token"],
+        video_token_id=ids["video_token"],
+        boi_token_id=ids["boi_token"],
+        eoi_token_id=ids["eoi_token"],
+        audio_token_id=ids["audio_token"],
+        boa_token_id=ids["boa_token"],
+        eoa_token_index=ids["eoa_token"],
+    )
+    pixels = {"patch_size": PATCH_SIZE, "max_soft_tokens": 70, "pooling_kernel_size": 2}
+    processor = Gemma4Processor(
+        feature_extractor=Gemma4AudioFeatureExtractor(),
+        image_processor=Gemma4ImageProcessor(**pixels),
+        video_processor=Gemma4VideoProcessor(**pixels, num_frames=NUM_FRAMES),
+        tokenizer=tokenizer,
+        chat_template=GEMMA_CHAT_TEMPLATE,
+        image_seq_length=70,
+    )
+    _save(out, Gemma4ForConditionalGeneration(config), processor)

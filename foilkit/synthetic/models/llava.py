@@ -1,0 +1,141 @@
+"""LLaVA family video LLMs: LLaVA-NeXT-Video (tiny and its Vicuna-template fidelity twin) and
+the image-only LLaVA 1.5."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from foilkit.synthetic.models._base import (
+    IMAGE_SIZE,
+    LLAVA_CHAT_TEMPLATE,
+    PATCH_SIZE,
+    SQUARE,
+    VIDEO_LLM_TEXT,
+    VISION,
+    _qwen2_tokenizer,
+    _register,
+    _register_fidelity,
+    _save,
+    _text_config,
+)
+
+
+def _save_llava_next_video(out: Path, tokenizer: Any, chat_template: str) -> None:
+    """A tiny LLaVA-NeXT-Video (CLIP vision tower, 2-layer Llama) around ``tokenizer``, which
+    holds the ``<video>`` and ``<image>`` tokens, with its processor and ``chat_template``."""
+    from transformers import (
+        LlavaNextImageProcessor,
+        LlavaNextVideoConfig,
+        LlavaNextVideoForConditionalGeneration,
+        LlavaNextVideoProcessor,
+        LlavaNextVideoVideoProcessor,
+    )
+
+    video_token_id, image_token_id = tokenizer.convert_tokens_to_ids(["<video>", "<image>"])
+    config = LlavaNextVideoConfig(
+        text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
+        vision_config=dict(VISION, model_type="clip_vision_model"),
+        video_token_id=video_token_id,
+        image_token_id=image_token_id,
+        spatial_pool_stride=2,
+        image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]],
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="default",
+    )
+    LlavaNextVideoForConditionalGeneration(config).save_pretrained(out)
+    LlavaNextVideoProcessor(
+        video_processor=LlavaNextVideoVideoProcessor(**SQUARE),
+        image_processor=LlavaNextImageProcessor(
+            **SQUARE, image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]]
+        ),
+        tokenizer=tokenizer,
+        chat_template=chat_template,
+        patch_size=PATCH_SIZE,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+    ).save_pretrained(out)
+
+
+@_register(
+    "llava-next-video",
+    "LlavaNextVideoForConditionalGeneration + LlavaNextVideoProcessor, video input",
+)
+def _build_llava_next_video(out: Path) -> None:
+    """LLaVA-NeXT-Video with a CLIP vision tower (32x32 frames, 8x8 patches) and a 2-layer Llama.
+
+    Feed video as ``processor(text=[prompt], videos=[frames], return_tensors="pt")``, ``frames``
+    a T x H x W x 3 uint8 array (or list of frames), ``prompt`` from
+    ``processor.apply_chat_template([{"role": "user", "content": [{"type": "video"},
+    {"type": "text", "text": ...}]}], add_generation_prompt=True)``, which renders
+    ``"USER: <video>\\n...\\nASSISTANT:"``. Frames are resized and centre-cropped to 32x32; the
+    processor expands the single ``<video>`` (``config.video_token_id``) into one token per
+    pooled patch per frame: 4x4 patches pooled with stride 2 = 4 tokens a frame, 32 for 8 frames.
+    ``<image>`` (``config.image_token_id``) is the image placeholder. Tokenizer: byte-level BPE
+    (Qwen2Tokenizer class, as in LLaVA-Video-Qwen2 checkpoints), EOS ``<|im_end|>``.
+    """
+
+    _save_llava_next_video(out, _qwen2_tokenizer(["<video>", "<image>"]), LLAVA_CHAT_TEMPLATE)
+
+
+#: Qwen2-VL's and Qwen2.5-VL's vision tokens (in this order: the ids the config names).
+
+
+@_register("llava", "LlavaForConditionalGeneration + LlavaProcessor: image input only, no video")
+def _build_llava(out: Path) -> None:
+    """LLaVA 1.5's shape: a CLIP vision tower (32x32 images, 8x8 patches: 16 ``<image>`` tokens
+    an image) and a 2-layer Llama. Its processor has no video processor: the video-llm adapter
+    refuses it (it would score the texts without the video)."""
+    from transformers import (
+        CLIPImageProcessor,
+        LlavaConfig,
+        LlavaForConditionalGeneration,
+        LlavaProcessor,
+    )
+
+    tokenizer = _qwen2_tokenizer(["<image>"])
+    config = LlavaConfig(
+        text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
+        vision_config=dict(VISION, model_type="clip_vision_model"),
+        image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="default",
+    )
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(**SQUARE),
+        tokenizer=tokenizer,
+        patch_size=PATCH_SIZE,
+        vision_feature_select_strategy="default",
+        num_additional_image_tokens=1,
+        chat_template=LLAVA_CHAT_TEMPLATE,
+    )
+    _save(out, LlavaForConditionalGeneration(config), processor)
+
+
+LLAVA_NEXT_VIDEO_VICUNA_CHAT_TEMPLATE = (
+    "{% for message in messages %}{% if message['role'] != 'system' %}{{ message['role'].upper() "
+    "+ ': '}}{% endif %}{# Render all images first #}{% for content in message['content'] | "
+    "selectattr('type', 'equalto', 'image') %}{{ '<image>\\n' }}{% endfor %}{# Render all video "
+    "then #}{% for content in message['content'] | selectattr('type', 'equalto', 'video') %}{{ "
+    "'<video>\\n' }}{% endfor %}{# Render all text next #}{% if message['role'] != 'assistant' "
+    "%}{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}{{ "
+    "content['text'] + ' '}}{% endfor %}{% else %}{% for content in message['content'] | "
+    "selectattr('type', 'equalto', 'text') %}{% generation %}{{ content['text'] + ' '}}{% "
+    "endgeneration %}{% endfor %}{% endif %}{% endfor %}{% if add_generation_prompt %}{{ "
+    "'ASSISTANT:' }}{% endif %}"
+)
+
+
+@_register_fidelity(
+    "llava-next-video-llama2",
+    "LLaVA-NeXT-Video around the real Llama-2 tokenizer (+ <image>, <video>) and its Vicuna "
+    "template",
+)
+def _build_llava_next_video_llama2(out: Path) -> None:
+    """As ``llava-next-video``, with LLaVA-NeXT-Video-7B's tokenizer: Llama-2's SentencePiece
+    BPE plus ``<image>`` (32000) and ``<video>`` (32001), BOS ``<s>`` added to every prompt."""
+    from foilkit.synthetic.real_tokenizers import load_real_tokenizer
+
+    tokenizer = load_real_tokenizer("llama2")
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<image>", "<video>"]})
+    _save_llava_next_video(out, tokenizer, LLAVA_NEXT_VIDEO_VICUNA_CHAT_TEMPLATE)
