@@ -175,9 +175,12 @@ run_lowest() {
   # binary wheels only: a lowest version with no wheel for this Python fails here, not compiling
   ensure_venv "$VENV_LOWEST" requirements-lowest.txt --only-binary :all:
   echo "==> the lowest supported versions ($VENV_LOWEST): $LOWEST_TESTS" | tr -s ' \n' ' '; echo
-  # pytest options alone (-x, -k ...) apply to the subset; naming tests runs those instead
+  # pytest options alone (-x, -k ...) apply to the subset; naming tests (existing paths, with or
+  # without ::test) runs those instead
   local arg
-  for arg in "$@"; do case "$arg" in -*) ;; *) exec "$VENV_LOWEST/bin/python" -m pytest "$@" ;; esac; done
+  for arg in "$@"; do
+    if [ -e "${arg%%::*}" ]; then exec "$VENV_LOWEST/bin/python" -m pytest "$@"; fi
+  done
   "$VENV_LOWEST/bin/python" -m pytest $LOWEST_TESTS "$@"
 }
 
