@@ -54,24 +54,29 @@ ensure_python_venv() {
   fi
 }
 
+# ensure_venv [DIR REQUIREMENTS [PIP OPTIONS...]]: a virtualenv in DIR ($VENV) with REQUIREMENTS
+# (requirements.txt) installed in one pip call and foilkit editable; redone when REQUIREMENTS,
+# pyproject.toml or setup.py changes (pip moves pinned versions either way).
 ensure_venv() {
+  local venv="${1:-$VENV}" requirements="${2:-requirements.txt}"
+  shift $(($# < 2 ? $# : 2))
   "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || {
     echo "error: foilkit needs Python >= 3.11 (found $("$PYTHON" --version 2>&1))" >&2; exit 1; }
-  local stamp="$VENV/.foilkit-installed" want
-  want=$(cat requirements.txt pyproject.toml setup.py | sha256sum | cut -d' ' -f1)
+  local stamp="$venv/.foilkit-installed" want
+  want=$(cat "$requirements" pyproject.toml setup.py | sha256sum | cut -d' ' -f1)
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then return; fi
-  echo "==> creating $VENV with the pinned stack (first run: a few minutes)"
+  echo "==> creating $venv with $requirements (first run: a few minutes)"
   # A venv made without ensurepip (Debian without python3-venv) has a python but no pip:
   # make it again once venv works.
-  if ! "$VENV/bin/python" -m pip --version >/dev/null 2>&1; then
+  if ! "$venv/bin/python" -m pip --version >/dev/null 2>&1; then
     ensure_python_venv
-    rm -rf "$VENV"
-    "$PYTHON" -m venv "$VENV"
+    rm -rf "$venv"
+    "$PYTHON" -m venv "$venv"
   fi
-  "$VENV/bin/python" -m pip install -q --upgrade pip setuptools wheel
+  "$venv/bin/python" -m pip install -q --upgrade pip setuptools wheel
   # One pip call with torch pinned, so no dependency drags in another torch build.
-  "$VENV/bin/python" -m pip install -q -r requirements.txt
-  "$VENV/bin/python" -m pip install -q --no-deps --no-build-isolation -e .
+  "$venv/bin/python" -m pip install -q "$@" -r "$requirements"
+  "$venv/bin/python" -m pip install -q --no-deps --no-build-isolation -e .
   echo "$want" > "$stamp"
 }
 
@@ -155,6 +160,30 @@ run_lint() {
   "$VENV/bin/ruff" check --quiet .
 }
 
+# The lowest supported versions (requirements-lowest.txt, the lower bounds of pyproject.toml's
+# ranges) in a virtualenv of their own, .venv-lowest, sharing no packages with $VENV (torch's
+# wheels come from pip's cache). CI runs this subset of the suite there, chosen to touch every
+# dependency: metrics (evaluate, datasets), the builders on the real annotations (datasets, av,
+# pyarrow), one evaluation end to end with the tiny CLIP (transformers, accelerate, torchcodec,
+# matplotlib), a tiny video LLM's scoring, and the wheel's packaging. Tests that need what only
+# $VENV holds (real tokenizers, reference code, extras) skip as they do anywhere without them.
+VENV_LOWEST=.venv-lowest
+LOWEST_TESTS="tests/metrics tests/builders/test_end_to_end.py
+  tests/e2e/test_evaluate_cli.py::test_evaluate_one_config_agrees_with_the_demo_run_of_all
+  tests/scorers/test_video_llm.py tests/test_packaging.py"
+run_lowest() {
+  # binary wheels only: a lowest version with no wheel for this Python fails here, not compiling
+  ensure_venv "$VENV_LOWEST" requirements-lowest.txt --only-binary :all:
+  echo "==> the lowest supported versions ($VENV_LOWEST): $LOWEST_TESTS" | tr -s ' \n' ' '; echo
+  # pytest options alone (-x, -k ...) apply to the subset; naming tests (existing paths, with or
+  # without ::test) runs those instead
+  local arg
+  for arg in "$@"; do
+    if [ -e "${arg%%::*}" ]; then exec "$VENV_LOWEST/bin/python" -m pytest "$@"; fi
+  done
+  "$VENV_LOWEST/bin/python" -m pytest $LOWEST_TESTS "$@"
+}
+
 case "${1:-}" in
   demo)
     shift; ensure_ffmpeg; ensure_venv
@@ -164,11 +193,20 @@ case "${1:-}" in
     shift; ensure_venv; run_lint ;;
   test)
     shift; ensure_ffmpeg; ensure_venv; ensure_tokenizers; ensure_reference_shims; ensure_lmms_eval; ensure_chromium
-    # The whole suite (no pytest options, as the README and CI run it) starts with the style
-    # checks; the import-layer contract is a test (tests/test_import_contract.py).
-    if [ $# -eq 0 ]; then run_lint || exit 1; fi
     export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg
-    exec "$VENV/bin/python" -m pytest "$@" ;;
+    # With pytest options: those tests on the pinned stack, nothing else.
+    if [ $# -gt 0 ]; then exec "$VENV/bin/python" -m pytest "$@"; fi
+    # The whole check (no options, as the README and CI run it): the style checks, the suite on
+    # the pinned stack (the import-layer contract is a test, tests/test_import_contract.py),
+    # then the representative subset on the lowest supported versions.
+    run_lint || exit 1
+    "$VENV/bin/python" -m pytest
+    run_lowest ;;
+  test-lowest)
+    shift; ensure_ffmpeg
+    export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg
+    run_lowest "$@" ;;
   *)
-    echo "usage: ./dev.sh demo [demo options] | ./dev.sh test [pytest options] | ./dev.sh lint" >&2; exit 2 ;;
+    echo "usage: ./dev.sh demo [demo options] | ./dev.sh test [pytest options]" \
+      "| ./dev.sh test-lowest [pytest options] | ./dev.sh lint" >&2; exit 2 ;;
 esac

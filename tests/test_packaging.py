@@ -321,3 +321,29 @@ def test_generate_help_without_the_extra_shows_the_options_or_names_it(
         assert result.stdout.startswith(f"usage: foilkit generate {pipeline}"), result.stdout
     else:
         assert (result.returncode, result.stderr.strip()) == (2, message), result.stderr
+
+
+def test_requirements_lowest_pins_the_lower_bound_of_every_dependency() -> None:
+    """requirements-lowest.txt (what ./dev.sh test-lowest and CI install) is exactly the lower
+    bounds of pyproject.toml's ranges, so the versions CI tests are the ones the ranges claim."""
+    import tomllib
+
+    from packaging.version import Version
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    bounds = {}
+    for line in project["dependencies"]:
+        requirement = Requirement(line)
+        lowest = [spec.version for spec in requirement.specifier if spec.operator == ">="]
+        assert len(lowest) == 1, f"pyproject.toml: {line!r} needs one '>=' lower bound"
+        bounds[requirement.name.lower().replace("_", "-")] = Version(lowest[0])
+    pins = {}
+    for line in (REPO / "requirements-lowest.txt").read_text().splitlines():
+        line = line.split("#")[0].strip()
+        if not line:
+            continue
+        requirement = Requirement(line)
+        exact = [spec.version for spec in requirement.specifier if spec.operator == "=="]
+        if exact:
+            pins[requirement.name.lower().replace("_", "-")] = Version(exact[0])
+    assert pins == bounds

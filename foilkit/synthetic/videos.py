@@ -230,6 +230,11 @@ def _encode(
         if pts is not None:
             stream.codec_context.time_base = Fraction(1, 1000)
         if rotation is not None:
+            if not hasattr(stream, "set_display_rotation"):
+                raise RuntimeError(
+                    f"writing a rotated video needs PyAV >= 18 (found {av.__version__}): "
+                    "pip install 'av>=18'"
+                )
             stream.set_display_rotation(rotation)
         for index, array in enumerate(frames):
             frame = av.VideoFrame.from_ndarray(array, format="rgb24")
