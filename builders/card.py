@@ -14,6 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 import datasets
@@ -46,6 +47,28 @@ class ExportedConfig:
 
 #: Config options that hold a path of the building machine; the card names them instead.
 PATH_OPTIONS = ("video_root", "annotations", "multiple_choice_file")
+#: The card metadata key naming the benchmark an export holds, which ``foilkit evaluate
+#: --dataset <export>`` reads when ``--benchmark`` is not given.
+BENCHMARK_KEY = "foilkit_benchmark"
+
+
+def exported_benchmark(folder: str | os.PathLike) -> str | None:
+    """The benchmark a local export's card names (its YAML ``foilkit_benchmark``); ``None`` for a
+    folder without such a card (not a folder, no README.md, an export from before the key)."""
+    import yaml
+
+    card = Path(folder) / "README.md"
+    if not card.is_file():
+        return None
+    text = card.read_text(encoding="utf-8", errors="replace")
+    if not text.startswith("---\n") or "\n---" not in text[4:]:
+        return None
+    try:
+        header = yaml.safe_load(text[4 : text.index("\n---", 4)])
+    except yaml.YAMLError:
+        return None
+    name = header.get(BENCHMARK_KEY) if isinstance(header, dict) else None
+    return name if isinstance(name, str) else None
 
 
 def without_local_paths(text: str, builders: Sequence[FoilkitBuilder]) -> str:
@@ -148,6 +171,7 @@ def card_text(
         license=first.SOURCE.licence,
         language=["en"],
         tags=["video", "video-text", "temporal-reasoning", "foils", "foilkit"],
+        **{BENCHMARK_KEY: benchmark},
         configs=card_configs(
             {config.name: config.files for config in exported} | _union_files(exported, unions),
             default,

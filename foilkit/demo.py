@@ -140,9 +140,10 @@ def write_demo_benchmark(out_dir: str | os.PathLike) -> Path:
 def _card(configs: dict[str, list[dict[str, Any]]]) -> str:
     import yaml
 
-    from foilkit.builders.card import card_configs
+    from foilkit.builders.card import BENCHMARK_KEY, card_configs
 
     header = {
+        BENCHMARK_KEY: DEMO_BENCHMARK,
         "license": "cc0-1.0",
         "pretty_name": "foilkit synthetic temporal benchmark",
         "task_categories": ["video-text-to-text"],

@@ -473,7 +473,7 @@ def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
     """Per task, each model's value with its 95% CI, best at the top, the task's chance level
     dashed; an entry out of the paper's ranking (control, override, incomplete) grey and
     hatched, its notes by its name."""
-    from foilkit.report import _pyplot
+    from foilkit.report import _pyplot, interval_extent
 
     plt = _pyplot()
     count = max(1, len(tables))
@@ -486,10 +486,8 @@ def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
     for ax, ((benchmark, task), rows) in zip(axes[:, 0], tables.items()):
         ordered = list(reversed(rows))
         values = [e.value for e in ordered]
-        errors = [
-            [e.value - e.ci[0] if e.ci else 0.0 for e in ordered],
-            [e.ci[1] - e.value if e.ci else 0.0 for e in ordered],
-        ]
+        extents = [interval_extent(e.value, *e.ci) if e.ci else (0.0, 0.0) for e in ordered]
+        errors = [[low for low, _ in extents], [high for _, high in extents]]
         ax.barh(
             range(len(ordered)),
             values,

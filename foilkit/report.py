@@ -347,6 +347,13 @@ def _run_notes(results: RunResults) -> list[str]:
 # --- plots ----------------------------------------------------------------------------------------
 
 
+def interval_extent(value: float, low: float, high: float) -> tuple[float, float]:
+    """How far an interval reaches below and above ``value``, as error bars draw it; a bootstrap
+    percentile interval can miss its point estimate (few resamples, a skewed statistic), and the
+    side it misses is then drawn as nothing, not as a negative bar matplotlib refuses."""
+    return max(0.0, value - low), max(0.0, high - value)
+
+
 def _pyplot():
     import matplotlib
 
@@ -415,9 +422,9 @@ def draw_bars(
         values = [100 * c.value if c else np.nan for c in cells]
         errors = np.array(
             [
-                [100 * (c.value - c.low), 100 * (c.high - c.value)]
+                interval_extent(100 * c.value, 100 * c.low, 100 * c.high)
                 if c and c.low is not None
-                else [0.0, 0.0]
+                else (0.0, 0.0)
                 for c in cells
             ]
         ).T
@@ -491,10 +498,13 @@ def recall_plot(rows: Sequence[Row], path: Path, *, title: str) -> Path:
                 continue
             ks = [k for k, _ in points]
             values = [100 * c.value for _, c in points]
-            errors = [
-                [100 * (c.value - c.low) if c.low is not None else 0 for _, c in points],
-                [100 * (c.high - c.value) if c.high is not None else 0 for _, c in points],
+            extents = [
+                interval_extent(100 * c.value, 100 * c.low, 100 * c.high)
+                if c.low is not None and c.high is not None
+                else (0.0, 0.0)
+                for _, c in points
             ]
+            errors = [[low for low, _ in extents], [high for _, high in extents]]
             ax.errorbar(
                 ks, values, yerr=errors, fmt=style, capsize=3, label=f"{row.label} {direction}"
             )

@@ -95,10 +95,14 @@ def run(args: argparse.Namespace) -> int:
         )
     if args.tasks is not None:
         return run_tasks(args)
+    if args.benchmark is None and args.dataset is not None:
+        from foilkit.builders.card import exported_benchmark
+
+        args.benchmark = exported_benchmark(args.dataset)  # a foilkit export's card names it
     if args.benchmark is None:
         raise UserError(
-            "name the benchmark: --benchmark NAME [--config ...], or several: "
-            "--tasks vitatecs/direction,vilma"
+            "name the benchmark: --benchmark NAME [--config ...] (a foilkit export's card names "
+            "it for you), or several: --tasks vitatecs/direction,vilma"
         )
     trackers = check_trackers(args.log_with)  # before any work: a typo costs no run
     result = evaluate(

@@ -10,7 +10,7 @@ import pytest
 
 import foilkit
 from foilkit.builders import build, export
-from foilkit.builders.card import exported_features
+from foilkit.builders.card import exported_benchmark, exported_features
 
 # benchmark, config, how many distinct videos to render (their rows are the ones kept)
 CASES = [
@@ -106,10 +106,11 @@ def _export_and_reload(built, cache_dir: str, tmp_path: Path, **options):
 
 
 def test_export_reload_and_attach(built, cache_dir: str, tmp_path: Path):
-    _, config, _, root, _, dataset = built
+    name, config, _, root, _, dataset = built
     out, reloaded = _export_and_reload(built, cache_dir, tmp_path)
     card = (out / "README.md").read_text()
     assert f"config_name: {config}" in card and "skip" in card
+    assert exported_benchmark(out) == name  # what evaluate --dataset <export> reads
     assert set(reloaded) == set(dataset)
     for split, original in dataset.items():
         loaded = reloaded[split]

@@ -180,3 +180,21 @@ def test_coverage_of_a_run_from_before_causes_loads():
         "3 failed to score",
     )
     assert not coverage.below(0.7) and coverage.below(0.71)
+
+
+def test_evaluate_takes_the_benchmark_from_an_exports_card(benchmark, tiny_clip, tmp_path, capsys):
+    """``--benchmark`` may be left out for a foilkit export: its card names it; a folder whose
+    card does not is one line asking for it."""
+    root = _video_root(benchmark, tmp_path / "videos", _rows(benchmark))
+    argv = ["evaluate", "--dataset", str(benchmark), "--config", "order", "--model", tiny_clip]
+    argv += ["--video-root", str(root), "--n-resamples", "5", "--num-workers", "0"]
+    argv += ["--no-cache", "--no-progress"]
+    assert main([*argv, "--out", str(tmp_path / "run")]) == 0
+    assert RunResults.load(tmp_path / "run").benchmark == "synthetic"
+    plain = shutil.copytree(
+        benchmark, tmp_path / "no-card", ignore=shutil.ignore_patterns("videos")
+    )
+    (plain / "README.md").write_text("# a dataset\n")
+    other = [arg if arg != str(benchmark) else str(plain) for arg in argv]
+    assert main([*other, "--out", str(tmp_path / "refused")]) == 2
+    assert "--benchmark NAME" in capsys.readouterr().err
