@@ -49,6 +49,12 @@ for _name, _module, _builder, _summary in (
         "ContrastSets",
         "MSR-VTT contrast sets: five-way multiple choice with a verb or gender foil",
     ),
+    (
+        "tempcompass",
+        "tempcompass",
+        "TempCompass",
+        "TempCompass: multi-choice, yes/no and caption matching on five temporal aspects",
+    ),
 ):
     BUILDERS.add_lazy(_name, f"foilkit.builders.{_module}:{_builder}", _summary)
     BENCHMARKS.add_lazy(_name, f"foilkit.builders.{_module}:BENCHMARK", _summary)

@@ -73,6 +73,8 @@ class Benchmark:
         summary: label of a report row averaging the overall rows of ``all_configs`` (each
             config's values weigh the same), shown when a run has them all: ViLMA's "Avg.",
             "the average of combined scores (P+T) among each task" (and of P and T alike).
+        unscored: configs the builder builds but ``foilkit evaluate`` cannot score, each with
+            why (TempCompass' captioning needs an LLM judge): naming one is an error saying so.
     """
 
     name: str
@@ -87,9 +89,14 @@ class Benchmark:
     split: str = "test"
     paper_table: str = ""
     summary: str | None = None
+    unscored: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        unknown = [config for config in self.all_configs if config not in self.configs]
+        unknown = [
+            config
+            for config in self.all_configs
+            if config not in self.configs or config in self.unscored
+        ]
         if unknown or not self.all_configs:
             raise ValueError(
                 f"benchmark {self.name!r}: all_configs {self.all_configs} must be a non-empty "
@@ -128,6 +135,11 @@ class Benchmark:
                 f"{self.name} has no config {', '.join(map(repr, unknown))}; "
                 f"choose from {', '.join(('all', *self.configs))} (several: --config a,b)"
             )
+        for name in names:
+            if name in self.unscored:
+                raise ValueError(
+                    f"{self.name} config {name!r} is not scored: {self.unscored[name]}"
+                )
         chosen = (self.all_configs if name == "all" else (name,) for name in names)
         return tuple(dict.fromkeys(name for group in chosen for name in group))
 

@@ -51,10 +51,21 @@ CONTRAST_SETS = """\
 }
 """
 
+TEMPCOMPASS = """\
+@inproceedings{liu2024tempcompass,
+  title     = {{TempCompass}: Do Video {LLMs} Really Understand Videos?},
+  author    = {Liu, Yuanxin and Li, Shicheng and Liu, Yi and Wang, Yuxiang and Ren, Shuhuai and
+               Li, Lei and Chen, Sishuo and Sun, Xu and Hou, Lu},
+  booktitle = {Findings of the Association for Computational Linguistics: ACL 2024},
+  year      = {2024}
+}
+"""
+
 #: benchmark (builder) name -> its paper's BibTeX.
 CITATIONS = {
     "vitatecs": VITATECS,
     "vilma": VILMA,
     "rtime": RTIME,
     "contrast_sets": CONTRAST_SETS,
+    "tempcompass": TEMPCOMPASS,
 }

@@ -1,0 +1,340 @@
+"""TempCompass (Liu et al., 2024): temporal questions on videos and their conflicting copies.
+
+Upstream (``llyx97/TempCompass``): ``questions/<task>.json`` per task type (``multi-choice``,
+``yes_no``, ``caption_matching``, ``captioning``), each keyed by video id, then by temporal aspect
+(``action``, ``speed``, ``direction``, ``order``, ``attribute_change``), each a list of
+``{question, answer}``; ``meta_info.json`` gives each video's fine-grained dimension per aspect
+(``eval_dim.<aspect>.type``; ``order`` has none, the official statistics call it ``order``).
+
+A row is one question: ``id`` = ``<video id>-<aspect>-<position in the list>``; ``question`` and
+``answer`` as published; ``options`` the option texts in the published order, ``option_labels``
+how an answer names each (``A``; ``Caption A`` / ``Sentence A`` / ``Option 1``; ``yes`` /
+``no``), ``label`` the true one, ``caption = options[label]`` and ``foils`` the others;
+``prompt`` is what the official inference (``run_video_llava/inference_dataset.py``) sends a
+video LLM: the question and its task type's answer prompt (:data:`ANSWER_PROMPTS`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import datasets
+
+from foilkit.builders.annotations import (
+    AnnotationError,
+    AnnotationFile,
+    GitHubSource,
+    fetch,
+    read_keyed_json,
+    relative_path,
+    require,
+    text,
+)
+from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.schema import COUNT, TEXT, TEXTS, canonical_features
+from foilkit.builders.spec import Benchmark, MetricSpec
+from foilkit.metrics import CITATIONS
+
+#: Task type (config name) -> the upstream file's stem.
+TASK_FILES = {
+    "multi_choice": "multi-choice",
+    "yes_no": "yes_no",
+    "caption_matching": "caption_matching",
+    "captioning": "captioning",
+}
+#: What the official inference appends to each task type's question (``answer_prompt``).
+ANSWER_PROMPTS = {
+    "multi_choice": "\nPlease directly give the best option:",
+    "yes_no": "\nPlease answer yes or no:",
+    "caption_matching": "\nPlease directly give the best option:",
+    "captioning": "",  # the question already ends with "Generated Caption:"
+}
+ASPECTS = ("action", "speed", "direction", "order", "attribute_change")
+#: Fine-grained dimension as ``meta_info.json`` names it -> the ``dimension`` column's value
+#: (a result key's suffix), in the official statistics' order.
+DIMENSIONS = {
+    "fine-grained action": "fine_grained_action",
+    "coarse-grained action": "coarse_grained_action",
+    "object motion": "object_motion",
+    "camera motion": "camera_motion",
+    "absolute speed": "absolute_speed",
+    "relative speed": "relative_speed",
+    "order": "order",
+    "color & light change": "color_light_change",
+    "size & shape change": "size_shape_change",
+    "combined change": "combined_change",
+    "other change": "other_change",
+}
+#: Task types ``foilkit evaluate`` scores without an LLM judge; captioning needs one.
+JUDGE_FREE = ("multi_choice", "yes_no", "caption_matching")
+META_INFO = "meta_info.json"
+
+SOURCE = GitHubSource(
+    repo="llyx97/TempCompass",
+    commit="e1b463166400633e6061962d890a9ae85db29f70",
+    licence="cc-by-nc-4.0",
+    licence_note="CC BY-NC 4.0 (academic research only), as stated in the TempCompass README "
+    "and LICENSE.",
+)
+
+FEATURES = canonical_features(
+    question=TEXT,
+    prompt=TEXT,
+    answer=TEXT,
+    options=TEXTS,
+    option_labels=TEXTS,
+    label=COUNT,
+    task_type=TEXT,
+    aspect=TEXT,
+    dimension=TEXT,
+    video_id=TEXT,
+)
+
+
+@dataclass
+class TempCompassConfig(FoilkitConfig):
+    """One task type of TempCompass (all five aspects).
+
+    Attributes:
+        task_type: one of :data:`TASK_FILES`.
+    """
+
+    task_type: str = "multi_choice"
+
+    def validate(self) -> None:
+        super().validate()
+        if self.task_type not in TASK_FILES:
+            raise ValueError(
+                f"task_type must be one of {tuple(TASK_FILES)}, got {self.task_type!r}"
+            )
+
+
+class TempCompass(FoilkitBuilder):
+    """TempCompass: one config per task type; a single ``test`` split."""
+
+    BUILDER_CONFIG_CLASS = TempCompassConfig
+    BUILDER_CONFIGS: ClassVar[list[TempCompassConfig]] = [
+        TempCompassConfig(
+            name=task, task_type=task, description=f"TempCompass, {task.replace('_', ' ')}"
+        )
+        for task in TASK_FILES
+    ]
+    DEFAULT_CONFIG_NAME = "multi_choice"
+    SOURCE = SOURCE
+    FEATURES = FEATURES
+    PRETTY_NAME = "TempCompass"
+    DESCRIPTION = (
+        "TempCompass: do video LLMs really understand videos? 410 videos (raw clips and their "
+        "reversed, speed-changed or concatenated 'conflicting' copies), questioned on five "
+        "temporal aspects (action, speed, direction, order, attribute change) in four task "
+        "types: multi-choice QA, yes/no QA, caption matching and caption generation."
+    )
+    CITATION = CITATIONS["tempcompass"]
+    VIDEO_LAYOUT = (
+        "`<video_root>/<video_id>.mp4`, the official `videos/` folder (e.g. `1034419625.mp4`, "
+        "`1034419625_reverse.mp4`, `1021488277_concat_0.mp4`): unzip the videos of the Hub "
+        "dataset `lmms-lab/TempCompass` (or the Google Drive copy the TempCompass README links) "
+        "so that the mp4 files lie directly under the root."
+    )
+
+    def _split_generators(
+        self, dl_manager: datasets.DownloadManager
+    ) -> list[datasets.SplitGenerator]:
+        stem = TASK_FILES[self.config.task_type]
+        files = {
+            "questions": AnnotationFile(f"questions/{stem}.json", f"questions/{stem}.json"),
+            "meta_info": AnnotationFile(META_INFO, META_INFO),
+        }
+        paths = fetch(SOURCE, files, dl_manager, self.config.annotations)
+        return [
+            datasets.SplitGenerator(
+                name=datasets.Split.TEST,
+                gen_kwargs={"split": "test", "questions": paths["questions"], **paths},
+            )
+        ]
+
+    def _rows(self, questions: Path, meta_info: Path) -> Iterator[dict[str, Any]]:
+        dimensions = read_dimensions(meta_info)
+        task = self.config.task_type
+        for video_id, by_aspect in read_keyed_json(questions):
+            video_path = relative_path(
+                f"{video_id}.mp4", file=questions, row=video_id, field="video id"
+            )
+            for aspect, items in by_aspect.items():
+                row = f"{video_id}.{aspect}"
+                if aspect not in ASPECTS:
+                    raise AnnotationError(
+                        questions, video_id, f"unknown aspect {aspect!r}; expected {ASPECTS}"
+                    )
+                if not isinstance(items, list):
+                    raise AnnotationError(questions, row, "expected a list of questions")
+                dimension = dimension_of(dimensions, video_id, aspect, file=meta_info)
+                for position, item in enumerate(items):
+                    where = f"{row}[{position}]"
+                    row_id = f"{video_id}-{aspect}-{position}"
+                    yield question_row(item, task, file=questions, row=where, row_id=row_id) | {
+                        "video_path": video_path,
+                        "aspect": aspect,
+                        "dimension": dimension,
+                        "video_id": video_id,
+                    }
+
+
+def read_dimensions(path: Path) -> dict[str, Mapping[str, Any]]:
+    """``meta_info.json``: video id -> its ``eval_dim`` (aspect -> ``{type, ...}`` or ``None``)."""
+    out = {}
+    for video_id, record in read_keyed_json(path):
+        require(record, ("eval_dim",), file=path, row=video_id, types={"eval_dim": dict})
+        out[video_id] = record["eval_dim"]
+    return out
+
+
+def dimension_of(
+    dimensions: Mapping[str, Mapping[str, Any]], video_id: str, aspect: str, *, file: Path
+) -> str:
+    """The fine-grained dimension of ``video_id``'s ``aspect`` question, as the official
+    statistics (``utils/eval_utils.py`` ``print_result``) find it: ``order`` for the order
+    aspect, else ``meta_info[video]["eval_dim"][aspect]["type"]``."""
+    if aspect == "order":
+        return DIMENSIONS["order"]
+    if video_id not in dimensions:
+        raise AnnotationError(file, video_id, "the video has questions but no meta information")
+    entry = dimensions[video_id].get(aspect)
+    kind = entry.get("type") if isinstance(entry, Mapping) else None
+    if kind not in DIMENSIONS:
+        raise AnnotationError(
+            file,
+            video_id,
+            f"field 'eval_dim.{aspect}.type' is {kind!r}, not one of {tuple(DIMENSIONS)}",
+        )
+    return DIMENSIONS[kind]
+
+
+_CAPTION_LABEL = re.compile(r"^(Caption [A-Z]|Sentence [A-Z]|Option \d+): (.+)$")
+_LETTERED = {
+    # two published lines deviate: " D. away from the screen", "C.Both events happen ..."
+    "multi_choice": re.compile(r"^\s*([A-Z])\.\s*(.+)$"),
+    "captioning": re.compile(r"^Information ([A-Z]): (.+)$"),
+}
+
+
+def question_row(item: Any, task: str, *, file: Path, row: str, row_id: str) -> dict[str, Any]:
+    """The canonical columns (``row_id`` as ``id``) of one published question of task type
+    ``task``, without the video's."""
+    if not isinstance(item, dict):
+        raise AnnotationError(file, row, f"expected a JSON object, got {type(item).__name__}")
+    require(item, ("question", "answer"), file=file, row=row)
+    question = text(item["question"], file=file, row=row, field="question")
+    answer = text(item["answer"], file=file, row=row, field="answer")
+    if task == "yes_no":
+        options, labels = ["yes", "no"], ["yes", "no"]
+        if answer not in options:
+            raise AnnotationError(file, row, f"field 'answer' is {answer!r}, not 'yes' or 'no'")
+        label = options.index(answer)
+    else:
+        options, labels, label = _listed_options(question, answer, task, file=file, row=row)
+    return {
+        "id": row_id,
+        "caption": options[label],
+        "foils": [option for position, option in enumerate(options) if position != label],
+        "start": None,
+        "end": None,
+        "reversed": False,
+        "question": question,
+        "prompt": question + ANSWER_PROMPTS[task],
+        "answer": answer,
+        "options": options,
+        "option_labels": labels,
+        "label": label,
+        "task_type": task,
+    }
+
+
+def _listed_options(
+    question: str, answer: str, task: str, *, file: Path, row: str
+) -> tuple[list[str], list[str], int]:
+    """(option texts, their answer labels, the true one's index) of a question whose options
+    follow its first line, one a line."""
+    lines = question.split("\n")[1:]
+    if task == "captioning":  # "... Information C: {...}\nGenerated Caption:"
+        lines = [line for line in lines if line.startswith("Information ")]
+    pattern = _CAPTION_LABEL if task == "caption_matching" else _LETTERED[task]
+    options, labels = [], []
+    for line in lines:
+        match = pattern.match(line)
+        if match is None:
+            raise AnnotationError(
+                file, row, f"field 'question' has an option line {line!r} of no known form"
+            )
+        labels.append(match.group(1))
+        options.append(match.group(2))
+    if len(options) < 2:
+        raise AnnotationError(file, row, f"field 'question' lists {len(options)} option(s)")
+    if task == "caption_matching":  # the answer is a whole option line (the official check_ans)
+        matching = [i for i, line in enumerate(lines) if line == answer]
+    else:  # "B. dunking a basketball": the letter names the option
+        letter = answer.split(". ", 1)[0]
+        matching = [i for i, name in enumerate(labels) if name == letter]
+        if task == "multi_choice" and matching and lines[matching[0]] != answer:
+            matching = []
+    if len(matching) != 1:
+        raise AnnotationError(
+            file, row, f"field 'answer' {answer!r} names none of the options {labels}"
+        )
+    return options, labels, matching[0]
+
+
+# --- what ``foilkit evaluate tempcompass`` computes ----------------------------------------------
+
+
+def _choice_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
+    """Option scores in published order, the true option, and each question's fine-grained
+    dimension (the official per-dimension statistics)."""
+    scores = []
+    for caption_score, foil_scores, label in zip(
+        rows["caption_score"], rows["foil_scores"], rows["label"], strict=True
+    ):
+        options = list(foil_scores)
+        options.insert(int(label), caption_score)
+        scores.append(options)
+    return {
+        "scores": scores,
+        "labels": [int(label) for label in rows["label"]],
+        "groups": list(rows["aspect"]),
+        "dimensions": list(rows["dimension"]),
+    }
+
+
+def accuracy(config: str) -> MetricSpec:
+    """The official statistics (``print_result``) of task type ``config``: accuracy over all
+    questions (``avg``), per aspect and per fine-grained dimension; a tie between the top options
+    counts as wrong, as an answer the rules cannot match does under ``--disable_llm``."""
+    return MetricSpec(
+        "multiple_choice_accuracy",
+        _choice_inputs,
+        {"accuracy": "accuracy"},
+        {"ties": "strict"},
+        # two options each; multi-choice mixes three and four (the result's ``chance``)
+        chance={} if config == "multi_choice" else {"accuracy": 0.5},
+    )
+
+
+BENCHMARK = Benchmark.of_builder(
+    "tempcompass",
+    TempCompass,
+    all_configs=JUDGE_FREE,
+    metrics=lambda config: (accuracy(config),),
+    group_column="aspect",
+    group_label="aspect",
+    paper_table="Tables 2-4: accuracy (%) per temporal aspect, per task type",
+    unscored={
+        "captioning": "TempCompass captioning is scored by an LLM judge (gpt-3.5-turbo reads "
+        "the generated caption and answers the multi-choice question); foilkit scores without "
+        "generation, so it is not evaluated: choose multi_choice, yes_no or caption_matching "
+        "(--config all evaluates those three)"
+    },
+)
