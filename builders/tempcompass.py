@@ -9,9 +9,13 @@ Upstream (``llyx97/TempCompass``): ``questions/<task>.json`` per task type (``mu
 A row is one question: ``id`` = ``<video id>-<aspect>-<position in the list>``; ``question`` and
 ``answer`` as published; ``options`` the option texts in the published order, ``option_labels``
 how an answer names each (``A``; ``Caption A`` / ``Sentence A`` / ``Option 1``; ``yes`` /
-``no``), ``label`` the true one, ``caption = options[label]`` and ``foils`` the others;
-``prompt`` is what the official inference (``run_video_llava/inference_dataset.py``) sends a
-video LLM: the question and its task type's answer prompt (:data:`ANSWER_PROMPTS`).
+``no``), ``label`` the true one, ``caption = options[label]`` and ``foils`` the others
+(``caption_answer`` / ``foil_answers`` their labels); ``prompt`` is what the official inference
+(``run_video_llava/inference_dataset.py``) sends a video LLM: the question and its task type's
+answer prompt (:data:`ANSWER_PROMPTS`). A video LLM asked ``prompt`` scores each option by its
+label as the answer (:mod:`foilkit.scorers.adapters.video_llm`); a dual encoder compares the
+option texts with the video. Yes/no options mean nothing without their question
+(``needs_question``): only a model that asks questions scores them.
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from foilkit.builders.annotations import (
     text,
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
-from foilkit.builders.schema import COUNT, TEXT, TEXTS, canonical_features
+from foilkit.builders.schema import COUNT, FLAG, TEXT, TEXTS, canonical_features
 from foilkit.builders.spec import Benchmark, MetricSpec
 from foilkit.metrics import CITATIONS
 
@@ -87,6 +91,9 @@ FEATURES = canonical_features(
     answer=TEXT,
     options=TEXTS,
     option_labels=TEXTS,
+    caption_answer=TEXT,
+    foil_answers=TEXTS,
+    needs_question=FLAG,
     label=COUNT,
     task_type=TEXT,
     aspect=TEXT,
@@ -249,6 +256,9 @@ def question_row(item: Any, task: str, *, file: Path, row: str, row_id: str) -> 
         "answer": answer,
         "options": options,
         "option_labels": labels,
+        "caption_answer": labels[label],
+        "foil_answers": [name for position, name in enumerate(labels) if position != label],
+        "needs_question": task == "yes_no",
         "label": label,
         "task_type": task,
     }

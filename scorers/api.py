@@ -544,6 +544,17 @@ def check_inputs(
         model, revision=options.revision, trust_remote_code=options.trust_remote_code
     )
     protocol = options.resolve(family.name, accepted_settings(family), native)
+    if not family.asks_questions and "needs_question" in data.column_names:
+        asked = list(data["needs_question"])
+        if any(asked):
+            first = asked.index(True)
+            raise ValueError(
+                f"row {first} (id={data[first]['id']!r}) and {sum(asked) - 1} other(s) are "
+                "questions whose options mean nothing without the question (yes/no); a "
+                f"{family.name} model scores texts alone. Score them with a video LLM (--mode "
+                "choice or likelihood), or leave that config out (e.g. --config "
+                "caption_matching)"
+            )
     if pool and protocol.settings.get("pooling") == "softmax-mean":
         raise ValueError(
             "pooling 'softmax-mean' normalises over one item's caption and foils; a retrieval "

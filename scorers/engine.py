@@ -446,25 +446,28 @@ class Engine:
         return records
 
     def _score_requests(self, buffer: list[DecodedUnit]) -> list[dict[str, Any]]:
-        # one request per (view, text group); rows repeating both share it
-        requests: dict[tuple[str | None, tuple[str, ...]], TextsRequest] = {}
+        # one request per (view, text group, question); rows repeating all share it
+        requests: dict[tuple[Any, ...], TextsRequest] = {}
         for row, item in self._rows(buffer):
             if item.error_of(row) is None:
                 view = item.views[row.view] if row.view is not None else None
                 frames = view.frames if view is not None else None
                 timestamps = view.timestamps if view is not None else None
-                for texts in row.groups.values():
+                for group, texts in row.groups.items():
+                    question, answers = row.asked(group)
                     requests.setdefault(
-                        (row.view, texts),
+                        (row.view, texts, question, answers),
                         TextsRequest(
                             texts,
                             frames,
                             timestamps=tuple(timestamps) if timestamps is not None else None,
+                            question=question,
+                            answers=answers,
                         ),
                     )
         # model calls of about batch_size requests; a view's requests never straddle two calls,
         # so whatever the adapter shares between them (frame features, a prefix cache) is shared
-        chunks: list[list[tuple[str | None, tuple[str, ...]]]] = [[]]
+        chunks: list[list[tuple[Any, ...]]] = [[]]
         for key in requests:
             if len(chunks[-1]) >= self.batch_size and key[0] != chunks[-1][-1][0]:
                 chunks.append([])
@@ -475,7 +478,7 @@ class Engine:
             results += self.adapter.score([requests[key] for key in chunk])
         by_key = dict(zip(keys, results))
         self.throughput.views += len({key[0] for key in keys if key[0] is not None})
-        self.throughput.texts += sum(len(texts) for _, texts in keys)
+        self.throughput.texts += sum(len(key[1]) for key in keys)
         records = []
         for row, item in self._rows(buffer):
             if item.error_of(row) is not None:
@@ -483,7 +486,9 @@ class Engine:
             else:
                 records.append(
                     self._record(
-                        row, item, {g: by_key[(row.view, t)] for g, t in row.groups.items()}
+                        row,
+                        item,
+                        {g: by_key[(row.view, t, *row.asked(g))] for g, t in row.groups.items()},
                     )
                 )
         return records

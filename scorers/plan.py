@@ -20,8 +20,13 @@ TEXT_GROUPS = {
     "main": ("caption", "foils"),
     "proficiency": ("proficiency_caption", "proficiency_foils"),
 }
-PLAN_COLUMNS = ("id", "video", "start", "end", "reversed", "time_unit") + tuple(
-    c for pair in TEXT_GROUPS.values() for c in pair
+#: Columns of a main text group asked as a question (TempCompass): the item's own prompt, and how
+#: an answer names the caption and each foil.
+QUESTION_COLUMNS = ("prompt", "caption_answer", "foil_answers")
+PLAN_COLUMNS = (
+    ("id", "video", "start", "end", "reversed", "time_unit")
+    + tuple(c for pair in TEXT_GROUPS.values() for c in pair)
+    + QUESTION_COLUMNS
 )
 #: A row whose ``time_unit`` is one of these gave its window as frame indices (ViLMA's Action
 #: Counting Easy, ``pts`` = frames of the 30 fps QUVA copies): ViLMA slices those frames
@@ -32,14 +37,22 @@ FRAME_INDEX_UNITS = ("pts",)
 
 @dataclass(frozen=True)
 class PlannedRow:
-    """One dataset row: its view (``None`` for text-only models or a missing video) and text
-    groups."""
+    """One dataset row: its view (``None`` for text-only models or a missing video), text
+    groups and, where the row asks its main group as a question, the question and the answer
+    naming each of the group's texts."""
 
     index: int
     id: str
     view: str | None
     groups: Mapping[str, tuple[str, ...]]
     error: str | None = None
+    question: str | None = None
+    answers: tuple[str, ...] | None = None
+
+    def asked(self, group: str) -> tuple[str | None, tuple[str, ...] | None]:
+        """(question, answers) of text group ``group``; ``(None, None)`` for texts scored
+        alone."""
+        return (self.question, self.answers) if group == "main" else (None, None)
 
 
 @dataclass
@@ -110,6 +123,21 @@ def _text_groups(row: Mapping[str, Any], index: int) -> dict[str, tuple[str, ...
     return groups
 
 
+def _question(row: Mapping[str, Any], index: int, size: int) -> dict[str, Any]:
+    """The row's question and answers (:data:`QUESTION_COLUMNS`), one answer per main text;
+    ``{}`` for a row that asks none."""
+    prompt = row.get("prompt")
+    if prompt is None:
+        return {}
+    answers = [row.get("caption_answer"), *(row.get("foil_answers") or [])]
+    if len(answers) != size or not all(isinstance(a, str) and a for a in answers):
+        raise ValueError(
+            f"row {index} (id={row.get('id')!r}) asks a question ('prompt') but its "
+            f"'caption_answer' and 'foil_answers' ({answers!r}) do not name its {size} texts"
+        )
+    return {"question": prompt, "answers": tuple(answers)}
+
+
 def _source(video: Any, roots: Sequence[Path] | None) -> str | bytes | None:
     """The file path or bytes of a ``Video`` cell (``decode=False``); a path must lie inside one
     of ``roots`` (:func:`foilkit.video_paths.resolve_video_path`; ``None``: unconfined).
@@ -173,6 +201,7 @@ def make_plan(
             raise ValueError(f"row {index}: id {row_id!r} repeats row {seen_ids[row_id]}")
         seen_ids[row_id] = index
         groups = _text_groups(row, index)
+        asked = _question(row, index, len(groups["main"]))
         # a row whose video or window cannot be used fails alone, naming itself; the others plan
         error, source = None, None
         if needs_video:
@@ -187,7 +216,7 @@ def make_plan(
                 elif source is None:
                     error = f"row {index} (id={row_id!r}) has no video"
         if error is not None or source is None:
-            planned.append(PlannedRow(index, row_id, None, groups, error))
+            planned.append(PlannedRow(index, row_id, None, groups, error, **asked))
             lone.append(DecodeUnit(None, [], [index]))
             continue
         rule = "half-open" if row.get("time_unit") in FRAME_INDEX_UNITS else window_rule
@@ -200,7 +229,7 @@ def make_plan(
         if key not in unit.views:
             unit.views.append(key)
         unit.rows.append(index)
-        planned.append(PlannedRow(index, row_id, key, groups))
+        planned.append(PlannedRow(index, row_id, key, groups, **asked))
     return ScoringPlan(
         planned, views, sorted([*units.values(), *lone], key=lambda unit: unit.rows[0])
     )

@@ -109,6 +109,7 @@ class Protocol:
 VITATECS_REPO = "lscpku/VITATECS@58bff59"
 VILMA_REPO = "ilkerkesen/ViLMA@746912b"
 RTIME_REPO = "qyr0403/Reversed-in-Time@a5134b6"
+TEMPCOMPASS_REPO = "llyx97/TempCompass@e1b4631"
 BLIP_REPO = "salesforce/BLIP"
 LMMS_EVAL_REPO = "EvolvingLMMs-Lab/lmms-eval"
 
@@ -291,6 +292,39 @@ for _family in ("dual-encoder", "xclip", "blip-itm", "video-llm", "text-lm"):
             "contrast_sets",
             _family,
             "its repository holds data only; the CLIP baseline mean-pools frames",
+        ),
+    )
+
+# TempCompass runs Video-LLaVA (run_video_llava/inference_dataset.py): the row's question with its
+# task type's answer prompt (the builder's ``prompt`` column), 8 frames by LanguageBind's decord
+# loader (np.linspace(0, n - 1, 8, dtype=int)), one generation read by rules (eval_*.py).
+_paper(
+    "tempcompass",
+    "video-llm",
+    Protocol(
+        sampling="uniform",
+        num_frames=8,
+        mode="choice",
+        reference=f"{TEMPCOMPASS_REPO} run_video_llava/inference_dataset.py (answer_prompt per "
+        "task type, appended to the question), run_video_llava/llava/model/multimodal_encoder/"
+        "languagebind/video/processing_video.py (decord, 8 frames by linspace with both ends), "
+        "eval_multi-choice.py, eval_yes_no.py, eval_caption_matching.py (rule-based rating), "
+        "utils/eval_utils.py (print_result)",
+        notes="the reference samples an answer (temperature 0.1, up to 128 tokens) from "
+        "Video-LLaVA in its llava_v1 conversation at 4 bits and rates it by rules, falling back "
+        "to a gpt-3.5 judge; foilkit asks the same prompt in the model's own chat template and "
+        "takes the option label (A, Caption A, Option 1, yes/no) the model gives the highest "
+        "probability: no generation, no judge, deterministic, every answer matched",
+    ),
+)
+for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
+    _paper(
+        "tempcompass",
+        _family,
+        _unpublished(
+            "tempcompass",
+            _family,
+            "its code evaluates video LLMs only; a dual encoder matches the option texts",
         ),
     )
 

@@ -26,11 +26,18 @@ class TextsRequest:
     reports them decreasing and a ``shuffled`` one out of order; models that take a time axis
     see the frames in the order shown at the real sampling interval (see the video LLM adapter).
     ``None`` when the frames' times are unknown.
+
+    ``question`` is a benchmark's own prompt for the item (TempCompass' question with its
+    options and answer instruction), and ``answers`` how an answer names each text, in the same
+    order (``"A"``, ``"Caption B"``, ``"yes"``): adapters that ask questions score each text by
+    its answer to the question; ``None``: the texts are scored themselves.
     """
 
     texts: tuple[str, ...]
     frames: torch.Tensor | None = field(default=None, repr=False)
     timestamps: tuple[float, ...] | None = None
+    question: str | None = None
+    answers: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         if not self.texts:
@@ -40,6 +47,10 @@ class TextsRequest:
                 f"frames must be a uint8 T x C x H x W tensor, got {self.frames.dtype} "
                 f"{tuple(self.frames.shape)}"
             )
+        if (self.question is None) != (self.answers is None):
+            raise ValueError("a question needs the answers that name its texts, and vice versa")
+        if self.answers is not None and len(self.answers) != len(self.texts):
+            raise ValueError(f"{len(self.answers)} answers for {len(self.texts)} texts")
         if self.timestamps is not None:
             object.__setattr__(self, "timestamps", tuple(float(t) for t in self.timestamps))
             if self.frames is not None and len(self.timestamps) != len(self.frames):

@@ -36,6 +36,8 @@ other options. The true option can sit at any index, so ties get an explicit pol
 whatever an argmax's position bias would give: `strict` (default: a tie is wrong), `half` (1/k for
 k options sharing the top score) or `first` (a tie is right). With `groups` (the foil type) the
 result adds each group's accuracy and the macro average; `chance` is the accuracy of guessing.
+With `dimensions` as well (a finer breakdown: TempCompass' fine-grained dimensions under its
+temporal aspects, as its official statistics report both) it adds each dimension's accuracy.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -43,6 +45,8 @@ Args:
     scores (`list[list[float]]`): each item's option scores in the published option order.
     labels (`list[int]`): the index of the true option of each item.
     groups (`list[str]`, optional): each item's group (foil type) for a per-group breakdown.
+    dimensions (`list[str]`, optional): each item's dimension for a second breakdown (no macro
+        average); a dimension named as a group must hold the same items and is reported once.
     cluster (`list[str]`, optional): each item's video, resampled as a unit by the bootstrap.
     score_kind (`str`): `similarity`, `probability`, `log_probability`, `logit` (higher is better),
         `perplexity` or `loss` (lower is better). Default `similarity`.
@@ -54,6 +58,7 @@ Returns:
     accuracy (`float`): mean credit over items, with `accuracy_ci`; `n`; `n_tied`; `chance`
         (the mean of 1/options).
     accuracy_<group>, accuracy_<group>_ci, n_<group>, macro_accuracy(_ci): with `groups`.
+    accuracy_<dimension>, accuracy_<dimension>_ci, n_<dimension>: with `dimensions`.
 Examples:
     >>> from foilkit.metrics.multiple_choice_accuracy.multiple_choice_accuracy import (
     ...     multiple_choice_accuracy)
@@ -66,6 +71,12 @@ Examples:
     >>> multiple_choice_accuracy(scores=[[0.4, 0.4, 0.1]], labels=[1], ties="half",
     ...                          n_resamples=0)["accuracy"]
     0.5
+    >>> result = multiple_choice_accuracy(
+    ...     scores=[[0.9, 0.1], [0.2, 0.8], [0.3, 0.7]], labels=[0, 0, 1],
+    ...     groups=["speed", "speed", "order"],
+    ...     dimensions=["absolute_speed", "relative_speed", "order"], n_resamples=0)
+    >>> result["accuracy_speed"], result["accuracy_relative_speed"], result["accuracy_order"]
+    (0.5, 0.0, 1.0)
 """
 
 
@@ -105,6 +116,7 @@ def multiple_choice_accuracy(
     labels: Sequence[int],
     *,
     groups: Sequence[Hashable] | None = None,
+    dimensions: Sequence[Hashable] | None = None,
     cluster: Sequence[Hashable] | None = None,
     score_kind: str = "similarity",
     ties: str = "strict",
@@ -117,16 +129,41 @@ def multiple_choice_accuracy(
     credit, tied, counts = credits["credit"], credits["tied"], credits["options"]
     n = len(credit)
     masks = group_codes(groups, n)
+    finer = _dimension_masks(dimensions, masks, n)
 
     def statistic(weights: np.ndarray) -> dict[str, np.ndarray]:
         out = {"accuracy": weighted_mean(weights, credit)}
-        return {**out, **group_means(weights, credit, masks, "accuracy")}
+        out.update(group_means(weights, credit, masks, "accuracy"))
+        return out | {
+            f"accuracy_{name}": weighted_mean(weights[:, mask], credit[mask])
+            for name, mask in finer.items()
+        }
 
     result = with_intervals(
         statistic, n, cluster=cluster, n_resamples=n_resamples, seed=seed, confidence=confidence
     )
     add_counts(result, {"n": n, "n_tied": int(tied.sum()), "chance": float(np.mean(1.0 / counts))})
-    return add_counts(result, {f"n_{group}": int(mask.sum()) for group, mask in masks.items()})
+    counts = {f"n_{group}": int(mask.sum()) for group, mask in (masks | finer).items()}
+    return add_counts(result, counts)
+
+
+def _dimension_masks(
+    dimensions: Sequence[Hashable] | None, masks: dict[str, np.ndarray], n: int
+) -> dict[str, np.ndarray]:
+    """Each dimension's items, less those named as a group (reported once, as the group); a
+    ``ValueError`` when such a dimension holds other items than its group."""
+    if dimensions is None:
+        return {}
+    try:
+        finer = group_codes(dimensions, n)
+    except ValueError as error:
+        raise ValueError(str(error).replace("group", "dimension")) from None
+    for name, mask in finer.items():
+        if name in masks and not np.array_equal(mask, masks[name]):
+            raise ValueError(
+                f"dimension {name!r} is also a group but holds other items: rename one of them"
+            )
+    return {name: mask for name, mask in finer.items() if name not in masks}
 
 
 #: doctest runs the examples above (``doctest.testmod`` reads ``__test__``).

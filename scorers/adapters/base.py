@@ -59,6 +59,9 @@ class Adapter:
     #: constructor options, besides ``mode``
     options: ClassVar[tuple[str, ...]] = ()
     needs_video: ClassVar[bool] = True
+    #: whether the adapter asks a request's ``question`` (a benchmark's own prompt, the texts as
+    #: its answers); the others score the texts alone
+    asks_questions: ClassVar[bool] = False
     #: whether a ``placement`` may spread the model: it loads through :meth:`_load` and runs it
     #: through its ``forward`` only (accelerate's hooks load offloaded weights around
     #: ``forward``; a parameter read or a sub-model called directly would find them missing)

@@ -20,6 +20,14 @@ Two modes, both deterministic:
     bias cancels. ``prompt="lmms-eval"`` asks lmms-eval's ``vitatecs`` task question instead
     (no system prompt; options on their own lines; "Please response with a single letter").
 
+A request that carries its own ``question`` (a benchmark's prompt with its options listed, as
+TempCompass' official inference sends it) is asked that question as it is, in its published
+option order, and each text is scored by its ``answer`` (``"A"``, ``"Caption B"``, ``"yes"``)
+written as the chat template writes an answer: in ``likelihood`` mode the answer's
+log-probability (``reduction``), in ``choice`` mode its probability among the item's answers
+(the softmax of their summed log-probabilities; for one-token answers, the answer tokens'
+next-token probabilities renormalised, i.e. option-letter probability, P(yes) vs P(no)).
+
 Token ids: the model sees exactly the ids of the whole rendered prompt (chat template, video
 placeholder, question, answer) tokenized at once. The video prefix (everything up to the
 question in ``choice`` mode, up to the answer in ``likelihood`` mode) is encoded once per view
@@ -199,6 +207,7 @@ class VideoLLMAdapter(RequestAdapter):
 
     modes = ("likelihood", "choice")
     options = ("reduction",)
+    asks_questions = True
     spreads = True
     score_kind = "log_probability"  # the first mode's; each instance sets its own mode's
     # what model_inputs adds to every processor call (see video_kwargs)
@@ -453,13 +462,28 @@ class VideoLLMAdapter(RequestAdapter):
             raise ValueError(f"{self.model_id}: the chat template dropped the question text")
         return head, tail
 
-    def prompt_texts(self, texts: Sequence[str]) -> tuple[str, list[str]]:
+    def prompt_texts(
+        self,
+        texts: Sequence[str],
+        question: str | None = None,
+        answers: Sequence[str] | None = None,
+    ) -> tuple[str, list[str]]:
         """The video prefix and, for each model input built from ``texts``, what follows it.
 
         Likelihood: one continuation per text (the answer). Choice: one per cyclic order of the
         options (the question and the template up to the answer); the first shows ``texts``
-        in the order given. The model sees ``prefix + continuation`` tokenized whole.
+        in the order given. With a ``question`` (either mode): the prefix asks it, and each
+        text's continuation is its entry of ``answers``. The model sees ``prefix +
+        continuation`` tokenized whole.
         """
+        if question is not None:
+            messages = self._messages(question, None)
+            prefix = self._render(messages)
+            written = [self._answer_text(messages, prefix, answer) for answer in answers or ()]
+            return prefix, [
+                answer if text is None else text
+                for answer, text in zip(answers or (), written, strict=True)
+            ]
         if self.mode == "likelihood":
             messages = self._messages(LIKELIHOOD_QUESTION, None)
             prefix = self._render(messages)
@@ -474,14 +498,20 @@ class VideoLLMAdapter(RequestAdapter):
             for order in self._orders(len(texts))
         ]
 
-    def prompt_pairs(self, texts: Sequence[str]) -> list[tuple[str, str]]:
+    def prompt_pairs(
+        self,
+        texts: Sequence[str],
+        question: str | None = None,
+        answers: Sequence[str] | None = None,
+    ) -> list[tuple[str, str]]:
         """(prefix, continuation) of each model input built from ``texts`` (``prompt_texts``).
 
         Where the vision side reads the prompt (a Q-Former's instruction), the question is part
-        of the prefix: in choice mode each order's whole prompt is its own prefix.
+        of the prefix: in choice mode each order's whole prompt is its own prefix (a request's
+        own question is in its prefix already).
         """
-        prefix, continuations = self.prompt_texts(texts)
-        if self.mode == "choice" and self._instruction_tokenizers:
+        prefix, continuations = self.prompt_texts(texts, question, answers)
+        if self.mode == "choice" and self._instruction_tokenizers and question is None:
             return [(prefix + continuation, "") for continuation in continuations]
         return [(prefix, continuation) for continuation in continuations]
 
@@ -563,13 +593,15 @@ class VideoLLMAdapter(RequestAdapter):
         results: list[TextScores] = []
         key, cache, last_logits = None, None, None
         for request in requests:
-            if self.mode == "choice" and len(request.texts) > len(LETTERS):
+            asked = request.question is not None
+            if self.mode == "choice" and not asked and len(request.texts) > len(LETTERS):
                 raise ValueError(
                     f"choice mode takes at most {len(LETTERS)} options, got {len(request.texts)}"
                 )
             # per continuation: its tokens, and the logits predicting each of them then the next
             scored: list[tuple[torch.Tensor, list[int]]] = []
-            for prefix, continuation in self.prompt_pairs(request.texts):
+            pairs = self.prompt_pairs(request.texts, request.question, request.answers)
+            for prefix, continuation in pairs:
                 prefix_ids, ids = self.encode(prefix), self.encode(prefix + continuation)
                 if self.prefix_reuse != "full" and ids[: len(prefix_ids)] == prefix_ids:
                     # consecutive requests on the same view (caption group, proficiency group)
@@ -589,6 +621,8 @@ class VideoLLMAdapter(RequestAdapter):
                 scored.append((logits, targets))
             if self.mode == "likelihood":
                 results.append(self._likelihood(scored))
+            elif asked:
+                results.append(self._answer_choice(scored))
             else:
                 results.append(self._choice(scored, len(request.texts)))
         return results
@@ -600,6 +634,17 @@ class VideoLLMAdapter(RequestAdapter):
         ]
         details = likelihood_details(logprobs)
         return TextScores(details[f"logprob_{self.reduction}"], details)
+
+    def _answer_choice(self, scored: list[tuple[torch.Tensor, list[int]]]) -> TextScores:
+        """Each answer's probability among the item's answers to its own question: the softmax
+        of the answers' summed token log-probabilities."""
+        logprobs = [
+            token_logprobs(logits[:-1], torch.tensor(targets, device=logits.device)).cpu()
+            for logits, targets in scored
+        ]
+        details = likelihood_details(logprobs)
+        probabilities = torch.tensor(details["logprob_sum"], dtype=torch.float64).softmax(0)
+        return TextScores(tuple(probabilities.tolist()), details)
 
     def _choice(self, scored: list[tuple[torch.Tensor, list[int]]], count: int) -> TextScores:
         letter_ids = self._letter_ids[:count]
