@@ -178,3 +178,46 @@ def test_choice_question_is_vitatecs_prompt():
         "Which of the following best describes the content of the video: (A) x (B) y "
         "Respond with a single letter (A or B)."
     )
+
+
+#: A TempCompass-style item: the benchmark's own question (options listed, answer instruction),
+#: each option named by its label; multi-token labels ("Caption A") as caption matching has them.
+QUESTIONS = {
+    "multi_choice": (
+        "Which direction does the square move?\nA. left\nB. right\nC. up\n"
+        "Please directly give the best option:",
+        ("left", "right", "up"),
+        ("A", "B", "C"),
+    ),
+    "caption_matching": (
+        f"Which caption matches the video better?\nCaption A: {TEXTS[0]}\nCaption B: {TEXTS[1]}"
+        "\nPlease directly give the best option:",
+        TEXTS,
+        ("Caption A", "Caption B"),
+    ),
+}
+
+
+@pytest.mark.parametrize("item", list(QUESTIONS))
+def test_a_question_scores_each_answer_as_a_full_forward_does(adapter, frames, item):
+    """Both modes ask the request's own question and score each text by its answer label:
+    likelihood its log-probability, choice its probability among the labels (the softmax of the
+    summed log-probabilities), equal to a forward over the whole prompt and answer."""
+    question, texts, answers = QUESTIONS[item]
+    request = TextsRequest(texts, frames, question=question, answers=answers)
+    likelihood, choice = adapter["likelihood"], adapter["choice"]
+    prefix, continuations = choice.prompt_texts(texts, question, answers)
+    head, tail = choice._prompt(None)
+    assert prefix == head + question + tail
+    expected = []
+    for answer, continuation in zip(answers, continuations, strict=True):
+        assert continuation.strip().startswith(answer)
+        logits, ids = _full_forward(choice, frames, prefix + continuation)
+        count = len(choice.encode(prefix + continuation)) - len(choice.encode(prefix))
+        expected.append(float(token_logprobs(logits[-count - 1 : -1], ids[-count:]).sum()))
+    scored = likelihood.score([request])[0]
+    assert list(scored.details["logprob_sum"]) == pytest.approx(expected, abs=1e-4)
+    probabilities = torch.tensor(expected, dtype=torch.float64).softmax(0).tolist()
+    assert list(choice.score([request])[0].scores) == pytest.approx(probabilities, abs=1e-5)
+    with pytest.raises(ValueError, match="2 answers for 3 texts"):
+        TextsRequest(("a", "b", "c"), frames, question=question, answers=("A", "B"))
