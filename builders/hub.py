@@ -34,6 +34,7 @@ from foilkit.builders import (
     load_builder,
     prepare,
     synthetic,
+    tempcompass,
     vilma,
     vitatecs,
 )
@@ -360,6 +361,29 @@ HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
         for name in contrast_sets.BENCHMARK.configs
     ),
     "synthetic": _aspect_tasks(synthetic.ASPECTS, "foilkit synthetic benchmark"),
+    # per judge-free task type: its accuracy over all questions (the official "avg") and per aspect
+    "tempcompass": tuple(
+        task
+        for config in tempcompass.JUDGE_FREE
+        for task in (
+            HubTask(
+                config,
+                config,
+                f"TempCompass {config.replace('_', ' ')}: accuracy over all questions",
+                ((config, None, "accuracy"),),
+            ),
+            *(
+                HubTask(
+                    f"{config}_{aspect}",
+                    config,
+                    f"TempCompass {config.replace('_', ' ')}: accuracy on the "
+                    f"{aspect.replace('_', ' ')} aspect",
+                    ((config, aspect, "accuracy"),),
+                )
+                for aspect in tempcompass.ASPECTS
+            ),
+        )
+    ),
 }
 
 #: The temporal controls a run's frames can be put under (``foilkit.scorers.controls.CONTROLS``;
@@ -376,6 +400,7 @@ BENCHMARK_REPOS: dict[str, str] = {
     "vilma": "foilkit/vilma",
     "rtime": "foilkit/rtime",
     "contrast_sets": "foilkit/contrast-sets",
+    "tempcompass": "foilkit/tempcompass",
 }
 
 
