@@ -182,3 +182,24 @@ def test_bad_annotations_name_file_row_and_field(tmp_path: Path, questions, meta
     folder = _write(tmp_path / "annotations", questions, meta)
     with pytest.raises(AnnotationError, match=message):
         _rows(folder, "multi_choice")
+
+
+def test_two_models_compare_on_the_benchmarks_inputs(rows):
+    """``foilkit compare`` and the leaderboard pair models on the spec's inputs, dimensions
+    included (item descriptions, not scores)."""
+    from foilkit.metrics import paired_comparison
+
+    items = rows["caption_matching"][:40]
+    spec = get_benchmark("tempcompass").metrics("caption_matching")[0]
+
+    def inputs(flip: bool) -> dict:
+        return spec.inputs(
+            {
+                "caption_score": [0.2 if flip and i % 2 else 0.8 for i in range(len(items))],
+                "foil_scores": [[0.5] for _ in items],
+                **{name: [r[name] for r in items] for name in ("label", "aspect", "dimension")},
+            }
+        )
+
+    result = paired_comparison(spec.metric, inputs(False), inputs(True), n_resamples=0)
+    assert result["mcnemar"]["a_only"] == 20 and result["mcnemar"]["b_only"] == 0
