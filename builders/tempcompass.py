@@ -21,7 +21,7 @@ option texts with the video. Yes/no options mean nothing without their question
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -147,6 +147,18 @@ class TempCompass(FoilkitBuilder):
         "dataset `lmms-lab/TempCompass` (or the Google Drive copy the TempCompass README links) "
         "so that the mp4 files lie directly under the root."
     )
+
+    @classmethod
+    def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
+        return (
+            "### Questions, options and scoring\n\n"
+            "One row per published question. `options` and `option_labels` keep the published "
+            "order; `prompt` is the question with the answer prompt the official inference "
+            "appends for its task type. `aspect` and `dimension` (from `meta_info.json`) are the "
+            "groups of the official statistics. Captioning rows are published for completeness: "
+            "the official captioning score needs an LLM judge (gpt-3.5-turbo) and foilkit does "
+            "not evaluate them.\n"
+        )
 
     def _split_generators(
         self, dl_manager: datasets.DownloadManager
