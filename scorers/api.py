@@ -371,6 +371,21 @@ def _plan(
     )
 
 
+def _questions_record(adapter: Adapter, plan: ScoringPlan) -> dict[str, Any]:
+    """Where rows ask their own question (TempCompass' ``prompt``) and the adapter asks it: how
+    many, and what was scored instead of the adapter's own prompt."""
+    asked = sum(1 for row in plan.rows if row.question is not None)
+    if not asked or not adapter.asks_questions:
+        return {}
+    return {
+        "questions": {
+            "rows": asked,
+            "prompt": "each row's own question (its 'prompt' column) instead of the adapter's",
+            "scored": "each text by its answer label ('caption_answer', 'foil_answers')",
+        }
+    }
+
+
 def _identity(
     model: str,
     adapter: Adapter,
@@ -382,8 +397,15 @@ def _identity(
     kind: str,
 ) -> dict[str, Any]:
     """What must not change between a run and its resumption."""
+    # a row's question and answers count where it asks one (rows without: hashed as before)
     rows = hashlib.sha256(
-        json.dumps([[r.id, r.view, dict(r.groups)] for r in plan.rows]).encode()
+        json.dumps(
+            [
+                [r.id, r.view, dict(r.groups)]
+                + ([] if r.question is None else [r.question, list(r.answers or ())])
+                for r in plan.rows
+            ]
+        ).encode()
     ).hexdigest()
     return {
         "kind": kind,
@@ -669,6 +691,7 @@ def _run(
         # what the model received: every processor setting (e.g. Qwen-VL's max_pixels)
         "processor": adapter.processor_settings(),
         "mode": adapter.mode,
+        **_questions_record(adapter, plan),
         "score_kind": adapter.score_kind,
         "protocol": protocol.to_record(),
         "num_frames": policy.num_frames,

@@ -66,6 +66,7 @@ def test_a_video_llm_answers_every_judge_free_task_type(videos, shared_data, tmp
     assert "run_video_llava/inference_dataset.py" in protocol["reference"]
     for config, entry in results["configs"].items():
         assert entry["run"]["score"]["score_kind"] == "probability"
+        assert entry["run"]["score"]["questions"]["rows"] == entry["num_rows"]
         overall = entry["metrics"]["multiple_choice_accuracy"]["overall"]
         # the official statistics: over all questions, per aspect, per fine-grained dimension
         assert {"accuracy_action", "accuracy_direction"} <= set(overall), config
@@ -99,6 +100,7 @@ def test_a_dual_encoder_matches_captions_and_refuses_yes_no(videos, shared_data,
     entry = result.results.configs["caption_matching"]
     overall = entry.metrics["multiple_choice_accuracy"].overall
     assert entry.num_rows == overall["n"] > 0 and result.results.control == "reversed"
+    assert "questions" not in entry.score.data  # a dual encoder scores the option texts
     assert set(entry.metrics["multiple_choice_accuracy"].groups) == {"action", "direction"}
     assert {f"accuracy_{DIMENSIONS['object motion']}", "chance"} <= set(overall)
     with pytest.raises(ValueError, match=r"yes/no\); a dual-encoder model scores texts alone"):
