@@ -11,7 +11,8 @@ Every stage writes the one foils output (:func:`foilkit.generation.foil.write_fo
                    annotated video (without --quva-annotations: over the rows' counts); the
                    weights go to each foil's parameters and the record's results
   change-of-state  {"id", "argument", "pre_state", "verb", "post_state", "reverse_verb",
-                    "transitive"?, "video"?} -> one row per subtest
+                    "transitive"?, "video"?} -> one row per subtest; without "transitive"
+                   (true/false) the verb's transitivity is ViLMA's (its intransitive list)
   actor-swap       {"id", "caption", "video"?}
   spatial          {"id", "caption", "video"?} (the whole file is the caption distribution)
   masked-lm        {"id", "caption", "video"?}: MLM foils by dependency role, NLI + CoLA filters
@@ -382,7 +383,7 @@ def _change_of_state(args: argparse.Namespace) -> list[dict[str, Any]]:
             record["verb"],
             record["post_state"],
             record["reverse_verb"],
-            bool(record.get("transitive", True)),
+            _transitive(args.input, record),
         )
         for subtest, (caption, foil) in change_of_state_pairs(change, record["argument"]).items():
             rows.append(
@@ -395,6 +396,18 @@ def _change_of_state(args: argparse.Namespace) -> list[dict[str, Any]]:
                 )
             )
     return rows
+
+
+def _transitive(source: Path, record: Mapping[str, Any]) -> bool | None:
+    """A change-of-state row's ``transitive``: a JSON boolean, or absent (``None``: the verb's
+    transitivity from ViLMA's intransitive list, as the library decides it)."""
+    transitive = record.get("transitive")
+    if transitive is not None and not isinstance(transitive, bool):
+        raise SystemExit(
+            f"{source}: row {record['id']!r}: 'transitive' must be true or false (or left out "
+            f"to look the verb up in ViLMA's intransitive list), not {transitive!r}"
+        )
+    return transitive
 
 
 def _captions(args: argparse.Namespace) -> list[dict[str, Any]]:

@@ -250,3 +250,50 @@ def test_rare_actions(tmp_path, replace, mlm):
         assert (by_id["ra0"]["start"], by_id["ra0"]["end"]) == (50.0, 60.0)
     if "ra1" in by_id:  # the detector saw corn in ra1's video: not its proficiency foil
         assert by_id["ra1"]["proficiency_foils"] == ["there is at least one shirt"]
+
+
+def test_change_of_state_command_regenerates_every_published_action_item(tmp_path, shared_data):
+    """``foilkit generate vilma change-of-state`` on ViLMA's 624 published 4-tuples, without a
+    ``transitive`` field: each verb's transitivity comes from ViLMA's list, as in the library,
+    so every action caption and foil comes back word for word ("The athlete jumps.")."""
+    from foilkit.cli import main
+
+    published = json.loads((shared_data / "vilma" / "change-state-action.json").read_text())
+    source, out = tmp_path / "cos.jsonl", tmp_path / "cos"
+    with source.open("w") as handle:
+        for key, item in published.items():
+            c = item["change_of_state"]
+            row = {
+                "id": key,
+                "argument": c["object"],
+                "pre_state": c["pre-state"],
+                "verb": c["verb"],
+                "post_state": c["post-state"],
+                "reverse_verb": c["state-inverse"],
+            }
+            handle.write(json.dumps(row) + "\n")
+    assert main(["generate", "vilma", "change-of-state", "-i", str(source), "-o", str(out)]) == 0
+    actions = {
+        row["id"].removesuffix("-action"): (row["caption"], row["foils"])
+        for row in read_foils(out).to_list()
+        if row["subtest"] == "action"
+    }
+    expected = {key: (item["caption"], item["foils"]) for key, item in published.items()}
+    assert len(actions) == 624
+    assert {k: v for k, v in actions.items() if v != expected[k]} == {}
+
+
+def test_change_of_state_transitive_must_be_a_boolean(tmp_path):
+    row = {
+        "id": "c0",
+        "argument": "the athlete",
+        "pre_state": "in a lower position",
+        "verb": "jump",
+        "post_state": "in a higher position",
+        "reverse_verb": "descend",
+    }
+    assert _run(tmp_path, "change-of-state", [row])[0]["caption"] == "The athlete jumps."
+    forced = _run(tmp_path, "change-of-state", [{**row, "transitive": True}])
+    assert forced[0]["caption"] == "Someone jumps the athlete."
+    with pytest.raises(SystemExit, match=r"row 'c0'.*'transitive'.*true or false.*'yes'"):
+        _run(tmp_path, "change-of-state", [{**row, "transitive": "yes"}])
