@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foilkit.generation.llm_replies import is_refusal
 from foilkit.generation.prompts import PromptTemplate, prompt_hash
 from foilkit.generation.rtime import load_prompt
 from foilkit.generation.rtime.replies import first_unique, parse_reply, read_text
@@ -62,18 +63,6 @@ REVERSAL_REASON = "nearer the opposite caption"
 HISTOGRAM_EDGES = tuple(round(-1.0 + 0.05 * i, 2) for i in range(41))  # cosine in [-1, 1]
 WRONG_COUNT_POLICIES = ("reject", "keep")
 REFUSAL_REASON = "refusal"
-# How chat models decline: "I'm sorry, but I can't ...", "I cannot help with that.", "As an AI".
-_REFUSAL = re.compile(
-    r"^\W*(?:(?:i'?m|i am)\s+(?:so\s+)?(?:sorry|afraid|unable|not able)|sorry\b|"
-    r"i\s+(?:cannot|can'?t|can not|won'?t|will not|am not able|must decline|apologi[sz]e)|"
-    r"as an ai\b|unfortunately,?\s+i\b)",
-    re.IGNORECASE,
-)
-
-
-def is_refusal(text: str) -> bool:
-    """Whether a reply line is the model declining rather than a rewrite."""
-    return bool(_REFUSAL.match(text.replace("\u2019", "'")))
 
 
 @dataclass(frozen=True)

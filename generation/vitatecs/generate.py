@@ -20,6 +20,7 @@ from typing import Any
 
 from foilkit.builders.vitatecs import ASPECTS
 from foilkit.generation.llm import ChatClient
+from foilkit.generation.llm_replies import is_chatter, is_refusal
 from foilkit.generation.prompts import prompt_hash
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 from foilkit.generation.vitatecs.prompt import AspectSpec, CounterfactualPrompt
@@ -29,6 +30,9 @@ CANDIDATE = "candidate"  # a counterfactual waiting for the filters
 NA_ANSWER = "na"  # the LLM answered NA: the caption has no such aspect
 UNCHANGED = "unchanged"  # the answer repeats the caption
 EMPTY = "empty"  # no usable text in the answer
+REFUSAL = "refusal"  # the LLM declined: a parse failure, never a candidate
+UNPARSED = "unparsed"  # the reply holds only chat, no answer line: a parse failure
+PARSE_FAILURES = (REFUSAL, UNPARSED)
 ENTAILED = "entailed"  # rejected by the NLI filter, criterion (a)
 REJECTED = "rejected"  # the filter model did not classify it into an aspect with confidence
 OTHER_ASPECT = "other_aspect"  # accepted by the filter, but for another aspect than asked
@@ -37,9 +41,9 @@ TOXIC = "toxic"  # dropped by the safety filter
 SELECTED = "selected"  # kept in the final dataset
 REDUNDANT = "redundant"  # a more diverse candidate was kept instead
 
-_ANSWER_PREFIX = re.compile(
-    r"^\s*(modified description|counterfactual|answer)\s*:\s*", re.IGNORECASE
-)
+# The label the prompt ends with ("Modified Description:"), and the ones models use for it.
+_ANSWER_LABEL = re.compile(r"\b(?:modified description|counterfactual|answer)\s*:\s*", re.I)
+_ECHO = re.compile(r"^\W*original description\s*:", re.IGNORECASE)  # the query repeated
 _NA = re.compile(r"^\W*(?:N/?A|n/?a)(?:\W.*)?$", re.DOTALL)
 
 
@@ -125,14 +129,22 @@ class Candidate:
 def parse_answer(text: str, caption: str, na_answer: str = "NA") -> tuple[str | None, str]:
     """The counterfactual in an LLM answer and the candidate status it gives.
 
-    The first non-empty line counts; a ``Modified Description:`` prefix and quotes are
-    dropped; ``NA``/``N/A`` (alone or followed by an explanation) is an N/A answer. The final
-    full stop follows the caption's, so a counterfactual differs from its caption only in words.
+    The answer is what follows the prompt's ``Modified Description:`` label wherever it stands
+    (on its line, else on the next), else the first line that is not chat ("Sure! Here is the
+    modified description you asked for:"), a refusal, or the query repeated; quotes are
+    dropped. ``NA``/``N/A`` (alone or followed by an explanation) is an N/A answer. A reply
+    without an answer is a parse failure, never a candidate: ``refusal`` when the model
+    declined, else ``unparsed``. The final full stop follows the caption's, so a
+    counterfactual differs from its caption only in words.
     """
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return None, EMPTY
-    answer = _ANSWER_PREFIX.sub("", lines[0]).strip().strip("\"'“”").strip()
+    answer = _answer_line(lines)
+    if answer is None or is_refusal(answer):
+        declined = any(is_refusal(line) for line in (*lines, answer or ""))
+        return None, REFUSAL if declined else UNPARSED
+    answer = answer.strip("\"'“”").strip()
     if answer == na_answer or _NA.match(answer):
         return None, NA_ANSWER
     answer = answer.rstrip(".").rstrip()
@@ -143,6 +155,19 @@ def parse_answer(text: str, caption: str, na_answer: str = "NA") -> tuple[str | 
     if _normalise(answer) == _normalise(caption):
         return answer, UNCHANGED
     return answer, CANDIDATE
+
+
+def _answer_line(lines: Sequence[str]) -> str | None:
+    """The line (or labelled part of one) of a reply that holds its answer, if any does."""
+    for index, line in enumerate(lines):
+        label = _ANSWER_LABEL.search(line)
+        if label is not None and not _ECHO.match(line):
+            after = line[label.end() :].strip()
+            if after:
+                return after
+            if index + 1 < len(lines):
+                return lines[index + 1]
+    return next((line for line in lines if not (is_chatter(line) or _ECHO.match(line))), None)
 
 
 def _normalise(text: str) -> str:
