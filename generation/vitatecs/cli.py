@@ -20,7 +20,9 @@ each run in ``<loop>/iterations/<k>/<stage>.run.json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -61,7 +63,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
         sub.add_argument("--no-progress", dest="progress", action="store_false")
         return sub
 
-    generate = captions(stage("generate", "generate candidates for the next iteration"))
+    def llm_failures(sub: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        sub.add_argument(
+            "--allow-failed-requests",
+            action="store_true",
+            help="exit 0 even when requests failed after their retries (they are parked: "
+            "recorded with key and reply in the run record, asked again on a rerun); by "
+            "default the stage finishes with the rest and exits 1",
+        )
+        return sub
+
+    generate = llm_failures(
+        captions(stage("generate", "generate candidates for the next iteration"))
+    )
     generate.add_argument(
         "--force",
         action="store_true",
@@ -82,8 +96,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="key=value",
         help="dotted key and a YAML value, e.g. toxicity.model=null nli.model=/models/nli",
     )
-    finalize = captions(
-        stage("finalize", "generate, filter and select at scale; write the dataset")
+    finalize = llm_failures(
+        captions(stage("finalize", "generate, filter and select at scale; write the dataset"))
     )
     finalize.add_argument("--output", "-o", required=True, type=Path, help="output folder")
 
@@ -96,10 +110,11 @@ def run(args: argparse.Namespace) -> int:
     from foilkit.generation.vitatecs.loop import Loop, status_report
 
     loop = Loop(args.loop)
+    status = 0
     if args.stage != "status":
-        _HANDLERS[args.stage](args, loop)
+        status = _HANDLERS[args.stage](args, loop) or 0
     print(status_report(loop))
-    return 0
+    return status
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -166,13 +181,18 @@ def _caption_options(args: argparse.Namespace) -> dict:
     return {"per_aspect": args.per_aspect, "aspects": args.aspects, "progress": args.progress}
 
 
-def _generate(args: argparse.Namespace, loop) -> None:
+def _generate(args: argparse.Namespace, loop) -> int:
     from foilkit.generation.vitatecs import stages
 
-    result = stages.generate(loop, args.captions, **_caption_options(args), force=args.force)
+    client = stages.chat_client(loop)
+    with _recorded_on_failure(args, loop, "generate", client):
+        result = stages.generate(
+            loop, args.captions, **_caption_options(args), force=args.force, client=client
+        )
     _record(args, loop, "generate", result)
     print(f"{result['queries']} queries -> {result['path']}: {result['statuses']}")
     print(f"LLM usage: {result['usage']}")
+    return _failed_requests_status(args, result, rerun="generate --force")
 
 
 def _filter(args: argparse.Namespace, loop) -> None:
@@ -214,13 +234,20 @@ def _import(args: argparse.Namespace, loop) -> None:
     )
 
 
-def _finalize(args: argparse.Namespace, loop) -> None:
+def _finalize(args: argparse.Namespace, loop) -> int:
     from foilkit.generation.cli_io import parameters
     from foilkit.generation.vitatecs import stages
 
-    result = stages.finalize(
-        loop, args.captions, args.output, **_caption_options(args), parameters=parameters(args)
-    )
+    client = stages.chat_client(loop)
+    with _recorded_on_failure(args, loop, "finalize", client, path=args.output / "run.json"):
+        result = stages.finalize(
+            loop,
+            args.captions,
+            args.output,
+            **_caption_options(args),
+            parameters=parameters(args),
+            client=client,
+        )
     print(f"{result['queries']} queries: {result['statuses']}")
     if result["dataset"] is None:
         print(f"no candidate was selected: nothing written to {args.output}")
@@ -229,13 +256,51 @@ def _finalize(args: argparse.Namespace, loop) -> None:
             f"rows per aspect: {result['rows']} -> {result['dataset']}, {args.output}/annotations"
         )
     print(f"LLM usage: {result['usage']}")
+    return _failed_requests_status(args, result, rerun="finalize")
+
+
+def _failed_requests_status(args: argparse.Namespace, result: dict, *, rerun: str) -> int:
+    """Report the requests parked as failed; 1 if any, unless --allow-failed-requests."""
+    failures = result["failures"]
+    if not failures:
+        return 0
+    print(
+        f"{len(failures)} LLM requests failed after their retries and were parked (keys and "
+        f"replies in the run record); `{rerun}` asks them again, the answered ones from the cache"
+    )
+    return 0 if args.allow_failed_requests else 1
+
+
+@contextlib.contextmanager
+def _recorded_on_failure(
+    args: argparse.Namespace, loop, stage: str, client, *, path: Path | None = None
+) -> Iterator[None]:
+    """Run a stage; if it fails, write its run record anyway (the error, the LLM requests,
+    retries and failures so far) before the error goes on."""
+    from foilkit.generation.vitatecs import stages
+
+    try:
+        yield
+    except Exception as error:
+        from foilkit.errors import one_line
+
+        facts = {"failed": one_line(error), **stages.llm_facts(client)}
+        _record(args, loop, stage, facts, path=path)
+        raise
 
 
 def _record(
-    args: argparse.Namespace, loop, stage: str, result: dict, *, iteration: int | None = None
+    args: argparse.Namespace,
+    loop,
+    stage: str,
+    result: dict,
+    *,
+    iteration: int | None = None,
+    path: Path | None = None,
 ) -> None:
-    """``iterations/<k>/<stage>.run.json``: the stage's run record (its options, the loop's
-    configuration, files, models and the result); ``k`` is the iteration under way unless given."""
+    """``iterations/<k>/<stage>.run.json`` (or ``path``): the stage's run record (its options,
+    the loop's configuration, files, models and the result); ``k`` is the iteration under way
+    unless given."""
     from foilkit.generation.cli_io import parameters
     from foilkit.generation.provenance import record_path
     from foilkit.generation.vitatecs import stages
@@ -250,7 +315,7 @@ def _record(
         parameters=parameters(args),
         results=json.loads(json.dumps(result, default=str)),
     )
-    record.write(record_path(loop.iteration_dir(iteration) / stage))
+    record.write(path or record_path(loop.iteration_dir(iteration) / stage))
 
 
 # stage -> handler(args, loop); ``init`` and ``status`` are handled by run() itself.

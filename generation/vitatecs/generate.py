@@ -33,6 +33,7 @@ EMPTY = "empty"  # no usable text in the answer
 REFUSAL = "refusal"  # the LLM declined: a parse failure, never a candidate
 UNPARSED = "unparsed"  # the reply holds only chat, no answer line: a parse failure
 PARSE_FAILURES = (REFUSAL, UNPARSED)
+REQUEST_FAILED = "request_failed"  # no usable reply after the retries: parked, asked again later
 ENTAILED = "entailed"  # rejected by the NLI filter, criterion (a)
 REJECTED = "rejected"  # the filter model did not classify it into an aspect with confidence
 OTHER_ASPECT = "other_aspect"  # accepted by the filter, but for another aspect than asked
@@ -226,7 +227,12 @@ def generate_candidates(
     iteration: int = 0,
     progress: bool = True,
 ) -> list[Candidate]:
-    """Candidates for every query: one per prompt and per choice the LLM returns."""
+    """Candidates for every query: one per prompt and per choice the LLM returns.
+
+    A request that gets no usable reply after the client's retries does not stop the others:
+    it is parked (:attr:`ChatClient.failures`) and stands as one ``request_failed`` candidate
+    holding its key and the reply; being uncached, it is asked again on a rerun.
+    """
     prompts = build_prompts(
         queries,
         exemplars=exemplars,
@@ -235,9 +241,26 @@ def generate_candidates(
         settings=settings,
         seed=seed,
     )
-    completions = client.complete_many([messages for _, _, messages in prompts], progress=progress)
+    completions = client.complete_many(
+        [messages for _, _, messages in prompts], progress=progress, park=True
+    )
     candidates = []
     for (query, sample, messages), completion in zip(prompts, completions, strict=True):
+        if completion.failure is not None:  # parked: recorded with its key and reply
+            candidates.append(
+                Candidate(
+                    query=query,
+                    counterfactual=None,
+                    raw=completion.failure.reply or "",
+                    status=REQUEST_FAILED,
+                    sample=sample * client.config.n,
+                    prompt_hash=prompt_hash(messages),
+                    request_key=completion.key,
+                    model=client.config.model,
+                    iteration=iteration,
+                    exemplar_version=exemplars.version,
+                )
+            )
         for choice, text in enumerate(completion.texts):
             counterfactual, status = parse_answer(text, query.caption, prompt.na_answer)
             candidates.append(

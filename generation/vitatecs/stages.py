@@ -311,6 +311,7 @@ def generate(
     aspects: Sequence[str] = ASPECTS,
     progress: bool = True,
     force: bool = False,
+    client: ChatClient | None = None,
 ) -> dict[str, Any]:
     """Candidates for fresh captions of each aspect, for the next iteration's revision.
 
@@ -344,7 +345,7 @@ def generate(
         seed_key=f"{config.seed}:iteration:{iteration}",
         exclude=state.used_captions,
     )
-    client = chat_client(loop)
+    client = client or chat_client(loop)
     candidates = generate_candidates(
         queries,
         client=client,
@@ -363,7 +364,16 @@ def generate(
         "path": str(path),
         "queries": len(queries),
         "statuses": status_counts(candidates),
+        **llm_facts(client),
+    }
+
+
+def llm_facts(client: ChatClient) -> dict[str, Any]:
+    """What a stage's LLM requests cost and which failed for good (parked: key, error, reply),
+    for its run record; written whether the stage finished or not."""
+    return {
         "usage": client.usage.as_dict(),
+        "failures": [failure.as_dict() for failure in client.failures],
     }
 
 
@@ -460,6 +470,7 @@ def finalize(
     aspects: Sequence[str] = ASPECTS,
     progress: bool = True,
     parameters: dict[str, Any] | None = None,
+    client: ChatClient | None = None,
 ) -> dict[str, Any]:
     """Generate, filter and select at scale with the latest filter; write the dataset and its
     record (``parameters``: the command's options, recorded with the loop's configuration)."""
@@ -475,7 +486,7 @@ def finalize(
         aspects=aspects,
         seed_key=f"{config.seed}:finalize",
     )
-    client = chat_client(loop)
+    client = client or chat_client(loop)
     candidates = finalize_candidates(
         queries,
         client=client,
@@ -499,7 +510,7 @@ def finalize(
         "queries": len(queries),
         "statuses": status_counts(candidates),
         "filter_iteration": filter_iteration,
-        "usage": client.usage.as_dict(),
+        **llm_facts(client),
         "candidates": "candidates.jsonl",
     }
     record = stage_record(
