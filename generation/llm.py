@@ -56,8 +56,13 @@ class LLMConfig:
             back to OpenAI's.
         api_key_env: the environment variable holding the API key. Where it is unset and the
             endpoint is not OpenAI's, ``"EMPTY"`` is sent (what local servers accept).
-        temperature, top_p, max_tokens, n, seed: sampling, sent with every request and part of
+        temperature, top_p, max_tokens, n: sampling, sent with every request and part of
             the cache key.
+        seed: the base sampling seed (part of the cache key). Each request is sent its own
+            seed derived from it and the request (:func:`request_seed`), recorded with the
+            reply; ``None`` sends none.
+        send_seed: whether the API takes a ``seed`` (OpenAI, vLLM, SGLang and Ollama do);
+            ``False`` for one that rejects the parameter.
         max_concurrency: requests in flight at once in :meth:`ChatClient.complete_many`.
         max_retries: retries of one request on 429/5xx/timeouts/connection errors/malformed
             replies.
@@ -77,6 +82,7 @@ class LLMConfig:
     max_tokens: int = 256
     n: int = 1
     seed: int | None = None
+    send_seed: bool = True
     max_concurrency: int = 4
     max_retries: int = 5
     cache_dir: str | None = None
@@ -107,6 +113,10 @@ class LLMConfig:
             "seed": self.seed,
         }
 
+    def request_seed(self, key: str) -> int | None:
+        """The seed sent with the request of cache key ``key`` (``None``: no seed is sent)."""
+        return request_seed(key) if self.seed is not None and self.send_seed else None
+
     def resolved_base_url(self) -> str | None:
         return self.base_url or os.environ.get(BASE_URL_ENV) or None
 
@@ -129,8 +139,9 @@ class Completion:
     """The reply to one request: one text per choice, its token counts, and where it came from.
 
     ``cached`` is true when the reply was read from the cache (no request was sent); ``key`` is
-    the request's cache key, which names it in errors and in provenance; ``failure`` says why a
-    request parked by :meth:`ChatClient.complete_many` has no texts.
+    the request's cache key, which names it in errors and in provenance; ``seed`` the sampling
+    seed sent with it (``None``: none); ``failure`` says why a request parked by
+    :meth:`ChatClient.complete_many` has no texts.
     """
 
     texts: tuple[str, ...]
@@ -138,6 +149,7 @@ class Completion:
     completion_tokens: int
     cached: bool
     key: str
+    seed: int | None = None
     failure: RequestFailure | None = None
 
     @property
@@ -192,6 +204,13 @@ def request_key(messages: Sequence[Mapping[str, str]], config: LLMConfig) -> str
     payload = {"messages": list(messages), "model": config.model, **config.sampling()}
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def request_seed(key: str) -> int:
+    """The sampling seed of the request whose cache key is ``key``: derived from the base seed
+    and the request (the key hashes both), so each prompt samples with its own seed, the same
+    on every rerun; below 2**31, which every API takes."""
+    return int(key[:8], 16) % 2**31
 
 
 def _check_messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
@@ -320,6 +339,7 @@ class ChatClient:
             completion_tokens=0,
             cached=False,
             key=failure.key,
+            seed=self.config.request_seed(failure.key),
             failure=failure,
         )
 
@@ -344,6 +364,7 @@ class ChatClient:
                     completion_tokens=int(record.get("completion_tokens", 0)),
                     cached=True,
                     key=key,
+                    seed=record.get("request_seed"),
                 )
         completion = self._request(checked, key)
         if self.cache is not None:
@@ -354,6 +375,7 @@ class ChatClient:
                     "key": key,
                     "model": self.config.model,
                     "sampling": self.config.sampling(),
+                    "request_seed": completion.seed,
                     "messages": checked,
                     "texts": list(completion.texts),
                     "prompt_tokens": completion.prompt_tokens,
@@ -434,6 +456,10 @@ class ChatClient:
         client = self._openai_client()
         retryable = _retryable_errors()
         sampling = {k: v for k, v in self.config.sampling().items() if v is not None}
+        sampling.pop("seed", None)
+        seed = self.config.request_seed(key)
+        if seed is not None:
+            sampling["seed"] = seed
         for attempt in range(self.config.max_retries + 1):
             reply = None
             try:
@@ -451,7 +477,7 @@ class ChatClient:
                         reply=reply,
                     ) from error
                 completion = _parse_response(
-                    response, key=key, expected_choices=self.config.n, reply=reply
+                    response, key=key, expected_choices=self.config.n, reply=reply, seed=seed
                 )
                 break
             except (*retryable, LLMResponseError) as error:
@@ -500,7 +526,12 @@ def _error_body(error: BaseException) -> str | None:
 
 
 def _parse_response(
-    response: Any, *, key: str, expected_choices: int, reply: str | None = None
+    response: Any,
+    *,
+    key: str,
+    expected_choices: int,
+    reply: str | None = None,
+    seed: int | None = None,
 ) -> Completion:
     """A :class:`Completion` from an ``openai`` response object, or :class:`LLMResponseError`
     (holding ``reply``, the response's text)."""
@@ -528,6 +559,7 @@ def _parse_response(
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
         cached=False,
         key=key,
+        seed=seed,
     )
 
 

@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 STAGES = ("expand-activities", "curate-import", "enrich", "rewrite")
 ALL_SPLITS = "all"
 
-# LLMConfig fields the stages set themselves: one reply per request; --seed seeds the LLM too.
+# LLMConfig fields the stages set themselves: one reply per request; --seed seeds the LLM too
+# (each request is sent a seed derived from it and the request).
 _LLM_FIELDS_NOT_OPTIONS = ("n", "seed")
 _LLM_HELP = {
     "model": "model name on the server (paper: gpt-4; a local vLLM/Ollama model works the same)",
@@ -46,6 +47,8 @@ _LLM_HELP = {
     "(default: $OPENAI_BASE_URL, else OpenAI)",
     "api_key_env": "environment variable holding the API key",
     "cache_dir": "folder caching every request and reply (a rerun costs nothing)",
+    "send_seed": "send each request a seed derived from --seed and the request (recorded with "
+    "the reply); --no-send-seed for an API that rejects a seed",
 }
 # The replies are lists: more room than LLMConfig's default.
 _MAX_TOKENS = {"expand-activities": 1024, "enrich": 512, "rewrite": 1024}
@@ -68,9 +71,13 @@ def _add_llm_options(parser: argparse.ArgumentParser, stage: str) -> None:
             group.add_argument(flag, required=True, type=kind, help=_LLM_HELP.get(name))
             continue
         default = _MAX_TOKENS[stage] if name == "max_tokens" else config_field.default
-        group.add_argument(
-            flag, type=kind, default=default, help=_LLM_HELP.get(name, f"default {default}")
-        )
+        help = _LLM_HELP.get(name, f"default {default}")
+        if kind is bool:  # --send-seed / --no-send-seed
+            group.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=default, help=help
+            )
+            continue
+        group.add_argument(flag, type=kind, default=default, help=help)
 
 
 def _client(args: argparse.Namespace):

@@ -87,6 +87,7 @@ class Candidate:
         exemplar_version: the version of the exemplar sets its demonstrations came from.
         label: the filter model's class (an aspect or ``"invalid"``), once filtered.
         scores: per filter, the scores it gave (``nli``, ``filter``, ``toxicity``).
+        request_seed: the sampling seed sent with the LLM request (``None``: none was sent).
     """
 
     query: Query
@@ -101,6 +102,7 @@ class Candidate:
     exemplar_version: int
     label: str | None = None
     scores: Mapping[str, Any] = field(default_factory=dict)
+    request_seed: int | None = None
 
     @property
     def id(self) -> str:
@@ -259,6 +261,7 @@ def generate_candidates(
                     model=client.config.model,
                     iteration=iteration,
                     exemplar_version=exemplars.version,
+                    request_seed=completion.seed,
                 )
             )
         for choice, text in enumerate(completion.texts):
@@ -275,6 +278,7 @@ def generate_candidates(
                     model=client.config.model,
                     iteration=iteration,
                     exemplar_version=exemplars.version,
+                    request_seed=completion.seed,
                 )
             )
     return candidates

@@ -41,7 +41,7 @@ from foilkit.generation.vitatecs.prompt import CounterfactualPrompt, load_aspect
 from foilkit.generation.vitatecs.revision import export_revision, read_labels
 
 if TYPE_CHECKING:
-    from foilkit.generation.llm import ChatClient
+    from foilkit.generation.llm import ChatClient, LLMConfig
     from foilkit.generation.nli import NLIFilter
     from foilkit.generation.vitatecs.filter_model import AspectFilter
     from foilkit.generation.vitatecs.toxicity import ToxicityFilter
@@ -114,13 +114,21 @@ def load_model(loop: Loop, option: str, model_id: str, load: Callable[[], T]) ->
         ) from error
 
 
-def chat_client(loop: Loop) -> ChatClient:
-    from foilkit.generation.llm import ChatClient
-
+def llm_config(loop: Loop) -> LLMConfig:
+    """The loop's LLM settings as its requests use them: the cache in ``<loop>/llm-cache`` and,
+    unless ``llm.seed`` is set, the loop's seed as the base of each request's sampling seed."""
     llm = loop.config.llm
     if llm.cache_dir is None:
         llm = dataclasses.replace(llm, cache_dir=str(loop.llm_cache))
-    return ChatClient(llm)
+    if llm.seed is None:
+        llm = dataclasses.replace(llm, seed=loop.config.seed)
+    return llm
+
+
+def chat_client(loop: Loop) -> ChatClient:
+    from foilkit.generation.llm import ChatClient
+
+    return ChatClient(llm_config(loop))
 
 
 def nli_filter(loop: Loop) -> NLIFilter:
@@ -203,7 +211,7 @@ def stage_record(
     stage runs, and its ``results``."""
     config = loop.config
     named: dict[str, Any] = {
-        "llm": llm_ref(config.llm),
+        "llm": llm_ref(llm_config(loop)),
         "nli": config.nli.model,
         "filter.init_model": config.filter.init_model,
         "toxicity": config.toxicity.model,

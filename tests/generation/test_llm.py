@@ -13,6 +13,7 @@ from foilkit.generation.llm import (
     LLMRequestError,
     LLMResponseError,
     request_key,
+    request_seed,
 )
 
 
@@ -45,13 +46,31 @@ def test_request_carries_model_and_sampling():
     (body,) = server.requests
     assert body["model"] == "test-model"
     assert body["messages"] == _messages("hello")
-    assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed"]) == (
-        0.7,
-        0.9,
-        33,
-        5,
-    )
+    assert (body["temperature"], body["top_p"], body["max_tokens"]) == (0.7, 0.9, 33)
     assert completion.prompt_tokens == 3 and completion.completion_tokens == 2
+
+
+def test_each_request_is_sent_a_seed_derived_from_the_base_seed_and_recorded(tmp_path):
+    prompts = [_messages("one"), _messages("two")]
+    with OpenAICompatibleServer(_echo) as server:
+        client = ChatClient(_config(server, seed=5, cache_dir=str(tmp_path)))
+        answers = client.complete_many(prompts, progress=False)
+        reseeded = ChatClient(_config(server, seed=6)).complete(prompts[0])
+        unseeded = ChatClient(_config(server)).complete(prompts[0])
+        not_sent = ChatClient(_config(server, seed=5, send_seed=False)).complete(prompts[0])
+    sent = {body["messages"][-1]["content"]: body.get("seed") for body in server.requests[:2]}
+    keys = [request_key(p, client.config) for p in prompts]
+    assert sent == {"one": request_seed(keys[0]), "two": request_seed(keys[1])}
+    assert [a.seed for a in answers] == [sent["one"], sent["two"]] and sent["one"] != sent["two"]
+    assert reseeded.seed not in (None, sent["one"]) and server.requests[2]["seed"] == reseeded.seed
+    assert "seed" not in server.requests[3] and unseeded.seed is None
+    assert "seed" not in server.requests[4] and not_sent.seed is None
+    # Recorded with the reply, and given back by the cache.
+    assert json.loads(client.cache.path(keys[0]).read_text())["request_seed"] == sent["one"]
+    assert (
+        ChatClient(_config(server, seed=5, cache_dir=str(tmp_path))).complete(prompts[0]).seed
+        == sent["one"]
+    )
 
 
 def test_n_choices_become_texts():

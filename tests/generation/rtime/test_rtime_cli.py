@@ -81,6 +81,7 @@ def test_activity_list_from_seeds_to_search_queries(llm_server, tmp_path, capsys
         "id": "scripted-llm",
         "revision": None,
         "base_url": server.base_url,
+        "seed": 7,
     }
     assert record["inputs"]["seeds"]["path"].endswith("seed_activity_pairs.jsonl")
 

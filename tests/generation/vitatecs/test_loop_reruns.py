@@ -160,3 +160,29 @@ def test_a_failed_stage_still_writes_its_run_record(tmp_path, monkeypatch, capti
     results = RunRecord.read(root / "iterations" / "1" / "generate.run.json").results
     assert "no API key" in results["failed"]
     assert results["usage"]["requests"] == 0 and results["failures"] == []
+
+
+def test_the_llm_is_sent_a_seed_from_the_loop_seed_and_the_request(
+    tmp_path, capsys, captions_file, responder, query_caption
+):
+    from openai_server import OpenAICompatibleServer
+
+    from foilkit.generation.llm import request_seed
+    from foilkit.generation.provenance import RunRecord
+    from foilkit.generation.vitatecs.loop import read_candidates
+
+    root = tmp_path / "loop"
+    with OpenAICompatibleServer(responder) as server:
+        _run("init", "--loop", root, "--seed", 7, "--base-url", server.base_url)
+        assert _run("generate", "--loop", root, "--captions", captions_file, "--per-aspect", 2) == 0
+    sent = {
+        (query_caption(b["messages"][-1]["content"]), b["messages"][-1]["content"]): b["seed"]
+        for b in server.requests
+    }
+    candidates = read_candidates(root / "iterations" / "1" / "candidates.jsonl")
+    assert len(candidates) == len(server.requests) == 12
+    assert all(isinstance(seed, int) for seed in sent.values()) and len(set(sent.values())) == 12
+    assert sorted(sent.values()) == sorted(c.request_seed for c in candidates)
+    assert all(c.request_seed == request_seed(c.request_key) for c in candidates)
+    record = RunRecord.read(root / "iterations" / "1" / "generate.run.json")
+    assert record.models["llm"]["seed"] == 7
