@@ -72,6 +72,29 @@ def test_counting(tmp_path):
     ]
 
 
+def test_counting_reports_each_row_it_does_not_write(tmp_path, capsys):
+    template = "a man skips rope exactly <number> times."
+    records = [
+        {"id": f"q{i}", "template": template, "count": count}
+        for i, count in enumerate([2, 14, 7, 0, 11])
+    ]
+    rows = _run(tmp_path, "counting", records)
+    assert [row["id"] for row in rows] == ["q0", "q2"]
+    out = capsys.readouterr().out
+    assert "row 'q1' not written: count 14 is above --max-count 10" in out
+    assert "row 'q3' not written: count 0" in out and "row 'q4' not written" in out
+    dropped = RunRecord.read(tmp_path / "counting" / "run.json").results["dropped_rows"]
+    assert [(row["id"], row["count"]) for row in dropped] == [("q1", 14), ("q3", 0), ("q4", 11)]
+    assert "ViLMA's counting items hold 1 to 10" in dropped[0]["reason"]
+    # Raising --max-count generates them, in ViLMA's number words.
+    rows = _run(tmp_path, "counting", records, "--max-count", "14")
+    assert [row["caption"] for row in rows if row["id"] == "q1"] == [
+        "a man skips rope exactly fourteen times."
+    ]
+    with pytest.raises(SystemExit, match=r"row 'q0': 'count' must be a whole number.*'2'"):
+        _run(tmp_path, "counting", [{"id": "q0", "template": template, "count": "2"}])
+
+
 def test_counting_cuts_quva_videos_into_windows(tmp_path):
     import numpy as np
 
