@@ -217,6 +217,7 @@ def gender_swap(
         noun_map: noun -> candidate replacements; Table 6 by default.
         nlp: a spaCy pipeline, used to tell possessive "her" (``PRP$`` -> "his") from object
             "her" (-> "him"); without it, "her" followed by a content word is taken as possessive.
+            Given one, the caption is tagged and the foil records it (``model_ids["tagger"]``).
 
     The first gender-sensitive noun (in reading order) is the one swapped.
     """
@@ -239,7 +240,9 @@ def gender_swap(
     pronouns = FEMALE_TO_MALE_PRONOUNS if female else MALE_TO_FEMALE_PRONOUNS
     replacement = rng.choice(list(noun_map[noun]))
 
-    tags = _word_tags(nlp, caption, words) if nlp is not None and "her" in lowered else None
+    # With a pipeline, every caption with a noun to swap is tagged, and its foil records the
+    # tagger: one run, one provenance, whichever captions hold a "her" for the tags to decide.
+    tags = _word_tags(nlp, caption, words) if nlp is not None else None
     persons = _person_nouns(caption, words, lowered, female)
     edits = {target: replacement}
     for i, word in enumerate(lowered):
