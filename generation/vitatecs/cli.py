@@ -64,13 +64,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         return sub
 
     def llm_failures(sub: argparse.ArgumentParser) -> argparse.ArgumentParser:
-        sub.add_argument(
-            "--allow-failed-requests",
-            action="store_true",
-            help="exit 0 even when requests failed after their retries (they are parked: "
-            "recorded with key and reply in the run record, asked again on a rerun); by "
-            "default the stage finishes with the rest and exits 1",
-        )
+        from foilkit.generation.cli_io import add_failed_requests_option
+
+        add_failed_requests_option(sub)
         return sub
 
     generate = llm_failures(
@@ -182,6 +178,7 @@ def _caption_options(args: argparse.Namespace) -> dict:
 
 
 def _generate(args: argparse.Namespace, loop) -> int:
+    from foilkit.generation.cli_io import failed_requests_status
     from foilkit.generation.vitatecs import stages
 
     client = stages.chat_client(loop)
@@ -192,7 +189,7 @@ def _generate(args: argparse.Namespace, loop) -> int:
     _record(args, loop, "generate", result)
     print(f"{result['queries']} queries -> {result['path']}: {result['statuses']}")
     print(f"LLM usage: {result['usage']}")
-    return _failed_requests_status(args, result, rerun="generate --force")
+    return failed_requests_status(args, result["failures"], rerun="generate --force")
 
 
 def _filter(args: argparse.Namespace, loop) -> None:
@@ -235,7 +232,7 @@ def _import(args: argparse.Namespace, loop) -> None:
 
 
 def _finalize(args: argparse.Namespace, loop) -> int:
-    from foilkit.generation.cli_io import parameters
+    from foilkit.generation.cli_io import failed_requests_status, parameters
     from foilkit.generation.vitatecs import stages
 
     client = stages.chat_client(loop)
@@ -256,19 +253,7 @@ def _finalize(args: argparse.Namespace, loop) -> int:
             f"rows per aspect: {result['rows']} -> {result['dataset']}, {args.output}/annotations"
         )
     print(f"LLM usage: {result['usage']}")
-    return _failed_requests_status(args, result, rerun="finalize")
-
-
-def _failed_requests_status(args: argparse.Namespace, result: dict, *, rerun: str) -> int:
-    """Report the requests parked as failed; 1 if any, unless --allow-failed-requests."""
-    failures = result["failures"]
-    if not failures:
-        return 0
-    print(
-        f"{len(failures)} LLM requests failed after their retries and were parked (keys and "
-        f"replies in the run record); `{rerun}` asks them again, the answered ones from the cache"
-    )
-    return 0 if args.allow_failed_requests else 1
+    return failed_requests_status(args, result["failures"], rerun="finalize")
 
 
 @contextlib.contextmanager
@@ -277,16 +262,14 @@ def _recorded_on_failure(
 ) -> Iterator[None]:
     """Run a stage; if it fails, write its run record anyway (the error, the LLM requests,
     retries and failures so far) before the error goes on."""
+    from foilkit.generation.cli_io import recorded_on_failure
     from foilkit.generation.vitatecs import stages
 
-    try:
-        yield
-    except Exception as error:
-        from foilkit.errors import one_line
+    def write(facts: dict) -> None:
+        _record(args, loop, stage, {**facts, **stages.llm_facts(client)}, path=path)
 
-        facts = {"failed": one_line(error), **stages.llm_facts(client)}
-        _record(args, loop, stage, facts, path=path)
-        raise
+    with recorded_on_failure(write):
+        yield
 
 
 def _record(
