@@ -12,6 +12,8 @@ model name), with
 * an on-disk cache: one JSON file per request, keyed by the SHA-256 of the messages, the model
   and the sampling parameters, written atomically as each reply arrives, so a rerun costs
   nothing and a crash loses nothing that was already answered;
+* a sampling seed per request, derived from the configured seed and the request
+  (:func:`request_seed`), sent where the API takes one and recorded with the reply;
 * token usage and a cost estimate (:attr:`ChatClient.usage`).
 
 A reply that still cannot be parsed after the retries raises :class:`LLMResponseError` naming
