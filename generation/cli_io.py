@@ -10,11 +10,14 @@ import json
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # The commands' JSONL readers (a bad line names file and line): foilkit's one implementation.
 from foilkit.files import numbered_jsonl, read_jsonl  # noqa: F401
 from foilkit.generation.provenance import RunRecord, record_path
+
+if TYPE_CHECKING:
+    from foilkit.generation.llm import ChatClient
 
 #: Options that are the record's own fields rather than parameters.
 _NOT_PARAMETERS = ("seed", "stage")
@@ -112,14 +115,20 @@ def failed_requests_status(
 
 
 @contextlib.contextmanager
-def recorded_on_failure(write_record: Callable[[dict[str, Any]], None]) -> Iterator[None]:
-    """Run a stage; if it fails, ``write_record({"failed": <the error, one line>})`` writes its
-    run record anyway (the caller adds the LLM requests, retries and failures so far) before
-    the error goes on."""
+def recorded_on_failure(
+    write_record: Callable[[dict[str, Any]], None], client: ChatClient
+) -> Iterator[None]:
+    """Run an LLM stage; if it fails, ``write_record({"failed": <the error, one line>})``
+    writes its run record anyway (the caller adds the requests, retries and failures so far)
+    before the error goes on. A stage that refused to start (a :class:`UserError` before any
+    request, e.g. candidates that exist) ran nothing: its last record is left as it is."""
+    from foilkit.errors import UserError, one_line
+
     try:
         yield
     except Exception as error:
-        from foilkit.errors import one_line
-
-        write_record({"failed": one_line(error)})
+        usage = client.usage
+        asked = usage.requests or usage.cache_hits or usage.retries or usage.failures
+        if asked or not isinstance(error, UserError):
+            write_record({"failed": one_line(error)})
         raise

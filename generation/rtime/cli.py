@@ -132,7 +132,7 @@ def _record_failure(args: argparse.Namespace, client, inputs: dict[str, Any]):
         )
         record.write(record_path(args.output))
 
-    return recorded_on_failure(write)
+    return recorded_on_failure(write, client)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

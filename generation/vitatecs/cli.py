@@ -268,7 +268,7 @@ def _recorded_on_failure(
     def write(facts: dict) -> None:
         _record(args, loop, stage, {**facts, **stages.llm_facts(client)}, path=path)
 
-    with recorded_on_failure(write):
+    with recorded_on_failure(write, client):
         yield
 
 

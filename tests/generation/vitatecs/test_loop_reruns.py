@@ -186,3 +186,7 @@ def test_the_llm_is_sent_a_seed_from_the_loop_seed_and_the_request(
     assert all(c.request_seed == request_seed(c.request_key) for c in candidates)
     record = RunRecord.read(root / "iterations" / "1" / "generate.run.json")
     assert record.models["llm"]["seed"] == 7
+    # A rerun that refuses (the candidates exist) ran nothing: the run's record stands.
+    with pytest.raises(UserError, match="already has its candidates"):
+        _run("generate", "--loop", root, "--captions", captions_file, "--per-aspect", 2)
+    assert RunRecord.read(root / "iterations" / "1" / "generate.run.json") == record
