@@ -5,15 +5,19 @@ run's :class:`~foilkit.generation.provenance.RunRecord`."""
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 # The commands' JSONL readers (a bad line names file and line): foilkit's one implementation.
 from foilkit.files import numbered_jsonl, read_jsonl  # noqa: F401
 from foilkit.generation.provenance import RunRecord, record_path
+
+if TYPE_CHECKING:
+    from foilkit.generation.llm import ChatClient
 
 #: Options that are the record's own fields rather than parameters.
 _NOT_PARAMETERS = ("seed", "stage")
@@ -83,3 +87,48 @@ def add_output(parser: argparse.ArgumentParser, *, folder: bool = False) -> None
         help="output folder: foils.parquet + run.json" if folder else "file to write",
     )
     parser.add_argument("--seed", type=int, default=0, help="random seed (recorded)")
+
+
+def add_failed_requests_option(parser: argparse.ArgumentParser) -> None:
+    """``--allow-failed-requests``: whether LLM requests parked as failed make the exit 1."""
+    parser.add_argument(
+        "--allow-failed-requests",
+        action="store_true",
+        help="exit 0 even when LLM requests failed after their retries (they are parked: "
+        "recorded with key and reply in the run record, asked again on a rerun); by default "
+        "the stage finishes with the rest and exits 1",
+    )
+
+
+def failed_requests_status(
+    args: argparse.Namespace, failures: Sequence[Mapping[str, Any]], *, rerun: str
+) -> int:
+    """Report the LLM requests a stage parked as failed; 1 if any, unless
+    ``--allow-failed-requests``. ``rerun`` is the command that asks them again."""
+    if not failures:
+        return 0
+    print(
+        f"{len(failures)} LLM requests failed after their retries and were parked (keys and "
+        f"replies in the run record); `{rerun}` asks them again, the answered ones from the cache"
+    )
+    return 0 if args.allow_failed_requests else 1
+
+
+@contextlib.contextmanager
+def recorded_on_failure(
+    write_record: Callable[[dict[str, Any]], None], client: ChatClient
+) -> Iterator[None]:
+    """Run an LLM stage; if it fails, ``write_record({"failed": <the error, one line>})``
+    writes its run record anyway (the caller adds the requests, retries and failures so far)
+    before the error goes on. A stage that refused to start (a :class:`UserError` before any
+    request, e.g. candidates that exist) ran nothing: its last record is left as it is."""
+    from foilkit.errors import UserError, one_line
+
+    try:
+        yield
+    except Exception as error:
+        usage = client.usage
+        asked = usage.requests or usage.cache_hits or usage.retries or usage.failures
+        if asked or not isinstance(error, UserError):
+            write_record({"failed": one_line(error)})
+        raise

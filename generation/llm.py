@@ -6,15 +6,22 @@ to OpenAI or to any compatible endpoint (a local vLLM or Ollama server: set ``ba
 model name), with
 
 * a bounded thread pool (``max_concurrency``) for many requests, results in request order;
-* retries with exponential backoff on rate limits (429), server errors (5xx), timeouts and
-  dropped connections, honouring a server's ``retry-after``;
+* retries with exponential backoff on rate limits (429), server errors (5xx), timeouts,
+  dropped connections and malformed replies (truncated JSON, no choices), honouring a server's
+  ``retry-after``;
 * an on-disk cache: one JSON file per request, keyed by the SHA-256 of the messages, the model
   and the sampling parameters, written atomically as each reply arrives, so a rerun costs
   nothing and a crash loses nothing that was already answered;
+* a sampling seed per request, derived from the configured seed and the request
+  (:func:`request_seed`), sent where the API takes one and recorded with the reply;
 * token usage and a cost estimate (:attr:`ChatClient.usage`).
 
-A reply that cannot be parsed (truncated JSON, no choices, no text) raises
-:class:`LLMResponseError` naming the request key; requests that were answered stay cached.
+A reply that still cannot be parsed after the retries raises :class:`LLMResponseError` naming
+the request key and holding the reply; requests that were answered stay cached. A stage that
+must finish with the rest asks :meth:`ChatClient.complete_many` to *park* such failures: each is
+recorded (:attr:`ChatClient.failures`: key, error, reply), counted in :attr:`ChatClient.usage`,
+and answered with an empty :class:`Completion` (``failed``); it is not cached, so a rerun asks
+again.
 """
 
 from __future__ import annotations
@@ -51,10 +58,16 @@ class LLMConfig:
             back to OpenAI's.
         api_key_env: the environment variable holding the API key. Where it is unset and the
             endpoint is not OpenAI's, ``"EMPTY"`` is sent (what local servers accept).
-        temperature, top_p, max_tokens, n, seed: sampling, sent with every request and part of
+        temperature, top_p, max_tokens, n: sampling, sent with every request and part of
             the cache key.
+        seed: the base sampling seed (part of the cache key). Each request is sent its own
+            seed derived from it and the request (:func:`request_seed`), recorded with the
+            reply; ``None`` sends none.
+        send_seed: whether the API takes a ``seed`` (OpenAI, vLLM, SGLang and Ollama do);
+            ``False`` for one that rejects the parameter.
         max_concurrency: requests in flight at once in :meth:`ChatClient.complete_many`.
-        max_retries: retries of one request on 429/5xx/timeouts/connection errors.
+        max_retries: retries of one request on 429/5xx/timeouts/connection errors/malformed
+            replies.
         retry_backoff_s: the first retry's wait; it doubles per retry (with jitter) up to
             ``max_backoff_s``.
         timeout_s: per-request HTTP timeout.
@@ -71,6 +84,7 @@ class LLMConfig:
     max_tokens: int = 256
     n: int = 1
     seed: int | None = None
+    send_seed: bool = True
     max_concurrency: int = 4
     max_retries: int = 5
     cache_dir: str | None = None
@@ -101,8 +115,25 @@ class LLMConfig:
             "seed": self.seed,
         }
 
+    def request_seed(self, key: str) -> int | None:
+        """The seed sent with the request of cache key ``key`` (``None``: no seed is sent)."""
+        return request_seed(key) if self.seed is not None and self.send_seed else None
+
     def resolved_base_url(self) -> str | None:
         return self.base_url or os.environ.get(BASE_URL_ENV) or None
+
+
+@dataclass(frozen=True)
+class RequestFailure:
+    """A request parked as failed: its cache key, why, and the server's reply (truncated to
+    :data:`REPLY_EXCERPT` characters; ``None`` where no reply arrived)."""
+
+    key: str
+    error: str
+    reply: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
 
 
 @dataclass(frozen=True)
@@ -110,7 +141,9 @@ class Completion:
     """The reply to one request: one text per choice, its token counts, and where it came from.
 
     ``cached`` is true when the reply was read from the cache (no request was sent); ``key`` is
-    the request's cache key, which names it in errors and in provenance.
+    the request's cache key, which names it in errors and in provenance; ``seed`` the sampling
+    seed sent with it (``None``: none); ``failure`` says why a request parked by
+    :meth:`ChatClient.complete_many` has no texts.
     """
 
     texts: tuple[str, ...]
@@ -118,6 +151,13 @@ class Completion:
     completion_tokens: int
     cached: bool
     key: str
+    seed: int | None = None
+    failure: RequestFailure | None = None
+
+    @property
+    def failed(self) -> bool:
+        """Whether the request was parked as failed (then ``texts`` is empty)."""
+        return self.failure is not None
 
 
 @dataclass(frozen=True)
@@ -131,6 +171,7 @@ class Usage:
     requests: int = 0
     cache_hits: int = 0
     retries: int = 0
+    failures: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = None
@@ -139,11 +180,24 @@ class Usage:
         return asdict(self)
 
 
-class LLMResponseError(RuntimeError):
+REPLY_EXCERPT = 2000  # characters of a failed request's reply kept in its record
+
+
+class _RequestFailed(RuntimeError):
+    """A request that failed for good; ``key`` names it (``None``: no request could be made,
+    e.g. no API key) and ``reply`` is what the server sent, if anything."""
+
+    def __init__(self, message: str, *, key: str | None = None, reply: str | None = None) -> None:
+        super().__init__(message)
+        self.key = key
+        self.reply = reply
+
+
+class LLMResponseError(_RequestFailed):
     """The server answered, but with something that is not a usable chat completion."""
 
 
-class LLMRequestError(RuntimeError):
+class LLMRequestError(_RequestFailed):
     """A request failed for good: a non-retryable HTTP error, or retries exhausted."""
 
 
@@ -152,6 +206,13 @@ def request_key(messages: Sequence[Mapping[str, str]], config: LLMConfig) -> str
     payload = {"messages": list(messages), "model": config.model, **config.sampling()}
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def request_seed(key: str) -> int:
+    """The sampling seed of the request whose cache key is ``key``: derived from the base seed
+    and the request (the key hashes both), so each prompt samples with its own seed, the same
+    on every rerun; below 2**31, which every API takes."""
+    return int(key[:8], 16) % 2**31
 
 
 def _check_messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
@@ -237,9 +298,11 @@ class ChatClient:
             "requests": 0,
             "cache_hits": 0,
             "retries": 0,
+            "failures": 0,
             "prompt_tokens": 0,
             "completion_tokens": 0,
         }
+        self._failures: list[RequestFailure] = []
 
     # -- accounting ----------------------------------------------------------------------------
 
@@ -258,6 +321,29 @@ class ChatClient:
                 + counts["completion_tokens"] * (prices[1] or 0.0)
             ) / 1000.0
         return Usage(**counts, cost=cost)
+
+    @property
+    def failures(self) -> list[RequestFailure]:
+        """The requests parked as failed by :meth:`complete_many`, in the order they failed."""
+        with self._lock:
+            return list(self._failures)
+
+    def _park(self, error: _RequestFailed) -> Completion:
+        reply = None if error.reply is None else error.reply[:REPLY_EXCERPT]
+        failure = RequestFailure(key=str(error.key), error=str(error), reply=reply)
+        with self._lock:
+            self._failures.append(failure)
+            self._counts["failures"] += 1
+        logger.error("request %s parked as failed: %s", failure.key[:12], error)
+        return Completion(
+            texts=(),
+            prompt_tokens=0,
+            completion_tokens=0,
+            cached=False,
+            key=failure.key,
+            seed=self.config.request_seed(failure.key),
+            failure=failure,
+        )
 
     def _count(self, **increments: int) -> None:
         with self._lock:
@@ -280,6 +366,7 @@ class ChatClient:
                     completion_tokens=int(record.get("completion_tokens", 0)),
                     cached=True,
                     key=key,
+                    seed=record.get("request_seed"),
                 )
         completion = self._request(checked, key)
         if self.cache is not None:
@@ -290,6 +377,7 @@ class ChatClient:
                     "key": key,
                     "model": self.config.model,
                     "sampling": self.config.sampling(),
+                    "request_seed": completion.seed,
                     "messages": checked,
                     "texts": list(completion.texts),
                     "prompt_tokens": completion.prompt_tokens,
@@ -300,12 +388,18 @@ class ChatClient:
         return completion
 
     def complete_many(
-        self, requests: Sequence[list[dict[str, str]]], *, progress: bool = True
+        self,
+        requests: Sequence[list[dict[str, str]]],
+        *,
+        progress: bool = True,
+        park: bool = False,
     ) -> list[Completion]:
         """The completions of many requests, in request order, ``max_concurrency`` at a time.
 
-        Identical requests are sent once. When a request fails, the others still run to the
-        end (and are cached); then the first failure, in request order, is raised.
+        Identical requests are sent once. When a request fails for good (after its retries),
+        the others still run to the end (and are cached); then the first failure, in request
+        order, is raised, unless ``park``: each failed request is then recorded in
+        :attr:`failures` and answered with an empty, ``failed`` :class:`Completion`.
         """
         keys = [request_key(_check_messages(messages), self.config) for messages in requests]
         first_of_key: dict[str, int] = {}
@@ -319,6 +413,9 @@ class ChatClient:
             for future in as_completed(futures):
                 try:
                     results[futures[future]] = future.result()
+                except _RequestFailed as error:
+                    parkable = park and error.key is not None
+                    results[futures[future]] = self._park(error) if parkable else error
                 except Exception as error:  # noqa: BLE001 (gathered, raised once all are done)
                     results[futures[future]] = error
                 bar.update(1)
@@ -354,22 +451,48 @@ class ChatClient:
             return self._client
 
     def _request(self, messages: list[dict[str, str]], key: str) -> Completion:
+        """One request, retried on 429/5xx/timeouts/dropped connections and on replies that
+        cannot be parsed (truncated JSON, no choices): what a flaky server or proxy sends."""
         import openai
 
         client = self._openai_client()
         retryable = _retryable_errors()
         sampling = {k: v for k, v in self.config.sampling().items() if v is not None}
+        sampling.pop("seed", None)
+        seed = self.config.request_seed(key)
+        if seed is not None:
+            sampling["seed"] = seed
         for attempt in range(self.config.max_retries + 1):
+            reply = None
             try:
-                response = client.chat.completions.create(
+                raw = client.chat.completions.with_raw_response.create(
                     model=self.config.model, messages=messages, **sampling
                 )
+                reply = raw.http_response.text
+                try:
+                    response = raw.parse()
+                except (ValueError, TypeError, openai.APIResponseValidationError) as error:
+                    raise LLMResponseError(
+                        f"request {key} to {self.config.model!r}: the server's reply could not "
+                        f"be parsed ({type(error).__name__}: {error})",
+                        key=key,
+                        reply=reply,
+                    ) from error
+                completion = _parse_response(
+                    response, key=key, expected_choices=self.config.n, reply=reply, seed=seed
+                )
                 break
-            except retryable as error:
+            except (*retryable, LLMResponseError) as error:
                 if attempt == self.config.max_retries:
+                    if isinstance(error, LLMResponseError):
+                        raise LLMResponseError(
+                            f"{error} (after {attempt + 1} attempts)", key=key, reply=reply
+                        ) from error
                     raise LLMRequestError(
                         f"request {key} to {self.config.model!r} failed after "
-                        f"{attempt + 1} attempts: {error}"
+                        f"{attempt + 1} attempts: {error}",
+                        key=key,
+                        reply=_error_body(error),
                     ) from error
                 self._count(retries=1)
                 wait = _retry_after(error)
@@ -383,14 +506,10 @@ class ChatClient:
             except openai.APIStatusError as error:
                 raise LLMRequestError(
                     f"request {key} to {self.config.model!r} was refused "
-                    f"(HTTP {error.status_code}): {error}"
+                    f"(HTTP {error.status_code}): {error}",
+                    key=key,
+                    reply=_error_body(error),
                 ) from error
-            except (ValueError, TypeError, openai.APIResponseValidationError) as error:
-                raise LLMResponseError(
-                    f"request {key} to {self.config.model!r}: the server's reply could not be "
-                    f"parsed ({type(error).__name__}: {error})"
-                ) from error
-        completion = _parse_response(response, key=key, expected_choices=self.config.n)
         self._count(
             requests=1,
             prompt_tokens=completion.prompt_tokens,
@@ -399,11 +518,30 @@ class ChatClient:
         return completion
 
 
-def _parse_response(response: Any, *, key: str, expected_choices: int) -> Completion:
-    """A :class:`Completion` from an ``openai`` response object, or :class:`LLMResponseError`."""
+def _error_body(error: BaseException) -> str | None:
+    """The body of the HTTP response an ``openai`` error came with, if any."""
+    response = getattr(error, "response", None)
+    try:
+        return response.text if response is not None else None
+    except Exception:  # noqa: BLE001 (a streamed or closed body: nothing to keep)
+        return None
+
+
+def _parse_response(
+    response: Any,
+    *,
+    key: str,
+    expected_choices: int,
+    reply: str | None = None,
+    seed: int | None = None,
+) -> Completion:
+    """A :class:`Completion` from an ``openai`` response object, or :class:`LLMResponseError`
+    (holding ``reply``, the response's text)."""
 
     def bad(what: str) -> LLMResponseError:
-        return LLMResponseError(f"request {key}: malformed reply from the server: {what}")
+        return LLMResponseError(
+            f"request {key}: malformed reply from the server: {what}", key=key, reply=reply
+        )
 
     choices = getattr(response, "choices", None)
     if not isinstance(choices, list) or not choices:
@@ -423,6 +561,7 @@ def _parse_response(response: Any, *, key: str, expected_choices: int) -> Comple
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
         cached=False,
         key=key,
+        seed=seed,
     )
 
 

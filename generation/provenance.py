@@ -100,9 +100,17 @@ def model_ref(model_id: str) -> dict[str, str | None]:
     return {"id": str(model_id), "revision": _revision(str(model_id))}
 
 
-def llm_ref(config: LLMConfig) -> dict[str, str | None]:
-    """``{"id", "revision", "base_url"}`` of a chat model behind an API (no revision to know)."""
-    return {"id": config.model, "revision": None, "base_url": config.resolved_base_url()}
+def llm_ref(config: LLMConfig) -> dict[str, Any]:
+    """``{"id", "revision", "base_url", "seed"}`` of a chat model behind an API (no revision to
+    know); ``seed`` is the base seed each request's own seed is derived from (``None`` where no
+    seed is sent; the cache entries and the foils record each request's)."""
+    seed = config.seed if config.send_seed else None
+    return {
+        "id": config.model,
+        "revision": None,
+        "base_url": config.resolved_base_url(),
+        "seed": seed,
+    }
 
 
 def _jsonable(value: Any) -> Any:

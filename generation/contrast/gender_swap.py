@@ -14,7 +14,10 @@ Details the paper leaves open, decided so that a foil never describes someone el
   ``NAME_COMPOUNDS``; a noun joined by a hyphen or capitalised mid-sentence counts as a name);
 * a pronoun refers to the nearest gendered person noun of its gender before it (singular nouns
   first), else to the first one after it; only pronouns referring to the swapped noun change
-  ("a man makes a young man cry by talking to him": "him" is the young man and stays).
+  ("a man makes a young man cry by talking to him": "him" is the young man and stays);
+* a swap that would coordinate a noun with itself says it once: "many men and women" ->
+  "many women" (not "many women and women"), "a man and a woman" -> "two women", "a man or a
+  woman" -> "a woman".
 """
 
 from __future__ import annotations
@@ -214,6 +217,7 @@ def gender_swap(
         noun_map: noun -> candidate replacements; Table 6 by default.
         nlp: a spaCy pipeline, used to tell possessive "her" (``PRP$`` -> "his") from object
             "her" (-> "him"); without it, "her" followed by a content word is taken as possessive.
+            Given one, the caption is tagged and the foil records it (``model_ids["tagger"]``).
 
     The first gender-sensitive noun (in reading order) is the one swapped.
     """
@@ -236,7 +240,9 @@ def gender_swap(
     pronouns = FEMALE_TO_MALE_PRONOUNS if female else MALE_TO_FEMALE_PRONOUNS
     replacement = rng.choice(list(noun_map[noun]))
 
-    tags = _word_tags(nlp, caption, words) if nlp is not None and "her" in lowered else None
+    # With a pipeline, every caption with a noun to swap is tagged, and its foil records the
+    # tagger: one run, one provenance, whichever captions hold a "her" for the tags to decide.
+    tags = _word_tags(nlp, caption, words) if nlp is not None else None
     persons = _person_nouns(caption, words, lowered, female)
     edits = {target: replacement}
     for i, word in enumerate(lowered):
@@ -249,12 +255,27 @@ def gender_swap(
         else:
             edits[i] = pronouns[word]
 
+    replacements = {
+        i: (words[i].start(), words[i].end(), _match_case(edit, words[i].group()))
+        for i, edit in edits.items()
+    }
+    merged = _merged_coordination(caption, words, lowered, target, replacement)
+    if merged is not None:  # "many men and women" -> "many women", not "many women and women"
+        first, last_word, phrase = merged
+        replacements = {i: r for i, r in replacements.items() if not first <= i <= last_word}
+        replacements[first] = (words[first].start(), words[last_word].end(), phrase)
     pieces, last = [], 0
-    for i, match in enumerate(words):
-        if i in edits:
-            pieces += [caption[last : match.start()], _match_case(edits[i], match.group())]
-            last = match.end()
+    for start, end, piece in (replacements[i] for i in sorted(replacements)):
+        pieces += [caption[last:start], piece]
+        last = end
     text = "".join(pieces) + caption[last:]
+    source = {
+        "span": words[target].group(),
+        "replacement": replacement,
+        "candidates": list(noun_map[noun]),
+    }
+    if merged is not None:
+        source["coordination"] = caption[words[merged[0]].start() : words[merged[1]].end()]
     return [
         Foil(
             text,
@@ -262,13 +283,84 @@ def gender_swap(
             RULE,
             parameters={"noun_map": "table6" if noun_map is GENDER_NOUN_MAP else "custom"},
             model_ids={"tagger": pipeline_id(nlp)} if tags is not None else {},
-            source={
-                "span": words[target].group(),
-                "replacement": replacement,
-                "candidates": list(noun_map[noun]),
-            },
+            source=source,
         )
     ]
+
+
+# Singular and plural of the Table 6 nouns: a coordination of one noun with itself is merged.
+_PLURAL_OF = {
+    "man": "men",
+    "woman": "women",
+    "boy": "boys",
+    "girl": "girls",
+    "guy": "guys",
+    "lady": "ladies",
+}
+_SINGULAR_OF = {plural: singular for singular, plural in _PLURAL_OF.items()}
+# Words that may stand before a conjunct noun ("a man and *the* woman").
+_DETERMINERS = frozenset(
+    "a an the some many several few two three four this that these those his her their its "
+    "our my your one".split()
+)
+_SINGULAR_DETERMINERS = frozenset({"a", "an", "one", "this", "that"})
+
+
+def _merged_coordination(
+    caption: str,
+    words: Sequence[re.Match[str]],
+    lowered: Sequence[str],
+    target: int,
+    replacement: str,
+) -> tuple[int, int, str] | None:
+    """Where swapping the noun ``target`` for ``replacement`` would coordinate a noun phrase
+    with itself ("many men and women" -> "many women and women", "a young man and young woman"
+    -> "a young woman and young woman"), the words ``(first, last)`` of that coordination and
+    the one noun phrase that says it: the plural ("many women"), or "two" and the plural for
+    two singular nouns joined by "and" ("two women", "the two young women"). ``None`` where the
+    swap repeats no noun phrase (the modifiers differ: "a woman and a young woman")."""
+    conjunction = target + 1
+    if conjunction >= len(words) or lowered[conjunction] not in ("and", "or"):
+        return None
+    if caption[words[target].end() : words[conjunction].start()].strip():
+        return None  # punctuation between: "a man, and a woman behind him"
+    new = replacement.lower()
+    start = conjunction + 1
+    while start < len(words) and lowered[start] in ("and", "or"):  # a typo: "men and and women"
+        start += 1
+    if start < len(words) and lowered[start] in _DETERMINERS:
+        start += 1
+    other = next(
+        (
+            i
+            for i in range(start, min(start + 3, len(words)))
+            if _SINGULAR_OF.get(lowered[i], lowered[i]) == _SINGULAR_OF.get(new, new)
+        ),
+        None,
+    )
+    if other is None:
+        return None
+    modifiers = lowered[start:other]
+    first = target - len(modifiers)
+    if first < 0 or list(lowered[first:target]) != list(modifiers):
+        return None  # "a man and a young woman": not the same noun phrase
+    if first > 0 and lowered[first - 1] in _DETERMINERS:
+        first -= 1
+    determiner = lowered[first] if lowered[first] in _DETERMINERS and first < target else ""
+    described = " ".join(
+        caption[words[i].start() : words[i].end()] for i in range(first + bool(determiner), target)
+    )
+    conjunct = lowered[other]
+    both_singular = new in _PLURAL_OF and conjunct in _PLURAL_OF
+    kept = determiner if determiner not in _SINGULAR_DETERMINERS else ""
+    if both_singular and lowered[conjunction] == "or":
+        parts = [determiner, described, new]  # "a man or a woman" -> "a woman"
+    elif both_singular:
+        parts = [kept, "two", described, _PLURAL_OF[new]]
+    else:
+        parts = [kept, described, _PLURAL_OF.get(new, new)]
+    phrase = " ".join(part for part in parts if part)
+    return first, other, _match_case(phrase, words[first].group())
 
 
 def in_name(caption: str, words: Sequence[re.Match[str]], index: int) -> bool:

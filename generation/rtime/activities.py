@@ -206,24 +206,28 @@ def expand_activity_pairs(
     count: int = 20,
     rng: random.Random,
     template: PromptTemplate | None = None,
+    park: bool = False,
 ) -> Expansion:
     """New activity pairs from ``rounds`` few-shot requests, none of them already ``known``.
 
     Rounds run concurrently (the client's pool); a reply with no readable pair raises
     :class:`~foilkit.generation.rtime.replies.ReplyFormatError` naming its request, after the
-    other replies were cached.
+    other replies were cached. With ``park``, a round whose request fails after its retries
+    adds nothing and is recorded in the client's ``failures`` (else its error is raised).
     """
     template = template or load_prompt(EXPANSION_PROMPT)
     requests = expansion_requests(
         known, rounds=rounds, shots=shots, count=count, rng=rng, template=template
     )
-    completions = client.complete_many(requests)
+    completions = client.complete_many(requests, park=park)
     seen = {pair.key for pair in known}
     new: list[ActivityPair] = []
     repeated = 0
     unreadable: list[tuple[int, str]] = []
     invalid: list[tuple[int, str]] = []
     for number, (messages, completion) in enumerate(zip(requests, completions), 1):
+        if completion.failed:
+            continue
         sides, lines = parse_reply(completion, read_pair, asked=f"activity pairs, round {number}")
         unreadable += [(number, line) for line in lines]
         for activity, opposite in sides:

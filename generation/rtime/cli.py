@@ -29,7 +29,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foilkit.generation.cli_io import add_output, run_record, write_rows
+from foilkit.generation.cli_io import (
+    add_failed_requests_option,
+    add_output,
+    failed_requests_status,
+    recorded_on_failure,
+    run_record,
+    write_rows,
+)
 from foilkit.generation.provenance import record_path
 
 if TYPE_CHECKING:
@@ -38,7 +45,8 @@ if TYPE_CHECKING:
 STAGES = ("expand-activities", "curate-import", "enrich", "rewrite")
 ALL_SPLITS = "all"
 
-# LLMConfig fields the stages set themselves: one reply per request; --seed seeds the LLM too.
+# LLMConfig fields the stages set themselves: one reply per request; --seed seeds the LLM too
+# (each request is sent a seed derived from it and the request).
 _LLM_FIELDS_NOT_OPTIONS = ("n", "seed")
 _LLM_HELP = {
     "model": "model name on the server (paper: gpt-4; a local vLLM/Ollama model works the same)",
@@ -46,6 +54,8 @@ _LLM_HELP = {
     "(default: $OPENAI_BASE_URL, else OpenAI)",
     "api_key_env": "environment variable holding the API key",
     "cache_dir": "folder caching every request and reply (a rerun costs nothing)",
+    "send_seed": "send each request a seed derived from --seed and the request (recorded with "
+    "the reply); --no-send-seed for an API that rejects a seed",
 }
 # The replies are lists: more room than LLMConfig's default.
 _MAX_TOKENS = {"expand-activities": 1024, "enrich": 512, "rewrite": 1024}
@@ -68,9 +78,13 @@ def _add_llm_options(parser: argparse.ArgumentParser, stage: str) -> None:
             group.add_argument(flag, required=True, type=kind, help=_LLM_HELP.get(name))
             continue
         default = _MAX_TOKENS[stage] if name == "max_tokens" else config_field.default
-        group.add_argument(
-            flag, type=kind, default=default, help=_LLM_HELP.get(name, f"default {default}")
-        )
+        help = _LLM_HELP.get(name, f"default {default}")
+        if kind is bool:  # --send-seed / --no-send-seed
+            group.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=default, help=help
+            )
+            continue
+        group.add_argument(flag, type=kind, default=default, help=help)
 
 
 def _client(args: argparse.Namespace):
@@ -94,6 +108,31 @@ def _llm(client) -> dict[str, Any]:
     from foilkit.generation.provenance import llm_ref
 
     return {"llm": llm_ref(client.config)}
+
+
+def _llm_results(client) -> dict[str, Any]:
+    """The run record's account of the LLM requests: usage (requests, retries, failures...) and
+    the requests parked as failed (key, error, reply)."""
+    return {
+        "llm_usage": client.usage.as_dict(),
+        "llm_failures": [failure.as_dict() for failure in client.failures],
+    }
+
+
+def _record_failure(args: argparse.Namespace, client, inputs: dict[str, Any]):
+    """A stage's run record written when it fails: the error and the LLM requests so far."""
+
+    def write(facts: dict[str, Any]) -> None:
+        record = run_record(
+            args,
+            "rtime",
+            inputs=inputs,
+            models=_llm(client),
+            results={**facts, **_llm_results(client)},
+        )
+        record.write(record_path(args.output))
+
+    return recorded_on_failure(write, client)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -209,6 +248,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     for name, stage in (("expand-activities", expand), ("enrich", enrich), ("rewrite", rewrite)):
         stage.add_argument("--prompt", help="prompt YAML file replacing foilkit's")
         _add_llm_options(stage, name)
+        add_failed_requests_option(stage)
     for stage in (expand, curate, enrich, rewrite):
         add_output(stage)
 
@@ -221,8 +261,8 @@ def _usage_line(client) -> str:
     usage = client.usage
     cost = "" if usage.cost is None else f", cost {usage.cost:.4f}"
     return (
-        f"LLM: {usage.requests} requests, {usage.cache_hits} cached, "
-        f"{usage.prompt_tokens}+{usage.completion_tokens} tokens{cost}"
+        f"LLM: {usage.requests} requests, {usage.cache_hits} cached, {usage.retries} retries, "
+        f"{usage.failures} failed, {usage.prompt_tokens}+{usage.completion_tokens} tokens{cost}"
     )
 
 
@@ -238,15 +278,17 @@ def _expand(args: argparse.Namespace) -> int:
     known = read_activity_pairs(args.seeds)
     client = _client(args)
     template = _prompt(args, EXPANSION_PROMPT)
-    expansion = expand_activity_pairs(
-        client,
-        known,
-        rounds=args.rounds,
-        shots=args.shots,
-        count=args.per_round,
-        rng=random.Random(args.seed),
-        template=template,
-    )
+    with _record_failure(args, client, {"seeds": args.seeds or SEED_ACTIVITY_PAIRS}):
+        expansion = expand_activity_pairs(
+            client,
+            known,
+            rounds=args.rounds,
+            shots=args.shots,
+            count=args.per_round,
+            rng=random.Random(args.seed),
+            template=template,
+            park=True,
+        )
     candidates: list[tuple[bool | None, Any]] = [(True, pair) for pair in known]
     candidates += [(None, pair) for pair in expansion.pairs]
     write_curation(candidates, args.output)
@@ -262,7 +304,7 @@ def _expand(args: argparse.Namespace) -> int:
             "repeated_pairs": expansion.repeated,
             "unreadable_lines": [list(item) for item in expansion.unreadable],
             "invalid_pairs": [list(item) for item in expansion.invalid],
-            "llm_usage": client.usage.as_dict(),
+            **_llm_results(client),
         },
     )
     record.write(record_path(args.output))
@@ -271,7 +313,7 @@ def _expand(args: argparse.Namespace) -> int:
         f"{len(expansion.unreadable)} unreadable lines) + {len(known)} known -> {args.output}; "
         f"fill in its 'keep' column, then run curate-import\n{_usage_line(client)}"
     )
-    return 0
+    return failed_requests_status(args, client.failures, rerun="expand-activities")
 
 
 def _curate_import(args: argparse.Namespace) -> int:
@@ -301,7 +343,10 @@ def _enrich(args: argparse.Namespace) -> int:
     pairs = read_activity_pairs(args.pairs)
     client = _client(args)
     template = _prompt(args, ENRICHMENT_PROMPT)
-    enrichment = enrich_activities(client, pairs, objects=args.objects, template=template)
+    with _record_failure(args, client, {"pairs": args.pairs}):
+        enrichment = enrich_activities(
+            client, pairs, objects=args.objects, template=template, park=True
+        )
     write_curation([(None, phrase) for phrase in enrichment.phrases], args.output)
     record = run_record(
         args,
@@ -314,7 +359,7 @@ def _enrich(args: argparse.Namespace) -> int:
             "phrases": len(enrichment.phrases),
             "unreadable_lines": [list(item) for item in enrichment.unreadable],
             "activities_with_fewer_objects": [list(item) for item in enrichment.short],
-            "llm_usage": client.usage.as_dict(),
+            **_llm_results(client),
         },
     )
     record.write(record_path(args.output))
@@ -322,7 +367,7 @@ def _enrich(args: argparse.Namespace) -> int:
         f"{len(enrichment.phrases)} phrases for {len(pairs)} pairs -> {args.output}; fill in "
         f"its 'keep' column, then run curate-import\n{_usage_line(client)}"
     )
-    return 0
+    return failed_requests_status(args, client.failures, rerun="enrich")
 
 
 def _rewrite_filter(args: argparse.Namespace):
@@ -395,15 +440,17 @@ def _rewrite(args: argparse.Namespace) -> int:
     rewrite_filter = _rewrite_filter(args)
     client = _client(args)
     template = _prompt(args, REWRITE_PROMPT)
-    results = rewrite_captions(
-        client,
-        [(row.id, row.caption) for row in chosen],
-        rewrite_filter,
-        count=args.count,
-        template=template,
-        on_wrong_count=args.on_wrong_count,
-        opposites=[opposites.get(row.id) for row in chosen],
-    )
+    with _record_failure(args, client, {"input": args.input}):
+        results = rewrite_captions(
+            client,
+            [(row.id, row.caption) for row in chosen],
+            rewrite_filter,
+            count=args.count,
+            template=template,
+            on_wrong_count=args.on_wrong_count,
+            opposites=[opposites.get(row.id) for row in chosen],
+            park=True,
+        )
     out_rows = [
         {**row.fields, "split": row.split, **rewrite_columns(result, rewrite_filter)}
         for row, result in zip(chosen, results)
@@ -411,7 +458,10 @@ def _rewrite(args: argparse.Namespace) -> int:
     report = similarity_report(
         results, rewrite_filter, count=args.count, rng=random.Random(args.seed)
     )
-    facts: dict[str, Any] = {"skipped_rows_by_split": dict(skipped)}
+    facts: dict[str, Any] = {
+        "skipped_rows_by_split": dict(skipped),
+        "failed_captions": [result.id for result in results if result.failed],
+    }
     if args.rtime_json:
         facts["rtime_json_directions"] = write_rtime_annotations(
             args.input, {r.id: [w.text for w in r.accepted] for r in results}, args.rtime_json
@@ -435,7 +485,7 @@ def _rewrite(args: argparse.Namespace) -> int:
         results={
             "report": report,
             "unreadable_lines": {r.id: list(r.unreadable) for r in results if r.unreadable},
-            "llm_usage": client.usage.as_dict(),
+            **_llm_results(client),
             **facts,
         },
     )
@@ -447,7 +497,7 @@ def _rewrite(args: argparse.Namespace) -> int:
         f"{_median(report['random_caption_vs_caption']):.3f}; "
         f"rejections {report['rejections']} -> {args.output}\n{_usage_line(client)}"
     )
-    return 0
+    return failed_requests_status(args, client.failures, rerun="rewrite")
 
 
 def _median(summary: dict[str, Any]) -> float:

@@ -127,10 +127,13 @@ def enrich_activities(
     *,
     objects: int = OBJECTS_PER_ACTIVITY,
     template: PromptTemplate | None = None,
+    park: bool = False,
 ) -> Enrichment:
     """Up to ``objects`` phrases per activity of ``pairs`` (both sides of every pair).
 
-    Activities without a ``[something]`` slot give their one phrase without a request.
+    Activities without a ``[something]`` slot give their one phrase without a request. With
+    ``park``, an activity whose request fails after its retries gets no phrase and is recorded
+    in the client's ``failures`` (else its error is raised).
     """
     if objects < 1:
         raise ValueError(f"objects must be >= 1, got {objects}")
@@ -142,7 +145,9 @@ def enrich_activities(
         if PLACEHOLDER in a
     }
     completions = (
-        dict(zip(requests, client.complete_many(list(requests.values())))) if requests else {}
+        dict(zip(requests, client.complete_many(list(requests.values()), park=park)))
+        if requests
+        else {}
     )
     phrases: list[ActivityPhrase] = []
     unreadable: list[tuple[str, str]] = []
@@ -152,6 +157,8 @@ def enrich_activities(
             phrases.append(ActivityPhrase(activity, opposite))
             continue
         completion = completions[(activity, opposite)]
+        if completion.failed:
+            continue
         messages = requests[(activity, opposite)]
         found, lines = parse_reply(completion, read_object, asked=f"objects for {activity!r}")
         unreadable += [(activity, line) for line in lines]

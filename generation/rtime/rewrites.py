@@ -44,6 +44,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foilkit.generation.llm_replies import is_refusal
 from foilkit.generation.prompts import PromptTemplate, prompt_hash
 from foilkit.generation.rtime import load_prompt
 from foilkit.generation.rtime.replies import first_unique, parse_reply, read_text
@@ -62,18 +63,6 @@ REVERSAL_REASON = "nearer the opposite caption"
 HISTOGRAM_EDGES = tuple(round(-1.0 + 0.05 * i, 2) for i in range(41))  # cosine in [-1, 1]
 WRONG_COUNT_POLICIES = ("reject", "keep")
 REFUSAL_REASON = "refusal"
-# How chat models decline: "I'm sorry, but I can't ...", "I cannot help with that.", "As an AI".
-_REFUSAL = re.compile(
-    r"^\W*(?:(?:i'?m|i am)\s+(?:so\s+)?(?:sorry|afraid|unable|not able)|sorry\b|"
-    r"i\s+(?:cannot|can'?t|can not|won'?t|will not|am not able|must decline|apologi[sz]e)|"
-    r"as an ai\b|unfortunately,?\s+i\b)",
-    re.IGNORECASE,
-)
-
-
-def is_refusal(text: str) -> bool:
-    """Whether a reply line is the model declining rather than a rewrite."""
-    return bool(_REFUSAL.match(text.replace("\u2019", "'")))
 
 
 @dataclass(frozen=True)
@@ -174,7 +163,8 @@ class RewriteFilter:
 
 @dataclass(frozen=True)
 class CaptionRewrites:
-    """The rewrites of one caption: every candidate, judged, and where they came from."""
+    """The rewrites of one caption: every candidate, judged, and where they came from
+    (``failed``: its request was parked as failed, so there are none)."""
 
     id: str
     caption: str
@@ -183,6 +173,7 @@ class CaptionRewrites:
     prompt_hash: str
     request_key: str
     unreadable: tuple[str, ...] = ()
+    failed: bool = False  # the request was parked as failed: no reply to judge
 
     @property
     def accepted(self) -> list[Rewrite]:
@@ -202,6 +193,7 @@ def rewrite_captions(
     template: PromptTemplate | None = None,
     on_wrong_count: str = "reject",
     opposites: Sequence[str | None] | None = None,
+    park: bool = False,
 ) -> list[CaptionRewrites]:
     """Ask for ``count`` rewrites of each ``(id, caption)`` and judge them.
 
@@ -212,7 +204,9 @@ def rewrite_captions(
     ``count`` has all its candidates rejected (``on_wrong_count="keep"`` judges them one by
     one instead). A reply with no readable line raises
     :class:`~foilkit.generation.rtime.replies.ReplyFormatError` naming the request and the
-    caption id, after the other replies were cached.
+    caption id, after the other replies were cached. With ``park``, a caption whose request
+    fails after its retries gets no rewrite (``failed``) and is recorded in the client's
+    ``failures`` (else its error is raised).
     """
     if count < 1:
         raise ValueError(f"count must be >= 1, got {count}")
@@ -224,9 +218,14 @@ def rewrite_captions(
         )
     template = template or load_prompt(REWRITE_PROMPT)
     requests = [template.render(caption=caption, count=count) for _, caption in captions]
-    completions = client.complete_many(requests) if requests else []
+    completions = client.complete_many(requests, park=park) if requests else []
     candidates, unreadable, reply_reasons = [], [], []
     for (caption_id, caption), completion in zip(captions, completions):
+        if completion.failed:  # parked: nothing to judge
+            candidates.append((caption, []))
+            unreadable.append(())
+            reply_reasons.append(())
+            continue
         asked = f"rewrites of caption {caption_id!r}"
         texts, lines = parse_reply(completion, read_text, asked=asked)
         candidates.append((caption, first_unique(texts, exclude=[caption])[:count]))
@@ -253,6 +252,7 @@ def rewrite_captions(
             prompt_hash=prompt_hash(messages),
             request_key=completion.key,
             unreadable=lines,
+            failed=completion.failed,
         )
         for (caption_id, caption), messages, completion, rewrites, lines in zip(
             captions, requests, completions, judged, unreadable

@@ -9,9 +9,12 @@ Every stage writes the one foils output (:func:`foilkit.generation.foil.write_fo
                    repetitions (start/end, start_pts/end_pts) per --subtests. Foil counts are
                    drawn weighted by how often each count occurs over every window of every
                    annotated video (without --quva-annotations: over the rows' counts); the
-                   weights go to each foil's parameters and the record's results
+                   weights go to each foil's parameters and the record's results; a row
+                   whose count is outside 1..--max-count is reported (printed, and in the
+                   record's "dropped_rows" with its reason), not written
   change-of-state  {"id", "argument", "pre_state", "verb", "post_state", "reverse_verb",
-                    "transitive"?, "video"?} -> one row per subtest
+                    "transitive"?, "video"?} -> one row per subtest; without "transitive"
+                   (true/false) the verb's transitivity is ViLMA's (its intransitive list)
   actor-swap       {"id", "caption", "video"?}
   spatial          {"id", "caption", "video"?} (the whole file is the caption distribution)
   masked-lm        {"id", "caption", "video"?}: MLM foils by dependency role, NLI + CoLA filters
@@ -184,7 +187,11 @@ def run(args: argparse.Namespace) -> int:
     }
     results: dict[str, Any] = {}
     if args.stage == "counting":  # the one stage whose record also says what it drew with
-        rows, results["foil_count_weights"] = _counting(args)
+        rows, results["foil_count_weights"], dropped = _counting(args)
+        if dropped:
+            results["dropped_rows"] = dropped
+            for row in dropped:
+                print(f"{args.input}: row {row['id']!r} not written: {row['reason']}")
     else:
         rows = handlers[args.stage](args)
     record = run_record(
@@ -216,15 +223,23 @@ def _models(args: argparse.Namespace) -> dict[str, Any]:
 CountingWeights = dict[str, dict[int, float]]
 
 
-def _counting(args: argparse.Namespace) -> tuple[list[dict[str, Any]], CountingWeights]:
-    """The counting rows and the foil count weights per caption subtest they were drawn with."""
+def _counting(
+    args: argparse.Namespace,
+) -> tuple[list[dict[str, Any]], CountingWeights, list[dict[str, Any]]]:
+    """The counting rows, the foil count weights per caption subtest they were drawn with, and
+    the input rows not written (``id``, ``count``, ``reason``)."""
     from foilkit.generation.foil import foil_row
     from foilkit.generation.vilma.counting import counting_subtest
 
     if args.quva_annotations:
-        return _counting_windows(args)
+        return (*_counting_windows(args), [])
     records = list(read_jsonl(args.input, required=("id", "template", "count")))
-    counts = [int(record["count"]) for record in records]
+    counts = [_count(args.input, record) for record in records]
+    dropped = [
+        {"id": str(record["id"]), "count": count, "reason": _unusable_count(args, count)}
+        for record, count in zip(records, counts)
+        if _unusable_count(args, count)
+    ]
     # Without the videos' annotations, the rows stand for ViLMA's windows: their counts weigh.
     usable = [count for count in counts if 1 <= count <= args.max_count]
     subtests = {counting_subtest(count, small_max=args.small_max) for count in usable}
@@ -243,7 +258,44 @@ def _counting(args: argparse.Namespace) -> tuple[list[dict[str, Any]], CountingW
                     subtest=foil.parameters["subtest"],
                 )
             )
-    return rows, weights
+    return rows, weights, dropped
+
+
+def _count(source: Path, record: Mapping[str, Any]) -> int:
+    """A counting row's ``count``: a whole number, else an error naming the row."""
+    count = record["count"]
+    if isinstance(count, bool) or not isinstance(count, int):
+        raise SystemExit(
+            f"{source}: row {record['id']!r}: 'count' must be a whole number of repetitions, "
+            f"not {count!r}"
+        )
+    return count
+
+
+def _unusable_count(args: argparse.Namespace, count: int) -> str | None:
+    """Why a row of ``count`` repetitions makes no ViLMA counting item (``None``: it does).
+    ViLMA's items count 1 to 10 (its number words stop at "ten", its windows at 10
+    repetitions); the foil of a larger count could not be drawn as ViLMA draws it."""
+    if count < 1:
+        return f"count {count}: a counting caption needs at least one repetition"
+    if count > args.max_count:
+        return (
+            f"count {count} is above --max-count {args.max_count} (ViLMA's counting items hold "
+            f"1 to {args.max_count} repetitions: numbers up to '{_max_word(args.max_count)}'); "
+            "raise --max-count to generate it (this changes the easy subtest's foil counts)"
+        )
+    if not args.digits and _max_word(count) == str(count):
+        return f"count {count} has no number word here; pass --digits to write it as digits"
+    return None
+
+
+def _max_word(count: int) -> str:
+    from foilkit.generation.vilma.counting import spell_number
+
+    try:
+        return spell_number(count)
+    except ValueError:
+        return str(count)
 
 
 def _foil_count_weights(
@@ -382,7 +434,7 @@ def _change_of_state(args: argparse.Namespace) -> list[dict[str, Any]]:
             record["verb"],
             record["post_state"],
             record["reverse_verb"],
-            bool(record.get("transitive", True)),
+            _transitive(args.input, record),
         )
         for subtest, (caption, foil) in change_of_state_pairs(change, record["argument"]).items():
             rows.append(
@@ -395,6 +447,18 @@ def _change_of_state(args: argparse.Namespace) -> list[dict[str, Any]]:
                 )
             )
     return rows
+
+
+def _transitive(source: Path, record: Mapping[str, Any]) -> bool | None:
+    """A change-of-state row's ``transitive``: a JSON boolean, or absent (``None``: the verb's
+    transitivity from ViLMA's intransitive list, as the library decides it)."""
+    transitive = record.get("transitive")
+    if transitive is not None and not isinstance(transitive, bool):
+        raise SystemExit(
+            f"{source}: row {record['id']!r}: 'transitive' must be true or false (or left out "
+            f"to look the verb up in ViLMA's intransitive list), not {transitive!r}"
+        )
+    return transitive
 
 
 def _captions(args: argparse.Namespace) -> list[dict[str, Any]]:

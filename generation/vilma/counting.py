@@ -1,8 +1,9 @@
 """Action-counting captions and foils from ``exactly <number>`` templates (ViLMA §3.2, app. C.2).
 
 A template such as "a man skips rope exactly <number> times." gets the true count in the
-caption and a wrong count in the foil. Counts above ``max_count`` (10 in the published data)
-are discarded. The two subtests differ in where the *small* numbers (1 to ``small_max`` = 3,
+caption and a wrong count in the foil. Counts above ``max_count`` (10 in the published data:
+ViLMA's number words stop at "ten") make no item; the command reports each such row. The two
+subtests differ in where the *small* numbers (1 to ``small_max`` = 3,
 those most frequent in pretraining text) go:
 
 * **easy**: the caption has a small count, the foil a count in ``small_max+1 .. max_count``;

@@ -20,7 +20,9 @@ each run in ``<loop>/iterations/<k>/<stage>.run.json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -61,7 +63,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         sub.add_argument("--no-progress", dest="progress", action="store_false")
         return sub
 
-    generate = captions(stage("generate", "generate candidates for the next iteration"))
+    def llm_failures(sub: argparse.ArgumentParser) -> argparse.ArgumentParser:
+        from foilkit.generation.cli_io import add_failed_requests_option
+
+        add_failed_requests_option(sub)
+        return sub
+
+    generate = llm_failures(
+        captions(stage("generate", "generate candidates for the next iteration"))
+    )
     generate.add_argument(
         "--force",
         action="store_true",
@@ -82,8 +92,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         metavar="key=value",
         help="dotted key and a YAML value, e.g. toxicity.model=null nli.model=/models/nli",
     )
-    finalize = captions(
-        stage("finalize", "generate, filter and select at scale; write the dataset")
+    finalize = llm_failures(
+        captions(stage("finalize", "generate, filter and select at scale; write the dataset"))
     )
     finalize.add_argument("--output", "-o", required=True, type=Path, help="output folder")
 
@@ -96,10 +106,11 @@ def run(args: argparse.Namespace) -> int:
     from foilkit.generation.vitatecs.loop import Loop, status_report
 
     loop = Loop(args.loop)
+    status = 0
     if args.stage != "status":
-        _HANDLERS[args.stage](args, loop)
+        status = _HANDLERS[args.stage](args, loop) or 0
     print(status_report(loop))
-    return 0
+    return status
 
 
 def _init(args: argparse.Namespace) -> int:
@@ -166,13 +177,19 @@ def _caption_options(args: argparse.Namespace) -> dict:
     return {"per_aspect": args.per_aspect, "aspects": args.aspects, "progress": args.progress}
 
 
-def _generate(args: argparse.Namespace, loop) -> None:
+def _generate(args: argparse.Namespace, loop) -> int:
+    from foilkit.generation.cli_io import failed_requests_status
     from foilkit.generation.vitatecs import stages
 
-    result = stages.generate(loop, args.captions, **_caption_options(args), force=args.force)
+    client = stages.chat_client(loop)
+    with _recorded_on_failure(args, loop, "generate", client):
+        result = stages.generate(
+            loop, args.captions, **_caption_options(args), force=args.force, client=client
+        )
     _record(args, loop, "generate", result)
     print(f"{result['queries']} queries -> {result['path']}: {result['statuses']}")
     print(f"LLM usage: {result['usage']}")
+    return failed_requests_status(args, result["failures"], rerun="generate --force")
 
 
 def _filter(args: argparse.Namespace, loop) -> None:
@@ -214,13 +231,20 @@ def _import(args: argparse.Namespace, loop) -> None:
     )
 
 
-def _finalize(args: argparse.Namespace, loop) -> None:
-    from foilkit.generation.cli_io import parameters
+def _finalize(args: argparse.Namespace, loop) -> int:
+    from foilkit.generation.cli_io import failed_requests_status, parameters
     from foilkit.generation.vitatecs import stages
 
-    result = stages.finalize(
-        loop, args.captions, args.output, **_caption_options(args), parameters=parameters(args)
-    )
+    client = stages.chat_client(loop)
+    with _recorded_on_failure(args, loop, "finalize", client, path=args.output / "run.json"):
+        result = stages.finalize(
+            loop,
+            args.captions,
+            args.output,
+            **_caption_options(args),
+            parameters=parameters(args),
+            client=client,
+        )
     print(f"{result['queries']} queries: {result['statuses']}")
     if result["dataset"] is None:
         print(f"no candidate was selected: nothing written to {args.output}")
@@ -229,13 +253,37 @@ def _finalize(args: argparse.Namespace, loop) -> None:
             f"rows per aspect: {result['rows']} -> {result['dataset']}, {args.output}/annotations"
         )
     print(f"LLM usage: {result['usage']}")
+    return failed_requests_status(args, result["failures"], rerun="finalize")
+
+
+@contextlib.contextmanager
+def _recorded_on_failure(
+    args: argparse.Namespace, loop, stage: str, client, *, path: Path | None = None
+) -> Iterator[None]:
+    """Run a stage; if it fails, write its run record anyway (the error, the LLM requests,
+    retries and failures so far) before the error goes on."""
+    from foilkit.generation.cli_io import recorded_on_failure
+    from foilkit.generation.vitatecs import stages
+
+    def write(facts: dict) -> None:
+        _record(args, loop, stage, {**facts, **stages.llm_facts(client)}, path=path)
+
+    with recorded_on_failure(write, client):
+        yield
 
 
 def _record(
-    args: argparse.Namespace, loop, stage: str, result: dict, *, iteration: int | None = None
+    args: argparse.Namespace,
+    loop,
+    stage: str,
+    result: dict,
+    *,
+    iteration: int | None = None,
+    path: Path | None = None,
 ) -> None:
-    """``iterations/<k>/<stage>.run.json``: the stage's run record (its options, the loop's
-    configuration, files, models and the result); ``k`` is the iteration under way unless given."""
+    """``iterations/<k>/<stage>.run.json`` (or ``path``): the stage's run record (its options,
+    the loop's configuration, files, models and the result); ``k`` is the iteration under way
+    unless given."""
     from foilkit.generation.cli_io import parameters
     from foilkit.generation.provenance import record_path
     from foilkit.generation.vitatecs import stages
@@ -250,7 +298,7 @@ def _record(
         parameters=parameters(args),
         results=json.loads(json.dumps(result, default=str)),
     )
-    record.write(record_path(loop.iteration_dir(iteration) / stage))
+    record.write(path or record_path(loop.iteration_dir(iteration) / stage))
 
 
 # stage -> handler(args, loop); ``init`` and ``status`` are handled by run() itself.

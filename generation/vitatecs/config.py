@@ -84,7 +84,9 @@ class PipelineConfig:
     """Everything a VITATECS generation loop runs with.
 
     Attributes:
-        seed: seeds demonstration sampling, caption sampling, augmentation and fine-tuning.
+        seed: seeds demonstration sampling, caption sampling, augmentation, fine-tuning and
+            (unless ``llm.seed`` is set) the LLM's sampling: each request is sent its own seed
+            derived from it and the request (``llm.send_seed: false`` for an API without one).
         llm: the chat model and sampling (``cache_dir`` defaults to ``<loop>/llm-cache``).
         exemplars, prompt, aspects: data files to start from (the shipped ones when ``None``).
         device: where the NLI and filter models run (the GPU when there is one).

@@ -143,6 +143,7 @@ def _foil(candidate: Candidate) -> Foil:
         parameters={
             "prompt_hash": candidate.prompt_hash,
             "request_key": candidate.request_key,
+            "request_seed": candidate.request_seed,
             "iteration": candidate.iteration,
             "exemplar_version": candidate.exemplar_version,
             "target_aspect": candidate.query.aspect,

@@ -20,6 +20,7 @@ from typing import Any
 
 from foilkit.builders.vitatecs import ASPECTS
 from foilkit.generation.llm import ChatClient
+from foilkit.generation.llm_replies import is_chatter, is_refusal
 from foilkit.generation.prompts import prompt_hash
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 from foilkit.generation.vitatecs.prompt import AspectSpec, CounterfactualPrompt
@@ -29,6 +30,10 @@ CANDIDATE = "candidate"  # a counterfactual waiting for the filters
 NA_ANSWER = "na"  # the LLM answered NA: the caption has no such aspect
 UNCHANGED = "unchanged"  # the answer repeats the caption
 EMPTY = "empty"  # no usable text in the answer
+REFUSAL = "refusal"  # the LLM declined: a parse failure, never a candidate
+UNPARSED = "unparsed"  # the reply holds only chat, no answer line: a parse failure
+PARSE_FAILURES = (REFUSAL, UNPARSED)
+REQUEST_FAILED = "request_failed"  # no usable reply after the retries: parked, asked again later
 ENTAILED = "entailed"  # rejected by the NLI filter, criterion (a)
 REJECTED = "rejected"  # the filter model did not classify it into an aspect with confidence
 OTHER_ASPECT = "other_aspect"  # accepted by the filter, but for another aspect than asked
@@ -37,9 +42,9 @@ TOXIC = "toxic"  # dropped by the safety filter
 SELECTED = "selected"  # kept in the final dataset
 REDUNDANT = "redundant"  # a more diverse candidate was kept instead
 
-_ANSWER_PREFIX = re.compile(
-    r"^\s*(modified description|counterfactual|answer)\s*:\s*", re.IGNORECASE
-)
+# The label the prompt ends with ("Modified Description:"), and the ones models use for it.
+_ANSWER_LABEL = re.compile(r"\b(?:modified description|counterfactual|answer)\s*:\s*", re.I)
+_ECHO = re.compile(r"^\W*original description\s*:", re.IGNORECASE)  # the query repeated
 _NA = re.compile(r"^\W*(?:N/?A|n/?a)(?:\W.*)?$", re.DOTALL)
 
 
@@ -82,6 +87,7 @@ class Candidate:
         exemplar_version: the version of the exemplar sets its demonstrations came from.
         label: the filter model's class (an aspect or ``"invalid"``), once filtered.
         scores: per filter, the scores it gave (``nli``, ``filter``, ``toxicity``).
+        request_seed: the sampling seed sent with the LLM request (``None``: none was sent).
     """
 
     query: Query
@@ -96,6 +102,7 @@ class Candidate:
     exemplar_version: int
     label: str | None = None
     scores: Mapping[str, Any] = field(default_factory=dict)
+    request_seed: int | None = None
 
     @property
     def id(self) -> str:
@@ -125,14 +132,22 @@ class Candidate:
 def parse_answer(text: str, caption: str, na_answer: str = "NA") -> tuple[str | None, str]:
     """The counterfactual in an LLM answer and the candidate status it gives.
 
-    The first non-empty line counts; a ``Modified Description:`` prefix and quotes are
-    dropped; ``NA``/``N/A`` (alone or followed by an explanation) is an N/A answer. The final
-    full stop follows the caption's, so a counterfactual differs from its caption only in words.
+    The answer is what follows the prompt's ``Modified Description:`` label wherever it stands
+    (on its line, else on the next), else the first line that is not chat ("Sure! Here is the
+    modified description you asked for:"), a refusal, or the query repeated; quotes are
+    dropped. ``NA``/``N/A`` (alone or followed by an explanation) is an N/A answer. A reply
+    without an answer is a parse failure, never a candidate: ``refusal`` when the model
+    declined, else ``unparsed``. The final full stop follows the caption's, so a
+    counterfactual differs from its caption only in words.
     """
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return None, EMPTY
-    answer = _ANSWER_PREFIX.sub("", lines[0]).strip().strip("\"'“”").strip()
+    answer = _answer_line(lines)
+    if answer is None or is_refusal(answer):
+        declined = any(is_refusal(line) for line in (*lines, answer or ""))
+        return None, REFUSAL if declined else UNPARSED
+    answer = answer.strip("\"'“”").strip()
     if answer == na_answer or _NA.match(answer):
         return None, NA_ANSWER
     answer = answer.rstrip(".").rstrip()
@@ -143,6 +158,19 @@ def parse_answer(text: str, caption: str, na_answer: str = "NA") -> tuple[str | 
     if _normalise(answer) == _normalise(caption):
         return answer, UNCHANGED
     return answer, CANDIDATE
+
+
+def _answer_line(lines: Sequence[str]) -> str | None:
+    """The line (or labelled part of one) of a reply that holds its answer, if any does."""
+    for index, line in enumerate(lines):
+        label = _ANSWER_LABEL.search(line)
+        if label is not None and not _ECHO.match(line):
+            after = line[label.end() :].strip()
+            if after:
+                return after
+            if index + 1 < len(lines):
+                return lines[index + 1]
+    return next((line for line in lines if not (is_chatter(line) or _ECHO.match(line))), None)
 
 
 def _normalise(text: str) -> str:
@@ -201,7 +229,12 @@ def generate_candidates(
     iteration: int = 0,
     progress: bool = True,
 ) -> list[Candidate]:
-    """Candidates for every query: one per prompt and per choice the LLM returns."""
+    """Candidates for every query: one per prompt and per choice the LLM returns.
+
+    A request that gets no usable reply after the client's retries does not stop the others:
+    it is parked (:attr:`ChatClient.failures`) and stands as one ``request_failed`` candidate
+    holding its key and the reply; being uncached, it is asked again on a rerun.
+    """
     prompts = build_prompts(
         queries,
         exemplars=exemplars,
@@ -210,9 +243,27 @@ def generate_candidates(
         settings=settings,
         seed=seed,
     )
-    completions = client.complete_many([messages for _, _, messages in prompts], progress=progress)
+    completions = client.complete_many(
+        [messages for _, _, messages in prompts], progress=progress, park=True
+    )
     candidates = []
     for (query, sample, messages), completion in zip(prompts, completions, strict=True):
+        if completion.failure is not None:  # parked: recorded with its key and reply
+            candidates.append(
+                Candidate(
+                    query=query,
+                    counterfactual=None,
+                    raw=completion.failure.reply or "",
+                    status=REQUEST_FAILED,
+                    sample=sample * client.config.n,
+                    prompt_hash=prompt_hash(messages),
+                    request_key=completion.key,
+                    model=client.config.model,
+                    iteration=iteration,
+                    exemplar_version=exemplars.version,
+                    request_seed=completion.seed,
+                )
+            )
         for choice, text in enumerate(completion.texts):
             counterfactual, status = parse_answer(text, query.caption, prompt.na_answer)
             candidates.append(
@@ -227,6 +278,7 @@ def generate_candidates(
                     model=client.config.model,
                     iteration=iteration,
                     exemplar_version=exemplars.version,
+                    request_seed=completion.seed,
                 )
             )
     return candidates

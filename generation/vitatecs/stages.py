@@ -41,7 +41,7 @@ from foilkit.generation.vitatecs.prompt import CounterfactualPrompt, load_aspect
 from foilkit.generation.vitatecs.revision import export_revision, read_labels
 
 if TYPE_CHECKING:
-    from foilkit.generation.llm import ChatClient
+    from foilkit.generation.llm import ChatClient, LLMConfig
     from foilkit.generation.nli import NLIFilter
     from foilkit.generation.vitatecs.filter_model import AspectFilter
     from foilkit.generation.vitatecs.toxicity import ToxicityFilter
@@ -114,13 +114,21 @@ def load_model(loop: Loop, option: str, model_id: str, load: Callable[[], T]) ->
         ) from error
 
 
-def chat_client(loop: Loop) -> ChatClient:
-    from foilkit.generation.llm import ChatClient
-
+def llm_config(loop: Loop) -> LLMConfig:
+    """The loop's LLM settings as its requests use them: the cache in ``<loop>/llm-cache`` and,
+    unless ``llm.seed`` is set, the loop's seed as the base of each request's sampling seed."""
     llm = loop.config.llm
     if llm.cache_dir is None:
         llm = dataclasses.replace(llm, cache_dir=str(loop.llm_cache))
-    return ChatClient(llm)
+    if llm.seed is None:
+        llm = dataclasses.replace(llm, seed=loop.config.seed)
+    return llm
+
+
+def chat_client(loop: Loop) -> ChatClient:
+    from foilkit.generation.llm import ChatClient
+
+    return ChatClient(llm_config(loop))
 
 
 def nli_filter(loop: Loop) -> NLIFilter:
@@ -203,7 +211,7 @@ def stage_record(
     stage runs, and its ``results``."""
     config = loop.config
     named: dict[str, Any] = {
-        "llm": llm_ref(config.llm),
+        "llm": llm_ref(llm_config(loop)),
         "nli": config.nli.model,
         "filter.init_model": config.filter.init_model,
         "toxicity": config.toxicity.model,
@@ -311,6 +319,7 @@ def generate(
     aspects: Sequence[str] = ASPECTS,
     progress: bool = True,
     force: bool = False,
+    client: ChatClient | None = None,
 ) -> dict[str, Any]:
     """Candidates for fresh captions of each aspect, for the next iteration's revision.
 
@@ -344,7 +353,7 @@ def generate(
         seed_key=f"{config.seed}:iteration:{iteration}",
         exclude=state.used_captions,
     )
-    client = chat_client(loop)
+    client = client or chat_client(loop)
     candidates = generate_candidates(
         queries,
         client=client,
@@ -363,7 +372,16 @@ def generate(
         "path": str(path),
         "queries": len(queries),
         "statuses": status_counts(candidates),
+        **llm_facts(client),
+    }
+
+
+def llm_facts(client: ChatClient) -> dict[str, Any]:
+    """What a stage's LLM requests cost and which failed for good (parked: key, error, reply),
+    for its run record; written whether the stage finished or not."""
+    return {
         "usage": client.usage.as_dict(),
+        "failures": [failure.as_dict() for failure in client.failures],
     }
 
 
@@ -460,6 +478,7 @@ def finalize(
     aspects: Sequence[str] = ASPECTS,
     progress: bool = True,
     parameters: dict[str, Any] | None = None,
+    client: ChatClient | None = None,
 ) -> dict[str, Any]:
     """Generate, filter and select at scale with the latest filter; write the dataset and its
     record (``parameters``: the command's options, recorded with the loop's configuration)."""
@@ -475,7 +494,7 @@ def finalize(
         aspects=aspects,
         seed_key=f"{config.seed}:finalize",
     )
-    client = chat_client(loop)
+    client = client or chat_client(loop)
     candidates = finalize_candidates(
         queries,
         client=client,
@@ -499,7 +518,7 @@ def finalize(
         "queries": len(queries),
         "statuses": status_counts(candidates),
         "filter_iteration": filter_iteration,
-        "usage": client.usage.as_dict(),
+        **llm_facts(client),
         "candidates": "candidates.jsonl",
     }
     record = stage_record(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from openai_server import OpenAICompatibleServer
+from openai_server import MALFORMED_BODY, OpenAICompatibleServer
 
 from foilkit.generation.llm import (
     ChatClient,
@@ -13,6 +13,7 @@ from foilkit.generation.llm import (
     LLMRequestError,
     LLMResponseError,
     request_key,
+    request_seed,
 )
 
 
@@ -45,13 +46,31 @@ def test_request_carries_model_and_sampling():
     (body,) = server.requests
     assert body["model"] == "test-model"
     assert body["messages"] == _messages("hello")
-    assert (body["temperature"], body["top_p"], body["max_tokens"], body["seed"]) == (
-        0.7,
-        0.9,
-        33,
-        5,
-    )
+    assert (body["temperature"], body["top_p"], body["max_tokens"]) == (0.7, 0.9, 33)
     assert completion.prompt_tokens == 3 and completion.completion_tokens == 2
+
+
+def test_each_request_is_sent_a_seed_derived_from_the_base_seed_and_recorded(tmp_path):
+    prompts = [_messages("one"), _messages("two")]
+    with OpenAICompatibleServer(_echo) as server:
+        client = ChatClient(_config(server, seed=5, cache_dir=str(tmp_path)))
+        answers = client.complete_many(prompts, progress=False)
+        reseeded = ChatClient(_config(server, seed=6)).complete(prompts[0])
+        unseeded = ChatClient(_config(server)).complete(prompts[0])
+        not_sent = ChatClient(_config(server, seed=5, send_seed=False)).complete(prompts[0])
+    sent = {body["messages"][-1]["content"]: body.get("seed") for body in server.requests[:2]}
+    keys = [request_key(p, client.config) for p in prompts]
+    assert sent == {"one": request_seed(keys[0]), "two": request_seed(keys[1])}
+    assert [a.seed for a in answers] == [sent["one"], sent["two"]] and sent["one"] != sent["two"]
+    assert reseeded.seed not in (None, sent["one"]) and server.requests[2]["seed"] == reseeded.seed
+    assert "seed" not in server.requests[3] and unseeded.seed is None
+    assert "seed" not in server.requests[4] and not_sent.seed is None
+    # Recorded with the reply, and given back by the cache.
+    assert json.loads(client.cache.path(keys[0]).read_text())["request_seed"] == sent["one"]
+    assert (
+        ChatClient(_config(server, seed=5, cache_dir=str(tmp_path))).complete(prompts[0]).seed
+        == sent["one"]
+    )
 
 
 def test_n_choices_become_texts():
@@ -117,6 +136,44 @@ def test_cache_key_depends_on_sampling_and_model(tmp_path):
     assert len(server.requests) == 3
 
 
+def test_malformed_reply_is_retried_like_a_server_error():
+    attempts = []
+
+    def truncated_twice(body: dict) -> bool:
+        attempts.append(body)
+        return len(attempts) <= 2
+
+    with OpenAICompatibleServer(_echo, malformed=truncated_twice) as server:
+        client = ChatClient(_config(server, max_retries=3))
+        completion = client.complete(_messages("flaky"))
+    assert completion.texts == ("echo: flaky",) and len(server.requests) == 3
+    assert client.usage.retries == 2 and client.usage.requests == 1
+
+
+def test_failed_requests_are_parked_and_the_rest_finish(tmp_path):
+    prompts = [_messages(f"caption {i}") for i in range(4)]
+    bad = prompts[1][-1]["content"]
+    with OpenAICompatibleServer(
+        _echo, malformed=lambda body: body["messages"][-1]["content"] == bad
+    ) as server:
+        client = ChatClient(_config(server, cache_dir=str(tmp_path), max_retries=2))
+        answers = client.complete_many(prompts, progress=False, park=True)
+    assert [a.failed for a in answers] == [False, True, False, False]
+    assert answers[1].texts == () and answers[0].texts == ("echo: caption 0",)
+    assert len(server.requests) == 3 + 3  # the bad one: 1 attempt + 2 retries
+    (failure,) = client.failures
+    assert failure.key == request_key(prompts[1], client.config) == answers[1].key
+    assert failure.reply == MALFORMED_BODY.decode() and "after 3 attempts" in failure.error
+    assert answers[1].failure == failure
+    assert (client.usage.failures, client.usage.retries, client.usage.requests) == (1, 2, 3)
+    # Parked requests are not cached: a rerun asks for them, and only them, again.
+    with OpenAICompatibleServer(_echo) as healthy:
+        rerun = ChatClient(_config(healthy, cache_dir=str(tmp_path)))
+        again = rerun.complete_many(prompts, progress=False, park=True)
+    assert [r["messages"][-1]["content"] for r in healthy.requests] == [bad]
+    assert not any(a.failed for a in again) and rerun.failures == []
+
+
 def test_malformed_reply_raises_naming_request_and_keeps_the_rest(tmp_path):
     prompts = [_messages(f"caption {i}") for i in range(6)]
     bad = prompts[3][-1]["content"]
@@ -178,6 +235,7 @@ def test_usage_and_cost(tmp_path):
         "requests": 1,
         "cache_hits": 1,
         "retries": 0,
+        "failures": 0,
         "prompt_tokens": 4,
         "completion_tokens": 3,
         "cost": pytest.approx((4 * 1.0 + 3 * 2.0) / 1000),

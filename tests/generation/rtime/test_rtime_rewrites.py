@@ -9,6 +9,7 @@ import random
 import pytest
 
 from foilkit.generation.llm import LLMResponseError
+from foilkit.generation.llm_replies import is_refusal
 from foilkit.generation.prompts import prompt_hash
 from foilkit.generation.rtime import load_prompt
 from foilkit.generation.rtime.replies import ReplyFormatError
@@ -18,7 +19,6 @@ from foilkit.generation.rtime.rewrites import (
     REVERSAL_REASON,
     REWRITES_COLUMN,
     RewriteFilter,
-    is_refusal,
     plot_similarity,
     rewrite_captions,
     rewrite_columns,

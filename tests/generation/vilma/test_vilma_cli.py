@@ -72,6 +72,29 @@ def test_counting(tmp_path):
     ]
 
 
+def test_counting_reports_each_row_it_does_not_write(tmp_path, capsys):
+    template = "a man skips rope exactly <number> times."
+    records = [
+        {"id": f"q{i}", "template": template, "count": count}
+        for i, count in enumerate([2, 14, 7, 0, 11])
+    ]
+    rows = _run(tmp_path, "counting", records)
+    assert [row["id"] for row in rows] == ["q0", "q2"]
+    out = capsys.readouterr().out
+    assert "row 'q1' not written: count 14 is above --max-count 10" in out
+    assert "row 'q3' not written: count 0" in out and "row 'q4' not written" in out
+    dropped = RunRecord.read(tmp_path / "counting" / "run.json").results["dropped_rows"]
+    assert [(row["id"], row["count"]) for row in dropped] == [("q1", 14), ("q3", 0), ("q4", 11)]
+    assert "ViLMA's counting items hold 1 to 10" in dropped[0]["reason"]
+    # Raising --max-count generates them, in ViLMA's number words.
+    rows = _run(tmp_path, "counting", records, "--max-count", "14")
+    assert [row["caption"] for row in rows if row["id"] == "q1"] == [
+        "a man skips rope exactly fourteen times."
+    ]
+    with pytest.raises(SystemExit, match=r"row 'q0': 'count' must be a whole number.*'2'"):
+        _run(tmp_path, "counting", [{"id": "q0", "template": template, "count": "2"}])
+
+
 def test_counting_cuts_quva_videos_into_windows(tmp_path):
     import numpy as np
 
@@ -250,3 +273,50 @@ def test_rare_actions(tmp_path, replace, mlm):
         assert (by_id["ra0"]["start"], by_id["ra0"]["end"]) == (50.0, 60.0)
     if "ra1" in by_id:  # the detector saw corn in ra1's video: not its proficiency foil
         assert by_id["ra1"]["proficiency_foils"] == ["there is at least one shirt"]
+
+
+def test_change_of_state_command_regenerates_every_published_action_item(tmp_path, shared_data):
+    """``foilkit generate vilma change-of-state`` on ViLMA's 624 published 4-tuples, without a
+    ``transitive`` field: each verb's transitivity comes from ViLMA's list, as in the library,
+    so every action caption and foil comes back word for word ("The athlete jumps.")."""
+    from foilkit.cli import main
+
+    published = json.loads((shared_data / "vilma" / "change-state-action.json").read_text())
+    source, out = tmp_path / "cos.jsonl", tmp_path / "cos"
+    with source.open("w") as handle:
+        for key, item in published.items():
+            c = item["change_of_state"]
+            row = {
+                "id": key,
+                "argument": c["object"],
+                "pre_state": c["pre-state"],
+                "verb": c["verb"],
+                "post_state": c["post-state"],
+                "reverse_verb": c["state-inverse"],
+            }
+            handle.write(json.dumps(row) + "\n")
+    assert main(["generate", "vilma", "change-of-state", "-i", str(source), "-o", str(out)]) == 0
+    actions = {
+        row["id"].removesuffix("-action"): (row["caption"], row["foils"])
+        for row in read_foils(out).to_list()
+        if row["subtest"] == "action"
+    }
+    expected = {key: (item["caption"], item["foils"]) for key, item in published.items()}
+    assert len(actions) == 624
+    assert {k: v for k, v in actions.items() if v != expected[k]} == {}
+
+
+def test_change_of_state_transitive_must_be_a_boolean(tmp_path):
+    row = {
+        "id": "c0",
+        "argument": "the athlete",
+        "pre_state": "in a lower position",
+        "verb": "jump",
+        "post_state": "in a higher position",
+        "reverse_verb": "descend",
+    }
+    assert _run(tmp_path, "change-of-state", [row])[0]["caption"] == "The athlete jumps."
+    forced = _run(tmp_path, "change-of-state", [{**row, "transitive": True}])
+    assert forced[0]["caption"] == "Someone jumps the athlete."
+    with pytest.raises(SystemExit, match=r"row 'c0'.*'transitive'.*true or false.*'yes'"):
+        _run(tmp_path, "change-of-state", [{**row, "transitive": "yes"}])

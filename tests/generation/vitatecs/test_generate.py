@@ -11,7 +11,9 @@ from foilkit.generation.vitatecs.generate import (
     CANDIDATE,
     EMPTY,
     NA_ANSWER,
+    REFUSAL,
     UNCHANGED,
+    UNPARSED,
     Candidate,
     GenerationSettings,
     Query,
@@ -19,6 +21,8 @@ from foilkit.generation.vitatecs.generate import (
     parse_answer,
 )
 from foilkit.generation.vitatecs.prompt import CounterfactualPrompt, load_aspects
+
+CLOSES = ("a man closes a door", CANDIDATE)
 
 
 @pytest.mark.parametrize(
@@ -36,6 +40,22 @@ from foilkit.generation.vitatecs.prompt import CounterfactualPrompt, load_aspect
         ("a man opens a door.", ("a man opens a door", UNCHANGED)),
         ("  \n ", (None, EMPTY)),
         ("Modified Description: .", (None, EMPTY)),
+        # Chat around the answer: the answer the prompt asks for is read wherever it stands.
+        (
+            "Sure! Here is the modified description you asked for:\n\na man closes a door.",
+            ("a man closes a door", CANDIDATE),
+        ),
+        ('Certainly.\nModified Description:\n"a man closes a door."', CLOSES),
+        ("Here is my answer: a man closes a door.", CLOSES),
+        ("Original Description: a man opens a door.\nModified Description: NA", (None, NA_ANSWER)),
+        ("I changed the verb.\nModified Description: a man closes a door.", CLOSES),
+        ("Great white sharks swim away.", ("Great white sharks swim away", CANDIDATE)),
+        # Refusals and replies with no answer are parse failures, never candidates.
+        ("I'm sorry, but I can't help with that.", (None, REFUSAL)),
+        ("I\u2019m sorry, but I can\u2019t assist with that request.", (None, REFUSAL)),
+        ("Modified Description: I cannot modify this description.", (None, REFUSAL)),
+        ("Sure! Here is the modified description you asked for:", (None, UNPARSED)),
+        ("Of course! I'd be happy to help with that.", (None, UNPARSED)),
     ],
 )
 def test_parse_answer(answer, expected):
@@ -134,3 +154,28 @@ def test_several_prompts_and_choices_per_query(tmp_path, responder):
 def test_query_with_unknown_aspect_is_refused():
     with pytest.raises(ValueError, match="aspect 'speed'"):
         Query("1", "a car", "speed")
+
+
+def test_chatty_and_refusing_replies_never_become_candidates(tmp_path, query_caption):
+    """The replies a chat model gives over HTTP: the answer after a lead-in line is the
+    candidate; a refusal or a lead-in with nothing after it is a recorded parse failure."""
+    replies = {
+        "a man opens the door of a car": "I'm sorry, but I can't help with that.",
+        "a man is talking about a car": "Sure! Here is the modified description you asked for:",
+        "a woman lifts a heavy box": (
+            "Sure! Here is the modified description you asked for:\na woman drops a heavy box."
+        ),
+    }
+
+    def responder(body):
+        return replies[query_caption(body["messages"][-1]["content"])]
+
+    with OpenAICompatibleServer(responder) as server:
+        _, candidates = _generate(server, tmp_path, seed=1)
+    assert [(c.status, c.counterfactual) for c in candidates] == [
+        (REFUSAL, None),
+        (UNPARSED, None),
+        (CANDIDATE, "a woman drops a heavy box"),
+        (REFUSAL, None),
+    ]
+    assert candidates[0].raw == "I'm sorry, but I can't help with that."  # kept for audit
