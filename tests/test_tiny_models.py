@@ -238,6 +238,11 @@ def _run_llava_next_video(path: Path) -> None:
     _video_llm(path, "<video>", lambda inputs: NUM_FRAMES * 4)  # 4x4 patches pooled with stride 2
 
 
+def _run_llava_onevision(path: Path) -> None:
+    # 4x4 patches pooled to 2x2 a frame, and one image_newline after the video
+    _video_llm(path, "<video>", lambda inputs: NUM_FRAMES * 4 + 1)
+
+
 def _run_qwen2_vl(path: Path) -> None:
     def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token; 48x64 frames -> 16x32
         assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 2, 4]]
@@ -319,6 +324,7 @@ RUNNERS = {
     "t5": _run_t5,
     "roberta-mlm": _run_roberta_mlm,
     "llava-next-video": _run_llava_next_video,
+    "llava-onevision": _run_llava_onevision,
     "qwen2-vl": _run_qwen2_vl,
     "qwen3.5": _run_qwen3_5,
     "gemma4": _run_gemma4,

@@ -1,0 +1,214 @@
+"""Conformance of the open video LLMs (LLaVA-OneVision, ...): each family's tiny twin, built
+with the family's real processor classes, special tokens and chat template, is scored through
+the video-llm adapter in both modes, and what reaches the model is checked: the whole rendered
+prompt's token ids, as many video placeholders as the model makes video features for the
+frames given, the frames' real times in the video processor, and a reversed view reversed."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+import torch
+from test_video_llm_fidelity import INTERVAL, TEXTS, TIMESTAMPS, ModelCalls, _whole_prompts
+
+import foilkit
+from foilkit.scorers.adapters import load_adapter
+from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION as QUESTION
+from foilkit.scorers.requests import TextsRequest
+from foilkit.synthetic.videos import SyntheticScene, render_frames
+
+MODES = ("likelihood", "choice")
+FRAMES = 8
+
+
+@dataclass(frozen=True)
+class Family:
+    """A family's twin and what its model must be given for ``frames`` frames of 48x64."""
+
+    twin: str
+    #: video placeholder tokens the prompt holds for ``frames`` frames
+    video_tokens: Callable[[int], int]
+    #: the model input that carries the frames
+    video_input: str = "pixel_values_videos"
+
+
+FAMILIES = {
+    # 4x4 patches pooled to 2x2 a frame, then one image_newline after the video
+    "llava_onevision": Family("llava-onevision", lambda frames: 4 * frames + 1),
+}
+
+
+def _frames(count: int = FRAMES) -> torch.Tensor:
+    scene = SyntheticScene(direction="left")
+    return torch.from_numpy(render_frames(scene, num_frames=count)).permute(0, 3, 1, 2).contiguous()
+
+
+@pytest.fixture(scope="module", params=list(FAMILIES))
+def family(request, tiny_model):
+    """A family's expectations and its twin loaded in each mode."""
+    expect = FAMILIES[request.param]
+    path = tiny_model(expect.twin)
+    adapters = {mode: load_adapter(path, mode=mode, device="cpu") for mode in MODES}
+    return expect, adapters
+
+
+def _recorded(adapter, requests: list[TextsRequest]) -> list[dict]:
+    """The keyword inputs of every forward of ``adapter``'s model while it scores
+    ``requests``."""
+    calls = ModelCalls(adapter.model)
+    try:
+        adapter.score(requests)
+    finally:
+        calls.remove()
+    return calls.calls
+
+
+def _prefixes(calls: list[dict]) -> list[dict]:
+    """The forwards that encode a video prefix (no cache to continue from)."""
+    return [call for call in calls if call.get("past_key_values") is None]
+
+
+def _expected_prompts(adapter) -> list[str]:
+    """The whole rendered prompt of each model input (:func:`_whole_prompts`), except where a
+    template's answered turn does not extend its generation prompt (LLaVA-OneVision's writes
+    ``assistant\\n`` to generate, ``assistant \\n`` before a given answer): there the text
+    follows the generation prompt, as the model would generate it."""
+    if adapter.mode == "choice":
+        return _whole_prompts(adapter)
+    messages = [
+        {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": QUESTION}]}
+    ]
+    render = adapter.processor.apply_chat_template
+    prompt = render(messages, add_generation_prompt=True, tokenize=False)
+    wholes = []
+    for text in TEXTS:
+        answer = [{"role": "assistant", "content": [{"type": "text", "text": text}]}]
+        answered = render(messages + answer, tokenize=False)
+        if answered.startswith(prompt):
+            wholes.append(answered[: answered.index(text, len(prompt)) + len(text)])
+        else:
+            wholes.append(prompt + text)
+    return wholes
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_model_sees_the_whole_prompts_token_ids(family, mode):
+    expect, adapters = family
+    adapter, frames = adapters[mode], _frames()
+    request = TextsRequest(TEXTS, frames, timestamps=TIMESTAMPS)
+    calls = _recorded(adapter, [request])
+    (prefix,) = _prefixes(calls)  # the video prefix is encoded once for the view
+    continuations = [call["input_ids"][0].tolist() for call in calls if call is not prefix]
+    wholes = _expected_prompts(adapter)
+    assert len(continuations) == len(wholes)
+    for whole, continuation in zip(wholes, continuations):
+        expected = adapter.processor(
+            text=[whole], videos=[frames], return_tensors="pt", **adapter.video_kwargs(request)
+        )["input_ids"][0]
+        assert prefix["input_ids"][0].tolist() + continuation == expected.tolist()
+
+
+def _feature_rows(features) -> int:
+    """How many embeddings a ``get_video_features`` result holds (a tensor, a list of them, or
+    a model output whose ``pooler_output`` is one of those)."""
+    features = getattr(features, "pooler_output", features)
+    if isinstance(features, torch.Tensor):
+        return features.reshape(-1, features.shape[-1]).shape[0]
+    return sum(_feature_rows(part) for part in features)
+
+
+@pytest.mark.parametrize("count", [4, FRAMES])
+def test_video_placeholders_are_the_features_the_model_makes(family, count, monkeypatch):
+    """The prompt holds one placeholder per video embedding the model makes for the frames
+    given, as many as the family's processor writes for that many frames."""
+    expect, adapters = family
+    adapter = adapters["likelihood"]
+    model = adapter.model.model
+    made: list[int] = []
+    original = model.get_video_features
+
+    def counting(*args, **kwargs):
+        features = original(*args, **kwargs)
+        made.append(_feature_rows(features))
+        return features
+
+    monkeypatch.setattr(model, "get_video_features", counting)
+    times = TIMESTAMPS[:count]
+    (prefix,) = _prefixes(_recorded(adapter, [TextsRequest(TEXTS, _frames(count), times)]))
+    placeholders = int((prefix["input_ids"] == adapter.model.config.video_token_id).sum())
+    assert made == [placeholders] == [expect.video_tokens(count)]
+
+
+def test_the_frames_real_times_reach_the_video_processor(family, monkeypatch):
+    _, adapters = family
+    adapter = adapters["likelihood"]
+    video_processor = adapter.processor.video_processor
+    seen: list[dict] = []
+    original = video_processor.preprocess
+
+    def recording(*args, **kwargs):
+        seen.append(kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(video_processor, "preprocess", recording)
+    adapter.score([TextsRequest(TEXTS, _frames(), timestamps=TIMESTAMPS)])
+    assert seen and all(call["do_sample_frames"] is False for call in seen)
+    for call in seen:
+        (metadata,) = call["video_metadata"]
+        assert metadata["fps"] == pytest.approx(1 / INTERVAL)
+        times = [index / metadata["fps"] for index in metadata["frames_indices"]]
+        assert times == pytest.approx(list(TIMESTAMPS))
+
+
+def _per_frame(video: torch.Tensor, count: int) -> list[torch.Tensor]:
+    """A video input cut into its ``count`` frames' parts along the frame (or batch) axis."""
+    video = video[0] if video.shape[0] == 1 and video.dim() == 5 else video
+    return list(video.chunk(count))
+
+
+def test_a_reversed_view_reverses_what_the_model_sees(family):
+    expect, adapters = family
+    adapter, frames = adapters["likelihood"], _frames()
+    forward = TextsRequest(TEXTS, frames, timestamps=TIMESTAMPS)
+    backward = TextsRequest(TEXTS, frames.flip(0), timestamps=TIMESTAMPS[::-1])
+    seen = [
+        _per_frame(call[expect.video_input], FRAMES)
+        for call in _prefixes(_recorded(adapter, [forward, backward]))
+    ]
+    assert len(seen) == 2 and len(seen[0]) == FRAMES
+    for shown, reversed_shown in zip(seen[0], seen[1][::-1]):
+        assert torch.equal(shown, reversed_shown)
+    assert not torch.equal(seen[0][0], seen[0][-1])  # the frames differ: the order is visible
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_benchmark_is_scored_end_to_end(family, mode, benchmark, tiny_model, tmp_path):
+    """A view and its reversal (the RTime-style pair of rows): every text scored, finite, the
+    caption apart from its foil, and the reversed view scored as a different video."""
+    expect, _ = family
+    rows = benchmark.select([0, 1])  # left-forward and its reversed row
+    result = foilkit.score(
+        tiny_model(expect.twin),
+        rows,
+        mode=mode,
+        num_frames=FRAMES,
+        out_dir=str(tmp_path / "run"),
+        cache_dir=str(tmp_path / "cache"),
+        num_workers=0,
+        progress=False,
+    )
+    forward, backward = result
+    for row in result:
+        assert not row["error"] and len(row["frame_indices"]) == FRAMES
+        scores = [row["caption_score"], *row["foil_scores"]]
+        assert all(map(math.isfinite, scores)) and scores[0] != scores[1]
+        if mode == "choice":
+            assert sum(scores) == pytest.approx(1.0, abs=1e-5)
+    # the same prompt on the reversed frames (choice: one order, whose letter probabilities
+    # the video moves; their mean over orders barely moves in a random model)
+    same_prompt = "proficiency_caption_" + ("score" if mode == "likelihood" else "order_0")
+    assert backward[same_prompt] != forward[same_prompt]
+    assert backward["frame_indices"] == forward["frame_indices"][::-1]
