@@ -243,6 +243,25 @@ def _run_llava_onevision(path: Path) -> None:
     _video_llm(path, "<video>", lambda inputs: NUM_FRAMES * 4 + 1)
 
 
+def _run_internvl(path: Path) -> None:
+    """The video is its frames' image tiles: ``<video>`` becomes ``Frame{i}: <img>...</img>``
+    lines of ``<IMG_CONTEXT>`` tokens (4 a frame), the frames ``pixel_values``."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Hi"}]}]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert prompt.count("<video>") == 1
+    inputs = processor(text=[prompt], videos=[_frames(NUM_FRAMES)], return_tensors="pt")
+    assert inputs["pixel_values"].shape[0] == NUM_FRAMES
+    assert int((inputs["input_ids"] == model.config.image_token_id).sum()) == NUM_FRAMES * 4
+    assert f"Frame{NUM_FRAMES}: <img>" in processor.decode(inputs["input_ids"][0])
+    with torch.no_grad():
+        logits = model(**inputs).logits
+    assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
+
+
 def _run_qwen2_vl(path: Path) -> None:
     def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token; 48x64 frames -> 16x32
         assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 2, 4]]
@@ -325,6 +344,7 @@ RUNNERS = {
     "roberta-mlm": _run_roberta_mlm,
     "llava-next-video": _run_llava_next_video,
     "llava-onevision": _run_llava_onevision,
+    "internvl": _run_internvl,
     "qwen2-vl": _run_qwen2_vl,
     "qwen3.5": _run_qwen3_5,
     "gemma4": _run_gemma4,

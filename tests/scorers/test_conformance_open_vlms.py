@@ -33,11 +33,22 @@ class Family:
     video_tokens: Callable[[int], int]
     #: the model input that carries the frames
     video_input: str = "pixel_values_videos"
+    #: the config field naming the placeholder token, and the model method making its features
+    placeholder: str = "video_token_id"
+    features: str = "get_video_features"
 
 
 FAMILIES = {
     # 4x4 patches pooled to 2x2 a frame, then one image_newline after the video
     "llava_onevision": Family("llava-onevision", lambda frames: 4 * frames + 1),
+    # each frame an image tile: 4x4 patches pixel-shuffled to 2x2 <IMG_CONTEXT> tokens
+    "internvl": Family(
+        "internvl",
+        lambda frames: 4 * frames,
+        video_input="pixel_values",
+        placeholder="image_token_id",
+        features="get_image_features",
+    ),
 }
 
 
@@ -128,17 +139,18 @@ def test_video_placeholders_are_the_features_the_model_makes(family, count, monk
     adapter = adapters["likelihood"]
     model = adapter.model.model
     made: list[int] = []
-    original = model.get_video_features
+    original = getattr(model, expect.features)
 
     def counting(*args, **kwargs):
         features = original(*args, **kwargs)
         made.append(_feature_rows(features))
         return features
 
-    monkeypatch.setattr(model, "get_video_features", counting)
+    monkeypatch.setattr(model, expect.features, counting)
     times = TIMESTAMPS[:count]
     (prefix,) = _prefixes(_recorded(adapter, [TextsRequest(TEXTS, _frames(count), times)]))
-    placeholders = int((prefix["input_ids"] == adapter.model.config.video_token_id).sum())
+    placeholder = getattr(adapter.model.config, expect.placeholder)
+    placeholders = int((prefix["input_ids"] == placeholder).sum())
     assert made == [placeholders] == [expect.video_tokens(count)]
 
 

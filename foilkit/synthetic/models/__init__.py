@@ -41,6 +41,7 @@ from foilkit.synthetic.models import (  # noqa: F401  (imported to register)
     dual_encoders,
     gemma,
     instructblip,
+    internvl,
     llava,
     qwen,
     text_lms,
