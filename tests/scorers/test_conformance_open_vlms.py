@@ -18,6 +18,8 @@ import foilkit
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION as QUESTION
 from foilkit.scorers.requests import TextsRequest
+from foilkit.synthetic.models import fidelity_model_path
+from foilkit.synthetic.real_tokenizers import has_real_tokenizer
 from foilkit.synthetic.videos import SyntheticScene, render_frames
 
 MODES = ("likelihood", "choice")
@@ -36,6 +38,8 @@ class Family:
     #: the config field naming the placeholder token, and the model method making its features
     placeholder: str = "video_token_id"
     features: str = "get_video_features"
+    #: the real tokenizer a fidelity twin is built around (``None``: a tiny twin)
+    real_tokenizer: str | None = None
 
 
 FAMILIES = {
@@ -49,6 +53,8 @@ FAMILIES = {
         placeholder="image_token_id",
         features="get_image_features",
     ),
+    # Vicuna's real tokenizer; every frame keeps its CLS token: 4x4 patches + 1
+    "video_llava": Family("video-llava", lambda frames: 17 * frames, real_tokenizer="llama2"),
 }
 
 
@@ -57,11 +63,19 @@ def _frames(count: int = FRAMES) -> torch.Tensor:
     return torch.from_numpy(render_frames(scene, num_frames=count)).permute(0, 3, 1, 2).contiguous()
 
 
+def _twin_path(expect: Family, tiny_model) -> str:
+    if expect.real_tokenizer is None:
+        return tiny_model(expect.twin)
+    if not has_real_tokenizer(expect.real_tokenizer):
+        pytest.skip(f"real {expect.real_tokenizer} tokenizer not fetched (./dev.sh test does)")
+    return str(fidelity_model_path(expect.twin))
+
+
 @pytest.fixture(scope="module", params=list(FAMILIES))
 def family(request, tiny_model):
     """A family's expectations and its twin loaded in each mode."""
     expect = FAMILIES[request.param]
-    path = tiny_model(expect.twin)
+    path = _twin_path(expect, tiny_model)
     adapters = {mode: load_adapter(path, mode=mode, device="cpu") for mode in MODES}
     return expect, adapters
 
@@ -203,7 +217,7 @@ def test_a_benchmark_is_scored_end_to_end(family, mode, benchmark, tiny_model, t
     expect, _ = family
     rows = benchmark.select([0, 1])  # left-forward and its reversed row
     result = foilkit.score(
-        tiny_model(expect.twin),
+        _twin_path(expect, tiny_model),
         rows,
         mode=mode,
         num_frames=FRAMES,

@@ -69,6 +69,7 @@ TWINS: dict[str, Twin] = {
     "llava": Twin("llava", "tests/scorers/test_video_llm_families.py"),  # refused there
     "llava_onevision": Twin("llava-onevision", OPEN_VLMS),
     "internvl": Twin("internvl", OPEN_VLMS),
+    "video_llava": Twin("video-llava", OPEN_VLMS),
 }
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")

@@ -201,3 +201,49 @@ def _build_llava_onevision(out: Path) -> None:
         vision_feature_select_strategy="full",
     )
     _save(out, LlavaOnevisionForConditionalGeneration(config), processor)
+
+
+@_register_fidelity(
+    "video-llava",
+    "VideoLlavaForConditionalGeneration + VideoLlavaProcessor around the real Llama-2 tokenizer "
+    "(+ <image>, <video>) and the Vicuna template, video input",
+)
+def _build_video_llava(out: Path) -> None:
+    """Video-LLaVA as LanguageBind/Video-LLaVA-7B-hf is shaped: CLIP image and video towers
+    (32x32 frames resized and centre-cropped, 8x8 patches), a 2-layer Llama, Vicuna's
+    tokenizer (Llama-2's SentencePiece BPE plus ``<image>`` 32000 and ``<video>`` 32001, BOS
+    added to every prompt) and the Vicuna ``USER: <video>\\n... ASSISTANT:`` template.
+
+    A frame keeps its CLS token in the video features: ``<video>`` becomes ``frames * (16 + 1)``
+    tokens (136 for 8 frames), fed as ``pixel_values_videos``.
+    """
+    from transformers import (
+        VideoLlavaConfig,
+        VideoLlavaForConditionalGeneration,
+        VideoLlavaImageProcessor,
+        VideoLlavaProcessor,
+        VideoLlavaVideoProcessor,
+    )
+
+    from foilkit.synthetic.real_tokenizers import load_real_tokenizer
+
+    tokenizer = load_real_tokenizer("llama2")
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<image>", "<video>"]})
+    image_token_id, video_token_id = tokenizer.convert_tokens_to_ids(["<image>", "<video>"])
+    config = VideoLlavaConfig(
+        text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
+        vision_config=dict(VISION, model_type="clip_vision_model"),
+        image_token_id=image_token_id,
+        video_token_id=video_token_id,
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="default",
+    )
+    processor = VideoLlavaProcessor(
+        image_processor=VideoLlavaImageProcessor(**SQUARE),
+        video_processor=VideoLlavaVideoProcessor(**SQUARE),
+        tokenizer=tokenizer,
+        patch_size=PATCH_SIZE,
+        vision_feature_select_strategy="default",
+        chat_template=LLAVA_NEXT_VIDEO_VICUNA_CHAT_TEMPLATE,
+    )
+    _save(out, VideoLlavaForConditionalGeneration(config), processor)
