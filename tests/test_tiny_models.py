@@ -262,6 +262,26 @@ def _run_internvl(path: Path) -> None:
     assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
 
 
+def _run_smolvlm(path: Path) -> None:
+    """Each frame is an image of 4 ``<image>`` tokens after its ``Frame from mm:ss:``."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Hi"}]}]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert prompt == "<|im_start|>User: <video>Hi<end_of_utterance>\nAssistant:"
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    inputs = processor(
+        text=[prompt], videos=[_frames(NUM_FRAMES)], video_metadata=[metadata], return_tensors="pt"
+    )
+    assert int((inputs["input_ids"] == model.config.image_token_id).sum()) == NUM_FRAMES * 4
+    assert "eight frames" in processor.decode(inputs["input_ids"][0])
+    with torch.no_grad():
+        logits = model(**inputs).logits
+    assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
+
+
 def _run_qwen2_vl(path: Path) -> None:
     def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token; 48x64 frames -> 16x32
         assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 2, 4]]
@@ -345,6 +365,7 @@ RUNNERS = {
     "llava-next-video": _run_llava_next_video,
     "llava-onevision": _run_llava_onevision,
     "internvl": _run_internvl,
+    "smolvlm": _run_smolvlm,
     "qwen2-vl": _run_qwen2_vl,
     "qwen3.5": _run_qwen3_5,
     "gemma4": _run_gemma4,

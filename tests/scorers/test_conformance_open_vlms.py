@@ -7,6 +7,7 @@ frames given, the frames' real times in the video processor, and a reversed view
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -40,6 +41,9 @@ class Family:
     features: str = "get_video_features"
     #: the real tokenizer a fidelity twin is built around (``None``: a tiny twin)
     real_tokenizer: str | None = None
+    #: where the processor writes frame times into the prompt: a pattern finding them in the
+    #: decoded prompt, and how a time in seconds is written there
+    prompt_times: tuple[str, Callable[[float], str]] | None = None
 
 
 FAMILIES = {
@@ -55,6 +59,18 @@ FAMILIES = {
     ),
     # Vicuna's real tokenizer; every frame keeps its CLS token: 4x4 patches + 1
     "video_llava": Family("video-llava", lambda frames: 17 * frames, real_tokenizer="llama2"),
+    # each frame an image of 4 tokens (4x4 patches pixel-shuffled by 2), after its timestamp
+    "smolvlm": Family(
+        "smolvlm",
+        lambda frames: 4 * frames,
+        video_input="pixel_values",
+        placeholder="image_token_id",
+        features="get_image_features",
+        prompt_times=(
+            r"Frame from (\d\d:\d\d):",
+            lambda t: f"{int(t // 60):02d}:{int(t % 60):02d}",
+        ),
+    ),
 }
 
 
@@ -169,7 +185,7 @@ def test_video_placeholders_are_the_features_the_model_makes(family, count, monk
 
 
 def test_the_frames_real_times_reach_the_video_processor(family, monkeypatch):
-    _, adapters = family
+    expect, adapters = family
     adapter = adapters["likelihood"]
     video_processor = adapter.processor.video_processor
     seen: list[dict] = []
@@ -180,13 +196,18 @@ def test_the_frames_real_times_reach_the_video_processor(family, monkeypatch):
         return original(*args, **kwargs)
 
     monkeypatch.setattr(video_processor, "preprocess", recording)
-    adapter.score([TextsRequest(TEXTS, _frames(), timestamps=TIMESTAMPS)])
+    calls = _recorded(adapter, [TextsRequest(TEXTS, _frames(), timestamps=TIMESTAMPS)])
     assert seen and all(call["do_sample_frames"] is False for call in seen)
     for call in seen:
         (metadata,) = call["video_metadata"]
         assert metadata["fps"] == pytest.approx(1 / INTERVAL)
         times = [index / metadata["fps"] for index in metadata["frames_indices"]]
         assert times == pytest.approx(list(TIMESTAMPS))
+    if expect.prompt_times is not None:  # and the prompt states them
+        pattern, written = expect.prompt_times
+        (prefix,) = _prefixes(calls)
+        prompt = adapter.tokenizer.decode(prefix["input_ids"][0])
+        assert re.findall(pattern, prompt) == [written(time) for time in TIMESTAMPS]
 
 
 def _per_frame(video: torch.Tensor, count: int) -> list[torch.Tensor]:

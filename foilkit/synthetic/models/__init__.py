@@ -44,6 +44,7 @@ from foilkit.synthetic.models import (  # noqa: F401  (imported to register)
     internvl,
     llava,
     qwen,
+    smolvlm,
     text_lms,
     video_text,
 )

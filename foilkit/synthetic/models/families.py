@@ -70,6 +70,7 @@ TWINS: dict[str, Twin] = {
     "llava_onevision": Twin("llava-onevision", OPEN_VLMS),
     "internvl": Twin("internvl", OPEN_VLMS),
     "video_llava": Twin("video-llava", OPEN_VLMS),
+    "smolvlm": Twin("smolvlm", OPEN_VLMS),
 }
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")
