@@ -282,6 +282,14 @@ def _run_smolvlm(path: Path) -> None:
     assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
 
 
+def _run_video_llama_3(path: Path) -> None:
+    def kept_tokens(inputs) -> int:  # 16x32 frames: 2 merged tokens each, minus repeats
+        assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES, 2, 4]]
+        return int(inputs["video_compression_mask"].sum())
+
+    _video_llm(path, "<|video_pad|>", kept_tokens)
+
+
 def _run_qwen2_vl(path: Path) -> None:
     def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token; 48x64 frames -> 16x32
         assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 2, 4]]
@@ -366,6 +374,7 @@ RUNNERS = {
     "llava-onevision": _run_llava_onevision,
     "internvl": _run_internvl,
     "smolvlm": _run_smolvlm,
+    "video-llama-3": _run_video_llama_3,
     "qwen2-vl": _run_qwen2_vl,
     "qwen3.5": _run_qwen3_5,
     "gemma4": _run_gemma4,

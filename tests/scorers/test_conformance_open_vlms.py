@@ -32,13 +32,15 @@ class Family:
     """A family's twin and what its model must be given for ``frames`` frames of 48x64."""
 
     twin: str
-    #: video placeholder tokens the prompt holds for ``frames`` frames
+    #: video features the model makes for ``frames`` frames
     video_tokens: Callable[[int], int]
     #: the model input that carries the frames
     video_input: str = "pixel_values_videos"
     #: the config field naming the placeholder token, and the model method making its features
     placeholder: str = "video_token_id"
     features: str = "get_video_features"
+    #: the model input masking the features the model keeps (``None``: it keeps them all)
+    kept: str | None = None
     #: the real tokenizer a fidelity twin is built around (``None``: a tiny twin)
     real_tokenizer: str | None = None
     #: where the processor writes frame times into the prompt: a pattern finding them in the
@@ -70,6 +72,14 @@ FAMILIES = {
             r"Frame from (\d\d:\d\d):",
             lambda t: f"{int(t // 60):02d}:{int(t % 60):02d}",
         ),
+    ),
+    # the frames share 32*32*8 pixels (48x64 frames: 16x32 a frame of 8, 32x48 a frame of 4),
+    # 8x8 patches merged 2x2; the patches that repeat the previous frame's are dropped
+    "video_llama_3": Family(
+        "video-llama-3",
+        lambda frames: {8: 8 * 2, 4: 4 * 6}[frames],
+        kept="video_compression_mask",
+        prompt_times=(r"Time (\d+\.\d)s:", lambda t: f"{t:.1f}"),
     ),
 }
 
@@ -181,7 +191,13 @@ def test_video_placeholders_are_the_features_the_model_makes(family, count, monk
     (prefix,) = _prefixes(_recorded(adapter, [TextsRequest(TEXTS, _frames(count), times)]))
     placeholder = getattr(adapter.model.config, expect.placeholder)
     placeholders = int((prefix["input_ids"] == placeholder).sum())
-    assert made == [placeholders] == [expect.video_tokens(count)]
+    assert made == [expect.video_tokens(count)]
+    consumed = made[0]
+    if expect.kept is not None:  # the features the model keeps (VideoLLaMA3's pruning)
+        mask = prefix[expect.kept]
+        assert len(mask) == made[0] and 0 < int(mask.sum()) <= made[0]
+        consumed = int(mask.sum())
+    assert placeholders == consumed
 
 
 def test_the_frames_real_times_reach_the_video_processor(family, monkeypatch):

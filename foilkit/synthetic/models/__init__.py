@@ -46,6 +46,7 @@ from foilkit.synthetic.models import (  # noqa: F401  (imported to register)
     qwen,
     smolvlm,
     text_lms,
+    video_llama,
     video_text,
 )
 from foilkit.synthetic.models._base import (
