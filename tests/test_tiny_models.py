@@ -290,6 +290,10 @@ def _run_video_llama_3(path: Path) -> None:
     _video_llm(path, "<|video_pad|>", kept_tokens)
 
 
+def _run_perception_lm(path: Path) -> None:
+    _video_llm(path, "<|video|>", lambda inputs: NUM_FRAMES * 4)  # 4x4 patches pooled 2x2
+
+
 def _run_qwen2_vl(path: Path) -> None:
     def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token; 48x64 frames -> 16x32
         assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 2, 4]]
@@ -375,6 +379,7 @@ RUNNERS = {
     "internvl": _run_internvl,
     "smolvlm": _run_smolvlm,
     "video-llama-3": _run_video_llama_3,
+    "perception-lm": _run_perception_lm,
     "qwen2-vl": _run_qwen2_vl,
     "qwen3.5": _run_qwen3_5,
     "gemma4": _run_gemma4,

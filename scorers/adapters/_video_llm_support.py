@@ -21,7 +21,7 @@ Missing optional packages that some families' processors or vision towers import
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -70,6 +70,27 @@ PLAIN_PROMPTS: dict[str, PlainPrompt] = {
         source="transformers InstructBlipVideo usage example; LAVIS blip2_vicuna_instruct",
     ),
 }
+
+
+def system_content(
+    render: Callable[[list[dict[str, Any]]], str], text: str, messages: list[dict[str, Any]]
+) -> str | list[dict[str, str]]:
+    """The content of a system message of ``text`` before ``messages`` that the chat template
+    (``render``) writes as text: a list of text parts, the multimodal convention, unless the
+    template writes that list as its Python repr (Perception LM's ``content|trim``) and writes
+    a plain string as text; the list where neither shows ``text`` (a template without system
+    prompts)."""
+    from jinja2 import TemplateError
+
+    parts = [{"type": "text", "text": text}]
+    for content in (parts, text):
+        try:
+            rendered = render([{"role": "system", "content": content}, *messages])
+        except (TemplateError, TypeError, ValueError):  # a template that takes parts only
+            continue
+        if text in rendered:
+            return content
+    return parts
 
 
 def takes_video(processor_class: type) -> bool:

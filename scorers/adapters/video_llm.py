@@ -21,15 +21,19 @@ Two modes, both deterministic:
     (no system prompt; options on their own lines; "Please response with a single letter").
 
 Token ids: the model sees exactly the ids of the whole rendered prompt (chat template, video
-placeholder, question, answer) tokenized at once. The video prefix (everything up to the
-question in ``choice`` mode, up to the answer in ``likelihood`` mode) is encoded once per view
-and each continuation runs on top of its KV cache; the continuation's ids are the whole prompt's
-ids past the prefix's, so a SentencePiece tokenizer (LLaVA-NeXT-Video's Llama/Vicuna one) does
-not gain a ``▁`` at the split. Where a tokenizer merges across the split, that text runs in one
-forward over the whole prompt instead. How the cache is reused depends on what its layers can
-do, and is recorded as ``prefix_reuse``: cropped back after each continuation (full attention),
-deep-copied per continuation (sliding-window, linear-attention and convolution layers, which
-keep no past to cut back to: Gemma 3/4, Qwen3.5), or not at all (one forward per text).
+placeholder, question, answer) tokenized at once, as transformers tokenizes a rendered chat (a
+template that writes ``bos_token`` gets no second BOS from the tokenizer). VITATECS' system
+prompt is given in the form the template writes as text (a list of parts, or a string where
+the template would print a list as its repr: Perception LM's). The video prefix (everything up
+to the question in ``choice`` mode, up to the answer in ``likelihood`` mode) is encoded once per
+view and each continuation runs on top of its KV cache; the continuation's ids are the whole
+prompt's ids past the prefix's, so a SentencePiece tokenizer (LLaVA-NeXT-Video's Llama/Vicuna
+one) does not gain a ``▁`` at the split. Where a tokenizer merges across the split, that text
+runs in one forward over the whole prompt instead. How the cache is reused depends on what its
+layers can do, and is recorded as ``prefix_reuse``: cropped back after each continuation (full
+attention), deep-copied per continuation (sliding-window, linear-attention and convolution
+layers, which keep no past to cut back to: Gemma 3/4, Qwen3.5), or not at all (one forward per
+text).
 
 Families: a model whose processor has no video processor, or whose chat template writes no
 video placeholder, is refused before it is loaded (an image-only model would otherwise score
@@ -64,6 +68,7 @@ from foilkit.scorers.adapters._video_llm_support import (
     naming_the_extra,
     prefix_cache,
     prefix_reuse,
+    system_content,
     takes_video,
     text_continuer,
     video_refusal,
@@ -266,6 +271,8 @@ class VideoLLMAdapter(RequestAdapter):
             with naming_the_extra(model_id):
                 self.processor = processor_class.from_pretrained(model_id, **kwargs)
         self.tokenizer = self.processor.tokenizer
+        #: whether the chat template writes a system prompt given as a string, not as parts
+        self._system_as_string: bool | None = None
         #: the family's plain prompt where its processor has no chat template, else ``None``
         self.plain_prompt: PlainPrompt | None = None
         if not getattr(self.processor, "chat_template", None):
@@ -370,9 +377,17 @@ class VideoLLMAdapter(RequestAdapter):
     # --- token ids ---------------------------------------------------------------------------
 
     def encode(self, text: str) -> list[int]:
-        """Ids of ``text`` tokenized whole, as the processor tokenizes a prompt (special tokens
-        on)."""
-        return list(self.tokenizer(text)["input_ids"])
+        """Ids of ``text`` tokenized whole, as the processor tokenizes a prompt
+        (:meth:`special_tokens`)."""
+        return list(self.tokenizer(text, **self.special_tokens(text))["input_ids"])
+
+    def special_tokens(self, text: str) -> dict[str, bool]:
+        """Tokenizer keywords for a prompt: no special tokens where it already starts with BOS
+        (a chat template that writes ``bos_token``, as Perception LM's and Gemma's do), as
+        transformers' ``apply_chat_template`` tokenizes a rendered chat; else the tokenizer's
+        own (BOS added where it adds one)."""
+        bos = self.tokenizer.bos_token
+        return {"add_special_tokens": False} if bos and text.startswith(bos) else {}
 
     def _token_ids(self, letter: str) -> list[int]:
         """Single-token spellings of an option letter as an answer's first token: "A", " A", and
@@ -407,11 +422,20 @@ class VideoLLMAdapter(RequestAdapter):
         messages = []
         if count is not None and self.prompt == "vitatecs":
             system = CHOICE_SYSTEM.format(count=_COUNTS.get(count, str(count)))
-            messages.append({"role": "system", "content": [{"type": "text", "text": system}]})
+            messages.append({"role": "system", "content": self._system_content(system)})
         messages.append(
             {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": question}]}
         )
         return messages
+
+    def _system_content(self, text: str) -> str | list[dict[str, str]]:
+        """``text`` as a system message's content, in the form the chat template writes as text
+        (:func:`system_content`), probed once."""
+        if self._system_as_string is None:
+            self._system_as_string = self.plain_prompt is None and isinstance(
+                system_content(self._render, text, self._messages(_MARKER, None)), str
+            )
+        return text if self._system_as_string else [{"type": "text", "text": text}]
 
     def _render(self, messages: list[dict[str, Any]]) -> str:
         if self.plain_prompt is not None:  # the user turn's text; a system prompt has no place
@@ -518,7 +542,9 @@ class VideoLLMAdapter(RequestAdapter):
             video = {"videos": [request.frames], **self.video_kwargs(request)}
         else:  # the processor takes a video as its visual input (InstructBLIP-Video: images=)
             video = {"images": [request.frames]}
-        inputs = self.processor(text=[text], return_tensors="pt", **video)
+        inputs = self.processor(
+            text=[text], return_tensors="pt", **self.special_tokens(text), **video
+        )
         if instruction is not None and instruction != text:
             for prefix, tokenizer in self._instruction_tokenizers.items():
                 encoded = tokenizer([instruction], return_tensors="pt")

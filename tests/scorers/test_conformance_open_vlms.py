@@ -13,10 +13,11 @@ from dataclasses import dataclass
 
 import pytest
 import torch
-from test_video_llm_fidelity import INTERVAL, TEXTS, TIMESTAMPS, ModelCalls, _whole_prompts
+from test_video_llm_fidelity import INTERVAL, TEXTS, TIMESTAMPS, ModelCalls
 
 import foilkit
 from foilkit.scorers.adapters import load_adapter
+from foilkit.scorers.adapters.video_llm import CHOICE_SYSTEM, choice_question
 from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION as QUESTION
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.models import fidelity_model_path
@@ -81,6 +82,11 @@ FAMILIES = {
         kept="video_compression_mask",
         prompt_times=(r"Time (\d+\.\d)s:", lambda t: f"{t:.1f}"),
     ),
+    # 4x4 patches (CLS dropped) average-pooled to 2x2 a frame; a template that writes BOS and
+    # a system prompt given as a plain string
+    "perception_lm": Family(
+        "perception-lm", lambda frames: 4 * frames, features="get_image_features"
+    ),
 }
 
 
@@ -122,13 +128,36 @@ def _prefixes(calls: list[dict]) -> list[dict]:
     return [call for call in calls if call.get("past_key_values") is None]
 
 
+def _choice_prompts(adapter) -> list[str]:
+    """The whole rendered prompt of each order of the options in choice mode: VITATECS' system
+    prompt, written as text (a list of parts, or a plain string where the template renders a
+    list as Python's repr: Perception LM's ``content|trim``), then the question."""
+    system = CHOICE_SYSTEM.format(count="two")
+    for content in ([{"type": "text", "text": system}], system):
+        wholes = [
+            adapter.processor.apply_chat_template(
+                [
+                    {"role": "system", "content": content},
+                    {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": q}]},
+                ],
+                add_generation_prompt=True,
+                tokenize=False,
+            )
+            for q in (choice_question(TEXTS), choice_question(TEXTS[::-1]))
+        ]
+        if system in wholes[0]:
+            return wholes
+    raise AssertionError(f"{adapter.model_id}: the template never writes the system prompt")
+
+
 def _expected_prompts(adapter) -> list[str]:
-    """The whole rendered prompt of each model input (:func:`_whole_prompts`), except where a
-    template's answered turn does not extend its generation prompt (LLaVA-OneVision's writes
-    ``assistant\\n`` to generate, ``assistant \\n`` before a given answer): there the text
-    follows the generation prompt, as the model would generate it."""
+    """The whole rendered prompt of each model input (:func:`_choice_prompts`; likelihood: the
+    prompt and the text as the template writes an answer), except where a template's answered
+    turn does not extend its generation prompt (LLaVA-OneVision's writes ``assistant\\n`` to
+    generate, ``assistant \\n`` before a given answer): there the text follows the generation
+    prompt, as the model would generate it."""
     if adapter.mode == "choice":
-        return _whole_prompts(adapter)
+        return _choice_prompts(adapter)
     messages = [
         {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": QUESTION}]}
     ]
@@ -155,11 +184,19 @@ def test_the_model_sees_the_whole_prompts_token_ids(family, mode):
     continuations = [call["input_ids"][0].tolist() for call in calls if call is not prefix]
     wholes = _expected_prompts(adapter)
     assert len(continuations) == len(wholes)
+    bos = adapter.tokenizer.bos_token
     for whole, continuation in zip(wholes, continuations):
+        # tokenized as transformers tokenizes a rendered chat: no second BOS where it has one
         expected = adapter.processor(
-            text=[whole], videos=[frames], return_tensors="pt", **adapter.video_kwargs(request)
+            text=[whole],
+            videos=[frames],
+            return_tensors="pt",
+            add_special_tokens=not (bos and whole.startswith(bos)),
+            **adapter.video_kwargs(request),
         )["input_ids"][0]
-        assert prefix["input_ids"][0].tolist() + continuation == expected.tolist()
+        ids = prefix["input_ids"][0].tolist() + continuation
+        assert ids == expected.tolist()
+        assert ids.count(adapter.tokenizer.bos_token_id) <= 1
 
 
 def _feature_rows(features) -> int:

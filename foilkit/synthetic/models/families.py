@@ -72,6 +72,7 @@ TWINS: dict[str, Twin] = {
     "video_llava": Twin("video-llava", OPEN_VLMS),
     "smolvlm": Twin("smolvlm", OPEN_VLMS),
     "video_llama_3": Twin("video-llama-3", OPEN_VLMS),
+    "perception_lm": Twin("perception-lm", OPEN_VLMS),
 }
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")
