@@ -72,25 +72,28 @@ PLAIN_PROMPTS: dict[str, PlainPrompt] = {
 }
 
 
-def system_content(
+#: How a system prompt reaches a chat template: a system turn whose content is a list of text
+#: parts (the multimodal convention), a system turn whose content is a string (a template that
+#: would print a list as its Python repr: Perception LM's ``content|trim``), or the start of the
+#: user turn's text (a template with no system role: Molmo2's raises on one).
+SYSTEM_FORMS = ("parts", "string", "user")
+
+
+def system_form(
     render: Callable[[list[dict[str, Any]]], str], text: str, messages: list[dict[str, Any]]
-) -> str | list[dict[str, str]]:
-    """The content of a system message of ``text`` before ``messages`` that the chat template
-    (``render``) writes as text: a list of text parts, the multimodal convention, unless the
-    template writes that list as its Python repr (Perception LM's ``content|trim``) and writes
-    a plain string as text; the list where neither shows ``text`` (a template without system
-    prompts)."""
+) -> str:
+    """The first of :data:`SYSTEM_FORMS` in which the chat template (``render``) writes a system
+    prompt ``text`` before ``messages`` as text; ``user`` where no system turn does."""
     from jinja2 import TemplateError
 
-    parts = [{"type": "text", "text": text}]
-    for content in (parts, text):
+    for form, content in (("parts", [{"type": "text", "text": text}]), ("string", text)):
         try:
             rendered = render([{"role": "system", "content": content}, *messages])
-        except (TemplateError, TypeError, ValueError):  # a template that takes parts only
+        except (TemplateError, TypeError, ValueError):  # no system role, or no such content
             continue
-        if text in rendered:
-            return content
-    return parts
+        if text in rendered and (form == "string" or str(content) not in rendered):
+            return form  # as text, not as the list's repr
+    return "user"
 
 
 def takes_video(processor_class: type) -> bool:

@@ -23,17 +23,17 @@ Two modes, both deterministic:
 Token ids: the model sees exactly the ids of the whole rendered prompt (chat template, video
 placeholder, question, answer) tokenized at once, as transformers tokenizes a rendered chat (a
 template that writes ``bos_token`` gets no second BOS from the tokenizer). VITATECS' system
-prompt is given in the form the template writes as text (a list of parts, or a string where
-the template would print a list as its repr: Perception LM's). The video prefix (everything up
-to the question in ``choice`` mode, up to the answer in ``likelihood`` mode) is encoded once per
-view and each continuation runs on top of its KV cache; the continuation's ids are the whole
-prompt's ids past the prefix's, so a SentencePiece tokenizer (LLaVA-NeXT-Video's Llama/Vicuna
-one) does not gain a ``▁`` at the split. Where a tokenizer merges across the split, that text
-runs in one forward over the whole prompt instead. How the cache is reused depends on what its
-layers can do, and is recorded as ``prefix_reuse``: cropped back after each continuation (full
-attention), deep-copied per continuation (sliding-window, linear-attention and convolution
-layers, which keep no past to cut back to: Gemma 3/4, Qwen3.5), or not at all (one forward per
-text).
+prompt reaches the template in the form it writes as text (``system_form``: Perception LM's
+takes a string, Molmo2's has no system role and gets it at the start of the user turn). The
+video prefix (everything up to the question in ``choice`` mode, up to the answer in
+``likelihood`` mode) is encoded once per view and each continuation runs on top of its KV cache;
+the continuation's ids are the whole prompt's ids past the prefix's, so a SentencePiece
+tokenizer (LLaVA-NeXT-Video's Llama/Vicuna one) does not gain a ``▁`` at the split. Where a
+tokenizer merges across the split, that text runs in one forward over the whole prompt instead.
+How the cache is reused depends on what its layers can do, and is recorded as ``prefix_reuse``:
+cropped back after each continuation (full attention), deep-copied per continuation
+(sliding-window, linear-attention and convolution layers, which keep no past to cut back to:
+Gemma 3/4, Qwen3.5), or not at all (one forward per text).
 
 Families: a model whose processor has no video processor, or whose chat template writes no
 video placeholder, is refused before it is loaded (an image-only model would otherwise score
@@ -68,7 +68,7 @@ from foilkit.scorers.adapters._video_llm_support import (
     naming_the_extra,
     prefix_cache,
     prefix_reuse,
-    system_content,
+    system_form,
     takes_video,
     text_continuer,
     video_refusal,
@@ -271,8 +271,8 @@ class VideoLLMAdapter(RequestAdapter):
             with naming_the_extra(model_id):
                 self.processor = processor_class.from_pretrained(model_id, **kwargs)
         self.tokenizer = self.processor.tokenizer
-        #: whether the chat template writes a system prompt given as a string, not as parts
-        self._system_as_string: bool | None = None
+        #: how VITATECS' system prompt reaches the chat template (``SYSTEM_FORMS``), probed once
+        self._system_form: str | None = None
         #: the family's plain prompt where its processor has no chat template, else ``None``
         self.plain_prompt: PlainPrompt | None = None
         if not getattr(self.processor, "chat_template", None):
@@ -358,8 +358,15 @@ class VideoLLMAdapter(RequestAdapter):
                 "reduction": self.reduction,
                 "continuation": self.continuation,
             }
-        question = CHOICE_QUESTION if self.prompt == "vitatecs" else LMMS_EVAL_QUESTION
-        return {**common, "prompt": question, "prompt_name": self.prompt}
+        if self.prompt == "lmms-eval":
+            return {**common, "prompt": LMMS_EVAL_QUESTION, "prompt_name": self.prompt}
+        return {
+            **common,
+            "prompt": CHOICE_QUESTION,
+            "prompt_name": self.prompt,
+            "system_prompt": CHOICE_SYSTEM,
+            "system_form": self.system_form(),
+        }
 
     def prompt_templates(self) -> dict[str, str] | None:
         """Choice mode: the whole rendered prompt (chat template, video placeholder) with a
@@ -422,20 +429,27 @@ class VideoLLMAdapter(RequestAdapter):
         messages = []
         if count is not None and self.prompt == "vitatecs":
             system = CHOICE_SYSTEM.format(count=_COUNTS.get(count, str(count)))
-            messages.append({"role": "system", "content": self._system_content(system)})
+            form = self.system_form()
+            if form == "user":  # no system role: the prompt opens the user turn
+                question = f"{system}\n{question}"
+            else:
+                content = system if form == "string" else [{"type": "text", "text": system}]
+                messages.append({"role": "system", "content": content})
         messages.append(
             {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": question}]}
         )
         return messages
 
-    def _system_content(self, text: str) -> str | list[dict[str, str]]:
-        """``text`` as a system message's content, in the form the chat template writes as text
-        (:func:`system_content`), probed once."""
-        if self._system_as_string is None:
-            self._system_as_string = self.plain_prompt is None and isinstance(
-                system_content(self._render, text, self._messages(_MARKER, None)), str
+    def system_form(self) -> str:
+        """How VITATECS' system prompt reaches the chat template (:func:`system_form`, probed
+        once); ``parts`` for a family prompted without one, whose prompt has no system turn."""
+        if self._system_form is None:
+            self._system_form = (
+                "parts"
+                if self.plain_prompt is not None
+                else system_form(self._render, CHOICE_SYSTEM, self._messages(_MARKER, None))
             )
-        return text if self._system_as_string else [{"type": "text", "text": text}]
+        return self._system_form
 
     def _render(self, messages: list[dict[str, Any]]) -> str:
         if self.plain_prompt is not None:  # the user turn's text; a system prompt has no place

@@ -47,6 +47,8 @@ class Family:
     #: where the processor writes frame times into the prompt: a pattern finding them in the
     #: decoded prompt, and how a time in seconds is written there
     prompt_times: tuple[str, Callable[[float], str]] | None = None
+    #: how the template takes VITATECS' system prompt (``SYSTEM_FORMS``)
+    system_form: str = "parts"
 
 
 FAMILIES = {
@@ -85,7 +87,17 @@ FAMILIES = {
     # 4x4 patches (CLS dropped) average-pooled to 2x2 a frame; a template that writes BOS and
     # a system prompt given as a plain string
     "perception_lm": Family(
-        "perception-lm", lambda frames: 4 * frames, features="get_image_features"
+        "perception-lm",
+        lambda frames: 4 * frames,
+        features="get_image_features",
+        system_form="string",
+    ),
+    # 4x4 patches attention-pooled 2x2 a frame, after the frame's time; no system role
+    "molmo2": Family(
+        "molmo2",
+        lambda frames: 4 * frames,
+        prompt_times=(r"(\d+\.\d) <frame_start>", lambda t: f"{t:.1f}"),
+        system_form="user",
     ),
 }
 
@@ -130,24 +142,26 @@ def _prefixes(calls: list[dict]) -> list[dict]:
 
 def _choice_prompts(adapter) -> list[str]:
     """The whole rendered prompt of each order of the options in choice mode: VITATECS' system
-    prompt, written as text (a list of parts, or a plain string where the template renders a
-    list as Python's repr: Perception LM's ``content|trim``), then the question."""
-    system = CHOICE_SYSTEM.format(count="two")
-    for content in ([{"type": "text", "text": system}], system):
-        wholes = [
+    prompt in the family's form (a system turn of text parts; of a string where the template
+    would print a list as its repr, Perception LM's ``content|trim``; the start of the user turn
+    where the template has no system role, Molmo2's), then the question."""
+    system, form = CHOICE_SYSTEM.format(count="two"), adapter.system_form()
+    wholes = []
+    for question in (choice_question(TEXTS), choice_question(TEXTS[::-1])):
+        user = {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": question}]}
+        if form == "user":  # no system role: the system prompt opens the user turn
+            user["content"][1]["text"] = f"{system}\n{question}"
+            messages = [user]
+        else:
+            content = system if form == "string" else [{"type": "text", "text": system}]
+            messages = [{"role": "system", "content": content}, user]
+        wholes.append(
             adapter.processor.apply_chat_template(
-                [
-                    {"role": "system", "content": content},
-                    {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": q}]},
-                ],
-                add_generation_prompt=True,
-                tokenize=False,
+                messages, add_generation_prompt=True, tokenize=False
             )
-            for q in (choice_question(TEXTS), choice_question(TEXTS[::-1]))
-        ]
-        if system in wholes[0]:
-            return wholes
-    raise AssertionError(f"{adapter.model_id}: the template never writes the system prompt")
+        )
+    assert system in wholes[0] and "'type'" not in wholes[0]  # as text, not a list's repr
+    return wholes
 
 
 def _expected_prompts(adapter) -> list[str]:
@@ -183,6 +197,7 @@ def test_the_model_sees_the_whole_prompts_token_ids(family, mode):
     (prefix,) = _prefixes(calls)  # the video prefix is encoded once for the view
     continuations = [call["input_ids"][0].tolist() for call in calls if call is not prefix]
     wholes = _expected_prompts(adapter)
+    assert adapter.system_form() == expect.system_form
     assert len(continuations) == len(wholes)
     bos = adapter.tokenizer.bos_token
     for whole, continuation in zip(wholes, continuations):

@@ -43,6 +43,7 @@ from foilkit.synthetic.models import (  # noqa: F401  (imported to register)
     instructblip,
     internvl,
     llava,
+    molmo2,
     perception_lm,
     qwen,
     smolvlm,

@@ -73,6 +73,7 @@ TWINS: dict[str, Twin] = {
     "smolvlm": Twin("smolvlm", OPEN_VLMS),
     "video_llama_3": Twin("video-llama-3", OPEN_VLMS),
     "perception_lm": Twin("perception-lm", OPEN_VLMS),
+    "molmo2": Twin("molmo2", OPEN_VLMS),
 }
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")
