@@ -14,7 +14,8 @@ Public API::
 
 One module per family group registers its builders (``dual_encoders``, ``video_text``,
 ``cross_encoders``, ``text_lms``, and the video LLMs ``llava``, ``qwen``, ``gemma``,
-``instructblip``); :mod:`.families` is the table of model families foilkit claims.
+``instructblip``, ``internvl``, ``smolvlm``, ``video_llama``, ``perception_lm``, ``molmo2``);
+:mod:`.families` is the table of model families foilkit claims.
 
 ``tiny_model_path`` caches under ``$FOILKIT_TINY_MODELS`` (default
 ``~/.cache/foilkit/tiny-models``) in ``<name>-<fingerprint>`` folders; the fingerprint hashes
