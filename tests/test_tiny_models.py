@@ -238,6 +238,87 @@ def _run_llava_next_video(path: Path) -> None:
     _video_llm(path, "<video>", lambda inputs: NUM_FRAMES * 4)  # 4x4 patches pooled with stride 2
 
 
+def _run_llava_onevision(path: Path) -> None:
+    # 4x4 patches pooled to 2x2 a frame, and one image_newline after the video
+    _video_llm(path, "<video>", lambda inputs: NUM_FRAMES * 4 + 1)
+
+
+def _run_internvl(path: Path) -> None:
+    """The video is its frames' image tiles: ``<video>`` becomes ``Frame{i}: <img>...</img>``
+    lines of ``<IMG_CONTEXT>`` tokens (4 a frame), the frames ``pixel_values``."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Hi"}]}]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert prompt.count("<video>") == 1
+    inputs = processor(text=[prompt], videos=[_frames(NUM_FRAMES)], return_tensors="pt")
+    assert inputs["pixel_values"].shape[0] == NUM_FRAMES
+    assert int((inputs["input_ids"] == model.config.image_token_id).sum()) == NUM_FRAMES * 4
+    assert f"Frame{NUM_FRAMES}: <img>" in processor.decode(inputs["input_ids"][0])
+    with torch.no_grad():
+        logits = model(**inputs).logits
+    assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
+
+
+def _run_smolvlm(path: Path) -> None:
+    """Each frame is an image of 4 ``<image>`` tokens after its ``Frame from mm:ss:``."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Hi"}]}]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert prompt == "<|im_start|>User: <video>Hi<end_of_utterance>\nAssistant:"
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    inputs = processor(
+        text=[prompt], videos=[_frames(NUM_FRAMES)], video_metadata=[metadata], return_tensors="pt"
+    )
+    assert int((inputs["input_ids"] == model.config.image_token_id).sum()) == NUM_FRAMES * 4
+    assert "eight frames" in processor.decode(inputs["input_ids"][0])
+    with torch.no_grad():
+        logits = model(**inputs).logits
+    assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
+
+
+def _run_video_llama_3(path: Path) -> None:
+    def kept_tokens(inputs) -> int:  # 16x32 frames: 2 merged tokens each, minus repeats
+        assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES, 2, 4]]
+        return int(inputs["video_compression_mask"].sum())
+
+    _video_llm(path, "<|video_pad|>", kept_tokens)
+
+
+def _run_perception_lm(path: Path) -> None:
+    _video_llm(path, "<|video|>", lambda inputs: NUM_FRAMES * 4)  # 4x4 patches pooled 2x2
+
+
+def _run_molmo2(path: Path) -> None:
+    """``<|video|>`` becomes, per frame, its time and 4 ``<im_patch>`` tokens (4x4 patches
+    pooled 2x2) between ``<frame_start>`` and ``<frame_end>``; BOS goes first."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Hi"}]}]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert prompt.startswith("<|video|><|im_start|>user\nHi")
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    inputs = processor(
+        text=[prompt],
+        videos=[_frames(NUM_FRAMES)],
+        video_metadata=[metadata],
+        do_sample_frames=False,
+        return_tensors="pt",
+    )
+    assert int((inputs["input_ids"] == model.config.video_token_id).sum()) == NUM_FRAMES * 4
+    assert processor.decode(inputs["input_ids"][0]).startswith("<|endoftext|>0.0 <frame_start>")
+    with torch.no_grad():
+        logits = model(**inputs).logits
+    assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
+
+
 def _run_qwen2_vl(path: Path) -> None:
     def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token; 48x64 frames -> 16x32
         assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 2, 4]]
@@ -319,6 +400,12 @@ RUNNERS = {
     "t5": _run_t5,
     "roberta-mlm": _run_roberta_mlm,
     "llava-next-video": _run_llava_next_video,
+    "llava-onevision": _run_llava_onevision,
+    "internvl": _run_internvl,
+    "smolvlm": _run_smolvlm,
+    "video-llama-3": _run_video_llama_3,
+    "perception-lm": _run_perception_lm,
+    "molmo2": _run_molmo2,
     "qwen2-vl": _run_qwen2_vl,
     "qwen3.5": _run_qwen3_5,
     "gemma4": _run_gemma4,

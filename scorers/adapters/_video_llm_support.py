@@ -21,7 +21,7 @@ Missing optional packages that some families' processors or vision towers import
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -70,6 +70,30 @@ PLAIN_PROMPTS: dict[str, PlainPrompt] = {
         source="transformers InstructBlipVideo usage example; LAVIS blip2_vicuna_instruct",
     ),
 }
+
+
+#: How a system prompt reaches a chat template: a system turn whose content is a list of text
+#: parts (the multimodal convention), a system turn whose content is a string (a template that
+#: would print a list as its Python repr: Perception LM's ``content|trim``), or the start of the
+#: user turn's text (a template with no system role: Molmo2's raises on one).
+SYSTEM_FORMS = ("parts", "string", "user")
+
+
+def system_form(
+    render: Callable[[list[dict[str, Any]]], str], text: str, messages: list[dict[str, Any]]
+) -> str:
+    """The first of :data:`SYSTEM_FORMS` in which the chat template (``render``) writes a system
+    prompt ``text`` before ``messages`` as text; ``user`` where no system turn does."""
+    from jinja2 import TemplateError
+
+    for form, content in (("parts", [{"type": "text", "text": text}]), ("string", text)):
+        try:
+            rendered = render([{"role": "system", "content": content}, *messages])
+        except (TemplateError, TypeError, ValueError):  # no system role, or no such content
+            continue
+        if text in rendered and (form == "string" or str(content) not in rendered):
+            return form  # as text, not as the list's repr
+    return "user"
 
 
 def takes_video(processor_class: type) -> bool:

@@ -29,15 +29,19 @@ log-probability (``reduction``), in ``choice`` mode its probability among the it
 next-token probabilities renormalised, i.e. option-letter probability, P(yes) vs P(no)).
 
 Token ids: the model sees exactly the ids of the whole rendered prompt (chat template, video
-placeholder, question, answer) tokenized at once. The video prefix (everything up to the
-question in ``choice`` mode, up to the answer in ``likelihood`` mode) is encoded once per view
-and each continuation runs on top of its KV cache; the continuation's ids are the whole prompt's
-ids past the prefix's, so a SentencePiece tokenizer (LLaVA-NeXT-Video's Llama/Vicuna one) does
-not gain a ``▁`` at the split. Where a tokenizer merges across the split, that text runs in one
-forward over the whole prompt instead. How the cache is reused depends on what its layers can
-do, and is recorded as ``prefix_reuse``: cropped back after each continuation (full attention),
-deep-copied per continuation (sliding-window, linear-attention and convolution layers, which
-keep no past to cut back to: Gemma 3/4, Qwen3.5), or not at all (one forward per text).
+placeholder, question, answer) tokenized at once, as transformers tokenizes a rendered chat (a
+template that writes ``bos_token`` gets no second BOS from the tokenizer). VITATECS' system
+prompt reaches the template in the form it writes as text (``system_form``: Perception LM's
+takes a string, Molmo2's has no system role and gets it at the start of the user turn). The
+video prefix (everything up to the question in ``choice`` mode, up to the answer in
+``likelihood`` mode) is encoded once per view and each continuation runs on top of its KV cache;
+the continuation's ids are the whole prompt's ids past the prefix's, so a SentencePiece
+tokenizer (LLaVA-NeXT-Video's Llama/Vicuna one) does not gain a ``▁`` at the split. Where a
+tokenizer merges across the split, that text runs in one forward over the whole prompt instead.
+How the cache is reused depends on what its layers can do, and is recorded as ``prefix_reuse``:
+cropped back after each continuation (full attention), deep-copied per continuation
+(sliding-window, linear-attention and convolution layers, which keep no past to cut back to:
+Gemma 3/4, Qwen3.5), or not at all (one forward per text).
 
 Families: a model whose processor has no video processor, or whose chat template writes no
 video placeholder, is refused before it is loaded (an image-only model would otherwise score
@@ -72,6 +76,7 @@ from foilkit.scorers.adapters._video_llm_support import (
     naming_the_extra,
     prefix_cache,
     prefix_reuse,
+    system_form,
     takes_video,
     text_continuer,
     video_refusal,
@@ -275,6 +280,8 @@ class VideoLLMAdapter(RequestAdapter):
             with naming_the_extra(model_id):
                 self.processor = processor_class.from_pretrained(model_id, **kwargs)
         self.tokenizer = self.processor.tokenizer
+        #: how VITATECS' system prompt reaches the chat template (``SYSTEM_FORMS``), probed once
+        self._system_form: str | None = None
         #: the family's plain prompt where its processor has no chat template, else ``None``
         self.plain_prompt: PlainPrompt | None = None
         if not getattr(self.processor, "chat_template", None):
@@ -360,8 +367,15 @@ class VideoLLMAdapter(RequestAdapter):
                 "reduction": self.reduction,
                 "continuation": self.continuation,
             }
-        question = CHOICE_QUESTION if self.prompt == "vitatecs" else LMMS_EVAL_QUESTION
-        return {**common, "prompt": question, "prompt_name": self.prompt}
+        if self.prompt == "lmms-eval":
+            return {**common, "prompt": LMMS_EVAL_QUESTION, "prompt_name": self.prompt}
+        return {
+            **common,
+            "prompt": CHOICE_QUESTION,
+            "prompt_name": self.prompt,
+            "system_prompt": CHOICE_SYSTEM,
+            "system_form": self.system_form(),
+        }
 
     def prompt_templates(self) -> dict[str, str] | None:
         """Choice mode: the whole rendered prompt (chat template, video placeholder) with a
@@ -379,9 +393,17 @@ class VideoLLMAdapter(RequestAdapter):
     # --- token ids ---------------------------------------------------------------------------
 
     def encode(self, text: str) -> list[int]:
-        """Ids of ``text`` tokenized whole, as the processor tokenizes a prompt (special tokens
-        on)."""
-        return list(self.tokenizer(text)["input_ids"])
+        """Ids of ``text`` tokenized whole, as the processor tokenizes a prompt
+        (:meth:`special_tokens`)."""
+        return list(self.tokenizer(text, **self.special_tokens(text))["input_ids"])
+
+    def special_tokens(self, text: str) -> dict[str, bool]:
+        """Tokenizer keywords for a prompt: no special tokens where it already starts with BOS
+        (a chat template that writes ``bos_token``, as Perception LM's and Gemma's do), as
+        transformers' ``apply_chat_template`` tokenizes a rendered chat; else the tokenizer's
+        own (BOS added where it adds one)."""
+        bos = self.tokenizer.bos_token
+        return {"add_special_tokens": False} if bos and text.startswith(bos) else {}
 
     def _token_ids(self, letter: str) -> list[int]:
         """Single-token spellings of an option letter as an answer's first token: "A", " A", and
@@ -416,11 +438,27 @@ class VideoLLMAdapter(RequestAdapter):
         messages = []
         if count is not None and self.prompt == "vitatecs":
             system = CHOICE_SYSTEM.format(count=_COUNTS.get(count, str(count)))
-            messages.append({"role": "system", "content": [{"type": "text", "text": system}]})
+            form = self.system_form()
+            if form == "user":  # no system role: the prompt opens the user turn
+                question = f"{system}\n{question}"
+            else:
+                content = system if form == "string" else [{"type": "text", "text": system}]
+                messages.append({"role": "system", "content": content})
         messages.append(
             {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": question}]}
         )
         return messages
+
+    def system_form(self) -> str:
+        """How VITATECS' system prompt reaches the chat template (:func:`system_form`, probed
+        once); ``parts`` for a family prompted without one, whose prompt has no system turn."""
+        if self._system_form is None:
+            self._system_form = (
+                "parts"
+                if self.plain_prompt is not None
+                else system_form(self._render, CHOICE_SYSTEM, self._messages(_MARKER, None))
+            )
+        return self._system_form
 
     def _render(self, messages: list[dict[str, Any]]) -> str:
         if self.plain_prompt is not None:  # the user turn's text; a system prompt has no place
@@ -548,7 +586,9 @@ class VideoLLMAdapter(RequestAdapter):
             video = {"videos": [request.frames], **self.video_kwargs(request)}
         else:  # the processor takes a video as its visual input (InstructBLIP-Video: images=)
             video = {"images": [request.frames]}
-        inputs = self.processor(text=[text], return_tensors="pt", **video)
+        inputs = self.processor(
+            text=[text], return_tensors="pt", **self.special_tokens(text), **video
+        )
         if instruction is not None and instruction != text:
             for prefix, tokenizer in self._instruction_tokenizers.items():
                 encoded = tokenizer([instruction], return_tensors="pt")

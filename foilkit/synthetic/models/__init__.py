@@ -14,7 +14,8 @@ Public API::
 
 One module per family group registers its builders (``dual_encoders``, ``video_text``,
 ``cross_encoders``, ``text_lms``, and the video LLMs ``llava``, ``qwen``, ``gemma``,
-``instructblip``); :mod:`.families` is the table of model families foilkit claims.
+``instructblip``, ``internvl``, ``smolvlm``, ``video_llama``, ``perception_lm``, ``molmo2``);
+:mod:`.families` is the table of model families foilkit claims.
 
 ``tiny_model_path`` caches under ``$FOILKIT_TINY_MODELS`` (default
 ``~/.cache/foilkit/tiny-models``) in ``<name>-<fingerprint>`` folders; the fingerprint hashes
@@ -41,9 +42,14 @@ from foilkit.synthetic.models import (  # noqa: F401  (imported to register)
     dual_encoders,
     gemma,
     instructblip,
+    internvl,
     llava,
+    molmo2,
+    perception_lm,
     qwen,
+    smolvlm,
     text_lms,
+    video_llama,
     video_text,
 )
 from foilkit.synthetic.models._base import (

@@ -151,12 +151,14 @@ def _t5_tokenizer(sentinels: int = 100, **kwargs):
     )
 
 
-def _qwen2_tokenizer(extra_special_tokens: list[str]):
+def _qwen2_tokenizer(added: list[str], **kwargs: Any):
+    """A tiny byte-level BPE in Qwen2's class and special tokens, plus the special ``added``;
+    ``kwargs`` go to the tokenizer (a family's named tokens: ``extra_special_tokens={...}``)."""
     from transformers import Qwen2Tokenizer
 
-    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *extra_special_tokens]
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *added]
     return tiny_tokenizers.byte_level_bpe(
-        Qwen2Tokenizer, specials, eos_token="<|im_end|>", pad_token="<|endoftext|>"
+        Qwen2Tokenizer, specials, eos_token="<|im_end|>", pad_token="<|endoftext|>", **kwargs
     )
 
 

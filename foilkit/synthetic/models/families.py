@@ -36,6 +36,10 @@ REFUSED = ("llava", "embedding_gemma2")
 ARCHITECTURES: dict[str, str] = {"blip": "BlipForImageTextRetrieval"}
 
 
+#: The conformance tests of the open video LLMs (LLaVA-OneVision, InternVL, ...).
+OPEN_VLMS = "tests/scorers/test_conformance_open_vlms.py"
+
+
 @dataclass(frozen=True)
 class Twin:
     """A tiny twin of a family: its name in the registry and the test that scores it."""
@@ -63,6 +67,13 @@ TWINS: dict[str, Twin] = {
     "instructblipvideo": Twin("instructblip-video", "tests/scorers/test_video_llm_families.py"),
     "instructblip": Twin("instructblip", "tests/scorers/test_video_llm_families.py"),
     "llava": Twin("llava", "tests/scorers/test_video_llm_families.py"),  # refused there
+    "llava_onevision": Twin("llava-onevision", OPEN_VLMS),
+    "internvl": Twin("internvl", OPEN_VLMS),
+    "video_llava": Twin("video-llava", OPEN_VLMS),
+    "smolvlm": Twin("smolvlm", OPEN_VLMS),
+    "video_llama_3": Twin("video-llama-3", OPEN_VLMS),
+    "perception_lm": Twin("perception-lm", OPEN_VLMS),
+    "molmo2": Twin("molmo2", OPEN_VLMS),
 }
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")

@@ -1,5 +1,5 @@
-"""LLaVA family video LLMs: LLaVA-NeXT-Video (tiny and its Vicuna-template fidelity twin) and
-the image-only LLaVA 1.5."""
+"""LLaVA family video LLMs: LLaVA-NeXT-Video (tiny and its Vicuna-template fidelity twin),
+LLaVA-OneVision, and the image-only LLaVA 1.5."""
 
 from __future__ import annotations
 
@@ -139,3 +139,111 @@ def _build_llava_next_video_llama2(out: Path) -> None:
     tokenizer = load_real_tokenizer("llama2")
     tokenizer.add_special_tokens({"additional_special_tokens": ["<image>", "<video>"]})
     _save_llava_next_video(out, tokenizer, LLAVA_NEXT_VIDEO_VICUNA_CHAT_TEMPLATE)
+
+
+#: llava-hf/llava-onevision-qwen2-*-hf's chat template (as transformers' processor tests carry
+#: it): the role and a space, images, then videos, then each text part on its own line.
+LLAVA_ONEVISION_CHAT_TEMPLATE = (
+    "{% for message in messages %}{{'<|im_start|>' + message['role'] + ' '}}{# Render all images "
+    "first #}{% for content in message['content'] | selectattr('type', 'equalto', 'image') %}{{ "
+    "'<image>' }}{% endfor %}{# Render all video then #}{% for content in message['content'] | "
+    "selectattr('type', 'equalto', 'video') %}{{ '<video>' }}{% endfor %}{# Render all text next "
+    "#}{% if message['role'] != 'assistant' %}{% for content in message['content'] | "
+    "selectattr('type', 'equalto', 'text') %}{{ '\\n' + content['text'] }}{% endfor %}{% else %}"
+    "{% for content in message['content'] | selectattr('type', 'equalto', 'text') %}"
+    "{% generation %}{{ '\\n' + content['text'] }}{% endgeneration %}{% endfor %}{% endif %}"
+    "{{'<|im_end|>'}}{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}"
+    "{% endif %}"
+)
+
+
+@_register(
+    "llava-onevision",
+    "LlavaOnevisionForConditionalGeneration + LlavaOnevisionProcessor (SigLIP tower, Qwen2), "
+    "video input",
+)
+def _build_llava_onevision(out: Path) -> None:
+    """LLaVA-OneVision as the llava-onevision-qwen2 checkpoints are shaped: a SigLIP vision
+    tower (32x32 frames, 8x8 patches, every patch kept: ``vision_feature_select_strategy
+    "full"``), a 2-layer Qwen2 and its byte-level BPE with ``<image>`` and ``<video>``.
+
+    Each frame's 4x4 patch features are pooled bilinearly to 2x2, and one ``image_newline``
+    follows the video: the processor expands ``<video>`` to ``frames * 4 + 1`` tokens (33 for
+    8 frames). Frames are resized to 32x32 (no crop), as the checkpoints resize to 384x384.
+    """
+    from transformers import (
+        LlavaOnevisionConfig,
+        LlavaOnevisionForConditionalGeneration,
+        LlavaOnevisionImageProcessor,
+        LlavaOnevisionProcessor,
+        LlavaOnevisionVideoProcessor,
+    )
+
+    tokenizer = _qwen2_tokenizer(["<image>", "<video>"])
+    image_token_id, video_token_id = tokenizer.convert_tokens_to_ids(["<image>", "<video>"])
+    pinpoints = [[IMAGE_SIZE, IMAGE_SIZE]]
+    config = LlavaOnevisionConfig(
+        text_config=_text_config(tokenizer, model_type="qwen2", **VIDEO_LLM_TEXT),
+        vision_config=dict(VISION, model_type="siglip_vision_model"),
+        image_token_id=image_token_id,
+        video_token_id=video_token_id,
+        image_grid_pinpoints=pinpoints,
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="full",
+    )
+    pixels = {"size": {"height": IMAGE_SIZE, "width": IMAGE_SIZE}}
+    processor = LlavaOnevisionProcessor(
+        image_processor=LlavaOnevisionImageProcessor(**pixels, image_grid_pinpoints=pinpoints),
+        video_processor=LlavaOnevisionVideoProcessor(**pixels),
+        tokenizer=tokenizer,
+        chat_template=LLAVA_ONEVISION_CHAT_TEMPLATE,
+        num_image_tokens=(IMAGE_SIZE // PATCH_SIZE) ** 2,
+        vision_feature_select_strategy="full",
+    )
+    _save(out, LlavaOnevisionForConditionalGeneration(config), processor)
+
+
+@_register_fidelity(
+    "video-llava",
+    "VideoLlavaForConditionalGeneration + VideoLlavaProcessor around the real Llama-2 tokenizer "
+    "(+ <image>, <video>) and the Vicuna template, video input",
+)
+def _build_video_llava(out: Path) -> None:
+    """Video-LLaVA as LanguageBind/Video-LLaVA-7B-hf is shaped: CLIP image and video towers
+    (32x32 frames resized and centre-cropped, 8x8 patches), a 2-layer Llama, Vicuna's
+    tokenizer (Llama-2's SentencePiece BPE plus ``<image>`` 32000 and ``<video>`` 32001, BOS
+    added to every prompt) and the Vicuna ``USER: <video>\\n... ASSISTANT:`` template.
+
+    A frame keeps its CLS token in the video features: ``<video>`` becomes ``frames * (16 + 1)``
+    tokens (136 for 8 frames), fed as ``pixel_values_videos``.
+    """
+    from transformers import (
+        VideoLlavaConfig,
+        VideoLlavaForConditionalGeneration,
+        VideoLlavaImageProcessor,
+        VideoLlavaProcessor,
+        VideoLlavaVideoProcessor,
+    )
+
+    from foilkit.synthetic.real_tokenizers import load_real_tokenizer
+
+    tokenizer = load_real_tokenizer("llama2")
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<image>", "<video>"]})
+    image_token_id, video_token_id = tokenizer.convert_tokens_to_ids(["<image>", "<video>"])
+    config = VideoLlavaConfig(
+        text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
+        vision_config=dict(VISION, model_type="clip_vision_model"),
+        image_token_id=image_token_id,
+        video_token_id=video_token_id,
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="default",
+    )
+    processor = VideoLlavaProcessor(
+        image_processor=VideoLlavaImageProcessor(**SQUARE),
+        video_processor=VideoLlavaVideoProcessor(**SQUARE),
+        tokenizer=tokenizer,
+        patch_size=PATCH_SIZE,
+        vision_feature_select_strategy="default",
+        chat_template=LLAVA_NEXT_VIDEO_VICUNA_CHAT_TEMPLATE,
+    )
+    _save(out, VideoLlavaForConditionalGeneration(config), processor)
