@@ -38,7 +38,11 @@ its model card does (``_video_llm_support.PLAIN_PROMPTS``: InstructBLIP-Video); 
 vision side reads the prompt (InstructBLIP's Q-Former), it reads the question, never the answer.
 A checkpoint whose own processor takes no video but which transformers pairs with a video
 model's classes (``VIDEO_PROCESSOR_MAPPING_NAMES``: the InstructBLIP checkpoints are read as
-InstructBLIP-Video) is loaded with those classes, recorded as ``loaded_as``.
+InstructBLIP-Video) is loaded with those classes, recorded as ``loaded_as``. A processor that
+writes each temporal patch as its own ``<t seconds><|vision_start|>...<|vision_end|>`` segment
+(Qwen3-VL's, ``_video_llm_support.PER_FRAME_VIDEO_SEGMENTS``) gets the template's video part as
+the bare video token, so the segments are not nested in the template's own pair (recorded as
+``video_part``).
 
 Time axis: models that place frames in time (Qwen2.5-VL's temporal position ids, Qwen3-VL's
 frame timestamps) get the view's real sampling interval through ``video_metadata`` instead
@@ -59,8 +63,10 @@ import torch
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import likelihood_details, token_logprobs
 from foilkit.scorers.adapters._video_llm_support import (
+    PER_FRAME_VIDEO_SEGMENTS,
     PLAIN_PROMPTS,
     PlainPrompt,
+    bare_video_part,
     naming_the_extra,
     prefix_cache,
     prefix_reuse,
@@ -338,6 +344,9 @@ class VideoLLMAdapter(RequestAdapter):
         common = {**super().describe(), "prefix_reuse": self.prefix_reuse}
         if self.loaded_as is not None:  # e.g. an InstructBLIP checkpoint read as InstructBLIP-Video
             common["loaded_as"] = self.loaded_as
+        segments = PER_FRAME_VIDEO_SEGMENTS.get(type(self.processor).__name__)
+        if segments is not None:  # the template's video part, replaced whole as the reference
+            common["video_part"] = {"written_as": "video_token", "source": segments.source}
         if self.plain_prompt is not None:  # no chat template: the family's declared format
             common["prompt_format"] = {
                 "template": self.plain_prompt.template,
@@ -419,9 +428,10 @@ class VideoLLMAdapter(RequestAdapter):
                 part["text"] for part in messages[-1]["content"] if part["type"] == "text"
             ]
             return self.plain_prompt.render(question)
-        return self.processor.apply_chat_template(
+        rendered = self.processor.apply_chat_template(
             messages, add_generation_prompt=True, tokenize=False
         )
+        return bare_video_part(self.processor, rendered)
 
     def _answer_text(
         self, messages: list[dict[str, Any]], prompt: str, text: str, turn: bool = False
@@ -440,6 +450,7 @@ class VideoLLMAdapter(RequestAdapter):
             )
         except (ValueError, TemplateError):  # no assistant turns: the text follows the prompt
             return None
+        rendered = bare_video_part(self.processor, rendered)
         if not rendered.startswith(prompt) or text not in rendered[len(prompt) :]:
             return None
         rest = rendered[len(prompt) :]
