@@ -321,6 +321,10 @@ RUNNERS = {
     "llava-next-video": _run_llava_next_video,
     "qwen2-vl": _run_qwen2_vl,
     "qwen3.5": _run_qwen3_5,
+    "qwen3-vl": _run_qwen3_5,  # the same Qwen3-VL processor and grid
+    "qwen3-vl-moe": _run_qwen3_5,
+    "qwen3.5-moe": _run_qwen3_5,
+    "qwen4-exp": _run_qwen3_5,
     "gemma4": _run_gemma4,
     "instructblip-video": _run_instructblip_video,
     "instructblip": _run_instructblip,
