@@ -62,6 +62,7 @@ import torch
 
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import likelihood_details, token_logprobs
+from foilkit.scorers.adapters._qwen_vl_utils import QwenVLUtilsResolution, applies_to
 from foilkit.scorers.adapters._video_llm_support import (
     PER_FRAME_VIDEO_SEGMENTS,
     PLAIN_PROMPTS,
@@ -102,6 +103,12 @@ CHOICE_PROMPTS = ("vitatecs", "lmms-eval")
 #: assistant turn as the template renders it, closing tokens included (``turn``: what
 #: lmms-eval's ``loglikelihood`` scores for LLaVA models).
 CONTINUATIONS = ("answer", "turn")
+#: How frames are sized before the model: ``default``, by the checkpoint's processor as
+#: transformers applies it; ``reference``, by the family's reference preprocessing where foilkit
+#: declares one (qwen-vl-utils for the Qwen2-VL, Qwen2.5-VL and Qwen3-VL video processors,
+#: :mod:`._qwen_vl_utils`), else the processor's own. The rule applied is recorded in
+#: ``processor_settings()["resolution"]``.
+PREPROCESSES = ("default", "reference")
 _COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
 _MARKER = "<<foilkit-question>>"
 #: Choice mode's per-text details: ``order_<k>`` is the text's letter probability when
@@ -201,10 +208,11 @@ class VideoLLMAdapter(RequestAdapter):
         continuation: likelihood mode only: ``answer`` (default; the text's tokens) or
             ``turn`` (the whole assistant turn, closing tokens included, as lmms-eval).
         prompt: choice mode only: ``vitatecs`` (default; the paper's prompt) or ``lmms-eval``.
+        preprocess: how frames are sized (:data:`PREPROCESSES`): ``default`` or ``reference``.
     """
 
     modes = ("likelihood", "choice")
-    options = ("reduction",)
+    options = ("reduction", "preprocess")
     spreads = True
     score_kind = "log_probability"  # the first mode's; each instance sets its own mode's
     # what model_inputs adds to every processor call (see video_kwargs)
@@ -220,6 +228,7 @@ class VideoLLMAdapter(RequestAdapter):
         reduction: str | None = None,
         continuation: str | None = None,
         prompt: str | None = None,
+        preprocess: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(model_id, **kwargs)
@@ -242,7 +251,13 @@ class VideoLLMAdapter(RequestAdapter):
             continuation = _choose("continuation", continuation, CONTINUATIONS)
             self.score_kind = "log_probability"
         self.reduction, self.continuation, self.prompt = reduction, continuation, prompt
+        self.preprocess = _choose("preprocess", preprocess, PREPROCESSES)
         model_class = self._load_processor()
+        #: the reference frame sizing applied before the processor, ``None``: the processor's own
+        self.resolution: QwenVLUtilsResolution | None = None
+        video_processor = getattr(self.processor, "video_processor", None)
+        if self.preprocess == "reference" and self._takes_videos and applies_to(video_processor):
+            self.resolution = QwenVLUtilsResolution()
         with naming_the_extra(model_id):
             self.model = self._load(model_class)
         if self.loaded_as is not None:
@@ -339,6 +354,23 @@ class VideoLLMAdapter(RequestAdapter):
         )
 
         return getattr(config, "model_type", None) in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+    def processor_settings(self) -> dict[str, dict[str, Any]]:
+        """The processors' settings and each call's keywords (:meth:`Adapter.processor_settings`),
+        and ``resolution``: the rule that sized the frames (``processor``: the video processor's
+        own ``size``; ``qwen-vl-utils`` with its constants, under ``preprocess="reference"``)."""
+        settings = super().processor_settings()
+        video_processor = getattr(self.processor, "video_processor", None)
+        if getattr(self, "resolution", None) is not None:
+            settings["resolution"] = self.resolution.to_record(video_processor)
+        else:
+            settings["resolution"] = {"rule": "processor"}
+            if getattr(self, "preprocess", None) == "reference":
+                settings["resolution"]["why"] = (
+                    f"foilkit declares no reference preprocessing for "
+                    f"{type(video_processor).__name__}: the processor's own"
+                )
+        return settings
 
     def describe(self) -> dict[str, Any]:
         common = {**super().describe(), "prefix_reuse": self.prefix_reuse}
@@ -526,7 +558,10 @@ class VideoLLMAdapter(RequestAdapter):
                 f"(num_frames={frames} in Python)"
             )
         if self._takes_videos:
-            video = {"videos": [request.frames], **self.video_kwargs(request)}
+            frames, sizing = request.frames, {}
+            if self.resolution is not None:
+                frames, sizing = self.resolution.prepare(frames, self.processor.video_processor)
+            video = {"videos": [frames], **self.video_kwargs(request), **sizing}
         else:  # the processor takes a video as its visual input (InstructBLIP-Video: images=)
             video = {"images": [request.frames]}
         inputs = self.processor(text=[text], return_tensors="pt", **video)
