@@ -308,6 +308,10 @@ RUNNERS = {
     "siglip": _run_siglip,
     "align": _run_align,
     "tipsv2": _run_tipsv2,
+    "siglip2": _run_align,  # Siglip2Processor pads to 64 tokens itself
+    "chinese-clip": _run_clip,
+    "metaclip-2": _run_clip,
+    "altclip": _run_clip,
     "xclip": _run_xclip,
     "videoprism": _run_videoprism,
     "pe-video": _run_pe_video,

@@ -203,3 +203,54 @@ def test_each_family_scores_a_benchmark_end_to_end(
         assert all(map(math.isfinite, scores)) and scores[0] != scores[1]
         if mode == "choice":
             assert sum(scores) == pytest.approx(1.0, abs=1e-5)
+
+
+# --- image-text dual encoders: SigLIP 2, Chinese-CLIP, MetaCLIP 2, AltCLIP ----------------------
+
+#: model_type -> tiny twin
+DUAL_ENCODERS = {
+    "siglip2": "siglip2",
+    "chinese_clip": "chinese-clip",
+    "metaclip_2": "metaclip-2",
+    "altclip": "altclip",
+}
+CAPTIONS = ["a red square moves left", "a blue square moves right", "the ball rolls slowly"]
+
+
+@pytest.mark.parametrize("model_type", DUAL_ENCODERS)
+def test_a_dual_encoder_embeds_as_the_models_own_forward(model_type, tiny_model, frames):
+    """Frames and texts through the checkpoint's own processor call (SigLIP 2: NaFlex patches
+    and texts padded to 64 tokens) and forward give the adapter's embeddings; the logits are its
+    scale times the cosine (plus SigLIP 2's bias)."""
+    from transformers import AutoModel, AutoProcessor
+
+    path = tiny_model(DUAL_ENCODERS[model_type])
+    adapter = load_adapter(path, device="cpu", pooling="mean-of-similarities")
+    assert adapter.name == "dual-encoder" and adapter.model.config.model_type == model_type
+    view = adapter.encode_views([frames[:3]])[0]
+    texts = adapter.encode_texts(CAPTIONS)
+    model, processor = AutoModel.from_pretrained(path).eval(), AutoProcessor.from_pretrained(path)
+    padding = {} if model_type == "siglip2" else {"padding": True}  # Siglip2Processor pads itself
+    inputs = processor(images=list(frames[:3]), text=CAPTIONS, return_tensors="pt", **padding)
+    with torch.no_grad():
+        out = model(**inputs)
+    torch.testing.assert_close(view, out.image_embeds, rtol=1e-4, atol=1e-5)
+    torch.testing.assert_close(texts, out.text_embeds, rtol=1e-4, atol=1e-5)
+    bias = float(getattr(model, "logit_bias", torch.zeros(1)).detach())
+    logits = adapter.logit_scale * (view.double() @ texts.double().T) + bias
+    torch.testing.assert_close(logits.float(), out.logits_per_image, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("model_type", DUAL_ENCODERS)
+def test_a_dual_encoder_scores_a_benchmark_end_to_end(model_type, tiny_model, benchmark):
+    """Chosen from its config, scored in the adapter's one mode: every row finite; the
+    order-free pooling ties a view and its reversal, caption and foil apart."""
+    path = tiny_model(DUAL_ENCODERS[model_type])
+    result = foilkit.score(path, benchmark, num_workers=0, progress=False, use_cache=False)
+    assert not any(result["error"])
+    rows = {row["id"]: row for row in result}
+    for row in rows.values():
+        scores = [row["caption_score"], *row["foil_scores"]]
+        assert all(map(math.isfinite, scores)) and scores[0] != scores[1]
+    forward, reverse = rows["left-forward"], rows["left-reverse"]
+    assert forward["caption_score"] == reverse["foil_scores"][0]
