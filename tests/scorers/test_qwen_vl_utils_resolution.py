@@ -116,3 +116,29 @@ def test_the_vitatecs_paper_protocol_asks_for_the_reference_preprocessing():
     protocol = resolve_protocol("paper", "vitatecs", "video-llm", accepted=VideoLLMAdapter.options)
     assert protocol.adapter_options(VideoLLMAdapter.options)["preprocess"] == "reference"
     assert "qwen-vl-utils" in protocol.reference
+
+
+def test_a_run_records_the_rule_and_its_frames(qwen3_vl, benchmark, tmp_path):
+    """``preprocess="reference"`` and qwen-vl-utils' sampling, end to end: the run record says
+    which rule sized the frames, and each view has the frame count of its fps rule (a 3 s clip
+    at 8 fps: 6 frames at 2 fps)."""
+    import json
+
+    import foilkit
+
+    result = foilkit.score(
+        qwen3_vl,
+        benchmark.select(range(1)),
+        mode="likelihood",
+        preprocess="reference",
+        sampling="qwen-vl-utils",
+        out_dir=str(tmp_path / "run"),
+        num_workers=0,
+        progress=False,
+        use_cache=False,
+    )
+    assert not any(result["error"]) and len(result[0]["frame_indices"]) == 6
+    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    assert run["processor"]["resolution"]["rule"] == "qwen-vl-utils"
+    assert run["protocol"]["settings"]["preprocess"] == "reference"
+    assert run["sampling"]["name"] == "qwen-vl-utils"
