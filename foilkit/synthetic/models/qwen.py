@@ -303,23 +303,26 @@ QWEN3_VL_ROPE = {
 TINY_MOE = {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 16}
 
 
-def _save_qwen3_vl(out: Path, model: str, text: dict, vision: dict) -> None:
+def _save_qwen3_vl(
+    out: Path, model: str, text: dict, vision: dict, tokenizer: Any = None, **config: Any
+) -> None:
     """A ``<model>Config`` / ``<model>ForConditionalGeneration`` (transformers class prefix
-    ``model``) of ``text`` and ``vision`` settings around the tiny Qwen tokenizer, with
-    ``Qwen3VLProcessor`` (``Qwen3VLVideoProcessor``: frame timestamps from ``video_metadata``)
-    and Qwen3-VL-Instruct's chat template."""
+    ``model``) of ``text`` and ``vision`` settings around ``tokenizer`` (default: the tiny Qwen
+    one), with ``Qwen3VLProcessor`` (``Qwen3VLVideoProcessor``: frame timestamps from
+    ``video_metadata``) and Qwen3-VL-Instruct's chat template; ``config``: further fields."""
     import transformers
     from transformers import Qwen2VLImageProcessor, Qwen3VLProcessor, Qwen3VLVideoProcessor
 
-    tokenizer = _qwen2_tokenizer(QWEN_VISION_TOKENS)
+    tokenizer = tokenizer if tokenizer is not None else _qwen2_tokenizer(QWEN_VISION_TOKENS)
     start, end, image, video = tokenizer.convert_tokens_to_ids(QWEN_VISION_TOKENS)
-    config = getattr(transformers, f"{model}Config")(
+    model_config = getattr(transformers, f"{model}Config")(
         text_config=_text_config(tokenizer, **VIDEO_LLM_TEXT, **text),
         vision_config=vision,
         image_token_id=image,
         video_token_id=video,
         vision_start_token_id=start,
         vision_end_token_id=end,
+        **config,
     )
     processor = Qwen3VLProcessor(
         image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
@@ -328,7 +331,7 @@ def _save_qwen3_vl(out: Path, model: str, text: dict, vision: dict) -> None:
         chat_template=QWEN3_VL_CHAT_TEMPLATE,
     )
     model_class = getattr(transformers, f"{model}ForConditionalGeneration")
-    _save(out, model_class(config), processor)
+    _save(out, model_class(model_config), processor)
 
 
 @_register("qwen3-vl", "Qwen3VLForConditionalGeneration + Qwen3VLProcessor, video input")
@@ -341,6 +344,21 @@ def _build_qwen3_vl(out: Path) -> None:
     its frames from ``video_metadata``."""
     vision = {**QWEN3_VL_VISION, "deepstack_visual_indexes": [0]}
     _save_qwen3_vl(out, "Qwen3VL", {"head_dim": 8, "rope_parameters": QWEN3_VL_ROPE}, vision)
+
+
+@_register_fidelity(
+    "qwen3-vl-qwen3",
+    "Qwen3-VL around the real Qwen3 tokenizer (151669 ids; Qwen3-VL's own) and its chat template",
+)
+def _build_qwen3_vl_qwen3(out: Path) -> None:
+    """``qwen3-vl`` around the tokenizer of the Qwen3-VL checkpoints (Qwen3's), embeddings tied:
+    the frames' ``<t seconds>`` texts and the prompt are segmented as a real checkpoint's."""
+    from foilkit.synthetic.real_tokenizers import load_real_tokenizer
+
+    vision = {**QWEN3_VL_VISION, "deepstack_visual_indexes": [0]}
+    text = {"head_dim": 8, "rope_parameters": QWEN3_VL_ROPE}
+    tokenizer = load_real_tokenizer("qwen3")
+    _save_qwen3_vl(out, "Qwen3VL", text, vision, tokenizer, tie_word_embeddings=True)
 
 
 @_register("qwen3-vl-moe", "Qwen3VLMoeForConditionalGeneration + Qwen3VLProcessor, video input")
