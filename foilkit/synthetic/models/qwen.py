@@ -1,4 +1,5 @@
-"""Qwen vision-language video LLMs: Qwen2-VL, Qwen3.5, and the Qwen2.5-VL fidelity twins."""
+"""Qwen vision-language video LLMs: Qwen2-VL, Qwen3.5, the Qwen3-VL-processor families (Qwen3-VL,
+Qwen3-VL-MoE, Qwen3.5-MoE, Qwen4-Exp) and the Qwen2.5-VL and real-tokenizer fidelity twins."""
 
 from __future__ import annotations
 
