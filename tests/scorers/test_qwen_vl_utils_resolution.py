@@ -87,10 +87,15 @@ def qwen3_vl(tiny_model):
     return tiny_model("qwen3-vl")
 
 
-def test_the_adapter_applies_and_records_the_rule(qwen3_vl):
+@pytest.mark.parametrize("twin", ["qwen3-vl", "qwen2-vl"])
+def test_the_adapter_applies_and_records_the_rule(twin, tiny_model):
+    """Through the adapter, for a Qwen3-VL and a Qwen2-VL video processor (8x8 patches, 2x2
+    merge: a factor of 16): the reference's frame size reaches the model; by default, the
+    processor's own."""
+    path = tiny_model(twin)
     frames = _frames(8, 48, 64)
     request = TextsRequest(("a red square",), frames, timestamps=tuple(k / 2 for k in range(8)))
-    reference = load_adapter(qwen3_vl, mode="likelihood", device="cpu", preprocess="reference")
+    reference = load_adapter(path, mode="likelihood", device="cpu", preprocess="reference")
     record = reference.processor_settings()["resolution"]
     assert record["rule"] == "qwen-vl-utils" and record["factor"] == 16
     assert record["min_pixels"] == 128 * 16 * 16 and record["max_pixels"] == 768 * 16 * 16
@@ -99,7 +104,7 @@ def test_the_adapter_applies_and_records_the_rule(qwen3_vl):
     height, width = frame_size(8, 48, 64, 16)
     assert grid == [4, height // 8, width // 8]
     assert math.isfinite(reference.score([request])[0].scores[0])
-    default = load_adapter(qwen3_vl, mode="likelihood", device="cpu")
+    default = load_adapter(path, mode="likelihood", device="cpu")
     assert default.processor_settings()["resolution"] == {"rule": "processor"}
     assert default.model_inputs(request, prefix)["video_grid_thw"][0].tolist() != grid
 
