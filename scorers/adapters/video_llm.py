@@ -376,6 +376,11 @@ class VideoLLMAdapter(RequestAdapter):
         common = {**super().describe(), "prefix_reuse": self.prefix_reuse}
         if self.loaded_as is not None:  # e.g. an InstructBLIP checkpoint read as InstructBLIP-Video
             common["loaded_as"] = self.loaded_as
+        if self.plain_prompt is None:  # a thinking template's empty reasoning block, moved
+            messages = self._messages(LIKELIHOOD_QUESTION, None)
+            lead = self._answer_lead(messages, self._render(messages))
+            if lead:
+                common["answer_lead"] = lead
         segments = PER_FRAME_VIDEO_SEGMENTS.get(type(self.processor).__name__)
         if segments is not None:  # the template's video part, replaced whole as the reference
             common["video_part"] = {"written_as": "video_token", "source": segments.source}
@@ -436,6 +441,8 @@ class VideoLLMAdapter(RequestAdapter):
         answer = self._answer_text(messages, prompt, letter)
         if answer is None:
             return None
+        lead = self._answer_lead(messages, prompt)
+        prompt, answer = prompt + lead, answer[len(lead) :]
         prompt_ids, ids = self.encode(prompt), self.encode(prompt + answer)
         if ids[: len(prompt_ids)] != prompt_ids or len(ids) == len(prompt_ids):
             return None
@@ -488,13 +495,26 @@ class VideoLLMAdapter(RequestAdapter):
         rest = rendered[len(prompt) :]
         return rest if turn else rest[: rest.index(text) + len(text)]
 
+    def _answer_lead(self, messages: list[dict[str, Any]], prompt: str) -> str:
+        """What the template writes between the generation prompt and an answer's text, where it
+        is more than whitespace: a thinking template's empty reasoning block (Qwen3.5's
+        ``<think>\n`` prompt, its answers ``\n</think>\n\n`` + text). It belongs to the prompt:
+        the texts are scored, and the letters read, where the answer starts, not where the
+        model would start reasoning. ``""`` for any other template (a space or nothing)."""
+        probe = "foilkit probe answer"
+        answer = self._answer_text(messages, prompt, probe)
+        lead = answer[: -len(probe)] if answer is not None else ""
+        return lead if lead.strip() else ""
+
     def _prompt(self, count: int | None) -> tuple[str, str]:
-        """The chat prompt split around the question: (head with the video, tail to the answer)."""
-        rendered = self._render(self._messages(_MARKER, count))
+        """The chat prompt split around the question: (head with the video, tail to the answer,
+        the template's :meth:`_answer_lead` included)."""
+        messages = self._messages(_MARKER, count)
+        rendered = self._render(messages)
         head, marker, tail = rendered.partition(_MARKER)
         if not marker:
             raise ValueError(f"{self.model_id}: the chat template dropped the question text")
-        return head, tail
+        return head, tail + self._answer_lead(messages, rendered)
 
     def prompt_texts(self, texts: Sequence[str]) -> tuple[str, list[str]]:
         """The video prefix and, for each model input built from ``texts``, what follows it.
@@ -505,11 +525,13 @@ class VideoLLMAdapter(RequestAdapter):
         """
         if self.mode == "likelihood":
             messages = self._messages(LIKELIHOOD_QUESTION, None)
-            prefix = self._render(messages)
+            prompt = self._render(messages)
+            lead = self._answer_lead(messages, prompt)
             turn = self.continuation == "turn"
-            answers = [self._answer_text(messages, prefix, text, turn) for text in texts]
-            return prefix, [
-                text if answer is None else answer for text, answer in zip(texts, answers)
+            answers = [self._answer_text(messages, prompt, text, turn) for text in texts]
+            return prompt + lead, [
+                text if answer is None else answer[len(lead) :]
+                for text, answer in zip(texts, answers)
             ]
         head, tail = self._prompt(len(texts))
         return head, [

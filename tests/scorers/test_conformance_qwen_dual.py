@@ -85,7 +85,9 @@ class ModelCalls:
 def _rendered(adapter) -> list[str]:
     """Each model input's whole prompt as the chat template writes it, built here from
     ``apply_chat_template`` alone: likelihood, the prompt and each text as the assistant's answer;
-    choice, VITATECS' system prompt and question in each order of the options."""
+    choice, VITATECS' system prompt and question in each order of the options, the letter read
+    where an answer starts (a thinking template's ``enable_thinking=False`` prompt: its reasoning
+    block written empty and closed)."""
     processor = adapter.processor
     if adapter.mode == "likelihood":
         user = [{"type": "video"}, {"type": "text", "text": LIKELIHOOD_QUESTION}]
@@ -107,6 +109,7 @@ def _rendered(adapter) -> list[str]:
             ],
             add_generation_prompt=True,
             tokenize=False,
+            enable_thinking=False,
         )
         for q in (choice_question(TEXTS), choice_question(TEXTS[::-1]))
     ]
@@ -165,6 +168,9 @@ def test_the_model_sees_the_reference_prompt(model_type, twin, mode, adapters, f
         for whole in _rendered(adapter)
     ]
     assert seen == expected
+    if mode == "likelihood":  # the scored tokens are the text's own, nothing of the template
+        answers = [adapter.tokenizer.decode(call["input_ids"][0]) for call in continuations]
+        assert answers == list(TEXTS)
     assert adapter.describe()["video_part"]["written_as"] == "video_token"
 
 

@@ -280,6 +280,54 @@ QWEN3_VL_CHAT_TEMPLATE = (
     "{%- endif %}{%- endfor %}"
     "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
 )
+#: Qwen3.5's chat template (the ``Qwen/Qwen3.5-*`` checkpoints; tools left out): a thinking
+#: template. Its generation prompt opens a reasoning block (``<think>\n``; ``enable_thinking=False``
+#: writes it empty and closed), and an assistant turn after the last user query is written with its
+#: reasoning block, empty when there is none: ``<think>\n\n</think>\n\n`` + the answer. System
+#: text is trimmed; a system turn takes no image or video.
+QWEN3_5_CHAT_TEMPLATE = (
+    "{%- set image_count = namespace(value=0) %}{%- set video_count = namespace(value=0) %}"
+    "{%- macro render_content(content, is_system_content=false) %}"
+    "{%- if content is string %}{{- content }}"
+    "{%- elif content is iterable and content is not mapping %}{%- for item in content %}"
+    "{%- if 'image' in item or 'image_url' in item or item['type'] == 'image' %}"
+    "{%- if is_system_content %}{{- raise_exception('System message cannot contain images.') }}"
+    "{%- endif %}{%- set image_count.value = image_count.value + 1 %}"
+    "{%- if add_vision_id %}{{- 'Picture ' ~ image_count.value ~ ': ' }}{%- endif %}"
+    "{{- '<|vision_start|><|image_pad|><|vision_end|>' }}"
+    "{%- elif 'video' in item or item['type'] == 'video' %}"
+    "{%- if is_system_content %}{{- raise_exception('System message cannot contain videos.') }}"
+    "{%- endif %}{%- set video_count.value = video_count.value + 1 %}"
+    "{%- if add_vision_id %}{{- 'Video ' ~ video_count.value ~ ': ' }}{%- endif %}"
+    "{{- '<|vision_start|><|video_pad|><|vision_end|>' }}"
+    "{%- elif 'text' in item %}{{- item['text'] }}{%- endif %}{%- endfor %}{%- endif %}"
+    "{%- endmacro %}"
+    "{%- if messages[0]['role'] == 'system' %}"
+    "{{- '<|im_start|>system\\n' + render_content(messages[0]['content'], true)|trim"
+    " + '<|im_end|>\\n' }}{%- endif %}"
+    "{%- set ns = namespace(last_query_index=messages|length - 1, found=false) %}"
+    "{%- for message in messages[::-1] %}"
+    "{%- if not ns.found and message['role'] == 'user' %}{%- set ns.found = true %}"
+    "{%- set ns.last_query_index = messages|length - 1 - loop.index0 %}{%- endif %}"
+    "{%- endfor %}"
+    "{%- for message in messages %}"
+    "{%- if message['role'] != 'system' %}"
+    "{%- set content = render_content(message['content'])|trim %}"
+    "{%- if message['role'] == 'user' %}"
+    "{{- '<|im_start|>user\\n' + content + '<|im_end|>\\n' }}"
+    "{%- elif message['role'] == 'assistant' %}"
+    "{%- set reasoning = message['reasoning_content'] if message['reasoning_content'] is string"
+    " else '' %}"
+    "{%- if loop.index0 > ns.last_query_index %}"
+    "{{- '<|im_start|>assistant\\n<think>\\n' + reasoning|trim + '\\n</think>\\n\\n' + content }}"
+    "{%- else %}{{- '<|im_start|>assistant\\n' + content }}{%- endif %}"
+    "{{- '<|im_end|>\\n' }}{%- endif %}{%- endif %}{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}"
+    "{%- if enable_thinking is defined and enable_thinking is false %}"
+    "{{- '<think>\\n\\n</think>\\n\\n' }}{%- else %}{{- '<think>\\n' }}{%- endif %}{%- endif %}"
+)
+#: Qwen3.5's reasoning delimiters, single tokens of its vocabulary
+THINK_TOKENS = ["<think>", "</think>"]
 #: The Qwen3-VL vision tower of every Qwen3-VL-processor twin: one block, 8x8 patches, 2 frames a
 #: temporal patch, 2x2 merge, a 4x4 grid of learned positions (interpolated).
 QWEN3_VL_VISION = {
@@ -305,7 +353,13 @@ TINY_MOE = {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size":
 
 
 def _save_qwen3_vl(
-    out: Path, model: str, text: dict, vision: dict, tokenizer: Any = None, **config: Any
+    out: Path,
+    model: str,
+    text: dict,
+    vision: dict,
+    tokenizer: Any = None,
+    chat_template: str = "",
+    **config: Any,
 ) -> None:
     """A ``<model>Config`` / ``<model>ForConditionalGeneration`` (transformers class prefix
     ``model``) of ``text`` and ``vision`` settings around ``tokenizer`` (default: the tiny Qwen
@@ -329,7 +383,7 @@ def _save_qwen3_vl(
         image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
         video_processor=Qwen3VLVideoProcessor(**QWEN_VL_PIXELS),
         tokenizer=tokenizer,
-        chat_template=QWEN3_VL_CHAT_TEMPLATE,
+        chat_template=chat_template or QWEN3_VL_CHAT_TEMPLATE,
     )
     model_class = getattr(transformers, f"{model}ForConditionalGeneration")
     _save(out, model_class(model_config), processor)
@@ -386,7 +440,8 @@ QWEN3_5_LINEAR = {
 )
 def _build_qwen3_5_moe(out: Path) -> None:
     """Qwen3.5-MoE: ``qwen3.5``'s hybrid layers (linear attention, then full attention) with a
-    mixture of 4 experts and a shared expert in each."""
+    mixture of 4 experts and a shared expert in each, and Qwen3.5's thinking chat template
+    (:data:`QWEN3_5_CHAT_TEMPLATE`; ``<think>`` and ``</think>`` single tokens)."""
     text = {
         "head_dim": 8,
         "layer_types": ["linear_attention", "full_attention"],
@@ -399,7 +454,10 @@ def _build_qwen3_5_moe(out: Path) -> None:
             "mrope_section": [1, 1, 0],
         },
     }
-    _save_qwen3_vl(out, "Qwen3_5Moe", text, QWEN3_VL_VISION)
+    tokenizer = _qwen2_tokenizer([*QWEN_VISION_TOKENS, *THINK_TOKENS])
+    _save_qwen3_vl(
+        out, "Qwen3_5Moe", text, QWEN3_VL_VISION, tokenizer, chat_template=QWEN3_5_CHAT_TEMPLATE
+    )
 
 
 @_register(
