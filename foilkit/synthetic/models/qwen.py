@@ -468,7 +468,10 @@ def _build_qwen3_5_moe(out: Path) -> None:
 def _build_qwen4_exp(out: Path) -> None:
     """Qwen4-Exp: the sizes of transformers' ``Qwen4ExpVisionText2TextModelTester``: a linear-
     attention layer with per-layer n-gram embeddings (PLE) and a QSA indexed-attention layer, two
-    hyper-connection streams, 4 experts."""
+    hyper-connection streams, 4 experts; but a QSA budget of 256 tokens, not the tester's 4, with
+    which the answer position would see only the prompt's last tokens and never the options.
+    Its config's token ids are Qwen3.5's (the same 248k vocabulary), so it gets Qwen3.5's
+    thinking chat template."""
     text = {
         "head_dim": 8,
         "layer_types": ["linear_attention", "indexed_attention"],
@@ -490,7 +493,7 @@ def _build_qwen4_exp(out: Path) -> None:
         "indexer_n_heads": 2,
         "indexer_kv_heads": 1,
         "indexer_head_dim": 8,
-        "indexer_budget": 4,
+        "indexer_budget": 256,
         "indexer_compress_ratio": 2,
         "rope_parameters": {
             **QWEN3_VL_ROPE,
@@ -498,4 +501,7 @@ def _build_qwen4_exp(out: Path) -> None:
             "mrope_section": [1, 1, 0],
         },
     }
-    _save_qwen3_vl(out, "Qwen4Exp", text, QWEN3_VL_VISION)
+    tokenizer = _qwen2_tokenizer([*QWEN_VISION_TOKENS, *THINK_TOKENS])
+    _save_qwen3_vl(
+        out, "Qwen4Exp", text, QWEN3_VL_VISION, tokenizer, chat_template=QWEN3_5_CHAT_TEMPLATE
+    )
