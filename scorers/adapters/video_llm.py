@@ -498,7 +498,7 @@ class VideoLLMAdapter(RequestAdapter):
     def _answer_lead(self, messages: list[dict[str, Any]], prompt: str) -> str:
         """What the template writes between the generation prompt and an answer's text, where it
         is more than whitespace: a thinking template's empty reasoning block (Qwen3.5's
-        ``<think>\n`` prompt, its answers ``\n</think>\n\n`` + text). It belongs to the prompt:
+        ``<think>\\n`` prompt, its answers ``\\n</think>\\n\\n`` + text). It belongs to the prompt:
         the texts are scored, and the letters read, where the answer starts, not where the
         model would start reasoning. ``""`` for any other template (a space or nothing)."""
         probe = "foilkit probe answer"
