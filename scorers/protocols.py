@@ -210,8 +210,10 @@ _paper(
         sampling="segment-start",
         num_frames=8,
         mode="choice",
+        preprocess="reference",
         reference="VITATECS paper, Table 11 prompt (no code published); frames as Video-LLaMA's "
-        "LAVIS loader (8 segment starts)",
+        "LAVIS loader (8 segment starts); Qwen2/2.5/3-VL frames sized as their model cards' "
+        "qwen-vl-utils 0.0.14 fetch_video (preprocess 'reference')",
         notes="the paper generates at temperature 0.2 and reads the letter; foilkit reads the "
         "option letters' probabilities with both option orders averaged (deterministic, no "
         "position bias)",

@@ -389,6 +389,10 @@ RUNNERS = {
     "siglip": _run_siglip,
     "align": _run_align,
     "tipsv2": _run_tipsv2,
+    "siglip2": _run_align,  # Siglip2Processor pads to 64 tokens itself
+    "chinese-clip": _run_clip,
+    "metaclip-2": _run_clip,
+    "altclip": _run_clip,
     "xclip": _run_xclip,
     "videoprism": _run_videoprism,
     "pe-video": _run_pe_video,
@@ -408,6 +412,10 @@ RUNNERS = {
     "molmo2": _run_molmo2,
     "qwen2-vl": _run_qwen2_vl,
     "qwen3.5": _run_qwen3_5,
+    "qwen3-vl": _run_qwen3_5,  # the same Qwen3-VL processor and grid
+    "qwen3-vl-moe": _run_qwen3_5,
+    "qwen3.5-moe": _run_qwen3_5,
+    "qwen4-exp": _run_qwen3_5,
     "gemma4": _run_gemma4,
     "instructblip-video": _run_instructblip_video,
     "instructblip": _run_instructblip,

@@ -78,7 +78,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     model.add_argument(
         "--preprocess",
         help="dual encoders: default (the checkpoint's image processor) or pil (its PIL "
-        "backend: VITATECS' PIL bicubic resize)",
+        "backend: VITATECS' PIL bicubic resize); video LLMs: default (the checkpoint's "
+        "processor) or reference (Qwen2/2.5/3-VL frames sized by qwen-vl-utils' rules)",
     )
     model.add_argument(
         "--score-scale",
@@ -108,7 +109,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     frames.add_argument(
         "--sampling",
         help="frame sampling policy (default: the protocol's): uniform, segment-middle, "
-        "segment-start, segment-step, consecutive, random-consecutive, fps or int-fps",
+        "segment-start, segment-step, consecutive, random-consecutive, fps, int-fps or "
+        "qwen-vl-utils",
     )
     frames.add_argument(
         "--window",
@@ -116,8 +118,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "(torchvision read_video's: end frame included, ViLMA)",
     )
     frames.add_argument("--stride", type=int, help="frame step of 'consecutive' sampling")
-    frames.add_argument("--target-fps", type=float, help="rate of 'fps' / 'int-fps' sampling")
-    frames.add_argument("--max-frames", type=int, help="cap of 'fps' / 'int-fps' sampling")
+    frames.add_argument(
+        "--target-fps", type=float, help="rate of 'fps' / 'int-fps' / 'qwen-vl-utils' sampling"
+    )
+    frames.add_argument(
+        "--max-frames", type=int, help="cap of 'fps' / 'int-fps' / 'qwen-vl-utils' sampling"
+    )
     frames.add_argument(
         "--normalized-fps",
         type=float,

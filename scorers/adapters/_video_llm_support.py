@@ -11,7 +11,10 @@ model names:
   cache to reuse;
 * how is a family without a chat template prompted (:data:`PLAIN_PROMPTS`): the prompt its model
   card and paper use, declared per ``model_type`` (the one per-family fact that cannot be
-  derived).
+  derived);
+* which video part does the processor expand (:data:`PER_FRAME_VIDEO_SEGMENTS`): where the
+  reference processor replaces the chat template's whole ``<|vision_start|><|video_pad|>
+  <|vision_end|>`` by one segment per temporal patch and transformers replaces only the pad token.
 
 Missing optional packages that some families' processors or vision towers import
 (:data:`VIDEO_LLM_EXTRA`) are reported as one line naming the ``pip install`` to run
@@ -94,6 +97,49 @@ def system_form(
         if text in rendered and (form == "string" or str(content) not in rendered):
             return form  # as text, not as the list's repr
     return "user"
+
+
+@dataclass(frozen=True)
+class PerFrameSegments:
+    """A processor whose video placeholder becomes one ``<t seconds><|vision_start|>...
+    <|vision_end|>`` segment per temporal patch. The chat template writes the video part as
+    ``vision_start + video_token + vision_end``; the reference processor replaces that whole
+    part, so the segments stand alone, as the model saw them in training. transformers 5.23's
+    processor replaces only ``video_token`` and leaves the template's own pair around all the
+    segments (its ``Cosmos3EdgeProcessor`` docstring calls such an outer wrapper invalid), so
+    foilkit writes the video part as the bare ``video_token`` before the processor expands it.
+    ``source``: the reference processor's code."""
+
+    source: str
+
+
+#: Processors (by class name) whose video expands into per-frame vision segments.
+PER_FRAME_VIDEO_SEGMENTS: dict[str, PerFrameSegments] = {
+    # every Qwen3-VL-processor family: Qwen3-VL, Qwen3-VL-MoE, Qwen3.5, Qwen3.5-MoE, Qwen4-Exp
+    "Qwen3VLProcessor": PerFrameSegments(
+        source="transformers 4.57 Qwen3VLProcessor.__call__ (replaces vision_start + video_token + "
+        "vision_end whole, as vLLM's and SGLang's Qwen3-VL processors do)",
+    ),
+}
+
+
+def bare_video_part(processor: Any, prompt: str) -> str:
+    """``prompt`` with each chat-template video part ``vision_start + video_token + vision_end``
+    written as the bare ``video_token``, for processors of :data:`PER_FRAME_VIDEO_SEGMENTS`
+    (whose expansion brings each frame's own pair); any other processor's prompt unchanged."""
+    if type(processor).__name__ not in PER_FRAME_VIDEO_SEGMENTS:
+        return prompt
+    token = _content(getattr(processor, "video_token", None))
+    start = _content(getattr(processor, "vision_start_token", None))
+    end = _content(getattr(processor, "vision_end_token", None))
+    if not (token and start and end):
+        return prompt
+    return prompt.replace(start + token + end, token)
+
+
+def _content(token: Any) -> str | None:
+    """A special token's text (an ``AddedToken`` or a str)."""
+    return getattr(token, "content", token)
 
 
 def takes_video(processor_class: type) -> bool:

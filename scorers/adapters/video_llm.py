@@ -50,7 +50,11 @@ its model card does (``_video_llm_support.PLAIN_PROMPTS``: InstructBLIP-Video); 
 vision side reads the prompt (InstructBLIP's Q-Former), it reads the question, never the answer.
 A checkpoint whose own processor takes no video but which transformers pairs with a video
 model's classes (``VIDEO_PROCESSOR_MAPPING_NAMES``: the InstructBLIP checkpoints are read as
-InstructBLIP-Video) is loaded with those classes, recorded as ``loaded_as``.
+InstructBLIP-Video) is loaded with those classes, recorded as ``loaded_as``. A processor that
+writes each temporal patch as its own ``<t seconds><|vision_start|>...<|vision_end|>`` segment
+(Qwen3-VL's, ``_video_llm_support.PER_FRAME_VIDEO_SEGMENTS``) gets the template's video part as
+the bare video token, so the segments are not nested in the template's own pair (recorded as
+``video_part``).
 
 Time axis: models that place frames in time (Qwen2.5-VL's temporal position ids, Qwen3-VL's
 frame timestamps) get the view's real sampling interval through ``video_metadata`` instead
@@ -70,9 +74,12 @@ import torch
 
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import likelihood_details, token_logprobs
+from foilkit.scorers.adapters._qwen_vl_utils import QwenVLUtilsResolution, applies_to
 from foilkit.scorers.adapters._video_llm_support import (
+    PER_FRAME_VIDEO_SEGMENTS,
     PLAIN_PROMPTS,
     PlainPrompt,
+    bare_video_part,
     naming_the_extra,
     prefix_cache,
     prefix_reuse,
@@ -109,6 +116,12 @@ CHOICE_PROMPTS = ("vitatecs", "lmms-eval")
 #: assistant turn as the template renders it, closing tokens included (``turn``: what
 #: lmms-eval's ``loglikelihood`` scores for LLaVA models).
 CONTINUATIONS = ("answer", "turn")
+#: How frames are sized before the model: ``default``, by the checkpoint's processor as
+#: transformers applies it; ``reference``, by the family's reference preprocessing where foilkit
+#: declares one (qwen-vl-utils for the Qwen2-VL, Qwen2.5-VL and Qwen3-VL video processors,
+#: :mod:`._qwen_vl_utils`), else the processor's own. The rule applied is recorded in
+#: ``processor_settings()["resolution"]``.
+PREPROCESSES = ("default", "reference")
 _COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
 _MARKER = "<<foilkit-question>>"
 #: Choice mode's per-text details: ``order_<k>`` is the text's letter probability when
@@ -208,10 +221,11 @@ class VideoLLMAdapter(RequestAdapter):
         continuation: likelihood mode only: ``answer`` (default; the text's tokens) or
             ``turn`` (the whole assistant turn, closing tokens included, as lmms-eval).
         prompt: choice mode only: ``vitatecs`` (default; the paper's prompt) or ``lmms-eval``.
+        preprocess: how frames are sized (:data:`PREPROCESSES`): ``default`` or ``reference``.
     """
 
     modes = ("likelihood", "choice")
-    options = ("reduction",)
+    options = ("reduction", "preprocess")
     asks_questions = True
     spreads = True
     score_kind = "log_probability"  # the first mode's; each instance sets its own mode's
@@ -228,6 +242,7 @@ class VideoLLMAdapter(RequestAdapter):
         reduction: str | None = None,
         continuation: str | None = None,
         prompt: str | None = None,
+        preprocess: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(model_id, **kwargs)
@@ -250,7 +265,13 @@ class VideoLLMAdapter(RequestAdapter):
             continuation = _choose("continuation", continuation, CONTINUATIONS)
             self.score_kind = "log_probability"
         self.reduction, self.continuation, self.prompt = reduction, continuation, prompt
+        self.preprocess = _choose("preprocess", preprocess, PREPROCESSES)
         model_class = self._load_processor()
+        #: the reference frame sizing applied before the processor, ``None``: the processor's own
+        self.resolution: QwenVLUtilsResolution | None = None
+        video_processor = getattr(self.processor, "video_processor", None)
+        if self.preprocess == "reference" and self._takes_videos and applies_to(video_processor):
+            self.resolution = QwenVLUtilsResolution()
         with naming_the_extra(model_id):
             self.model = self._load(model_class)
         if self.loaded_as is not None:
@@ -350,10 +371,35 @@ class VideoLLMAdapter(RequestAdapter):
 
         return getattr(config, "model_type", None) in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
 
+    def processor_settings(self) -> dict[str, dict[str, Any]]:
+        """The processors' settings and each call's keywords (:meth:`Adapter.processor_settings`),
+        and ``resolution``: the rule that sized the frames (``processor``: the video processor's
+        own ``size``; ``qwen-vl-utils`` with its constants, under ``preprocess="reference"``)."""
+        settings = super().processor_settings()
+        video_processor = getattr(self.processor, "video_processor", None)
+        if getattr(self, "resolution", None) is not None:
+            settings["resolution"] = self.resolution.to_record(video_processor)
+        else:
+            settings["resolution"] = {"rule": "processor"}
+            if getattr(self, "preprocess", None) == "reference":
+                settings["resolution"]["why"] = (
+                    f"foilkit declares no reference preprocessing for "
+                    f"{type(video_processor).__name__}: the processor's own"
+                )
+        return settings
+
     def describe(self) -> dict[str, Any]:
         common = {**super().describe(), "prefix_reuse": self.prefix_reuse}
         if self.loaded_as is not None:  # e.g. an InstructBLIP checkpoint read as InstructBLIP-Video
             common["loaded_as"] = self.loaded_as
+        if self.plain_prompt is None:  # a thinking template's empty reasoning block, moved
+            messages = self._messages(LIKELIHOOD_QUESTION, None)
+            lead = self._answer_lead(messages, self._render(messages))
+            if lead:
+                common["answer_lead"] = lead
+        segments = PER_FRAME_VIDEO_SEGMENTS.get(type(self.processor).__name__)
+        if segments is not None:  # the template's video part, replaced whole as the reference
+            common["video_part"] = {"written_as": "video_token", "source": segments.source}
         if self.plain_prompt is not None:  # no chat template: the family's declared format
             common["prompt_format"] = {
                 "template": self.plain_prompt.template,
@@ -426,6 +472,8 @@ class VideoLLMAdapter(RequestAdapter):
         answer = self._answer_text(messages, prompt, letter)
         if answer is None:
             return None
+        lead = self._answer_lead(messages, prompt)
+        prompt, answer = prompt + lead, answer[len(lead) :]
         prompt_ids, ids = self.encode(prompt), self.encode(prompt + answer)
         if ids[: len(prompt_ids)] != prompt_ids or len(ids) == len(prompt_ids):
             return None
@@ -466,9 +514,10 @@ class VideoLLMAdapter(RequestAdapter):
                 part["text"] for part in messages[-1]["content"] if part["type"] == "text"
             ]
             return self.plain_prompt.render(question)
-        return self.processor.apply_chat_template(
+        rendered = self.processor.apply_chat_template(
             messages, add_generation_prompt=True, tokenize=False
         )
+        return bare_video_part(self.processor, rendered)
 
     def _answer_text(
         self, messages: list[dict[str, Any]], prompt: str, text: str, turn: bool = False
@@ -487,18 +536,32 @@ class VideoLLMAdapter(RequestAdapter):
             )
         except (ValueError, TemplateError):  # no assistant turns: the text follows the prompt
             return None
+        rendered = bare_video_part(self.processor, rendered)
         if not rendered.startswith(prompt) or text not in rendered[len(prompt) :]:
             return None
         rest = rendered[len(prompt) :]
         return rest if turn else rest[: rest.index(text) + len(text)]
 
+    def _answer_lead(self, messages: list[dict[str, Any]], prompt: str) -> str:
+        """What the template writes between the generation prompt and an answer's text, where it
+        is more than whitespace: a thinking template's empty reasoning block (Qwen3.5's
+        ``<think>\\n`` prompt, its answers ``\\n</think>\\n\\n`` + text). It belongs to the prompt:
+        the texts are scored, and the letters read, where the answer starts, not where the
+        model would start reasoning. ``""`` for any other template (a space or nothing)."""
+        probe = "foilkit probe answer"
+        answer = self._answer_text(messages, prompt, probe)
+        lead = answer[: -len(probe)] if answer is not None else ""
+        return lead if lead.strip() else ""
+
     def _prompt(self, count: int | None) -> tuple[str, str]:
-        """The chat prompt split around the question: (head with the video, tail to the answer)."""
-        rendered = self._render(self._messages(_MARKER, count))
+        """The chat prompt split around the question: (head with the video, tail to the answer,
+        the template's :meth:`_answer_lead` included)."""
+        messages = self._messages(_MARKER, count)
+        rendered = self._render(messages)
         head, marker, tail = rendered.partition(_MARKER)
         if not marker:
             raise ValueError(f"{self.model_id}: the chat template dropped the question text")
-        return head, tail
+        return head, tail + self._answer_lead(messages, rendered)
 
     def prompt_texts(
         self,
@@ -516,19 +579,22 @@ class VideoLLMAdapter(RequestAdapter):
         """
         if question is not None:
             messages = self._messages(question, None)
-            prefix = self._render(messages)
-            written = [self._answer_text(messages, prefix, answer) for answer in answers or ()]
-            return prefix, [
-                answer if text is None else text
+            prompt = self._render(messages)
+            lead = self._answer_lead(messages, prompt)
+            written = [self._answer_text(messages, prompt, answer) for answer in answers or ()]
+            return prompt + lead, [
+                answer if text is None else text[len(lead) :]
                 for answer, text in zip(answers or (), written, strict=True)
             ]
         if self.mode == "likelihood":
             messages = self._messages(LIKELIHOOD_QUESTION, None)
-            prefix = self._render(messages)
+            prompt = self._render(messages)
+            lead = self._answer_lead(messages, prompt)
             turn = self.continuation == "turn"
-            answers = [self._answer_text(messages, prefix, text, turn) for text in texts]
-            return prefix, [
-                text if answer is None else answer for text, answer in zip(texts, answers)
+            answers = [self._answer_text(messages, prompt, text, turn) for text in texts]
+            return prompt + lead, [
+                text if answer is None else answer[len(lead) :]
+                for text, answer in zip(texts, answers)
             ]
         head, tail = self._prompt(len(texts))
         return head, [
@@ -583,7 +649,10 @@ class VideoLLMAdapter(RequestAdapter):
                 f"(num_frames={frames} in Python)"
             )
         if self._takes_videos:
-            video = {"videos": [request.frames], **self.video_kwargs(request)}
+            frames, sizing = request.frames, {}
+            if self.resolution is not None:
+                frames, sizing = self.resolution.prepare(frames, self.processor.video_processor)
+            video = {"videos": [frames], **self.video_kwargs(request), **sizing}
         else:  # the processor takes a video as its visual input (InstructBLIP-Video: images=)
             video = {"images": [request.frames]}
         inputs = self.processor(

@@ -26,6 +26,11 @@ recorded with every result:
     ``np.arange(0, vlen, vlen / num_frames, dtype=int)``): numpy's integer ``arange`` steps by
     ``floor(length / num_frames)``, so frame ``k`` is ``k * floor(length / num_frames)`` (at 300
     frames and 8: 0, 37, 74, ..., 259, where ``segment-start`` ends at 262).
+``qwen-vl-utils``
+    the Qwen-VL model cards' preprocessing (qwen-vl-utils 0.0.14 ``smart_nframes`` and
+    ``fetch_video``): ``target_fps`` frames a second (2 when unset) of the window, at least 4,
+    at most ``max_frames`` (768) and the window's frames, floored to an even count (two frames
+    a temporal patch), at ``linspace(first, last, n)`` rounded.
 ``random-consecutive``
     ViLMA (``vl_bench/data.py``, ``Dataset_v2`` + ``sample_frame_indices``): ``num_frames``
     consecutive frames of a video re-encoded at ``normalized_fps``, ending at a random point.
@@ -103,6 +108,10 @@ class SamplingPolicy:
         if self.name in ("fps", "int-fps") and (self.target_fps is None or self.target_fps <= 0):
             raise ValueError(
                 f"the {self.name!r} policy needs a positive target_fps, got {self.target_fps}"
+            )
+        if self.name == "qwen-vl-utils" and self.target_fps is not None and self.target_fps <= 0:
+            raise ValueError(
+                f"the 'qwen-vl-utils' policy needs a positive target_fps, got {self.target_fps}"
             )
         if self.name == "int-fps" and self.target_fps != int(self.target_fps):
             raise ValueError(
@@ -240,6 +249,43 @@ def _segment_step(
     """
     length = last - first + 1
     return first + np.arange(0, length, length / policy.num_frames, dtype=np.int64)
+
+
+#: qwen-vl-utils 0.0.14's frame-count constants: FPS, FPS_MIN_FRAMES, FPS_MAX_FRAMES, FRAME_FACTOR
+QWEN_VL_UTILS_FRAMES = {"fps": 2.0, "min_frames": 4, "max_frames": 768, "frame_factor": 2}
+
+
+def qwen_vl_utils_count(
+    total_frames: int, video_fps: float, fps: float | None = None, max_frames: int | None = None
+) -> int:
+    """How many frames qwen-vl-utils' ``smart_nframes`` takes from ``total_frames`` frames at
+    ``video_fps``: ``fps`` a second, within ``[min_frames, min(max_frames, total_frames)]``,
+    floored to a multiple of ``frame_factor`` (:data:`QWEN_VL_UTILS_FRAMES`)."""
+    rule = QWEN_VL_UTILS_FRAMES
+    factor = rule["frame_factor"]
+    fps = rule["fps"] if fps is None else fps
+    low = math.ceil(rule["min_frames"] / factor) * factor
+    cap = max_frames if max_frames is not None else min(rule["max_frames"], total_frames)
+    high = math.floor(cap / factor) * factor
+    wanted = total_frames / video_fps * fps
+    count = math.floor(min(max(wanted, low), high, total_frames) / factor) * factor
+    if not factor <= count <= total_frames:
+        raise ValueError(
+            f"the 'qwen-vl-utils' policy takes between {factor} and the window's {total_frames} "
+            f"frames, got {count} (target_fps={fps}, max_frames={max_frames}): choose a longer "
+            "window or another --sampling"
+        )
+    return count
+
+
+@register_sampler("qwen-vl-utils")
+def _qwen_vl_utils(
+    policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None
+) -> np.ndarray:
+    """qwen-vl-utils' frames: :func:`qwen_vl_utils_count` of them over the window, at
+    ``torch.linspace(first, last, n).round()`` (round half to even, as ``np.round``)."""
+    count = qwen_vl_utils_count(last - first + 1, fps, policy.target_fps, policy.max_frames)
+    return np.round(np.linspace(first, last, count)).astype(np.int64)
 
 
 @register_sampler("random-consecutive")

@@ -54,6 +54,9 @@ def video(tmp_path_factory) -> str:
         (SamplingPolicy("consecutive", 4, stride=2), [8, 10, 12, 14]),  # centred clip
         (SamplingPolicy("fps", target_fps=2.0), [0, 4, 8, 12, 16, 20]),  # every 4th frame at 8 fps
         (SamplingPolicy("fps", target_fps=2.0, max_frames=3), [0, 8, 20]),  # thinned to the cap
+        # qwen-vl-utils: 3 s at 2 fps = 6 frames, linspace rounded; at 1 fps 3 -> at least 4
+        (SamplingPolicy("qwen-vl-utils"), [0, 5, 9, 14, 18, 23]),
+        (SamplingPolicy("qwen-vl-utils", target_fps=1.0), [0, 8, 15, 23]),
     ],
 )
 def test_policies_pick_documented_indices(policy: SamplingPolicy, expected: list[int]) -> None:

@@ -1,4 +1,5 @@
-"""Image-text dual encoders scored frame by frame: CLIP, ALIGN, TIPSv2, SigLIP."""
+"""Image-text dual encoders scored frame by frame: CLIP, ALIGN, TIPSv2, SigLIP, SigLIP 2,
+Chinese-CLIP, MetaCLIP 2, AltCLIP."""
 
 from __future__ import annotations
 
@@ -106,3 +107,97 @@ def _build_siglip(out: Path) -> None:
     image_processor = SiglipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
     processor = SiglipProcessor(image_processor=image_processor, tokenizer=tokenizer)
     _save(out, SiglipModel(config), processor)
+
+
+@_register(
+    "siglip2",
+    "Siglip2Model + Siglip2Processor (NaFlex Siglip2ImageProcessor, lowercasing Gemma-style BPE "
+    "Siglip2Tokenizer)",
+)
+def _build_siglip2(out: Path) -> None:
+    """SigLIP 2 (NaFlex): frames resized at their own aspect ratio to at most 256 patches of
+    16x16, the real processor's settings (``Siglip2Processor``'s call defaults override its image
+    processor's), ``pixel_attention_mask`` and ``spatial_shapes`` telling the tower which patches
+    are real; a 4x4 grid of learned positions, interpolated; texts padded to 64 tokens, the tower
+    pooling the last position."""
+    from transformers import (
+        Siglip2Config,
+        Siglip2ImageProcessor,
+        Siglip2Model,
+        Siglip2Processor,
+        Siglip2Tokenizer,
+    )
+
+    tokenizer = tiny_tokenizers.metaspace_bpe(
+        Siglip2Tokenizer, ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>"]
+    )
+    text = _text_config(tokenizer, max_position_embeddings=SIGLIP_TEXT_LENGTH)
+    vision = {**VISION, "patch_size": 16, "num_patches": 16}
+    del vision["image_size"]
+    config = Siglip2Config(text_config=text, vision_config=vision)
+    image_processor = Siglip2ImageProcessor(patch_size=16, max_num_patches=256)
+    processor = Siglip2Processor(image_processor=image_processor, tokenizer=tokenizer)
+    _save(out, Siglip2Model(config), processor)
+
+
+@_register(
+    "chinese-clip",
+    "ChineseCLIPModel + ChineseCLIPProcessor (ChineseCLIPImageProcessor, WordPiece BertTokenizer)",
+)
+def _build_chinese_clip(out: Path) -> None:
+    """Chinese-CLIP: a BERT text tower read at ``[CLS]``, a CLIP vision tower, both projected."""
+    from transformers import (
+        ChineseCLIPConfig,
+        ChineseCLIPImageProcessor,
+        ChineseCLIPModel,
+        ChineseCLIPProcessor,
+    )
+
+    tokenizer = _bert_tokenizer()
+    text = _text_config(tokenizer, bos_token_id=tokenizer.cls_token_id)
+    config = ChineseCLIPConfig(text_config=text, vision_config=VISION, projection_dim=16)
+    image_processor = ChineseCLIPImageProcessor(**SQUARE)
+    _save(out, ChineseCLIPModel(config), ChineseCLIPProcessor(image_processor, tokenizer))
+
+
+def _xlm_roberta_tokenizer():
+    """XLM-RoBERTa's SentencePiece Unigram layout: ``<s>`` 0, ``<pad>`` 1, ``</s>`` 2,
+    ``<unk>`` 3."""
+    from transformers import XLMRobertaTokenizer
+
+    return tiny_tokenizers.unigram(XLMRobertaTokenizer, ["<s>", "<pad>", "</s>", "<unk>"])
+
+
+@_register(
+    "metaclip-2",
+    "MetaClip2Model + CLIPProcessor (CLIPImageProcessor, XLM-RoBERTa Unigram tokenizer)",
+)
+def _build_metaclip_2(out: Path) -> None:
+    """MetaCLIP 2 (worldwide): CLIP's towers around XLM-RoBERTa's tokenizer; the text tower pools
+    at the first ``</s>`` (``eos_token_id`` 2), 77 positions."""
+    from transformers import CLIPImageProcessor, CLIPProcessor, MetaClip2Config, MetaClip2Model
+
+    tokenizer = _xlm_roberta_tokenizer()
+    text = _text_config(tokenizer, max_position_embeddings=CLIP_TEXT_LENGTH)
+    config = MetaClip2Config(text_config=text, vision_config=VISION, projection_dim=16)
+    processor = CLIPProcessor(image_processor=CLIPImageProcessor(**SQUARE), tokenizer=tokenizer)
+    _save(out, MetaClip2Model(config), processor)
+
+
+@_register(
+    "altclip",
+    "AltCLIPModel + AltCLIPProcessor (CLIPImageProcessor, XLM-RoBERTa Unigram tokenizer)",
+)
+def _build_altclip(out: Path) -> None:
+    """AltCLIP: an XLM-RoBERTa text tower (positions offset past the padding id, as RoBERTa's)
+    read at ``<s>`` and projected, with CLIP's vision tower."""
+    from transformers import AltCLIPConfig, AltCLIPModel, AltCLIPProcessor, CLIPImageProcessor
+
+    tokenizer = _xlm_roberta_tokenizer()
+    text = {
+        **_text_config(tokenizer, max_position_embeddings=CLIP_TEXT_LENGTH + 2),
+        "project_dim": 16,
+    }
+    config = AltCLIPConfig(text_config=text, vision_config=VISION, projection_dim=16)
+    processor = AltCLIPProcessor(CLIPImageProcessor(**SQUARE), tokenizer)
+    _save(out, AltCLIPModel(config), processor)
