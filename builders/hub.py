@@ -35,6 +35,7 @@ from foilkit.builders import (
     prepare,
     synthetic,
     tempcompass,
+    tomato,
     vilma,
     vitatecs,
 )
@@ -384,6 +385,25 @@ HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
             ),
         )
     ),
+    # per reasoning type (its own config, or its group of ``all``) and over all questions
+    "tomato": (
+        *(
+            HubTask(
+                name,
+                name,
+                f"TOMATO {tomato.REASONING_TYPES[name]}: multiple-choice accuracy (a tie counts "
+                "as wrong)",
+                ((name, None, "accuracy"), ("all", name, "accuracy")),
+            )
+            for name in tomato.REASONING_TYPES
+        ),
+        HubTask(
+            "overall",
+            "all",
+            "TOMATO: multiple-choice accuracy over all 1,484 questions",
+            (("all", None, "accuracy"),),
+        ),
+    ),
 }
 
 #: The temporal controls a run's frames can be put under (``foilkit.scorers.controls.CONTROLS``;
@@ -401,6 +421,7 @@ BENCHMARK_REPOS: dict[str, str] = {
     "rtime": "foilkit/rtime",
     "contrast_sets": "foilkit/contrast-sets",
     "tempcompass": "foilkit/tempcompass",
+    "tomato": "foilkit/tomato",
 }
 
 

@@ -1,0 +1,77 @@
+"""``foilkit evaluate --benchmark tomato`` end to end on the real questions of three videos
+(rendered as synthetic mp4s under the official layout): a tiny video LLM asked each question's
+official prompt, scored per reasoning type and demonstration type; a dual encoder refused."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import datasets
+import pytest
+
+from foilkit.cli import main
+from foilkit.evaluation import evaluate
+from foilkit.scorers.api import ScoreOptions
+from foilkit.synthetic.models import tiny_model_path
+from foilkit.synthetic.videos import SyntheticScene, write_video
+
+#: Videos of five questions: rotation + shape & trend (human), two counts (object), visual cues.
+VIDEOS = {"human/0621-00": "left", "object/0878-00": "right", "object/0731-00": "up"}
+QUESTIONS = {"rotation-8", "shape_trend-66", "count-117", "count-118", "visual_cues-0"}
+
+
+@pytest.fixture(scope="module")
+def videos(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("tomato-videos")
+    for name, direction in VIDEOS.items():
+        (root / name).parent.mkdir(exist_ok=True)
+        write_video(root / f"{name}.mp4", SyntheticScene(direction=direction), num_frames=8, fps=4)
+    return root
+
+
+def test_a_video_llm_answers_each_question_by_its_letter(videos, shared_data, tmp_path):
+    run_dir = tmp_path / "run"
+    model = str(tiny_model_path("llava-next-video"))
+    argv = ["evaluate", "--benchmark", "tomato", "--model", model, "--videos", str(videos)]
+    argv += ["--annotations", str(shared_data / "tomato"), "--on-missing", "skip"]
+    argv += ["--min-coverage", "0", "--out", str(run_dir), "--n-resamples", "20"]
+    assert main([*argv, "--num-workers", "0", "--no-progress"]) == 0
+    results = json.loads((run_dir / "results.json").read_text())
+    assert list(results["configs"]) == ["all"]
+    protocol = results["protocol"]
+    assert (protocol["benchmark"], protocol["settings"]["mode"]) == ("tomato", "choice")
+    assert protocol["settings"]["num_frames"] == 16 and "construct_prompt" in protocol["reference"]
+    entry = results["configs"]["all"]
+    assert entry["run"]["score"]["score_kind"] == "probability"
+    assert entry["run"]["score"]["questions"]["rows"] == entry["num_rows"] == len(QUESTIONS)
+    metric = entry["metrics"]["multiple_choice_accuracy"]
+    overall = metric["overall"]
+    # get_categorized_score.py: over all questions, per reasoning type, per demonstration type
+    assert set(metric["groups"]) == {"rotation", "shape_trend", "count", "visual_cues"}
+    assert (overall["n_count"], overall["n_human"], overall["n_object"]) == (2, 2, 3)
+    assert {"accuracy_rotation", "accuracy_human", "accuracy_object", "chance"} <= set(overall)
+    scores = datasets.Dataset.from_parquet(str(run_dir / "scores" / "all.parquet"))
+    assert not any(scores["error"]) and set(scores["id"]) == QUESTIONS
+    for row in scores:  # each option letter's probability among the question's letters
+        total = row["caption_score"] + sum(row["foil_scores"])
+        assert total == pytest.approx(1.0, abs=1e-6), row["id"]
+        assert len(row["foil_scores"]) == len(row["options"]) - 1
+    report = (run_dir / "report.md").read_text()
+    assert "| shape_trend |" in report and "| visual_cues |" in report
+
+
+def test_a_dual_encoder_is_refused_before_it_loads(videos, shared_data, tmp_path):
+    options = ScoreOptions(num_workers=0, progress=False)
+    with pytest.raises(ValueError, match=r"TOMATO's counts .*a dual-encoder model scores texts"):
+        evaluate(
+            "tomato",
+            str(tiny_model_path("clip")),
+            videos=videos,
+            annotations=shared_data / "tomato",
+            on_missing="skip",
+            out_dir=tmp_path / "refused",
+            datasets_cache_dir=str(tmp_path / "cache"),
+            score_options=options,
+        )
+    assert not (tmp_path / "refused").exists()
