@@ -288,12 +288,14 @@ def _choice_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
 
 
 #: ``get_categorized_score.py``: accuracy over all questions (per model), per reasoning type and
-#: per demonstration type, each the questions answered right over those asked. A tie between the
-#: top options counts as wrong: no single letter is the answer.
+#: per demonstration type, each the questions answered right over those asked: the report's rows
+#: are the reasoning types and ``all``, its columns the accuracy and each demonstration type's
+#: (on ``all``: the script's per-demonstration-type scores). A tie between the top options
+#: counts as wrong: no single letter is the answer.
 ACCURACY = MetricSpec(
     "multiple_choice_accuracy",
     _choice_inputs,
-    {"accuracy": "accuracy"},
+    {"accuracy": "accuracy", **{name: f"accuracy_{name}" for name in DEMONSTRATION_TYPES}},
     {"ties": "strict"},
     chance={},  # three to seven options: the result's ``chance`` is their mean 1/k
 )

@@ -30,13 +30,22 @@ def videos(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return root
 
 
-def test_a_video_llm_answers_each_question_by_its_letter(videos, shared_data, tmp_path):
-    run_dir = tmp_path / "run"
+@pytest.fixture(scope="module")
+def runs(videos, shared_data, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """The tiny video LLM's run under the paper protocol, and under the reversed control."""
+    out = tmp_path_factory.mktemp("tomato-runs")
     model = str(tiny_model_path("llava-next-video"))
     argv = ["evaluate", "--benchmark", "tomato", "--model", model, "--videos", str(videos)]
     argv += ["--annotations", str(shared_data / "tomato"), "--on-missing", "skip"]
-    argv += ["--min-coverage", "0", "--out", str(run_dir), "--n-resamples", "20"]
-    assert main([*argv, "--num-workers", "0", "--no-progress"]) == 0
+    argv += ["--min-coverage", "0", "--n-resamples", "20", "--num-workers", "0", "--no-progress"]
+    controls = {"paper": [], "reversed": ["--control", "reversed"]}
+    for name, control in controls.items():
+        assert main([*argv, *control, "--out", str(out / name)]) == 0, name
+    return {name: out / name for name in controls}
+
+
+def test_a_video_llm_answers_each_question_by_its_letter(runs):
+    run_dir = runs["paper"]
     results = json.loads((run_dir / "results.json").read_text())
     assert list(results["configs"]) == ["all"]
     protocol = results["protocol"]
@@ -58,7 +67,19 @@ def test_a_video_llm_answers_each_question_by_its_letter(videos, shared_data, tm
         assert total == pytest.approx(1.0, abs=1e-6), row["id"]
         assert len(row["foil_scores"]) == len(row["options"]) - 1
     report = (run_dir / "report.md").read_text()
+    assert "| reasoning type | accuracy | human | object | simulated | n |" in report
     assert "| shape_trend |" in report and "| visual_cues |" in report
+
+
+def test_compare_pairs_the_paper_run_with_its_reversed_control(runs, tmp_path):
+    reversed_results = json.loads((runs["reversed"] / "results.json").read_text())
+    assert reversed_results["control"] == "reversed"
+    out = tmp_path / "compare"
+    assert main(["compare", str(runs["paper"]), str(runs["reversed"]), "--out", str(out)]) == 0
+    comparison = json.loads((out / "comparison.json").read_text())
+    scopes = comparison["tests"]["all"]["multiple_choice_accuracy"]
+    assert set(scopes) == {"all", "rotation", "shape_trend", "count", "visual_cues"}
+    assert all("p_value" in test["mcnemar"] for test in scopes.values())
 
 
 def test_a_dual_encoder_is_refused_before_it_loads(videos, shared_data, tmp_path):
