@@ -9,6 +9,8 @@ from pathlib import Path
 
 import datasets
 import pytest
+import yaml
+from huggingface_hub import parse_eval_result_entries
 
 from foilkit.cli import main
 from foilkit.evaluation import evaluate
@@ -96,3 +98,27 @@ def test_a_dual_encoder_is_refused_before_it_loads(videos, shared_data, tmp_path
             score_options=options,
         )
     assert not (tmp_path / "refused").exists()
+
+
+def test_hub_results_and_the_leaderboard_read_the_reasoning_types(runs, tmp_path):
+    """``push-results --dry-run``: one ``.eval_results`` entry per reasoning type the run scored
+    and ``overall``; ``foilkit leaderboard`` ranks the paper run and its control apart."""
+    out = tmp_path / "dry-run"
+    argv = ["push-results", str(runs["paper"]), "--repo", "me/tomato-results"]
+    argv += ["--model-repo", "me/tiny", "--min-coverage", "0", "--dry-run", str(out)]
+    assert main(argv) == 0
+    (path,) = (out / "model").rglob("*.yaml")
+    assert path.name == "tomato.yaml"
+    entries = parse_eval_result_entries(yaml.safe_load(path.read_text()))
+    metric = json.loads((runs["paper"] / "results.json").read_text())["configs"]["all"]["metrics"]
+    computed = metric["multiple_choice_accuracy"]
+    expected = {name: group["accuracy"] for name, group in computed["groups"].items()}
+    expected["overall"] = computed["overall"]["accuracy"]
+    assert {e.task_id: e.value for e in entries} == {
+        task: round(100 * value, 2) for task, value in expected.items()
+    }
+    assert {e.dataset_id for e in entries} == {"foilkit/tomato"}
+    board = tmp_path / "board"
+    argv = ["leaderboard", str(runs["paper"]), str(runs["reversed"]), "--out", str(board)]
+    assert main([*argv, "--min-coverage", "0", "--n-resamples", "20"]) == 0
+    assert "overall" in (board / "leaderboard.md").read_text()
