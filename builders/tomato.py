@@ -153,9 +153,9 @@ class Tomato(FoilkitBuilder):
     CITATION = CITATIONS["tomato"]
     VIDEO_LAYOUT = (
         "`<video_root>/<demonstration_type>/<key>.mp4`, the official `videos/` folder (e.g. "
-        "`human/0209-03.mp4`, `object/0731-00.mp4`, `simulated/...`): unzip the videos the TOMATO "
-        "README links (Google Drive) and point the video root at the `videos` folder holding "
-        "`human/`, `object/` and `simulated/`."
+        "`human/0209-03.mp4`, `object/0731-00.mp4`, `simulated/0000-00.mp4`): unzip the videos "
+        "the TOMATO README links (Google Drive) and point the video root at the `videos` folder "
+        "holding `human/`, `object/` and `simulated/`."
     )
 
     @classmethod
@@ -168,7 +168,9 @@ class Tomato(FoilkitBuilder):
             f"official prompt (`construct_prompt`) for {PROMPT_FRAMES} frames, the main table's "
             "setting. `reasoning_type` and `demonstration_type` are the groups of the official "
             "`get_categorized_score.py`; `motion_type` and the variation flags (`counterfactual`, "
-            "`composite`, `zoom`, `first_person`) are kept as published.\n"
+            "`composite`, `zoom`, `first_person`) are kept as published. The options mean "
+            "nothing without the question: foilkit scores TOMATO with models that ask it (video "
+            "LLMs, by option-letter probability) and refuses those that score texts alone.\n"
         )
 
     def _split_generators(
