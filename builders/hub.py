@@ -309,7 +309,8 @@ def _aspect_tasks(aspects: Sequence[str], what: str) -> tuple[HubTask, ...]:
 #: (their mean, Table 2's ``Avg.``, on ``all``: the five tests' files, see
 #: :func:`union_configs`); RTime: ``origin_t2v_r1``, ``origin_v2t_r1``, ``hard_t2v_r1``,
 #: ``hard_v2t_r1``, ``binary_t2v``, ``binary_v2t``; contrast sets: one per foil type
-#: (``verb_lm``, ``verb_human``, ``gender``, ``random``). Aspects, tests and contrast sets are the
+#: (``verb_lm``, ``verb_human``, ``gender``, ``random``); TOMATO: one per reasoning type and
+#: ``overall``. Aspects, tests and contrast sets are the
 #: builders' own; ViLMA's result key per test is its spec's P+T column.
 HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
     "vitatecs": _aspect_tasks(vitatecs.ASPECTS, "VITATECS"),

@@ -43,8 +43,8 @@ from foilkit.builders.spec import Benchmark, MetricSpec, option_inputs
 from foilkit.metrics import CITATIONS
 
 #: Reasoning type (config name and ``reasoning_type`` value) -> the upstream file's stem, in the
-#: official ``config.json`` order. Names without ``&`` so that they work as config names, result
-#: keys and Hub task ids.
+#: official ``config.json`` order. Names without ``&`` (as the authors' Hub copy names its splits)
+#: so that they work as config names, result keys and Hub task ids.
 REASONING_TYPES = {
     "count": "count",
     "direction": "direction",
@@ -80,9 +80,10 @@ PROMPT = (
 SOURCE = GitHubSource(
     repo="yale-nlp/TOMATO",
     commit="fe2025f4b9e1ce339618e0eecfd10f09caf67142",
-    licence="unknown",
-    licence_note="none stated in the TOMATO repository (annotations) or for its videos; ask the "
-    "authors before redistributing.",
+    licence="cc-by-sa-4.0",
+    licence_note="CC BY-SA 4.0, as the authors' Hub copy of the same questions declares (dataset "
+    "card of yale-nlp/TOMATO); the GitHub repository these files are pinned to states no "
+    "licence, and none is stated for the videos.",
 )
 
 FEATURES = canonical_features(
