@@ -343,12 +343,15 @@ _paper(
         mode="choice",
         reference=f"{TOMATO_REPO} src/generate_lib/construct_prompt.py (construct_prompt), "
         "src/generate_lib/utils.py (read_video: every frame decoded, linspace with both ends), "
-        "src/evaluate.py (--total_frames 16), src/generate_lib/qwen.py (no system prompt), "
-        "src/parse_result.py, src/get_categorized_score.py",
+        "src/evaluate.py (--total_frames 16), src/generate_lib/qwen.py and llava_next.py (the "
+        "model's own chat template, no system prompt of TOMATO's; decord linspace for "
+        "LLaVA-NeXT), src/parse_result.py, src/get_categorized_score.py",
         notes="the reference generates an answer greedily (up to 1024 tokens), parses its letter "
         "by rules and falls back to gpt-4o-mini; foilkit asks the same prompt in the model's own "
         "chat template and takes the option letter the model gives the highest probability: no "
-        "generation, no judge, every answer matched",
+        "generation, no judge, every answer matched; its API and InternVideo2 scripts add the "
+        "system prompt 'You are an expert in understanding dynamics of objects.', which foilkit "
+        "does not",
     ),
 )
 for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
