@@ -34,13 +34,18 @@ def videos(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def runs(videos, shared_data, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """The tiny video LLM's run under the paper protocol, and under the reversed control."""
+    """The tiny video LLM's run under the paper protocol, under the reversed control, and in
+    likelihood mode (two questions)."""
     out = tmp_path_factory.mktemp("tomato-runs")
     model = str(tiny_model_path("llava-next-video"))
     argv = ["evaluate", "--benchmark", "tomato", "--model", model, "--videos", str(videos)]
     argv += ["--annotations", str(shared_data / "tomato"), "--on-missing", "skip"]
     argv += ["--min-coverage", "0", "--n-resamples", "20", "--num-workers", "0", "--no-progress"]
-    controls = {"paper": [], "reversed": ["--control", "reversed"]}
+    controls = {
+        "paper": [],
+        "reversed": ["--control", "reversed"],
+        "likelihood": ["--mode", "likelihood", "--limit", "2"],
+    }
     for name, control in controls.items():
         assert main([*argv, *control, "--out", str(out / name)]) == 0, name
     return {name: out / name for name in controls}
@@ -122,3 +127,16 @@ def test_hub_results_and_the_leaderboard_read_the_reasoning_types(runs, tmp_path
     argv = ["leaderboard", str(runs["paper"]), str(runs["reversed"]), "--out", str(board)]
     assert main([*argv, "--min-coverage", "0", "--n-resamples", "20"]) == 0
     assert "overall" in (board / "leaderboard.md").read_text()
+
+
+def test_likelihood_mode_scores_each_letter_by_its_log_probability(runs):
+    results = json.loads((runs["likelihood"] / "results.json").read_text())
+    assert results["protocol"]["overrides"]["mode"] == {"protocol": "choice", "given": "likelihood"}
+    entry = results["configs"]["all"]
+    assert entry["run"]["score"]["score_kind"] == "log_probability"
+    scores = datasets.Dataset.from_parquet(str(runs["likelihood"] / "scores" / "all.parquet"))
+    assert scores.num_rows == 2 and not any(scores["error"])
+    for row in scores:  # each letter's log-probability as the answer: below 0, one token or more
+        assert row["caption_score"] < 0 and all(score < 0 for score in row["foil_scores"])
+        assert row["caption_num_tokens"] >= 1
+    assert entry["metrics"]["multiple_choice_accuracy"]["overall"]["n"] == 2
