@@ -55,6 +55,12 @@ for _name, _module, _builder, _summary in (
         "TempCompass",
         "TempCompass: multi-choice, yes/no and caption matching on five temporal aspects",
     ),
+    (
+        "tomato",
+        "tomato",
+        "Tomato",
+        "TOMATO: multiple-choice temporal reasoning questions, six reasoning types",
+    ),
 ):
     BUILDERS.add_lazy(_name, f"foilkit.builders.{_module}:{_builder}", _summary)
     BENCHMARKS.add_lazy(_name, f"foilkit.builders.{_module}:BENCHMARK", _summary)

@@ -18,7 +18,7 @@ clips whose caption has no gender word (2,477 of 2,990 remain in the paper).
 from __future__ import annotations
 
 import random
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -35,7 +35,7 @@ from foilkit.builders.annotations import (
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, TEXTS, canonical_features
-from foilkit.builders.spec import Benchmark, MetricSpec
+from foilkit.builders.spec import Benchmark, MetricSpec, option_inputs
 from foilkit.errors import UserError
 from foilkit.metrics import CITATIONS
 
@@ -286,21 +286,10 @@ def multiple_choice_row(
 # --- what ``foilkit evaluate contrast_sets`` computes ---------------------------------------------
 
 
-def _multiple_choice(rows: Mapping[str, Any]) -> dict[str, Any]:
-    """Option scores back in published order: the caption's score at ``label``, foils around it."""
-    scores = []
-    for caption_score, foil_scores, label in zip(
-        rows["caption_score"], rows["foil_scores"], rows["label"], strict=True
-    ):
-        options = list(foil_scores)
-        options.insert(int(label), caption_score)
-        scores.append(options)
-    return {"scores": scores, "labels": [int(label) for label in rows["label"]]}
-
-
+#: Option scores back in published order: the caption's score at ``label``, foils around it.
 MULTIPLE_CHOICE = MetricSpec(
     "multiple_choice_accuracy",
-    _multiple_choice,
+    option_inputs,
     {"accuracy": "accuracy"},
     chance={"accuracy": 0.2},  # one of five endings
 )

@@ -35,6 +35,7 @@ from foilkit.builders import (
     prepare,
     synthetic,
     tempcompass,
+    tomato,
     vilma,
     vitatecs,
 )
@@ -308,7 +309,8 @@ def _aspect_tasks(aspects: Sequence[str], what: str) -> tuple[HubTask, ...]:
 #: (their mean, Table 2's ``Avg.``, on ``all``: the five tests' files, see
 #: :func:`union_configs`); RTime: ``origin_t2v_r1``, ``origin_v2t_r1``, ``hard_t2v_r1``,
 #: ``hard_v2t_r1``, ``binary_t2v``, ``binary_v2t``; contrast sets: one per foil type
-#: (``verb_lm``, ``verb_human``, ``gender``, ``random``). Aspects, tests and contrast sets are the
+#: (``verb_lm``, ``verb_human``, ``gender``, ``random``); TOMATO: one per reasoning type and
+#: ``overall``. Aspects, tests and contrast sets are the
 #: builders' own; ViLMA's result key per test is its spec's P+T column.
 HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
     "vitatecs": _aspect_tasks(vitatecs.ASPECTS, "VITATECS"),
@@ -384,6 +386,25 @@ HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
             ),
         )
     ),
+    # per reasoning type (its own config, or its group of ``all``) and over all questions
+    "tomato": (
+        *(
+            HubTask(
+                name,
+                name,
+                f"TOMATO {tomato.REASONING_TYPES[name]}: multiple-choice accuracy (a tie counts "
+                "as wrong)",
+                ((name, None, "accuracy"), ("all", name, "accuracy")),
+            )
+            for name in tomato.REASONING_TYPES
+        ),
+        HubTask(
+            "overall",
+            "all",
+            "TOMATO: multiple-choice accuracy over all 1,484 questions",
+            (("all", None, "accuracy"),),
+        ),
+    ),
 }
 
 #: The temporal controls a run's frames can be put under (``foilkit.scorers.controls.CONTROLS``;
@@ -401,6 +422,7 @@ BENCHMARK_REPOS: dict[str, str] = {
     "rtime": "foilkit/rtime",
     "contrast_sets": "foilkit/contrast-sets",
     "tempcompass": "foilkit/tempcompass",
+    "tomato": "foilkit/tomato",
 }
 
 

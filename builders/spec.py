@@ -161,6 +161,19 @@ def aspect_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
     return {**pairwise_inputs(rows), "groups": list(rows["aspect"])}
 
 
+def option_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
+    """Each item's option scores back in published order (the caption's score at ``label``, the
+    foils' around it) and its true option (``multiple_choice_accuracy``)."""
+    scores = []
+    for caption_score, foil_scores, label in zip(
+        rows["caption_score"], rows["foil_scores"], rows["label"], strict=True
+    ):
+        options = list(foil_scores)
+        options.insert(int(label), caption_score)
+        scores.append(options)
+    return {"scores": scores, "labels": [int(label) for label in rows["label"]]}
+
+
 def subset_columns(
     columns: Mapping[str, Sequence[Any]], column: str, value: Any
 ) -> dict[str, list[Any]]:

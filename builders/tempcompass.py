@@ -40,7 +40,7 @@ from foilkit.builders.annotations import (
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import COUNT, FLAG, TEXT, TEXTS, canonical_features
-from foilkit.builders.spec import Benchmark, MetricSpec
+from foilkit.builders.spec import Benchmark, MetricSpec, option_inputs
 from foilkit.metrics import CITATIONS
 
 #: Task type (config name) -> the upstream file's stem.
@@ -316,16 +316,8 @@ def _listed_options(
 def _choice_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
     """Option scores in published order, the true option, and each question's fine-grained
     dimension (the official per-dimension statistics)."""
-    scores = []
-    for caption_score, foil_scores, label in zip(
-        rows["caption_score"], rows["foil_scores"], rows["label"], strict=True
-    ):
-        options = list(foil_scores)
-        options.insert(int(label), caption_score)
-        scores.append(options)
     return {
-        "scores": scores,
-        "labels": [int(label) for label in rows["label"]],
+        **option_inputs(rows),
         "groups": list(rows["aspect"]),
         "dimensions": list(rows["dimension"]),
     }

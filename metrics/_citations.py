@@ -61,6 +61,19 @@ TEMPCOMPASS = """\
 }
 """
 
+TOMATO = """\
+@misc{shangguan2024tomato,
+  title         = {{TOMATO}: Assessing Visual Temporal Reasoning Capabilities in Multimodal
+                   Foundation Models},
+  author        = {Shangguan, Ziyao and Li, Chuhan and Ding, Yuxuan and Zheng, Yanan and
+                   Zhao, Yilun and Fitzgerald, Tesca and Cohan, Arman},
+  year          = {2024},
+  eprint        = {2410.23266},
+  archivePrefix = {arXiv},
+  primaryClass  = {cs.CV}
+}
+"""
+
 #: benchmark (builder) name -> its paper's BibTeX.
 CITATIONS = {
     "vitatecs": VITATECS,
@@ -68,4 +81,5 @@ CITATIONS = {
     "rtime": RTIME,
     "contrast_sets": CONTRAST_SETS,
     "tempcompass": TEMPCOMPASS,
+    "tomato": TOMATO,
 }

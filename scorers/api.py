@@ -572,10 +572,11 @@ def check_inputs(
             first = asked.index(True)
             raise ValueError(
                 f"row {first} (id={data[first]['id']!r}) and {sum(asked) - 1} other(s) are "
-                "questions whose options mean nothing without the question (yes/no); a "
+                "questions whose options mean nothing without the question (TOMATO's "
+                "counts and directions, TempCompass' yes/no); a "
                 f"{family.name} model scores texts alone. Score them with a video LLM (--mode "
-                "choice or likelihood), or leave that config out (e.g. --config "
-                "caption_matching)"
+                "choice or likelihood), or leave such configs out where the benchmark has "
+                "others (TempCompass: --config caption_matching)"
             )
     if pool and protocol.settings.get("pooling") == "softmax-mean":
         raise ValueError(

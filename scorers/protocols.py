@@ -110,6 +110,7 @@ VITATECS_REPO = "lscpku/VITATECS@58bff59"
 VILMA_REPO = "ilkerkesen/ViLMA@746912b"
 RTIME_REPO = "qyr0403/Reversed-in-Time@a5134b6"
 TEMPCOMPASS_REPO = "llyx97/TempCompass@e1b4631"
+TOMATO_REPO = "yale-nlp/TOMATO@fe2025f"
 BLIP_REPO = "salesforce/BLIP"
 LMMS_EVAL_REPO = "EvolvingLMMs-Lab/lmms-eval"
 
@@ -327,6 +328,43 @@ for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
             "tempcompass",
             _family,
             "its code evaluates video LLMs only; a dual encoder matches the option texts",
+        ),
+    )
+
+# TOMATO runs each model with construct_prompt (the builder's ``prompt`` column: 16 frames, the
+# options as a letter -> text dict) on frames read by OpenCV, all decoded then
+# np.linspace(0, n - 1, total_frames, dtype=int) (generate_lib/utils.py read_video), 16 frames
+# for the main table (get_categorized_score.py NUM_FRAME); the answer letter is parsed from one
+# greedy generation.
+_paper(
+    "tomato",
+    "video-llm",
+    Protocol(
+        sampling="uniform",
+        num_frames=16,
+        mode="choice",
+        reference=f"{TOMATO_REPO} src/generate_lib/construct_prompt.py (construct_prompt), "
+        "src/generate_lib/utils.py (read_video: every frame decoded, linspace with both ends), "
+        "src/evaluate.py (--total_frames 16), src/generate_lib/qwen.py and llava_next.py (the "
+        "model's own chat template, no system prompt of TOMATO's; decord linspace for "
+        "LLaVA-NeXT), src/parse_result.py, src/get_categorized_score.py",
+        notes="the reference generates an answer greedily (up to 1024 tokens), parses its letter "
+        "by rules and falls back to gpt-4o-mini; foilkit asks the same prompt in the model's own "
+        "chat template and takes the option letter the model gives the highest probability: no "
+        "generation, no judge, every answer matched; its API and InternVideo2 scripts add the "
+        "system prompt 'You are an expert in understanding dynamics of objects.', which foilkit "
+        "does not",
+    ),
+)
+for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
+    _paper(
+        "tomato",
+        _family,
+        _unpublished(
+            "tomato",
+            _family,
+            "its code evaluates multimodal LLMs only, and its options mean nothing without the "
+            "question",
         ),
     )
 

@@ -48,6 +48,15 @@ EXPECTED_TASK_IDS = {
         "binary_v2t",
     ],
     "contrast_sets": ["verb_lm", "verb_human", "gender", "random"],
+    "tomato": [
+        "count",
+        "direction",
+        "rotation",
+        "shape_trend",
+        "velocity_frequency",
+        "visual_cues",
+        "overall",
+    ],
 }
 
 
