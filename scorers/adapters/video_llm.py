@@ -70,67 +70,40 @@ from foilkit.scorers.adapters._video_llm_support import (
     video_variant,
 )
 from foilkit.scorers.adapters.base import RequestAdapter
-from foilkit.scorers.requests import TextScores, TextsRequest
+from foilkit.scorers.generate import score_by_generation
+from foilkit.scorers.parsers import get_parser
+from foilkit.scorers.prompts import (  # noqa: F401  (choice_question: part of this module's API)
+    CHOICE_PROMPTS,
+    CHOICE_QUESTION,
+    COUNTS,
+    LETTERS,
+    LMMS_EVAL_QUESTION,
+    choice_messages,
+    choice_question,
+    question_text,
+)
+from foilkit.scorers.requests import (
+    DECODING_SETTINGS,
+    Decoding,
+    GenerateRequest,
+    Generations,
+    TextScores,
+    TextsRequest,
+)
 
-LETTERS = "ABCDEFGHIJ"
-CHOICE_SYSTEM = (
-    "You are given a short video clip and {count} sentences. "
-    "Select the sentence that best describes the content of the video."
-)
-CHOICE_QUESTION = (
-    "Which of the following best describes the content of the video: {options} "
-    "Respond with a single letter ({letters})."
-)
-LMMS_EVAL_QUESTION = (
-    "Which of the following best describes the content of the video:{options}\n"
-    "Please response with a single letter ({letters}):"
-)
 LIKELIHOOD_QUESTION = "Describe the video in one sentence."
 #: How likelihood mode turns token log-probabilities into one score.
 REDUCTIONS = ("mean", "sum")
-#: Choice-mode prompts by name: VITATECS' paper (Table 11: system prompt, options inline) and
-#: lmms-eval's ``vitatecs`` task (``lmms_eval/tasks/vitatecs/utils.py``: no system prompt,
-#: options on their own lines, capitalised with a full stop).
-CHOICE_PROMPTS = ("vitatecs", "lmms-eval")
 #: What likelihood mode scores of the answer: the text's own tokens (``answer``), or the whole
 #: assistant turn as the template renders it, closing tokens included (``turn``: what
 #: lmms-eval's ``loglikelihood`` scores for LLaVA models).
 CONTINUATIONS = ("answer", "turn")
-_COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
 _MARKER = "<<foilkit-question>>"
 #: Choice mode's per-text details: ``order_<k>`` is the text's letter probability when
 #: asked in cyclic order ``k`` (order 0 lists the texts as given, caption first, so the caption
 #: is (A); in order ``k`` text ``i`` is letter ``(i - k) mod n``). The score is their mean; their
 #: spread is the model's position bias.
 ORDER_DETAIL = "order_"
-
-
-def _spoken(letters: str) -> str:
-    return letters[0] if len(letters) == 1 else ", ".join(letters[:-1]) + f" or {letters[-1]}"
-
-
-def choice_question(options: Sequence[str]) -> str:
-    """VITATECS' multiple-choice question for ``options`` in the order given."""
-    letters = LETTERS[: len(options)]
-    listed = " ".join(f"({letter}) {option}" for letter, option in zip(letters, options))
-    return CHOICE_QUESTION.format(options=listed, letters=_spoken(letters))
-
-
-def lmms_eval_question(options: Sequence[str]) -> str:
-    """lmms-eval's VITATECS question (``format_question_and_answer`` + its ``post_prompt``) for
-    ``options`` in the order given; each option ends with a full stop and is ``capitalize``d."""
-    letters = LETTERS[: len(options)]
-    written = [
-        (option if option.endswith(".") else option + ".").capitalize() for option in options
-    ]
-    listed = "".join(f" \n({letter}) {option}" for letter, option in zip(letters, written))
-    return LMMS_EVAL_QUESTION.format(options=listed, letters=_spoken(letters))
-
-
-def question_text(prompt: str, options: Sequence[str]) -> str:
-    """The choice question of the named ``prompt`` (:data:`CHOICE_PROMPTS`) for ``options`` in
-    the order given."""
-    return (choice_question if prompt == "vitatecs" else lmms_eval_question)(options)
 
 
 def presented_metadata(timestamps: Sequence[float]) -> dict[str, Any]:
@@ -186,19 +159,26 @@ def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
 
 @register_adapter("video-llm")
 class VideoLLMAdapter(RequestAdapter):
-    """``AutoModelForImageTextToText`` + ``AutoProcessor`` with video input; modes ``likelihood``
-    and ``choice``.
+    """``AutoModelForImageTextToText`` + ``AutoProcessor`` with video input; modes ``likelihood``,
+    ``choice`` and ``generate`` (the choice question answered in words, read by a parser:
+    :mod:`foilkit.scorers.generate`; this adapter is its in-process backend, :meth:`generate`).
 
     Args:
         reduction: likelihood mode only: ``mean`` (default) or ``sum`` of the token
             log-probabilities. Choice mode scores option probabilities and takes none.
         continuation: likelihood mode only: ``answer`` (default; the text's tokens) or
             ``turn`` (the whole assistant turn, closing tokens included, as lmms-eval).
-        prompt: choice mode only: ``vitatecs`` (default; the paper's prompt) or ``lmms-eval``.
+        prompt: choice and generate modes: ``vitatecs`` (default; the paper's prompt) or
+            ``lmms-eval``.
+        temperature, top_p, num_samples, max_new_tokens, seed: generate mode only: the
+            :class:`~foilkit.scorers.requests.Decoding` (default: one greedy answer of at most
+            32 tokens).
+        parser: generate mode only: the answer parser's name (:data:`PARSERS`; default
+            ``vitatecs``, the rules for the VITATECS question this mode asks).
     """
 
-    modes = ("likelihood", "choice")
-    options = ("reduction",)
+    modes = ("likelihood", "choice", "generate")
+    options = ("reduction", "parser", *DECODING_SETTINGS)
     spreads = True
     score_kind = "log_probability"  # the first mode's; each instance sets its own mode's
     # what model_inputs adds to every processor call (see video_kwargs)
@@ -214,9 +194,45 @@ class VideoLLMAdapter(RequestAdapter):
         reduction: str | None = None,
         continuation: str | None = None,
         prompt: str | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        num_samples: int | None = None,
+        max_new_tokens: int | None = None,
+        seed: int | None = None,
+        parser: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(model_id, **kwargs)
+        generating = {
+            "temperature": temperature,
+            "top_p": top_p,
+            "num_samples": num_samples,
+            "max_new_tokens": max_new_tokens,
+            "seed": seed,
+        }
+        self.decoding: Decoding | None = None
+        self.parser: str | None = None
+        if self.mode == "generate":
+            for name, value in (("reduction", reduction), ("continuation", continuation)):
+                if value is not None:
+                    raise ValueError(
+                        f"{name}={value!r} applies to likelihood mode only; generate mode reads "
+                        "the option the answer names"
+                    )
+            self.score_kind = "probability"
+            prompt = _choose("prompt", prompt, CHOICE_PROMPTS)
+            self.decoding = Decoding(**{k: v for k, v in generating.items() if v is not None})
+            self.parser = parser or "vitatecs"
+            self._parse = get_parser(self.parser)
+        else:
+            given = [
+                f"{k}={v!r}" for k, v in {**generating, "parser": parser}.items() if v is not None
+            ]
+            if given:
+                raise ValueError(
+                    f"{', '.join(given)} applies to generate mode only (--mode generate); "
+                    f"{self.mode} mode generates nothing"
+                )
         if self.mode == "choice":
             for name, value in (("reduction", reduction), ("continuation", continuation)):
                 if value is not None:
@@ -226,10 +242,11 @@ class VideoLLMAdapter(RequestAdapter):
                     )
             self.score_kind = "probability"
             prompt = _choose("prompt", prompt, CHOICE_PROMPTS)
-        else:
+        elif self.mode == "likelihood":
             if prompt is not None:
                 raise ValueError(
-                    f"prompt={prompt!r} applies to choice mode only; likelihood mode asks "
+                    f"prompt={prompt!r} applies to choice and generate modes only; likelihood "
+                    "mode asks "
                     f"{LIKELIHOOD_QUESTION!r}"
                 )
             reduction = _choose("reduction", reduction, REDUCTIONS)
@@ -352,6 +369,9 @@ class VideoLLMAdapter(RequestAdapter):
                 "continuation": self.continuation,
             }
         question = CHOICE_QUESTION if self.prompt == "vitatecs" else LMMS_EVAL_QUESTION
+        if self.mode == "generate":
+            common["decoding"] = self.decoding.to_record()
+            common["parser"] = self.parser
         return {**common, "prompt": question, "prompt_name": self.prompt}
 
     def prompt_templates(self) -> dict[str, str] | None:
@@ -359,10 +379,10 @@ class VideoLLMAdapter(RequestAdapter):
         ``{question}`` slot, by option count (2 to 5), recorded once per run in ``run.json``;
         an item's prompt in order ``k`` fills the slot with :func:`question_text` of its texts
         in that order (the scores file holds the texts and each order's probabilities)."""
-        if self.mode != "choice":
+        if self.mode == "likelihood":
             return None
         templates = {}
-        for count in _COUNTS:
+        for count in COUNTS:
             head, tail = self._prompt(count)
             templates[str(count)] = head + "{question}" + tail
         return templates
@@ -404,14 +424,7 @@ class VideoLLMAdapter(RequestAdapter):
     # --- prompts -----------------------------------------------------------------------------
 
     def _messages(self, question: str, count: int | None) -> list[dict[str, Any]]:
-        messages = []
-        if count is not None and self.prompt == "vitatecs":
-            system = CHOICE_SYSTEM.format(count=_COUNTS.get(count, str(count)))
-            messages.append({"role": "system", "content": [{"type": "text", "text": system}]})
-        messages.append(
-            {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": question}]}
-        )
-        return messages
+        return choice_messages(self.prompt, question, count)
 
     def _render(self, messages: list[dict[str, Any]]) -> str:
         if self.plain_prompt is not None:  # the user turn's text; a system prompt has no place
@@ -559,7 +572,65 @@ class VideoLLMAdapter(RequestAdapter):
         return self.model(**inputs).logits[0, -count - 1 :]
 
     @torch.inference_mode()
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[Generations]:
+        """Answers to each request, ``decoding.num_samples`` of them, as the decoded text of the
+        new tokens with special tokens dropped and surrounding spaces stripped (as lmms-eval's
+        model wrappers return answers). Sampling draws from the request's own seed
+        (:meth:`GenerateRequest.sample_seed`), all its samples in one call."""
+        results = []
+        for request in requests:
+            decoding = request.decoding
+            inputs = self.model_inputs(request, self._render(list(request.messages)))
+            sampling = {}
+            if not decoding.greedy:
+                sampling = {"temperature": decoding.temperature, "top_p": decoding.top_p}
+                torch.manual_seed(request.sample_seed())
+            output = self.model.generate(
+                **inputs,
+                do_sample=not decoding.greedy,
+                num_beams=1,
+                top_k=0,
+                repetition_penalty=1.0,
+                max_new_tokens=decoding.max_new_tokens,
+                num_return_sequences=decoding.num_samples,
+                pad_token_id=self._pad_token_id(),
+                **sampling,
+            )
+            new = output[:, inputs["input_ids"].shape[1] :].cpu()
+            texts, counts = [], []
+            for ids in new.tolist():
+                kept = self._until_end(ids)
+                counts.append(len(kept))
+                texts.append(self.tokenizer.decode(kept, skip_special_tokens=True).strip())
+            results.append(Generations(tuple(texts), tuple(counts)))
+        return results
+
+    def _end_ids(self) -> set[int]:
+        """The tokens that end an answer: the generation config's EOS ids and the tokenizer's."""
+        ends = getattr(self.model.generation_config, "eos_token_id", None)
+        ends = set(ends if isinstance(ends, list) else [] if ends is None else [ends])
+        if self.tokenizer.eos_token_id is not None:
+            ends.add(self.tokenizer.eos_token_id)
+        return ends
+
+    def _pad_token_id(self) -> int | None:
+        pad = self.tokenizer.pad_token_id
+        return pad if pad is not None else next(iter(sorted(self._end_ids())), None)
+
+    def _until_end(self, ids: list[int]) -> list[int]:
+        """An answer's tokens up to its first end token (what pads a shorter sample goes)."""
+        ends = self._end_ids()
+        for position, token in enumerate(ids):
+            if token in ends:
+                return ids[:position]
+        return ids
+
+    @torch.inference_mode()
     def score(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
+        if self.mode == "generate":
+            return score_by_generation(
+                self, requests, prompt=self.prompt, decoding=self.decoding, parser=self._parse
+            )
         results: list[TextScores] = []
         key, cache, last_logits = None, None, None
         for request in requests:
