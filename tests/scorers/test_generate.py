@@ -4,11 +4,9 @@ sampling is repeatable for a seed, resumable, and the same in one process or two
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 import torch
-from answering_model import letter_answering_model
 from launch import accelerate_launch, launched_score, run_to_success
 
 import foilkit
@@ -28,8 +26,8 @@ RUN = {"num_workers": 0, "progress": False, "use_cache": False}
 
 
 @pytest.fixture(scope="module")
-def answering(tmp_path_factory) -> str:
-    return str(letter_answering_model(tmp_path_factory.mktemp("answering") / "model"))
+def answering(answering_model) -> str:
+    return answering_model
 
 
 @pytest.fixture(scope="module")
@@ -129,12 +127,22 @@ def _rows(path) -> list[dict]:
     return [json.loads(line) for line in path.read_text().splitlines()]
 
 
-def test_a_killed_generate_run_resumes_to_the_same_file(
-    answering, benchmark, tmp_path, monkeypatch
-):
-    options = {**RUN, **SAMPLED, "batch_size": 1, "num_frames": 4}
-    whole = foilkit.score(answering, benchmark, out_dir=str(tmp_path / "whole"), **options)
-    run = json.loads((tmp_path / "whole/run.json").read_text())
+#: the CLI flags of SAMPLED and RUN (batches of one video, no decoding threads, no cache)
+FLAGS = ["--mode", "generate", "--temperature", "1", "--num-samples", "2"]
+FLAGS += ["--max-new-tokens", "4", "--frames", "4"]
+OPTIONS = {**RUN, **SAMPLED, "batch_size": 1, "num_frames": 4}
+
+
+@pytest.fixture(scope="module")
+def whole(answering, saved_benchmark, tmp_path_factory):
+    """A generate run of the saved benchmark in this process, from start to end: its folder."""
+    out = tmp_path_factory.mktemp("generate") / "whole"
+    foilkit.score(answering, str(saved_benchmark), out_dir=str(out), **OPTIONS)
+    return out
+
+
+def test_answers_are_kept_per_row_and_counted_in_the_run_record(whole, benchmark):
+    run = json.loads((whole / "run.json").read_text())
     assert run["adapter"]["decoding"] == {
         "strategy": "sample",
         "temperature": 1.0,
@@ -143,14 +151,19 @@ def test_a_killed_generate_run_resumes_to_the_same_file(
         "max_new_tokens": 4,
         "seed": 0,
     }
+    assert run["adapter"]["parser"] == "vitatecs" and run["mode"] == "generate"
     counts = run["answers"]
-    # every row: 2 groups (caption and proficiency texts) x 2 orders x 2 samples
+    # every row: 2 text groups (caption and proficiency texts) x 2 orders x 2 samples
     assert sum(counts.values()) == len(benchmark) * 8 and counts["parsed"] > 0
-    row = _rows(tmp_path / "whole/scores.jsonl")[0]
-    assert len(row["answers"]) == len(row["answer_outcomes"]) == len(row["answer_choices"]) == 4
-    assert row["caption_score"] == sum(c == 0 for c in row["answer_choices"]) / 4
-    assert whole.column_names[:3] == ["id", "caption_score", "foil_scores"]
+    for row in _rows(whole / "scores.jsonl"):
+        assert len(row["answers"]) == len(row["answer_outcomes"]) == 4
+        assert row["caption_score"] == sum(c == 0 for c in row["answer_choices"]) / 4
+        assert row["proficiency_answers"] and row["caption_sample_1"] is not None
 
+
+def test_a_killed_generate_run_resumes_to_the_same_file(
+    answering, saved_benchmark, whole, tmp_path, monkeypatch
+):
     real_flush, calls = engine_module.Engine._flush, []
 
     def dies_on_the_third_batch(self, buffer, bar):
@@ -159,35 +172,26 @@ def test_a_killed_generate_run_resumes_to_the_same_file(
             raise KeyboardInterrupt("killed")
         return real_flush(self, buffer, bar)
 
+    dataset, killed = str(saved_benchmark), str(tmp_path / "killed")
     monkeypatch.setattr(engine_module.Engine, "_flush", dies_on_the_third_batch)
     with pytest.raises(KeyboardInterrupt):
-        foilkit.score(answering, benchmark, out_dir=str(tmp_path / "killed"), **options)
+        foilkit.score(answering, dataset, out_dir=killed, **OPTIONS)
     monkeypatch.setattr(engine_module.Engine, "_flush", real_flush)
     with pytest.raises(ValueError, match="temperature"):  # other decoding: another run
         foilkit.score(
-            answering,
-            benchmark,
-            out_dir=str(tmp_path / "killed"),
-            resume=True,
-            **{**options, "temperature": 0.5},
+            answering, dataset, out_dir=killed, resume=True, **{**OPTIONS, "temperature": 0.5}
         )
-    foilkit.score(answering, benchmark, out_dir=str(tmp_path / "killed"), resume=True, **options)
-    assert (tmp_path / "killed/scores.jsonl").read_bytes() == (
-        tmp_path / "whole/scores.jsonl"
-    ).read_bytes()
+    foilkit.score(answering, dataset, out_dir=killed, resume=True, **OPTIONS)
+    assert (tmp_path / "killed/scores.jsonl").read_bytes() == (whole / "scores.jsonl").read_bytes()
     resumed = json.loads((tmp_path / "killed/run.json").read_text())
-    assert 0 < resumed["throughput"]["resumed_rows"] < len(benchmark)
-    assert resumed["answers"] == counts  # of every row, the resumed ones too
+    assert 0 < resumed["throughput"]["resumed_rows"] < resumed["dataset"]["num_rows"]
+    # the resumed rows' answers are counted too
+    assert resumed["answers"] == json.loads((whole / "run.json").read_text())["answers"]
 
 
 @pytest.mark.slow
-def test_two_processes_generate_the_answers_of_one(answering, saved_benchmark, tmp_path):
-    flags = ["--mode", "generate", "--temperature", "1", "--num-samples", "2"]
-    flags += ["--max-new-tokens", "4", "--frames", "4"]
-    for command, out in ([sys.executable], "one"), (accelerate_launch(2), "two"):
-        args = launched_score(answering, saved_benchmark, tmp_path / out, 1, 0, *flags)
-        run_to_success([*command, *args])
+def test_two_processes_generate_the_answers_of_one(answering, saved_benchmark, whole, tmp_path):
+    args = launched_score(answering, saved_benchmark, tmp_path / "two", 1, 0, *FLAGS)
+    run_to_success([*accelerate_launch(2), *args])
     assert json.loads((tmp_path / "two/run.json").read_text())["hardware"]["num_processes"] == 2
-    assert (tmp_path / "two/scores.jsonl").read_bytes() == (
-        tmp_path / "one/scores.jsonl"
-    ).read_bytes()
+    assert (tmp_path / "two/scores.jsonl").read_bytes() == (whole / "scores.jsonl").read_bytes()
