@@ -72,14 +72,16 @@ from foilkit.scorers.adapters._video_llm_support import (
 from foilkit.scorers.adapters.base import RequestAdapter
 from foilkit.scorers.generate import score_by_generation
 from foilkit.scorers.parsers import get_parser
-from foilkit.scorers.prompts import (  # noqa: F401  (choice_question: part of this module's API)
+from foilkit.scorers.prompts import (  # noqa: F401  (one place for every backend; kept importable here)
     CHOICE_PROMPTS,
     CHOICE_QUESTION,
+    CHOICE_SYSTEM,
     COUNTS,
     LETTERS,
     LMMS_EVAL_QUESTION,
     choice_messages,
     choice_question,
+    lmms_eval_question,
     question_text,
 )
 from foilkit.scorers.requests import (

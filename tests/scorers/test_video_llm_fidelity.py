@@ -115,7 +115,7 @@ def test_each_mode_records_its_options(tiny_model, options, field, value):
     [
         ({"mode": "choice", "reduction": "mean"}, "likelihood mode only"),
         ({"mode": "likelihood", "reduction": "max"}, "unknown reduction 'max'"),
-        ({"mode": "likelihood", "prompt": "lmms-eval"}, "choice mode only"),
+        ({"mode": "likelihood", "prompt": "lmms-eval"}, "choice and generate modes only"),
         ({"mode": "choice", "continuation": "turn"}, "likelihood mode only"),
         ({"mode": "choice", "prompt": "mvbench"}, "unknown prompt 'mvbench'"),
     ],
