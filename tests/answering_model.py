@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from foilkit.scorers.requests import Generations
+
 
 def letter_answering_model(out: Path) -> Path:
     """Save the steered model with its processor in ``out``; returns ``out``."""
@@ -36,3 +38,27 @@ def letter_answering_model(out: Path) -> Path:
     model.save_pretrained(out)
     processor.save_pretrained(out)
     return out
+
+
+def assert_greedy_answer_follows_the_logits(adapter, frames, texts, timestamps=None) -> None:
+    """A one-token greedy answer of the ``generate`` mode ``adapter`` (its in-process backend)
+    is the token a full forward over the whole rendered prompt ranks first, decoded as the
+    adapter keeps answers (special tokens dropped, spaces stripped; an end token: no answer);
+    ``timestamps``: the frames' times, which a model with a time axis is given."""
+    import torch
+
+    from foilkit.scorers.generate import generate_requests
+    from foilkit.scorers.requests import Decoding, TextsRequest
+
+    one_token = Decoding(max_new_tokens=1)
+    asked = TextsRequest(texts, frames, timestamps=timestamps)
+    request = generate_requests(asked, "vitatecs", one_token)[0]
+    (generated,) = adapter.generate([request])
+    inputs = adapter.model_inputs(request, adapter._render(list(request.messages)))
+    with torch.inference_mode():
+        first = int(adapter.model(**inputs).logits[0, -1].argmax())
+    if first in adapter._end_ids():
+        assert generated == Generations(("",), (0,))
+    else:
+        text = adapter.tokenizer.decode([first], skip_special_tokens=True).strip()
+        assert generated == Generations((text,), (1,))

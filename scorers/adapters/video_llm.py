@@ -585,13 +585,16 @@ class VideoLLMAdapter(RequestAdapter):
             inputs = self.model_inputs(request, self._render(list(request.messages)))
             sampling = {}
             if not decoding.greedy:
-                sampling = {"temperature": decoding.temperature, "top_p": decoding.top_p}
+                sampling = {
+                    "temperature": decoding.temperature,
+                    "top_p": decoding.top_p,
+                    "top_k": 0,  # off, whatever the checkpoint's generation_config says
+                }
                 torch.manual_seed(request.sample_seed())
             output = self.model.generate(
                 **inputs,
                 do_sample=not decoding.greedy,
                 num_beams=1,
-                top_k=0,
                 repetition_penalty=1.0,
                 max_new_tokens=decoding.max_new_tokens,
                 num_return_sequences=decoding.num_samples,
