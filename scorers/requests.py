@@ -164,11 +164,17 @@ class GenerateRequest:
         TextsRequest(("",), self.frames, self.timestamps)  # the same checks of frames and times
 
     def sample_seed(self) -> int:
-        """The seed this request's answers are drawn with: the decoding seed and the messages,
-        hashed (the same question asked again draws the same answers; another question, or
-        another order of its options, draws its own)."""
-        payload = json.dumps([self.decoding.seed, list(self.messages)], sort_keys=True)
-        return int.from_bytes(hashlib.sha256(payload.encode()).digest()[:4], "big") >> 1
+        """The seed this request's answers are drawn with: the decoding seed, the messages, the
+        frames' pixels and times, hashed. The same question about the same frames draws the
+        same answers in any process or batch, and after a resumption; another question, another
+        order of its options or another video draws its own."""
+        digest = hashlib.sha256(
+            json.dumps([self.decoding.seed, list(self.messages), self.timestamps]).encode()
+        )
+        if self.frames is not None:
+            digest.update(str(tuple(self.frames.shape)).encode())
+            digest.update(self.frames.contiguous().cpu().numpy().tobytes())
+        return int.from_bytes(digest.digest()[:4], "big") >> 1
 
 
 @dataclass(frozen=True)

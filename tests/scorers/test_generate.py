@@ -72,6 +72,8 @@ def test_each_order_is_asked_with_the_papers_prompt(frames):
         .startswith("You are given a short video clip and two sentences.")
     )
     assert asked[0].frames is frames and asked[0].sample_seed() != asked[1].sample_seed()
+    other_video = generate_requests(TextsRequest(TEXTS, frames.flip(0)), "vitatecs", Decoding())
+    assert other_video[0].sample_seed() != asked[0].sample_seed()
 
 
 def test_sampled_answers_repeat_for_a_seed_and_differ_between_seeds(answering, frames):
