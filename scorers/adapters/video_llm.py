@@ -1,6 +1,6 @@
-"""Video LLMs (LLaVA-NeXT-Video, LLaVA-OneVision, Qwen2-VL/2.5-VL, ...) as scorers, no generation.
+"""Video LLMs (LLaVA-NeXT-Video, LLaVA-OneVision, Qwen2-VL/2.5-VL, ...) as scorers.
 
-Two modes, both deterministic:
+Two modes read the model's logits and are deterministic; the third lets it answer:
 
 ``likelihood`` (score kind ``log_probability``)
     The log-probability of each text as the answer to "describe the video", given the video.
@@ -19,6 +19,12 @@ Two modes, both deterministic:
     letter's probability (softmax over the option letters) averaged over orders, so position
     bias cancels. ``prompt="lmms-eval"`` asks lmms-eval's ``vitatecs`` task question instead
     (no system prompt; options on their own lines; "Please response with a single letter").
+``generate`` (score kind ``probability``)
+    The same question, answered in words in every option order (greedy by default, or sampled:
+    ``temperature``, ``top_p``, ``num_samples``, ``max_new_tokens``, ``seed``), each answer read
+    by a benchmark's answer parser; a text's score is the share of answers choosing it
+    (:mod:`foilkit.scorers.generate`, which any backend shares; this adapter's
+    :meth:`VideoLLMAdapter.generate` is the in-process one).
 
 Token ids: the model sees exactly the ids of the whole rendered prompt (chat template, video
 placeholder, question, answer) tokenized at once. The video prefix (everything up to the
@@ -212,48 +218,40 @@ class VideoLLMAdapter(RequestAdapter):
             "max_new_tokens": max_new_tokens,
             "seed": seed,
         }
+        if self.mode in ("choice", "generate"):
+            asks = {
+                "choice": "choice mode scores the option letters' probabilities",
+                "generate": "generate mode reads the option the answer names",
+            }[self.mode]
+            for name, value in (("reduction", reduction), ("continuation", continuation)):
+                if value is not None:
+                    raise ValueError(f"{name}={value!r} applies to likelihood mode only; {asks}")
+            self.score_kind = "probability"
+            prompt = _choose("prompt", prompt, CHOICE_PROMPTS)
+        else:
+            if prompt is not None:
+                raise ValueError(
+                    f"prompt={prompt!r} applies to choice and generate modes only; likelihood "
+                    f"mode asks {LIKELIHOOD_QUESTION!r}"
+                )
+            reduction = _choose("reduction", reduction, REDUCTIONS)
+            continuation = _choose("continuation", continuation, CONTINUATIONS)
+            self.score_kind = "log_probability"
+        #: generate mode's decoding and answer parser (``None`` in the other modes)
         self.decoding: Decoding | None = None
         self.parser: str | None = None
         if self.mode == "generate":
-            for name, value in (("reduction", reduction), ("continuation", continuation)):
-                if value is not None:
-                    raise ValueError(
-                        f"{name}={value!r} applies to likelihood mode only; generate mode reads "
-                        "the option the answer names"
-                    )
-            self.score_kind = "probability"
-            prompt = _choose("prompt", prompt, CHOICE_PROMPTS)
             self.decoding = Decoding(**{k: v for k, v in generating.items() if v is not None})
             self.parser = parser or "vitatecs"
             self._parse = get_parser(self.parser)
         else:
-            given = [
-                f"{k}={v!r}" for k, v in {**generating, "parser": parser}.items() if v is not None
-            ]
+            settings = {**generating, "parser": parser}
+            given = [f"{k}={v!r}" for k, v in settings.items() if v is not None]
             if given:
                 raise ValueError(
                     f"{', '.join(given)} applies to generate mode only (--mode generate); "
                     f"{self.mode} mode generates nothing"
                 )
-        if self.mode == "choice":
-            for name, value in (("reduction", reduction), ("continuation", continuation)):
-                if value is not None:
-                    raise ValueError(
-                        f"{name}={value!r} applies to likelihood mode only; choice mode scores "
-                        "the option letters' probabilities"
-                    )
-            self.score_kind = "probability"
-            prompt = _choose("prompt", prompt, CHOICE_PROMPTS)
-        elif self.mode == "likelihood":
-            if prompt is not None:
-                raise ValueError(
-                    f"prompt={prompt!r} applies to choice and generate modes only; likelihood "
-                    "mode asks "
-                    f"{LIKELIHOOD_QUESTION!r}"
-                )
-            reduction = _choose("reduction", reduction, REDUCTIONS)
-            continuation = _choose("continuation", continuation, CONTINUATIONS)
-            self.score_kind = "log_probability"
         self.reduction, self.continuation, self.prompt = reduction, continuation, prompt
         model_class = self._load_processor()
         with naming_the_extra(model_id):
