@@ -230,6 +230,11 @@ def test_vitatecs_with_a_video_llm_in_generate_mode(
     assert f"{key} per sample (2 samples): mean {100 * spread['mean']:.1f}" in report
     scores = datasets.Dataset.from_parquet(str(run_dir / "scores" / f"{config}.parquet"))
     assert all(len(answers) == 4 for answers in scores["answers"])
+    from foilkit.html_report import run_items
+    from foilkit.run import RunResults
+
+    items = run_items(run_dir, RunResults.load(run_dir))  # the browser shows every answer
+    assert [item["a"] for item in items] == scores["answers"]
     assert set(o for row in scores["answer_outcomes"] for o in row) <= {
         "parsed",
         "unparseable",
