@@ -44,6 +44,7 @@ from foilkit.scorers.distributed import (
     split,
 )
 from foilkit.scorers.engine import Engine
+from foilkit.scorers.generate import check_generation
 from foilkit.scorers.lock import run_lock
 from foilkit.scorers.output import answer_outcomes, error_causes, scores_dataset, write_jsonl
 from foilkit.scorers.placement import (
@@ -558,6 +559,8 @@ def check_inputs(
             "pool has none: use pooling 'mean' or 'mean-of-similarities'"
         )
     policy = sampling_policy(protocol, options.seed)
+    if protocol.settings.get("mode") == "generate":  # the decoding and parser, before any model
+        check_generation(protocol.settings)
     if policy.name not in ("fps", "int-fps"):  # those take max_frames, not a set count
         family.check_frames(
             model,
@@ -793,9 +796,10 @@ def score_matrix(
 
 def score_pool(model: str, dataset: Any, config: str | None, options: ScoreOptions) -> ScoreMatrix:
     """:func:`score_matrix` with typed options (the matrix carries its run record, ``run``)."""
-    if options.mode == "choice":
+    if options.mode in ("choice", "generate"):
         raise ValueError(
-            "score_matrix needs a mode that scores each text alone; 'choice' compares texts"
+            f"score_matrix needs a mode that scores each text alone; {options.mode!r} compares "
+            "texts as the options of one question"
         )
     # foilkit's own progress only: no bars of datasets' or transformers' inner steps
     checked = check_inputs(model, dataset, config, options, pool=True)

@@ -21,12 +21,13 @@ only turns :class:`~foilkit.scorers.requests.GenerateRequest` into
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
 
-from foilkit.scorers.parsers import PARSED, AnswerParser
+from foilkit.scorers.parsers import DEFAULT_PARSER, PARSED, AnswerParser, get_parser
 from foilkit.scorers.prompts import LETTERS, choice_messages, question_text
 from foilkit.scorers.requests import (
+    DECODING_SETTINGS,
     Answer,
     Decoding,
     GenerateRequest,
@@ -46,6 +47,13 @@ class GeneratingBackend(Protocol):
     ``decoding.num_samples`` texts each."""
 
     def generate(self, requests: Sequence[GenerateRequest]) -> list[Generations]: ...
+
+
+def check_generation(settings: Mapping[str, Any]) -> None:
+    """Refuse a protocol's decoding settings or parser that generate mode cannot run (a
+    ``ValueError`` naming the flag), before any model loads."""
+    Decoding(**{k: settings[k] for k in DECODING_SETTINGS if settings.get(k) is not None})
+    get_parser(settings.get("parser") or DEFAULT_PARSER)
 
 
 def cyclic_orders(count: int) -> list[list[int]]:

@@ -47,6 +47,8 @@ from dataclasses import dataclass
 PARSED, UNPARSEABLE, REFUSED = "parsed", "unparseable", "refused"
 OUTCOMES = (PARSED, UNPARSEABLE, REFUSED)
 LETTERS = "ABCDEFGHIJ"
+#: The parser of generate mode when none is named: the rules for the VITATECS question it asks.
+DEFAULT_PARSER = "vitatecs"
 
 
 @dataclass(frozen=True)
@@ -84,7 +86,9 @@ def register_parser(name: str) -> Callable[[AnswerParser], AnswerParser]:
 def get_parser(name: str) -> AnswerParser:
     """The parser registered as ``name``; an unknown name is an error listing the known ones."""
     if name not in PARSERS:
-        raise ValueError(f"unknown answer parser {name!r}; choose from {sorted(PARSERS)}")
+        raise ValueError(
+            f"unknown answer parser {name!r} (--parser); choose from {sorted(PARSERS)}"
+        )
     return PARSERS[name]
 
 
@@ -259,6 +263,7 @@ def parse_yes_no(
 
 
 __all__ = [
+    "DEFAULT_PARSER",
     "OUTCOMES",
     "PARSED",
     "PARSERS",

@@ -77,7 +77,7 @@ from foilkit.scorers.adapters._video_llm_support import (
 )
 from foilkit.scorers.adapters.base import RequestAdapter
 from foilkit.scorers.generate import score_by_generation
-from foilkit.scorers.parsers import get_parser
+from foilkit.scorers.parsers import DEFAULT_PARSER, get_parser
 from foilkit.scorers.prompts import (  # noqa: F401  (one place for every backend; kept importable here)
     CHOICE_PROMPTS,
     CHOICE_QUESTION,
@@ -242,7 +242,7 @@ class VideoLLMAdapter(RequestAdapter):
         self.parser: str | None = None
         if self.mode == "generate":
             self.decoding = Decoding(**{k: v for k, v in generating.items() if v is not None})
-            self.parser = parser or "vitatecs"
+            self.parser = parser or DEFAULT_PARSER
             self._parse = get_parser(self.parser)
         else:
             settings = {**generating, "parser": parser}

@@ -197,3 +197,27 @@ def test_two_processes_generate_the_answers_of_one(answering, saved_benchmark, w
     run_to_success([*accelerate_launch(2), *args])
     assert json.loads((tmp_path / "two/run.json").read_text())["hardware"]["num_processes"] == 2
     assert (tmp_path / "two/scores.jsonl").read_bytes() == (whole / "scores.jsonl").read_bytes()
+
+
+def test_a_retrieval_matrix_is_refused_in_generate_mode(answering, benchmark):
+    with pytest.raises(ValueError, match="'generate' compares texts as the options"):
+        foilkit.score_matrix(answering, benchmark, mode="generate", **RUN)
+
+
+@pytest.mark.parametrize(
+    "flags, names",
+    [
+        (["--num-samples", "3"], "--temperature 0.2"),
+        (["--temperature", "0.5", "--parser", "vitatec"], "(--parser)"),
+    ],
+)
+def test_bad_generation_flags_are_one_line_before_any_run_folder(
+    flags, names, answering, saved_benchmark, tmp_path, capsys
+):
+    from foilkit.cli import main
+
+    out = tmp_path / "run"
+    argv = ["score", "--model", answering, "--dataset", str(saved_benchmark), "--out", str(out)]
+    assert main([*argv, "--mode", "generate", "--no-progress", *flags]) == 2
+    error = capsys.readouterr().err.strip()
+    assert names in error and "\n" not in error and not out.exists()
