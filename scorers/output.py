@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.files import atomic_open
+from foilkit.scorers.parsers import OUTCOMES
 
 GROUP_PREFIX = {"main": "", "proficiency": "proficiency_"}
 
@@ -64,8 +65,6 @@ ANSWER_COLUMNS = {"answers": "text", "answer_outcomes": "outcome", "answer_choic
 def answer_outcomes(records: Sequence[dict[str, Any]]) -> dict[str, int]:
     """How many generated answers each parser outcome had (``parsed``, ``unparseable``,
     ``refused``; every outcome, zeros too), over the scored rows' answers."""
-    from foilkit.scorers.parsers import OUTCOMES
-
     counts = Counter(
         answer["outcome"]
         for r in records
