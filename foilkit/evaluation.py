@@ -33,6 +33,7 @@ from foilkit.run import (
     MetricResult,
     RunFolder,
     RunResults,
+    SampleSpread,
     SavedMatrix,
     ScoringRecord,
     plain_json,
@@ -44,6 +45,8 @@ if TYPE_CHECKING:  # the scorers import torch: only when scoring
     from foilkit.scorers.api import ScoreOptions
     from foilkit.scorers.protocols import ResolvedProtocol
 
+#: The prefixes of a text group's per-sample columns (ViLMA's proficiency texts have their own).
+GROUP_PREFIXES = ("", "proficiency_")
 #: The :class:`ScoreOptions` fields ``evaluate`` sets itself: from its own arguments
 #: (``benchmark``, ``videos``, ``resume``, ``split``) and the run folder (each config's scoring
 #: folder).
@@ -387,8 +390,42 @@ def compute_metrics(
                     for group in dict.fromkeys(columns[spec.group_column])
                 }
                 share_group_results(overall, groups)
-        out[metric.metric] = MetricResult(overall, errors, groups, tie_policy(metric))
+        samples = None
+        if not metric.matrix:
+            samples = per_sample(metric, columns, score_kind, spec.cluster_column, seed)
+        out[metric.metric] = MetricResult(overall, errors, groups, tie_policy(metric), samples)
     return out
+
+
+def per_sample(
+    metric: MetricSpec,
+    columns: Mapping[str, list[Any]],
+    score_kind: str,
+    cluster_column: str | None,
+    seed: int,
+) -> dict[str, SampleSpread] | None:
+    """Generate mode with several answers per question: each reported quantity of ``metric``
+    computed on each sample's answers alone (the ``sample_<s>`` details stand in for the scores),
+    without intervals; ``None`` for other runs."""
+    from foilkit.scorers.generate import SAMPLE_DETAIL
+
+    count = 0
+    while f"caption_{SAMPLE_DETAIL}{count}" in columns:
+        count += 1
+    if count == 0:
+        return None
+    values: dict[str, list[float]] = {}
+    for sample in range(count):
+        data = dict(columns)
+        for prefix in GROUP_PREFIXES:
+            if f"{prefix}caption_{SAMPLE_DETAIL}{sample}" in columns:
+                data[f"{prefix}caption_score"] = columns[f"{prefix}caption_{SAMPLE_DETAIL}{sample}"]
+                data[f"{prefix}foil_scores"] = columns[f"{prefix}foil_{SAMPLE_DETAIL}{sample}"]
+        result = _call(metric, data, score_kind, cluster_column, 0, seed)
+        for key in metric.columns.values():
+            if isinstance(result.get(key), (int, float)):
+                values.setdefault(key, []).append(float(result[key]))
+    return {key: SampleSpread(found) for key, found in values.items()}
 
 
 def share_group_results(overall: dict[str, Any], groups: Mapping[str, Mapping[str, Any]]) -> None:

@@ -113,7 +113,9 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
     proficiency test, ``o`` outcome, ``m`` margin, ``e`` error, ``v`` video, ``fi`` frame indices;
     a choice-mode video LLM's rows add ``po`` (per text, caption first: its letter probability in
     each cyclic option order, :func:`order_probabilities`) and ``q`` (each order's question, the
-    slot of the run's recorded prompt template).
+    slot of the run's recorded prompt template); a generate-mode one's ``po`` holds each text's
+    share of the answers in each order, ``a`` the answers (order-major) and ``ao`` their parser
+    outcomes.
     """
     folder = RunFolder(Path(run_dir))
     group_column = results.spec.group_column
@@ -147,6 +149,8 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
                 item["po"] = orders
                 if prompt_name is not None:
                     item["q"] = order_questions(prompt_name, [item["c"], *item["f"]])
+                if row.get("answers") is not None:  # generate mode: the answers behind them
+                    item["a"], item["ao"] = row["answers"], row["answer_outcomes"]
             if row.get("proficiency_caption_score") is not None:
                 item.update(
                     {

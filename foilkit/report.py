@@ -341,7 +341,35 @@ def _run_notes(results: RunResults) -> list[str]:
             f"`{record.mode}`, score kind `{record.score_kind}`, {record.num_frames} frames "
             f"({record.sampling or '?'} sampling), decoder {record.decoder}, dtype {record.dtype}."
         )
+        if record.answer_outcomes is not None:
+            notes.append(f"  {answers_text(record)}")
+        for name, metric in entry.metrics.items():
+            for key, spread in (metric.samples or {}).items():
+                notes.append(
+                    f"  {markdown_code(name)} {key} per sample ({len(spread.values)} samples): "
+                    f"mean {100 * spread.mean:.1f}, std {100 * spread.std:.1f} "
+                    f"({', '.join(f'{100 * v:.1f}' for v in spread.values)})."
+                )
     return notes
+
+
+def answers_text(record: ScoringRecord) -> str:
+    """Generate mode's answers in words: the parser's outcome counts and the decoding."""
+    counts = record.answer_outcomes or {}
+    decoding = record.decoding or {}
+    if decoding.get("strategy") == "greedy":
+        how = "greedy"
+    else:
+        how = (
+            f"sampled at temperature {decoding.get('temperature')}, top-p "
+            f"{decoding.get('top_p')}, seed {decoding.get('seed')}"
+        )
+    outcomes = ", ".join(f"{count} {outcome}" for outcome, count in counts.items())
+    return (
+        f"answers read by parser `{record.parser}`: {outcomes} (unparseable and refused answers "
+        f"count wrong); {decoding.get('num_samples')} answer(s) per question and option order, "
+        f"{how}, at most {decoding.get('max_new_tokens')} new tokens."
+    )
 
 
 # --- plots ----------------------------------------------------------------------------------------

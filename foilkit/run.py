@@ -294,23 +294,53 @@ class MetricResult:
     errors: int
     groups: dict[str, Result] | None = None
     ties: str | None = None
+    #: generate mode with several sampled answers per question: each reported quantity
+    #: computed on each sample's answers alone (:class:`SampleSpread`), by result key
+    samples: dict[str, SampleSpread] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"overall": self.overall, "errors": self.errors}
         if self.groups is not None:
             out["groups"] = self.groups
         out["ties"] = self.ties
+        if self.samples is not None:
+            out["samples"] = {key: spread.to_json() for key, spread in self.samples.items()}
         return out
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], *, ties: str | None = None) -> MetricResult:
         """``ties``: the policy of a result written before policies were recorded."""
+        samples = data.get("samples")
         return cls(
             dict(data["overall"]),
             data["errors"],
             None if data.get("groups") is None else {g: dict(r) for g, r in data["groups"].items()},
             data.get("ties", ties),
+            None
+            if samples is None
+            else {key: SampleSpread(list(value["values"])) for key, value in samples.items()},
         )
+
+
+@dataclass(frozen=True)
+class SampleSpread:
+    """A quantity computed on each sampled answer set alone (sample ``s``: every question's
+    ``s``-th answer): the values, their mean (the accuracy averaged over samples) and their
+    standard deviation (population, over the samples)."""
+
+    values: list[float]
+
+    @property
+    def mean(self) -> float:
+        return sum(self.values) / len(self.values)
+
+    @property
+    def std(self) -> float:
+        mean = self.mean
+        return (sum((v - mean) ** 2 for v in self.values) / len(self.values)) ** 0.5
+
+    def to_json(self) -> dict[str, Any]:
+        return {"values": list(self.values), "mean": self.mean, "std": self.std}
 
 
 @dataclass(frozen=True)
@@ -354,6 +384,24 @@ class ScoringRecord:
     @property
     def decoder(self) -> str | None:
         return self._get("decoder")
+
+    @property
+    def answer_outcomes(self) -> dict[str, int] | None:
+        """Generate mode: how many answers the parser read (``parsed``), could not read
+        (``unparseable``) or got empty (``refused``); ``None`` for other modes."""
+        value = self._get("answers")
+        return None if value is None else dict(value)
+
+    @property
+    def decoding(self) -> dict[str, Any] | None:
+        """Generate mode's decoding settings (``Decoding.to_record``); ``None`` otherwise."""
+        value = self._get("adapter", "decoding")
+        return None if value is None else dict(value)
+
+    @property
+    def parser(self) -> str | None:
+        """Generate mode's answer parser."""
+        return self._get("adapter", "parser")
 
     @property
     def prompt_name(self) -> str | None:

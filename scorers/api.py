@@ -44,8 +44,9 @@ from foilkit.scorers.distributed import (
     split,
 )
 from foilkit.scorers.engine import Engine
+from foilkit.scorers.generate import check_generation
 from foilkit.scorers.lock import run_lock
-from foilkit.scorers.output import error_causes, scores_dataset, write_jsonl
+from foilkit.scorers.output import answer_outcomes, error_causes, scores_dataset, write_jsonl
 from foilkit.scorers.placement import (
     Placement,
     check_placement,
@@ -86,11 +87,14 @@ class ScoreOptions:
     that are left ``None``; each one given overrides it and is recorded as an override.
 
     Model: ``adapter`` (registered name; default: chosen from the model's config), ``mode``
-    (video LLMs: ``likelihood`` or ``choice``), ``pooling`` (dual encoders, BLIP), ``reduction``
-    (text and video LLMs: how token log-probabilities become a score), ``itm_output`` and
-    ``first_token`` (BLIP: ``probability``/``logit``, ``cls``/``enc``), ``max_text_tokens``
-    (text truncation), ``preprocess`` (dual encoders: ``default`` or ``pil``), ``score_scale``
-    (dual encoders, X-CLIP: ``cosine`` or ``logit``), ``revision``, ``trust_remote_code``,
+    (video LLMs: ``likelihood``, ``choice`` or ``generate``), ``pooling`` (dual encoders,
+    BLIP), ``reduction`` (text and video LLMs: how token log-probabilities become a score),
+    ``itm_output`` and ``first_token`` (BLIP: ``probability``/``logit``, ``cls``/``enc``),
+    ``max_text_tokens`` (text truncation), ``preprocess`` (dual encoders: ``default`` or
+    ``pil``), ``score_scale`` (dual encoders, X-CLIP: ``cosine`` or ``logit``); generate mode
+    (video LLMs): ``parser`` (the answer parser, :mod:`foilkit.scorers.parsers`),
+    ``temperature`` (0: greedy), ``top_p``, ``num_samples`` (answers per question),
+    ``max_new_tokens``, drawn from ``seed``; ``revision``, ``trust_remote_code``,
     ``dtype`` (``auto``: the protocol's, e.g. ``paper``'s float16 where the reference ran in
     it, else bf16/fp16 on GPU, fp32 on CPU), ``device``. Models larger than one device (see
     :mod:`foilkit.scorers.placement`): ``device_map`` (``auto``, ``balanced``,
@@ -101,7 +105,7 @@ class ScoreOptions:
     ``normalized_fps``, ``window`` (``half-open`` or ``read-video``), ``decoder``,
     ``max_decode_pixels`` (frames of more pixels are scaled down while decoding, aspect kept;
     default 3840 x 2160), ``control`` (``reversed``, ``shuffled``, ``single``), ``seed``
-    (shuffled control, seeded sampling).
+    (shuffled control, seeded sampling, generate mode's sampled answers).
     Work: ``batch_size``, ``num_workers`` (decoding threads), ``out_dir`` (stream results and
     ``run.json`` there), ``resume``, ``cache_dir``, ``use_cache``, ``video_root`` (one folder or
     several: relative video paths resolve against them, and every video path, absolute ones
@@ -122,6 +126,11 @@ class ScoreOptions:
     max_text_tokens: int | None = None
     preprocess: str | None = None
     score_scale: str | None = None
+    parser: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    num_samples: int | None = None
+    max_new_tokens: int | None = None
     revision: str | None = None
     trust_remote_code: bool = False
     dtype: str = "auto"
@@ -584,6 +593,8 @@ def check_inputs(
             "pool has none: use pooling 'mean' or 'mean-of-similarities'"
         )
     policy = sampling_policy(protocol, options.seed)
+    if protocol.settings.get("mode") == "generate":  # the decoding and parser, before any model
+        check_generation(protocol.settings)
     if policy.name not in ("fps", "int-fps"):  # those take max_frames, not a set count
         family.check_frames(
             model,
@@ -610,6 +621,9 @@ def _run(
     device = placement.first_device if placement is not None else options.device
     device = device or model_device(state)
     protocol = _precision(protocol, device, given=options.dtype != "auto")
+    model_options = protocol.adapter_options(accepted_settings(family))
+    if model_options.get("mode") == "generate":  # answers are drawn from the run's seed
+        model_options["seed"] = options.seed
     adapter = load_adapter(
         model,
         adapter=family.name,
@@ -618,7 +632,7 @@ def _run(
         device=device,
         trust_remote_code=options.trust_remote_code,
         placement=placement,
-        **protocol.adapter_options(accepted_settings(family)),
+        **model_options,
     )
     plan = _plan(data, adapter, roots, protocol.settings.get("window", "half-open"))
     if pool:
@@ -723,6 +737,7 @@ def _run(
         },
         "cache": None if engine.cache is None else str(engine.cache.directory),
         "errors": {"rows": failed, "causes": error_causes(records), "messages": errors},
+        **({"answers": answer_outcomes(records)} if adapter.mode == "generate" else {}),
         "throughput": throughput,
         "packages": package_versions(),
         "foilkit": foilkit_source(),  # its version, and commit when run from a checkout
@@ -816,9 +831,10 @@ def score_matrix(
 
 def score_pool(model: str, dataset: Any, config: str | None, options: ScoreOptions) -> ScoreMatrix:
     """:func:`score_matrix` with typed options (the matrix carries its run record, ``run``)."""
-    if options.mode == "choice":
+    if options.mode in ("choice", "generate"):
         raise ValueError(
-            "score_matrix needs a mode that scores each text alone; 'choice' compares texts"
+            f"score_matrix needs a mode that scores each text alone; {options.mode!r} compares "
+            "texts as the options of one question"
         )
     # foilkit's own progress only: no bars of datasets' or transformers' inner steps
     checked = check_inputs(model, dataset, config, options, pool=True)

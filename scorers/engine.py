@@ -15,7 +15,7 @@ import sys
 import time
 from collections.abc import Generator, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
 import torch
@@ -507,7 +507,7 @@ class Engine:
                 row, Fault(f"row {row.index} (id={row.id!r}): {problem}", NONFINITE_SCORE)
             )
         frame_indices = item.views[row.view].frame_indices if row.view is not None else []
-        return {
+        record = {
             "index": row.index,
             "id": row.id,
             "scores": {group: list(result.scores) for group, result in scores.items()},
@@ -519,3 +519,11 @@ class Engine:
             "frame_indices": frame_indices,
             "error": None,
         }
+        answers = {
+            group: [asdict(answer) for answer in result.answers]
+            for group, result in scores.items()
+            if result.answers
+        }
+        if answers:  # generate mode: every answer behind the scores, as read
+            record["answers"] = answers
+        return record

@@ -3,8 +3,11 @@
 Columns (one row per dataset row, in dataset order): ``id``, ``caption_score``,
 ``foil_scores``, for ViLMA ``proficiency_caption_score`` and ``proficiency_foil_scores``,
 ``score_kind``, ``frame_indices``, ``error`` and ``error_cause``; the adapter's per-text details as
-``caption_<name>`` / ``foil_<name>`` (e.g. ``caption_logprob_sum``); then every column of
-the input dataset except ``video``, copied through.
+``caption_<name>`` / ``foil_<name>`` (e.g. ``caption_logprob_sum``); in ``generate`` mode the
+answers behind the scores, one entry per (option order, sample), order-major: ``answers`` (the
+text), ``answer_outcomes`` (``parsed``, ``unparseable``, ``refused``) and ``answer_choices``
+(the index of the text chosen among caption then foils; null unless parsed); then every column
+of the input dataset except ``video``, copied through.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.files import atomic_open
+from foilkit.scorers.parsers import OUTCOMES
 
 GROUP_PREFIX = {"main": "", "proficiency": "proficiency_"}
 
@@ -43,7 +47,31 @@ def score_columns(
         prefix = GROUP_PREFIX[group]
         columns[f"{prefix}caption_{name}"] = [v[0] if v else None for v in values]
         columns[f"{prefix}foil_{name}"] = [v[1:] if v else None for v in values]
+    for group in groups:
+        if not any(group in r.get("answers", {}) for r in records):
+            continue
+        answers = [r.get("answers", {}).get(group) for r in records]
+        for column, key in ANSWER_COLUMNS.items():
+            columns[GROUP_PREFIX[group] + column] = [
+                None if a is None else [answer[key] for answer in a] for a in answers
+            ]
     return columns
+
+
+#: Generate mode's per-answer columns (without the group prefix) and the answer field each holds.
+ANSWER_COLUMNS = {"answers": "text", "answer_outcomes": "outcome", "answer_choices": "choice"}
+
+
+def answer_outcomes(records: Sequence[dict[str, Any]]) -> dict[str, int]:
+    """How many generated answers each parser outcome had (``parsed``, ``unparseable``,
+    ``refused``; every outcome, zeros too), over the scored rows' answers."""
+    counts = Counter(
+        answer["outcome"]
+        for r in records
+        for answers in r.get("answers", {}).values()
+        for answer in answers
+    )
+    return {outcome: counts.get(outcome, 0) for outcome in OUTCOMES}
 
 
 def error_cause(record: dict[str, Any]) -> str | None:
@@ -71,8 +99,10 @@ def scores_dataset(
     for name in columns:
         if name in ("id", "score_kind", "error", "error_cause"):
             features[name] = datasets.Value("string")
-        elif name == "frame_indices":
+        elif name == "frame_indices" or name.endswith("answer_choices"):
             features[name] = datasets.List(datasets.Value("int64"))
+        elif name.endswith(("answers", "answer_outcomes")):
+            features[name] = datasets.List(datasets.Value("string"))
         elif name.startswith(("foil_", "proficiency_foil_")):
             features[name] = datasets.List(datasets.Value("float64"))
         else:

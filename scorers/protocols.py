@@ -48,7 +48,15 @@ MODEL_SETTINGS = (
     "max_text_tokens",
     "preprocess",
     "score_scale",
+    "parser",
+    "temperature",
+    "top_p",
+    "num_samples",
+    "max_new_tokens",
 )
+#: The settings of ``generate`` mode only (the answer parser and the decoding): a protocol's
+#: values drop out when another mode is asked for (``--mode choice`` under ``paper``).
+GENERATE_SETTINGS = ("parser", "temperature", "top_p", "num_samples", "max_new_tokens")
 #: Settings of how the model is loaded, for every family: the weights' dtype.
 LOAD_SETTINGS = ("dtype",)
 SETTINGS = FRAME_SETTINGS + MODEL_SETTINGS + LOAD_SETTINGS
@@ -74,6 +82,9 @@ class Protocol:
             token log-probabilities become a score; BLIP's ITM output and first text token; text
             truncation; the image preprocessing; ``cosine`` or the reference's ``logit`` =
             logit_scale x cosine). ``None`` leaves the adapter's own default.
+        parser, temperature, top_p, num_samples, max_new_tokens: ``generate`` mode's answer
+            parser (:mod:`foilkit.scorers.parsers`) and decoding
+            (:class:`foilkit.scorers.requests.Decoding`; unset: one greedy answer).
         dtype: the weights' dtype the reference ran in (``None``: foilkit's ``auto``); a device
             that cannot run it falls back to float32, said in the run record and the report.
         reference: the published file(s) this protocol reproduces (repository@commit path).
@@ -96,6 +107,11 @@ class Protocol:
     score_scale: str | None = None
     window: str | None = None
     dtype: str | None = None
+    parser: str | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    num_samples: int | None = None
+    max_new_tokens: int | None = None
     reference: str = ""
     notes: str = ""
 
@@ -210,14 +226,20 @@ _paper(
     Protocol(
         sampling="segment-start",
         num_frames=8,
-        mode="choice",
+        mode="generate",
+        temperature=0.2,
+        num_samples=1,
+        parser="vitatecs",
         preprocess="reference",
-        reference="VITATECS paper, Table 11 prompt (no code published); frames as Video-LLaMA's "
-        "LAVIS loader (8 segment starts); Qwen2/2.5/3-VL frames sized as their model cards' "
-        "qwen-vl-utils 0.0.14 fetch_video (preprocess 'reference')",
-        notes="the paper generates at temperature 0.2 and reads the letter; foilkit reads the "
-        "option letters' probabilities with both option orders averaged (deterministic, no "
-        "position bias)",
+        reference="VITATECS paper, Table 11 prompt sampled at temperature 0.2 (no code "
+        f"published); answers read by {LMMS_EVAL_REPO} lmms_eval/tasks/vitatecs/utils.py "
+        "(vitatecs_process_results' rules, the extraction VITATECS' README points to); frames "
+        "as Video-LLaMA's LAVIS loader (8 segment starts); Qwen2/2.5/3-VL frames sized as their "
+        "model cards' qwen-vl-utils 0.0.14 fetch_video (preprocess 'reference')",
+        notes="the paper does not say in which order it showed the two sentences: foilkit asks "
+        "both orders (a model answering (A) to everything scores a tie, counted wrong); "
+        "lmms-eval's ChatGPT judge for answers its rules cannot read is not run: they count "
+        "wrong and are counted (unparseable, refused)",
     ),
 )
 _paper("vitatecs", "text-lm", _unpublished("vitatecs", "text-lm", "no text-only baseline"))
@@ -526,6 +548,11 @@ def resolve_protocol(
         if declared and settings.get(key) != value:
             recorded[key] = {"protocol": settings.get(key), "given": value}
         settings[key] = value
+    if "mode" in recorded and settings.get("mode") != "generate":
+        # the protocol's parser and decoding are generate mode's; another mode asks nothing
+        for key in GENERATE_SETTINGS:
+            if key not in recorded:
+                settings.pop(key, None)
     if "sampling" in recorded:
         # the protocol's policy parameters do not carry over to another policy
         for key in ("stride", "target_fps", "max_frames", "normalized_fps"):
@@ -551,6 +578,7 @@ def list_protocols() -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "GENERATE_SETTINGS",
     "PAPER",
     "PROTOCOLS",
     "LOAD_SETTINGS",

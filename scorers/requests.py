@@ -3,11 +3,19 @@
 Adapters never see datasets, files, processes or caches; the engine never sees a model's
 inputs. A request carries what a model needs to score (frames as uint8 tensors, texts), a
 result carries the numbers back.
+
+Generative modes meet a backend (the in-process model, or a served one) through
+:class:`GenerateRequest` (frames, timestamps, chat messages, :class:`Decoding`) and
+:class:`Generations` (the answers' texts, one per sample): whatever generates them, the same
+requests give the answers that :mod:`foilkit.scorers.generate` parses into scores.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -65,10 +73,12 @@ class TextScores:
 
     ``details`` holds secondary numbers a mode produces alongside its score, e.g.
     ``{"logprob_sum": [...], "logprob_mean": [...], "num_tokens": [...]}`` for likelihoods.
+    ``answers``: a generative mode's answers behind the scores, as read (:class:`Answer`).
     """
 
     scores: tuple[float, ...]
     details: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    answers: tuple[Answer, ...] = ()
 
     def __post_init__(self) -> None:
         for name, values in self.details.items():
@@ -76,3 +86,116 @@ class TextScores:
                 raise ValueError(
                     f"detail {name!r} has {len(values)} values for {len(self.scores)} scores"
                 )
+
+
+@dataclass(frozen=True)
+class Answer:
+    """One generated answer as its parser read it: the text, the outcome (``parsed``,
+    ``unparseable``, ``refused``: :data:`foilkit.scorers.parsers.OUTCOMES`), the index of the
+    request's text it chose (``None`` unless parsed), and which cyclic order of the options
+    and which sample it answered."""
+
+    text: str
+    outcome: str
+    choice: int | None
+    order: int
+    sample: int
+
+
+#: The decoding settings, as protocols, options and records name them.
+DECODING_SETTINGS = ("temperature", "top_p", "num_samples", "max_new_tokens")
+
+
+@dataclass(frozen=True)
+class Decoding:
+    """How answers are generated: greedy (``temperature`` 0, the default) or sampled at
+    ``temperature`` with nucleus ``top_p``, ``num_samples`` answers per question, at most
+    ``max_new_tokens`` tokens each; ``seed`` makes sampling repeatable (each request draws from
+    its own seed, :meth:`GenerateRequest.sample_seed`, so an answer does not depend on the
+    process or batch that generated it). No other sampler runs (no top-k, no repetition
+    penalty), whatever a checkpoint's ``generation_config.json`` says."""
+
+    temperature: float = 0.0
+    top_p: float = 1.0
+    num_samples: int = 1
+    max_new_tokens: int = 32
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if not self.temperature >= 0:
+            raise ValueError(
+                f"temperature must be >= 0 (0: greedy; --temperature), got {self.temperature}"
+            )
+        if not 0 < self.top_p <= 1:
+            raise ValueError(f"top_p must be in (0, 1] (--top-p), got {self.top_p}")
+        for name in ("num_samples", "max_new_tokens"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                flag = "--" + name.replace("_", "-")
+                raise ValueError(f"{name} must be a whole number >= 1 ({flag}), got {value!r}")
+        if self.greedy and self.num_samples > 1:
+            raise ValueError(
+                f"num_samples={self.num_samples} with greedy decoding gives the same answer "
+                "every time: pass a temperature above 0 (--temperature 0.2) to sample, or "
+                "--num-samples 1"
+            )
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+    def to_record(self) -> dict[str, Any]:
+        """The settings as ``run.json`` and cache keys hold them."""
+        return {
+            "strategy": "greedy" if self.greedy else "sample",
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "num_samples": self.num_samples,
+            "max_new_tokens": self.max_new_tokens,
+            "seed": self.seed,
+        }
+
+
+@dataclass(frozen=True)
+class GenerateRequest:
+    """Generate answers to ``messages`` about one view.
+
+    ``messages`` are chat messages in the content-part format transformers' chat templates and
+    OpenAI-compatible servers share (``{"role": ..., "content": [{"type": "text", "text": ...},
+    ...]}``); the view's frames (uint8 ``T x C x H x W``, at ``timestamps``) go where a
+    ``{"type": "video"}`` part stands. ``decoding``: how, and how many answers.
+    """
+
+    messages: tuple[dict[str, Any], ...]
+    frames: torch.Tensor | None = field(default=None, repr=False)
+    timestamps: tuple[float, ...] | None = None
+    decoding: Decoding = field(default_factory=Decoding)
+
+    def __post_init__(self) -> None:
+        TextsRequest(("",), self.frames, self.timestamps)  # the same checks of frames and times
+
+    def sample_seed(self) -> int:
+        """The seed this request's answers are drawn with: the decoding seed, the messages, the
+        frames' pixels and times, hashed. The same question about the same frames draws the
+        same answers in any process or batch, and after a resumption; another question, another
+        order of its options or another video draws its own."""
+        digest = hashlib.sha256(
+            json.dumps([self.decoding.seed, list(self.messages), self.timestamps]).encode()
+        )
+        if self.frames is not None:
+            digest.update(str(tuple(self.frames.shape)).encode())
+            digest.update(self.frames.contiguous().cpu().numpy().tobytes())
+        return int.from_bytes(digest.digest()[:4], "big") >> 1
+
+
+@dataclass(frozen=True)
+class Generations:
+    """A request's answers, one text per sample (``decoding.num_samples`` of them, in order),
+    and the tokens each took (``num_tokens``; empty where the backend does not say)."""
+
+    texts: tuple[str, ...]
+    num_tokens: tuple[int, ...] = ()
+
+    def __post_init__(self) -> None:
+        if self.num_tokens and len(self.num_tokens) != len(self.texts):
+            raise ValueError(f"{len(self.num_tokens)} token counts for {len(self.texts)} texts")

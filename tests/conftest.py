@@ -51,3 +51,12 @@ def demo_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def n_resamples() -> int:
     return N_RESAMPLES
+
+
+@pytest.fixture(scope="session")
+def answering_model(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """A tiny video LLM that answers multiple-choice questions with letters
+    (``tests/answering_model.py``), saved once per session: its folder."""
+    from answering_model import letter_answering_model
+
+    return str(letter_answering_model(tmp_path_factory.mktemp("answering") / "model"))

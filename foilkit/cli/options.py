@@ -199,6 +199,36 @@ def add_placement(parser: Adder) -> None:
     )
 
 
+def add_generation(parser: Adder) -> None:
+    """``--parser``, ``--temperature``, ``--top-p``, ``--num-samples``, ``--max-new-tokens``: how
+    a video LLM answers in ``--mode generate`` and how its answers are read (each overrides the
+    protocol's value; see :class:`foilkit.scorers.requests.Decoding`)."""
+    parser.add_argument(
+        "--parser",
+        help="generate mode: the answer parser reproducing a benchmark's official extraction: "
+        "vitatecs, tempcompass_multi_choice, tempcompass_yes_no, tempcompass_caption_matching, "
+        "tomato, yes_no (default: the protocol's, else vitatecs)",
+    )
+    parser.add_argument(
+        "--temperature",
+        type=float,
+        help="generate mode: sampling temperature, 0 for greedy (default: the protocol's, e.g. "
+        "0.2 for VITATECS' paper protocol, else 0)",
+    )
+    parser.add_argument("--top-p", type=float, help="generate mode: nucleus sampling's top-p")
+    parser.add_argument(
+        "--num-samples",
+        type=positive_int,
+        help="generate mode: answers sampled per question; accuracy is reported per sample, "
+        "with its mean and spread (needs --temperature above 0)",
+    )
+    parser.add_argument(
+        "--max-new-tokens",
+        type=positive_int,
+        help="generate mode: the longest answer, in tokens (default: 32)",
+    )
+
+
 def pixel_count(text: str) -> int:
     """A pixel budget given as a count (``8294400``) or a size (``3840x2160``), at least 1."""
     size = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)

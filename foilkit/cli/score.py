@@ -14,6 +14,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.builders import BENCHMARKS  # light: names only, no builder module is imported
     from foilkit.cli.options import (
         add_configs,
+        add_generation,
         add_logging,
         add_max_decode_pixels,
         add_min_coverage,
@@ -57,7 +58,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     model = parser.add_argument_group("model")
     model.add_argument("--adapter", help="adapter name (default: chosen from the model's config)")
-    model.add_argument("--mode", help="scoring mode of video LLMs: likelihood or choice")
+    model.add_argument(
+        "--mode",
+        help="scoring mode of video LLMs: likelihood, choice (option-letter probabilities) or "
+        "generate (answers read by --parser)",
+    )
     model.add_argument(
         "--pooling",
         help="dual encoders: mean, mean-of-similarities or softmax-mean; BLIP: frame-mean or "
@@ -86,6 +91,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="dual encoders, X-CLIP: cosine, or logit (logit_scale x cosine, as CLIP4Clip and "
         "X-CLIP report)",
     )
+    add_generation(model)
     model.add_argument("--revision", help="model revision (branch, tag or commit)")
     model.add_argument(
         "--trust-remote-code", action="store_true", help="allow the model's own code to run"
@@ -146,7 +152,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--seed",
         type=int,
         default=0,
-        help="frame seed: the 'shuffled' control and seeded sampling (default: %(default)s)",
+        help="seed of the 'shuffled' control, seeded frame sampling and generate mode's sampled "
+        "answers (default: %(default)s)",
     )
     add_video_root(frames)
     work = parser.add_argument_group("work")

@@ -159,7 +159,14 @@
       parts.push((text === 0 ? "caption" : "foil" + (n > 2 ? " " + text : "")) + ": " + probs.map(function (v, k) {
         return "as (" + LETTERS[(text - k + n) % n] + ") " + fmt(v, p); }).join(", "));
     });
-    return el("div", {"class": "orders"}, "letter probability by option order — " + parts.join("; "));
+    var what = item.a ? "share of answers choosing it by option order" : "letter probability by option order";
+    return el("div", {"class": "orders"}, what + " — " + parts.join("; "));
+  }
+  function answers(item) {  // generate mode: every answer as written, order-major, and its outcome
+    var per = item.a.length / item.po.length;
+    return el("div", {"class": "meta"}, "answers — " + item.a.map(function (text, k) {
+      return "order " + (Math.floor(k / per) + 1) + (per > 1 ? " sample " + (k % per + 1) : "") + ": " +
+        JSON.stringify(text) + " (" + item.ao[k] + ")"; }).join("; "));
   }
   function prompts(item, open) {
     var template = runs[item.r].prompts && runs[item.r].prompts[String(item.q.length)];
@@ -188,6 +195,7 @@
         item.pfs.map(function (v) { return fmt(v, pp); }).join(", ")));
     }
     if (item.po) more.appendChild(orders(item));
+    if (item.a && item.po) more.appendChild(answers(item));
     if (item.q) more.appendChild(prompts(item, single));
     row.appendChild(more);
     table.appendChild(row);

@@ -1,6 +1,6 @@
-"""Video LLMs (LLaVA-NeXT-Video, LLaVA-OneVision, Qwen2-VL/2.5-VL, ...) as scorers, no generation.
+"""Video LLMs (LLaVA-NeXT-Video, LLaVA-OneVision, Qwen2-VL/2.5-VL, ...) as scorers.
 
-Two modes, both deterministic:
+Two modes read the model's logits and are deterministic; the third lets it answer:
 
 ``likelihood`` (score kind ``log_probability``)
     The log-probability of each text as the answer to "describe the video", given the video.
@@ -19,6 +19,12 @@ Two modes, both deterministic:
     letter's probability (softmax over the option letters) averaged over orders, so position
     bias cancels. ``prompt="lmms-eval"`` asks lmms-eval's ``vitatecs`` task question instead
     (no system prompt; options on their own lines; "Please response with a single letter").
+``generate`` (score kind ``probability``)
+    The same question, answered in words in every option order (greedy by default, or sampled:
+    ``temperature``, ``top_p``, ``num_samples``, ``max_new_tokens``, ``seed``), each answer read
+    by a benchmark's answer parser; a text's score is the share of answers choosing it
+    (:mod:`foilkit.scorers.generate`, which any backend shares; this adapter's
+    :meth:`VideoLLMAdapter.generate` is the in-process one).
 
 A request that carries its own ``question`` (a benchmark's prompt with its options listed, as
 TempCompass' official inference sends it) is asked that question as it is, in its published
@@ -90,28 +96,33 @@ from foilkit.scorers.adapters._video_llm_support import (
     video_variant,
 )
 from foilkit.scorers.adapters.base import RequestAdapter
-from foilkit.scorers.requests import TextScores, TextsRequest
+from foilkit.scorers.generate import score_by_generation
+from foilkit.scorers.parsers import DEFAULT_PARSER, get_parser
+from foilkit.scorers.prompts import (  # noqa: F401  (one place for every backend; kept importable here)
+    CHOICE_PROMPTS,
+    CHOICE_QUESTION,
+    CHOICE_SYSTEM,
+    COUNTS,
+    LETTERS,
+    LMMS_EVAL_QUESTION,
+    choice_messages,
+    choice_question,
+    fit_system_turn,
+    lmms_eval_question,
+    question_text,
+)
+from foilkit.scorers.requests import (
+    DECODING_SETTINGS,
+    Decoding,
+    GenerateRequest,
+    Generations,
+    TextScores,
+    TextsRequest,
+)
 
-LETTERS = "ABCDEFGHIJ"
-CHOICE_SYSTEM = (
-    "You are given a short video clip and {count} sentences. "
-    "Select the sentence that best describes the content of the video."
-)
-CHOICE_QUESTION = (
-    "Which of the following best describes the content of the video: {options} "
-    "Respond with a single letter ({letters})."
-)
-LMMS_EVAL_QUESTION = (
-    "Which of the following best describes the content of the video:{options}\n"
-    "Please response with a single letter ({letters}):"
-)
 LIKELIHOOD_QUESTION = "Describe the video in one sentence."
 #: How likelihood mode turns token log-probabilities into one score.
 REDUCTIONS = ("mean", "sum")
-#: Choice-mode prompts by name: VITATECS' paper (Table 11: system prompt, options inline) and
-#: lmms-eval's ``vitatecs`` task (``lmms_eval/tasks/vitatecs/utils.py``: no system prompt,
-#: options on their own lines, capitalised with a full stop).
-CHOICE_PROMPTS = ("vitatecs", "lmms-eval")
 #: What likelihood mode scores of the answer: the text's own tokens (``answer``), or the whole
 #: assistant turn as the template renders it, closing tokens included (``turn``: what
 #: lmms-eval's ``loglikelihood`` scores for LLaVA models).
@@ -122,41 +133,12 @@ CONTINUATIONS = ("answer", "turn")
 #: :mod:`._qwen_vl_utils`), else the processor's own. The rule applied is recorded in
 #: ``processor_settings()["resolution"]``.
 PREPROCESSES = ("default", "reference")
-_COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
 _MARKER = "<<foilkit-question>>"
 #: Choice mode's per-text details: ``order_<k>`` is the text's letter probability when
 #: asked in cyclic order ``k`` (order 0 lists the texts as given, caption first, so the caption
 #: is (A); in order ``k`` text ``i`` is letter ``(i - k) mod n``). The score is their mean; their
 #: spread is the model's position bias.
 ORDER_DETAIL = "order_"
-
-
-def _spoken(letters: str) -> str:
-    return letters[0] if len(letters) == 1 else ", ".join(letters[:-1]) + f" or {letters[-1]}"
-
-
-def choice_question(options: Sequence[str]) -> str:
-    """VITATECS' multiple-choice question for ``options`` in the order given."""
-    letters = LETTERS[: len(options)]
-    listed = " ".join(f"({letter}) {option}" for letter, option in zip(letters, options))
-    return CHOICE_QUESTION.format(options=listed, letters=_spoken(letters))
-
-
-def lmms_eval_question(options: Sequence[str]) -> str:
-    """lmms-eval's VITATECS question (``format_question_and_answer`` + its ``post_prompt``) for
-    ``options`` in the order given; each option ends with a full stop and is ``capitalize``d."""
-    letters = LETTERS[: len(options)]
-    written = [
-        (option if option.endswith(".") else option + ".").capitalize() for option in options
-    ]
-    listed = "".join(f" \n({letter}) {option}" for letter, option in zip(letters, written))
-    return LMMS_EVAL_QUESTION.format(options=listed, letters=_spoken(letters))
-
-
-def question_text(prompt: str, options: Sequence[str]) -> str:
-    """The choice question of the named ``prompt`` (:data:`CHOICE_PROMPTS`) for ``options`` in
-    the order given."""
-    return (choice_question if prompt == "vitatecs" else lmms_eval_question)(options)
 
 
 def presented_metadata(timestamps: Sequence[float]) -> dict[str, Any]:
@@ -212,20 +194,27 @@ def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
 
 @register_adapter("video-llm")
 class VideoLLMAdapter(RequestAdapter):
-    """``AutoModelForImageTextToText`` + ``AutoProcessor`` with video input; modes ``likelihood``
-    and ``choice``.
+    """``AutoModelForImageTextToText`` + ``AutoProcessor`` with video input; modes ``likelihood``,
+    ``choice`` and ``generate`` (the choice question answered in words, read by a parser:
+    :mod:`foilkit.scorers.generate`; this adapter is its in-process backend, :meth:`generate`).
 
     Args:
         reduction: likelihood mode only: ``mean`` (default) or ``sum`` of the token
             log-probabilities. Choice mode scores option probabilities and takes none.
         continuation: likelihood mode only: ``answer`` (default; the text's tokens) or
             ``turn`` (the whole assistant turn, closing tokens included, as lmms-eval).
-        prompt: choice mode only: ``vitatecs`` (default; the paper's prompt) or ``lmms-eval``.
+        prompt: choice and generate modes: ``vitatecs`` (default; the paper's prompt) or
+            ``lmms-eval``.
+        temperature, top_p, num_samples, max_new_tokens, seed: generate mode only: the
+            :class:`~foilkit.scorers.requests.Decoding` (default: one greedy answer of at most
+            32 tokens).
+        parser: generate mode only: the answer parser's name (:data:`PARSERS`; default
+            ``vitatecs``, the rules for the VITATECS question this mode asks).
         preprocess: how frames are sized (:data:`PREPROCESSES`): ``default`` or ``reference``.
     """
 
-    modes = ("likelihood", "choice")
-    options = ("reduction", "preprocess")
+    modes = ("likelihood", "choice", "generate")
+    options = ("reduction", "preprocess", "parser", *DECODING_SETTINGS)
     asks_questions = True
     spreads = True
     score_kind = "log_probability"  # the first mode's; each instance sets its own mode's
@@ -243,27 +232,56 @@ class VideoLLMAdapter(RequestAdapter):
         continuation: str | None = None,
         prompt: str | None = None,
         preprocess: str | None = None,
+        temperature: float | None = None,
+        top_p: float | None = None,
+        num_samples: int | None = None,
+        max_new_tokens: int | None = None,
+        seed: int | None = None,
+        parser: str | None = None,
         **kwargs: Any,
     ):
         super().__init__(model_id, **kwargs)
-        if self.mode == "choice":
+        generating = {
+            "temperature": temperature,
+            "top_p": top_p,
+            "num_samples": num_samples,
+            "max_new_tokens": max_new_tokens,
+            "seed": seed,
+        }
+        if self.mode in ("choice", "generate"):
+            asks = {
+                "choice": "choice mode scores the option letters' probabilities",
+                "generate": "generate mode reads the option the answer names",
+            }[self.mode]
             for name, value in (("reduction", reduction), ("continuation", continuation)):
                 if value is not None:
-                    raise ValueError(
-                        f"{name}={value!r} applies to likelihood mode only; choice mode scores "
-                        "the option letters' probabilities"
-                    )
+                    raise ValueError(f"{name}={value!r} applies to likelihood mode only; {asks}")
             self.score_kind = "probability"
             prompt = _choose("prompt", prompt, CHOICE_PROMPTS)
         else:
             if prompt is not None:
                 raise ValueError(
-                    f"prompt={prompt!r} applies to choice mode only; likelihood mode asks "
-                    f"{LIKELIHOOD_QUESTION!r}"
+                    f"prompt={prompt!r} applies to choice and generate modes only; likelihood "
+                    f"mode asks {LIKELIHOOD_QUESTION!r}"
                 )
             reduction = _choose("reduction", reduction, REDUCTIONS)
             continuation = _choose("continuation", continuation, CONTINUATIONS)
             self.score_kind = "log_probability"
+        #: generate mode's decoding and answer parser (``None`` in the other modes)
+        self.decoding: Decoding | None = None
+        self.parser: str | None = None
+        if self.mode == "generate":
+            self.decoding = Decoding(**{k: v for k, v in generating.items() if v is not None})
+            self.parser = parser or DEFAULT_PARSER
+            self._parse = get_parser(self.parser)
+        else:
+            settings = {**generating, "parser": parser}
+            given = [f"{k}={v!r}" for k, v in settings.items() if v is not None]
+            if given:
+                raise ValueError(
+                    f"{', '.join(given)} applies to generate mode only (--mode generate); "
+                    f"{self.mode} mode generates nothing"
+                )
         self.reduction, self.continuation, self.prompt = reduction, continuation, prompt
         self.preprocess = _choose("preprocess", preprocess, PREPROCESSES)
         model_class = self._load_processor()
@@ -413,25 +431,23 @@ class VideoLLMAdapter(RequestAdapter):
                 "reduction": self.reduction,
                 "continuation": self.continuation,
             }
-        if self.prompt == "lmms-eval":
-            return {**common, "prompt": LMMS_EVAL_QUESTION, "prompt_name": self.prompt}
-        return {
-            **common,
-            "prompt": CHOICE_QUESTION,
-            "prompt_name": self.prompt,
-            "system_prompt": CHOICE_SYSTEM,
-            "system_form": self.system_form(),
-        }
+        question = CHOICE_QUESTION if self.prompt == "vitatecs" else LMMS_EVAL_QUESTION
+        if self.mode == "generate":
+            common["decoding"] = self.decoding.to_record()
+            common["parser"] = self.parser
+        if self.prompt == "vitatecs":
+            common |= {"system_prompt": CHOICE_SYSTEM, "system_form": self.system_form()}
+        return {**common, "prompt": question, "prompt_name": self.prompt}
 
     def prompt_templates(self) -> dict[str, str] | None:
         """Choice mode: the whole rendered prompt (chat template, video placeholder) with a
         ``{question}`` slot, by option count (2 to 5), recorded once per run in ``run.json``;
         an item's prompt in order ``k`` fills the slot with :func:`question_text` of its texts
         in that order (the scores file holds the texts and each order's probabilities)."""
-        if self.mode != "choice":
+        if self.mode == "likelihood":
             return None
         templates = {}
-        for count in _COUNTS:
+        for count in COUNTS:
             head, tail = self._prompt(count)
             templates[str(count)] = head + "{question}" + tail
         return templates
@@ -483,19 +499,12 @@ class VideoLLMAdapter(RequestAdapter):
     # --- prompts -----------------------------------------------------------------------------
 
     def _messages(self, question: str, count: int | None) -> list[dict[str, Any]]:
-        messages = []
-        if count is not None and self.prompt == "vitatecs":
-            system = CHOICE_SYSTEM.format(count=_COUNTS.get(count, str(count)))
-            form = self.system_form()
-            if form == "user":  # no system role: the prompt opens the user turn
-                question = f"{system}\n{question}"
-            else:
-                content = system if form == "string" else [{"type": "text", "text": system}]
-                messages.append({"role": "system", "content": content})
-        messages.append(
-            {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": question}]}
+        return choice_messages(
+            self.prompt,
+            question,
+            count,
+            self.system_form() if count is not None and self.prompt == "vitatecs" else "parts",
         )
-        return messages
 
     def system_form(self) -> str:
         """How VITATECS' system prompt reaches the chat template (:func:`system_form`, probed
@@ -507,6 +516,12 @@ class VideoLLMAdapter(RequestAdapter):
                 else system_form(self._render, CHOICE_SYSTEM, self._messages(_MARKER, None))
             )
         return self._system_form
+
+    def chat_prompt(self, messages: Sequence[dict[str, Any]]) -> str:
+        """The prompt the model is given for a backend-neutral conversation (a
+        :class:`GenerateRequest`'s messages): its system turn in the form this template writes
+        (:meth:`system_form`), rendered up to the answer."""
+        return self._render(fit_system_turn(list(messages), self.system_form()))
 
     def _render(self, messages: list[dict[str, Any]]) -> str:
         if self.plain_prompt is not None:  # the user turn's text; a system prompt has no place
@@ -698,7 +713,68 @@ class VideoLLMAdapter(RequestAdapter):
         return self.model(**inputs).logits[0, -count - 1 :]
 
     @torch.inference_mode()
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[Generations]:
+        """Answers to each request, ``decoding.num_samples`` of them, as the decoded text of the
+        new tokens with special tokens dropped and surrounding spaces stripped (as lmms-eval's
+        model wrappers return answers). Sampling draws from the request's own seed
+        (:meth:`GenerateRequest.sample_seed`), all its samples in one call."""
+        results = []
+        for request in requests:
+            decoding = request.decoding
+            inputs = self.model_inputs(request, self.chat_prompt(request.messages))
+            sampling = {}
+            if not decoding.greedy:
+                sampling = {
+                    "temperature": decoding.temperature,
+                    "top_p": decoding.top_p,
+                    "top_k": 0,  # off, whatever the checkpoint's generation_config says
+                }
+                torch.manual_seed(request.sample_seed())
+            output = self.model.generate(
+                **inputs,
+                do_sample=not decoding.greedy,
+                num_beams=1,
+                repetition_penalty=1.0,
+                max_new_tokens=decoding.max_new_tokens,
+                num_return_sequences=decoding.num_samples,
+                pad_token_id=self._pad_token_id(),
+                **sampling,
+            )
+            new = output[:, inputs["input_ids"].shape[1] :].cpu()
+            texts, counts = [], []
+            for ids in new.tolist():
+                kept = self._until_end(ids)
+                counts.append(len(kept))
+                texts.append(self.tokenizer.decode(kept, skip_special_tokens=True).strip())
+            results.append(Generations(tuple(texts), tuple(counts)))
+        return results
+
+    def _end_ids(self) -> set[int]:
+        """The tokens that end an answer: the generation config's EOS ids and the tokenizer's."""
+        ends = getattr(self.model.generation_config, "eos_token_id", None)
+        ends = set(ends if isinstance(ends, list) else [] if ends is None else [ends])
+        if self.tokenizer.eos_token_id is not None:
+            ends.add(self.tokenizer.eos_token_id)
+        return ends
+
+    def _pad_token_id(self) -> int | None:
+        pad = self.tokenizer.pad_token_id
+        return pad if pad is not None else next(iter(sorted(self._end_ids())), None)
+
+    def _until_end(self, ids: list[int]) -> list[int]:
+        """An answer's tokens up to its first end token (what pads a shorter sample goes)."""
+        ends = self._end_ids()
+        for position, token in enumerate(ids):
+            if token in ends:
+                return ids[:position]
+        return ids
+
+    @torch.inference_mode()
     def score(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
+        if self.mode == "generate":
+            return score_by_generation(
+                self, requests, prompt=self.prompt, decoding=self.decoding, parser=self._parse
+            )
         results: list[TextScores] = []
         key, cache, last_logits = None, None, None
         for request in requests:

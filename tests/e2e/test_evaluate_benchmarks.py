@@ -186,3 +186,57 @@ def test_vilma_with_a_video_llm_in_likelihood_mode(
     assert "Scoring protocol **paper** for `video-llm` models" in report
     assert "vilma published no scoring code for video-llm models" in report
     assert "mode `None` -> `likelihood`" in report
+
+
+def test_vitatecs_with_a_video_llm_in_generate_mode(
+    shared_data: Path, n_resamples: int, answering_model: str, tmp_path: Path
+):
+    """``foilkit evaluate --benchmark vitatecs --mode generate``: the paper's sampled Table 11
+    prompt, answers read by VITATECS' parser, kept per item, counted in the report, and the
+    accuracy of each sample with its spread."""
+    import json
+
+    from foilkit.cli import main
+
+    name, config = "vitatecs", "direction"
+    cache = str(tmp_path / "datasets-cache")
+    text_only = build(
+        name, config, annotations=shared_data / name, cache_dir=cache, on_missing="keep"
+    )
+    _render(tmp_path / "videos", _shortest_windows(text_only["test"], 2))
+    run_dir = tmp_path / "run"
+    argv = ["evaluate", "--benchmark", name, "--config", config, "--mode", "generate"]
+    argv += ["--model", answering_model]
+    argv += ["--temperature", "1", "--num-samples", "2", "--max-new-tokens", "4"]
+    argv += ["--videos", str(tmp_path / "videos"), "--annotations", str(shared_data / name)]
+    argv += ["--on-missing", "skip", "--min-coverage", "0", "--out", str(run_dir)]
+    argv += ["--n-resamples", str(n_resamples), "--num-workers", "0", "--no-progress"]
+    assert main(argv) == 0
+    results = json.loads((run_dir / "results.json").read_text())
+    entry = results["configs"][config]
+    run = entry["run"]["score"]
+    assert run["mode"] == "generate" and run["adapter"]["parser"] == "vitatecs"
+    # every item: its caption and counterfactual in both orders, 2 samples each
+    assert sum(run["answers"].values()) == entry["num_rows"] * 4 and run["answers"]["parsed"]
+    protocol = results["protocol"]
+    assert protocol["settings"]["mode"] == "generate"
+    assert protocol["overrides"]["temperature"] == {"protocol": 0.2, "given": 1.0}
+    metric = entry["metrics"]["pairwise_foil_accuracy"]
+    (key, spread), *_ = metric["samples"].items()  # the reported column: VITATECS' mean
+    assert len(spread["values"]) == 2 and spread["mean"] == pytest.approx(sum(spread["values"]) / 2)
+    report = (run_dir / "report.md").read_text()
+    counts = ", ".join(f"{n} {outcome}" for outcome, n in run["answers"].items())
+    assert f"answers read by parser `vitatecs`: {counts}" in report
+    assert f"{key} per sample (2 samples): mean {100 * spread['mean']:.1f}" in report
+    scores = datasets.Dataset.from_parquet(str(run_dir / "scores" / f"{config}.parquet"))
+    assert all(len(answers) == 4 for answers in scores["answers"])
+    from foilkit.html_report import run_items
+    from foilkit.run import RunResults
+
+    items = run_items(run_dir, RunResults.load(run_dir))  # the browser shows every answer
+    assert [item["a"] for item in items] == scores["answers"]
+    assert set(o for row in scores["answer_outcomes"] for o in row) <= {
+        "parsed",
+        "unparseable",
+        "refused",
+    }

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import pytest
 import torch
+from answering_model import assert_greedy_answer_follows_the_logits
 from test_video_llm_fidelity import INTERVAL, TEXTS, TIMESTAMPS, ModelCalls
 
 import foilkit
@@ -327,3 +328,13 @@ def test_a_benchmark_is_scored_end_to_end(family, mode, benchmark, tiny_model, t
     same_prompt = "proficiency_caption_" + ("score" if mode == "likelihood" else "order_0")
     assert backward[same_prompt] != forward[same_prompt]
     assert backward["frame_indices"] == forward["frame_indices"][::-1]
+
+
+def test_generate_answers_what_the_logits_rank_first(family, tiny_model):
+    """``--mode "generate"`` on each family: a one-token greedy answer is the token a full
+    forward over the whole rendered prompt ranks first."""
+    expect, _ = family
+    adapter = load_adapter(_twin_path(expect, tiny_model), mode="generate", device="cpu")
+    scene = SyntheticScene(direction="left")
+    frames = torch.from_numpy(render_frames(scene, num_frames=4)).permute(0, 3, 1, 2).contiguous()
+    assert_greedy_answer_follows_the_logits(adapter, frames, TEXTS, TIMESTAMPS[:4])

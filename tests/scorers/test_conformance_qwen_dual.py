@@ -12,6 +12,7 @@ import math
 
 import pytest
 import torch
+from answering_model import assert_greedy_answer_follows_the_logits
 
 import foilkit
 from foilkit.scorers.adapters import load_adapter
@@ -270,3 +271,11 @@ def test_a_dual_encoder_scores_a_benchmark_end_to_end(model_type, tiny_model, be
         assert all(map(math.isfinite, scores)) and scores[0] != scores[1]
     forward, reverse = rows["left-forward"], rows["left-reverse"]
     assert forward["caption_score"] == reverse["foil_scores"][0]
+
+
+@pytest.mark.parametrize("model_type", VIDEO_LLMS)
+def test_generate_answers_what_the_logits_rank_first(model_type, adapters, frames):
+    """``--mode "generate"`` on each family: a one-token greedy answer is the token a full
+    forward over the whole rendered prompt (per-frame segments, real times) ranks first."""
+    adapter = adapters(VIDEO_LLMS[model_type], "generate")
+    assert_greedy_answer_follows_the_logits(adapter, frames, TEXTS, TIMESTAMPS)

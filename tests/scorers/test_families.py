@@ -6,8 +6,12 @@ import json
 import math
 
 import pytest
+import torch
+from answering_model import assert_greedy_answer_follows_the_logits
 
 import foilkit
+from foilkit.scorers.adapters import load_adapter
+from foilkit.synthetic.videos import SyntheticScene, render_frames
 
 # (tiny model, options, adapter chosen from the config, score kind)
 FAMILIES = {
@@ -151,3 +155,12 @@ def test_scores_feed_pairwise_foil_accuracy(scored):
         [r["caption_score"] for r in ok], [r["foil_scores"] for r in ok], score_kind=kind
     )
     assert 0.0 <= out["accuracy"] <= 1.0
+
+
+@pytest.mark.parametrize("name", ["llava-next-video", "qwen2-vl", "qwen3.5", "gemma4"])
+def test_video_llms_generate_what_their_logits_rank_first(name, tiny_model):
+    """``--mode generate`` on each family: a greedy answer is the full forward's argmax."""
+    scene = SyntheticScene(direction="left")
+    frames = torch.from_numpy(render_frames(scene, num_frames=4)).permute(0, 3, 1, 2).contiguous()
+    adapter = load_adapter(tiny_model(name), mode="generate", device="cpu")
+    assert_greedy_answer_follows_the_logits(adapter, frames, ("a square moves", "it stays"))

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from answering_model import assert_greedy_answer_follows_the_logits
 
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.adapters._features import token_logprobs
@@ -107,7 +108,8 @@ def test_a_chat_template_without_video_is_refused(tiny_model, tmp_path):
 @pytest.fixture(scope="module")
 def instructblip(tiny_model):
     path = tiny_model("instructblip-video")
-    return {mode: load_adapter(path, mode=mode, device="cpu") for mode in ("likelihood", "choice")}
+    modes = ("likelihood", "choice", "generate")
+    return {mode: load_adapter(path, mode=mode, device="cpu") for mode in modes}
 
 
 def _forward(adapter, frames: torch.Tensor, text: str, instruction: str):
@@ -159,6 +161,12 @@ def test_instructblip_video_choice_equals_a_full_forward(instructblip):
         probabilities.append(letters if order == TEXTS else letters.flip(0))
     scored = choice.score([TextsRequest(TEXTS, frames)])[0].scores
     assert scored == pytest.approx(torch.stack(probabilities).mean(0).tolist(), abs=1e-5)
+
+
+def test_instructblip_video_generates_what_its_logits_rank_first(instructblip):
+    """Generate mode on the plain prompt, the Q-Former reading the question."""
+    frames = _frames(INSTRUCTBLIP_FRAMES)
+    assert_greedy_answer_follows_the_logits(instructblip["generate"], frames, TEXTS)
 
 
 def test_an_instructblip_checkpoint_is_read_as_instructblip_video(tiny_model):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from answering_model import assert_greedy_answer_follows_the_logits
 
 import foilkit
 from foilkit.scorers.adapters import load_adapter
@@ -115,7 +116,7 @@ def test_each_mode_records_its_options(tiny_model, options, field, value):
     [
         ({"mode": "choice", "reduction": "mean"}, "likelihood mode only"),
         ({"mode": "likelihood", "reduction": "max"}, "unknown reduction 'max'"),
-        ({"mode": "likelihood", "prompt": "lmms-eval"}, "choice mode only"),
+        ({"mode": "likelihood", "prompt": "lmms-eval"}, "choice and generate modes only"),
         ({"mode": "choice", "continuation": "turn"}, "likelihood mode only"),
         ({"mode": "choice", "prompt": "mvbench"}, "unknown prompt 'mvbench'"),
     ],
@@ -200,6 +201,14 @@ def _video_positions(adapter: VideoLLMAdapter, call: dict) -> torch.Tensor:
     positions, _ = model.get_rope_index(**{key: call.get(key) for key in keys})
     video = call["input_ids"][0] == adapter.model.config.video_token_id
     return positions[0, 0, video]
+
+
+def test_qwen2_5_vl_generates_what_its_logits_rank_first(tiny_model, frames):
+    """``generate`` mode with Qwen2.5-VL's time axis (the frames' real timestamps): a greedy
+    answer is the full forward's argmax."""
+    adapter = _adapter("qwen2.5-vl", tiny_model, mode="generate")
+    times = tuple(0.5 * k for k in range(len(frames)))
+    assert_greedy_answer_follows_the_logits(adapter, frames, TEXTS, times)
 
 
 @pytest.mark.parametrize("order", ["forward", "reversed", "shuffled"])

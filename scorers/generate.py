@@ -1,0 +1,142 @@
+"""``generate`` mode: ask the multiple-choice question, read the answers, score the texts.
+
+What is asked and how answers become scores is the same whatever generates them; a backend
+only turns :class:`~foilkit.scorers.requests.GenerateRequest` into
+:class:`~foilkit.scorers.requests.Generations` (:class:`GeneratingBackend`). For each
+:class:`~foilkit.scorers.requests.TextsRequest` (a caption and its foils about one view):
+
+1. the options are shown in every cyclic order (order ``k`` shows text ``(k + j) mod n`` at
+   position ``j``; order 0 lists the caption first), so a model that always answers "A" is
+   right exactly as often as it is wrong, as in ``choice`` mode;
+2. each order is answered ``num_samples`` times (one greedy answer by default);
+3. each answer is read by the benchmark's parser (:mod:`foilkit.scorers.parsers`) into the
+   text it chose, or recorded ``unparseable`` / ``refused`` and choosing nothing;
+4. a text's score is the share of all answers that chose it (score kind ``probability``): the
+   caption beats a foil when it was chosen more often, and an item whose answers choose nothing
+   ties at 0, which VITATECS' strict tie policy counts wrong, as the official scripts count an
+   answer they cannot read. ``order_<k>`` holds the share of order ``k``'s samples, and, with
+   several samples, ``sample_<s>`` the share of sample ``s``'s orders, from which the
+   accuracy of each sample and its spread are computed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from foilkit.scorers.parsers import DEFAULT_PARSER, PARSED, AnswerParser, get_parser
+from foilkit.scorers.prompts import LETTERS, choice_messages, question_text
+from foilkit.scorers.requests import (
+    DECODING_SETTINGS,
+    Answer,
+    Decoding,
+    GenerateRequest,
+    Generations,
+    TextScores,
+    TextsRequest,
+)
+
+#: Per-text details of generate mode: the share of answers choosing the text in order ``k``
+#: (``order_<k>``, as choice mode's letter probabilities) and in sample ``s`` (``sample_<s>``).
+ORDER_DETAIL, SAMPLE_DETAIL = "order_", "sample_"
+
+
+class GeneratingBackend(Protocol):
+    """What a backend implements to answer in ``generate`` mode (the in-process video LLM,
+    or an OpenAI-compatible server): one :class:`Generations` per request, in order, with
+    ``decoding.num_samples`` texts each."""
+
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[Generations]: ...
+
+
+def check_generation(settings: Mapping[str, Any]) -> None:
+    """Refuse a protocol's decoding settings or parser that generate mode cannot run (a
+    ``ValueError`` naming the flag), before any model loads."""
+    Decoding(**{k: settings[k] for k in DECODING_SETTINGS if settings.get(k) is not None})
+    get_parser(settings.get("parser") or DEFAULT_PARSER)
+
+
+def cyclic_orders(count: int) -> list[list[int]]:
+    """Every cyclic order of ``count`` options: position ``k`` of order ``shift`` shows text
+    ``order[k]``."""
+    return [[(shift + k) % count for k in range(count)] for shift in range(count)]
+
+
+def generate_requests(
+    request: TextsRequest, prompt: str, decoding: Decoding
+) -> list[GenerateRequest]:
+    """The questions asked about ``request``'s texts: one per cyclic order, with its frames."""
+    count = len(request.texts)
+    if count > len(LETTERS):
+        raise ValueError(f"generate mode takes at most {len(LETTERS)} options, got {count}")
+    return [
+        GenerateRequest(
+            tuple(
+                choice_messages(
+                    prompt, question_text(prompt, [request.texts[i] for i in order]), count
+                )
+            ),
+            request.frames,
+            request.timestamps,
+            decoding,
+        )
+        for order in cyclic_orders(count)
+    ]
+
+
+def read_answers(
+    texts: Sequence[str], generations: Sequence[Generations], parser: AnswerParser
+) -> TextScores:
+    """Scores of ``texts`` from the answers to each cyclic order (``generations[k]``: order
+    ``k``'s samples): each text's share of the answers that chose it, with the per-order and
+    per-sample shares as details and every answer as read."""
+    count = len(texts)
+    orders = cyclic_orders(count)
+    if len(generations) != len(orders):
+        raise ValueError(f"{len(generations)} generations for {len(orders)} option orders")
+    samples = {len(g.texts) for g in generations}
+    if len(samples) != 1 or 0 in samples:
+        raise ValueError(f"every order needs the same number of answers, got {sorted(samples)}")
+    num_samples = samples.pop()
+    chosen = [[0] * count for _ in range(len(orders) * num_samples)]  # [order*S + sample][text]
+    answers = []
+    for shift, (order, generated) in enumerate(zip(orders, generations)):
+        shown = [texts[i] for i in order]
+        for sample, text in enumerate(generated.texts):
+            parsed = parser(text, shown, None)
+            choice = None if parsed.outcome != PARSED else order[parsed.choice]
+            if choice is not None:
+                chosen[shift * num_samples + sample][choice] = 1
+            answers.append(Answer(text, parsed.outcome, choice, shift, sample))
+
+    def share(cells: list[list[int]]) -> tuple[float, ...]:
+        return tuple(sum(cell[i] for cell in cells) / len(cells) for i in range(count))
+
+    details = {
+        f"{ORDER_DETAIL}{shift}": share(chosen[shift * num_samples : (shift + 1) * num_samples])
+        for shift in range(len(orders))
+    }
+    if num_samples > 1:
+        for sample in range(num_samples):
+            details[f"{SAMPLE_DETAIL}{sample}"] = share(chosen[sample::num_samples])
+    return TextScores(share(chosen), details, tuple(answers))
+
+
+def score_by_generation(
+    backend: GeneratingBackend,
+    requests: Sequence[TextsRequest],
+    *,
+    prompt: str,
+    decoding: Decoding,
+    parser: AnswerParser,
+) -> list[TextScores]:
+    """Each request's texts scored from ``backend``'s answers to the ``prompt`` question in
+    every option order (one backend call for all of them)."""
+    asked = [generate_requests(request, prompt, decoding) for request in requests]
+    generations = backend.generate([question for questions in asked for question in questions])
+    results, start = [], 0
+    for request, questions in zip(requests, asked):
+        mine = generations[start : start + len(questions)]
+        start += len(questions)
+        results.append(read_answers(request.texts, mine, parser))
+    return results

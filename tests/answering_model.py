@@ -1,0 +1,64 @@
+"""A tiny video LLM that answers multiple-choice questions with letters, for generate mode's tests.
+
+The tiny random models write random tokens, which no answer parser reads. This one is the tiny
+LLaVA-NeXT-Video with its output head steered towards the option letters: the first answer
+token is almost always ``A`` or ``B`` (which one depends on the prompt and the draw), a letter
+is followed by the end of the turn, and now and then another token slips in, so answers are
+parsed, sometimes unparseable, and differ between seeds when sampled.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from foilkit.scorers.requests import Generations
+
+
+def letter_answering_model(out: Path) -> Path:
+    """Save the steered model with its processor in ``out``; returns ``out``."""
+    import torch
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from foilkit.synthetic.models import tiny_model_path
+
+    source = tiny_model_path("llava-next-video")
+    model = AutoModelForImageTextToText.from_pretrained(source)
+    processor = AutoProcessor.from_pretrained(source)
+    tokenizer = processor.tokenizer
+    (a,), (b,) = (tokenizer(letter, add_special_tokens=False).input_ids for letter in "AB")
+    end = tokenizer.eos_token_id
+    with torch.no_grad():
+        head = model.get_output_embeddings().weight
+        head[b] *= 150
+        noise = torch.randn(head.shape[1], generator=torch.Generator().manual_seed(0))
+        head[a] = head[b] + 0.3 * noise
+        head[end] *= 40
+        # a letter's own embedding points at the end of the turn: one letter, then stop
+        model.get_input_embeddings().weight[[a, b]] = head[end] / head[end].norm() * 5
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+    return out
+
+
+def assert_greedy_answer_follows_the_logits(adapter, frames, texts, timestamps=None) -> None:
+    """A one-token greedy answer of the ``generate`` mode ``adapter`` (its in-process backend)
+    is the token a full forward over the whole rendered prompt ranks first, decoded as the
+    adapter keeps answers (special tokens dropped, spaces stripped; an end token: no answer);
+    ``timestamps``: the frames' times, which a model with a time axis is given."""
+    import torch
+
+    from foilkit.scorers.generate import generate_requests
+    from foilkit.scorers.requests import Decoding, TextsRequest
+
+    one_token = Decoding(max_new_tokens=1)
+    asked = TextsRequest(texts, frames, timestamps=timestamps)
+    request = generate_requests(asked, "vitatecs", one_token)[0]
+    (generated,) = adapter.generate([request])
+    inputs = adapter.model_inputs(request, adapter.chat_prompt(request.messages))
+    with torch.inference_mode():
+        first = int(adapter.model(**inputs).logits[0, -1].argmax())
+    if first in adapter._end_ids():
+        assert generated == Generations(("",), (0,))
+    else:
+        text = adapter.tokenizer.decode([first], skip_special_tokens=True).strip()
+        assert generated == Generations((text,), (1,))

@@ -1,0 +1,223 @@
+"""``generate`` mode: answers in every option order are read by the parser into each text's share;
+sampling is repeatable for a seed, resumable, and the same in one process or two."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from launch import accelerate_launch, launched_score, run_to_success
+
+import foilkit
+from foilkit.scorers import engine as engine_module
+from foilkit.scorers.adapters import load_adapter
+from foilkit.scorers.api import ScoreOptions
+from foilkit.scorers.generate import generate_requests, read_answers
+from foilkit.scorers.parsers import get_parser
+from foilkit.scorers.prompts import choice_question
+from foilkit.scorers.requests import Answer, Decoding, Generations, TextsRequest
+from foilkit.synthetic.videos import SyntheticScene, render_frames
+
+TEXTS = ("a red square moves left", "a red square moves right")
+#: sampled at temperature 1 so the steered model's answers vary; short answers
+SAMPLED = {"mode": "generate", "temperature": 1.0, "num_samples": 2, "max_new_tokens": 4}
+RUN = {"num_workers": 0, "progress": False, "use_cache": False}
+
+
+@pytest.fixture(scope="module")
+def answering(answering_model) -> str:
+    return answering_model
+
+
+@pytest.fixture(scope="module")
+def frames() -> torch.Tensor:
+    scene = SyntheticScene(direction="left")
+    return torch.from_numpy(render_frames(scene, num_frames=4)).permute(0, 3, 1, 2).contiguous()
+
+
+def test_answers_become_each_texts_share_in_every_order():
+    texts = ("caption", "foil one", "foil two")
+    # order 0 shows (caption, foil one, foil two); order 1 (foil one, foil two, caption); ...
+    generations = [
+        Generations(("A", "(C)")),  # caption; foil two
+        Generations(("C", "")),  # caption; refused
+        Generations(("I cannot tell", "b")),  # unparseable; B (case matters to lmms-eval's rules)
+    ]
+    scored = read_answers(texts, generations, get_parser("vitatecs"))
+    assert scored.scores == (2 / 6, 0.0, 1 / 6)
+    assert scored.details["order_0"] == (0.5, 0.0, 0.5)
+    assert scored.details["sample_0"] == (2 / 3, 0.0, 0.0)
+    assert scored.details["sample_1"] == (0.0, 0.0, 1 / 3)
+    assert [(a.outcome, a.choice, a.order, a.sample) for a in scored.answers] == [
+        ("parsed", 0, 0, 0),
+        ("parsed", 2, 0, 1),
+        ("parsed", 0, 1, 0),
+        ("refused", None, 1, 1),
+        ("unparseable", None, 2, 0),
+        ("unparseable", None, 2, 1),
+    ]
+    assert scored.answers[0] == Answer("A", "parsed", 0, 0, 0)
+
+
+def test_each_order_is_asked_with_the_papers_prompt(frames):
+    asked = generate_requests(TextsRequest(TEXTS, frames), "vitatecs", Decoding())
+    assert [request.messages[-1]["content"][1]["text"] for request in asked] == [
+        choice_question(TEXTS),
+        choice_question(TEXTS[::-1]),
+    ]
+    assert (
+        asked[0]
+        .messages[0]["content"][0]["text"]
+        .startswith("You are given a short video clip and two sentences.")
+    )
+    assert asked[0].frames is frames and asked[0].sample_seed() != asked[1].sample_seed()
+    other_video = generate_requests(TextsRequest(TEXTS, frames.flip(0)), "vitatecs", Decoding())
+    assert other_video[0].sample_seed() != asked[0].sample_seed()
+
+
+def test_sampled_answers_repeat_for_a_seed_and_differ_between_seeds(answering, frames):
+    requests = [TextsRequest(TEXTS, frames), TextsRequest(TEXTS[::-1], frames)]
+
+    def answers(seed: int) -> list[str]:
+        adapter = load_adapter(answering, device="cpu", seed=seed, **{**SAMPLED, "num_samples": 4})
+        return [a.text for scored in adapter.score(requests) for a in scored.answers]
+
+    first = answers(0)
+    assert first == answers(0)
+    assert first != answers(1)
+    assert {"A", "B"} <= set(first)  # the steered model answers with letters
+
+
+@pytest.mark.parametrize(
+    "options, message",
+    [
+        ({"mode": "generate", "num_samples": 3}, "greedy decoding gives the same answer"),
+        ({"mode": "generate", "temperature": -1.0}, "temperature must be >= 0"),
+        ({"mode": "generate", "top_p": 0.0}, r"top_p must be in \(0, 1\]"),
+        ({"mode": "generate", "parser": "vitatec"}, "unknown answer parser"),
+        ({"mode": "choice", "temperature": 0.2}, "applies to generate mode only"),
+    ],
+)
+def test_bad_decoding_settings_fail_before_any_answer(answering, options, message):
+    with pytest.raises(ValueError, match=message):
+        load_adapter(answering, device="cpu", **options)
+
+
+def test_vitatecs_paper_protocol_samples_the_table_11_prompt_and_choice_stays_available():
+    paper = ScoreOptions(benchmark="vitatecs").resolve("video-llm", _VIDEO_LLM_SETTINGS)
+    assert paper.settings["mode"] == "generate"
+    assert paper.settings["temperature"] == 0.2 and paper.settings["parser"] == "vitatecs"
+    assert "probabilities" not in paper.notes  # the old departure note is gone
+    choice = ScoreOptions(benchmark="vitatecs", mode="choice").resolve(
+        "video-llm", _VIDEO_LLM_SETTINGS
+    )
+    assert choice.settings["mode"] == "choice"
+    assert not {"temperature", "parser", "num_samples"} & set(choice.settings)
+
+
+def _video_llm_settings() -> tuple[str, ...]:
+    from foilkit.scorers.adapters import accepted_settings, adapter_class
+
+    return accepted_settings(adapter_class("x", adapter="video-llm"))
+
+
+_VIDEO_LLM_SETTINGS = _video_llm_settings()
+
+
+def _rows(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+#: the CLI flags of SAMPLED and RUN (batches of one video, no decoding threads, no cache)
+FLAGS = ["--mode", "generate", "--temperature", "1", "--num-samples", "2"]
+FLAGS += ["--max-new-tokens", "4", "--frames", "4"]
+OPTIONS = {**RUN, **SAMPLED, "batch_size": 1, "num_frames": 4}
+
+
+@pytest.fixture(scope="module")
+def whole(answering, saved_benchmark, tmp_path_factory):
+    """A generate run of the saved benchmark in this process, from start to end: its folder."""
+    out = tmp_path_factory.mktemp("generate") / "whole"
+    foilkit.score(answering, str(saved_benchmark), out_dir=str(out), **OPTIONS)
+    return out
+
+
+def test_answers_are_kept_per_row_and_counted_in_the_run_record(whole, benchmark):
+    run = json.loads((whole / "run.json").read_text())
+    assert run["adapter"]["decoding"] == {
+        "strategy": "sample",
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "num_samples": 2,
+        "max_new_tokens": 4,
+        "seed": 0,
+    }
+    assert run["adapter"]["parser"] == "vitatecs" and run["mode"] == "generate"
+    counts = run["answers"]
+    # every row: 2 text groups (caption and proficiency texts) x 2 orders x 2 samples
+    assert sum(counts.values()) == len(benchmark) * 8 and counts["parsed"] > 0
+    for row in _rows(whole / "scores.jsonl"):
+        assert len(row["answers"]) == len(row["answer_outcomes"]) == 4
+        assert row["caption_score"] == sum(c == 0 for c in row["answer_choices"]) / 4
+        assert row["proficiency_answers"] and row["caption_sample_1"] is not None
+
+
+def test_a_killed_generate_run_resumes_to_the_same_file(
+    answering, saved_benchmark, whole, tmp_path, monkeypatch
+):
+    real_flush, calls = engine_module.Engine._flush, []
+
+    def dies_on_the_third_batch(self, buffer, bar):
+        calls.append(len(buffer))
+        if len(calls) == 3:
+            raise KeyboardInterrupt("killed")
+        return real_flush(self, buffer, bar)
+
+    dataset, killed = str(saved_benchmark), str(tmp_path / "killed")
+    monkeypatch.setattr(engine_module.Engine, "_flush", dies_on_the_third_batch)
+    with pytest.raises(KeyboardInterrupt):
+        foilkit.score(answering, dataset, out_dir=killed, **OPTIONS)
+    monkeypatch.setattr(engine_module.Engine, "_flush", real_flush)
+    with pytest.raises(ValueError, match="temperature"):  # other decoding: another run
+        foilkit.score(
+            answering, dataset, out_dir=killed, resume=True, **{**OPTIONS, "temperature": 0.5}
+        )
+    foilkit.score(answering, dataset, out_dir=killed, resume=True, **OPTIONS)
+    assert (tmp_path / "killed/scores.jsonl").read_bytes() == (whole / "scores.jsonl").read_bytes()
+    resumed = json.loads((tmp_path / "killed/run.json").read_text())
+    assert 0 < resumed["throughput"]["resumed_rows"] < resumed["dataset"]["num_rows"]
+    # the resumed rows' answers are counted too
+    assert resumed["answers"] == json.loads((whole / "run.json").read_text())["answers"]
+
+
+@pytest.mark.slow
+def test_two_processes_generate_the_answers_of_one(answering, saved_benchmark, whole, tmp_path):
+    args = launched_score(answering, saved_benchmark, tmp_path / "two", 1, 0, *FLAGS)
+    run_to_success([*accelerate_launch(2), *args])
+    assert json.loads((tmp_path / "two/run.json").read_text())["hardware"]["num_processes"] == 2
+    assert (tmp_path / "two/scores.jsonl").read_bytes() == (whole / "scores.jsonl").read_bytes()
+
+
+def test_a_retrieval_matrix_is_refused_in_generate_mode(answering, benchmark):
+    with pytest.raises(ValueError, match="'generate' compares texts as the options"):
+        foilkit.score_matrix(answering, benchmark, mode="generate", **RUN)
+
+
+@pytest.mark.parametrize(
+    "flags, names",
+    [
+        (["--num-samples", "3"], "--temperature 0.2"),
+        (["--temperature", "0.5", "--parser", "vitatec"], "(--parser)"),
+    ],
+)
+def test_bad_generation_flags_are_one_line_before_any_run_folder(
+    flags, names, answering, saved_benchmark, tmp_path, capsys
+):
+    from foilkit.cli import main
+
+    out = tmp_path / "run"
+    argv = ["score", "--model", answering, "--dataset", str(saved_benchmark), "--out", str(out)]
+    assert main([*argv, "--mode", "generate", "--no-progress", *flags]) == 2
+    error = capsys.readouterr().err.strip()
+    assert names in error and "\n" not in error and not out.exists()
