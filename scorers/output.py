@@ -5,6 +5,12 @@ Columns (one row per dataset row, in dataset order): ``id``, ``caption_score``,
 ``score_kind``, ``frame_indices``, ``error`` and ``error_cause``; the adapter's per-text details as
 ``caption_<name>`` / ``foil_<name>`` (e.g. ``caption_logprob_sum``); then every column of
 the input dataset except ``video``, copied through.
+
+Rows with a video foil (the pair shape: Vinoground) add the foil video's scores of the same
+texts, ``foil_video_caption_score`` and ``foil_video_foil_scores`` (with its details
+``foil_video_caption_<name>`` / ``foil_video_foil_<name>``), and ``foil_video_frame_indices``:
+with the video's ``caption_score`` / ``foil_scores``, the item's 2x2 score matrix. Datasets
+without video foils get none of these columns.
 """
 
 from __future__ import annotations
@@ -18,7 +24,9 @@ from typing import Any
 
 from foilkit.files import atomic_open
 
-GROUP_PREFIX = {"main": "", "proficiency": "proficiency_"}
+GROUP_PREFIX = {"main": "", "proficiency": "proficiency_", "foil_video": "foil_video_"}
+#: Per-row lists of frame indices: the video's, and a pair row's foil video's.
+FRAME_COLUMNS = ("frame_indices", "foil_video_frame_indices")
 
 
 def score_columns(
@@ -36,6 +44,8 @@ def score_columns(
         columns[f"{prefix}foil_scores"] = [s[1:] if s else None for s in scores]
     columns["score_kind"] = [score_kind] * len(records)
     columns["frame_indices"] = [r["frame_indices"] for r in records]
+    if "foil_video" in groups:
+        columns["foil_video_frame_indices"] = [r.get("foil_video_frame_indices") for r in records]
     columns["error"] = [r["error"] for r in records]
     columns["error_cause"] = [error_cause(r) for r in records]
     for group, name in details:
@@ -71,9 +81,9 @@ def scores_dataset(
     for name in columns:
         if name in ("id", "score_kind", "error", "error_cause"):
             features[name] = datasets.Value("string")
-        elif name == "frame_indices":
+        elif name in FRAME_COLUMNS:
             features[name] = datasets.List(datasets.Value("int64"))
-        elif name.startswith(("foil_", "proficiency_foil_")):
+        elif name.removeprefix("foil_video_").startswith(("foil_", "proficiency_foil_")):
             features[name] = datasets.List(datasets.Value("float64"))
         else:
             features[name] = datasets.Value("float64")
