@@ -51,10 +51,20 @@ CONTRAST_SETS = """\
 }
 """
 
+VINOGROUND = """\
+@article{zhang2024vinoground,
+  title   = {Vinoground: Scrutinizing {LMMs} over Dense Temporal Reasoning with Short Videos},
+  author  = {Zhang, Jianrui and Cai, Mu and Lee, Yong Jae},
+  journal = {arXiv preprint arXiv:2410.02763},
+  year    = {2024}
+}
+"""
+
 #: benchmark (builder) name -> its paper's BibTeX.
 CITATIONS = {
     "vitatecs": VITATECS,
     "vilma": VILMA,
     "rtime": RTIME,
     "contrast_sets": CONTRAST_SETS,
+    "vinoground": VINOGROUND,
 }
