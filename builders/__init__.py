@@ -49,6 +49,12 @@ for _name, _module, _builder, _summary in (
         "ContrastSets",
         "MSR-VTT contrast sets: five-way multiple choice with a verb or gender foil",
     ),
+    (
+        "vinoground",
+        "vinoground",
+        "Vinoground",
+        "Vinoground: two videos, two temporally swapped captions; text, video and group scores",
+    ),
 ):
     BUILDERS.add_lazy(_name, f"foilkit.builders.{_module}:{_builder}", _summary)
     BENCHMARKS.add_lazy(_name, f"foilkit.builders.{_module}:BENCHMARK", _summary)

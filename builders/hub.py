@@ -35,6 +35,7 @@ from foilkit.builders import (
     prepare,
     synthetic,
     vilma,
+    vinoground,
     vitatecs,
 )
 from foilkit.builders.card import ExportedConfig, card_text, exported_features, partial_export
@@ -308,7 +309,8 @@ def _aspect_tasks(aspects: Sequence[str], what: str) -> tuple[HubTask, ...]:
 #: (their mean, Table 2's ``Avg.``, on ``all``: the five tests' files, see
 #: :func:`union_configs`); RTime: ``origin_t2v_r1``, ``origin_v2t_r1``, ``hard_t2v_r1``,
 #: ``hard_v2t_r1``, ``binary_t2v``, ``binary_v2t``; contrast sets: one per foil type
-#: (``verb_lm``, ``verb_human``, ``gender``, ``random``). Aspects, tests and contrast sets are the
+#: (``verb_lm``, ``verb_human``, ``gender``, ``random``); Vinoground: ``text_score``,
+#: ``video_score``, ``group_score``. Aspects, tests and contrast sets are the
 #: builders' own; ViLMA's result key per test is its spec's P+T column.
 HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
     "vitatecs": _aspect_tasks(vitatecs.ASPECTS, "VITATECS"),
@@ -360,6 +362,15 @@ HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
         )
         for name in contrast_sets.BENCHMARK.configs
     ),
+    "vinoground": tuple(
+        HubTask(
+            f"{score}_score",
+            "all",
+            f"Vinoground {score} score over the 500 pairs (a tie counts as wrong)",
+            (("all", None, vinoground.WINOGROUND_SCORE.columns[score]),),
+        )
+        for score in ("text", "video", "group")
+    ),
     "synthetic": _aspect_tasks(synthetic.ASPECTS, "foilkit synthetic benchmark"),
 }
 
@@ -377,6 +388,7 @@ BENCHMARK_REPOS: dict[str, str] = {
     "vilma": "foilkit/vilma",
     "rtime": "foilkit/rtime",
     "contrast_sets": "foilkit/contrast-sets",
+    "vinoground": "foilkit/vinoground",
 }
 
 
