@@ -4,7 +4,7 @@ Columns (one row per dataset row, in dataset order): ``id``, ``caption_score``,
 ``foil_scores``, for ViLMA ``proficiency_caption_score`` and ``proficiency_foil_scores``,
 ``score_kind``, ``frame_indices``, ``error`` and ``error_cause``; the adapter's per-text details as
 ``caption_<name>`` / ``foil_<name>`` (e.g. ``caption_logprob_sum``); then every column of
-the input dataset except ``video``, copied through.
+the input dataset except its videos (``video``, a pair's ``foil_video``), copied through.
 
 Rows with a video foil (the pair shape: Vinoground) add the foil video's scores of the same
 texts, ``foil_video_caption_score`` and ``foil_video_foil_scores`` (with its details
@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.files import atomic_open
+from foilkit.video_paths import VIDEO_COLUMNS
 
 GROUP_PREFIX = {"main": "", "proficiency": "proficiency_", "foil_video": "foil_video_"}
 #: Per-row lists of frame indices: the video's, and a pair row's foil video's.
@@ -89,7 +90,7 @@ def scores_dataset(
             features[name] = datasets.Value("float64")
     scores = datasets.Dataset.from_dict(columns, features=datasets.Features(features))
     metadata = source.remove_columns(
-        [c for c in source.column_names if c == "video" or c in columns]
+        [c for c in source.column_names if c in VIDEO_COLUMNS or c in columns]
     )
     if not metadata.column_names:
         return scores
