@@ -362,7 +362,7 @@ NATIVE_VIDEO_ENCODERS = {
         "product behind its logit (logit_scale * dot + logit_bias: the same order)",
     ),
 }
-for _benchmark in ("vitatecs", "rtime", "vinoground"):
+for _benchmark in ("vitatecs", "rtime"):
     for _family, _protocol in NATIVE_VIDEO_ENCODERS.items():
         _paper(
             _benchmark,
