@@ -30,7 +30,7 @@ class ExportedConfig:
 
     builder: FoilkitBuilder
     rows: dict[str, int]  # split -> rows written
-    distinct_videos: dict[str, int]  # split -> distinct video_path values
+    distinct_videos: dict[str, int]  # split -> distinct video files (video_path, foil_video_path)
     files: dict[str, list[str]]  # split -> parquet paths relative to the export folder
 
     @property

@@ -124,7 +124,13 @@ def _export(
         for split, dataset in splits.items():
             files[split] = _write_split(dataset, out, config, split, embed_videos=embed_videos)
             rows[split] = dataset.num_rows
-            videos[split] = len(set(dataset["video_path"]))
+            videos[split] = len(
+                {
+                    path
+                    for column in video_columns(dataset.column_names).values()
+                    for path in dataset[column]
+                }
+            )  # a pair's foil videos count too
             sizes[config, split] = (dataset.num_rows, dataset.data.nbytes)
         exported.append(ExportedConfig(builder, rows, videos, files))
         for line in builder.build_summary():

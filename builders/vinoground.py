@@ -13,7 +13,7 @@ A row's ``id`` is its ``index``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -86,6 +86,17 @@ class Vinoground(FoilkitBuilder):
         "`<video_root>/vinoground_videos/<index>_neg.mp4` (the negative one, `foil_video_path`). "
         "The concatenated videos of `vinoground_videos_concated.zip` are not used."
     )
+
+    @classmethod
+    def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
+        return (
+            "Each row is a **pair**: besides the canonical columns it has `foil_video` and "
+            "`foil_video_path` (the negative video, stored and attached like `video`) and its "
+            "window `foil_start`/`foil_end`; `caption` belongs to `video`, `foils[0]` to "
+            "`foil_video`. `major`, `minor` and `categories` (`[major, *minor]`) are the pair's "
+            "categories. The annotation revision is the Hub repository's `main` branch at the time "
+            "of the export."
+        )
 
     def _split_generators(
         self, dl_manager: datasets.DownloadManager

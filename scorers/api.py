@@ -693,7 +693,8 @@ def _run(
             "revision": hub_revision(data),
             "num_rows": len(plan.rows),
             "num_views": len(plan.views),
-            "num_videos": sum(1 for u in plan.units if u.views),
+            # files, not units: a pair's two files are one unit
+            "num_videos": len({plan.views[v].source_key for u in plan.units for v in u.views}),
         },
         "cache": None if engine.cache is None else str(engine.cache.directory),
         "errors": {"rows": failed, "causes": error_causes(records), "messages": errors},

@@ -95,6 +95,8 @@ def test_a_pair_needs_both_videos_and_exports_keep_both_portable(tmp_path, cache
         annotations=folder,
         cache_dir=cache_dir,
     )
+    card = (out / "README.md").read_text()
+    assert "| `all` | test | 1 | 2 |" in card and "Each row is a **pair**" in card
     exported = datasets.load_dataset(str(out), "all", split="test")
     for column, path in (("video", "0_pos.mp4"), ("foil_video", "0_neg.mp4")):
         assert exported.features[column].decode is False

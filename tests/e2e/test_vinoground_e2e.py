@@ -85,6 +85,9 @@ def runs(inputs, tmp_path_factory, n_resamples):
 def test_each_video_decoded_once_and_scores_equal_the_port(runs, model):
     result, opened = runs[model]
     assert opened == {f"{i}_{role}.mp4": 1 for i in range(PAIRS) for role in ("pos", "neg")}
+    record = result.results.configs["all"].score.data
+    assert record["dataset"]["num_videos"] == 2 * PAIRS
+    assert record["throughput"]["decoded_videos"] == 2 * PAIRS
     scores = datasets.Dataset.from_parquet(str(result.run_dir / "scores" / "all.parquet"))
     assert scores.num_rows == PAIRS and not any(scores["error"])
     assert "foil_video" not in scores.column_names

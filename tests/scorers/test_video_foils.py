@@ -167,3 +167,12 @@ def test_a_missing_foil_video_fails_its_row_only(tiny_model, videos, tmp_path):
     assert scored[0]["error"] is None and scored[0]["foil_video_caption_score"] is not None
     assert scored[1]["error_cause"] == "video missing" and "gone.mp4" in scored[1]["error"]
     assert scored[1]["caption_score"] is None
+
+
+def test_a_second_run_serves_both_videos_from_the_cache(tiny_model, videos, opened, tmp_path):
+    pairs = _pairs(videos)[:2]
+    first = _scores(tiny_model("clip"), pairs, use_cache=True, cache_dir=str(tmp_path))
+    assert sum(opened.values()) == 4
+    opened.clear()
+    second = _scores(tiny_model("clip"), pairs, use_cache=True, cache_dir=str(tmp_path))
+    assert sum(opened.values()) == 0 and second == first
