@@ -61,6 +61,12 @@ for _name, _module, _builder, _summary in (
         "Tomato",
         "TOMATO: multiple-choice temporal reasoning questions, six reasoning types",
     ),
+    (
+        "vinoground",
+        "vinoground",
+        "Vinoground",
+        "Vinoground: two videos, two temporally swapped captions; text, video and group scores",
+    ),
 ):
     BUILDERS.add_lazy(_name, f"foilkit.builders.{_module}:{_builder}", _summary)
     BENCHMARKS.add_lazy(_name, f"foilkit.builders.{_module}:BENCHMARK", _summary)

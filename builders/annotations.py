@@ -1,8 +1,10 @@
 """Where a benchmark's annotation files come from, and reading them with errors that say where.
 
 By default a builder downloads the files its authors published, from raw GitHub URLs pinned
-to one commit, through the ``datasets`` download manager (cached, checksummed by the hub
-client, honouring ``HF_DATASETS_OFFLINE``). A local folder holding the same file names
+to one commit (:class:`GitHubSource`) or from a Hugging Face Hub dataset repository pinned to
+one revision (:class:`HubSource`, fetched by huggingface_hub through ``hf://`` paths), through
+the ``datasets`` download manager (cached, checksummed by the hub client, honouring
+``HF_DATASETS_OFFLINE``). A local folder holding the same file names
 (``annotations=...``; the tests use ``../shared/data/<benchmark>``) replaces the download.
 
 Readers yield ``(row, record)`` where ``row`` names the record in messages: a 1-based line
@@ -59,6 +61,25 @@ class GitHubSource:
 
 
 @dataclass(frozen=True)
+class HubSource:
+    """Files published in a Hugging Face Hub dataset repository, pinned to one revision
+    (``commit``: as :class:`GitHubSource` names it, for the dataset card)."""
+
+    repo: str  # "owner/name" of the dataset repository
+    commit: str
+    licence: str
+    licence_note: str
+
+    def url(self, path: str) -> str:
+        """The ``hf://`` path ``datasets`` downloads with huggingface_hub (``hf_hub_download``)."""
+        return f"hf://datasets/{self.repo}@{self.commit}/{path}"
+
+    @property
+    def homepage(self) -> str:
+        return f"https://huggingface.co/datasets/{self.repo}/tree/{self.commit}"
+
+
+@dataclass(frozen=True)
 class AnnotationFile:
     """One annotation file: its path in the upstream repository and in a local copy.
 
@@ -71,7 +92,7 @@ class AnnotationFile:
 
 
 def fetch(
-    source: GitHubSource,
+    source: GitHubSource | HubSource,
     files: Mapping[str, AnnotationFile],
     dl_manager: datasets.DownloadManager,
     local: str | os.PathLike | None,
@@ -158,14 +179,26 @@ def read_keyed_json(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
 
 def read_tsv(path: Path, columns: Sequence[str]) -> Iterator[tuple[int, dict[str, str]]]:
     """``(line number, row)`` for a tab-separated file whose header holds ``columns``."""
+    return _read_table(path, columns, delimiter="\t", quoting=csv.QUOTE_NONE)
+
+
+def read_csv(path: Path, columns: Sequence[str]) -> Iterator[tuple[int, dict[str, str]]]:
+    """``(line number, row)`` for a comma-separated file (quoted fields may hold commas and line
+    breaks, as ``pandas.read_csv`` reads them) whose header holds ``columns``; a row's number is
+    the line it ends on."""
+    return _read_table(path, columns, delimiter=",", quoting=csv.QUOTE_MINIMAL)
+
+
+def _read_table(
+    path: Path, columns: Sequence[str], *, delimiter: str, quoting: int
+) -> Iterator[tuple[int, dict[str, str]]]:
     content = _decoded(path)
     if not content.strip():
         raise AnnotationError(
             path, None, f"the file is empty: expected a header with {list(columns)}"
         )
-    reader = csv.DictReader(
-        io.StringIO(content, newline=""), delimiter="\t", quoting=csv.QUOTE_NONE
-    )
+    reader = csv.DictReader(io.StringIO(content, newline=""), delimiter=delimiter, quoting=quoting)
+    separated = "tab-separated" if delimiter == "\t" else "comma-separated"
     missing = [column for column in columns if column not in (reader.fieldnames or ())]
     if missing:
         raise AnnotationError(
@@ -176,7 +209,7 @@ def read_tsv(path: Path, columns: Sequence[str]) -> Iterator[tuple[int, dict[str
         number = reader.line_num
         if None in row or any(row[column] is None for column in columns):
             raise AnnotationError(
-                path, number, f"expected {len(reader.fieldnames)} tab-separated fields"
+                path, number, f"expected {len(reader.fieldnames)} {separated} fields"
             )
         rows += 1
         yield number, row

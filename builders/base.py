@@ -136,16 +136,20 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
                     f"{seen[row['id']]}"
                 )
             seen[row["id"]] = index
+        pairs = "foil_video" in self.FEATURES  # the pair shape: each row has two videos
         resolution = resolve_videos(
             [row["video_path"] for row in rows],
             self.config.video_root,
             self.config.on_missing,
             split=split,
             ids=[row["id"] for row in rows],
+            foil_video_paths=[row["foil_video_path"] for row in rows] if pairs else None,
         )
         self.video_reports[split] = resolution.report
         self.info.description = "\n".join([self.DESCRIPTION, *self.build_summary()])
         for index in resolution.kept:
             row = rows[index]
             row["video"] = resolution.videos[index]
+            if pairs:
+                row["foil_video"] = resolution.foil_videos[index]
             yield row["id"], row

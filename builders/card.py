@@ -21,6 +21,7 @@ import datasets
 from huggingface_hub import DatasetCardData
 
 from foilkit.builders.base import FoilkitBuilder
+from foilkit.video_paths import video_columns
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ class ExportedConfig:
 
     builder: FoilkitBuilder
     rows: dict[str, int]  # split -> rows written
-    distinct_videos: dict[str, int]  # split -> distinct video_path values
+    distinct_videos: dict[str, int]  # split -> distinct video files (video_path, foil_video_path)
     files: dict[str, list[str]]  # split -> parquet paths relative to the export folder
 
     @property
@@ -145,11 +146,16 @@ def exported_features(features: datasets.Features, *, embed_videos: bool) -> dat
     """The features an export stores: without the video bytes, the ``video`` column holds paths
     relative to a video root nobody has named yet, so it is stored undecoded
     (``Video(decode=False)``): ``ds["test"][0]`` reads ``{"path": ..., "bytes": None}`` instead
-    of a decoder's crash on a relative path; :func:`foilkit.attach_videos` makes it decodable."""
-    video = features.get("video")
-    if embed_videos or not isinstance(video, datasets.Video):
+    of a decoder's crash on a relative path; :func:`foilkit.attach_videos` makes it decodable.
+    So is a pair's ``foil_video``."""
+    if embed_videos:
         return features
-    return datasets.Features({**features, "video": replace(video, decode=False)})
+    stored = {
+        name: replace(features[name], decode=False)
+        for name in video_columns(list(features))
+        if isinstance(features[name], datasets.Video)
+    }
+    return datasets.Features({**features, **stored}) if stored else features
 
 
 def card_text(

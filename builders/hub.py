@@ -37,11 +37,13 @@ from foilkit.builders import (
     tempcompass,
     tomato,
     vilma,
+    vinoground,
     vitatecs,
 )
 from foilkit.builders.card import ExportedConfig, card_text, exported_features, partial_export
 from foilkit.folders import EXPORT, claim_folder
 from foilkit.progress import library_progress_bars
+from foilkit.video_paths import video_columns
 
 logger = logging.getLogger(__name__)
 
@@ -124,7 +126,13 @@ def _export(
         for split, dataset in splits.items():
             files[split] = _write_split(dataset, out, config, split, embed_videos=embed_videos)
             rows[split] = dataset.num_rows
-            videos[split] = len(set(dataset["video_path"]))
+            videos[split] = len(
+                {
+                    path
+                    for column in video_columns(dataset.column_names).values()
+                    for path in dataset[column]
+                }
+            )  # a pair's foil videos count too
             sizes[config, split] = (dataset.num_rows, dataset.data.nbytes)
         exported.append(ExportedConfig(builder, rows, videos, files))
         for line in builder.build_summary():
@@ -310,7 +318,8 @@ def _aspect_tasks(aspects: Sequence[str], what: str) -> tuple[HubTask, ...]:
 #: :func:`union_configs`); RTime: ``origin_t2v_r1``, ``origin_v2t_r1``, ``hard_t2v_r1``,
 #: ``hard_v2t_r1``, ``binary_t2v``, ``binary_v2t``; contrast sets: one per foil type
 #: (``verb_lm``, ``verb_human``, ``gender``, ``random``); TOMATO: one per reasoning type and
-#: ``overall``. Aspects, tests and contrast sets are the
+#: ``overall``; Vinoground: ``text_score``, ``video_score``, ``group_score``. Aspects, tests and
+#: contrast sets are the
 #: builders' own; ViLMA's result key per test is its spec's P+T column.
 HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
     "vitatecs": _aspect_tasks(vitatecs.ASPECTS, "VITATECS"),
@@ -361,6 +370,15 @@ HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
             ((name, None, "accuracy"),),
         )
         for name in contrast_sets.BENCHMARK.configs
+    ),
+    "vinoground": tuple(
+        HubTask(
+            f"{score}_score",
+            "all",
+            f"Vinoground {score} score over the 500 pairs (a tie counts as wrong)",
+            (("all", None, vinoground.WINOGROUND_SCORE.columns[score]),),
+        )
+        for score in ("text", "video", "group")
     ),
     "synthetic": _aspect_tasks(synthetic.ASPECTS, "foilkit synthetic benchmark"),
     # per judge-free task type: its accuracy over all questions (the official "avg") and per aspect
@@ -423,6 +441,7 @@ BENCHMARK_REPOS: dict[str, str] = {
     "contrast_sets": "foilkit/contrast-sets",
     "tempcompass": "foilkit/tempcompass",
     "tomato": "foilkit/tomato",
+    "vinoground": "foilkit/vinoground",
 }
 
 
@@ -620,15 +639,22 @@ def _write_split(
 ) -> list[str]:
     """Write one split as parquet shards with relative video paths (and bytes if asked)."""
     features = dataset.features
-    portable = dataset.cast_column("video", datasets.Video(decode=False)).map(
+    columns = video_columns(dataset.column_names)  # the video, and a pair's foil video
+    portable = dataset
+    for name in columns:
+        portable = portable.cast_column(name, datasets.Video(decode=False))
+    portable = portable.map(
         _portable_videos,
         batched=True,
-        fn_kwargs={"embed": embed_videos},
-        features=datasets.Features({**features, "video": datasets.Video(decode=False)}),
+        fn_kwargs={"embed": embed_videos, "columns": columns},
+        features=datasets.Features(
+            {**features, **{name: datasets.Video(decode=False) for name in columns}}
+        ),
         desc=f"{config}/{split}: relative video paths" + (" + bytes" if embed_videos else ""),
     )
     stored = exported_features(features, embed_videos=embed_videos)
-    portable = portable.cast_column("video", stored["video"])
+    for name in columns:
+        portable = portable.cast_column(name, stored[name])
     shards = _num_shards(dataset, embed_videos)
     for stale in (out / config).glob(f"{split}-*-of-*.parquet"):  # shards of an earlier export
         stale.unlink()
@@ -644,28 +670,40 @@ def _write_split(
     return paths
 
 
-def _portable_videos(batch: dict[str, list], *, embed: bool) -> dict[str, list]:
-    """``video`` -> ``{"path": video_path, "bytes": file bytes or None}``; absent videos stay
-    ``None``."""
-    videos = []
-    for video, relative in zip(batch["video"], batch["video_path"], strict=True):
-        if video is None:
-            videos.append(None)
-            continue
-        data = None
-        if embed:
-            data = (
-                video["bytes"] if video["bytes"] is not None else Path(video["path"]).read_bytes()
-            )
-        videos.append({"path": relative, "bytes": data})
-    return {"video": videos}
+def _portable_videos(
+    batch: dict[str, list], *, embed: bool, columns: Mapping[str, str]
+) -> dict[str, list]:
+    """Each video column (``columns``: video -> path column) -> ``{"path": its relative path,
+    "bytes": file bytes or None}``; absent videos stay ``None``."""
+    out = {}
+    for name, path_column in columns.items():
+        videos = []
+        for video, relative in zip(batch[name], batch[path_column], strict=True):
+            if video is None:
+                videos.append(None)
+                continue
+            data = None
+            if embed:
+                data = (
+                    video["bytes"]
+                    if video["bytes"] is not None
+                    else Path(video["path"]).read_bytes()
+                )
+            videos.append({"path": relative, "bytes": data})
+        out[name] = videos
+    return out
 
 
 def _num_shards(dataset: datasets.Dataset, embed_videos: bool) -> int:
     if not embed_videos or dataset.num_rows == 0:
         return 1
-    videos = dataset.cast_column("video", datasets.Video(decode=False))["video"]
-    total = sum(os.path.getsize(path) for path in {video["path"] for video in videos if video})
+    paths = {
+        video["path"]
+        for name in video_columns(dataset.column_names)  # a pair's foil videos weigh too
+        for video in dataset.cast_column(name, datasets.Video(decode=False))[name]
+        if video
+    }
+    total = sum(os.path.getsize(path) for path in paths)
     return max(1, min(dataset.num_rows, math.ceil(total / MAX_SHARD_BYTES)))
 
 

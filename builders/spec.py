@@ -174,12 +174,28 @@ def option_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
     return {"scores": scores, "labels": [int(label) for label in rows["label"]]}
 
 
+def group_names(values: Sequence[Any]) -> list[Any]:
+    """The groups of a group column's ``values``, in first-seen order. A list-valued column is
+    multi-label (Vinoground's categories: its major one, then its minor ones): each of an item's
+    labels is a group of its own, so an item can count in several groups."""
+    labels = (
+        label
+        for value in values
+        for label in (value if isinstance(value, (list, tuple)) else [value])
+    )
+    return list(dict.fromkeys(labels))
+
+
 def subset_columns(
     columns: Mapping[str, Sequence[Any]], column: str, value: Any
 ) -> dict[str, list[Any]]:
-    """The rows of per-sample ``columns`` whose ``column`` equals ``value`` (one group's items, for
-    a per-group metric or test)."""
-    keep = [i for i, v in enumerate(columns[column]) if v == value]
+    """The rows of per-sample ``columns`` whose ``column`` equals ``value``, or holds it where
+    the column is multi-label (one group's items, for a per-group metric or test)."""
+    keep = [
+        i
+        for i, v in enumerate(columns[column])
+        if (value in v if isinstance(v, (list, tuple)) else v == value)
+    ]
     return {name: [values[i] for i in keep] for name, values in columns.items()}
 
 

@@ -83,11 +83,13 @@ class VideoReport:
 
 @dataclass(frozen=True)
 class Resolution:
-    """Resolved videos, aligned with the input paths, and the indices of the rows kept."""
+    """Resolved videos, aligned with the input paths, and the indices of the rows kept;
+    ``foil_videos``: the rows' resolved foil videos, when foil video paths were given."""
 
     videos: list[str | None]
     kept: list[int]
     report: VideoReport
+    foil_videos: list[str | None] | None = None
 
 
 def resolve_videos(
@@ -97,8 +99,12 @@ def resolve_videos(
     *,
     split: str,
     ids: Sequence[str] | None = None,
+    foil_video_paths: Sequence[str] | None = None,
 ) -> Resolution:
     """Resolve relative ``video_paths`` against ``video_root`` and apply the ``on_missing`` policy.
+
+    ``foil_video_paths`` (the pair shape's second video of each row) are resolved alike; a row
+    needs both its videos, and the report names its first missing one (a row counts once).
 
     Without a video root every video counts as missing, so text-only users pass
     ``on_missing="keep"``. A path that resolves outside the root, symlinks followed, is a
@@ -109,27 +115,39 @@ def resolve_videos(
     root = Path(video_root).expanduser().resolve() if video_root is not None else None
     if root is not None:  # a root that does not exist or is one level off: one line, the fix
         check_video_root(video_paths, [root], named=True)
-    videos: list[str | None] = []
+    if root is not None and foil_video_paths is not None:
+        check_video_root(foil_video_paths, [root], named=True)
+    columns = {"video_path": video_paths}
+    if foil_video_paths is not None:
+        columns["foil_video_path"] = foil_video_paths
+    resolved: dict[str, list[str | None]] = {column: [] for column in columns}
     kept: list[int] = []
     missing: list[str] = []
-    for index, relative in enumerate(video_paths):
-        path = None
-        if root is not None:
-            try:
-                path = resolve_video_path(relative, [root])
-            except VideoPathError as error:
-                named = f"row {index}" if ids is None else f"row {index} (id={ids[index]!r})"
-                raise VideoPathError(
-                    f"split {split!r}, {named}, field 'video_path': {error}"
-                ) from None
-        if path is not None and path.is_file():
-            videos.append(str(path))
+    for index in range(len(video_paths)):
+        absent = []
+        for column, paths in columns.items():
+            path = None
+            if root is not None:
+                try:
+                    path = resolve_video_path(paths[index], [root])
+                except VideoPathError as error:
+                    named = f"row {index}" if ids is None else f"row {index} (id={ids[index]!r})"
+                    raise VideoPathError(
+                        f"split {split!r}, {named}, field {column!r}: {error}"
+                    ) from None
+            found = path is not None and path.is_file()
+            resolved[column].append(str(path) if found else None)
+            if not found:
+                absent.append(paths[index])
+        if not absent:
             kept.append(index)
             continue
-        missing.append(relative)
-        videos.append(None)
+        missing.append(absent[0])
+        for paths in resolved.values():
+            paths[-1] = None
         if on_missing == "keep":
             kept.append(index)
+    videos = resolved["video_path"]
     report = VideoReport(
         split, on_missing, str(root) if root else None, len(video_paths), tuple(missing)
     )
@@ -150,4 +168,4 @@ def resolve_videos(
         )
     if missing:
         logger.warning(report.summary())
-    return Resolution(videos, kept, report)
+    return Resolution(videos, kept, report, resolved.get("foil_video_path"))

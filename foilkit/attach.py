@@ -57,17 +57,28 @@ def _attach(
             "attach_videos needs a dataset built or exported by foilkit"
         )
     ids = list(dataset["id"]) if "id" in dataset.column_names else None
-    resolution = resolve_videos(list(dataset["video_path"]), root, on_missing, split=split, ids=ids)
-    # the files are local now: decodable, whatever an export stored (paths undecoded)
-    feature = replace(dataset.features.get("video", datasets.Video()), decode=True)
-    columns = (
-        dataset.column_names
-        if "video" in dataset.column_names
-        else ["video", *dataset.column_names]
+    pairs = "foil_video_path" in dataset.column_names  # the pair shape: a foil video per row
+    resolution = resolve_videos(
+        list(dataset["video_path"]),
+        root,
+        on_missing,
+        split=split,
+        ids=ids,
+        foil_video_paths=list(dataset["foil_video_path"]) if pairs else None,
     )
-    attached = dataset.remove_columns([c for c in ("video",) if c in dataset.column_names])
-    encoded = [None if path is None else feature.encode_example(path) for path in resolution.videos]
-    attached = attached.add_column("video", encoded, feature=feature).select_columns(columns)
+    attached, columns = dataset, list(dataset.column_names)
+    resolved = {"video": resolution.videos}
+    if pairs:
+        resolved["foil_video"] = resolution.foil_videos
+    for name, paths in resolved.items():
+        # the files are local now: decodable, whatever an export stored (paths undecoded)
+        feature = replace(dataset.features.get(name, datasets.Video()), decode=True)
+        if name not in columns:
+            columns = [name, *columns] if name == "video" else [*columns, name]
+        attached = attached.remove_columns([c for c in (name,) if c in attached.column_names])
+        encoded = [None if path is None else feature.encode_example(path) for path in paths]
+        attached = attached.add_column(name, encoded, feature=feature)
+    attached = attached.select_columns(columns)
     if len(resolution.kept) < dataset.num_rows:
         attached = attached.select(resolution.kept)
     return attached

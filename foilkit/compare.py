@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from foilkit.builders.spec import Benchmark, MetricSpec, subset_columns
+from foilkit.builders.spec import Benchmark, MetricSpec, group_names, subset_columns
 from foilkit.markdown import markdown_text, p_value_text
 from foilkit.run import RunFolder, RunResults
 
@@ -124,7 +124,7 @@ def _scopes(
     """The test over all items and, for per-group metrics, over each group's items."""
     scopes = {"all": (a, b)}
     if metric.per_group and benchmark.group_column in a:
-        for group in dict.fromkeys(a[benchmark.group_column]):
+        for group in group_names(a[benchmark.group_column]):
             scopes[group] = (
                 subset_columns(a, benchmark.group_column, group),
                 subset_columns(b, benchmark.group_column, group),

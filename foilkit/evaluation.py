@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foilkit.builders import get_benchmark
-from foilkit.builders.spec import Benchmark, MetricSpec, subset_columns
+from foilkit.builders.spec import Benchmark, MetricSpec, group_names, subset_columns
 from foilkit.folders import RUN, check_folder, claim_folder, replace_folder
 from foilkit.metrics import metric_function
 from foilkit.report import write_run_report
@@ -387,7 +387,7 @@ def compute_metrics(
                         n_resamples,
                         seed,
                     )
-                    for group in dict.fromkeys(columns[spec.group_column])
+                    for group in group_names(columns[spec.group_column])
                 }
                 share_group_results(overall, groups)
         samples = None

@@ -37,6 +37,17 @@ from foilkit.errors import fix
 #: A video root as given: one folder, several, or ``None`` (none named).
 RootsGiven = str | os.PathLike | Sequence[str | os.PathLike] | None
 
+#: Each video column of a foilkit dataset and the column holding its path relative to the video
+#: root: ``video``, and the foil video of the pair shape (:mod:`foilkit.builders.schema`). A
+#: build resolves each, an export makes each portable, ``attach_videos`` re-points each, and
+#: the scorer confines each to the video roots.
+VIDEO_COLUMNS = {"video": "video_path", "foil_video": "foil_video_path"}
+
+
+def video_columns(column_names: Sequence[str]) -> dict[str, str]:
+    """The video columns among ``column_names`` with their path columns (``video`` first)."""
+    return {video: path for video, path in VIDEO_COLUMNS.items() if video in column_names}
+
 
 #: The fix a refused path's message ends with.
 FIX = (

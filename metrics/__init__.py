@@ -30,6 +30,7 @@ PAIRED_OUTCOMES: dict[str, dict[str, str]] = {
     },
     "multiple_choice_accuracy": {"accuracy": "credit"},
     "binary_retrieval_accuracy": {"t2v_accuracy": "t2v", "v2t_accuracy": "v2t"},
+    "winoground_score": {"group_score": "group", "text_score": "text", "video_score": "video"},
 }
 #: every metric foilkit ships, in the order the benchmarks introduce them. A plain tuple, not a
 #: :class:`foilkit.registry.Registry`: this package imports nothing else of foilkit (each folder

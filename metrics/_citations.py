@@ -74,6 +74,15 @@ TOMATO = """\
 }
 """
 
+VINOGROUND = """\
+@article{zhang2024vinoground,
+  title   = {Vinoground: Scrutinizing {LMMs} over Dense Temporal Reasoning with Short Videos},
+  author  = {Zhang, Jianrui and Cai, Mu and Lee, Yong Jae},
+  journal = {arXiv preprint arXiv:2410.02763},
+  year    = {2024}
+}
+"""
+
 #: benchmark (builder) name -> its paper's BibTeX.
 CITATIONS = {
     "vitatecs": VITATECS,
@@ -82,4 +91,5 @@ CITATIONS = {
     "contrast_sets": CONTRAST_SETS,
     "tempcompass": TEMPCOMPASS,
     "tomato": TOMATO,
+    "vinoground": VINOGROUND,
 }

@@ -46,7 +46,13 @@ from foilkit.scorers.distributed import (
 from foilkit.scorers.engine import Engine
 from foilkit.scorers.generate import check_generation
 from foilkit.scorers.lock import run_lock
-from foilkit.scorers.output import answer_outcomes, error_causes, scores_dataset, write_jsonl
+from foilkit.scorers.output import (
+    GROUP_PREFIX,
+    answer_outcomes,
+    error_causes,
+    scores_dataset,
+    write_jsonl,
+)
 from foilkit.scorers.placement import (
     Placement,
     check_placement,
@@ -69,6 +75,7 @@ from foilkit.video_paths import (
     check_video_root,
     missing_summary,
     named_roots,
+    video_columns,
     video_roots_for,
 )
 
@@ -338,15 +345,16 @@ def _check_videos(
 
     if not family.needs_video or roots is None or "video" not in data.column_names:
         return []
-    column = data.select_columns(["video"])
-    if isinstance(column.features["video"], datasets.Video):
-        column = column.cast_column("video", datasets.Video(decode=False))
     paths = []
-    for cell in column["video"]:
-        if isinstance(cell, Mapping):
-            cell = None if cell.get("bytes") is not None else cell.get("path")
-        if isinstance(cell, str) and cell:
-            paths.append(cell)
+    for name in video_columns(data.column_names):  # the video, and a pair's foil video
+        column = data.select_columns([name])
+        if isinstance(column.features[name], datasets.Video):
+            column = column.cast_column(name, datasets.Video(decode=False))
+        for cell in column[name]:
+            if isinstance(cell, Mapping):
+                cell = None if cell.get("bytes") is not None else cell.get("path")
+            if isinstance(cell, str) and cell:
+                paths.append(cell)
     return check_video_root(paths, roots, named=named)
 
 
@@ -372,8 +380,9 @@ def _plan(
             f"adapter {adapter.name!r} needs a 'video' column; the dataset has "
             f"{dataset.column_names}"
         )
-    if isinstance(dataset.features.get("video"), datasets.Video):
-        dataset = dataset.cast_column("video", datasets.Video(decode=False))
+    for name in video_columns(dataset.column_names):
+        if isinstance(dataset.features.get(name), datasets.Video):
+            dataset = dataset.cast_column(name, datasets.Video(decode=False))
     rows = dataset.select_columns([c for c in PLAN_COLUMNS if c in dataset.column_names])
     return make_plan(
         rows, needs_video=adapter.needs_video, video_root=roots, window_rule=window_rule
@@ -406,11 +415,12 @@ def _identity(
     kind: str,
 ) -> dict[str, Any]:
     """What must not change between a run and its resumption."""
-    # a row's question and answers count where it asks one (rows without: hashed as before)
+    # a row's question and answers count where it asks one, a pair row's foil video where it has
+    # one (the other rows' entries are hashed as before)
     rows = hashlib.sha256(
         json.dumps(
             [
-                [r.id, r.view, dict(r.groups)]
+                [r.id, r.view, dict(r.groups), *([r.foil_view] if r.foil_view else [])]
                 + ([] if r.question is None else [r.question, list(r.answers or ())])
                 for r in plan.rows
             ]
@@ -733,7 +743,8 @@ def _run(
             "revision": hub_revision(data),
             "num_rows": len(plan.rows),
             "num_views": len(plan.views),
-            "num_videos": sum(1 for u in plan.units if u.views),
+            # files, not units: a pair's two files are one unit
+            "num_videos": len({plan.views[v].source_key for u in plan.units for v in u.views}),
         },
         "cache": None if engine.cache is None else str(engine.cache.directory),
         "errors": {"rows": failed, "causes": error_causes(records), "messages": errors},
@@ -788,11 +799,7 @@ def score_rows(model: str, dataset: Any, config: str | None, options: ScoreOptio
     checked = check_inputs(model, dataset, config, options)
     with _out_dir_lock(options), library_progress_bars(enabled=False):
         data, adapter, plan, records, run = _run(model, checked, options, "score", pool=False)
-        groups = [
-            group
-            for group in ("main", "proficiency")
-            if any(group in row.groups for row in plan.rows)
-        ]
+        groups = [group for group in GROUP_PREFIX if any(group in row.groups for row in plan.rows)]
         result = scores_dataset(records, groups, adapter.score_kind, data)
         if options.out_dir and process_state().is_main_process:
             write_jsonl(result, Path(options.out_dir) / "scores.jsonl")

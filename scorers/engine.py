@@ -73,19 +73,22 @@ NONFINITE_SCORE = "non-finite score"
 @dataclass
 class DecodedUnit:
     """A unit's decoded views; ``error``: its file's fault (every row fails), ``view_errors``:
-    views that could not be played (a window beyond the video), which fail only their rows."""
+    views that could not be played (a window beyond the video, or, in a unit of several files,
+    a file that could not be read), which fail only their rows. ``decoded``: files decoded."""
 
     unit: DecodeUnit
     views: dict[str, ViewFrames] = field(default_factory=dict)
     error: Fault | None = None
-    decoded: bool = False
+    decoded: int = 0
     view_errors: dict[str, Fault] = field(default_factory=dict)
 
     def error_of(self, row: PlannedRow) -> Fault | None:
-        """Why ``row`` cannot be scored: its own error, its file's, or its view's; else ``None``."""
+        """Why ``row`` cannot be scored: its own error, its file's, or one of its views' (its
+        video's, then its foil video's); else ``None``."""
         if row.error:
             return Fault(row.error, INVALID_ROW)
-        return self.error or self.view_errors.get(row.view)
+        faults = (self.view_errors.get(view) for view in row.views)
+        return self.error or next((fault for fault in faults if fault is not None), None)
 
 
 class UnitDecoder:
@@ -111,48 +114,60 @@ class UnitDecoder:
 
     def __call__(self, unit: DecodeUnit) -> DecodedUnit:
         result = DecodedUnit(unit)
-        if not unit.views:
-            return result
-        try:
-            keys, digest = {}, None
-            if self.cache is not None or self.control == "shuffled":
-                digest = content_hash(self.plan.views[unit.views[0]])
-            if self.cache is not None:
-                keys = {view: self.cache.key(digest, self.plan.views[view]) for view in unit.views}
-                for view, key in keys.items():
-                    hit = self.cache.get(key)
-                    if hit is not None:
-                        result.views[view] = ViewFrames(
-                            hit.frame_indices, cached=hit.embedding, cache_key=key
-                        )
-            missing = [view for view in unit.views if view not in result.views]
-            if missing:
-                decoded = decode_views(
-                    [self.plan.views[view] for view in missing],
-                    self.policy,
-                    self.decoder,
-                    self.max_decode_pixels,
-                )
-                result.decoded = True
-                for view, frames in zip(missing, decoded):
-                    if isinstance(frames, VideoError):
-                        result.view_errors[view] = Fault.of(frames)
-                        continue
-                    # shuffled by the video's content, not its path: the same permutation in
-                    # any folder, on any machine
-                    key = view
-                    if self.control == "shuffled":
-                        key = view_key(self.plan.views[view], f"sha256:{digest}")
-                    frames = apply_control(frames, self.control, seed=self.seed, view_key=key)
-                    result.views[view] = ViewFrames(
-                        frames.indices.tolist(),
-                        frames.frames,
-                        cache_key=keys.get(view),
-                        timestamps=frames.timestamps.tolist(),
-                    )
-        except VideoError as error:
-            result.views, result.view_errors, result.error = {}, {}, Fault.of(error)
+        files: dict[str, list[str]] = {}  # a unit joined by video foils holds several files
+        for view in unit.views:
+            files.setdefault(self.plan.views[view].source_key, []).append(view)
+        for views in files.values():
+            try:
+                self._decode_file(views, result)
+            except VideoError as error:
+                if len(files) == 1:
+                    result.views, result.view_errors = {}, {}
+                    result.error = Fault.of(error)
+                    continue
+                for view in views:  # only the rows using this file fail
+                    result.views.pop(view, None)
+                    result.view_errors[view] = Fault.of(error)
         return result
+
+    def _decode_file(self, views: list[str], result: DecodedUnit) -> None:
+        """Decode ``views`` (all of one file) into ``result``, from the cache where it can."""
+        keys, digest = {}, None
+        if self.cache is not None or self.control == "shuffled":
+            digest = content_hash(self.plan.views[views[0]])
+        if self.cache is not None:
+            keys = {view: self.cache.key(digest, self.plan.views[view]) for view in views}
+            for view, key in keys.items():
+                hit = self.cache.get(key)
+                if hit is not None:
+                    result.views[view] = ViewFrames(
+                        hit.frame_indices, cached=hit.embedding, cache_key=key
+                    )
+        missing = [view for view in views if view not in result.views]
+        if missing:
+            decoded = decode_views(
+                [self.plan.views[view] for view in missing],
+                self.policy,
+                self.decoder,
+                self.max_decode_pixels,
+            )
+            result.decoded += 1
+            for view, frames in zip(missing, decoded):
+                if isinstance(frames, VideoError):
+                    result.view_errors[view] = Fault.of(frames)
+                    continue
+                # shuffled by the video's content, not its path: the same permutation in
+                # any folder, on any machine
+                key = view
+                if self.control == "shuffled":
+                    key = view_key(self.plan.views[view], f"sha256:{digest}")
+                frames = apply_control(frames, self.control, seed=self.seed, view_key=key)
+                result.views[view] = ViewFrames(
+                    frames.indices.tolist(),
+                    frames.frames,
+                    cache_key=keys.get(view),
+                    timestamps=frames.timestamps.tolist(),
+                )
 
 
 def error_record(row: PlannedRow, fault: Fault) -> dict[str, Any]:
@@ -173,7 +188,7 @@ def text_name(group: str, position: int) -> str:
     """What text ``position`` of a row's text group is, in the benchmarks' words."""
     if group == "pool":
         return f"pool text {position} (the caption of row {position})"
-    prefix = "" if group == "main" else f"{group} "
+    prefix = "" if group == "main" else f"{group.replace('_', ' ')} "
     return f"{prefix}caption" if position == 0 else f"{prefix}foil {position}"
 
 
@@ -439,7 +454,8 @@ class Engine:
             scores = {}
             for group, texts in row.groups.items():
                 similarity = self.adapter.similarity(
-                    embeddings[row.view], torch.stack([self._text_embeddings[t] for t in texts])
+                    embeddings[row.view_of(group)],
+                    torch.stack([self._text_embeddings[t] for t in texts]),
                 )
                 scores[group] = TextScores(tuple(similarity.tolist()))
             records.append(self._record(row, item, scores))
@@ -450,13 +466,14 @@ class Engine:
         requests: dict[tuple[Any, ...], TextsRequest] = {}
         for row, item in self._rows(buffer):
             if item.error_of(row) is None:
-                view = item.views[row.view] if row.view is not None else None
-                frames = view.frames if view is not None else None
-                timestamps = view.timestamps if view is not None else None
                 for group, texts in row.groups.items():
+                    key = row.view_of(group)
+                    view = item.views[key] if key is not None else None
+                    frames = view.frames if view is not None else None
+                    timestamps = view.timestamps if view is not None else None
                     question, answers = row.asked(group)
                     requests.setdefault(
-                        (row.view, texts, question, answers),
+                        (key, texts, question, answers),
                         TextsRequest(
                             texts,
                             frames,
@@ -488,7 +505,10 @@ class Engine:
                     self._record(
                         row,
                         item,
-                        {g: by_key[(row.view, t, *row.asked(g))] for g, t in row.groups.items()},
+                        {
+                            g: by_key[(row.view_of(g), t, *row.asked(g))]
+                            for g, t in row.groups.items()
+                        },
                     )
                 )
         return records
@@ -507,6 +527,9 @@ class Engine:
                 row, Fault(f"row {row.index} (id={row.id!r}): {problem}", NONFINITE_SCORE)
             )
         frame_indices = item.views[row.view].frame_indices if row.view is not None else []
+        foil_video = {}
+        if row.foil_view is not None:  # the foil video's frames, beside the video's
+            foil_video["foil_video_frame_indices"] = item.views[row.foil_view].frame_indices
         record = {
             "index": row.index,
             "id": row.id,
@@ -517,6 +540,7 @@ class Engine:
                 if result.details
             },
             "frame_indices": frame_indices,
+            **foil_video,
             "error": None,
         }
         answers = {

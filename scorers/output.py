@@ -7,7 +7,13 @@ Columns (one row per dataset row, in dataset order): ``id``, ``caption_score``,
 answers behind the scores, one entry per (option order, sample), order-major: ``answers`` (the
 text), ``answer_outcomes`` (``parsed``, ``unparseable``, ``refused``) and ``answer_choices``
 (the index of the text chosen among caption then foils; null unless parsed); then every column
-of the input dataset except ``video``, copied through.
+of the input dataset except its videos (``video``, a pair's ``foil_video``), copied through.
+
+Rows with a video foil (the pair shape: Vinoground) add the foil video's scores of the same
+texts, ``foil_video_caption_score`` and ``foil_video_foil_scores`` (with its details
+``foil_video_caption_<name>`` / ``foil_video_foil_<name>``), and ``foil_video_frame_indices``:
+with the video's ``caption_score`` / ``foil_scores``, the item's 2x2 score matrix. Datasets
+without video foils get none of these columns.
 """
 
 from __future__ import annotations
@@ -21,8 +27,11 @@ from typing import Any
 
 from foilkit.files import atomic_open
 from foilkit.scorers.parsers import OUTCOMES
+from foilkit.video_paths import VIDEO_COLUMNS
 
-GROUP_PREFIX = {"main": "", "proficiency": "proficiency_"}
+GROUP_PREFIX = {"main": "", "proficiency": "proficiency_", "foil_video": "foil_video_"}
+#: Per-row lists of frame indices: the video's, and a pair row's foil video's.
+FRAME_COLUMNS = ("frame_indices", "foil_video_frame_indices")
 
 
 def score_columns(
@@ -40,6 +49,8 @@ def score_columns(
         columns[f"{prefix}foil_scores"] = [s[1:] if s else None for s in scores]
     columns["score_kind"] = [score_kind] * len(records)
     columns["frame_indices"] = [r["frame_indices"] for r in records]
+    if "foil_video" in groups:
+        columns["foil_video_frame_indices"] = [r.get("foil_video_frame_indices") for r in records]
     columns["error"] = [r["error"] for r in records]
     columns["error_cause"] = [error_cause(r) for r in records]
     for group, name in details:
@@ -99,17 +110,17 @@ def scores_dataset(
     for name in columns:
         if name in ("id", "score_kind", "error", "error_cause"):
             features[name] = datasets.Value("string")
-        elif name == "frame_indices" or name.endswith("answer_choices"):
+        elif name in FRAME_COLUMNS or name.endswith("answer_choices"):
             features[name] = datasets.List(datasets.Value("int64"))
         elif name.endswith(("answers", "answer_outcomes")):
             features[name] = datasets.List(datasets.Value("string"))
-        elif name.startswith(("foil_", "proficiency_foil_")):
+        elif name.removeprefix("foil_video_").startswith(("foil_", "proficiency_foil_")):
             features[name] = datasets.List(datasets.Value("float64"))
         else:
             features[name] = datasets.Value("float64")
     scores = datasets.Dataset.from_dict(columns, features=datasets.Features(features))
     metadata = source.remove_columns(
-        [c for c in source.column_names if c == "video" or c in columns]
+        [c for c in source.column_names if c in VIDEO_COLUMNS or c in columns]
     )
     if not metadata.column_names:
         return scores

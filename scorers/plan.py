@@ -3,6 +3,11 @@
 Nothing is decoded here. Rows that show the same window of the same file share a view;
 views of the same file (windows, reversed copies, ViLMA's main and proficiency items) form
 one ``DecodeUnit``, so each file is opened and decoded once per run.
+
+A row with a video foil (the pair shape of :mod:`foilkit.builders.schema`: Vinoground) has a
+second view, ``foil_view``, scored against the row's main texts as the text group
+``foil_video``; its two files join one unit (units sharing a file merge), so the row's four
+scores come from one batch while each file is still decoded once.
 """
 
 from __future__ import annotations
@@ -23,10 +28,15 @@ TEXT_GROUPS = {
 #: Columns of a main text group asked as a question (TempCompass): the item's own prompt, and how
 #: an answer names the caption and each foil.
 QUESTION_COLUMNS = ("prompt", "caption_answer", "foil_answers")
+#: The text group of a row's foil video: its main texts (caption, foils) against the second view.
+FOIL_VIDEO_GROUP = "foil_video"
+#: The pair shape's columns the planner reads: the foil video and its window.
+FOIL_VIDEO_PLAN_COLUMNS = ("foil_video", "foil_start", "foil_end")
 PLAN_COLUMNS = (
     ("id", "video", "start", "end", "reversed", "time_unit")
     + tuple(c for pair in TEXT_GROUPS.values() for c in pair)
     + QUESTION_COLUMNS
+    + FOIL_VIDEO_PLAN_COLUMNS
 )
 #: A row whose ``time_unit`` is one of these gave its window as frame indices (ViLMA's Action
 #: Counting Easy, ``pts`` = frames of the 30 fps QUVA copies): ViLMA slices those frames
@@ -46,18 +56,34 @@ class PlannedRow:
     view: str | None
     groups: Mapping[str, tuple[str, ...]]
     error: str | None = None
+    foil_view: str | None = None
     question: str | None = None
     answers: tuple[str, ...] | None = None
 
     def asked(self, group: str) -> tuple[str | None, tuple[str, ...] | None]:
         """(question, answers) of text group ``group``; ``(None, None)`` for texts scored
-        alone."""
-        return (self.question, self.answers) if group == "main" else (None, None)
+        alone. A pair row's foil video is asked its main group's question too."""
+        asks = group in ("main", FOIL_VIDEO_GROUP)
+        return (self.question, self.answers) if asks else (None, None)
+
+    def view_of(self, group: str) -> str | None:
+        """The view text group ``group`` is scored against: the foil video's for
+        :data:`FOIL_VIDEO_GROUP`, else the row's video."""
+        return self.foil_view if group == FOIL_VIDEO_GROUP else self.view
+
+    @property
+    def views(self) -> tuple[str, ...]:
+        """The row's views (its video's, then its foil video's), each once."""
+        return tuple(dict.fromkeys(v for v in (self.view, self.foil_view) if v is not None))
 
 
 @dataclass
 class DecodeUnit:
-    """All views of one video file, and the rows that use them: decoded together, exactly once."""
+    """All views of one video file, and the rows that use them: decoded together, exactly once.
+
+    ``source`` is the file; a unit joined by rows with a video foil holds the views of several
+    files (``source``: the first), each file still decoded once.
+    """
 
     source: str | None
     views: list[str] = field(default_factory=list)
@@ -91,6 +117,11 @@ class ScoringPlan:
 
     def pooled(self) -> ScoringPlan:
         """The retrieval plan: every row's view against the captions of all rows, in row order."""
+        if any(row.foil_view is not None for row in self.rows):
+            raise ValueError(
+                "a retrieval pool scores one video per row; these rows have video foils "
+                "(foil_video): score them per row (foilkit.score), not as a pool"
+            )
         pool = {"pool": tuple(row.groups["main"][0] for row in self.rows)}
         rows = [replace(row, groups=pool) for row in self.rows]
         return ScoringPlan(rows, self.views, self.units)
@@ -157,9 +188,11 @@ def _source(video: Any, roots: Sequence[Path] | None) -> str | bytes | None:
     return str(resolve_video_path(video, roots))
 
 
-def _window_error(row: Mapping[str, Any]) -> str | None:
-    """Why the row's ``start``/``end`` window cannot be played (``None`` when it can)."""
-    for name in ("start", "end"):
+def _window_error(row: Mapping[str, Any], prefix: str = "") -> str | None:
+    """Why the row's ``start``/``end`` window (``prefix``: ``foil_`` for the foil video's) cannot
+    be played (``None`` when it can)."""
+    start_name, end_name = f"{prefix}start", f"{prefix}end"
+    for name in (start_name, end_name):
         value = row.get(name)
         if value is None:
             continue
@@ -167,10 +200,42 @@ def _window_error(row: Mapping[str, Any]) -> str | None:
             return f"field {name!r} is not a number of seconds: {value!r}"
         if not value >= 0:  # NaN fails too
             return f"field {name!r} is {value!r}; a window bound must be a number >= 0"
-    start, end = row.get("start"), row.get("end")
+    start, end = row.get(start_name), row.get(end_name)
     if start is not None and end is not None and end <= start:
-        return f"field 'end' is {end!r}, not after field 'start' ({start!r})"
+        return f"field {end_name!r} is {end!r}, not after field {start_name!r} ({start!r})"
     return None
+
+
+def _row_view(
+    row: Mapping[str, Any],
+    index: int,
+    roots: Sequence[Path] | None,
+    window_rule: str,
+    foil: bool = False,
+) -> tuple[VideoView | None, str | None]:
+    """The row's view of its video (``foil``: of its foil video), or why there is none."""
+    column, prefix = ("foil_video", "foil_") if foil else ("video", "")
+    row_id = row["id"]
+    try:
+        source = _source(row.get(column), roots)
+    except ValueError as problem:
+        return None, f"row {index} (id={row_id!r}), field {column!r}: {problem}"
+    window = _window_error(row, prefix)
+    if window is not None:
+        return None, f"row {index} (id={row_id!r}): {window}"
+    if source is None:
+        return None, f"row {index} (id={row_id!r}) has no {column.replace('_', ' ')}"
+    rule = "half-open" if row.get("time_unit") in FRAME_INDEX_UNITS else window_rule
+    return (
+        VideoView(
+            source,
+            row.get(f"{prefix}start"),
+            row.get(f"{prefix}end"),
+            bool(row.get("reversed") or False),
+            rule,
+        ),
+        None,
+    )
 
 
 def make_plan(
@@ -181,18 +246,19 @@ def make_plan(
     window_rule: str = "half-open",
 ) -> ScoringPlan:
     """Plan rows in the canonical schema (``id``, ``video``, ``start``, ``end``, ``reversed``,
-    texts).
+    texts; the pair shape's ``foil_video``, ``foil_start``, ``foil_end``).
 
     ``video_root``: the folder(s) every video path must resolve inside (a row whose path does
     not gets a row error); ``None``: unconfined (:func:`foilkit.video_paths.video_roots_for`
     decides which, from what the user named). ``window_rule``
     (:data:`foilkit.scorers.video.WINDOW_RULES`) turns windows into frames, except for rows whose
-    ``time_unit`` indexes frames (:data:`FRAME_INDEX_UNITS`).
+    ``time_unit`` indexes frames (:data:`FRAME_INDEX_UNITS`). A row with a ``foil_video`` column
+    (even ``None``: then the row fails, naming it) is a pair row (see the module docstring).
     """
     roots = named_roots(video_root)
     planned: list[PlannedRow] = []
     views: dict[str, VideoView] = {}
-    units: dict[str, DecodeUnit] = {}
+    units = _Units()
     lone: list[DecodeUnit] = []  # rows decoded by no one: text-only models, missing videos
     seen_ids: dict[str, int] = {}
     for index, row in enumerate(rows):
@@ -202,34 +268,65 @@ def make_plan(
         seen_ids[row_id] = index
         groups = _text_groups(row, index)
         asked = _question(row, index, len(groups["main"]))
+        pair = "foil_video" in row
+        if pair:
+            groups[FOIL_VIDEO_GROUP] = groups["main"]
+        if not needs_video:
+            planned.append(PlannedRow(index, row_id, None, groups, **asked))
+            lone.append(DecodeUnit(None, [], [index]))
+            continue
         # a row whose video or window cannot be used fails alone, naming itself; the others plan
-        error, source = None, None
-        if needs_video:
-            try:
-                source = _source(row.get("video"), roots)
-            except ValueError as problem:
-                error = f"row {index} (id={row_id!r}), field 'video': {problem}"
-            else:
-                window = _window_error(row)
-                if window is not None:
-                    error = f"row {index} (id={row_id!r}): {window}"
-                elif source is None:
-                    error = f"row {index} (id={row_id!r}) has no video"
-        if error is not None or source is None:
+        row_views = [_row_view(row, index, roots, window_rule)]
+        if pair:
+            row_views.append(_row_view(row, index, roots, window_rule, foil=True))
+        error = next((problem for _, problem in row_views if problem is not None), None)
+        if error is not None:
             planned.append(PlannedRow(index, row_id, None, groups, error, **asked))
             lone.append(DecodeUnit(None, [], [index]))
             continue
-        rule = "half-open" if row.get("time_unit") in FRAME_INDEX_UNITS else window_rule
-        view = VideoView(
-            source, row.get("start"), row.get("end"), bool(row.get("reversed") or False), rule
+        keys = []
+        for view, _ in row_views:
+            key = view_key(view)
+            views.setdefault(key, view)
+            keys.append(key)
+        units.add(index, [(key, views[key].source_key) for key in keys])
+        planned.append(
+            PlannedRow(index, row_id, keys[0], groups, foil_view=keys[1] if pair else None, **asked)
         )
-        key = view_key(view)
-        views.setdefault(key, view)
-        unit = units.setdefault(view.source_key, DecodeUnit(view.source_key))
-        if key not in unit.views:
-            unit.views.append(key)
-        unit.rows.append(index)
-        planned.append(PlannedRow(index, row_id, key, groups, **asked))
     return ScoringPlan(
-        planned, views, sorted([*units.values(), *lone], key=lambda unit: unit.rows[0])
+        planned, views, sorted([*units.units(), *lone], key=lambda unit: unit.rows[0])
     )
+
+
+class _Units:
+    """The decode units of a plan: one per file, merged where a row's views lie in several files
+    (a video and its foil video), so each file is decoded once and each row in one unit."""
+
+    def __init__(self) -> None:
+        self._of: dict[str, DecodeUnit] = {}  # file -> its unit
+
+    def add(self, index: int, views: Sequence[tuple[str, str]]) -> None:
+        """Row ``index`` uses ``views`` (view key, file)."""
+        unit = None
+        for _, source in views:
+            found = self._of.get(source)
+            if found is None or found is unit:
+                continue
+            if unit is None:
+                unit = found
+                continue
+            unit.views += [view for view in found.views if view not in unit.views]
+            unit.rows = sorted(unit.rows + found.rows)
+            for file, owner in self._of.items():
+                if owner is found:
+                    self._of[file] = unit
+        if unit is None:
+            unit = DecodeUnit(views[0][1])
+        for key, source in views:
+            self._of[source] = unit
+            if key not in unit.views:
+                unit.views.append(key)
+        unit.rows.append(index)
+
+    def units(self) -> list[DecodeUnit]:
+        return list({id(unit): unit for unit in self._of.values()}.values())

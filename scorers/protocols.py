@@ -390,6 +390,46 @@ for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
         ),
     )
 
+# Vinoground scores dual encoders (VideoCLIP, ImageBind, LanguageBind) on the four (video,
+# caption) pairs of each item with one script each, and video LLMs by a generated A/B answer.
+VINOGROUND_REPO = "Vinoground/Vinoground@1543a2a"
+_paper(
+    "vinoground",
+    "dual-encoder",
+    Protocol(
+        sampling="segment-step",
+        num_frames=32,
+        pooling="mean",
+        reference=f"{VINOGROUND_REPO} eval/videoclip.py (frames range(0, len, len // nframes)"
+        "[:nframes], --nframes 32; the four scores compared with >), get_score_all.py",
+        notes="the reference's dual encoder is VideoCLIP (S3D features of the 32 frames as two "
+        "clips); foilkit takes its frames for any dual encoder and mean-pools their features",
+    ),
+)
+_paper(
+    "vinoground",
+    "video-llm",
+    Protocol(
+        sampling="uniform",
+        num_frames=32,
+        mode="choice",
+        reference=f"{VINOGROUND_REPO} eval/llava-onevision.py (np.linspace(0, T - 1, nframes), "
+        "--nframes 32; the A/B questions of vinoground_textscore.json), get_score_all.py",
+        notes="the reference generates an answer and compares its first letter with the key; "
+        "foilkit reads the option letters' probabilities for the item's two captions on each "
+        "video (both option orders averaged), so the text score is the paper's question; the "
+        "paper's video score asks which half of a concatenated video (vinoground_videos_concated) "
+        "shows a caption, which foilkit does not build: its video score compares a caption's "
+        "probability on the two videos",
+    ),
+)
+for _family in ("xclip", "blip-itm", "text-lm"):
+    _paper(
+        "vinoground",
+        _family,
+        _unpublished("vinoground", _family, "its code covers VideoCLIP-style encoders and LLMs"),
+    )
+
 # Native video-text encoders: no benchmark published code for them, so each benchmark scores
 # them as the models' own preprocessing does, the frame count read from the model's config
 # (``num_frames=None``: the adapter's ``native_settings``) and the model's own video embedding.

@@ -165,3 +165,84 @@ def vitatecs_module(name: str) -> Any:
     sys.modules.setdefault("cv2", types.ModuleType("cv2"))  # RawVideoExtractorCV2 only
     with _on_path(root):
         return importlib.import_module(name)
+
+
+# --- Vinoground: foilkit's port of its scorers ----------------------------------------------------
+# Vinoground/Vinoground@1543a2a publishes get_score_all.py (A/B answers of video LLMs -> text,
+# video and group scores per category) and eval/videoclip.py (the four scores of a dual encoder
+# compared with >). Neither is in ../shared/references, so these are ports, line by line, with
+# the scorer's two bugs fixed as intended: `if "qwen" or "ma-lmm" in model` (always true: every
+# response is read as response[0]) reads a list response's first element and a text response
+# as it is; the response files are passed in, whatever name an `--nframes` run saved them under.
+
+
+def vinoground_categories(csv_row: list[str]) -> list[str]:
+    """get_score_all.py: ``["all", vino[i][1]] + vino[i][2].split(';')``, a trailing empty name
+    dropped (the csv row as ``csv.reader`` gives it: index, major, minor, ...)."""
+    categories = ["all", csv_row[1]]
+    categories.extend(csv_row[2].split(";"))
+    if categories[-1] == "":
+        categories.pop(-1)
+    return categories
+
+
+def _vinoground_table(outcomes, csv_rows) -> dict[str, tuple[float, float, float]]:
+    """get_score_all.py's tally: per category, the text, video and group scores in percent."""
+    total, text, video, group = {}, {}, {}, {}
+    for i, (text_right, video_right) in enumerate(outcomes):
+        for category in vinoground_categories(csv_rows[i]):
+            if category not in total:
+                total[category] = text[category] = video[category] = group[category] = 0
+            total[category] += 1
+            text[category] += bool(text_right)
+            video[category] += bool(video_right)
+            group[category] += bool(text_right and video_right)
+    return {
+        category: (
+            text[category] / total[category] * 100,
+            video[category] / total[category] * 100,
+            group[category] / total[category] * 100,
+        )
+        for category in total
+    }
+
+
+def vinoground_videoclip_scores(blocks, csv_rows) -> dict[str, tuple[float, float, float]]:
+    """eval/videoclip.py's comparisons of ``output00 .. output11`` (``blocks[i][v][c]``: video v
+    of pair i, 0 = pos, against caption c), tallied per category as get_score_all.py does."""
+    outcomes = []
+    for block in blocks:
+        output00, output01 = block[0]
+        output10, output11 = block[1]
+        text_correct = output00 > output01 and output11 > output10
+        video_correct = output00 > output10 and output11 > output01
+        outcomes.append((text_correct, video_correct))
+    return _vinoground_table(outcomes, csv_rows)
+
+
+def vinoground_get_score_all(
+    text_gt_data, video_gt_data, csv_rows, text_responses, video_responses
+) -> dict[str, tuple[float, float, float]]:
+    """get_score_all.py for one model: the GT lists of vinoground_textscore.json /
+    vinoground_videoscore.json (pos then neg of each pair, in order), the csv rows, and the
+    ``{"idx", "response"}`` records of the model's two response files."""
+    text_pred = {item["idx"]: item["response"] for item in text_responses}
+    video_pred = {item["idx"]: item["response"] for item in video_responses}
+
+    def correct(pred, item) -> bool:
+        gt = item["GT"]
+        response = pred.get(item["idx"])
+        if response is None:  # the scorer's KeyError: the item counts, wrong
+            return False
+        if isinstance(response, list):  # Qwen's and MA-LMM's scripts save a list
+            response = response[0]
+        return response[: len(gt)].lower() == gt.lower()
+
+    outcomes = []
+    for i in range(len(text_gt_data) // 2):
+        pos, neg = text_gt_data[2 * i], text_gt_data[2 * i + 1]
+        text_right = correct(text_pred, pos) and correct(text_pred, neg)
+        pos, neg = video_gt_data[2 * i], video_gt_data[2 * i + 1]
+        video_right = correct(video_pred, pos) and correct(video_pred, neg)
+        outcomes.append((text_right, video_right))
+    return _vinoground_table(outcomes, csv_rows)

@@ -82,3 +82,88 @@ class Annotations:
             cache_dir=str(self.folder / "datasets-cache"),
             **options,
         )
+
+
+# Vinoground's vinoground.csv (Hub: HanSolo9682/Vinoground): one row per pair, numbered from 0.
+# The official scorers read index, major, minor (categories joined by ';', possibly empty),
+# pos_cap and neg_cap; the source-clip columns between them are carried but not read. Captions
+# are quoted where they hold commas, as the csv module (and pandas) write them.
+VINOGROUND_HEADER = (
+    "index",
+    "major",
+    "minor",
+    "pos_vid",
+    "pos_start",
+    "pos_end",
+    "pos_cap",
+    "neg_vid",
+    "neg_start",
+    "neg_end",
+    "neg_cap",
+)
+VINOGROUND_ROWS = (
+    (
+        "0",
+        "action",
+        "",
+        "QINQHWlQIzU",
+        "5",
+        "15",
+        "a toddler plays, then picks up a toy",
+        "QINQHWlQIzU",
+        "10",
+        "20",
+        "a toddler picks up a toy, then plays",
+    ),
+    (
+        "1",
+        "object",
+        "interaction;cyclical",
+        "pVD1fx2Hb0c",
+        "0",
+        "10",
+        'the person says "go" before the ball rolls',
+        "MX1hcxfiltU",
+        "32",
+        "42",
+        'the ball rolls before the person says "go"',
+    ),
+    (
+        "2",
+        "viewpoint",
+        "spatial",
+        "tT1NpFX14LE",
+        "25",
+        "30",
+        "the camera shows the cockpit then the outside",
+        "tT1NpFX14LE",
+        "35",
+        "38",
+        "the camera shows the outside then the cockpit",
+    ),
+    (
+        "3",
+        "action",
+        "interaction",
+        "aB3dEfGhIjK",
+        "0",
+        "5",
+        "a dog runs and then sits",
+        "aB3dEfGhIjK",
+        "5",
+        "10",
+        "a dog sits and then runs",
+    ),
+)
+
+
+def vinoground_csv(rows=VINOGROUND_ROWS, header=VINOGROUND_HEADER) -> str:
+    """``vinoground.csv`` holding ``rows`` in the upstream format."""
+    import csv
+    import io
+
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue()

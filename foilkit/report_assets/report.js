@@ -57,7 +57,8 @@
   select("control", "control", options(distinct(runs.map(function (r) { return r.control; }))));
   var tests = distinct(items.map(function (i) { return i.t; }));
   if (tests.length > 1) select("test", "test", options(tests));
-  var groups = distinct(items.map(function (i) { return i.g; }));
+  // a multi-label group column (Vinoground's categories) lists each label once
+  var groups = distinct([].concat.apply([], items.map(function (i) { return i.g; })));
   if (groups.length) select("group", data.groupLabel, options(groups));
   select("outcome", "outcome", options(["correct", "wrong", "tied", "error"]));
   var sorts = [["margin", "margin, smallest first"], ["margin-desc", "margin, largest first"],
@@ -93,7 +94,8 @@
   }
   function cardMatches(c) {  // every word of the search is in the id or a text
     if (state.test !== "" && c.t !== state.test) return false;
-    if (state.group !== "" && String(c.g) !== state.group) return false;
+    if (state.group !== "" && !(Array.isArray(c.g) ? c.g.map(String).indexOf(state.group) >= 0
+                                : String(c.g) === state.group)) return false;
     var words = state.q.toLowerCase().split(/\s+/).filter(Boolean);
     for (var w = 0; w < words.length; w++) if (c.text.indexOf(words[w]) < 0) return false;
     return c.rows.some(rowMatches);

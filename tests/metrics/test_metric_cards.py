@@ -139,9 +139,18 @@ EXAMPLE_CALLS: dict[str, list[dict[str, Any]]] = {
             "n_resamples": 20,
         },
     ],
+    "winoground_score": [
+        {"pair_scores": _BLOCKS, "n_resamples": 20},
+        {
+            "pair_scores": _BLOCKS,
+            "categories": [["action"], ["object", "interaction"], ["action", "cyclical"]],
+            "cluster": ["a", "a", "b"],
+            "n_resamples": 20,
+        },
+    ],
 }
-#: the keyword arguments whose values name per-group result keys.
-_NAMING_ARGUMENTS = ("groups", "tests", "recall_ks", "ks")
+#: the keyword arguments whose values name per-group result keys (multi-label ones: lists).
+_NAMING_ARGUMENTS = ("groups", "tests", "recall_ks", "ks", "categories")
 
 
 def _card(name: str) -> str:
@@ -188,7 +197,8 @@ def _undocumented(result: dict[str, Any], call: dict[str, Any], documented: str)
     token, through a ``<placeholder>`` standing for one of the call's group names or cut-offs, or
     (for ``<key>_ci``) through a generic ``<...>_ci`` token when ``<key>`` itself is named."""
     tokens = set(re.findall(r"`([^`\s]+)`", documented))
-    names = {str(v) for arg in _NAMING_ARGUMENTS for v in (call.get(arg) or ())}
+    values = [v for arg in _NAMING_ARGUMENTS for v in (call.get(arg) or ())]
+    names = {str(n) for v in values for n in (v if isinstance(v, list) else [v])}
     filler = "(?:" + "|".join(map(re.escape, sorted(names))) + ")" if names else "(?!)"
     patterns = [
         re.compile(

@@ -1,0 +1,1 @@
+../_citations.py
