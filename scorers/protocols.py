@@ -294,6 +294,73 @@ for _family in ("dual-encoder", "xclip", "blip-itm", "video-llm", "text-lm"):
         ),
     )
 
+# VELOCITI (katha-ai/VELOCITI): CLIP-style models on 20 frames, two per second at 0.25 s and
+# 0.75 s (utils/extract_frames.py), mean-pooled (models/clip_model.py); video LLMs on one frame
+# per second, each second's middle (utils/clip_utils.py process_video), asked whether the video
+# entails the caption (vidllm_eval.py).
+VELOCITI_REPO = "katha-ai/VELOCITI@8d66ddb"
+_paper(
+    "velociti",
+    "dual-encoder",
+    Protocol(
+        sampling="segment-middle",
+        num_frames=20,
+        pooling="mean",
+        reference=f"{VELOCITI_REPO} utils/extract_frames.py (frames at 0.25 s and 0.75 s of each "
+        "of the 10 seconds), models/clip_model.py get_video_features (mean of the frame "
+        "features), clip_eval.py (pos_score, neg_score: cosine)",
+        notes="VELOCITI averages the unnormalised frame features, foilkit the normalised ones; "
+        "its frames are round((s + 0.25|0.75) * fps) of cv2's 1-based count, foilkit's the "
+        "middles of 20 equal segments of the clip (the same times on a 10 s clip, up to a frame)",
+    ),
+)
+_paper(
+    "velociti",
+    "video-llm",
+    Protocol(
+        sampling="segment-middle",
+        num_frames=10,
+        reference=f"{VELOCITI_REPO} utils/clip_utils.py process_video (the middle frame of each "
+        "second), vidllm_eval.py (entailment prompt; P(Yes) / (P(Yes) + P(No)))",
+        notes="VELOCITI scores a video LLM by its entailment probability P(Yes)/(P(Yes)+P(No)) "
+        "after its yes/no prompt, a mode foilkit's video-llm adapter does not have: its own "
+        "mode's scores are used (likelihood: a log-probability, so StrictVLE is not computed); "
+        "frames as the reference (10 on a 10 s clip)",
+    ),
+)
+for _family in ("xclip", "blip-itm", "text-lm"):
+    _paper(
+        "velociti",
+        _family,
+        _unpublished("velociti", _family, "its code scores CLIP-style models and video LLMs"),
+    )
+
+# TemporalBench (mu-cai/TemporalBench): video LLMs answer the published question; frames by
+# np.linspace(0, total - 1, nframes) (eval/llava-onevision.py, --nframes default 1).
+TEMPORALBENCH_REPO = "mu-cai/TemporalBench@62f88ab"
+_paper(
+    "temporalbench",
+    "video-llm",
+    Protocol(
+        sampling="uniform",
+        num_frames=1,
+        mode="choice",
+        reference=f"{TEMPORALBENCH_REPO} eval/llava-onevision.py (load_video: np.linspace(0, "
+        "total_frame_num - 1, nframes), --nframes default 1; the question as published), "
+        "get_qa_acc.py (the answer's first letter against GT)",
+        notes="TemporalBench generates an answer and compares its first letter with GT; foilkit "
+        "reads the option letters' probabilities (choice mode, both option orders averaged, "
+        "its own question wording) instead of generating; 1 frame is the script's default, "
+        "its leaderboard runs models at their own frame counts (--frames)",
+    ),
+)
+for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
+    _paper(
+        "temporalbench",
+        _family,
+        _unpublished("temporalbench", _family, "its code evaluates generative video LLMs only"),
+    )
+
 # Native video-text encoders: no benchmark published code for them, so each benchmark scores
 # them as the models' own preprocessing does, the frame count read from the model's config
 # (``num_frames=None``: the adapter's ``native_settings``) and the model's own video embedding.
