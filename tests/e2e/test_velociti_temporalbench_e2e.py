@@ -1,0 +1,180 @@
+"""``foilkit evaluate`` on VELOCITI and TemporalBench, built from their upstream formats, with a
+tiny dual encoder, a tiny video LLM and (StrictVLE) a tiny cross-encoder; the numbers equal the
+ports of the official scorers on the per-sample scores the run wrote."""
+
+from __future__ import annotations
+
+import json
+
+import datasets
+import pytest
+from references import (
+    temporalbench_qa_accuracy,
+    temporalbench_response,
+    velociti_classic_vle,
+    velociti_strict_vle,
+)
+from upstream_formats import (
+    TEMPORALBENCH_QUESTIONS,
+    VELOCITI_ROWS,
+    write_temporalbench,
+    write_velociti,
+)
+
+from foilkit.evaluation import evaluate
+from foilkit.scorers.api import ScoreOptions
+from foilkit.synthetic.models import tiny_model_path
+from foilkit.synthetic.videos import SyntheticScene, write_video
+
+CASES = [
+    ("velociti", "clip", None),
+    ("velociti", "blip-itm", None),
+    ("velociti", "llava-next-video", None),
+    ("temporalbench", "clip", None),
+    ("temporalbench", "llava-next-video", None),
+    ("velociti", "clip", "reversed"),
+]
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory):
+    """Hub clones of both benchmarks and a synthetic mp4 for every video they name."""
+    root = tmp_path_factory.mktemp("velociti-temporalbench")
+    clones = {
+        "velociti": write_velociti(root / "velociti"),
+        "temporalbench": write_temporalbench(root / "temporalbench"),
+    }
+    paths = {f"{row['video_id']}.mp4" for row in VELOCITI_ROWS}
+    paths |= {question["video_name"] for question in TEMPORALBENCH_QUESTIONS}
+    for index, relative in enumerate(sorted(paths)):
+        target = root / "videos" / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        scene = SyntheticScene(direction=("left", "right", "up", "down")[index % 4])
+        write_video(target, scene, num_frames=12, fps=4)
+    return root, clones
+
+
+@pytest.fixture(scope="module", params=CASES, ids=["-".join(filter(None, c)) for c in CASES])
+def evaluated(request, inputs, n_resamples):
+    name, model, control = request.param
+    root, clones = inputs
+    run_dir = root / "runs" / "-".join(filter(None, request.param))
+    result = evaluate(
+        name,
+        str(tiny_model_path(model)),
+        out_dir=run_dir,
+        videos=root / "videos",
+        annotations=clones[name],
+        n_resamples=n_resamples,
+        datasets_cache_dir=str(root / "datasets-cache"),
+        score_options=ScoreOptions(
+            num_workers=0,
+            progress=False,
+            cache_dir=str(root / "embeddings"),
+            control=control,
+        ),
+    )
+    config = "all" if name == "velociti" else "short_qa"
+    scores = datasets.Dataset.from_parquet(str(run_dir / "scores" / f"{config}.parquet"))
+    results = json.loads((run_dir / "results.json").read_text())
+    metrics = results["configs"][config]["metrics"]["pairwise_foil_accuracy"]
+    return name, model, control, result, scores, metrics, results
+
+
+def test_metrics_equal_the_official_scorers_on_the_run_scores(evaluated):
+    name, model, _, _, scores, metrics, results = evaluated
+    assert not any(scores["error"]) and scores.num_rows > 0
+    overall = metrics["overall"]
+    pos = scores["caption_score"]
+    neg = [foils[0] for foils in scores["foil_scores"]]
+    kind = scores["score_kind"][0]
+    if name == "velociti":
+        _, right, total = velociti_classic_vle(pos, neg)
+        assert overall["accuracy"] == pytest.approx(right / total) and overall["n"] == total
+        if model == "blip-itm":  # ITM probabilities: StrictVLE as metrics.py computes it
+            assert kind == "probability"
+            _, right, total = velociti_strict_vle(pos, neg)
+            assert overall["strict_entailment_accuracy"] == pytest.approx(right / total)
+            for test, group in metrics["groups"].items():
+                keep = [i for i, t in enumerate(scores["test_name"]) if t == test]
+                _, right, total = velociti_strict_vle(
+                    [pos[i] for i in keep], [neg[i] for i in keep]
+                )
+                assert group["strict_entailment_accuracy"] == pytest.approx(right / total)
+        else:  # a similarity or log-probability: no StrictVLE, and the run says which kind
+            assert kind in ("similarity", "log_probability")
+            assert "strict_entailment_accuracy" not in overall
+    else:
+        questions = {q["idx"]: q for q in TEMPORALBENCH_QUESTIONS}
+        preds = [
+            {"idx": i, "response": temporalbench_response(c, f, questions[i]["GT"])}
+            for i, c, f in zip(scores["id"], pos, neg, strict=True)
+        ]
+        official = temporalbench_qa_accuracy(
+            list(questions.values()), preds, "temporalbench_short_qa.json"
+        )
+        right, total = official["binary"]
+        assert overall["accuracy"] == pytest.approx(right / total)
+        right, total = official["multiple_binary"]
+        assert overall["multiple_binary_accuracy"] == pytest.approx(right / total)
+        for category, (_, (right, total)) in official["category"].items():
+            group = metrics["groups"][category]
+            assert group["multiple_binary_accuracy"] == pytest.approx(right / total)
+        if model == "llava-next-video":  # the paper protocol: option letters, one frame
+            assert kind == "probability"
+            assert results["protocol"]["settings"]["mode"] == "choice"
+            assert results["protocol"]["settings"]["num_frames"] == 1
+
+
+def test_report_has_the_paper_columns_and_rows(evaluated):
+    name, model, control, result, _, _, _ = evaluated
+    report = result.report.read_text()
+    if name == "velociti":
+        assert "| test | ClassicVLE | StrictVLE |" in report
+        assert "| chrono |" in report and "| agent_random |" in report
+        if model != "blip-itm":
+            chrono = next(line for line in report.splitlines() if line.startswith("| chrono |"))
+            assert chrono.split("|")[3].strip() == "—"  # no StrictVLE on non-probabilities
+    else:
+        assert "| category | binary accuracy | multiple binary accuracy |" in report
+        assert "| Action Effector |" in report and "| Motion Direction/Orientation |" in report
+    if control is not None:
+        assert json.loads((result.run_dir / "results.json").read_text())["control"] == control
+
+
+def test_leaderboard_tasks_come_from_the_run(evaluated):
+    from foilkit.hub_results import task_values
+    from foilkit.run import RunResults
+
+    name, model, control, result, _, metrics, _ = evaluated
+    values = {value.task.id: value for value in task_values(RunResults.load(result.run_dir))}
+    suffix = f"_{control}" if control else ""
+    if name == "velociti":
+        expected = round(100 * metrics["groups"]["chrono"]["accuracy"], 2)
+        assert values[f"chrono_classic{suffix}"].value == expected
+        assert (f"chrono_strict{suffix}" in values) == (model == "blip-itm")
+    else:
+        overall = metrics["overall"]
+        assert values["binary_accuracy"].value == round(100 * overall["accuracy"], 2)
+        assert values["multiple_binary_accuracy"].value == round(
+            100 * overall["multiple_binary_accuracy"], 2
+        )
+
+
+def test_cli_benchmarks_lists_both(capsys):
+    from foilkit.cli import main
+
+    assert main(["benchmarks"]) == 0
+    out = capsys.readouterr().out
+    assert "velociti" in out and "temporalbench" in out
+
+
+def test_protocols_name_the_reference_files():
+    from foilkit.scorers.protocols import describe_protocol
+
+    dual = describe_protocol("paper", "velociti", "dual-encoder")
+    assert dual.num_frames == 20 and dual.sampling == "segment-middle"
+    assert "extract_frames.py" in dual.reference
+    llm = describe_protocol("paper", "temporalbench", "video-llm")
+    assert "llava-onevision.py" in llm.reference and llm.mode == "choice"
+    assert "no scoring code" in describe_protocol("paper", "temporalbench", "dual-encoder").notes
