@@ -86,7 +86,7 @@ class ScoreOptions:
     that are left ``None``; each one given overrides it and is recorded as an override.
 
     Model: ``adapter`` (registered name; default: chosen from the model's config), ``mode``
-    (video LLMs: ``likelihood`` or ``choice``), ``pooling`` (dual encoders, BLIP), ``reduction``
+    (video LLMs: ``likelihood``, ``choice`` or ``entail``), ``pooling`` (dual encoders, BLIP), ``reduction``
     (text and video LLMs: how token log-probabilities become a score), ``itm_output`` and
     ``first_token`` (BLIP: ``probability``/``logit``, ``cls``/``enc``), ``max_text_tokens``
     (text truncation), ``preprocess`` (dual encoders: ``default`` or ``pil``), ``score_scale``

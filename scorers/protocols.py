@@ -320,12 +320,14 @@ _paper(
     Protocol(
         sampling="segment-middle",
         num_frames=10,
+        mode="entail",
         reference=f"{VELOCITI_REPO} utils/clip_utils.py process_video (the middle frame of each "
-        "second), vidllm_eval.py (entailment prompt; P(Yes) / (P(Yes) + P(No)))",
-        notes="VELOCITI scores a video LLM by its entailment probability P(Yes)/(P(Yes)+P(No)) "
-        "after its yes/no prompt, a mode foilkit's video-llm adapter does not have: its own "
-        "mode's scores are used (likelihood: a log-probability, so StrictVLE is not computed); "
-        "frames as the reference (10 on a 10 s clip)",
+        "second), vidllm_eval.py (get_prompt's entailment prompt; entail_score: P(Yes) / "
+        "(P(Yes) + P(No)) of the first generated token)",
+        notes="the reference reads the scores of generate()'s first step in float16, foilkit "
+        "the forward's last logits in the run's dtype (the same distribution); frames are the "
+        "middles of 10 equal segments of the clip, the reference's the middle of each second "
+        "(the same on its 10 s clips)",
     ),
 )
 for _family in ("xclip", "blip-itm", "text-lm"):

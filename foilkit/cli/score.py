@@ -57,7 +57,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     model = parser.add_argument_group("model")
     model.add_argument("--adapter", help="adapter name (default: chosen from the model's config)")
-    model.add_argument("--mode", help="scoring mode of video LLMs: likelihood or choice")
+    model.add_argument("--mode", help="scoring mode of video LLMs: likelihood, choice or entail")
     model.add_argument(
         "--pooling",
         help="dual encoders: mean, mean-of-similarities or softmax-mean; BLIP: frame-mean or "

@@ -19,6 +19,12 @@ Two modes, both deterministic:
     letter's probability (softmax over the option letters) averaged over orders, so position
     bias cancels. ``prompt="lmms-eval"`` asks lmms-eval's ``vitatecs`` task question instead
     (no system prompt; options on their own lines; "Please response with a single letter").
+``entail`` (score kind ``probability``)
+    VELOCITI's entailment question (``vidllm_eval.py``): does the video entail the caption,
+    "Just answer with either Yes or No."; each text is asked on its own and scored
+    P(Yes) / (P(Yes) + P(No)) from the next-token distribution, the first token of ``Yes`` and of
+    ``No`` as the reference encodes them (``entail_score``): a calibrated probability per text,
+    which VELOCITI's StrictVLE holds to 0.5.
 
 Token ids: the model sees exactly the ids of the whole rendered prompt (chat template, video
 placeholder, question, answer) tokenized at once. The video prefix (everything up to the
@@ -86,6 +92,14 @@ LMMS_EVAL_QUESTION = (
     "Please response with a single letter ({letters}):"
 )
 LIKELIHOOD_QUESTION = "Describe the video in one sentence."
+#: VELOCITI's entailment prompt (katha-ai/VELOCITI ``vidllm_eval.py`` ``get_prompt``), verbatim.
+ENTAIL_QUESTION = (
+    "Carefully watch the video and pay attention to the sequence of events, the details and "
+    "actions of persons.\nHere is a caption that describes the video: {caption}\nBased on your "
+    "observation, does the given video entail the caption? Just answer with either Yes or No. "
+)
+#: The answers whose first tokens entail mode compares (``entail_score``'s ``encode('Yes')[0]``).
+ENTAIL_ANSWERS = ("Yes", "No")
 #: How likelihood mode turns token log-probabilities into one score.
 REDUCTIONS = ("mean", "sum")
 #: Choice-mode prompts by name: VITATECS' paper (Table 11: system prompt, options inline) and
@@ -186,8 +200,8 @@ def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
 
 @register_adapter("video-llm")
 class VideoLLMAdapter(RequestAdapter):
-    """``AutoModelForImageTextToText`` + ``AutoProcessor`` with video input; modes ``likelihood``
-    and ``choice``.
+    """``AutoModelForImageTextToText`` + ``AutoProcessor`` with video input; modes ``likelihood``,
+    ``choice`` and ``entail``.
 
     Args:
         reduction: likelihood mode only: ``mean`` (default) or ``sum`` of the token
@@ -197,7 +211,7 @@ class VideoLLMAdapter(RequestAdapter):
         prompt: choice mode only: ``vitatecs`` (default; the paper's prompt) or ``lmms-eval``.
     """
 
-    modes = ("likelihood", "choice")
+    modes = ("likelihood", "choice", "entail")
     options = ("reduction",)
     spreads = True
     score_kind = "log_probability"  # the first mode's; each instance sets its own mode's
@@ -217,15 +231,21 @@ class VideoLLMAdapter(RequestAdapter):
         **kwargs: Any,
     ):
         super().__init__(model_id, **kwargs)
-        if self.mode == "choice":
+        if self.mode in ("choice", "entail"):
             for name, value in (("reduction", reduction), ("continuation", continuation)):
                 if value is not None:
                     raise ValueError(
-                        f"{name}={value!r} applies to likelihood mode only; choice mode scores "
-                        "the option letters' probabilities"
+                        f"{name}={value!r} applies to likelihood mode only; {self.mode} mode "
+                        "scores answer-token probabilities"
                     )
             self.score_kind = "probability"
-            prompt = _choose("prompt", prompt, CHOICE_PROMPTS)
+            if self.mode == "entail" and prompt is not None:
+                raise ValueError(
+                    f"prompt={prompt!r} applies to choice mode only; entail mode asks VELOCITI's "
+                    "entailment question"
+                )
+            if self.mode == "choice":
+                prompt = _choose("prompt", prompt, CHOICE_PROMPTS)
         else:
             if prompt is not None:
                 raise ValueError(
@@ -244,6 +264,11 @@ class VideoLLMAdapter(RequestAdapter):
         self._continuer = text_continuer(self.model)
         self.prefix_reuse = self._prefix_reuse()
         self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
+        #: entail_score's ids: the first token of each answer, special tokens off
+        self._entail_ids = [
+            (self.tokenizer.encode(answer, add_special_tokens=False) or [None])[0]
+            for answer in ENTAIL_ANSWERS
+        ]
 
     def _load_processor(self) -> Any:
         """Load the processor, and refuse a model that cannot be scored with its video before
@@ -351,6 +376,8 @@ class VideoLLMAdapter(RequestAdapter):
                 "reduction": self.reduction,
                 "continuation": self.continuation,
             }
+        if self.mode == "entail":
+            return {**common, "prompt": ENTAIL_QUESTION, "answers": list(ENTAIL_ANSWERS)}
         question = CHOICE_QUESTION if self.prompt == "vitatecs" else LMMS_EVAL_QUESTION
         return {**common, "prompt": question, "prompt_name": self.prompt}
 
@@ -458,7 +485,8 @@ class VideoLLMAdapter(RequestAdapter):
 
         Likelihood: one continuation per text (the answer). Choice: one per cyclic order of the
         options (the question and the template up to the answer); the first shows ``texts``
-        in the order given. The model sees ``prefix + continuation`` tokenized whole.
+        in the order given. Entail: one per text (its entailment question and the template up
+        to the answer). The model sees ``prefix + continuation`` tokenized whole.
         """
         if self.mode == "likelihood":
             messages = self._messages(LIKELIHOOD_QUESTION, None)
@@ -468,6 +496,9 @@ class VideoLLMAdapter(RequestAdapter):
             return prefix, [
                 text if answer is None else answer for text, answer in zip(texts, answers)
             ]
+        if self.mode == "entail":
+            head, tail = self._prompt(None)
+            return head, [ENTAIL_QUESTION.format(caption=text) + tail for text in texts]
         head, tail = self._prompt(len(texts))
         return head, [
             question_text(self.prompt, [texts[i] for i in order]) + tail
@@ -481,7 +512,7 @@ class VideoLLMAdapter(RequestAdapter):
         of the prefix: in choice mode each order's whole prompt is its own prefix.
         """
         prefix, continuations = self.prompt_texts(texts)
-        if self.mode == "choice" and self._instruction_tokenizers:
+        if self.mode in ("choice", "entail") and self._instruction_tokenizers:
             return [(prefix + continuation, "") for continuation in continuations]
         return [(prefix, continuation) for continuation in continuations]
 
@@ -589,6 +620,8 @@ class VideoLLMAdapter(RequestAdapter):
                 scored.append((logits, targets))
             if self.mode == "likelihood":
                 results.append(self._likelihood(scored))
+            elif self.mode == "entail":
+                results.append(self._entail(scored))
             else:
                 results.append(self._choice(scored, len(request.texts)))
         return results
@@ -600,6 +633,22 @@ class VideoLLMAdapter(RequestAdapter):
         ]
         details = likelihood_details(logprobs)
         return TextScores(details[f"logprob_{self.reduction}"], details)
+
+    def _entail(self, scored: list[tuple[torch.Tensor, list[int]]]) -> TextScores:
+        """Per text, P(Yes) / (P(Yes) + P(No)) of the answer's first token (VELOCITI's
+        ``entail_score``: the vocabulary softmax's two entries, renormalised, which is the
+        softmax of their two logits)."""
+        if None in self._entail_ids:
+            raise ValueError(f"{self.model_id}: the tokenizer encodes 'Yes' or 'No' as nothing")
+        ids = torch.tensor(self._entail_ids)
+        scores, details = [], {"p_yes": [], "p_no": []}
+        for logits, _ in scored:
+            answer = logits[-1].float().cpu()
+            vocabulary = answer.softmax(0)
+            scores.append(float(answer[ids].softmax(0)[0]))
+            details["p_yes"].append(float(vocabulary[ids[0]]))
+            details["p_no"].append(float(vocabulary[ids[1]]))
+        return TextScores(tuple(scores), {key: tuple(value) for key, value in details.items()})
 
     def _choice(self, scored: list[tuple[torch.Tensor, list[int]]], count: int) -> TextScores:
         letter_ids = self._letter_ids[:count]
