@@ -57,29 +57,43 @@ def inputs(tmp_path_factory):
     return root, clones
 
 
-@pytest.fixture(scope="module", params=CASES, ids=["-".join(filter(None, c)) for c in CASES])
-def evaluated(request, inputs, n_resamples):
-    name, model, control = request.param
+@pytest.fixture(scope="module")
+def run(inputs, n_resamples):
+    """``run(name, model, control)``: that evaluation's run folder, evaluated once per module."""
     root, clones = inputs
-    run_dir = root / "runs" / "-".join(filter(None, request.param))
-    result = evaluate(
-        name,
-        str(tiny_model_path(model)),
-        out_dir=run_dir,
-        videos=root / "videos",
-        annotations=clones[name],
-        n_resamples=n_resamples,
-        datasets_cache_dir=str(root / "datasets-cache"),
-        score_options=ScoreOptions(
-            num_workers=0,
-            progress=False,
-            cache_dir=str(root / "embeddings"),
-            control=control,
-        ),
-    )
+    done = {}
+
+    def _run(name: str, model: str, control: str | None = None):
+        key = (name, model, control)
+        if key not in done:
+            run_dir = root / "runs" / "-".join(filter(None, key))
+            done[key] = evaluate(
+                name,
+                str(tiny_model_path(model)),
+                out_dir=run_dir,
+                videos=root / "videos",
+                annotations=clones[name],
+                n_resamples=n_resamples,
+                datasets_cache_dir=str(root / "datasets-cache"),
+                score_options=ScoreOptions(
+                    num_workers=0,
+                    progress=False,
+                    cache_dir=str(root / "embeddings"),
+                    control=control,
+                ),
+            )
+        return done[key]
+
+    return _run
+
+
+@pytest.fixture(scope="module", params=CASES, ids=["-".join(filter(None, c)) for c in CASES])
+def evaluated(request, run):
+    name, model, control = request.param
+    result = run(name, model, control)
     config = "all" if name == "velociti" else "short_qa"
-    scores = datasets.Dataset.from_parquet(str(run_dir / "scores" / f"{config}.parquet"))
-    results = json.loads((run_dir / "results.json").read_text())
+    scores = datasets.Dataset.from_parquet(str(result.run_dir / "scores" / f"{config}.parquet"))
+    results = json.loads((result.run_dir / "results.json").read_text())
     metrics = results["configs"][config]["metrics"]["pairwise_foil_accuracy"]
     return name, model, control, result, scores, metrics, results
 
@@ -183,3 +197,19 @@ def test_protocols_name_the_reference_files():
     llm = describe_protocol("paper", "temporalbench", "video-llm")
     assert "llava-onevision.py" in llm.reference and llm.mode == "choice"
     assert "no scoring code" in describe_protocol("paper", "temporalbench", "dual-encoder").notes
+
+
+@pytest.mark.parametrize("name", ["velociti", "temporalbench"])
+def test_compare_and_leaderboard_pair_two_models_per_benchmark(run, name):
+    """Runs of two models on one benchmark compare item by item (TemporalBench's question sets
+    describe items, they are not scores) and join one local leaderboard."""
+    from foilkit.compare import compare_runs
+    from foilkit.leaderboard import local_entries
+
+    a, b = (run(name, model).run_dir for model in ("clip", "llava-next-video"))
+    config = "all" if name == "velociti" else "short_qa"
+    tests = compare_runs(a, b, n_resamples=20, seed=0)
+    scopes = tests[config]["pairwise_foil_accuracy"]
+    assert "all" in scopes and "mcnemar" in scopes["all"]
+    tasks = {entry.task for entry in local_entries([a, b])}
+    assert ("chrono_classic" if name == "velociti" else "multiple_binary_accuracy") in tasks
