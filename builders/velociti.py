@@ -133,6 +133,13 @@ class Velociti(FoilkitBuilder):
                 yield _row(record, numbers[test], file=path, row=row)
         if not found:
             raise AnnotationError(files[0], None, f"no rows with the fields {list(FIELDS)}")
+        if self.config.test is not None and not numbers:
+            raise AnnotationError(
+                files[0],
+                None,
+                f"no row has test_name {self.config.test!r}: the annotation tables are not "
+                f"VELOCITI's whole test split ({len(files)} file(s) read)",
+            )
 
 
 def read_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

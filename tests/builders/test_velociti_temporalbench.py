@@ -45,6 +45,8 @@ def test_velociti_rows_follow_data_py(folders):
     assert rows["test_name"][:2] == ["chrono", "chrono"] and rows["event"][0] == "Ev1-Ev2"
     chrono = _build(folders, "velociti", "chrono")["test"]
     assert chrono["id"] == ["chrono-1", "chrono-2"]
+    with pytest.raises(AnnotationError, match="no row has test_name 'coref'"):
+        _build(folders, "velociti", "coref")
 
 
 def test_temporalbench_rows_are_caption_vs_negative(folders):

@@ -213,3 +213,16 @@ def test_compare_and_leaderboard_pair_two_models_per_benchmark(run, name):
     assert "all" in scopes and "mcnemar" in scopes["all"]
     tasks = {entry.task for entry in local_entries([a, b])}
     assert ("chrono_classic" if name == "velociti" else "multiple_binary_accuracy") in tasks
+
+
+def test_results_upload_keeps_temporalbench_questions_local(run):
+    """Per-sample scores copy the benchmark's texts: a TemporalBench upload carries the numbers
+    only; a VELOCITI one carries its scores as every benchmark's does."""
+    from foilkit.hub_results import prepare_upload
+
+    temporalbench = prepare_upload(run("temporalbench", "clip").run_dir, "me/tb-results")
+    assert "results.json" in temporalbench.files and "report.md" in temporalbench.files
+    assert not any(name.startswith("scores/") for name in temporalbench.files)
+    assert not any(name.endswith(".html") for name in temporalbench.files)
+    velociti = prepare_upload(run("velociti", "clip").run_dir, "me/velociti-results")
+    assert "scores/all.parquet" in velociti.files
