@@ -86,8 +86,9 @@ class ScoreOptions:
     that are left ``None``; each one given overrides it and is recorded as an override.
 
     Model: ``adapter`` (registered name; default: chosen from the model's config), ``mode``
-    (video LLMs: ``likelihood``, ``choice`` or ``entail``), ``pooling`` (dual encoders, BLIP), ``reduction``
-    (text and video LLMs: how token log-probabilities become a score), ``itm_output`` and
+    (video LLMs: ``likelihood``, ``choice`` or ``entail``), ``prompt`` (video LLMs' choice
+    question), ``pooling`` (dual encoders, BLIP), ``reduction`` (text and video LLMs: how token
+    log-probabilities become a score), ``itm_output`` and
     ``first_token`` (BLIP: ``probability``/``logit``, ``cls``/``enc``), ``max_text_tokens``
     (text truncation), ``preprocess`` (dual encoders: ``default`` or ``pil``), ``score_scale``
     (dual encoders, X-CLIP: ``cosine`` or ``logit``), ``revision``, ``trust_remote_code``,
@@ -122,6 +123,7 @@ class ScoreOptions:
     max_text_tokens: int | None = None
     preprocess: str | None = None
     score_scale: str | None = None
+    prompt: str | None = None
     revision: str | None = None
     trust_remote_code: bool = False
     dtype: str = "auto"

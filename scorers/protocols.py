@@ -48,6 +48,7 @@ MODEL_SETTINGS = (
     "max_text_tokens",
     "preprocess",
     "score_scale",
+    "prompt",
 )
 #: Settings of how the model is loaded, for every family: the weights' dtype.
 LOAD_SETTINGS = ("dtype",)
@@ -70,10 +71,11 @@ class Protocol:
         window: how a window in seconds becomes frames
             (:data:`foilkit.scorers.video.WINDOW_RULES`; ``None``: ``half-open``).
         mode, pooling, reduction, itm_output, first_token, max_text_tokens, preprocess,
-            score_scale: adapter options (video-LLM mode; pooling of frames or candidates; how
-            token log-probabilities become a score; BLIP's ITM output and first text token; text
-            truncation; the image preprocessing; ``cosine`` or the reference's ``logit`` =
-            logit_scale x cosine). ``None`` leaves the adapter's own default.
+            score_scale, prompt: adapter options (video-LLM mode; pooling of frames or
+            candidates; how token log-probabilities become a score; BLIP's ITM output and first
+            text token; text truncation; the image preprocessing; ``cosine`` or the reference's
+            ``logit`` = logit_scale x cosine; the video LLM's choice-mode question). ``None``
+            leaves the adapter's own default.
         dtype: the weights' dtype the reference ran in (``None``: foilkit's ``auto``); a device
             that cannot run it falls back to float32, said in the run record and the report.
         reference: the published file(s) this protocol reproduces (repository@commit path).
@@ -94,6 +96,7 @@ class Protocol:
     max_text_tokens: int | None = None
     preprocess: str | None = None
     score_scale: str | None = None
+    prompt: str | None = None
     window: str | None = None
     dtype: str | None = None
     reference: str = ""
@@ -347,13 +350,14 @@ _paper(
         sampling="uniform",
         num_frames=1,
         mode="choice",
+        prompt="temporalbench",
         reference=f"{TEMPORALBENCH_REPO} eval/llava-onevision.py (load_video: np.linspace(0, "
         "total_frame_num - 1, nframes), --nframes default 1; the question as published), "
         "get_qa_acc.py (the answer's first letter against GT)",
         notes="TemporalBench generates an answer and compares its first letter with GT; foilkit "
-        "reads the option letters' probabilities (choice mode, both option orders averaged, "
-        "its own question wording) instead of generating; 1 frame is the script's default, "
-        "its leaderboard runs models at their own frame counts (--frames)",
+        "asks the published question and reads the option letters' probabilities instead, "
+        "both option orders averaged (the published order is one of them); 1 frame is the "
+        "script's default, its leaderboard runs models at their own frame counts (--frames)",
     ),
 )
 for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
@@ -521,6 +525,9 @@ def resolve_protocol(
         if declared and settings.get(key) != value:
             recorded[key] = {"protocol": settings.get(key), "given": value}
         settings[key] = value
+    if "mode" in recorded and "prompt" not in recorded:
+        # a protocol's choice question means nothing to another mode
+        settings.pop("prompt", None)
     if "sampling" in recorded:
         # the protocol's policy parameters do not carry over to another policy
         for key in ("stride", "target_fps", "max_frames", "normalized_fps"):

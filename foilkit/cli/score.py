@@ -69,6 +69,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "vilma (ViLMA's perplexity)",
     )
     model.add_argument(
+        "--prompt",
+        help="video LLMs (choice): the question asked: vitatecs, lmms-eval or temporalbench "
+        "(default: the protocol's, else vitatecs)",
+    )
+    model.add_argument(
         "--itm-output", help="BLIP: the ITM head's probability (softmax) or raw match logit"
     )
     model.add_argument(

@@ -19,6 +19,9 @@ Two modes, both deterministic:
     letter's probability (softmax over the option letters) averaged over orders, so position
     bias cancels. ``prompt="lmms-eval"`` asks lmms-eval's ``vitatecs`` task question instead
     (no system prompt; options on their own lines; "Please response with a single letter").
+    ``prompt="temporalbench"`` asks TemporalBench's published question ("Which caption best
+    describes this video?", options ``A.`` and ``B.`` on their own lines, "Answer with the
+    option's letter from the given choices directly.").
 ``entail`` (score kind ``probability``)
     VELOCITI's entailment question (``vidllm_eval.py``): does the video entail the caption,
     "Just answer with either Yes or No."; each text is asked on its own and scored
@@ -104,8 +107,13 @@ ENTAIL_ANSWERS = ("Yes", "No")
 REDUCTIONS = ("mean", "sum")
 #: Choice-mode prompts by name: VITATECS' paper (Table 11: system prompt, options inline) and
 #: lmms-eval's ``vitatecs`` task (``lmms_eval/tasks/vitatecs/utils.py``: no system prompt,
-#: options on their own lines, capitalised with a full stop).
-CHOICE_PROMPTS = ("vitatecs", "lmms-eval")
+#: options on their own lines, capitalised with a full stop); TemporalBench's short QA question
+#: (``temporalbench_short_qa.json``: a header, ``A.``/``B.`` lines, an instruction).
+CHOICE_PROMPTS = ("vitatecs", "lmms-eval", "temporalbench")
+TEMPORALBENCH_QUESTION = (
+    "Which caption best describes this video?\n{options}\n"
+    "Answer with the option's letter from the given choices directly."
+)
 #: What likelihood mode scores of the answer: the text's own tokens (``answer``), or the whole
 #: assistant turn as the template renders it, closing tokens included (``turn``: what
 #: lmms-eval's ``loglikelihood`` scores for LLaVA models).
@@ -141,10 +149,21 @@ def lmms_eval_question(options: Sequence[str]) -> str:
     return LMMS_EVAL_QUESTION.format(options=listed, letters=_spoken(letters))
 
 
+def temporalbench_question(options: Sequence[str]) -> str:
+    """TemporalBench's published question for ``options`` in the order given."""
+    listed = "\n".join(f"{letter}. {option}" for letter, option in zip(LETTERS, options))
+    return TEMPORALBENCH_QUESTION.format(options=listed)
+
+
 def question_text(prompt: str, options: Sequence[str]) -> str:
     """The choice question of the named ``prompt`` (:data:`CHOICE_PROMPTS`) for ``options`` in
     the order given."""
-    return (choice_question if prompt == "vitatecs" else lmms_eval_question)(options)
+    questions = {
+        "vitatecs": choice_question,
+        "lmms-eval": lmms_eval_question,
+        "temporalbench": temporalbench_question,
+    }
+    return questions[prompt](options)
 
 
 def presented_metadata(timestamps: Sequence[float]) -> dict[str, Any]:
@@ -212,7 +231,7 @@ class VideoLLMAdapter(RequestAdapter):
     """
 
     modes = ("likelihood", "choice", "entail")
-    options = ("reduction",)
+    options = ("reduction", "prompt")
     spreads = True
     score_kind = "log_probability"  # the first mode's; each instance sets its own mode's
     # what model_inputs adds to every processor call (see video_kwargs)
@@ -378,8 +397,12 @@ class VideoLLMAdapter(RequestAdapter):
             }
         if self.mode == "entail":
             return {**common, "prompt": ENTAIL_QUESTION, "answers": list(ENTAIL_ANSWERS)}
-        question = CHOICE_QUESTION if self.prompt == "vitatecs" else LMMS_EVAL_QUESTION
-        return {**common, "prompt": question, "prompt_name": self.prompt}
+        questions = {
+            "vitatecs": CHOICE_QUESTION,
+            "lmms-eval": LMMS_EVAL_QUESTION,
+            "temporalbench": TEMPORALBENCH_QUESTION,
+        }
+        return {**common, "prompt": questions[self.prompt], "prompt_name": self.prompt}
 
     def prompt_templates(self) -> dict[str, str] | None:
         """Choice mode: the whole rendered prompt (chat template, video placeholder) with a

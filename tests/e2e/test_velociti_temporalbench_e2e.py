@@ -143,6 +143,7 @@ def test_metrics_equal_the_official_scorers_on_the_run_scores(evaluated):
             assert kind == "probability"
             assert results["protocol"]["settings"]["mode"] == "choice"
             assert results["protocol"]["settings"]["num_frames"] == 1
+            assert results["protocol"]["settings"]["prompt"] == "temporalbench"
 
 
 def test_report_has_the_paper_columns_and_rows(evaluated):
@@ -189,7 +190,7 @@ def test_cli_benchmarks_lists_both(capsys):
 
 
 def test_protocols_name_the_reference_files():
-    from foilkit.scorers.protocols import describe_protocol
+    from foilkit.scorers.protocols import describe_protocol, resolve_protocol
 
     dual = describe_protocol("paper", "velociti", "dual-encoder")
     assert dual.num_frames == 20 and dual.sampling == "segment-middle"
@@ -197,6 +198,14 @@ def test_protocols_name_the_reference_files():
     llm = describe_protocol("paper", "temporalbench", "video-llm")
     assert "llava-onevision.py" in llm.reference and llm.mode == "choice"
     assert "no scoring code" in describe_protocol("paper", "temporalbench", "dual-encoder").notes
+    # the published question belongs to choice mode: another mode given drops it
+    accepted = ("mode", "reduction", "prompt")
+    paper = resolve_protocol("paper", "temporalbench", "video-llm", accepted=accepted)
+    assert paper.settings["prompt"] == "temporalbench"
+    other = resolve_protocol(
+        "paper", "temporalbench", "video-llm", {"mode": "entail"}, accepted=accepted
+    )
+    assert "prompt" not in other.settings and other.settings["mode"] == "entail"
 
 
 @pytest.mark.parametrize("name", ["velociti", "temporalbench"])

@@ -104,6 +104,7 @@ def test_likelihood_scores_pass_vilmas_metric(tiny_model, frames):
         ({"mode": "likelihood", "reduction": "sum"}, "reduction", "sum"),
         ({"mode": "choice", "prompt": "lmms-eval"}, "prompt_name", "lmms-eval"),
         ({"mode": "choice"}, "prompt_name", "vitatecs"),
+        ({"mode": "choice", "prompt": "temporalbench"}, "prompt_name", "temporalbench"),
         ({"mode": "likelihood", "continuation": "turn"}, "continuation", "turn"),
     ],
 )
