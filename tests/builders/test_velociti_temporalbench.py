@@ -173,3 +173,44 @@ def test_a_question_keeps_extra_spaces_out_of_the_options():
     record = temporalbench_question("v.mp4_0", "v.mp4", "x  ", "y", "A")
     row = question_row(record, file="f.json", row=1)
     assert row["options"] == ["x", "y"] and row["caption"] == "x"
+
+
+@pytest.mark.parametrize("name", ["velociti", "temporalbench"])
+def test_downloads_ask_the_hub_for_annotation_tables_only(name, tmp_path, monkeypatch):
+    """What the builder asks ``snapshot_download`` for (never the video archives), and the one
+    line a gated or unreachable repository gives."""
+    import httpx
+    from huggingface_hub.errors import GatedRepoError, LocalEntryNotFoundError
+
+    from foilkit.builders.annotations import AnnotationsUnavailableError
+
+    asked = []
+
+    def gated(repo_id, **kwargs):
+        asked.append((repo_id, kwargs))
+        request = httpx.Request("GET", f"https://huggingface.co/api/datasets/{repo_id}")
+        raise GatedRepoError("gated", response=httpx.Response(401, request=request))
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", gated)
+    config = "all" if name == "velociti" else "short_qa"
+    with pytest.raises(AnnotationsUnavailableError, match="is gated: accept its terms") as caught:
+        build(name, config, on_missing="keep", cache_dir=str(tmp_path / "c"))
+    assert "hf auth login" in str(caught.value) and "--annotations" in str(caught.value)
+    repo, kwargs = asked[0]
+    assert (
+        repo
+        == {"velociti": "katha-ai-iiith/VELOCITI", "temporalbench": "microsoft/TemporalBench"}[name]
+    )
+    assert kwargs["repo_type"] == "dataset" and kwargs["revision"] == "main"
+    assert not any(
+        pattern.endswith(".zip") or pattern == "*" for pattern in kwargs["allow_patterns"]
+    )
+
+    def offline(repo_id, **kwargs):
+        raise LocalEntryNotFoundError("outgoing traffic has been disabled")
+
+    monkeypatch.setattr(huggingface_hub, "snapshot_download", offline)
+    with pytest.raises(
+        AnnotationsUnavailableError, match="could not download the annotation files"
+    ):
+        build(name, config, on_missing="keep", cache_dir=str(tmp_path / "c"))
