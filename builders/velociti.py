@@ -169,7 +169,9 @@ def read_table(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def _row(record: Mapping[str, Any], number: int, *, file: Path, row: int) -> dict[str, Any]:
-    require(record, FIELDS, file=file, row=row, types={name: str for name in FIELDS})
+    # the event is a label ("Ev1", or its number): kept as text
+    types = {name: (str, int) if name == "event" else str for name in FIELDS}
+    require(record, FIELDS, file=file, row=row, types=types)
     test = record["test_name"]
     if test not in TESTS:
         raise AnnotationError(file, row, f"field 'test_name' is {test!r}, not one of {TESTS}")
@@ -188,7 +190,7 @@ def _row(record: Mapping[str, Any], number: int, *, file: Path, row: int) -> dic
         "reversed": False,
         "test_name": test,
         "video_id": record["video_id"],
-        "event": record["event"],
+        "event": str(record["event"]),
     }
 
 

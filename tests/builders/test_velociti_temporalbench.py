@@ -105,6 +105,8 @@ def test_the_card_states_the_licences_and_temporalbench_exports_stay_local(
     )
     card = (velociti / "README.md").read_text()
     assert "license: cc-by-nc-sa-4.0" in card and "strictly a test set" in card
+    tasks = (velociti / "eval.yaml").read_text()
+    assert "id: chrono_classic" in tasks and "id: chrono_strict" in tasks
     out = export(
         "temporalbench",
         tmp_path / "temporalbench",
