@@ -67,6 +67,19 @@ for _name, _module, _builder, _summary in (
         "Vinoground",
         "Vinoground: two videos, two temporally swapped captions; text, video and group scores",
     ),
+    (
+        "velociti",
+        "velociti",
+        "Velociti",
+        "VELOCITI: positive vs negative caption on VidSitu clips, eight tests (ClassicVLE, "
+        "StrictVLE)",
+    ),
+    (
+        "temporalbench",
+        "temporalbench",
+        "TemporalBench",
+        "TemporalBench: binary caption-vs-negative questions per video, eight categories",
+    ),
 ):
     BUILDERS.add_lazy(_name, f"foilkit.builders.{_module}:{_builder}", _summary)
     BENCHMARKS.add_lazy(_name, f"foilkit.builders.{_module}:BENCHMARK", _summary)

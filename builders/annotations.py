@@ -16,6 +16,7 @@ and :func:`relative_path` check a caption, a list of foils and a video's path un
 from __future__ import annotations
 
 import csv
+import fnmatch
 import io
 import json
 import os
@@ -62,13 +63,18 @@ class GitHubSource:
 
 @dataclass(frozen=True)
 class HubSource:
-    """Files published in a Hugging Face Hub dataset repository, pinned to one revision
-    (``commit``: as :class:`GitHubSource` names it, for the dataset card)."""
+    """Files published in a Hugging Face dataset repository, at one revision.
+
+    The same face as :class:`GitHubSource` (``repo``, ``commit``, ``licence``, ``homepage``,
+    ``url``), so the card and :func:`fetch` read either. ``gated``: the repository asks users to
+    accept its terms and log in before it serves files.
+    """
 
     repo: str  # "owner/name" of the dataset repository
-    commit: str
+    commit: str  # the revision downloaded: a commit sha, or a branch where none is pinned
     licence: str
     licence_note: str
+    gated: bool = False
 
     def url(self, path: str) -> str:
         """The ``hf://`` path ``datasets`` downloads with huggingface_hub (``hf_hub_download``)."""
@@ -77,6 +83,64 @@ class HubSource:
     @property
     def homepage(self) -> str:
         return f"https://huggingface.co/datasets/{self.repo}/tree/{self.commit}"
+
+
+def fetch_hub(
+    source: HubSource,
+    patterns: Sequence[str],
+    local: str | os.PathLike | None,
+    *,
+    cache_dir: str | os.PathLike | None = None,
+) -> list[Path]:
+    """The annotation files of ``source`` whose path in the repository matches one of the
+    ``fnmatch`` ``patterns`` (``snapshot_download``'s ``allow_patterns``), sorted: downloaded
+    from the Hub at ``source.commit`` (a gated repository needs its terms accepted and a login),
+    or, when ``local`` names a folder (a clone of the repository), the matching files under it.
+    Videos are never downloaded here."""
+    if local is None:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import GatedRepoError, HfHubHTTPError, LocalEntryNotFoundError
+
+        try:
+            folder = Path(
+                snapshot_download(
+                    source.repo,
+                    repo_type="dataset",
+                    revision=source.commit,
+                    allow_patterns=list(patterns),
+                    cache_dir=None if cache_dir is None else os.fspath(cache_dir),
+                )
+            )
+        except GatedRepoError as error:
+            raise AnnotationsUnavailableError(
+                f"{source.repo} is gated: accept its terms at "
+                f"https://huggingface.co/datasets/{source.repo} and log in (hf auth login, or "
+                "HF_TOKEN), or pass a local clone: --annotations <folder>"
+            ) from error
+        except (OSError, HfHubHTTPError, LocalEntryNotFoundError) as error:
+            raise AnnotationsUnavailableError(
+                f"could not download the annotation files from {source.homepage} "
+                f"({type(error).__name__}: {error}). Without network access or with "
+                "HF_HUB_OFFLINE=1, pass a local copy: --annotations <folder> (annotations=<folder> "
+                f"in Python) holding {', '.join(patterns)}"
+            ) from error
+    else:
+        folder = Path(local).expanduser()
+        if not folder.is_dir():
+            raise FileNotFoundError(f"annotations folder {folder} does not exist")
+    found = sorted(
+        path
+        for path in folder.rglob("*")
+        if path.is_file()
+        and ".cache" not in path.relative_to(folder).parts  # huggingface_hub's download state
+        and any(fnmatch.fnmatch(path.relative_to(folder).as_posix(), p) for p in patterns)
+    )
+    if not found:
+        raise FileNotFoundError(
+            f"annotations folder {folder} holds no file matching {list(patterns)}: it should be a "
+            f"copy of {source.homepage}"
+        )
+    return found
 
 
 @dataclass(frozen=True)

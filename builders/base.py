@@ -15,7 +15,7 @@ from typing import Any, ClassVar
 
 import datasets
 
-from foilkit.builders.annotations import GitHubSource
+from foilkit.builders.annotations import GitHubSource, HubSource
 from foilkit.builders.videos import VideoReport, check_policy, resolve_videos
 
 
@@ -53,7 +53,7 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
     """A benchmark as a ``datasets`` builder with a ``Video`` column (see module docstring)."""
 
     BUILDER_CONFIG_CLASS = FoilkitConfig
-    SOURCE: ClassVar[GitHubSource]
+    SOURCE: ClassVar[GitHubSource | HubSource]
     FEATURES: ClassVar[datasets.Features]
     PRETTY_NAME: ClassVar[str]
     DESCRIPTION: ClassVar[str]

@@ -28,6 +28,7 @@ from typing import Any
 import datasets
 
 from foilkit.builders import (
+    BENCHMARKS,
     builder_class,
     contrast_sets,
     get_benchmark,
@@ -36,11 +37,19 @@ from foilkit.builders import (
     synthetic,
     tempcompass,
     tomato,
+    velociti,
     vilma,
     vinoground,
     vitatecs,
 )
-from foilkit.builders.card import ExportedConfig, card_text, exported_features, partial_export
+from foilkit.builders.card import (
+    ExportedConfig,
+    card_text,
+    exported_benchmark,
+    exported_features,
+    partial_export,
+)
+from foilkit.errors import UserError
 from foilkit.folders import EXPORT, claim_folder
 from foilkit.progress import library_progress_bars
 from foilkit.video_paths import video_columns
@@ -80,6 +89,8 @@ def export(
     """
     if embed_videos and video_root is None:
         raise ValueError("embed_videos=True needs a video_root to read the videos from")
+    if embed_videos:
+        check_redistributable(name, "embed its videos in an export (embed_videos=True)")
     names = list(configs) if configs else builder_class(name).export_configs()
     framework = check_evaluation_framework(evaluation_framework)
     out = claim_folder(out_dir, EXPORT)  # new, empty or an earlier export: foilkit.folders
@@ -203,6 +214,23 @@ CARD_METADATA: dict[str, CardMetadata] = {
     ),
     "synthetic": CardMetadata(
         ("zero-shot-classification", "video-text-to-text"), ("original",), ""
+    ),
+    "velociti": CardMetadata(
+        ("zero-shot-classification", "video-text-to-text"),
+        ("extended|VidSitu",),
+        "https://arxiv.org/abs/2406.10889",
+    ),
+    "temporalbench": CardMetadata(
+        ("zero-shot-classification", "video-text-to-text"),
+        (
+            "extended|ActivityNet-Captions",
+            "extended|Charades",
+            "extended|COIN",
+            "extended|EgoExo4D",
+            "extended|FineGym",
+            "extended|Oops",
+        ),
+        "https://arxiv.org/abs/2410.10818",
     ),
 }
 
@@ -423,6 +451,39 @@ HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
             (("all", None, "accuracy"),),
         ),
     ),
+    "velociti": tuple(
+        HubTask(
+            f"{test}_{kind.lower()}",
+            test,
+            f"VELOCITI {test}: {kind}VLE ({what})",
+            ((test, None, key), ("all", test, key)),
+        )
+        for test in velociti.TESTS
+        for kind, key, what in (
+            ("Classic", "accuracy", "positive caption scored above the negative"),
+            (
+                "Strict",
+                "strict_entailment_accuracy",
+                "entailment probability of the positive above 0.5 and of the negative below it",
+            ),
+        )
+    ),
+    "temporalbench": tuple(
+        HubTask(
+            task_id,
+            "short_qa",
+            f"TemporalBench short video QA: {label}",
+            (("short_qa", None, key),),
+        )
+        for task_id, key, label in (
+            ("binary_accuracy", "accuracy", "binary accuracy"),
+            (
+                "multiple_binary_accuracy",
+                "multiple_binary_accuracy",
+                "multiple binary accuracy (a video counts when all its questions are right)",
+            ),
+        )
+    ),
 }
 
 #: The temporal controls a run's frames can be put under (``foilkit.scorers.controls.CONTROLS``;
@@ -442,6 +503,7 @@ BENCHMARK_REPOS: dict[str, str] = {
     "tempcompass": "foilkit/tempcompass",
     "tomato": "foilkit/tomato",
     "vinoground": "foilkit/vinoground",
+    "velociti": "foilkit/velociti",
 }
 
 
@@ -707,6 +769,39 @@ def _num_shards(dataset: datasets.Dataset, embed_videos: bool) -> int:
     return max(1, min(dataset.num_rows, math.ceil(total / MAX_SHARD_BYTES)))
 
 
+def benchmark_of_dataset(dataset: Any) -> str | None:
+    """The benchmark a dataset given by folder or Hub id holds: a local export's (its card's
+    ``foilkit_benchmark``), or the one whose canonical repository (:data:`BENCHMARK_REPOS`) or
+    upstream Hub repository (its builder's ``SOURCE``) the id names; ``None`` when unknown."""
+    if not isinstance(dataset, (str, os.PathLike)):
+        return None
+    value = os.fspath(dataset)
+    if Path(value).expanduser().is_dir():
+        return exported_benchmark(Path(value).expanduser())
+    for name in BENCHMARKS.names():
+        spec = get_benchmark(name)
+        repos = {BENCHMARK_REPOS.get(name, "")}
+        if spec.builder is not None:
+            repos.add(builder_class(spec.builder).SOURCE.repo)
+        if value.lower() in {repo.lower() for repo in repos if repo}:
+            return name
+    return None
+
+
+class RedistributionError(UserError):
+    """The benchmark's terms forbid what was asked: pushing it, or embedding its videos."""
+
+
+def check_redistributable(name: str | None, action: str = "push it to the Hub") -> None:
+    """Raise :class:`RedistributionError` when benchmark ``name``'s spec forbids redistribution
+    (:attr:`foilkit.builders.spec.Benchmark.redistribution_forbidden`: TemporalBench)."""
+    if name is None or name not in BENCHMARKS.names():
+        return
+    why = get_benchmark(name).redistribution_forbidden
+    if why:
+        raise RedistributionError(f"foilkit will not {action} for {name}: {why}")
+
+
 def upload_files(folder: str | os.PathLike, repo_id: str, *, register: bool = False) -> list[str]:
     """The files :func:`push_to_hub` uploads from export ``folder`` to ``repo_id``: README.md, the
     parquet files the card's ``configs`` list, and ``eval.yaml`` when ``repo_id`` is its
@@ -776,6 +871,7 @@ def push_to_hub(
     """
     from huggingface_hub import HfApi
 
+    check_redistributable(exported_benchmark(folder))
     files = upload_files(folder, repo_id, register=register)
     api = HfApi(token=token)
     api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)

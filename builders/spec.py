@@ -47,6 +47,9 @@ class MetricSpec:
         chance: report column label -> the value a random guess scores on average (a fraction;
             the plots' chance line). A column without one (retrieval recall, whose chance
             depends on the pool size) gets no line.
+        probability_options: options added only for runs whose scores are probabilities
+            (``score_kind == "probability"``): VELOCITI's StrictVLE threshold, which no other
+            score kind can be held to; its column stays empty for the other runs.
     """
 
     metric: str
@@ -56,6 +59,12 @@ class MetricSpec:
     matrix: bool = False
     per_group: bool = True
     chance: Mapping[str, float] = field(default_factory=dict)
+    probability_options: Mapping[str, Any] = field(default_factory=dict)
+
+    def options_for(self, score_kind: str) -> dict[str, Any]:
+        """The options the metric runs with on scores of ``score_kind``."""
+        extra = self.probability_options if score_kind == "probability" else {}
+        return {**self.options, **extra}
 
 
 @dataclass(frozen=True)
@@ -75,6 +84,10 @@ class Benchmark:
             "the average of combined scores (P+T) among each task" (and of P and T alike).
         unscored: configs the builder builds but ``foilkit evaluate`` cannot score, each with
             why (TempCompass' captioning needs an LLM judge): naming one is an error saying so.
+        tuning_forbidden: the licence clause that forbids training on the benchmark (VELOCITI's:
+            "strictly a test set"): ``foilkit finetune`` refuses it, quoting this. Empty: none.
+        redistribution_forbidden: why an export of the benchmark must not be pushed to the Hub
+            (TemporalBench's gated, research-only terms): pushing it is refused with this.
     """
 
     name: str
@@ -90,6 +103,8 @@ class Benchmark:
     paper_table: str = ""
     summary: str | None = None
     unscored: Mapping[str, str] = field(default_factory=dict)
+    tuning_forbidden: str = ""
+    redistribution_forbidden: str = ""
 
     def __post_init__(self) -> None:
         unknown = [

@@ -456,7 +456,7 @@ def _call(
     result = metric_function(metric.metric)(
         **inputs,
         score_kind=score_kind,
-        **metric.options,
+        **metric.options_for(score_kind),
         n_resamples=n_resamples,
         seed=seed,
     )

@@ -29,6 +29,7 @@ Nothing touches the network.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -41,6 +42,8 @@ from foilkit.folders import DRY_RUN, replace_folder
 from foilkit.hub_commit import RepoCommit
 from foilkit.markdown import markdown_text
 from foilkit.run import DEFAULT_MIN_COVERAGE, RunFolder, RunResults
+
+logger = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from foilkit.builders.hub import HubTask
@@ -262,7 +265,19 @@ def prepare_upload(
     if model_repo is not None:
         _check_coverage(run.root, results, min_coverage)
     local = _local_paths(results)
-    files: dict[str, Path | bytes] = {run.relative(p): p for p in run.score_files()}
+    # per-sample scores and the item browser copy the benchmark's texts: not for a benchmark
+    # whose terms forbid redistributing them (TemporalBench)
+    withheld = _redistribution_forbidden(results.benchmark)
+    if withheld:
+        logger.warning(
+            "%s: the per-sample scores and the HTML item browser stay local (they copy the "
+            "benchmark's questions): %s",
+            results.benchmark,
+            withheld,
+        )
+    files: dict[str, Path | bytes] = {
+        run.relative(p): p for p in ([] if withheld else run.score_files())
+    }
     results_text = _redact(run.results.read_text(encoding="utf-8"), local)
     files[run.relative(run.results)] = results_text.encode("utf-8")
     files.update({run.relative(p): p for p in run.plots()})
@@ -270,7 +285,7 @@ def prepare_upload(
     if run.report.is_file():
         report = _redact(run.report.read_text(encoding="utf-8"), local)
         files[run.relative(run.report)] = report.encode("utf-8")
-    if run.html.is_file():  # the item browser: self-contained, viewable on the Hub
+    if run.html.is_file() and not withheld:  # the item browser: self-contained, on the Hub
         html = _redact(run.html.read_text(encoding="utf-8"), local)
         files[run.relative(run.html)] = html.encode("utf-8")
     model_files, index = {}, None
@@ -298,10 +313,19 @@ def prepare_upload(
     scores = {
         config: run.relative(run.scores(config))
         for config in results.configs
-        if run.scores(config).is_file()
+        if run.scores(config).is_file() and not withheld
     }
     card = results_card(results, report, scores, license=license)
     return ResultsUpload(repo_id, files, card, message, model_repo, model_files, index, create_pr)
+
+
+def _redistribution_forbidden(benchmark: str | None) -> str:
+    """Why ``benchmark``'s texts must not be redistributed (its spec's), or ``""``."""
+    from foilkit.builders import BENCHMARKS, get_benchmark
+
+    if benchmark is None or benchmark not in BENCHMARKS.names():
+        return ""
+    return get_benchmark(benchmark).redistribution_forbidden
 
 
 def hub_dataset_id(results: RunResults, dataset_id: str | None = None) -> str:

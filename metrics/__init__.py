@@ -37,7 +37,7 @@ PAIRED_OUTCOMES: dict[str, dict[str, str]] = {
 #: is a self-contained evaluate module); the lookups below word their errors as a registry does.
 METRICS: tuple[str, ...] = (*PAIRED_OUTCOMES, "retrieval_recall")
 #: data arguments that describe items rather than score them.
-_ITEM_ARGUMENTS = ("groups", "dimensions", "tests", "cluster")
+_ITEM_ARGUMENTS = ("groups", "dimensions", "tests", "cluster", "question_sets")
 
 
 def list_metrics() -> list[str]:

@@ -83,6 +83,29 @@ VINOGROUND = """\
 }
 """
 
+VELOCITI = """\
+@inproceedings{saravanan2025velociti,
+  title     = {{VELOCITI}: Benchmarking Video-Language Compositional Reasoning with Strict
+               Entailment},
+  author    = {Saravanan, Darshana and Gupta, Varun and Singh, Darshan and Khan, Zeeshan and
+               Gandhi, Vineet and Tapaswi, Makarand},
+  booktitle = {Computer Vision and Pattern Recognition (CVPR)},
+  year      = {2025}
+}
+"""
+
+TEMPORALBENCH = """\
+@article{cai2024temporalbench,
+  title   = {{TemporalBench}: Towards Fine-grained Temporal Understanding for Multimodal Video
+             Models},
+  author  = {Cai, Mu and Tan, Reuben and Zhang, Jianrui and Zou, Bocheng and Zhang, Kai and
+             Yao, Feng and Zhu, Fangrui and Gu, Jing and Zhong, Yiwu and Shang, Yuzhang and
+             Dou, Yao and Park, Jaden and Gao, Jianfeng and Lee, Yong Jae and Yang, Jianwei},
+  journal = {arXiv preprint arXiv:2410.10818},
+  year    = {2024}
+}
+"""
+
 #: benchmark (builder) name -> its paper's BibTeX.
 CITATIONS = {
     "vitatecs": VITATECS,
@@ -92,4 +115,6 @@ CITATIONS = {
     "tempcompass": TEMPCOMPASS,
     "tomato": TOMATO,
     "vinoground": VINOGROUND,
+    "velociti": VELOCITI,
+    "temporalbench": TEMPORALBENCH,
 }

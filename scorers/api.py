@@ -94,14 +94,15 @@ class ScoreOptions:
     that are left ``None``; each one given overrides it and is recorded as an override.
 
     Model: ``adapter`` (registered name; default: chosen from the model's config), ``mode``
-    (video LLMs: ``likelihood``, ``choice`` or ``generate``), ``pooling`` (dual encoders,
-    BLIP), ``reduction`` (text and video LLMs: how token log-probabilities become a score),
-    ``itm_output`` and ``first_token`` (BLIP: ``probability``/``logit``, ``cls``/``enc``),
-    ``max_text_tokens`` (text truncation), ``preprocess`` (dual encoders: ``default`` or
-    ``pil``), ``score_scale`` (dual encoders, X-CLIP: ``cosine`` or ``logit``); generate mode
-    (video LLMs): ``parser`` (the answer parser, :mod:`foilkit.scorers.parsers`),
-    ``temperature`` (0: greedy), ``top_p``, ``num_samples`` (answers per question),
-    ``max_new_tokens``, drawn from ``seed``; ``revision``, ``trust_remote_code``,
+    (video LLMs: ``likelihood``, ``choice``, ``entail`` or ``generate``), ``prompt`` (video
+    LLMs' choice question), ``pooling`` (dual encoders, BLIP), ``reduction`` (text and video
+    LLMs: how token log-probabilities become a score), ``itm_output`` and ``first_token`` (BLIP:
+    ``probability``/``logit``, ``cls``/``enc``), ``max_text_tokens`` (text truncation),
+    ``preprocess`` (dual encoders: ``default`` or ``pil``), ``score_scale`` (dual encoders,
+    X-CLIP: ``cosine`` or ``logit``); generate mode (video LLMs): ``parser`` (the answer parser,
+    :mod:`foilkit.scorers.parsers`), ``temperature`` (0: greedy), ``top_p``, ``num_samples``
+    (answers per question), ``max_new_tokens``, drawn from ``seed``; ``revision``,
+    ``trust_remote_code``,
     ``dtype`` (``auto``: the protocol's, e.g. ``paper``'s float16 where the reference ran in
     it, else bf16/fp16 on GPU, fp32 on CPU), ``device``. Models larger than one device (see
     :mod:`foilkit.scorers.placement`): ``device_map`` (``auto``, ``balanced``,
@@ -138,6 +139,7 @@ class ScoreOptions:
     top_p: float | None = None
     num_samples: int | None = None
     max_new_tokens: int | None = None
+    prompt: str | None = None
     revision: str | None = None
     trust_remote_code: bool = False
     dtype: str = "auto"

@@ -32,8 +32,14 @@ LMMS_EVAL_QUESTION = (
     "Please response with a single letter ({letters}):"
 )
 #: Choice prompts by name: VITATECS' paper (Table 11: system prompt, options inline) and
-#: lmms-eval's ``vitatecs`` task (no system prompt, options on their own lines).
-CHOICE_PROMPTS = ("vitatecs", "lmms-eval")
+#: lmms-eval's ``vitatecs`` task (no system prompt, options on their own lines), TemporalBench's.
+CHOICE_PROMPTS = ("vitatecs", "lmms-eval", "temporalbench")
+#: TemporalBench's short QA question (``temporalbench_short_qa.json``: a header, ``A.``/``B.``
+#: lines, an instruction).
+TEMPORALBENCH_QUESTION = (
+    "Which caption best describes this video?\n{options}\n"
+    "Answer with the option's letter from the given choices directly."
+)
 COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
 
@@ -59,10 +65,21 @@ def lmms_eval_question(options: Sequence[str]) -> str:
     return LMMS_EVAL_QUESTION.format(options=listed, letters=_spoken(letters))
 
 
+def temporalbench_question(options: Sequence[str]) -> str:
+    """TemporalBench's published question for ``options`` in the order given."""
+    listed = "\n".join(f"{letter}. {option}" for letter, option in zip(LETTERS, options))
+    return TEMPORALBENCH_QUESTION.format(options=listed)
+
+
 def question_text(prompt: str, options: Sequence[str]) -> str:
     """The choice question of the named ``prompt`` (:data:`CHOICE_PROMPTS`) for ``options`` in
     the order given."""
-    return (choice_question if prompt == "vitatecs" else lmms_eval_question)(options)
+    questions = {
+        "vitatecs": choice_question,
+        "lmms-eval": lmms_eval_question,
+        "temporalbench": temporalbench_question,
+    }
+    return questions[prompt](options)
 
 
 def choice_messages(

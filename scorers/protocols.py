@@ -53,6 +53,7 @@ MODEL_SETTINGS = (
     "top_p",
     "num_samples",
     "max_new_tokens",
+    "prompt",
 )
 #: The settings of ``generate`` mode only (the answer parser and the decoding): a protocol's
 #: values drop out when another mode is asked for (``--mode choice`` under ``paper``).
@@ -78,10 +79,11 @@ class Protocol:
         window: how a window in seconds becomes frames
             (:data:`foilkit.scorers.video.WINDOW_RULES`; ``None``: ``half-open``).
         mode, pooling, reduction, itm_output, first_token, max_text_tokens, preprocess,
-            score_scale: adapter options (video-LLM mode; pooling of frames or candidates; how
-            token log-probabilities become a score; BLIP's ITM output and first text token; text
-            truncation; the image preprocessing; ``cosine`` or the reference's ``logit`` =
-            logit_scale x cosine). ``None`` leaves the adapter's own default.
+            score_scale, prompt: adapter options (video-LLM mode; pooling of frames or
+            candidates; how token log-probabilities become a score; BLIP's ITM output and first
+            text token; text truncation; the image preprocessing; ``cosine`` or the reference's
+            ``logit`` = logit_scale x cosine; the video LLM's choice-mode question). ``None``
+            leaves the adapter's own default.
         parser, temperature, top_p, num_samples, max_new_tokens: ``generate`` mode's answer
             parser (:mod:`foilkit.scorers.parsers`) and decoding
             (:class:`foilkit.scorers.requests.Decoding`; unset: one greedy answer).
@@ -105,6 +107,7 @@ class Protocol:
     max_text_tokens: int | None = None
     preprocess: str | None = None
     score_scale: str | None = None
+    prompt: str | None = None
     window: str | None = None
     dtype: str | None = None
     parser: str | None = None
@@ -430,6 +433,76 @@ for _family in ("xclip", "blip-itm", "text-lm"):
         _unpublished("vinoground", _family, "its code covers VideoCLIP-style encoders and LLMs"),
     )
 
+# VELOCITI (katha-ai/VELOCITI): CLIP-style models on 20 frames, two per second at 0.25 s and
+# 0.75 s (utils/extract_frames.py), mean-pooled (models/clip_model.py); video LLMs on one frame
+# per second, each second's middle (utils/clip_utils.py process_video), asked whether the video
+# entails the caption (vidllm_eval.py).
+VELOCITI_REPO = "katha-ai/VELOCITI@8d66ddb"
+_paper(
+    "velociti",
+    "dual-encoder",
+    Protocol(
+        sampling="segment-middle",
+        num_frames=20,
+        pooling="mean",
+        reference=f"{VELOCITI_REPO} utils/extract_frames.py (frames at 0.25 s and 0.75 s of each "
+        "of the 10 seconds), models/clip_model.py get_video_features (mean of the frame "
+        "features), clip_eval.py (pos_score, neg_score: cosine)",
+        notes="VELOCITI averages the unnormalised frame features, foilkit the normalised ones; "
+        "its frames are round((s + 0.25|0.75) * fps) of cv2's 1-based count, foilkit's the "
+        "middles of 20 equal segments of the clip (the same times on a 10 s clip, up to a frame)",
+    ),
+)
+_paper(
+    "velociti",
+    "video-llm",
+    Protocol(
+        sampling="segment-middle",
+        num_frames=10,
+        mode="entail",
+        reference=f"{VELOCITI_REPO} utils/clip_utils.py process_video (the middle frame of each "
+        "second), vidllm_eval.py (get_prompt's entailment prompt; entail_score: P(Yes) / "
+        "(P(Yes) + P(No)) of the first generated token)",
+        notes="the reference reads the scores of generate()'s first step in float16, foilkit "
+        "the forward's last logits in the run's dtype (the same distribution); frames are the "
+        "middles of 10 equal segments of the clip, the reference's the middle of each second "
+        "(the same on its 10 s clips)",
+    ),
+)
+for _family in ("xclip", "blip-itm", "text-lm"):
+    _paper(
+        "velociti",
+        _family,
+        _unpublished("velociti", _family, "its code scores CLIP-style models and video LLMs"),
+    )
+
+# TemporalBench (mu-cai/TemporalBench): video LLMs answer the published question; frames by
+# np.linspace(0, total - 1, nframes) (eval/llava-onevision.py, --nframes default 1).
+TEMPORALBENCH_REPO = "mu-cai/TemporalBench@62f88ab"
+_paper(
+    "temporalbench",
+    "video-llm",
+    Protocol(
+        sampling="uniform",
+        num_frames=1,
+        mode="choice",
+        prompt="temporalbench",
+        reference=f"{TEMPORALBENCH_REPO} eval/llava-onevision.py (load_video: np.linspace(0, "
+        "total_frame_num - 1, nframes), --nframes default 1; the question as published), "
+        "get_qa_acc.py (the answer's first letter against GT)",
+        notes="TemporalBench generates an answer and compares its first letter with GT; foilkit "
+        "asks the published question and reads the option letters' probabilities instead, "
+        "both option orders averaged (the published order is one of them); 1 frame is the "
+        "script's default, its leaderboard runs models at their own frame counts (--frames)",
+    ),
+)
+for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
+    _paper(
+        "temporalbench",
+        _family,
+        _unpublished("temporalbench", _family, "its code evaluates generative video LLMs only"),
+    )
+
 # Native video-text encoders: no benchmark published code for them, so each benchmark scores
 # them as the models' own preprocessing does, the frame count read from the model's config
 # (``num_frames=None``: the adapter's ``native_settings``) and the model's own video embedding.
@@ -593,6 +666,9 @@ def resolve_protocol(
         for key in GENERATE_SETTINGS:
             if key not in recorded:
                 settings.pop(key, None)
+    if "mode" in recorded and "prompt" not in recorded:
+        # a protocol's choice question means nothing to another mode
+        settings.pop("prompt", None)
     if "sampling" in recorded:
         # the protocol's policy parameters do not carry over to another policy
         for key in ("stride", "target_fps", "max_frames", "normalized_fps"):

@@ -246,3 +246,95 @@ def vinoground_get_score_all(
         video_right = correct(video_pred, pos) and correct(video_pred, neg)
         outcomes.append((text_right, video_right))
     return _vinoground_table(outcomes, csv_rows)
+
+
+# --- ports of scorers that cannot be imported (scripts with argparse and prints at module level) --
+
+
+def velociti_classic_vle(pos: list[float], neg: list[float]) -> tuple[float, int, int]:
+    """katha-ai/VELOCITI@8d66ddb ``metrics.py`` ``classic_vle``, ported line for line."""
+    cnt, tot = 0, len(pos)
+    for i in range(len(pos)):
+        if pos[i] > neg[i]:
+            cnt += 1
+    return (round(cnt / tot, 3), cnt, tot)
+
+
+def velociti_strict_vle(pos: list[float], neg: list[float]) -> tuple[float, int, int]:
+    """katha-ai/VELOCITI@8d66ddb ``metrics.py`` ``strict_vle``, ported line for line."""
+    cnt, tot = 0, len(pos)
+    for i in range(len(pos)):
+        if pos[i] > 0.5 and neg[i] < 0.5:
+            cnt += 1
+    return (round(cnt / tot, 3), cnt, tot)
+
+
+def temporalbench_qa_accuracy(
+    questions: list[dict[str, Any]], preds: list[dict[str, Any]], data_json: str
+) -> dict[str, Any]:
+    """mu-cai/TemporalBench@62f88ab ``get_qa_acc.py``'s counting for one predictions file, ported
+    line for line; what it prints is returned as ``(correct, total)`` pairs: ``binary``,
+    ``multiple_binary``, and per dataset and (short files) per category the two again."""
+    id2question = {q["idx"]: q for q in questions}
+    correct_count = 0
+    multiple_binary_qa_correct: dict[str, bool] = {}
+    binary_qa_per_dataset: dict[str, list[bool]] = {}
+    multiple_binary_qa_per_dataset: dict[str, dict[str, bool]] = {}
+    binary_qa_per_category: dict[str, list[bool]] = {}
+    multiple_binary_qa_per_category: dict[str, dict[str, bool]] = {}
+    for pred in preds:
+        idx = pred["idx"]
+        gt = id2question[idx]["GT"]
+        predict_correct = gt.lower() == pred["response"][0].lower()
+        if predict_correct:
+            correct_count += 1
+        video_name = id2question[idx]["video_name"]
+        if video_name not in multiple_binary_qa_correct:
+            multiple_binary_qa_correct[video_name] = True
+        if not predict_correct:
+            multiple_binary_qa_correct[video_name] = False
+        dataset = id2question[idx]["dataset"]
+        if dataset not in binary_qa_per_dataset:
+            binary_qa_per_dataset[dataset] = []
+            multiple_binary_qa_per_dataset[dataset] = {}
+        binary_qa_per_dataset[dataset].append(predict_correct)
+        if video_name not in multiple_binary_qa_per_dataset[dataset]:
+            multiple_binary_qa_per_dataset[dataset][video_name] = True
+        if not predict_correct:
+            multiple_binary_qa_per_dataset[dataset][video_name] = False
+        if "short" in data_json:
+            category = id2question[idx]["category"]
+            if category not in binary_qa_per_category:
+                binary_qa_per_category[category] = []
+                multiple_binary_qa_per_category[category] = {}
+            binary_qa_per_category[category].append(predict_correct)
+            if video_name not in multiple_binary_qa_per_category[category]:
+                multiple_binary_qa_per_category[category][video_name] = True
+            if not predict_correct:
+                multiple_binary_qa_per_category[category][video_name] = False
+
+    def pair(flags: list[bool] | dict[str, bool]) -> tuple[int, int]:
+        values = list(flags.values()) if isinstance(flags, dict) else flags
+        return sum(1 for v in values if v), len(values)
+
+    return {
+        "binary": (correct_count, len(preds)),
+        "multiple_binary": pair(multiple_binary_qa_correct),
+        "dataset": {
+            name: (pair(binary_qa_per_dataset[name]), pair(multiple_binary_qa_per_dataset[name]))
+            for name in binary_qa_per_dataset
+        },
+        "category": {
+            name: (pair(binary_qa_per_category[name]), pair(multiple_binary_qa_per_category[name]))
+            for name in binary_qa_per_category
+        },
+    }
+
+
+def temporalbench_response(caption_score: float, foil_score: float, label: str) -> str:
+    """The answer a model would give from its two option scores: the true letter when the
+    caption scores higher, the other when the negative does; a tie picks neither letter, so
+    ``get_qa_acc.py`` counts it wrong (foilkit's ``ties="strict"``)."""
+    if caption_score == foil_score:
+        return "tie"
+    return label if caption_score > foil_score else {"A": "B", "B": "A"}[label]

@@ -167,3 +167,105 @@ def vinoground_csv(rows=VINOGROUND_ROWS, header=VINOGROUND_HEADER) -> str:
     writer.writerow(header)
     writer.writerows(rows)
     return out.getvalue()
+
+
+# --- benchmarks whose annotations live only on the Hub: their upstream formats, as fixtures ------
+
+#: VELOCITI (katha-ai-iiith/VELOCITI): rows of the table ``load_dataset(...)["test"]`` gives
+#: (``data.py`` reads test_name, video_id, event, pos, neg).
+VELOCITI_ROWS = [
+    {
+        "test_name": "chrono",
+        "video_id": "v_-0Qs5OQb1Ew_seg_10_20",
+        "event": "Ev1-Ev2",
+        "pos": "a man opens the door and then walks into the room",
+        "neg": "a man walks into the room and then opens the door",
+    },
+    {
+        "test_name": "chrono",
+        "video_id": "v_1aBcD2eFg3h_seg_30_40",
+        "event": "Ev2-Ev3",
+        "pos": "a woman picks up a cup and then drinks from it",
+        "neg": "a woman drinks from a cup and then picks it up",
+    },
+    {
+        "test_name": "agent_random",
+        "video_id": "v_-0Qs5OQb1Ew_seg_10_20",
+        "event": "Ev1",
+        "pos": "a man opens the door",
+        "neg": "a dog opens the door",
+    },
+    {
+        "test_name": "action_adv",
+        "video_id": "v_1aBcD2eFg3h_seg_30_40",
+        "event": "Ev3",
+        "pos": "a woman slowly drinks from a cup",
+        "neg": "a woman quickly drinks from a cup",
+    },
+]
+
+
+def write_velociti(folder: Path, rows: list[dict[str, Any]] | None = None) -> Path:
+    """A clone of the VELOCITI Hub repository's annotation table: parquet under ``data/``, as
+    ``datasets``' ``push_to_hub`` lays a ``test`` split out; returns the folder."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    path = folder / "data" / "test-00000-of-00001.parquet"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(pa.Table.from_pylist(VELOCITI_ROWS if rows is None else rows), path)
+    return folder
+
+
+def temporalbench_question(idx: str, video: str, a: str, b: str, gt: str, **fields: Any) -> dict:
+    """One question of ``temporalbench_short_qa.json`` as published (the dataset card's example:
+    a header line, the options ``A.`` and ``B.``, the instruction line)."""
+    return {
+        "idx": idx,
+        "video_name": video,
+        "question": f"Which caption best describes this video?\nA. {a} \nB. {b}\n"
+        "Answer with the option's letter from the given choices directly.",
+        "GT": gt,
+        "dataset": fields.pop("dataset", "Charades"),
+        "category": fields.pop("category", "Action Effector"),
+        **fields,
+    }
+
+
+_CHARADES = "short_video/Charades/EEVD3_start_11.4_end_16.9.mp4"
+_COIN = "short_video/COIN/abc123_start_2.0_end_8.5.mp4"
+TEMPORALBENCH_QUESTIONS = [
+    temporalbench_question(
+        f"{_CHARADES}_0",
+        _CHARADES,
+        "A person picks up a fruit with his left hand.",
+        "A person picks up a fruit with his right hand.",
+        "B",
+    ),
+    temporalbench_question(
+        f"{_CHARADES}_1",
+        _CHARADES,
+        "A person tosses the fruit twice.",
+        "A person tosses the fruit once.",
+        "A",
+        category="Action Frequency",
+    ),
+    temporalbench_question(
+        f"{_COIN}_0",
+        _COIN,
+        "A hand turns the screw clockwise.",
+        "A hand turns the screw counterclockwise.",
+        "A",
+        dataset="COIN",
+        category="Motion Direction/Orientation",
+    ),
+]
+
+
+def write_temporalbench(folder: Path, questions: list[dict[str, Any]] | None = None) -> Path:
+    """A clone of microsoft/TemporalBench's ``temporalbench_short_qa.json`` (a JSON list);
+    returns the folder."""
+    folder.mkdir(parents=True, exist_ok=True)
+    data = TEMPORALBENCH_QUESTIONS if questions is None else questions
+    (folder / "temporalbench_short_qa.json").write_text(json.dumps(data, indent=1))
+    return folder

@@ -143,9 +143,11 @@ def _legacy_flags(args: argparse.Namespace) -> None:
 def run(args: argparse.Namespace) -> int:
     import logging
 
-    from foilkit.builders.hub import export, push_to_hub
+    from foilkit.builders.hub import check_redistributable, export, push_to_hub
 
     _legacy_flags(args)
+    if args.push_to_hub:  # before building: the push would be refused after it
+        check_redistributable(args.benchmark)
     handler = logging.StreamHandler()
     handler.setFormatter(logging.Formatter("%(message)s"))
     package_logger = logging.getLogger("foilkit")

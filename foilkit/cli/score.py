@@ -60,8 +60,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--adapter", help="adapter name (default: chosen from the model's config)")
     model.add_argument(
         "--mode",
-        help="scoring mode of video LLMs: likelihood, choice (option-letter probabilities) or "
-        "generate (answers read by --parser)",
+        help="scoring mode of video LLMs: likelihood, choice (option-letter probabilities), "
+        "entail (P(yes) to a caption question) or generate (answers read by --parser)",
     )
     model.add_argument(
         "--pooling",
@@ -72,6 +72,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--reduction",
         help="video LLMs (likelihood): mean or sum of token log-probabilities; text LMs: mean or "
         "vilma (ViLMA's perplexity)",
+    )
+    model.add_argument(
+        "--prompt",
+        help="video LLMs (choice): the question asked: vitatecs, lmms-eval or temporalbench "
+        "(default: the protocol's, else vitatecs)",
     )
     model.add_argument(
         "--itm-output", help="BLIP: the ITM head's probability (softmax) or raw match logit"

@@ -68,6 +68,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foilkit.errors import UserError
 from foilkit.files import atomic_write
 from foilkit.folders import FINETUNE, check_folder, claim_folder, holds_files, replace_folder
 from foilkit.video_paths import RootsGiven, video_roots_for
@@ -307,6 +308,24 @@ def load_train_split(dataset: Any, config: str | None, split: str) -> Any:
     return data
 
 
+class TuningForbiddenError(UserError):
+    """The dataset is a benchmark whose licence forbids training on it."""
+
+
+def refuse_test_only(dataset: Any) -> None:
+    """Raise :class:`TuningForbiddenError` when ``dataset`` (folder or Hub id) holds a benchmark
+    whose licence forbids tuning on it (VELOCITI), quoting the licence."""
+    from foilkit.builders import get_benchmark
+    from foilkit.builders.hub import benchmark_of_dataset
+
+    name = benchmark_of_dataset(dataset)
+    why = get_benchmark(name).tuning_forbidden if name is not None else ""
+    if why:
+        raise TuningForbiddenError(
+            f"foilkit finetune refuses {os.fspath(dataset)}: it holds {name}, and {why}"
+        )
+
+
 def finetune(
     model: str,
     dataset: Any,
@@ -350,6 +369,7 @@ def finetune(
     items without a reversed caption under ``hard_negatives="reversed"``) raises before any
     training step.
     """
+    refuse_test_only(dataset)
     import torch
     from accelerate import Accelerator
     from accelerate.state import AcceleratorState

@@ -18,6 +18,7 @@ from ._common import (
     group_means,
     oriented,
     oriented_competitors,
+    ragged_matrix,
     weighted_mean,
     win_credit,
     winoground_credits,
@@ -47,7 +48,12 @@ group scores. Given the `retrieval_scores` of each item's video against every ca
 counterfactual of the benchmark, it adds VITATECS' recall@k check (Tab. 7): how often the caption,
 the counterfactual, and all of them (their mean: Tab. 7's "All" row) rank in the top k, which
 shows whether a model finds the video's texts by their shared static content while not telling
-them apart.
+them apart. With `entailment_threshold` (VELOCITI's StrictVLE, 0.5) it adds
+`strict_entailment_accuracy`: the caption must score above the threshold and every foil below it,
+which only calibrated probabilities (a cross-encoder's ITM probability, a video LLM's P(yes))
+can be held to; the plain accuracy is VELOCITI's ClassicVLE. With `question_sets` (the video of
+each binary question, TemporalBench) it adds `multiple_binary_accuracy`: the share of question
+sets whose every item is right (TemporalBench's multiple binary accuracy).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -64,6 +70,11 @@ Args:
     retrieval_targets (`list[[int, int]]`, optional): per item, the columns of its caption and
         its counterfactual in `retrieval_scores`.
     recall_ks (`list[int]`): the k of the recall@k check. Default [10] (VITATECS Tab. 7).
+    entailment_threshold (`float`, optional): VELOCITI's StrictVLE threshold (0.5): adds
+        `strict_entailment_accuracy`, an item counting when its caption scores above it and
+        every foil below it. Needs `score_kind="probability"` (refused otherwise).
+    question_sets (`list[str]`, optional): each item's question set (TemporalBench: its video);
+        adds `multiple_binary_accuracy`, the share of sets whose items are all right.
     score_kind (`str`): `similarity`, `probability`, `log_probability`, `logit` (higher is better),
         `perplexity` or `loss` (lower is better). Default `similarity`.
     ties (`str`): `strict` (default), `half` or `first`. In the recall@k check, `strict` ranks a
@@ -79,6 +90,10 @@ Returns:
     text_score, video_score, group_score (`float`): with `pair_scores`, each with `_ci`.
     caption_recall_at_<k>, foil_recall_at_<k>, all_recall_at_<k> (`float`): with
         `retrieval_scores`, each with `_ci`; `all` is the mean of the other two (Tab. 7 "All").
+    strict_entailment_accuracy (`float`): with `entailment_threshold`, with its `_ci` (and
+        `strict_entailment_accuracy_<group>` per group).
+    multiple_binary_accuracy (`float`): with `question_sets`, with its `_ci` (and
+        `multiple_binary_accuracy_<group>` per group); n_question_sets (`int`): the sets.
 Examples:
     >>> from foilkit.metrics.pairwise_foil_accuracy.pairwise_foil_accuracy import (
     ...     pairwise_foil_accuracy)
@@ -104,6 +119,16 @@ Examples:
     ...     retrieval_targets=[[0, 1], [2, 3]], recall_ks=[1, 2])
     >>> result["caption_recall_at_1"], result["foil_recall_at_1"], result["all_recall_at_1"]
     (0.5, 0.5, 0.5)
+    >>> # VELOCITI: ClassicVLE (accuracy) and StrictVLE on entailment probabilities
+    >>> result = pairwise_foil_accuracy([0.9, 0.6, 0.4], [[0.2], [0.55], [0.1]],
+    ...     score_kind="probability", entailment_threshold=0.5, n_resamples=0)
+    >>> result["accuracy"], result["strict_entailment_accuracy"]
+    (1.0, 0.3333333333333333)
+    >>> # TemporalBench: binary accuracy and multiple binary accuracy over each video's questions
+    >>> result = pairwise_foil_accuracy([0.9, 0.6, 0.4], [[0.2], [0.7], [0.1]],
+    ...     question_sets=["v1", "v1", "v2"], n_resamples=0)
+    >>> result["accuracy"], result["multiple_binary_accuracy"], result["n_question_sets"]
+    (0.6666666666666666, 0.5, 2)
 """
 
 #: the pairwise tie policy -> the rank a text tied with others gets in the recall@k check.
@@ -160,6 +185,72 @@ def recall_columns(
     return columns
 
 
+def strict_entailment_credits(
+    caption_scores: Sequence[float],
+    foil_scores: Sequence[Sequence[float]],
+    threshold: float,
+    score_kind: str,
+) -> np.ndarray:
+    """Per item, 1 when its caption scores above ``threshold`` and every foil below it (VELOCITI
+    ``metrics.py`` ``strict_vle``: ``pos > 0.5 and neg < 0.5``), else 0.
+
+    Only a probability of entailment can be held to a fixed threshold; any other score kind
+    (a similarity, a log-probability) is refused, as are probabilities outside [0, 1].
+    """
+    if score_kind != "probability":
+        raise ValueError(
+            f"strict entailment (VELOCITI's StrictVLE, entailment_threshold={threshold}) needs "
+            f"calibrated probabilities, and score_kind={score_kind!r} is not one: score with a "
+            "cross-encoder's ITM probability or a video LLM's P(yes) (score_kind 'probability'),"
+            " or report ClassicVLE (accuracy), which takes any score kind"
+        )
+    if not 0.0 < threshold < 1.0:
+        raise ValueError(f"entailment_threshold={threshold!r} must lie strictly between 0 and 1")
+    captions = finite_vector("caption_scores", caption_scores)
+    foils = ragged_matrix("foil_scores", foil_scores)
+    for name, values in (("caption_scores", captions[:, None]), ("foil_scores", foils)):
+        outside = np.argwhere((values < 0.0) | (values > 1.0))
+        if outside.size:
+            item = int(outside[0][0])
+            raise ValueError(
+                f"{name}[{item}] = {float(values[tuple(outside[0])])} is not a probability in "
+                "[0, 1], which strict entailment needs"
+            )
+    below = np.where(np.isnan(foils), True, foils < threshold).all(axis=1)
+    return ((captions > threshold) & below).astype(np.float64)
+
+
+def set_codes(name: str, question_sets: Sequence[Hashable], n: int) -> np.ndarray:
+    """Each item's question set as an index (sets in first-seen order); a ``ValueError`` on a
+    length mismatch or a missing set."""
+    if len(question_sets) != n:
+        raise ValueError(f"{name} has {len(question_sets)} values for {n} items")
+    for index, value in enumerate(question_sets):
+        if value is None or value == "":
+            raise ValueError(f"{name}[{index}] = {value!r}: every item needs its question set")
+    labels = [str(value) for value in question_sets]
+    order = {label: code for code, label in enumerate(dict.fromkeys(labels))}
+    return np.asarray([order[label] for label in labels], dtype=np.int64)
+
+
+def set_means(
+    weights: np.ndarray, credit: np.ndarray, codes: np.ndarray, mask: np.ndarray | None = None
+) -> np.ndarray:
+    """Per resample, the mean over question sets of each set's credit (the product of its items'
+    credits: 1 when all are right), restricted to the items of ``mask``. A set weighs the mean
+    weight of its items, which is its cluster's count when the bootstrap resamples sets."""
+    if mask is not None:
+        weights, credit, codes = weights[:, mask], credit[mask], codes[mask]
+        _, codes = np.unique(codes, return_inverse=True)
+    sets = int(codes.max()) + 1
+    set_credit = np.ones(sets)
+    np.multiply.at(set_credit, codes, credit)
+    members = np.zeros((codes.size, sets))
+    members[np.arange(codes.size), codes] = 1.0
+    set_weights = weights @ members / members.sum(axis=0)
+    return weighted_mean(set_weights, set_credit)
+
+
 def pairwise_foil_accuracy(
     caption_scores: Sequence[float] | None,
     foil_scores: Sequence[Sequence[float]] | None,
@@ -170,6 +261,8 @@ def pairwise_foil_accuracy(
     retrieval_scores: Any = None,
     retrieval_targets: Sequence[Sequence[int]] | None = None,
     recall_ks: Sequence[int] = (10,),
+    entailment_threshold: float | None = None,
+    question_sets: Sequence[Hashable] | None = None,
     score_kind: str = "similarity",
     ties: str = "strict",
     n_resamples: int = 1000,
@@ -193,6 +286,14 @@ def pairwise_foil_accuracy(
     )
     masks = group_codes(groups, n)
     columns = {"accuracy": credit}
+    grouped = {}  # result name -> per-item credit also broken down by group
+    if entailment_threshold is not None:
+        columns["strict_entailment_accuracy"] = grouped["strict_entailment_accuracy"] = (
+            strict_entailment_credits(
+                caption_scores, foil_scores, float(entailment_threshold), score_kind
+            )
+        )
+    codes = None if question_sets is None else set_codes("question_sets", question_sets, n)
     if pair_scores is not None:
         columns.update(
             {f"{name}_score": value for name, value in winoground_credits(blocks, ties).items()}
@@ -206,12 +307,22 @@ def pairwise_foil_accuracy(
 
     def statistic(weights: np.ndarray) -> dict[str, np.ndarray]:
         out = {name: weighted_mean(weights, values) for name, values in columns.items()}
-        return {**out, **group_means(weights, credit, masks, "accuracy")}
+        out.update(group_means(weights, credit, masks, "accuracy"))
+        for name, values in grouped.items():
+            for group, mask in masks.items():
+                out[f"{name}_{group}"] = weighted_mean(weights[:, mask], values[mask])
+        if codes is not None:
+            out["multiple_binary_accuracy"] = set_means(weights, credit, codes)
+            for group, mask in masks.items():
+                out[f"multiple_binary_accuracy_{group}"] = set_means(weights, credit, codes, mask)
+        return out
 
     result = with_intervals(
         statistic, n, cluster=cluster, n_resamples=n_resamples, seed=seed, confidence=confidence
     )
     add_counts(result, {"n": n, "n_tied": int(tied.sum())})
+    if codes is not None:
+        add_counts(result, {"n_question_sets": int(codes.max()) + 1})
     return add_counts(result, {f"n_{group}": int(mask.sum()) for group, mask in masks.items()})
 
 

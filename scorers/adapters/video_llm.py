@@ -19,6 +19,15 @@ Two modes read the model's logits and are deterministic; the third lets it answe
     letter's probability (softmax over the option letters) averaged over orders, so position
     bias cancels. ``prompt="lmms-eval"`` asks lmms-eval's ``vitatecs`` task question instead
     (no system prompt; options on their own lines; "Please response with a single letter").
+    ``prompt="temporalbench"`` asks TemporalBench's published question ("Which caption best
+    describes this video?", options ``A.`` and ``B.`` on their own lines, "Answer with the
+    option's letter from the given choices directly.").
+``entail`` (score kind ``probability``)
+    VELOCITI's entailment question (``vidllm_eval.py``): does the video entail the caption,
+    "Just answer with either Yes or No."; each text is asked on its own and scored
+    P(Yes) / (P(Yes) + P(No)) from the next-token distribution, the first token of ``Yes`` and of
+    ``No`` as the reference encodes them (``entail_score``): a calibrated probability per text,
+    which VELOCITI's StrictVLE holds to 0.5.
 ``generate`` (score kind ``probability``)
     The same question, answered in words in every option order (greedy by default, or sampled:
     ``temperature``, ``top_p``, ``num_samples``, ``max_new_tokens``, ``seed``), each answer read
@@ -105,11 +114,13 @@ from foilkit.scorers.prompts import (  # noqa: F401  (one place for every backen
     COUNTS,
     LETTERS,
     LMMS_EVAL_QUESTION,
+    TEMPORALBENCH_QUESTION,
     choice_messages,
     choice_question,
     fit_system_turn,
     lmms_eval_question,
     question_text,
+    temporalbench_question,
 )
 from foilkit.scorers.requests import (
     DECODING_SETTINGS,
@@ -121,6 +132,14 @@ from foilkit.scorers.requests import (
 )
 
 LIKELIHOOD_QUESTION = "Describe the video in one sentence."
+#: VELOCITI's entailment prompt (katha-ai/VELOCITI ``vidllm_eval.py`` ``get_prompt``), verbatim.
+ENTAIL_QUESTION = (
+    "Carefully watch the video and pay attention to the sequence of events, the details and "
+    "actions of persons.\nHere is a caption that describes the video: {caption}\nBased on your "
+    "observation, does the given video entail the caption? Just answer with either Yes or No. "
+)
+#: The answers whose first tokens entail mode compares (``entail_score``'s ``encode('Yes')[0]``).
+ENTAIL_ANSWERS = ("Yes", "No")
 #: How likelihood mode turns token log-probabilities into one score.
 REDUCTIONS = ("mean", "sum")
 #: What likelihood mode scores of the answer: the text's own tokens (``answer``), or the whole
@@ -195,8 +214,9 @@ def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
 @register_adapter("video-llm")
 class VideoLLMAdapter(RequestAdapter):
     """``AutoModelForImageTextToText`` + ``AutoProcessor`` with video input; modes ``likelihood``,
-    ``choice`` and ``generate`` (the choice question answered in words, read by a parser:
-    :mod:`foilkit.scorers.generate`; this adapter is its in-process backend, :meth:`generate`).
+    ``choice``, ``entail`` and ``generate`` (the choice question answered in words, read by a
+    parser: :mod:`foilkit.scorers.generate`; this adapter is its in-process backend,
+    :meth:`generate`).
 
     Args:
         reduction: likelihood mode only: ``mean`` (default) or ``sum`` of the token
@@ -213,8 +233,8 @@ class VideoLLMAdapter(RequestAdapter):
         preprocess: how frames are sized (:data:`PREPROCESSES`): ``default`` or ``reference``.
     """
 
-    modes = ("likelihood", "choice", "generate")
-    options = ("reduction", "preprocess", "parser", *DECODING_SETTINGS)
+    modes = ("likelihood", "choice", "entail", "generate")
+    options = ("reduction", "preprocess", "prompt", "parser", *DECODING_SETTINGS)
     asks_questions = True
     spreads = True
     score_kind = "log_probability"  # the first mode's; each instance sets its own mode's
@@ -248,16 +268,23 @@ class VideoLLMAdapter(RequestAdapter):
             "max_new_tokens": max_new_tokens,
             "seed": seed,
         }
-        if self.mode in ("choice", "generate"):
+        if self.mode in ("choice", "entail", "generate"):
             asks = {
                 "choice": "choice mode scores the option letters' probabilities",
+                "entail": "entail mode scores answer-token probabilities",
                 "generate": "generate mode reads the option the answer names",
             }[self.mode]
             for name, value in (("reduction", reduction), ("continuation", continuation)):
                 if value is not None:
                     raise ValueError(f"{name}={value!r} applies to likelihood mode only; {asks}")
             self.score_kind = "probability"
-            prompt = _choose("prompt", prompt, CHOICE_PROMPTS)
+            if self.mode == "entail" and prompt is not None:
+                raise ValueError(
+                    f"prompt={prompt!r} applies to choice mode only; entail mode asks VELOCITI's "
+                    "entailment question"
+                )
+            if self.mode == "choice":
+                prompt = _choose("prompt", prompt, CHOICE_PROMPTS)
         else:
             if prompt is not None:
                 raise ValueError(
@@ -297,6 +324,11 @@ class VideoLLMAdapter(RequestAdapter):
         self._continuer = text_continuer(self.model)
         self.prefix_reuse = self._prefix_reuse()
         self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
+        #: entail_score's ids: the first token of each answer, special tokens off
+        self._entail_ids = [
+            (self.tokenizer.encode(answer, add_special_tokens=False) or [None])[0]
+            for answer in ENTAIL_ANSWERS
+        ]
 
     def _load_processor(self) -> Any:
         """Load the processor, and refuse a model that cannot be scored with its video before
@@ -431,13 +463,19 @@ class VideoLLMAdapter(RequestAdapter):
                 "reduction": self.reduction,
                 "continuation": self.continuation,
             }
-        question = CHOICE_QUESTION if self.prompt == "vitatecs" else LMMS_EVAL_QUESTION
+        if self.mode == "entail":
+            return {**common, "prompt": ENTAIL_QUESTION, "answers": list(ENTAIL_ANSWERS)}
+        questions = {
+            "vitatecs": CHOICE_QUESTION,
+            "lmms-eval": LMMS_EVAL_QUESTION,
+            "temporalbench": TEMPORALBENCH_QUESTION,
+        }
         if self.mode == "generate":
             common["decoding"] = self.decoding.to_record()
             common["parser"] = self.parser
         if self.prompt == "vitatecs":
             common |= {"system_prompt": CHOICE_SYSTEM, "system_form": self.system_form()}
-        return {**common, "prompt": question, "prompt_name": self.prompt}
+        return {**common, "prompt": questions[self.prompt], "prompt_name": self.prompt}
 
     def prompt_templates(self) -> dict[str, str] | None:
         """Choice mode: the whole rendered prompt (chat template, video placeholder) with a
@@ -588,9 +626,10 @@ class VideoLLMAdapter(RequestAdapter):
 
         Likelihood: one continuation per text (the answer). Choice: one per cyclic order of the
         options (the question and the template up to the answer); the first shows ``texts``
-        in the order given. With a ``question`` (either mode): the prefix asks it, and each
-        text's continuation is its entry of ``answers``. The model sees ``prefix +
-        continuation`` tokenized whole.
+        in the order given. Entail: one per text (its entailment question and the template up
+        to the answer). With a ``question`` (any mode): the prefix asks it, and each text's
+        continuation is its entry of ``answers``. The model sees ``prefix + continuation``
+        tokenized whole.
         """
         if question is not None:
             messages = self._messages(question, None)
@@ -611,6 +650,9 @@ class VideoLLMAdapter(RequestAdapter):
                 text if answer is None else answer[len(lead) :]
                 for text, answer in zip(texts, answers)
             ]
+        if self.mode == "entail":
+            head, tail = self._prompt(None)
+            return head, [ENTAIL_QUESTION.format(caption=text) + tail for text in texts]
         head, tail = self._prompt(len(texts))
         return head, [
             question_text(self.prompt, [texts[i] for i in order]) + tail
@@ -630,7 +672,7 @@ class VideoLLMAdapter(RequestAdapter):
         own question is in its prefix already).
         """
         prefix, continuations = self.prompt_texts(texts, question, answers)
-        if self.mode == "choice" and self._instruction_tokenizers and question is None:
+        if self.mode in ("choice", "entail") and self._instruction_tokenizers and question is None:
             return [(prefix + continuation, "") for continuation in continuations]
         return [(prefix, continuation) for continuation in continuations]
 
@@ -808,6 +850,8 @@ class VideoLLMAdapter(RequestAdapter):
                 results.append(self._likelihood(scored))
             elif asked:
                 results.append(self._answer_choice(scored))
+            elif self.mode == "entail":
+                results.append(self._entail(scored))
             else:
                 results.append(self._choice(scored, len(request.texts)))
         return results
@@ -830,6 +874,22 @@ class VideoLLMAdapter(RequestAdapter):
         details = likelihood_details(logprobs)
         probabilities = torch.tensor(details["logprob_sum"], dtype=torch.float64).softmax(0)
         return TextScores(tuple(probabilities.tolist()), details)
+
+    def _entail(self, scored: list[tuple[torch.Tensor, list[int]]]) -> TextScores:
+        """Per text, P(Yes) / (P(Yes) + P(No)) of the answer's first token (VELOCITI's
+        ``entail_score``: the vocabulary softmax's two entries, renormalised, which is the
+        softmax of their two logits)."""
+        if None in self._entail_ids:
+            raise ValueError(f"{self.model_id}: the tokenizer encodes 'Yes' or 'No' as nothing")
+        ids = torch.tensor(self._entail_ids)
+        scores, details = [], {"p_yes": [], "p_no": []}
+        for logits, _ in scored:
+            answer = logits[-1].float().cpu()
+            vocabulary = answer.softmax(0)
+            scores.append(float(answer[ids].softmax(0)[0]))
+            details["p_yes"].append(float(vocabulary[ids[0]]))
+            details["p_no"].append(float(vocabulary[ids[1]]))
+        return TextScores(tuple(scores), {key: tuple(value) for key, value in details.items()})
 
     def _choice(self, scored: list[tuple[torch.Tensor, list[int]]], count: int) -> TextScores:
         letter_ids = self._letter_ids[:count]

@@ -32,6 +32,8 @@ FAMILIES = {
         "log_probability",
     ),
     "video-llm-choice": ("llava-next-video", {"mode": "choice"}, "video-llm", "probability"),
+    # VELOCITI's entailment probability; each family's cache path: tests/scorers/test_video_llm.py
+    "video-llm-entail": ("llava-next-video", {"mode": "entail"}, "video-llm", "probability"),
     "qwen2-vl-likelihood": ("qwen2-vl", {"mode": "likelihood"}, "video-llm", "log_probability"),
     "qwen2-vl-choice": ("qwen2-vl", {"mode": "choice"}, "video-llm", "probability"),
     # caches that cannot be cut back: linear attention, a sliding window shorter than the prompt
@@ -129,7 +131,7 @@ def test_mode_specific_numbers(scored):
             assert row["caption_score"] == row["caption_logprob_mean"]
         if family == "text-lm":
             assert row["caption_score"] == pytest.approx(math.exp(-row["caption_logprob_mean"]))
-        if family.startswith("blip"):
+        if family.startswith("blip") or family.endswith("-entail"):
             assert 0 < row["caption_score"] < 1
 
 

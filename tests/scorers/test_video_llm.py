@@ -8,7 +8,11 @@ import torch
 
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.adapters._features import token_logprobs
-from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION, choice_question
+from foilkit.scorers.adapters.video_llm import (
+    ENTAIL_QUESTION,
+    LIKELIHOOD_QUESTION,
+    choice_question,
+)
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.videos import SyntheticScene, render_frames
 
@@ -38,7 +42,7 @@ def frames() -> torch.Tensor:
 def adapter(request, tiny_model):
     return {
         mode: load_adapter(tiny_model(request.param), mode=mode, device="cpu")
-        for mode in ("likelihood", "choice")
+        for mode in ("likelihood", "choice", "entail")
     } | {"name": request.param}
 
 
@@ -66,6 +70,19 @@ def test_likelihood_with_the_cached_prefix_equals_a_full_forward(adapter, frames
             float(expected.sum()), abs=1e-4
         )
         assert scored.details["num_tokens"][position] == len(expected)
+
+
+def test_entail_with_the_cached_prefix_equals_a_full_forward(adapter, frames):
+    """P(Yes) / (P(Yes) + P(No)) after each text's entailment question, whatever the cache."""
+    entail = adapter["entail"]
+    scored = entail.score([TextsRequest(TEXTS, frames)])[0]
+    prefix, questions = entail.prompt_texts(TEXTS)
+    yes, no = entail._entail_ids
+    for position, question in enumerate(questions):
+        assert ENTAIL_QUESTION.format(caption=TEXTS[position]) in question
+        logits, _ = _full_forward(entail, frames, prefix + question)
+        expected = logits[-1, [yes, no]].float().softmax(0)[0]
+        assert scored.scores[position] == pytest.approx(float(expected), abs=1e-5)
 
 
 @pytest.mark.parametrize(

@@ -21,7 +21,11 @@ from foilkit.scorers.adapters._video_llm_support import (
     takes_video,
     video_variant,
 )
-from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION, choice_question
+from foilkit.scorers.adapters.video_llm import (
+    ENTAIL_QUESTION,
+    LIKELIHOOD_QUESTION,
+    choice_question,
+)
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.models import INSTRUCTBLIP_FRAMES
 from foilkit.synthetic.videos import SyntheticScene, render_frames
@@ -108,7 +112,7 @@ def test_a_chat_template_without_video_is_refused(tiny_model, tmp_path):
 @pytest.fixture(scope="module")
 def instructblip(tiny_model):
     path = tiny_model("instructblip-video")
-    modes = ("likelihood", "choice", "generate")
+    modes = ("likelihood", "choice", "generate", "entail")
     return {mode: load_adapter(path, mode=mode, device="cpu") for mode in modes}
 
 
@@ -167,6 +171,19 @@ def test_instructblip_video_generates_what_its_logits_rank_first(instructblip):
     """Generate mode on the plain prompt, the Q-Former reading the question."""
     frames = _frames(INSTRUCTBLIP_FRAMES)
     assert_greedy_answer_follows_the_logits(instructblip["generate"], frames, TEXTS)
+
+
+def test_instructblip_video_entail_equals_a_full_forward(instructblip):
+    """Each text's entailment question is the prompt and what the Q-Former reads."""
+    entail, frames = instructblip["entail"], _frames(INSTRUCTBLIP_FRAMES)
+    yes, no = entail._entail_ids
+    expected = []
+    for text in TEXTS:
+        question = ENTAIL_QUESTION.format(caption=text)
+        logits, _ = _forward(entail, frames, question, question)
+        expected.append(float(logits[-1, [yes, no]].float().softmax(0)[0]))
+    scored = entail.score([TextsRequest(TEXTS, frames)])[0].scores
+    assert scored == pytest.approx(expected, abs=1e-5)
 
 
 def test_an_instructblip_checkpoint_is_read_as_instructblip_video(tiny_model):

@@ -13,6 +13,7 @@ from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.adapters._features import token_logprobs
 from foilkit.scorers.adapters.video_llm import (
     CHOICE_SYSTEM,
+    ENTAIL_QUESTION,
     LETTERS,
     LIKELIHOOD_QUESTION,
     VideoLLMAdapter,
@@ -66,7 +67,8 @@ class ModelCalls:
 
 
 @pytest.mark.parametrize(
-    "mode, kind", [("likelihood", "log_probability"), ("choice", "probability")]
+    "mode, kind",
+    [("likelihood", "log_probability"), ("choice", "probability"), ("entail", "probability")],
 )
 def test_each_mode_declares_its_score_kind(mode, kind, tiny_model):
     adapter = _adapter("llava-next-video", tiny_model, mode=mode)
@@ -103,6 +105,7 @@ def test_likelihood_scores_pass_vilmas_metric(tiny_model, frames):
         ({"mode": "likelihood", "reduction": "sum"}, "reduction", "sum"),
         ({"mode": "choice", "prompt": "lmms-eval"}, "prompt_name", "lmms-eval"),
         ({"mode": "choice"}, "prompt_name", "vitatecs"),
+        ({"mode": "choice", "prompt": "temporalbench"}, "prompt_name", "temporalbench"),
         ({"mode": "likelihood", "continuation": "turn"}, "continuation", "turn"),
     ],
 )
@@ -320,6 +323,23 @@ def _whole_prompts(adapter: VideoLLMAdapter) -> list[str]:
             end = answered.index(text, len(prompt)) + len(text)
             whole.append(answered if adapter.continuation == "turn" else answered[:end])
         return whole
+    if adapter.mode == "entail":  # VELOCITI's question about each text, no system prompt
+        return [
+            processor.apply_chat_template(
+                [
+                    {
+                        "role": "user",
+                        "content": [
+                            {"type": "video"},
+                            {"type": "text", "text": ENTAIL_QUESTION.format(caption=text)},
+                        ],
+                    }
+                ],
+                add_generation_prompt=True,
+                tokenize=False,
+            )
+            for text in TEXTS
+        ]
     system = {
         "role": "system",
         "content": [{"type": "text", "text": CHOICE_SYSTEM.format(count="two")}],
@@ -353,8 +373,9 @@ def _whole_prompts(adapter: VideoLLMAdapter) -> list[str]:
         {"mode": "likelihood", "continuation": "turn"},
         {"mode": "choice"},
         {"mode": "choice", "prompt": "lmms-eval"},
+        {"mode": "entail"},
     ],
-    ids=["likelihood", "likelihood-turn", "choice", "choice-lmms-eval"],
+    ids=["likelihood", "likelihood-turn", "choice", "choice-lmms-eval", "entail"],
 )
 def test_the_model_sees_the_whole_prompts_token_ids(name, options, tiny_model, frames):
     _needs(name)
