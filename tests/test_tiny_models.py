@@ -262,6 +262,33 @@ def _run_gemma4(path: Path) -> None:
     _video_llm(path, "<|video|>", soft_tokens)
 
 
+def _run_glm_v(path: Path) -> None:
+    """GLM-4.1V / GLM-4.6V: the template's one ``<|video|>`` becomes ``<|image|>`` tokens inside
+    ``<|begin_of_video|>...<|end_of_video|>``, one block per 2 frames."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Hi."}]}]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert prompt.count("<|begin_of_video|><|video|><|end_of_video|>") == 1
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    inputs = processor(
+        text=[prompt],
+        videos=[_frames(NUM_FRAMES)],
+        video_metadata=[metadata],
+        do_sample_frames=False,
+        return_tensors="pt",
+    )
+    assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 2, 4]]  # 48x64 -> 16x32
+    video = inputs["mm_token_type_ids"] == 2
+    assert int(video.sum()) == NUM_FRAMES // 2 * 2  # 2x4 patches merged 2x2 per temporal patch
+    assert (inputs["input_ids"][video] == model.config.image_token_id).all()
+    with torch.no_grad():
+        logits = model(**inputs).logits
+    assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
+
+
 def _instructblip(path: Path, model_class: str, visual: np.ndarray, placeholder: str) -> None:
     """An InstructBLIP(-Video) forward on ``visual`` with a bare question, as its model card."""
     import transformers
@@ -322,6 +349,8 @@ RUNNERS = {
     "qwen2-vl": _run_qwen2_vl,
     "qwen3.5": _run_qwen3_5,
     "gemma4": _run_gemma4,
+    "glm4v": _run_glm_v,
+    "glm46v": _run_glm_v,
     "instructblip-video": _run_instructblip_video,
     "instructblip": _run_instructblip,
     "llava": _run_llava,

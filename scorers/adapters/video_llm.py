@@ -40,6 +40,13 @@ A checkpoint whose own processor takes no video but which transformers pairs wit
 model's classes (``VIDEO_PROCESSOR_MAPPING_NAMES``: the InstructBLIP checkpoints are read as
 InstructBLIP-Video) is loaded with those classes, recorded as ``loaded_as``.
 
+Chat templates are followed as written: where a template writes a system or assistant turn's
+content as it is (GLM-4.1V), those turns are given as strings, never a list of parts; where its
+assistant turn opens with something before the answer (GLM-4.5V/4.6V's empty
+``<think></think>``), every prompt ends with that opening, so the answer's tokens and the option
+letter are read where the model writes its answer. Both are recorded (``text_content``,
+``answer_lead_in``).
+
 Time axis: models that place frames in time (Qwen2.5-VL's temporal position ids, Qwen3-VL's
 frame timestamps) get the view's real sampling interval through ``video_metadata`` instead
 of the processor's 24 fps default. The frames are presented in the order shown, starting at
@@ -276,6 +283,11 @@ class VideoLLMAdapter(RequestAdapter):
                     f"plain prompt for model_type {self.model_type!r}; add the checkpoint's chat "
                     "template (processor.chat_template) or a PlainPrompt entry for the family"
                 )
+        #: how the template reads a text-only turn (system, answer), and what its assistant turn
+        #: writes before the answer (both read off the template: see _learn_the_template)
+        self.text_as_string, self.answer_lead_in = False, ""
+        if self.plain_prompt is None:
+            self._learn_the_template()
         refusal = self._refusal(config)
         if refusal is not None:
             raise ValueError(f"{model_id}: {refusal}")
@@ -288,6 +300,44 @@ class VideoLLMAdapter(RequestAdapter):
             if name.endswith("_tokenizer")
         }
         return model_class
+
+    def _learn_the_template(self) -> None:
+        """Two facts of the chat template, read off renders of it, that the prompts follow.
+
+        ``text_as_string``: the template writes a system or assistant turn's ``content`` as it
+        is (GLM-4.1V's ``{{ msg.content }}``), so a list of parts would reach the model as its
+        Python repr; those turns are then given as strings. ``answer_lead_in``: what an
+        assistant turn writes before the answer's text (GLM-4.5V/4.6V's empty reasoning
+        ``<think></think>\\n``); it ends every prompt, so the option letter and the answer are
+        read where the model writes its answer, not where it would open its reasoning. A
+        whitespace lead-in (a space after ``ASSISTANT:``) stays with the answer, whose first
+        token it is part of.
+        """
+        from jinja2 import TemplateError
+
+        probe = [{"type": "text", "text": _MARKER}]
+        messages = [
+            {"role": "system", "content": probe},
+            *self._messages(LIKELIHOOD_QUESTION, None),
+            {"role": "assistant", "content": probe},
+        ]
+        try:
+            rendered = self.processor.apply_chat_template(messages, tokenize=False)
+        except (ValueError, TemplateError):  # no system or assistant turns: nothing to learn
+            rendered = ""
+        self.text_as_string = repr(probe) in rendered
+        messages = self._messages(LIKELIHOOD_QUESTION, None)
+        prompt = self._render(messages)
+        answer = self._answer_text(messages, prompt, _MARKER)
+        lead = answer[: answer.index(_MARKER)] if answer else ""
+        if lead.strip():
+            lead_ids, ids = self.encode(prompt + lead), self.encode(prompt + answer)
+            if ids[: len(lead_ids)] == lead_ids:  # it ends at a token boundary
+                self.answer_lead_in = lead
+
+    def _text(self, text: str) -> str | list[dict[str, str]]:
+        """A text-only turn's ``content`` as the chat template reads it."""
+        return text if self.text_as_string else [{"type": "text", "text": text}]
 
     def _refusal(self, config: Any) -> str | None:
         """Why this model cannot be scored with its video, ``None`` when it can."""
@@ -338,6 +388,10 @@ class VideoLLMAdapter(RequestAdapter):
         common = {**super().describe(), "prefix_reuse": self.prefix_reuse}
         if self.loaded_as is not None:  # e.g. an InstructBLIP checkpoint read as InstructBLIP-Video
             common["loaded_as"] = self.loaded_as
+        if self.text_as_string:  # the template writes a system/answer turn's content as it is
+            common["text_content"] = "string"
+        if self.answer_lead_in:  # what every prompt ends with: the template's answer opening
+            common["answer_lead_in"] = self.answer_lead_in
         if self.plain_prompt is not None:  # no chat template: the family's declared format
             common["prompt_format"] = {
                 "template": self.plain_prompt.template,
@@ -407,7 +461,7 @@ class VideoLLMAdapter(RequestAdapter):
         messages = []
         if count is not None and self.prompt == "vitatecs":
             system = CHOICE_SYSTEM.format(count=_COUNTS.get(count, str(count)))
-            messages.append({"role": "system", "content": [{"type": "text", "text": system}]})
+            messages.append({"role": "system", "content": self._text(system)})
         messages.append(
             {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": question}]}
         )
@@ -419,9 +473,10 @@ class VideoLLMAdapter(RequestAdapter):
                 part["text"] for part in messages[-1]["content"] if part["type"] == "text"
             ]
             return self.plain_prompt.render(question)
-        return self.processor.apply_chat_template(
+        prompt = self.processor.apply_chat_template(
             messages, add_generation_prompt=True, tokenize=False
         )
+        return prompt + self.answer_lead_in
 
     def _answer_text(
         self, messages: list[dict[str, Any]], prompt: str, text: str, turn: bool = False
@@ -433,7 +488,7 @@ class VideoLLMAdapter(RequestAdapter):
         if self.plain_prompt is not None:  # the answer follows the prompt; a turn ends at EOS
             answer = self.plain_prompt.answer_separator + text
             return answer + (self.tokenizer.eos_token or "") if turn else answer
-        answered = messages + [{"role": "assistant", "content": [{"type": "text", "text": text}]}]
+        answered = messages + [{"role": "assistant", "content": self._text(text)}]
         try:
             rendered = self.processor.apply_chat_template(
                 answered, add_generation_prompt=False, tokenize=False
