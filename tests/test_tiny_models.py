@@ -351,6 +351,7 @@ RUNNERS = {
     "gemma4": _run_gemma4,
     "glm4v": _run_glm_v,
     "glm46v": _run_glm_v,
+    "glmga": _run_glm_v,
     "instructblip-video": _run_instructblip_video,
     "instructblip": _run_instructblip,
     "llava": _run_llava,

@@ -1,5 +1,6 @@
-"""Conformance of more video LLM families (GLM-4.1V, GLM-4.6V): each tiny twin, with its real
-processor classes and its checkpoint's chat template, is scored as a real checkpoint would be.
+"""Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA): each tiny twin, with
+its real processor classes and its checkpoint's chat template, is scored as a real checkpoint
+would be.
 
 Per family and mode: the model sees the token ids of the whole rendered chat template (system
 and answer turns written as the template reads them, the prompt ending where the template
@@ -49,13 +50,17 @@ class Family:
     system_and_answer_as_strings: bool = False
 
 
+def glm46v_times(t: float) -> str:
+    return f"<|end_of_image|>{t:.1f} seconds"
+
+
 FAMILIES = {
     "glm4v": Family(
         "glm4v", lambda t: f"<|end_of_image|>{int(t)}", system_and_answer_as_strings=True
     ),
-    "glm46v": Family(
-        "glm46v", lambda t: f"<|end_of_image|>{t:.1f} seconds", answer_opens="<think></think>\n"
-    ),
+    "glm46v": Family("glm46v", glm46v_times, answer_opens="<think></think>\n"),
+    # GLM-GA: GLM-4.6V's model and processor around its own image and video processors
+    "glmga": Family("glmga", glm46v_times, answer_opens="<think></think>\n"),
 }
 
 

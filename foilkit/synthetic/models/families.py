@@ -65,6 +65,7 @@ TWINS: dict[str, Twin] = {
     "llava": Twin("llava", "tests/scorers/test_video_llm_families.py"),  # refused there
     "glm4v": Twin("glm4v", "tests/scorers/test_conformance_more_vlms.py"),
     "glm46v": Twin("glm46v", "tests/scorers/test_conformance_more_vlms.py"),
+    "glmga": Twin("glmga", "tests/scorers/test_conformance_more_vlms.py"),
 }
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")

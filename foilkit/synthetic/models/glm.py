@@ -266,3 +266,30 @@ def _build_glm46v(out: Path) -> None:
         Glm46VVideoProcessor,
     )
     _save_glm_v(out, classes, GLM46V_CHAT_TEMPLATE)
+
+
+@_register(
+    "glmga",
+    "Glm46VForConditionalGeneration of a GlmgaConfig + Glm46VProcessor around the Glmga image "
+    "and video processors, video input",
+)
+def _build_glmga(out: Path) -> None:
+    """GLM-GA: transformers reads it with GLM-4.6V's model (``glmga`` -> ``Glm46VModel``) and
+    declares its own image and video processors but no processor class, so a checkpoint names
+    ``Glm46VProcessor`` (its template and timestamps are GLM-4.6V's)."""
+    from transformers import (
+        Glm46VForConditionalGeneration,
+        Glm46VProcessor,
+        GlmgaConfig,
+        GlmgaImageProcessor,
+        GlmgaVideoProcessor,
+    )
+
+    classes = (
+        GlmgaConfig,
+        Glm46VForConditionalGeneration,
+        Glm46VProcessor,
+        GlmgaImageProcessor,
+        GlmgaVideoProcessor,
+    )
+    _save_glm_v(out, classes, GLM46V_CHAT_TEMPLATE)
