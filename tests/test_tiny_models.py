@@ -209,7 +209,9 @@ def _run_roberta_mlm(path: Path) -> None:
     assert all(np.isfinite(p["score"]) and p["sequence"].startswith("A man") for p in predictions)
 
 
-def _video_llm(path: Path, placeholder: str, tokens_per_video: Callable[[dict], int]) -> None:
+def _video_llm(
+    path: Path, placeholder: str, tokens_per_video: Callable[[dict], int], **processor_kwargs
+) -> None:
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     model = AutoModelForImageTextToText.from_pretrained(path).eval()
@@ -223,7 +225,11 @@ def _video_llm(path: Path, placeholder: str, tokens_per_video: Callable[[dict], 
     prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     assert prompt.count(placeholder) == 1 and "Describe the video." in prompt
     inputs = processor(
-        text=[prompt], videos=[_frames(NUM_FRAMES)], return_tensors="pt", do_sample_frames=False
+        text=[prompt],
+        videos=[_frames(NUM_FRAMES)],
+        return_tensors="pt",
+        do_sample_frames=False,
+        **processor_kwargs,
     )
     video_token_id = processor.tokenizer.convert_tokens_to_ids(placeholder)
     assert video_token_id == model.config.video_token_id
@@ -289,6 +295,15 @@ def _run_glm_v(path: Path) -> None:
     assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
 
 
+def _run_ernie4_5_vl(path: Path) -> None:
+    def merged(inputs) -> int:  # 2 frames x 2 x 2 patches per token; 48x64 frames -> 16x32
+        assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES, 2, 4]]
+        return int(inputs["video_grid_thw"].prod()) // 8
+
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    _video_llm(path, "<|VIDEO_PLACEHOLDER|>", merged, video_metadata=[metadata])
+
+
 def _instructblip(path: Path, model_class: str, visual: np.ndarray, placeholder: str) -> None:
     """An InstructBLIP(-Video) forward on ``visual`` with a bare question, as its model card."""
     import transformers
@@ -352,6 +367,7 @@ RUNNERS = {
     "glm4v": _run_glm_v,
     "glm46v": _run_glm_v,
     "glmga": _run_glm_v,
+    "ernie4.5-vl": _run_ernie4_5_vl,
     "instructblip-video": _run_instructblip_video,
     "instructblip": _run_instructblip,
     "llava": _run_llava,

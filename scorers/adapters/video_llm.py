@@ -569,10 +569,13 @@ class VideoLLMAdapter(RequestAdapter):
                 f"got {len(request.frames)}: score with --frames {frames} "
                 f"(num_frames={frames} in Python)"
             )
+        # a processor may write into the frames it is given (ERNIE 4.5 VL draws each frame's
+        # time on it): it gets a copy, so the view's frames stay as decoded for its other texts
+        frames = request.frames.clone() if torch.is_tensor(request.frames) else request.frames
         if self._takes_videos:
-            video = {"videos": [request.frames], **self.video_kwargs(request)}
+            video = {"videos": [frames], **self.video_kwargs(request)}
         else:  # the processor takes a video as its visual input (InstructBLIP-Video: images=)
-            video = {"images": [request.frames]}
+            video = {"images": [frames]}
         inputs = self.processor(text=[text], return_tensors="pt", **video)
         if instruction is not None and instruction != text:
             for prefix, tokenizer in self._instruction_tokenizers.items():

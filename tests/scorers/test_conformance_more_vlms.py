@@ -1,11 +1,12 @@
-"""Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA): each tiny twin, with
-its real processor classes and its checkpoint's chat template, is scored as a real checkpoint
-would be.
+"""Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA, ERNIE 4.5 VL): each tiny
+twin, with its real processor classes and its checkpoint's chat template, is scored as a real
+checkpoint would be.
 
 Per family and mode: the model sees the token ids of the whole rendered chat template (system
 and answer turns written as the template reads them, the prompt ending where the template
 writes the answer); the video's placeholder tokens are as many as the embeddings the model makes
-of the frames given, every frame among them; the frames' real times are written into the prompt;
+of the frames given, every frame among them; the frames' real times reach the processor (written
+into the prompt, or drawn on the frames) and the processor never writes into the view's frames;
 a reversed view reverses what the model sees; a benchmark scores end to end with finite scores.
 """
 
@@ -39,28 +40,45 @@ MODES = ("likelihood", "choice")
 @dataclass(frozen=True)
 class Family:
     """What a family's real checkpoint does with a video, as its processor and template
-    declare: ``times`` writes the time of each temporal patch (its first frame's) as the prompt
-    shows it; ``answer_opens`` is what the template's assistant turn writes before the answer;
-    ``system_and_answer_as_strings``: the template writes those turns' content as it is."""
+    declare.
+
+    ``answer_opens``: what every prompt ends with, where the model writes its answer (the
+    generation prompt's end, and what the template's assistant turn writes before the answer);
+    ``lead_in``: the part of it the assistant turn writes beyond the generation prompt;
+    ``strings``: the template writes a system/assistant turn's content as it is; ``grid_t``:
+    the video grid's length for 8 frames; ``row_frames``: the frames a row of
+    ``pixel_values_videos`` holds (GLM: a temporal patch's 2; ERNIE: 1, merged later);
+    ``times``: how the prompt writes a temporal patch's time (``None``: not written in the
+    text; ERNIE draws it on the frames).
+    """
 
     twin: str
-    times: Callable[[float], str]
-    frames_per_patch: int = 2
-    answer_opens: str = ""
-    system_and_answer_as_strings: bool = False
+    answer_opens: str
+    times: Callable[[float], str] | None = None
+    lead_in: str = ""
+    strings: bool = False
+    grid_t: int = FRAMES // 2
+    row_frames: int = 2
+
+
+def glm4v_times(t: float) -> str:
+    return f"<|end_of_image|>{int(t)}"
 
 
 def glm46v_times(t: float) -> str:
     return f"<|end_of_image|>{t:.1f} seconds"
 
 
+THINK = "<think></think>\n"
 FAMILIES = {
-    "glm4v": Family(
-        "glm4v", lambda t: f"<|end_of_image|>{int(t)}", system_and_answer_as_strings=True
-    ),
-    "glm46v": Family("glm46v", glm46v_times, answer_opens="<think></think>\n"),
+    "glm4v": Family("glm4v", "<|assistant|>\n", glm4v_times, strings=True),
+    "glm46v": Family("glm46v", "<|assistant|>\n" + THINK, glm46v_times, lead_in=THINK),
     # GLM-GA: GLM-4.6V's model and processor around its own image and video processors
-    "glmga": Family("glmga", glm46v_times, answer_opens="<think></think>\n"),
+    "glmga": Family("glmga", "<|assistant|>\n" + THINK, glm46v_times, lead_in=THINK),
+    # ERNIE 4.5 VL: the generation prompt's empty reasoning; times drawn on the frames
+    "ernie4_5_vl_moe": Family(
+        "ernie4.5-vl", "\nAssistant: <think>\n\n</think>\n\n", grid_t=FRAMES, row_frames=1
+    ),
 }
 
 
@@ -101,8 +119,10 @@ class ModelCalls:
 def _scored_calls(adapter, frames, timestamps=TIMESTAMPS) -> tuple[dict, list[list[int]], Any]:
     """Score the texts on ``frames``: the video prefix's forward inputs, each continuation's
     ids, and the scores."""
+    decoded = frames.clone()
     with ModelCalls(adapter.model) as recorded:
         (scores,) = adapter.score([TextsRequest(TEXTS, frames, timestamps=timestamps)])
+    assert torch.equal(frames, decoded)  # the processor never writes into the view's frames
     prefixes = [call for call in recorded.calls if call.get("pixel_values_videos") is not None]
     assert len(prefixes) == 1  # the video is encoded once for the view
     continuations = [
@@ -115,32 +135,46 @@ def _scored_calls(adapter, frames, timestamps=TIMESTAMPS) -> tuple[dict, list[li
 
 def _whole_prompts(adapter, facts: Family) -> list[str]:
     """The prompt of each model input, from ``apply_chat_template`` and the family's facts
-    alone: up to the answer's end (likelihood), or up to where the answer starts (choice, per
-    order of the options), the system prompt and answer written as the checkpoint's template
-    reads them."""
+    alone: the generation prompt and what the template's assistant turn writes before the
+    answer, then the answer (likelihood), or up to where the answer starts (choice, per order of
+    the options); the system prompt and the answer written as the checkpoint's template reads
+    them."""
     processor = adapter.processor
 
     def text(value: str):
-        return value if facts.system_and_answer_as_strings else [{"type": "text", "text": value}]
+        return value if facts.strings else [{"type": "text", "text": value}]
 
     def user(question: str) -> dict:
         return {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": question}]}
 
-    def up_to_answer(messages: list[dict], answer: str, keep: bool) -> str:
+    def up_to_answer(messages: list[dict], answer: str) -> str:
+        prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
         answered = processor.apply_chat_template(
             messages + [{"role": "assistant", "content": text(answer)}], tokenize=False
         )
-        start = answered.rindex(answer)
-        assert answered[:start].endswith(facts.answer_opens)
-        return answered[: start + len(answer)] if keep else answered[:start]
+        if answered.startswith(prompt):  # the template writes the answer after the prompt
+            prompt = answered[: answered.rindex(answer)]
+        assert prompt.endswith(facts.answer_opens)
+        return prompt
 
     if adapter.mode == "likelihood":
-        return [up_to_answer([user(LIKELIHOOD_QUESTION)], answer, True) for answer in TEXTS]
+        return [up_to_answer([user(LIKELIHOOD_QUESTION)], answer) + answer for answer in TEXTS]
     system = {"role": "system", "content": text(CHOICE_SYSTEM.format(count="two"))}
     return [
-        up_to_answer([system, user(choice_question(order))], "A", False)
-        for order in (TEXTS, TEXTS[::-1])
+        up_to_answer([system, user(choice_question(order))], "A") for order in (TEXTS, TEXTS[::-1])
     ]
+
+
+def _processed(adapter, frames, text: str, timestamps) -> dict:
+    """The processor's inputs for ``text`` and ``frames`` shown at ``timestamps`` (metadata
+    built here, not by the adapter)."""
+    return adapter.processor(
+        text=[text],
+        videos=[frames],
+        video_metadata=[_video_metadata(timestamps)],
+        do_sample_frames=False,
+        return_tensors="pt",
+    )
 
 
 def _video_metadata(timestamps) -> dict:
@@ -163,13 +197,7 @@ def test_the_model_sees_the_whole_rendered_template(family, mode, frames):
     assert len(continuations) == len(wholes)
     for whole, continuation in zip(wholes, continuations):
         assert "{'type'" not in whole  # no turn reaches the model as a Python repr
-        expected = adapter.processor(
-            text=[whole],
-            videos=[frames],
-            video_metadata=[_video_metadata(TIMESTAMPS)],
-            do_sample_frames=False,
-            return_tensors="pt",
-        )["input_ids"][0]
+        expected = _processed(adapter, frames, whole, TIMESTAMPS)["input_ids"][0]
         assert prefix["input_ids"][0].tolist() + continuation == expected.tolist()
     if mode == "likelihood":  # the answer's own tokens are scored, not what opens the turn
         for position, (whole, answer) in enumerate(zip(wholes, TEXTS)):
@@ -177,8 +205,8 @@ def test_the_model_sees_the_whole_rendered_template(family, mode, frames):
             count = len(adapter.encode(whole)) - len(adapter.encode(before))
             assert scores.details["num_tokens"][position] == count
     if mode == "choice":  # the letter is read where the template writes the answer
-        assert adapter.prompt_templates()["2"].endswith(f"<|assistant|>\n{facts.answer_opens}")
-        assert adapter.describe().get("answer_lead_in", "") == facts.answer_opens
+        assert adapter.prompt_templates()["2"].endswith(facts.answer_opens)
+        assert adapter.describe().get("answer_lead_in", "") == facts.lead_in
 
 
 def test_every_frame_becomes_the_video_tokens_the_model_consumes(family, frames):
@@ -186,25 +214,35 @@ def test_every_frame_becomes_the_video_tokens_the_model_consumes(family, frames)
     adapter = adapters["likelihood"]
     prefix, *_ = _scored_calls(adapter, frames)
     grid = prefix["video_grid_thw"]
-    assert grid[0, 0].item() == FRAMES // facts.frames_per_patch  # no frame dropped
+    assert grid[0, 0].item() == facts.grid_t  # no frame dropped
     with torch.inference_mode():
         features = adapter.model.get_video_features(prefix["pixel_values_videos"], grid)
     consumed = sum(len(part) for part in features.pooler_output)
-    # GLM writes a video's tokens as <|image|> inside <|begin_of_video|>...<|end_of_video|>
+    # the processor marks the tokens that take the video's embeddings (GLM: <|image|> tokens
+    # inside <|begin_of_video|>...<|end_of_video|>)
     placeholders = int((prefix["mm_token_type_ids"] == 2).sum())
-    assert placeholders == consumed == int(grid.prod()) // 4 > 0
+    # 48x64 frames resized to 16x32: 2x4 patches merged 2x2, 2 frames a token
+    assert placeholders == consumed == FRAMES // 2 * 2
 
 
-def test_the_frames_real_times_are_written_into_the_prompt(family, frames):
+def test_the_frames_real_times_reach_the_processor(family, frames):
+    """What the model saw is the processor's output for the frames at their real times, which
+    differs from what the processor's default (24 fps) would give."""
     facts, adapters = family
     adapter = adapters["likelihood"]
     prefix, *_ = _scored_calls(adapter, frames)
-    shown = adapter.tokenizer.decode(prefix["input_ids"][0])
-    patch_times = TIMESTAMPS[:: facts.frames_per_patch]
-    written = "".join(facts.times(t) for t in patch_times)
-    assert written in shown.replace("<|image|>", "").replace("<|begin_of_image|>", "")
-    # the processor's 24 fps default would write other times
-    assert facts.times(patch_times[1]) != facts.times(facts.frames_per_patch / 24)
+    text = adapter.prompt_texts(TEXTS)[0]
+    real = _processed(adapter, frames, text, TIMESTAMPS)
+    default = _processed(adapter, frames, text, tuple(k / 24 for k in range(FRAMES)))
+    for key in ("input_ids", "pixel_values_videos"):
+        assert torch.equal(prefix[key], real[key]), key
+    assert not all(
+        torch.equal(real[key], default[key]) for key in ("input_ids", "pixel_values_videos")
+    )
+    if facts.times is not None:  # written into the prompt, one per temporal patch
+        shown = adapter.tokenizer.decode(prefix["input_ids"][0])
+        written = "".join(facts.times(t) for t in TIMESTAMPS[::2])
+        assert written in shown.replace("<|image|>", "").replace("<|begin_of_image|>", "")
 
 
 def test_a_reversed_view_reverses_what_the_model_sees(family, frames):
@@ -212,15 +250,21 @@ def test_a_reversed_view_reverses_what_the_model_sees(family, frames):
     adapter = adapters["likelihood"]
     forward, *_ = _scored_calls(adapter, frames)
     backward, *_ = _scored_calls(adapter, frames.flip(0), timestamps=TIMESTAMPS[::-1])
-    # the same frame times, increasing: a video playing backwards at the real rate
-    assert forward["input_ids"].tolist() == backward["input_ids"].tolist()
-    t, h, w = forward["video_grid_thw"][0].tolist()
-    # a row of pixel_values_videos is one patch: channels x frames of its temporal patch x pixels
-    before, after = (
-        call["pixel_values_videos"].view(t, h * w, 3, facts.frames_per_patch, -1)
-        for call in (forward, backward)
-    )
-    assert torch.equal(after, before.flip(0).flip(3)) and not torch.equal(after, before)
+    # the frames in reverse order at the same increasing times: a video playing backwards
+    text = adapter.prompt_texts(TEXTS)[0]
+    shown = _processed(adapter, frames.flip(0), text, TIMESTAMPS)
+    for key in ("input_ids", "pixel_values_videos"):
+        assert torch.equal(backward[key], shown[key]), key
+    assert not torch.equal(backward["pixel_values_videos"], forward["pixel_values_videos"])
+    if facts.times is not None:  # nothing drawn on the frames: the patches themselves reverse
+        # a row of pixel_values_videos: channels x the frames of its temporal patch x pixels
+        before, after = (
+            call["pixel_values_videos"].view(
+                FRAMES // facts.row_frames, -1, 3, facts.row_frames, 64
+            )
+            for call in (forward, backward)
+        )
+        assert torch.equal(after, before.flip(0).flip(3))
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -237,7 +281,7 @@ def test_a_benchmark_scores_end_to_end(family, mode, tiny_model, benchmark_with_
     )
     run = json.loads((tmp_path / "run" / "run.json").read_text())
     assert run["adapter"]["adapter"] == "video-llm"
-    assert run["adapter"].get("answer_lead_in", "") == facts.answer_opens
+    assert run["adapter"].get("answer_lead_in", "") == facts.lead_in
     rows = [row for row in result if not row["error"]]
     assert {row["id"] for row in result if row["error"]} == {"corrupt", "missing"}
     for row in rows:
