@@ -304,6 +304,14 @@ def _run_ernie4_5_vl(path: Path) -> None:
     _video_llm(path, "<|VIDEO_PLACEHOLDER|>", merged, video_metadata=[metadata])
 
 
+def _run_gemma4_unified(path: Path) -> None:
+    def soft_tokens(inputs) -> int:  # a frame's real patches, already pooled 2x2 (16 pixels)
+        assert int(inputs["num_frames_per_video"][0]) == NUM_FRAMES
+        return int((inputs["video_position_ids"][..., 0] >= 0).sum())
+
+    _video_llm(path, "<|video|>", soft_tokens)
+
+
 def _instructblip(path: Path, model_class: str, visual: np.ndarray, placeholder: str) -> None:
     """An InstructBLIP(-Video) forward on ``visual`` with a bare question, as its model card."""
     import transformers
@@ -368,6 +376,7 @@ RUNNERS = {
     "glm46v": _run_glm_v,
     "glmga": _run_glm_v,
     "ernie4.5-vl": _run_ernie4_5_vl,
+    "gemma4-unified": _run_gemma4_unified,
     "instructblip-video": _run_instructblip_video,
     "instructblip": _run_instructblip,
     "llava": _run_llava,

@@ -1,6 +1,6 @@
-"""Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA, ERNIE 4.5 VL): each tiny
-twin, with its real processor classes and its checkpoint's chat template, is scored as a real
-checkpoint would be.
+"""Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA, ERNIE 4.5 VL, Gemma 4
+unified): each tiny twin, with its real processor classes and its checkpoint's chat template, is
+scored as a real checkpoint would be.
 
 Per family and mode: the model sees the token ids of the whole rendered chat template (system
 and answer turns written as the template reads them, the prompt ending where the template
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,12 +29,52 @@ from foilkit.scorers.adapters.video_llm import (
     choice_question,
 )
 from foilkit.scorers.requests import TextsRequest
+from foilkit.synthetic.models import PATCH_SIZE
 from foilkit.synthetic.videos import SyntheticScene, render_frames
 
 TEXTS = ("a red square moves to the left", "a red square moves to the right")
 FRAMES = 8
 TIMESTAMPS = tuple(0.375 + 0.75 * k for k in range(FRAMES))  # 0.75 s apart
 MODES = ("likelihood", "choice")
+
+
+# --- how each family's processor lays a video out ----------------------------------------------
+
+
+def grid_frames(per_step: int) -> Callable[[dict], int]:
+    """Frames a Qwen-style ``video_grid_thw`` covers, ``per_step`` frames a temporal step."""
+    return lambda inputs: int(inputs["video_grid_thw"][0, 0]) * per_step
+
+
+def grid_features(model, inputs: dict) -> int:
+    """Embeddings the model makes of a Qwen-style video (``pixel_values_videos`` + grid)."""
+    features = model.get_video_features(inputs["pixel_values_videos"], inputs["video_grid_thw"])
+    return sum(len(part) for part in features.pooler_output)
+
+
+def gemma_features(model, inputs: dict) -> int:
+    """Embeddings Gemma 4 makes of a video's frames (padding patches dropped)."""
+    keys = ("pixel_values_videos", "video_position_ids", "num_frames_per_video")
+    features = model.model.get_video_features(*(inputs[key] for key in keys))
+    return sum(len(part) for part in features.pooler_output)  # one part per video
+
+
+def temporal_patches(pixels: torch.Tensor) -> torch.Tensor:
+    """GLM's rows (patches of 2 frames: channels x frame x pixels), one row per frame."""
+    steps = pixels.view(FRAMES // 2, -1, 3, 2, PATCH_SIZE * PATCH_SIZE)
+    return steps.permute(0, 3, 1, 2, 4).reshape(FRAMES, -1)
+
+
+def glm4v_times(times) -> list[str]:  # a temporal patch's first frame, whole seconds
+    return [f"<|end_of_image|>{int(t)}" for t in times[::2]]
+
+
+def glm46v_times(times) -> list[str]:
+    return [f"<|end_of_image|>{t:.1f} seconds" for t in times[::2]]
+
+
+def gemma_times(times) -> list[str]:  # every frame, mm:ss
+    return [f"{int(t // 60):02d}:{int(t % 60):02d} <start_of_image>" for t in times]
 
 
 @dataclass(frozen=True)
@@ -45,39 +85,42 @@ class Family:
     ``answer_opens``: what every prompt ends with, where the model writes its answer (the
     generation prompt's end, and what the template's assistant turn writes before the answer);
     ``lead_in``: the part of it the assistant turn writes beyond the generation prompt;
-    ``strings``: the template writes a system/assistant turn's content as it is; ``grid_t``:
-    the video grid's length for 8 frames; ``row_frames``: the frames a row of
-    ``pixel_values_videos`` holds (GLM: a temporal patch's 2; ERNIE: 1, merged later);
-    ``times``: how the prompt writes a temporal patch's time (``None``: not written in the
-    text; ERNIE draws it on the frames).
+    ``strings``: the template writes a system/assistant turn's content as it is;
+    ``frames_seen`` / ``features``: the frames the processor's video inputs cover, and the
+    embeddings the model makes of them; ``times``: what the prompt writes of the frames' times,
+    in order (``None``: nothing; ERNIE draws them on the frames); ``per_frame``: the video
+    pixels one row per frame (``None`` where times are drawn on the frames).
     """
 
     twin: str
     answer_opens: str
-    times: Callable[[float], str] | None = None
+    times: Callable[[Sequence[float]], list[str]] | None = None
+    per_frame: Callable[[torch.Tensor], torch.Tensor] | None = None
     lead_in: str = ""
     strings: bool = False
-    grid_t: int = FRAMES // 2
-    row_frames: int = 2
-
-
-def glm4v_times(t: float) -> str:
-    return f"<|end_of_image|>{int(t)}"
-
-
-def glm46v_times(t: float) -> str:
-    return f"<|end_of_image|>{t:.1f} seconds"
+    frames_seen: Callable[[dict], int] = grid_frames(2)
+    features: Callable[[Any, dict], int] = grid_features
 
 
 THINK = "<think></think>\n"
+GLM46V = {"times": glm46v_times, "per_frame": temporal_patches, "lead_in": THINK}
 FAMILIES = {
-    "glm4v": Family("glm4v", "<|assistant|>\n", glm4v_times, strings=True),
-    "glm46v": Family("glm46v", "<|assistant|>\n" + THINK, glm46v_times, lead_in=THINK),
+    "glm4v": Family("glm4v", "<|assistant|>\n", glm4v_times, temporal_patches, strings=True),
+    "glm46v": Family("glm46v", "<|assistant|>\n" + THINK, **GLM46V),
     # GLM-GA: GLM-4.6V's model and processor around its own image and video processors
-    "glmga": Family("glmga", "<|assistant|>\n" + THINK, glm46v_times, lead_in=THINK),
+    "glmga": Family("glmga", "<|assistant|>\n" + THINK, **GLM46V),
     # ERNIE 4.5 VL: the generation prompt's empty reasoning; times drawn on the frames
     "ernie4_5_vl_moe": Family(
-        "ernie4.5-vl", "\nAssistant: <think>\n\n</think>\n\n", grid_t=FRAMES, row_frames=1
+        "ernie4.5-vl", "\nAssistant: <think>\n\n</think>\n\n", frames_seen=grid_frames(1)
+    ),
+    # Gemma 4 unified: no vision tower; every frame preceded by its mm:ss time
+    "gemma4_unified": Family(
+        "gemma4-unified",
+        "<start_of_turn>model\n",
+        gemma_times,
+        lambda pixels: pixels.reshape(FRAMES, -1),
+        frames_seen=lambda inputs: int(inputs["num_frames_per_video"][0]),
+        features=gemma_features,
     ),
 }
 
@@ -213,16 +256,13 @@ def test_every_frame_becomes_the_video_tokens_the_model_consumes(family, frames)
     facts, adapters = family
     adapter = adapters["likelihood"]
     prefix, *_ = _scored_calls(adapter, frames)
-    grid = prefix["video_grid_thw"]
-    assert grid[0, 0].item() == facts.grid_t  # no frame dropped
+    assert facts.frames_seen(prefix) == FRAMES  # no frame dropped
     with torch.inference_mode():
-        features = adapter.model.get_video_features(prefix["pixel_values_videos"], grid)
-    consumed = sum(len(part) for part in features.pooler_output)
+        consumed = facts.features(adapter.model, prefix)
     # the processor marks the tokens that take the video's embeddings (GLM: <|image|> tokens
     # inside <|begin_of_video|>...<|end_of_video|>)
     placeholders = int((prefix["mm_token_type_ids"] == 2).sum())
-    # 48x64 frames resized to 16x32: 2x4 patches merged 2x2, 2 frames a token
-    assert placeholders == consumed == FRAMES // 2 * 2
+    assert placeholders == consumed > 0
 
 
 def test_the_frames_real_times_reach_the_processor(family, frames):
@@ -234,15 +274,14 @@ def test_the_frames_real_times_reach_the_processor(family, frames):
     text = adapter.prompt_texts(TEXTS)[0]
     real = _processed(adapter, frames, text, TIMESTAMPS)
     default = _processed(adapter, frames, text, tuple(k / 24 for k in range(FRAMES)))
-    for key in ("input_ids", "pixel_values_videos"):
+    keys = ("input_ids", "pixel_values_videos")
+    for key in keys:
         assert torch.equal(prefix[key], real[key]), key
-    assert not all(
-        torch.equal(real[key], default[key]) for key in ("input_ids", "pixel_values_videos")
-    )
-    if facts.times is not None:  # written into the prompt, one per temporal patch
-        shown = adapter.tokenizer.decode(prefix["input_ids"][0])
-        written = "".join(facts.times(t) for t in TIMESTAMPS[::2])
-        assert written in shown.replace("<|image|>", "").replace("<|begin_of_image|>", "")
+    assert not all(torch.equal(real[key], default[key]) for key in keys)
+    if facts.times is not None:  # written into the prompt, in order
+        shown, position = adapter.tokenizer.decode(prefix["input_ids"][0]), 0
+        for written in facts.times(TIMESTAMPS):
+            position = shown.index(written, position) + len(written)
 
 
 def test_a_reversed_view_reverses_what_the_model_sees(family, frames):
@@ -256,15 +295,11 @@ def test_a_reversed_view_reverses_what_the_model_sees(family, frames):
     for key in ("input_ids", "pixel_values_videos"):
         assert torch.equal(backward[key], shown[key]), key
     assert not torch.equal(backward["pixel_values_videos"], forward["pixel_values_videos"])
-    if facts.times is not None:  # nothing drawn on the frames: the patches themselves reverse
-        # a row of pixel_values_videos: channels x the frames of its temporal patch x pixels
+    if facts.per_frame is not None:  # nothing drawn on the frames: the frames themselves reverse
         before, after = (
-            call["pixel_values_videos"].view(
-                FRAMES // facts.row_frames, -1, 3, facts.row_frames, 64
-            )
-            for call in (forward, backward)
+            facts.per_frame(call["pixel_values_videos"]) for call in (forward, backward)
         )
-        assert torch.equal(after, before.flip(0).flip(3))
+        assert torch.equal(after, before.flip(0))
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -67,6 +67,7 @@ TWINS: dict[str, Twin] = {
     "glm46v": Twin("glm46v", "tests/scorers/test_conformance_more_vlms.py"),
     "glmga": Twin("glmga", "tests/scorers/test_conformance_more_vlms.py"),
     "ernie4_5_vl_moe": Twin("ernie4.5-vl", "tests/scorers/test_conformance_more_vlms.py"),
+    "gemma4_unified": Twin("gemma4-unified", "tests/scorers/test_conformance_more_vlms.py"),
 }
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")
