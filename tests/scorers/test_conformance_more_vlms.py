@@ -302,12 +302,19 @@ def test_a_reversed_view_reverses_what_the_model_sees(family, frames):
         assert torch.equal(after, before.flip(0))
 
 
+@pytest.fixture(scope="module")
+def benchmark(benchmark_with_broken):
+    """One video's forward and reversed rows, its windowed row, a corrupt and a missing video."""
+    ids = ["left-forward", "left-reverse", "left-window", "corrupt", "missing"]
+    return benchmark_with_broken.select([benchmark_with_broken["id"].index(i) for i in ids])
+
+
 @pytest.mark.parametrize("mode", MODES)
-def test_a_benchmark_scores_end_to_end(family, mode, tiny_model, benchmark_with_broken, tmp_path):
+def test_a_benchmark_scores_end_to_end(family, mode, tiny_model, benchmark, tmp_path):
     facts, _ = family
     result = foilkit.score(
         tiny_model(facts.twin),
-        benchmark_with_broken,
+        benchmark,
         mode=mode,
         out_dir=str(tmp_path / "run"),
         cache_dir=str(tmp_path / "cache"),
@@ -319,6 +326,7 @@ def test_a_benchmark_scores_end_to_end(family, mode, tiny_model, benchmark_with_
     assert run["adapter"].get("answer_lead_in", "") == facts.lead_in
     rows = [row for row in result if not row["error"]]
     assert {row["id"] for row in result if row["error"]} == {"corrupt", "missing"}
+    assert len(rows) == 3
     for row in rows:
         assert len(row["frame_indices"]) == FRAMES
         scores = [row["caption_score"], *row["foil_scores"]]
