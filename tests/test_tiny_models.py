@@ -312,6 +312,43 @@ def _run_gemma4_unified(path: Path) -> None:
     _video_llm(path, "<|video|>", soft_tokens)
 
 
+def _run_nemotron_h_omni(path: Path) -> None:
+    """Nemotron-H Omni runs on text; its video forward fails inside transformers 5.23 (why foilkit
+    refuses it: ``BROKEN_VIDEO``). When this stops raising, lift the refusal and score it."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+    from transformers.video_utils import VideoMetadata
+
+    from foilkit.scorers.adapters._video_llm_support import BROKEN_VIDEO
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    with torch.no_grad():
+        text = processor(text=["Describe the video."], return_tensors="pt")
+        assert _finite(model(**text).logits)
+        metadata = VideoMetadata(
+            total_num_frames=NUM_FRAMES, fps=2.0, frames_indices=list(range(8))
+        )
+        inputs = processor(
+            text=["<video>Describe the video."],
+            videos=[_frames(NUM_FRAMES)],
+            video_metadata=metadata,  # one object: the processor reads it so
+            do_sample_frames=False,
+            return_tensors="pt",
+        )
+        assert "Frame 1 sampled at 0.00 seconds" in processor.tokenizer.decode(
+            inputs["input_ids"][0]
+        )
+        if transformers_version() in BROKEN_VIDEO["nemotron_h_omni"].versions:
+            with pytest.raises(TypeError, match="must be tuple of Tensors"):
+                model(**inputs)
+
+
+def transformers_version() -> str:
+    import transformers
+
+    return transformers.__version__
+
+
 def _instructblip(path: Path, model_class: str, visual: np.ndarray, placeholder: str) -> None:
     """An InstructBLIP(-Video) forward on ``visual`` with a bare question, as its model card."""
     import transformers
@@ -377,6 +414,7 @@ RUNNERS = {
     "glmga": _run_glm_v,
     "ernie4.5-vl": _run_ernie4_5_vl,
     "gemma4-unified": _run_gemma4_unified,
+    "nemotron-h-omni": _run_nemotron_h_omni,
     "instructblip-video": _run_instructblip_video,
     "instructblip": _run_instructblip,
     "llava": _run_llava,

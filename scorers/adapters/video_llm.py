@@ -68,6 +68,7 @@ from foilkit.scorers.adapters._features import likelihood_details, token_logprob
 from foilkit.scorers.adapters._video_llm_support import (
     PLAIN_PROMPTS,
     PlainPrompt,
+    broken_video,
     naming_the_extra,
     prefix_cache,
     prefix_reuse,
@@ -350,7 +351,8 @@ class VideoLLMAdapter(RequestAdapter):
         rendered = None
         if self.plain_prompt is None:
             rendered = self._render(self._messages(LIKELIHOOD_QUESTION, None))
-        return video_refusal(self.processor, self.model_type, rendered)
+        broken = broken_video(self.model_type)
+        return broken or video_refusal(self.processor, self.model_type, rendered)
 
     def _check_video_token(self) -> None:
         """A checkpoint read through its video variant's classes must name the video placeholder

@@ -333,3 +333,20 @@ def test_a_benchmark_scores_end_to_end(family, mode, tiny_model, benchmark, tmp_
         assert all(map(math.isfinite, scores)) and scores[0] != scores[1]
         if mode == "choice":
             assert sum(scores) == pytest.approx(1.0, abs=1e-5)
+
+
+# --- families foilkit refuses on video ----------------------------------------------------------
+
+
+def test_nemotron_h_omni_is_refused_naming_the_transformers_bug(tiny_model):
+    """Nemotron-H Omni's video forward fails inside transformers 5.23 (tests/test_tiny_models.py
+    shows it): refused before its weights load, in one line, as the families table says."""
+    from foilkit.synthetic.models.families import family
+
+    path = tiny_model("nemotron-h-omni")
+    with pytest.raises(ValueError) as error:
+        load_adapter(path, mode="likelihood", device="cpu")
+    reason = str(error.value)
+    assert "\n" not in reason and reason == f"{path}: {family('nemotron_h_omni').reason}"
+    assert "model_type 'nemotron_h_omni' cannot be scored on video with transformers" in reason
+    assert family("nemotron_h_omni").status == "refused"

@@ -14,8 +14,8 @@ Public API::
 
 One module per family group registers its builders (``dual_encoders``, ``video_text``,
 ``cross_encoders``, ``text_lms``, and the video LLMs ``llava``, ``qwen``, ``gemma``,
-``instructblip``, ``glm``, ``ernie``); :mod:`.families` is the table of model families foilkit
-claims.
+``instructblip``, ``glm``, ``ernie``, ``nemotron``); :mod:`.families` is the table of model
+families foilkit claims.
 
 ``tiny_model_path`` caches under ``$FOILKIT_TINY_MODELS`` (default
 ``~/.cache/foilkit/tiny-models``) in ``<name>-<fingerprint>`` folders; the fingerprint hashes
@@ -45,6 +45,7 @@ from foilkit.synthetic.models import (  # noqa: F401  (imported to register)
     glm,
     instructblip,
     llava,
+    nemotron,
     qwen,
     text_lms,
     video_text,
