@@ -413,6 +413,7 @@ RUNNERS = {
     "glm46v": _run_glm_v,
     "glmga": _run_glm_v,
     "ernie4.5-vl": _run_ernie4_5_vl,
+    "exaone4.5": _run_qwen2_vl,
     "gemma4-unified": _run_gemma4_unified,
     "nemotron-h-omni": _run_nemotron_h_omni,
     "instructblip-video": _run_instructblip_video,

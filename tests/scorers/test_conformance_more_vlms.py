@@ -1,6 +1,7 @@
-"""Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA, ERNIE 4.5 VL, Gemma 4
-unified): each tiny twin, with its real processor classes and its checkpoint's chat template, is
-scored as a real checkpoint would be.
+"""Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA, ERNIE 4.5 VL, EXAONE 4.5,
+Gemma 4 unified), and the refusal of Nemotron-H Omni: each tiny twin, with its real processor
+classes and its checkpoint's chat template (or one in its turn format where the checkpoint's is
+not public), is scored as a real checkpoint would be.
 
 Per family and mode: the model sees the token ids of the whole rendered chat template (system
 and answer turns written as the template reads them, the prompt ending where the template
@@ -87,9 +88,10 @@ class Family:
     ``lead_in``: the part of it the assistant turn writes beyond the generation prompt;
     ``strings``: the template writes a system/assistant turn's content as it is;
     ``frames_seen`` / ``features``: the frames the processor's video inputs cover, and the
-    embeddings the model makes of them; ``times``: what the prompt writes of the frames' times,
-    in order (``None``: nothing; ERNIE draws them on the frames); ``per_frame``: the video
-    pixels one row per frame (``None`` where times are drawn on the frames).
+    embeddings the model makes of them; ``timed``: the processor places frames in time (EXAONE
+    4.5's Qwen2-VL video processor does not); ``times``: what the prompt writes of the frames'
+    times, in order (``None``: nothing; ERNIE draws them on the frames); ``per_frame``: the
+    video pixels one row per frame (``None`` where times are drawn on the frames).
     """
 
     twin: str
@@ -100,6 +102,7 @@ class Family:
     strings: bool = False
     frames_seen: Callable[[dict], int] = grid_frames(2)
     features: Callable[[Any, dict], int] = grid_features
+    timed: bool = True
 
 
 THINK = "<think></think>\n"
@@ -112,6 +115,15 @@ FAMILIES = {
     # ERNIE 4.5 VL: the generation prompt's empty reasoning; times drawn on the frames
     "ernie4_5_vl_moe": Family(
         "ernie4.5-vl", "\nAssistant: <think>\n\n</think>\n\n", frames_seen=grid_frames(1)
+    ),
+    # EXAONE 4.5: Qwen2-VL video processor (no time axis); EXAONE 4.0's turns, a system turn's
+    # content written as it is, the generation prompt's empty reasoning
+    "exaone4_5": Family(
+        "exaone4.5",
+        "[|assistant|]\n<think>\n\n</think>\n\n",
+        per_frame=temporal_patches,
+        strings=True,
+        timed=False,
     ),
     # Gemma 4 unified: no vision tower; every frame preceded by its mm:ss time
     "gemma4_unified": Family(
@@ -261,7 +273,10 @@ def test_every_frame_becomes_the_video_tokens_the_model_consumes(family, frames)
         consumed = facts.features(adapter.model, prefix)
     # the processor marks the tokens that take the video's embeddings (GLM: <|image|> tokens
     # inside <|begin_of_video|>...<|end_of_video|>)
-    placeholders = int((prefix["mm_token_type_ids"] == 2).sum())
+    if "mm_token_type_ids" in prefix:
+        placeholders = int((prefix["mm_token_type_ids"] == 2).sum())
+    else:
+        placeholders = int((prefix["input_ids"] == adapter.model.config.video_token_id).sum())
     assert placeholders == consumed > 0
 
 
@@ -277,7 +292,8 @@ def test_the_frames_real_times_reach_the_processor(family, frames):
     keys = ("input_ids", "pixel_values_videos")
     for key in keys:
         assert torch.equal(prefix[key], real[key]), key
-    assert not all(torch.equal(real[key], default[key]) for key in keys)
+    # a family without a time axis sees the same whatever the times
+    assert facts.timed != all(torch.equal(real[key], default[key]) for key in keys)
     if facts.times is not None:  # written into the prompt, in order
         shown, position = adapter.tokenizer.decode(prefix["input_ids"][0]), 0
         for written in facts.times(TIMESTAMPS):
