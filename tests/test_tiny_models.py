@@ -349,6 +349,15 @@ def transformers_version() -> str:
     return transformers.__version__
 
 
+def _run_hyperclovax_vision_v2(path: Path) -> None:
+    def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token; 48x64 frames -> 16x32
+        assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 2, 4]]
+        return int(inputs["video_grid_thw"].prod()) // 4
+
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    _video_llm(path, "<|VIDEO_PAD|>", merged_patches, video_metadata=[metadata])
+
+
 def _instructblip(path: Path, model_class: str, visual: np.ndarray, placeholder: str) -> None:
     """An InstructBLIP(-Video) forward on ``visual`` with a bare question, as its model card."""
     import transformers
@@ -414,6 +423,7 @@ RUNNERS = {
     "glmga": _run_glm_v,
     "ernie4.5-vl": _run_ernie4_5_vl,
     "exaone4.5": _run_qwen2_vl,
+    "hyperclovax-vision-v2": _run_hyperclovax_vision_v2,
     "gemma4-unified": _run_gemma4_unified,
     "nemotron-h-omni": _run_nemotron_h_omni,
     "instructblip-video": _run_instructblip_video,

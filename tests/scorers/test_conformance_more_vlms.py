@@ -1,7 +1,7 @@
 """Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA, ERNIE 4.5 VL, EXAONE 4.5,
-Gemma 4 unified), and the refusal of Nemotron-H Omni: each tiny twin, with its real processor
-classes and its checkpoint's chat template (or one in its turn format where the checkpoint's is
-not public), is scored as a real checkpoint would be.
+HyperCLOVA X SEED Vision V2, Gemma 4 unified), and the refusal of Nemotron-H Omni: each tiny
+twin, with its real processor classes and its checkpoint's chat template (or one in its turn
+format where the checkpoint's is not public), is scored as a real checkpoint would be.
 
 Per family and mode: the model sees the token ids of the whole rendered chat template (system
 and answer turns written as the template reads them, the prompt ending where the template
@@ -74,6 +74,11 @@ def glm46v_times(times) -> list[str]:
     return [f"<|end_of_image|>{t:.1f} seconds" for t in times[::2]]
 
 
+def hcx_duration(times) -> list[str]:  # the video's duration: its frames at their interval
+    interval = (max(times) - min(times)) / (len(times) - 1)
+    return [f'"video_duration": {round(len(times) * interval, 2)}']
+
+
 def gemma_times(times) -> list[str]:  # every frame, mm:ss
     return [f"{int(t // 60):02d}:{int(t % 60):02d} <start_of_image>" for t in times]
 
@@ -124,6 +129,10 @@ FAMILIES = {
         per_frame=temporal_patches,
         strings=True,
         timed=False,
+    ),
+    # HyperCLOVA X SEED Vision V2: the video's duration written into the prompt
+    "hyperclovax_vision_v2": Family(
+        "hyperclovax-vision-v2", "<|im_start|>assistant\n", hcx_duration, temporal_patches
     ),
     # Gemma 4 unified: no vision tower; every frame preceded by its mm:ss time
     "gemma4_unified": Family(

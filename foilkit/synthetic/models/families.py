@@ -68,6 +68,9 @@ TWINS: dict[str, Twin] = {
     "glmga": Twin("glmga", "tests/scorers/test_conformance_more_vlms.py"),
     "ernie4_5_vl_moe": Twin("ernie4.5-vl", "tests/scorers/test_conformance_more_vlms.py"),
     "exaone4_5": Twin("exaone4.5", "tests/scorers/test_conformance_more_vlms.py"),
+    "hyperclovax_vision_v2": Twin(
+        "hyperclovax-vision-v2", "tests/scorers/test_conformance_more_vlms.py"
+    ),
     "gemma4_unified": Twin("gemma4-unified", "tests/scorers/test_conformance_more_vlms.py"),
     # refused there: its video forward is broken in transformers 5.23
     "nemotron_h_omni": Twin("nemotron-h-omni", "tests/scorers/test_conformance_more_vlms.py"),
