@@ -358,6 +358,17 @@ def _run_hyperclovax_vision_v2(path: Path) -> None:
     _video_llm(path, "<|VIDEO_PAD|>", merged_patches, video_metadata=[metadata])
 
 
+def _run_cosmos3_edge(path: Path) -> None:
+    def merged_patches(inputs) -> int:  # one frame a step, 2 x 2 patches per token
+        assert inputs["video_grid_thw"][0, 0] == NUM_FRAMES
+        return int(inputs["video_grid_thw"].prod()) // 4
+
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    _video_llm(
+        path, "<|video_pad|>", merged_patches, video_metadata=[metadata], return_metadata=True
+    )
+
+
 def _instructblip(path: Path, model_class: str, visual: np.ndarray, placeholder: str) -> None:
     """An InstructBLIP(-Video) forward on ``visual`` with a bare question, as its model card."""
     import transformers
@@ -424,6 +435,7 @@ RUNNERS = {
     "ernie4.5-vl": _run_ernie4_5_vl,
     "exaone4.5": _run_qwen2_vl,
     "hyperclovax-vision-v2": _run_hyperclovax_vision_v2,
+    "cosmos3-edge": _run_cosmos3_edge,
     "gemma4-unified": _run_gemma4_unified,
     "nemotron-h-omni": _run_nemotron_h_omni,
     "instructblip-video": _run_instructblip_video,

@@ -213,6 +213,7 @@ class VideoLLMAdapter(RequestAdapter):
     processor_call = {
         "do_sample_frames": False,
         "video_metadata": "each view's frame timestamps, where known",
+        "return_metadata": True,
     }
 
     def __init__(
@@ -553,12 +554,14 @@ class VideoLLMAdapter(RequestAdapter):
     def video_kwargs(self, request: TextsRequest) -> dict[str, Any]:
         """Processor keywords for the request's frames: all of them, as sampled (a video
         processor that samples by default, Qwen3-VL's or Gemma 4's, would drop some), and their
-        time axis when it is known."""
+        time axis when it is known; the video processor hands the metadata back to the processor,
+        whose placeholder expansion reads it (Cosmos3 Edge's asks for it only this way)."""
         if request.timestamps is None:
-            return {"do_sample_frames": False}
+            return {"do_sample_frames": False, "return_metadata": True}
         return {
             "video_metadata": [presented_metadata(request.timestamps)],
             "do_sample_frames": False,
+            "return_metadata": True,
         }
 
     def model_inputs(self, request: TextsRequest, text: str, instruction: str | None = None) -> Any:
@@ -584,6 +587,10 @@ class VideoLLMAdapter(RequestAdapter):
                 encoded = tokenizer([instruction], return_tensors="pt")
                 for key in ("input_ids", "attention_mask"):
                     inputs[prefix + key] = encoded[key]
+        # what is not a tensor is the processor's bookkeeping, not a model input (the video
+        # metadata Cosmos3 Edge's processor hands back)
+        for key in [key for key, value in inputs.items() if not torch.is_tensor(value)]:
+            del inputs[key]
         inputs = inputs.to(self.device)
         for key, value in inputs.items():
             if torch.is_floating_point(value):

@@ -1,7 +1,7 @@
 """Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA, ERNIE 4.5 VL, EXAONE 4.5,
-HyperCLOVA X SEED Vision V2, Gemma 4 unified), and the refusal of Nemotron-H Omni: each tiny
-twin, with its real processor classes and its checkpoint's chat template (or one in its turn
-format where the checkpoint's is not public), is scored as a real checkpoint would be.
+HyperCLOVA X SEED Vision V2, Cosmos3 Edge, Gemma 4 unified), and the refusal of Nemotron-H
+Omni: each tiny twin, with its real processor classes and its checkpoint's chat template (or one
+in its turn format where the checkpoint's is not public), is scored as a real checkpoint would be.
 
 Per family and mode: the model sees the token ids of the whole rendered chat template (system
 and answer turns written as the template reads them, the prompt ending where the template
@@ -79,6 +79,10 @@ def hcx_duration(times) -> list[str]:  # the video's duration: its frames at the
     return [f'"video_duration": {round(len(times) * interval, 2)}']
 
 
+def cosmos_times(times) -> list[str]:  # every frame, in tenths of a second
+    return [f"<{t:.1f} seconds><|vision_start|>" for t in times]
+
+
 def gemma_times(times) -> list[str]:  # every frame, mm:ss
     return [f"{int(t // 60):02d}:{int(t % 60):02d} <start_of_image>" for t in times]
 
@@ -133,6 +137,14 @@ FAMILIES = {
     # HyperCLOVA X SEED Vision V2: the video's duration written into the prompt
     "hyperclovax_vision_v2": Family(
         "hyperclovax-vision-v2", "<|im_start|>assistant\n", hcx_duration, temporal_patches
+    ),
+    # Cosmos3 Edge: a timestamped vision segment per frame; frames one by one
+    "cosmos3_edge": Family(
+        "cosmos3-edge",
+        "<|im_start|>assistant\n",
+        cosmos_times,
+        lambda pixels: pixels.reshape(FRAMES, -1),
+        frames_seen=grid_frames(1),
     ),
     # Gemma 4 unified: no vision tower; every frame preceded by its mm:ss time
     "gemma4_unified": Family(
@@ -237,6 +249,7 @@ def _processed(adapter, frames, text: str, timestamps) -> dict:
         videos=[frames],
         video_metadata=[_video_metadata(timestamps)],
         do_sample_frames=False,
+        return_metadata=True,  # Cosmos3 Edge's processor expands the video only with it
         return_tensors="pt",
     )
 
