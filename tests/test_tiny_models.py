@@ -369,6 +369,15 @@ def _run_cosmos3_edge(path: Path) -> None:
     )
 
 
+def _run_muse_glimmer(path: Path) -> None:
+    def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token
+        assert inputs["video_grid_thw"][0, 0] == NUM_FRAMES // 2
+        return int(inputs["video_grid_thw"].prod()) // 4
+
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    _video_llm(path, "<|video|>", merged_patches, video_metadata=[metadata], return_metadata=True)
+
+
 def _instructblip(path: Path, model_class: str, visual: np.ndarray, placeholder: str) -> None:
     """An InstructBLIP(-Video) forward on ``visual`` with a bare question, as its model card."""
     import transformers
@@ -436,6 +445,7 @@ RUNNERS = {
     "exaone4.5": _run_qwen2_vl,
     "hyperclovax-vision-v2": _run_hyperclovax_vision_v2,
     "cosmos3-edge": _run_cosmos3_edge,
+    "muse-glimmer": _run_muse_glimmer,
     "gemma4-unified": _run_gemma4_unified,
     "nemotron-h-omni": _run_nemotron_h_omni,
     "instructblip-video": _run_instructblip_video,

@@ -1,7 +1,8 @@
 """Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA, ERNIE 4.5 VL, EXAONE 4.5,
-HyperCLOVA X SEED Vision V2, Cosmos3 Edge, Gemma 4 unified), and the refusal of Nemotron-H
-Omni: each tiny twin, with its real processor classes and its checkpoint's chat template (or one
-in its turn format where the checkpoint's is not public), is scored as a real checkpoint would be.
+HyperCLOVA X SEED Vision V2, Cosmos3 Edge, Muse Glimmer, Gemma 4 unified), and the refusal of
+Nemotron-H Omni: each tiny twin, with its real processor classes and its checkpoint's chat
+template (or one in its turn format where the checkpoint's is not public), is scored as a real
+checkpoint would be.
 
 Per family and mode: the model sees the token ids of the whole rendered chat template (system
 and answer turns written as the template reads them, the prompt ending where the template
@@ -66,6 +67,12 @@ def temporal_patches(pixels: torch.Tensor) -> torch.Tensor:
     return steps.permute(0, 3, 1, 2, 4).reshape(FRAMES, -1)
 
 
+def frame_major_patches(pixels: torch.Tensor) -> torch.Tensor:
+    """Muse Glimmer's rows (patches of 2 frames: frame x channels x pixels), one row per frame."""
+    steps = pixels.view(FRAMES // 2, -1, 2, 3 * PATCH_SIZE * PATCH_SIZE)
+    return steps.permute(0, 2, 1, 3).reshape(FRAMES, -1)
+
+
 def glm4v_times(times) -> list[str]:  # a temporal patch's first frame, whole seconds
     return [f"<|end_of_image|>{int(t)}" for t in times[::2]]
 
@@ -81,6 +88,10 @@ def hcx_duration(times) -> list[str]:  # the video's duration: its frames at the
 
 def cosmos_times(times) -> list[str]:  # every frame, in tenths of a second
     return [f"<{t:.1f} seconds><|vision_start|>" for t in times]
+
+
+def muse_times(times) -> list[str]:  # a temporal patch's first frame, in tenths of a second
+    return [f"Time: {t:.1f}s<|video|>" for t in times[::2]]
 
 
 def gemma_times(times) -> list[str]:  # every frame, mm:ss
@@ -145,6 +156,13 @@ FAMILIES = {
         cosmos_times,
         lambda pixels: pixels.reshape(FRAMES, -1),
         frames_seen=grid_frames(1),
+    ),
+    # Muse Glimmer: a timestamp per temporal patch, groups between <|vid_start|> and <|vid_end|>
+    "muse_glimmer": Family(
+        "muse-glimmer",
+        "<|header_start|>assistant<|header_end|>\n\n",
+        muse_times,
+        frame_major_patches,
     ),
     # Gemma 4 unified: no vision tower; every frame preceded by its mm:ss time
     "gemma4_unified": Family(
