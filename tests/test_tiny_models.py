@@ -446,6 +446,7 @@ RUNNERS = {
     "hyperclovax-vision-v2": _run_hyperclovax_vision_v2,
     "cosmos3-edge": _run_cosmos3_edge,
     "muse-glimmer": _run_muse_glimmer,
+    "muse-spark": _run_muse_glimmer,
     "gemma4-unified": _run_gemma4_unified,
     "nemotron-h-omni": _run_nemotron_h_omni,
     "instructblip-video": _run_instructblip_video,

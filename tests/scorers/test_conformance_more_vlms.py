@@ -1,8 +1,8 @@
 """Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA, ERNIE 4.5 VL, EXAONE 4.5,
-HyperCLOVA X SEED Vision V2, Cosmos3 Edge, Muse Glimmer, Gemma 4 unified), and the refusal of
-Nemotron-H Omni: each tiny twin, with its real processor classes and its checkpoint's chat
-template (or one in its turn format where the checkpoint's is not public), is scored as a real
-checkpoint would be.
+HyperCLOVA X SEED Vision V2, Cosmos3 Edge, Muse Glimmer, Muse Spark, Gemma 4 unified), and the
+refusal of Nemotron-H Omni: each tiny twin, with its real processor classes and its checkpoint's
+chat template (or one in its turn format where the checkpoint's is not public), is scored as a
+real checkpoint would be.
 
 Per family and mode: the model sees the token ids of the whole rendered chat template (system
 and answer turns written as the template reads them, the prompt ending where the template
@@ -126,6 +126,7 @@ class Family:
 
 
 THINK = "<think></think>\n"
+MUSE = ("<|header_start|>assistant<|header_end|>\n\n", muse_times, frame_major_patches)
 GLM46V = {"times": glm46v_times, "per_frame": temporal_patches, "lead_in": THINK}
 FAMILIES = {
     "glm4v": Family("glm4v", "<|assistant|>\n", glm4v_times, temporal_patches, strings=True),
@@ -158,12 +159,9 @@ FAMILIES = {
         frames_seen=grid_frames(1),
     ),
     # Muse Glimmer: a timestamp per temporal patch, groups between <|vid_start|> and <|vid_end|>
-    "muse_glimmer": Family(
-        "muse-glimmer",
-        "<|header_start|>assistant<|header_end|>\n\n",
-        muse_times,
-        frame_major_patches,
-    ),
+    "muse_glimmer": Family("muse-glimmer", *MUSE),
+    # Muse Spark: Muse Glimmer's video path, a mixture-of-experts text model and an audio tower
+    "muse_spark": Family("muse-spark", *MUSE),
     # Gemma 4 unified: no vision tower; every frame preceded by its mm:ss time
     "gemma4_unified": Family(
         "gemma4-unified",

@@ -1,5 +1,7 @@
-"""Muse Glimmer (Meta, ``muse_glimmer``): a windowed-attention vision tower whose patches are
-pixel-shuffled 2x2 into a projector, on a text model of sliding-window and global layers.
+"""Muse Glimmer and Muse Spark (Meta, ``muse_glimmer``, ``muse_spark``): a windowed-attention
+vision tower whose patches are pixel-shuffled 2x2 into a projector, on a text model of
+sliding-window and global layers (Muse Spark's with mixture-of-experts layers and an audio
+tower, which the video path does not use).
 
 Its processor writes a video as ``<|vid_start|>``, then per temporal patch (2 frames) its time
 (``Time: 1.9s``, from ``video_metadata``) and its ``<|video|>`` tokens, separated by
@@ -43,6 +45,54 @@ MUSE_CHAT_TEMPLATE = (
 )
 
 
+#: The twins' vision tower: one block, 8x8 patches, a 4x4 grid of learned positions.
+MUSE_VISION = {
+    "hidden_size": 32,
+    "intermediate_size": 37,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 4,
+    "patch_size": PATCH_SIZE,
+    "pos_emb_height": 4,
+    "pos_emb_width": 4,
+    "max_position_embeddings": 16,
+    "layer_types": ["full_attention"],
+}
+#: The projector's input is the vision width with 2x2 patches shuffled into channels.
+MUSE_PROJECTOR = {"out_hidden_size": 32 * 4, "projector_hidden_size": VIDEO_LLM_TEXT["hidden_size"]}
+
+
+def _muse_tokenizer(extra: list[str] = ()):
+    """Byte-level BPE with Llama 4's turn tokens, the processor's multimodal ones and ``extra``."""
+    from transformers import Qwen2Tokenizer
+
+    return tiny_tokenizers.byte_level_bpe(
+        Qwen2Tokenizer,
+        [
+            "<|begin_of_text|>",
+            "<|eot|>",
+            "<|header_start|>",
+            "<|header_end|>",
+            *MUSE_TOKENS,
+            *extra,
+        ],
+        bos_token="<|begin_of_text|>",
+        eos_token="<|eot|>",
+        pad_token="<|eot|>",
+    )
+
+
+def _muse_text(tokenizer, **overrides) -> dict:
+    """A 2-layer text model: a sliding-window layer, then a global one."""
+    return _text_config(
+        tokenizer,
+        **VIDEO_LLM_TEXT,
+        head_dim=8,
+        sliding_window=MUSE_SLIDING_WINDOW,
+        layer_types=["sliding_attention", "full_attention"],
+        **overrides,
+    )
+
+
 @_register(
     "muse-glimmer",
     f"MuseGlimmerForConditionalGeneration (a {MUSE_SLIDING_WINDOW}-token sliding-window layer "
@@ -58,42 +108,16 @@ def _build_muse_glimmer(out: Path) -> None:
         MuseGlimmerImageProcessor,
         MuseGlimmerProcessor,
         MuseGlimmerVideoProcessor,
-        Qwen2Tokenizer,
     )
 
-    tokenizer = tiny_tokenizers.byte_level_bpe(
-        Qwen2Tokenizer,
-        ["<|begin_of_text|>", "<|eot|>", "<|header_start|>", "<|header_end|>", *MUSE_TOKENS],
-        bos_token="<|begin_of_text|>",
-        eos_token="<|eot|>",
-        pad_token="<|eot|>",
-    )
+    tokenizer = _muse_tokenizer()
     image, video = tokenizer.convert_tokens_to_ids(["<|patch|>", "<|video|>"])
-    text = _text_config(
-        tokenizer,
-        **VIDEO_LLM_TEXT,
-        head_dim=8,
-        sliding_window=MUSE_SLIDING_WINDOW,
-        layer_types=["sliding_attention", "full_attention"],
-    )
-    vision = {
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 4,
-        "patch_size": PATCH_SIZE,
-        "pos_emb_height": 4,
-        "pos_emb_width": 4,
-        "max_position_embeddings": 16,
-        "layer_types": ["full_attention"],
-    }
     config = MuseGlimmerConfig(
-        text_config=text,
-        vision_config=vision,
+        text_config=_muse_text(tokenizer),
+        vision_config=MUSE_VISION,
         image_token_id=image,
         video_token_id=video,
-        out_hidden_size=32 * 4,  # the vision width, 2x2 patches shuffled into channels
-        projector_hidden_size=VIDEO_LLM_TEXT["hidden_size"],
+        **MUSE_PROJECTOR,
     )
     processor = MuseGlimmerProcessor(
         image_processor=MuseGlimmerImageProcessor(patch_size=PATCH_SIZE),
@@ -102,3 +126,57 @@ def _build_muse_glimmer(out: Path) -> None:
         chat_template=MUSE_CHAT_TEMPLATE,
     )
     _save(out, MuseGlimmerForConditionalGeneration(config), processor)
+
+
+@_register(
+    "muse-spark",
+    "MuseSparkForConditionalGeneration (a dense and a mixture-of-experts layer, an audio tower "
+    "the video path leaves unused) + MuseSparkProcessor, video input",
+)
+def _build_muse_spark(out: Path) -> None:
+    """Muse Spark: as ``muse-glimmer``, its second text layer 4 experts (2 a token), with a
+    2-stage audio tower; a video is written as Muse Glimmer's, through the same video
+    processor."""
+    from transformers import (
+        MuseGlimmerImageProcessor,
+        MuseGlimmerVideoProcessor,
+        MuseSparkConfig,
+        MuseSparkFeatureExtractor,
+        MuseSparkForConditionalGeneration,
+        MuseSparkProcessor,
+    )
+
+    tokenizer = _muse_tokenizer(["<|audio|>", "<|soft_audio_start|>", "<|soft_audio_end|>"])
+    image, video, audio = tokenizer.convert_tokens_to_ids(["<|patch|>", "<|video|>", "<|audio|>"])
+    text = _muse_text(
+        tokenizer,
+        mlp_layer_types=["dense", "sparse"],
+        moe_intermediate_size=16,
+        moe_hidden_size=16,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+    )
+    audio_tower = {
+        "patch_sizes": (4, 2),
+        "hidden_sizes": (16, 32),
+        "depths": (1, 1),
+        "num_hidden_layers": 2,
+        "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
+    }
+    config = MuseSparkConfig(
+        text_config=text,
+        vision_config=MUSE_VISION,
+        audio_config=audio_tower,
+        image_token_id=image,
+        video_token_id=video,
+        audio_token_id=audio,
+        **MUSE_PROJECTOR,
+    )
+    processor = MuseSparkProcessor(
+        image_processor=MuseGlimmerImageProcessor(patch_size=PATCH_SIZE),
+        video_processor=MuseGlimmerVideoProcessor(patch_size=PATCH_SIZE, max_video_frame_tokens=8),
+        tokenizer=tokenizer,
+        feature_extractor=MuseSparkFeatureExtractor(),
+        chat_template=MUSE_CHAT_TEMPLATE,
+    )
+    _save(out, MuseSparkForConditionalGeneration(config), processor)
