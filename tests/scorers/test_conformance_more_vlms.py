@@ -6,7 +6,8 @@ real checkpoint would be.
 
 Per family and mode: the model sees the token ids of the whole rendered chat template (system
 and answer turns written as the template reads them, the prompt ending where the template
-writes the answer); the video's placeholder tokens are as many as the embeddings the model makes
+writes the answer), and the answer scored on the cached video prefix scores as one forward over
+the whole prompt; the video's placeholder tokens are as many as the embeddings the model makes
 of the frames given, every frame among them; the frames' real times reach the processor (written
 into the prompt, or drawn on the frames) and the processor never writes into the view's frames;
 a reversed view reverses what the model sees; a benchmark scores end to end with finite scores.
@@ -300,6 +301,25 @@ def test_the_model_sees_the_whole_rendered_template(family, mode, frames):
     if mode == "choice":  # the letter is read where the template writes the answer
         assert adapter.prompt_templates()["2"].endswith(facts.answer_opens)
         assert adapter.describe().get("answer_lead_in", "") == facts.lead_in
+
+
+def test_the_cached_video_prefix_scores_as_one_forward_over_the_whole_prompt(family, frames):
+    """The video prefix is encoded once and each answer runs on its cache (cut back, or copied
+    where a layer keeps a window, a running state or a sparse index): the answer's
+    log-probability equals one forward over the whole prompt."""
+    from foilkit.scorers.adapters._features import token_logprobs
+
+    facts, adapters = family
+    adapter = adapters["likelihood"]
+    *_, scores = _scored_calls(adapter, frames)
+    whole = _whole_prompts(adapter, facts)[0]
+    inputs = _processed(adapter, frames, whole, TIMESTAMPS)
+    inputs = {key: value for key, value in inputs.items() if torch.is_tensor(value)}
+    with torch.inference_mode():
+        logits = adapter.model(**inputs).logits[0]
+    count = int(scores.details["num_tokens"][0])
+    expected = token_logprobs(logits[-count - 1 : -1], inputs["input_ids"][0, -count:])
+    assert scores.details["logprob_sum"][0] == pytest.approx(float(expected.sum()), abs=1e-3)
 
 
 def test_every_frame_becomes_the_video_tokens_the_model_consumes(family, frames):
