@@ -378,6 +378,15 @@ def _run_muse_glimmer(path: Path) -> None:
     _video_llm(path, "<|video|>", merged_patches, video_metadata=[metadata], return_metadata=True)
 
 
+def _run_minimax_m3_vl(path: Path) -> None:
+    def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token; frames kept 48x64
+        assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 6, 8]]
+        return int(inputs["video_grid_thw"].prod()) // 4
+
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    _video_llm(path, "]<]video[>[", merged_patches, video_metadata=[metadata])
+
+
 def _instructblip(path: Path, model_class: str, visual: np.ndarray, placeholder: str) -> None:
     """An InstructBLIP(-Video) forward on ``visual`` with a bare question, as its model card."""
     import transformers
@@ -447,6 +456,7 @@ RUNNERS = {
     "cosmos3-edge": _run_cosmos3_edge,
     "muse-glimmer": _run_muse_glimmer,
     "muse-spark": _run_muse_glimmer,
+    "minimax-m3-vl": _run_minimax_m3_vl,
     "gemma4-unified": _run_gemma4_unified,
     "nemotron-h-omni": _run_nemotron_h_omni,
     "instructblip-video": _run_instructblip_video,

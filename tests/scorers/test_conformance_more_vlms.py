@@ -1,8 +1,8 @@
 """Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA, ERNIE 4.5 VL, EXAONE 4.5,
-HyperCLOVA X SEED Vision V2, Cosmos3 Edge, Muse Glimmer, Muse Spark, Gemma 4 unified), and the
-refusal of Nemotron-H Omni: each tiny twin, with its real processor classes and its checkpoint's
-chat template (or one in its turn format where the checkpoint's is not public), is scored as a
-real checkpoint would be.
+HyperCLOVA X SEED Vision V2, Cosmos3 Edge, Muse Glimmer, Muse Spark, MiniMax M3 VL, Gemma 4
+unified), and the refusal of Nemotron-H Omni: each tiny twin, with its real processor classes
+and its checkpoint's chat template (or one in its turn format where the checkpoint's is not
+public), is scored as a real checkpoint would be.
 
 Per family and mode: the model sees the token ids of the whole rendered chat template (system
 and answer turns written as the template reads them, the prompt ending where the template
@@ -95,6 +95,10 @@ def muse_times(times) -> list[str]:  # a temporal patch's first frame, in tenths
     return [f"Time: {t:.1f}s<|video|>" for t in times[::2]]
 
 
+def minimax_times(times) -> list[str]:  # a temporal patch's first frame, in tenths of a second
+    return [f"]<]{t:.1f} seconds[>[]<]start of image[>[" for t in times[::2]]
+
+
 def gemma_times(times) -> list[str]:  # every frame, mm:ss
     return [f"{int(t // 60):02d}:{int(t % 60):02d} <start_of_image>" for t in times]
 
@@ -163,6 +167,8 @@ FAMILIES = {
     "muse_glimmer": Family("muse-glimmer", *MUSE),
     # Muse Spark: Muse Glimmer's video path, a mixture-of-experts text model and an audio tower
     "muse_spark": Family("muse-spark", *MUSE),
+    # MiniMax M3 VL: a timestamped image span per temporal patch; sparse-indexed attention
+    "minimax_m3_vl": Family("minimax-m3-vl", "]~b]ai\n", minimax_times, temporal_patches),
     # Gemma 4 unified: no vision tower; every frame preceded by its mm:ss time
     "gemma4_unified": Family(
         "gemma4-unified",

@@ -15,7 +15,7 @@ Public API::
 One module per family group registers its builders (``dual_encoders``, ``video_text``,
 ``cross_encoders``, ``text_lms``, and the video LLMs ``llava``, ``qwen``, ``gemma``,
 ``instructblip``, ``glm``, ``ernie``, ``exaone``, ``hyperclovax``, ``cosmos``, ``muse``,
-``nemotron``); :mod:`.families` is the table of model families foilkit claims.
+``minimax``, ``nemotron``); :mod:`.families` is the table of model families foilkit claims.
 
 ``tiny_model_path`` caches under ``$FOILKIT_TINY_MODELS`` (default
 ``~/.cache/foilkit/tiny-models``) in ``<name>-<fingerprint>`` folders; the fingerprint hashes
@@ -48,6 +48,7 @@ from foilkit.synthetic.models import (  # noqa: F401  (imported to register)
     hyperclovax,
     instructblip,
     llava,
+    minimax,
     muse,
     nemotron,
     qwen,

@@ -74,6 +74,7 @@ TWINS: dict[str, Twin] = {
     "cosmos3_edge": Twin("cosmos3-edge", "tests/scorers/test_conformance_more_vlms.py"),
     "muse_glimmer": Twin("muse-glimmer", "tests/scorers/test_conformance_more_vlms.py"),
     "muse_spark": Twin("muse-spark", "tests/scorers/test_conformance_more_vlms.py"),
+    "minimax_m3_vl": Twin("minimax-m3-vl", "tests/scorers/test_conformance_more_vlms.py"),
     "gemma4_unified": Twin("gemma4-unified", "tests/scorers/test_conformance_more_vlms.py"),
     # refused there: its video forward is broken in transformers 5.23
     "nemotron_h_omni": Twin("nemotron-h-omni", "tests/scorers/test_conformance_more_vlms.py"),
