@@ -450,6 +450,7 @@ RUNNERS = {
     "glm4v": _run_glm_v,
     "glm46v": _run_glm_v,
     "glmga": _run_glm_v,
+    "glm5-next": _run_glm_v,
     "ernie4.5-vl": _run_ernie4_5_vl,
     "exaone4.5": _run_qwen2_vl,
     "hyperclovax-vision-v2": _run_hyperclovax_vision_v2,

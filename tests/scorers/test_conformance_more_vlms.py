@@ -1,8 +1,8 @@
-"""Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA, ERNIE 4.5 VL, EXAONE 4.5,
-HyperCLOVA X SEED Vision V2, Cosmos3 Edge, Muse Glimmer, Muse Spark, MiniMax M3 VL, Gemma 4
-unified), and the refusal of Nemotron-H Omni: each tiny twin, with its real processor classes
-and its checkpoint's chat template (or one in its turn format where the checkpoint's is not
-public), is scored as a real checkpoint would be.
+"""Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA, GLM-5 Next, ERNIE 4.5 VL,
+EXAONE 4.5, HyperCLOVA X SEED Vision V2, Cosmos3 Edge, Muse Glimmer, Muse Spark, MiniMax M3 VL,
+Gemma 4 unified), and the refusal of Nemotron-H Omni: each tiny twin, with its real processor
+classes and its checkpoint's chat template (or one in its turn format where the checkpoint's is
+not public), is scored as a real checkpoint would be.
 
 Per family and mode: the model sees the token ids of the whole rendered chat template (system
 and answer turns written as the template reads them, the prompt ending where the template
@@ -138,6 +138,8 @@ FAMILIES = {
     "glm46v": Family("glm46v", "<|assistant|>\n" + THINK, **GLM46V),
     # GLM-GA: GLM-4.6V's model and processor around its own image and video processors
     "glmga": Family("glmga", "<|assistant|>\n" + THINK, **GLM46V),
+    # GLM-5 Next: GLM-4.6V's processor on a hybrid (linear + indexed sparse attention) MoE model
+    "glm5_next": Family("glm5-next", "<|assistant|>\n" + THINK, **GLM46V),
     # ERNIE 4.5 VL: the generation prompt's empty reasoning; times drawn on the frames
     "ernie4_5_vl_moe": Family(
         "ernie4.5-vl", "\nAssistant: <think>\n\n</think>\n\n", frames_seen=grid_frames(1)

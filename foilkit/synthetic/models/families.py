@@ -66,6 +66,7 @@ TWINS: dict[str, Twin] = {
     "glm4v": Twin("glm4v", "tests/scorers/test_conformance_more_vlms.py"),
     "glm46v": Twin("glm46v", "tests/scorers/test_conformance_more_vlms.py"),
     "glmga": Twin("glmga", "tests/scorers/test_conformance_more_vlms.py"),
+    "glm5_next": Twin("glm5-next", "tests/scorers/test_conformance_more_vlms.py"),
     "ernie4_5_vl_moe": Twin("ernie4.5-vl", "tests/scorers/test_conformance_more_vlms.py"),
     "exaone4_5": Twin("exaone4.5", "tests/scorers/test_conformance_more_vlms.py"),
     "hyperclovax_vision_v2": Twin(

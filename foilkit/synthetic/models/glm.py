@@ -1,9 +1,10 @@
-"""GLM-V video LLMs (Zhipu AI): GLM-4.1V (``glm4v``) and GLM-4.6V (``glm46v``).
+"""GLM-V video LLMs (Zhipu AI): GLM-4.1V (``glm4v``), GLM-4.6V (``glm46v``), GLM-GA (``glmga``)
+and GLM-5 Next (``glm5_next``).
 
-Both write a video as the chat template's ``<|begin_of_video|><|video|><|end_of_video|>``, which
+All write a video as the chat template's ``<|begin_of_video|><|video|><|end_of_video|>``, which
 the processor expands into one ``<|begin_of_image|>`` + ``<|image|>`` x tokens +
 ``<|end_of_image|>`` + timestamp block per temporal patch (two frames): GLM-4.1V writes the
-patch's first frame time as whole seconds (``3``), GLM-4.6V as ``3.0 seconds``. The frame times
+patch's first frame time as whole seconds (``3``), the others as ``3.0 seconds``. The frame times
 come from ``video_metadata`` (24 fps when it is missing). Their tokenizers are GLM-4's byte-level
 BPE (151,552 ids): the twins use a tiny byte-level BPE with GLM's special tokens, and the chat
 templates of the published checkpoints (``zai-org/GLM-4.1V-9B-Thinking``, ``zai-org/GLM-4.6V``).
@@ -174,25 +175,19 @@ def _glm_tokenizer():
     )
 
 
+def _glm_token_ids(tokenizer) -> dict[str, int]:
+    """The GLM-V configs' multimodal token ids, from the tokenizer."""
+    names = ("image_start", "image_end", "video_start", "video_end", "image", "video")
+    ids = tokenizer.convert_tokens_to_ids(GLM_SPECIAL_TOKENS[10:16])
+    return {f"{name}_token_id": id_ for name, id_ in zip(names, ids)}
+
+
 def _save_glm_v(out: Path, classes: tuple[type, ...], chat_template: str) -> None:
     """A GLM-V model (``classes``: config, model, processor, image and video processor) of a
     2-layer GLM-4 text model and a 1-layer vision tower (8x8 patches, 2 frames a temporal patch,
     2x2 merge), around the tiny GLM tokenizer."""
     config_class, model_class, processor_class, image_class, video_class = classes
     tokenizer = _glm_tokenizer()
-    ids = dict(
-        zip(
-            (
-                "image_start_token_id",
-                "image_end_token_id",
-                "video_start_token_id",
-                "video_end_token_id",
-                "image_token_id",
-                "video_token_id",
-            ),
-            tokenizer.convert_tokens_to_ids(GLM_SPECIAL_TOKENS[10:16]),
-        )
-    )
     head_dim = VIDEO_LLM_TEXT["hidden_size"] // VIDEO_LLM_TEXT["num_attention_heads"]
     text = _text_config(
         tokenizer,
@@ -214,7 +209,7 @@ def _save_glm_v(out: Path, classes: tuple[type, ...], chat_template: str) -> Non
         "spatial_merge_size": 2,
         "temporal_patch_size": 2,
     }
-    config = config_class(text_config=text, vision_config=vision, **ids)
+    config = config_class(text_config=text, vision_config=vision, **_glm_token_ids(tokenizer))
     processor = processor_class(
         image_processor=image_class(**GLM_IMAGE_PIXELS),
         video_processor=video_class(**GLM_VIDEO_PIXELS),
@@ -293,3 +288,80 @@ def _build_glmga(out: Path) -> None:
         GlmgaVideoProcessor,
     )
     _save_glm_v(out, classes, GLM46V_CHAT_TEMPLATE)
+
+
+@_register(
+    "glm5-next",
+    "Glm5NextForConditionalGeneration (a linear-attention and an indexed sparse-attention layer, "
+    "a dense and a mixture-of-experts MLP) + Glm5NextProcessor, video input",
+)
+def _build_glm5_next(out: Path) -> None:
+    """GLM-5 Next: GLM-4.6V's processor (timestamps ``3.0 seconds`` a temporal patch) on a
+    2-layer hybrid text model (KDA linear attention, then DeepSeek-style indexed attention over
+    low-rank queries and keys; 4 experts, 2 a token, and a shared one in the second layer, 2
+    hyper-connection streams), a 1-layer vision tower. The published GLM-5.3-Flash template
+    writes a reminder instead of a video (foilkit refuses such a checkpoint on load: its template
+    writes no video placeholder); the twin's is GLM-4.6V's, with GLM's video markers."""
+    from transformers import (
+        Glm5NextConfig,
+        Glm5NextForConditionalGeneration,
+        Glm5NextImageProcessor,
+        Glm5NextProcessor,
+        Glm5NextVideoProcessor,
+    )
+
+    tokenizer = _glm_tokenizer()
+    text = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": 32,
+        "intermediate_size": 32,
+        "moe_intermediate_size": 16,
+        "num_hidden_layers": 2,
+        "num_attention_heads": 4,
+        "num_key_value_heads": 4,
+        "n_shared_experts": 1,
+        "n_routed_experts": 4,
+        "num_experts_per_tok": 2,
+        "kv_lora_rank": 16,
+        "q_lora_rank": 16,
+        "qk_rope_head_dim": 0,
+        "qk_nope_head_dim": 8,
+        "v_head_dim": 8,
+        "index_topk": 16,
+        "index_kpool": 4,
+        "index_head_dim": 8,
+        "index_n_heads": 2,
+        "linear_head_dim": 8,
+        "linear_num_heads": 4,
+        "hc_mult": 2,
+        "mlp_layer_types": ["dense", "sparse"],
+        "layer_types": ["linear_attention", "indexed_attention"],
+        "max_position_embeddings": 512,
+        "pad_token_id": tokenizer.pad_token_id,
+        "eos_token_id": tokenizer.eos_token_id,
+    }
+    vision = {
+        "depth": 1,
+        "hidden_size": 32,
+        "intermediate_size": 37,
+        "num_heads": 4,
+        "out_hidden_size": 32,
+        "projection_intermediate_size": 32,
+        "image_size": 32,
+        "patch_size": PATCH_SIZE,
+        "spatial_merge_size": 2,
+        "temporal_patch_size": 2,
+    }
+    config = Glm5NextConfig(text_config=text, vision_config=vision, **_glm_token_ids(tokenizer))
+    processor = Glm5NextProcessor(
+        image_processor=Glm5NextImageProcessor(**GLM_IMAGE_PIXELS),
+        # a budget in merged tokens (not pixels): 8 frames of 48x64 fit 16x32, as the others'
+        video_processor=Glm5NextVideoProcessor(
+            **{**GLM_VIDEO_PIXELS, "size": {"longest_edge": 1}},
+            min_image_tokens=1,
+            max_image_tokens=8,
+        ),
+        tokenizer=tokenizer,
+        chat_template=GLM46V_CHAT_TEMPLATE,
+    )
+    _save(out, Glm5NextForConditionalGeneration(config), processor)
