@@ -63,7 +63,8 @@ def gemma_features(model, inputs: dict) -> int:
 
 
 def temporal_patches(pixels: torch.Tensor) -> torch.Tensor:
-    """GLM's rows (patches of 2 frames: channels x frame x pixels), one row per frame."""
+    """GLM's and Qwen2-VL's rows (patches of 2 frames: channels x frame x pixels), one row
+    per frame."""
     steps = pixels.view(FRAMES // 2, -1, 3, 2, PATCH_SIZE * PATCH_SIZE)
     return steps.permute(0, 3, 1, 2, 4).reshape(FRAMES, -1)
 
