@@ -209,7 +209,9 @@ def _run_roberta_mlm(path: Path) -> None:
     assert all(np.isfinite(p["score"]) and p["sequence"].startswith("A man") for p in predictions)
 
 
-def _video_llm(path: Path, placeholder: str, tokens_per_video: Callable[[dict], int]) -> None:
+def _video_llm(
+    path: Path, placeholder: str, tokens_per_video: Callable[[dict], int], **processor_kwargs
+) -> None:
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
     model = AutoModelForImageTextToText.from_pretrained(path).eval()
@@ -223,7 +225,11 @@ def _video_llm(path: Path, placeholder: str, tokens_per_video: Callable[[dict], 
     prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     assert prompt.count(placeholder) == 1 and "Describe the video." in prompt
     inputs = processor(
-        text=[prompt], videos=[_frames(NUM_FRAMES)], return_tensors="pt", do_sample_frames=False
+        text=[prompt],
+        videos=[_frames(NUM_FRAMES)],
+        return_tensors="pt",
+        do_sample_frames=False,
+        **processor_kwargs,
     )
     video_token_id = processor.tokenizer.convert_tokens_to_ids(placeholder)
     assert video_token_id == model.config.video_token_id
@@ -343,6 +349,125 @@ def _run_gemma4(path: Path) -> None:
     _video_llm(path, "<|video|>", soft_tokens)
 
 
+def _run_glm_v(path: Path) -> None:
+    """GLM-4.1V / GLM-4.6V: the template's one ``<|video|>`` becomes ``<|image|>`` tokens inside
+    ``<|begin_of_video|>...<|end_of_video|>``, one block per 2 frames."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Hi."}]}]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert prompt.count("<|begin_of_video|><|video|><|end_of_video|>") == 1
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    inputs = processor(
+        text=[prompt],
+        videos=[_frames(NUM_FRAMES)],
+        video_metadata=[metadata],
+        do_sample_frames=False,
+        return_tensors="pt",
+    )
+    assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 2, 4]]  # 48x64 -> 16x32
+    video = inputs["mm_token_type_ids"] == 2
+    assert int(video.sum()) == NUM_FRAMES // 2 * 2  # 2x4 patches merged 2x2 per temporal patch
+    assert (inputs["input_ids"][video] == model.config.image_token_id).all()
+    with torch.no_grad():
+        logits = model(**inputs).logits
+    assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
+
+
+def _run_ernie4_5_vl(path: Path) -> None:
+    def merged(inputs) -> int:  # 2 frames x 2 x 2 patches per token; 48x64 frames -> 16x32
+        assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES, 2, 4]]
+        return int(inputs["video_grid_thw"].prod()) // 8
+
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    _video_llm(path, "<|VIDEO_PLACEHOLDER|>", merged, video_metadata=[metadata])
+
+
+def _run_gemma4_unified(path: Path) -> None:
+    def soft_tokens(inputs) -> int:  # a frame's real patches, already pooled 2x2 (16 pixels)
+        assert int(inputs["num_frames_per_video"][0]) == NUM_FRAMES
+        return int((inputs["video_position_ids"][..., 0] >= 0).sum())
+
+    _video_llm(path, "<|video|>", soft_tokens)
+
+
+def _run_nemotron_h_omni(path: Path) -> None:
+    """Nemotron-H Omni runs on text; its video forward fails inside transformers 5.23 (why foilkit
+    refuses it: ``BROKEN_VIDEO``). When this stops raising, lift the refusal and score it."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+    from transformers.video_utils import VideoMetadata
+
+    from foilkit.scorers.adapters._video_llm_support import BROKEN_VIDEO
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    with torch.no_grad():
+        text = processor(text=["Describe the video."], return_tensors="pt")
+        assert _finite(model(**text).logits)
+        metadata = VideoMetadata(
+            total_num_frames=NUM_FRAMES, fps=2.0, frames_indices=list(range(8))
+        )
+        inputs = processor(
+            text=["<video>Describe the video."],
+            videos=[_frames(NUM_FRAMES)],
+            video_metadata=metadata,  # one object: the processor reads it so
+            do_sample_frames=False,
+            return_tensors="pt",
+        )
+        assert "Frame 1 sampled at 0.00 seconds" in processor.tokenizer.decode(
+            inputs["input_ids"][0]
+        )
+        if transformers_version() in BROKEN_VIDEO["nemotron_h_omni"].versions:
+            with pytest.raises(TypeError, match="must be tuple of Tensors"):
+                model(**inputs)
+
+
+def transformers_version() -> str:
+    import transformers
+
+    return transformers.__version__
+
+
+def _run_hyperclovax_vision_v2(path: Path) -> None:
+    def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token; 48x64 frames -> 16x32
+        assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 2, 4]]
+        return int(inputs["video_grid_thw"].prod()) // 4
+
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    _video_llm(path, "<|VIDEO_PAD|>", merged_patches, video_metadata=[metadata])
+
+
+def _run_cosmos3_edge(path: Path) -> None:
+    def merged_patches(inputs) -> int:  # one frame a step, 2 x 2 patches per token
+        assert inputs["video_grid_thw"][0, 0] == NUM_FRAMES
+        return int(inputs["video_grid_thw"].prod()) // 4
+
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    _video_llm(
+        path, "<|video_pad|>", merged_patches, video_metadata=[metadata], return_metadata=True
+    )
+
+
+def _run_muse_glimmer(path: Path) -> None:
+    def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token
+        assert inputs["video_grid_thw"][0, 0] == NUM_FRAMES // 2
+        return int(inputs["video_grid_thw"].prod()) // 4
+
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    _video_llm(path, "<|video|>", merged_patches, video_metadata=[metadata], return_metadata=True)
+
+
+def _run_minimax_m3_vl(path: Path) -> None:
+    def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token; frames kept 48x64
+        assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 6, 8]]
+        return int(inputs["video_grid_thw"].prod()) // 4
+
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    _video_llm(path, "]<]video[>[", merged_patches, video_metadata=[metadata])
+
+
 def _instructblip(path: Path, model_class: str, visual: np.ndarray, placeholder: str) -> None:
     """An InstructBLIP(-Video) forward on ``visual`` with a bare question, as its model card."""
     import transformers
@@ -417,6 +542,19 @@ RUNNERS = {
     "qwen3.5-moe": _run_qwen3_5,
     "qwen4-exp": _run_qwen3_5,
     "gemma4": _run_gemma4,
+    "glm4v": _run_glm_v,
+    "glm46v": _run_glm_v,
+    "glmga": _run_glm_v,
+    "glm5-next": _run_glm_v,
+    "ernie4.5-vl": _run_ernie4_5_vl,
+    "exaone4.5": _run_qwen2_vl,
+    "hyperclovax-vision-v2": _run_hyperclovax_vision_v2,
+    "cosmos3-edge": _run_cosmos3_edge,
+    "muse-glimmer": _run_muse_glimmer,
+    "muse-spark": _run_muse_glimmer,
+    "minimax-m3-vl": _run_minimax_m3_vl,
+    "gemma4-unified": _run_gemma4_unified,
+    "nemotron-h-omni": _run_nemotron_h_omni,
     "instructblip-video": _run_instructblip_video,
     "instructblip": _run_instructblip,
     "llava": _run_llava,

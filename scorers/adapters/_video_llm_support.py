@@ -4,7 +4,8 @@ Three questions, each answered from what transformers declares rather than from 
 model names:
 
 * does the model take video at all (:func:`video_refusal`): its processor must declare a video
-  processor, and its chat template must write the processor's video placeholder;
+  processor, and its chat template must write the processor's video placeholder; and its video
+  forward must not be broken in the installed transformers (:func:`broken_video`);
 * how is the video prefix's KV cache reused (:func:`prefix_reuse`): cut back after each
   continuation where every cache layer can be cut back exactly, copied per continuation where a
   layer keeps only a window or a running state, one full forward per text where there is no
@@ -123,6 +124,29 @@ PER_FRAME_VIDEO_SEGMENTS: dict[str, PerFrameSegments] = {
 }
 
 
+@dataclass(frozen=True)
+class BrokenVideo:
+    """A family whose video forward fails inside transformers itself: ``reason`` (one line), in
+    the transformers ``versions`` it was observed in (a newer release is scored, and tested,
+    again)."""
+
+    versions: tuple[str, ...]
+    reason: str
+
+
+#: Families whose video path is broken in transformers, by ``model_type``.
+BROKEN_VIDEO: dict[str, BrokenVideo] = {
+    # NemotronH_Omni_Reasoning_V3.forward concatenates get_video_features' pooler_output, one
+    # tensor rather than a tuple of per-video tensors (torch.cat raises TypeError); its processor
+    # also reads video_metadata as one object, not one per video.
+    "nemotron_h_omni": BrokenVideo(
+        ("5.23.0",),
+        "its forward cannot take video (torch.cat over get_video_features' pooler_output, "
+        "a single tensor, raises TypeError)",
+    ),
+}
+
+
 def bare_video_part(processor: Any, prompt: str) -> str:
     """``prompt`` with each chat-template video part ``vision_start + video_token + vision_end``
     written as the bare ``video_token``, for processors of :data:`PER_FRAME_VIDEO_SEGMENTS`
@@ -140,6 +164,20 @@ def bare_video_part(processor: Any, prompt: str) -> str:
 def _content(token: Any) -> str | None:
     """A special token's text (an ``AddedToken`` or a str)."""
     return getattr(token, "content", token)
+
+
+def broken_video(model_type: str | None) -> str | None:
+    """Why ``model_type``'s video path fails in the installed transformers (:data:`BROKEN_VIDEO`),
+    ``None`` when it is not known to."""
+    import transformers
+
+    entry = BROKEN_VIDEO.get(model_type or "")
+    if entry is None or transformers.__version__ not in entry.versions:
+        return None
+    return (
+        f"model_type {model_type!r} cannot be scored on video with transformers "
+        f"{transformers.__version__}: {entry.reason}; use a transformers release that fixes it"
+    )
 
 
 def takes_video(processor_class: type) -> bool:

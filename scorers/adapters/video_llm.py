@@ -71,6 +71,13 @@ writes each temporal patch as its own ``<t seconds><|vision_start|>...<|vision_e
 the bare video token, so the segments are not nested in the template's own pair (recorded as
 ``video_part``).
 
+Chat templates are followed as written: where a template writes a system or assistant turn's
+content as it is (GLM-4.1V), those turns are given as strings, never a list of parts; where its
+assistant turn opens with something before the answer (GLM-4.5V/4.6V's empty
+``<think></think>``), every prompt ends with that opening, so the answer's tokens and the option
+letter are read where the model writes its answer. Both are recorded (``text_content``,
+``answer_lead_in``).
+
 Time axis: models that place frames in time (Qwen2.5-VL's temporal position ids, Qwen3-VL's
 frame timestamps) get the view's real sampling interval through ``video_metadata`` instead
 of the processor's 24 fps default. The frames are presented in the order shown, starting at
@@ -95,6 +102,7 @@ from foilkit.scorers.adapters._video_llm_support import (
     PLAIN_PROMPTS,
     PlainPrompt,
     bare_video_part,
+    broken_video,
     naming_the_extra,
     prefix_cache,
     prefix_reuse,
@@ -242,6 +250,7 @@ class VideoLLMAdapter(RequestAdapter):
     processor_call = {
         "do_sample_frames": False,
         "video_metadata": "each view's frame timestamps, where known",
+        "return_metadata": True,
     }
 
     def __init__(
@@ -363,6 +372,11 @@ class VideoLLMAdapter(RequestAdapter):
                     f"plain prompt for model_type {self.model_type!r}; add the checkpoint's chat "
                     "template (processor.chat_template) or a PlainPrompt entry for the family"
                 )
+        #: how the template reads a text-only turn (system, answer), and what its assistant turn
+        #: writes before the answer (both read off the template: see _learn_the_template)
+        self.text_as_string, self.answer_lead_in = False, ""
+        if self.plain_prompt is None:
+            self._learn_the_template()
         refusal = self._refusal(config)
         if refusal is not None:
             raise ValueError(f"{model_id}: {refusal}")
@@ -376,6 +390,45 @@ class VideoLLMAdapter(RequestAdapter):
         }
         return model_class
 
+    def _learn_the_template(self) -> None:
+        """Two facts of the chat template, read off renders of it, that the prompts follow.
+
+        ``text_as_string``: the template writes a system or assistant turn's ``content`` as it
+        is (GLM-4.1V's ``{{ msg.content }}``), so a list of parts would reach the model as its
+        Python repr; those turns are then given as strings. ``answer_lead_in``: what an
+        assistant turn writes before the answer's text (GLM-4.5V/4.6V's empty reasoning
+        ``<think></think>\\n``, Qwen3.5's ``\\n</think>\\n\\n`` after its ``<think>\\n``
+        prompt); it ends every prompt, so the option letter and the answer are
+        read where the model writes its answer, not where it would open its reasoning. A
+        whitespace lead-in (a space after ``ASSISTANT:``) stays with the answer, whose first
+        token it is part of.
+        """
+        from jinja2 import TemplateError
+
+        probe = [{"type": "text", "text": _MARKER}]
+        messages = [
+            {"role": "system", "content": probe},
+            *self._messages(LIKELIHOOD_QUESTION, None),
+            {"role": "assistant", "content": probe},
+        ]
+        try:
+            rendered = self.processor.apply_chat_template(messages, tokenize=False)
+        except (ValueError, TemplateError):  # no system or assistant turns: nothing to learn
+            rendered = ""
+        self.text_as_string = repr(probe) in rendered
+        messages = self._messages(LIKELIHOOD_QUESTION, None)
+        prompt = self._render(messages)
+        answer = self._answer_text(messages, prompt, _MARKER)
+        lead = answer[: answer.index(_MARKER)] if answer else ""
+        if lead.strip():
+            lead_ids, ids = self.encode(prompt + lead), self.encode(prompt + answer)
+            if ids[: len(lead_ids)] == lead_ids:  # it ends at a token boundary
+                self.answer_lead_in = lead
+
+    def _text(self, text: str) -> str | list[dict[str, str]]:
+        """A text-only turn's ``content`` as the chat template reads it."""
+        return text if self.text_as_string else [{"type": "text", "text": text}]
+
     def _refusal(self, config: Any) -> str | None:
         """Why this model cannot be scored with its video, ``None`` when it can."""
         text_config = config.get_text_config(decoder=True)
@@ -387,7 +440,8 @@ class VideoLLMAdapter(RequestAdapter):
         rendered = None
         if self.plain_prompt is None:
             rendered = self._render(self._messages(LIKELIHOOD_QUESTION, None))
-        return video_refusal(self.processor, self.model_type, rendered)
+        broken = broken_video(self.model_type)
+        return broken or video_refusal(self.processor, self.model_type, rendered)
 
     def _check_video_token(self) -> None:
         """A checkpoint read through its video variant's classes must name the video placeholder
@@ -442,14 +496,13 @@ class VideoLLMAdapter(RequestAdapter):
         common = {**super().describe(), "prefix_reuse": self.prefix_reuse}
         if self.loaded_as is not None:  # e.g. an InstructBLIP checkpoint read as InstructBLIP-Video
             common["loaded_as"] = self.loaded_as
-        if self.plain_prompt is None:  # a thinking template's empty reasoning block, moved
-            messages = self._messages(LIKELIHOOD_QUESTION, None)
-            lead = self._answer_lead(messages, self._render(messages))
-            if lead:
-                common["answer_lead"] = lead
         segments = PER_FRAME_VIDEO_SEGMENTS.get(type(self.processor).__name__)
         if segments is not None:  # the template's video part, replaced whole as the reference
             common["video_part"] = {"written_as": "video_token", "source": segments.source}
+        if self.text_as_string:  # the template writes a system/answer turn's content as it is
+            common["text_content"] = "string"
+        if self.answer_lead_in:  # what every prompt ends with: the template's answer opening
+            common["answer_lead_in"] = self.answer_lead_in
         if self.plain_prompt is not None:  # no chat template: the family's declared format
             common["prompt_format"] = {
                 "template": self.plain_prompt.template,
@@ -526,8 +579,6 @@ class VideoLLMAdapter(RequestAdapter):
         answer = self._answer_text(messages, prompt, letter)
         if answer is None:
             return None
-        lead = self._answer_lead(messages, prompt)
-        prompt, answer = prompt + lead, answer[len(lead) :]
         prompt_ids, ids = self.encode(prompt), self.encode(prompt + answer)
         if ids[: len(prompt_ids)] != prompt_ids or len(ids) == len(prompt_ids):
             return None
@@ -570,7 +621,7 @@ class VideoLLMAdapter(RequestAdapter):
         rendered = self.processor.apply_chat_template(
             messages, add_generation_prompt=True, tokenize=False
         )
-        return bare_video_part(self.processor, rendered)
+        return bare_video_part(self.processor, rendered) + self.answer_lead_in
 
     def _answer_text(
         self, messages: list[dict[str, Any]], prompt: str, text: str, turn: bool = False
@@ -582,7 +633,7 @@ class VideoLLMAdapter(RequestAdapter):
         if self.plain_prompt is not None:  # the answer follows the prompt; a turn ends at EOS
             answer = self.plain_prompt.answer_separator + text
             return answer + (self.tokenizer.eos_token or "") if turn else answer
-        answered = messages + [{"role": "assistant", "content": [{"type": "text", "text": text}]}]
+        answered = messages + [{"role": "assistant", "content": self._text(text)}]
         try:
             rendered = self.processor.apply_chat_template(
                 answered, add_generation_prompt=False, tokenize=False
@@ -595,26 +646,15 @@ class VideoLLMAdapter(RequestAdapter):
         rest = rendered[len(prompt) :]
         return rest if turn else rest[: rest.index(text) + len(text)]
 
-    def _answer_lead(self, messages: list[dict[str, Any]], prompt: str) -> str:
-        """What the template writes between the generation prompt and an answer's text, where it
-        is more than whitespace: a thinking template's empty reasoning block (Qwen3.5's
-        ``<think>\\n`` prompt, its answers ``\\n</think>\\n\\n`` + text). It belongs to the prompt:
-        the texts are scored, and the letters read, where the answer starts, not where the
-        model would start reasoning. ``""`` for any other template (a space or nothing)."""
-        probe = "foilkit probe answer"
-        answer = self._answer_text(messages, prompt, probe)
-        lead = answer[: -len(probe)] if answer is not None else ""
-        return lead if lead.strip() else ""
-
     def _prompt(self, count: int | None) -> tuple[str, str]:
         """The chat prompt split around the question: (head with the video, tail to the answer,
-        the template's :meth:`_answer_lead` included)."""
+        the template's :attr:`answer_lead_in` included)."""
         messages = self._messages(_MARKER, count)
         rendered = self._render(messages)
         head, marker, tail = rendered.partition(_MARKER)
         if not marker:
             raise ValueError(f"{self.model_id}: the chat template dropped the question text")
-        return head, tail + self._answer_lead(messages, rendered)
+        return head, tail
 
     def prompt_texts(
         self,
@@ -634,21 +674,18 @@ class VideoLLMAdapter(RequestAdapter):
         if question is not None:
             messages = self._messages(question, None)
             prompt = self._render(messages)
-            lead = self._answer_lead(messages, prompt)
             written = [self._answer_text(messages, prompt, answer) for answer in answers or ()]
-            return prompt + lead, [
-                answer if text is None else text[len(lead) :]
+            return prompt, [
+                answer if text is None else text
                 for answer, text in zip(answers or (), written, strict=True)
             ]
         if self.mode == "likelihood":
             messages = self._messages(LIKELIHOOD_QUESTION, None)
             prompt = self._render(messages)
-            lead = self._answer_lead(messages, prompt)
             turn = self.continuation == "turn"
             answers = [self._answer_text(messages, prompt, text, turn) for text in texts]
-            return prompt + lead, [
-                text if answer is None else answer[len(lead) :]
-                for text, answer in zip(texts, answers)
+            return prompt, [
+                text if answer is None else answer for text, answer in zip(texts, answers)
             ]
         if self.mode == "entail":
             head, tail = self._prompt(None)
@@ -687,12 +724,14 @@ class VideoLLMAdapter(RequestAdapter):
     def video_kwargs(self, request: TextsRequest) -> dict[str, Any]:
         """Processor keywords for the request's frames: all of them, as sampled (a video
         processor that samples by default, Qwen3-VL's or Gemma 4's, would drop some), and their
-        time axis when it is known."""
+        time axis when it is known; the video processor hands the metadata back to the processor,
+        whose placeholder expansion reads it (Cosmos3 Edge's asks for it only this way)."""
         if request.timestamps is None:
-            return {"do_sample_frames": False}
+            return {"do_sample_frames": False, "return_metadata": True}
         return {
             "video_metadata": [presented_metadata(request.timestamps)],
             "do_sample_frames": False,
+            "return_metadata": True,
         }
 
     def model_inputs(self, request: TextsRequest, text: str, instruction: str | None = None) -> Any:
@@ -705,13 +744,16 @@ class VideoLLMAdapter(RequestAdapter):
                 f"got {len(request.frames)}: score with --frames {frames} "
                 f"(num_frames={frames} in Python)"
             )
+        # a processor may write into the frames it is given (ERNIE 4.5 VL draws each frame's
+        # time on it): it gets a copy, so the view's frames stay as decoded for its other texts
+        frames = request.frames.clone() if torch.is_tensor(request.frames) else request.frames
         if self._takes_videos:
-            frames, sizing = request.frames, {}
+            sizing = {}
             if self.resolution is not None:
                 frames, sizing = self.resolution.prepare(frames, self.processor.video_processor)
             video = {"videos": [frames], **self.video_kwargs(request), **sizing}
         else:  # the processor takes a video as its visual input (InstructBLIP-Video: images=)
-            video = {"images": [request.frames]}
+            video = {"images": [frames]}
         inputs = self.processor(
             text=[text], return_tensors="pt", **self.special_tokens(text), **video
         )
@@ -720,6 +762,10 @@ class VideoLLMAdapter(RequestAdapter):
                 encoded = tokenizer([instruction], return_tensors="pt")
                 for key in ("input_ids", "attention_mask"):
                     inputs[prefix + key] = encoded[key]
+        # what is not a tensor is the processor's bookkeeping, not a model input (the video
+        # metadata Cosmos3 Edge's processor hands back)
+        for key in [key for key, value in inputs.items() if not torch.is_tensor(value)]:
+            del inputs[key]
         inputs = inputs.to(self.device)
         for key, value in inputs.items():
             if torch.is_floating_point(value):

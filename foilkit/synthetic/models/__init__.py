@@ -14,7 +14,8 @@ Public API::
 
 One module per family group registers its builders (``dual_encoders``, ``video_text``,
 ``cross_encoders``, ``text_lms``, and the video LLMs ``llava``, ``qwen``, ``gemma``,
-``instructblip``, ``internvl``, ``smolvlm``, ``video_llama``, ``perception_lm``, ``molmo2``);
+``instructblip``, ``internvl``, ``smolvlm``, ``video_llama``, ``perception_lm``, ``molmo2``,
+``glm``, ``ernie``, ``exaone``, ``hyperclovax``, ``cosmos``, ``muse``, ``minimax``, ``nemotron``);
 :mod:`.families` is the table of model families foilkit claims.
 
 ``tiny_model_path`` caches under ``$FOILKIT_TINY_MODELS`` (default
@@ -38,13 +39,21 @@ from foilkit.synthetic.build_once import build_once
 
 # The family modules register their builders on import (TINY_MODELS follows module order).
 from foilkit.synthetic.models import (  # noqa: F401  (imported to register)
+    cosmos,
     cross_encoders,
     dual_encoders,
+    ernie,
+    exaone,
     gemma,
+    glm,
+    hyperclovax,
     instructblip,
     internvl,
     llava,
+    minimax,
     molmo2,
+    muse,
+    nemotron,
     perception_lm,
     qwen,
     smolvlm,

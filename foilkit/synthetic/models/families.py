@@ -82,6 +82,22 @@ TWINS: dict[str, Twin] = {
     "video_llama_3": Twin("video-llama-3", OPEN_VLMS),
     "perception_lm": Twin("perception-lm", OPEN_VLMS),
     "molmo2": Twin("molmo2", OPEN_VLMS),
+    "glm4v": Twin("glm4v", "tests/scorers/test_conformance_more_vlms.py"),
+    "glm46v": Twin("glm46v", "tests/scorers/test_conformance_more_vlms.py"),
+    "glmga": Twin("glmga", "tests/scorers/test_conformance_more_vlms.py"),
+    "glm5_next": Twin("glm5-next", "tests/scorers/test_conformance_more_vlms.py"),
+    "ernie4_5_vl_moe": Twin("ernie4.5-vl", "tests/scorers/test_conformance_more_vlms.py"),
+    "exaone4_5": Twin("exaone4.5", "tests/scorers/test_conformance_more_vlms.py"),
+    "hyperclovax_vision_v2": Twin(
+        "hyperclovax-vision-v2", "tests/scorers/test_conformance_more_vlms.py"
+    ),
+    "cosmos3_edge": Twin("cosmos3-edge", "tests/scorers/test_conformance_more_vlms.py"),
+    "muse_glimmer": Twin("muse-glimmer", "tests/scorers/test_conformance_more_vlms.py"),
+    "muse_spark": Twin("muse-spark", "tests/scorers/test_conformance_more_vlms.py"),
+    "minimax_m3_vl": Twin("minimax-m3-vl", "tests/scorers/test_conformance_more_vlms.py"),
+    "gemma4_unified": Twin("gemma4-unified", "tests/scorers/test_conformance_more_vlms.py"),
+    # refused there: its video forward is broken in transformers 5.23
+    "nemotron_h_omni": Twin("nemotron-h-omni", "tests/scorers/test_conformance_more_vlms.py"),
 }
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")
@@ -137,8 +153,9 @@ def claiming_adapter(config: Any) -> str | None:
 
 def refusal(model_type: str, adapter: str | None) -> str | None:
     """foilkit's one-line reason for refusing ``model_type`` on its config alone, ``None`` when
-    it is not refused: no adapter claims it, or the video-llm adapter claims it but its
-    processor (that of the video variant transformers pairs it with) takes no video."""
+    it is not refused: no adapter claims it, or the video-llm adapter claims it but its video
+    path is broken in the installed transformers, or its processor (that of the video variant
+    transformers pairs it with) takes no video."""
     from foilkit.scorers.adapters import UNSUPPORTED
 
     if adapter is None:
@@ -150,11 +167,15 @@ def refusal(model_type: str, adapter: str | None) -> str | None:
     from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
 
     from foilkit.scorers.adapters.video_llm import (
+        broken_video,
         takes_video,
         video_refusal,
         video_variant,
     )
 
+    broken = broken_video(model_type)
+    if broken is not None:
+        return broken
     name = PROCESSOR_MAPPING_NAMES.get(video_variant(model_type) or model_type)
     processor_class = getattr(transformers, name, None) if name else None
     if processor_class is None or takes_video(processor_class):

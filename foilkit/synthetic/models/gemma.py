@@ -1,4 +1,4 @@
-"""Gemma 4, a video LLM whose chat template writes video parts."""
+"""Gemma 4 and Gemma 4 unified, video LLMs whose chat template writes video parts."""
 
 from __future__ import annotations
 
@@ -35,6 +35,20 @@ GEMMA4_TOKENS = {
 GEMMA4_SLIDING_WINDOW = 8  # tokens: far shorter than any video prompt, so the window is full
 
 
+def _gemma4_tokenizer():
+    """Byte-level BPE with Gemma 4's turn and multimodal tokens (``extra_special_tokens``)."""
+    from transformers import Qwen2Tokenizer
+
+    return tiny_tokenizers.byte_level_bpe(
+        Qwen2Tokenizer,
+        ["<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>", *GEMMA4_TOKENS.values()],
+        pad_token="<pad>",
+        eos_token="<eos>",
+        bos_token="<bos>",
+        extra_special_tokens=GEMMA4_TOKENS,
+    )
+
+
 @_register(
     "gemma4",
     f"Gemma4ForConditionalGeneration (a {GEMMA4_SLIDING_WINDOW}-token sliding-window layer and "
@@ -54,17 +68,9 @@ def _build_gemma4(out: Path) -> None:
         Gemma4ImageProcessor,
         Gemma4Processor,
         Gemma4VideoProcessor,
-        Qwen2Tokenizer,
     )
 
-    tokenizer = tiny_tokenizers.byte_level_bpe(
-        Qwen2Tokenizer,
-        ["<pad>", "<eos>", "<bos>", "<start_of_turn>", "<end_of_turn>", *GEMMA4_TOKENS.values()],
-        pad_token="<pad>",
-        eos_token="<eos>",
-        bos_token="<bos>",
-        extra_special_tokens=GEMMA4_TOKENS,
-    )
+    tokenizer = _gemma4_tokenizer()
     ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in GEMMA4_TOKENS.items()}
     text = _text_config(
         tokenizer,
@@ -109,3 +115,64 @@ def _build_gemma4(out: Path) -> None:
         image_seq_length=70,
     )
     _save(out, Gemma4ForConditionalGeneration(config), processor)
+
+
+@_register(
+    "gemma4-unified",
+    f"Gemma4UnifiedForConditionalGeneration (a {GEMMA4_SLIDING_WINDOW}-token sliding-window "
+    "layer and a full-attention layer; frames embedded by patches) + Gemma4UnifiedProcessor, "
+    "video input",
+)
+def _build_gemma4_unified(out: Path) -> None:
+    """Gemma 4 unified: as ``gemma4``, but no vision tower: a frame's 8x8 patches (pooled 2x2)
+    are projected into the text model, where vision tokens attend to each other both ways; no
+    audio tower (the video path needs none). Each frame is written ``mm:ss <start_of_image>``
+    + soft tokens + ``<end_of_image>``, its time from ``video_metadata``."""
+    from transformers import (
+        Gemma4UnifiedAudioFeatureExtractor,
+        Gemma4UnifiedConfig,
+        Gemma4UnifiedForConditionalGeneration,
+        Gemma4UnifiedImageProcessor,
+        Gemma4UnifiedProcessor,
+        Gemma4UnifiedVideoProcessor,
+    )
+
+    tokenizer = _gemma4_tokenizer()
+    ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in GEMMA4_TOKENS.items()}
+    text = _text_config(
+        tokenizer,
+        **VIDEO_LLM_TEXT,
+        head_dim=8,
+        global_head_dim=8,
+        sliding_window=GEMMA4_SLIDING_WINDOW,
+        layer_types=["sliding_attention", "full_attention"],
+    )
+    vision = {
+        "patch_size": PATCH_SIZE,
+        "pooling_kernel_size": 2,
+        "mm_embed_dim": 32,
+        "mm_posemb_size": 64,
+        "output_proj_dims": VIDEO_LLM_TEXT["hidden_size"],
+    }
+    config = Gemma4UnifiedConfig(
+        text_config=text,
+        vision_config=vision,
+        audio_config=None,
+        image_token_id=ids["image_token"],
+        video_token_id=ids["video_token"],
+        boi_token_id=ids["boi_token"],
+        eoi_token_id=ids["eoi_token"],
+        audio_token_id=ids["audio_token"],
+        boa_token_id=ids["boa_token"],
+        eoa_token_index=ids["eoa_token"],
+    )
+    pixels = {"patch_size": PATCH_SIZE, "max_soft_tokens": 70, "pooling_kernel_size": 2}
+    processor = Gemma4UnifiedProcessor(
+        feature_extractor=Gemma4UnifiedAudioFeatureExtractor(),
+        image_processor=Gemma4UnifiedImageProcessor(**pixels),
+        video_processor=Gemma4UnifiedVideoProcessor(**pixels, num_frames=NUM_FRAMES),
+        tokenizer=tokenizer,
+        chat_template=GEMMA_CHAT_TEMPLATE,
+        image_seq_length=70,
+    )
+    _save(out, Gemma4UnifiedForConditionalGeneration(config), processor)

@@ -1,0 +1,89 @@
+"""Cosmos3 Edge (NVIDIA, ``cosmos3_edge``): a SigLIP-style vision tower and a Nemotron-style
+dense text model with multimodal RoPE.
+
+Its processor expands the chat template's ``<|vision_start|><|video_pad|><|vision_end|>`` as one
+unit into a ``<t seconds><|vision_start|>`` + tokens + ``<|vision_end|>`` segment per frame, the
+time from ``video_metadata``, which it reads only when the video processor hands it back
+(``return_metadata``). The twin's chat template is ChatML with that video part (the one the
+processor documents); the checkpoint's own turn format is not in the sources available here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from foilkit.synthetic import tokenizers as tiny_tokenizers
+from foilkit.synthetic.models._base import (
+    PATCH_SIZE,
+    QWEN2_VL_CHAT_TEMPLATE,
+    VIDEO_LLM_TEXT,
+    _register,
+    _save,
+    _text_config,
+)
+
+COSMOS_VISION_TOKENS = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
+#: 8x8 patches merged 2x2, one frame a temporal step, a frame at most 32x32 pixels.
+COSMOS_PIXELS = {
+    "size": {"shortest_edge": 16 * 16, "longest_edge": 32 * 32},
+    "patch_size": PATCH_SIZE,
+    "merge_size": 2,
+}
+
+
+@_register(
+    "cosmos3-edge",
+    "Cosmos3EdgeForConditionalGeneration + Cosmos3EdgeProcessor (a timestamped segment per "
+    "frame), video input",
+)
+def _build_cosmos3_edge(out: Path) -> None:
+    """Cosmos3 Edge: a 2-layer text model (multimodal RoPE over a head of 8), a 1-layer vision
+    tower (8x8 patches, 2x2 merge, one frame a step); each of 8 frames becomes one segment."""
+    from transformers import (
+        Cosmos3EdgeConfig,
+        Cosmos3EdgeForConditionalGeneration,
+        Cosmos3EdgeImageProcessor,
+        Cosmos3EdgeProcessor,
+        Cosmos3EdgeVideoProcessor,
+        Qwen2Tokenizer,
+    )
+
+    tokenizer = tiny_tokenizers.byte_level_bpe(
+        Qwen2Tokenizer,
+        ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *COSMOS_VISION_TOKENS],
+        eos_token="<|im_end|>",
+        pad_token="<|endoftext|>",
+        return_mm_token_type_ids=True,  # as the checkpoint's tokenizer config asks
+    )
+    start, end, image, video = tokenizer.convert_tokens_to_ids(COSMOS_VISION_TOKENS)
+    text = _text_config(
+        tokenizer,
+        **VIDEO_LLM_TEXT,
+        head_dim=8,
+        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 1, 1]},
+    )
+    vision = {
+        "hidden_size": 32,
+        "intermediate_size": 37,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 4,
+        "patch_size": PATCH_SIZE,
+        "num_patches": 16,
+        "spatial_merge_size": 2,
+    }
+    config = Cosmos3EdgeConfig(
+        text_config=text,
+        vision_config=vision,
+        projector_hidden_size=32,
+        image_token_id=image,
+        video_token_id=video,
+        vision_start_token_id=start,
+        vision_end_token_id=end,
+    )
+    processor = Cosmos3EdgeProcessor(
+        image_processor=Cosmos3EdgeImageProcessor(**COSMOS_PIXELS),
+        video_processor=Cosmos3EdgeVideoProcessor(**COSMOS_PIXELS),
+        tokenizer=tokenizer,
+        chat_template=QWEN2_VL_CHAT_TEMPLATE,
+    )
+    _save(out, Cosmos3EdgeForConditionalGeneration(config), processor)
