@@ -62,3 +62,24 @@ def assert_greedy_answer_follows_the_logits(adapter, frames, texts, timestamps=N
     else:
         text = adapter.tokenizer.decode([first], skip_special_tokens=True).strip()
         assert generated == Generations((text,), (1,))
+
+
+def assert_entail_follows_the_logits(adapter, frames, texts, timestamps=None) -> None:
+    """Each text's score in the ``entail`` mode ``adapter`` (the video prefix encoded once) is
+    P(Yes) / (P(Yes) + P(No)) of one full forward over the whole rendered entailment question."""
+    import pytest
+    import torch
+
+    from foilkit.scorers.requests import TextsRequest
+
+    request = TextsRequest(texts, frames, timestamps=timestamps)
+    scored = adapter.score([request])[0]
+    prefix, questions = adapter.prompt_texts(texts)
+    yes, no = adapter._entail_ids
+    for position, question in enumerate(questions):
+        inputs = adapter.model_inputs(request, prefix + question)
+        with torch.inference_mode():
+            last = adapter.model(**inputs).logits[0, -1]
+        expected = float(last[[yes, no]].float().softmax(0)[0])
+        assert scored.scores[position] == pytest.approx(expected, abs=1e-5)
+    assert all(0.0 < score < 1.0 for score in scored.scores)

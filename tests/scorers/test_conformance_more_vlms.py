@@ -23,6 +23,10 @@ from typing import Any
 
 import pytest
 import torch
+from answering_model import (
+    assert_entail_follows_the_logits,
+    assert_greedy_answer_follows_the_logits,
+)
 
 import foilkit
 from foilkit.scorers.adapters import load_adapter
@@ -433,3 +437,17 @@ def test_nemotron_h_omni_is_refused_naming_the_transformers_bug(tiny_model):
     assert "\n" not in reason and reason == f"{path}: {family('nemotron_h_omni').reason}"
     assert "model_type 'nemotron_h_omni' cannot be scored on video with transformers" in reason
     assert family("nemotron_h_omni").status == "refused"
+
+
+@pytest.mark.parametrize("mode", ["generate", "entail"])
+def test_generate_and_entail_follow_the_logits(family, mode, frames, tiny_model):
+    """``--mode "generate"``: a one-token greedy answer is the token a full forward over the
+    whole rendered prompt ranks first; ``--mode "entail"``: P(Yes) / (P(Yes) + P(No)) after each
+    text's entailment question equals a full forward over the whole prompt."""
+    facts, _ = family
+    adapter = load_adapter(tiny_model(facts.twin), mode=mode, device="cpu")
+    check = {
+        "generate": assert_greedy_answer_follows_the_logits,
+        "entail": assert_entail_follows_the_logits,
+    }[mode]
+    check(adapter, frames, TEXTS, TIMESTAMPS)

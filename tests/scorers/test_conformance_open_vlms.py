@@ -13,7 +13,10 @@ from dataclasses import dataclass
 
 import pytest
 import torch
-from answering_model import assert_greedy_answer_follows_the_logits
+from answering_model import (
+    assert_entail_follows_the_logits,
+    assert_greedy_answer_follows_the_logits,
+)
 from test_video_llm_fidelity import INTERVAL, TEXTS, TIMESTAMPS, ModelCalls
 
 import foilkit
@@ -338,3 +341,13 @@ def test_generate_answers_what_the_logits_rank_first(family, tiny_model):
     scene = SyntheticScene(direction="left")
     frames = torch.from_numpy(render_frames(scene, num_frames=4)).permute(0, 3, 1, 2).contiguous()
     assert_greedy_answer_follows_the_logits(adapter, frames, TEXTS, TIMESTAMPS[:4])
+
+
+def test_entail_scores_what_the_logits_say(family, tiny_model):
+    """``--mode "entail"`` on each family: P(Yes) / (P(Yes) + P(No)) after each text's
+    entailment question equals a full forward over the whole rendered prompt."""
+    expect, _ = family
+    adapter = load_adapter(_twin_path(expect, tiny_model), mode="entail", device="cpu")
+    scene = SyntheticScene(direction="left")
+    frames = torch.from_numpy(render_frames(scene, num_frames=4)).permute(0, 3, 1, 2).contiguous()
+    assert_entail_follows_the_logits(adapter, frames, TEXTS, TIMESTAMPS[:4])

@@ -12,7 +12,10 @@ import math
 
 import pytest
 import torch
-from answering_model import assert_greedy_answer_follows_the_logits
+from answering_model import (
+    assert_entail_follows_the_logits,
+    assert_greedy_answer_follows_the_logits,
+)
 
 import foilkit
 from foilkit.scorers.adapters import load_adapter
@@ -279,3 +282,11 @@ def test_generate_answers_what_the_logits_rank_first(model_type, adapters, frame
     forward over the whole rendered prompt (per-frame segments, real times) ranks first."""
     adapter = adapters(VIDEO_LLMS[model_type], "generate")
     assert_greedy_answer_follows_the_logits(adapter, frames, TEXTS, TIMESTAMPS)
+
+
+@pytest.mark.parametrize("model_type", VIDEO_LLMS)
+def test_entail_scores_what_the_logits_say(model_type, adapters, frames):
+    """``--mode "entail"`` on each family: P(Yes) / (P(Yes) + P(No)) after each text's
+    entailment question equals a full forward over the whole prompt (per-frame segments)."""
+    adapter = adapters(VIDEO_LLMS[model_type], "entail")
+    assert_entail_follows_the_logits(adapter, frames, TEXTS, TIMESTAMPS)
