@@ -405,7 +405,11 @@ def test_a_merge_across_the_split_is_scored_whole(tiny_model, frames, monkeypatc
     whole prompt's: that text runs in one forward."""
     adapter = _adapter("qwen2.5-vl", tiny_model, mode="likelihood")
     prefix = adapter.prompt_texts(TEXTS)[0] + "a red squ"
-    monkeypatch.setattr(adapter, "prompt_texts", lambda texts: (prefix, ["are moves to the left"]))
+    monkeypatch.setattr(
+        adapter,
+        "prompt_texts",
+        lambda texts, question=None, answers=None: (prefix, ["are moves to the left"]),
+    )
     prefix_ids, whole_ids = adapter.encode(prefix), adapter.encode(prefix + "are moves to the left")
     assert whole_ids[: len(prefix_ids)] != prefix_ids  # "squ" + "are" is one token whole
     scored = adapter.score([TextsRequest(TEXTS[:1], frames, timestamps=TIMESTAMPS)])[0]
