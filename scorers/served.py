@@ -70,6 +70,7 @@ from foilkit.scorers.prompts import (
     LETTERS,
     LMMS_EVAL_QUESTION,
     choice_messages,
+    fit_system_turn,
     question_text,
 )
 from foilkit.scorers.requests import GenerateRequest, Generations, TextScores, TextsRequest
@@ -555,10 +556,9 @@ class ServedVideoLLM(RequestAdapter):
                 "top_p": decoding.top_p,
                 "seed": request.sample_seed(),
             }
+            messages = tuple(fit_system_turn(list(request.messages), SYSTEM_FORM))
             calls.append(
-                Call(
-                    request.messages, request.frames, params, self._sampler(), decoding.num_samples
-                )
+                Call(messages, request.frames, params, self._sampler(), decoding.num_samples)
             )
         return [
             Generations(tuple(text.strip() for text in reply.texts))

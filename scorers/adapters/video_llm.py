@@ -193,7 +193,6 @@ def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
     return length
 
 
-@register_adapter("video-llm")
 @dataclass(frozen=True)
 class ModeSettings:
     """A video LLM's settings for its mode, checked: what it scores (``score_kind``), how
@@ -254,6 +253,7 @@ def mode_settings(
     return ModeSettings(score_kind, reduction, continuation, prompt, decoding, parser)
 
 
+@register_adapter("video-llm")
 class VideoLLMAdapter(RequestAdapter):
     """``AutoModelForImageTextToText`` + ``AutoProcessor`` with video input; modes ``likelihood``,
     ``choice`` and ``generate`` (the choice question answered in words, read by a parser:
