@@ -455,8 +455,9 @@ class ServedVideoLLM(RequestAdapter):
 
     Args:
         server: the server and how to talk to it.
-        the rest: as :class:`~foilkit.scorers.adapters.video_llm.VideoLLMAdapter` (``preprocess``
-            only ``default``: the server sizes frames with its own processor).
+        the rest: as :class:`~foilkit.scorers.adapters.video_llm.VideoLLMAdapter`, but
+            ``preprocess``: the server sizes frames with its own processor (a ``reference``
+            sizing is recorded as not applied).
     """
 
     name = "video-llm"
@@ -481,11 +482,15 @@ class ServedVideoLLM(RequestAdapter):
         generating |= {k: kwargs.pop(k, None) for k in ("max_new_tokens", "seed")}
         kwargs.pop("placement", None)
         super().__init__(model_id, **kwargs)
+        #: where a protocol asks for a reference frame sizing (qwen-vl-utils' rules), the
+        #: server's own processor sizes the frames instead: recorded, not silently dropped
+        self.preprocess_note = None
         if preprocess not in (None, "default"):
-            raise ValueError(
-                f"preprocess={preprocess!r}: a served model's frames are sized by the server's "
-                "own processor; leave out --preprocess with --backend openai"
+            self.preprocess_note = (
+                f"preprocess={preprocess!r} not applied: frames are sent at their decoded size "
+                "and sized by the server's own processor"
             )
+            logger.warning("%s", self.preprocess_note)
         settings = mode_settings(
             self.mode,
             reduction=reduction,
@@ -512,6 +517,8 @@ class ServedVideoLLM(RequestAdapter):
                 "sampler_params": self.server.sampler_params,
             },
         }
+        if self.preprocess_note is not None:
+            common["preprocess"] = self.preprocess_note
         if self.mode == "likelihood":
             return {
                 **common,
