@@ -647,7 +647,7 @@ def check_inputs(
     if options.backend == "openai":  # a served video LLM: no config to read here
         from foilkit.scorers.served import ServedVideoLLM
 
-        server_backend(options)  # its settings, checked before any request
+        server_backend(options).check_key()  # its settings and key, before any work
         family: type[Adapter] = ServedVideoLLM
     else:
         family = adapter_class(

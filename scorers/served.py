@@ -158,6 +158,15 @@ class ServerBackend:
                 "export MY_KEY=... and pass --api-key-env MY_KEY"
             )
 
+    def check_key(self) -> None:
+        """Refuse OpenAI's endpoint without its key before any work (a local server takes
+        none)."""
+        if self.base_url is None and not os.environ.get(self.api_key_env):
+            raise ValueError(
+                f"no API key: ${self.api_key_env} is unset; export it (or name another variable "
+                "with --api-key-env VAR), or point --base-url at a local server"
+            )
+
     def to_record(self) -> dict[str, Any]:
         """The settings as ``run.json`` holds them (the key's variable name, never the key)."""
         record = asdict(self)
@@ -272,7 +281,7 @@ class ServedClient:
         self.counts = dict.fromkeys(
             ("requests", "cache_hits", "retries", "prompt_tokens", "completion_tokens"), 0
         )
-        #: frames sent per view, by (count, height, width)
+        #: requests sent with frames, by the frames' (count, height, width)
         self.frames_sent: dict[tuple[int, int, int], int] = {}
 
     def key(self, call: Call) -> str:
@@ -294,11 +303,6 @@ class ServedClient:
         """The replies to ``calls``, in order; identical calls are sent once."""
         keys = [self.key(call) for call in calls]
         first = {key: call for key, call in zip(keys, calls)}
-        for call in first.values():
-            if call.frames is not None:
-                shape = (len(call.frames), *call.frames.shape[2:])
-                with self._lock:
-                    self.frames_sent[shape] = self.frames_sent.get(shape, 0) + 1
         with ThreadPoolExecutor(max_workers=self.server.max_concurrency) as pool:
             futures = {key: pool.submit(self._get, key, call) for key, call in first.items()}
             errors = [f.exception() for f in futures.values() if f.exception() is not None]
@@ -392,6 +396,10 @@ class ServedClient:
 
         client = self._openai()
         messages = self._messages(call)
+        if call.frames is not None:
+            shape = (len(call.frames), *call.frames.shape[2:])
+            with self._lock:
+                self.frames_sent[shape] = self.frames_sent.get(shape, 0) + 1
         where = f"{self.model!r} at {self.server.base_url or 'OpenAI'}"
 
         def attempt() -> Reply:
@@ -534,13 +542,14 @@ class ServedVideoLLM(RequestAdapter):
         return {**common, "prompt": question, "prompt_name": self.prompt}
 
     def backend_record(self) -> dict[str, Any]:
-        """The server, its settings, what was sent (frames per view and their size) and spent."""
+        """The server, its settings, what was sent (the frames of each request sent, their count
+        and size, counted by requests) and spent."""
         return {
             **self.server.to_record(),
             "served_model": self.model_id,
             "frames_sent": [
-                {"frames": count, "height": height, "width": width, "views": views}
-                for (count, height, width), views in sorted(self.client.frames_sent.items())
+                {"frames": count, "height": height, "width": width, "requests": requests}
+                for (count, height, width), requests in sorted(self.client.frames_sent.items())
             ],
             "usage": self.client.usage(),
         }

@@ -225,13 +225,16 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, payload, headers)
 
     def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+            self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         pass

@@ -110,7 +110,7 @@ def test_generate_sends_the_protocols_question_with_every_frame_in_order(tmp_pat
         assert scores.scores == (0.0, 0.5)  # "right" in every order's first sample only
         assert [a.outcome for a in scores.answers].count("unparseable") == 2
         record = adapter.backend_record()
-        assert record["frames_sent"] == [{"frames": 3, "height": 8, "width": 12, "views": 2}]
+        assert record["frames_sent"] == [{"frames": 3, "height": 8, "width": 12, "requests": 2}]
         assert record["usage"]["requests"] == 2 and record["usage"]["completion_tokens"] > 0
         assert SECRET not in str(record) and record["api_key_env"] == "SERVED_TEST_KEY"
         again = served(tmp_path, server, **options)
@@ -150,6 +150,27 @@ def test_429_5xx_and_malformed_replies_are_retried_and_a_refusal_is_one_clear_er
         adapter = served(tmp_path / "other", server, max_retries=1)
         with pytest.raises(RuntimeError, match=r"refused request \w+ \(HTTP 400\)"):
             adapter.score([TextsRequest(TEXTS, frames())])
+
+
+def test_a_server_slower_than_the_timeout_is_retried_then_named(tmp_path):
+    with OpenAICompatibleServer(answer_right, delay_s=0.4) as server:
+        adapter = served(tmp_path, server, timeout_s=0.1, max_retries=1)
+        with pytest.raises(RuntimeError, match="failed after 2 attempts: Request timed out"):
+            adapter.score([TextsRequest(TEXTS, frames())])
+        assert adapter.backend_record()["usage"]["retries"] == 2  # each order's request once
+
+
+def test_backend_settings_are_checked_before_any_work(monkeypatch):
+    from foilkit.scorers.api import ScoreOptions, server_backend
+
+    with pytest.raises(ValueError, match="--base-url applies to a served model: add --backend"):
+        ScoreOptions(base_url="http://localhost:8000/v1")
+    with pytest.raises(ValueError, match="--device-map applies to a model loaded here"):
+        ScoreOptions(backend="openai", device_map="auto")
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    options = ScoreOptions(backend="openai", api_key_env="NO_SUCH_KEY_VAR")
+    with pytest.raises(ValueError, match=r"\$NO_SUCH_KEY_VAR is unset"):
+        server_backend(options).check_key()
 
 
 def test_requests_run_at_most_max_concurrency_at_once(tmp_path):
@@ -192,8 +213,8 @@ def test_likelihood_reads_the_answers_prompt_log_probabilities(tmp_path):
         expected = [-sum(len(w) for w in text.split()) / 10 for text in TEXTS]
         assert scores.scores == pytest.approx(expected)
         assert scores.details["num_tokens"] == (6.0, 6.0)
-        body = server.requests[1]
-        assert body["messages"][-1] == {"role": "assistant", "content": TEXTS[0]}
+        answer = {"role": "assistant", "content": TEXTS[0]}
+        (body,) = [b for b in server.requests if b["messages"][-1] == answer]
         assert (body["prompt_logprobs"], body["continue_final_message"]) == (0, True)
         assert body["add_generation_prompt"] is False
     with OpenAICompatibleServer(lambda body: "") as server:
