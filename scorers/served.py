@@ -220,9 +220,8 @@ def read_reply(data: Any, n: int) -> Reply:
             if not position:
                 prompt.append(None)
                 continue
-            if len(position) != 1:  # prompt_logprobs=0: only the prompt's own token
-                raise MalformedReply(f"{len(position)} prompt log-probabilities at a position")
-            ((token, entry),) = position.items()
+            # the prompt's own token comes first (vLLM; with prompt_logprobs=0 it is alone)
+            token, entry = next(iter(position.items()))
             prompt.append([int(token), float(entry["logprob"])])
     usage = data.get("usage") or {}
     return Reply(
