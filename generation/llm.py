@@ -30,7 +30,6 @@ import hashlib
 import json
 import logging
 import os
-import random
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -40,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.files import atomic_write
+from foilkit.scorers.retry import error_body, retryable_errors, with_retries
 
 logger = logging.getLogger(__name__)
 
@@ -261,27 +261,6 @@ class ResponseCache:
         atomic_write(path, json.dumps(dict(record), ensure_ascii=False, indent=1))
 
 
-def _retryable_errors() -> tuple[type[BaseException], ...]:
-    import openai
-
-    return (
-        openai.RateLimitError,
-        openai.InternalServerError,
-        openai.APITimeoutError,
-        openai.APIConnectionError,
-    )
-
-
-def _retry_after(error: BaseException) -> float | None:
-    """The server's ``retry-after`` (seconds) on an HTTP error, if it sent one."""
-    response = getattr(error, "response", None)
-    value = response.headers.get("retry-after") if response is not None else None
-    try:
-        return float(value) if value is not None else None
-    except ValueError:
-        return None
-
-
 class ChatClient:
     """Sends chat requests to an OpenAI-compatible server, with retries, cache and accounting.
 
@@ -456,75 +435,65 @@ class ChatClient:
         import openai
 
         client = self._openai_client()
-        retryable = _retryable_errors()
+        retryable = retryable_errors()
         sampling = {k: v for k, v in self.config.sampling().items() if v is not None}
         sampling.pop("seed", None)
         seed = self.config.request_seed(key)
         if seed is not None:
             sampling["seed"] = seed
-        for attempt in range(self.config.max_retries + 1):
-            reply = None
+        attempts = self.config.max_retries + 1
+
+        def attempt() -> Completion:
+            raw = client.chat.completions.with_raw_response.create(
+                model=self.config.model, messages=messages, **sampling
+            )
+            reply = raw.http_response.text
             try:
-                raw = client.chat.completions.with_raw_response.create(
-                    model=self.config.model, messages=messages, **sampling
-                )
-                reply = raw.http_response.text
-                try:
-                    response = raw.parse()
-                except (ValueError, TypeError, openai.APIResponseValidationError) as error:
-                    raise LLMResponseError(
-                        f"request {key} to {self.config.model!r}: the server's reply could not "
-                        f"be parsed ({type(error).__name__}: {error})",
-                        key=key,
-                        reply=reply,
-                    ) from error
-                completion = _parse_response(
-                    response, key=key, expected_choices=self.config.n, reply=reply, seed=seed
-                )
-                break
-            except (*retryable, LLMResponseError) as error:
-                if attempt == self.config.max_retries:
-                    if isinstance(error, LLMResponseError):
-                        raise LLMResponseError(
-                            f"{error} (after {attempt + 1} attempts)", key=key, reply=reply
-                        ) from error
-                    raise LLMRequestError(
-                        f"request {key} to {self.config.model!r} failed after "
-                        f"{attempt + 1} attempts: {error}",
-                        key=key,
-                        reply=_error_body(error),
-                    ) from error
-                self._count(retries=1)
-                wait = _retry_after(error)
-                if wait is None:
-                    wait = self.config.retry_backoff_s * 2**attempt * random.uniform(0.5, 1.0)
-                wait = min(wait, self.config.max_backoff_s)
-                logger.info(
-                    "request %s: %s; retrying in %.2fs", key[:12], type(error).__name__, wait
-                )
-                time.sleep(wait)
-            except openai.APIStatusError as error:
-                raise LLMRequestError(
-                    f"request {key} to {self.config.model!r} was refused "
-                    f"(HTTP {error.status_code}): {error}",
+                response = raw.parse()
+            except (ValueError, TypeError, openai.APIResponseValidationError) as error:
+                raise LLMResponseError(
+                    f"request {key} to {self.config.model!r}: the server's reply could not "
+                    f"be parsed ({type(error).__name__}: {error})",
                     key=key,
-                    reply=_error_body(error),
+                    reply=reply,
                 ) from error
+            return _parse_response(
+                response, key=key, expected_choices=self.config.n, reply=reply, seed=seed
+            )
+
+        try:
+            completion = with_retries(
+                attempt,
+                max_retries=self.config.max_retries,
+                backoff_s=self.config.retry_backoff_s,
+                max_backoff_s=self.config.max_backoff_s,
+                also=(LLMResponseError,),
+                name=f"request {key[:12]}",
+                on_retry=lambda: self._count(retries=1),
+            )
+        except LLMResponseError as error:
+            raise LLMResponseError(
+                f"{error} (after {attempts} attempts)", key=key, reply=error.reply
+            ) from error
+        except retryable as error:
+            raise LLMRequestError(
+                f"request {key} to {self.config.model!r} failed after {attempts} attempts: {error}",
+                key=key,
+                reply=error_body(error),
+            ) from error
+        except openai.APIStatusError as error:
+            raise LLMRequestError(
+                f"request {key} to {self.config.model!r} was refused "
+                f"(HTTP {error.status_code}): {error}",
+                key=key,
+                reply=error_body(error),
+            ) from error
         self._count(
             requests=1,
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
         )
         return completion
-
-
-def _error_body(error: BaseException) -> str | None:
-    """The body of the HTTP response an ``openai`` error came with, if any."""
-    response = getattr(error, "response", None)
-    try:
-        return response.text if response is not None else None
-    except Exception:  # noqa: BLE001 (a streamed or closed body: nothing to keep)
-        return None
 
 
 def _parse_response(

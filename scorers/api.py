@@ -96,13 +96,19 @@ class ScoreOptions:
     Model: ``adapter`` (registered name; default: chosen from the model's config), ``mode``
     (video LLMs: ``likelihood``, ``choice``, ``entail`` or ``generate``), ``prompt`` (video
     LLMs' choice question), ``pooling`` (dual encoders, BLIP), ``reduction`` (text and video
-    LLMs: how token log-probabilities become a score), ``itm_output`` and ``first_token`` (BLIP:
-    ``probability``/``logit``, ``cls``/``enc``), ``max_text_tokens`` (text truncation),
-    ``preprocess`` (dual encoders: ``default`` or ``pil``), ``score_scale`` (dual encoders,
-    X-CLIP: ``cosine`` or ``logit``); generate mode (video LLMs): ``parser`` (the answer parser,
-    :mod:`foilkit.scorers.parsers`), ``temperature`` (0: greedy), ``top_p``, ``num_samples``
-    (answers per question), ``max_new_tokens``, drawn from ``seed``; ``revision``,
-    ``trust_remote_code``,
+    LLMs: how token log-probabilities become a score), ``itm_output`` and ``first_token``
+    (BLIP: ``probability``/``logit``, ``cls``/``enc``),
+    ``max_text_tokens`` (text truncation), ``preprocess`` (dual encoders: ``default`` or
+    ``pil``), ``score_scale`` (dual encoders, X-CLIP: ``cosine`` or ``logit``); generate mode
+    (video LLMs): ``parser`` (the answer parser, :mod:`foilkit.scorers.parsers`),
+    ``temperature`` (0: greedy), ``top_p``, ``num_samples`` (answers per question),
+    ``max_new_tokens``, drawn from ``seed``. Where the model runs (``backend``): ``local`` (in
+    this process) or ``openai`` (a video LLM behind an OpenAI-compatible server,
+    :mod:`foilkit.scorers.served`; ``model`` is then the served model's name), with
+    ``base_url``, ``api_key_env`` (the NAME of the variable holding the key), ``frames_as``
+    (``images`` or vLLM's ``video``), ``image_format``, ``sampler_params`` (send vLLM's
+    ``top_k``/``repetition_penalty``), ``max_concurrency``, ``max_retries`` and the prices per
+    1000 tokens; ``revision``, ``trust_remote_code``,
     ``dtype`` (``auto``: the protocol's, e.g. ``paper``'s float16 where the reference ran in
     it, else bf16/fp16 on GPU, fp32 on CPU), ``device``. Models larger than one device (see
     :mod:`foilkit.scorers.placement`): ``device_map`` (``auto``, ``balanced``,
@@ -140,6 +146,16 @@ class ScoreOptions:
     num_samples: int | None = None
     max_new_tokens: int | None = None
     prompt: str | None = None
+    backend: str = "local"
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    frames_as: str = "images"
+    image_format: str = "png"
+    sampler_params: bool = True
+    max_concurrency: int = 8
+    max_retries: int = 5
+    price_per_1k_prompt_tokens: float | None = None
+    price_per_1k_completion_tokens: float | None = None
     revision: str | None = None
     trust_remote_code: bool = False
     dtype: str = "auto"
@@ -172,6 +188,7 @@ class ScoreOptions:
 
     def __post_init__(self) -> None:
         check_control(self.control)
+        check_backend(self)
         if self.decoder not in BACKENDS:
             raise ValueError(f"unknown decoder {self.decoder!r}; choose from {sorted(BACKENDS)}")
         if (
@@ -213,6 +230,54 @@ class ScoreOptions:
         return resolve_protocol(
             name, self.benchmark, family, given, accepted=accepted, native=native
         )
+
+
+def check_backend(options: ScoreOptions) -> None:
+    """Refuse server settings without ``backend="openai"`` (``--backend openai``), and a served
+    model with what only an in-process one takes."""
+    if options.backend not in ("local", "openai"):
+        raise ValueError(
+            f"unknown backend {options.backend!r} (--backend); choose from ['local', 'openai']"
+        )
+    if options.backend == "local":
+        served = {"base_url": options.base_url}
+        given = [f"--{k.replace('_', '-')}" for k, v in served.items() if v is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} applies to a served model: add --backend openai")
+        return
+    if options.adapter not in (None, "video-llm"):
+        raise ValueError(
+            f"--backend openai serves a video LLM (adapter video-llm), not {options.adapter!r}"
+        )
+    in_process = {"device_map": options.device_map, "revision": options.revision}
+    given = [f"--{k.replace('_', '-')}" for k, v in in_process.items() if v is not None]
+    if given:
+        raise ValueError(
+            f"{', '.join(given)} applies to a model loaded here; a served model is the server's "
+            "business: leave it out with --backend openai"
+        )
+
+
+def server_backend(options: ScoreOptions) -> Any:
+    """The :class:`foilkit.scorers.served.ServerBackend` of ``options`` (its reply cache beside
+    the embedding cache, none with ``use_cache=False``)."""
+    from foilkit.scorers.served import ServerBackend
+
+    cache = None
+    if options.use_cache:
+        cache = str(Path(options.cache_dir or default_cache_dir()) / "served")
+    return ServerBackend(
+        base_url=options.base_url,
+        api_key_env=options.api_key_env,
+        frames_as=options.frames_as,
+        image_format=options.image_format,
+        sampler_params=options.sampler_params,
+        max_concurrency=options.max_concurrency,
+        max_retries=options.max_retries,
+        price_per_1k_prompt_tokens=options.price_per_1k_prompt_tokens,
+        price_per_1k_completion_tokens=options.price_per_1k_completion_tokens,
+        cache_dir=cache,
+    )
 
 
 def sampling_policy(protocol: ResolvedProtocol, seed: int) -> SamplingPolicy:
@@ -528,6 +593,20 @@ def _placement(options: ScoreOptions, state: Any) -> Placement | None:
     )
 
 
+def _backend_record(state: Any, adapter: Adapter) -> dict[str, Any]:
+    """Where the model ran (``run.json``'s ``backend``); a served model's usage summed over
+    processes, its cost with it."""
+    record = adapter.backend_record()
+    usage = record.get("usage")
+    if usage is not None:
+        counts = gather_counts(state, {k: v for k, v in usage.items() if k != "cost"})
+        cost = usage["cost"]
+        if cost is not None and state.num_processes > 1:
+            cost = gather_counts(state, {"cost": cost})["cost"]
+        record["usage"] = {**counts, "cost": cost}
+    return record
+
+
 def _placement_record(state: Any, options: ScoreOptions, adapter: Adapter) -> Any:
     """The run's placement: the options, and each replica's layout (gathered from every process,
     in process order); ``None`` when the model was not spread."""
@@ -577,12 +656,18 @@ def check_inputs(
     if options.out_dir is not None:  # whether foilkit may write there: read only, first
         check_folder(Path(options.out_dir), SCORES)
     data = load_scoring_dataset(dataset, config, options.split)
-    family = adapter_class(
-        model,
-        adapter=options.adapter,
-        revision=options.revision,
-        trust_remote_code=options.trust_remote_code,
-    )
+    if options.backend == "openai":  # a served video LLM: no config to read here
+        from foilkit.scorers.served import ServedVideoLLM
+
+        server_backend(options).check_key()  # its settings and key, before any work
+        family: type[Adapter] = ServedVideoLLM
+    else:
+        family = adapter_class(
+            model,
+            adapter=options.adapter,
+            revision=options.revision,
+            trust_remote_code=options.trust_remote_code,
+        )
     native = family.native_settings(
         model, revision=options.revision, trust_remote_code=options.trust_remote_code
     )
@@ -636,16 +721,21 @@ def _run(
     model_options = protocol.adapter_options(accepted_settings(family))
     if model_options.get("mode") == "generate":  # answers are drawn from the run's seed
         model_options["seed"] = options.seed
-    adapter = load_adapter(
-        model,
-        adapter=family.name,
-        revision=options.revision,
-        dtype=protocol.settings.get("dtype", "auto"),
-        device=device,
-        trust_remote_code=options.trust_remote_code,
-        placement=placement,
-        **model_options,
-    )
+    if options.backend == "openai":
+        adapter: Adapter = family(
+            model, server=server_backend(options), device="cpu", **model_options
+        )
+    else:
+        adapter = load_adapter(
+            model,
+            adapter=family.name,
+            revision=options.revision,
+            dtype=protocol.settings.get("dtype", "auto"),
+            device=device,
+            trust_remote_code=options.trust_remote_code,
+            placement=placement,
+            **model_options,
+        )
     plan = _plan(data, adapter, roots, protocol.settings.get("window", "half-open"))
     if pool:
         plan = plan.pooled()
@@ -734,6 +824,7 @@ def _run(
         "dtype": str(adapter.dtype).removeprefix("torch."),
         "device": str(adapter.device),
         "placement": _placement_record(state, options, adapter),
+        "backend": _backend_record(state, adapter),
         "seed": options.seed,
         "control": options.control,
         "batch_size": options.batch_size,

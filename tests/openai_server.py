@@ -4,7 +4,10 @@ Tests of the LLM pipelines run the real ``openai`` client over real HTTP against
 so the code under test (request building, retries, response parsing, caching) is the code that
 talks to OpenAI, vLLM or Ollama. The server answers ``POST /v1/chat/completions`` with what a
 ``responder`` callable returns for the request body, and can be told to fail the first requests
-(rate limits, server errors) or to send malformed replies.
+(rate limits, server errors) or to send malformed replies. For served video LLMs it takes
+multimodal messages as they come (image and video parts), returns the first answer token's
+``logprobs``/``top_logprobs`` when asked (``top_logprobs``) and vLLM's ``prompt_logprobs``
+(``prompt_logprobs``), fails requests with a list of statuses (``faults``) and can be slow.
 
 Example::
 
@@ -45,10 +48,20 @@ class OpenAICompatibleServer:
         fail_status: the HTTP status of those failures (429 rate limit, 500/503 server error).
         malformed: request body -> whether to answer it with a truncated, unparseable JSON body.
         delay_s: seconds each reply is held back, to make concurrency observable.
+        faults: HTTP statuses the first requests get, in turn (``(429, 500, 503)``), before
+            ``fail_first``'s.
+        top_logprobs: request body -> the first answer token's log-probabilities
+            (``{token: logprob}``), sent as ``logprobs.content[0].top_logprobs`` (the
+            ``top_logprobs`` most likely) when the request asks for ``logprobs``; ``None``:
+            a server that returns none.
+        prompt_logprobs: request body -> the prompt's tokens as ``(token_id, logprob)``, sent
+            as vLLM does (``prompt_logprobs``: ``None`` for the first token, then
+            ``{id: {"logprob", "rank", "decoded_token"}}``) when the request asks for them.
 
     Attributes:
         base_url: ``"http://127.0.0.1:<port>/v1"``, set once the server has started.
         requests: every request body received, failures included, in arrival order.
+        headers: every request's headers, in the same order.
         max_concurrent: the most requests the server was handling at the same time.
     """
 
@@ -60,13 +73,21 @@ class OpenAICompatibleServer:
         fail_status: int = 429,
         malformed: Callable[[dict], bool] | None = None,
         delay_s: float = 0.0,
+        faults: tuple[int, ...] = (),
+        top_logprobs: Callable[[dict], dict[str, float]] | None = None,
+        prompt_logprobs: Callable[[dict], list[tuple[int, float]]] | None = None,
     ) -> None:
         self.responder = responder
         self.fail_first = fail_first
         self.fail_status = fail_status
         self.malformed = malformed
         self.delay_s = delay_s
+        self.faults = list(faults)
+        self.top_logprobs = top_logprobs
+        self.prompt_logprobs = prompt_logprobs
         self.requests: list[dict] = []
+        #: every request's HTTP headers (lower-case names), in arrival order
+        self.headers: list[dict[str, str]] = []
         self.max_concurrent = 0
         self.base_url = ""
         self._lock = threading.Lock()
@@ -108,24 +129,27 @@ class OpenAICompatibleServer:
 
     # -- request handling ----------------------------------------------------------------------
 
-    def _reply(self, body: dict) -> tuple[int, bytes, dict[str, str]]:
+    def _reply(self, body: dict, headers: dict[str, str]) -> tuple[int, bytes, dict[str, str]]:
         """Status, body and extra headers for one request body."""
         with self._lock:
             self.requests.append(body)
-            failing = self._failures_left > 0
+            self.headers.append(headers)
+            status = self.faults.pop(0) if self.faults else None
+            failing = status is None and self._failures_left > 0
             if failing:
                 self._failures_left -= 1
-        if failing:
+                status = self.fail_status
+        if status is not None:
             error = {
                 "error": {
-                    "message": f"simulated failure (HTTP {self.fail_status})",
-                    "type": "rate_limit_error" if self.fail_status == 429 else "server_error",
+                    "message": f"simulated failure (HTTP {status})",
+                    "type": "rate_limit_error" if status == 429 else "server_error",
                     "code": None,
                     "param": None,
                 }
             }
-            headers = {"retry-after": "0"} if self.fail_status == 429 else {}
-            return self.fail_status, json.dumps(error).encode(), headers
+            extra = {"retry-after": "0"} if status == 429 else {}
+            return status, json.dumps(error).encode(), extra
         if self.malformed is not None and self.malformed(body):
             return 200, MALFORMED_BODY, {}
         return 200, json.dumps(self._completion(body)).encode(), {}
@@ -135,7 +159,7 @@ class OpenAICompatibleServer:
         texts = [answer] if isinstance(answer, str) else list(answer)
         prompt = " ".join(str(message.get("content", "")) for message in body.get("messages", []))
         completion_tokens = sum(_count_tokens(text) for text in texts)
-        return {
+        reply = {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
             "created": int(time.time()),
@@ -154,6 +178,20 @@ class OpenAICompatibleServer:
                 "total_tokens": _count_tokens(prompt) + completion_tokens,
             },
         }
+        if body.get("logprobs") and self.top_logprobs is not None:
+            ranked = sorted(self.top_logprobs(body).items(), key=lambda item: -item[1])
+            top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in ranked]
+            for choice in reply["choices"]:
+                choice["logprobs"] = {
+                    "content": [{**top[0], "top_logprobs": top[: body.get("top_logprobs") or 0]}]
+                }
+        if body.get("prompt_logprobs") is not None and self.prompt_logprobs is not None:
+            tokens = self.prompt_logprobs(body)
+            reply["prompt_logprobs"] = [None] + [
+                {str(token): {"logprob": lp, "rank": 1, "decoded_token": str(token)}}
+                for token, lp in tokens[1:]
+            ]
+        return reply
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -178,20 +216,25 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             if state.delay_s:
                 time.sleep(state.delay_s)
-            status, payload, headers = state._reply(body)
+            status, payload, headers = state._reply(
+                body, {name.lower(): value for name, value in self.headers.items()}
+            )
         finally:
             with state._lock:
                 state._in_flight -= 1
         self._send(status, payload, headers)
 
     def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(payload)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(payload)
+        try:
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(payload)))
+            for name, value in (headers or {}).items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(payload)
+        except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
+            self.close_connection = True
 
     def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
         pass

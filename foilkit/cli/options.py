@@ -229,6 +229,77 @@ def add_generation(parser: Adder) -> None:
     )
 
 
+def add_backend(parser: Adder) -> None:
+    """``--backend openai`` and its settings: a video LLM served behind an OpenAI-compatible
+    API (vLLM, SGLang, a hosted model; see :mod:`foilkit.scorers.served`). The defaults are
+    :class:`foilkit.scorers.api.ScoreOptions`'."""
+    parser.add_argument(
+        "--backend",
+        choices=("local", "openai"),
+        default="local",
+        help="where the model runs: local (loaded in this process) or openai (a server speaking "
+        "the OpenAI chat-completions API; --model is then the served model's name) "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--base-url",
+        help="--backend openai: the server's endpoint, e.g. http://host:8000/v1 "
+        "(default: OpenAI's)",
+    )
+    parser.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="--backend openai: the NAME of the environment variable holding the API key (the "
+        "key itself is never written anywhere; unset, a local server gets EMPTY) "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--frames-as",
+        choices=("images", "video"),
+        default="images",
+        help="--backend openai: each frame as an image part, or all as one vLLM video_url part "
+        "(JPEG frames) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--image-format",
+        choices=("png", "jpeg"),
+        default="png",
+        help="--backend openai: how frames are encoded (default: %(default)s, lossless)",
+    )
+    parser.add_argument(
+        "--no-sampler-params",
+        dest="sampler_params",
+        action="store_false",
+        help="--backend openai: do not send top_k=-1 and repetition_penalty=1 (which vLLM and "
+        "SGLang read, so a checkpoint's generation_config.json applies no other sampler): for "
+        "a hosted API that rejects unknown parameters",
+    )
+    parser.add_argument(
+        "--max-concurrency",
+        type=positive_int,
+        default=8,
+        help="--backend openai: requests in flight at once (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-retries",
+        type=int,
+        default=5,
+        help="--backend openai: retries of a request on 429/5xx/timeouts/malformed replies, with "
+        "exponential backoff (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--price-per-1k-prompt-tokens",
+        type=float,
+        help="--backend openai: price of 1000 prompt tokens, for the cost in run.json",
+    )
+    parser.add_argument(
+        "--price-per-1k-completion-tokens",
+        type=float,
+        help="--backend openai: price of 1000 completion tokens, for the cost in run.json",
+    )
+
+
 def pixel_count(text: str) -> int:
     """A pixel budget given as a count (``8294400``) or a size (``3840x2160``), at least 1."""
     size = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)

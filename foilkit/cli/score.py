@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.builders import BENCHMARKS  # light: names only, no builder module is imported
     from foilkit.cli.options import (
+        add_backend,
         add_configs,
         add_generation,
         add_logging,
@@ -23,7 +24,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         add_video_root,
     )
 
-    parser.add_argument("--model", required=True, help="Hub id or local path of the model")
+    parser.add_argument(
+        "--model",
+        required=True,
+        help="Hub id or local path of the model (--backend openai: the served model's name)",
+    )
     parser.add_argument(
         "--dataset",
         required=True,
@@ -109,6 +114,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     model.add_argument("--device", help="default: the process's accelerator, else CPU")
     add_placement(model)
+    add_backend(parser.add_argument_group("backend", "where the model runs"))
     frames = parser.add_argument_group("frames")
     frames.add_argument(
         "--num-frames",

@@ -182,6 +182,11 @@ class Adapter:
             settings["call"] = dict(self.processor_call)
         return settings
 
+    def backend_record(self) -> dict[str, Any]:
+        """Where the model runs, for ``run.json``: here, in this process (a served model's
+        adapter records its server, settings and usage)."""
+        return {"name": "local"}
+
     def placement_record(self) -> dict[str, Any] | None:
         """This process's share of a spread model and where its layers went, for ``run.json``
         (``None``: the model is whole on ``device``)."""

@@ -90,6 +90,7 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -219,6 +220,73 @@ def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
     return length
 
 
+@dataclass(frozen=True)
+class ModeSettings:
+    """A video LLM's settings for its mode, checked: what it scores (``score_kind``), how
+    (``reduction``, ``continuation``: likelihood; ``prompt``: choice and generate), how it
+    answers (``decoding``, ``parser``: generate). Settings of another mode are ``None``."""
+
+    score_kind: str
+    reduction: str | None = None
+    continuation: str | None = None
+    prompt: str | None = None
+    decoding: Decoding | None = None
+    parser: str | None = None
+
+
+def mode_settings(
+    mode: str,
+    *,
+    reduction: str | None = None,
+    continuation: str | None = None,
+    prompt: str | None = None,
+    parser: str | None = None,
+    **generating: Any,
+) -> ModeSettings:
+    """The settings of a video LLM in ``mode``, whatever runs it (in process or served): each
+    defaulted, a setting of another mode refused (``ValueError`` naming the mode it belongs
+    to); ``generating``: :data:`DECODING_SETTINGS` and ``seed``."""
+    if mode in ("choice", "entail", "generate"):
+        asks = {
+            "choice": "choice mode scores the option letters' probabilities",
+            "entail": "entail mode scores answer-token probabilities",
+            "generate": "generate mode reads the option the answer names",
+        }[mode]
+        for name, value in (("reduction", reduction), ("continuation", continuation)):
+            if value is not None:
+                raise ValueError(f"{name}={value!r} applies to likelihood mode only; {asks}")
+        score_kind = "probability"
+        if mode != "entail":
+            prompt = _choose("prompt", prompt, CHOICE_PROMPTS)
+        elif prompt is not None:
+            raise ValueError(
+                f"prompt={prompt!r} applies to choice mode only; entail mode asks VELOCITI's "
+                "entailment question"
+            )
+    else:
+        if prompt is not None:
+            raise ValueError(
+                f"prompt={prompt!r} applies to choice and generate modes only; likelihood "
+                f"mode asks {LIKELIHOOD_QUESTION!r}"
+            )
+        reduction = _choose("reduction", reduction, REDUCTIONS)
+        continuation = _choose("continuation", continuation, CONTINUATIONS)
+        score_kind = "log_probability"
+    decoding = None
+    if mode == "generate":
+        decoding = Decoding(**{k: v for k, v in generating.items() if v is not None})
+        parser = parser or DEFAULT_PARSER
+        get_parser(parser)
+    else:
+        given = [f"{k}={v!r}" for k, v in {**generating, "parser": parser}.items() if v is not None]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)} applies to generate mode only (--mode generate); "
+                f"{mode} mode generates nothing"
+            )
+    return ModeSettings(score_kind, reduction, continuation, prompt, decoding, parser)
+
+
 @register_adapter("video-llm")
 class VideoLLMAdapter(RequestAdapter):
     """``AutoModelForImageTextToText`` + ``AutoProcessor`` with video input; modes ``likelihood``,
@@ -231,8 +299,8 @@ class VideoLLMAdapter(RequestAdapter):
             log-probabilities. Choice mode scores option probabilities and takes none.
         continuation: likelihood mode only: ``answer`` (default; the text's tokens) or
             ``turn`` (the whole assistant turn, closing tokens included, as lmms-eval).
-        prompt: choice and generate modes: ``vitatecs`` (default; the paper's prompt) or
-            ``lmms-eval``.
+        prompt: choice and generate modes: ``vitatecs`` (default; the paper's prompt),
+            ``lmms-eval`` or ``temporalbench``.
         temperature, top_p, num_samples, max_new_tokens, seed: generate mode only: the
             :class:`~foilkit.scorers.requests.Decoding` (default: one greedy answer of at most
             32 tokens).
@@ -270,55 +338,25 @@ class VideoLLMAdapter(RequestAdapter):
         **kwargs: Any,
     ):
         super().__init__(model_id, **kwargs)
-        generating = {
-            "temperature": temperature,
-            "top_p": top_p,
-            "num_samples": num_samples,
-            "max_new_tokens": max_new_tokens,
-            "seed": seed,
-        }
-        if self.mode in ("choice", "entail", "generate"):
-            asks = {
-                "choice": "choice mode scores the option letters' probabilities",
-                "entail": "entail mode scores answer-token probabilities",
-                "generate": "generate mode reads the option the answer names",
-            }[self.mode]
-            for name, value in (("reduction", reduction), ("continuation", continuation)):
-                if value is not None:
-                    raise ValueError(f"{name}={value!r} applies to likelihood mode only; {asks}")
-            self.score_kind = "probability"
-            if self.mode == "entail" and prompt is not None:
-                raise ValueError(
-                    f"prompt={prompt!r} applies to choice mode only; entail mode asks VELOCITI's "
-                    "entailment question"
-                )
-            if self.mode == "choice":
-                prompt = _choose("prompt", prompt, CHOICE_PROMPTS)
-        else:
-            if prompt is not None:
-                raise ValueError(
-                    f"prompt={prompt!r} applies to choice and generate modes only; likelihood "
-                    f"mode asks {LIKELIHOOD_QUESTION!r}"
-                )
-            reduction = _choose("reduction", reduction, REDUCTIONS)
-            continuation = _choose("continuation", continuation, CONTINUATIONS)
-            self.score_kind = "log_probability"
+        settings = mode_settings(
+            self.mode,
+            reduction=reduction,
+            continuation=continuation,
+            prompt=prompt,
+            parser=parser,
+            temperature=temperature,
+            top_p=top_p,
+            num_samples=num_samples,
+            max_new_tokens=max_new_tokens,
+            seed=seed,
+        )
+        self.score_kind = settings.score_kind
         #: generate mode's decoding and answer parser (``None`` in the other modes)
-        self.decoding: Decoding | None = None
-        self.parser: str | None = None
-        if self.mode == "generate":
-            self.decoding = Decoding(**{k: v for k, v in generating.items() if v is not None})
-            self.parser = parser or DEFAULT_PARSER
+        self.decoding, self.parser = settings.decoding, settings.parser
+        if self.parser is not None:
             self._parse = get_parser(self.parser)
-        else:
-            settings = {**generating, "parser": parser}
-            given = [f"{k}={v!r}" for k, v in settings.items() if v is not None]
-            if given:
-                raise ValueError(
-                    f"{', '.join(given)} applies to generate mode only (--mode generate); "
-                    f"{self.mode} mode generates nothing"
-                )
-        self.reduction, self.continuation, self.prompt = reduction, continuation, prompt
+        self.reduction, self.continuation = settings.reduction, settings.continuation
+        self.prompt = settings.prompt
         self.preprocess = _choose("preprocess", preprocess, PREPROCESSES)
         model_class = self._load_processor()
         #: the reference frame sizing applied before the processor, ``None``: the processor's own

@@ -240,3 +240,74 @@ def test_vitatecs_with_a_video_llm_in_generate_mode(
         "unparseable",
         "refused",
     }
+
+
+def test_vitatecs_generate_mode_on_a_served_model(
+    shared_data: Path, n_resamples: int, tmp_path: Path, monkeypatch, capsys, caplog
+):
+    """``foilkit evaluate --benchmark vitatecs --mode generate --backend openai --base-url``:
+    the protocol's questions go to an OpenAI-compatible server with every frame as an image;
+    a run killed part way resumes without asking again what was answered, a repeated run in
+    another folder sends nothing (the reply cache), the backend, frames and usage are in the
+    record, and the key is never written anywhere."""
+    import json
+
+    from foilkit.cli import main
+    from tests.openai_server import OpenAICompatibleServer
+
+    secret = "sk-e2e-served-secret-4242"
+    monkeypatch.setenv("FOILKIT_SERVED_KEY", secret)
+    name, config = "vitatecs", "direction"
+    text_only = build(
+        name,
+        config,
+        annotations=shared_data / name,
+        cache_dir=str(tmp_path / "datasets-cache"),
+        on_missing="keep",
+    )
+    _render(tmp_path / "videos", _shortest_windows(text_only["test"], 2))
+
+    def evaluate_served(server: OpenAICompatibleServer, run_dir: Path, *more: str) -> int:
+        argv = ["evaluate", "--benchmark", name, "--config", config, "--mode", "generate"]
+        argv += ["--backend", "openai", "--base-url", server.base_url, "--model", "served-vlm"]
+        argv += ["--api-key-env", "FOILKIT_SERVED_KEY", "--cache-dir", str(tmp_path / "cache")]
+        argv += ["--videos", str(tmp_path / "videos"), "--annotations", str(shared_data / name)]
+        argv += ["--on-missing", "skip", "--min-coverage", "0", "--out", str(run_dir)]
+        argv += ["--n-resamples", str(n_resamples), "--num-workers", "0", "--no-progress"]
+        return main([*argv, "--batch-size", "1", "--max-retries", "0", *more])
+
+    # killed part way: after three answers the server's replies are cut off
+    with OpenAICompatibleServer(lambda body: "(A)") as server:
+        server.malformed = lambda body: len(server.requests) > 3
+        assert evaluate_served(server, tmp_path / "run") == 1
+    with OpenAICompatibleServer(lambda body: "(A)") as resumed:
+        assert evaluate_served(resumed, tmp_path / "run", "--resume") == 0
+    results = json.loads((tmp_path / "run" / "results.json").read_text())
+    entry = results["configs"][config]
+    run = entry["run"]["score"]
+    asked = sum(run["answers"].values())  # one greedy answer per question
+    assert run["answers"]["parsed"] == asked == entry["num_rows"] * 2
+    assert len(resumed.requests) == asked - 3  # the three answered before the kill: cached
+    backend = run["backend"]
+    assert backend["name"] == "openai" and backend["base_url"] == resumed.base_url
+    assert backend["served_model"] == "served-vlm" and backend["usage"]["requests"] == asked - 3
+    assert backend["api_key_env"] == "FOILKIT_SERVED_KEY" and run["adapter"]["backend"]
+    (sent,) = backend["frames_sent"]
+    for body in resumed.requests:
+        (user,) = [m for m in body["messages"] if m["role"] == "user"]
+        images = [p for p in user["content"] if p["type"] == "image_url"]
+        assert len(images) == sent["frames"] == run["num_frames"]
+        assert user["content"][-1]["text"].startswith("Which of the following best describes")
+    assert all(h["authorization"] == f"Bearer {secret}" for h in resumed.headers)
+    # the same run in another folder: every reply from the cache
+    with OpenAICompatibleServer(lambda body: "(A)") as repeated:
+        assert evaluate_served(repeated, tmp_path / "again") == 0
+        assert repeated.requests == []
+    again = json.loads((tmp_path / "again" / "results.json").read_text())["configs"][config]
+    assert again["metrics"] == entry["metrics"]
+    assert again["run"]["score"]["backend"]["usage"]["cache_hits"] == asked
+    # the key: in no file, output or log line
+    for path in tmp_path.rglob("*"):
+        assert not path.is_file() or secret.encode() not in path.read_bytes(), path
+    output = capsys.readouterr()
+    assert secret not in output.out + output.err + caplog.text

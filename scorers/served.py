@@ -1,0 +1,766 @@
+"""Video LLMs served behind an OpenAI-compatible API (vLLM, SGLang, hosted models) as scorers.
+
+Where a model runs is a backend, separate from what is asked of it: a served video LLM is asked
+the same chat messages (:mod:`foilkit.scorers.prompts`), in the same modes, and its answers are
+read by the same code (:mod:`foilkit.scorers.generate`) as the in-process one
+(:class:`foilkit.scorers.adapters.video_llm.VideoLLMAdapter`); only how a request reaches the
+model differs:
+
+* the view's frames, in the order shown, replace the ``{"type": "video"}`` part as base64 data
+  URLs: one ``image_url`` part per frame (PNG, lossless, by default; or JPEG), or one vLLM
+  ``video_url`` part (``data:video/jpeg;base64,<frame>,<frame>,...``, ``frames_as="video"``);
+  their count and size are recorded. Frame times are not sent (the chat API has no field).
+* ``generate``: chat completions with ``n`` = the samples, ``seed`` =
+  :meth:`~foilkit.scorers.requests.GenerateRequest.sample_seed`, ``temperature``, ``top_p``,
+  ``max_tokens``, and (``sampler_params``, default on) ``top_k=-1`` and
+  ``repetition_penalty=1`` as extra body, since vLLM otherwise applies a checkpoint's
+  ``generation_config.json`` and :class:`~foilkit.scorers.requests.Decoding` runs no other
+  sampler.
+* ``choice``: one greedy token with ``logprobs`` / ``top_logprobs``; each option letter's
+  probability is the sum over the first token's top log-probabilities spelling it (``A``,
+  `` A``), renormalised among the letters, as the in-process choice mode does over its letter
+  tokens. A letter outside the server's top ``top_logprobs`` tokens counts 0.
+* ``likelihood`` (and ``choice`` on a row's own question): the answer is written as the
+  assistant turn and scored from the prompt's log-probabilities (vLLM's extra body
+  ``prompt_logprobs``, with ``continue_final_message`` for ``continuation="answer"``): the
+  answer's tokens are those past the tokens of the same prompt with an empty answer. A server
+  that returns none is refused with one line.
+
+Requests run ``max_concurrency`` at a time, each retried with backoff on 429/5xx, timeouts and
+malformed replies (:mod:`foilkit.scorers.retry`). Each reply is cached on disk (one JSON file,
+written atomically) under the key of (served model, messages, frames' content hash, how the
+frames are sent, decoding settings), so a resumed or repeated run sends nothing it already
+sent. Token usage and its cost are recorded. The API key is read from the environment variable
+named by ``api_key_env`` when the first request is sent, and never stored: records, caches and
+logs hold the variable's name only.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import io
+import json
+import logging
+import math
+import os
+import threading
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from foilkit.files import atomic_write
+from foilkit.scorers.adapters._features import likelihood_details
+from foilkit.scorers.adapters.base import RequestAdapter
+from foilkit.scorers.adapters.video_llm import (
+    ENTAIL_ANSWERS,
+    ENTAIL_QUESTION,
+    LIKELIHOOD_QUESTION,
+    VideoLLMAdapter,
+    mode_settings,
+)
+from foilkit.scorers.generate import ORDER_DETAIL, cyclic_orders, score_by_generation
+from foilkit.scorers.parsers import get_parser
+from foilkit.scorers.prompts import (
+    CHOICE_QUESTION,
+    CHOICE_SYSTEM,
+    LETTERS,
+    LMMS_EVAL_QUESTION,
+    choice_messages,
+    fit_system_turn,
+    question_text,
+)
+from foilkit.scorers.requests import GenerateRequest, Generations, TextScores, TextsRequest
+from foilkit.scorers.retry import error_body, retryable_errors, with_retries
+
+logger = logging.getLogger(__name__)
+
+#: Where a model runs: ``local`` (in this process, transformers) or ``openai`` (a server
+#: speaking the OpenAI chat-completions API).
+SERVING_BACKENDS = ("local", "openai")
+#: How frames are sent: one image part per frame, or one vLLM ``video_url`` part.
+FRAME_INPUTS = ("images", "video")
+IMAGE_FORMATS = ("png", "jpeg")
+LOCAL_API_KEY = "EMPTY"  # what vLLM and SGLang accept when no key is configured
+CACHE_FORMAT = 1
+#: The system turn is sent as one string: every chat-completions server takes that form.
+SYSTEM_FORM = "string"
+
+
+class MalformedReply(ValueError):
+    """The server answered with something that is not a usable chat completion (retried)."""
+
+
+class ServerCapabilityError(ValueError):
+    """The server does not return what the mode needs (log-probabilities): a user error."""
+
+
+@dataclass(frozen=True)
+class ServerBackend:
+    """An OpenAI-compatible server and how to talk to it.
+
+    Attributes:
+        base_url: the endpoint (``http://host:8000/v1``); ``None``: OpenAI's.
+        api_key_env: the NAME of the environment variable holding the key (never the key).
+            Unset, a local server is sent ``EMPTY``; OpenAI's endpoint needs it set.
+        frames_as: ``images`` (one ``image_url`` part per frame) or ``video`` (one vLLM
+            ``video_url`` part of JPEG frames).
+        image_format: ``png`` (lossless) or ``jpeg`` (quality 95) for ``images``.
+        sampler_params: send ``top_k=-1`` and ``repetition_penalty=1`` (vLLM, SGLang); off for
+            a hosted API that rejects unknown parameters.
+        max_concurrency: requests in flight at once.
+        max_retries, retry_backoff_s, max_backoff_s, timeout_s: see :mod:`foilkit.scorers.retry`.
+        top_logprobs: first-token alternatives asked for in choice mode (OpenAI's limit: 20).
+        price_per_1k_prompt_tokens, price_per_1k_completion_tokens: the cost estimate's prices.
+        cache_dir: the reply cache's folder; ``None``: no cache.
+    """
+
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    frames_as: str = "images"
+    image_format: str = "png"
+    sampler_params: bool = True
+    max_concurrency: int = 8
+    max_retries: int = 5
+    retry_backoff_s: float = 1.0
+    max_backoff_s: float = 60.0
+    timeout_s: float = 600.0
+    top_logprobs: int = 20
+    price_per_1k_prompt_tokens: float | None = None
+    price_per_1k_completion_tokens: float | None = None
+    cache_dir: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.frames_as not in FRAME_INPUTS:
+            raise ValueError(
+                f"unknown frame input {self.frames_as!r} (--frames-as); choose from "
+                f"{list(FRAME_INPUTS)}"
+            )
+        if self.image_format not in IMAGE_FORMATS:
+            raise ValueError(
+                f"unknown image format {self.image_format!r} (--image-format); choose from "
+                f"{list(IMAGE_FORMATS)}"
+            )
+        if self.frames_as == "video" and self.image_format != "jpeg":
+            object.__setattr__(self, "image_format", "jpeg")  # vLLM's video/jpeg data URL
+        if self.max_concurrency < 1:
+            raise ValueError(
+                f"max_concurrency must be >= 1 (--max-concurrency), got {self.max_concurrency}"
+            )
+        if self.max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0 (--max-retries), got {self.max_retries}")
+        if self.api_key_env.startswith(("sk-", "Bearer ")) or not self.api_key_env.isidentifier():
+            raise ValueError(
+                "api_key_env names the environment variable holding the key, not the key: "
+                "export MY_KEY=... and pass --api-key-env MY_KEY"
+            )
+
+    def check_key(self) -> None:
+        """Refuse OpenAI's endpoint without its key before any work (a local server takes
+        none)."""
+        if self.base_url is None and not os.environ.get(self.api_key_env):
+            raise ValueError(
+                f"no API key: ${self.api_key_env} is unset; export it (or name another variable "
+                "with --api-key-env VAR), or point --base-url at a local server"
+            )
+
+    def to_record(self) -> dict[str, Any]:
+        """The settings as ``run.json`` holds them (the key's variable name, never the key)."""
+        record = asdict(self)
+        record.pop("cache_dir")
+        return {"name": "openai", **record}
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What is kept of one chat completion: each choice's text, the first token's top
+    log-probabilities (``{token: logprob}``, choice mode), the prompt's tokens with their
+    log-probabilities (``[[token_id, logprob], ...]``, first ``None``; likelihood), usage."""
+
+    texts: tuple[str, ...]
+    top_logprobs: dict[str, float] | None = None
+    prompt_logprobs: list[list[Any] | None] | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {**asdict(self), "texts": list(self.texts)}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Reply:
+        return cls(**{**data, "texts": tuple(data["texts"])})
+
+
+def read_reply(data: Any, n: int) -> Reply:
+    """A :class:`Reply` from a chat completion's JSON, or :class:`MalformedReply`."""
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise MalformedReply(f"no choices in the reply: {str(data)[:200]!r}")
+    if len(choices) != n:
+        raise MalformedReply(f"{len(choices)} choices where n={n} were asked for")
+    texts = []
+    for index, choice in enumerate(choices):
+        content = (choice.get("message") or {}).get("content") if isinstance(choice, dict) else None
+        if not isinstance(content, str):
+            raise MalformedReply(f"choice {index} has no text content (got {content!r})")
+        texts.append(content)
+    top = None
+    first = ((choices[0].get("logprobs") or {}).get("content") or [None])[0]
+    if isinstance(first, dict) and isinstance(first.get("top_logprobs"), list):
+        top = {}
+        for entry in first["top_logprobs"]:
+            top[entry["token"]] = float(entry["logprob"])
+    prompt = None
+    if isinstance(data.get("prompt_logprobs"), list):
+        prompt = []
+        for position in data["prompt_logprobs"]:
+            if not position:
+                prompt.append(None)
+                continue
+            # the prompt's own token comes first (vLLM; with prompt_logprobs=0 it is alone)
+            token, entry = next(iter(position.items()))
+            prompt.append([int(token), float(entry["logprob"])])
+    usage = data.get("usage") or {}
+    return Reply(
+        tuple(texts),
+        top,
+        prompt,
+        int(usage.get("prompt_tokens") or 0),
+        int(usage.get("completion_tokens") or 0),
+    )
+
+
+def encode_frame(frame: torch.Tensor, image_format: str) -> str:
+    """One ``C x H x W`` uint8 frame as base64 PNG or JPEG (quality 95)."""
+    from PIL import Image
+
+    image = Image.fromarray(frame.permute(1, 2, 0).contiguous().cpu().numpy())
+    buffer = io.BytesIO()
+    if image_format == "png":
+        image.save(buffer, format="PNG")
+    else:
+        image.save(buffer, format="JPEG", quality=95)
+    return base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def frames_sha256(frames: torch.Tensor | None) -> str | None:
+    """The content hash of a view's frames (shape and pixels, in order)."""
+    if frames is None:
+        return None
+    digest = hashlib.sha256(str(tuple(frames.shape)).encode())
+    digest.update(frames.contiguous().cpu().numpy().tobytes())
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True)
+class Call:
+    """One chat-completions request: the messages (frames still the ``video`` part), the
+    frames, the parameters (``extra``: sent as extra body), and ``n`` choices expected."""
+
+    messages: tuple[dict[str, Any], ...]
+    frames: torch.Tensor | None
+    params: dict[str, Any]
+    extra: dict[str, Any]
+    n: int = 1
+
+
+class ServedClient:
+    """Sends :class:`Call` s to one served model: cached, ``max_concurrency`` at a time,
+    retried; counts usage. The ``openai`` client is made at the first uncached request (a
+    cached rerun needs no server and no key)."""
+
+    def __init__(self, model: str, server: ServerBackend) -> None:
+        self.model, self.server = model, server
+        self.cache = Path(server.cache_dir) if server.cache_dir else None
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self.counts = dict.fromkeys(
+            ("requests", "cache_hits", "retries", "prompt_tokens", "completion_tokens"), 0
+        )
+        #: requests sent with frames, by the frames' (count, height, width)
+        self.frames_sent: dict[tuple[int, int, int], int] = {}
+
+    def key(self, call: Call) -> str:
+        """The cache key: served model, messages, frames' content, how they are sent, and the
+        parameters (decoding settings, seed, log-probabilities asked for)."""
+        payload = {
+            "model": self.model,
+            "messages": list(call.messages),
+            "frames": frames_sha256(call.frames),
+            "frames_as": self.server.frames_as,
+            "image_format": self.server.image_format,
+            "params": call.params,
+            "extra": call.extra,
+        }
+        text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(text.encode()).hexdigest()
+
+    def send_all(self, calls: Sequence[Call]) -> list[Reply]:
+        """The replies to ``calls``, in order; identical calls are sent once."""
+        keys = [self.key(call) for call in calls]
+        first = {key: call for key, call in zip(keys, calls)}
+        with ThreadPoolExecutor(max_workers=self.server.max_concurrency) as pool:
+            futures = {key: pool.submit(self._get, key, call) for key, call in first.items()}
+            errors = [f.exception() for f in futures.values() if f.exception() is not None]
+            if errors:
+                raise errors[0]
+            replies = {key: future.result() for key, future in futures.items()}
+        return [replies[key] for key in keys]
+
+    def _path(self, key: str) -> Path:
+        assert self.cache is not None
+        return self.cache / key[:2] / f"{key}.json"
+
+    def _get(self, key: str, call: Call) -> Reply:
+        if self.cache is not None and self._path(key).is_file():
+            try:
+                reply = Reply.from_json(json.loads(self._path(key).read_text())["reply"])
+                self._count(cache_hits=1)
+                return reply
+            except (ValueError, KeyError, TypeError) as error:
+                logger.warning("ignoring unreadable reply cache entry %s (%s)", key, error)
+        reply = self._send(key, call)
+        if self.cache is not None:
+            self._path(key).parent.mkdir(parents=True, exist_ok=True)
+            record = {
+                "format": CACHE_FORMAT,
+                "model": self.model,
+                "messages": list(call.messages),
+                "frames_sha256": frames_sha256(call.frames),
+                "params": call.params,
+                "extra": call.extra,
+                "reply": reply.to_json(),
+                "created": time.time(),
+            }
+            atomic_write(self._path(key), json.dumps(record, ensure_ascii=False))
+        return reply
+
+    def _count(self, **increments: int) -> None:
+        with self._lock:
+            for name, value in increments.items():
+                self.counts[name] += value
+
+    def _openai(self) -> Any:
+        with self._lock:
+            if self._client is None:
+                import openai
+
+                key = os.environ.get(self.server.api_key_env)
+                if not key:
+                    if self.server.base_url is None:
+                        raise ValueError(
+                            f"no API key: set ${self.server.api_key_env} (--api-key-env names "
+                            "the variable), or point --base-url at a local server"
+                        )
+                    key = LOCAL_API_KEY
+                self._client = openai.OpenAI(
+                    api_key=key,
+                    base_url=self.server.base_url,
+                    max_retries=0,  # retries are ours: counted, with our backoff
+                    timeout=self.server.timeout_s,
+                )
+            return self._client
+
+    def _messages(self, call: Call) -> list[dict[str, Any]]:
+        """The messages as sent: the video part replaced by the frames."""
+        if call.frames is None:
+            return list(call.messages)
+        encoded = [encode_frame(frame, self.server.image_format) for frame in call.frames]
+        if self.server.frames_as == "video":
+            url = "data:video/jpeg;base64," + ",".join(encoded)
+            parts = [{"type": "video_url", "video_url": {"url": url}}]
+        else:
+            mime = f"image/{self.server.image_format}"
+            parts = [
+                {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}
+                for data in encoded
+            ]
+        sent = []
+        for message in call.messages:
+            content = message["content"]
+            if isinstance(content, list):
+                content = [
+                    piece
+                    for part in content
+                    for piece in (parts if part.get("type") == "video" else [part])
+                ]
+            sent.append({**message, "content": content})
+        return sent
+
+    def _send(self, key: str, call: Call) -> Reply:
+        import openai
+
+        client = self._openai()
+        messages = self._messages(call)
+        if call.frames is not None:
+            shape = (len(call.frames), *call.frames.shape[2:])
+            with self._lock:
+                self.frames_sent[shape] = self.frames_sent.get(shape, 0) + 1
+        where = f"{self.model!r} at {self.server.base_url or 'OpenAI'}"
+
+        def attempt() -> Reply:
+            raw = client.chat.completions.with_raw_response.create(
+                model=self.model, messages=messages, extra_body=call.extra or None, **call.params
+            )
+            try:
+                return read_reply(json.loads(raw.http_response.text), call.n)
+            except (ValueError, KeyError, TypeError, AttributeError) as error:
+                raise MalformedReply(f"malformed reply from {where}: {error}") from error
+
+        try:
+            reply = with_retries(
+                attempt,
+                max_retries=self.server.max_retries,
+                backoff_s=self.server.retry_backoff_s,
+                max_backoff_s=self.server.max_backoff_s,
+                also=(MalformedReply,),
+                name=f"request {key[:12]}",
+                on_retry=lambda: self._count(retries=1),
+            )
+        except (MalformedReply, *retryable_errors()) as error:
+            raise RuntimeError(
+                f"request {key[:12]} to {where} failed after {self.server.max_retries + 1} "
+                f"attempts: {error} (--max-retries; rerun with --resume: answered requests "
+                "are cached)"
+            ) from error
+        except openai.APIStatusError as error:
+            raise RuntimeError(
+                f"{where} refused request {key[:12]} (HTTP {error.status_code}): "
+                f"{(error_body(error) or str(error))[:500]}"
+            ) from error
+        self._count(
+            requests=1,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+        )
+        return reply
+
+    def usage(self) -> dict[str, Any]:
+        """Requests sent, cache hits, retries, tokens, and the cost at the configured prices
+        (``None``: no prices)."""
+        with self._lock:
+            counts = dict(self.counts)
+        prices = (
+            self.server.price_per_1k_prompt_tokens,
+            self.server.price_per_1k_completion_tokens,
+        )
+        cost = None
+        if any(price is not None for price in prices):
+            cost = (
+                counts["prompt_tokens"] * (prices[0] or 0.0)
+                + counts["completion_tokens"] * (prices[1] or 0.0)
+            ) / 1000
+        return {**counts, "cost": cost}
+
+
+class ServedVideoLLM(RequestAdapter):
+    """The ``video-llm`` adapter's modes and settings, answered by a model behind an
+    OpenAI-compatible server (``model_id``: the served model's name).
+
+    Args:
+        server: the server and how to talk to it.
+        the rest: as :class:`~foilkit.scorers.adapters.video_llm.VideoLLMAdapter`, but
+            ``preprocess``: the server sizes frames with its own processor (a ``reference``
+            sizing is recorded as not applied).
+    """
+
+    name = "video-llm"
+    modes = VideoLLMAdapter.modes
+    options = VideoLLMAdapter.options
+    asks_questions = True
+    score_kind = "log_probability"
+
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        server: ServerBackend,
+        reduction: str | None = None,
+        continuation: str | None = None,
+        prompt: str | None = None,
+        preprocess: str | None = None,
+        parser: str | None = None,
+        **kwargs: Any,
+    ):
+        generating = {k: kwargs.pop(k, None) for k in ("temperature", "top_p", "num_samples")}
+        generating |= {k: kwargs.pop(k, None) for k in ("max_new_tokens", "seed")}
+        kwargs.pop("placement", None)
+        super().__init__(model_id, **kwargs)
+        #: where a protocol asks for a reference frame sizing (qwen-vl-utils' rules), the
+        #: server's own processor sizes the frames instead: recorded, not silently dropped
+        self.preprocess_note = None
+        if preprocess not in (None, "default"):
+            self.preprocess_note = (
+                f"preprocess={preprocess!r} not applied: frames are sent at their decoded size "
+                "and sized by the server's own processor"
+            )
+            logger.warning("%s", self.preprocess_note)
+        settings = mode_settings(
+            self.mode,
+            reduction=reduction,
+            continuation=continuation,
+            prompt=prompt,
+            parser=parser,
+            **generating,
+        )
+        self.score_kind = settings.score_kind
+        self.decoding, self.parser = settings.decoding, settings.parser
+        self.reduction, self.continuation = settings.reduction, settings.continuation
+        self.prompt = settings.prompt
+        self.server = server
+        self.client = ServedClient(model_id, server)
+
+    def describe(self) -> dict[str, Any]:
+        common = {
+            **super().describe(),
+            "backend": {
+                "name": "openai",
+                "served_model": self.model_id,
+                "frames_as": self.server.frames_as,
+                "image_format": self.server.image_format,
+                "sampler_params": self.server.sampler_params,
+            },
+        }
+        if self.preprocess_note is not None:
+            common["preprocess"] = self.preprocess_note
+        if self.mode == "likelihood":
+            return {
+                **common,
+                "prompt": LIKELIHOOD_QUESTION,
+                "reduction": self.reduction,
+                "continuation": self.continuation,
+            }
+        if self.mode == "generate":
+            common |= {"decoding": self.decoding.to_record(), "parser": self.parser}
+        if self.prompt == "vitatecs":
+            common |= {"system_prompt": CHOICE_SYSTEM, "system_form": SYSTEM_FORM}
+        question = CHOICE_QUESTION if self.prompt == "vitatecs" else LMMS_EVAL_QUESTION
+        return {**common, "prompt": question, "prompt_name": self.prompt}
+
+    def backend_record(self) -> dict[str, Any]:
+        """The server, its settings, what was sent (the frames of each request sent, their count
+        and size, counted by requests) and spent."""
+        return {
+            **self.server.to_record(),
+            "served_model": self.model_id,
+            "frames_sent": [
+                {"frames": count, "height": height, "width": width, "requests": requests}
+                for (count, height, width), requests in sorted(self.client.frames_sent.items())
+            ],
+            "usage": self.client.usage(),
+        }
+
+    # --- the modes ---------------------------------------------------------------------------
+
+    def _sampler(self) -> dict[str, Any]:
+        return {"top_k": -1, "repetition_penalty": 1.0} if self.server.sampler_params else {}
+
+    def generate(self, requests: Sequence[GenerateRequest]) -> list[Generations]:
+        """Answers to each request through chat completions: ``n`` samples drawn from the
+        request's own seed, surrounding spaces stripped."""
+        calls = []
+        for request in requests:
+            decoding = request.decoding
+            params = {
+                "max_tokens": decoding.max_new_tokens,
+                "n": decoding.num_samples,
+                "temperature": decoding.temperature,
+                "top_p": decoding.top_p,
+                "seed": request.sample_seed(),
+            }
+            messages = tuple(fit_system_turn(list(request.messages), SYSTEM_FORM))
+            calls.append(
+                Call(messages, request.frames, params, self._sampler(), decoding.num_samples)
+            )
+        return [
+            Generations(tuple(text.strip() for text in reply.texts))
+            for reply in self.client.send_all(calls)
+        ]
+
+    def score(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
+        if self.mode == "generate":
+            return score_by_generation(
+                self,
+                requests,
+                prompt=self.prompt,
+                decoding=self.decoding,
+                parser=get_parser(self.parser),
+            )
+        if self.mode == "choice":
+            return self._choices(requests)
+        if self.mode == "entail":
+            return self._entailments(requests)
+        return self._likelihoods(requests)
+
+    def _first_token_call(self, messages: Sequence[dict[str, Any]], frames: Any) -> Call:
+        """A one-token greedy answer with its ``top_logprobs`` (choice and entail modes)."""
+        params = {
+            "max_tokens": 1,
+            "temperature": 0.0,
+            "logprobs": True,
+            "top_logprobs": self.server.top_logprobs,
+        }
+        return Call(tuple(messages), frames, params, self._sampler())
+
+    def _entailments(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
+        """Entail mode: each text's VELOCITI question, scored P(Yes) / (P(Yes) + P(No)) from the
+        first answer token's top log-probabilities (as the in-process mode reads its logits)."""
+        calls = [
+            self._first_token_call(
+                choice_messages(
+                    self.prompt or "vitatecs", ENTAIL_QUESTION.format(caption=text), None
+                ),
+                request.frames,
+            )
+            for request in requests
+            for text in request.texts
+        ]
+        replies = iter(self.client.send_all(calls))
+        results = []
+        for request in requests:
+            yes = [
+                self._answer_probabilities(next(replies), ENTAIL_ANSWERS)[0] for _ in request.texts
+            ]
+            results.append(TextScores(tuple(yes)))
+        return results
+
+    def _choices(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
+        """Choice mode: option letters from the first answer token's top log-probabilities; a
+        row's own question by its answers' prompt log-probabilities (softmax of their sums)."""
+        own = [r for r in requests if r.question is not None]
+        answered = dict(zip(map(id, own), self._answer_logprobs(own))) if own else {}
+        calls, counts = [], []
+        for request in requests:
+            if request.question is not None:
+                continue
+            count = len(request.texts)
+            if count > len(LETTERS):
+                raise ValueError(f"choice mode takes at most {len(LETTERS)} options, got {count}")
+            counts.append(count)
+            for order in cyclic_orders(count):
+                question = question_text(self.prompt, [request.texts[i] for i in order])
+                messages = choice_messages(self.prompt, question, count, SYSTEM_FORM)
+                calls.append(self._first_token_call(messages, request.frames))
+        replies = iter(self.client.send_all(calls))
+        results = []
+        for request in requests:
+            if request.question is not None:
+                logprobs = answered[id(request)]
+                details = likelihood_details(logprobs)
+                sums = torch.tensor(details["logprob_sum"], dtype=torch.float64)
+                results.append(TextScores(tuple(sums.softmax(0).tolist()), details))
+                continue
+            count = len(request.texts)
+            per_order = [[0.0] * count for _ in range(count)]
+            for shift, order in enumerate(cyclic_orders(count)):
+                probabilities = self._answer_probabilities(next(replies), LETTERS[:count])
+                for position, text in enumerate(order):
+                    per_order[shift][text] = probabilities[position]
+            details = {f"{ORDER_DETAIL}{k}": tuple(per_order[k]) for k in range(count)}
+            mean = tuple(sum(row[i] for row in per_order) / count for i in range(count))
+            results.append(TextScores(mean, details))
+        return results
+
+    def _answer_probabilities(self, reply: Reply, answers: Sequence[str]) -> list[float]:
+        """The probabilities of the one-token ``answers`` (option letters; ``Yes``/``No``) among
+        themselves, from the first answer token's top log-probabilities (each answer's tokens
+        with and without a leading space pooled)."""
+        if reply.top_logprobs is None:
+            raise ServerCapabilityError(
+                f"{self.server.base_url or 'OpenAI'} returned no logprobs for {self.model_id!r}'s "
+                f"first answer token: {self.mode} mode reads the answers' probabilities from "
+                "them (vLLM and OpenAI's chat completions return them); use --mode generate"
+            )
+        letters = list(answers)
+        logits = []
+        for letter in letters:
+            found = [lp for token, lp in reply.top_logprobs.items() if token.strip() == letter]
+            logits.append(_logsumexp(found))
+        if all(value == -math.inf for value in logits):
+            raise ServerCapabilityError(
+                f"none of the answers {', '.join(letters)} is among the "
+                f"{len(reply.top_logprobs)} most likely first tokens the server returned "
+                f"({sorted(reply.top_logprobs)[:5]}...): raise --top-logprobs, or use "
+                "--mode generate"
+            )
+        top = max(logits)
+        weights = [math.exp(value - top) for value in logits]
+        return [weight / sum(weights) for weight in weights]
+
+    def _likelihoods(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
+        logprobs = self._answer_logprobs(requests)
+        results = []
+        for scored in logprobs:
+            details = likelihood_details(scored)
+            results.append(TextScores(details[f"logprob_{self.reduction}"], details))
+        return results
+
+    def _answer_logprobs(self, requests: Sequence[TextsRequest]) -> list[list[torch.Tensor]]:
+        """Per request, per text: the log-probabilities of its answer's tokens, read from the
+        prompt log-probabilities of the prompt with the answer written as the assistant turn,
+        past the tokens of the same prompt with an empty answer."""
+        whole = self.continuation == "turn" and self.mode == "likelihood"
+        extra = {
+            **self._sampler(),
+            "prompt_logprobs": 0,
+            "add_generation_prompt": False,
+            "continue_final_message": not whole,
+        }
+        params = {"max_tokens": 1, "temperature": 0.0}
+        calls, shapes = [], []
+        for request in requests:
+            asked = request.question or LIKELIHOOD_QUESTION
+            answers = request.answers if request.question is not None else request.texts
+            base = choice_messages(self.prompt or "vitatecs", asked, None, SYSTEM_FORM)
+            prefix = [*base, {"role": "assistant", "content": ""}]
+            prefix_extra = {**extra, "continue_final_message": True}
+            calls.append(Call(tuple(prefix), request.frames, params, prefix_extra))
+            for answer in answers:
+                messages = [*base, {"role": "assistant", "content": answer}]
+                calls.append(Call(tuple(messages), request.frames, params, extra))
+            shapes.append(len(answers))
+        replies = iter(self.client.send_all(calls))
+        results = []
+        for count in shapes:
+            prefix = self._prompt_tokens(next(replies))
+            scored = []
+            for _ in range(count):
+                tokens = self._prompt_tokens(next(replies))
+                common = 0
+                while (
+                    common < min(len(prefix), len(tokens))
+                    and prefix[common][0] == tokens[common][0]
+                ):
+                    common += 1
+                if common == len(tokens):
+                    raise ServerCapabilityError(
+                        f"{self.model_id}: the server's chat template wrote no answer tokens"
+                    )
+                scored.append(torch.tensor([lp for _, lp in tokens[common:]], dtype=torch.float64))
+            results.append(scored)
+        return results
+
+    def _prompt_tokens(self, reply: Reply) -> list[tuple[int, float]]:
+        if reply.prompt_logprobs is None:
+            raise ServerCapabilityError(
+                f"{self.server.base_url or 'OpenAI'} returned no prompt log-probabilities for "
+                f"{self.model_id!r}: likelihood scoring (and choice on a row's own question) "
+                "needs them, which vLLM returns (extra body prompt_logprobs); use --mode "
+                "generate or choice"
+            )
+        return [
+            (int(entry[0]), float(entry[1])) if entry else (-1, 0.0)
+            for entry in reply.prompt_logprobs
+        ]
+
+
+def _logsumexp(values: list[float]) -> float:
+    if not values:
+        return -math.inf
+    top = max(values)
+    return top + math.log(sum(math.exp(value - top) for value in values))

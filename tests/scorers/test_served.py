@@ -1,0 +1,244 @@
+"""The served video LLM backend (``--backend openai``) against the local OpenAI-compatible server:
+what is sent (frames in order, the protocol's question, decoding), how replies are read
+(answers, top log-probabilities, prompt log-probabilities), retries, the concurrency bound and
+the reply cache."""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+import re
+import zlib
+
+import numpy as np
+import pytest
+import torch
+from PIL import Image
+
+from foilkit.scorers.adapters.video_llm import ENTAIL_QUESTION
+from foilkit.scorers.generate import cyclic_orders
+from foilkit.scorers.prompts import CHOICE_SYSTEM, question_text
+from foilkit.scorers.requests import Decoding, GenerateRequest, TextsRequest
+from foilkit.scorers.served import ServedVideoLLM, ServerBackend, ServerCapabilityError
+from tests.openai_server import OpenAICompatibleServer
+
+TEXTS = ("a dog runs to the left", "a dog runs to the right")
+SECRET = "sk-served-secret-0123456789"
+
+
+def frames(count: int = 3) -> torch.Tensor:
+    """``count`` distinct 3 x 8 x 12 frames (frame i is a flat i-dependent colour, noise added)."""
+    generator = torch.Generator().manual_seed(0)
+    base = torch.arange(count, dtype=torch.float32)[:, None, None, None] * 60
+    noise = torch.randint(0, 5, (count, 3, 8, 12), generator=generator).float()
+    return (base + noise).clamp(0, 255).to(torch.uint8)
+
+
+def decoded_images(body: dict) -> list[np.ndarray]:
+    """The frames a request carried, decoded from its image parts in order."""
+    images = []
+    for message in body["messages"]:
+        if not isinstance(message["content"], list):
+            continue
+        for part in message["content"]:
+            if part["type"] == "image_url":
+                data = part["image_url"]["url"].split(",", 1)[1]
+                image = Image.open(io.BytesIO(base64.b64decode(data)))
+                images.append(np.asarray(image).transpose(2, 0, 1))
+    return images
+
+
+def user_text(body: dict) -> str:
+    (user,) = [m for m in body["messages"] if m["role"] == "user"]
+    return "".join(part["text"] for part in user["content"] if part["type"] == "text")
+
+
+def answer_right(body: dict) -> str:
+    """The letter of the option that says "right", as a model would write it."""
+    options = re.findall(r"\(([A-J])\) (.*?)(?= \([A-J]\)| Respond)", user_text(body))
+    (letter,) = [letter for letter, text in options if text.endswith("right")]
+    return f"({letter})"
+
+
+def served(tmp_path, server, mode="generate", **options) -> ServedVideoLLM:
+    settings = {"cache_dir": str(tmp_path / "replies"), "retry_backoff_s": 0.001}
+    settings |= {k: options.pop(k) for k in list(options) if k in ServerBackend.__annotations__}
+    backend = ServerBackend(base_url=server.base_url, api_key_env="SERVED_TEST_KEY", **settings)
+    return ServedVideoLLM("served-video-llm", server=backend, mode=mode, **options)
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch):
+    monkeypatch.setenv("SERVED_TEST_KEY", SECRET)
+
+
+def test_generate_sends_the_protocols_question_with_every_frame_in_order(tmp_path):
+    """Each option order is one chat completion: the VITATECS system prompt, the frames as
+    images in order, the question as the protocol writes it, n samples from the request's own
+    seed, no other sampler; the answers are parsed into scores; a rerun sends nothing."""
+    view = frames()
+    request = TextsRequest(TEXTS, view, timestamps=(0.0, 0.5, 1.0))
+    options = {"temperature": 0.7, "num_samples": 2, "max_new_tokens": 8, "seed": 3}
+    with OpenAICompatibleServer(lambda body: [answer_right(body), "no idea"]) as server:
+        adapter = served(tmp_path, server, **options)
+        (scores,) = adapter.score([request])
+        assert len(server.requests) == 2  # both orders of the options
+        decoding = Decoding(temperature=0.7, num_samples=2, max_new_tokens=8, seed=3)
+        assert all(h["authorization"] == f"Bearer {SECRET}" for h in server.headers)
+        for order in cyclic_orders(2):  # sent concurrently: in any order
+            question = question_text("vitatecs", [TEXTS[i] for i in order])
+            (body,) = [b for b in server.requests if user_text(b) == question]
+            assert body["model"] == "served-video-llm"
+            assert body["messages"][0] == {
+                "role": "system",
+                "content": CHOICE_SYSTEM.format(count="two"),
+            }
+            sent = decoded_images(body)
+            assert len(sent) == 3
+            assert all(np.array_equal(a, b.numpy()) for a, b in zip(sent, view))  # PNG: exact
+            asked = GenerateRequest(
+                tuple(adapter_messages(question)), view, request.timestamps, decoding
+            )
+            assert body["seed"] == asked.sample_seed()
+            assert (body["n"], body["temperature"], body["top_p"], body["max_tokens"]) == (
+                2,
+                0.7,
+                1.0,
+                8,
+            )
+            assert (body["top_k"], body["repetition_penalty"]) == (-1, 1.0)
+        assert scores.scores == (0.0, 0.5)  # "right" in every order's first sample only
+        assert [a.outcome for a in scores.answers].count("unparseable") == 2
+        record = adapter.backend_record()
+        assert record["frames_sent"] == [{"frames": 3, "height": 8, "width": 12, "requests": 2}]
+        assert record["usage"]["requests"] == 2 and record["usage"]["completion_tokens"] > 0
+        assert SECRET not in str(record) and record["api_key_env"] == "SERVED_TEST_KEY"
+        again = served(tmp_path, server, **options)
+        assert again.score([request]) == [scores]
+        assert len(server.requests) == 2  # the rerun's replies all came from the cache
+        assert again.backend_record()["usage"]["cache_hits"] == 2
+    for path in (tmp_path / "replies").rglob("*"):
+        assert not path.is_file() or SECRET not in path.read_text()
+
+
+def adapter_messages(question: str) -> list[dict]:
+    from foilkit.scorers.prompts import choice_messages
+
+    return choice_messages("vitatecs", question, 2)
+
+
+def test_video_part_carries_every_frame_as_vllm_reads_it(tmp_path):
+    with OpenAICompatibleServer(answer_right) as server:
+        adapter = served(tmp_path, server, frames_as="video")
+        adapter.score([TextsRequest(TEXTS, frames(4))])
+        (user,) = [m for m in server.requests[0]["messages"] if m["role"] == "user"]
+        (video,) = [p for p in user["content"] if p["type"] == "video_url"]
+        head, data = video["video_url"]["url"].split(",", 1)
+        assert head == "data:video/jpeg;base64" and len(data.split(",")) == 4
+
+
+def test_429_5xx_and_malformed_replies_are_retried_and_a_refusal_is_one_clear_error(tmp_path):
+    malformed = iter([True])
+    with OpenAICompatibleServer(
+        answer_right, faults=(429, 500, 503), malformed=lambda body: next(malformed, False)
+    ) as server:
+        adapter = served(tmp_path, server)
+        (scores,) = adapter.score([TextsRequest(TEXTS, frames())])
+        assert scores.scores == (0.0, 1.0)
+        assert adapter.backend_record()["usage"]["retries"] == 4
+    with OpenAICompatibleServer(answer_right, faults=(400,)) as server:
+        adapter = served(tmp_path / "other", server, max_retries=1)
+        with pytest.raises(RuntimeError, match=r"refused request \w+ \(HTTP 400\)"):
+            adapter.score([TextsRequest(TEXTS, frames())])
+
+
+def test_a_server_slower_than_the_timeout_is_retried_then_named(tmp_path):
+    with OpenAICompatibleServer(answer_right, delay_s=0.4) as server:
+        adapter = served(tmp_path, server, timeout_s=0.1, max_retries=1)
+        with pytest.raises(RuntimeError, match="failed after 2 attempts: Request timed out"):
+            adapter.score([TextsRequest(TEXTS, frames())])
+        assert adapter.backend_record()["usage"]["retries"] == 2  # each order's request once
+
+
+def test_backend_settings_are_checked_before_any_work(monkeypatch):
+    from foilkit.scorers.api import ScoreOptions, server_backend
+
+    with pytest.raises(ValueError, match="--base-url applies to a served model: add --backend"):
+        ScoreOptions(base_url="http://localhost:8000/v1")
+    with pytest.raises(ValueError, match="--device-map applies to a model loaded here"):
+        ScoreOptions(backend="openai", device_map="auto")
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    options = ScoreOptions(backend="openai", api_key_env="NO_SUCH_KEY_VAR")
+    with pytest.raises(ValueError, match=r"\$NO_SUCH_KEY_VAR is unset"):
+        server_backend(options).check_key()
+
+
+def test_requests_run_at_most_max_concurrency_at_once(tmp_path):
+    requests = [TextsRequest((*TEXTS, f"a dog sits {i}"), frames()) for i in range(2)]
+    with OpenAICompatibleServer(lambda body: "(A)", delay_s=0.05) as server:
+        served(tmp_path, server, max_concurrency=2).score(requests)
+        assert len(server.requests) == 6 and server.max_concurrent == 2
+
+
+def test_choice_reads_the_option_letters_from_the_first_tokens_log_probabilities(tmp_path):
+    top = {"A": math.log(0.6), " B": math.log(0.2), "B": math.log(0.1), "x": math.log(0.1)}
+    with OpenAICompatibleServer(lambda body: "A", top_logprobs=lambda body: top) as server:
+        (scores,) = served(tmp_path, server, mode="choice").score([TextsRequest(TEXTS, frames())])
+        body = server.requests[0]
+        assert (body["logprobs"], body["top_logprobs"], body["max_tokens"]) == (True, 20, 1)
+        # order 0 shows the caption as (A): 0.6 / 0.9; order 1 as (B): 0.3 / 0.9
+        assert scores.details["order_0"] == pytest.approx((2 / 3, 1 / 3))
+        assert scores.details["order_1"] == pytest.approx((1 / 3, 2 / 3))
+        assert scores.scores == pytest.approx((0.5, 0.5))
+    with OpenAICompatibleServer(lambda body: "A") as server:  # no logprobs in its replies
+        with pytest.raises(ServerCapabilityError, match="no logprobs .* use --mode generate"):
+            served(tmp_path / "b", server, mode="choice").score([TextsRequest(TEXTS, frames())])
+
+
+def test_entail_reads_yes_and_no_from_the_first_tokens_log_probabilities(tmp_path):
+    """VELOCITI's question per text, P(Yes) / (P(Yes) + P(No)) among the top log-probabilities
+    (a token with and without its leading space pooled)."""
+
+    def top(body):
+        asked = body["messages"][-1]["content"][-1]["text"]
+        yes = 0.6 if TEXTS[0] in asked else 0.2
+        return {"Yes": math.log(yes / 2), " Yes": math.log(yes / 2), "No": math.log(0.3), "x": -9}
+
+    with OpenAICompatibleServer(lambda body: "Yes", top_logprobs=top) as server:
+        (scores,) = served(tmp_path, server, mode="entail").score([TextsRequest(TEXTS, frames())])
+        asked = [body["messages"][-1]["content"][-1]["text"] for body in server.requests]
+        assert asked == [ENTAIL_QUESTION.format(caption=text) for text in TEXTS]
+        assert scores.scores == pytest.approx((0.6 / 0.9, 0.2 / 0.5))
+
+
+def word_logprobs(body: dict) -> list[tuple[int, float]]:
+    """A stand-in tokenizer and model: each word of the messages' texts is a token, its
+    log-probability minus a tenth of its length."""
+    words = []
+    for message in body["messages"]:
+        content = message["content"]
+        parts = [content] if isinstance(content, str) else [p.get("text", "") for p in content]
+        words += " ".join(parts).split()
+    return [(zlib.crc32(word.encode()), -len(word) / 10) for word in words]
+
+
+def test_likelihood_reads_the_answers_prompt_log_probabilities(tmp_path):
+    with OpenAICompatibleServer(lambda body: "", prompt_logprobs=word_logprobs) as server:
+        adapter = served(tmp_path, server, mode="likelihood", reduction="sum")
+        (scores,) = adapter.score([TextsRequest(TEXTS, frames())])
+        expected = [-sum(len(w) for w in text.split()) / 10 for text in TEXTS]
+        assert scores.scores == pytest.approx(expected)
+        assert scores.details["num_tokens"] == (6.0, 6.0)
+        answer = {"role": "assistant", "content": TEXTS[0]}
+        (body,) = [b for b in server.requests if b["messages"][-1] == answer]
+        assert (body["prompt_logprobs"], body["continue_final_message"]) == (0, True)
+        assert body["add_generation_prompt"] is False
+    with OpenAICompatibleServer(lambda body: "") as server:
+        with pytest.raises(ServerCapabilityError, match="no prompt log-probabilities"):
+            served(tmp_path / "b", server, mode="likelihood").score([TextsRequest(TEXTS, frames())])
+
+
+def test_the_key_setting_names_a_variable_never_holds_a_key():
+    with pytest.raises(ValueError, match="--api-key-env MY_KEY"):
+        ServerBackend(base_url="http://localhost:1/v1", api_key_env=SECRET)
