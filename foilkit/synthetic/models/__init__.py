@@ -14,7 +14,8 @@ Public API::
 
 One module per family group registers its builders (``dual_encoders``, ``video_text``,
 ``cross_encoders``, ``text_lms``, and the video LLMs ``llava``, ``qwen``, ``gemma``,
-``instructblip``, ``internvl``, ``smolvlm``, ``video_llama``, ``perception_lm``, ``molmo2``);
+``instructblip``, ``internvl``, ``smolvlm``, ``video_llama``, ``perception_lm``, ``molmo2``,
+``omni``);
 :mod:`.families` is the table of model families foilkit claims.
 
 ``tiny_model_path`` caches under ``$FOILKIT_TINY_MODELS`` (default
@@ -45,6 +46,7 @@ from foilkit.synthetic.models import (  # noqa: F401  (imported to register)
     internvl,
     llava,
     molmo2,
+    omni,
     perception_lm,
     qwen,
     smolvlm,

@@ -2,7 +2,9 @@
 
 Which families exist is transformers' word, not ours: every model type that maps to an
 image-text-to-text model and has a video processor (``MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
-& VIDEO_PROCESSOR_MAPPING_NAMES``), plus the video-text encoders and the image-text dual
+& VIDEO_PROCESSOR_MAPPING_NAMES``), the omni models (a video processor, and listed as multimodal
+LMs but not as image-text-to-text models: Qwen2.5-Omni, Qwen3-Omni, scored through their thinker),
+plus the video-text encoders and the image-text dual
 encoders foilkit claims. For each, the adapter registry is asked which adapter claims a config
 built from ``AutoConfig.for_model(model_type)`` (no weights), and the row says:
 
@@ -38,6 +40,9 @@ ARCHITECTURES: dict[str, str] = {"blip": "BlipForImageTextRetrieval"}
 
 #: The conformance tests of the open video LLMs (LLaVA-OneVision, InternVL, ...).
 OPEN_VLMS = "tests/scorers/test_conformance_open_vlms.py"
+#: The conformance tests of the omni models (scored through their thinker) and the families whose
+#: chat templates live on the Hub only.
+OMNI = "tests/scorers/test_conformance_omni.py"
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,7 @@ TWINS: dict[str, Twin] = {
     "video_llama_3": Twin("video-llama-3", OPEN_VLMS),
     "perception_lm": Twin("perception-lm", OPEN_VLMS),
     "molmo2": Twin("molmo2", OPEN_VLMS),
+    "qwen2_5_omni": Twin("qwen2.5-omni", OMNI),
 }
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")
@@ -103,18 +109,34 @@ class Family:
 
 
 def video_model_types() -> list[str]:
-    """Every model type transformers lists as a video-capable image-text-to-text model, then the
-    video-text and image-text encoders foilkit claims, and those it refuses (:data:`REFUSED`)."""
+    """Every model type transformers lists as a video-capable image-text-to-text model, the omni
+    models (:func:`omni_model_types`), then the video-text and image-text encoders foilkit
+    claims, and those it refuses (:data:`REFUSED`)."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
     from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
 
     video_llms = sorted(
         set(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) & set(VIDEO_PROCESSOR_MAPPING_NAMES)
     )
+    video_llms += omni_model_types()
     from foilkit.scorers.adapters.dual_encoder import MODEL_TYPES as DUAL_ENCODERS
 
     encoders = [*VIDEO_TEXT_ENCODERS, *DUAL_ENCODERS, *IMAGE_TEXT_CROSS_ENCODERS]
     return list(dict.fromkeys([*video_llms, *encoders, *REFUSED]))
+
+
+def omni_model_types() -> list[str]:
+    """Model types with a video processor that transformers lists as multimodal LMs (any input
+    to text, ``MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES``) but not as image-text-to-text models:
+    the omni models, whose text-writing part (a thinker) is the image-text-to-text model."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+        MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES,
+    )
+    from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
+
+    multimodal = set(MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES) & set(VIDEO_PROCESSOR_MAPPING_NAMES)
+    return sorted(multimodal - set(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES))
 
 
 def bare_config(model_type: str) -> Any:
@@ -168,11 +190,17 @@ def refusal(model_type: str, adapter: str | None) -> str | None:
 def _facts(adapter: str | None, model_type: str) -> tuple[str, str]:
     """Whether frame times reach the processor, and the frames the family expects."""
     if adapter == "video-llm":
+        from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+
+        from foilkit.scorers.adapters._video_llm_support import RATE_KEYWORD
         from foilkit.scorers.adapters.video_llm import PLAIN_PROMPTS, video_variant
 
         plain = PLAIN_PROMPTS.get(video_variant(model_type) or model_type)
         frames = str(plain.frames) if plain is not None and plain.frames else "any"
-        return "video_metadata (fps, frame times)", frames
+        times = "video_metadata (fps, frame times)"
+        if PROCESSOR_MAPPING_NAMES.get(model_type) in RATE_KEYWORD:
+            times += " and the fps keyword"
+        return times, frames
     if adapter in ("videoprism", "pe-video"):
         from foilkit.scorers.adapters import ADAPTERS
 
