@@ -192,8 +192,7 @@ def _facts(adapter: str | None, model_type: str) -> tuple[str, str]:
     if adapter == "video-llm":
         from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
 
-        from foilkit.scorers.adapters._video_llm_support import RATE_KEYWORD
-        from foilkit.scorers.adapters.video_llm import PLAIN_PROMPTS, video_variant
+        from foilkit.scorers.adapters.video_llm import PLAIN_PROMPTS, RATE_KEYWORD, video_variant
 
         plain = PLAIN_PROMPTS.get(video_variant(model_type) or model_type)
         frames = str(plain.frames) if plain is not None and plain.frames else "any"
