@@ -1,9 +1,10 @@
-"""Conformance of the omni models (Qwen2.5-Omni), scored through their thinker without audio: the
-tiny twin is a whole omni checkpoint (real config, processor classes, special tokens and chat
-template); the video-llm adapter loads its thinker and scores it in both modes (``"likelihood"``,
-``"choice"``) and in ``"generate"`` mode, and what reaches the model is checked as for the open
-video LLMs (the conformance tests of ``test_conformance_open_vlms`` run here on this module's
-families), plus the omni processors' own time axis: the frames' rate reaches them as ``fps``."""
+"""Conformance of the omni models (Qwen2.5-Omni, Qwen3-Omni), scored through their thinker
+without audio: each tiny twin is a whole omni checkpoint (real config, processor classes, special
+tokens and chat template); the video-llm adapter loads its thinker and scores it in both modes
+(``"likelihood"``, ``"choice"``) and in ``"generate"`` mode, and what reaches the model is checked
+as for the open video LLMs (the conformance tests of ``test_conformance_open_vlms`` run here on
+this module's families), plus the omni processors' own time axis: the frames' rate reaches them
+as ``fps``."""
 
 from __future__ import annotations
 
@@ -32,6 +33,9 @@ FAMILIES = {
     # overrides the video processor's: 48x64 frames become 288x368, 36x46 patches of 8x8 merged
     # 2x2, 2 frames a temporal patch: 414 <|VIDEO|> tokens every 2 frames
     "qwen2_5_omni": Family("qwen2.5-omni", lambda frames: 207 * frames),
+    # at least 128*32*32 pixels a frame: 48x64 frames become 320x432, 40x54 patches of 8x8
+    # merged 2x2: 540 <|video_pad|> tokens every 2 frames
+    "qwen3_omni_moe": Family("qwen3-omni-moe", lambda frames: 270 * frames),
 }
 
 

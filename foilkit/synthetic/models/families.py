@@ -88,6 +88,7 @@ TWINS: dict[str, Twin] = {
     "perception_lm": Twin("perception-lm", OPEN_VLMS),
     "molmo2": Twin("molmo2", OPEN_VLMS),
     "qwen2_5_omni": Twin("qwen2.5-omni", OMNI),
+    "qwen3_omni_moe": Twin("qwen3-omni-moe", OMNI),
 }
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")
