@@ -118,8 +118,8 @@ def video_model_types() -> list[str]:
 
     video_llms = sorted(
         set(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) & set(VIDEO_PROCESSOR_MAPPING_NAMES)
+        | set(omni_model_types())
     )
-    video_llms += omni_model_types()
     from foilkit.scorers.adapters.dual_encoder import MODEL_TYPES as DUAL_ENCODERS
 
     encoders = [*VIDEO_TEXT_ENCODERS, *DUAL_ENCODERS, *IMAGE_TEXT_CROSS_ENCODERS]
