@@ -11,7 +11,8 @@ built from ``AutoConfig.for_model(model_type)`` (no weights), and the row says:
 * ``tested``: a tiny twin (:data:`foilkit.synthetic.models.TINY_MODELS`) is scored end to end
   by the test file the row names;
 * ``refused``: foilkit refuses the family, with the one-line reason it gives;
-* ``untested``: an adapter claims it but no twin has been scored yet.
+* ``untested``: an adapter claims it but no twin has been scored yet (:data:`UNTESTED_WHY` says
+  why, where what the twin needs is out of reach).
 
 ``foilkit models`` prints this table, the README's "Supported model families" table is
 :func:`readme_table` (regenerate it with ``python -m foilkit.synthetic.models.families
@@ -89,6 +90,26 @@ TWINS: dict[str, Twin] = {
     "molmo2": Twin("molmo2", OPEN_VLMS),
     "qwen2_5_omni": Twin("qwen2.5-omni", OMNI),
     "qwen3_omni_moe": Twin("qwen3-omni-moe", OMNI),
+}
+
+#: Why a family is still untested, where what its twin needs is out of reach: the checkpoint's
+#: chat template and named special tokens, which live only in its Hub repository (no copy in
+#: transformers' tests, vLLM, lmms-eval or the model's own repositories that a search reached).
+_HUB_ONLY = (
+    "its chat template and the tokenizer's named special tokens live only in {repo} on the Hub"
+)
+UNTESTED_WHY: dict[str, str] = {
+    "minicpmv4_6": _HUB_ONLY.format(repo="openbmb/MiniCPM-V-4.6")
+    + " (transformers' processor tests load them from hf-internal-testing)",
+    "minicpmv4_7": _HUB_ONLY.format(repo="openbmb/MiniCPM-V-4.7"),
+    "minicpm_ocr": _HUB_ONLY.format(repo="the MiniCPM OCR checkpoints"),
+    "lfm3_vl": _HUB_ONLY.format(repo="LiquidAI's LFM3-VL checkpoints")
+    + "; its processor writes a <|vision_start|>...<|vision_end|> segment per frame, and "
+    "whether the template wraps the video part in that pair too (PER_FRAME_VIDEO_SEGMENTS) is "
+    "unknown without it",
+    "kimi_k25": _HUB_ONLY.format(repo="moonshotai/Kimi-K2.5")
+    + " (only third-party re-implementations were found, which disagree on its default system "
+    "turn and the generation prompt's <think> block)",
 }
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")
@@ -231,6 +252,7 @@ def family(model_type: str) -> Family:
         status = "tested"
     else:
         status = "untested"
+        why = UNTESTED_WHY.get(model_type)
     return Family(
         model_type,
         adapter,
