@@ -412,6 +412,9 @@ class VideoLLMAdapter(RequestAdapter):
         and ``resolution``: the rule that sized the frames (``processor``: the video processor's
         own ``size``; ``qwen-vl-utils`` with its constants, under ``preprocess="reference"``)."""
         settings = super().processor_settings()
+        rate = RATE_KEYWORD.get(type(self.processor).__name__)
+        if rate is not None:  # the omni processors' time axis
+            settings.setdefault("call", {})["fps"] = f"each view's sampling rate, as {rate}"
         video_processor = getattr(self.processor, "video_processor", None)
         if getattr(self, "resolution", None) is not None:
             settings["resolution"] = self.resolution.to_record(video_processor)

@@ -76,6 +76,7 @@ def test_the_frames_rate_sets_the_thinkers_time_axis(family):
     ]
     assert scores[0] != scores[1]
     assert torch.equal(prefix["pixel_values_videos"], slow_prefix["pixel_values_videos"])
+    assert "sampling rate" in adapter.processor_settings()["call"]["fps"]  # recorded in run.json
 
 
 def _frames_seen(adapter, pixel_values_videos: torch.Tensor, grid: torch.Tensor) -> torch.Tensor:
