@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -210,11 +211,18 @@ def _run_roberta_mlm(path: Path) -> None:
 
 
 def _video_llm(
-    path: Path, placeholder: str, tokens_per_video: Callable[[dict], int], **processor_kwargs
+    path: Path,
+    placeholder: str,
+    tokens_per_video: Callable[[dict], int],
+    model_class: Any = None,
+    **processor_kwargs,
 ) -> None:
+    """The twin at ``path`` reloads (as ``model_class``, default ``AutoModelForImageTextToText``)
+    and runs on a video prompt whose ``placeholder`` the processor expands to the model's
+    ``tokens_per_video``."""
     from transformers import AutoModelForImageTextToText, AutoProcessor
 
-    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    model = (model_class or AutoModelForImageTextToText).from_pretrained(path).eval()
     processor = AutoProcessor.from_pretrained(path)
     messages = [
         {
@@ -323,6 +331,26 @@ def _run_molmo2(path: Path) -> None:
     with torch.no_grad():
         logits = model(**inputs).logits
     assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
+
+
+def _run_qwen_omni(path: Path) -> None:
+    """An omni checkpoint reloads as its thinker (the class transformers lists for the thinker's
+    model type); the omni processor upsizes frames to its own video minimum (at least 128*28*28
+    pixels for Qwen2.5-Omni, 128*32*32 for Qwen3-Omni), one token per 2x2 merged patches of 2
+    frames."""
+    import transformers
+    from transformers import AutoConfig
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+    thinker_type = AutoConfig.from_pretrained(path).thinker_config.model_type
+    thinker = getattr(transformers, MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES[thinker_type])
+    placeholder = "<|VIDEO|>" if thinker_type.startswith("qwen2_5") else "<|video_pad|>"
+
+    def merged_patches(inputs) -> int:
+        assert inputs["video_grid_thw"][0, 0] == NUM_FRAMES // 2
+        return int(inputs["video_grid_thw"].prod()) // 4
+
+    _video_llm(path, placeholder, merged_patches, thinker)
 
 
 def _run_qwen2_vl(path: Path) -> None:
@@ -536,6 +564,8 @@ RUNNERS = {
     "perception-lm": _run_perception_lm,
     "molmo2": _run_molmo2,
     "qwen2-vl": _run_qwen2_vl,
+    "qwen2.5-omni": _run_qwen_omni,
+    "qwen3-omni-moe": _run_qwen_omni,
     "qwen3.5": _run_qwen3_5,
     "qwen3-vl": _run_qwen3_5,  # the same Qwen3-VL processor and grid
     "qwen3-vl-moe": _run_qwen3_5,

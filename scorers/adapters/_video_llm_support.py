@@ -15,7 +15,11 @@ model names:
   derived);
 * which video part does the processor expand (:data:`PER_FRAME_VIDEO_SEGMENTS`): where the
   reference processor replaces the chat template's whole ``<|vision_start|><|video_pad|>
-  <|vision_end|>`` by one segment per temporal patch and transformers replaces only the pad token.
+  <|vision_end|>`` by one segment per temporal patch and transformers replaces only the pad token;
+* which part of an omni model answers in text (:func:`text_part`): the thinker of Qwen2.5-Omni and
+  Qwen3-Omni, the sub-model transformers lists as image-text-to-text, read without audio;
+* where a processor reads the frames' rate (:data:`RATE_KEYWORD`): the omni processors take it as
+  the ``fps`` keyword, not from ``video_metadata``.
 
 Missing optional packages that some families' processors or vision towers import
 (:data:`VIDEO_LLM_EXTRA`) are reported as one line naming the ``pip install`` to run
@@ -145,6 +149,36 @@ BROKEN_VIDEO: dict[str, BrokenVideo] = {
         "a single tensor, raises TypeError)",
     ),
 }
+
+
+#: Processors (by class name) that place the frames in time from the ``fps`` keyword (their
+#: ``video_second_per_grid = temporal_patch_size / fps``, which sets the temporal position ids)
+#: and ignore ``video_metadata``'s rate: without it they assume a fixed rate (2 fps for
+#: Qwen2.5-Omni, 1 fps for Qwen3-Omni) whatever the frames' real spacing. The value: the
+#: reference code that passes the sampled rate as ``fps``.
+RATE_KEYWORD: dict[str, str] = {
+    "Qwen2_5OmniProcessor": "qwen-omni-utils process_mm_info (video_kwargs fps: the sampled rate)",
+    "Qwen3OmniMoeProcessor": "qwen-omni-utils process_mm_info (video_kwargs fps: the sampled rate)",
+}
+
+
+def text_part(config: Any) -> str | None:
+    """The ``model_type`` of the part of an omni model that reads video and answers in text,
+    ``None`` for a model that is its own text part.
+
+    Omni models (Qwen2.5-Omni, Qwen3-Omni: a *thinker* that reads text, images, video and audio
+    and writes text, and a *talker* that speaks) are not image-text-to-text models themselves;
+    their thinker is (``MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES``), and its class loads the
+    thinker's config and weights from the whole checkpoint."""
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+    if getattr(config, "model_type", None) in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
+        return None
+    for name in getattr(config, "sub_configs", None) or {}:
+        part = getattr(config, name, None)
+        if getattr(part, "model_type", None) in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES:
+            return part.model_type
+    return None
 
 
 def bare_video_part(processor: Any, prompt: str) -> str:

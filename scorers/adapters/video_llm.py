@@ -63,6 +63,11 @@ video placeholder, is refused before it is loaded (an image-only model would oth
 the texts without the video). A family whose checkpoints ship no chat template is prompted as
 its model card does (``_video_llm_support.PLAIN_PROMPTS``: InstructBLIP-Video); where its
 vision side reads the prompt (InstructBLIP's Q-Former), it reads the question, never the answer.
+An omni model (Qwen2.5-Omni, Qwen3-Omni: a thinker that reads video and audio and writes text,
+and a talker that speaks) is scored through its thinker, the part transformers lists as
+image-text-to-text (``_video_llm_support.text_part``), loaded alone from the whole checkpoint and
+given the video without its audio track (recorded as ``loaded_as``); its processor reads the
+frames' rate from the ``fps`` keyword (``_video_llm_support.RATE_KEYWORD``), which it is given.
 A checkpoint whose own processor takes no video but which transformers pairs with a video
 model's classes (``VIDEO_PROCESSOR_MAPPING_NAMES``: the InstructBLIP checkpoints are read as
 InstructBLIP-Video) is loaded with those classes, recorded as ``loaded_as``. A processor that
@@ -101,6 +106,7 @@ from foilkit.scorers.adapters._qwen_vl_utils import QwenVLUtilsResolution, appli
 from foilkit.scorers.adapters._video_llm_support import (
     PER_FRAME_VIDEO_SEGMENTS,
     PLAIN_PROMPTS,
+    RATE_KEYWORD,
     PlainPrompt,
     bare_video_part,
     broken_video,
@@ -110,6 +116,7 @@ from foilkit.scorers.adapters._video_llm_support import (
     system_form,
     takes_video,
     text_continuer,
+    text_part,
     video_refusal,
     video_variant,
 )
@@ -198,17 +205,21 @@ def _choose(name: str, value: str | None, choices: tuple[str, ...]) -> str:
     return value
 
 
+def _model_class(model_type: str) -> type:
+    """The image-text-to-text model class transformers maps ``model_type`` to."""
+    import transformers
+    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+
+    return getattr(transformers, MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES[model_type])
+
+
 def _classes(model_type: str) -> tuple[type, type]:
     """The image-text-to-text model class and the processor class transformers maps
     ``model_type`` to."""
     import transformers
-    from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
     from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
 
-    return (
-        getattr(transformers, MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES[model_type]),
-        getattr(transformers, PROCESSOR_MAPPING_NAMES[model_type]),
-    )
+    return _model_class(model_type), getattr(transformers, PROCESSOR_MAPPING_NAMES[model_type])
 
 
 def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
@@ -390,9 +401,12 @@ class VideoLLMAdapter(RequestAdapter):
         model_class = AutoModelForImageTextToText
         with naming_the_extra(model_id):
             self.processor = AutoProcessor.from_pretrained(model_id, **kwargs)
-        #: the model_type whose classes read this checkpoint with video, where not its own
-        self.loaded_as = None
-        if not takes_video(type(self.processor)) and video_variant(self.model_type):
+        #: the model_type whose classes read this checkpoint with video, where not its own: a
+        #: video variant's, or an omni model's text part (its thinker, read without audio)
+        self.loaded_as = text_part(config)
+        if self.loaded_as is not None:
+            model_class = _model_class(self.loaded_as)
+        elif not takes_video(type(self.processor)) and video_variant(self.model_type):
             self.loaded_as = self.model_type = video_variant(self.model_type)
             model_class, processor_class = _classes(self.model_type)
             with naming_the_extra(model_id):
@@ -511,13 +525,20 @@ class VideoLLMAdapter(RequestAdapter):
             MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
         )
 
-        return getattr(config, "model_type", None) in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+        model_type = getattr(config, "model_type", None)
+        return (
+            model_type in MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
+            or text_part(config) is not None
+        )
 
     def processor_settings(self) -> dict[str, dict[str, Any]]:
         """The processors' settings and each call's keywords (:meth:`Adapter.processor_settings`),
         and ``resolution``: the rule that sized the frames (``processor``: the video processor's
         own ``size``; ``qwen-vl-utils`` with its constants, under ``preprocess="reference"``)."""
         settings = super().processor_settings()
+        rate = RATE_KEYWORD.get(type(self.processor).__name__)
+        if rate is not None:  # the omni processors' time axis
+            settings.setdefault("call", {})["fps"] = f"each view's sampling rate, as {rate}"
         video_processor = getattr(self.processor, "video_processor", None)
         if getattr(self, "resolution", None) is not None:
             settings["resolution"] = self.resolution.to_record(video_processor)
@@ -532,8 +553,8 @@ class VideoLLMAdapter(RequestAdapter):
 
     def describe(self) -> dict[str, Any]:
         common = {**super().describe(), "prefix_reuse": self.prefix_reuse}
-        if self.loaded_as is not None:  # e.g. an InstructBLIP checkpoint read as InstructBLIP-Video
-            common["loaded_as"] = self.loaded_as
+        if self.loaded_as is not None:  # an InstructBLIP checkpoint read as InstructBLIP-Video,
+            common["loaded_as"] = self.loaded_as  # an omni checkpoint read as its thinker
         segments = PER_FRAME_VIDEO_SEGMENTS.get(type(self.processor).__name__)
         if segments is not None:  # the template's video part, replaced whole as the reference
             common["video_part"] = {"written_as": "video_token", "source": segments.source}
@@ -762,14 +783,19 @@ class VideoLLMAdapter(RequestAdapter):
     def video_kwargs(self, request: TextsRequest) -> dict[str, Any]:
         """Processor keywords for the request's frames: all of them, as sampled (a video
         processor that samples by default, Qwen3-VL's or Gemma 4's, would drop some), and their
-        time axis when it is known; the video processor hands the metadata back to the processor,
-        whose placeholder expansion reads it (Cosmos3 Edge's asks for it only this way)."""
+        time axis when it is known: as ``video_metadata``, and as the ``fps`` keyword to a
+        processor that reads the rate from it (:data:`RATE_KEYWORD`, the omni processors); the
+        video processor hands the metadata back to the processor, whose placeholder expansion
+        reads it (Cosmos3 Edge's asks for it only this way)."""
         if request.timestamps is None:
             return {"do_sample_frames": False, "return_metadata": True}
+        metadata = presented_metadata(request.timestamps)
+        rate = {"fps": metadata["fps"]} if type(self.processor).__name__ in RATE_KEYWORD else {}
         return {
-            "video_metadata": [presented_metadata(request.timestamps)],
+            "video_metadata": [metadata],
             "do_sample_frames": False,
             "return_metadata": True,
+            **rate,
         }
 
     def model_inputs(self, request: TextsRequest, text: str, instruction: str | None = None) -> Any:

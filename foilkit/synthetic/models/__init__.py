@@ -15,7 +15,8 @@ Public API::
 One module per family group registers its builders (``dual_encoders``, ``video_text``,
 ``cross_encoders``, ``text_lms``, and the video LLMs ``llava``, ``qwen``, ``gemma``,
 ``instructblip``, ``internvl``, ``smolvlm``, ``video_llama``, ``perception_lm``, ``molmo2``,
-``glm``, ``ernie``, ``exaone``, ``hyperclovax``, ``cosmos``, ``muse``, ``minimax``, ``nemotron``);
+``glm``, ``ernie``, ``exaone``, ``hyperclovax``, ``cosmos``, ``muse``, ``minimax``, ``nemotron``,
+``omni``);
 :mod:`.families` is the table of model families foilkit claims.
 
 ``tiny_model_path`` caches under ``$FOILKIT_TINY_MODELS`` (default
@@ -54,6 +55,7 @@ from foilkit.synthetic.models import (  # noqa: F401  (imported to register)
     molmo2,
     muse,
     nemotron,
+    omni,
     perception_lm,
     qwen,
     smolvlm,

@@ -2,14 +2,17 @@
 
 Which families exist is transformers' word, not ours: every model type that maps to an
 image-text-to-text model and has a video processor (``MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
-& VIDEO_PROCESSOR_MAPPING_NAMES``), plus the video-text encoders and the image-text dual
+& VIDEO_PROCESSOR_MAPPING_NAMES``), the omni models (a video processor, and listed as multimodal
+LMs but not as image-text-to-text models: Qwen2.5-Omni, Qwen3-Omni, scored through their thinker),
+plus the video-text encoders and the image-text dual
 encoders foilkit claims. For each, the adapter registry is asked which adapter claims a config
 built from ``AutoConfig.for_model(model_type)`` (no weights), and the row says:
 
 * ``tested``: a tiny twin (:data:`foilkit.synthetic.models.TINY_MODELS`) is scored end to end
   by the test file the row names;
 * ``refused``: foilkit refuses the family, with the one-line reason it gives;
-* ``untested``: an adapter claims it but no twin has been scored yet.
+* ``untested``: an adapter claims it but no twin has been scored yet (:data:`UNTESTED_WHY` says
+  why, where what the twin needs is out of reach).
 
 ``foilkit models`` prints this table, the README's "Supported model families" table is
 :func:`readme_table` (regenerate it with ``python -m foilkit.synthetic.models.families
@@ -38,6 +41,9 @@ ARCHITECTURES: dict[str, str] = {"blip": "BlipForImageTextRetrieval"}
 
 #: The conformance tests of the open video LLMs (LLaVA-OneVision, InternVL, ...).
 OPEN_VLMS = "tests/scorers/test_conformance_open_vlms.py"
+#: The conformance tests of the omni models (scored through their thinker) and the families whose
+#: chat templates live on the Hub only.
+OMNI = "tests/scorers/test_conformance_omni.py"
 
 
 @dataclass(frozen=True)
@@ -98,6 +104,28 @@ TWINS: dict[str, Twin] = {
     "gemma4_unified": Twin("gemma4-unified", "tests/scorers/test_conformance_more_vlms.py"),
     # refused there: its video forward is broken in transformers 5.23
     "nemotron_h_omni": Twin("nemotron-h-omni", "tests/scorers/test_conformance_more_vlms.py"),
+    "qwen2_5_omni": Twin("qwen2.5-omni", OMNI),
+    "qwen3_omni_moe": Twin("qwen3-omni-moe", OMNI),
+}
+
+#: Why a family is still untested, where what its twin needs is out of reach: the checkpoint's
+#: chat template and named special tokens, which live only in its Hub repository (no copy in
+#: transformers' tests, vLLM, lmms-eval or the model's own repositories that a search reached).
+_HUB_ONLY = (
+    "its chat template and the tokenizer's named special tokens live only in {repo} on the Hub"
+)
+UNTESTED_WHY: dict[str, str] = {
+    "minicpmv4_6": _HUB_ONLY.format(repo="openbmb/MiniCPM-V-4.6")
+    + " (transformers' processor tests load them from hf-internal-testing)",
+    "minicpmv4_7": _HUB_ONLY.format(repo="openbmb/MiniCPM-V-4.7"),
+    "minicpm_ocr": _HUB_ONLY.format(repo="the MiniCPM OCR checkpoints"),
+    "lfm3_vl": _HUB_ONLY.format(repo="LiquidAI's LFM3-VL checkpoints")
+    + "; its processor writes a <|vision_start|>...<|vision_end|> segment per frame, and "
+    "whether the template wraps the video part in that pair too (PER_FRAME_VIDEO_SEGMENTS) is "
+    "unknown without it",
+    "kimi_k25": _HUB_ONLY.format(repo="moonshotai/Kimi-K2.5")
+    + " (only third-party re-implementations were found, which disagree on its default system "
+    "turn and the generation prompt's <think> block)",
 }
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")
@@ -119,18 +147,34 @@ class Family:
 
 
 def video_model_types() -> list[str]:
-    """Every model type transformers lists as a video-capable image-text-to-text model, then the
-    video-text and image-text encoders foilkit claims, and those it refuses (:data:`REFUSED`)."""
+    """Every model type transformers lists as a video-capable image-text-to-text model, the omni
+    models (:func:`omni_model_types`), then the video-text and image-text encoders foilkit
+    claims, and those it refuses (:data:`REFUSED`)."""
     from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
     from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
 
     video_llms = sorted(
         set(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES) & set(VIDEO_PROCESSOR_MAPPING_NAMES)
+        | set(omni_model_types())
     )
     from foilkit.scorers.adapters.dual_encoder import MODEL_TYPES as DUAL_ENCODERS
 
     encoders = [*VIDEO_TEXT_ENCODERS, *DUAL_ENCODERS, *IMAGE_TEXT_CROSS_ENCODERS]
     return list(dict.fromkeys([*video_llms, *encoders, *REFUSED]))
+
+
+def omni_model_types() -> list[str]:
+    """Model types with a video processor that transformers lists as multimodal LMs (any input
+    to text, ``MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES``) but not as image-text-to-text models:
+    the omni models, whose text-writing part (a thinker) is the image-text-to-text model."""
+    from transformers.models.auto.modeling_auto import (
+        MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES,
+        MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES,
+    )
+    from transformers.models.auto.video_processing_auto import VIDEO_PROCESSOR_MAPPING_NAMES
+
+    multimodal = set(MODEL_FOR_MULTIMODAL_LM_MAPPING_NAMES) & set(VIDEO_PROCESSOR_MAPPING_NAMES)
+    return sorted(multimodal - set(MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES))
 
 
 def bare_config(model_type: str) -> Any:
@@ -189,11 +233,16 @@ def refusal(model_type: str, adapter: str | None) -> str | None:
 def _facts(adapter: str | None, model_type: str) -> tuple[str, str]:
     """Whether frame times reach the processor, and the frames the family expects."""
     if adapter == "video-llm":
-        from foilkit.scorers.adapters.video_llm import PLAIN_PROMPTS, video_variant
+        from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
+
+        from foilkit.scorers.adapters.video_llm import PLAIN_PROMPTS, RATE_KEYWORD, video_variant
 
         plain = PLAIN_PROMPTS.get(video_variant(model_type) or model_type)
         frames = str(plain.frames) if plain is not None and plain.frames else "any"
-        return "video_metadata (fps, frame times)", frames
+        times = "video_metadata (fps, frame times)"
+        if PROCESSOR_MAPPING_NAMES.get(model_type) in RATE_KEYWORD:
+            times += " and the fps keyword"
+        return times, frames
     if adapter in ("videoprism", "pe-video"):
         from foilkit.scorers.adapters import ADAPTERS
 
@@ -224,6 +273,7 @@ def family(model_type: str) -> Family:
         status = "tested"
     else:
         status = "untested"
+        why = UNTESTED_WHY.get(model_type)
     return Family(
         model_type,
         adapter,
