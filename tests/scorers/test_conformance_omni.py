@@ -1,10 +1,10 @@
 """Conformance of the omni models (Qwen2.5-Omni, Qwen3-Omni), scored through their thinker
 without audio: each tiny twin is a whole omni checkpoint (real config, processor classes, special
 tokens and chat template); the video-llm adapter loads its thinker and scores it in both modes
-(``"likelihood"``, ``"choice"``) and in ``"generate"`` mode, and what reaches the model is checked
-as for the open video LLMs (the conformance tests of ``test_conformance_open_vlms`` run here on
-this module's families), plus the omni processors' own time axis: the frames' rate reaches them
-as ``fps``."""
+(``"likelihood"``, ``"choice"``) and in ``"generate"`` and ``"entail"`` modes, and what reaches
+the model is checked as for the open video LLMs (the conformance tests of
+``test_conformance_open_vlms`` run here on this module's families), plus the omni processors' own
+time axis: the frames' rate reaches them as ``fps``."""
 
 from __future__ import annotations
 
@@ -18,6 +18,7 @@ from test_conformance_open_vlms import (  # noqa: F401  (collected here, on this
     _prefixes,
     _recorded,
     test_a_benchmark_is_scored_end_to_end,
+    test_entail_scores_what_the_logits_say,
     test_generate_answers_what_the_logits_rank_first,
     test_the_frames_real_times_reach_the_video_processor,
     test_the_model_sees_the_whole_prompts_token_ids,
