@@ -38,9 +38,7 @@ if TYPE_CHECKING:
 BEFORE_MARKERS = frozenset({"before", "until", "till", "prior"})
 #: Markers whose clause or gerund happens *before* the verb they attach to ("A after B").
 AFTER_MARKERS = frozenset({"after", "once", "following", "upon"})
-_CLAUSE_DEPS = frozenset(
-    {"ROOT", "conj", "advcl", "pcomp", "xcomp", "ccomp", "dep", "parataxis"}
-)
+_CLAUSE_DEPS = frozenset({"ROOT", "conj", "advcl", "pcomp", "xcomp", "ccomp", "dep", "parataxis"})
 #: Main-line clauses: told in order (not subordinate, not a complement of another verb).
 _MAIN_LINE_DEPS = frozenset({"ROOT", "conj", "ccomp", "dep", "parataxis"})
 #: Adverbs that put their verb after the main-line events told before it ("A, then B").
