@@ -23,6 +23,8 @@ REPORTS = {
     "rewrites (keep) against rule-made order reversals and the reversed video's caption (reject)",
     "contrast-verbs": "contrast-set verb filter: published Verb-LM and Verb-Human foils (keep) "
     "against hand-written near-synonym swaps (reject)",
+    "actor-swap": "ViLMA actor swap on held-out VITATECS captions: hand-labelled valid swaps "
+    "(keep) against ungrammatical and same-meaning swaps, the viewer 'you' and reciprocal verbs",
 }
 
 
@@ -124,13 +126,26 @@ def _contrast_verbs(args: argparse.Namespace) -> QualityReport:
     )
 
 
-_RUNNERS = {"rtime-rewrites": _rtime_rewrites, "contrast-verbs": _contrast_verbs}
+def _actor_swap(args: argparse.Namespace) -> QualityReport:
+    from foilkit.generation.quality.actor_swap import actor_swap_quality
+
+    _data_file(args, "vitatecs", "Sequence.jsonl")
+    return actor_swap_quality(
+        args.data / "vitatecs", _nlp(args), split=args.split, size=args.sample, seed=args.seed
+    )
+
+
+RUNNERS = {
+    "rtime-rewrites": _rtime_rewrites,
+    "contrast-verbs": _contrast_verbs,
+    "actor-swap": _actor_swap,
+}
 
 
 def run(args: argparse.Namespace) -> int:
     if args.sample is not None and args.sample < 1:
         raise SystemExit(f"--sample must be >= 1, got {args.sample}")
-    report = _RUNNERS[args.report](args)
+    report = RUNNERS[args.report](args)
     print(report.table())
     if args.output:
         from foilkit.generation.cli_io import run_record
