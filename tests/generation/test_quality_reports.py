@@ -109,3 +109,77 @@ def test_the_rtime_report_on_a_fixed_video(sentence_embedder, nlp) -> None:
     assert totals["rejection_precision"] == pytest.approx(0.8)
     assert report.description[PUBLISHED_WITH_OPPOSITE] == {"offered": 3, "accepted": 2}
     assert SWAPPED not in counts  # no caption has "before"/"after"
+
+
+@pytest.mark.parametrize(
+    "caption",
+    [
+        # the issue's failures on held-out VITATECS captions: the viewer swapped in, and a
+        # reciprocal verb whose swap says the same thing
+        "a woman shows you how to fry food",
+        "a boy shows how you can use a pen to tap out the rhythm of a song",
+        "a woman is fighting with a man",
+        "a team of athletic players shake hands with another team",
+    ],
+)
+def test_the_actor_swap_makes_no_same_meaning_or_viewer_foil(nlp, caption) -> None:
+    from foilkit.generation.vilma.actor_swap import actor_swap
+
+    assert actor_swap(caption, nlp=nlp) == []
+
+
+def test_the_actor_swap_report_on_the_held_out_captions(nlp, shared_data) -> None:
+    """The 45 hand-labelled swaps (33 valid, 11 ungrammatical, 1 same meaning) all regenerate
+    as labelled; of 5 viewer and 5 reciprocal captions drawn by seed 0, none gives a foil that
+    moves "you", one swaps a reciprocal pair (the parser attaches its "with" elsewhere)."""
+    from foilkit.generation.quality.actor_swap import (
+        CHANGED,
+        LABEL_KINDS,
+        RECIPROCAL,
+        VIEWER,
+        actor_swap_quality,
+    )
+
+    report = actor_swap_quality(shared_data / "vitatecs", nlp, split="heldout", size=5, seed=0)
+    counts = {kind: (c.accepted, c.offered) for kind, c in report.kinds.items()}
+    assert counts == {
+        LABEL_KINDS["valid"][0]: (33, 33),
+        LABEL_KINDS["ungrammatical"][0]: (11, 11),
+        LABEL_KINDS["same_meaning"][0]: (1, 1),
+        VIEWER: (0, 5),
+        RECIPROCAL: (1, 5),
+    }
+    print(report.kinds[RECIPROCAL].examples)
+    assert CHANGED not in report.description
+    totals = report.totals()
+    assert totals["rejection_recall"] == pytest.approx(9 / 22)  # the 12 labelled bad ones pass
+    assert totals["rejection_precision"] == 1.0
+
+
+def test_the_verb_filter_report_on_the_held_out_half(nlp, sentence_embedder, shared_data) -> None:
+    """8 held-out clips drawn by seed 0: all 8 Verb-LM foils kept, 5 of 7 Verb-Human foils
+    (rejected: "talking" -> "listening", "explain" -> "explores"), both near-synonym swaps
+    rejected; the 18 WordNet synonym swaps (circular) all rejected, outside the totals."""
+    from foilkit.generation.contrast.verb_calibration import is_heldout_clip
+    from foilkit.generation.quality.contrast_verbs import (
+        CIRCULAR,
+        KINDS,
+        split_clips,
+        verb_filter_quality,
+    )
+
+    folder = shared_data / "contrast_sets"
+    heldout = split_clips(folder, "heldout")
+    assert heldout and all(is_heldout_clip(clip) for clip in heldout)
+    assert not set(heldout) & set(split_clips(folder, "tuning"))
+    report = verb_filter_quality(folder, nlp, sentence_embedder, split="heldout", size=8, seed=0)
+    again = verb_filter_quality(folder, nlp, sentence_embedder, split="heldout", size=8, seed=0)
+    assert report.to_dict() == again.to_dict()  # the sample is the seed's
+    counts = {kind: (c.accepted, c.offered) for kind, c in report.kinds.items()}
+    assert counts == {
+        KINDS["lm"][0]: (8, 8),
+        KINDS["human"][0]: (5, 7),
+        KINDS["near_synonym"][0]: (0, 2),
+    }
+    assert report.description[CIRCULAR] == {"offered": 18, "accepted": 0}
+    assert report.totals()["rejection_precision"] == pytest.approx(2 / 4)
