@@ -25,6 +25,8 @@ REPORTS = {
     "against hand-written near-synonym swaps (reject)",
     "actor-swap": "ViLMA actor swap on held-out VITATECS captions: hand-labelled valid swaps "
     "(keep) against ungrammatical and same-meaning swaps, the viewer 'you' and reciprocal verbs",
+    "llm-replies": "LLM reply checks: published VITATECS counterfactuals and RTime rewrites as "
+    "replies (keep) against hand-written refusals, chat lines and junk (reject)",
 }
 
 
@@ -135,10 +137,19 @@ def _actor_swap(args: argparse.Namespace) -> QualityReport:
     )
 
 
+def _llm_replies(args: argparse.Namespace) -> QualityReport:
+    from foilkit.generation.quality.llm_replies import llm_reply_quality
+
+    _data_file(args, "vitatecs", "Sequence.jsonl")
+    _data_file(args, "rtime", "test.json")
+    return llm_reply_quality(args.data, split=args.split, size=args.sample, seed=args.seed)
+
+
 RUNNERS = {
     "rtime-rewrites": _rtime_rewrites,
     "contrast-verbs": _contrast_verbs,
     "actor-swap": _actor_swap,
+    "llm-replies": _llm_replies,
 }
 
 

@@ -183,3 +183,25 @@ def test_the_verb_filter_report_on_the_held_out_half(nlp, sentence_embedder, sha
     }
     assert report.description[CIRCULAR] == {"offered": 18, "accepted": 0}
     assert report.totals()["rejection_precision"] == pytest.approx(2 / 4)
+
+
+def test_the_llm_reply_report(shared_data) -> None:
+    """3 held-out counterfactuals (in 3 reply shapes each) and the rewrites of 3 RTime videos
+    are kept; of the 35 hand-written negative replies, these become candidates (measured gaps
+    of the patterns, listed in the README): 4 refusals ("My apologies, but I won't ...",
+    "Unfortunately, ... I cannot provide an answer.", "... I can't comply.", "I don't feel
+    comfortable ..."), 1 chat line ("Here you go!") and 6 junk replies (a code fence,
+    "Explanation: ...", "Note: ...", an error object, "<|im_end|>", "1."); the RTime check misses
+    the same refusals and one whose refusal follows the label on its line."""
+    from foilkit.generation.quality.llm_replies import SHAPES, llm_reply_quality
+
+    report = llm_reply_quality(shared_data, split="heldout", size=3, seed=0)
+    counts = {kind: (c.accepted, c.offered) for kind, c in report.kinds.items()}
+    assert counts == {
+        **{f"VITATECS counterfactual, {shape}": (3, 3) for shape in SHAPES},
+        "RTime published rewrite (refusal check)": (54, 54),
+        "refusal reply (VITATECS parser)": (4, 15),
+        "refusal reply (RTime refusal check)": (5, 15),
+        "chatter reply (VITATECS parser)": (1, 10),
+        "junk reply (VITATECS parser)": (6, 10),
+    }
