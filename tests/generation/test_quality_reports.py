@@ -205,3 +205,21 @@ def test_the_llm_reply_report(shared_data) -> None:
         "chatter reply (VITATECS parser)": (1, 10),
         "junk reply (VITATECS parser)": (6, 10),
     }
+
+
+def test_the_quality_command_writes_the_report_and_its_record(shared_data, tmp_path, capsys):
+    from foilkit.cli import main
+    from foilkit.generation.provenance import RunRecord, record_path
+
+    out = tmp_path / "llm.json"
+    argv = ["generate", "quality", "llm-replies", "--data", str(shared_data), "--sample", "2"]
+    assert main([*argv, "--seed", "1", "-o", str(out)]) == 0
+    assert "LLM reply checks on the heldout split" in capsys.readouterr().out
+    report = json.loads(out.read_text())
+    assert report["split"] == "heldout" and report["seed"] == 1
+    assert report["kinds"]["VITATECS counterfactual, answer after its label"]["offered"] == 2
+    record = RunRecord.read(record_path(out))
+    assert (record.pipeline, record.stage, record.seed) == ("quality", "llm-replies", 1)
+    assert record.results["report"] == report
+    with pytest.raises(SystemExit, match=r"--data DIR.*rtime/test\.json"):
+        main(["generate", "quality", "rtime-rewrites", "--data", str(tmp_path)])
