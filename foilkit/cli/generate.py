@@ -40,6 +40,11 @@ PIPELINES.add_lazy(
     "actions",
 )
 PIPELINES.add_lazy(
+    "quality",
+    "foilkit.generation.quality.cli",
+    "a filter's precision and recall on held-out labelled positives and negatives",
+)
+PIPELINES.add_lazy(
     "bias",
     "foilkit.generation.bias_cli",
     "lexical (JS divergence) and text-only bias of a foil set",

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -121,8 +121,14 @@ class VerbFilterPairs:
 
     def split(self) -> tuple[VerbFilterPairs, VerbFilterPairs]:
         """(calibration, held-out) halves by a stable hash of the clip id."""
-        half = np.array([zlib.crc32(s.clip.encode()) % 2 for s in self.swaps], dtype=bool)
+        half = np.array([is_heldout_clip(s.clip) for s in self.swaps], dtype=bool)
         return self.subset(~half), self.subset(half)
+
+
+def is_heldout_clip(clip: str) -> bool:
+    """Whether a clip is in the held-out half (a stable hash of its id), on which the verb
+    filter's thresholds were not chosen."""
+    return bool(zlib.crc32(clip.encode()) % 2)
 
 
 def _differing_span(caption: Sequence[str], foil: Sequence[str]) -> tuple[int, int, int]:
@@ -166,13 +172,19 @@ def _span_verbs(doc: Any, start: int, end: int) -> list[Any]:
 
 
 def published_swaps(
-    data_dir: str | os.PathLike, nlp: Language, *, limit: int | None = None
+    data_dir: str | os.PathLike,
+    nlp: Language,
+    *,
+    limit: int | None = None,
+    clips: Collection[str] | None = None,
 ) -> list[VerbSwap]:
     """The (caption, foil) pairs of the published Verb-LM and Verb-Human contrast sets (the
-    first ``limit`` items of each file, or all)."""
+    first ``limit`` items of each file, or all; only those of ``clips`` where given)."""
     rows = []
     for kind, name in CONTRAST_FILES.items():
         for item in read_multiple_choice(Path(data_dir) / name)[:limit]:
+            if clips is not None and item.clip not in clips:
+                continue
             found = contrast_foil(
                 item.caption, [o for i, o in enumerate(item.options) if i != item.label]
             )
@@ -309,6 +321,7 @@ def load_pairs(
     senses: VerbSenses | None = None,
     synonym_senses: int = VerbFoilConfig.synonym_senses,
     limit: int | None = None,
+    clips: Collection[str] | None = None,
 ) -> VerbFilterPairs:
     """Published foils, synonym swaps (``synonyms``: default the shipped WordNet table) and
     near-synonym swaps, scored with ``embedder`` and ``senses`` (default the shipped WordNet
@@ -318,7 +331,7 @@ def load_pairs(
         synonyms = json.loads(SYNONYMS_FILE.read_text(encoding="utf-8"))
     lexicon = lexicon or BuiltinVerbLexicon()
     senses = senses or WordNetVerbSenses.load()
-    swaps = published_swaps(data_dir, nlp, limit=limit)
+    swaps = published_swaps(data_dir, nlp, limit=limit, clips=clips)
     swaps += synonym_swaps(swaps, nlp, synonyms) + synonym_swaps(
         swaps, nlp, near_synonyms, kind="near_synonym"
     )

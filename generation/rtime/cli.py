@@ -232,6 +232,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="keep rewrites nearer the caption of the reversed video than their own",
     )
     rewrite.add_argument(
+        "--no-order-check",
+        action="store_true",
+        help="keep rewrites that tell two of the caption's events in the other order (the check "
+        "compares the events' order from spaCy's parse; it needs no opposite caption)",
+    )
+    rewrite.add_argument(
         "--on-wrong-count",
         choices=rewrites.WRONG_COUNT_POLICIES,
         default="reject",
@@ -375,13 +381,20 @@ def _rewrite_filter(args: argparse.Namespace):
 
     from foilkit.generation.rtime.rewrites import RewriteFilter
 
-    lexicon = tokenize = None
-    if not args.no_temporal_check:
-        from foilkit.generation.rtime.temporal_words import TemporalLexicon, spacy_tokenizer
+    lexicon = tokenize = order_parser = None
+    if not (args.no_temporal_check and args.no_order_check):
         from foilkit.generation.spacy_pipeline import load_spacy
 
+        nlp = load_spacy(args.spacy)
+    if not args.no_temporal_check:
+        from foilkit.generation.rtime.temporal_words import TemporalLexicon, spacy_tokenizer
+
         lexicon = TemporalLexicon.load(args.temporal_words)
-        tokenize = spacy_tokenizer(load_spacy(args.spacy))
+        tokenize = spacy_tokenizer(nlp)
+    if not args.no_order_check:
+        from foilkit.generation.rtime.event_order import spacy_event_parser
+
+        order_parser = spacy_event_parser(nlp)
     return RewriteFilter(
         embedder=SentenceTransformer(args.sentence_model),
         min_similarity=args.min_similarity,
@@ -389,6 +402,7 @@ def _rewrite_filter(args: argparse.Namespace):
         tokenize=tokenize,
         sentence_model=args.sentence_model,
         reversal_margin=None if args.no_reversal_check else args.reversal_margin,
+        order_parser=order_parser,
     )
 
 
@@ -469,6 +483,7 @@ def _rewrite(args: argparse.Namespace) -> int:
     if args.plot:
         plot_similarity(report, args.plot)
     temporal = rewrite_filter.lexicon is not None
+    parsed = temporal or rewrite_filter.order_parser is not None
     record = run_record(
         args,
         "rtime",
@@ -479,7 +494,7 @@ def _rewrite(args: argparse.Namespace) -> int:
         models={
             **_llm(client),
             "sentence": args.sentence_model,
-            "spacy": args.spacy if temporal else None,
+            "spacy": args.spacy if parsed else None,
         },
         prompts={"rewrite": template},
         results={

@@ -23,7 +23,12 @@ caption of another video. foilkit turns the check into a filter and adds two mor
   at least 95.5% pass every check (95.7%; 0.04: 95.4%). On the 18,000 test ones it keeps 95.2%
   (96.1% without it) and
   rejects 96.9% of the reversed videos' captions offered as rewrites (32% without it) and
-  79.5% of GPT-4's rewrites *of* those captions (34% without it).
+  79.5% of GPT-4's rewrites *of* those captions (34% without it);
+* **event order**: a rewrite that tells two of its caption's events in the other order ("A,
+  then B" as "B and A", "before" swapped for "after") is rejected, from the dependency parse
+  (:mod:`~foilkit.generation.rtime.event_order`); unlike the reversal check it needs no
+  opposite caption, so it works on new data. Its figures, on the test videos none of these
+  checks was tuned on, are the quality report's (``foilkit generate quality rtime-rewrites``).
 
 Two checks of the reply come first: a candidate that is a refusal ("I cannot help with that.")
 is rejected as ``refusal``, and when the reply does not hold exactly the number of rewrites
@@ -47,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 from foilkit.generation.llm_replies import is_refusal
 from foilkit.generation.prompts import PromptTemplate, prompt_hash
 from foilkit.generation.rtime import load_prompt
+from foilkit.generation.rtime.event_order import EventParser
 from foilkit.generation.rtime.replies import first_unique, parse_reply, read_text
 from foilkit.generation.rtime.temporal_words import TemporalLexicon, Tokenizer
 from foilkit.generation.similarity import pairwise_cosines
@@ -60,6 +66,7 @@ DEFAULT_SENTENCE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MIN_SIMILARITY = 0.6
 DEFAULT_REVERSAL_MARGIN = 0.05  # set on the RTime validation split (see the module doc)
 REVERSAL_REASON = "nearer the opposite caption"
+ORDER_REASON = "reverses the order of events"
 HISTOGRAM_EDGES = tuple(round(-1.0 + 0.05 * i, 2) for i in range(41))  # cosine in [-1, 1]
 WRONG_COUNT_POLICIES = ("reject", "keep")
 REFUSAL_REASON = "refusal"
@@ -82,7 +89,8 @@ class Rewrite:
 
 @dataclass(frozen=True)
 class RewriteFilter:
-    """The checks of a rewrite against its caption: embedding similarity, time and reversal.
+    """The checks of a rewrite against its caption: embedding similarity, time, event order
+    and reversal.
 
     Attributes:
         embedder: a sentence-transformers model (``encode(texts, normalize_embeddings=True)``).
@@ -93,6 +101,10 @@ class RewriteFilter:
             reaches its cosine with its own caption plus this margin is rejected; ``None``
             disables the reversal check.
         sentence_model: the embedder's id, recorded in provenance.
+        order_parser: texts -> their :class:`~foilkit.generation.rtime.event_order.EventOrder`
+            (:func:`~foilkit.generation.rtime.event_order.spacy_event_parser`); a rewrite
+            ordering two of the caption's events the other way is rejected. ``None`` disables
+            the event-order check.
     """
 
     embedder: Any
@@ -101,6 +113,7 @@ class RewriteFilter:
     tokenize: Tokenizer | None = None
     sentence_model: str = DEFAULT_SENTENCE_MODEL
     reversal_margin: float | None = DEFAULT_REVERSAL_MARGIN
+    order_parser: EventParser | None = None
 
     def __post_init__(self) -> None:
         if (self.lexicon is None) != (self.tokenize is None):
@@ -137,6 +150,10 @@ class RewriteFilter:
         if self.tokenize is not None:
             texts = list(dict.fromkeys(text for pair in pairs for text in pair))
             tokens = dict(zip(texts, self.tokenize(texts)))
+        orders: dict[str, Any] = {}
+        if self.order_parser is not None:
+            texts = list(dict.fromkeys(text for pair in pairs for text in pair))
+            orders = dict(zip(texts, self.order_parser(texts)))
         judged = []
         for (caption, texts), opposite in zip(candidates, opposites):
             rewrites = []
@@ -148,6 +165,11 @@ class RewriteFilter:
                 if self.lexicon is not None:
                     violations = self.lexicon.violations(tokens[caption], tokens[text])
                     reasons += [str(violation) for violation in violations]
+                if orders:
+                    reversed_pairs = orders[caption].reversals(orders[text])
+                    if reversed_pairs:
+                        told = ", ".join(f"{a} before {b}" for a, b in reversed_pairs)
+                        reasons.append(f"{ORDER_REASON} (caption: {told})")
                 opposite_similarity = None
                 if checked and opposite is not None:
                     opposite_similarity = next(opposite_similarities)
@@ -401,6 +423,7 @@ def rewrite_columns(result: CaptionRewrites, rewrite_filter: RewriteFilter) -> d
         "sentence_model": rewrite_filter.sentence_model,
         "min_similarity": rewrite_filter.min_similarity,
         "reversal_margin": rewrite_filter.reversal_margin,
+        "event_order_check": rewrite_filter.order_parser is not None,
         "temporal_lexicon": rewrite_filter.lexicon.source if rewrite_filter.lexicon else None,
     }
 

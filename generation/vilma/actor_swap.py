@@ -33,6 +33,13 @@ names (:mod:`.people`), each with the words that describe it, and keeps the rest
 spaCy's small English pipeline often tags a verb after a noun as a plural noun ("A man in a
 grey suit *stares* ahead"); the main verb is then recognised by the lemmatizer's verb list and
 what follows it. No NLI or grammaticality filter is applied, as in the paper.
+
+Two swaps are never made, since they give no foil (issue 36, measured on held-out VITATECS
+captions by ``foilkit generate quality actor-swap``): the viewer ("how *you* can use a pen",
+"shows *you* how to fry food") is no actor in the video, so first and second person pronouns
+are never swapped; and a *reciprocal* predicate ("fights with", "is talking with", "shakes hands
+with": :data:`RECIPROCAL_VERBS`) says the same of both actors, so swapping them keeps the
+meaning.
 """
 
 from __future__ import annotations
@@ -125,6 +132,36 @@ _QUANTITIES = {"group", "couple", "pair", "crowd", "team", "bunch", "few", "numb
 _SECOND_MENTIONS = ("another ", "the other ")
 #: Pronouns that refer back to an actor: never the other actor themselves.
 _ANAPHORS = {"he", "him", "she", "her", "they", "them", "himself", "herself", "themselves"}
+#: The viewer and the speaker: not actors in the video ("shows you how to fry food").
+_VIEWER = {"you", "your", "yourself", "yourselves", "i", "me", "we", "us", "myself", "ourselves"}
+#: Verbs whose "with" object and subject do the same thing to each other ("fights with", "is
+#: talking with"): a swap keeps the meaning. Verbs with a direct object ("hugs", "embraces") are
+#: not here: who holds whom shows in the video, and ViLMA publishes those swaps as foils.
+RECIPROCAL_VERBS = frozenset(
+    {
+        "fight",
+        "argue",
+        "chat",
+        "talk",
+        "converse",
+        "dance",
+        "wrestle",
+        "shake",
+        "quarrel",
+        "spar",
+        "compete",
+        "flirt",
+        "speak",
+        "collide",
+        "struggle",
+        "box",
+        "scuffle",
+        "brawl",
+        "joke",
+        "agree",
+        "disagree",
+    }
+)
 _PLURAL_PRONOUNS = {"they", "them", "we", "us", "you"}
 _NOMINATIVE = {"him": "he", "her": "she", "them": "they", "me": "I", "us": "we"}
 _ACCUSATIVE = {"he": "him", "she": "her", "they": "them", "i": "me", "we": "us"}
@@ -682,8 +719,21 @@ def person_heads(doc: Doc, verbs: frozenset[str] = frozenset()) -> list[Token]:
             or (t.dep_ == "conj" and not is_person_token(t.head))  # "the screen and the man"
         )
         and not (t.dep_ == "poss" and t.pos_ == "PRON")
+        and t.lower_ not in _VIEWER
         and is_person_token(t)
     ]
+
+
+def is_reciprocal(other: Token) -> bool:
+    """Whether ``other`` is the partner of a reciprocal predicate ("fights *with* a man",
+    "shakes hands with a man"): swapping it with the subject says the same thing."""
+    head = other.head
+    if other.dep_ != "pobj" or head.dep_ != "prep" or head.lower_ != "with":
+        return False
+    verb = head.head
+    return verb.lemma_.lower() in RECIPROCAL_VERBS or (
+        verb.dep_ == "dobj" and verb.lower_ == "hands"
+    )
 
 
 def actor_swap(caption: str, *, nlp: Language) -> list[Foil]:
@@ -711,7 +761,7 @@ def actor_swap(caption: str, *, nlp: Language) -> list[Foil]:
         ),
         None,
     )
-    if other_head is None:
+    if other_head is None or is_reciprocal(other_head):
         return []
     start, end = _phrase_span(other_head, len(doc), verbs, subject)
     second = (max(start, verb + 1), end)

@@ -283,7 +283,8 @@ def test_published_actor_swaps_are_reproduced_from_their_captions(nlp, published
         f"published actor-swap foils reproduced: {exact}/{n} ({exact / n:.1%}) word for word, "
         f"{without_articles}/{n} ({without_articles / n:.1%}) up to articles"
     )
-    # Measured 82.5% word for word, 84.5% up to articles; the issue's target is 80%.
+    # Measured 81.4% word for word, 83.4% up to articles (82.5% / 84.5% before the reciprocal
+    # rule of issue 36); the issue's target is 80%.
     assert exact / n >= 0.80
 
 

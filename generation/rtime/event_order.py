@@ -1,0 +1,261 @@
+"""Does a rewrite keep the order of its caption's events? Compared from the parse, not the words.
+
+RTime's captions tell events in an order ("opens the door and then walks in", "takes off his
+shoes before entering"); a rewrite that tells them in the other order describes the reversed
+video, the benchmark's hard negative. Words alone cannot see this: "A, then B" rewritten as
+"B and A" keeps every word of the caption, and swapping "before" for "after" keeps every class
+of :mod:`~foilkit.generation.rtime.temporal_words`. So each text is parsed (spaCy's dependency
+parse) into *events* -- its clause verbs, by lemma and particle ("take_off") -- and the
+relation "a happens before b" read from the structure that says it:
+
+* coordinated verbs and consecutive sentences happen in the order told ("A, B and then C"),
+  and so do the clauses of a sentence's main line (coordinated or juxtaposed up to its root);
+  a verb with "then" / "finally" / "after that" happens after the main-line events told before
+  it, one with "before which" before them;
+* a verb with a "before" / "until" / "till" / "prior to" clause or gerund happens before it,
+  one with an "after" / "once" / "following" / "upon" one after it ("After opening the door,
+  he enters": open before enter, whatever the surface order);
+* "A, followed by B": A before B; "A, preceded by B": B before A.
+
+Other clauses (purpose "to", participles, "while", relative clauses) set no order. The relation
+is closed transitively. A rewrite *reverses* its caption when some pair of events the two share
+(by key, each key once in each text) is ordered one way in the caption and only the other way
+in the rewrite. A rewrite that renames every verb shares no event and is not judged here: the
+lexicon's opposite classes and, where known, the opposite caption are the checks for it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from spacy.language import Language
+    from spacy.tokens import Doc, Token
+
+#: Markers whose clause or gerund happens *after* the verb they attach to ("A before B").
+BEFORE_MARKERS = frozenset({"before", "until", "till", "prior"})
+#: Markers whose clause or gerund happens *before* the verb they attach to ("A after B").
+AFTER_MARKERS = frozenset({"after", "once", "following", "upon"})
+_CLAUSE_DEPS = frozenset({"ROOT", "conj", "advcl", "pcomp", "xcomp", "ccomp", "dep", "parataxis"})
+#: Main-line clauses: told in order (not subordinate, not a complement of another verb).
+_MAIN_LINE_DEPS = frozenset({"ROOT", "conj", "ccomp", "dep", "parataxis"})
+#: Adverbs that put their verb after the main-line events told before it ("A, then B").
+LATER_ADVERBS = frozenset(
+    {
+        "then",
+        "afterwards",
+        "afterward",
+        "later",
+        "subsequently",
+        "finally",
+        "eventually",
+        "lastly",
+        "next",
+        "thereafter",
+    }
+)
+_OBJECT_DEPS = ("dobj", "nsubjpass", "attr", "pobj")
+_ANAPHORS = frozenset({"that", "this", "which", "it"})  # "after that", "before which"
+_UNORDERED_MARKERS = frozenset({"while", "whilst", "as", "when", "whereas", "because", "if"})
+
+
+@dataclass(frozen=True)
+class EventOrder:
+    """The events of one text (keys, in the order told) and which happens before which."""
+
+    events: tuple[str, ...]
+    before: frozenset[tuple[str, str]]
+
+    def reversals(self, rewrite: EventOrder) -> list[tuple[str, str]]:
+        """The pairs ``(a, b)``, a before b here, that ``rewrite`` orders only b before a."""
+        shared = set(self.events) & set(rewrite.events)
+        return sorted(
+            (a, b)
+            for a, b in self.before
+            if a in shared
+            and b in shared
+            and (b, a) in rewrite.before
+            and (a, b) not in rewrite.before
+        )
+
+
+EventParser = Callable[[Sequence[str]], list[EventOrder]]
+
+
+def _key(verb: Token) -> str:
+    particles = [c.lemma_.lower() for c in verb.children if c.dep_ == "prt"]
+    return "_".join([verb.lemma_.lower(), *particles])
+
+
+def _object(verb: Token) -> str:
+    """The lemma of a verb's object (or passive subject), to tell apart two events of one verb
+    ("puts the box in ..., then puts the airbag in")."""
+    for dep in _OBJECT_DEPS:
+        for child in verb.children:
+            if child.dep_ == dep:
+                return child.lemma_.lower()
+            if dep == "pobj" and child.dep_ == "prep":
+                for grandchild in child.children:
+                    if grandchild.dep_ == "pobj":
+                        return grandchild.lemma_.lower()
+    return ""
+
+
+def _is_event(token: Token) -> bool:
+    """A clause's verb, or a sentence's root whatever its part of speech ("is excited")."""
+    return token.dep_ == "ROOT" or (token.pos_ == "VERB" and token.dep_ in _CLAUSE_DEPS)
+
+
+def _anaphoric(verb: Token) -> str | None:
+    """ "after that" / "after which" (later than what was told before) or "before which"
+    (earlier): a temporal preposition on the verb whose object points back."""
+    for prep in verb.children:
+        if prep.dep_ == "prep" and any(
+            c.dep_ == "pobj" and c.lower_ in _ANAPHORS for c in prep.children
+        ):
+            if prep.lower_ in AFTER_MARKERS:
+                return "later"
+            if prep.lower_ in BEFORE_MARKERS:
+                return "earlier"
+    if any(c.dep_ == "advmod" and c.lower_ in LATER_ADVERBS for c in verb.children):
+        return "later"
+    return None
+
+
+def _marker(verb: Token) -> str | None:
+    """The temporal marker introducing ``verb``'s clause or gerund, if any."""
+    for child in verb.children:
+        if child.dep_ == "mark":
+            return child.lemma_.lower()
+    if verb.dep_ == "pcomp" and verb.head.dep_ == "prep":
+        prep = verb.head
+        if prep.lower_ == "to" and prep.head.lower_ == "prior":  # "prior to leaving"
+            return "prior"
+        if any(c.dep_ == "pobj" and c.lower_ in _ANAPHORS for c in prep.children):
+            return None
+        return prep.lower_
+    return None
+
+
+def _main_line(token: Token) -> bool:
+    """Whether a token's path to its sentence's root runs through coordinated or juxtaposed
+    clauses only: an event of the story's main line, told in order."""
+    while token.dep_ != "ROOT":
+        if token.dep_ not in _MAIN_LINE_DEPS:
+            return False
+        token = token.head
+    return True
+
+
+def _governor(verb: Token) -> Token | None:
+    """The event a marked clause or gerund is ordered against (its head's verb)."""
+    head = verb.head
+    if verb.dep_ == "pcomp":
+        head = head.head  # gerund -> preposition -> the verb it modifies
+        if head.lower_ == "prior":  # "prior to" -> the verb "prior" modifies
+            head = head.head
+    while not _is_event(head) and head.head.i != head.i:
+        head = head.head
+    return head if _is_event(head) else None
+
+
+def _nominal_events(doc: Doc) -> list[tuple[Token, Token, str]]:
+    """(noun, the event it is ordered against, marker) for "after a workout", "before dinner":
+    a temporal preposition's noun object is an event too."""
+    found = []
+    for prep in doc:
+        marker = prep.lower_
+        if prep.dep_ != "prep" or marker not in BEFORE_MARKERS | AFTER_MARKERS:
+            continue
+        nouns = [
+            c
+            for c in prep.children
+            if c.dep_ == "pobj"
+            and c.pos_ == "NOUN"
+            and not any(d.dep_ == "det" and d.lower_ in _ANAPHORS for d in c.children)
+        ]  # "after that ..." misparsed as a noun phrase is "then"
+        head = prep.head
+        while not _is_event(head) and head.head.i != head.i:
+            head = head.head
+        if nouns and _is_event(head):
+            found.append((nouns[0], head, marker))
+    return found
+
+
+def event_order(doc: Doc) -> EventOrder:
+    """The events of a parsed text and their order (see the module docstring)."""
+    events = [token for token in doc if _is_event(token)]
+    edges: set[tuple[int, int]] = set()  # token indices, a before b
+    roots = [sent.root for sent in doc.sents]
+    edges.update((a.i, b.i) for a, b in zip(roots, roots[1:]))
+    main_line = [token for token in events if _main_line(token)]
+    for sentence in doc.sents:
+        told = [t for t in main_line if sentence.start <= t.i < sentence.end]
+        edges.update((a.i, b.i) for a, b in zip(told, told[1:]))
+    for verb in events:
+        conjuncts = [c for c in verb.children if c.dep_ == "conj" and _is_event(c)]
+        chain = [verb, *sorted(conjuncts, key=lambda token: token.i)]
+        if not any(_marker(c) in _UNORDERED_MARKERS for c in conjuncts):
+            edges.update((a.i, b.i) for a, b in zip(chain, chain[1:]))
+        anaphoric = _anaphoric(verb) if verb.dep_ in _MAIN_LINE_DEPS | {"relcl"} else None
+        if anaphoric is not None:
+            told_before = [t for t in main_line if t.i < verb.i]
+            if verb.dep_ == "relcl" and _is_event(verb.head):  # "A, after which B"
+                told_before = [verb.head, *told_before]
+            for earlier in told_before:
+                edges.add((earlier.i, verb.i) if anaphoric == "later" else (verb.i, earlier.i))
+        marker = _marker(verb)
+        governor = _governor(verb) if verb.dep_ in ("advcl", "pcomp") else None
+        if governor is not None and marker in BEFORE_MARKERS:
+            edges.add((governor.i, verb.i))
+        elif governor is not None and marker in AFTER_MARKERS:
+            edges.add((verb.i, governor.i))
+        if verb.lemma_.lower() in ("follow", "precede") and verb.dep_ == "advcl":
+            agent = [c for c in verb.children if c.dep_ == "agent"]
+            objects = [g for a in agent for g in a.children if g.dep_ == "pobj"]
+            main = _governor(verb)
+            if objects and main is not None:
+                events.append(objects[0])
+                pair = (main.i, objects[0].i)
+                edges.add(pair if verb.lemma_.lower() == "follow" else pair[::-1])
+    for noun, governor, marker in _nominal_events(doc):
+        events.append(noun)
+        edges.add((governor.i, noun.i) if marker in BEFORE_MARKERS else (noun.i, governor.i))
+    keys = [_key(token) if token.pos_ != "NOUN" else token.lemma_.lower() for token in events]
+    keys = [
+        f"{key}:{_object(token)}" if keys.count(key) > 1 else key
+        for key, token in zip(keys, events)
+    ]
+    repeated = {key for key in keys if keys.count(key) > 1}
+    key_of = {token.i: key for token, key in zip(events, keys)}
+    before = {
+        (key_of[a], key_of[b])
+        for a, b in edges
+        if key_of[a] != key_of[b] and key_of[a] not in repeated and key_of[b] not in repeated
+    }
+    return EventOrder(tuple(dict.fromkeys(keys)), frozenset(_closure(before)))
+
+
+def _closure(pairs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:
+    closed = set(pairs)
+    while True:
+        more = {(a, d) for a, b in closed for c, d in closed if b == c and a != d} - closed
+        if not more:
+            return closed
+        closed |= more
+
+
+def spacy_event_parser(nlp: Language, *, batch_size: int = 256) -> EventParser:
+    """Texts -> :class:`EventOrder` through a spaCy pipeline with a tagger, parser and
+    lemmatizer (named entities are not needed and are skipped)."""
+    disable = [name for name in ("ner",) if name in nlp.pipe_names]
+
+    def parse(texts: Sequence[str]) -> list[EventOrder]:
+        return [
+            event_order(doc)
+            for doc in nlp.pipe(list(texts), batch_size=batch_size, disable=disable)
+        ]
+
+    return parse

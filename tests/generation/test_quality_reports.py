@@ -1,0 +1,225 @@
+"""Quality reports (issue 36): counts on fixed samples that can be checked by hand."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+from foilkit.generation.quality.report import KEEP, REJECT, QualityReport, sample
+from foilkit.generation.quality.rtime_rewrites import (
+    OPPOSITE_CAPTION,
+    PUBLISHED,
+    PUBLISHED_WITH_OPPOSITE,
+    SWAPPED,
+    THEN_AFTER_THAT,
+    THEN_REORDERED,
+    moved_clause,
+    rewrite_quality,
+    rule_rewrites,
+    spacy_tagger,
+    swapped_markers,
+)
+
+DOOR = "A man opens the door and then walks into the room."
+DOOR_REVERSED = "A man walks backwards out of the room and then closes the door."
+RECORDS = [
+    {
+        "forward_captions": [DOOR],
+        "reverse_captions": [DOOR_REVERSED],
+        "forward_rewrites": [
+            "A man opens the door, then he walks into the room.",
+            "Bright red apples are stacked in a wooden crate at the market.",
+        ],
+        "reverse_rewrites": ["Walking backwards out of the room, a man then shuts the door."],
+    }
+]
+
+
+def test_the_report_counts_and_rates() -> None:
+    report = QualityReport("a filter", "heldout")
+    for accepted in (True, True, True, False):
+        report.add("foil", KEEP, accepted, "kept foil")
+    for accepted in (False, False, True):
+        report.add("synonym", REJECT, accepted, "a synonym")
+    totals = report.totals()
+    assert (totals["positives"], totals["positives_kept"]) == (4, 3)
+    assert (totals["negatives"], totals["negatives_rejected"]) == (3, 2)
+    assert totals["rejection_recall"] == pytest.approx(2 / 3)
+    assert totals["rejection_precision"] == pytest.approx(2 / 3)  # 2 of the 3 rejected
+    assert report.kinds["synonym"].examples == ["a synonym"]  # the one wrongly accepted
+    assert "recall 66.7%" in report.table() and "heldout" in report.table()
+    json.dumps(report.to_dict())
+    with pytest.raises(ValueError, match="kind 'foil' is labelled 'keep', not 'reject'"):
+        report.add("foil", REJECT, True)
+    assert math.isnan(QualityReport("empty", "heldout").totals()["rejection_recall"])
+
+
+def test_samples_are_deterministic_by_seed() -> None:
+    items = list(range(100))
+    assert sample(items, 5, seed=3) == sample(items, 5, seed=3) != sample(items, 5, seed=4)
+    assert sample(items, 5, seed=3) == sorted(sample(items, 5, seed=3))
+    assert sample(items, None, seed=0) == items
+
+
+def test_the_rules_make_labelled_rewrites(nlp) -> None:
+    assert swapped_markers("He eats after a run.") == "He eats before a run."
+    assert swapped_markers("After a run, he eats.") == "Before a run, he eats."
+    assert swapped_markers("Cups slide one after another.") is None  # orders no events
+    tag = spacy_tagger(nlp)
+    assert moved_clause("He eats after a run.", tag(["He eats after a run."])[0]) == (
+        "After a run, he eats."
+    )
+    made = {(m.kind, m.text) for m in rule_rewrites([DOOR, DOOR_REVERSED], tag)}
+    assert made == {
+        (THEN_AFTER_THAT, "A man opens the door, and after that walks into the room."),
+        (THEN_REORDERED, "A man walks into the room and opens the door."),
+        (THEN_AFTER_THAT, "A man walks backwards out of the room, and after that closes the door."),
+        (THEN_REORDERED, "A man closes the door and walks backwards out of the room."),
+    }
+
+
+def test_the_rtime_report_on_a_fixed_video(sentence_embedder, nlp) -> None:
+    """By hand: of the three published rewrites the apples fail the similarity; both rule
+    rewrites that keep the order pass; the two 'B and A' reversals and the two opposite
+    captions (open <-> close) are rejected. Positives 4/5 kept, negatives 4/4 rejected, and
+    1 of the 5 rejections is a positive."""
+    from foilkit.generation.rtime.event_order import spacy_event_parser
+    from foilkit.generation.rtime.rewrites import RewriteFilter
+    from foilkit.generation.rtime.temporal_words import TemporalLexicon, spacy_tokenizer
+
+    rewrite_filter = RewriteFilter(
+        sentence_embedder,
+        lexicon=TemporalLexicon.load(),
+        tokenize=spacy_tokenizer(nlp),
+        order_parser=spacy_event_parser(nlp),
+    )
+    report = rewrite_quality(RECORDS, rewrite_filter, spacy_tagger(nlp), split="heldout")
+    counts = {kind: (c.accepted, c.offered) for kind, c in report.kinds.items()}
+    assert counts == {
+        PUBLISHED: (2, 3),
+        OPPOSITE_CAPTION: (0, 2),
+        THEN_AFTER_THAT: (2, 2),
+        THEN_REORDERED: (0, 2),
+    }
+    totals = report.totals()
+    assert (totals["positives_kept"], totals["positives"]) == (4, 5)
+    assert (totals["negatives_rejected"], totals["negatives"]) == (4, 4)
+    assert totals["rejection_precision"] == pytest.approx(0.8)
+    assert report.description[PUBLISHED_WITH_OPPOSITE] == {"offered": 3, "accepted": 2}
+    assert SWAPPED not in counts  # no caption has "before"/"after"
+
+
+@pytest.mark.parametrize(
+    "caption",
+    [
+        # the issue's failures on held-out VITATECS captions: the viewer swapped in, and a
+        # reciprocal verb whose swap says the same thing
+        "a woman shows you how to fry food",
+        "a boy shows how you can use a pen to tap out the rhythm of a song",
+        "a woman is fighting with a man",
+        "a team of athletic players shake hands with another team",
+    ],
+)
+def test_the_actor_swap_makes_no_same_meaning_or_viewer_foil(nlp, caption) -> None:
+    from foilkit.generation.vilma.actor_swap import actor_swap
+
+    assert actor_swap(caption, nlp=nlp) == []
+
+
+def test_the_actor_swap_report_on_the_held_out_captions(nlp, shared_data) -> None:
+    """The 45 hand-labelled swaps (33 valid, 11 ungrammatical, 1 same meaning) all regenerate
+    as labelled; of 5 viewer and 5 reciprocal captions drawn by seed 0, none gives a foil that
+    moves "you", one swaps a reciprocal pair (the parser attaches its "with" elsewhere)."""
+    from foilkit.generation.quality.actor_swap import (
+        CHANGED,
+        LABEL_KINDS,
+        RECIPROCAL,
+        VIEWER,
+        actor_swap_quality,
+    )
+
+    report = actor_swap_quality(shared_data / "vitatecs", nlp, split="heldout", size=5, seed=0)
+    counts = {kind: (c.accepted, c.offered) for kind, c in report.kinds.items()}
+    assert counts == {
+        LABEL_KINDS["valid"][0]: (33, 33),
+        LABEL_KINDS["ungrammatical"][0]: (11, 11),
+        LABEL_KINDS["same_meaning"][0]: (1, 1),
+        VIEWER: (0, 5),
+        RECIPROCAL: (1, 5),
+    }
+    print(report.kinds[RECIPROCAL].examples)
+    assert CHANGED not in report.description
+    totals = report.totals()
+    assert totals["rejection_recall"] == pytest.approx(9 / 22)  # the 12 labelled bad ones pass
+    assert totals["rejection_precision"] == 1.0
+
+
+def test_the_verb_filter_report_on_the_held_out_half(nlp, sentence_embedder, shared_data) -> None:
+    """8 held-out clips drawn by seed 0: all 8 Verb-LM foils kept, 5 of 7 Verb-Human foils
+    (rejected: "talking" -> "listening", "explain" -> "explores"), both near-synonym swaps
+    rejected; the 18 WordNet synonym swaps (circular) all rejected, outside the totals."""
+    from foilkit.generation.contrast.verb_calibration import is_heldout_clip
+    from foilkit.generation.quality.contrast_verbs import (
+        CIRCULAR,
+        KINDS,
+        split_clips,
+        verb_filter_quality,
+    )
+
+    folder = shared_data / "contrast_sets"
+    heldout = split_clips(folder, "heldout")
+    assert heldout and all(is_heldout_clip(clip) for clip in heldout)
+    assert not set(heldout) & set(split_clips(folder, "tuning"))
+    report = verb_filter_quality(folder, nlp, sentence_embedder, split="heldout", size=8, seed=0)
+    again = verb_filter_quality(folder, nlp, sentence_embedder, split="heldout", size=8, seed=0)
+    assert report.to_dict() == again.to_dict()  # the sample is the seed's
+    counts = {kind: (c.accepted, c.offered) for kind, c in report.kinds.items()}
+    assert counts == {
+        KINDS["lm"][0]: (8, 8),
+        KINDS["human"][0]: (5, 7),
+        KINDS["near_synonym"][0]: (0, 2),
+    }
+    assert report.description[CIRCULAR] == {"offered": 18, "accepted": 0}
+    assert report.totals()["rejection_precision"] == pytest.approx(2 / 4)
+
+
+def test_the_llm_reply_report(shared_data) -> None:
+    """3 held-out counterfactuals (in 3 reply shapes each) and the rewrites of 3 RTime videos
+    are kept; of the 35 hand-written negative replies, these become candidates (measured gaps
+    of the patterns, listed in the README): 4 refusals ("My apologies, but I won't ...",
+    "Unfortunately, ... I cannot provide an answer.", "... I can't comply.", "I don't feel
+    comfortable ..."), 1 chat line ("Here you go!") and 6 junk replies (a code fence,
+    "Explanation: ...", "Note: ...", an error object, "<|im_end|>", "1."); the RTime check misses
+    the same refusals and one whose refusal follows the label on its line."""
+    from foilkit.generation.quality.llm_replies import SHAPES, llm_reply_quality
+
+    report = llm_reply_quality(shared_data, split="heldout", size=3, seed=0)
+    counts = {kind: (c.accepted, c.offered) for kind, c in report.kinds.items()}
+    assert counts == {
+        **{f"VITATECS counterfactual, {shape}": (3, 3) for shape in SHAPES},
+        "RTime published rewrite (refusal check)": (54, 54),
+        "refusal reply (VITATECS parser)": (4, 15),
+        "refusal reply (RTime refusal check)": (5, 15),
+        "chatter reply (VITATECS parser)": (1, 10),
+        "junk reply (VITATECS parser)": (6, 10),
+    }
+
+
+def test_the_quality_command_writes_the_report_and_its_record(shared_data, tmp_path, capsys):
+    from foilkit.cli import main
+    from foilkit.generation.provenance import RunRecord, record_path
+
+    out = tmp_path / "llm.json"
+    argv = ["generate", "quality", "llm-replies", "--data", str(shared_data), "--sample", "2"]
+    assert main([*argv, "--seed", "1", "-o", str(out)]) == 0
+    assert "LLM reply checks on the heldout split" in capsys.readouterr().out
+    report = json.loads(out.read_text())
+    assert report["split"] == "heldout" and report["seed"] == 1
+    assert report["kinds"]["VITATECS counterfactual, answer after its label"]["offered"] == 2
+    record = RunRecord.read(record_path(out))
+    assert (record.pipeline, record.stage, record.seed) == ("quality", "llm-replies", 1)
+    assert record.results["report"] == report
+    with pytest.raises(SystemExit, match=r"--data DIR.*rtime/test\.json"):
+        main(["generate", "quality", "rtime-rewrites", "--data", str(tmp_path)])
