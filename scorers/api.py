@@ -464,11 +464,17 @@ def _questions_record(adapter: Adapter, plan: ScoringPlan) -> dict[str, Any]:
     asked = sum(1 for row in plan.rows if row.question is not None)
     if not asked or not adapter.asks_questions:
         return {}
+    scored = "each text by its answer label ('caption_answer', 'foil_answers')"
+    if getattr(adapter, "mode", None) == "generate":
+        scored = (
+            "each text by the share of answers that name its label ('caption_answer', "
+            "'foil_answers'), as the answer parser reads them"
+        )
     return {
         "questions": {
             "rows": asked,
             "prompt": "each row's own question (its 'prompt' column) instead of the adapter's",
-            "scored": "each text by its answer label ('caption_answer', 'foil_answers')",
+            "scored": scored,
         }
     }
 

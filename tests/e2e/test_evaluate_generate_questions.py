@@ -50,6 +50,7 @@ def _check_counts(entry: dict[str, Any], scores: Any, parser: str, report: str) 
     option scores 1, the others 0 (nothing chosen: all 0)."""
     run = entry["run"]["score"]
     assert run["mode"] == "generate" and run["adapter"]["parser"] == parser
+    assert run["questions"]["rows"] == scores.num_rows and "parser" in run["questions"]["scored"]
     counted: dict[str, int] = {}
     for row in scores:
         (outcome,) = row["answer_outcomes"]
