@@ -221,14 +221,16 @@ class ScoreOptions:
         family: str,
         accepted: tuple[str, ...],
         native: dict[str, Any] | None = None,
+        config: str | None = None,
     ) -> ResolvedProtocol:
         """The protocol's settings for ``family``, with the options given here over them
-        (``native``: what the model itself fixes, for what the protocol leaves to it)."""
+        (``native``: what the model itself fixes, for what the protocol leaves to it;
+        ``config``: the benchmark config scored, whose answer parser generate mode uses)."""
         name = self.protocol or ("paper" if self.benchmark is not None else "uniform")
         given = {key: getattr(self, key) for key in SETTINGS}
         given["dtype"] = None if self.dtype == "auto" else self.dtype  # auto: not given
         return resolve_protocol(
-            name, self.benchmark, family, given, accepted=accepted, native=native
+            name, self.benchmark, family, given, accepted=accepted, native=native, config=config
         )
 
 
@@ -462,11 +464,17 @@ def _questions_record(adapter: Adapter, plan: ScoringPlan) -> dict[str, Any]:
     asked = sum(1 for row in plan.rows if row.question is not None)
     if not asked or not adapter.asks_questions:
         return {}
+    scored = "each text by its answer label ('caption_answer', 'foil_answers')"
+    if getattr(adapter, "mode", None) == "generate":
+        scored = (
+            "each text by the share of answers that name its label ('caption_answer', "
+            "'foil_answers'), as the answer parser reads them"
+        )
     return {
         "questions": {
             "rows": asked,
             "prompt": "each row's own question (its 'prompt' column) instead of the adapter's",
-            "scored": "each text by its answer label ('caption_answer', 'foil_answers')",
+            "scored": scored,
         }
     }
 
@@ -671,7 +679,9 @@ def check_inputs(
     native = family.native_settings(
         model, revision=options.revision, trust_remote_code=options.trust_remote_code
     )
-    protocol = options.resolve(family.name, accepted_settings(family), native)
+    # the benchmark config: named, else the one the rows were built or loaded as
+    benchmark_config = config or getattr(getattr(data, "info", None), "config_name", None)
+    protocol = options.resolve(family.name, accepted_settings(family), native, benchmark_config)
     if not family.asks_questions and "needs_question" in data.column_names:
         asked = list(data["needs_question"])
         if any(asked):

@@ -17,6 +17,12 @@ only turns :class:`~foilkit.scorers.requests.GenerateRequest` into
    answer they cannot read. ``order_<k>`` holds the share of order ``k``'s samples, and, with
    several samples, ``sample_<s>`` the share of sample ``s``'s orders, from which the
    accuracy of each sample and its spread are computed.
+
+A request that carries its own ``question`` (TempCompass, TOMATO: the row's ``prompt``, its
+options listed in the published order) is asked that question as it is, once, in the model's
+chat template with no system prompt, as the benchmarks' official inference asks it; its answers
+are read with the labels the question gives the texts (``request.answers``: ``A``,
+``Sentence B``, ``yes``), and scored as above with the one order the question shows.
 """
 
 from __future__ import annotations
@@ -65,7 +71,11 @@ def cyclic_orders(count: int) -> list[list[int]]:
 def generate_requests(
     request: TextsRequest, prompt: str, decoding: Decoding
 ) -> list[GenerateRequest]:
-    """The questions asked about ``request``'s texts: one per cyclic order, with its frames."""
+    """The questions asked about ``request``'s texts, with its frames: its own question once
+    (no system prompt), else the ``prompt`` question once per cyclic order."""
+    if request.question is not None:
+        messages = choice_messages(prompt, request.question, None)
+        return [GenerateRequest(tuple(messages), request.frames, request.timestamps, decoding)]
     count = len(request.texts)
     if count > len(LETTERS):
         raise ValueError(f"generate mode takes at most {len(LETTERS)} options, got {count}")
@@ -85,13 +95,18 @@ def generate_requests(
 
 
 def read_answers(
-    texts: Sequence[str], generations: Sequence[Generations], parser: AnswerParser
+    texts: Sequence[str],
+    generations: Sequence[Generations],
+    parser: AnswerParser,
+    labels: Sequence[str] | None = None,
 ) -> TextScores:
     """Scores of ``texts`` from the answers to each cyclic order (``generations[k]``: order
     ``k``'s samples): each text's share of the answers that chose it, with the per-order and
-    per-sample shares as details and every answer as read."""
+    per-sample shares as details and every answer as read. With ``labels`` (how a request's
+    own question names each text), ``generations`` holds the answers to that one question,
+    read with those labels."""
     count = len(texts)
-    orders = cyclic_orders(count)
+    orders = cyclic_orders(count) if labels is None else [list(range(count))]
     if len(generations) != len(orders):
         raise ValueError(f"{len(generations)} generations for {len(orders)} option orders")
     samples = {len(g.texts) for g in generations}
@@ -103,7 +118,7 @@ def read_answers(
     for shift, (order, generated) in enumerate(zip(orders, generations)):
         shown = [texts[i] for i in order]
         for sample, text in enumerate(generated.texts):
-            parsed = parser(text, shown, None)
+            parsed = parser(text, shown, None if labels is None else [labels[i] for i in order])
             choice = None if parsed.outcome != PARSED else order[parsed.choice]
             if choice is not None:
                 chosen[shift * num_samples + sample][choice] = 1
@@ -130,13 +145,13 @@ def score_by_generation(
     decoding: Decoding,
     parser: AnswerParser,
 ) -> list[TextScores]:
-    """Each request's texts scored from ``backend``'s answers to the ``prompt`` question in
-    every option order (one backend call for all of them)."""
+    """Each request's texts scored from ``backend``'s answers to its own question, else to the
+    ``prompt`` question in every option order (one backend call for all of them)."""
     asked = [generate_requests(request, prompt, decoding) for request in requests]
     generations = backend.generate([question for questions in asked for question in questions])
     results, start = [], 0
     for request, questions in zip(requests, asked):
         mine = generations[start : start + len(questions)]
         start += len(questions)
-        results.append(read_answers(request.texts, mine, parser))
+        results.append(read_answers(request.texts, mine, parser, request.answers))
     return results

@@ -58,6 +58,17 @@ MODEL_SETTINGS = (
 #: The settings of ``generate`` mode only (the answer parser and the decoding): a protocol's
 #: values drop out when another mode is asked for (``--mode choice`` under ``paper``).
 GENERATE_SETTINGS = ("parser", "temperature", "top_p", "num_samples", "max_new_tokens")
+#: The answer parser (:mod:`foilkit.scorers.parsers`) ``generate`` mode reads a benchmark's
+#: answers with when neither its protocol nor ``--parser`` names one, by config (``None``: every
+#: config): the rules of the benchmark's own rating script for the question its rows ask.
+ANSWER_PARSERS: dict[str, dict[str | None, str]] = {
+    "tempcompass": {
+        "multi_choice": "tempcompass_multi_choice",  # eval_multi-choice.py
+        "yes_no": "tempcompass_yes_no",  # eval_yes_no.py
+        "caption_matching": "tempcompass_caption_matching",  # eval_caption_matching.py
+    },
+    "tomato": {None: "tomato"},  # parse_result.py pre_parser
+}
 #: Settings of how the model is loaded, for every family: the weights' dtype.
 LOAD_SETTINGS = ("dtype",)
 SETTINGS = FRAME_SETTINGS + MODEL_SETTINGS + LOAD_SETTINGS
@@ -618,6 +629,7 @@ def resolve_protocol(
     *,
     accepted: tuple[str, ...] = MODEL_SETTINGS,
     native: Mapping[str, Any] | None = None,
+    config: str | None = None,
 ) -> ResolvedProtocol:
     """The settings of protocol ``name`` for ``benchmark`` x ``family``, with ``overrides`` applied.
 
@@ -632,6 +644,8 @@ def resolve_protocol(
         native: the settings the model itself fixes (``Adapter.native_settings``); they fill
             what the protocol leaves to the model (``num_frames=None``) and are recorded as
             ``from_model``.
+        config: the benchmark config scored, for the answer parser ``generate`` mode reads
+            its answers with when none is set (:func:`default_parser`).
     """
     protocol = describe_protocol(name, benchmark, family)
     settings = {
@@ -666,6 +680,10 @@ def resolve_protocol(
         for key in GENERATE_SETTINGS:
             if key not in recorded:
                 settings.pop(key, None)
+    if settings.get("mode") == "generate" and "parser" in accepted and not settings.get("parser"):
+        parser = default_parser(benchmark, config)
+        if parser is not None:
+            settings["parser"] = parser
     if "mode" in recorded and "prompt" not in recorded:
         # a protocol's choice question means nothing to another mode
         settings.pop("prompt", None)
@@ -677,6 +695,13 @@ def resolve_protocol(
     return ResolvedProtocol(
         name, benchmark, family, settings, recorded, protocol.reference, protocol.notes, from_model
     )
+
+
+def default_parser(benchmark: str | None, config: str | None) -> str | None:
+    """The answer parser of ``benchmark``'s ``config`` (:data:`ANSWER_PARSERS`: the config's,
+    else the benchmark's for every config); ``None``: generate mode's own default."""
+    parsers = ANSWER_PARSERS.get(benchmark or "", {})
+    return parsers.get(config, parsers.get(None))
 
 
 def list_protocols() -> list[dict[str, Any]]:
@@ -694,6 +719,7 @@ def list_protocols() -> list[dict[str, Any]]:
 
 
 __all__ = [
+    "ANSWER_PARSERS",
     "GENERATE_SETTINGS",
     "PAPER",
     "PROTOCOLS",
@@ -702,6 +728,7 @@ __all__ = [
     "UNIFORM",
     "Protocol",
     "ResolvedProtocol",
+    "default_parser",
     "describe_protocol",
     "list_protocols",
     "resolve_protocol",
