@@ -273,7 +273,7 @@ def add_backend(parser: Adder) -> None:
         action="store_false",
         help="--backend openai: do not send top_k=-1 and repetition_penalty=1 (which vLLM and "
         "SGLang read, so a checkpoint's generation_config.json applies no other sampler): for "
-        "a hosted API that rejects unknown parameters",
+        "a hosted API that rejects unknown parameters (default: they are sent)",
     )
     parser.add_argument(
         "--max-concurrency",
