@@ -323,7 +323,14 @@ def test_ctrl_c_during_scoring_says_how_to_resume_and_exits_130(tiny_clip, eight
     argv = launched_score(tiny_clip, eight_rows, out, 2, 2)
     env = {**os.environ, **ONE_THREAD, "PYTHONPATH": os.pathsep.join([str(slow), *sys.path])}
     process = subprocess.Popen(
-        [sys.executable, *argv], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        [sys.executable, *argv],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # a shell's Ctrl-C: SIGINT at its default in the child, whatever this test process has
+        # inherited or been left with (an ignored SIGINT would be ignored by the child too)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     shard = out / "shards" / "rank-00000.jsonl"
     try:
@@ -333,12 +340,12 @@ def test_ctrl_c_during_scoring_says_how_to_resume_and_exits_130(tiny_clip, eight
             assert time.monotonic() < deadline, "no scored rows after 240 s"
             time.sleep(0.05)
         process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=60)
+        stdout, stderr = process.communicate(timeout=60)
     finally:
         if process.poll() is None:
             process.kill()
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
-    assert process.returncode == 130, stderr
+    assert process.returncode == 130, (stdout[-2000:], stderr[-2000:], shard.read_text()[:500])
     resume = [*argv[2:], "--resume"]  # argv without "-m foilkit"
     assert stderr.rstrip("\n").splitlines()[-1] == (
         "foilkit score: interrupted (Ctrl-C); what it finished is kept in its output folder: "
