@@ -445,9 +445,10 @@ class VideoLLMAdapter(RequestAdapter):
     def _learn_the_template(self) -> None:
         """Two facts of the chat template, read off renders of it, that the prompts follow.
 
-        ``text_as_string``: the template writes a system or assistant turn's ``content`` as it
-        is (GLM-4.1V's ``{{ msg.content }}``), so a list of parts would reach the model as its
-        Python repr; those turns are then given as strings. ``answer_lead_in``: what an
+        ``text_as_string``: the template writes a turn's ``content`` as it is (GLM-4.1V's
+        ``{{ msg.content }}``), so a list of parts would reach the model as its Python repr; the
+        assistant turns that score answers are then given as strings (a system turn's form is
+        :meth:`system_form`'s, probed on its own). ``answer_lead_in``: what an
         assistant turn writes before the answer's text (GLM-4.5V/4.6V's empty reasoning
         ``<think></think>\\n``, Qwen3.5's ``\\n</think>\\n\\n`` after its ``<think>\\n``
         prompt); it ends every prompt, so the option letter and the answer are
@@ -558,7 +559,7 @@ class VideoLLMAdapter(RequestAdapter):
         segments = PER_FRAME_VIDEO_SEGMENTS.get(type(self.processor).__name__)
         if segments is not None:  # the template's video part, replaced whole as the reference
             common["video_part"] = {"written_as": "video_token", "source": segments.source}
-        if self.text_as_string:  # the template writes a system/answer turn's content as it is
+        if self.text_as_string:  # the template writes an answer turn's content as it is
             common["text_content"] = "string"
         if self.answer_lead_in:  # what every prompt ends with: the template's answer opening
             common["answer_lead_in"] = self.answer_lead_in
