@@ -74,10 +74,41 @@ ensure_venv() {
     "$PYTHON" -m venv "$venv"
   fi
   "$venv/bin/python" -m pip install -q --upgrade pip setuptools wheel
+  if [ "$venv" != "$VENV" ]; then link_torch_from "$VENV" "$venv"; fi
   # One pip call with torch pinned, so no dependency drags in another torch build.
   "$venv/bin/python" -m pip install -q "$@" -r "$requirements"
   "$venv/bin/python" -m pip install -q --no-deps --no-build-isolation -e .
   echo "$want" > "$stamp"
+}
+
+# link_torch_from SRC DEST: hard-link SRC's installed torch, torchvision, torchcodec, triton and
+# NVIDIA/CUDA wheels (about 5 GB of a CUDA build) into DEST's site-packages, file by file from
+# each wheel's RECORD, so a second virtualenv costs no disk for them: CI's disk is not always
+# large enough for two copies. pip then finds them installed; where DEST's requirements pin
+# another version, pip uninstalls DEST's links, which leaves SRC's files alone. Scripts outside
+# site-packages (bin/torchrun) are not linked. Nothing happens without SRC or across file systems.
+link_torch_from() {
+  [ -x "$1/bin/python" ] || return 0
+  "$2/bin/python" - "$1/bin/python" <<'PY' || echo "note: could not hard-link torch from $1; pip installs its own copy" >&2
+import csv, os, pathlib, re, subprocess, sys, sysconfig
+source = pathlib.Path(subprocess.check_output(
+    [sys.argv[1], "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"], text=True).strip())
+dest = pathlib.Path(sysconfig.get_path("purelib"))
+shared = re.compile(r"(torch|torchvision|torchcodec|triton|nvidia_.*|cuda_.*)-[^-]+\.dist-info")
+linked = 0
+for info in sorted(source.iterdir()):
+    if not shared.fullmatch(info.name) or (dest / info.name).exists():
+        continue
+    with open(info / "RECORD", newline="") as record:
+        files = [row[0] for row in csv.reader(record) if row and not row[0].startswith("..")]
+    for name in files:
+        target = dest / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if not target.exists():
+            os.link(source / name, target)
+    linked += 1
+print(f"==> hard-linked {linked} torch/CUDA distributions from {source.parents[2]}")
+PY
 }
 
 ensure_tokenizers() {
@@ -161,11 +192,11 @@ run_lint() {
 }
 
 # The lowest supported versions (requirements-lowest.txt, the lower bounds of pyproject.toml's
-# ranges) in a virtualenv of their own, .venv-lowest, sharing no packages with $VENV (torch's
-# wheels come from pip's cache). CI runs this subset of the suite there, chosen to touch every
-# dependency: metrics (evaluate, datasets), the builders on the real annotations (datasets, av,
-# pyarrow), one evaluation end to end with the tiny CLIP (transformers, accelerate, torchcodec,
-# matplotlib), a tiny video LLM's scoring, and the wheel's packaging. Tests that need what only
+# ranges) in a virtualenv of their own, .venv-lowest, sharing no packages with $VENV but the
+# hard-linked files of torch's pinned wheels (link_torch_from). CI runs this subset of the suite
+# there, chosen to touch every dependency: metrics (evaluate, datasets), the builders on the real
+# annotations (datasets, av, pyarrow), one evaluation end to end with the tiny CLIP (transformers,
+# accelerate, torchcodec, matplotlib), a tiny video LLM's scoring, and the wheel's packaging. Tests that need what only
 # $VENV holds (real tokenizers, reference code, extras) skip as they do anywhere without them.
 VENV_LOWEST=.venv-lowest
 LOWEST_TESTS="tests/metrics tests/builders/test_end_to_end.py
