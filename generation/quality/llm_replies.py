@@ -9,10 +9,12 @@ parse_answer`, which reads a whole reply with the refusal and chat patterns of
   three shapes (``Modified Description: X``; the label, then X on the next line; a chat lead-in
   line, then X): the parser must return X as a candidate; and the published RTime GPT-4 rewrites
   of the split's videos, which no refusal check may flag;
-* ``reject``: :data:`NEGATIVES_FILE`, hand-written replies of the kinds chat models give instead
+* ``reject``: :data:`NEGATIVES_FILES`, hand-written replies of the kinds chat models give instead
   of an answer (refusals, chat lines without an answer, junk: empty, fences, a bare label, a
   note, an error object), written for this report and not from the patterns' own tests; none
-  may become a candidate, and the RTime check must flag the refusals.
+  may become a candidate, and the RTime check must flag the refusals. The ``tuning`` set is the
+  one the patterns were revised against; the ``heldout`` set was written before that revision
+  and not looked at while making it.
 
 Splits are those of the generators the answers come from: VITATECS captions as
 :func:`~foilkit.generation.quality.actor_swap.vitatecs_captions` splits them, RTime videos as
@@ -27,7 +29,10 @@ from pathlib import Path
 
 from foilkit.generation.quality.report import KEEP, REJECT, QualityReport, sample
 
-NEGATIVES_FILE = Path(__file__).parent / "data" / "llm_reply_negatives.jsonl"
+NEGATIVES_FILES = {
+    split: Path(__file__).parent / "data" / f"llm_reply_negatives_{split}.jsonl"
+    for split in ("heldout", "tuning")
+}
 SHAPES = {
     "answer after its label": "Modified Description: {answer}",
     "answer on the line after its label": "Modified Description:\n{answer}",
@@ -43,10 +48,11 @@ def llm_reply_quality(
     split: str,
     size: int | None = None,
     seed: int = 0,
-    negatives: str | os.PathLike = NEGATIVES_FILE,
+    negatives: str | os.PathLike | None = None,
 ) -> QualityReport:
     """Judge ``size`` (all without it) published answers of ``split`` drawn by ``seed``, in
-    every reply shape, and every hand-written negative reply."""
+    every reply shape, and every hand-written negative reply of ``split`` (or of the file
+    ``negatives``)."""
     from foilkit.generation.llm_replies import is_refusal
     from foilkit.generation.quality.actor_swap import vitatecs_captions
     from foilkit.generation.quality.rtime_rewrites import read_videos
@@ -78,7 +84,9 @@ def llm_reply_quality(
         for side in ("forward", "reverse"):
             for rewrite in record[f"{side}_rewrites"]:
                 report.add("RTime published rewrite (refusal check)", KEEP, not is_refusal(rewrite))
-    for number, line in enumerate(Path(negatives).read_text(encoding="utf-8").splitlines(), 1):
+    for number, line in enumerate(
+        Path(negatives or NEGATIVES_FILES[split]).read_text(encoding="utf-8").splitlines(), 1
+    ):
         row = json.loads(line)
         reply, kind = row["reply"], row["kind"]
         _, status = parse_answer(reply, "a man opens the door")

@@ -134,8 +134,11 @@ def parse_answer(text: str, caption: str, na_answer: str = "NA") -> tuple[str | 
 
     The answer is what follows the prompt's ``Modified Description:`` label wherever it stands
     (on its line, else on the next), else the first line that is not chat ("Sure! Here is the
-    modified description you asked for:"), a refusal, or the query repeated; quotes are
-    dropped. ``NA``/``N/A`` (alone or followed by an explanation) is an N/A answer. A reply
+    modified description you asked for:"), a refusal, or the query repeated; a reply that
+    declines on any line and labels no answer is a refusal ("I'm sorry, I cannot.\nIf you have
+    another description, I'd be glad to help."); quotation marks
+    around the whole answer are dropped. An answer of fewer than two words is not a description
+    (``unparsed``). ``NA``/``N/A`` (alone or followed by an explanation) is an N/A answer. A reply
     without an answer is a parse failure, never a candidate: ``refusal`` when the model
     declined, else ``unparsed``. The final full stop follows the caption's, so a
     counterfactual differs from its caption only in words.
@@ -143,16 +146,18 @@ def parse_answer(text: str, caption: str, na_answer: str = "NA") -> tuple[str | 
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return None, EMPTY
-    answer = _answer_line(lines)
-    if answer is None or is_refusal(answer):
-        declined = any(is_refusal(line) for line in (*lines, answer or ""))
+    answer, labelled = _answer_line(lines)
+    declined = any(is_refusal(line) for line in (*lines, answer or ""))
+    if answer is None or is_refusal(answer) or (declined and not labelled):
         return None, REFUSAL if declined else UNPARSED
-    answer = answer.strip("\"'“”").strip()
+    answer = _unquote(answer)
     if answer == na_answer or _NA.match(answer):
         return None, NA_ANSWER
     answer = answer.rstrip(".").rstrip()
     if not answer:
         return None, EMPTY
+    if len(re.findall(r"[^\W\d_]+", answer)) < 2:  # "null", "-": no description of a video
+        return None, UNPARSED
     if caption.rstrip().endswith("."):
         answer += "."
     if _normalise(answer) == _normalise(caption):
@@ -160,17 +165,31 @@ def parse_answer(text: str, caption: str, na_answer: str = "NA") -> tuple[str | 
     return answer, CANDIDATE
 
 
-def _answer_line(lines: Sequence[str]) -> str | None:
-    """The line (or labelled part of one) of a reply that holds its answer, if any does."""
+def _answer_line(lines: Sequence[str]) -> tuple[str | None, bool]:
+    """The line (or labelled part of one) of a reply that holds its answer, if any does, and
+    whether the answer label marked it."""
     for index, line in enumerate(lines):
         label = _ANSWER_LABEL.search(line)
         if label is not None and not _ECHO.match(line):
             after = line[label.end() :].strip()
             if after:
-                return after
+                return after, True
             if index + 1 < len(lines):
-                return lines[index + 1]
-    return next((line for line in lines if not (is_chatter(line) or _ECHO.match(line))), None)
+                return lines[index + 1], True
+    unlabelled = (line for line in lines if not (is_chatter(line) or _ECHO.match(line)))
+    return next(unlabelled, None), False
+
+
+_QUOTES = {'"': '"', "'": "'", "“": "”", "‘": "’"}
+
+
+def _unquote(answer: str) -> str:
+    """The answer without the quotation marks around the whole of it; a quotation inside or at
+    the end of the answer (``a girl sings "happy birthday"``) is the description's own."""
+    core = answer.rstrip(".").rstrip()  # '"A man opens the door".'
+    if len(core) > 1 and _QUOTES.get(core[0]) == core[-1]:
+        return core[1:-1].strip()
+    return answer
 
 
 def _normalise(text: str) -> str:

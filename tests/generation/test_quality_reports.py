@@ -187,12 +187,11 @@ def test_the_verb_filter_report_on_the_held_out_half(nlp, sentence_embedder, sha
 
 def test_the_llm_reply_report(shared_data) -> None:
     """3 held-out counterfactuals (in 3 reply shapes each) and the rewrites of 3 RTime videos
-    are kept; of the 35 hand-written negative replies, these become candidates (measured gaps
-    of the patterns, listed in the README): 4 refusals ("My apologies, but I won't ...",
-    "Unfortunately, ... I cannot provide an answer.", "... I can't comply.", "I don't feel
-    comfortable ..."), 1 chat line ("Here you go!") and 6 junk replies (a code fence,
-    "Explanation: ...", "Note: ...", an error object, "<|im_end|>", "1."); the RTime check misses
-    the same refusals and one whose refusal follows the label on its line."""
+    are kept; of the 45 blind held-out negative replies, these become candidates (measured gaps
+    of the patterns, listed in generation/README.md): 5 of 20 refusals (two not in English, "I
+    must respectfully decline", ...), 3 of 12 chat lines ("I hope this helps!", ...) and 2 of 13
+    junk replies (a rate-limit message, a Llama-3 header's special tokens); the RTime check
+    misses 6 refusals. On the tuning set every negative is rejected."""
     from foilkit.generation.quality.llm_replies import SHAPES, llm_reply_quality
 
     report = llm_reply_quality(shared_data, split="heldout", size=3, seed=0)
@@ -200,11 +199,13 @@ def test_the_llm_reply_report(shared_data) -> None:
     assert counts == {
         **{f"VITATECS counterfactual, {shape}": (3, 3) for shape in SHAPES},
         "RTime published rewrite (refusal check)": (54, 54),
-        "refusal reply (VITATECS parser)": (4, 15),
-        "refusal reply (RTime refusal check)": (5, 15),
-        "chatter reply (VITATECS parser)": (1, 10),
-        "junk reply (VITATECS parser)": (6, 10),
+        "refusal reply (VITATECS parser)": (5, 20),
+        "refusal reply (RTime refusal check)": (6, 20),
+        "chatter reply (VITATECS parser)": (3, 12),
+        "junk reply (VITATECS parser)": (2, 13),
     }
+    tuning = llm_reply_quality(shared_data, split="tuning", size=3, seed=0)
+    assert tuning.totals()["negatives_rejected"] == tuning.totals()["negatives"] == 100
 
 
 def test_the_quality_command_writes_the_report_and_its_record(shared_data, tmp_path, capsys):

@@ -224,6 +224,11 @@ def test_refusals_and_wrong_counts_are_rejected(llm_server, chat_client, rewrite
         ("Sorry, I can only rewrite English sentences.", True),
         ("A sorry-looking man opens the door.", False),
         ("I see a man opening the door.", False),
+        ("Modified Description: I'm sorry, I can't help with that.", True),
+        ("My apologies, but I won't be able to rewrite this.", True),
+        ("This request goes against my guidelines, so I must decline.", True),
+        ("Regrettably, the young lady wore a protective mask.", False),
+        ("Unfortunately, the dog drops the ball.", False),
     ],
 )
 def test_refusal_lines(text: str, refusal: bool) -> None:

@@ -56,6 +56,29 @@ CLOSES = ("a man closes a door", CANDIDATE)
         ("Modified Description: I cannot modify this description.", (None, REFUSAL)),
         ("Sure! Here is the modified description you asked for:", (None, UNPARSED)),
         ("Of course! I'd be happy to help with that.", (None, UNPARSED)),
+        # Refusals that declare inability later in the line or on another line, or cite policy.
+        ("My apologies, but I won't be able to rewrite this description.", (None, REFUSAL)),
+        ("Unfortunately, it cannot be modified, so I cannot provide an answer.", (None, REFUSAL)),
+        ("This request goes against my guidelines.", (None, REFUSAL)),
+        ("I don't feel comfortable modifying this description.", (None, REFUSAL)),
+        (
+            "I'm sorry, I cannot.\nIf you have another description, I'd be glad to help.",
+            (None, REFUSAL),
+        ),
+        # Comments, fences, tokens, error objects and one-word debris are not descriptions.
+        ("Here you go!", (None, UNPARSED)),
+        ("```\n```", (None, UNPARSED)),
+        ("Note: I changed the verb to reflect the opposite direction.", (None, UNPARSED)),
+        ("Explanation: the order of events was swapped.", (None, UNPARSED)),
+        ('{"error": "rate limit exceeded"}', (None, UNPARSED)),
+        ("<|im_end|>", (None, UNPARSED)),
+        ("1.", (None, UNPARSED)),
+        ("null", (None, UNPARSED)),
+        ("```\na man closes a door.\n```", CLOSES),
+        # A quotation at the answer's end is the description's own; quotes around it are not.
+        ('a girl sings "happy birthday"', ('a girl sings "happy birthday"', CANDIDATE)),
+        ('"a girl sings "happy birthday"".', ('a girl sings "happy birthday"', CANDIDATE)),
+        ("\u201ca man closes a door\u201d.", CLOSES),
     ],
 )
 def test_parse_answer(answer, expected):
