@@ -110,6 +110,7 @@ from foilkit.scorers.adapters._video_llm_support import (
     PlainPrompt,
     bare_video_part,
     broken_video,
+    image_only,
     naming_the_extra,
     prefix_cache,
     prefix_reuse,
@@ -493,7 +494,7 @@ class VideoLLMAdapter(RequestAdapter):
         rendered = None
         if self.plain_prompt is None:
             rendered = self._render(self._messages(LIKELIHOOD_QUESTION, None))
-        broken = broken_video(self.model_type)
+        broken = broken_video(self.model_type) or image_only(self.model_type)
         return broken or video_refusal(self.processor, self.model_type, rendered)
 
     def _check_video_token(self) -> None:
