@@ -452,6 +452,28 @@ def _run_nemotron_h_omni(path: Path) -> None:
                 model(**inputs)
 
 
+def _run_cohere_compass(path: Path) -> None:
+    """Cohere Compass runs on an image (what its checkpoints read; foilkit refuses it on video:
+    ``IMAGE_ONLY``): an image's placeholders are as many as the embeddings the model makes."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    messages = [
+        {"role": "user", "content": [{"type": "image"}, {"type": "text", "text": "Describe it."}]}
+    ]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    assert prompt.count("<|VISION_START|><|IMAGE_PAD|><|VISION_END|>") == 1
+    inputs = processor(text=[prompt], images=[_frames(1)[0]], return_tensors="pt")
+    assert inputs["image_grid_thw"].tolist() == [[1, 2, 4]]  # 48x64 -> 16x32 in 8x8 patches
+    placeholders = int((inputs["input_ids"] == model.config.image_token_id).sum())
+    with torch.no_grad():
+        features = model.model.get_image_features(inputs["pixel_values"], inputs["image_grid_thw"])
+        logits = model(**inputs).logits
+    assert placeholders == sum(len(part) for part in features.pooler_output) == 2
+    assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
+
+
 def transformers_version() -> str:
     import transformers
 
@@ -585,6 +607,7 @@ RUNNERS = {
     "minimax-m3-vl": _run_minimax_m3_vl,
     "gemma4-unified": _run_gemma4_unified,
     "nemotron-h-omni": _run_nemotron_h_omni,
+    "cohere-compass": _run_cohere_compass,
     "instructblip-video": _run_instructblip_video,
     "instructblip": _run_instructblip,
     "llava": _run_llava,

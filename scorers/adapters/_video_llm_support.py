@@ -5,7 +5,9 @@ model names:
 
 * does the model take video at all (:func:`video_refusal`): its processor must declare a video
   processor, and its chat template must write the processor's video placeholder; and its video
-  forward must not be broken in the installed transformers (:func:`broken_video`);
+  forward must not be broken in the installed transformers (:func:`broken_video`); and its
+  checkpoints must read video at all (:func:`image_only`: a family whose video processor is only
+  inherited from the family it derives from);
 * how is the video prefix's KV cache reused (:func:`prefix_reuse`): cut back after each
   continuation where every cache layer can be cut back exactly, copied per continuation where a
   layer keeps only a window or a running state, one full forward per text where there is no
@@ -149,6 +151,46 @@ BROKEN_VIDEO: dict[str, BrokenVideo] = {
         "a single tensor, raises TypeError)",
     ),
 }
+
+
+@dataclass(frozen=True)
+class ImageOnly:
+    """A family whose checkpoints read images only, though transformers gives its processor a
+    video processor (inherited, with the rest of its processing, from the family it derives
+    from): ``reason`` (one line, what shows it), ``sources`` (where each piece is stated)."""
+
+    reason: str
+    sources: str
+
+
+#: Families whose checkpoints take no video, by ``model_type``.
+IMAGE_ONLY: dict[str, ImageOnly] = {
+    # North Micro Vision: a Qwen3-VL vision tower before a Command-A-style text model; its
+    # processor is Qwen3-VL's with Cohere's token names, video path included
+    "cohere_compass": ImageOnly(
+        "its checkpoints (Cohere's North Micro Vision) read images only (transformers declares "
+        "its vision tower image-only and its tests skip the video path; Cohere's vLLM "
+        "implementation accepts images only)",
+        sources="transformers 5.23 CohereCompassVisionModel.input_modalities == ('image',) "
+        "(Qwen3-VL's tower declares image and video); tests/models/cohere_compass/"
+        "test_modeling_cohere_compass.py skips test_get_video_features_* ('CohereCompass does "
+        "not support video modeling'); vLLM model_executor/models/cohere_compass.py "
+        "(get_supported_mm_limits: image only; get_placeholder_str: 'Only image modality is "
+        "supported')",
+    ),
+}
+
+
+def image_only(model_type: str | None) -> str | None:
+    """Why ``model_type``'s checkpoints cannot be scored on video (:data:`IMAGE_ONLY`), ``None``
+    for any other family."""
+    entry = IMAGE_ONLY.get(model_type or "")
+    if entry is None:
+        return None
+    return (
+        f"model_type {model_type!r} takes no video: {entry.reason}; choose a video model "
+        "(one whose checkpoints read video)"
+    )
 
 
 #: Processors (by class name) that place the frames in time from the ``fps`` keyword (their

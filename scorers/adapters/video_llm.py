@@ -60,9 +60,11 @@ Gemma 3/4, Qwen3.5), or not at all (one forward per text).
 
 Families: a model whose processor has no video processor, or whose chat template writes no
 video placeholder, is refused before it is loaded (an image-only model would otherwise score
-the texts without the video). A family whose checkpoints ship no chat template is prompted as
-its model card does (``_video_llm_support.PLAIN_PROMPTS``: InstructBLIP-Video); where its
-vision side reads the prompt (InstructBLIP's Q-Former), it reads the question, never the answer.
+the texts without the video), and so is a family whose checkpoints read images only though its
+processor inherits a video processor (``_video_llm_support.IMAGE_ONLY``: Cohere Compass). A
+family whose checkpoints ship no chat template is prompted as its model card does
+(``_video_llm_support.PLAIN_PROMPTS``: InstructBLIP-Video); where its vision side reads the prompt
+(InstructBLIP's Q-Former), it reads the question, never the answer.
 An omni model (Qwen2.5-Omni, Qwen3-Omni: a thinker that reads video and audio and writes text,
 and a talker that speaks) is scored through its thinker, the part transformers lists as
 image-text-to-text (``_video_llm_support.text_part``), loaded alone from the whole checkpoint and
@@ -110,6 +112,7 @@ from foilkit.scorers.adapters._video_llm_support import (
     PlainPrompt,
     bare_video_part,
     broken_video,
+    image_only,
     naming_the_extra,
     prefix_cache,
     prefix_reuse,
@@ -493,7 +496,7 @@ class VideoLLMAdapter(RequestAdapter):
         rendered = None
         if self.plain_prompt is None:
             rendered = self._render(self._messages(LIKELIHOOD_QUESTION, None))
-        broken = broken_video(self.model_type)
+        broken = broken_video(self.model_type) or image_only(self.model_type)
         return broken or video_refusal(self.processor, self.model_type, rendered)
 
     def _check_video_token(self) -> None:

@@ -104,6 +104,8 @@ TWINS: dict[str, Twin] = {
     "gemma4_unified": Twin("gemma4-unified", "tests/scorers/test_conformance_more_vlms.py"),
     # refused there: its video forward is broken in transformers 5.23
     "nemotron_h_omni": Twin("nemotron-h-omni", "tests/scorers/test_conformance_more_vlms.py"),
+    # refused there: its checkpoints read images only
+    "cohere_compass": Twin("cohere-compass", "tests/scorers/test_conformance_cohere.py"),
     "qwen2_5_omni": Twin("qwen2.5-omni", OMNI),
     "qwen3_omni_moe": Twin("qwen3-omni-moe", OMNI),
 }
@@ -198,8 +200,8 @@ def claiming_adapter(config: Any) -> str | None:
 def refusal(model_type: str, adapter: str | None) -> str | None:
     """foilkit's one-line reason for refusing ``model_type`` on its config alone, ``None`` when
     it is not refused: no adapter claims it, or the video-llm adapter claims it but its video
-    path is broken in the installed transformers, or its processor (that of the video variant
-    transformers pairs it with) takes no video."""
+    path is broken in the installed transformers, or its checkpoints read images only, or its
+    processor (that of the video variant transformers pairs it with) takes no video."""
     from foilkit.scorers.adapters import UNSUPPORTED
 
     if adapter is None:
@@ -212,12 +214,13 @@ def refusal(model_type: str, adapter: str | None) -> str | None:
 
     from foilkit.scorers.adapters.video_llm import (
         broken_video,
+        image_only,
         takes_video,
         video_refusal,
         video_variant,
     )
 
-    broken = broken_video(model_type)
+    broken = broken_video(model_type) or image_only(model_type)
     if broken is not None:
         return broken
     name = PROCESSOR_MAPPING_NAMES.get(video_variant(model_type) or model_type)
