@@ -580,6 +580,7 @@ RUNNERS = {
     "exaone4.5": _run_qwen2_vl,
     "hyperclovax-vision-v2": _run_hyperclovax_vision_v2,
     "cosmos3-edge": _run_cosmos3_edge,
+    "cosmos3-omni": _run_qwen3_5,  # the Reasoner is Qwen3-VL: its processor and grid
     "muse-glimmer": _run_muse_glimmer,
     "muse-spark": _run_muse_glimmer,
     "minimax-m3-vl": _run_minimax_m3_vl,

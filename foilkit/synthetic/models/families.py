@@ -77,6 +77,8 @@ TWINS: dict[str, Twin] = {
     "qwen3_vl_moe": Twin("qwen3-vl-moe", "tests/scorers/test_conformance_qwen_dual.py"),
     "qwen3_5_moe": Twin("qwen3.5-moe", "tests/scorers/test_conformance_qwen_dual.py"),
     "qwen4_exp": Twin("qwen4-exp", "tests/scorers/test_conformance_qwen_dual.py"),
+    # Cosmos3 Omni's Reasoner is a Qwen3-VL read with Qwen3-VL's processor
+    "cosmos3_omni": Twin("cosmos3-omni", "tests/scorers/test_conformance_qwen_dual.py"),
     "llava_next_video": Twin("llava-next-video", "tests/scorers/test_families.py"),
     "instructblipvideo": Twin("instructblip-video", "tests/scorers/test_video_llm_families.py"),
     "instructblip": Twin("instructblip", "tests/scorers/test_video_llm_families.py"),
