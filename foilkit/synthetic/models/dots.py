@@ -37,7 +37,9 @@ DOTS3_NOTE_TOKENS = [
     "<|audio_comp_start|>",
     "<|audio_comp_end|>",
 ]
-#: The vision tower's patches are one frame: a video processor must not pack 2 frames a patch.
+#: The vision tower's patches are one frame, so the twin's video processor packs 1 frame a patch
+#: (the published checkpoint's legacy preprocessor config leaves 5.23 at Qwen3-VL's 2, which
+#: fails): its forward then runs on a video, in the layout 5.23 writes.
 DOTS3_NOTE_PIXELS = {
     "size": {"shortest_edge": 16 * 16, "longest_edge": 32 * 32},
     "patch_size": PATCH_SIZE,
