@@ -474,6 +474,35 @@ def _run_cohere_compass(path: Path) -> None:
     assert logits.shape[:2] == inputs["input_ids"].shape and _finite(logits)
 
 
+def _run_dots3_note(path: Path) -> None:
+    """Dots 3 Note runs on a video as transformers 5.23 lays it out, which is why foilkit refuses
+    it (``BROKEN_VIDEO``): one untimed run of ``<|video_pad|>`` tokens, no ``<|img|>`` frame
+    blocks; and with the 2-frame patches of the Qwen3-VL video processor's default the vision
+    tower fails. When the layout becomes the checkpoint's, lift the refusal and score it."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    from foilkit.scorers.adapters._video_llm_support import BROKEN_VIDEO
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    call = {"videos": [_frames(NUM_FRAMES)], "video_metadata": [metadata], "return_tensors": "pt"}
+    inputs = processor(text=["<|video_pad|>Describe the video."], do_sample_frames=False, **call)
+    grid = inputs["video_grid_thw"]
+    assert int(grid[0, 0]) == NUM_FRAMES  # one frame a temporal patch
+    video = inputs["input_ids"][0] == model.config.video_token_id
+    assert int(video.sum()) == int(grid.prod()) // 4  # patches merged 2x2
+    with torch.no_grad():
+        assert _finite(model(**inputs).logits)
+    if transformers_version() in BROKEN_VIDEO["dots3_note"].versions:
+        shown = processor.tokenizer.decode(inputs["input_ids"][0])
+        assert "<|img|>" not in shown and "seconds" not in shown  # no frame blocks, no times
+        assert int(video.nonzero()[-1] - video.nonzero()[0]) + 1 == int(video.sum())  # one run
+        packed = processor(text=["<|video_pad|>"], temporal_patch_size=2, **call)
+        with torch.no_grad(), pytest.raises(RuntimeError, match="must match the size"):
+            model(**packed)
+
+
 def transformers_version() -> str:
     import transformers
 
@@ -602,12 +631,14 @@ RUNNERS = {
     "exaone4.5": _run_qwen2_vl,
     "hyperclovax-vision-v2": _run_hyperclovax_vision_v2,
     "cosmos3-edge": _run_cosmos3_edge,
+    "cosmos3-omni": _run_qwen3_5,  # the Reasoner is Qwen3-VL: its processor and grid
     "muse-glimmer": _run_muse_glimmer,
     "muse-spark": _run_muse_glimmer,
     "minimax-m3-vl": _run_minimax_m3_vl,
     "gemma4-unified": _run_gemma4_unified,
     "nemotron-h-omni": _run_nemotron_h_omni,
     "cohere-compass": _run_cohere_compass,
+    "dots3-note": _run_dots3_note,
     "instructblip-video": _run_instructblip_video,
     "instructblip": _run_instructblip,
     "llava": _run_llava,

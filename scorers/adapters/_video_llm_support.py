@@ -5,7 +5,8 @@ model names:
 
 * does the model take video at all (:func:`video_refusal`): its processor must declare a video
   processor, and its chat template must write the processor's video placeholder; and its video
-  forward must not be broken in the installed transformers (:func:`broken_video`); and its
+  path must not be broken in the installed transformers (:func:`broken_video`: a forward that
+  fails, or a processor that lays the video out as the checkpoint never read it); and its
   checkpoints must read video at all (:func:`image_only`: a family whose video processor is only
   inherited from the family it derives from);
 * how is the video prefix's KV cache reused (:func:`prefix_reuse`): cut back after each
@@ -132,7 +133,8 @@ PER_FRAME_VIDEO_SEGMENTS: dict[str, PerFrameSegments] = {
 
 @dataclass(frozen=True)
 class BrokenVideo:
-    """A family whose video forward fails inside transformers itself: ``reason`` (one line), in
+    """A family whose video path is broken in transformers itself (its forward fails, or its
+    processor writes the video in a layout the checkpoint never read): ``reason`` (one line), in
     the transformers ``versions`` it was observed in (a newer release is scored, and tested,
     again)."""
 
@@ -149,6 +151,18 @@ BROKEN_VIDEO: dict[str, BrokenVideo] = {
         ("5.23.0",),
         "its forward cannot take video (torch.cat over get_video_features' pooler_output, "
         "a single tensor, raises TypeError)",
+    ),
+    # Dots3NoteProcessor (5.23) expands the video placeholder into one run of <|video_pad|>
+    # tokens, and the Qwen3VLVideoProcessor transformers pairs it with packs 2 frames a patch
+    # (the vision tower's RoPE then fails on a size mismatch); the checkpoint reads a video as
+    # timestamped <|img|>...<|endofimg|> image blocks, as the native preprocessing of later
+    # transformers writes it (Dots3NoteVideoProcessor.preprocess_native, Dots3NoteProcessor
+    # ._process_videos: "<|video_pad|> ... is never passed to the model").
+    "dots3_note": BrokenVideo(
+        ("5.23.0",),
+        "its processor writes a video as one untimed run of <|video_pad|> tokens (and its "
+        "Qwen3-VL video processor's 2-frame patches fail in the 1-frame vision tower), not the "
+        "timestamped <|img|>...<|endofimg|> frame blocks the checkpoint reads",
     ),
 }
 

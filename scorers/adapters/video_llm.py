@@ -60,11 +60,12 @@ Gemma 3/4, Qwen3.5), or not at all (one forward per text).
 
 Families: a model whose processor has no video processor, or whose chat template writes no
 video placeholder, is refused before it is loaded (an image-only model would otherwise score
-the texts without the video), and so is a family whose checkpoints read images only though its
-processor inherits a video processor (``_video_llm_support.IMAGE_ONLY``: Cohere Compass). A
-family whose checkpoints ship no chat template is prompted as its model card does
-(``_video_llm_support.PLAIN_PROMPTS``: InstructBLIP-Video); where its vision side reads the prompt
-(InstructBLIP's Q-Former), it reads the question, never the answer.
+the texts without the video), and so, on its config alone, is a family whose video path the
+installed transformers breaks (``_video_llm_support.BROKEN_VIDEO``) or whose checkpoints read
+images only though its processor inherits a video processor (``_video_llm_support.IMAGE_ONLY``:
+Cohere Compass). A family whose checkpoints ship no chat template is prompted as its model card
+does (``_video_llm_support.PLAIN_PROMPTS``: InstructBLIP-Video); where its vision side reads the
+prompt (InstructBLIP's Q-Former), it reads the question, never the answer.
 An omni model (Qwen2.5-Omni, Qwen3-Omni: a thinker that reads video and audio and writes text,
 and a talker that speaks) is scored through its thinker, the part transformers lists as
 image-text-to-text (``_video_llm_support.text_part``), loaded alone from the whole checkpoint and
@@ -401,6 +402,10 @@ class VideoLLMAdapter(RequestAdapter):
         with naming_the_extra(model_id):
             config = AutoConfig.from_pretrained(model_id, **kwargs)
         self.model_type = getattr(config, "model_type", None)
+        # whatever its processor and template hold
+        broken = broken_video(self.model_type) or image_only(self.model_type)
+        if broken is not None:
+            raise ValueError(f"{model_id}: {broken}")
         model_class = AutoModelForImageTextToText
         with naming_the_extra(model_id):
             self.processor = AutoProcessor.from_pretrained(model_id, **kwargs)
@@ -496,8 +501,7 @@ class VideoLLMAdapter(RequestAdapter):
         rendered = None
         if self.plain_prompt is None:
             rendered = self._render(self._messages(LIKELIHOOD_QUESTION, None))
-        broken = broken_video(self.model_type) or image_only(self.model_type)
-        return broken or video_refusal(self.processor, self.model_type, rendered)
+        return video_refusal(self.processor, self.model_type, rendered)
 
     def _check_video_token(self) -> None:
         """A checkpoint read through its video variant's classes must name the video placeholder

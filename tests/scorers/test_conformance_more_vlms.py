@@ -1,8 +1,8 @@
 """Conformance of more video LLM families (GLM-4.1V, GLM-4.6V, GLM-GA, GLM-5 Next, ERNIE 4.5 VL,
 EXAONE 4.5, HyperCLOVA X SEED Vision V2, Cosmos3 Edge, Muse Glimmer, Muse Spark, MiniMax M3 VL,
-Gemma 4 unified), and the refusal of Nemotron-H Omni: each tiny twin, with its real processor
-classes and its checkpoint's chat template (or one in its turn format where the checkpoint's is
-not public), is scored as a real checkpoint would be.
+Gemma 4 unified), and the refusals of Nemotron-H Omni and Dots 3 Note: each tiny twin, with its
+real processor classes and its checkpoint's chat template (or one in its turn format where the
+checkpoint's is not public), is scored as a real checkpoint would be.
 
 Per family and mode: the model sees the token ids of the whole rendered chat template (system
 and answer turns written as the template reads them, the prompt ending where the template
@@ -425,18 +425,30 @@ def test_a_benchmark_scores_end_to_end(family, mode, tiny_model, benchmark, tmp_
 # --- families foilkit refuses on video ----------------------------------------------------------
 
 
-def test_nemotron_h_omni_is_refused_naming_the_transformers_bug(tiny_model):
-    """Nemotron-H Omni's video forward fails inside transformers 5.23 (tests/test_tiny_models.py
-    shows it): refused before its weights load, in one line, as the families table says."""
+#: model_type -> tiny twin of the families whose video path is broken in transformers 5.23
+#: (tests/test_tiny_models.py shows each): Nemotron-H Omni's video forward fails; Dots 3 Note's
+#: processor writes a video in a layout the checkpoint never read
+REFUSED_ON_VIDEO = {"nemotron_h_omni": "nemotron-h-omni", "dots3_note": "dots3-note"}
+
+
+@pytest.mark.parametrize("model_type", REFUSED_ON_VIDEO)
+def test_a_family_broken_on_video_is_refused_naming_the_transformers_bug(model_type, tiny_model):
+    """Refused before its processor, template or weights are read, in one line, as the families
+    table says."""
+    import transformers
+
     from foilkit.synthetic.models.families import family
 
-    path = tiny_model("nemotron-h-omni")
+    path = tiny_model(REFUSED_ON_VIDEO[model_type])
     with pytest.raises(ValueError) as error:
         load_adapter(path, mode="likelihood", device="cpu")
     reason = str(error.value)
-    assert "\n" not in reason and reason == f"{path}: {family('nemotron_h_omni').reason}"
-    assert "model_type 'nemotron_h_omni' cannot be scored on video with transformers" in reason
-    assert family("nemotron_h_omni").status == "refused"
+    assert "\n" not in reason and reason == f"{path}: {family(model_type).reason}"
+    assert (
+        f"model_type {model_type!r} cannot be scored on video with transformers "
+        f"{transformers.__version__}: " in reason
+    )
+    assert family(model_type).status == "refused"
 
 
 @pytest.mark.parametrize("mode", ["generate", "entail"])

@@ -1,10 +1,11 @@
 """Conformance of the Qwen3-VL-processor video LLMs (Qwen3-VL, Qwen3-VL-MoE, Qwen3.5-MoE,
-Qwen4-Exp) and the image-text dual encoders SigLIP 2, Chinese-CLIP, MetaCLIP 2 and AltCLIP: each
-tiny twin (real processor classes, the checkpoints' chat template) is scored in every mode of its
-adapter, and what the model receives is checked against the reference: the whole prompt's token
-ids with the video expanded as the reference processor expands it (one ``<t seconds>`` segment per
-temporal patch, never nested in the template's own vision pair), the frames' real times, as many
-video placeholders as the vision tower gives features, and a reversed view reversed."""
+Qwen4-Exp, Cosmos3 Omni's Reasoner) and the image-text dual encoders SigLIP 2, Chinese-CLIP,
+MetaCLIP 2 and AltCLIP: each tiny twin (real processor classes, the checkpoints' chat template)
+is scored in every mode of its adapter, and what the model receives is checked against the
+reference: the whole prompt's token ids with the video expanded as the reference processor
+expands it (one ``<t seconds>`` segment per temporal patch, never nested in the template's own
+vision pair), the frames' real times, as many video placeholders as the vision tower gives
+features, and a reversed view reversed."""
 
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ VIDEO_LLMS = {
     "qwen3_vl_moe": "qwen3-vl-moe",
     "qwen3_5_moe": "qwen3.5-moe",
     "qwen4_exp": "qwen4-exp",
+    # Cosmos3 Omni (nvidia/Cosmos3-Nano): transformers reads its Reasoner tower, a Qwen3-VL
+    "cosmos3_omni": "cosmos3-omni",
 }
 #: The prompt checks also run on Qwen3-VL around its real tokenizer (Qwen3's), skipped where
 #: ``./dev.sh`` has not fetched it: twin -> model_type

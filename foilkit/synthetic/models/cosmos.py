@@ -1,11 +1,32 @@
-"""Cosmos3 Edge (NVIDIA, ``cosmos3_edge``): a SigLIP-style vision tower and a Nemotron-style
-dense text model with multimodal RoPE.
+"""NVIDIA Cosmos3 video LLMs: Cosmos3 Edge and Cosmos3 Omni's Reasoner.
+
+Cosmos3 Edge (``cosmos3_edge``): a SigLIP-style vision tower and a Nemotron-style dense text model
+with multimodal RoPE.
 
 Its processor expands the chat template's ``<|vision_start|><|video_pad|><|vision_end|>`` as one
 unit into a ``<t seconds><|vision_start|>`` + tokens + ``<|vision_end|>`` segment per frame, the
 time from ``video_metadata``, which it reads only when the video processor hands it back
 (``return_metadata``). The twin's chat template is ChatML with that video part (the one the
 processor documents); the checkpoint's own turn format is not in the sources available here.
+
+Cosmos3 Omni (``cosmos3_omni``, ``nvidia/Cosmos3-Nano``): transformers loads only the Reasoner
+tower of the unified checkpoint (the Generator, sound and action towers are dropped on load), and
+the Reasoner is Qwen3-VL: ``Cosmos3OmniForConditionalGeneration`` subclasses
+``Qwen3VLForConditionalGeneration`` and its config is Qwen3-VL's (transformers 5.23
+``modular_cosmos3_omni.py``). It is not an omni model in foilkit's sense: no thinker, no audio
+input, so the video-llm adapter scores it directly. Where the twin's parts come from:
+
+* processor: ``Qwen3VLProcessor``. transformers 5.23 maps ``cosmos3_omni`` to no processor of its
+  own, but to Qwen3-VL's parts (``Qwen2VLImageProcessor``, ``Qwen3VLVideoProcessor``,
+  ``Qwen2Tokenizer``: ``image_processing_auto``, ``video_processing_auto``,
+  ``tokenization_auto``), which only ``Qwen3VLProcessor`` combines; so each temporal patch becomes
+  its own ``<t seconds><|vision_start|>...<|vision_end|>`` segment
+  (``PER_FRAME_VIDEO_SEGMENTS["Qwen3VLProcessor"]``).
+* special tokens: Qwen3-VL's; the config's defaults are Qwen's ids (``<|vision_start|>`` 151652,
+  ``<|vision_end|>`` 151653, ``<|image_pad|>`` 151655, ``<|video_pad|>`` 151656).
+* chat template: Qwen3-VL-Instruct's (no default system turn, no reasoning block): transformers'
+  integration test of ``nvidia/Cosmos3-Nano`` decodes the rendered prompt as
+  ``user\nWhat kind of dog is this?\nassistant\n`` followed directly by the answer.
 """
 
 from __future__ import annotations
@@ -21,6 +42,7 @@ from foilkit.synthetic.models._base import (
     _save,
     _text_config,
 )
+from foilkit.synthetic.models.qwen import QWEN3_VL_ROPE, QWEN3_VL_VISION, _save_qwen3_vl
 
 COSMOS_VISION_TOKENS = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
 #: 8x8 patches merged 2x2, one frame a temporal step, a frame at most 32x32 pixels.
@@ -87,3 +109,15 @@ def _build_cosmos3_edge(out: Path) -> None:
         chat_template=QWEN2_VL_CHAT_TEMPLATE,
     )
     _save(out, Cosmos3EdgeForConditionalGeneration(config), processor)
+
+
+@_register(
+    "cosmos3-omni",
+    "Cosmos3OmniForConditionalGeneration (the Reasoner: Qwen3-VL) + Qwen3VLProcessor, video input",
+)
+def _build_cosmos3_omni(out: Path) -> None:
+    """Cosmos3 Omni's Reasoner: ``qwen3-vl``'s sizes (a 2-layer Qwen3 text model with interleaved
+    multimodal RoPE, a 1-block vision tower feeding the first text layer through DeepStack) in
+    Cosmos3 Omni's config and model classes, saved as transformers saves the checkpoint."""
+    vision = {**QWEN3_VL_VISION, "deepstack_visual_indexes": [0]}
+    _save_qwen3_vl(out, "Cosmos3Omni", {"head_dim": 8, "rope_parameters": QWEN3_VL_ROPE}, vision)
