@@ -529,6 +529,50 @@ def _run_cosmos3_edge(path: Path) -> None:
     )
 
 
+def _run_lfm3_vl(path: Path) -> None:
+    def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token
+        assert inputs["video_grid_thw"][0, 0] == NUM_FRAMES // 2
+        return int(inputs["video_grid_thw"].prod()) // 4
+
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    _video_llm(path, "<|video_pad|>", merged_patches, video_metadata=[metadata])
+
+
+def _run_kimi_k25(path: Path) -> None:
+    """Kimi K2.5 runs on text; its processor writes one placeholder per time-pooled feature its
+    vision tower makes (4 frames a chunk), but its video forward fails inside transformers 5.23
+    (get_image_features splits those features by t*h*w: why foilkit refuses it, ``BROKEN_VIDEO``).
+    When this stops raising, lift the refusal and score it."""
+    from transformers import AutoModelForImageTextToText, AutoProcessor
+
+    model = AutoModelForImageTextToText.from_pretrained(path).eval()
+    processor = AutoProcessor.from_pretrained(path)
+    messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Hi"}]}]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
+    inputs = processor(
+        text=[prompt],
+        videos=[_frames(NUM_FRAMES)],
+        video_metadata=[metadata],
+        do_sample_frames=False,
+        return_tensors="pt",
+    )
+    shown = processor.tokenizer.decode(inputs["input_ids"][0])
+    assert shown.count("<|media_begin|>video<|media_content|>") == NUM_FRAMES // 4
+    assert "00:00:00.000<|media_begin|>" in shown and "00:00:02.000<|media_begin|>" in shown
+    placeholders = int((inputs["input_ids"] == model.config.video_token_id).sum())
+    with torch.no_grad():
+        text = processor(text=["Describe the video."], return_tensors="pt")
+        assert _finite(model(**text).logits)
+        tower = model.model.vision_tower(inputs["pixel_values_videos"], inputs["video_grid_thw"])
+        assert placeholders == len(tower.pooler_output) > 0
+        with pytest.raises(RuntimeError, match="split_with_sizes"):
+            model(**{key: inputs[key] for key in ("input_ids", *VIDEO_KEYS)})
+
+
+VIDEO_KEYS = ("pixel_values_videos", "video_grid_thw")
+
+
 def _run_muse_glimmer(path: Path) -> None:
     def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token
         assert inputs["video_grid_thw"][0, 0] == NUM_FRAMES // 2
@@ -632,6 +676,8 @@ RUNNERS = {
     "hyperclovax-vision-v2": _run_hyperclovax_vision_v2,
     "cosmos3-edge": _run_cosmos3_edge,
     "cosmos3-omni": _run_qwen3_5,  # the Reasoner is Qwen3-VL: its processor and grid
+    "lfm3-vl": _run_lfm3_vl,
+    "kimi-k2.5": _run_kimi_k25,
     "muse-glimmer": _run_muse_glimmer,
     "muse-spark": _run_muse_glimmer,
     "minimax-m3-vl": _run_minimax_m3_vl,

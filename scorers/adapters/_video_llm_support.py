@@ -128,6 +128,12 @@ PER_FRAME_VIDEO_SEGMENTS: dict[str, PerFrameSegments] = {
         source="transformers 4.57 Qwen3VLProcessor.__call__ (replaces vision_start + video_token + "
         "vision_end whole, as vLLM's and SGLang's Qwen3-VL processors do)",
     ),
+    # LFM3-VL's processor is transformers' Qwen3VLProcessor (modular_lfm3_vl.py), whose per-frame
+    # segments bring their own vision pair; its checkpoints' template is not public
+    "Lfm3VlProcessor": PerFrameSegments(
+        source="transformers 5.23 Lfm3VlProcessor, a Qwen3VLProcessor (modular_lfm3_vl.py); "
+        "Qwen3-VL's reference replaces vision_start + video_token + vision_end whole",
+    ),
 }
 
 
@@ -163,6 +169,15 @@ BROKEN_VIDEO: dict[str, BrokenVideo] = {
         "its processor writes a video as one untimed run of <|video_pad|> tokens (and its "
         "Qwen3-VL video processor's 2-frame patches fail in the 1-frame vision tower), not the "
         "timestamped <|img|>...<|endofimg|> frame blocks the checkpoint reads",
+    ),
+    # Kimi_K25Model.get_image_features splits the projected features by each grid's
+    # t * h * w / merge**2, but its vision tower pools a video chunk's t frames into one set of
+    # h * w / merge**2 features (the ones its processor writes placeholders for), so
+    # torch.split raises on every video of more than one frame a chunk (the checkpoints': 4)
+    "kimi_k25": BrokenVideo(
+        ("5.23.0",),
+        "its forward cannot take video (get_image_features splits a video's time-pooled "
+        "features by t*h*w of its chunks, 4 times too many: torch.split raises RuntimeError)",
     ),
 }
 

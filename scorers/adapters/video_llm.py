@@ -467,15 +467,19 @@ class VideoLLMAdapter(RequestAdapter):
         from jinja2 import TemplateError
 
         probe = [{"type": "text", "text": _MARKER}]
-        messages = [
-            {"role": "system", "content": probe},
+        answered = [
             *self._messages(LIKELIHOOD_QUESTION, None),
             {"role": "assistant", "content": probe},
         ]
-        try:
-            rendered = self.processor.apply_chat_template(messages, tokenize=False)
-        except (ValueError, TemplateError):  # no system or assistant turns: nothing to learn
-            rendered = ""
+        rendered = ""
+        # with a system turn of parts, then without one: a template that writes a system
+        # prompt only as a string (LFM2-VL's ``'...' + content``) raises TypeError on parts
+        for messages in ([{"role": "system", "content": probe}, *answered], answered):
+            try:
+                rendered = self.processor.apply_chat_template(messages, tokenize=False)
+            except (ValueError, TemplateError, TypeError):  # no such turns: nothing to learn
+                continue
+            break
         self.text_as_string = repr(probe) in rendered
         messages = self._messages(LIKELIHOOD_QUESTION, None)
         prompt = self._render(messages)

@@ -52,6 +52,8 @@ from foilkit.synthetic.models import (  # noqa: F401  (imported to register)
     hyperclovax,
     instructblip,
     internvl,
+    kimi,
+    lfm,
     llava,
     minimax,
     molmo2,

@@ -44,6 +44,8 @@ OPEN_VLMS = "tests/scorers/test_conformance_open_vlms.py"
 #: The conformance tests of the omni models (scored through their thinker) and the families whose
 #: chat templates live on the Hub only.
 OMNI = "tests/scorers/test_conformance_omni.py"
+#: The conformance tests of LFM3-VL and Kimi K2.5 (chat templates reconstructed).
+LFM_KIMI = "tests/scorers/test_conformance_lfm_kimi.py"
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,9 @@ class Twin:
 
     name: str
     test: str
+    #: a departure of the twin from the checkpoint users should know (a reconstructed chat
+    #: template), shown in the table beside the test
+    note: str = ""
 
 
 #: model_type -> its tiny twin and the test file that scores it end to end in its modes.
@@ -110,6 +115,14 @@ TWINS: dict[str, Twin] = {
     "cohere_compass": Twin("cohere-compass", "tests/scorers/test_conformance_cohere.py"),
     # refused there: transformers 5.23 writes its video in a layout the checkpoint never read
     "dots3_note": Twin("dots3-note", "tests/scorers/test_conformance_more_vlms.py"),
+    "lfm3_vl": Twin(
+        "lfm3-vl",
+        LFM_KIMI,
+        note="its chat template is not public: reconstructed from LFM2-VL's turns and Qwen3-VL's "
+        "vision parts; the video part written bare, so per-frame segments are never nested",
+    ),
+    # refused there: its video forward is broken in transformers 5.23
+    "kimi_k25": Twin("kimi-k2.5", LFM_KIMI),
     "qwen2_5_omni": Twin("qwen2.5-omni", OMNI),
     "qwen3_omni_moe": Twin("qwen3-omni-moe", OMNI),
 }
@@ -125,13 +138,6 @@ UNTESTED_WHY: dict[str, str] = {
     + " (transformers' processor tests load them from hf-internal-testing)",
     "minicpmv4_7": _HUB_ONLY.format(repo="openbmb/MiniCPM-V-4.7"),
     "minicpm_ocr": _HUB_ONLY.format(repo="the MiniCPM OCR checkpoints"),
-    "lfm3_vl": _HUB_ONLY.format(repo="LiquidAI's LFM3-VL checkpoints")
-    + "; its processor writes a <|vision_start|>...<|vision_end|> segment per frame, and "
-    "whether the template wraps the video part in that pair too (PER_FRAME_VIDEO_SEGMENTS) is "
-    "unknown without it",
-    "kimi_k25": _HUB_ONLY.format(repo="moonshotai/Kimi-K2.5")
-    + " (only third-party re-implementations were found, which disagree on its default system "
-    "turn and the generation prompt's <think> block)",
 }
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")
@@ -277,7 +283,7 @@ def family(model_type: str) -> Family:
     if why is not None:
         status = "refused"
     elif twin is not None:
-        status = "tested"
+        status, why = "tested", twin.note
     else:
         status = "untested"
         why = UNTESTED_WHY.get(model_type)
@@ -316,8 +322,16 @@ def _cells(row: Family) -> list[str]:
         row.timestamps or "-",
         row.frames or "-",
         row.status,
-        row.reason.replace("|", "\\|") or (f"`{row.test}`" if row.test else "no tiny twin yet"),
+        _last_cell(row),
     ]
+
+
+def _last_cell(row: Family) -> str:
+    """The reason a row is refused or untested; a tested row's test file (and its note)."""
+    reason = row.reason.replace("|", "\\|")
+    if row.status == "tested" and row.test:
+        return f"`{row.test}`" + (f": {reason}" if reason else "")
+    return reason or (f"`{row.test}`" if row.test else "no tiny twin yet")
 
 
 def readme_table(rows: list[Family] | None = None) -> str:
