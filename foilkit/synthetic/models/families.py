@@ -44,14 +44,24 @@ OPEN_VLMS = "tests/scorers/test_conformance_open_vlms.py"
 #: The conformance tests of the omni models (scored through their thinker) and the families whose
 #: chat templates live on the Hub only.
 OMNI = "tests/scorers/test_conformance_omni.py"
+#: The conformance tests of the MiniCPM families, whose Hub-only chat template and named tokens
+#: the twins reconstruct (:mod:`foilkit.synthetic.models.minicpm` says from which sources).
+MINICPM = "tests/scorers/test_conformance_minicpm.py"
+MINICPM_V4_6 = "MiniCPM-V 4.6's chat template and named tokens (assumed shared)"
+MINICPM_NOTE = (
+    "{own} reconstructed from llama-cpp-python's MiniCPM-V 4.6 handler and vLLM, not read from "
+    "the Hub (thinking off unless enable_thinking)"
+)
 
 
 @dataclass(frozen=True)
 class Twin:
-    """A tiny twin of a family: its name in the registry and the test that scores it."""
+    """A tiny twin of a family: its name in the registry and the test that scores it; ``note``:
+    what a user should know of how it departs from a real checkpoint (one line)."""
 
     name: str
     test: str
+    note: str = ""
 
 
 #: model_type -> its tiny twin and the test file that scores it end to end in its modes.
@@ -106,6 +116,11 @@ TWINS: dict[str, Twin] = {
     "nemotron_h_omni": Twin("nemotron-h-omni", "tests/scorers/test_conformance_more_vlms.py"),
     "qwen2_5_omni": Twin("qwen2.5-omni", OMNI),
     "qwen3_omni_moe": Twin("qwen3-omni-moe", OMNI),
+    "minicpmv4_6": Twin(
+        "minicpmv4.6", MINICPM, MINICPM_NOTE.format(own="chat template and named tokens")
+    ),
+    "minicpmv4_7": Twin("minicpmv4.7", MINICPM, MINICPM_NOTE.format(own=MINICPM_V4_6)),
+    "minicpm_ocr": Twin("minicpm-ocr", MINICPM, MINICPM_NOTE.format(own=MINICPM_V4_6)),
 }
 
 #: Why a family is still untested, where what its twin needs is out of reach: the checkpoint's
@@ -115,10 +130,6 @@ _HUB_ONLY = (
     "its chat template and the tokenizer's named special tokens live only in {repo} on the Hub"
 )
 UNTESTED_WHY: dict[str, str] = {
-    "minicpmv4_6": _HUB_ONLY.format(repo="openbmb/MiniCPM-V-4.6")
-    + " (transformers' processor tests load them from hf-internal-testing)",
-    "minicpmv4_7": _HUB_ONLY.format(repo="openbmb/MiniCPM-V-4.7"),
-    "minicpm_ocr": _HUB_ONLY.format(repo="the MiniCPM OCR checkpoints"),
     "lfm3_vl": _HUB_ONLY.format(repo="LiquidAI's LFM3-VL checkpoints")
     + "; its processor writes a <|vision_start|>...<|vision_end|> segment per frame, and "
     "whether the template wraps the video part in that pair too (PER_FRAME_VIDEO_SEGMENTS) is "
@@ -271,6 +282,7 @@ def family(model_type: str) -> Family:
         status = "refused"
     elif twin is not None:
         status = "tested"
+        why = twin.note
     else:
         status = "untested"
         why = UNTESTED_WHY.get(model_type)
@@ -309,8 +321,17 @@ def _cells(row: Family) -> list[str]:
         row.timestamps or "-",
         row.frames or "-",
         row.status,
-        row.reason.replace("|", "\\|") or (f"`{row.test}`" if row.test else "no tiny twin yet"),
+        note(row, code="`").replace("|", "\\|"),
     ]
+
+
+def note(row: Family, code: str = "") -> str:
+    """What the table says of ``row`` after its status: its reason (refused, untested) or its
+    test, then what its twin's note says (tested); ``code`` quotes the test's path."""
+    if row.status != "tested":
+        return row.reason or (f"{code}{row.test}{code}" if row.test else "no tiny twin yet")
+    test = f"{code}{row.test}{code}"
+    return f"{test}: {row.reason}" if row.reason else test
 
 
 def readme_table(rows: list[Family] | None = None) -> str:
