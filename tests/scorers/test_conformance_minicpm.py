@@ -194,6 +194,7 @@ def test_the_frames_real_times_reach_the_video_processor(family, frames, monkeyp
     monkeypatch.setattr(video_processor, "preprocess", preprocess)
     prefix, *_ = _scored_calls(adapter, frames)
     monkeypatch.undo()
+    assert given and given[0] is not None, "no video_metadata reached the video processor"
     (metadata,) = given[0]
     metadata = dict(metadata)
     assert metadata["fps"] == pytest.approx(1 / 0.75)
