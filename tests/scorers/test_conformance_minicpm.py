@@ -116,6 +116,18 @@ def test_the_template_writes_the_reconstructed_turns(family):
     assert config.image_token_id == tokenizer.convert_tokens_to_ids("<|image_pad|>")
 
 
+def test_the_families_table_says_what_is_reconstructed():
+    """The table marks each family tested by this file, saying in one line that its template and
+    named tokens are reconstructed, not the checkpoint's."""
+    from foilkit.synthetic.models.families import family as table_row
+
+    for model_type, (twin, _) in FAMILIES.items():
+        row = table_row(model_type)
+        assert (row.status, row.twin) == ("tested", twin)
+        assert row.test == "tests/scorers/test_conformance_minicpm.py"
+        assert "reconstructed" in row.reason and "\n" not in row.reason
+
+
 @pytest.mark.parametrize("mode", ["likelihood", "choice"])
 def test_the_model_sees_the_whole_rendered_template(family, mode, frames):
     facts, _, _, adapters = family

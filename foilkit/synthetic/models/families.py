@@ -9,7 +9,7 @@ encoders foilkit claims. For each, the adapter registry is asked which adapter c
 built from ``AutoConfig.for_model(model_type)`` (no weights), and the row says:
 
 * ``tested``: a tiny twin (:data:`foilkit.synthetic.models.TINY_MODELS`) is scored end to end
-  by the test file the row names;
+  by the test file the row names (with the twin's note where it departs from a checkpoint);
 * ``refused``: foilkit refuses the family, with the one-line reason it gives;
 * ``untested``: an adapter claims it but no twin has been scored yet (:data:`UNTESTED_WHY` says
   why, where what the twin needs is out of reach).
@@ -154,7 +154,7 @@ class Family:
     timestamps: str
     frames: str
     status: str  # tested | refused | untested
-    reason: str = ""
+    reason: str = ""  # refused, untested: why; tested: its twin's note (:attr:`Twin.note`)
 
 
 def video_model_types() -> list[str]:
