@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -361,6 +362,13 @@ def _run_qwen2_vl(path: Path) -> None:
     _video_llm(path, "<|video_pad|>", merged_patches)
 
 
+def _run_minicpm(path: Path) -> None:
+    """Each 48x64 frame is a 32x32 source image and a 2x2 grid of 32x32 slices: 5 crops of 4x4
+    patches, one ``<|video_pad|>`` each merged 16x, four merged 4x (MiniCPM OCR's default)."""
+    per_crop = 4 if json.loads((path / "config.json").read_text())["downsample_mode"] == "4x" else 1
+    _video_llm(path, "<|video_pad|>", lambda inputs: NUM_FRAMES * 5 * per_crop)
+
+
 def _run_qwen3_5(path: Path) -> None:
     def merged_patches(inputs) -> int:  # 2 frames x 2 x 2 patches per token
         assert inputs["video_grid_thw"][0, 0] == NUM_FRAMES // 2
@@ -673,6 +681,9 @@ RUNNERS = {
     "glm5-next": _run_glm_v,
     "ernie4.5-vl": _run_ernie4_5_vl,
     "exaone4.5": _run_qwen2_vl,
+    "minicpmv4.6": _run_minicpm,
+    "minicpmv4.7": _run_minicpm,
+    "minicpm-ocr": _run_minicpm,
     "hyperclovax-vision-v2": _run_hyperclovax_vision_v2,
     "cosmos3-edge": _run_cosmos3_edge,
     "cosmos3-omni": _run_qwen3_5,  # the Reasoner is Qwen3-VL: its processor and grid

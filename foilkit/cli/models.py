@@ -28,6 +28,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from foilkit.synthetic.models.families import as_json, counts, families
+    from foilkit.synthetic.models.families import note as family_note
 
     rows = families()
     tally = counts(rows)
@@ -50,7 +51,7 @@ def run(args: argparse.Namespace) -> int:
     widths = [max(len(line[i]) for line in table) for i in range(len(header))]
     for line, row in zip(table, [None, *rows], strict=True):
         text = "  ".join(cell.ljust(width) for cell, width in zip(line, widths, strict=True))
-        note = "" if row is None else row.reason or (row.test or "")
+        note = "" if row is None else family_note(row)
         print(f"{text}  {note}".rstrip())
     print(
         f"{tally['families']} families: {tally['tested']} tested, {tally['refused']} refused, "

@@ -16,7 +16,7 @@ One module per family group registers its builders (``dual_encoders``, ``video_t
 ``cross_encoders``, ``text_lms``, and the video LLMs ``llava``, ``qwen``, ``gemma``,
 ``instructblip``, ``internvl``, ``smolvlm``, ``video_llama``, ``perception_lm``, ``molmo2``,
 ``glm``, ``ernie``, ``exaone``, ``hyperclovax``, ``cosmos``, ``muse``, ``minimax``, ``nemotron``,
-``cohere``, ``omni``, ``dots``);
+``cohere``, ``omni``, ``dots``, ``minicpm``);
 :mod:`.families` is the table of model families foilkit claims.
 
 ``tiny_model_path`` caches under ``$FOILKIT_TINY_MODELS`` (default
@@ -55,6 +55,7 @@ from foilkit.synthetic.models import (  # noqa: F401  (imported to register)
     kimi,
     lfm,
     llava,
+    minicpm,
     minimax,
     molmo2,
     muse,

@@ -9,7 +9,7 @@ encoders foilkit claims. For each, the adapter registry is asked which adapter c
 built from ``AutoConfig.for_model(model_type)`` (no weights), and the row says:
 
 * ``tested``: a tiny twin (:data:`foilkit.synthetic.models.TINY_MODELS`) is scored end to end
-  by the test file the row names;
+  by the test file the row names (with the twin's note where it departs from a checkpoint);
 * ``refused``: foilkit refuses the family, with the one-line reason it gives;
 * ``untested``: an adapter claims it but no twin has been scored yet (:data:`UNTESTED_WHY` says
   why, where what the twin needs is out of reach).
@@ -46,16 +46,23 @@ OPEN_VLMS = "tests/scorers/test_conformance_open_vlms.py"
 OMNI = "tests/scorers/test_conformance_omni.py"
 #: The conformance tests of LFM3-VL and Kimi K2.5 (chat templates reconstructed).
 LFM_KIMI = "tests/scorers/test_conformance_lfm_kimi.py"
+#: The conformance tests of the MiniCPM families, whose Hub-only chat template and named tokens
+#: the twins reconstruct (:mod:`foilkit.synthetic.models.minicpm` says from which sources).
+MINICPM = "tests/scorers/test_conformance_minicpm.py"
+MINICPM_V4_6 = "MiniCPM-V 4.6's chat template and named tokens (assumed shared)"
+MINICPM_NOTE = (
+    "{own} reconstructed from llama-cpp-python's MiniCPM-V 4.6 handler and vLLM, not read from "
+    "the Hub (thinking off unless enable_thinking)"
+)
 
 
 @dataclass(frozen=True)
 class Twin:
-    """A tiny twin of a family: its name in the registry and the test that scores it."""
+    """A tiny twin of a family: its name in the registry and the test that scores it; ``note``:
+    what a user should know of how it departs from a real checkpoint (one line)."""
 
     name: str
     test: str
-    #: a departure of the twin from the checkpoint users should know (a reconstructed chat
-    #: template), shown in the table beside the test
     note: str = ""
 
 
@@ -125,20 +132,16 @@ TWINS: dict[str, Twin] = {
     "kimi_k25": Twin("kimi-k2.5", LFM_KIMI),
     "qwen2_5_omni": Twin("qwen2.5-omni", OMNI),
     "qwen3_omni_moe": Twin("qwen3-omni-moe", OMNI),
+    "minicpmv4_6": Twin(
+        "minicpmv4.6", MINICPM, MINICPM_NOTE.format(own="chat template and named tokens")
+    ),
+    "minicpmv4_7": Twin("minicpmv4.7", MINICPM, MINICPM_NOTE.format(own=MINICPM_V4_6)),
+    "minicpm_ocr": Twin("minicpm-ocr", MINICPM, MINICPM_NOTE.format(own=MINICPM_V4_6)),
 }
 
-#: Why a family is still untested, where what its twin needs is out of reach: the checkpoint's
-#: chat template and named special tokens, which live only in its Hub repository (no copy in
-#: transformers' tests, vLLM, lmms-eval or the model's own repositories that a search reached).
-_HUB_ONLY = (
-    "its chat template and the tokenizer's named special tokens live only in {repo} on the Hub"
-)
-UNTESTED_WHY: dict[str, str] = {
-    "minicpmv4_6": _HUB_ONLY.format(repo="openbmb/MiniCPM-V-4.6")
-    + " (transformers' processor tests load them from hf-internal-testing)",
-    "minicpmv4_7": _HUB_ONLY.format(repo="openbmb/MiniCPM-V-4.7"),
-    "minicpm_ocr": _HUB_ONLY.format(repo="the MiniCPM OCR checkpoints"),
-}
+#: Why a family is still untested, where what its twin needs is out of reach (none is today; a
+#: new transformers pin may add families whose twins cannot yet be built).
+UNTESTED_WHY: dict[str, str] = {}
 
 COLUMNS = ("model_type", "adapter", "modes", "twin", "timestamps", "frames", "status", "reason")
 
@@ -155,7 +158,7 @@ class Family:
     timestamps: str
     frames: str
     status: str  # tested | refused | untested
-    reason: str = ""
+    reason: str = ""  # refused, untested: why; tested: its twin's note (:attr:`Twin.note`)
 
 
 def video_model_types() -> list[str]:
@@ -322,16 +325,17 @@ def _cells(row: Family) -> list[str]:
         row.timestamps or "-",
         row.frames or "-",
         row.status,
-        _last_cell(row),
+        note(row, code="`").replace("|", "\\|"),
     ]
 
 
-def _last_cell(row: Family) -> str:
-    """The reason a row is refused or untested; a tested row's test file (and its note)."""
-    reason = row.reason.replace("|", "\\|")
-    if row.status == "tested" and row.test:
-        return f"`{row.test}`" + (f": {reason}" if reason else "")
-    return reason or (f"`{row.test}`" if row.test else "no tiny twin yet")
+def note(row: Family, code: str = "") -> str:
+    """What the table says of ``row`` after its status: its reason (refused, untested) or its
+    test, then what its twin's note says (tested); ``code`` quotes the test's path."""
+    if row.status != "tested":
+        return row.reason or (f"{code}{row.test}{code}" if row.test else "no tiny twin yet")
+    test = f"{code}{row.test}{code}"
+    return f"{test}: {row.reason}" if row.reason else test
 
 
 def readme_table(rows: list[Family] | None = None) -> str:
