@@ -612,6 +612,18 @@ def _backend_record(state: Any, adapter: Adapter) -> dict[str, Any]:
         if cost is not None and state.num_processes > 1:
             cost = gather_counts(state, {"cost": cost})["cost"]
         record["usage"] = {**counts, "cost": cost}
+    if "frames_sent" in record:  # the requests of every process, by the frames' size
+        shapes = ("frames", "height", "width")
+        sent = {
+            json.dumps([entry[k] for k in shapes]): entry["requests"]
+            for entry in record["frames_sent"]
+        }
+        record["frames_sent"] = [
+            {**dict(zip(shapes, json.loads(shape))), "requests": requests}
+            for shape, requests in sorted(
+                gather_counts(state, sent).items(), key=lambda item: json.loads(item[0])
+            )
+        ]
     return record
 
 

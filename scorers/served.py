@@ -65,6 +65,7 @@ from foilkit.scorers.adapters.video_llm import (
     mode_settings,
 )
 from foilkit.scorers.generate import ORDER_DETAIL, cyclic_orders, score_by_generation
+from foilkit.scorers.lock import claim_holder_alive, release_claim, take_claim
 from foilkit.scorers.parsers import get_parser
 from foilkit.scorers.prompts import (
     CHOICE_QUESTION,
@@ -90,6 +91,8 @@ LOCAL_API_KEY = "EMPTY"  # what vLLM and SGLang accept when no key is configured
 CACHE_FORMAT = 1
 #: The system turn is sent as one string: every chat-completions server takes that form.
 SYSTEM_FORM = "string"
+#: How often a process waiting for another's reply to the same request looks for it (seconds).
+CLAIM_POLL_S = 0.05
 
 
 class MalformedReply(ValueError):
@@ -317,28 +320,68 @@ class ServedClient:
         return self.cache / key[:2] / f"{key}.json"
 
     def _get(self, key: str, call: Call) -> Reply:
-        if self.cache is not None and self._path(key).is_file():
-            try:
-                reply = Reply.from_json(json.loads(self._path(key).read_text())["reply"])
-                self._count(cache_hits=1)
+        """The reply to ``call``: from the cache, else sent once. Processes sharing the cache
+        (the ranks of ``accelerate launch``) claim a request before sending it
+        (:func:`foilkit.scorers.lock.take_claim`); another process that needs the same reply
+        waits for the claimant's instead of asking again, so every process reads the same
+        answer (a hosted model's, even sampled, may differ between two asks) and each request
+        is paid for once. A claimant that dies or fails leaves the request to the next."""
+        if self.cache is None:
+            return self._send(key, call)
+        claim = self._path(key).with_suffix(".claim")
+        while True:
+            reply = self._cached(key)
+            if reply is not None:
                 return reply
-            except (ValueError, KeyError, TypeError) as error:
-                logger.warning("ignoring unreadable reply cache entry %s (%s)", key, error)
-        reply = self._send(key, call)
-        if self.cache is not None:
-            self._path(key).parent.mkdir(parents=True, exist_ok=True)
-            record = {
-                "format": CACHE_FORMAT,
-                "model": self.model,
-                "messages": list(call.messages),
-                "frames_sha256": frames_sha256(call.frames),
-                "params": call.params,
-                "extra": call.extra,
-                "reply": reply.to_json(),
-                "created": time.time(),
-            }
-            atomic_write(self._path(key), json.dumps(record, ensure_ascii=False))
+            claim.parent.mkdir(parents=True, exist_ok=True)
+            if take_claim(claim, max_age_s=self._claim_age_s()):
+                try:
+                    reply = self._cached(key)  # answered between the look and the claim
+                    if reply is None:
+                        reply = self._send(key, call)
+                        self._store(key, call, reply)
+                    return reply
+                finally:
+                    release_claim(claim)
+            while claim_holder_alive(claim, max_age_s=self._claim_age_s()):
+                time.sleep(CLAIM_POLL_S)
+
+    def _claim_age_s(self) -> float:
+        """How long a claim held from another host stands: the longest a request can take with
+        its retries and their waits."""
+        server = self.server
+        return (server.max_retries + 1) * server.timeout_s + server.max_retries * (
+            server.max_backoff_s
+        )
+
+    def _cached(self, key: str) -> Reply | None:
+        """The cached reply to ``key`` (counted as a hit), ``None`` when there is none or it is
+        unreadable (logged: it is asked again and replaced)."""
+        assert self.cache is not None
+        path = self._path(key)
+        if not path.is_file():
+            return None
+        try:
+            reply = Reply.from_json(json.loads(path.read_text())["reply"])
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            logger.warning("ignoring unreadable reply cache entry %s (%s)", key, error)
+            return None
+        self._count(cache_hits=1)
         return reply
+
+    def _store(self, key: str, call: Call, reply: Reply) -> None:
+        """Write ``reply`` to the cache atomically (a reader sees all of it or none)."""
+        record = {
+            "format": CACHE_FORMAT,
+            "model": self.model,
+            "messages": list(call.messages),
+            "frames_sha256": frames_sha256(call.frames),
+            "params": call.params,
+            "extra": call.extra,
+            "reply": reply.to_json(),
+            "created": time.time(),
+        }
+        atomic_write(self._path(key), json.dumps(record, ensure_ascii=False))
 
     def _count(self, **increments: int) -> None:
         with self._lock:
