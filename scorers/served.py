@@ -44,6 +44,7 @@ import json
 import logging
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -56,6 +57,7 @@ import torch
 
 from foilkit.files import atomic_write
 from foilkit.scorers.adapters._features import likelihood_details
+from foilkit.scorers.adapters._qwen_vl_utils import REFERENCE, resize_frames
 from foilkit.scorers.adapters.base import RequestAdapter
 from foilkit.scorers.adapters.video_llm import (
     ENTAIL_ANSWERS,
@@ -63,6 +65,7 @@ from foilkit.scorers.adapters.video_llm import (
     LIKELIHOOD_QUESTION,
     VideoLLMAdapter,
     mode_settings,
+    presented_metadata,
 )
 from foilkit.scorers.generate import ORDER_DETAIL, cyclic_orders, score_by_generation
 from foilkit.scorers.lock import claim_holder_alive, release_claim, take_claim
@@ -86,6 +89,17 @@ logger = logging.getLogger(__name__)
 SERVING_BACKENDS = ("local", "openai")
 #: How frames are sent: one image part per frame, or one vLLM ``video_url`` part.
 FRAME_INPUTS = ("images", "video")
+#: How the frames' times are sent: as the video part's metadata (vLLM's ``media_io_kwargs`` and
+#: ``mm_processor_kwargs``; ``frames_as="video"`` only), as a ``<t seconds>`` text part before
+#: each image (lmms-eval's Qwen3-VL API messages), or not at all.
+FRAME_TIMES = ("metadata", "text", "none")
+#: Served model names whose checkpoints' model cards size frames with qwen-vl-utils, and that
+#: rule's factor (pixels a merged token side): vLLM serves a checkpoint under its Hub id unless
+#: told another name (``--served-model-name``).
+QWEN_VL_NAMES = (
+    (re.compile(r"qwen2(\.5)?-vl", re.IGNORECASE), 28),
+    (re.compile(r"qwen3(\.5)?-vl|qwen3\.5|qwen4", re.IGNORECASE), 32),
+)
 IMAGE_FORMATS = ("png", "jpeg")
 LOCAL_API_KEY = "EMPTY"  # what vLLM and SGLang accept when no key is configured
 CACHE_FORMAT = 1
@@ -114,6 +128,9 @@ class ServerBackend:
         frames_as: ``images`` (one ``image_url`` part per frame) or ``video`` (one vLLM
             ``video_url`` part of JPEG frames).
         image_format: ``png`` (lossless) or ``jpeg`` (quality 95) for ``images``.
+        frame_times: how each frame's time is sent (:data:`FRAME_TIMES`); ``None``:
+            ``metadata`` for ``video``, ``none`` for ``images`` (as lmms-eval's API models send
+            them: the protocol's question unchanged).
         sampler_params: send ``top_k=-1`` and ``repetition_penalty=1`` (vLLM, SGLang); off for
             a hosted API that rejects unknown parameters.
         max_concurrency: requests in flight at once.
@@ -127,6 +144,7 @@ class ServerBackend:
     api_key_env: str = "OPENAI_API_KEY"
     frames_as: str = "images"
     image_format: str = "png"
+    frame_times: str | None = None
     sampler_params: bool = True
     max_concurrency: int = 8
     max_retries: int = 5
@@ -151,6 +169,19 @@ class ServerBackend:
             )
         if self.frames_as == "video" and self.image_format != "jpeg":
             object.__setattr__(self, "image_format", "jpeg")  # vLLM's video/jpeg data URL
+        if self.frame_times is None:
+            times = "metadata" if self.frames_as == "video" else "none"
+            object.__setattr__(self, "frame_times", times)
+        if self.frame_times not in FRAME_TIMES:
+            raise ValueError(
+                f"unknown frame times {self.frame_times!r} (--frame-times); choose from "
+                f"{list(FRAME_TIMES)}"
+            )
+        if self.frame_times == "metadata" and self.frames_as != "video":
+            raise ValueError(
+                "--frame-times metadata needs --frames-as video (an image part carries no time): "
+                "use --frame-times text to state each image's time, or none"
+            )
         if self.max_concurrency < 1:
             raise ValueError(
                 f"max_concurrency must be >= 1 (--max-concurrency), got {self.max_concurrency}"
@@ -260,16 +291,64 @@ def frames_sha256(frames: torch.Tensor | None) -> str | None:
     return digest.hexdigest()
 
 
+def presented_times(timestamps: Sequence[float]) -> list[float]:
+    """Each frame's time as the frames are presented: in the order shown, from the earliest
+    sampled time, one sampling interval apart (as the in-process adapter gives them,
+    :func:`~foilkit.scorers.adapters.video_llm.presented_metadata`)."""
+    metadata = presented_metadata(timestamps)
+    return [index / metadata["fps"] for index in metadata["frames_indices"]]
+
+
+def video_metadata(timestamps: Sequence[float]) -> dict[str, Any]:
+    """The extra body that gives vLLM a ``video/jpeg`` part's time axis: ``media_io_kwargs``
+    (every frame kept, ``num_frames=-1``; their rate and integer ``frames_indices``, from
+    which Qwen3-VL's processor writes its timestamps; vLLM releases that read it per request)
+    and ``mm_processor_kwargs``' ``fps`` (Qwen2.5-VL's ``second_per_grid_ts``). The indices
+    count sampling intervals, so the first frame's time is rounded to a whole interval."""
+    metadata = presented_metadata(timestamps)
+    fps, count = metadata["fps"], metadata["total_num_frames"]
+    start = round(metadata["frames_indices"][0])
+    video = {
+        "num_frames": -1,
+        "fps": fps,
+        "frames_indices": [start + index for index in range(count)],
+        "total_num_frames": start + count,
+        "duration": (start + count) / fps,
+    }
+    return {"media_io_kwargs": {"video": video}, "mm_processor_kwargs": {"fps": fps}}
+
+
+def served_sizing(model: str, preprocess: str | None) -> dict[str, Any]:
+    """How the frames are sized before they are sent: ``{"rule": "qwen-vl-utils", "factor"}``
+    where the protocol asks for the reference sizing (``preprocess="reference"``) and the
+    served name names a Qwen-VL checkpoint (:data:`QWEN_VL_NAMES`); else ``{"rule":
+    "server"}`` (sent at their decoded size, sized by the server's processor), with ``why``
+    where a reference sizing was asked for and cannot be applied."""
+    if preprocess in (None, "default"):
+        return {"rule": "server"}
+    for pattern, factor in QWEN_VL_NAMES:
+        if pattern.search(model):
+            return {"rule": "qwen-vl-utils", "factor": factor, "reference": REFERENCE}
+    return {
+        "rule": "server",
+        "why": f"preprocess={preprocess!r} not applied: the served name {model!r} names no "
+        "Qwen2/2.5/3-VL checkpoint (whose qwen-vl-utils sizing foilkit applies before sending); "
+        "frames are sent at their decoded size and sized by the server's own processor",
+    }
+
+
 @dataclass(frozen=True)
 class Call:
     """One chat-completions request: the messages (frames still the ``video`` part), the
-    frames, the parameters (``extra``: sent as extra body), and ``n`` choices expected."""
+    frames and their ``timestamps`` (seconds, in the order shown; ``None``: unknown), the
+    parameters (``extra``: sent as extra body), and ``n`` choices expected."""
 
     messages: tuple[dict[str, Any], ...]
     frames: torch.Tensor | None
     params: dict[str, Any]
     extra: dict[str, Any]
     n: int = 1
+    timestamps: tuple[float, ...] | None = None
 
 
 class ServedClient:
@@ -277,16 +356,21 @@ class ServedClient:
     retried; counts usage. The ``openai`` client is made at the first uncached request (a
     cached rerun needs no server and no key)."""
 
-    def __init__(self, model: str, server: ServerBackend) -> None:
+    def __init__(
+        self, model: str, server: ServerBackend, sizing: dict[str, Any] | None = None
+    ) -> None:
         self.model, self.server = model, server
+        #: how frames are sized before they are sent (:func:`served_sizing`)
+        self.sizing = sizing or {"rule": "server"}
         self.cache = Path(server.cache_dir) if server.cache_dir else None
         self._client: Any = None
         self._lock = threading.Lock()
         self.counts = dict.fromkeys(
             ("requests", "cache_hits", "retries", "prompt_tokens", "completion_tokens"), 0
         )
-        #: requests sent with frames, by the frames' (count, height, width)
-        self.frames_sent: dict[tuple[int, int, int], int] = {}
+        #: requests sent with frames, by the frames' (count, height, width) as sent and whether
+        #: their times were sent
+        self.frames_sent: dict[tuple[int, int, int, bool], int] = {}
 
     def key(self, call: Call) -> str:
         """The cache key: served model, messages, frames' content, how they are sent, and the
@@ -297,6 +381,8 @@ class ServedClient:
             "frames": frames_sha256(call.frames),
             "frames_as": self.server.frames_as,
             "image_format": self.server.image_format,
+            "sizing": self.sizing,
+            "times": [self.server.frame_times, call.timestamps] if self._timed(call) else None,
             "params": call.params,
             "extra": call.extra,
         }
@@ -409,20 +495,42 @@ class ServedClient:
                 )
             return self._client
 
-    def _messages(self, call: Call) -> list[dict[str, Any]]:
-        """The messages as sent: the video part replaced by the frames."""
-        if call.frames is None:
+    def _timed(self, call: Call) -> bool:
+        """Whether ``call``'s frames are sent with their times (known, and a policy that sends
+        them)."""
+        return (
+            call.frames is not None
+            and call.timestamps is not None
+            and self.server.frame_times != "none"
+        )
+
+    def _sized(self, frames: torch.Tensor) -> torch.Tensor:
+        """The frames as sent: resized by :attr:`sizing`'s rule (rounded back to uint8), or as
+        decoded."""
+        if self.sizing["rule"] != "qwen-vl-utils":
+            return frames
+        resized = resize_frames(frames, self.sizing["factor"])
+        return resized.round().clamp(0, 255).to(torch.uint8)
+
+    def _messages(self, call: Call, frames: torch.Tensor | None) -> list[dict[str, Any]]:
+        """The messages as sent: the video part replaced by ``frames`` (and, with
+        ``frame_times="text"``, a ``<t seconds>`` text part before each image)."""
+        if frames is None:
             return list(call.messages)
-        encoded = [encode_frame(frame, self.server.image_format) for frame in call.frames]
+        encoded = [encode_frame(frame, self.server.image_format) for frame in frames]
         if self.server.frames_as == "video":
             url = "data:video/jpeg;base64," + ",".join(encoded)
             parts = [{"type": "video_url", "video_url": {"url": url}}]
         else:
             mime = f"image/{self.server.image_format}"
-            parts = [
-                {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}
-                for data in encoded
-            ]
+            parts = []
+            times = presented_times(call.timestamps) if self._timed(call) else None
+            for index, data in enumerate(encoded):
+                if times is not None:  # frame_times="text"
+                    parts.append({"type": "text", "text": f"<{times[index]:.1f} seconds>"})
+                parts.append(
+                    {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}
+                )
         sent = []
         for message in call.messages:
             content = message["content"]
@@ -439,16 +547,20 @@ class ServedClient:
         import openai
 
         client = self._openai()
-        messages = self._messages(call)
-        if call.frames is not None:
-            shape = (len(call.frames), *call.frames.shape[2:])
+        frames = self._sized(call.frames) if call.frames is not None else None
+        messages = self._messages(call, frames)
+        extra = dict(call.extra)
+        if self._timed(call) and self.server.frame_times == "metadata":
+            extra |= video_metadata(call.timestamps)
+        if frames is not None:
+            shape = (len(frames), *frames.shape[2:], self._timed(call))
             with self._lock:
                 self.frames_sent[shape] = self.frames_sent.get(shape, 0) + 1
         where = f"{self.model!r} at {self.server.base_url or 'OpenAI'}"
 
         def attempt() -> Reply:
             raw = client.chat.completions.with_raw_response.create(
-                model=self.model, messages=messages, extra_body=call.extra or None, **call.params
+                model=self.model, messages=messages, extra_body=extra or None, **call.params
             )
             try:
                 return read_reply(json.loads(raw.http_response.text), call.n)
@@ -534,15 +646,13 @@ class ServedVideoLLM(RequestAdapter):
         generating |= {k: kwargs.pop(k, None) for k in ("max_new_tokens", "seed")}
         kwargs.pop("placement", None)
         super().__init__(model_id, **kwargs)
-        #: where a protocol asks for a reference frame sizing (qwen-vl-utils' rules), the
-        #: server's own processor sizes the frames instead: recorded, not silently dropped
-        self.preprocess_note = None
-        if preprocess not in (None, "default"):
-            self.preprocess_note = (
-                f"preprocess={preprocess!r} not applied: frames are sent at their decoded size "
-                "and sized by the server's own processor"
-            )
-            logger.warning("%s", self.preprocess_note)
+        #: the protocol's frame sizing: qwen-vl-utils' (``preprocess="reference"``) applied
+        #: before sending where the served name names a Qwen-VL checkpoint, else the server's
+        #: own processor's, recorded with why (never silently dropped)
+        self.preprocess = preprocess
+        self.sizing = served_sizing(model_id, preprocess)
+        if "why" in self.sizing:
+            logger.warning("%s", self.sizing["why"])
         settings = mode_settings(
             self.mode,
             reduction=reduction,
@@ -556,7 +666,7 @@ class ServedVideoLLM(RequestAdapter):
         self.reduction, self.continuation = settings.reduction, settings.continuation
         self.prompt = settings.prompt
         self.server = server
-        self.client = ServedClient(model_id, server)
+        self.client = ServedClient(model_id, server, self.sizing)
 
     def describe(self) -> dict[str, Any]:
         common = {
@@ -566,11 +676,13 @@ class ServedVideoLLM(RequestAdapter):
                 "served_model": self.model_id,
                 "frames_as": self.server.frames_as,
                 "image_format": self.server.image_format,
+                "frame_times": self.server.frame_times,
+                "sizing": self.sizing,
                 "sampler_params": self.server.sampler_params,
             },
         }
-        if self.preprocess_note is not None:
-            common["preprocess"] = self.preprocess_note
+        if self.preprocess not in (None, "default"):
+            common["preprocess"] = self.preprocess
         if self.mode == "likelihood":
             return {
                 **common,
@@ -586,14 +698,19 @@ class ServedVideoLLM(RequestAdapter):
         return {**common, "prompt": question, "prompt_name": self.prompt}
 
     def backend_record(self) -> dict[str, Any]:
-        """The server, its settings, what was sent (the frames of each request sent, their count
-        and size, counted by requests) and spent."""
+        """The server, its settings, what was sent (the frames of each request sent: their count
+        and size as sent, whether their times were, counted by requests; how they were sized
+        and timed) and spent."""
         return {
             **self.server.to_record(),
             "served_model": self.model_id,
+            "sizing": self.sizing,
             "frames_sent": [
-                {"frames": count, "height": height, "width": width, "requests": requests}
-                for (count, height, width), requests in sorted(self.client.frames_sent.items())
+                {"frames": count, "height": height, "width": width, "timed": timed}
+                | {"requests": requests}
+                for (count, height, width, timed), requests in sorted(
+                    self.client.frames_sent.items()
+                )
             ],
             "usage": self.client.usage(),
         }
@@ -618,7 +735,14 @@ class ServedVideoLLM(RequestAdapter):
             }
             messages = tuple(fit_system_turn(list(request.messages), SYSTEM_FORM))
             calls.append(
-                Call(messages, request.frames, params, self._sampler(), decoding.num_samples)
+                Call(
+                    messages,
+                    request.frames,
+                    params,
+                    self._sampler(),
+                    decoding.num_samples,
+                    request.timestamps,
+                )
             )
         return [
             Generations(tuple(text.strip() for text in reply.texts))
@@ -640,15 +764,18 @@ class ServedVideoLLM(RequestAdapter):
             return self._entailments(requests)
         return self._likelihoods(requests)
 
-    def _first_token_call(self, messages: Sequence[dict[str, Any]], frames: Any) -> Call:
-        """A one-token greedy answer with its ``top_logprobs`` (choice and entail modes)."""
+    def _first_token_call(self, messages: Sequence[dict[str, Any]], request: TextsRequest) -> Call:
+        """A one-token greedy answer about ``request``'s view with its ``top_logprobs`` (choice
+        and entail modes)."""
         params = {
             "max_tokens": 1,
             "temperature": 0.0,
             "logprobs": True,
             "top_logprobs": self.server.top_logprobs,
         }
-        return Call(tuple(messages), frames, params, self._sampler())
+        return Call(
+            tuple(messages), request.frames, params, self._sampler(), timestamps=request.timestamps
+        )
 
     def _entailments(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
         """Entail mode: each text's VELOCITI question, scored P(Yes) / (P(Yes) + P(No)) from the
@@ -658,7 +785,7 @@ class ServedVideoLLM(RequestAdapter):
                 choice_messages(
                     self.prompt or "vitatecs", ENTAIL_QUESTION.format(caption=text), None
                 ),
-                request.frames,
+                request,
             )
             for request in requests
             for text in request.texts
@@ -688,7 +815,7 @@ class ServedVideoLLM(RequestAdapter):
             for order in cyclic_orders(count):
                 question = question_text(self.prompt, [request.texts[i] for i in order])
                 messages = choice_messages(self.prompt, question, count, SYSTEM_FORM)
-                calls.append(self._first_token_call(messages, request.frames))
+                calls.append(self._first_token_call(messages, request))
         replies = iter(self.client.send_all(calls))
         results = []
         for request in requests:
@@ -762,10 +889,14 @@ class ServedVideoLLM(RequestAdapter):
             base = choice_messages(self.prompt or "vitatecs", asked, None, SYSTEM_FORM)
             prefix = [*base, {"role": "assistant", "content": ""}]
             prefix_extra = {**extra, "continue_final_message": True}
-            calls.append(Call(tuple(prefix), request.frames, params, prefix_extra))
+            calls.append(
+                Call(tuple(prefix), request.frames, params, prefix_extra, 1, request.timestamps)
+            )
             for answer in answers:
                 messages = [*base, {"role": "assistant", "content": answer}]
-                calls.append(Call(tuple(messages), request.frames, params, extra))
+                calls.append(
+                    Call(tuple(messages), request.frames, params, extra, 1, request.timestamps)
+                )
             shapes.append(len(answers))
         replies = iter(self.client.send_all(calls))
         results = []

@@ -111,7 +111,9 @@ def test_generate_sends_the_protocols_question_with_every_frame_in_order(tmp_pat
         assert scores.scores == (0.0, 0.5)  # "right" in every order's first sample only
         assert [a.outcome for a in scores.answers].count("unparseable") == 2
         record = adapter.backend_record()
-        assert record["frames_sent"] == [{"frames": 3, "height": 8, "width": 12, "requests": 2}]
+        assert record["frames_sent"] == [
+            {"frames": 3, "height": 8, "width": 12, "timed": False, "requests": 2}
+        ]
         assert record["usage"]["requests"] == 2 and record["usage"]["completion_tokens"] > 0
         assert SECRET not in str(record) and record["api_key_env"] == "SERVED_TEST_KEY"
         again = served(tmp_path, server, **options)

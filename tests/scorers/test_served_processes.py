@@ -66,7 +66,9 @@ def test_two_processes_send_each_request_once_and_score_as_one(one, saved_benchm
     with OpenAICompatibleServer(answer) as server:
         argv = score_argv(SERVED, saved_benchmark, tmp_path / "two", *FLAGS, "--no-progress")
         argv += ["--backend", "openai", "--base-url", server.base_url]
-        run_to_success([*accelerate_launch(2), "-m", "foilkit", *argv, "--cache-dir", str(tmp_path / "c")])
+        run_to_success(
+            [*accelerate_launch(2), "-m", "foilkit", *argv, "--cache-dir", str(tmp_path / "c")]
+        )
     assert len(asked) == len(set(bodies(asked))) == 36  # 9 rows, 2 text groups, 2 orders
     assert sorted(bodies(server.requests)) == sorted(bodies(asked))  # each once, none twice
     two = tmp_path / "two"
@@ -75,7 +77,9 @@ def test_two_processes_send_each_request_once_and_score_as_one(one, saved_benchm
     assert record(two) == record(whole)  # the backend's record and usage too
     backend = record(two)["backend"]
     assert backend["usage"]["requests"] == 36  # summed over the processes
-    assert backend["frames_sent"] == [{"frames": 4, "height": 48, "width": 64, "requests": 36}]
+    assert backend["frames_sent"] == [
+        {"frames": 4, "height": 48, "width": 64, "timed": False, "requests": 36}
+    ]
 
 
 def test_a_killed_run_resumes_without_asking_again(one, saved_benchmark, tmp_path, monkeypatch):
