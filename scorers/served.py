@@ -9,7 +9,12 @@ model differs:
 * the view's frames, in the order shown, replace the ``{"type": "video"}`` part as base64 data
   URLs: one ``image_url`` part per frame (PNG, lossless, by default; or JPEG), or one vLLM
   ``video_url`` part (``data:video/jpeg;base64,<frame>,<frame>,...``, ``frames_as="video"``);
-  their count and size are recorded. Frame times are not sent (the chat API has no field).
+  their count and size are recorded. Their times (``frame_times``): with a ``video_url`` part,
+  vLLM's video metadata (:func:`video_metadata`); with images, a ``<t seconds>`` text part
+  before each (``text``, lmms-eval's Qwen3-VL API messages) or none (the default: an image part
+  has no time field). Where the protocol asks for qwen-vl-utils' frame sizing
+  (``preprocess="reference"``) and the served name is a Qwen-VL checkpoint's, the frames are
+  resized by that rule first (:func:`served_sizing`); else the server's processor sizes them.
 * ``generate``: chat completions with ``n`` = the samples, ``seed`` =
   :meth:`~foilkit.scorers.requests.GenerateRequest.sample_seed`, ``temperature``, ``top_p``,
   ``max_tokens``, and (``sampler_params``, default on) ``top_k=-1`` and
@@ -29,10 +34,12 @@ model differs:
 Requests run ``max_concurrency`` at a time, each retried with backoff on 429/5xx, timeouts and
 malformed replies (:mod:`foilkit.scorers.retry`). Each reply is cached on disk (one JSON file,
 written atomically) under the key of (served model, messages, frames' content hash, how the
-frames are sent, decoding settings), so a resumed or repeated run sends nothing it already
-sent. Token usage and its cost are recorded. The API key is read from the environment variable
-named by ``api_key_env`` when the first request is sent, and never stored: records, caches and
-logs hold the variable's name only.
+frames are sent, sized and timed, decoding settings), so a resumed or repeated run sends nothing
+it already sent. Processes sharing the cache (``accelerate launch``) claim a request before
+sending it; the others wait for that reply (:meth:`ServedClient._get`). Token usage and its
+cost are recorded. The API key is read from the environment variable named by ``api_key_env``
+when the first request is sent, and never stored: records, caches and logs hold the variable's
+name only.
 """
 
 from __future__ import annotations
@@ -620,8 +627,9 @@ class ServedVideoLLM(RequestAdapter):
     Args:
         server: the server and how to talk to it.
         the rest: as :class:`~foilkit.scorers.adapters.video_llm.VideoLLMAdapter`, but
-            ``preprocess``: the server sizes frames with its own processor (a ``reference``
-            sizing is recorded as not applied).
+            ``preprocess``: ``reference`` sizes the frames by qwen-vl-utils before sending only
+            for a served Qwen-VL checkpoint (:func:`served_sizing`); otherwise the server's
+            processor sizes them, recorded with why.
     """
 
     name = "video-llm"
