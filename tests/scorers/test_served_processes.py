@@ -21,9 +21,12 @@ from foilkit.scorers.served import Call, ServedClient, ServedVideoLLM, ServerBac
 from tests.openai_server import OpenAICompatibleServer
 
 SERVED = "served-vlm"
-#: generate mode, 4 frames, batches of one video, no decoding threads
-RUN = {"mode": "generate", "num_frames": 4, "batch_size": 1, "num_workers": 0}
-FLAGS = ["--mode", "generate", "--frames", "4", "--batch-size", "1", "--num-workers", "0"]
+#: generate mode, 4 frames sent as a video with their times, batches of one video, no decoding
+#: threads
+RUN = {"mode": "generate", "num_frames": 4, "frames_as": "video", "batch_size": 1}
+RUN |= {"num_workers": 0}
+FLAGS = ["--mode", "generate", "--frames", "4", "--frames-as", "video", "--batch-size", "1"]
+FLAGS += ["--num-workers", "0"]
 #: what differs between two runs of the same work: when and how fast, on how many processes
 TIMING = ("finished_at", "throughput", "hardware")
 
@@ -78,7 +81,7 @@ def test_two_processes_send_each_request_once_and_score_as_one(one, saved_benchm
     backend = record(two)["backend"]
     assert backend["usage"]["requests"] == 36  # summed over the processes
     assert backend["frames_sent"] == [
-        {"frames": 4, "height": 48, "width": 64, "timed": False, "requests": 36}
+        {"frames": 4, "height": 48, "width": 64, "timed": True, "requests": 36}
     ]
 
 
