@@ -189,6 +189,11 @@ class ServerBackend:
                 "--frame-times metadata needs --frames-as video (an image part carries no time): "
                 "use --frame-times text to state each image's time, or none"
             )
+        if self.frame_times == "text" and self.frames_as == "video":
+            raise ValueError(
+                "--frame-times text writes each image's time before it: with --frames-as video "
+                "the times go as the video's metadata (--frame-times metadata), or none"
+            )
         if self.max_concurrency < 1:
             raise ValueError(
                 f"max_concurrency must be >= 1 (--max-concurrency), got {self.max_concurrency}"

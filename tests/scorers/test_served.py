@@ -185,6 +185,8 @@ def test_frame_times_as_text_precede_each_image_and_none_by_default(tmp_path):
             assert "media_io_kwargs" not in body
     with pytest.raises(ValueError, match="--frame-times metadata needs --frames-as video"):
         ServerBackend(frame_times="metadata")
+    with pytest.raises(ValueError, match="with --frames-as video the times go as the video's"):
+        ServerBackend(frames_as="video", frame_times="text")
 
 
 def test_reference_sizing_is_qwen_vl_utils_for_a_served_qwen_vl_and_recorded_otherwise(tmp_path):
