@@ -106,9 +106,10 @@ class ScoreOptions:
     this process) or ``openai`` (a video LLM behind an OpenAI-compatible server,
     :mod:`foilkit.scorers.served`; ``model`` is then the served model's name), with
     ``base_url``, ``api_key_env`` (the NAME of the variable holding the key), ``frames_as``
-    (``images`` or vLLM's ``video``), ``image_format``, ``sampler_params`` (send vLLM's
-    ``top_k``/``repetition_penalty``), ``max_concurrency``, ``max_retries`` and the prices per
-    1000 tokens; ``revision``, ``trust_remote_code``,
+    (``images`` or vLLM's ``video``), ``image_format``, ``frame_times`` (how the frames' times
+    are sent: ``metadata``, vLLM's, for ``video``; ``text``; ``none``), ``sampler_params``
+    (send vLLM's ``top_k``/``repetition_penalty``), ``max_concurrency``, ``max_retries`` and
+    the prices per 1000 tokens; ``revision``, ``trust_remote_code``,
     ``dtype`` (``auto``: the protocol's, e.g. ``paper``'s float16 where the reference ran in
     it, else bf16/fp16 on GPU, fp32 on CPU), ``device``. Models larger than one device (see
     :mod:`foilkit.scorers.placement`): ``device_map`` (``auto``, ``balanced``,
@@ -151,6 +152,7 @@ class ScoreOptions:
     api_key_env: str = "OPENAI_API_KEY"
     frames_as: str = "images"
     image_format: str = "png"
+    frame_times: str | None = None
     sampler_params: bool = True
     max_concurrency: int = 8
     max_retries: int = 5
@@ -242,7 +244,7 @@ def check_backend(options: ScoreOptions) -> None:
             f"unknown backend {options.backend!r} (--backend); choose from ['local', 'openai']"
         )
     if options.backend == "local":
-        served = {"base_url": options.base_url}
+        served = {"base_url": options.base_url, "frame_times": options.frame_times}
         given = [f"--{k.replace('_', '-')}" for k, v in served.items() if v is not None]
         if given:
             raise ValueError(f"{', '.join(given)} applies to a served model: add --backend openai")
@@ -273,6 +275,7 @@ def server_backend(options: ScoreOptions) -> Any:
         api_key_env=options.api_key_env,
         frames_as=options.frames_as,
         image_format=options.image_format,
+        frame_times=options.frame_times,
         sampler_params=options.sampler_params,
         max_concurrency=options.max_concurrency,
         max_retries=options.max_retries,
@@ -612,6 +615,18 @@ def _backend_record(state: Any, adapter: Adapter) -> dict[str, Any]:
         if cost is not None and state.num_processes > 1:
             cost = gather_counts(state, {"cost": cost})["cost"]
         record["usage"] = {**counts, "cost": cost}
+    if "frames_sent" in record:  # the requests of every process, by the frames' size
+        shapes = ("frames", "height", "width", "timed")
+        sent = {
+            json.dumps([entry[k] for k in shapes]): entry["requests"]
+            for entry in record["frames_sent"]
+        }
+        record["frames_sent"] = [
+            {**dict(zip(shapes, json.loads(shape))), "requests": requests}
+            for shape, requests in sorted(
+                gather_counts(state, sent).items(), key=lambda item: json.loads(item[0])
+            )
+        ]
     return record
 
 

@@ -4,6 +4,9 @@ Two runs on one ``out_dir`` would both do all the work and interleave their shar
 takes ``<out_dir>/.foilkit.lock`` (created atomically, holding its pid, host and start time);
 a second run refuses while that process is alive, and takes the folder over with ``resume``
 once it is gone (a killed run leaves its lock behind).
+
+The same file-claim is offered for work shared between processes (:func:`take_claim`): the
+served reply cache lets one process send a request while the others wait for its reply.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -85,3 +89,44 @@ def run_lock(out_dir: Path, *, resume: bool) -> Iterator[None]:
     finally:
         if (_owner(path) or {}).get("pid") == mine["pid"]:
             path.unlink(missing_ok=True)
+
+
+def take_claim(path: Path, *, max_age_s: float) -> bool:
+    """Claim ``path`` for this process: create it atomically (holding this process's pid and
+    host) and return ``True``, or ``False`` while another holder's claim stands. A claim whose
+    holder is gone (a dead pid on this host), is unreadable, or is older than ``max_age_s``
+    (a holder on another host that stopped) is taken over. Used where processes share work
+    through files (the served reply cache: one process sends a request, the others wait for its
+    reply); release it with :func:`release_claim`."""
+    mine = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": now()}
+    for _ in range(2):
+        try:
+            with open(path, "x") as handle:
+                json.dump(mine, handle)
+            return True
+        except FileExistsError:
+            if claim_holder_alive(path, max_age_s=max_age_s):
+                return False
+            path.unlink(missing_ok=True)  # the gone holder's claim: take it over
+    return False  # another process took the stale claim over first: it stands
+
+
+def claim_holder_alive(path: Path, *, max_age_s: float) -> bool:
+    """Whether ``path``'s claim stands: its holder alive (on this host: its pid runs; on
+    another: the claim is younger than ``max_age_s``). A missing claim does not stand."""
+    try:
+        age = time.time() - path.stat().st_mtime
+    except FileNotFoundError:
+        return False
+    owner = _owner(path)
+    if owner is None:  # being written, or its writer died mid-write
+        return age < 1.0
+    if owner.get("host") == socket.gethostname() and isinstance(owner.get("pid"), int):
+        return _alive(owner["pid"])
+    return age < max_age_s
+
+
+def release_claim(path: Path) -> None:
+    """Remove ``path`` if this process holds it."""
+    if (_owner(path) or {}).get("pid") == os.getpid():
+        path.unlink(missing_ok=True)

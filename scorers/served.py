@@ -9,7 +9,12 @@ model differs:
 * the view's frames, in the order shown, replace the ``{"type": "video"}`` part as base64 data
   URLs: one ``image_url`` part per frame (PNG, lossless, by default; or JPEG), or one vLLM
   ``video_url`` part (``data:video/jpeg;base64,<frame>,<frame>,...``, ``frames_as="video"``);
-  their count and size are recorded. Frame times are not sent (the chat API has no field).
+  their count and size are recorded. Their times (``frame_times``): with a ``video_url`` part,
+  vLLM's video metadata (:func:`video_metadata`); with images, a ``<t seconds>`` text part
+  before each (``text``, lmms-eval's Qwen3-VL API messages) or none (the default: an image part
+  has no time field). Where the protocol asks for qwen-vl-utils' frame sizing
+  (``preprocess="reference"``) and the served name is a Qwen-VL checkpoint's, the frames are
+  resized by that rule first (:func:`served_sizing`); else the server's processor sizes them.
 * ``generate``: chat completions with ``n`` = the samples, ``seed`` =
   :meth:`~foilkit.scorers.requests.GenerateRequest.sample_seed`, ``temperature``, ``top_p``,
   ``max_tokens``, and (``sampler_params``, default on) ``top_k=-1`` and
@@ -29,10 +34,12 @@ model differs:
 Requests run ``max_concurrency`` at a time, each retried with backoff on 429/5xx, timeouts and
 malformed replies (:mod:`foilkit.scorers.retry`). Each reply is cached on disk (one JSON file,
 written atomically) under the key of (served model, messages, frames' content hash, how the
-frames are sent, decoding settings), so a resumed or repeated run sends nothing it already
-sent. Token usage and its cost are recorded. The API key is read from the environment variable
-named by ``api_key_env`` when the first request is sent, and never stored: records, caches and
-logs hold the variable's name only.
+frames are sent, sized and timed, decoding settings), so a resumed or repeated run sends nothing
+it already sent. Processes sharing the cache (``accelerate launch``) claim a request before
+sending it; the others wait for that reply (:meth:`ServedClient._get`). Token usage and its
+cost are recorded. The API key is read from the environment variable named by ``api_key_env``
+when the first request is sent, and never stored: records, caches and logs hold the variable's
+name only.
 """
 
 from __future__ import annotations
@@ -44,6 +51,7 @@ import json
 import logging
 import math
 import os
+import re
 import threading
 import time
 from collections.abc import Sequence
@@ -56,6 +64,7 @@ import torch
 
 from foilkit.files import atomic_write
 from foilkit.scorers.adapters._features import likelihood_details
+from foilkit.scorers.adapters._qwen_vl_utils import REFERENCE, resize_frames
 from foilkit.scorers.adapters.base import RequestAdapter
 from foilkit.scorers.adapters.video_llm import (
     ENTAIL_ANSWERS,
@@ -63,8 +72,10 @@ from foilkit.scorers.adapters.video_llm import (
     LIKELIHOOD_QUESTION,
     VideoLLMAdapter,
     mode_settings,
+    presented_metadata,
 )
 from foilkit.scorers.generate import ORDER_DETAIL, cyclic_orders, score_by_generation
+from foilkit.scorers.lock import claim_holder_alive, release_claim, take_claim
 from foilkit.scorers.parsers import get_parser
 from foilkit.scorers.prompts import (
     CHOICE_QUESTION,
@@ -85,11 +96,24 @@ logger = logging.getLogger(__name__)
 SERVING_BACKENDS = ("local", "openai")
 #: How frames are sent: one image part per frame, or one vLLM ``video_url`` part.
 FRAME_INPUTS = ("images", "video")
+#: How the frames' times are sent: as the video part's metadata (vLLM's ``media_io_kwargs`` and
+#: ``mm_processor_kwargs``; ``frames_as="video"`` only), as a ``<t seconds>`` text part before
+#: each image (lmms-eval's Qwen3-VL API messages), or not at all.
+FRAME_TIMES = ("metadata", "text", "none")
+#: Served model names whose checkpoints' model cards size frames with qwen-vl-utils, and that
+#: rule's factor (pixels a merged token side): vLLM serves a checkpoint under its Hub id unless
+#: told another name (``--served-model-name``).
+QWEN_VL_NAMES = (
+    (re.compile(r"qwen2(\.5)?-vl", re.IGNORECASE), 28),
+    (re.compile(r"qwen3(\.5)?-vl|qwen3\.5|qwen4", re.IGNORECASE), 32),
+)
 IMAGE_FORMATS = ("png", "jpeg")
 LOCAL_API_KEY = "EMPTY"  # what vLLM and SGLang accept when no key is configured
 CACHE_FORMAT = 1
 #: The system turn is sent as one string: every chat-completions server takes that form.
 SYSTEM_FORM = "string"
+#: How often a process waiting for another's reply to the same request looks for it (seconds).
+CLAIM_POLL_S = 0.05
 
 
 class MalformedReply(ValueError):
@@ -111,6 +135,9 @@ class ServerBackend:
         frames_as: ``images`` (one ``image_url`` part per frame) or ``video`` (one vLLM
             ``video_url`` part of JPEG frames).
         image_format: ``png`` (lossless) or ``jpeg`` (quality 95) for ``images``.
+        frame_times: how each frame's time is sent (:data:`FRAME_TIMES`); ``None``:
+            ``metadata`` for ``video``, ``none`` for ``images`` (as lmms-eval's API models send
+            them: the protocol's question unchanged).
         sampler_params: send ``top_k=-1`` and ``repetition_penalty=1`` (vLLM, SGLang); off for
             a hosted API that rejects unknown parameters.
         max_concurrency: requests in flight at once.
@@ -124,6 +151,7 @@ class ServerBackend:
     api_key_env: str = "OPENAI_API_KEY"
     frames_as: str = "images"
     image_format: str = "png"
+    frame_times: str | None = None
     sampler_params: bool = True
     max_concurrency: int = 8
     max_retries: int = 5
@@ -148,6 +176,24 @@ class ServerBackend:
             )
         if self.frames_as == "video" and self.image_format != "jpeg":
             object.__setattr__(self, "image_format", "jpeg")  # vLLM's video/jpeg data URL
+        if self.frame_times is None:
+            times = "metadata" if self.frames_as == "video" else "none"
+            object.__setattr__(self, "frame_times", times)
+        if self.frame_times not in FRAME_TIMES:
+            raise ValueError(
+                f"unknown frame times {self.frame_times!r} (--frame-times); choose from "
+                f"{list(FRAME_TIMES)}"
+            )
+        if self.frame_times == "metadata" and self.frames_as != "video":
+            raise ValueError(
+                "--frame-times metadata needs --frames-as video (an image part carries no time): "
+                "use --frame-times text to state each image's time, or none"
+            )
+        if self.frame_times == "text" and self.frames_as == "video":
+            raise ValueError(
+                "--frame-times text writes each image's time before it: with --frames-as video "
+                "the times go as the video's metadata (--frame-times metadata), or none"
+            )
         if self.max_concurrency < 1:
             raise ValueError(
                 f"max_concurrency must be >= 1 (--max-concurrency), got {self.max_concurrency}"
@@ -257,16 +303,64 @@ def frames_sha256(frames: torch.Tensor | None) -> str | None:
     return digest.hexdigest()
 
 
+def presented_times(timestamps: Sequence[float]) -> list[float]:
+    """Each frame's time as the frames are presented: in the order shown, from the earliest
+    sampled time, one sampling interval apart (as the in-process adapter gives them,
+    :func:`~foilkit.scorers.adapters.video_llm.presented_metadata`)."""
+    metadata = presented_metadata(timestamps)
+    return [index / metadata["fps"] for index in metadata["frames_indices"]]
+
+
+def video_metadata(timestamps: Sequence[float]) -> dict[str, Any]:
+    """The extra body that gives vLLM a ``video/jpeg`` part's time axis: ``media_io_kwargs``
+    (every frame kept, ``num_frames=-1``; their rate and integer ``frames_indices``, from
+    which Qwen3-VL's processor writes its timestamps; vLLM releases that read it per request)
+    and ``mm_processor_kwargs``' ``fps`` (Qwen2.5-VL's ``second_per_grid_ts``). The indices
+    count sampling intervals, so the first frame's time is rounded to a whole interval."""
+    metadata = presented_metadata(timestamps)
+    fps, count = metadata["fps"], metadata["total_num_frames"]
+    start = round(metadata["frames_indices"][0])
+    video = {
+        "num_frames": -1,
+        "fps": fps,
+        "frames_indices": [start + index for index in range(count)],
+        "total_num_frames": start + count,
+        "duration": (start + count) / fps,
+    }
+    return {"media_io_kwargs": {"video": video}, "mm_processor_kwargs": {"fps": fps}}
+
+
+def served_sizing(model: str, preprocess: str | None) -> dict[str, Any]:
+    """How the frames are sized before they are sent: ``{"rule": "qwen-vl-utils", "factor"}``
+    where the protocol asks for the reference sizing (``preprocess="reference"``) and the
+    served name names a Qwen-VL checkpoint (:data:`QWEN_VL_NAMES`); else ``{"rule":
+    "server"}`` (sent at their decoded size, sized by the server's processor), with ``why``
+    where a reference sizing was asked for and cannot be applied."""
+    if preprocess in (None, "default"):
+        return {"rule": "server"}
+    for pattern, factor in QWEN_VL_NAMES:
+        if pattern.search(model):
+            return {"rule": "qwen-vl-utils", "factor": factor, "reference": REFERENCE}
+    return {
+        "rule": "server",
+        "why": f"preprocess={preprocess!r} not applied: the served name {model!r} names no "
+        "Qwen2/2.5/3-VL checkpoint (whose qwen-vl-utils sizing foilkit applies before sending); "
+        "frames are sent at their decoded size and sized by the server's own processor",
+    }
+
+
 @dataclass(frozen=True)
 class Call:
     """One chat-completions request: the messages (frames still the ``video`` part), the
-    frames, the parameters (``extra``: sent as extra body), and ``n`` choices expected."""
+    frames and their ``timestamps`` (seconds, in the order shown; ``None``: unknown), the
+    parameters (``extra``: sent as extra body), and ``n`` choices expected."""
 
     messages: tuple[dict[str, Any], ...]
     frames: torch.Tensor | None
     params: dict[str, Any]
     extra: dict[str, Any]
     n: int = 1
+    timestamps: tuple[float, ...] | None = None
 
 
 class ServedClient:
@@ -274,16 +368,21 @@ class ServedClient:
     retried; counts usage. The ``openai`` client is made at the first uncached request (a
     cached rerun needs no server and no key)."""
 
-    def __init__(self, model: str, server: ServerBackend) -> None:
+    def __init__(
+        self, model: str, server: ServerBackend, sizing: dict[str, Any] | None = None
+    ) -> None:
         self.model, self.server = model, server
+        #: how frames are sized before they are sent (:func:`served_sizing`)
+        self.sizing = sizing or {"rule": "server"}
         self.cache = Path(server.cache_dir) if server.cache_dir else None
         self._client: Any = None
         self._lock = threading.Lock()
         self.counts = dict.fromkeys(
             ("requests", "cache_hits", "retries", "prompt_tokens", "completion_tokens"), 0
         )
-        #: requests sent with frames, by the frames' (count, height, width)
-        self.frames_sent: dict[tuple[int, int, int], int] = {}
+        #: requests sent with frames, by the frames' (count, height, width) as sent and whether
+        #: their times were sent
+        self.frames_sent: dict[tuple[int, int, int, bool], int] = {}
 
     def key(self, call: Call) -> str:
         """The cache key: served model, messages, frames' content, how they are sent, and the
@@ -294,6 +393,8 @@ class ServedClient:
             "frames": frames_sha256(call.frames),
             "frames_as": self.server.frames_as,
             "image_format": self.server.image_format,
+            "sizing": self.sizing,
+            "times": [self.server.frame_times, call.timestamps] if self._timed(call) else None,
             "params": call.params,
             "extra": call.extra,
         }
@@ -317,28 +418,68 @@ class ServedClient:
         return self.cache / key[:2] / f"{key}.json"
 
     def _get(self, key: str, call: Call) -> Reply:
-        if self.cache is not None and self._path(key).is_file():
-            try:
-                reply = Reply.from_json(json.loads(self._path(key).read_text())["reply"])
-                self._count(cache_hits=1)
+        """The reply to ``call``: from the cache, else sent once. Processes sharing the cache
+        (the ranks of ``accelerate launch``) claim a request before sending it
+        (:func:`foilkit.scorers.lock.take_claim`); another process that needs the same reply
+        waits for the claimant's instead of asking again, so every process reads the same
+        answer (a hosted model's, even sampled, may differ between two asks) and each request
+        is paid for once. A claimant that dies or fails leaves the request to the next."""
+        if self.cache is None:
+            return self._send(key, call)
+        claim = self._path(key).with_suffix(".claim")
+        while True:
+            reply = self._cached(key)
+            if reply is not None:
                 return reply
-            except (ValueError, KeyError, TypeError) as error:
-                logger.warning("ignoring unreadable reply cache entry %s (%s)", key, error)
-        reply = self._send(key, call)
-        if self.cache is not None:
-            self._path(key).parent.mkdir(parents=True, exist_ok=True)
-            record = {
-                "format": CACHE_FORMAT,
-                "model": self.model,
-                "messages": list(call.messages),
-                "frames_sha256": frames_sha256(call.frames),
-                "params": call.params,
-                "extra": call.extra,
-                "reply": reply.to_json(),
-                "created": time.time(),
-            }
-            atomic_write(self._path(key), json.dumps(record, ensure_ascii=False))
+            claim.parent.mkdir(parents=True, exist_ok=True)
+            if take_claim(claim, max_age_s=self._claim_age_s()):
+                try:
+                    reply = self._cached(key)  # answered between the look and the claim
+                    if reply is None:
+                        reply = self._send(key, call)
+                        self._store(key, call, reply)
+                    return reply
+                finally:
+                    release_claim(claim)
+            while claim_holder_alive(claim, max_age_s=self._claim_age_s()):
+                time.sleep(CLAIM_POLL_S)
+
+    def _claim_age_s(self) -> float:
+        """How long a claim held from another host stands: the longest a request can take with
+        its retries and their waits."""
+        server = self.server
+        return (server.max_retries + 1) * server.timeout_s + server.max_retries * (
+            server.max_backoff_s
+        )
+
+    def _cached(self, key: str) -> Reply | None:
+        """The cached reply to ``key`` (counted as a hit), ``None`` when there is none or it is
+        unreadable (logged: it is asked again and replaced)."""
+        assert self.cache is not None
+        path = self._path(key)
+        if not path.is_file():
+            return None
+        try:
+            reply = Reply.from_json(json.loads(path.read_text())["reply"])
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            logger.warning("ignoring unreadable reply cache entry %s (%s)", key, error)
+            return None
+        self._count(cache_hits=1)
         return reply
+
+    def _store(self, key: str, call: Call, reply: Reply) -> None:
+        """Write ``reply`` to the cache atomically (a reader sees all of it or none)."""
+        record = {
+            "format": CACHE_FORMAT,
+            "model": self.model,
+            "messages": list(call.messages),
+            "frames_sha256": frames_sha256(call.frames),
+            "params": call.params,
+            "extra": call.extra,
+            "reply": reply.to_json(),
+            "created": time.time(),
+        }
+        atomic_write(self._path(key), json.dumps(record, ensure_ascii=False))
 
     def _count(self, **increments: int) -> None:
         with self._lock:
@@ -366,20 +507,42 @@ class ServedClient:
                 )
             return self._client
 
-    def _messages(self, call: Call) -> list[dict[str, Any]]:
-        """The messages as sent: the video part replaced by the frames."""
-        if call.frames is None:
+    def _timed(self, call: Call) -> bool:
+        """Whether ``call``'s frames are sent with their times (known, and a policy that sends
+        them)."""
+        return (
+            call.frames is not None
+            and call.timestamps is not None
+            and self.server.frame_times != "none"
+        )
+
+    def _sized(self, frames: torch.Tensor) -> torch.Tensor:
+        """The frames as sent: resized by :attr:`sizing`'s rule (rounded back to uint8), or as
+        decoded."""
+        if self.sizing["rule"] != "qwen-vl-utils":
+            return frames
+        resized = resize_frames(frames, self.sizing["factor"])
+        return resized.round().clamp(0, 255).to(torch.uint8)
+
+    def _messages(self, call: Call, frames: torch.Tensor | None) -> list[dict[str, Any]]:
+        """The messages as sent: the video part replaced by ``frames`` (and, with
+        ``frame_times="text"``, a ``<t seconds>`` text part before each image)."""
+        if frames is None:
             return list(call.messages)
-        encoded = [encode_frame(frame, self.server.image_format) for frame in call.frames]
+        encoded = [encode_frame(frame, self.server.image_format) for frame in frames]
         if self.server.frames_as == "video":
             url = "data:video/jpeg;base64," + ",".join(encoded)
             parts = [{"type": "video_url", "video_url": {"url": url}}]
         else:
             mime = f"image/{self.server.image_format}"
-            parts = [
-                {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}
-                for data in encoded
-            ]
+            parts = []
+            times = presented_times(call.timestamps) if self._timed(call) else None
+            for index, data in enumerate(encoded):
+                if times is not None:  # frame_times="text"
+                    parts.append({"type": "text", "text": f"<{times[index]:.1f} seconds>"})
+                parts.append(
+                    {"type": "image_url", "image_url": {"url": f"data:{mime};base64,{data}"}}
+                )
         sent = []
         for message in call.messages:
             content = message["content"]
@@ -396,16 +559,20 @@ class ServedClient:
         import openai
 
         client = self._openai()
-        messages = self._messages(call)
-        if call.frames is not None:
-            shape = (len(call.frames), *call.frames.shape[2:])
+        frames = self._sized(call.frames) if call.frames is not None else None
+        messages = self._messages(call, frames)
+        extra = dict(call.extra)
+        if self._timed(call) and self.server.frame_times == "metadata":
+            extra |= video_metadata(call.timestamps)
+        if frames is not None:
+            shape = (len(frames), *frames.shape[2:], self._timed(call))
             with self._lock:
                 self.frames_sent[shape] = self.frames_sent.get(shape, 0) + 1
         where = f"{self.model!r} at {self.server.base_url or 'OpenAI'}"
 
         def attempt() -> Reply:
             raw = client.chat.completions.with_raw_response.create(
-                model=self.model, messages=messages, extra_body=call.extra or None, **call.params
+                model=self.model, messages=messages, extra_body=extra or None, **call.params
             )
             try:
                 return read_reply(json.loads(raw.http_response.text), call.n)
@@ -465,8 +632,9 @@ class ServedVideoLLM(RequestAdapter):
     Args:
         server: the server and how to talk to it.
         the rest: as :class:`~foilkit.scorers.adapters.video_llm.VideoLLMAdapter`, but
-            ``preprocess``: the server sizes frames with its own processor (a ``reference``
-            sizing is recorded as not applied).
+            ``preprocess``: ``reference`` sizes the frames by qwen-vl-utils before sending only
+            for a served Qwen-VL checkpoint (:func:`served_sizing`); otherwise the server's
+            processor sizes them, recorded with why.
     """
 
     name = "video-llm"
@@ -491,15 +659,13 @@ class ServedVideoLLM(RequestAdapter):
         generating |= {k: kwargs.pop(k, None) for k in ("max_new_tokens", "seed")}
         kwargs.pop("placement", None)
         super().__init__(model_id, **kwargs)
-        #: where a protocol asks for a reference frame sizing (qwen-vl-utils' rules), the
-        #: server's own processor sizes the frames instead: recorded, not silently dropped
-        self.preprocess_note = None
-        if preprocess not in (None, "default"):
-            self.preprocess_note = (
-                f"preprocess={preprocess!r} not applied: frames are sent at their decoded size "
-                "and sized by the server's own processor"
-            )
-            logger.warning("%s", self.preprocess_note)
+        #: the protocol's frame sizing: qwen-vl-utils' (``preprocess="reference"``) applied
+        #: before sending where the served name names a Qwen-VL checkpoint, else the server's
+        #: own processor's, recorded with why (never silently dropped)
+        self.preprocess = preprocess
+        self.sizing = served_sizing(model_id, preprocess)
+        if "why" in self.sizing:
+            logger.warning("%s", self.sizing["why"])
         settings = mode_settings(
             self.mode,
             reduction=reduction,
@@ -513,7 +679,7 @@ class ServedVideoLLM(RequestAdapter):
         self.reduction, self.continuation = settings.reduction, settings.continuation
         self.prompt = settings.prompt
         self.server = server
-        self.client = ServedClient(model_id, server)
+        self.client = ServedClient(model_id, server, self.sizing)
 
     def describe(self) -> dict[str, Any]:
         common = {
@@ -523,11 +689,13 @@ class ServedVideoLLM(RequestAdapter):
                 "served_model": self.model_id,
                 "frames_as": self.server.frames_as,
                 "image_format": self.server.image_format,
+                "frame_times": self.server.frame_times,
+                "sizing": self.sizing,
                 "sampler_params": self.server.sampler_params,
             },
         }
-        if self.preprocess_note is not None:
-            common["preprocess"] = self.preprocess_note
+        if self.preprocess not in (None, "default"):
+            common["preprocess"] = self.preprocess
         if self.mode == "likelihood":
             return {
                 **common,
@@ -543,14 +711,19 @@ class ServedVideoLLM(RequestAdapter):
         return {**common, "prompt": question, "prompt_name": self.prompt}
 
     def backend_record(self) -> dict[str, Any]:
-        """The server, its settings, what was sent (the frames of each request sent, their count
-        and size, counted by requests) and spent."""
+        """The server, its settings, what was sent (the frames of each request sent: their count
+        and size as sent, whether their times were, counted by requests; how they were sized
+        and timed) and spent."""
         return {
             **self.server.to_record(),
             "served_model": self.model_id,
+            "sizing": self.sizing,
             "frames_sent": [
-                {"frames": count, "height": height, "width": width, "requests": requests}
-                for (count, height, width), requests in sorted(self.client.frames_sent.items())
+                {"frames": count, "height": height, "width": width, "timed": timed}
+                | {"requests": requests}
+                for (count, height, width, timed), requests in sorted(
+                    self.client.frames_sent.items()
+                )
             ],
             "usage": self.client.usage(),
         }
@@ -575,7 +748,14 @@ class ServedVideoLLM(RequestAdapter):
             }
             messages = tuple(fit_system_turn(list(request.messages), SYSTEM_FORM))
             calls.append(
-                Call(messages, request.frames, params, self._sampler(), decoding.num_samples)
+                Call(
+                    messages,
+                    request.frames,
+                    params,
+                    self._sampler(),
+                    decoding.num_samples,
+                    request.timestamps,
+                )
             )
         return [
             Generations(tuple(text.strip() for text in reply.texts))
@@ -597,15 +777,18 @@ class ServedVideoLLM(RequestAdapter):
             return self._entailments(requests)
         return self._likelihoods(requests)
 
-    def _first_token_call(self, messages: Sequence[dict[str, Any]], frames: Any) -> Call:
-        """A one-token greedy answer with its ``top_logprobs`` (choice and entail modes)."""
+    def _first_token_call(self, messages: Sequence[dict[str, Any]], request: TextsRequest) -> Call:
+        """A one-token greedy answer about ``request``'s view with its ``top_logprobs`` (choice
+        and entail modes)."""
         params = {
             "max_tokens": 1,
             "temperature": 0.0,
             "logprobs": True,
             "top_logprobs": self.server.top_logprobs,
         }
-        return Call(tuple(messages), frames, params, self._sampler())
+        return Call(
+            tuple(messages), request.frames, params, self._sampler(), timestamps=request.timestamps
+        )
 
     def _entailments(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
         """Entail mode: each text's VELOCITI question, scored P(Yes) / (P(Yes) + P(No)) from the
@@ -615,7 +798,7 @@ class ServedVideoLLM(RequestAdapter):
                 choice_messages(
                     self.prompt or "vitatecs", ENTAIL_QUESTION.format(caption=text), None
                 ),
-                request.frames,
+                request,
             )
             for request in requests
             for text in request.texts
@@ -645,7 +828,7 @@ class ServedVideoLLM(RequestAdapter):
             for order in cyclic_orders(count):
                 question = question_text(self.prompt, [request.texts[i] for i in order])
                 messages = choice_messages(self.prompt, question, count, SYSTEM_FORM)
-                calls.append(self._first_token_call(messages, request.frames))
+                calls.append(self._first_token_call(messages, request))
         replies = iter(self.client.send_all(calls))
         results = []
         for request in requests:
@@ -719,10 +902,14 @@ class ServedVideoLLM(RequestAdapter):
             base = choice_messages(self.prompt or "vitatecs", asked, None, SYSTEM_FORM)
             prefix = [*base, {"role": "assistant", "content": ""}]
             prefix_extra = {**extra, "continue_final_message": True}
-            calls.append(Call(tuple(prefix), request.frames, params, prefix_extra))
+            calls.append(
+                Call(tuple(prefix), request.frames, params, prefix_extra, 1, request.timestamps)
+            )
             for answer in answers:
                 messages = [*base, {"role": "assistant", "content": answer}]
-                calls.append(Call(tuple(messages), request.frames, params, extra))
+                calls.append(
+                    Call(tuple(messages), request.frames, params, extra, 1, request.timestamps)
+                )
             shapes.append(len(answers))
         replies = iter(self.client.send_all(calls))
         results = []

@@ -268,6 +268,14 @@ def add_backend(parser: Adder) -> None:
         help="--backend openai: how frames are encoded (default: %(default)s, lossless)",
     )
     parser.add_argument(
+        "--frame-times",
+        choices=("metadata", "text", "none"),
+        help="--backend openai: how each frame's time is sent: metadata (with --frames-as video: "
+        "vLLM's media_io_kwargs and mm_processor_kwargs fps), text (a '<t seconds>' part before "
+        "each image, as lmms-eval's Qwen3-VL API messages), none (default: metadata for video, "
+        "none for images)",
+    )
+    parser.add_argument(
         "--no-sampler-params",
         dest="sampler_params",
         action="store_false",

@@ -90,6 +90,23 @@ def frame_size(num_frames: int, height: int, width: int, factor: int) -> tuple[i
     return smart_resize(height, width, factor, *frame_pixels(num_frames, factor))
 
 
+def resize_frames(frames: Any, factor: int) -> Any:
+    """``frames`` (T x C x H x W) resized to :func:`frame_size` as qwen-vl-utils resizes them
+    (bicubic, antialiased), as float (as it returns them)."""
+    import torch
+    from torchvision.transforms import InterpolationMode
+    from torchvision.transforms.functional import resize
+
+    count, _, height, width = frames.shape
+    new_height, new_width = frame_size(count, height, width, factor)
+    return resize(
+        frames.float() if not torch.is_floating_point(frames) else frames,
+        [new_height, new_width],
+        interpolation=InterpolationMode.BICUBIC,
+        antialias=True,
+    )
+
+
 def applies_to(video_processor: Any) -> bool:
     """Whether qwen-vl-utils is the reference preprocessing of this video processor's family."""
     return type(video_processor).__name__ in QWEN_VL_VIDEO_PROCESSORS
@@ -110,19 +127,9 @@ class QwenVLUtilsResolution:
         :func:`frame_size` with qwen-vl-utils' bicubic antialiased resize (as float, as it
         returns them), and ``size`` bounds within which the processor's own ``smart_resize``
         keeps that size (per frame for Qwen2-VL's, over the clip for Qwen3-VL's)."""
-        import torch
-        from torchvision.transforms import InterpolationMode
-        from torchvision.transforms.functional import resize
-
-        count, _, height, width = frames.shape
-        new_height, new_width = frame_size(count, height, width, factor_of(video_processor))
-        resized = resize(
-            frames.float() if not torch.is_floating_point(frames) else frames,
-            [new_height, new_width],
-            interpolation=InterpolationMode.BICUBIC,
-            antialias=True,
-        )
-        area = new_height * new_width
+        count = len(frames)
+        resized = resize_frames(frames, factor_of(video_processor))
+        area = resized.shape[-2] * resized.shape[-1]
         temporal = int(getattr(video_processor, "temporal_patch_size", FRAME_FACTOR) or 1)
         size = {"shortest_edge": area, "longest_edge": area * (count + temporal)}
         return resized, {"size": size, "cap_pixels_per_frame": False}

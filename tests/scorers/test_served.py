@@ -111,7 +111,9 @@ def test_generate_sends_the_protocols_question_with_every_frame_in_order(tmp_pat
         assert scores.scores == (0.0, 0.5)  # "right" in every order's first sample only
         assert [a.outcome for a in scores.answers].count("unparseable") == 2
         record = adapter.backend_record()
-        assert record["frames_sent"] == [{"frames": 3, "height": 8, "width": 12, "requests": 2}]
+        assert record["frames_sent"] == [
+            {"frames": 3, "height": 8, "width": 12, "timed": False, "requests": 2}
+        ]
         assert record["usage"]["requests"] == 2 and record["usage"]["completion_tokens"] > 0
         assert SECRET not in str(record) and record["api_key_env"] == "SERVED_TEST_KEY"
         again = served(tmp_path, server, **options)
@@ -128,14 +130,91 @@ def adapter_messages(question: str) -> list[dict]:
     return choice_messages("vitatecs", question, 2)
 
 
-def test_video_part_carries_every_frame_as_vllm_reads_it(tmp_path):
+def test_video_part_carries_every_frame_and_their_times_as_vllm_reads_them(tmp_path):
+    """One ``video/jpeg`` part of every frame; their times (a reversed view: shown from the
+    earliest time at the sampling interval, 2 fps) as vLLM's media IO metadata, the first time
+    a whole interval (0.5 s: index 1), and Qwen2.5-VL's fps; none where the times are unknown."""
     with OpenAICompatibleServer(answer_right) as server:
         adapter = served(tmp_path, server, frames_as="video")
-        adapter.score([TextsRequest(TEXTS, frames(4))])
-        (user,) = [m for m in server.requests[0]["messages"] if m["role"] == "user"]
-        (video,) = [p for p in user["content"] if p["type"] == "video_url"]
-        head, data = video["video_url"]["url"].split(",", 1)
-        assert head == "data:video/jpeg;base64" and len(data.split(",")) == 4
+        adapter.score([TextsRequest(TEXTS, frames(4), timestamps=(2.0, 1.5, 1.0, 0.5))])
+        adapter.score([TextsRequest(TEXTS, frames(2))])  # times unknown
+        timed, untimed = server.requests[:2], server.requests[2:]
+        for body in server.requests:
+            (user,) = [m for m in body["messages"] if m["role"] == "user"]
+            (video,) = [p for p in user["content"] if p["type"] == "video_url"]
+            head, data = video["video_url"]["url"].split(",", 1)
+            assert head == "data:video/jpeg;base64"
+            assert len(data.split(",")) == (4 if body in timed else 2)
+        for body in timed:
+            assert body["media_io_kwargs"] == {
+                "video": {
+                    "num_frames": -1,
+                    "fps": 2.0,
+                    "frames_indices": [1, 2, 3, 4],
+                    "total_num_frames": 5,
+                    "duration": 2.5,
+                }
+            }
+            assert body["mm_processor_kwargs"] == {"fps": 2.0}
+        assert not any("media_io_kwargs" in body for body in untimed)
+        record = adapter.backend_record()
+        assert record["frame_times"] == "metadata"
+        assert [(e["frames"], e["timed"]) for e in record["frames_sent"]] == [
+            (2, False),
+            (4, True),
+        ]
+
+
+def test_frame_times_as_text_precede_each_image_and_none_by_default(tmp_path):
+    view, times = frames(3), (3.0, 1.0, 2.0)  # shuffled: shown at 1, 2, 3 s
+    with OpenAICompatibleServer(answer_right) as server:
+        served(tmp_path, server, frame_times="text").score([TextsRequest(TEXTS, view, times)])
+        served(tmp_path / "b", server).score([TextsRequest(TEXTS, view, times)])
+        for index, body in enumerate(server.requests):
+            (user,) = [m for m in body["messages"] if m["role"] == "user"]
+            kinds = [p["type"] if p["type"] != "text" else p["text"] for p in user["content"]]
+            image, question = "image_url", kinds[-1]
+            assert question.startswith("Which of the following best describes")
+            if index < 2:
+                assert kinds[:-1] == ["<1.0 seconds>", image, "<2.0 seconds>", image] + [
+                    "<3.0 seconds>",
+                    image,
+                ]
+            else:  # images carry no time, and none is written
+                assert kinds[:-1] == [image] * 3
+            assert "media_io_kwargs" not in body
+    with pytest.raises(ValueError, match="--frame-times metadata needs --frames-as video"):
+        ServerBackend(frame_times="metadata")
+    with pytest.raises(ValueError, match="with --frames-as video the times go as the video's"):
+        ServerBackend(frames_as="video", frame_times="text")
+
+
+def test_reference_sizing_is_qwen_vl_utils_for_a_served_qwen_vl_and_recorded_otherwise(tmp_path):
+    """``preprocess="reference"``: a served Qwen2.5-VL is sent its frames as the in-process
+    reference sizes them (qwen-vl-utils' size and resize, rounded to 8 bits); a served model
+    foilkit cannot place is sent them as decoded, and the record says why."""
+    from types import SimpleNamespace
+
+    from foilkit.scorers.adapters._qwen_vl_utils import QwenVLUtilsResolution
+
+    view = frames(4)
+    qwen25 = SimpleNamespace(patch_size=14, merge_size=2, temporal_patch_size=2)
+    expected, _ = QwenVLUtilsResolution().prepare(view, qwen25)
+    expected = expected.round().clamp(0, 255).to(torch.uint8)
+    with OpenAICompatibleServer(answer_right) as server:
+        backend = ServerBackend(base_url=server.base_url, cache_dir=str(tmp_path), max_retries=0)
+        reference = {"server": backend, "preprocess": "reference", "mode": "generate"}
+        qwen = ServedVideoLLM("Qwen/Qwen2.5-VL-72B-Instruct", **reference)
+        qwen.score([TextsRequest(TEXTS, view)])
+        sent = decoded_images(server.requests[0])
+        assert len(sent) == 4 and all(np.array_equal(a, b.numpy()) for a, b in zip(sent, expected))
+        assert qwen.backend_record()["sizing"]["rule"] == "qwen-vl-utils"
+        assert qwen.backend_record()["frames_sent"][0]["height"] == expected.shape[2] > 8
+        other = ServedVideoLLM("gpt-4o", **reference)
+        other.score([TextsRequest(TEXTS, view)])
+        assert decoded_images(server.requests[-1])[0].shape == (3, 8, 12)
+        sizing = other.describe()["backend"]["sizing"]
+        assert sizing["rule"] == "server" and "names no Qwen2/2.5/3-VL checkpoint" in sizing["why"]
 
 
 def test_429_5xx_and_malformed_replies_are_retried_and_a_refusal_is_one_clear_error(tmp_path):
@@ -166,6 +245,8 @@ def test_backend_settings_are_checked_before_any_work(monkeypatch):
 
     with pytest.raises(ValueError, match="--base-url applies to a served model: add --backend"):
         ScoreOptions(base_url="http://localhost:8000/v1")
+    with pytest.raises(ValueError, match="--frame-times applies to a served model"):
+        ScoreOptions(frame_times="text")
     with pytest.raises(ValueError, match="--device-map applies to a model loaded here"):
         ScoreOptions(backend="openai", device_map="auto")
     monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
