@@ -66,6 +66,7 @@ ANSWER_PARSERS: dict[str, dict[str | None, str]] = {
         "multi_choice": "tempcompass_multi_choice",  # eval_multi-choice.py
         "yes_no": "tempcompass_yes_no",  # eval_yes_no.py
         "caption_matching": "tempcompass_caption_matching",  # eval_caption_matching.py
+        "captioning": "tempcompass_captioning",  # eval_captioning.py: its LLM judge alone
     },
     "tomato": {None: "tomato"},  # parse_result.py pre_parser
 }

@@ -300,6 +300,33 @@ def add_backend(parser: Adder) -> None:
     )
 
 
+def add_judge(parser: Adder) -> None:
+    """``--judge-model``, ``--judge-base-url``, ``--judge-api-key-env``: generate mode's LLM
+    judge, off unless ``--judge-model`` names one, asked only where the benchmark's official
+    protocol asks one (see :mod:`foilkit.scorers.judge`)."""
+    parser.add_argument(
+        "--judge-model",
+        metavar="NAME",
+        help="generate mode: turn on the official LLM judge, served as NAME (TempCompass and "
+        "lmms-eval's VITATECS used gpt-3.5-turbo-1106, TOMATO gpt-4o-mini); it reads what the "
+        "official protocol gives it: answers the rules miss, TempCompass captions (default: "
+        "off, no judge: such answers count as unparseable)",
+    )
+    parser.add_argument(
+        "--judge-base-url",
+        metavar="URL",
+        help="--judge-model: the judge's OpenAI-compatible endpoint, e.g. http://host:8000/v1 "
+        "(default: OpenAI's)",
+    )
+    parser.add_argument(
+        "--judge-api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="--judge-model: the NAME of the environment variable holding the judge's API key "
+        "(never written anywhere; unset, a local server gets EMPTY) (default: %(default)s)",
+    )
+
+
 def pixel_count(text: str) -> int:
     """A pixel budget given as a count (``8294400``) or a size (``3840x2160``), at least 1."""
     size = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
