@@ -89,6 +89,9 @@ def test_captioning_is_generated_then_judged_as_eval_captioning(
         "still_unparseable": 0,
         "refused": refused,
     }
+    assert entry["run"]["score"]["answers"]["judged"] == scores.num_rows - refused
+    report = (out / "report.md").read_text()
+    assert f"LLM judge `gpt-3.5-turbo-1106` at {server.base_url}" in report
     for path in [*out.rglob("*"), *(tmp_path / "cache").rglob("*")]:
         assert not path.is_file() or KEY.encode() not in path.read_bytes()
 
