@@ -42,6 +42,7 @@ when the first request is sent, and never stored.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -257,12 +258,15 @@ class Judge:
         self.asked = self.asks = 0
 
     def check_key(self) -> None:
-        """Refuse OpenAI's endpoint without the judge's key, before any work."""
-        if self.settings.base_url is None:
-            try:
-                self.server.check_key()
-            except ValueError as error:
-                raise ValueError(f"judge: {error}".replace("--", "--judge-")) from None
+        """Refuse OpenAI's endpoint without the judge's key, before any work (a local server
+        takes none)."""
+        variable = self.settings.api_key_env
+        if self.settings.base_url is None and not os.environ.get(variable):
+            raise ValueError(
+                f"no API key for the judge: ${variable} is unset; export it (or name another "
+                "variable with --judge-api-key-env VAR), or point --judge-base-url at a local "
+                "server"
+            )
 
     def judge(self, cases: Sequence[JudgeCase]) -> list[Verdict]:
         """A verdict per case, in order: each asked (all at once, concurrently) until its reply

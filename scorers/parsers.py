@@ -6,7 +6,9 @@ an LLM judge or guess when the rules fail. foilkit reproduces the rules exactly,
 functions registered by name, and never guesses: an answer the rules cannot read is recorded
 ``unparseable`` and counts as wrong (the official scripts' rating 0 when their judge is off:
 TempCompass' ``--disable_llm``); an empty answer is ``refused`` (TempCompass' ``prediction is
-None``: the model produced nothing) and counts as wrong too.
+None``: the model produced nothing) and counts as wrong too. Only where a judge is configured
+(off by default) does the official LLM judge read what the rules miss
+(:mod:`foilkit.scorers.judge`; outcome ``judged``).
 
 Every parser takes the answer, the option texts in the order the question showed them, and the
 labels the question gave them (``A``, ``B``, ... by default; TempCompass' caption matching
@@ -24,14 +26,16 @@ Registered parsers (:data:`PARSERS`):
     Two options in the reference; the same rules over more letters here.
 ``tempcompass_multi_choice``, ``tempcompass_yes_no``, ``tempcompass_caption_matching``
     TempCompass' ``eval_multi-choice.py``, ``eval_yes_no.py`` and ``eval_caption_matching.py``
-    (llyx97/TempCompass@fe2025f) rule-based matching, without their ChatGPT fallback. A letter
+    (llyx97/TempCompass@fe2025f) rule-based matching; their ChatGPT fallback only with a judge
+    configured. A letter
     the question did not offer (``D`` of three options) is matched and rated 0 there, and
     ``unparseable`` here: wrong either way.
 ``tomato``
     TOMATO's ``src/parse_result.py`` ``pre_parser`` (yale-nlp/TOMATO): one letter, the whole
     ``"A: option"`` string, or ``Answer is: (A)``. Where it fails, TOMATO asks gpt-4o-mini and
-    then picks a random letter; foilkit records ``unparseable`` instead (a departure, counted
-    wrong, where TOMATO's random pick is right one time in the number of options).
+    then picks a random letter; foilkit asks gpt-4o-mini's prompt only with a judge configured,
+    and records ``unparseable`` instead of the random letter (a departure, counted wrong, where
+    TOMATO's random pick is right one time in the number of options).
 ``tempcompass_captioning``
     TempCompass ``eval_captioning.py`` has no rules: every caption goes to its LLM judge, which
     answers the video's multi-choice question from it (:mod:`foilkit.scorers.judge`). Without a

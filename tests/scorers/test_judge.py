@@ -6,6 +6,7 @@ but written nowhere, and no judge runs unless one is configured."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -130,22 +131,27 @@ def test_captioning_judge_answers_the_mc_question_as_eval_captioning(tmp_path):
         "Answer: None of the choices are correct",
         "A. dunking a basketball",
     ]
-    caption = "A man dunks a basketball.</s>"
-    with OpenAICompatibleServer(lambda body: replies[len(server.requests) - 1]) as server:
+    captions = [f"A man handles a basketball, take {n}.</s>" for n in range(len(replies))]
+
+    def respond(body: dict) -> str:
+        prompt = body["messages"][1]["content"]
+        return replies[next(n for n, c in enumerate(captions) if c[:-5] in prompt)]
+
+    reference = (MC["question"], MC["answer"])
+    cases = [JudgeCase(c, ("x", "y", "z"), ("A", "B", "C"), 1, reference) for c in captions]
+    with OpenAICompatibleServer(respond) as server:
         judge = _judge(server, "tempcompass_captioning", tmp_path / "cache", "gpt-3.5-turbo-1106")
-        verdicts = []
-        for _ in replies:  # one ask each: the same caption, a fresh cache key by model name
-            judge.client.model = f"judge-{len(server.requests)}"
-            case = JudgeCase(
-                caption, ("x", "y", "z"), ("A", "B", "C"), 1, (MC["question"], MC["answer"])
-            )
-            verdicts += judge.judge([case])
-    official = tempcompass_captioning_request(caption, MC, TEMPCOMPASS_CAPTIONING)
-    for body in server.requests:
-        assert _body(body) == {**official, "model": body["model"]}
+        verdicts = judge.judge(cases)
+    assert len(server.requests) == len(captions)  # one ask each, never again
+    official = [tempcompass_captioning_request(c, MC, TEMPCOMPASS_CAPTIONING) for c in captions]
+
+    def written(body: dict) -> str:
+        return json.dumps(body, sort_keys=True)
+
+    assert sorted(written(_body(b)) for b in server.requests) == sorted(map(written, official))
     for reply, verdict in zip(replies, verdicts):
         rating = captioning_parse_llm_output(reply, MC["answer"])["rating"]
-        assert verdict.outcome == "judged" and verdict.asks == 1
+        assert verdict.outcome == "judged" and verdict.asks == 1 and verdict.reply == reply
         assert (verdict.choice == 1) == (rating == 1) == (verdict.verdict == "correct")
     assert [v.verdict for v in verdicts] == ["correct", "incorrect", "incorrect", "correct"]
 
@@ -202,3 +208,25 @@ def test_no_judge_unless_one_is_configured():
         ScoreOptions(judge_model="m", judge_api_key_env=KEY)
     with pytest.raises(ValueError, match="no official LLM judge"):
         Judge(JudgeSettings("m", "http://localhost:1/v1"), "yes_no", None)
+
+
+def test_a_judge_is_refused_outside_generate_mode_and_without_its_key(monkeypatch):
+    from foilkit.scorers.api import ScoreOptions, make_judge
+    from foilkit.scorers.generate import check_generation
+    from foilkit.scorers.protocols import resolve_protocol
+
+    options = ScoreOptions(judge_model="gpt-3.5-turbo-1106", judge_base_url="http://h:1/v1")
+    choice = resolve_protocol("paper", "tempcompass", "video-llm", {}, config="multi_choice")
+    with pytest.raises(ValueError, match="add --mode generate"):
+        make_judge(options, choice)
+    generate = resolve_protocol(
+        "paper", "tempcompass", "video-llm", {"mode": "generate"}, config="captioning"
+    )
+    assert make_judge(ScoreOptions(), generate) is None  # off by default
+    assert make_judge(options, generate).protocol.name == "tempcompass_captioning"
+    with pytest.raises(ValueError, match="--judge-model NAME"):  # captions need the judge
+        check_generation(generate.settings, judged=False)
+    monkeypatch.delenv("FOILKIT_UNSET_JUDGE_KEY", raising=False)
+    hosted = ScoreOptions(judge_model="gpt-4o-mini", judge_api_key_env="FOILKIT_UNSET_JUDGE_KEY")
+    with pytest.raises(ValueError, match=r"\$FOILKIT_UNSET_JUDGE_KEY is unset.*--judge-base-url"):
+        make_judge(hosted, generate)
