@@ -594,8 +594,9 @@ def _judge_record(state: Any, adapter: Adapter, records: Sequence[dict[str, Any]
         return None
     record = adapter.judge.to_record()
     usage = {k: v for k, v in record["usage"].items() if k != "cost"}
-    usage = gather_counts(state, {**usage, "answers_judged": record["answers_judged"]})
-    record["answers_judged"] = usage.pop("answers_judged")
+    asked = {key: record[key] for key in ("answers_judged", "asks")}
+    usage = gather_counts(state, {**usage, **asked})
+    record.update({key: usage.pop(key) for key in asked})
     record["usage"] = usage
     outcomes = answer_outcomes(records)
     record["answers"] = {
