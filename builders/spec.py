@@ -83,7 +83,9 @@ class Benchmark:
             config's values weigh the same), shown when a run has them all: ViLMA's "Avg.",
             "the average of combined scores (P+T) among each task" (and of P and T alike).
         unscored: configs the builder builds but ``foilkit evaluate`` cannot score, each with
-            why (TempCompass' captioning needs an LLM judge): naming one is an error saying so.
+            why: naming one is an error saying so.
+        judged: configs scored only with an LLM judge configured (TempCompass' captioning),
+            each with why and how: naming one without a judge is an error saying so.
         tuning_forbidden: the licence clause that forbids training on the benchmark (VELOCITI's:
             "strictly a test set"): ``foilkit finetune`` refuses it, quoting this. Empty: none.
         redistribution_forbidden: why an export of the benchmark must not be pushed to the Hub
@@ -103,6 +105,7 @@ class Benchmark:
     paper_table: str = ""
     summary: str | None = None
     unscored: Mapping[str, str] = field(default_factory=dict)
+    judged: Mapping[str, str] = field(default_factory=dict)
     tuning_forbidden: str = ""
     redistribution_forbidden: str = ""
 
@@ -110,7 +113,7 @@ class Benchmark:
         unknown = [
             config
             for config in self.all_configs
-            if config not in self.configs or config in self.unscored
+            if config not in self.configs or config in self.unscored or config in self.judged
         ]
         if unknown or not self.all_configs:
             raise ValueError(
@@ -140,9 +143,12 @@ class Benchmark:
             **fields,
         )
 
-    def configs_for(self, config: str | Sequence[str] | None) -> tuple[str, ...]:
+    def configs_for(
+        self, config: str | Sequence[str] | None, *, judge: bool = False
+    ) -> tuple[str, ...]:
         """The configs ``--config`` names, in order, each once: one config or several; ``all``
-        (alone or among them) stands for ``all_configs``, and so does none."""
+        (alone or among them) stands for ``all_configs``, and so does none. ``judge``: whether
+        an LLM judge is configured (the ``judged`` configs need one)."""
         names = [config] if isinstance(config, str) else list(config or ["all"])
         unknown = [name for name in names if name != "all" and name not in self.configs]
         if unknown:
@@ -154,6 +160,10 @@ class Benchmark:
             if name in self.unscored:
                 raise ValueError(
                     f"{self.name} config {name!r} is not scored: {self.unscored[name]}"
+                )
+            if name in self.judged and not judge:
+                raise ValueError(
+                    f"{self.name} config {name!r} needs an LLM judge: {self.judged[name]}"
                 )
         chosen = (self.all_configs if name == "all" else (name,) for name in names)
         return tuple(dict.fromkeys(name for group in chosen for name in group))

@@ -12,7 +12,11 @@ how an answer names each (``A``; ``Caption A`` / ``Sentence A`` / ``Option 1``; 
 ``no``), ``label`` the true one, ``caption = options[label]`` and ``foils`` the others
 (``caption_answer`` / ``foil_answers`` their labels); ``prompt`` is what the official inference
 (``run_video_llava/inference_dataset.py``) sends a video LLM: the question and its task type's
-answer prompt (:data:`ANSWER_PROMPTS`). A video LLM asked ``prompt`` scores each option by its
+answer prompt (:data:`ANSWER_PROMPTS`). ``judge_question`` / ``judge_answer`` are what the
+official LLM judge is shown (:mod:`foilkit.scorers.judge`): the row's own question and answer,
+and for captioning the multi-choice question the judge answers from the generated caption
+(``eval_captioning.py``: ``mc_questions[video][aspect][0]``, the video's first multi-choice
+question of the same aspect) with its answer. A video LLM asked ``prompt`` scores each option by its
 label as the answer (:mod:`foilkit.scorers.adapters.video_llm`); a dual encoder compares the
 option texts with the video. Yes/no options mean nothing without their question
 (``needs_question``): only a model that asks questions scores them.
@@ -75,6 +79,8 @@ DIMENSIONS = {
 }
 #: Task types ``foilkit evaluate`` scores without an LLM judge; captioning needs one.
 JUDGE_FREE = ("multi_choice", "yes_no", "caption_matching")
+#: The questions the captioning judge answers from a caption (``eval_captioning.py``).
+MC_QUESTIONS = "questions/multi-choice.json"
 META_INFO = "meta_info.json"
 
 SOURCE = GitHubSource(
@@ -89,6 +95,8 @@ FEATURES = canonical_features(
     question=TEXT,
     prompt=TEXT,
     answer=TEXT,
+    judge_question=TEXT,
+    judge_answer=TEXT,
     options=TEXTS,
     option_labels=TEXTS,
     caption_answer=TEXT,
@@ -155,9 +163,12 @@ class TempCompass(FoilkitBuilder):
             "One row per published question. `options` and `option_labels` keep the published "
             "order; `prompt` is the question with the answer prompt the official inference "
             "appends for its task type. `aspect` and `dimension` (from `meta_info.json`) are the "
-            "groups of the official statistics. Captioning rows are published for completeness: "
-            "the official captioning score needs an LLM judge (gpt-3.5-turbo) and foilkit does "
-            "not evaluate them.\n"
+            "groups of the official statistics. `judge_question` / `judge_answer` are what the "
+            "official LLM judge is shown: the row's question and answer, and for captioning the "
+            "video's first multi-choice question of the same aspect, which the judge "
+            "(gpt-3.5-turbo-1106 in `eval_captioning.py`) answers from the generated caption. "
+            "Captioning is evaluated only with such a judge configured (`--mode generate "
+            "--judge-model NAME`).\n"
         )
 
     def _split_generators(
@@ -168,6 +179,8 @@ class TempCompass(FoilkitBuilder):
             "questions": AnnotationFile(f"questions/{stem}.json", f"questions/{stem}.json"),
             "meta_info": AnnotationFile(META_INFO, META_INFO),
         }
+        if self.config.task_type == "captioning":
+            files["mc_questions"] = AnnotationFile(MC_QUESTIONS, MC_QUESTIONS)
         paths = fetch(SOURCE, files, dl_manager, self.config.annotations)
         return [
             datasets.SplitGenerator(
@@ -176,9 +189,12 @@ class TempCompass(FoilkitBuilder):
             )
         ]
 
-    def _rows(self, questions: Path, meta_info: Path) -> Iterator[dict[str, Any]]:
+    def _rows(
+        self, questions: Path, meta_info: Path, mc_questions: Path | None = None
+    ) -> Iterator[dict[str, Any]]:
         dimensions = read_dimensions(meta_info)
         task = self.config.task_type
+        judged = None if mc_questions is None else dict(read_keyed_json(mc_questions))
         for video_id, by_aspect in read_keyed_json(questions):
             video_path = relative_path(
                 f"{video_id}.mp4", file=questions, row=video_id, field="video id"
@@ -195,12 +211,36 @@ class TempCompass(FoilkitBuilder):
                 for position, item in enumerate(items):
                     where = f"{row}[{position}]"
                     row_id = f"{video_id}-{aspect}-{position}"
-                    yield question_row(item, task, file=questions, row=where, row_id=row_id) | {
+                    shown = question_row(item, task, file=questions, row=where, row_id=row_id)
+                    if judged is not None:
+                        shown |= captioning_judge(judged, video_id, aspect, file=mc_questions)
+                    yield shown | {
                         "video_path": video_path,
                         "aspect": aspect,
                         "dimension": dimension,
                         "video_id": video_id,
                     }
+
+
+def captioning_judge(
+    mc_questions: Mapping[str, Any], video_id: str, aspect: str, *, file: Path | None
+) -> dict[str, str]:
+    """What ``eval_captioning.py``'s judge answers from a caption of ``video_id``'s ``aspect``:
+    the first multi-choice question of that video and aspect, and its answer."""
+    row = f"{video_id}.{aspect}[0]"
+    items = (mc_questions.get(video_id) or {}).get(aspect) if file is not None else None
+    if not isinstance(items, list) or not items or not isinstance(items[0], dict):
+        raise AnnotationError(
+            file or Path(MC_QUESTIONS),
+            row,
+            "no multi-choice question for this captioning row: the captioning judge answers "
+            "the video's first multi-choice question of the same aspect",
+        )
+    require(items[0], ("question", "answer"), file=file, row=row)
+    return {
+        "judge_question": text(items[0]["question"], file=file, row=row, field="question"),
+        "judge_answer": text(items[0]["answer"], file=file, row=row, field="answer"),
+    }
 
 
 def read_dimensions(path: Path) -> dict[str, Mapping[str, Any]]:
@@ -266,6 +306,8 @@ def question_row(item: Any, task: str, *, file: Path, row: str, row_id: str) -> 
         "question": question,
         "prompt": question + ANSWER_PROMPTS[task],
         "answer": answer,
+        "judge_question": question,  # captioning: replaced by its multi-choice question
+        "judge_answer": answer,
         "options": options,
         "option_labels": labels,
         "caption_answer": labels[label],
@@ -332,8 +374,8 @@ def accuracy(config: str) -> MetricSpec:
         _choice_inputs,
         {"accuracy": "accuracy"},
         {"ties": "strict"},
-        # two options each; multi-choice mixes three and four (the result's ``chance``)
-        chance={} if config == "multi_choice" else {"accuracy": 0.5},
+        # two options each; multi-choice and captioning mix three and four (no one ``chance``)
+        chance={} if config in ("multi_choice", "captioning") else {"accuracy": 0.5},
     )
 
 
@@ -345,10 +387,11 @@ BENCHMARK = Benchmark.of_builder(
     group_column="aspect",
     group_label="aspect",
     paper_table="Tables 2-4: accuracy (%) per temporal aspect, per task type",
-    unscored={
-        "captioning": "TempCompass captioning is scored by an LLM judge (gpt-3.5-turbo reads "
-        "the generated caption and answers the multi-choice question); foilkit scores without "
-        "generation, so it is not evaluated: choose multi_choice, yes_no or caption_matching "
-        "(--config all evaluates those three)"
+    judged={
+        "captioning": "TempCompass captioning is scored by an LLM judge (eval_captioning.py: "
+        "gpt-3.5-turbo-1106 answers the video's multi-choice question from the generated "
+        "caption): generate captions with --mode generate and configure the judge with "
+        "--judge-model NAME (--judge-base-url URL, --judge-api-key-env VAR); or choose "
+        "multi_choice, yes_no or caption_matching (--config all evaluates those three)"
     },
 )

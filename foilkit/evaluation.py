@@ -186,7 +186,9 @@ def evaluate(
 
     started, started_at = time.monotonic(), now()
     spec = get_benchmark(benchmark)
-    configs_chosen = spec.configs_for(config)
+    configs_chosen = spec.configs_for(
+        config, judge=score_options is not None and score_options.judge_model is not None
+    )
     if limit is not None and limit < 1:
         raise ValueError(f"limit={limit}: the number of items per config must be at least 1")
     folder = RunFolder(Path(out_dir))

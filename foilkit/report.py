@@ -365,10 +365,18 @@ def answers_text(record: ScoringRecord) -> str:
             f"{decoding.get('top_p')}, seed {decoding.get('seed')}"
         )
     outcomes = ", ".join(f"{count} {outcome}" for outcome, count in counts.items())
+    judge = record.judge
+    judged = ""
+    if judge is not None:
+        judged = (
+            f"; LLM judge `{judge.get('model')}` at {judge.get('base_url') or 'OpenAI'} "
+            f"(the official {judge.get('official_model')}, {judge.get('prompt_version')}), "
+            f"asked about {judge.get('asked_about')}; judged answers rated incorrect count wrong"
+        )
     return (
         f"answers read by parser `{record.parser}`: {outcomes} (unparseable and refused answers "
-        f"count wrong); {decoding.get('num_samples')} answer(s) per question and option order, "
-        f"{how}, at most {decoding.get('max_new_tokens')} new tokens."
+        f"count wrong){judged}; {decoding.get('num_samples')} answer(s) per question and option "
+        f"order, {how}, at most {decoding.get('max_new_tokens')} new tokens."
     )
 
 

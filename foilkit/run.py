@@ -387,9 +387,18 @@ class ScoringRecord:
 
     @property
     def answer_outcomes(self) -> dict[str, int] | None:
-        """Generate mode: how many answers the parser read (``parsed``), could not read
-        (``unparseable``) or got empty (``refused``); ``None`` for other modes."""
+        """Generate mode: how many answers the parser read (``parsed``), the LLM judge settled
+        (``judged``), neither could read (``unparseable``) or were empty (``refused``); ``None``
+        for other modes."""
         value = self._get("answers")
+        return None if value is None else dict(value)
+
+    @property
+    def judge(self) -> dict[str, Any] | None:
+        """Generate mode's LLM judge (model, endpoint, the key's variable name, the official
+        protocol it reproduces, usage, answer counts: :mod:`foilkit.scorers.judge`); ``None``
+        where none ran."""
+        value = self._get("judge")
         return None if value is None else dict(value)
 
     @property

@@ -13,7 +13,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -109,7 +109,9 @@ class ScoreOptions:
     (``images`` or vLLM's ``video``), ``image_format``, ``frame_times`` (how the frames' times
     are sent: ``metadata``, vLLM's, for ``video``; ``text``; ``none``), ``sampler_params``
     (send vLLM's ``top_k``/``repetition_penalty``), ``max_concurrency``, ``max_retries`` and
-    the prices per 1000 tokens; ``revision``, ``trust_remote_code``,
+    the prices per 1000 tokens; generate mode's LLM judge, off by default and only where the
+    benchmark's official protocol has one (:mod:`foilkit.scorers.judge`): ``judge_model``
+    (turns it on), ``judge_base_url``, ``judge_api_key_env``; ``revision``, ``trust_remote_code``,
     ``dtype`` (``auto``: the protocol's, e.g. ``paper``'s float16 where the reference ran in
     it, else bf16/fp16 on GPU, fp32 on CPU), ``device``. Models larger than one device (see
     :mod:`foilkit.scorers.placement`): ``device_map`` (``auto``, ``balanced``,
@@ -158,6 +160,9 @@ class ScoreOptions:
     max_retries: int = 5
     price_per_1k_prompt_tokens: float | None = None
     price_per_1k_completion_tokens: float | None = None
+    judge_model: str | None = None
+    judge_base_url: str | None = None
+    judge_api_key_env: str = "OPENAI_API_KEY"
     revision: str | None = None
     trust_remote_code: bool = False
     dtype: str = "auto"
@@ -191,6 +196,7 @@ class ScoreOptions:
     def __post_init__(self) -> None:
         check_control(self.control)
         check_backend(self)
+        check_judge(self)
         if self.decoder not in BACKENDS:
             raise ValueError(f"unknown decoder {self.decoder!r}; choose from {sorted(BACKENDS)}")
         if (
@@ -260,6 +266,60 @@ def check_backend(options: ScoreOptions) -> None:
             f"{', '.join(given)} applies to a model loaded here; a served model is the server's "
             "business: leave it out with --backend openai"
         )
+
+
+def check_judge(options: ScoreOptions) -> None:
+    """Refuse judge settings without a judge model (``--judge-model`` turns the judge on)."""
+    if options.judge_model is not None:
+        judge_settings(options)  # its own checks (the key's variable name, not the key)
+        return
+    given = {"judge_base_url": options.judge_base_url is not None}
+    given["judge_api_key_env"] = options.judge_api_key_env != "OPENAI_API_KEY"
+    named = [f"--{k.replace('_', '-')}" for k, v in given.items() if v]
+    if named:
+        raise ValueError(
+            f"{', '.join(named)} configures an LLM judge, which is off: name its model with "
+            "--judge-model NAME (e.g. gpt-3.5-turbo-1106, TempCompass' own)"
+        )
+
+
+def judge_settings(options: ScoreOptions) -> Any:
+    """The :class:`foilkit.scorers.judge.JudgeSettings` of ``options`` (``None``: no judge)."""
+    if options.judge_model is None:
+        return None
+    from foilkit.scorers.judge import JudgeSettings
+
+    return JudgeSettings(
+        model=options.judge_model,
+        base_url=options.judge_base_url,
+        api_key_env=options.judge_api_key_env,
+        max_concurrency=options.max_concurrency,
+        max_retries=options.max_retries,
+    )
+
+
+def make_judge(options: ScoreOptions, protocol: ResolvedProtocol) -> Any:
+    """The run's LLM judge (:class:`foilkit.scorers.judge.Judge`; its replies cached beside the
+    embedding cache, none with ``use_cache=False``), or ``None`` when none is configured;
+    refused outside generate mode or where the parser's official protocol has no judge."""
+    settings = judge_settings(options)
+    if settings is None:
+        return None
+    if protocol.settings.get("mode") != "generate":
+        raise ValueError(
+            "--judge-model reads the answers of generate mode; add --mode generate (the "
+            f"{protocol.name} protocol scores {protocol.family} models in mode "
+            f"{protocol.settings.get('mode', 'default')!r})"
+        )
+    from foilkit.scorers.judge import Judge
+    from foilkit.scorers.parsers import DEFAULT_PARSER
+
+    cache = None
+    if options.use_cache:
+        cache = str(Path(options.cache_dir or default_cache_dir()) / "judge")
+    judge = Judge(settings, protocol.settings.get("parser") or DEFAULT_PARSER, cache)
+    judge.check_key()
+    return judge
 
 
 def server_backend(options: ScoreOptions) -> Any:
@@ -519,7 +579,36 @@ def _identity(
         "seed": options.seed,
         "rows": len(plan.rows),
         "rows_sha256": rows,
+        **({"judge": _judge_identity(adapter.judge)} if adapter.judge is not None else {}),
     }
+
+
+def _judge_identity(judge: Any) -> dict[str, Any]:
+    """What of the judge must not change on resumption: the model, endpoint and protocol."""
+    record = judge.to_record()
+    return {key: record[key] for key in ("model", "base_url", "protocol", "prompt_version")}
+
+
+def _judge_record(state: Any, adapter: Adapter, records: Sequence[dict[str, Any]]) -> Any:
+    """The judge as ``run.json`` holds it (``None``: none ran): its settings, the official
+    protocol it reproduces, its usage summed over processes, and how the answers were read
+    (by the rules, by the judge, still unparseable)."""
+    if adapter.judge is None:
+        return None
+    record = adapter.judge.to_record()
+    usage = {k: v for k, v in record["usage"].items() if k != "cost"}
+    asked = {key: record[key] for key in ("answers_judged", "asks")}
+    usage = gather_counts(state, {**usage, **asked})
+    record.update({key: usage.pop(key) for key in asked})
+    record["usage"] = usage
+    outcomes = answer_outcomes(records)
+    record["answers"] = {
+        "parsed_by_rules": outcomes["parsed"],
+        "settled_by_judge": outcomes["judged"],
+        "still_unparseable": outcomes["unparseable"],
+        "refused": outcomes["refused"],
+    }
+    return record
 
 
 def _cache(
@@ -715,8 +804,9 @@ def check_inputs(
             "pool has none: use pooling 'mean' or 'mean-of-similarities'"
         )
     policy = sampling_policy(protocol, options.seed)
+    make_judge(options, protocol)  # its settings and key, before any model
     if protocol.settings.get("mode") == "generate":  # the decoding and parser, before any model
-        check_generation(protocol.settings)
+        check_generation(protocol.settings, judged=options.judge_model is not None)
     if policy.name not in ("fps", "int-fps"):  # those take max_frames, not a set count
         family.check_frames(
             model,
@@ -761,6 +851,7 @@ def _run(
             placement=placement,
             **model_options,
         )
+    adapter.judge = make_judge(options, protocol)
     plan = _plan(data, adapter, roots, protocol.settings.get("window", "half-open"))
     if pool:
         plan = plan.pooled()
@@ -867,6 +958,7 @@ def _run(
         "cache": None if engine.cache is None else str(engine.cache.directory),
         "errors": {"rows": failed, "causes": error_causes(records), "messages": errors},
         **({"answers": answer_outcomes(records)} if adapter.mode == "generate" else {}),
+        "judge": _judge_record(state, adapter, records),
         "throughput": throughput,
         "packages": package_versions(),
         "foilkit": foilkit_source(),  # its version, and commit when run from a checkout

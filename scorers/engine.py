@@ -472,14 +472,16 @@ class Engine:
                     frames = view.frames if view is not None else None
                     timestamps = view.timestamps if view is not None else None
                     question, answers = row.asked(group)
+                    reference = row.judged(group)
                     requests.setdefault(
-                        (key, texts, question, answers),
+                        (key, texts, question, answers, reference),
                         TextsRequest(
                             texts,
                             frames,
                             timestamps=tuple(timestamps) if timestamps is not None else None,
                             question=question,
                             answers=answers,
+                            reference=reference,
                         ),
                     )
         # model calls of about batch_size requests; a view's requests never straddle two calls,
@@ -506,7 +508,7 @@ class Engine:
                         row,
                         item,
                         {
-                            g: by_key[(row.view_of(g), t, *row.asked(g))]
+                            g: by_key[(row.view_of(g), t, *row.asked(g), row.judged(g))]
                             for g, t in row.groups.items()
                         },
                     )

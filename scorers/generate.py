@@ -28,9 +28,16 @@ are read with the labels the question gives the texts (``request.answers``: ``A`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
-from foilkit.scorers.parsers import DEFAULT_PARSER, PARSED, AnswerParser, get_parser
+from foilkit.scorers.parsers import (
+    DEFAULT_PARSER,
+    PARSED,
+    REFUSED,
+    UNPARSEABLE,
+    AnswerParser,
+    get_parser,
+)
 from foilkit.scorers.prompts import LETTERS, choice_messages, question_text
 from foilkit.scorers.requests import (
     DECODING_SETTINGS,
@@ -41,6 +48,9 @@ from foilkit.scorers.requests import (
     TextScores,
     TextsRequest,
 )
+
+if TYPE_CHECKING:
+    from foilkit.scorers.judge import Judge, Verdict
 
 #: Per-text details of generate mode: the share of answers choosing the text in order ``k``
 #: (``order_<k>``, as choice mode's letter probabilities) and in sample ``s`` (``sample_<s>``).
@@ -55,11 +65,23 @@ class GeneratingBackend(Protocol):
     def generate(self, requests: Sequence[GenerateRequest]) -> list[Generations]: ...
 
 
-def check_generation(settings: Mapping[str, Any]) -> None:
+def check_generation(settings: Mapping[str, Any], judged: bool = False) -> None:
     """Refuse a protocol's decoding settings or parser that generate mode cannot run (a
-    ``ValueError`` naming the flag), before any model loads."""
+    ``ValueError`` naming the flag), before any model loads; ``judged``: whether an LLM judge
+    is configured (a parser without rules needs one)."""
     Decoding(**{k: settings[k] for k in DECODING_SETTINGS if settings.get(k) is not None})
-    get_parser(settings.get("parser") or DEFAULT_PARSER)
+    name = settings.get("parser") or DEFAULT_PARSER
+    get_parser(name)
+    if not judged:
+        from foilkit.scorers.judge import judge_protocol
+
+        protocol = judge_protocol(name)
+        if protocol is not None and protocol.every_answer:
+            raise ValueError(
+                f"answers read by {name!r} are scored by the official LLM judge alone (no rules "
+                "read them): configure one with --judge-model NAME (--judge-base-url URL, "
+                "--judge-api-key-env VAR)"
+            )
 
 
 def cyclic_orders(count: int) -> list[list[int]]:
@@ -94,19 +116,27 @@ def generate_requests(
     ]
 
 
+def _orders(count: int, labels: Sequence[str] | None) -> list[list[int]]:
+    """The option orders answered: every cyclic one, or the published one of a request's own
+    question (``labels``)."""
+    return cyclic_orders(count) if labels is None else [list(range(count))]
+
+
 def read_answers(
     texts: Sequence[str],
     generations: Sequence[Generations],
     parser: AnswerParser,
     labels: Sequence[str] | None = None,
+    verdicts: Mapping[tuple[int, int], Verdict] | None = None,
 ) -> TextScores:
     """Scores of ``texts`` from the answers to each cyclic order (``generations[k]``: order
     ``k``'s samples): each text's share of the answers that chose it, with the per-order and
     per-sample shares as details and every answer as read. With ``labels`` (how a request's
     own question names each text), ``generations`` holds the answers to that one question,
-    read with those labels."""
+    read with those labels. ``verdicts``: the LLM judge's, by (order, sample), for the answers
+    it was asked about (their choice, outcome and reply replace the rules')."""
     count = len(texts)
-    orders = cyclic_orders(count) if labels is None else [list(range(count))]
+    orders = _orders(count, labels)
     if len(generations) != len(orders):
         raise ValueError(f"{len(generations)} generations for {len(orders)} option orders")
     samples = {len(g.texts) for g in generations}
@@ -119,10 +149,24 @@ def read_answers(
         shown = [texts[i] for i in order]
         for sample, text in enumerate(generated.texts):
             parsed = parser(text, shown, None if labels is None else [labels[i] for i in order])
-            choice = None if parsed.outcome != PARSED else order[parsed.choice]
+            verdict = (verdicts or {}).get((shift, sample))
+            if verdict is not None:
+                outcome, position = verdict.outcome, verdict.choice
+            else:
+                outcome = parsed.outcome
+                position = parsed.choice if outcome == PARSED else None
+            choice = None if position is None else order[position]
             if choice is not None:
                 chosen[shift * num_samples + sample][choice] = 1
-            answers.append(Answer(text, parsed.outcome, choice, shift, sample))
+            judged = (
+                {}
+                if verdict is None
+                else {
+                    "judge_reply": verdict.reply,
+                    "judge_verdict": verdict.verdict,
+                }
+            )
+            answers.append(Answer(text, outcome, choice, shift, sample, **judged))
 
     def share(cells: list[list[int]]) -> tuple[float, ...]:
         return tuple(sum(cell[i] for cell in cells) / len(cells) for i in range(count))
@@ -137,6 +181,36 @@ def read_answers(
     return TextScores(share(chosen), details, tuple(answers))
 
 
+def judge_answers(
+    judge: Judge,
+    requests: Sequence[TextsRequest],
+    generations: Sequence[Sequence[Generations]],
+    parser: AnswerParser,
+) -> list[dict[tuple[int, int], Verdict]]:
+    """The judge's verdicts on the answers its protocol asks it about (those the rules leave
+    ``unparseable``, or every answer given: TempCompass captioning), per request by (order,
+    sample); all asked at once."""
+    from foilkit.scorers.judge import JudgeCase
+
+    cases, where = [], []
+    for number, (request, answered) in enumerate(zip(requests, generations)):
+        count = len(request.texts)
+        labels = request.answers
+        for shift, order in enumerate(_orders(count, labels)):
+            shown = tuple(request.texts[i] for i in order)
+            named = tuple(LETTERS[:count]) if labels is None else tuple(labels[i] for i in order)
+            for sample, text in enumerate(answered[shift].texts):
+                outcome = parser(text, shown, None if labels is None else named).outcome
+                if outcome == UNPARSEABLE or (judge.protocol.every_answer and outcome != REFUSED):
+                    case = JudgeCase(text, shown, named, order.index(0), request.reference)
+                    cases.append(case)
+                    where.append((number, shift, sample))
+    verdicts: list[dict[tuple[int, int], Verdict]] = [{} for _ in requests]
+    for (number, shift, sample), verdict in zip(where, judge.judge(cases) if cases else []):
+        verdicts[number][shift, sample] = verdict
+    return verdicts
+
+
 def score_by_generation(
     backend: GeneratingBackend,
     requests: Sequence[TextsRequest],
@@ -144,14 +218,21 @@ def score_by_generation(
     prompt: str,
     decoding: Decoding,
     parser: AnswerParser,
+    judge: Judge | None = None,
 ) -> list[TextScores]:
     """Each request's texts scored from ``backend``'s answers to its own question, else to the
-    ``prompt`` question in every option order (one backend call for all of them)."""
+    ``prompt`` question in every option order (one backend call for all of them); with a
+    ``judge``, the answers its official protocol asks it about are read by it."""
     asked = [generate_requests(request, prompt, decoding) for request in requests]
     generations = backend.generate([question for questions in asked for question in questions])
-    results, start = [], 0
-    for request, questions in zip(requests, asked):
-        mine = generations[start : start + len(questions)]
+    answered, start = [], 0
+    for questions in asked:
+        answered.append(generations[start : start + len(questions)])
         start += len(questions)
-        results.append(read_answers(request.texts, mine, parser, request.answers))
-    return results
+    verdicts: list[dict[tuple[int, int], Verdict]] = [{} for _ in requests]
+    if judge is not None:
+        verdicts = judge_answers(judge, requests, answered, parser)
+    return [
+        read_answers(request.texts, mine, parser, request.answers, found)
+        for request, mine, found in zip(requests, answered, verdicts)
+    ]

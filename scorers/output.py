@@ -6,7 +6,9 @@ Columns (one row per dataset row, in dataset order): ``id``, ``caption_score``,
 ``caption_<name>`` / ``foil_<name>`` (e.g. ``caption_logprob_sum``); in ``generate`` mode the
 answers behind the scores, one entry per (option order, sample), order-major: ``answers`` (the
 text), ``answer_outcomes`` (``parsed``, ``unparseable``, ``refused``) and ``answer_choices``
-(the index of the text chosen among caption then foils; null unless parsed); then every column
+(the index of the text chosen among caption then foils; null where none), and, where an LLM
+judge ran (:mod:`foilkit.scorers.judge`), ``answer_judge_replies`` and ``answer_judge_verdicts``
+(null for an answer it was not asked about); then every column
 of the input dataset except its videos (``video``, a pair's ``foil_video``), copied through.
 
 Rows with a video foil (the pair shape: Vinoground) add the foil video's scores of the same
@@ -62,20 +64,23 @@ def score_columns(
         if not any(group in r.get("answers", {}) for r in records):
             continue
         answers = [r.get("answers", {}).get(group) for r in records]
-        for column, key in ANSWER_COLUMNS.items():
+        judged = any(answer.get("judge_reply") is not None for a in answers for answer in a or ())
+        for column, key in (ANSWER_COLUMNS | (JUDGE_COLUMNS if judged else {})).items():
             columns[GROUP_PREFIX[group] + column] = [
-                None if a is None else [answer[key] for answer in a] for a in answers
+                None if a is None else [answer.get(key) for answer in a] for a in answers
             ]
     return columns
 
 
 #: Generate mode's per-answer columns (without the group prefix) and the answer field each holds.
 ANSWER_COLUMNS = {"answers": "text", "answer_outcomes": "outcome", "answer_choices": "choice"}
+#: ... and the LLM judge's, where one ran.
+JUDGE_COLUMNS = {"answer_judge_replies": "judge_reply", "answer_judge_verdicts": "judge_verdict"}
 
 
 def answer_outcomes(records: Sequence[dict[str, Any]]) -> dict[str, int]:
-    """How many generated answers each parser outcome had (``parsed``, ``unparseable``,
-    ``refused``; every outcome, zeros too), over the scored rows' answers."""
+    """How many generated answers each outcome had (``parsed`` by the rules, ``judged``,
+    ``unparseable``, ``refused``; every outcome, zeros too), over the scored rows' answers."""
     counts = Counter(
         answer["outcome"]
         for r in records
@@ -112,7 +117,7 @@ def scores_dataset(
             features[name] = datasets.Value("string")
         elif name in FRAME_COLUMNS or name.endswith("answer_choices"):
             features[name] = datasets.List(datasets.Value("int64"))
-        elif name.endswith(("answers", "answer_outcomes")):
+        elif name.endswith(("answers", "answer_outcomes", *JUDGE_COLUMNS)):
             features[name] = datasets.List(datasets.Value("string"))
         elif name.removeprefix("foil_video_").startswith(("foil_", "proficiency_foil_")):
             features[name] = datasets.List(datasets.Value("float64"))

@@ -6,7 +6,9 @@ an LLM judge or guess when the rules fail. foilkit reproduces the rules exactly,
 functions registered by name, and never guesses: an answer the rules cannot read is recorded
 ``unparseable`` and counts as wrong (the official scripts' rating 0 when their judge is off:
 TempCompass' ``--disable_llm``); an empty answer is ``refused`` (TempCompass' ``prediction is
-None``: the model produced nothing) and counts as wrong too.
+None``: the model produced nothing) and counts as wrong too. Only where a judge is configured
+(off by default) does the official LLM judge read what the rules miss
+(:mod:`foilkit.scorers.judge`; outcome ``judged``).
 
 Every parser takes the answer, the option texts in the order the question showed them, and the
 labels the question gave them (``A``, ``B``, ... by default; TempCompass' caption matching
@@ -24,14 +26,20 @@ Registered parsers (:data:`PARSERS`):
     Two options in the reference; the same rules over more letters here.
 ``tempcompass_multi_choice``, ``tempcompass_yes_no``, ``tempcompass_caption_matching``
     TempCompass' ``eval_multi-choice.py``, ``eval_yes_no.py`` and ``eval_caption_matching.py``
-    (llyx97/TempCompass@fe2025f) rule-based matching, without their ChatGPT fallback. A letter
+    (llyx97/TempCompass@fe2025f) rule-based matching; their ChatGPT fallback only with a judge
+    configured. A letter
     the question did not offer (``D`` of three options) is matched and rated 0 there, and
     ``unparseable`` here: wrong either way.
 ``tomato``
     TOMATO's ``src/parse_result.py`` ``pre_parser`` (yale-nlp/TOMATO): one letter, the whole
     ``"A: option"`` string, or ``Answer is: (A)``. Where it fails, TOMATO asks gpt-4o-mini and
-    then picks a random letter; foilkit records ``unparseable`` instead (a departure, counted
-    wrong, where TOMATO's random pick is right one time in the number of options).
+    then picks a random letter; foilkit asks gpt-4o-mini's prompt only with a judge configured,
+    and records ``unparseable`` instead of the random letter (a departure, counted wrong, where
+    TOMATO's random pick is right one time in the number of options).
+``tempcompass_captioning``
+    TempCompass ``eval_captioning.py`` has no rules: every caption goes to its LLM judge, which
+    answers the video's multi-choice question from it (:mod:`foilkit.scorers.judge`). Without a
+    judge every caption is ``unparseable``; ``foilkit evaluate`` refuses captioning then.
 ``yes_no``
     foilkit's own (no benchmark published one): the answer's first word, case and punctuation
     aside, is ``yes`` or ``no``.
@@ -43,9 +51,12 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-#: What became of an answer, in the order reports list them.
-PARSED, UNPARSEABLE, REFUSED = "parsed", "unparseable", "refused"
-OUTCOMES = (PARSED, UNPARSEABLE, REFUSED)
+#: What became of an answer, in the order reports list them: read by the rules, settled by the
+#: LLM judge (:mod:`foilkit.scorers.judge`, only when one is configured), neither, or empty.
+PARSED, JUDGED, UNPARSEABLE, REFUSED = "parsed", "judged", "unparseable", "refused"
+OUTCOMES = (PARSED, JUDGED, UNPARSEABLE, REFUSED)
+#: What a parser (the rules alone) can make of an answer.
+PARSER_OUTCOMES = (PARSED, UNPARSEABLE, REFUSED)
 LETTERS = "ABCDEFGHIJ"
 #: The parser of generate mode when none is named: the rules for the VITATECS question it asks.
 DEFAULT_PARSER = "vitatecs"
@@ -60,8 +71,10 @@ class ParsedAnswer:
     choice: int | None = None
 
     def __post_init__(self) -> None:
-        if self.outcome not in OUTCOMES:
-            raise ValueError(f"unknown outcome {self.outcome!r}; choose from {list(OUTCOMES)}")
+        if self.outcome not in PARSER_OUTCOMES:
+            raise ValueError(
+                f"unknown outcome {self.outcome!r}; choose from {list(PARSER_OUTCOMES)}"
+            )
         if (self.choice is None) != (self.outcome != PARSED):
             raise ValueError(f"a {self.outcome} answer has choice {self.choice!r}")
 
@@ -215,6 +228,15 @@ def parse_tempcompass_caption_matching(
     return _chose(chosen.pop() if len(chosen) == 1 else None)
 
 
+@register_parser("tempcompass_captioning")
+def parse_tempcompass_captioning(
+    answer: str | None, options: Sequence[str], labels: Sequence[str] | None = None
+) -> ParsedAnswer:
+    """TempCompass ``eval_captioning.py``: no rules read a caption (its judge does); an empty
+    one is ``refused`` (``prediction is None``: rated 0 there)."""
+    return ParsedAnswer(REFUSED) if _refused(answer) else ParsedAnswer(UNPARSEABLE)
+
+
 _TOMATO_ANSWER_IS = re.compile(r"^Answer is:?[\(]?([A-Fa-f])[\)]?$")
 
 
@@ -264,6 +286,7 @@ def parse_yes_no(
 
 __all__ = [
     "DEFAULT_PARSER",
+    "JUDGED",
     "OUTCOMES",
     "PARSED",
     "PARSERS",

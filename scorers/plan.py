@@ -28,6 +28,9 @@ TEXT_GROUPS = {
 #: Columns of a main text group asked as a question (TempCompass): the item's own prompt, and how
 #: an answer names the caption and each foil.
 QUESTION_COLUMNS = ("prompt", "caption_answer", "foil_answers")
+#: The question and ground-truth answer a benchmark's official LLM judge is shown (TempCompass),
+#: read where a row has them (:mod:`foilkit.scorers.judge`).
+JUDGE_COLUMNS = ("judge_question", "judge_answer")
 #: The text group of a row's foil video: its main texts (caption, foils) against the second view.
 FOIL_VIDEO_GROUP = "foil_video"
 #: The pair shape's columns the planner reads: the foil video and its window.
@@ -36,6 +39,7 @@ PLAN_COLUMNS = (
     ("id", "video", "start", "end", "reversed", "time_unit")
     + tuple(c for pair in TEXT_GROUPS.values() for c in pair)
     + QUESTION_COLUMNS
+    + JUDGE_COLUMNS
     + FOIL_VIDEO_PLAN_COLUMNS
 )
 #: A row whose ``time_unit`` is one of these gave its window as frame indices (ViLMA's Action
@@ -59,12 +63,18 @@ class PlannedRow:
     foil_view: str | None = None
     question: str | None = None
     answers: tuple[str, ...] | None = None
+    reference: tuple[str, str] | None = None
 
     def asked(self, group: str) -> tuple[str | None, tuple[str, ...] | None]:
         """(question, answers) of text group ``group``; ``(None, None)`` for texts scored
         alone. A pair row's foil video is asked its main group's question too."""
         asks = group in ("main", FOIL_VIDEO_GROUP)
         return (self.question, self.answers) if asks else (None, None)
+
+    def judged(self, group: str) -> tuple[str, str] | None:
+        """What the official LLM judge is shown about text group ``group``'s answers (the
+        question and its ground-truth answer); ``None`` for texts asked no question."""
+        return self.reference if self.asked(group)[0] is not None else None
 
     def view_of(self, group: str) -> str | None:
         """The view text group ``group`` is scored against: the foil video's for
@@ -166,7 +176,11 @@ def _question(row: Mapping[str, Any], index: int, size: int) -> dict[str, Any]:
             f"row {index} (id={row.get('id')!r}) asks a question ('prompt') but its "
             f"'caption_answer' and 'foil_answers' ({answers!r}) do not name its {size} texts"
         )
-    return {"question": prompt, "answers": tuple(answers)}
+    asked: dict[str, Any] = {"question": prompt, "answers": tuple(answers)}
+    reference = tuple(row.get(column) for column in JUDGE_COLUMNS)
+    if all(isinstance(value, str) and value for value in reference):
+        asked["reference"] = reference
+    return asked
 
 
 def _source(video: Any, roots: Sequence[Path] | None) -> str | bytes | None:

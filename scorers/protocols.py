@@ -66,6 +66,7 @@ ANSWER_PARSERS: dict[str, dict[str | None, str]] = {
         "multi_choice": "tempcompass_multi_choice",  # eval_multi-choice.py
         "yes_no": "tempcompass_yes_no",  # eval_yes_no.py
         "caption_matching": "tempcompass_caption_matching",  # eval_caption_matching.py
+        "captioning": "tempcompass_captioning",  # eval_captioning.py: its LLM judge alone
     },
     "tomato": {None: "tomato"},  # parse_result.py pre_parser
 }
@@ -252,8 +253,9 @@ _paper(
         "model cards' qwen-vl-utils 0.0.14 fetch_video (preprocess 'reference')",
         notes="the paper does not say in which order it showed the two sentences: foilkit asks "
         "both orders (a model answering (A) to everything scores a tie, counted wrong); "
-        "lmms-eval's ChatGPT judge for answers its rules cannot read is not run: they count "
-        "wrong and are counted (unparseable, refused)",
+        "lmms-eval's ChatGPT judge for answers its rules cannot read runs only with "
+        "--judge-model (off by default: they count wrong and are counted: unparseable, "
+        "refused)",
     ),
 )
 _paper("vitatecs", "text-lm", _unpublished("vitatecs", "text-lm", "no text-only baseline"))

@@ -39,6 +39,10 @@ class TextsRequest:
     options and answer instruction), and ``answers`` how an answer names each text, in the same
     order (``"A"``, ``"Caption B"``, ``"yes"``): adapters that ask questions score each text by
     its answer to the question; ``None``: the texts are scored themselves.
+
+    ``reference`` is the question and its ground-truth answer as a benchmark's official LLM
+    judge is shown them (TempCompass' ``judge_question`` / ``judge_answer``:
+    :mod:`foilkit.scorers.judge`); ``None`` where the row has none.
     """
 
     texts: tuple[str, ...]
@@ -46,6 +50,7 @@ class TextsRequest:
     timestamps: tuple[float, ...] | None = None
     question: str | None = None
     answers: tuple[str, ...] | None = None
+    reference: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         if not self.texts:
@@ -90,16 +95,20 @@ class TextScores:
 
 @dataclass(frozen=True)
 class Answer:
-    """One generated answer as its parser read it: the text, the outcome (``parsed``,
-    ``unparseable``, ``refused``: :data:`foilkit.scorers.parsers.OUTCOMES`), the index of the
-    request's text it chose (``None`` unless parsed), and which cyclic order of the options
-    and which sample it answered."""
+    """One generated answer as it was read: the text, the outcome (``parsed`` by the rules,
+    ``judged`` by the LLM judge, ``unparseable``, ``refused``:
+    :data:`foilkit.scorers.parsers.OUTCOMES`), the index of the request's text it chose
+    (``None``: none), which cyclic order of the options and which sample it answered, and,
+    where the judge was asked, its last reply and verdict (``correct``, ``incorrect``, a
+    letter; ``None``: it settled nothing)."""
 
     text: str
     outcome: str
     choice: int | None
     order: int
     sample: int
+    judge_reply: str | None = None
+    judge_verdict: str | None = None
 
 
 #: The decoding settings, as protocols, options and records name them.

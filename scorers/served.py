@@ -770,6 +770,7 @@ class ServedVideoLLM(RequestAdapter):
                 prompt=self.prompt,
                 decoding=self.decoding,
                 parser=get_parser(self.parser),
+                judge=self.judge,
             )
         if self.mode == "choice":
             return self._choices(requests)

@@ -207,7 +207,8 @@ def add_generation(parser: Adder) -> None:
         "--parser",
         help="generate mode: the answer parser reproducing a benchmark's official extraction: "
         "vitatecs, tempcompass_multi_choice, tempcompass_yes_no, tempcompass_caption_matching, "
-        "tomato, yes_no (default: the protocol's, else vitatecs)",
+        "tempcompass_captioning (needs --judge-model), tomato, yes_no (default: the protocol's, "
+        "else vitatecs)",
     )
     parser.add_argument(
         "--temperature",
@@ -305,6 +306,33 @@ def add_backend(parser: Adder) -> None:
         "--price-per-1k-completion-tokens",
         type=float,
         help="--backend openai: price of 1000 completion tokens, for the cost in run.json",
+    )
+
+
+def add_judge(parser: Adder) -> None:
+    """``--judge-model``, ``--judge-base-url``, ``--judge-api-key-env``: generate mode's LLM
+    judge, off unless ``--judge-model`` names one, asked only where the benchmark's official
+    protocol asks one (see :mod:`foilkit.scorers.judge`)."""
+    parser.add_argument(
+        "--judge-model",
+        metavar="NAME",
+        help="generate mode: turn on the official LLM judge, served as NAME (TempCompass and "
+        "lmms-eval's VITATECS used gpt-3.5-turbo-1106, TOMATO gpt-4o-mini); it reads what the "
+        "official protocol gives it: answers the rules miss, TempCompass captions (default: "
+        "off, no judge: such answers count as unparseable)",
+    )
+    parser.add_argument(
+        "--judge-base-url",
+        metavar="URL",
+        help="--judge-model: the judge's OpenAI-compatible endpoint, e.g. http://host:8000/v1 "
+        "(default: OpenAI's)",
+    )
+    parser.add_argument(
+        "--judge-api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="--judge-model: the NAME of the environment variable holding the judge's API key "
+        "(never written anywhere; unset, a local server gets EMPTY) (default: %(default)s)",
     )
 
 

@@ -16,6 +16,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         add_backend,
         add_configs,
         add_generation,
+        add_judge,
         add_logging,
         add_max_decode_pixels,
         add_min_coverage,
@@ -115,6 +116,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     model.add_argument("--device", help="default: the process's accelerator, else CPU")
     add_placement(model)
     add_backend(parser.add_argument_group("backend", "where the model runs"))
+    add_judge(parser.add_argument_group("judge", "generate mode's LLM judge (off by default)"))
     frames = parser.add_argument_group("frames")
     frames.add_argument(
         "--num-frames",

@@ -62,6 +62,9 @@ class Adapter:
     #: whether the adapter asks a request's ``question`` (a benchmark's own prompt, the texts as
     #: its answers); the others score the texts alone
     asks_questions: ClassVar[bool] = False
+    #: generate mode's LLM judge (:class:`foilkit.scorers.judge.Judge`), set by the run when one
+    #: is configured; ``None``: answers are read by the rules alone
+    judge: Any = None
     #: whether a ``placement`` may spread the model: it loads through :meth:`_load` and runs it
     #: through its ``forward`` only (accelerate's hooks load offloaded weights around
     #: ``forward``; a parameter read or a sub-model called directly would find them missing)

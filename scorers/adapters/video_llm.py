@@ -937,7 +937,12 @@ class VideoLLMAdapter(RequestAdapter):
     def score(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
         if self.mode == "generate":
             return score_by_generation(
-                self, requests, prompt=self.prompt, decoding=self.decoding, parser=self._parse
+                self,
+                requests,
+                prompt=self.prompt,
+                decoding=self.decoding,
+                parser=self._parse,
+                judge=self.judge,
             )
         results: list[TextScores] = []
         key, cache, last_logits = None, None, None

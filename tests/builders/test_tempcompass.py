@@ -131,15 +131,17 @@ def test_metric_equals_the_official_statistics(rows, shared_data: Path, config: 
         assert round(ours[key] * 100, 1) == official["rounded"][name], name
 
 
-def test_captioning_is_built_but_not_scored():
+def test_captioning_is_scored_only_with_a_judge_and_its_message_names_the_flags():
     spec = get_benchmark("tempcompass")
     assert "captioning" in spec.configs and spec.configs_for("all") == (
         "multi_choice",
         "yes_no",
         "caption_matching",
     )
-    with pytest.raises(ValueError, match="captioning' is not scored: .*LLM judge"):
+    with pytest.raises(ValueError, match="captioning' needs an LLM judge: .*--judge-model"):
         spec.configs_for("captioning")
+    assert spec.configs_for("captioning", judge=True) == ("captioning",)
+    assert spec.configs_for("all", judge=True) == spec.configs_for("all")  # judge-free three
 
 
 def _write(folder: Path, questions: dict, meta: dict) -> Path:

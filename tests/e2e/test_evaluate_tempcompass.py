@@ -106,5 +106,5 @@ def test_a_dual_encoder_matches_captions_and_refuses_yes_no(videos, shared_data,
     with pytest.raises(ValueError, match=r"yes/no\); a dual-encoder model scores texts alone"):
         evaluate("tempcompass", clip, config="yes_no", out_dir=tmp_path / "refused", **common)
     assert not (tmp_path / "refused").exists()
-    with pytest.raises(ValueError, match="'captioning' is not scored"):
+    with pytest.raises(ValueError, match="'captioning' needs an LLM judge: .*--judge-model"):
         evaluate("tempcompass", clip, config="captioning", out_dir=tmp_path / "judge", **common)

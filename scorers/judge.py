@@ -1,0 +1,336 @@
+"""The LLM judge of generate mode: off by default, and only where the official protocol has one.
+
+Some benchmarks' own scoring asks an LLM about a video LLM's answer (the prompts and reply
+readers: :mod:`foilkit.scorers.judge_prompts`). With a judge configured (``--judge-model``, at
+``--judge-base-url`` with the key in ``--judge-api-key-env``), foilkit asks it exactly where the
+official code does, with the official prompt and decoding, and reads its reply as the official
+code does; every other answer stays with the rules (:mod:`foilkit.scorers.parsers`):
+
+===============================  ===================================================  ==========
+parser (benchmark)               the judge is asked                                   official
+===============================  ===================================================  ==========
+``tempcompass_multi_choice``,    answers the rules cannot match: "Correct" or         gpt-3.5-
+``tempcompass_yes_no``,          "Incorrect", given the question and its ground-truth turbo-1106
+``tempcompass_caption_matching`` answer; asked again (up to 11 times) while the reply
+                                 says neither, then rated 0
+``tempcompass_captioning``       every caption: it answers the video's multi-choice   gpt-3.5-
+                                 question from the caption; right when its answer's   turbo-1106
+                                 letter is the question's
+``vitatecs`` (lmms-eval)         answers the rules cannot match: "Correct" or         gpt-3.5-
+                                 "Incorrect" (lmms-eval's wording), as TempCompass    turbo-1106
+``tomato``                       answers ``pre_parser`` cannot read: the option       gpt-4o-mini
+                                 letter; asked again (up to 5 times) while the reply
+                                 is no option's letter
+===============================  ===================================================  ==========
+
+(``yes_no`` is foilkit's own parser: no official judge.) A judged answer is recorded with the
+judge's last reply and its verdict (``correct``/``incorrect``, or the letter): one it rated
+correct chose the true text, one it rated incorrect chose none (outcome ``judged``, counted
+wrong as the official rating 0), one it named a letter for chose that option. An answer the
+judge could not settle either stays ``unparseable`` (counted wrong): where TOMATO then picks a
+random letter, foilkit does not guess.
+
+Departures, recorded with every run: re-asks carry ``seed`` = the attempt (1, 2, ...), so that
+each is its own cached request and a rerun replays the same replies (the first ask's body is
+the official one); replies are cached, so a repeated run asks nothing.
+
+Requests go through :class:`foilkit.scorers.served.ServedClient` (the served backend's client:
+``max_concurrency`` at a time, retried with backoff, cached on disk under the key of (judge
+model, messages, parameters)). The key is read from the environment variable the settings name
+when the first request is sent, and never stored.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from foilkit.scorers import judge_prompts as prompts
+from foilkit.scorers.parsers import JUDGED, UNPARSEABLE
+
+#: The official judge's decoding (TempCompass ``get_llm_output``; lmms-eval's is the same).
+GPT35_DECODING = {"max_tokens": 128, "temperature": 1.0, "top_p": 1, "presence_penalty": 1}
+TEMPCOMPASS = "llyx97/TempCompass@e1b4631"
+TOMATO = "yale-nlp/TOMATO@fe2025f"
+LMMS_EVAL = "EvolvingLMMs-Lab/lmms-eval"
+
+
+@dataclass(frozen=True)
+class JudgeCase:
+    """One answer for the judge: its text, the option texts in the order the question showed
+    them, their labels, which of them is true, and (TempCompass) the question and ground-truth
+    answer the official judge is shown (``reference``)."""
+
+    answer: str
+    options: tuple[str, ...]
+    labels: tuple[str, ...]
+    true: int
+    reference: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What the judge made of one case: ``outcome`` (``judged`` or still ``unparseable``), the
+    option chosen (its position as shown; ``None``: none), the verdict as the official code
+    reads the reply (``correct``, ``incorrect``, a letter; ``None``: unsettled), the last
+    reply, and how many times it was asked."""
+
+    outcome: str
+    choice: int | None
+    verdict: str | None
+    reply: str
+    asks: int
+
+
+#: reply, case -> (outcome, chosen position, verdict), or ``None``: ask again.
+Reader = Callable[[str, JudgeCase], tuple[str, int | None, str] | None]
+
+
+@dataclass(frozen=True)
+class JudgeProtocol:
+    """One official judge: who it was, how it is asked (``system`` turn, ``prompt`` builder,
+    ``decoding``), how many times at most (``max_asks``), and how its reply is read."""
+
+    name: str
+    model: str
+    reference: str
+    prompt: Callable[[JudgeCase], str]
+    read: Reader
+    system: str | None = None
+    decoding: Mapping[str, Any] = field(default_factory=dict)
+    max_asks: int = 1
+    every_answer: bool = False  # asked about every answer, not only those the rules miss
+
+    def messages(self, case: JudgeCase) -> tuple[dict[str, Any], ...]:
+        turns = [] if self.system is None else [{"role": "system", "content": self.system}]
+        return (*turns, {"role": "user", "content": self.prompt(case)})
+
+    def to_record(self) -> dict[str, Any]:
+        return {
+            "protocol": self.name,
+            "official_model": self.model,
+            "reference": self.reference,
+            "decoding": dict(self.decoding),
+            "max_asks": self.max_asks,
+            "asked_about": "every answer" if self.every_answer else "answers the rules miss",
+        }
+
+
+def _reference(case: JudgeCase) -> tuple[str, str]:
+    if case.reference is None:
+        raise ValueError(
+            "this judge is shown the question and its ground-truth answer, and the row has "
+            "none ('judge_question', 'judge_answer'): rebuild the dataset with this foilkit"
+        )
+    return case.reference
+
+
+def _correctness(reply: str, case: JudgeCase) -> tuple[str, int | None, str] | None:
+    rating = prompts.correctness_rating(reply)
+    if rating is None:
+        return None
+    return (JUDGED, case.true, "correct") if rating else (JUDGED, None, "incorrect")
+
+
+def _captioning(reply: str, case: JudgeCase) -> tuple[str, int | None, str] | None:
+    rating, answer, _ = prompts.captioning_rating(reply, _reference(case)[1])
+    if rating is None:  # an empty reply: the reference's rating -1, not asked again
+        return UNPARSEABLE, None, ""
+    return (JUDGED, case.true, "correct") if rating else (JUDGED, None, "incorrect")
+
+
+def _letter(reply: str, case: JudgeCase) -> tuple[str, int | None, str] | None:
+    letter = prompts.tomato_letter(reply, case.labels)
+    return None if letter is None else (JUDGED, case.labels.index(letter), letter)
+
+
+def _tempcompass(task: str) -> JudgeProtocol:
+    script = "eval_multi-choice.py" if task == "multi_choice" else f"eval_{task}.py"
+    return JudgeProtocol(
+        name=f"tempcompass_{task}",
+        model="gpt-3.5-turbo-1106",
+        reference=f"{TEMPCOMPASS} {script}, utils/eval_utils.py get_eval_result, "
+        "prompt_templates.py",
+        prompt=lambda case: prompts.tempcompass_correctness_prompt(
+            task, *_reference(case), case.answer
+        ),
+        read=_correctness,
+        system=prompts.QA_SYSTEM,
+        decoding=GPT35_DECODING,
+        max_asks=11,  # get_eval_result(maxtry=10): the first ask and 10 more
+    )
+
+
+#: The official judges, by the answer parser whose misses (or every answer) they read.
+JUDGES: dict[str, JudgeProtocol] = {
+    **{f"tempcompass_{task}": _tempcompass(task) for task in prompts.TEMPCOMPASS_CORRECTNESS},
+    "tempcompass_captioning": JudgeProtocol(
+        name="tempcompass_captioning",
+        model="gpt-3.5-turbo-1106",
+        reference=f"{TEMPCOMPASS} eval_captioning.py (parse_llm_output), prompt_templates.py "
+        "caption_evaluation_prompt",
+        prompt=lambda case: prompts.tempcompass_captioning_prompt(case.answer, _reference(case)[0]),
+        read=_captioning,
+        system=prompts.QA_SYSTEM,
+        decoding=GPT35_DECODING,
+        max_asks=1,  # only a failed request is retried there, not a reply
+        every_answer=True,
+    ),
+    "vitatecs": JudgeProtocol(
+        name="lmms_eval_vitatecs",
+        model="gpt-3.5-turbo-1106",
+        reference=f"{LMMS_EVAL} lmms_eval/tasks/vitatecs/utils.py vitatecs_process_results, "
+        "get_eval_result",
+        prompt=lambda case: prompts.lmms_eval_vitatecs_prompt(case.options, case.true, case.answer),
+        read=_correctness,
+        system=prompts.QA_SYSTEM,
+        decoding=GPT35_DECODING,
+        max_asks=11,
+    ),
+    "tomato": JudgeProtocol(
+        name="tomato",
+        model="gpt-4o-mini",
+        reference=f"{TOMATO} src/parse_result.py gpt_parser, parse_result (MAX_ITER 5)",
+        prompt=lambda case: prompts.tomato_prompt(case.answer, case.labels, case.options),
+        read=_letter,
+        decoding={"max_tokens": 16, "temperature": 0.0},
+        max_asks=5,
+    ),
+}
+
+
+def judge_protocol(parser: str) -> JudgeProtocol | None:
+    """The official judge of the answers ``parser`` reads; ``None``: its protocol has none."""
+    return JUDGES.get(parser)
+
+
+@dataclass(frozen=True)
+class JudgeSettings:
+    """A configured judge: the served model's name, the endpoint (``None``: OpenAI's), the NAME
+    of the environment variable holding its key, and the client's concurrency and retries."""
+
+    model: str
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    max_concurrency: int = 8
+    max_retries: int = 5
+
+    def __post_init__(self) -> None:
+        if not self.model or not self.model.strip():
+            raise ValueError("the judge needs a model name (--judge-model gpt-3.5-turbo-1106)")
+        if self.api_key_env.startswith(("sk-", "Bearer ")) or not self.api_key_env.isidentifier():
+            raise ValueError(
+                "judge_api_key_env names the environment variable holding the judge's key, not "
+                "the key: export MY_KEY=... and pass --judge-api-key-env MY_KEY"
+            )
+
+
+class Judge:
+    """Asks a configured judge about answers, as the official protocol of ``parser`` does.
+
+    Args:
+        settings: the judge and how to reach it.
+        parser: the answer parser whose protocol's judge this is (:data:`JUDGES`).
+        cache_dir: the reply cache's folder (``None``: no cache).
+    """
+
+    def __init__(self, settings: JudgeSettings, parser: str, cache_dir: str | None) -> None:
+        from foilkit.scorers.served import ServedClient, ServerBackend
+
+        protocol = judge_protocol(parser)
+        if protocol is None:
+            raise ValueError(
+                f"the {parser!r} answers have no official LLM judge (judges: "
+                f"{', '.join(sorted(JUDGES))}): leave out --judge-model"
+            )
+        self.settings, self.protocol = settings, protocol
+        self.server = ServerBackend(
+            base_url=settings.base_url,
+            api_key_env=settings.api_key_env,
+            sampler_params=False,
+            max_concurrency=settings.max_concurrency,
+            max_retries=settings.max_retries,
+            cache_dir=cache_dir,
+        )
+        self.client = ServedClient(settings.model, self.server)
+        self.asked = self.asks = 0
+
+    def check_key(self) -> None:
+        """Refuse OpenAI's endpoint without the judge's key, before any work (a local server
+        takes none)."""
+        variable = self.settings.api_key_env
+        if self.settings.base_url is None and not os.environ.get(variable):
+            raise ValueError(
+                f"no API key for the judge: ${variable} is unset; export it (or name another "
+                "variable with --judge-api-key-env VAR), or point --judge-base-url at a local "
+                "server"
+            )
+
+    def judge(self, cases: Sequence[JudgeCase]) -> list[Verdict]:
+        """A verdict per case, in order: each asked (all at once, concurrently) until its reply
+        reads, or ``max_asks`` times."""
+        from foilkit.scorers.served import Call
+
+        protocol = self.protocol
+        settled: dict[int, Verdict] = {}
+        replies: dict[int, str] = {}
+        pending = list(range(len(cases)))
+        for attempt in range(protocol.max_asks):
+            if not pending:
+                break
+            params = dict(protocol.decoding) | ({"seed": attempt} if attempt else {})
+            calls = [Call(protocol.messages(cases[i]), None, params, {}) for i in pending]
+            answered = self.client.send_all(calls)
+            self.asks += len(calls)
+            still = []
+            for index, reply in zip(pending, answered):
+                replies[index] = reply.texts[0]
+                read = protocol.read(reply.texts[0], cases[index])
+                if read is None:
+                    still.append(index)
+                    continue
+                outcome, choice, verdict = read
+                settled[index] = Verdict(
+                    outcome, choice, verdict or None, reply.texts[0], attempt + 1
+                )
+            pending = still
+        for index in pending:
+            settled[index] = Verdict(UNPARSEABLE, None, None, replies[index], protocol.max_asks)
+        self.asked += len(cases)
+        return [settled[index] for index in range(len(cases))]
+
+    def to_record(self) -> dict[str, Any]:
+        """The judge as ``run.json`` holds it: the model, endpoint, the key's variable name
+        (never the key), the official protocol it reproduces, and what it was asked."""
+        return {
+            "model": self.settings.model,
+            "base_url": self.settings.base_url,
+            "api_key_env": self.settings.api_key_env,
+            **self.protocol.to_record(),
+            "prompt_version": self.protocol.reference,
+            "departures": "re-asks carry seed=<attempt> (each its own cached request); "
+            + (
+                "an answer the judge cannot settle is unparseable, not a random letter"
+                if self.protocol.name == "tomato"
+                else "an empty reply is unparseable (the reference's rating -1)"
+                if self.protocol.every_answer
+                else "an answer still unsettled after the last ask is unparseable (rated 0 "
+                "there too)"
+            ),
+            "answers_judged": self.asked,
+            "asks": self.asks,
+            "usage": self.client.usage(),
+        }
+
+
+__all__ = [
+    "JUDGES",
+    "Judge",
+    "JudgeCase",
+    "JudgeProtocol",
+    "JudgeSettings",
+    "Verdict",
+    "judge_protocol",
+]
