@@ -27,8 +27,9 @@ RUN = {"mode": "generate", "num_frames": 4, "frames_as": "video", "batch_size": 
 RUN |= {"num_workers": 0}
 FLAGS = ["--mode", "generate", "--frames", "4", "--frames-as", "video", "--batch-size", "1"]
 FLAGS += ["--num-workers", "0"]
-#: what differs between two runs of the same work: when and how fast, on how many processes
-TIMING = ("finished_at", "throughput", "hardware")
+#: what differs between two runs of the same work: when and how fast, on how many processes and
+#: with how many threads each (``accelerate launch`` splits the cores among its processes)
+TIMING = ("finished_at", "throughput", "hardware", "model_threads")
 
 
 def answer(body: dict) -> str:
