@@ -220,6 +220,15 @@ def vinoground_videoclip_scores(blocks, csv_rows) -> dict[str, tuple[float, floa
     return _vinoground_table(outcomes, csv_rows)
 
 
+def vinoground_response_correct(response, gt: str) -> bool:
+    """get_score_all.py's ``get_text_correct_wrong`` / ``get_video_correct_wrong`` on one
+    response (the intended reading: a list response, as Qwen's and MA-LMM's scripts save it,
+    by its first element; a text response as it is)."""
+    if isinstance(response, list):
+        response = response[0]
+    return response[: len(gt)].lower() == gt.lower()
+
+
 def vinoground_get_score_all(
     text_gt_data, video_gt_data, csv_rows, text_responses, video_responses
 ) -> dict[str, tuple[float, float, float]]:
@@ -230,13 +239,10 @@ def vinoground_get_score_all(
     video_pred = {item["idx"]: item["response"] for item in video_responses}
 
     def correct(pred, item) -> bool:
-        gt = item["GT"]
         response = pred.get(item["idx"])
         if response is None:  # the scorer's KeyError: the item counts, wrong
             return False
-        if isinstance(response, list):  # Qwen's and MA-LMM's scripts save a list
-            response = response[0]
-        return response[: len(gt)].lower() == gt.lower()
+        return vinoground_response_correct(response, item["GT"])
 
     outcomes = []
     for i in range(len(text_gt_data) // 2):
