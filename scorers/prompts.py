@@ -67,6 +67,9 @@ VINOGROUND_VIDEO_QUESTION = (
     "by a 2-second black frame.\nCaption: {caption}\n{options}\n"
     "Answer with the option's letter from the given choices directly." + VINOGROUND_SUFFIX
 )
+#: The seconds of black between the two videos of the video-score question's joined video (the
+#: question says "2-second black frame").
+VINOGROUND_GAP_SECONDS = 2.0
 #: The video-score question's options: the joined video's segments, in the order shown.
 VINOGROUND_SEGMENTS = ("First segment (before black frame)", "Second segment (after black frame)")
 COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
