@@ -207,14 +207,20 @@ def _vinoground_table(outcomes, csv_rows) -> dict[str, tuple[float, float, float
     }
 
 
-def vinoground_videoclip_scores(blocks, csv_rows) -> dict[str, tuple[float, float, float]]:
+def vinoground_videoclip_scores(
+    blocks, csv_rows, video_blocks=None
+) -> dict[str, tuple[float, float, float]]:
     """eval/videoclip.py's comparisons of ``output00 .. output11`` (``blocks[i][v][c]``: video v
-    of pair i, 0 = pos, against caption c), tallied per category as get_score_all.py does."""
+    of pair i, 0 = pos, against caption c), tallied per category as get_score_all.py does; the
+    video score's comparisons in ``video_blocks`` where a separate question gave those scores
+    (a video LLM's video-score question)."""
     outcomes = []
-    for block in blocks:
+    for block, video_block in zip(blocks, video_blocks or blocks, strict=True):
         output00, output01 = block[0]
         output10, output11 = block[1]
         text_correct = output00 > output01 and output11 > output10
+        output00, output01 = video_block[0]
+        output10, output11 = video_block[1]
         video_correct = output00 > output10 and output11 > output01
         outcomes.append((text_correct, video_correct))
     return _vinoground_table(outcomes, csv_rows)
