@@ -84,7 +84,9 @@ class Vinoground(FoilkitBuilder):
         "As `vinoground_videos.zip` unpacks (the Hub repository `HanSolo9682/Vinoground`): "
         "`<video_root>/vinoground_videos/<index>_pos.mp4` (the positive video, `video_path`) and "
         "`<video_root>/vinoground_videos/<index>_neg.mp4` (the negative one, `foil_video_path`). "
-        "The concatenated videos of `vinoground_videos_concated.zip` are not used."
+        "The concatenated videos of `vinoground_videos_concated.zip` are not needed: a video "
+        "LLM's video-score question is asked about a joined video foilkit builds from the two "
+        "clips (the first, 2 s of black frames, the second)."
     )
 
     @classmethod

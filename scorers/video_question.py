@@ -16,9 +16,10 @@ The scores fill two text groups that mirror the row's ``main`` / ``foil_video`` 
 joined views. So ``[[video_question], [foil_video_question]]`` is the item's 2x2 block for the
 video score: s(v_i, c_j) = P(the question about c_j names v_i). Details: ``shown_first`` and
 ``shown_second``, the score from the joined view where that video comes first and from the one
-where it comes second. In ``generate`` mode every answer of the row's four questions is kept
-under ``video_question`` (text by text, the video-first view before the foil-video-first one),
-its ``choice`` the video it named (0: the video, 1: the foil video).
+where it comes second, and with several sampled answers ``sample_<s>``, sample ``s``'s score.
+In ``generate`` mode every answer of the row's four questions is kept under ``video_question``
+(text by text, the video-first view before the foil-video-first one), its ``choice`` the video
+it named (0: the video, 1: the foil video).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from foilkit.scorers.generate import SAMPLE_DETAIL
 from foilkit.scorers.plan import FOIL_VIDEO_QUESTION_GROUP, VIDEO_QUESTION_GROUP, PlannedRow
 from foilkit.scorers.prompts import (
     VINOGROUND_GAP_SECONDS,
@@ -71,20 +73,34 @@ def combine(
     questions (``results[(joined view, text)]``: the two segments' scores)."""
     texts = row.groups[VIDEO_QUESTION_GROUP]
     video_first, foil_first = row.joined_views
-    # a video's score on a view: the first segment's where it is shown first, else the second's
-    first = {
-        0: [results[video_first, text].scores[0] for text in texts],
-        1: [results[foil_first, text].scores[0] for text in texts],
-    }
-    second = {
-        0: [results[foil_first, text].scores[1] for text in texts],
-        1: [results[video_first, text].scores[1] for text in texts],
-    }
+
+    def per_video(values) -> dict[int, tuple[tuple[float, ...], tuple[float, ...]]]:
+        """Each video's (shown first, shown second) values per text, from ``values(result)``:
+        a request's two segments' values."""
+        first = {
+            0: tuple(values(results[video_first, text])[0] for text in texts),
+            1: tuple(values(results[foil_first, text])[0] for text in texts),
+        }
+        second = {
+            0: tuple(values(results[foil_first, text])[1] for text in texts),
+            1: tuple(values(results[video_first, text])[1] for text in texts),
+        }
+        return {video: (first[video], second[video]) for video in (0, 1)}
+
+    def mean(pair: tuple[tuple[float, ...], tuple[float, ...]]) -> tuple[float, ...]:
+        return tuple((a + b) / 2 for a, b in zip(*pair))
+
+    scores = per_video(lambda result: result.scores)
+    # several samples per question: each sample's shares, averaged over the views likewise
+    samples = sorted(
+        name for name in results[video_first, texts[0]].details if name.startswith(SAMPLE_DETAIL)
+    )
+    sampled = {name: per_video(lambda result, name=name: result.details[name]) for name in samples}
     groups = {}
     for video, group in enumerate((VIDEO_QUESTION_GROUP, FOIL_VIDEO_QUESTION_GROUP)):
-        shown = {"shown_first": tuple(first[video]), "shown_second": tuple(second[video])}
-        mean = tuple((a + b) / 2 for a, b in zip(first[video], second[video]))
-        groups[group] = TextScores(mean, shown)
+        details = {"shown_first": scores[video][0], "shown_second": scores[video][1]}
+        details |= {name: mean(values[video]) for name, values in sampled.items()}
+        groups[group] = TextScores(mean(scores[video]), details)
     answers = []
     for text in texts:
         for order, (view, named) in enumerate(((video_first, (0, 1)), (foil_first, (1, 0)))):

@@ -50,3 +50,24 @@ def test_each_videos_score_is_its_segments_mean_over_both_views():
     assert foil_video.details == {"shown_first": (0.4, 0.8), "shown_second": (0.1, 0.7)}
     # the answer named the second segment of the foil-video-first view: the video (0)
     assert video.answers == (Answer("B", "parsed", 0, 1, 0),) and not foil_video.answers
+
+
+def test_sampled_answers_keep_each_samples_score():
+    """With several samples, each sample's share is averaged over the two views like the score,
+    so a sample's accuracy (the per-sample spread) reads the video question too."""
+    groups = dict.fromkeys(("main", "video_question", "foil_video_question"), (CAPTION, FOIL))
+    row = PlannedRow(0, "0", "v", groups, foil_view="f", joined_views=("vf", "fv"))
+    shares = {"vf": ((1.0, 0.0), (0.5, 0.5)), "fv": ((0.0, 1.0), (1.0, 0.0))}
+    results = {
+        (view, text): TextScores(
+            tuple((a + b) / 2 for a, b in zip(*shares[view])),
+            {"sample_0": shares[view][0], "sample_1": shares[view][1]},
+        )
+        for view in ("vf", "fv")
+        for text in (CAPTION, FOIL)
+    }
+    video = video_question.combine(row, results)["video_question"]
+    # sample 0: the video named in both views (1.0 first, 1.0 second); sample 1: 0.5 and 0.0
+    assert video.details["sample_0"] == (1.0, 1.0)
+    assert video.details["sample_1"] == (0.25, 0.25)
+    assert video.scores == pytest.approx((0.625, 0.625))
