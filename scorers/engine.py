@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 
 from foilkit.progress import DEFAULT_LOG_INTERVAL, ProgressLines, interactive
@@ -46,7 +47,7 @@ from foilkit.scorers.video import (
     decoding,
     window_frames,
 )
-from foilkit.scorers.video.joined import FIRST, SECOND, Clip, join_frames, layout
+from foilkit.scorers.video.joined import FIRST, SECOND, SEPARATOR, Clip, join_frames, layout
 
 
 @dataclass(frozen=True)
@@ -218,19 +219,24 @@ class UnitDecoder:
             parts = []
             for part in (FIRST, SECOND):
                 piece = pieces[key, part]
-                # the joined timeline's times, reordered with the frames by the control
-                piece.timestamps = joined_layout.timestamps[joined_layout.parts == part]
+                # the part's positions and times on the joined timeline, which the control
+                # reorders (or thins, ``single``) with the frames
+                shown = joined_layout.parts == part
+                piece.indices = joined_layout.positions[shown]
+                piece.timestamps = joined_layout.timestamps[shown]
                 parts.append(
                     apply_control(piece, self.control, seed=self.seed, view_key=f"{key}#{part}")
                 )
-            frames = join_frames(joined_layout, parts[0].frames, parts[1].frames)
-            times = joined_layout.timestamps.copy()
-            for part, piece in zip((FIRST, SECOND), parts):
-                times[joined_layout.parts == part] = piece.timestamps
-            result.views[key] = ViewFrames(
-                joined_layout.positions.tolist(), frames, timestamps=times.tolist()
+            gap = joined_layout.parts == SEPARATOR
+            frames = join_frames(parts[0].frames, int(gap.sum()), parts[1].frames)
+            positions = np.concatenate(
+                [parts[0].indices, joined_layout.positions[gap], parts[1].indices]
             )
-            result.sampled[key] = list(joined_layout.sampled())
+            times = np.concatenate(
+                [parts[0].timestamps, joined_layout.timestamps[gap], parts[1].timestamps]
+            )
+            result.views[key] = ViewFrames(positions.tolist(), frames, timestamps=times.tolist())
+            result.sampled[key] = [len(parts[0].indices), int(gap.sum()), len(parts[1].indices)]
 
     def _decode_file(self, views: list[str], result: DecodedUnit) -> None:
         """Decode ``views`` (all of one file) into ``result``, from the cache where it can."""

@@ -129,11 +129,11 @@ def _source(clip: Clip, offsets: np.ndarray, rate: float) -> np.ndarray:
     return clip.last - steps if clip.reversed else clip.first + steps
 
 
-def join_frames(parts: JoinedLayout, first: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
-    """The joined view's frames (uint8 ``T x C x H x W``): ``first`` and ``second`` are the
-    frames its positions in each clip show, in the order shown (:meth:`JoinedLayout.frames_of`),
-    black frames fill the separator's positions, every frame centred on black at the larger
-    size of the two clips."""
+def join_frames(first: torch.Tensor, gap: int, second: torch.Tensor) -> torch.Tensor:
+    """A joined view's frames (uint8 ``T x C x H x W``): ``first`` (the frames shown of the
+    first clip, in order), ``gap`` black frames, ``second``; every frame centred on black at the
+    larger size of the two clips. The sampled positions of a joined view run in temporal order,
+    so its frames of each part are contiguous."""
     sizes = [frames.shape[1:] for frames in (first, second) if len(frames)]
     if not sizes:  # every sampled position in the separator
         raise ValueError("a joined view needs frames of at least one clip to know its size")
@@ -141,19 +141,16 @@ def join_frames(parts: JoinedLayout, first: torch.Tensor, second: torch.Tensor) 
     height, width = max(size[1] for size in sizes), max(size[2] for size in sizes)
     device = (first if len(first) else second).device
     out = torch.zeros(
-        (len(parts.positions), channels, height, width), dtype=torch.uint8, device=device
+        (len(first) + gap + len(second), channels, height, width), dtype=torch.uint8, device=device
     )
-    for part, frames in ((FIRST, first), (SECOND, second)):
-        rows = np.flatnonzero(parts.parts == part)
-        if len(rows) != len(frames):
-            raise ValueError(f"{PARTS[part]} clip: {len(frames)} frames for {len(rows)} positions")
-        if not len(rows):
-            continue
+    for start, frames in ((0, first), (len(first) + gap, second)):
         top, left = (height - frames.shape[2]) // 2, (width - frames.shape[3]) // 2
-        index = torch.from_numpy(rows).to(device)
-        out[:, :, top : top + frames.shape[2], left : left + frames.shape[3]].index_copy_(
-            0, index, frames
-        )
+        out[
+            start : start + len(frames),
+            :,
+            top : top + frames.shape[2],
+            left : left + frames.shape[3],
+        ] = frames
     return out
 
 

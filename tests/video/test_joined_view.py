@@ -131,3 +131,34 @@ def test_joined_frames_from_one_decode_of_each_file(pair, monkeypatch):
                 assert not frame[:, :12].any() and not frame[:, :, :16].any()
         assert decoded.views[key].frame_indices == joined.positions.tolist()
         assert all(decoded.sampled[key])  # both videos and the separator are seen
+
+
+@pytest.mark.parametrize("control", ["reversed", "single"])
+def test_a_control_breaks_the_order_inside_each_video_not_the_segments(pair, control):
+    """The question asks which segment shows a caption: a temporal control reorders (or thins)
+    each video's frames in its own segment and keeps the separator between them."""
+    first, second = pair
+    row = {"id": "0", "video": first, "foil_video": second, "caption": "c", "foils": ["f"]}
+    plan = make_plan([row], video_question=True)
+    policy = SamplingPolicy("uniform", 16)
+    key = plan.rows[0].joined_views[0]
+
+    def decoded(control):
+        decoder = UnitDecoder(plan, policy, decoder="pyav", control=control, seed=0, cache=None)
+        return decoder(plan.units[0])
+
+    plain, controlled = decoded(None), decoded(control)
+    counts = plain.sampled[key]
+    a, gap = counts[0], counts[1]
+    frames = plain.views[key].frames
+    parts = [frames[:a], frames[a + gap :]]
+    if control == "reversed":
+        expected = torch.cat([parts[0].flip(0), frames[a : a + gap], parts[1].flip(0)])
+        assert controlled.sampled[key] == counts
+        times = plain.views[key].timestamps
+        assert controlled.views[key].timestamps[:a] == times[:a][::-1]
+    else:  # each segment's middle frame, around the separator
+        middle = [part[len(part) // 2 : len(part) // 2 + 1] for part in parts]
+        expected = torch.cat([middle[0], frames[a : a + gap], middle[1]])
+        assert controlled.sampled[key] == [1, gap, 1]
+    assert torch.equal(controlled.views[key].frames, expected)
