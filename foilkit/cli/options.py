@@ -207,7 +207,7 @@ def add_generation(parser: Adder) -> None:
         "--parser",
         help="generate mode: the answer parser reproducing a benchmark's official extraction: "
         "vitatecs, tempcompass_multi_choice, tempcompass_yes_no, tempcompass_caption_matching, "
-        "tomato, yes_no (default: the protocol's, else vitatecs)",
+        "tomato, vinoground, yes_no (default: the protocol's, else vitatecs)",
     )
     parser.add_argument(
         "--temperature",
