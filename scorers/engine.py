@@ -191,14 +191,18 @@ class UnitDecoder:
                 )
                 if self.plan.views[name].source_key == source
             ]
-            decoded = decode_views(
-                [self.plan.views[view] for view in views],
-                self.policy,
-                self.decoder,
-                self.max_decode_pixels,
-                video=opened[source],
-                frame_sets=[layouts[key].frames_of(part) for key, part in wanted],
-            )
+            try:
+                decoded = decode_views(
+                    [self.plan.views[view] for view in views],
+                    self.policy,
+                    self.decoder,
+                    self.max_decode_pixels,
+                    video=opened[source],
+                    frame_sets=[layouts[key].frames_of(part) for key, part in wanted],
+                )
+            except VideoError as error:  # the file fails while its frames are read
+                result.view_errors.update(dict.fromkeys(views, Fault.of(error)))
+                continue
             result.decoded += 1
             digest = None
             if self.control == "shuffled":  # as _decode_file: keyed by content, not path
@@ -216,6 +220,8 @@ class UnitDecoder:
                 )
             pieces.update(zip(wanted, decoded[len(views) :]))
         for key, joined_layout in layouts.items():
+            if (key, FIRST) not in pieces or (key, SECOND) not in pieces:
+                continue  # a file failed: its rows fail through their own views
             parts = []
             for part in (FIRST, SECOND):
                 piece = pieces[key, part]

@@ -162,3 +162,24 @@ def test_a_control_breaks_the_order_inside_each_video_not_the_segments(pair, con
         expected = torch.cat([middle[0], frames[a : a + gap], middle[1]])
         assert controlled.sampled[key] == [1, gap, 1]
     assert torch.equal(controlled.views[key].frames, expected)
+
+
+def test_a_missing_video_fails_only_the_rows_using_it(pair, tmp_path):
+    """A pair sharing its first video with a pair whose foil video is missing: one unit, the
+    missing file fails its row by name, the other row's views and joined views are built."""
+    first, second = pair
+    gone = str(tmp_path / "gone.mp4")
+    rows = [
+        {"id": "ok", "video": first, "foil_video": second, "caption": "c", "foils": ["f"]},
+        {"id": "gone", "video": first, "foil_video": gone, "caption": "c", "foils": ["f"]},
+    ]
+    plan = make_plan(rows, video_question=True)
+    (unit,) = plan.units
+    decoded = UnitDecoder(
+        plan, SamplingPolicy("uniform", 8), decoder="pyav", control=None, seed=0, cache=None
+    )(unit)
+    ok, missing = plan.rows
+    assert decoded.error_of(ok) is None
+    assert all(view in decoded.views for view in (*ok.views, *ok.joined_views))
+    fault = decoded.error_of(missing)
+    assert fault.cause == "video missing" and "gone.mp4" in fault.message
