@@ -84,7 +84,9 @@ class Vinoground(FoilkitBuilder):
         "As `vinoground_videos.zip` unpacks (the Hub repository `HanSolo9682/Vinoground`): "
         "`<video_root>/vinoground_videos/<index>_pos.mp4` (the positive video, `video_path`) and "
         "`<video_root>/vinoground_videos/<index>_neg.mp4` (the negative one, `foil_video_path`). "
-        "The concatenated videos of `vinoground_videos_concated.zip` are not used."
+        "The concatenated videos of `vinoground_videos_concated.zip` are not needed: a video "
+        "LLM's video-score question is asked about a joined video foilkit builds from the two "
+        "clips (the first, 2 s of black frames, the second)."
     )
 
     @classmethod
@@ -160,21 +162,30 @@ def _row(record: Mapping[str, str], position: int, *, file: Path, line: int) -> 
 # --- what ``foilkit evaluate vinoground`` computes --------------------------------------------
 
 
-def pair_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
+def _blocks(rows: Mapping[str, Any], video: str, foil_video: str) -> list[list[list[float]]]:
     """Each pair's 2x2 block ``[[s(v0, c0), s(v0, c1)], [s(v1, c0), s(v1, c1)]]`` from the
-    scorer's columns: the positive video's caption and foil scores, the negative video's."""
-    return {
-        "pair_scores": [
-            [[caption, foils[0]], [foil_video_caption, foil_video_foils[0]]]
-            for caption, foils, foil_video_caption, foil_video_foils in zip(
-                rows["caption_score"],
-                rows["foil_scores"],
-                rows["foil_video_caption_score"],
-                rows["foil_video_foil_scores"],
-                strict=True,
-            )
-        ]
-    }
+    scores of the columns prefixed ``video`` (v0) and ``foil_video`` (v1)."""
+    return [
+        [[caption, foils[0]], [foil_video_caption, foil_video_foils[0]]]
+        for caption, foils, foil_video_caption, foil_video_foils in zip(
+            rows[f"{video}caption_score"],
+            rows[f"{video}foil_scores"],
+            rows[f"{foil_video}caption_score"],
+            rows[f"{foil_video}foil_scores"],
+            strict=True,
+        )
+    ]
+
+
+def pair_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
+    """Each pair's 2x2 block from the scorer's columns: the positive video's caption and foil
+    scores, the negative video's. A video LLM asked Vinoground's video-score question adds its
+    own block for the video score (``video_question_*``: each caption's answer naming the
+    positive video, ``foil_video_question_*``: naming the negative one)."""
+    inputs = {"pair_scores": _blocks(rows, "", "foil_video_")}
+    if "video_question_caption_score" in rows:
+        inputs["video_pair_scores"] = _blocks(rows, "video_question_", "foil_video_question_")
+    return inputs
 
 
 #: Vinoground's text, video and group scores, a tie counting as wrong (the official code's `>`).

@@ -45,8 +45,9 @@ if TYPE_CHECKING:  # the scorers import torch: only when scoring
     from foilkit.scorers.api import ScoreOptions
     from foilkit.scorers.protocols import ResolvedProtocol
 
-#: The prefixes of a text group's per-sample columns (ViLMA's proficiency texts have their own).
-GROUP_PREFIXES = ("", "proficiency_")
+#: The prefixes of a text group's per-sample columns (ViLMA's proficiency texts, a pair's foil
+#: video and Vinoground's video question have their own).
+GROUP_PREFIXES = ("", "proficiency_", "foil_video_", "video_question_", "foil_video_question_")
 #: The :class:`ScoreOptions` fields ``evaluate`` sets itself: from its own arguments
 #: (``benchmark``, ``videos``, ``resume``, ``split``) and the run folder (each config's scoring
 #: folder).

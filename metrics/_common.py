@@ -381,21 +381,26 @@ def block_matrix(name: str, blocks: Sequence[Sequence[Sequence[float]]]) -> np.n
     return array
 
 
-def winoground_credits(blocks: np.ndarray, ties: str) -> dict[str, np.ndarray]:
+def winoground_credits(
+    blocks: np.ndarray, ties: str, video_blocks: np.ndarray | None = None
+) -> dict[str, np.ndarray]:
     """Per 2x2 block (higher is better), Winoground's scores under the tie policy.
 
     ``text``: each video prefers its own text (v0: t0 over t1, v1: t1 over t0); ``video``: each
-    text prefers its own video; ``group``: all four comparisons. Credits multiply, so under
-    ``half`` a tied comparison halves the block's credit.
+    text prefers its own video, compared in ``video_blocks`` where a model answered another
+    question for it (Vinoground's video-score question), else in ``blocks``; ``group``: all four
+    comparisons. Credits multiply, so under ``half`` a tied comparison halves the block's credit.
     """
+    if video_blocks is None:
+        video_blocks = blocks
 
     def one(target: np.ndarray, other: np.ndarray) -> np.ndarray:
         return win_credit(target, other[:, None], ties)[0]
 
     v0_text = one(blocks[:, 0, 0], blocks[:, 0, 1])
     v1_text = one(blocks[:, 1, 1], blocks[:, 1, 0])
-    t0_video = one(blocks[:, 0, 0], blocks[:, 1, 0])
-    t1_video = one(blocks[:, 1, 1], blocks[:, 0, 1])
+    t0_video = one(video_blocks[:, 0, 0], video_blocks[:, 1, 0])
+    t1_video = one(video_blocks[:, 1, 1], video_blocks[:, 0, 1])
     text, video = v0_text * v1_text, t0_video * t1_video
     return {"text": text, "video": video, "group": text * video}
 

@@ -25,6 +25,7 @@ from foilkit.errors import UserError, check_local_path, one_line
 from foilkit.files import atomic_write, naming_full_disk
 from foilkit.folders import SCORES, check_folder, claim_folder
 from foilkit.progress import library_progress_bars
+from foilkit.scorers import video_question
 from foilkit.scorers.adapters import (
     Adapter,
     EmbeddingAdapter,
@@ -517,8 +518,20 @@ def _plan(
             dataset = dataset.cast_column(name, datasets.Video(decode=False))
     rows = dataset.select_columns([c for c in PLAN_COLUMNS if c in dataset.column_names])
     return make_plan(
-        rows, needs_video=adapter.needs_video, video_root=roots, window_rule=window_rule
+        rows,
+        needs_video=adapter.needs_video,
+        video_root=roots,
+        window_rule=window_rule,
+        video_question=asks_video_question(adapter),
     )
+
+
+def asks_video_question(adapter: Adapter) -> bool:
+    """Whether pair rows ask Vinoground's video-score question about their joined videos: a
+    model that answers questions, asked them (``choice``, ``generate``); in ``likelihood`` and
+    ``entail`` mode, and for models that score texts alone, a caption's scores on the two
+    videos are compared instead (:mod:`foilkit.scorers.video_question`)."""
+    return adapter.asks_questions and getattr(adapter, "mode", None) in ("choice", "generate")
 
 
 def _questions_record(adapter: Adapter, plan: ScoringPlan) -> dict[str, Any]:
@@ -542,6 +555,15 @@ def _questions_record(adapter: Adapter, plan: ScoringPlan) -> dict[str, Any]:
     }
 
 
+def _video_question_record(plan: ScoringPlan, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where pair rows asked the video question: how, and how their joined videos were built
+    (the question, the separator, the sampled frames of each part over the scored rows)."""
+    if not plan.joined:
+        return {}
+    sampled = [r["video_question_frames"] for r in records if r.get("video_question_frames")]
+    return {"video_question": video_question.run_record(sampled)}
+
+
 def _identity(
     model: str,
     adapter: Adapter,
@@ -560,6 +582,7 @@ def _identity(
             [
                 [r.id, r.view, dict(r.groups), *([r.foil_view] if r.foil_view else [])]
                 + ([] if r.question is None else [r.question, list(r.answers or ())])
+                + ([list(r.joined_views)] if r.joined_views else [])
                 for r in plan.rows
             ]
         ).encode()
@@ -925,6 +948,7 @@ def _run(
         "processor": adapter.processor_settings(),
         "mode": adapter.mode,
         **_questions_record(adapter, plan),
+        **_video_question_record(plan, records),
         "score_kind": adapter.score_kind,
         "protocol": protocol.to_record(),
         "num_frames": policy.num_frames,

@@ -18,23 +18,36 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 
 from foilkit.progress import DEFAULT_LOG_INTERVAL, ProgressLines, interactive
+from foilkit.scorers import video_question
 from foilkit.scorers.adapters import Adapter, EmbeddingAdapter
 from foilkit.scorers.cache import CachedView, EmbeddingCache
 from foilkit.scorers.controls import apply_control
-from foilkit.scorers.plan import DecodeUnit, PlannedRow, ScoringPlan, view_key
+from foilkit.scorers.plan import (
+    VIDEO_QUESTION_GROUPS,
+    DecodeUnit,
+    PlannedRow,
+    ScoringPlan,
+    view_key,
+)
 from foilkit.scorers.prefetch import prefetched
 from foilkit.scorers.requests import TextScores, TextsRequest
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import (
     MAX_DECODE_PIXELS,
+    DecodedFrames,
+    SamplingError,
     SamplingPolicy,
     VideoError,
     content_hash,
     decode_views,
+    decoding,
+    window_frames,
 )
+from foilkit.scorers.video.joined import FIRST, SECOND, SEPARATOR, Clip, join_frames, layout
 
 
 @dataclass(frozen=True)
@@ -81,13 +94,15 @@ class DecodedUnit:
     error: Fault | None = None
     decoded: int = 0
     view_errors: dict[str, Fault] = field(default_factory=dict)
+    #: per joined view: the sampled frames in its first video, its separator, its second video
+    sampled: dict[str, list[int]] = field(default_factory=dict)
 
     def error_of(self, row: PlannedRow) -> Fault | None:
         """Why ``row`` cannot be scored: its own error, its file's, or one of its views' (its
-        video's, then its foil video's); else ``None``."""
+        video's, then its foil video's, then its joined views'); else ``None``."""
         if row.error:
             return Fault(row.error, INVALID_ROW)
-        faults = (self.view_errors.get(view) for view in row.views)
+        faults = (self.view_errors.get(view) for view in (*row.views, *row.joined_views))
         return self.error or next((fault for fault in faults if fault is not None), None)
 
 
@@ -117,6 +132,9 @@ class UnitDecoder:
         files: dict[str, list[str]] = {}  # a unit joined by video foils holds several files
         for view in unit.views:
             files.setdefault(self.plan.views[view].source_key, []).append(view)
+        if unit.joined:
+            self._decode_joined(files, result)
+            return result
         for views in files.values():
             try:
                 self._decode_file(views, result)
@@ -129,6 +147,102 @@ class UnitDecoder:
                     result.views.pop(view, None)
                     result.view_errors[view] = Fault.of(error)
         return result
+
+    def _decode_joined(self, files: dict[str, list[str]], result: DecodedUnit) -> None:
+        """Decode a unit whose rows ask the video question: each file opened and decoded once,
+        its views' frames and the frames its part of each joined view shows in one pass
+        (:mod:`foilkit.scorers.video.joined`); a control reorders each part's frames as it
+        would the part's own view, the separator staying between them."""
+        opened = {}
+        for source, views in files.items():
+            try:
+                opened[source] = decoding.open_video(
+                    self.plan.views[views[0]], self.decoder, self.max_decode_pixels
+                )
+            except VideoError as error:
+                result.view_errors.update(dict.fromkeys(views, Fault.of(error)))
+        layouts = {}
+        for key in result.unit.joined:
+            joined = self.plan.joined[key]
+            parts = [self.plan.views[joined.first], self.plan.views[joined.second]]
+            if any(view.source_key not in opened for view in parts):
+                continue  # the file's error fails the row through its own view
+            try:
+                clips = []
+                for view in parts:
+                    meta = opened[view.source_key].metadata
+                    first, last = window_frames(view, meta)
+                    clips.append(Clip(first, last, meta.fps, view.reversed))
+                layouts[key] = layout(*clips, self.policy, joined.gap_seconds, key=key)
+            except VideoError:
+                continue  # a window beyond its video: the view's own decode reports it
+            except ValueError as error:  # the policy cannot sample the joined video
+                result.view_errors[key] = Fault.of(SamplingError(key, str(error)))
+        pieces: dict[tuple[str, int], DecodedFrames] = {}
+        for source, views in files.items():
+            if source not in opened:
+                continue
+            wanted = [
+                (key, part)
+                for key in layouts
+                for part, name in (
+                    (FIRST, self.plan.joined[key].first),
+                    (SECOND, self.plan.joined[key].second),
+                )
+                if self.plan.views[name].source_key == source
+            ]
+            try:
+                decoded = decode_views(
+                    [self.plan.views[view] for view in views],
+                    self.policy,
+                    self.decoder,
+                    self.max_decode_pixels,
+                    video=opened[source],
+                    frame_sets=[layouts[key].frames_of(part) for key, part in wanted],
+                )
+            except VideoError as error:  # the file fails while its frames are read
+                result.view_errors.update(dict.fromkeys(views, Fault.of(error)))
+                continue
+            result.decoded += 1
+            digest = None
+            if self.control == "shuffled":  # as _decode_file: keyed by content, not path
+                digest = content_hash(self.plan.views[views[0]])
+            for view, frames in zip(views, decoded):
+                if isinstance(frames, VideoError):
+                    result.view_errors[view] = Fault.of(frames)
+                    continue
+                key = (
+                    view if digest is None else view_key(self.plan.views[view], f"sha256:{digest}")
+                )
+                frames = apply_control(frames, self.control, seed=self.seed, view_key=key)
+                result.views[view] = ViewFrames(
+                    frames.indices.tolist(), frames.frames, timestamps=frames.timestamps.tolist()
+                )
+            pieces.update(zip(wanted, decoded[len(views) :]))
+        for key, joined_layout in layouts.items():
+            if (key, FIRST) not in pieces or (key, SECOND) not in pieces:
+                continue  # a file failed: its rows fail through their own views
+            parts = []
+            for part in (FIRST, SECOND):
+                piece = pieces[key, part]
+                # the part's positions and times on the joined timeline, which the control
+                # reorders (or thins, ``single``) with the frames
+                shown = joined_layout.parts == part
+                piece.indices = joined_layout.positions[shown]
+                piece.timestamps = joined_layout.timestamps[shown]
+                parts.append(
+                    apply_control(piece, self.control, seed=self.seed, view_key=f"{key}#{part}")
+                )
+            gap = joined_layout.parts == SEPARATOR
+            frames = join_frames(parts[0].frames, int(gap.sum()), parts[1].frames)
+            positions = np.concatenate(
+                [parts[0].indices, joined_layout.positions[gap], parts[1].indices]
+            )
+            times = np.concatenate(
+                [parts[0].timestamps, joined_layout.timestamps[gap], parts[1].timestamps]
+            )
+            result.views[key] = ViewFrames(positions.tolist(), frames, timestamps=times.tolist())
+            result.sampled[key] = [len(parts[0].indices), int(gap.sum()), len(parts[1].indices)]
 
     def _decode_file(self, views: list[str], result: DecodedUnit) -> None:
         """Decode ``views`` (all of one file) into ``result``, from the cache where it can."""
@@ -466,7 +580,15 @@ class Engine:
         requests: dict[tuple[Any, ...], TextsRequest] = {}
         for row, item in self._rows(buffer):
             if item.error_of(row) is None:
+                for joined, text in video_question.asks(row):
+                    view = item.views[joined]
+                    requests.setdefault(
+                        video_question.request_key(joined, text),
+                        video_question.request(view.frames, view.timestamps, text),
+                    )
                 for group, texts in row.groups.items():
+                    if group in VIDEO_QUESTION_GROUPS:
+                        continue  # asked above, about the joined views
                     key = row.view_of(group)
                     view = item.views[key] if key is not None else None
                     frames = view.frames if view is not None else None
@@ -503,16 +625,18 @@ class Engine:
             if item.error_of(row) is not None:
                 records.append(error_record(row, item.error_of(row)))
             else:
-                records.append(
-                    self._record(
-                        row,
-                        item,
-                        {
-                            g: by_key[(row.view_of(g), t, *row.asked(g), row.judged(g))]
-                            for g, t in row.groups.items()
-                        },
-                    )
-                )
+                scores = {
+                    g: by_key[(row.view_of(g), t, *row.asked(g), row.judged(g))]
+                    for g, t in row.groups.items()
+                    if g not in VIDEO_QUESTION_GROUPS
+                }
+                if row.joined_views:
+                    asked = {
+                        (view, text): by_key[video_question.request_key(view, text)]
+                        for view, text in video_question.asks(row)
+                    }
+                    scores |= video_question.combine(row, asked)
+                records.append(self._record(row, item, scores))
         return records
 
     def _record(
@@ -532,6 +656,8 @@ class Engine:
         foil_video = {}
         if row.foil_view is not None:  # the foil video's frames, beside the video's
             foil_video["foil_video_frame_indices"] = item.views[row.foil_view].frame_indices
+        if row.joined_views:  # how many frames of each part each joined view showed
+            foil_video["video_question_frames"] = [item.sampled[v] for v in row.joined_views]
         record = {
             "index": row.index,
             "id": row.id,

@@ -15,7 +15,14 @@ Rows with a video foil (the pair shape: Vinoground) add the foil video's scores 
 texts, ``foil_video_caption_score`` and ``foil_video_foil_scores`` (with its details
 ``foil_video_caption_<name>`` / ``foil_video_foil_<name>``), and ``foil_video_frame_indices``:
 with the video's ``caption_score`` / ``foil_scores``, the item's 2x2 score matrix. Datasets
-without video foils get none of these columns.
+without video foils get none of these columns. Where a pair row asked Vinoground's video-score
+question (:mod:`foilkit.scorers.video_question`), its 2x2 block for the video score is
+``video_question_caption_score`` / ``video_question_foil_scores`` (each text's score for the
+answer naming the video) and ``foil_video_question_caption_score`` /
+``foil_video_question_foil_scores`` (for the answer naming the foil video), with their details,
+``video_question_answers`` (and outcomes, choices: 0 the video, 1 the foil video) in generate
+mode, and ``video_question_frames``: each joined view's sampled frames in its first video, its
+separator and its second video.
 """
 
 from __future__ import annotations
@@ -31,9 +38,18 @@ from foilkit.files import atomic_open
 from foilkit.scorers.parsers import OUTCOMES
 from foilkit.video_paths import VIDEO_COLUMNS
 
-GROUP_PREFIX = {"main": "", "proficiency": "proficiency_", "foil_video": "foil_video_"}
+GROUP_PREFIX = {
+    "main": "",
+    "proficiency": "proficiency_",
+    "foil_video": "foil_video_",
+    "video_question": "video_question_",
+    "foil_video_question": "foil_video_question_",
+}
 #: Per-row lists of frame indices: the video's, and a pair row's foil video's.
 FRAME_COLUMNS = ("frame_indices", "foil_video_frame_indices")
+#: A pair row's video question: the sampled frames of each joined view's first video, separator
+#: and second video (the video first, then the foil video first).
+JOINED_FRAMES = "video_question_frames"
 
 
 def score_columns(
@@ -53,6 +69,8 @@ def score_columns(
     columns["frame_indices"] = [r["frame_indices"] for r in records]
     if "foil_video" in groups:
         columns["foil_video_frame_indices"] = [r.get("foil_video_frame_indices") for r in records]
+    if "video_question" in groups:
+        columns[JOINED_FRAMES] = [r.get(JOINED_FRAMES) for r in records]
     columns["error"] = [r["error"] for r in records]
     columns["error_cause"] = [error_cause(r) for r in records]
     for group, name in details:
@@ -117,9 +135,11 @@ def scores_dataset(
             features[name] = datasets.Value("string")
         elif name in FRAME_COLUMNS or name.endswith("answer_choices"):
             features[name] = datasets.List(datasets.Value("int64"))
+        elif name == JOINED_FRAMES:
+            features[name] = datasets.List(datasets.List(datasets.Value("int64")))
         elif name.endswith(("answers", "answer_outcomes", *JUDGE_COLUMNS)):
             features[name] = datasets.List(datasets.Value("string"))
-        elif name.removeprefix("foil_video_").startswith(("foil_", "proficiency_foil_")):
+        elif _unprefixed(name).startswith("foil_"):
             features[name] = datasets.List(datasets.Value("float64"))
         else:
             features[name] = datasets.Value("float64")
@@ -130,6 +150,14 @@ def scores_dataset(
     if not metadata.column_names:
         return scores
     return datasets.concatenate_datasets([scores, metadata.flatten_indices()], axis=1)
+
+
+def _unprefixed(name: str) -> str:
+    """A score column's name without its text group's prefix (the longest that fits)."""
+    for prefix in sorted(GROUP_PREFIX.values(), key=len, reverse=True):
+        if prefix and name.startswith(prefix):
+            return name.removeprefix(prefix)
+    return name
 
 
 def write_jsonl(dataset: Any, path: Path) -> None:

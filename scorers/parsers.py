@@ -40,6 +40,11 @@ Registered parsers (:data:`PARSERS`):
     TempCompass ``eval_captioning.py`` has no rules: every caption goes to its LLM judge, which
     answers the video's multi-choice question from it (:mod:`foilkit.scorers.judge`). Without a
     judge every caption is ``unparseable``; ``foilkit evaluate`` refuses captioning then.
+``vinoground``
+    Vinoground's ``get_score_all.py`` (Vinoground/Vinoground@1543a2a; lmms-eval's
+    ``vinoground_aggregate_results`` alike): the answer's first characters, in any case, are
+    the letter (``response[:len(GT)].lower() == GT.lower()``); nothing is stripped, so
+    ``" A"`` or ``"The answer is A"`` choose nothing, as they are wrong there.
 ``yes_no``
     foilkit's own (no benchmark published one): the answer's first word, case and punctuation
     aside, is ``yes`` or ``no``.
@@ -265,6 +270,19 @@ def _letter_index(letters: Sequence[str], letter: str) -> int | None:
     """``letter``'s option, ``None`` when the question had no such option (TOMATO's check that
     the parsed letter is in ``all_choices``)."""
     return letters.index(letter) if letter in letters else None
+
+
+@register_parser("vinoground")
+def parse_vinoground(
+    answer: str | None, options: Sequence[str], labels: Sequence[str] | None = None
+) -> ParsedAnswer:
+    """Vinoground ``get_score_all.py``: the option whose label the answer starts with, any
+    case, nothing stripped first (its scripts read ``response[:len(GT)]``)."""
+    if _refused(answer):
+        return ParsedAnswer(REFUSED)
+    letters = _labels(options, labels)
+    chosen = [i for i, label in enumerate(letters) if answer[: len(label)].lower() == label.lower()]
+    return _chose(chosen[0] if len(chosen) == 1 else None)
 
 
 #: The first word, past any leading spaces and punctuation (``**Yes**``, ``"No."``).

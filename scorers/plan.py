@@ -8,6 +8,13 @@ A row with a video foil (the pair shape of :mod:`foilkit.builders.schema`: Vinog
 second view, ``foil_view``, scored against the row's main texts as the text group
 ``foil_video``; its two files join one unit (units sharing a file merge), so the row's four
 scores come from one batch while each file is still decoded once.
+
+Planned with ``video_question`` (a video LLM asked questions, ``choice`` or ``generate`` mode), a
+pair row also asks Vinoground's video-score question: which segment of a video made of its two
+videos (:mod:`foilkit.scorers.video.joined`, black frames between them) a caption describes. Its
+two joined views (the video first, then the foil video first) belong to the row's unit and are
+built from the same decode of each file; the answers fill the text groups
+:data:`VIDEO_QUESTION_GROUPS` (:mod:`foilkit.scorers.video_question`).
 """
 
 from __future__ import annotations
@@ -17,7 +24,9 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from foilkit.scorers.prompts import VINOGROUND_GAP_SECONDS
 from foilkit.scorers.video import VideoView
+from foilkit.scorers.video.joined import JoinedView
 from foilkit.video_paths import RootsGiven, named_roots, resolve_video_path
 
 # Each text group is scored as a unit: a true text first, then its foils.
@@ -33,6 +42,10 @@ QUESTION_COLUMNS = ("prompt", "caption_answer", "foil_answers")
 JUDGE_COLUMNS = ("judge_question", "judge_answer")
 #: The text group of a row's foil video: its main texts (caption, foils) against the second view.
 FOIL_VIDEO_GROUP = "foil_video"
+#: The text groups of a pair row's video question: its texts' scores as the answer naming the
+#: video, and as the answer naming the foil video (one question per text, both videos shown).
+VIDEO_QUESTION_GROUP, FOIL_VIDEO_QUESTION_GROUP = "video_question", "foil_video_question"
+VIDEO_QUESTION_GROUPS = (VIDEO_QUESTION_GROUP, FOIL_VIDEO_QUESTION_GROUP)
 #: The pair shape's columns the planner reads: the foil video and its window.
 FOIL_VIDEO_PLAN_COLUMNS = ("foil_video", "foil_start", "foil_end")
 PLAN_COLUMNS = (
@@ -64,6 +77,8 @@ class PlannedRow:
     question: str | None = None
     answers: tuple[str, ...] | None = None
     reference: tuple[str, str] | None = None
+    #: the joined views of its video question: the video first, then the foil video first
+    joined_views: tuple[str, ...] = ()
 
     def asked(self, group: str) -> tuple[str | None, tuple[str, ...] | None]:
         """(question, answers) of text group ``group``; ``(None, None)`` for texts scored
@@ -98,6 +113,8 @@ class DecodeUnit:
     source: str | None
     views: list[str] = field(default_factory=list)
     rows: list[int] = field(default_factory=list)
+    #: joined views of its rows' video questions (``ScoringPlan.joined``), built from its files
+    joined: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -105,6 +122,7 @@ class ScoringPlan:
     rows: list[PlannedRow]
     views: dict[str, VideoView]
     units: list[DecodeUnit]
+    joined: dict[str, JoinedView] = field(default_factory=dict)
 
     def texts(self, units: Iterable[DecodeUnit] | None = None) -> list[str]:
         """Unique texts of ``units`` (all by default), in first-seen order."""
@@ -134,7 +152,7 @@ class ScoringPlan:
             )
         pool = {"pool": tuple(row.groups["main"][0] for row in self.rows)}
         rows = [replace(row, groups=pool) for row in self.rows]
-        return ScoringPlan(rows, self.views, self.units)
+        return ScoringPlan(rows, self.views, self.units, self.joined)
 
 
 def view_key(view: VideoView, source_key: str | None = None) -> str:
@@ -258,6 +276,7 @@ def make_plan(
     needs_video: bool = True,
     video_root: RootsGiven = None,
     window_rule: str = "half-open",
+    video_question: bool = False,
 ) -> ScoringPlan:
     """Plan rows in the canonical schema (``id``, ``video``, ``start``, ``end``, ``reversed``,
     texts; the pair shape's ``foil_video``, ``foil_start``, ``foil_end``).
@@ -267,13 +286,15 @@ def make_plan(
     decides which, from what the user named). ``window_rule``
     (:data:`foilkit.scorers.video.WINDOW_RULES`) turns windows into frames, except for rows whose
     ``time_unit`` indexes frames (:data:`FRAME_INDEX_UNITS`). A row with a ``foil_video`` column
-    (even ``None``: then the row fails, naming it) is a pair row (see the module docstring).
+    (even ``None``: then the row fails, naming it) is a pair row (see the module docstring);
+    ``video_question``: pair rows also ask the video question about their joined views.
     """
     roots = named_roots(video_root)
     planned: list[PlannedRow] = []
     views: dict[str, VideoView] = {}
     units = _Units()
     lone: list[DecodeUnit] = []  # rows decoded by no one: text-only models, missing videos
+    joined: dict[str, JoinedView] = {}
     seen_ids: dict[str, int] = {}
     for index, row in enumerate(rows):
         row_id = str(row["id"])
@@ -285,6 +306,8 @@ def make_plan(
         pair = "foil_video" in row
         if pair:
             groups[FOIL_VIDEO_GROUP] = groups["main"]
+            if video_question:
+                groups.update(dict.fromkeys(VIDEO_QUESTION_GROUPS, groups["main"]))
         if not needs_video:
             planned.append(PlannedRow(index, row_id, None, groups, **asked))
             lone.append(DecodeUnit(None, [], [index]))
@@ -304,11 +327,27 @@ def make_plan(
             views.setdefault(key, view)
             keys.append(key)
         units.add(index, [(key, views[key].source_key) for key in keys])
+        row_joined: tuple[str, ...] = ()
+        if pair and video_question:  # the video shown first, then the foil video first
+            both = [JoinedView(a, b, VINOGROUND_GAP_SECONDS) for a, b in (keys, keys[::-1])]
+            joined.update((view.key, view) for view in both)
+            row_joined = tuple(view.key for view in both)
         planned.append(
-            PlannedRow(index, row_id, keys[0], groups, foil_view=keys[1] if pair else None, **asked)
+            PlannedRow(
+                index,
+                row_id,
+                keys[0],
+                groups,
+                foil_view=keys[1] if pair else None,
+                joined_views=row_joined,
+                **asked,
+            )
         )
+    made = units.units()
+    for unit in made:
+        unit.joined = list(dict.fromkeys(k for i in unit.rows for k in planned[i].joined_views))
     return ScoringPlan(
-        planned, views, sorted([*units.units(), *lone], key=lambda unit: unit.rows[0])
+        planned, views, sorted([*made, *lone], key=lambda unit: unit.rows[0]), joined
     )
 
 

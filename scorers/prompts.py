@@ -11,6 +11,17 @@ chat template) and a served one (which receives them as chat messages) ask the s
     lmms-eval's ``vitatecs`` task (``lmms_eval/tasks/vitatecs/utils.py``): no system prompt;
     options on their own lines, capitalised with a full stop; "Please response with a single
     letter".
+``temporalbench``
+    TemporalBench's short QA question ("Which caption best describes this video?", ``A.`` /
+    ``B.`` lines, "Answer with the option's letter ...").
+``vinoground``
+    Vinoground's text-score question (``vinoground_textscore.json``: the same header, options and
+    instruction) followed by the line its LLM scripts append ("Please only output one English
+    character.", ``eval/llava-onevision.py`` and lmms-eval's ``vinoground`` task).
+
+Vinoground's video-score question (:func:`vinoground_video_question`) is asked about a video
+made of a pair's two videos joined by two seconds of black (:mod:`foilkit.scorers.video.joined`):
+which segment, the first or the second, a caption describes.
 """
 
 from __future__ import annotations
@@ -32,14 +43,35 @@ LMMS_EVAL_QUESTION = (
     "Please response with a single letter ({letters}):"
 )
 #: Choice prompts by name: VITATECS' paper (Table 11: system prompt, options inline) and
-#: lmms-eval's ``vitatecs`` task (no system prompt, options on their own lines), TemporalBench's.
-CHOICE_PROMPTS = ("vitatecs", "lmms-eval", "temporalbench")
+#: lmms-eval's ``vitatecs`` task (no system prompt, options on their own lines), TemporalBench's,
+#: Vinoground's text-score question.
+CHOICE_PROMPTS = ("vitatecs", "lmms-eval", "temporalbench", "vinoground")
 #: TemporalBench's short QA question (``temporalbench_short_qa.json``: a header, ``A.``/``B.``
 #: lines, an instruction).
 TEMPORALBENCH_QUESTION = (
     "Which caption best describes this video?\n{options}\n"
     "Answer with the option's letter from the given choices directly."
 )
+#: What Vinoground's LLM scripts append to every question of its json files
+#: (Vinoground/Vinoground@1543a2a ``eval/llava-onevision.py``; lmms-eval's ``vinoground`` task).
+VINOGROUND_SUFFIX = "\nPlease only output one English character."
+#: Vinoground's text-score question (``vinoground_textscore.json``), with the scripts' suffix.
+VINOGROUND_TEXT_QUESTION = (
+    "Which caption best describes this video?\n{options}\n"
+    "Answer with the option's letter from the given choices directly." + VINOGROUND_SUFFIX
+)
+#: Vinoground's video-score question (``vinoground_videoscore.json``) about a pair's joined video,
+#: with the scripts' suffix; the answer ``A`` names the segment before the black frames.
+VINOGROUND_VIDEO_QUESTION = (
+    "Which video segment matches this caption? Note: The video contains two segments separated "
+    "by a 2-second black frame.\nCaption: {caption}\n{options}\n"
+    "Answer with the option's letter from the given choices directly." + VINOGROUND_SUFFIX
+)
+#: The seconds of black between the two videos of the video-score question's joined video (the
+#: question says "2-second black frame").
+VINOGROUND_GAP_SECONDS = 2.0
+#: The video-score question's options: the joined video's segments, in the order shown.
+VINOGROUND_SEGMENTS = ("First segment (before black frame)", "Second segment (after black frame)")
 COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
 
@@ -67,8 +99,32 @@ def lmms_eval_question(options: Sequence[str]) -> str:
 
 def temporalbench_question(options: Sequence[str]) -> str:
     """TemporalBench's published question for ``options`` in the order given."""
-    listed = "\n".join(f"{letter}. {option}" for letter, option in zip(LETTERS, options))
-    return TEMPORALBENCH_QUESTION.format(options=listed)
+    return TEMPORALBENCH_QUESTION.format(options=_lettered(options))
+
+
+def _lettered(options: Sequence[str]) -> str:
+    return "\n".join(f"{letter}. {option}" for letter, option in zip(LETTERS, options))
+
+
+def vinoground_question(options: Sequence[str]) -> str:
+    """Vinoground's text-score question for ``options`` (captions) in the order given."""
+    return VINOGROUND_TEXT_QUESTION.format(options=_lettered(options))
+
+
+def vinoground_video_question(caption: str) -> str:
+    """Vinoground's video-score question about ``caption``: which segment of the joined video
+    (:data:`VINOGROUND_SEGMENTS`, answered ``A`` or ``B``) it describes."""
+    return VINOGROUND_VIDEO_QUESTION.format(caption=caption, options=_lettered(VINOGROUND_SEGMENTS))
+
+
+#: Each choice prompt's question template (``{options}``: the listed options), as run records
+#: show it.
+CHOICE_TEMPLATES = {
+    "vitatecs": CHOICE_QUESTION,
+    "lmms-eval": LMMS_EVAL_QUESTION,
+    "temporalbench": TEMPORALBENCH_QUESTION,
+    "vinoground": VINOGROUND_TEXT_QUESTION,
+}
 
 
 def question_text(prompt: str, options: Sequence[str]) -> str:
@@ -78,6 +134,7 @@ def question_text(prompt: str, options: Sequence[str]) -> str:
         "vitatecs": choice_question,
         "lmms-eval": lmms_eval_question,
         "temporalbench": temporalbench_question,
+        "vinoground": vinoground_question,
     }
     return questions[prompt](options)
 

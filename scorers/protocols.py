@@ -69,6 +69,7 @@ ANSWER_PARSERS: dict[str, dict[str | None, str]] = {
         "captioning": "tempcompass_captioning",  # eval_captioning.py: its LLM judge alone
     },
     "tomato": {None: "tomato"},  # parse_result.py pre_parser
+    "vinoground": {None: "vinoground"},  # get_score_all.py: the answer's first letter
 }
 #: Settings of how the model is loaded, for every family: the weights' dtype.
 LOAD_SETTINGS = ("dtype",)
@@ -429,14 +430,21 @@ _paper(
         sampling="uniform",
         num_frames=32,
         mode="choice",
+        prompt="vinoground",
         reference=f"{VINOGROUND_REPO} eval/llava-onevision.py (np.linspace(0, T - 1, nframes), "
-        "--nframes 32; the A/B questions of vinoground_textscore.json), get_score_all.py",
-        notes="the reference generates an answer and compares its first letter with the key; "
-        "foilkit reads the option letters' probabilities for the item's two captions on each "
-        "video (both option orders averaged), so the text score is the paper's question; the "
-        "paper's video score asks which half of a concatenated video (vinoground_videos_concated) "
-        "shows a caption, which foilkit does not build: its video score compares a caption's "
-        "probability on the two videos",
+        "--nframes 32, over each video for the text score and over the concatenated video for "
+        "the video score; the questions of vinoground_textscore.json and "
+        "vinoground_videoscore.json + 'Please only output one English character.'), "
+        "get_score_all.py (the answer's first letter against GT); "
+        f"{LMMS_EVAL_REPO}@f255e5b lmms_eval/tasks/vinoground",
+        notes="the reference generates a greedy answer and reads its first letter "
+        "(--mode generate does, with the vinoground parser); choice mode reads the option "
+        "letters' probabilities instead. Both show each question in both orders (the captions; "
+        "the two videos in the joined video) and average, where the reference's json files fix "
+        "one order per item (not published outside the Hub). The joined video is built from the "
+        "two decoded clips: the first, 2 s of black frames, the second (the reference's "
+        "vinoground_videos_concated files, whose making is not published); the questions' "
+        "wording is that of the json files as lmms-eval and later papers print it",
     ),
 )
 for _family in ("xclip", "blip-itm", "text-lm"):

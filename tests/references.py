@@ -207,17 +207,32 @@ def _vinoground_table(outcomes, csv_rows) -> dict[str, tuple[float, float, float
     }
 
 
-def vinoground_videoclip_scores(blocks, csv_rows) -> dict[str, tuple[float, float, float]]:
+def vinoground_videoclip_scores(
+    blocks, csv_rows, video_blocks=None
+) -> dict[str, tuple[float, float, float]]:
     """eval/videoclip.py's comparisons of ``output00 .. output11`` (``blocks[i][v][c]``: video v
-    of pair i, 0 = pos, against caption c), tallied per category as get_score_all.py does."""
+    of pair i, 0 = pos, against caption c), tallied per category as get_score_all.py does; the
+    video score's comparisons in ``video_blocks`` where a separate question gave those scores
+    (a video LLM's video-score question)."""
     outcomes = []
-    for block in blocks:
+    for block, video_block in zip(blocks, video_blocks or blocks, strict=True):
         output00, output01 = block[0]
         output10, output11 = block[1]
         text_correct = output00 > output01 and output11 > output10
+        output00, output01 = video_block[0]
+        output10, output11 = video_block[1]
         video_correct = output00 > output10 and output11 > output01
         outcomes.append((text_correct, video_correct))
     return _vinoground_table(outcomes, csv_rows)
+
+
+def vinoground_response_correct(response, gt: str) -> bool:
+    """get_score_all.py's ``get_text_correct_wrong`` / ``get_video_correct_wrong`` on one
+    response (the intended reading: a list response, as Qwen's and MA-LMM's scripts save it,
+    by its first element; a text response as it is)."""
+    if isinstance(response, list):
+        response = response[0]
+    return response[: len(gt)].lower() == gt.lower()
 
 
 def vinoground_get_score_all(
@@ -230,13 +245,10 @@ def vinoground_get_score_all(
     video_pred = {item["idx"]: item["response"] for item in video_responses}
 
     def correct(pred, item) -> bool:
-        gt = item["GT"]
         response = pred.get(item["idx"])
         if response is None:  # the scorer's KeyError: the item counts, wrong
             return False
-        if isinstance(response, list):  # Qwen's and MA-LMM's scripts save a list
-            response = response[0]
-        return response[: len(gt)].lower() == gt.lower()
+        return vinoground_response_correct(response, item["GT"])
 
     outcomes = []
     for i in range(len(text_gt_data) // 2):

@@ -269,3 +269,40 @@ def write_temporalbench(folder: Path, questions: list[dict[str, Any]] | None = N
     data = TEMPORALBENCH_QUESTIONS if questions is None else questions
     (folder / "temporalbench_short_qa.json").write_text(json.dumps(data, indent=1))
     return folder
+
+
+# Vinoground's question files (Hub: HanSolo9682/Vinoground, read by get_score_all.py and the LLM
+# scripts of Vinoground/Vinoground@1543a2a): vinoground_textscore.json asks about each video
+# (``vinoground_videos/<i>_pos.mp4`` / ``_neg.mp4``) which caption fits it, and
+# vinoground_videoscore.json asks about the pair's concatenated video
+# (``vinoground_videos_concated/``) which segment a caption describes; ``idx`` is ``<i>_pos`` /
+# ``<i>_neg``, ``GT`` the right letter. The files are published on the Hub only: their wording is
+# the one lmms-eval's first vinoground task (a72a9c0e, written by the benchmark's first author)
+# spelled out before it switched to reading these files, and the one later papers print from
+# them ("First segment (before black frame)"). The LLM scripts append VINOGROUND_SCRIPT_SUFFIX.
+VINOGROUND_SCRIPT_SUFFIX = "\nPlease only output one English character."
+
+
+def vinoground_text_item(idx: str, first: str, second: str, gt: str) -> dict[str, str]:
+    """One item of ``vinoground_textscore.json``: captions ``first`` (A) and ``second`` (B)."""
+    return {
+        "idx": idx,
+        "video_name": f"vinoground_videos/{idx}.mp4",
+        "question": f"Which caption best describes this video?\nA. {first}\nB. {second}\n"
+        "Answer with the option's letter from the given choices directly.",
+        "GT": gt,
+    }
+
+
+def vinoground_video_item(idx: str, caption: str, video_name: str, gt: str) -> dict[str, str]:
+    """One item of ``vinoground_videoscore.json``: which segment of ``video_name`` (two videos
+    with two seconds of black between them) shows ``caption``."""
+    return {
+        "idx": idx,
+        "video_name": video_name,
+        "question": "Which video segment matches this caption? Note: The video contains two "
+        f"segments separated by a 2-second black frame.\nCaption: {caption}\n"
+        "A. First segment (before black frame)\nB. Second segment (after black frame)\n"
+        "Answer with the option's letter from the given choices directly.",
+        "GT": gt,
+    }

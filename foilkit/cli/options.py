@@ -207,8 +207,8 @@ def add_generation(parser: Adder) -> None:
         "--parser",
         help="generate mode: the answer parser reproducing a benchmark's official extraction: "
         "vitatecs, tempcompass_multi_choice, tempcompass_yes_no, tempcompass_caption_matching, "
-        "tempcompass_captioning (needs --judge-model), tomato, yes_no (default: the protocol's, "
-        "else vitatecs)",
+        "tempcompass_captioning (needs --judge-model), tomato, vinoground, yes_no (default: the "
+        "protocol's, else vitatecs)",
     )
     parser.add_argument(
         "--temperature",

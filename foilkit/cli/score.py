@@ -81,8 +81,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     model.add_argument(
         "--prompt",
-        help="video LLMs (choice): the question asked: vitatecs, lmms-eval or temporalbench "
-        "(default: the protocol's, else vitatecs)",
+        help="video LLMs (choice): the question asked: vitatecs, lmms-eval, temporalbench or "
+        "vinoground (default: the protocol's, else vitatecs)",
     )
     model.add_argument(
         "--itm-output", help="BLIP: the ITM head's probability (softmax) or raw match logit"

@@ -36,13 +36,20 @@ each caption scores its own video above the other (s(v0,c0) > s(v1,c0) and s(v1,
 s(v0,c1)), the **group score** when all four hold. Vinoground reports the three in percent,
 overall and per category (major: action, object, viewpoint; minor: interaction, cyclical,
 spatial, contextual; an item may have several minor categories). Ties are explicit: `strict`
-(Vinoground's `>`) counts a tied comparison wrong.
+(Vinoground's `>`) counts a tied comparison wrong. A model that answers questions is asked two
+(Vinoground's video LLM protocol): which caption fits each video (the text score's 2x2 block)
+and which of the two videos, shown one after the other, a caption describes (the video score's
+block, `video_pair_scores`).
 """
 
 _KWARGS_DESCRIPTION = """
 Args:
     pair_scores (`list[[[float, float], [float, float]]]`): per item the 2x2 block
         `[[s(v0, c0), s(v0, c1)], [s(v1, c0), s(v1, c1)]]`, video i matching caption i.
+    video_pair_scores (`list[[[float, float], [float, float]]]`, optional): the blocks the video
+        score compares, in the same layout, where they come from another question than the text
+        score's (Vinoground's video-score question: s(v, c) = the answer naming video v when
+        asked about caption c); default: `pair_scores`.
     categories (`list[list[str]]`, optional): each item's categories (Vinoground: its major
         category, then its minor ones); adds the three scores per category.
     cluster (`list[str]`, optional): each item's cluster; the bootstrap resamples clusters.
@@ -78,25 +85,38 @@ Examples:
     ...     categories=[["action", "interaction"], ["object", "interaction"]], n_resamples=0)
     >>> result["text_score_action"], result["group_score_interaction"], result["n_interaction"]
     (1.0, 0.5, 2)
+    >>> # a video question answered apart: the video score compares its blocks
+    >>> result = winoground_score([[[0.9, 0.1], [0.2, 0.8]]],
+    ...     video_pair_scores=[[[0.3, 0.6], [0.7, 0.4]]], n_resamples=0)
+    >>> result["text_score"], result["video_score"], result["group_score"]
+    (1.0, 0.0, 0.0)
 """
 
 
 def item_credits(
     pair_scores: Sequence[Sequence[Sequence[float]]],
     *,
+    video_pair_scores: Sequence[Sequence[Sequence[float]]] | None = None,
     score_kind: str = "similarity",
     ties: str = "strict",
 ) -> dict[str, np.ndarray]:
     """Per item its ``text``, ``video`` and ``group`` credits and whether a tie decided any of its
     four comparisons (``tied``). Validates the inputs."""
     blocks = oriented(block_matrix("pair_scores", pair_scores), score_kind)
-    credits = winoground_credits(blocks, ties)  # checks ``ties``
+    videos = blocks
+    if video_pair_scores is not None:
+        videos = oriented(block_matrix("video_pair_scores", video_pair_scores), score_kind)
+        if len(videos) != len(blocks):
+            raise ValueError(
+                f"video_pair_scores has {len(videos)} blocks for {len(blocks)} in pair_scores"
+            )
+    credits = winoground_credits(blocks, ties, videos)  # checks ``ties``
     # the four comparisons: each video's two captions, each caption's two videos
     tied = (
         (blocks[:, 0, 0] == blocks[:, 0, 1])
         | (blocks[:, 1, 1] == blocks[:, 1, 0])
-        | (blocks[:, 0, 0] == blocks[:, 1, 0])
-        | (blocks[:, 1, 1] == blocks[:, 0, 1])
+        | (videos[:, 0, 0] == videos[:, 1, 0])
+        | (videos[:, 1, 1] == videos[:, 0, 1])
     )
     return {**credits, "tied": tied}
 
@@ -125,6 +145,7 @@ def category_masks(categories: Sequence[Sequence[Hashable]] | None, n: int) -> d
 def winoground_score(
     pair_scores: Sequence[Sequence[Sequence[float]]],
     *,
+    video_pair_scores: Sequence[Sequence[Sequence[float]]] | None = None,
     categories: Sequence[Sequence[Hashable]] | None = None,
     cluster: Sequence[Hashable] | None = None,
     score_kind: str = "similarity",
@@ -134,7 +155,9 @@ def winoground_score(
     confidence: float = 0.95,
 ) -> dict[str, Any]:
     """Text, video and group scores of 2x2 items, overall and per category, with bootstrap CIs."""
-    credits = item_credits(pair_scores, score_kind=score_kind, ties=ties)
+    credits = item_credits(
+        pair_scores, video_pair_scores=video_pair_scores, score_kind=score_kind, ties=ties
+    )
     n = len(credits["tied"])
     if n == 0:
         raise ValueError("pair_scores is empty: there is no item to score")

@@ -499,6 +499,9 @@ def decode_views(
     policy: SamplingPolicy,
     backend: str = "torchcodec",
     max_pixels: int = MAX_DECODE_PIXELS,
+    *,
+    video: OpenVideo | None = None,
+    frame_sets: Sequence[np.ndarray] = (),
 ) -> list[DecodedFrames | errors.VideoError]:
     """Frames of several views of ONE video, decoding the union of their frames once (frames
     over ``max_pixels`` scaled down to fit, see ``open_video``).
@@ -507,13 +510,19 @@ def decode_views(
     video's end) gets its ``VideoError`` in its place in the returned list, and the other views
     are decoded as if it were not there. A fault of the file itself (missing, corrupt, empty)
     concerns every view and is raised.
+
+    ``video``: the file already opened (``open_video`` of the views' file), e.g. to read its
+    metadata first; ``frame_sets``: further frame indices of the file to decode in the same
+    pass (a joined view's frames, :mod:`foilkit.scorers.video.joined`), each returned after the
+    views, in order, as ``DecodedFrames`` of exactly those indices.
     """
-    if not views:
+    if not views and not frame_sets:
         return []
     keys = {view.source_key for view in views}
-    if len(keys) != 1:
+    if len(keys) > 1:
         raise ValueError(f"decode_views takes views of one video, got {sorted(keys)}")
-    video = open_video(views[0], backend, max_pixels)
+    if video is None:
+        video = open_video(views[0], backend, max_pixels)
     meta = video.metadata
     per_view: list[np.ndarray | errors.VideoError] = []
     for view in views:
@@ -526,8 +535,9 @@ def decode_views(
         except ValueError as error:  # the policy cannot sample this view (its rate, its length)
             per_view.append(errors.SamplingError(view.name, str(error)))
     wanted = [indices for indices in per_view if not isinstance(indices, errors.VideoError)]
+    wanted += [np.asarray(indices, dtype=np.int64) for indices in frame_sets if len(indices)]
     if not wanted:
-        return per_view
+        return [*per_view, *(_no_frames(indices, backend) for indices in frame_sets)]
     unique = np.unique(np.concatenate(wanted))
     frames, timestamps = video.get_frames(unique)
     # contiguous T x C x H x W, once per decode and in the decoding thread rather than by every
@@ -547,7 +557,20 @@ def decode_views(
             indices, rows = indices[::-1].copy(), rows[::-1].copy()
         view_frames = take_frames(frames, rows)
         out.append(DecodedFrames(view_frames, indices, timestamps[rows], backend, view.reversed))
+    for indices in frame_sets:
+        indices = np.asarray(indices, dtype=np.int64)
+        if not len(indices):
+            out.append(_no_frames(indices, backend))
+            continue
+        rows = np.searchsorted(unique, indices)
+        out.append(DecodedFrames(take_frames(frames, rows), indices, timestamps[rows], backend))
     return out
+
+
+def _no_frames(indices: np.ndarray, backend: str) -> DecodedFrames:
+    """An empty frame set (a joined view none of whose positions fall in this clip)."""
+    empty = np.zeros(0, dtype=np.int64)
+    return DecodedFrames(torch.zeros((0, 3, 1, 1), dtype=torch.uint8), empty, empty * 1.0, backend)
 
 
 def take_frames(frames: torch.Tensor, rows: np.ndarray) -> torch.Tensor:

@@ -1,23 +1,34 @@
 """``foilkit evaluate vinoground`` end to end: built from its upstream format (a fixture: the
 annotations live only on the Hub), synthetic mp4s named after the pairs, a tiny dual encoder and a
-tiny video LLM; every video decoded once, the numbers those of the port of Vinoground's scorer
-on the run's own per-sample scores, the report's rows the paper's categories; compare, the
-leaderboard and the Hub results read the runs."""
+tiny video LLM (choice mode, and generate mode with a model that answers letters); every video
+decoded once, the numbers those of the port of Vinoground's scorer on the run's own per-sample
+scores (in generate mode, of get_score_all.py on the run's own answers, written as its question
+and response files), the report's rows the paper's categories; compare, the leaderboard and the
+Hub results read the runs."""
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import datasets
 import pytest
-from references import vinoground_videoclip_scores
-from upstream_formats import VINOGROUND_ROWS, vinoground_csv
+from references import vinoground_get_score_all, vinoground_videoclip_scores
+from upstream_formats import (
+    VINOGROUND_ROWS,
+    vinoground_csv,
+    vinoground_text_item,
+    vinoground_video_item,
+)
 
 from foilkit.compare import compare_runs
 from foilkit.evaluation import evaluate
 from foilkit.hub_results import task_values
 from foilkit.leaderboard import local_entries
+from foilkit.metrics.winoground_score.winoground_score import winoground_score
+from foilkit.scorers.adapters.video_llm import VideoLLMAdapter
 from foilkit.scorers.api import ScoreOptions
 from foilkit.scorers.video import decoding
 from foilkit.synthetic.models import tiny_model_path
@@ -42,18 +53,22 @@ def inputs(tmp_path_factory) -> tuple[Path, Path]:
 
 
 @pytest.fixture(scope="module")
-def runs(inputs, tmp_path_factory, n_resamples):
-    """A run per model family, with the number of times each video file was opened."""
+def runs(inputs, tmp_path_factory, n_resamples, answering_model):
+    """A run per model family (and the video LLM's modes), with the number of times each video
+    file was opened."""
     annotations, root = inputs
     out = tmp_path_factory.mktemp("vinoground-runs")
     cache = str(out / "datasets-cache")
     models = {
-        "clip": {},
-        "llava-next-video": {"mode": "choice"},
+        "clip": (tiny_model_path("clip"), {}),
+        "llava-next-video": (tiny_model_path("llava-next-video"), {"mode": "choice"}),
+        "generate": (answering_model, {"mode": "generate", "max_new_tokens": 2}),
     }
     made = {}
     real = decoding.open_video
-    for name, options in models.items():
+    patches = pytest.MonkeyPatch()
+    patches.setattr(VideoLLMAdapter, "generate", _varied(VideoLLMAdapter.generate))
+    for name, (model, options) in models.items():
         opened: Counter = Counter()
 
         def counting(view, *args, opened=opened):
@@ -64,7 +79,7 @@ def runs(inputs, tmp_path_factory, n_resamples):
         try:
             result = evaluate(
                 "vinoground",
-                str(tiny_model_path(name)),
+                str(model),
                 out_dir=out / name,
                 videos=root,
                 annotations=annotations,
@@ -78,33 +93,145 @@ def runs(inputs, tmp_path_factory, n_resamples):
         finally:
             decoding.open_video = real
         made[name] = (result, opened)
+    patches.undo()
     return made
 
 
-@pytest.mark.parametrize("model", ["clip", "llava-next-video"])
+#: Answers as models write them, each a different reading for get_score_all.py: the letters in
+#: either case, a letter after a space (wrong there), a sentence, nothing.
+VARIED = ("A", "b. the second", "B", "a", "", "b", " A", "A", "The answer is B")
+
+
+def _varied(generate):
+    """The in-process ``generate``, its answers then replaced by :data:`VARIED` in turn, question
+    after question as the run asks them (the same on any machine): the tiny model's greedy
+    letters are nearly all alike, and the port must meet every reading, right and wrong."""
+    asked = itertools.count()
+
+    def answering(self, requests):
+        return [
+            replace(answers, texts=(VARIED[next(asked) % len(VARIED)],) * len(answers.texts))
+            for answers in generate(self, requests)
+        ]
+
+    return answering
+
+
+def _scores(result) -> list[dict]:
+    return datasets.Dataset.from_parquet(str(result.run_dir / "scores" / "all.parquet")).to_list()
+
+
+def _blocks(rows, question: bool = False, detail: tuple[str, str] = ("score", "score")) -> list:
+    """Each row's 2x2 block from its video's and foil video's columns (``question``: of the
+    video-score question): the scores, or per video the named detail (``order_0``,
+    ``shown_first``)."""
+    prefix, foil_prefix = (
+        ("video_question_", "foil_video_question_") if question else ("", "foil_video_")
+    )
+    video, foil_video = detail
+    caption = "caption_score" if video == "score" else f"caption_{video}"
+    foil = "foil_scores" if video == "score" else f"foil_{video}"
+    foil_caption = "caption_score" if foil_video == "score" else f"caption_{foil_video}"
+    foil_foil = "foil_scores" if foil_video == "score" else f"foil_{foil_video}"
+    return [
+        [
+            [row[f"{prefix}{caption}"], row[f"{prefix}{foil}"][0]],
+            [row[f"{foil_prefix}{foil_caption}"], row[f"{foil_prefix}{foil_foil}"][0]],
+        ]
+        for row in rows
+    ]
+
+
+def _table(result) -> dict[str, tuple[float, float, float]]:
+    computed = result.results.configs["all"].metrics["winoground_score"]
+    table = {}
+    for category in ("all", *computed.groups):
+        source = computed.overall if category == "all" else computed.groups[category]
+        table[category] = tuple(source[f"{s}_score"] * 100 for s in ("text", "video", "group"))
+    return table
+
+
+CSV_ROWS = [list(row) for row in VINOGROUND_ROWS[:PAIRS]]
+
+
+@pytest.mark.parametrize("model", ["clip", "llava-next-video", "generate"])
 def test_each_video_decoded_once_and_scores_equal_the_port(runs, model):
+    """The video LLM's video score compares its answers to the video-score question about the
+    joined videos (its own 2x2 block); the dual encoder's compares the same four scores."""
     result, opened = runs[model]
     assert opened == {f"{i}_{role}.mp4": 1 for i in range(PAIRS) for role in ("pos", "neg")}
     record = result.results.configs["all"].score.data
     assert record["dataset"]["num_videos"] == 2 * PAIRS
     assert record["throughput"]["decoded_videos"] == 2 * PAIRS
-    scores = datasets.Dataset.from_parquet(str(result.run_dir / "scores" / "all.parquet"))
-    assert scores.num_rows == PAIRS and not any(scores["error"])
-    assert "foil_video" not in scores.column_names
-    blocks = [
-        [
-            [row["caption_score"], row["foil_scores"][0]],
-            [row["foil_video_caption_score"], row["foil_video_foil_scores"][0]],
-        ]
-        for row in scores.to_list()
-    ]
-    csv_rows = [list(row) for row in VINOGROUND_ROWS[:PAIRS]]
-    theirs = vinoground_videoclip_scores(blocks, csv_rows)
-    computed = result.results.configs["all"].metrics["winoground_score"]
+    scores = _scores(result)
+    assert len(scores) == PAIRS and not any(row["error"] for row in scores)
+    assert "foil_video" not in scores[0]
+    asked = model != "clip"
+    assert ("video_question_caption_score" in scores[0]) == asked
+    theirs = vinoground_videoclip_scores(
+        _blocks(scores), CSV_ROWS, _blocks(scores, question=True) if asked else None
+    )
+    ours = _table(result)
+    assert set(ours) == set(theirs)
     for category, values in theirs.items():
-        source = computed.overall if category == "all" else computed.groups[category]
-        ours = tuple(source[f"{s}_score"] * 100 for s in ("text", "video", "group"))
-        assert ours == pytest.approx(values), category
+        assert ours[category] == pytest.approx(values), category
+    if asked:  # how the joined videos were built, in the run record and per row
+        joined = record["video_question"]
+        assert joined["gap_seconds"] == 2.0 and "black" in joined["joined_view"]["separator"]
+        assert joined["question"].startswith("Which video segment matches this caption?")
+        # 12 frames, 8 black ones (2 s at 4 fps), 12 frames: 4 sampled at 0, 10, 20 and 31
+        assert [row["video_question_frames"] for row in scores] == [[[2, 0, 2], [2, 0, 2]]] * 3
+        assert joined["sampled_frames"] == {"first": [2, 2], "separator": [0, 0], "second": [2, 2]}
+
+
+def test_generate_mode_equals_get_score_all_on_the_runs_answers(runs):
+    """Each order of the run's questions written as Vinoground's question and response files:
+    get_score_all.py's table on them is winoground_score's on that order's answer shares (the
+    run's own scores average the two orders). The answers are varied (:func:`_varied`)."""
+    result, _ = runs["generate"]
+    scores = _scores(result)
+    # right and wrong answers of every kind, so the tables are no accident of one reading
+    columns = ("answer_outcomes", "foil_video_answer_outcomes", "video_question_answer_outcomes")
+    outcomes = {o for row in scores for column in columns for o in row[column]}
+    assert outcomes == {"parsed", "unparseable", "refused"}
+    tables = [_order_table(scores, order) for order in (0, 1)]
+    text, video, group = zip(*(table["all"] for table in tables))
+    assert max(text) > 0 and max(video) > 0 and max(group) > 0 and min(text + video) < 100
+
+
+def _order_table(scores, order: int) -> dict[str, tuple[float, float, float]]:
+    """get_score_all.py's table on the answers to order ``order`` of every question, asserted
+    equal to winoground_score's on that order's shares; returned."""
+    text_gt, video_gt, text_responses, video_responses = [], [], [], []
+    for i, row in enumerate(scores):
+        pos_cap, neg_cap = row["caption"], row["foils"][0]
+        shown = (pos_cap, neg_cap) if order == 0 else (neg_cap, pos_cap)
+        # order 0 lists the caption first (A) on both videos; the video-first view shows the
+        # positive video first (A), the other view the negative one
+        for role, answers, right in (("pos", row["answers"], pos_cap), ("neg", None, neg_cap)):
+            answers = answers or row["foil_video_answers"]
+            idx = f"{i}_{role}"
+            text_gt.append(vinoground_text_item(idx, *shown, "AB"[shown.index(right)]))
+            text_responses.append({"idx": idx, "response": answers[order]})
+        asked = row["video_question_answers"]  # caption on both views, then the foil
+        for k, (role, caption) in enumerate((("pos", pos_cap), ("neg", neg_cap))):
+            idx = f"{i}_{role}"
+            gt = "AB"[(k + order) % 2]
+            video_gt.append(vinoground_video_item(idx, caption, f"concat/{i}.mp4", gt))
+            video_responses.append({"idx": idx, "response": asked[2 * k + order]})
+    theirs = vinoground_get_score_all(text_gt, video_gt, CSV_ROWS, text_responses, video_responses)
+    shown = ("shown_first", "shown_second")[:: 1 if order == 0 else -1]
+    ours = winoground_score(
+        _blocks(scores, detail=(f"order_{order}",) * 2),
+        video_pair_scores=_blocks(scores, question=True, detail=shown),
+        categories=[[row[1], *filter(None, row[2].split(";"))] for row in CSV_ROWS],
+        n_resamples=0,
+    )
+    for category, values in theirs.items():
+        suffix = "" if category == "all" else f"_{category}"
+        got = tuple(ours[f"{s}_score{suffix}"] * 100 for s in ("text", "video", "group"))
+        assert got == pytest.approx(values), category
+    return theirs
 
 
 def test_report_rows_are_the_categories_and_coverage_counts_the_missing_pair(runs):

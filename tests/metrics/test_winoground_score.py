@@ -89,6 +89,22 @@ def test_equals_get_score_all_on_the_answers_of_the_same_scores():
     assert theirs["all"][0] <= _metric_table(blocks, rows)["all"][0]
 
 
+def test_a_separate_video_question_equals_get_score_all_on_its_answers():
+    """Vinoground's video LLMs answer two questions: the text score reads the first's answers,
+    the video score the second's (video_pair_scores), as get_score_all.py reads its two files."""
+    rng = np.random.default_rng(11)
+    n = 60
+    text_blocks = rng.integers(0, 3, size=(n, 2, 2)).astype(float).tolist()
+    video_blocks = rng.integers(0, 3, size=(n, 2, 2)).astype(float).tolist()
+    rows = _csv_rows(rng, n)
+    text_gt, _, text_answers, _ = _answers(text_blocks, rng)
+    _, video_gt, _, video_answers = _answers(video_blocks, rng)
+    theirs = vinoground_get_score_all(text_gt, video_gt, rows, text_answers, video_answers)
+    ours = _metric_table(text_blocks, rows, video_pair_scores=video_blocks)
+    _assert_tables_equal(ours, theirs)
+    assert ours != _metric_table(text_blocks, rows)  # the video score read the other blocks
+
+
 def test_scores_of_lower_is_better_kinds_are_turned_around():
     blocks = [[[3.0, 9.0], [8.0, 2.0]], [[5.0, 4.0], [1.0, 6.0]]]
     result = winoground_score(blocks, score_kind="perplexity", n_resamples=0)
@@ -116,6 +132,14 @@ def test_scores_of_lower_is_better_kinds_are_turned_around():
             "categories has 2 entries for 1 items",
         ),
         ({"pair_scores": [[[0.3, 0.2], [0.1, 0.4]]], "ties": "random"}, "ties='random'"),
+        (
+            {"pair_scores": [[[0.3, 0.2], [0.1, 0.4]]], "video_pair_scores": []},
+            "video_pair_scores has 0 blocks for 1",
+        ),
+        (
+            {"pair_scores": [[[0.3, 0.2], [0.1, 0.4]]], "video_pair_scores": [[[0.3, 0.2]]]},
+            r"video_pair_scores\[0\] = .* is not a 2x2 block",
+        ),
     ],
 )
 def test_bad_input_names_the_argument(call, message):

@@ -11,6 +11,7 @@ from answer_references import (
     tomato_pre_parser,
     vitatecs_lmms_eval,
 )
+from references import vinoground_response_correct
 
 from foilkit.scorers.parsers import (
     PARSED,
@@ -172,6 +173,18 @@ def test_tomato_parser_equals_the_official_pre_parser(answer):
         assert parsed.outcome == _official_outcome(False, answer)
 
 
+@pytest.mark.parametrize("answer", [*ANSWERS, "b. the second", "Answer: A", "\nA"])
+@pytest.mark.parametrize("truth", ["A", "B"])
+def test_vinoground_parser_equals_get_score_all(answer, truth):
+    """An answer chooses the key's option exactly when get_score_all.py counts it right."""
+    options = ["First segment (before black frame)", "Second segment (after black frame)"]
+    parsed = get_parser("vinoground")(answer, options, None)
+    assert (parsed.choice == "AB".index(truth)) == vinoground_response_correct(answer, truth)
+    if parsed.outcome != PARSED:  # wrong there whatever the key; nothing chosen here
+        assert not any(vinoground_response_correct(answer, key) for key in "AB")
+    assert parsed.outcome == (REFUSED if not answer.strip() else parsed.outcome)
+
+
 @pytest.mark.parametrize(
     "answer, expected",
     [
@@ -194,6 +207,7 @@ def test_parsers_are_registered_and_unknown_names_fail():
         "tempcompass_yes_no",
         "tempcompass_caption_matching",
         "tomato",
+        "vinoground",
         "yes_no",
     }
     with pytest.raises(ValueError, match="unknown answer parser 'vitatec'.*'vitatecs'"):
