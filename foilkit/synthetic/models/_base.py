@@ -162,6 +162,17 @@ def _qwen2_tokenizer(added: list[str], **kwargs: Any):
     )
 
 
+def _tokenizers_backend(specials: list[str], **named: str):
+    """A tiny byte-level BPE with ``specials`` in ``TokenizersBackend``, transformers' generic fast
+    tokenizer (the class some checkpoints name, or that transformers maps a family to), with the
+    ``named`` special tokens (``bos_token=...``)."""
+    from transformers import Qwen2Tokenizer
+    from transformers.tokenization_utils_tokenizers import TokenizersBackend
+
+    bpe = tiny_tokenizers.byte_level_bpe(Qwen2Tokenizer, specials, **named)
+    return TokenizersBackend(tokenizer_object=bpe.backend_tokenizer, **named)
+
+
 def _token_ids(tokenizer, *kinds: str) -> dict[str, int]:
     """``<kind>_token_id`` of ``tokenizer`` for each of ``kinds``, as model configs name them."""
     return {f"{kind}_token_id": getattr(tokenizer, f"{kind}_token_id") for kind in kinds}

@@ -13,7 +13,13 @@ from foilkit.synthetic.models._base import (
     _save,
     _text_config,
 )
-from foilkit.synthetic.models.qwen import QWEN3_VL_CHAT_TEMPLATE, QWEN_VL_PIXELS, TINY_MOE
+from foilkit.synthetic.models._qwen_vision import (
+    QWEN2_5_VL_VISION,
+    QWEN2_VL_MROPE,
+    QWEN3_VL_DEEPSTACK_VISION,
+    qwen_vl_processors,
+)
+from foilkit.synthetic.models.qwen import QWEN3_VL_CHAT_TEMPLATE, TINY_MOE
 
 #: Qwen2.5-Omni's multimodal tokens (its ``added_tokens.json``) and the names its processor reads
 #: them by (the tokenizer's named special tokens).
@@ -80,8 +86,6 @@ def _build_qwen2_5_omni(out: Path) -> None:
         Qwen2_5OmniConfig,
         Qwen2_5OmniForConditionalGeneration,
         Qwen2_5OmniProcessor,
-        Qwen2VLImageProcessor,
-        Qwen2VLVideoProcessor,
         WhisperFeatureExtractor,
     )
 
@@ -90,32 +94,12 @@ def _build_qwen2_5_omni(out: Path) -> None:
         [*tokens.values(), "<|vision_pad|>"], extra_special_tokens=dict(tokens)
     )
     ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in tokens.items()}
-    head_dim = VIDEO_LLM_TEXT["hidden_size"] // VIDEO_LLM_TEXT["num_attention_heads"]
     text = _text_config(
-        tokenizer,
-        **VIDEO_LLM_TEXT,
-        initializer_range=INIT,
-        rope_parameters={
-            "rope_type": "default",
-            "rope_theta": 10000.0,
-            "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8],
-        },
+        tokenizer, **VIDEO_LLM_TEXT, initializer_range=INIT, rope_parameters=QWEN2_VL_MROPE
     )
-    vision = {
-        "depth": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_heads": 4,
-        "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
-        "patch_size": QWEN_VL_PIXELS["patch_size"],
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-        "window_size": 32,
-        "fullatt_block_indexes": [0],
-    }
     thinker = {
         "text_config": text,
-        "vision_config": vision,
+        "vision_config": QWEN2_5_VL_VISION,
         "audio_config": OMNI_AUDIO,
         "audio_token_index": ids["audio_token"],
         "image_token_index": ids["image_token"],
@@ -124,12 +108,11 @@ def _build_qwen2_5_omni(out: Path) -> None:
         "audio_end_token_id": ids["audio_eos_token"],
         "vision_start_token_id": ids["vision_bos_token"],
         "vision_end_token_id": ids["vision_eos_token"],
+        "initializer_range": INIT,
     }
-    thinker["initializer_range"] = INIT
     config = Qwen2_5OmniConfig(thinker_config=thinker, enable_audio_output=False)
     processor = Qwen2_5OmniProcessor(
-        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
-        video_processor=Qwen2VLVideoProcessor(**QWEN_VL_PIXELS),
+        **qwen_vl_processors("Qwen2VL"),
         feature_extractor=WhisperFeatureExtractor(feature_size=OMNI_AUDIO["num_mel_bins"]),
         tokenizer=tokenizer,
         chat_template=QWEN2_5_OMNI_CHAT_TEMPLATE,
@@ -178,8 +161,6 @@ def _build_qwen3_omni_moe(out: Path) -> None:
     temporal position ids step by ``position_id_per_seconds * video_second_per_grid`` (13 x 2
     frames / the ``fps`` the processor is given)."""
     from transformers import (
-        Qwen2VLImageProcessor,
-        Qwen2VLVideoProcessor,
         Qwen3OmniMoeConfig,
         Qwen3OmniMoeForConditionalGeneration,
         Qwen3OmniMoeProcessor,
@@ -195,29 +176,12 @@ def _build_qwen3_omni_moe(out: Path) -> None:
         **TINY_MOE,
         head_dim=8,
         initializer_range=INIT,
-        rope_parameters={
-            "rope_type": "default",
-            "rope_theta": 10000.0,
-            "mrope_section": [2, 1, 1],
-            "interleaved": True,
-        },
+        rope_parameters={**QWEN2_VL_MROPE, "interleaved": True},  # Qwen3-Omni's key
     )
-    vision = {
-        "depth": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_heads": 4,
-        "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
-        "patch_size": QWEN_VL_PIXELS["patch_size"],
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-        "num_position_embeddings": 16,
-        "deepstack_visual_indexes": [0],
-    }
     audio = {**OMNI_AUDIO, "downsample_hidden_size": 32, "n_window": 50, "n_window_infer": 100}
     thinker = {
         "text_config": text,
-        "vision_config": vision,
+        "vision_config": QWEN3_VL_DEEPSTACK_VISION,
         "audio_config": audio,
         "audio_token_id": ids["audio_token"],
         "image_token_id": ids["image_token"],
@@ -230,8 +194,7 @@ def _build_qwen3_omni_moe(out: Path) -> None:
     }
     config = Qwen3OmniMoeConfig(thinker_config=thinker, enable_audio_output=False)
     processor = Qwen3OmniMoeProcessor(
-        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
-        video_processor=Qwen2VLVideoProcessor(**QWEN_VL_PIXELS),
+        **qwen_vl_processors("Qwen2VL"),
         feature_extractor=WhisperFeatureExtractor(feature_size=OMNI_AUDIO["num_mel_bins"]),
         tokenizer=tokenizer,
         chat_template=QWEN3_OMNI_CHAT_TEMPLATE,
