@@ -200,6 +200,15 @@ VIDEO_LLM_TEXT = {
     "num_key_value_heads": 2,
     "max_position_embeddings": 512,
 }
+#: The video LLMs' vision towers: :data:`VISION`'s width and heads, one layer, 8x8 patches (the
+#: image size, merging and positions are each family's).
+VIDEO_LLM_VISION = {
+    "hidden_size": 32,
+    "intermediate_size": 37,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 4,
+    "patch_size": PATCH_SIZE,
+}
 
 # Chat templates in the shape of the Hub checkpoints': a message's ``content`` is a string or a list
 # of ``{"type": "video"}`` / ``{"type": "image"}`` / ``{"type": "text", "text": ...}`` parts.
