@@ -37,6 +37,7 @@ from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     QWEN2_VL_CHAT_TEMPLATE,
     VIDEO_LLM_TEXT,
+    VIDEO_LLM_VISION,
     _qwen2_tokenizer,
     _register,
     _save,
@@ -77,15 +78,7 @@ def _build_cosmos3_edge(out: Path) -> None:
     # return_mm_token_type_ids: as the checkpoint's tokenizer config asks
     tokenizer = _qwen2_tokenizer(QWEN_VISION_TOKENS, return_mm_token_type_ids=True)
     text = _text_config(tokenizer, **VIDEO_LLM_TEXT, head_dim=8, rope_parameters=QWEN2_VL_MROPE)
-    vision = {
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 4,
-        "patch_size": PATCH_SIZE,
-        "num_patches": 16,
-        "spatial_merge_size": 2,
-    }
+    vision = {**VIDEO_LLM_VISION, "num_patches": 16, "spatial_merge_size": 2}
     config = Cosmos3EdgeConfig(
         text_config=text,
         vision_config=vision,
