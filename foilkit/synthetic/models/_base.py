@@ -190,6 +190,26 @@ def _save(out: Path, *parts: Any) -> None:
         part.save_pretrained(out)
 
 
+def _save_twin(
+    out: Path,
+    prefix: str,
+    config: dict[str, Any],
+    processor: dict[str, Any],
+    processor_prefix: str | None = None,
+) -> None:
+    """Save into ``out`` the model ``<prefix>ForConditionalGeneration`` of
+    ``<prefix>Config(**config)`` with ``<processor_prefix>Processor(**processor)`` (default
+    prefix: ``prefix``), transformers' classes found by name: the last step of the builders that
+    serve several families whose classes differ only by that prefix (Qwen-VL, Gemma 4, Muse,
+    MiniCPM)."""
+    import transformers
+
+    model_config = getattr(transformers, f"{prefix}Config")(**config)
+    made = getattr(transformers, f"{processor_prefix or prefix}Processor")(**processor)
+    model = getattr(transformers, f"{prefix}ForConditionalGeneration")(model_config)
+    _save(out, model, made)
+
+
 # --- video LLMs ----------------------------------------------------------------------------------
 
 VIDEO_LLM_TEXT = {

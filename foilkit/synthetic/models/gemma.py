@@ -13,7 +13,7 @@ from foilkit.synthetic.models._base import (
     VIDEO_LLM_TEXT,
     VIDEO_LLM_VISION,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 
@@ -69,31 +69,30 @@ def _save_gemma4(out: Path, model: str, tokenizer: Any, vision: dict, **text: An
         layer_types=["sliding_attention", "full_attention"],
         **text,
     )
-    config = getattr(transformers, f"{model}Config")(
-        text_config=text_config,
-        vision_config=vision,
-        audio_config=None,
-        image_token_id=ids["image_token"],
-        video_token_id=ids["video_token"],
-        boi_token_id=ids["boi_token"],
-        eoi_token_id=ids["eoi_token"],
-        audio_token_id=ids["audio_token"],
-        boa_token_id=ids["boa_token"],
-        eoa_token_index=ids["eoa_token"],
-    )
+    config = {
+        "text_config": text_config,
+        "vision_config": vision,
+        "audio_config": None,
+        "image_token_id": ids["image_token"],
+        "video_token_id": ids["video_token"],
+        "boi_token_id": ids["boi_token"],
+        "eoi_token_id": ids["eoi_token"],
+        "audio_token_id": ids["audio_token"],
+        "boa_token_id": ids["boa_token"],
+        "eoa_token_index": ids["eoa_token"],
+    }
     pixels = {"patch_size": PATCH_SIZE, "max_soft_tokens": 70, "pooling_kernel_size": 2}
-    processor = getattr(transformers, f"{model}Processor")(
-        feature_extractor=getattr(transformers, f"{model}AudioFeatureExtractor")(),
-        image_processor=getattr(transformers, f"{model}ImageProcessor")(**pixels),
-        video_processor=getattr(transformers, f"{model}VideoProcessor")(
+    processor = {
+        "feature_extractor": getattr(transformers, f"{model}AudioFeatureExtractor")(),
+        "image_processor": getattr(transformers, f"{model}ImageProcessor")(**pixels),
+        "video_processor": getattr(transformers, f"{model}VideoProcessor")(
             **pixels, num_frames=NUM_FRAMES
         ),
-        tokenizer=tokenizer,
-        chat_template=GEMMA_CHAT_TEMPLATE,
-        image_seq_length=70,
-    )
-    model_class = getattr(transformers, f"{model}ForConditionalGeneration")
-    _save(out, model_class(config), processor)
+        "tokenizer": tokenizer,
+        "chat_template": GEMMA_CHAT_TEMPLATE,
+        "image_seq_length": 70,
+    }
+    _save_twin(out, model, config, processor)
 
 
 @_register(

@@ -44,7 +44,7 @@ from foilkit.synthetic.models._base import (
     _qwen2_tokenizer,
     _register,
     _register_fidelity,
-    _save,
+    _save_twin,
 )
 
 #: The MiniCPM-V tokenizer's named special tokens (``extra_special_tokens``), as the processor
@@ -203,20 +203,16 @@ def _build_minicpm(out: Path, family: MiniCPMFamily, real_tokenizer: bool = Fals
         for name in names:
             config[f"{name}_id"] = tokenizer.convert_tokens_to_ids(MINICPM_TOKENS[f"{name}_token"])
         config["newline_id"] = tokenizer.convert_tokens_to_ids(tokenizer.tokenize("\n"))[0]
-    model_config = getattr(transformers, f"{family.prefix}Config")(
-        text_config={**MINICPM_TEXT, "vocab_size": len(tokenizer), **ids},
-        vision_config=MINICPM_VISION,
-        **config,
-    )
+    config["text_config"] = {**MINICPM_TEXT, "vocab_size": len(tokenizer), **ids}
+    config["vision_config"] = MINICPM_VISION
     pixels = {**MINICPM_PIXELS, "downsample_mode": family.downsample_mode}
-    processor = getattr(transformers, f"{family.prefix}Processor")(
-        image_processor=getattr(transformers, f"{family.processors}ImageProcessor")(**pixels),
-        video_processor=getattr(transformers, f"{family.processors}VideoProcessor")(**pixels),
-        tokenizer=tokenizer,
-        chat_template=MINICPM_V_CHAT_TEMPLATE,
-    )
-    model = getattr(transformers, f"{family.prefix}ForConditionalGeneration")(model_config)
-    _save(out, model, processor)
+    processor = {
+        "image_processor": getattr(transformers, f"{family.processors}ImageProcessor")(**pixels),
+        "video_processor": getattr(transformers, f"{family.processors}VideoProcessor")(**pixels),
+        "tokenizer": tokenizer,
+        "chat_template": MINICPM_V_CHAT_TEMPLATE,
+    }
+    _save_twin(out, family.prefix, config, processor)
 
 
 @_register(

@@ -23,7 +23,7 @@ from foilkit.synthetic.models._base import (
     VIDEO_LLM_TEXT,
     VIDEO_LLM_VISION,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 
@@ -102,26 +102,26 @@ def _save_muse(
     from transformers import MuseGlimmerImageProcessor, MuseGlimmerVideoProcessor
 
     image, video = tokenizer.convert_tokens_to_ids(["<|patch|>", "<|video|>"])
-    config: dict[str, Any] = {"image_token_id": image, "video_token_id": video, **MUSE_PROJECTOR}
-    parts: dict[str, Any] = {}
+    config = {
+        "text_config": text,
+        "vision_config": MUSE_VISION,
+        "image_token_id": image,
+        "video_token_id": video,
+        **MUSE_PROJECTOR,
+    }
+    processor = {
+        "image_processor": MuseGlimmerImageProcessor(patch_size=PATCH_SIZE),
+        "video_processor": MuseGlimmerVideoProcessor(
+            patch_size=PATCH_SIZE, max_video_frame_tokens=8
+        ),
+        "tokenizer": tokenizer,
+        "chat_template": MUSE_CHAT_TEMPLATE,
+    }
     if audio is not None:
-        config |= {
-            "audio_config": audio,
-            "audio_token_id": tokenizer.convert_tokens_to_ids("<|audio|>"),
-        }
-        parts["feature_extractor"] = getattr(transformers, f"{model}FeatureExtractor")()
-    model_config = getattr(transformers, f"{model}Config")(
-        text_config=text, vision_config=MUSE_VISION, **config
-    )
-    processor = getattr(transformers, f"{model}Processor")(
-        image_processor=MuseGlimmerImageProcessor(patch_size=PATCH_SIZE),
-        video_processor=MuseGlimmerVideoProcessor(patch_size=PATCH_SIZE, max_video_frame_tokens=8),
-        tokenizer=tokenizer,
-        chat_template=MUSE_CHAT_TEMPLATE,
-        **parts,
-    )
-    model_class = getattr(transformers, f"{model}ForConditionalGeneration")
-    _save(out, model_class(model_config), processor)
+        config["audio_config"] = audio
+        config["audio_token_id"] = tokenizer.convert_tokens_to_ids("<|audio|>")
+        processor["feature_extractor"] = getattr(transformers, f"{model}FeatureExtractor")()
+    _save_twin(out, model, config, processor)
 
 
 @_register(

@@ -13,7 +13,7 @@ from foilkit.synthetic.models._base import (
     _qwen2_tokenizer,
     _register,
     _register_fidelity,
-    _save,
+    _save_twin,
     _text_config,
 )
 from foilkit.synthetic.models._qwen_vision import (
@@ -83,22 +83,19 @@ def _save_qwen_vl(
 
     One builder for all of them, so the Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Qwen3.5 families and
     the families built on their classes share their token ids, pixels and text sizes."""
-    import transformers
-
     tokenizer = tokenizer if tokenizer is not None else _qwen2_tokenizer(QWEN_VISION_TOKENS)
-    model_config = getattr(transformers, f"{model}Config")(
-        text_config=_text_config(tokenizer, **VIDEO_LLM_TEXT, **text),
-        vision_config=vision,
+    model_config = {
+        "text_config": _text_config(tokenizer, **VIDEO_LLM_TEXT, **text),
+        "vision_config": vision,
         **qwen_vision_token_ids(tokenizer),
         **config,
-    )
-    processor = getattr(transformers, f"{processor_prefix}Processor")(
+    }
+    processor = {
         **qwen_vl_processors(video_prefix),
-        tokenizer=tokenizer,
-        chat_template=chat_template or QWEN3_VL_CHAT_TEMPLATE,
-    )
-    model_class = getattr(transformers, f"{model}ForConditionalGeneration")
-    _save(out, model_class(model_config), processor)
+        "tokenizer": tokenizer,
+        "chat_template": chat_template or QWEN3_VL_CHAT_TEMPLATE,
+    }
+    _save_twin(out, model, model_config, processor, processor_prefix)
 
 
 @_register(
