@@ -2,7 +2,7 @@
 
 Qwen2-VL, Qwen2.5-VL and Qwen3-VL set the pattern that several families' transformers classes
 reuse (Qwen3.5, Qwen4-Exp, the omni thinkers, Cosmos3, LFM3-VL, EXAONE 4.5, HyperCLOVA X,
-Cohere Compass, Dots 3): the four vision tokens and the config fields naming their ids, 32x32
+Cohere Compass, Dots 3, GLM-V): the four vision tokens and the config fields naming their ids, 32x32
 pixels in 8x8 patches merged 2x2 with 2 frames a temporal patch, Qwen2-VL's image processor beside
 a Qwen2-VL video processor (no frame times) or a Qwen3-VL one (frame times from
 ``video_metadata``), multimodal RoPE over a head of 8, and the Qwen2.5-VL (windowed) and Qwen3-VL
@@ -36,9 +36,9 @@ QWEN2_VL_MROPE = {
     "mrope_section": [_HEAD_DIM // 4, _HEAD_DIM // 8, _HEAD_DIM // 8],
 }
 
-#: A Qwen2.5-VL vision tower: one block of windowed attention (the window two merged patches
-#: wide, the block also the full-attention one), 8x8 patches, 2 frames a temporal patch, 2x2 merge.
-QWEN2_5_VL_VISION = {
+#: A Qwen-VL vision tower in the field names of Qwen2-VL's successors' vision configs (GLM-V's
+#: too): one block 32 wide with 4 heads, 8x8 patches, 2 frames a temporal patch, 2x2 merge.
+QWEN_VL_VISION = {
     "depth": 1,
     "hidden_size": 32,
     "intermediate_size": 37,
@@ -47,22 +47,16 @@ QWEN2_5_VL_VISION = {
     "patch_size": PATCH_SIZE,
     "spatial_merge_size": 2,
     "temporal_patch_size": 2,
+}
+#: A Qwen2.5-VL vision tower: windowed attention (the window two merged patches wide), its one
+#: block also the full-attention one.
+QWEN2_5_VL_VISION = {
+    **QWEN_VL_VISION,
     "window_size": 2 * PATCH_SIZE * 2,
     "fullatt_block_indexes": [0],
 }
-#: The Qwen3-VL vision tower: one block, 8x8 patches, 2 frames a temporal patch, 2x2 merge, a
-#: 4x4 grid of learned positions (interpolated).
-QWEN3_VL_VISION = {
-    "depth": 1,
-    "hidden_size": 32,
-    "intermediate_size": 37,
-    "num_heads": 4,
-    "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
-    "patch_size": PATCH_SIZE,
-    "spatial_merge_size": 2,
-    "temporal_patch_size": 2,
-    "num_position_embeddings": 16,
-}
+#: The Qwen3-VL vision tower: a 4x4 grid of learned positions (interpolated).
+QWEN3_VL_VISION = {**QWEN_VL_VISION, "num_position_embeddings": 16}
 #: :data:`QWEN3_VL_VISION` whose block's output is also added to the first text layer (DeepStack).
 QWEN3_VL_DEEPSTACK_VISION = {**QWEN3_VL_VISION, "deepstack_visual_indexes": [0]}
 

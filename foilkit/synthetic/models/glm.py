@@ -22,6 +22,7 @@ from foilkit.synthetic.models._base import (
     _save,
     _text_config,
 )
+from foilkit.synthetic.models._qwen_vision import QWEN2_VL_MROPE, QWEN_VL_VISION
 
 #: GLM-4's special tokens (``tokenizer_config.json`` of the GLM-V checkpoints), then the
 #: multimodal ones; ``<|endoftext|>`` is EOS and padding.
@@ -167,6 +168,10 @@ GLM_VIDEO_PIXELS = {
 GLM_IMAGE_PIXELS = {**GLM_VIDEO_PIXELS, "size": {"shortest_edge": 16 * 16, "longest_edge": 32 * 32}}
 
 
+#: The GLM-V vision tower: the tiny Qwen-VL one, for 32x32 images.
+GLM_VISION = {**QWEN_VL_VISION, "image_size": 32}
+
+
 def _glm_tokenizer():
     from transformers import Qwen2Tokenizer
 
@@ -188,28 +193,8 @@ def _save_glm_v(out: Path, classes: tuple[type, ...], chat_template: str) -> Non
     2x2 merge), around the tiny GLM tokenizer."""
     config_class, model_class, processor_class, image_class, video_class = classes
     tokenizer = _glm_tokenizer()
-    head_dim = VIDEO_LLM_TEXT["hidden_size"] // VIDEO_LLM_TEXT["num_attention_heads"]
-    text = _text_config(
-        tokenizer,
-        **VIDEO_LLM_TEXT,
-        rope_parameters={
-            "rope_type": "default",
-            "rope_theta": 10000.0,
-            "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8],
-        },
-    )
-    vision = {
-        "depth": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_heads": 4,
-        "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
-        "image_size": 32,
-        "patch_size": PATCH_SIZE,
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-    }
-    config = config_class(text_config=text, vision_config=vision, **_glm_token_ids(tokenizer))
+    text = _text_config(tokenizer, **VIDEO_LLM_TEXT, rope_parameters=QWEN2_VL_MROPE)
+    config = config_class(text_config=text, vision_config=GLM_VISION, **_glm_token_ids(tokenizer))
     processor = processor_class(
         image_processor=image_class(**GLM_IMAGE_PIXELS),
         video_processor=video_class(**GLM_VIDEO_PIXELS),
@@ -340,18 +325,7 @@ def _build_glm5_next(out: Path) -> None:
         "pad_token_id": tokenizer.pad_token_id,
         "eos_token_id": tokenizer.eos_token_id,
     }
-    vision = {
-        "depth": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_heads": 4,
-        "out_hidden_size": 32,
-        "projection_intermediate_size": 32,
-        "image_size": 32,
-        "patch_size": PATCH_SIZE,
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-    }
+    vision = {**GLM_VISION, "projection_intermediate_size": 32}
     config = Glm5NextConfig(text_config=text, vision_config=vision, **_glm_token_ids(tokenizer))
     processor = Glm5NextProcessor(
         image_processor=Glm5NextImageProcessor(**GLM_IMAGE_PIXELS),
