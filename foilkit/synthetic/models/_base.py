@@ -196,15 +196,16 @@ def _save_twin(
     config: dict[str, Any],
     processor: dict[str, Any],
     processor_prefix: str | None = None,
+    config_prefix: str | None = None,
 ) -> None:
     """Save into ``out`` the model ``<prefix>ForConditionalGeneration`` of
-    ``<prefix>Config(**config)`` with ``<processor_prefix>Processor(**processor)`` (default
-    prefix: ``prefix``), transformers' classes found by name: the last step of the builders that
-    serve several families whose classes differ only by that prefix (Qwen-VL, Gemma 4, Muse,
-    MiniCPM)."""
+    ``<config_prefix>Config(**config)`` with ``<processor_prefix>Processor(**processor)`` (both
+    prefixes default to ``prefix``), transformers' classes found by name: the last step of the
+    builders that serve several families whose classes differ only by that prefix (Qwen-VL,
+    Gemma 4, Muse, MiniCPM, GLM-V, the omni models)."""
     import transformers
 
-    model_config = getattr(transformers, f"{prefix}Config")(**config)
+    model_config = getattr(transformers, f"{config_prefix or prefix}Config")(**config)
     made = getattr(transformers, f"{processor_prefix or prefix}Processor")(**processor)
     model = getattr(transformers, f"{prefix}ForConditionalGeneration")(model_config)
     _save(out, model, made)
