@@ -116,9 +116,6 @@ def _build_qwen3_5(out: Path) -> None:
     )
 
 
-#: Gemma 4's multimodal tokens, as its tokenizer names them (``extra_special_tokens``).
-
-
 QWEN2_5_VL_REAL_CHAT_TEMPLATE = (
     "{% set image_count = namespace(value=0) %}{% set video_count = namespace(value=0) %}"
     "{% for message in messages %}{% if loop.first and message['role'] != 'system' %}"
