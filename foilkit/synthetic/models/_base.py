@@ -162,6 +162,17 @@ def _qwen2_tokenizer(added: list[str], **kwargs: Any):
     )
 
 
+def _tokenizers_backend(specials: list[str], **named: str):
+    """A tiny byte-level BPE with ``specials`` in ``TokenizersBackend``, transformers' generic fast
+    tokenizer (the class some checkpoints name, or that transformers maps a family to), with the
+    ``named`` special tokens (``bos_token=...``)."""
+    from transformers import Qwen2Tokenizer
+    from transformers.tokenization_utils_tokenizers import TokenizersBackend
+
+    bpe = tiny_tokenizers.byte_level_bpe(Qwen2Tokenizer, specials, **named)
+    return TokenizersBackend(tokenizer_object=bpe.backend_tokenizer, **named)
+
+
 def _token_ids(tokenizer, *kinds: str) -> dict[str, int]:
     """``<kind>_token_id`` of ``tokenizer`` for each of ``kinds``, as model configs name them."""
     return {f"{kind}_token_id": getattr(tokenizer, f"{kind}_token_id") for kind in kinds}
@@ -179,6 +190,27 @@ def _save(out: Path, *parts: Any) -> None:
         part.save_pretrained(out)
 
 
+def _save_twin(
+    out: Path,
+    prefix: str,
+    config: dict[str, Any],
+    processor: dict[str, Any],
+    processor_prefix: str | None = None,
+    config_prefix: str | None = None,
+) -> None:
+    """Save into ``out`` the model ``<prefix>ForConditionalGeneration`` of
+    ``<config_prefix>Config(**config)`` with ``<processor_prefix>Processor(**processor)`` (both
+    prefixes default to ``prefix``), transformers' classes found by name: the last step of the
+    builders that serve several families whose classes differ only by that prefix (Qwen-VL,
+    Gemma 4, Muse, MiniCPM, GLM-V, the omni models)."""
+    import transformers
+
+    model_config = getattr(transformers, f"{config_prefix or prefix}Config")(**config)
+    made = getattr(transformers, f"{processor_prefix or prefix}Processor")(**processor)
+    model = getattr(transformers, f"{prefix}ForConditionalGeneration")(model_config)
+    _save(out, model, made)
+
+
 # --- video LLMs ----------------------------------------------------------------------------------
 
 VIDEO_LLM_TEXT = {
@@ -188,6 +220,15 @@ VIDEO_LLM_TEXT = {
     "num_attention_heads": 4,
     "num_key_value_heads": 2,
     "max_position_embeddings": 512,
+}
+#: The video LLMs' vision towers: :data:`VISION`'s width and heads, one layer, 8x8 patches (the
+#: image size, merging and positions are each family's).
+VIDEO_LLM_VISION = {
+    "hidden_size": 32,
+    "intermediate_size": 37,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 4,
+    "patch_size": PATCH_SIZE,
 }
 
 # Chat templates in the shape of the Hub checkpoints': a message's ``content`` is a string or a list

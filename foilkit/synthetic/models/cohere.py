@@ -33,7 +33,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from foilkit.synthetic import tokenizers as tiny_tokenizers
-from foilkit.synthetic.models._base import PATCH_SIZE, VIDEO_LLM_TEXT, _register, _save
+from foilkit.synthetic.models._base import (
+    PATCH_SIZE,
+    VIDEO_LLM_TEXT,
+    _register,
+    _save,
+    _text_config,
+)
+from foilkit.synthetic.models._qwen_vision import QWEN3_VL_DEEPSTACK_VISION, qwen_vision_token_ids
 
 #: ``CohereTokenizer``'s own special tokens, in its default vocabulary's order, then Command A's
 #: turn tokens.
@@ -98,42 +105,23 @@ def _build_cohere_compass(out: Path) -> None:
     tokenizer = tiny_tokenizers.byte_level_bpe(
         CohereTokenizer, [*COHERE_TOKENS, *COMPASS_VISION_TOKENS]
     )
-    start, end, image, video = tokenizer.convert_tokens_to_ids(COMPASS_VISION_TOKENS)
-    text = {
+    text = _text_config(
+        tokenizer,
         **VIDEO_LLM_TEXT,
-        "vocab_size": len(tokenizer),
-        "head_dim": 8,
-        "layer_types": ["full_attention", "full_attention"],
-        "rope_parameters": {
+        head_dim=8,
+        layer_types=["full_attention", "full_attention"],
+        rope_parameters={
             "full_attention": {
                 "rope_type": "default",
                 "rope_theta": 10000.0,
                 "mrope_section": [1, 1, 2],
             }
         },
-        "pad_token_id": tokenizer.pad_token_id,
-        "bos_token_id": tokenizer.bos_token_id,
-        "eos_token_id": tokenizer.eos_token_id,
-    }
-    vision = {
-        "depth": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_heads": 4,
-        "patch_size": PATCH_SIZE,
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-        "out_hidden_size": 32,
-        "num_position_embeddings": 16,
-        "deepstack_visual_indexes": [0],
-    }
+    )
     config = CohereCompassConfig(
         text_config=text,
-        vision_config=vision,
-        image_token_id=image,
-        video_token_id=video,
-        vision_start_token_id=start,
-        vision_end_token_id=end,
+        vision_config=QWEN3_VL_DEEPSTACK_VISION,
+        **qwen_vision_token_ids(tokenizer, COMPASS_VISION_TOKENS),
     )
     processor = CohereCompassProcessor(
         image_processor=CohereCompassImageProcessor(**COMPASS_PIXELS),

@@ -33,18 +33,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from foilkit.synthetic import tokenizers as tiny_tokenizers
 from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     QWEN2_VL_CHAT_TEMPLATE,
     VIDEO_LLM_TEXT,
+    VIDEO_LLM_VISION,
+    _qwen2_tokenizer,
     _register,
     _save,
     _text_config,
 )
-from foilkit.synthetic.models.qwen import QWEN3_VL_ROPE, QWEN3_VL_VISION, _save_qwen3_vl
+from foilkit.synthetic.models._qwen_vision import (
+    QWEN2_VL_MROPE,
+    QWEN3_VL_DEEPSTACK_VISION,
+    QWEN_VISION_TOKENS,
+    qwen_vision_token_ids,
+)
+from foilkit.synthetic.models.qwen import QWEN3_VL_TEXT, _save_qwen_vl
 
-COSMOS_VISION_TOKENS = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
 #: 8x8 patches merged 2x2, one frame a temporal step, a frame at most 32x32 pixels.
 COSMOS_PIXELS = {
     "size": {"shortest_edge": 16 * 16, "longest_edge": 32 * 32},
@@ -67,40 +73,17 @@ def _build_cosmos3_edge(out: Path) -> None:
         Cosmos3EdgeImageProcessor,
         Cosmos3EdgeProcessor,
         Cosmos3EdgeVideoProcessor,
-        Qwen2Tokenizer,
     )
 
-    tokenizer = tiny_tokenizers.byte_level_bpe(
-        Qwen2Tokenizer,
-        ["<|endoftext|>", "<|im_start|>", "<|im_end|>", *COSMOS_VISION_TOKENS],
-        eos_token="<|im_end|>",
-        pad_token="<|endoftext|>",
-        return_mm_token_type_ids=True,  # as the checkpoint's tokenizer config asks
-    )
-    start, end, image, video = tokenizer.convert_tokens_to_ids(COSMOS_VISION_TOKENS)
-    text = _text_config(
-        tokenizer,
-        **VIDEO_LLM_TEXT,
-        head_dim=8,
-        rope_parameters={"rope_type": "default", "rope_theta": 10000.0, "mrope_section": [2, 1, 1]},
-    )
-    vision = {
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 4,
-        "patch_size": PATCH_SIZE,
-        "num_patches": 16,
-        "spatial_merge_size": 2,
-    }
+    # return_mm_token_type_ids: as the checkpoint's tokenizer config asks
+    tokenizer = _qwen2_tokenizer(QWEN_VISION_TOKENS, return_mm_token_type_ids=True)
+    text = _text_config(tokenizer, **VIDEO_LLM_TEXT, head_dim=8, rope_parameters=QWEN2_VL_MROPE)
+    vision = {**VIDEO_LLM_VISION, "num_patches": 16, "spatial_merge_size": 2}
     config = Cosmos3EdgeConfig(
         text_config=text,
         vision_config=vision,
         projector_hidden_size=32,
-        image_token_id=image,
-        video_token_id=video,
-        vision_start_token_id=start,
-        vision_end_token_id=end,
+        **qwen_vision_token_ids(tokenizer),
     )
     processor = Cosmos3EdgeProcessor(
         image_processor=Cosmos3EdgeImageProcessor(**COSMOS_PIXELS),
@@ -119,5 +102,4 @@ def _build_cosmos3_omni(out: Path) -> None:
     """Cosmos3 Omni's Reasoner: ``qwen3-vl``'s sizes (a 2-layer Qwen3 text model with interleaved
     multimodal RoPE, a 1-block vision tower feeding the first text layer through DeepStack) in
     Cosmos3 Omni's config and model classes, saved as transformers saves the checkpoint."""
-    vision = {**QWEN3_VL_VISION, "deepstack_visual_indexes": [0]}
-    _save_qwen3_vl(out, "Cosmos3Omni", {"head_dim": 8, "rope_parameters": QWEN3_VL_ROPE}, vision)
+    _save_qwen_vl(out, "Cosmos3Omni", QWEN3_VL_TEXT, QWEN3_VL_DEEPSTACK_VISION)

@@ -25,6 +25,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from foilkit.synthetic.models._base import PATCH_SIZE, _qwen2_tokenizer, _register, _save
+from foilkit.synthetic.models._qwen_vision import qwen_vl_processors
 
 #: The multimodal tokens ``Dots3NoteProcessor`` writes (image, video and audio placeholders, and
 #: the image block's markers of the checkpoint's own video layout).
@@ -73,8 +74,6 @@ def _build_dots3_note(out: Path) -> None:
         Dots3NoteFeatureExtractor,
         Dots3NoteForConditionalGeneration,
         Dots3NoteProcessor,
-        Qwen2VLImageProcessor,
-        Qwen3VLVideoProcessor,
     )
 
     tokenizer = _qwen2_tokenizer(DOTS3_NOTE_TOKENS)
@@ -134,8 +133,7 @@ def _build_dots3_note(out: Path) -> None:
         audio_config=audio_tower,
     )
     processor = Dots3NoteProcessor(
-        image_processor=Qwen2VLImageProcessor(**DOTS3_NOTE_PIXELS),
-        video_processor=Qwen3VLVideoProcessor(**DOTS3_NOTE_PIXELS),
+        **qwen_vl_processors("Qwen3VL", DOTS3_NOTE_PIXELS),
         tokenizer=tokenizer,
         feature_extractor=Dots3NoteFeatureExtractor(feature_size=8),
     )

@@ -14,14 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from foilkit.synthetic import tokenizers as tiny_tokenizers
-from foilkit.synthetic.models._base import (
-    PATCH_SIZE,
-    VIDEO_LLM_TEXT,
-    _register,
-    _save,
-    _text_config,
-)
-from foilkit.synthetic.models.qwen import QWEN_VL_PIXELS
+from foilkit.synthetic.models._base import VIDEO_LLM_TEXT, _register, _save, _text_config
+from foilkit.synthetic.models._qwen_vision import QWEN2_5_VL_VISION, qwen_vl_processors
 
 EXAONE_TOKENS = ["[|system|]", "[|user|]", "[|assistant|]", "[|endofturn|]", "[|tool|]"]
 EXAONE_SLIDING_WINDOW = 8  # tokens: far shorter than a video prompt, so the window is full
@@ -100,8 +94,6 @@ def _build_exaone4_5(out: Path) -> None:
         Exaone4_5_ForConditionalGeneration,
         Exaone4_5_Processor,
         Qwen2Tokenizer,
-        Qwen2VLImageProcessor,
-        Qwen2VLVideoProcessor,
     )
 
     specials = ["[PAD]", "[BOS]", *EXAONE_TOKENS, "<think>", "</think>"]
@@ -120,25 +112,12 @@ def _build_exaone4_5(out: Path) -> None:
         sliding_window=EXAONE_SLIDING_WINDOW,
         layer_types=["sliding_attention", "full_attention"],
     )
-    vision = {
-        "depth": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_heads": 4,
-        "num_key_value_heads": 2,
-        "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
-        "patch_size": PATCH_SIZE,
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-        "window_size": 2 * PATCH_SIZE * 2,
-        "fullatt_block_indexes": [0],
-    }
+    vision = {**QWEN2_5_VL_VISION, "num_key_value_heads": 2}
     config = Exaone4_5_Config(
         text_config=text, vision_config=vision, image_token_id=image, video_token_id=video
     )
     processor = Exaone4_5_Processor(
-        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
-        video_processor=Qwen2VLVideoProcessor(**QWEN_VL_PIXELS),
+        **qwen_vl_processors("Qwen2VL"),
         tokenizer=tokenizer,
         chat_template=EXAONE_CHAT_TEMPLATE,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from foilkit.synthetic import tokenizers as tiny_tokenizers
 from foilkit.synthetic.models._base import (
@@ -10,8 +11,9 @@ from foilkit.synthetic.models._base import (
     NUM_FRAMES,
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
+    VIDEO_LLM_VISION,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 
@@ -49,6 +51,50 @@ def _gemma4_tokenizer():
     )
 
 
+def _save_gemma4(out: Path, model: str, tokenizer: Any, vision: dict, **text: Any) -> None:
+    """A Gemma 4 twin in the transformers classes of prefix ``model`` (``<model>Config``,
+    ``<model>Processor``, ...): a 2-layer text model (an 8-token sliding-window layer, then a full
+    one; ``text``: further settings), the ``vision`` tower and no audio tower, around
+    ``tokenizer`` (:func:`_gemma4_tokenizer`) and Gemma's chat template; the processor makes 70
+    soft tokens a frame of 8x8 patches pooled 2x2."""
+    import transformers
+
+    ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in GEMMA4_TOKENS.items()}
+    text_config = _text_config(
+        tokenizer,
+        **VIDEO_LLM_TEXT,
+        head_dim=8,
+        global_head_dim=8,
+        sliding_window=GEMMA4_SLIDING_WINDOW,
+        layer_types=["sliding_attention", "full_attention"],
+        **text,
+    )
+    config = {
+        "text_config": text_config,
+        "vision_config": vision,
+        "audio_config": None,
+        "image_token_id": ids["image_token"],
+        "video_token_id": ids["video_token"],
+        "boi_token_id": ids["boi_token"],
+        "eoi_token_id": ids["eoi_token"],
+        "audio_token_id": ids["audio_token"],
+        "boa_token_id": ids["boa_token"],
+        "eoa_token_index": ids["eoa_token"],
+    }
+    pixels = {"patch_size": PATCH_SIZE, "max_soft_tokens": 70, "pooling_kernel_size": 2}
+    processor = {
+        "feature_extractor": getattr(transformers, f"{model}AudioFeatureExtractor")(),
+        "image_processor": getattr(transformers, f"{model}ImageProcessor")(**pixels),
+        "video_processor": getattr(transformers, f"{model}VideoProcessor")(
+            **pixels, num_frames=NUM_FRAMES
+        ),
+        "tokenizer": tokenizer,
+        "chat_template": GEMMA_CHAT_TEMPLATE,
+        "image_seq_length": 70,
+    }
+    _save_twin(out, model, config, processor)
+
+
 @_register(
     "gemma4",
     f"Gemma4ForConditionalGeneration (a {GEMMA4_SLIDING_WINDOW}-token sliding-window layer and "
@@ -61,60 +107,23 @@ def _build_gemma4(out: Path) -> None:
     ``mm:ss`` timestamp) and no audio tower. Tokenizer: byte-level BPE with Gemma 4's
     multimodal tokens; chat template in Gemma's turn format, ``<|video|>`` for a video part.
     """
-    from transformers import (
-        Gemma4AudioFeatureExtractor,
-        Gemma4Config,
-        Gemma4ForConditionalGeneration,
-        Gemma4ImageProcessor,
-        Gemma4Processor,
-        Gemma4VideoProcessor,
-    )
-
     tokenizer = _gemma4_tokenizer()
-    ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in GEMMA4_TOKENS.items()}
-    text = _text_config(
-        tokenizer,
-        **VIDEO_LLM_TEXT,
-        head_dim=8,
-        global_head_dim=8,
-        sliding_window=GEMMA4_SLIDING_WINDOW,
-        layer_types=["sliding_attention", "full_attention"],
-        vocab_size_per_layer_input=len(tokenizer),
-        hidden_size_per_layer_input=8,
-    )
     vision = {
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 4,
+        **VIDEO_LLM_VISION,
         "num_key_value_heads": 4,
         "head_dim": 8,
-        "patch_size": PATCH_SIZE,
         "pooling_kernel_size": 2,
         "position_embedding_size": 64,
     }
-    config = Gemma4Config(
-        text_config=text,
-        vision_config=vision,
-        audio_config=None,
-        image_token_id=ids["image_token"],
-        video_token_id=ids["video_token"],
-        boi_token_id=ids["boi_token"],
-        eoi_token_id=ids["eoi_token"],
-        audio_token_id=ids["audio_token"],
-        boa_token_id=ids["boa_token"],
-        eoa_token_index=ids["eoa_token"],
+    # per-layer input embeddings: an 8-wide row per vocabulary id
+    _save_gemma4(
+        out,
+        "Gemma4",
+        tokenizer,
+        vision,
+        vocab_size_per_layer_input=len(tokenizer),
+        hidden_size_per_layer_input=8,
     )
-    pixels = {"patch_size": PATCH_SIZE, "max_soft_tokens": 70, "pooling_kernel_size": 2}
-    processor = Gemma4Processor(
-        feature_extractor=Gemma4AudioFeatureExtractor(),
-        image_processor=Gemma4ImageProcessor(**pixels),
-        video_processor=Gemma4VideoProcessor(**pixels, num_frames=NUM_FRAMES),
-        tokenizer=tokenizer,
-        chat_template=GEMMA_CHAT_TEMPLATE,
-        image_seq_length=70,
-    )
-    _save(out, Gemma4ForConditionalGeneration(config), processor)
 
 
 @_register(
@@ -128,25 +137,6 @@ def _build_gemma4_unified(out: Path) -> None:
     are projected into the text model, where vision tokens attend to each other both ways; no
     audio tower (the video path needs none). Each frame is written ``mm:ss <start_of_image>``
     + soft tokens + ``<end_of_image>``, its time from ``video_metadata``."""
-    from transformers import (
-        Gemma4UnifiedAudioFeatureExtractor,
-        Gemma4UnifiedConfig,
-        Gemma4UnifiedForConditionalGeneration,
-        Gemma4UnifiedImageProcessor,
-        Gemma4UnifiedProcessor,
-        Gemma4UnifiedVideoProcessor,
-    )
-
-    tokenizer = _gemma4_tokenizer()
-    ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in GEMMA4_TOKENS.items()}
-    text = _text_config(
-        tokenizer,
-        **VIDEO_LLM_TEXT,
-        head_dim=8,
-        global_head_dim=8,
-        sliding_window=GEMMA4_SLIDING_WINDOW,
-        layer_types=["sliding_attention", "full_attention"],
-    )
     vision = {
         "patch_size": PATCH_SIZE,
         "pooling_kernel_size": 2,
@@ -154,25 +144,4 @@ def _build_gemma4_unified(out: Path) -> None:
         "mm_posemb_size": 64,
         "output_proj_dims": VIDEO_LLM_TEXT["hidden_size"],
     }
-    config = Gemma4UnifiedConfig(
-        text_config=text,
-        vision_config=vision,
-        audio_config=None,
-        image_token_id=ids["image_token"],
-        video_token_id=ids["video_token"],
-        boi_token_id=ids["boi_token"],
-        eoi_token_id=ids["eoi_token"],
-        audio_token_id=ids["audio_token"],
-        boa_token_id=ids["boa_token"],
-        eoa_token_index=ids["eoa_token"],
-    )
-    pixels = {"patch_size": PATCH_SIZE, "max_soft_tokens": 70, "pooling_kernel_size": 2}
-    processor = Gemma4UnifiedProcessor(
-        feature_extractor=Gemma4UnifiedAudioFeatureExtractor(),
-        image_processor=Gemma4UnifiedImageProcessor(**pixels),
-        video_processor=Gemma4UnifiedVideoProcessor(**pixels, num_frames=NUM_FRAMES),
-        tokenizer=tokenizer,
-        chat_template=GEMMA_CHAT_TEMPLATE,
-        image_seq_length=70,
-    )
-    _save(out, Gemma4UnifiedForConditionalGeneration(config), processor)
+    _save_gemma4(out, "Gemma4Unified", _gemma4_tokenizer(), vision)

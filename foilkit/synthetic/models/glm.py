@@ -20,8 +20,10 @@ from foilkit.synthetic.models._base import (
     VIDEO_LLM_TEXT,
     _register,
     _save,
+    _save_twin,
     _text_config,
 )
+from foilkit.synthetic.models._qwen_vision import QWEN2_VL_MROPE, QWEN_VL_VISION
 
 #: GLM-4's special tokens (``tokenizer_config.json`` of the GLM-V checkpoints), then the
 #: multimodal ones; ``<|endoftext|>`` is EOS and padding.
@@ -167,6 +169,10 @@ GLM_VIDEO_PIXELS = {
 GLM_IMAGE_PIXELS = {**GLM_VIDEO_PIXELS, "size": {"shortest_edge": 16 * 16, "longest_edge": 32 * 32}}
 
 
+#: The GLM-V vision tower: the tiny Qwen-VL one, for 32x32 images.
+GLM_VISION = {**QWEN_VL_VISION, "image_size": 32}
+
+
 def _glm_tokenizer():
     from transformers import Qwen2Tokenizer
 
@@ -182,85 +188,38 @@ def _glm_token_ids(tokenizer) -> dict[str, int]:
     return {f"{name}_token_id": id_ for name, id_ in zip(names, ids)}
 
 
-def _save_glm_v(out: Path, classes: tuple[type, ...], chat_template: str) -> None:
-    """A GLM-V model (``classes``: config, model, processor, image and video processor) of a
-    2-layer GLM-4 text model and a 1-layer vision tower (8x8 patches, 2 frames a temporal patch,
-    2x2 merge), around the tiny GLM tokenizer."""
-    config_class, model_class, processor_class, image_class, video_class = classes
+def _save_glm_v(out: Path, model: str, chat_template: str, own: str | None = None) -> None:
+    """A GLM-V twin in transformers' ``<model>ForConditionalGeneration`` and ``<model>Processor``,
+    with the config and the image and video processors of prefix ``own`` (default: ``model``; a
+    family with those classes of its own but not a model or processor class): a 2-layer GLM-4
+    text model, :data:`GLM_VISION`, the tiny GLM tokenizer and ``chat_template``."""
+    import transformers
+
+    own = own or model
     tokenizer = _glm_tokenizer()
-    head_dim = VIDEO_LLM_TEXT["hidden_size"] // VIDEO_LLM_TEXT["num_attention_heads"]
-    text = _text_config(
-        tokenizer,
-        **VIDEO_LLM_TEXT,
-        rope_parameters={
-            "rope_type": "default",
-            "rope_theta": 10000.0,
-            "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8],
-        },
-    )
-    vision = {
-        "depth": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_heads": 4,
-        "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
-        "image_size": 32,
-        "patch_size": PATCH_SIZE,
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
+    text = _text_config(tokenizer, **VIDEO_LLM_TEXT, rope_parameters=QWEN2_VL_MROPE)
+    config = {"text_config": text, "vision_config": GLM_VISION, **_glm_token_ids(tokenizer)}
+    processor = {
+        "image_processor": getattr(transformers, f"{own}ImageProcessor")(**GLM_IMAGE_PIXELS),
+        "video_processor": getattr(transformers, f"{own}VideoProcessor")(**GLM_VIDEO_PIXELS),
+        "tokenizer": tokenizer,
+        "chat_template": chat_template,
     }
-    config = config_class(text_config=text, vision_config=vision, **_glm_token_ids(tokenizer))
-    processor = processor_class(
-        image_processor=image_class(**GLM_IMAGE_PIXELS),
-        video_processor=video_class(**GLM_VIDEO_PIXELS),
-        tokenizer=tokenizer,
-        chat_template=chat_template,
-    )
-    _save(out, model_class(config), processor)
+    _save_twin(out, model, config, processor, config_prefix=own)
 
 
 @_register("glm4v", "Glm4vForConditionalGeneration + Glm4vProcessor (GLM-4.1V), video input")
 def _build_glm4v(out: Path) -> None:
     """GLM-4.1V: each temporal patch of a video is written with its first frame's whole
     second; with 8 frames of 48x64 resized to 16x32, 4 blocks of 2 ``<|image|>`` tokens."""
-    from transformers import (
-        Glm4vConfig,
-        Glm4vForConditionalGeneration,
-        Glm4vImageProcessor,
-        Glm4vProcessor,
-        Glm4vVideoProcessor,
-    )
-
-    classes = (
-        Glm4vConfig,
-        Glm4vForConditionalGeneration,
-        Glm4vProcessor,
-        Glm4vImageProcessor,
-        Glm4vVideoProcessor,
-    )
-    _save_glm_v(out, classes, GLM4V_CHAT_TEMPLATE)
+    _save_glm_v(out, "Glm4v", GLM4V_CHAT_TEMPLATE)
 
 
 @_register("glm46v", "Glm46VForConditionalGeneration + Glm46VProcessor (GLM-4.6V), video input")
 def _build_glm46v(out: Path) -> None:
     """GLM-4.6V: as GLM-4.1V, its timestamps written ``3.0 seconds``, and an assistant turn that
     opens with an empty ``<think></think>``."""
-    from transformers import (
-        Glm46VConfig,
-        Glm46VForConditionalGeneration,
-        Glm46VImageProcessor,
-        Glm46VProcessor,
-        Glm46VVideoProcessor,
-    )
-
-    classes = (
-        Glm46VConfig,
-        Glm46VForConditionalGeneration,
-        Glm46VProcessor,
-        Glm46VImageProcessor,
-        Glm46VVideoProcessor,
-    )
-    _save_glm_v(out, classes, GLM46V_CHAT_TEMPLATE)
+    _save_glm_v(out, "Glm46V", GLM46V_CHAT_TEMPLATE)
 
 
 @_register(
@@ -272,22 +231,7 @@ def _build_glmga(out: Path) -> None:
     """GLM-GA: transformers reads it with GLM-4.6V's model (``glmga`` -> ``Glm46VModel``) and
     declares its own image and video processors but no processor class, so a checkpoint names
     ``Glm46VProcessor`` (its template and timestamps are GLM-4.6V's)."""
-    from transformers import (
-        Glm46VForConditionalGeneration,
-        Glm46VProcessor,
-        GlmgaConfig,
-        GlmgaImageProcessor,
-        GlmgaVideoProcessor,
-    )
-
-    classes = (
-        GlmgaConfig,
-        Glm46VForConditionalGeneration,
-        Glm46VProcessor,
-        GlmgaImageProcessor,
-        GlmgaVideoProcessor,
-    )
-    _save_glm_v(out, classes, GLM46V_CHAT_TEMPLATE)
+    _save_glm_v(out, "Glm46V", GLM46V_CHAT_TEMPLATE, own="Glmga")
 
 
 @_register(
@@ -340,18 +284,7 @@ def _build_glm5_next(out: Path) -> None:
         "pad_token_id": tokenizer.pad_token_id,
         "eos_token_id": tokenizer.eos_token_id,
     }
-    vision = {
-        "depth": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_heads": 4,
-        "out_hidden_size": 32,
-        "projection_intermediate_size": 32,
-        "image_size": 32,
-        "patch_size": PATCH_SIZE,
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-    }
+    vision = {**GLM_VISION, "projection_intermediate_size": 32}
     config = Glm5NextConfig(text_config=text, vision_config=vision, **_glm_token_ids(tokenizer))
     processor = Glm5NextProcessor(
         image_processor=Glm5NextImageProcessor(**GLM_IMAGE_PIXELS),

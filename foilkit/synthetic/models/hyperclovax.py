@@ -16,13 +16,12 @@ from pathlib import Path
 from foilkit.synthetic import tokenizers as tiny_tokenizers
 from foilkit.synthetic.models._base import (
     _CONTENT,
-    PATCH_SIZE,
     VIDEO_LLM_TEXT,
     _register,
     _save,
     _text_config,
 )
-from foilkit.synthetic.models.qwen import QWEN_VL_PIXELS
+from foilkit.synthetic.models._qwen_vision import QWEN2_5_VL_VISION, qwen_vl_processors
 
 HCX_TOKENS = {"image_token": "<|IMAGE_PAD|>", "video_token": "<|VIDEO_PAD|>"}
 HCX_VIDEO_PART = '{"resource_type": "video", "video_duration": <|video_duration|>}\n<|VIDEO_PAD|>'
@@ -47,8 +46,6 @@ def _build_hyperclovax_vision_v2(out: Path) -> None:
         HyperCLOVAXVisionV2Config,
         HyperCLOVAXVisionV2ForConditionalGeneration,
         HyperCLOVAXVisionV2Processor,
-        Qwen2VLImageProcessor,
-        Qwen2VLVideoProcessor,
     )
 
     tokenizer = tiny_tokenizers.byte_level_bpe(
@@ -61,24 +58,14 @@ def _build_hyperclovax_vision_v2(out: Path) -> None:
     )
     image, video = tokenizer.convert_tokens_to_ids(list(HCX_TOKENS.values()))
     text = _text_config(tokenizer, **VIDEO_LLM_TEXT, model_type="hyperclovax")
-    vision = {
-        "depth": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_heads": 4,
-        "out_hidden_size": 32,
-        "patch_size": PATCH_SIZE,
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-        "window_size": 2 * PATCH_SIZE * 2,
-        "fullatt_block_indexes": [0],
-    }
     config = HyperCLOVAXVisionV2Config(
-        text_config=text, vision_config=vision, image_token_id=image, video_token_id=video
+        text_config=text,
+        vision_config=QWEN2_5_VL_VISION,
+        image_token_id=image,
+        video_token_id=video,
     )
     processor = HyperCLOVAXVisionV2Processor(
-        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
-        video_processor=Qwen2VLVideoProcessor(**QWEN_VL_PIXELS),
+        **qwen_vl_processors("Qwen2VL"),
         tokenizer=tokenizer,
         chat_template=HCX_CHAT_TEMPLATE,
     )

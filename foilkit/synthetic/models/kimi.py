@@ -37,7 +37,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from foilkit.synthetic.models._base import PATCH_SIZE, _register, _save
+from foilkit.synthetic.models._base import (
+    PATCH_SIZE,
+    VIDEO_LLM_VISION,
+    _register,
+    _save,
+    _tokenizers_backend,
+)
 
 #: The named special tokens the template and the processor write, and the tokenizer's own.
 KIMI_TOKENS = [
@@ -109,14 +115,9 @@ KIMI_FRAMES_PER_CHUNK = 4
 
 def _kimi_tokenizer():
     """A tiny byte-level BPE in ``TokenizersBackend`` with Kimi K2.5's named special tokens."""
-    from transformers import Qwen2Tokenizer
-    from transformers.tokenization_utils_tokenizers import TokenizersBackend
-
-    from foilkit.synthetic import tokenizers as tiny_tokenizers
-
-    named = {"bos_token": "[BOS]", "eos_token": "<|im_end|>", "pad_token": "[PAD]"}
-    bpe = tiny_tokenizers.byte_level_bpe(Qwen2Tokenizer, KIMI_TOKENS, **named)
-    return TokenizersBackend(tokenizer_object=bpe.backend_tokenizer, **named)
+    return _tokenizers_backend(
+        KIMI_TOKENS, bos_token="[BOS]", eos_token="<|im_end|>", pad_token="[PAD]"
+    )
 
 
 @_register(
@@ -163,14 +164,10 @@ def _build_kimi_k25(out: Path) -> None:
         "eos_token_id": token["<|im_end|>"],
     }
     vision = {
-        "patch_size": PATCH_SIZE,
+        **VIDEO_LLM_VISION,
         "pos_emb_height": 8,
         "pos_emb_width": 8,
         "pos_emb_time": KIMI_FRAMES_PER_CHUNK,
-        "num_attention_heads": 4,
-        "num_hidden_layers": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
         "merge_kernel_size": [2, 2],
     }
     config = Kimi_K25Config(

@@ -30,8 +30,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from foilkit.synthetic.models._base import PATCH_SIZE, _register, _save
-from foilkit.synthetic.models.qwen import QWEN_VISION_TOKENS, QWEN_VL_PIXELS
+from foilkit.synthetic.models._base import (
+    PATCH_SIZE,
+    VIDEO_LLM_TEXT,
+    _register,
+    _save,
+    _text_config,
+    _tokenizers_backend,
+)
+from foilkit.synthetic.models._qwen_vision import (
+    QWEN_VISION_TOKENS,
+    qwen_vision_token_ids,
+    qwen_vl_processors,
+)
 
 #: LFM2's named special tokens the template writes, then the Qwen3-VL vision tokens.
 LFM_TOKENS = ["<|pad|>", "<|startoftext|>", "<|endoftext|>", "<|im_start|>", "<|im_end|>"]
@@ -59,15 +70,12 @@ LFM3_VL_CHAT_TEMPLATE = (
 
 def _lfm_tokenizer():
     """A tiny byte-level BPE in ``TokenizersBackend`` with LFM3-VL's named special tokens."""
-    from transformers import Qwen2Tokenizer
-    from transformers.tokenization_utils_tokenizers import TokenizersBackend
-
-    from foilkit.synthetic import tokenizers as tiny_tokenizers
-
-    named = {"bos_token": "<|startoftext|>", "eos_token": "<|im_end|>", "pad_token": "<|pad|>"}
-    specials = [*LFM_TOKENS, *QWEN_VISION_TOKENS]
-    bpe = tiny_tokenizers.byte_level_bpe(Qwen2Tokenizer, specials, **named)
-    return TokenizersBackend(tokenizer_object=bpe.backend_tokenizer, **named)
+    return _tokenizers_backend(
+        [*LFM_TOKENS, *QWEN_VISION_TOKENS],
+        bos_token="<|startoftext|>",
+        eos_token="<|im_end|>",
+        pad_token="<|pad|>",
+    )
 
 
 @_register(
@@ -83,28 +91,17 @@ def _build_lfm3_vl(out: Path) -> None:
         Lfm3VlConfig,
         Lfm3VlForConditionalGeneration,
         Lfm3VlProcessor,
-        Qwen2VLImageProcessor,
-        Qwen3VLVideoProcessor,
     )
 
     tokenizer = _lfm_tokenizer()
-    start, end, image, video = tokenizer.convert_tokens_to_ids(QWEN_VISION_TOKENS)
-    text = {
-        "model_type": "lfm3",
-        "vocab_size": len(tokenizer),
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_hidden_layers": 3,
-        "num_attention_heads": 4,
-        "num_key_value_heads": 2,
-        "head_dim": 8,
-        "max_position_embeddings": 512,
-        "sliding_window": 16,
-        "layer_types": ["conv", "sliding_attention", "full_attention"],
-        "pad_token_id": tokenizer.pad_token_id,
-        "bos_token_id": tokenizer.bos_token_id,
-        "eos_token_id": tokenizer.eos_token_id,
-    }
+    text = _text_config(
+        tokenizer,
+        **{**VIDEO_LLM_TEXT, "num_hidden_layers": 3},
+        model_type="lfm3",
+        head_dim=8,
+        sliding_window=16,
+        layer_types=["conv", "sliding_attention", "full_attention"],
+    )
     vision = {
         "hidden_size": 32,
         "intermediate_size": 37,
@@ -120,14 +117,10 @@ def _build_lfm3_vl(out: Path) -> None:
         text_config=text,
         vision_config=vision,
         projector_hidden_size=32,
-        image_token_id=image,
-        video_token_id=video,
-        vision_start_token_id=start,
-        vision_end_token_id=end,
+        **qwen_vision_token_ids(tokenizer),
     )
     processor = Lfm3VlProcessor(
-        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
-        video_processor=Qwen3VLVideoProcessor(**QWEN_VL_PIXELS),
+        **qwen_vl_processors("Qwen3VL"),
         tokenizer=tokenizer,
         chat_template=LFM3_VL_CHAT_TEMPLATE,
     )

@@ -39,7 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from foilkit.synthetic.models._base import _qwen2_tokenizer, _register, _register_fidelity, _save
+from foilkit.synthetic.models._base import (
+    VIDEO_LLM_VISION,
+    _qwen2_tokenizer,
+    _register,
+    _register_fidelity,
+    _save_twin,
+)
 
 #: The MiniCPM-V tokenizer's named special tokens (``extra_special_tokens``), as the processor
 #: reads them.
@@ -118,7 +124,7 @@ MINICPM_V_CHAT_TEMPLATE = (
 #: Vision patches of 8 pixels; 32-pixel crops (a 4x4 patch grid): a 48x64 frame is a 32x32
 #: source image and a 2x2 grid of 32x32 slices (rows joined by a newline), one token each after
 #: the 16x merge (4x: four).
-MINICPM_PIXELS = {"patch_size": 8, "scale_resolution": 32}
+MINICPM_PIXELS = {"patch_size": VIDEO_LLM_VISION["patch_size"], "scale_resolution": 32}
 #: Qwen3.5's hybrid text layers (a linear-attention layer, then full attention), 1-D RoPE.
 MINICPM_TEXT = {
     "model_type": "qwen3_5_text",
@@ -138,14 +144,7 @@ MINICPM_TEXT = {
     "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0},
 }
 #: One vision layer, the window-attention merger after it (``insert_layer_id=0``).
-MINICPM_VISION = {
-    "hidden_size": 32,
-    "intermediate_size": 37,
-    "num_hidden_layers": 1,
-    "num_attention_heads": 4,
-    "image_size": 32,
-    "patch_size": MINICPM_PIXELS["patch_size"],
-}
+MINICPM_VISION = {**VIDEO_LLM_VISION, "image_size": 32}
 
 
 @dataclass(frozen=True)
@@ -204,20 +203,16 @@ def _build_minicpm(out: Path, family: MiniCPMFamily, real_tokenizer: bool = Fals
         for name in names:
             config[f"{name}_id"] = tokenizer.convert_tokens_to_ids(MINICPM_TOKENS[f"{name}_token"])
         config["newline_id"] = tokenizer.convert_tokens_to_ids(tokenizer.tokenize("\n"))[0]
-    model_config = getattr(transformers, f"{family.prefix}Config")(
-        text_config={**MINICPM_TEXT, "vocab_size": len(tokenizer), **ids},
-        vision_config=MINICPM_VISION,
-        **config,
-    )
+    config["text_config"] = {**MINICPM_TEXT, "vocab_size": len(tokenizer), **ids}
+    config["vision_config"] = MINICPM_VISION
     pixels = {**MINICPM_PIXELS, "downsample_mode": family.downsample_mode}
-    processor = getattr(transformers, f"{family.prefix}Processor")(
-        image_processor=getattr(transformers, f"{family.processors}ImageProcessor")(**pixels),
-        video_processor=getattr(transformers, f"{family.processors}VideoProcessor")(**pixels),
-        tokenizer=tokenizer,
-        chat_template=MINICPM_V_CHAT_TEMPLATE,
-    )
-    model = getattr(transformers, f"{family.prefix}ForConditionalGeneration")(model_config)
-    _save(out, model, processor)
+    processor = {
+        "image_processor": getattr(transformers, f"{family.processors}ImageProcessor")(**pixels),
+        "video_processor": getattr(transformers, f"{family.processors}VideoProcessor")(**pixels),
+        "tokenizer": tokenizer,
+        "chat_template": MINICPM_V_CHAT_TEMPLATE,
+    }
+    _save_twin(out, family.prefix, config, processor)
 
 
 @_register(

@@ -20,6 +20,7 @@ from foilkit.synthetic.models._base import (
     _CONTENT,
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
+    VIDEO_LLM_VISION,
     _register,
     _save,
     _text_config,
@@ -79,11 +80,7 @@ def _build_minimax_m3_vl(out: Path) -> None:
         index_local_blocks=1,
     )
     vision = {
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 4,
-        "patch_size": PATCH_SIZE,
+        **VIDEO_LLM_VISION,
         "image_size": 32,
         "temporal_patch_size": 2,
         "spatial_merge_size": 2,

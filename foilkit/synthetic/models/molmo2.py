@@ -9,6 +9,7 @@ from foilkit.synthetic.models._base import (
     IMAGE_SIZE,
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
+    VIDEO_LLM_VISION,
     _qwen2_tokenizer,
     _register,
     _save,
@@ -96,12 +97,9 @@ def _build_molmo2(out: Path) -> None:
     grid = IMAGE_SIZE // PATCH_SIZE
     heads = {"num_attention_heads": 4, "num_key_value_heads": 4, "head_dim": 8}
     vision = {
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_hidden_layers": 1,
+        **VIDEO_LLM_VISION,
         **heads,
         "image_size": [IMAGE_SIZE, IMAGE_SIZE],
-        "patch_size": PATCH_SIZE,
         "num_position_embeddings": grid * grid,
     }
     adapter = {

@@ -14,14 +14,16 @@ checkpoint's own template is not in the sources available here.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from foilkit.synthetic import tokenizers as tiny_tokenizers
 from foilkit.synthetic.models._base import (
     _CONTENT,
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
+    VIDEO_LLM_VISION,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 
@@ -47,11 +49,7 @@ MUSE_CHAT_TEMPLATE = (
 
 #: The twins' vision tower: one block, 8x8 patches, a 4x4 grid of learned positions.
 MUSE_VISION = {
-    "hidden_size": 32,
-    "intermediate_size": 37,
-    "num_hidden_layers": 1,
-    "num_attention_heads": 4,
-    "patch_size": PATCH_SIZE,
+    **VIDEO_LLM_VISION,
     "pos_emb_height": 4,
     "pos_emb_width": 4,
     "max_position_embeddings": 16,
@@ -93,6 +91,39 @@ def _muse_text(tokenizer, **overrides) -> dict:
     )
 
 
+def _save_muse(
+    out: Path, model: str, tokenizer: Any, text: dict, audio: dict | None = None
+) -> None:
+    """A Muse twin in the transformers classes of prefix ``model`` (``<model>Config``,
+    ``<model>Processor``, ...): ``text`` settings, :data:`MUSE_VISION` and the projector, Muse
+    Glimmer's image and video processors (a timestamp per 2 frames), Llama 4's turns; ``audio``:
+    an audio tower's settings, with ``<|audio|>``'s id and the feature extractor (Muse Spark)."""
+    import transformers
+    from transformers import MuseGlimmerImageProcessor, MuseGlimmerVideoProcessor
+
+    image, video = tokenizer.convert_tokens_to_ids(["<|patch|>", "<|video|>"])
+    config = {
+        "text_config": text,
+        "vision_config": MUSE_VISION,
+        "image_token_id": image,
+        "video_token_id": video,
+        **MUSE_PROJECTOR,
+    }
+    processor = {
+        "image_processor": MuseGlimmerImageProcessor(patch_size=PATCH_SIZE),
+        "video_processor": MuseGlimmerVideoProcessor(
+            patch_size=PATCH_SIZE, max_video_frame_tokens=8
+        ),
+        "tokenizer": tokenizer,
+        "chat_template": MUSE_CHAT_TEMPLATE,
+    }
+    if audio is not None:
+        config["audio_config"] = audio
+        config["audio_token_id"] = tokenizer.convert_tokens_to_ids("<|audio|>")
+        processor["feature_extractor"] = getattr(transformers, f"{model}FeatureExtractor")()
+    _save_twin(out, model, config, processor)
+
+
 @_register(
     "muse-glimmer",
     f"MuseGlimmerForConditionalGeneration (a {MUSE_SLIDING_WINDOW}-token sliding-window layer "
@@ -102,30 +133,8 @@ def _build_muse_glimmer(out: Path) -> None:
     """Muse Glimmer: a 2-layer text model, a 1-layer vision tower (8x8 patches, 2 frames a
     temporal patch, 2x2 pixel shuffle into a 2-layer projector); 8 frames are 4 timestamped
     groups of ``<|video|>`` tokens."""
-    from transformers import (
-        MuseGlimmerConfig,
-        MuseGlimmerForConditionalGeneration,
-        MuseGlimmerImageProcessor,
-        MuseGlimmerProcessor,
-        MuseGlimmerVideoProcessor,
-    )
-
     tokenizer = _muse_tokenizer()
-    image, video = tokenizer.convert_tokens_to_ids(["<|patch|>", "<|video|>"])
-    config = MuseGlimmerConfig(
-        text_config=_muse_text(tokenizer),
-        vision_config=MUSE_VISION,
-        image_token_id=image,
-        video_token_id=video,
-        **MUSE_PROJECTOR,
-    )
-    processor = MuseGlimmerProcessor(
-        image_processor=MuseGlimmerImageProcessor(patch_size=PATCH_SIZE),
-        video_processor=MuseGlimmerVideoProcessor(patch_size=PATCH_SIZE, max_video_frame_tokens=8),
-        tokenizer=tokenizer,
-        chat_template=MUSE_CHAT_TEMPLATE,
-    )
-    _save(out, MuseGlimmerForConditionalGeneration(config), processor)
+    _save_muse(out, "MuseGlimmer", tokenizer, _muse_text(tokenizer))
 
 
 @_register(
@@ -137,17 +146,7 @@ def _build_muse_spark(out: Path) -> None:
     """Muse Spark: as ``muse-glimmer``, its second text layer 4 experts (2 a token), with a
     2-stage audio tower; a video is written as Muse Glimmer's, through the same video
     processor."""
-    from transformers import (
-        MuseGlimmerImageProcessor,
-        MuseGlimmerVideoProcessor,
-        MuseSparkConfig,
-        MuseSparkFeatureExtractor,
-        MuseSparkForConditionalGeneration,
-        MuseSparkProcessor,
-    )
-
     tokenizer = _muse_tokenizer(["<|audio|>", "<|soft_audio_start|>", "<|soft_audio_end|>"])
-    image, video, audio = tokenizer.convert_tokens_to_ids(["<|patch|>", "<|video|>", "<|audio|>"])
     text = _muse_text(
         tokenizer,
         mlp_layer_types=["dense", "sparse"],
@@ -163,20 +162,4 @@ def _build_muse_spark(out: Path) -> None:
         "num_hidden_layers": 2,
         "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
     }
-    config = MuseSparkConfig(
-        text_config=text,
-        vision_config=MUSE_VISION,
-        audio_config=audio_tower,
-        image_token_id=image,
-        video_token_id=video,
-        audio_token_id=audio,
-        **MUSE_PROJECTOR,
-    )
-    processor = MuseSparkProcessor(
-        image_processor=MuseGlimmerImageProcessor(patch_size=PATCH_SIZE),
-        video_processor=MuseGlimmerVideoProcessor(patch_size=PATCH_SIZE, max_video_frame_tokens=8),
-        tokenizer=tokenizer,
-        feature_extractor=MuseSparkFeatureExtractor(),
-        chat_template=MUSE_CHAT_TEMPLATE,
-    )
-    _save(out, MuseSparkForConditionalGeneration(config), processor)
+    _save_muse(out, "MuseSpark", tokenizer, text, audio_tower)

@@ -5,15 +5,22 @@ writes text, saved as the whole omni checkpoint (the talker that speaks left out
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from foilkit.synthetic.models._base import (
     VIDEO_LLM_TEXT,
     _qwen2_tokenizer,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
-from foilkit.synthetic.models.qwen import QWEN3_VL_CHAT_TEMPLATE, QWEN_VL_PIXELS, TINY_MOE
+from foilkit.synthetic.models._qwen_vision import (
+    QWEN2_5_VL_VISION,
+    QWEN2_VL_MROPE,
+    QWEN3_VL_DEEPSTACK_VISION,
+    qwen_vl_processors,
+)
+from foilkit.synthetic.models.qwen import QWEN3_VL_CHAT_TEMPLATE, TINY_MOE
 
 #: Qwen2.5-Omni's multimodal tokens (its ``added_tokens.json``) and the names its processor reads
 #: them by (the tokenizer's named special tokens).
@@ -65,6 +72,38 @@ OMNI_AUDIO = {
 }
 
 
+def _thinker_token_ids(tokenizer: Any, tokens: dict[str, str], suffix: str) -> dict[str, int]:
+    """A thinker config's token ids, from ``tokens`` named as :data:`QWEN2_5_OMNI_TOKENS`: the
+    audio, image and video placeholders' as ``<kind>_token<suffix>`` (Qwen2.5-Omni's field names
+    end ``_index``, Qwen3-Omni's ``_id``), the audio and vision start and end tokens'."""
+    ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in tokens.items()}
+    return {
+        **{f"{kind}_token{suffix}": ids[f"{kind}_token"] for kind in ("audio", "image", "video")},
+        "audio_start_token_id": ids["audio_bos_token"],
+        "audio_end_token_id": ids["audio_eos_token"],
+        "vision_start_token_id": ids["vision_bos_token"],
+        "vision_end_token_id": ids["vision_eos_token"],
+    }
+
+
+def _save_omni(
+    out: Path, model: str, thinker: dict[str, Any], tokenizer: Any, chat_template: str
+) -> None:
+    """An omni twin in transformers' classes of prefix ``model``: the ``thinker``, no talker,
+    and a processor of Qwen2-VL's image and video processors and a Whisper feature extractor for
+    the thinker's audio tower."""
+    from transformers import WhisperFeatureExtractor
+
+    processor = {
+        **qwen_vl_processors("Qwen2VL"),
+        "feature_extractor": WhisperFeatureExtractor(feature_size=OMNI_AUDIO["num_mel_bins"]),
+        "tokenizer": tokenizer,
+        "chat_template": chat_template,
+    }
+    config = {"thinker_config": thinker, "enable_audio_output": False}
+    _save_twin(out, model, config, processor)
+
+
 @_register(
     "qwen2.5-omni",
     "Qwen2_5OmniForConditionalGeneration (thinker only) + Qwen2_5OmniProcessor, video input "
@@ -76,65 +115,21 @@ def _build_qwen2_5_omni(out: Path) -> None:
     [[4, 2, 4]]`` and 8 ``<|VIDEO|>`` tokens), a 1-layer audio tower and a 2-layer Qwen2.5 text
     model with multimodal RoPE, whose temporal position ids step by ``position_id_per_seconds *
     video_second_per_grid`` (25 x 2 frames / the ``fps`` the processor is given)."""
-    from transformers import (
-        Qwen2_5OmniConfig,
-        Qwen2_5OmniForConditionalGeneration,
-        Qwen2_5OmniProcessor,
-        Qwen2VLImageProcessor,
-        Qwen2VLVideoProcessor,
-        WhisperFeatureExtractor,
-    )
-
     tokens = QWEN2_5_OMNI_TOKENS
     tokenizer = _qwen2_tokenizer(
         [*tokens.values(), "<|vision_pad|>"], extra_special_tokens=dict(tokens)
     )
-    ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in tokens.items()}
-    head_dim = VIDEO_LLM_TEXT["hidden_size"] // VIDEO_LLM_TEXT["num_attention_heads"]
     text = _text_config(
-        tokenizer,
-        **VIDEO_LLM_TEXT,
-        initializer_range=INIT,
-        rope_parameters={
-            "rope_type": "default",
-            "rope_theta": 10000.0,
-            "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8],
-        },
+        tokenizer, **VIDEO_LLM_TEXT, initializer_range=INIT, rope_parameters=QWEN2_VL_MROPE
     )
-    vision = {
-        "depth": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_heads": 4,
-        "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
-        "patch_size": QWEN_VL_PIXELS["patch_size"],
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-        "window_size": 32,
-        "fullatt_block_indexes": [0],
-    }
     thinker = {
         "text_config": text,
-        "vision_config": vision,
+        "vision_config": QWEN2_5_VL_VISION,
         "audio_config": OMNI_AUDIO,
-        "audio_token_index": ids["audio_token"],
-        "image_token_index": ids["image_token"],
-        "video_token_index": ids["video_token"],
-        "audio_start_token_id": ids["audio_bos_token"],
-        "audio_end_token_id": ids["audio_eos_token"],
-        "vision_start_token_id": ids["vision_bos_token"],
-        "vision_end_token_id": ids["vision_eos_token"],
+        **_thinker_token_ids(tokenizer, tokens, "_index"),
+        "initializer_range": INIT,
     }
-    thinker["initializer_range"] = INIT
-    config = Qwen2_5OmniConfig(thinker_config=thinker, enable_audio_output=False)
-    processor = Qwen2_5OmniProcessor(
-        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
-        video_processor=Qwen2VLVideoProcessor(**QWEN_VL_PIXELS),
-        feature_extractor=WhisperFeatureExtractor(feature_size=OMNI_AUDIO["num_mel_bins"]),
-        tokenizer=tokenizer,
-        chat_template=QWEN2_5_OMNI_CHAT_TEMPLATE,
-    )
-    _save(out, Qwen2_5OmniForConditionalGeneration(config), processor)
+    _save_omni(out, "Qwen2_5Omni", thinker, tokenizer, QWEN2_5_OMNI_CHAT_TEMPLATE)
 
 
 #: Qwen3-Omni's multimodal tokens (Qwen3-VL's vision tokens and its own audio tokens) and the
@@ -177,63 +172,22 @@ def _build_qwen3_omni_moe(out: Path) -> None:
     a 2-layer Qwen3-MoE text model (4 experts, 2 a token) with interleaved multimodal RoPE, whose
     temporal position ids step by ``position_id_per_seconds * video_second_per_grid`` (13 x 2
     frames / the ``fps`` the processor is given)."""
-    from transformers import (
-        Qwen2VLImageProcessor,
-        Qwen2VLVideoProcessor,
-        Qwen3OmniMoeConfig,
-        Qwen3OmniMoeForConditionalGeneration,
-        Qwen3OmniMoeProcessor,
-        WhisperFeatureExtractor,
-    )
-
     tokens = QWEN3_OMNI_TOKENS
     tokenizer = _qwen2_tokenizer(list(tokens.values()), extra_special_tokens=dict(tokens))
-    ids = {name: tokenizer.convert_tokens_to_ids(token) for name, token in tokens.items()}
     text = _text_config(
         tokenizer,
         **VIDEO_LLM_TEXT,
         **TINY_MOE,
         head_dim=8,
         initializer_range=INIT,
-        rope_parameters={
-            "rope_type": "default",
-            "rope_theta": 10000.0,
-            "mrope_section": [2, 1, 1],
-            "interleaved": True,
-        },
+        rope_parameters={**QWEN2_VL_MROPE, "interleaved": True},  # Qwen3-Omni's key
     )
-    vision = {
-        "depth": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_heads": 4,
-        "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
-        "patch_size": QWEN_VL_PIXELS["patch_size"],
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-        "num_position_embeddings": 16,
-        "deepstack_visual_indexes": [0],
-    }
     audio = {**OMNI_AUDIO, "downsample_hidden_size": 32, "n_window": 50, "n_window_infer": 100}
     thinker = {
         "text_config": text,
-        "vision_config": vision,
+        "vision_config": QWEN3_VL_DEEPSTACK_VISION,
         "audio_config": audio,
-        "audio_token_id": ids["audio_token"],
-        "image_token_id": ids["image_token"],
-        "video_token_id": ids["video_token"],
-        "audio_start_token_id": ids["audio_bos_token"],
-        "audio_end_token_id": ids["audio_eos_token"],
-        "vision_start_token_id": ids["vision_bos_token"],
-        "vision_end_token_id": ids["vision_eos_token"],
+        **_thinker_token_ids(tokenizer, tokens, "_id"),
         "initializer_range": INIT,
     }
-    config = Qwen3OmniMoeConfig(thinker_config=thinker, enable_audio_output=False)
-    processor = Qwen3OmniMoeProcessor(
-        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
-        video_processor=Qwen2VLVideoProcessor(**QWEN_VL_PIXELS),
-        feature_extractor=WhisperFeatureExtractor(feature_size=OMNI_AUDIO["num_mel_bins"]),
-        tokenizer=tokenizer,
-        chat_template=QWEN3_OMNI_CHAT_TEMPLATE,
-    )
-    _save(out, Qwen3OmniMoeForConditionalGeneration(config), processor)
+    _save_omni(out, "Qwen3OmniMoe", thinker, tokenizer, QWEN3_OMNI_CHAT_TEMPLATE)

@@ -7,26 +7,24 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.synthetic.models._base import (
-    IMAGE_SIZE,
     PATCH_SIZE,
     QWEN2_VL_CHAT_TEMPLATE,
     VIDEO_LLM_TEXT,
     _qwen2_tokenizer,
     _register,
     _register_fidelity,
-    _save,
+    _save_twin,
     _text_config,
 )
-
-QWEN_VISION_TOKENS = ["<|vision_start|>", "<|vision_end|>", "<|image_pad|>", "<|video_pad|>"]
-#: Qwen2-VL / Qwen2.5-VL processors' pixel settings: one 32x32 image, 8x8 patches merged 2x2,
-#: two frames a temporal patch.
-QWEN_VL_PIXELS = {
-    "size": {"shortest_edge": IMAGE_SIZE * IMAGE_SIZE, "longest_edge": IMAGE_SIZE * IMAGE_SIZE},
-    "patch_size": PATCH_SIZE,
-    "merge_size": 2,
-    "temporal_patch_size": 2,
-}
+from foilkit.synthetic.models._qwen_vision import (
+    QWEN2_5_VL_VISION,
+    QWEN2_VL_MROPE,
+    QWEN3_VL_DEEPSTACK_VISION,
+    QWEN3_VL_VISION,
+    QWEN_VISION_TOKENS,
+    qwen_vision_token_ids,
+    qwen_vl_processors,
+)
 
 
 @_register("qwen2-vl", "Qwen2VLForConditionalGeneration + Qwen2VLProcessor, video input")
@@ -42,8 +40,6 @@ def _build_qwen2_vl(out: Path) -> None:
     one ``<|video_pad|>`` for the processor to expand; EOS is ``<|im_end|>``.
     ``<|image_pad|>`` (``config.image_token_id``) is the image placeholder.
     """
-    from transformers import Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor
-
     vision = {
         "depth": 1,
         "embed_dim": 32,
@@ -56,54 +52,50 @@ def _build_qwen2_vl(out: Path) -> None:
     }
     _save_qwen_vl(
         out,
-        _qwen2_tokenizer(QWEN_VISION_TOKENS),
+        "Qwen2VL",
+        {"rope_parameters": QWEN2_VL_MROPE},
         vision,
-        (Qwen2VLConfig, Qwen2VLForConditionalGeneration, Qwen2VLProcessor),
-        QWEN2_VL_CHAT_TEMPLATE,
+        chat_template=QWEN2_VL_CHAT_TEMPLATE,
+        processor_prefix="Qwen2VL",
+        video_prefix="Qwen2VL",
     )
 
 
 def _save_qwen_vl(
     out: Path,
-    tokenizer: Any,
+    model: str,
+    text: dict,
     vision: dict,
-    classes: tuple[type, type, type],
-    chat_template: str,
+    tokenizer: Any = None,
+    *,
+    chat_template: str | None = None,
+    processor_prefix: str = "Qwen3VL",
+    video_prefix: str = "Qwen3VL",
     **config: Any,
 ) -> None:
-    """A Qwen2-VL-style model (``classes``: its config, model and processor classes) of a
-    2-layer text model around ``tokenizer``, which holds :data:`QWEN_VISION_TOKENS`, and the
-    ``vision`` tower; ``config``: further config fields."""
-    from transformers import Qwen2VLImageProcessor, Qwen2VLVideoProcessor
+    """A Qwen-VL-style twin: ``<model>Config`` / ``<model>ForConditionalGeneration``
+    (transformers class prefix ``model``) of a 2-layer text model (:data:`VIDEO_LLM_TEXT` with
+    ``text``) and the ``vision`` tower around ``tokenizer`` (default: the tiny Qwen one; it holds
+    :data:`QWEN_VISION_TOKENS`), with ``<processor_prefix>Processor`` of Qwen2-VL's image processor
+    and ``<video_prefix>VideoProcessor`` (Qwen3-VL's by default: frame timestamps from
+    ``video_metadata``) and ``chat_template`` (default: Qwen3-VL-Instruct's); ``config``: further
+    config fields.
 
-    config_class, model_class, processor_class = classes
-    start, end, image, video = tokenizer.convert_tokens_to_ids(QWEN_VISION_TOKENS)
-    head_dim = VIDEO_LLM_TEXT["hidden_size"] // VIDEO_LLM_TEXT["num_attention_heads"]
-    text = _text_config(
-        tokenizer,
-        **VIDEO_LLM_TEXT,
-        rope_parameters={
-            "rope_type": "default",
-            "rope_theta": 10000.0,
-            "mrope_section": [head_dim // 4, head_dim // 8, head_dim // 8],
-        },
-    )
-    model_config = config_class(
-        text_config=text,
-        vision_config=vision,
-        image_token_id=image,
-        video_token_id=video,
-        vision_start_token_id=start,
-        vision_end_token_id=end,
+    One builder for all of them, so the Qwen2-VL, Qwen2.5-VL, Qwen3-VL and Qwen3.5 families and
+    the families built on their classes share their token ids, pixels and text sizes."""
+    tokenizer = tokenizer if tokenizer is not None else _qwen2_tokenizer(QWEN_VISION_TOKENS)
+    model_config = {
+        "text_config": _text_config(tokenizer, **VIDEO_LLM_TEXT, **text),
+        "vision_config": vision,
+        **qwen_vision_token_ids(tokenizer),
         **config,
-    )
-    processor = processor_class(
-        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
-        video_processor=Qwen2VLVideoProcessor(**QWEN_VL_PIXELS),
-        tokenizer=tokenizer,
-        chat_template=chat_template,
-    )
-    _save(out, model_class(model_config), processor)
+    }
+    processor = {
+        **qwen_vl_processors(video_prefix),
+        "tokenizer": tokenizer,
+        "chat_template": chat_template or QWEN3_VL_CHAT_TEMPLATE,
+    }
+    _save_twin(out, model, model_config, processor, processor_prefix)
 
 
 @_register(
@@ -119,63 +111,9 @@ def _build_qwen3_5(out: Path) -> None:
     Video goes through ``Qwen3VLVideoProcessor`` (frame timestamps come from ``video_metadata``);
     the chat template writes ``<|vision_start|><|video_pad|><|vision_end|>`` for a video part.
     """
-    from transformers import (
-        Qwen2VLImageProcessor,
-        Qwen3_5Config,
-        Qwen3_5ForConditionalGeneration,
-        Qwen3VLProcessor,
-        Qwen3VLVideoProcessor,
+    _save_qwen_vl(
+        out, "Qwen3_5", QWEN3_5_TEXT, QWEN3_VL_VISION, chat_template=QWEN2_VL_CHAT_TEMPLATE
     )
-
-    tokenizer = _qwen2_tokenizer(QWEN_VISION_TOKENS)
-    start, end, image, video = tokenizer.convert_tokens_to_ids(QWEN_VISION_TOKENS)
-    text = _text_config(
-        tokenizer,
-        **VIDEO_LLM_TEXT,
-        head_dim=8,
-        layer_types=["linear_attention", "full_attention"],
-        linear_conv_kernel_dim=4,
-        linear_key_head_dim=8,
-        linear_value_head_dim=8,
-        linear_num_key_heads=2,
-        linear_num_value_heads=4,
-        rope_parameters={
-            "rope_type": "default",
-            "rope_theta": 10000.0,
-            "partial_rotary_factor": 0.5,
-            "mrope_section": [1, 1, 0],
-            "mrope_interleaved": True,
-        },
-    )
-    vision = {
-        "depth": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_heads": 4,
-        "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
-        "patch_size": PATCH_SIZE,
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-        "num_position_embeddings": 16,  # a 4x4 grid of learned positions, interpolated
-    }
-    config = Qwen3_5Config(
-        text_config=text,
-        vision_config=vision,
-        image_token_id=image,
-        video_token_id=video,
-        vision_start_token_id=start,
-        vision_end_token_id=end,
-    )
-    processor = Qwen3VLProcessor(
-        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
-        video_processor=Qwen3VLVideoProcessor(**QWEN_VL_PIXELS),
-        tokenizer=tokenizer,
-        chat_template=QWEN2_VL_CHAT_TEMPLATE,
-    )
-    _save(out, Qwen3_5ForConditionalGeneration(config), processor)
-
-
-#: Gemma 4's multimodal tokens, as its tokenizer names them (``extra_special_tokens``).
 
 
 QWEN2_5_VL_REAL_CHAT_TEMPLATE = (
@@ -198,31 +136,15 @@ TOKENS_PER_SECOND = 2  # Qwen2.5-VL-7B-Instruct's vision_config.tokens_per_secon
 
 def _save_qwen2_5_vl(out: Path, tokenizer, *, tie: bool = False) -> None:
     """A Qwen2.5-VL (1-layer windowed vision tower, 2-layer text model) around ``tokenizer``."""
-    from transformers import (
-        Qwen2_5_VLConfig,
-        Qwen2_5_VLForConditionalGeneration,
-        Qwen2_5_VLProcessor,
-    )
-
-    vision = {
-        "depth": 1,
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_heads": 4,
-        "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
-        "patch_size": PATCH_SIZE,
-        "spatial_merge_size": 2,
-        "temporal_patch_size": 2,
-        "tokens_per_second": TOKENS_PER_SECOND,
-        "window_size": 2 * PATCH_SIZE * 2,
-        "fullatt_block_indexes": [0],
-    }
     _save_qwen_vl(
         out,
+        "Qwen2_5_VL",
+        {"rope_parameters": QWEN2_VL_MROPE},
+        {**QWEN2_5_VL_VISION, "tokens_per_second": TOKENS_PER_SECOND},
         tokenizer,
-        vision,
-        (Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2_5_VLProcessor),
-        QWEN2_5_VL_REAL_CHAT_TEMPLATE,
+        chat_template=QWEN2_5_VL_REAL_CHAT_TEMPLATE,
+        processor_prefix="Qwen2_5_VL",
+        video_prefix="Qwen2VL",
         tie_word_embeddings=tie,
     )
 
@@ -328,65 +250,28 @@ QWEN3_5_CHAT_TEMPLATE = (
 )
 #: Qwen3.5's reasoning delimiters, single tokens of its vocabulary
 THINK_TOKENS = ["<think>", "</think>"]
-#: The Qwen3-VL vision tower of every Qwen3-VL-processor twin: one block, 8x8 patches, 2 frames a
-#: temporal patch, 2x2 merge, a 4x4 grid of learned positions (interpolated).
-QWEN3_VL_VISION = {
-    "depth": 1,
-    "hidden_size": 32,
-    "intermediate_size": 37,
-    "num_heads": 4,
-    "out_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
-    "patch_size": PATCH_SIZE,
-    "spatial_merge_size": 2,
-    "temporal_patch_size": 2,
-    "num_position_embeddings": 16,
-}
 #: Interleaved multimodal RoPE over a head of 8: (t, h, w) sections of 2, 1, 1 frequencies.
-QWEN3_VL_ROPE = {
-    "rope_type": "default",
-    "rope_theta": 10000.0,
-    "mrope_section": [2, 1, 1],
-    "mrope_interleaved": True,
-}
+QWEN3_VL_ROPE = {**QWEN2_VL_MROPE, "mrope_interleaved": True}
+#: The Qwen3-VL text model's settings beyond :data:`VIDEO_LLM_TEXT`.
+QWEN3_VL_TEXT = {"head_dim": 8, "rope_parameters": QWEN3_VL_ROPE}
 #: Four experts, two a token, 16 wide (Qwen3-VL-MoE, Qwen3.5-MoE, Qwen4-Exp).
 TINY_MOE = {"num_experts": 4, "num_experts_per_tok": 2, "moe_intermediate_size": 16}
-
-
-def _save_qwen3_vl(
-    out: Path,
-    model: str,
-    text: dict,
-    vision: dict,
-    tokenizer: Any = None,
-    chat_template: str = "",
-    **config: Any,
-) -> None:
-    """A ``<model>Config`` / ``<model>ForConditionalGeneration`` (transformers class prefix
-    ``model``) of ``text`` and ``vision`` settings around ``tokenizer`` (default: the tiny Qwen
-    one), with ``Qwen3VLProcessor`` (``Qwen3VLVideoProcessor``: frame timestamps from
-    ``video_metadata``) and Qwen3-VL-Instruct's chat template; ``config``: further fields."""
-    import transformers
-    from transformers import Qwen2VLImageProcessor, Qwen3VLProcessor, Qwen3VLVideoProcessor
-
-    tokenizer = tokenizer if tokenizer is not None else _qwen2_tokenizer(QWEN_VISION_TOKENS)
-    start, end, image, video = tokenizer.convert_tokens_to_ids(QWEN_VISION_TOKENS)
-    model_config = getattr(transformers, f"{model}Config")(
-        text_config=_text_config(tokenizer, **VIDEO_LLM_TEXT, **text),
-        vision_config=vision,
-        image_token_id=image,
-        video_token_id=video,
-        vision_start_token_id=start,
-        vision_end_token_id=end,
-        **config,
-    )
-    processor = Qwen3VLProcessor(
-        image_processor=Qwen2VLImageProcessor(**QWEN_VL_PIXELS),
-        video_processor=Qwen3VLVideoProcessor(**QWEN_VL_PIXELS),
-        tokenizer=tokenizer,
-        chat_template=chat_template or QWEN3_VL_CHAT_TEMPLATE,
-    )
-    model_class = getattr(transformers, f"{model}ForConditionalGeneration")
-    _save(out, model_class(model_config), processor)
+#: Qwen3.5's hybrid text layers: a linear-attention (gated delta) layer, then full attention,
+#: with partial interleaved multimodal RoPE.
+QWEN3_5_TEXT = {
+    "head_dim": 8,
+    "layer_types": ["linear_attention", "full_attention"],
+    "linear_conv_kernel_dim": 4,
+    "linear_key_head_dim": 8,
+    "linear_value_head_dim": 8,
+    "linear_num_key_heads": 2,
+    "linear_num_value_heads": 4,
+    "rope_parameters": {
+        **QWEN3_VL_ROPE,
+        "partial_rotary_factor": 0.5,
+        "mrope_section": [1, 1, 0],
+    },
+}
 
 
 @_register("qwen3-vl", "Qwen3VLForConditionalGeneration + Qwen3VLProcessor, video input")
@@ -397,8 +282,7 @@ def _build_qwen3_vl(out: Path) -> None:
     The processor writes each temporal patch (2 frames) as ``<t seconds>`` then its own
     ``<|vision_start|>`` + ``<|video_pad|>`` tokens + ``<|vision_end|>``, ``t`` the mean time of
     its frames from ``video_metadata``."""
-    vision = {**QWEN3_VL_VISION, "deepstack_visual_indexes": [0]}
-    _save_qwen3_vl(out, "Qwen3VL", {"head_dim": 8, "rope_parameters": QWEN3_VL_ROPE}, vision)
+    _save_qwen_vl(out, "Qwen3VL", QWEN3_VL_TEXT, QWEN3_VL_DEEPSTACK_VISION)
 
 
 @_register_fidelity(
@@ -410,28 +294,22 @@ def _build_qwen3_vl_qwen3(out: Path) -> None:
     the frames' ``<t seconds>`` texts and the prompt are segmented as a real checkpoint's."""
     from foilkit.synthetic.real_tokenizers import load_real_tokenizer
 
-    vision = {**QWEN3_VL_VISION, "deepstack_visual_indexes": [0]}
-    text = {"head_dim": 8, "rope_parameters": QWEN3_VL_ROPE}
     tokenizer = load_real_tokenizer("qwen3")
-    _save_qwen3_vl(out, "Qwen3VL", text, vision, tokenizer, tie_word_embeddings=True)
+    _save_qwen_vl(
+        out,
+        "Qwen3VL",
+        QWEN3_VL_TEXT,
+        QWEN3_VL_DEEPSTACK_VISION,
+        tokenizer,
+        tie_word_embeddings=True,
+    )
 
 
 @_register("qwen3-vl-moe", "Qwen3VLMoeForConditionalGeneration + Qwen3VLProcessor, video input")
 def _build_qwen3_vl_moe(out: Path) -> None:
     """Qwen3-VL-MoE: ``qwen3-vl`` with a mixture of 4 experts (2 a token) in each text layer."""
-    vision = {**QWEN3_VL_VISION, "deepstack_visual_indexes": [0]}
-    text = {"head_dim": 8, "rope_parameters": QWEN3_VL_ROPE, **TINY_MOE}
-    _save_qwen3_vl(out, "Qwen3VLMoe", text, vision)
-
-
-#: Qwen3.5's hybrid text layers: a linear-attention (gated delta) layer, then full attention.
-QWEN3_5_LINEAR = {
-    "linear_conv_kernel_dim": 4,
-    "linear_key_head_dim": 8,
-    "linear_value_head_dim": 8,
-    "linear_num_key_heads": 2,
-    "linear_num_value_heads": 4,
-}
+    text = {**QWEN3_VL_TEXT, **TINY_MOE}
+    _save_qwen_vl(out, "Qwen3VLMoe", text, QWEN3_VL_DEEPSTACK_VISION)
 
 
 @_register(
@@ -442,22 +320,8 @@ def _build_qwen3_5_moe(out: Path) -> None:
     """Qwen3.5-MoE: ``qwen3.5``'s hybrid layers (linear attention, then full attention) with a
     mixture of 4 experts and a shared expert in each, and Qwen3.5's thinking chat template
     (:data:`QWEN3_5_CHAT_TEMPLATE`; ``<think>`` and ``</think>`` single tokens)."""
-    text = {
-        "head_dim": 8,
-        "layer_types": ["linear_attention", "full_attention"],
-        **QWEN3_5_LINEAR,
-        **TINY_MOE,
-        "shared_expert_intermediate_size": 16,
-        "rope_parameters": {
-            **QWEN3_VL_ROPE,
-            "partial_rotary_factor": 0.5,
-            "mrope_section": [1, 1, 0],
-        },
-    }
-    tokenizer = _qwen2_tokenizer([*QWEN_VISION_TOKENS, *THINK_TOKENS])
-    _save_qwen3_vl(
-        out, "Qwen3_5Moe", text, QWEN3_VL_VISION, tokenizer, chat_template=QWEN3_5_CHAT_TEMPLATE
-    )
+    text = {**QWEN3_5_TEXT, **TINY_MOE, "shared_expert_intermediate_size": 16}
+    _save_qwen3_5_thinking(out, "Qwen3_5Moe", text)
 
 
 @_register(
@@ -473,9 +337,8 @@ def _build_qwen4_exp(out: Path) -> None:
     Its config's token ids are Qwen3.5's (the same 248k vocabulary), so it gets Qwen3.5's
     thinking chat template."""
     text = {
-        "head_dim": 8,
+        **QWEN3_5_TEXT,
         "layer_types": ["linear_attention", "indexed_attention"],
-        **QWEN3_5_LINEAR,
         "linear_key_head_dim": 16,
         "linear_value_head_dim": 16,
         **TINY_MOE,
@@ -495,13 +358,13 @@ def _build_qwen4_exp(out: Path) -> None:
         "indexer_head_dim": 8,
         "indexer_budget": 256,
         "indexer_compress_ratio": 2,
-        "rope_parameters": {
-            **QWEN3_VL_ROPE,
-            "partial_rotary_factor": 0.5,
-            "mrope_section": [1, 1, 0],
-        },
     }
+    _save_qwen3_5_thinking(out, "Qwen4Exp", text)
+
+
+def _save_qwen3_5_thinking(out: Path, model: str, text: dict) -> None:
+    """A ``model`` twin (Qwen3.5's vocabulary and token ids) of ``text`` settings and the
+    Qwen3-VL vision tower, with ``<think>`` and ``</think>`` single tokens and Qwen3.5's thinking
+    chat template."""
     tokenizer = _qwen2_tokenizer([*QWEN_VISION_TOKENS, *THINK_TOKENS])
-    _save_qwen3_vl(
-        out, "Qwen4Exp", text, QWEN3_VL_VISION, tokenizer, chat_template=QWEN3_5_CHAT_TEMPLATE
-    )
+    _save_qwen_vl(out, model, text, QWEN3_VL_VISION, tokenizer, chat_template=QWEN3_5_CHAT_TEMPLATE)

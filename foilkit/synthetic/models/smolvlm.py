@@ -10,6 +10,7 @@ from foilkit.synthetic.models._base import (
     IMAGE_SIZE,
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
+    VIDEO_LLM_VISION,
     _register,
     _save,
     _text_config,
@@ -71,14 +72,7 @@ def _build_smolvlm(out: Path) -> None:
         pad_token="<|im_end|>",
         unk_token="<|endoftext|>",
     )
-    vision = {
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 4,
-        "image_size": IMAGE_SIZE,
-        "patch_size": PATCH_SIZE,
-    }
+    vision = {**VIDEO_LLM_VISION, "image_size": IMAGE_SIZE}
     config = SmolVLMConfig(
         text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
         vision_config=vision,

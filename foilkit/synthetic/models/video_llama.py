@@ -10,6 +10,7 @@ from foilkit.synthetic.models._base import (
     NUM_FRAMES,
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
+    VIDEO_LLM_VISION,
     _qwen2_tokenizer,
     _register,
     _save,
@@ -89,16 +90,9 @@ def _build_video_llama_3(out: Path) -> None:
 
     tokenizer = _qwen2_tokenizer(VIDEO_LLAMA_3_TOKENS)
     image_token_id, video_token_id = tokenizer.convert_tokens_to_ids(VIDEO_LLAMA_3_TOKENS[:2])
-    vision = {
-        "hidden_size": 32,
-        "intermediate_size": 37,
-        "num_hidden_layers": 1,
-        "num_attention_heads": 4,
-        "patch_size": PATCH_SIZE,
-    }
     config = VideoLlama3Config(
         text_config=_text_config(tokenizer, model_type="qwen2", **VIDEO_LLM_TEXT),
-        vision_config=vision,
+        vision_config=VIDEO_LLM_VISION,
         image_token_id=image_token_id,
         video_token_id=video_token_id,
     )
