@@ -41,6 +41,12 @@ TEMPORALBENCH_QUESTION = (
     "Answer with the option's letter from the given choices directly."
 )
 COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
+#: Each named choice prompt's question template (what a run record says is asked).
+NAMED_QUESTIONS = {
+    "vitatecs": CHOICE_QUESTION,
+    "lmms-eval": LMMS_EVAL_QUESTION,
+    "temporalbench": TEMPORALBENCH_QUESTION,
+}
 
 
 def _spoken(letters: str) -> str:

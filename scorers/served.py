@@ -78,10 +78,9 @@ from foilkit.scorers.generate import ORDER_DETAIL, cyclic_orders, score_by_gener
 from foilkit.scorers.lock import claim_holder_alive, release_claim, take_claim
 from foilkit.scorers.parsers import get_parser
 from foilkit.scorers.prompts import (
-    CHOICE_QUESTION,
     CHOICE_SYSTEM,
     LETTERS,
-    LMMS_EVAL_QUESTION,
+    NAMED_QUESTIONS,
     asked_record,
     choice_messages,
     fit_system_turn,
@@ -712,8 +711,7 @@ class ServedVideoLLM(RequestAdapter):
             common |= {"decoding": self.decoding.to_record(), "parser": self.parser}
         if self.prompt == "vitatecs":
             common |= {"system_prompt": CHOICE_SYSTEM, "system_form": SYSTEM_FORM}
-        question = CHOICE_QUESTION if self.prompt == "vitatecs" else LMMS_EVAL_QUESTION
-        return {**common, "prompt": question, "prompt_name": self.prompt}
+        return {**common, "prompt": NAMED_QUESTIONS[self.prompt], "prompt_name": self.prompt}
 
     def backend_record(self) -> dict[str, Any]:
         """The server, its settings, what was sent (the frames of each request sent: their count

@@ -134,6 +134,7 @@ from foilkit.scorers.prompts import (  # noqa: F401  (one place for every backen
     COUNTS,
     LETTERS,
     LMMS_EVAL_QUESTION,
+    NAMED_QUESTIONS,
     TEMPORALBENCH_QUESTION,
     asked_record,
     choice_messages,
@@ -596,17 +597,12 @@ class VideoLLMAdapter(RequestAdapter):
             }
         if self.mode == "entail":
             return {**common, "prompt": ENTAIL_QUESTION, "answers": list(ENTAIL_ANSWERS)}
-        questions = {
-            "vitatecs": CHOICE_QUESTION,
-            "lmms-eval": LMMS_EVAL_QUESTION,
-            "temporalbench": TEMPORALBENCH_QUESTION,
-        }
         if self.mode == "generate":
             common["decoding"] = self.decoding.to_record()
             common["parser"] = self.parser
         if self.prompt == "vitatecs":
             common |= {"system_prompt": CHOICE_SYSTEM, "system_form": self.system_form()}
-        return {**common, "prompt": questions[self.prompt], "prompt_name": self.prompt}
+        return {**common, "prompt": NAMED_QUESTIONS[self.prompt], "prompt_name": self.prompt}
 
     def prompt_templates(self) -> dict[str, str] | None:
         """Choice mode: the whole rendered prompt (chat template, video placeholder) with a

@@ -38,3 +38,15 @@ def test_no_row_asking_its_own_question_leaves_the_record_as_it_is():
     assert asked_record(VITATECS, own_questions(0, 3)) == VITATECS
     with pytest.raises(ValueError, match="'every'"):
         asked_record(VITATECS, "every")
+
+
+def test_a_served_video_llm_records_the_named_question_it_asks():
+    """``--backend openai --prompt temporalbench`` asks TemporalBench's question; its record said
+    lmms-eval's."""
+    from foilkit.scorers.prompts import TEMPORALBENCH_QUESTION
+    from foilkit.scorers.served import ServedVideoLLM, ServerBackend
+
+    server = ServerBackend(base_url="http://127.0.0.1:9/v1")
+    served = ServedVideoLLM("served", server=server, mode="choice", prompt="temporalbench")
+    assert served.describe()["prompt"] == TEMPORALBENCH_QUESTION
+    assert served.describe(own_questions="all")["prompt"] == OWN_QUESTION
