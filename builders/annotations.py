@@ -1,11 +1,12 @@
 """Where a benchmark's annotation files come from, and reading them with errors that say where.
 
 By default a builder downloads the files its authors published, from raw GitHub URLs pinned
-to one commit (:class:`GitHubSource`) or from a Hugging Face Hub dataset repository pinned to
-one revision (:class:`HubSource`, fetched by huggingface_hub through ``hf://`` paths), through
-the ``datasets`` download manager (cached, checksummed by the hub client, honouring
-``HF_DATASETS_OFFLINE``). A local folder holding the same file names
-(``annotations=...``; the tests use ``../shared/data/<benchmark>``) replaces the download.
+to one commit (:class:`GitHubSource`) or from a Hugging Face Hub dataset repository at one
+revision, a commit or, where none is pinned, a branch (:class:`HubSource`, fetched by
+huggingface_hub through ``hf://`` paths), through the ``datasets`` download manager (cached,
+checksummed by the hub client, honouring ``HF_DATASETS_OFFLINE``). A local folder holding the
+same file names (``annotations=...``; the tests use ``../shared/data/<benchmark>``) replaces the
+download.
 
 Readers yield ``(row, record)`` where ``row`` names the record in messages: a 1-based line
 number for JSONL/TSV, the example id for keyed JSON. They refuse a file that is empty or not
@@ -42,6 +43,14 @@ class AnnotationError(ValueError):
 
 class AnnotationsUnavailableError(FileNotFoundError):
     """The annotation files could not be downloaded (offline, no network): pass a local folder."""
+
+
+def revision_text(commit: str) -> str:
+    """A source's revision as a card states it: a commit sha as the commit it pins; anything
+    else as the branch it is, not pinned (the files as it held them when downloaded)."""
+    if len(commit) == 40 and all(c in "0123456789abcdef" for c in commit):
+        return f"commit `{commit}`"
+    return f"branch `{commit}` (not pinned to a commit: the files as it held them when downloaded)"
 
 
 @dataclass(frozen=True)

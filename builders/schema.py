@@ -13,11 +13,21 @@ pair shape, :func:`video_foil_features`: the canonical columns plus ``foil_video
 ``foil_start`` / ``foil_end``. The row's ``caption`` belongs to ``video`` and its first foil to
 ``foil_video``; ``reversed`` plays both backwards. The scorer scores both videos against the
 row's texts (each video decoded once) and the metric reads the four cells.
+
+Rows that ask a **question** with options (TempCompass, TOMATO) take their canonical columns from
+:func:`question_columns`: the true option is the caption, the others its foils, and each
+option's answer label names it in the model's answer.
 """
 
 from __future__ import annotations
 
+import os
+from collections.abc import Sequence
+from typing import Any
+
 import datasets
+
+from foilkit.builders.annotations import AnnotationError
 
 #: Columns shared by every benchmark, in the order they appear in every dataset.
 CANONICAL_COLUMNS = ("id", "video", "video_path", "caption", "foils", "start", "end", "reversed")
@@ -29,6 +39,20 @@ TEXTS = datasets.List(datasets.Value("string"))
 SECONDS = datasets.Value("float64")
 FLAG = datasets.Value("bool")
 COUNT = datasets.Value("int32")
+#: The columns of a row that asks a question with options (:func:`question_columns`), after the
+#: canonical ones: the question, as the official inference asks it (``prompt``), the options
+#: in published order and their answer labels, the true and false options' labels, whether a
+#: model must be asked the question (the options mean nothing alone), the true option's index.
+QUESTION_FEATURES = {
+    "question": TEXT,
+    "prompt": TEXT,
+    "options": TEXTS,
+    "option_labels": TEXTS,
+    "caption_answer": TEXT,
+    "foil_answers": TEXTS,
+    "needs_question": FLAG,
+    "label": COUNT,
+}
 
 
 def canonical_features(**metadata: datasets.features.features.FeatureType) -> datasets.Features:
@@ -64,3 +88,46 @@ def video_foil_features(**metadata: datasets.features.features.FeatureType) -> d
         foil_end=SECONDS,
         **metadata,
     )
+
+
+def question_columns(
+    question: str,
+    prompt: str,
+    options: Sequence[str],
+    labels: Sequence[str],
+    label: Any,
+    *,
+    needs_question: bool,
+    file: str | os.PathLike,
+    row: int | str,
+    options_field: str = "options",
+) -> dict[str, Any]:
+    """The columns of a row asking ``question`` (``prompt``: as the official inference words
+    it) with ``options`` in published order, answered by their ``labels`` (a letter, ``yes``,
+    ``Caption A``), the true one at index ``label``: the caption is the true option and the
+    foils the others, ``caption_answer`` and ``foil_answers`` their labels; no window.
+
+    Raises :class:`AnnotationError` naming ``file``, ``row`` and the field for fewer than two
+    options (listed in ``options_field``) and for a ``label`` that is no option's index.
+    """
+    if len(options) < 2:
+        raise AnnotationError(file, row, f"field {options_field!r} lists {len(options)} option(s)")
+    if isinstance(label, bool) or not isinstance(label, int) or not 0 <= label < len(options):
+        raise AnnotationError(
+            file, row, f"field 'answer' is {label!r}, not an index of the {len(options)} options"
+        )
+    return {
+        "caption": options[label],
+        "foils": [option for index, option in enumerate(options) if index != label],
+        "start": None,
+        "end": None,
+        "reversed": False,
+        "question": question,
+        "prompt": prompt,
+        "options": list(options),
+        "option_labels": list(labels),
+        "caption_answer": labels[label],
+        "foil_answers": [name for index, name in enumerate(labels) if index != label],
+        "needs_question": needs_question,
+        "label": label,
+    }

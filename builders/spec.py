@@ -199,6 +199,23 @@ def option_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
     return {"scores": scores, "labels": [int(label) for label in rows["label"]]}
 
 
+def grouped_option_inputs(
+    groups: str, dimensions: str
+) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """:func:`option_inputs` with each item's group (column ``groups``) and fine-grained
+    dimension (column ``dimensions``): the breakdowns of ``multiple_choice_accuracy`` that
+    TempCompass' per-aspect and per-dimension statistics and TOMATO's categorized scores are."""
+
+    def inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
+        return {
+            **option_inputs(rows),
+            "groups": list(rows[groups]),
+            "dimensions": list(rows[dimensions]),
+        }
+
+    return inputs
+
+
 def group_names(values: Sequence[Any]) -> list[Any]:
     """The groups of a group column's ``values``, in first-seen order. A list-valued column is
     multi-label (Vinoground's categories: its major one, then its minor ones): each of an item's

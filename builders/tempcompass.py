@@ -43,8 +43,13 @@ from foilkit.builders.annotations import (
     text,
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
-from foilkit.builders.schema import COUNT, FLAG, TEXT, TEXTS, canonical_features
-from foilkit.builders.spec import Benchmark, MetricSpec, option_inputs
+from foilkit.builders.schema import (
+    QUESTION_FEATURES,
+    TEXT,
+    canonical_features,
+    question_columns,
+)
+from foilkit.builders.spec import Benchmark, MetricSpec, grouped_option_inputs
 from foilkit.metrics import CITATIONS
 
 #: Task type (config name) -> the upstream file's stem.
@@ -92,17 +97,10 @@ SOURCE = GitHubSource(
 )
 
 FEATURES = canonical_features(
-    question=TEXT,
-    prompt=TEXT,
+    **QUESTION_FEATURES,
     answer=TEXT,
     judge_question=TEXT,
     judge_answer=TEXT,
-    options=TEXTS,
-    option_labels=TEXTS,
-    caption_answer=TEXT,
-    foil_answers=TEXTS,
-    needs_question=FLAG,
-    label=COUNT,
     task_type=TEXT,
     aspect=TEXT,
     dimension=TEXT,
@@ -296,24 +294,23 @@ def question_row(item: Any, task: str, *, file: Path, row: str, row_id: str) -> 
         label = options.index(answer)
     else:
         options, labels, label = _listed_options(question, answer, task, file=file, row=row)
+    asked = question_columns(
+        question,
+        question + ANSWER_PROMPTS[task],
+        options,
+        labels,
+        label,
+        needs_question=task == "yes_no",
+        file=file,
+        row=row,
+        options_field="question",  # the options are the question's lines
+    )
     return {
         "id": row_id,
-        "caption": options[label],
-        "foils": [option for position, option in enumerate(options) if position != label],
-        "start": None,
-        "end": None,
-        "reversed": False,
-        "question": question,
-        "prompt": question + ANSWER_PROMPTS[task],
+        **asked,
         "answer": answer,
         "judge_question": question,  # captioning: replaced by its multi-choice question
         "judge_answer": answer,
-        "options": options,
-        "option_labels": labels,
-        "caption_answer": labels[label],
-        "foil_answers": [name for position, name in enumerate(labels) if position != label],
-        "needs_question": task == "yes_no",
-        "label": label,
         "task_type": task,
     }
 
@@ -336,8 +333,6 @@ def _listed_options(
             )
         labels.append(match.group(1))
         options.append(match.group(2))
-    if len(options) < 2:
-        raise AnnotationError(file, row, f"field 'question' lists {len(options)} option(s)")
     if task == "caption_matching":  # the answer is a whole option line (the official check_ans)
         matching = [i for i, line in enumerate(lines) if line == answer]
     else:  # "B. dunking a basketball": the letter names the option
@@ -355,14 +350,9 @@ def _listed_options(
 # --- what ``foilkit evaluate tempcompass`` computes ----------------------------------------------
 
 
-def _choice_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
-    """Option scores in published order, the true option, and each question's fine-grained
-    dimension (the official per-dimension statistics)."""
-    return {
-        **option_inputs(rows),
-        "groups": list(rows["aspect"]),
-        "dimensions": list(rows["dimension"]),
-    }
+#: Option scores in published order, the true option, each question's aspect and fine-grained
+#: dimension (the official per-aspect and per-dimension statistics).
+_choice_inputs = grouped_option_inputs("aspect", "dimension")
 
 
 def accuracy(config: str) -> MetricSpec:

@@ -38,8 +38,14 @@ from foilkit.builders.annotations import (
     texts,
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
-from foilkit.builders.schema import COUNT, FLAG, TEXT, TEXTS, canonical_features
-from foilkit.builders.spec import Benchmark, MetricSpec, option_inputs
+from foilkit.builders.schema import (
+    FLAG,
+    QUESTION_FEATURES,
+    TEXT,
+    canonical_features,
+    question_columns,
+)
+from foilkit.builders.spec import Benchmark, MetricSpec, grouped_option_inputs
 from foilkit.metrics import CITATIONS
 
 #: Reasoning type (config name and ``reasoning_type`` value) -> the upstream file's stem, in the
@@ -87,14 +93,7 @@ SOURCE = GitHubSource(
 )
 
 FEATURES = canonical_features(
-    question=TEXT,
-    prompt=TEXT,
-    options=TEXTS,
-    option_labels=TEXTS,
-    caption_answer=TEXT,
-    foil_answers=TEXTS,
-    needs_question=FLAG,
-    label=COUNT,
+    **QUESTION_FEATURES,
     reasoning_type=TEXT,
     demonstration_type=TEXT,
     motion_type=TEXT,
@@ -224,13 +223,17 @@ def question_row(
     )
     question = text(record["question"], file=file, row=row, field="question")
     options = texts(record["options"], file=file, row=row, field="options")
-    label = record["answer"]
-    if len(options) < 2:
-        raise AnnotationError(file, row, f"field 'options' lists {len(options)} option(s)")
-    if isinstance(label, bool) or not 0 <= label < len(options):
-        raise AnnotationError(
-            file, row, f"field 'answer' is {label!r}, not an index of the {len(options)} options"
-        )
+    labels = [option_letter(index) for index in range(len(options))]
+    asked = question_columns(
+        question,
+        question_prompt(question, options),
+        options,
+        labels,
+        record["answer"],
+        needs_question=True,
+        file=file,
+        row=row,
+    )
     demonstration = record["demonstration_type"]
     if demonstration not in DEMONSTRATION_TYPES:
         raise AnnotationError(
@@ -249,23 +252,10 @@ def question_row(
                 file, row, f"field 'variation.{variation}' is {value!r}, not 0 or 1"
             )
         flags[variation] = bool(value)
-    labels = [option_letter(index) for index in range(len(options))]
     return {
         "id": f"{reasoning_type}-{question_id}",
         "video_path": f"{demonstration}/{key}.mp4",
-        "caption": options[label],
-        "foils": options[:label] + options[label + 1 :],
-        "start": None,
-        "end": None,
-        "reversed": False,
-        "question": question,
-        "prompt": question_prompt(question, options),
-        "options": options,
-        "option_labels": labels,
-        "caption_answer": labels[label],
-        "foil_answers": labels[:label] + labels[label + 1 :],
-        "needs_question": True,
-        "label": label,
+        **asked,
         "reasoning_type": reasoning_type,
         "demonstration_type": demonstration,
         "motion_type": record["motion_type"],
@@ -280,14 +270,9 @@ def question_row(
 # --- what ``foilkit evaluate tomato`` computes ---------------------------------------------------
 
 
-def _choice_inputs(rows: Mapping[str, Any]) -> dict[str, Any]:
-    """Option scores in published order, the true option, and each question's reasoning type
-    and demonstration type (the official categorized scores)."""
-    return {
-        **option_inputs(rows),
-        "groups": list(rows["reasoning_type"]),
-        "dimensions": list(rows["demonstration_type"]),
-    }
+#: Option scores in published order, the true option, and each question's reasoning type and
+#: demonstration type (the official categorized scores).
+_choice_inputs = grouped_option_inputs("reasoning_type", "demonstration_type")
 
 
 #: ``get_categorized_score.py``: accuracy over all questions (per model), per reasoning type and

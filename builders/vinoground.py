@@ -41,8 +41,8 @@ COLUMNS = ("index", "major", "minor", "pos_cap", "neg_cap")
 
 SOURCE = HubSource(
     repo="HanSolo9682/Vinoground",
-    # no commit of the Hub repository could be read offline: the branch, and the card records
-    # the commit each download resolved to (huggingface_hub's snapshot folder)
+    # no commit of the Hub repository could be read offline: the branch, not pinned (the card
+    # says so)
     commit="main",
     licence="unknown",
     licence_note=(

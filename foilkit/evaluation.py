@@ -467,12 +467,17 @@ def _call(
 
 
 def _run_protocol(configs: Mapping[str, ConfigResults]) -> ResolvedProtocol | None:
-    """The resolved scoring protocol of a run (the same for every config of one benchmark)."""
-    for entry in configs.values():
-        for record in entry.records():
-            if record.protocol is not None:
-                return record.protocol
-    return None
+    """The resolved scoring protocol of a run: its configs' (:func:`combined_protocol`: a
+    setting they resolved differently, as generate mode's parser per TempCompass task type,
+    is recorded per config)."""
+    from foilkit.scorers.protocols import combined_protocol
+
+    protocols = {
+        config: protocol
+        for config, entry in configs.items()
+        if (protocol := next((r.protocol for r in entry.records() if r.protocol), None))
+    }
+    return combined_protocol(protocols) if protocols else None
 
 
 def _model_label(model: str) -> str:

@@ -147,7 +147,7 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
             }
             if (orders := order_probabilities(row)) is not None:
                 item["po"] = orders
-                if prompt_name is not None:
+                if prompt_name is not None and row.get("prompt") is None:  # not its own
                     item["q"] = order_questions(prompt_name, [item["c"], *item["f"]])
                 if row.get("answers") is not None:  # generate mode: the answers behind them
                     item["a"], item["ao"] = row["answers"], row["answer_outcomes"]

@@ -272,14 +272,22 @@ def interval_text(results: RunResults) -> str:
 
 
 def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
-    """The report header's account of the scoring protocol: settings, overrides, reference,
-    notes. A setting reads as its flag does (``num_frames``: "frames", as ``--frames``)."""
+    """The report header's account of the scoring protocol: settings (those a run's configs
+    resolved differently, per config), overrides, reference, notes. A setting reads as its flag
+    does (``num_frames``: "frames", as ``--frames``)."""
     if protocol is None:
         return []
     settings = ", ".join(
         f"{setting_label(name)} {markdown_code(value)}" for name, value in protocol.settings.items()
     )
     lines = [f"Scoring protocol **{protocol.name}** for `{protocol.family}` models: {settings}."]
+    if protocol.per_config:
+        each = "; ".join(
+            f"{setting_label(name)} "
+            + ", ".join(f"{markdown_code(value)} ({config})" for config, value in values.items())
+            for name, values in protocol.per_config.items()
+        )
+        lines.append(f"Per config: {each}.")
     if protocol.reference:
         lines.append(f"Reproduces: {protocol.reference}.")
     if protocol.notes:

@@ -469,6 +469,7 @@ def protocol_from_record(record: Mapping[str, Any]) -> ResolvedProtocol:
         notes=record.get("notes") or "",
         from_model=dict(record.get("from_model") or {}),
         departures={name: dict(value) for name, value in (record.get("departures") or {}).items()},
+        per_config={name: dict(value) for name, value in (record.get("per_config") or {}).items()},
     )
 
 

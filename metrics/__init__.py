@@ -36,8 +36,6 @@ PAIRED_OUTCOMES: dict[str, dict[str, str]] = {
 #: :class:`foilkit.registry.Registry`: this package imports nothing else of foilkit (each folder
 #: is a self-contained evaluate module); the lookups below word their errors as a registry does.
 METRICS: tuple[str, ...] = (*PAIRED_OUTCOMES, "retrieval_recall")
-#: data arguments that describe items rather than score them.
-_ITEM_ARGUMENTS = ("groups", "dimensions", "tests", "cluster", "question_sets")
 
 
 def list_metrics() -> list[str]:
@@ -92,15 +90,38 @@ def score_direction(score_kind: str) -> int:
     return direction(score_kind)
 
 
+def scored_arguments(name: str) -> tuple[str, ...]:
+    """The data arguments metric ``name``'s per-item credit is computed from: the positional
+    parameters of its ``item_credits``, which are its evaluate module's declared features
+    (``caption_scores``, ``foil_scores``; ``scores``, ``labels``; ...)."""
+    parameters = inspect.signature(metric_module(name).item_credits).parameters.values()
+    return tuple(p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD)
+
+
 def _credits(
     name: str, inputs: Mapping[str, Any], score_kind: str, options: Mapping[str, Any]
 ) -> Mapping[str, Any]:
-    """Per-item credits of one model: ``item_credits`` of the metric's module."""
-    item_credits = metric_module(name).item_credits
-    accepted = inspect.signature(item_credits).parameters
-    data = {k: v for k, v in inputs.items() if k not in _ITEM_ARGUMENTS}
+    """Per-item credits of one model: ``item_credits`` of the metric's module, from the scored
+    arguments (:func:`scored_arguments`). The metric's other arguments (groups, dimensions,
+    categories, cluster, question sets, another outcome's scores) describe the items or feed
+    outcomes that are not paired: left out. An argument the metric does not take is refused,
+    named, never silently dropped or passed on."""
+    scored = scored_arguments(name)
+    missing = [key for key in scored if key not in inputs]
+    if missing:
+        raise ValueError(f"{name}'s paired comparison needs {missing}; got {sorted(inputs)}")
+    function = inspect.signature(metric_function(name)).parameters
+    unknown = [key for key in inputs if key not in function]
+    if unknown:
+        raise ValueError(
+            f"{name} takes no argument {', '.join(map(repr, unknown))}; its arguments: "
+            f"{', '.join(function)}"
+        )
+    accepted = inspect.signature(metric_module(name).item_credits).parameters
     chosen = {k: v for k, v in options.items() if k in accepted}
-    return item_credits(**data, score_kind=score_kind, **chosen)
+    return metric_module(name).item_credits(
+        **{key: inputs[key] for key in scored}, score_kind=score_kind, **chosen
+    )
 
 
 def paired_comparison(

@@ -61,6 +61,7 @@ from foilkit.scorers.placement import (
     plan_placement,
 )
 from foilkit.scorers.plan import PLAN_COLUMNS, ScoringPlan, make_plan
+from foilkit.scorers.prompts import OWN_QUESTION, own_questions
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.record import foilkit_source, hardware, now, package_versions
 from foilkit.scorers.store import ResultStore
@@ -564,6 +565,15 @@ def _video_question_record(plan: ScoringPlan, records: list[dict[str, Any]]) -> 
     return {"video_question": video_question.run_record(sampled)}
 
 
+def _described(adapter: Adapter, plan: ScoringPlan) -> dict[str, Any]:
+    """The adapter's record (``describe()``) saying what it asked these rows: a question-asking
+    adapter asks the rows that carry their own question that one instead of its own."""
+    if not adapter.asks_questions:
+        return adapter.describe()
+    asked = sum(1 for row in plan.rows if row.question is not None)
+    return adapter.describe(own_questions=own_questions(asked, len(plan.rows)))
+
+
 def _identity(
     model: str,
     adapter: Adapter,
@@ -591,7 +601,7 @@ def _identity(
         "kind": kind,
         "model": model,
         "revision": options.revision,
-        **adapter.describe(),
+        **_described(adapter, plan),
         "dtype": str(adapter.dtype).removeprefix("torch."),
         "protocol": protocol.name,
         "num_frames": policy.num_frames,
@@ -939,11 +949,14 @@ def _run(
         logger.warning(
             "%d of %d rows could not be scored: %s", failed, len(records), "; ".join(errors)
         )
+    described = _described(adapter, plan)
+    # the adapter's own prompt, for the rows asked it (none where every row asks its own)
+    templates = None if described.get("prompt") == OWN_QUESTION else adapter.prompt_templates()
     run = {
         "identity": identity,
         "model": {"id": model, "revision": options.revision},
-        "adapter": adapter.describe(),
-        **({"prompt_templates": t} if (t := adapter.prompt_templates()) else {}),
+        "adapter": described,
+        **({"prompt_templates": templates} if templates else {}),
         # what the model received: every processor setting (e.g. Qwen-VL's max_pixels)
         "processor": adapter.processor_settings(),
         "mode": adapter.mode,

@@ -26,12 +26,12 @@ Registered parsers (:data:`PARSERS`):
     Two options in the reference; the same rules over more letters here.
 ``tempcompass_multi_choice``, ``tempcompass_yes_no``, ``tempcompass_caption_matching``
     TempCompass' ``eval_multi-choice.py``, ``eval_yes_no.py`` and ``eval_caption_matching.py``
-    (llyx97/TempCompass@fe2025f) rule-based matching; their ChatGPT fallback only with a judge
+    (llyx97/TempCompass@e1b4631) rule-based matching; their ChatGPT fallback only with a judge
     configured. A letter
     the question did not offer (``D`` of three options) is matched and rated 0 there, and
     ``unparseable`` here: wrong either way.
 ``tomato``
-    TOMATO's ``src/parse_result.py`` ``pre_parser`` (yale-nlp/TOMATO): one letter, the whole
+    TOMATO's ``src/parse_result.py`` ``pre_parser`` (yale-nlp/TOMATO@fe2025f): one letter, the whole
     ``"A: option"`` string, or ``Answer is: (A)``. Where it fails, TOMATO asks gpt-4o-mini and
     then picks a random letter; foilkit asks gpt-4o-mini's prompt only with a judge configured,
     and records ``unparseable`` instead of the random letter (a departure, counted wrong, where

@@ -172,3 +172,33 @@ def fit_system_turn(messages: list[dict[str, Any]], system_form: str) -> list[di
     at = next(i for i, part in enumerate(content) if part["type"] == "text")
     content[at] = {**content[at], "text": f"{system}\n{content[at]['text']}"}
     return [{**user, "content": content}, *rest]
+
+
+#: What a run asks the rows that carry their own question (TempCompass', TOMATO's ``prompt``):
+#: that question as published, in the chat template, with no system prompt of foilkit's.
+OWN_QUESTION = "each row's own question (its 'prompt' column), with no system prompt"
+#: How many of a run's rows ask their own question: ``none``, ``some``, ``all``.
+OWN_QUESTIONS = ("none", "some", "all")
+#: An adapter record's fields that describe its own question (what a row's question replaces).
+_ADAPTER_QUESTION_FIELDS = ("prompt", "prompt_name", "system_prompt", "system_form", "answers")
+
+
+def own_questions(asked: int, rows: int) -> str:
+    """:data:`OWN_QUESTIONS` entry for ``asked`` rows of ``rows`` asking their own question."""
+    return "none" if asked == 0 else "all" if asked == rows else "some"
+
+
+def asked_record(record: dict[str, Any], own: str) -> dict[str, Any]:
+    """A question-asking adapter's record (its ``describe()``, naming its own question) saying
+    what the rows were really asked: unchanged where ``own`` is ``none``; where ``all`` rows ask
+    their own question, that (:data:`OWN_QUESTION`) instead of the adapter's question, its name
+    and system prompt (asked of no row); where ``some`` do, the adapter's question for the rest
+    and ``row_questions`` for those."""
+    if own not in OWN_QUESTIONS:
+        raise ValueError(f"own questions must be one of {OWN_QUESTIONS}, got {own!r}")
+    if own == "none":
+        return record
+    if own == "some":
+        return {**record, "row_questions": f"rows with a question are asked {OWN_QUESTION}"}
+    kept = {key: value for key, value in record.items() if key not in _ADAPTER_QUESTION_FIELDS}
+    return {**kept, "prompt": OWN_QUESTION}

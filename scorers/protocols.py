@@ -595,6 +595,9 @@ class ResolvedProtocol:
     #: Settings this run could not follow on its device, each ``{"protocol", "used", "why"}``
     #: (e.g. float16 where the device cannot run it): said in the record and the report.
     departures: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    #: A run of several configs: the settings its configs resolved differently (TempCompass'
+    #: answer parser per task type), by setting then config; absent from ``settings``.
+    per_config: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
 
     def with_departure(self, name: str, used: Any, why: str) -> ResolvedProtocol:
         """This protocol, with setting ``name`` run as ``used`` instead, for the reason ``why``."""
@@ -628,7 +631,29 @@ class ResolvedProtocol:
         }
         if self.departures:
             record["departures"] = {name: dict(value) for name, value in self.departures.items()}
+        if self.per_config:
+            record["per_config"] = {name: dict(value) for name, value in self.per_config.items()}
         return record
+
+
+def combined_protocol(protocols: Mapping[str, ResolvedProtocol]) -> ResolvedProtocol:
+    """One account of the protocols a run's configs (by name, in run order) resolved: the first
+    config's, with each setting the configs do not share moved from ``settings`` to
+    ``per_config`` (every config's value, ``None`` where one has none), so a run of several
+    configs claims no one config's setting for all."""
+    first, *_ = protocols.values()
+    names = dict.fromkeys(key for protocol in protocols.values() for key in protocol.settings)
+    differing = {
+        key: {config: protocol.settings.get(key) for config, protocol in protocols.items()}
+        for key in names
+    }
+    differing = {
+        key: values for key, values in differing.items() if len(set(map(repr, values.values()))) > 1
+    }
+    if not differing:
+        return first
+    settings = {key: value for key, value in first.settings.items() if key not in differing}
+    return replace(first, settings=settings, per_config=differing)
 
 
 def resolve_protocol(

@@ -81,6 +81,7 @@ from foilkit.scorers.prompts import (
     CHOICE_SYSTEM,
     CHOICE_TEMPLATES,
     LETTERS,
+    asked_record,
     choice_messages,
     fit_system_turn,
     question_text,
@@ -680,7 +681,11 @@ class ServedVideoLLM(RequestAdapter):
         self.server = server
         self.client = ServedClient(model_id, server, self.sizing)
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self, *, own_questions: str = "none") -> dict[str, Any]:
+        """As :meth:`VideoLLMAdapter.describe`, with the server and how it is sent to."""
+        return asked_record(self._describe(), own_questions)
+
+    def _describe(self) -> dict[str, Any]:
         common = {
             **super().describe(),
             "backend": {

@@ -10,9 +10,9 @@ or TOMATO's parsed letter (``""`` where it would ask gpt-4o-mini).
 Sources:
 - lmms-eval 0.7.3 ``lmms_eval/tasks/vitatecs/utils.py``: ``format_question_and_answer``,
   ``process_option_for_matching``, ``vitatecs_process_results`` (the rules before its judge).
-- llyx97/TempCompass@fe2025f ``eval_multi-choice.py``, ``eval_yes_no.py`` (``extract_pred``),
+- llyx97/TempCompass@e1b4631 ``eval_multi-choice.py``, ``eval_yes_no.py`` (``extract_pred``),
   ``eval_caption_matching.py`` (``eval_rule``).
-- yale-nlp/TOMATO ``src/parse_result.py`` (``pre_parser``).
+- yale-nlp/TOMATO@fe2025f ``src/parse_result.py`` (``pre_parser``).
 """
 
 from __future__ import annotations

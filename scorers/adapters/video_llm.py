@@ -136,6 +136,7 @@ from foilkit.scorers.prompts import (  # noqa: F401  (one place for every backen
     LETTERS,
     LMMS_EVAL_QUESTION,
     TEMPORALBENCH_QUESTION,
+    asked_record,
     choice_messages,
     choice_question,
     fit_system_turn,
@@ -564,7 +565,13 @@ class VideoLLMAdapter(RequestAdapter):
                 )
         return settings
 
-    def describe(self) -> dict[str, Any]:
+    def describe(self, *, own_questions: str = "none") -> dict[str, Any]:
+        """The adapter's settings and what it asks; ``own_questions``: how many of the scored
+        rows ask their own question (``none``, ``some``, ``all``: :func:`asked_record`), which
+        they are asked instead of the adapter's."""
+        return asked_record(self._describe(), own_questions)
+
+    def _describe(self) -> dict[str, Any]:
         common = {**super().describe(), "prefix_reuse": self.prefix_reuse}
         if self.loaded_as is not None:  # an InstructBLIP checkpoint read as InstructBLIP-Video,
             common["loaded_as"] = self.loaded_as  # an omni checkpoint read as its thinker

@@ -9,7 +9,7 @@ import datasets
 import pytest
 
 import foilkit
-from foilkit.builders import build, export
+from foilkit.builders import build, builder_class, export
 from foilkit.builders.card import exported_benchmark, exported_features
 
 # benchmark, config, how many distinct videos to render (their rows are the ones kept)
@@ -110,6 +110,8 @@ def test_export_reload_and_attach(built, cache_dir: str, tmp_path: Path):
     out, reloaded = _export_and_reload(built, cache_dir, tmp_path)
     card = (out / "README.md").read_text()
     assert f"config_name: {config}" in card and "skip" in card
+    source = builder_class(name).SOURCE  # a pinned commit is named as one
+    assert f"[{source.repo}]({source.homepage}) at commit `{source.commit}`" in card
     assert exported_benchmark(out) == name  # what evaluate --dataset <export> reads
     assert set(reloaded) == set(dataset)
     for split, original in dataset.items():

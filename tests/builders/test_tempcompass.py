@@ -169,6 +169,11 @@ QUESTION = "How fast?\nA. slowly\nB. quickly"
             r"row v1.speed\[0\]: field 'question' has an option line 'slowly' of no known form",
         ),
         (
+            {"v1": {"speed": [{"question": "How fast?\nA. slowly", "answer": "A. slowly"}]}},
+            META,
+            r"row v1.speed\[0\]: field 'question' lists 1 option\(s\)",
+        ),
+        (
             {"v1": {"pace": [{"question": QUESTION, "answer": "A. slowly"}]}},
             META,
             r"row v1: unknown aspect 'pace'",

@@ -150,6 +150,10 @@ QUESTION = {
     ("change", "message"),
     [
         ({"answer": 3}, r"count.json, row 0: field 'answer' is 3, not an index of the 3 options"),
+        (
+            {"options": ["1"], "answer": 0},
+            r"count.json, row 0: field 'options' lists 1 option\(s\)",
+        ),
         ({"options": ["1", ""]}, r"row 0: field 'options\[1\]' is empty"),
         (
             {"demonstration_type": "robot"},

@@ -105,6 +105,8 @@ def test_the_card_states_the_licences_and_temporalbench_exports_stay_local(
     )
     card = (velociti / "README.md").read_text()
     assert "license: cc-by-nc-sa-4.0" in card and "strictly a test set" in card
+    # the Hub repository's branch, not pinned: never called a commit
+    assert "at branch `main` (not pinned to a commit" in card and "commit `main`" not in card
     tasks = (velociti / "eval.yaml").read_text()
     assert "id: chrono_classic" in tasks and "id: chrono_strict" in tasks
     out = export(
@@ -116,6 +118,7 @@ def test_the_card_states_the_licences_and_temporalbench_exports_stay_local(
     )
     card = (out / "README.md").read_text()
     assert "license: other" in card and "README says MIT" in card and "apache-2.0" in card
+    assert "at branch `main` (not pinned to a commit" in card
     assert "foilkit refuses to push it" in card and "holds no video bytes" in card
     reloaded = datasets.load_dataset(str(out), "short_qa", cache_dir=str(tmp_path / "cache"))
     assert reloaded["test"].num_rows == len(TEMPORALBENCH_QUESTIONS)

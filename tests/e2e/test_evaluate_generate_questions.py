@@ -17,6 +17,7 @@ import datasets
 import pytest
 
 from foilkit.cli import main
+from foilkit.scorers.prompts import OWN_QUESTION
 from foilkit.synthetic.videos import SyntheticScene, write_video
 from tests.answer_references import tempcompass_multi_choice, tomato_pre_parser
 
@@ -50,6 +51,7 @@ def _check_counts(entry: dict[str, Any], scores: Any, parser: str, report: str) 
     option scores 1, the others 0 (nothing chosen: all 0)."""
     run = entry["run"]["score"]
     assert run["mode"] == "generate" and run["adapter"]["parser"] == parser
+    assert run["adapter"]["prompt"] == OWN_QUESTION and "prompt_name" not in run["adapter"]
     assert run["questions"]["rows"] == scores.num_rows and "parser" in run["questions"]["scored"]
     counted: dict[str, int] = {}
     for row in scores:

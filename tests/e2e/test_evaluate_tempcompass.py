@@ -14,6 +14,7 @@ from foilkit.builders.tempcompass import DIMENSIONS
 from foilkit.cli import main
 from foilkit.evaluation import evaluate
 from foilkit.scorers.api import ScoreOptions
+from foilkit.scorers.prompts import OWN_QUESTION
 from foilkit.synthetic.models import tiny_model_path
 from foilkit.synthetic.videos import SyntheticScene, write_video
 
@@ -67,6 +68,10 @@ def test_a_video_llm_answers_every_judge_free_task_type(videos, shared_data, tmp
     for config, entry in results["configs"].items():
         assert entry["run"]["score"]["score_kind"] == "probability"
         assert entry["run"]["score"]["questions"]["rows"] == entry["num_rows"]
+        # what was asked: each row's own question, not the adapter's VITATECS one
+        adapter = entry["run"]["score"]["adapter"]
+        assert adapter["prompt"] == OWN_QUESTION and "prompt_name" not in adapter
+        assert "system_prompt" not in adapter and "prompt_templates" not in entry["run"]["score"]
         overall = entry["metrics"]["multiple_choice_accuracy"]["overall"]
         # the official statistics: over all questions, per aspect, per fine-grained dimension
         assert {"accuracy_action", "accuracy_direction"} <= set(overall), config

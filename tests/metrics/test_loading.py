@@ -19,6 +19,7 @@ from foilkit.metrics import (
     metric_function,
     metric_module,
     paired_comparison,
+    scored_arguments,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -196,6 +197,36 @@ def test_mcnemar_is_the_exact_binomial_test_on_discordant_items():
     assert (
         result["bootstrap"]["difference"] == pytest.approx(difference) and low <= difference <= high
     )
+
+
+@pytest.mark.parametrize("name", PAIRED_OUTCOMES)
+def test_paired_comparison_scores_the_metrics_declared_features(name):
+    """What a paired comparison scores is what the evaluate module declares as its inputs, so a
+    metric's new argument needs no list kept by hand."""
+    assert set(scored_arguments(name)) == set(load(name).features)
+
+
+#: per paired metric: per-item arguments its pure function takes besides the scores
+ITEM_DESCRIPTIONS = {
+    "pairwise_foil_accuracy": {"groups": ["a", "b", "a"], "question_sets": [0, 0, 1]},
+    "proficiency_combined_accuracy": {"groups": ["a", "b"], "tests": ["t", "t"]},
+    "multiple_choice_accuracy": {"groups": ["a", "b"], "dimensions": ["d", "e"]},
+    "binary_retrieval_accuracy": {"cluster": ["v", "w"]},
+    "winoground_score": {"categories": [["object"], ["action", "viewpoint"]]},
+}
+
+
+@pytest.mark.parametrize("name", PAIRED_OUTCOMES)
+def test_paired_comparison_leaves_out_item_descriptions_and_names_unknown_arguments(name):
+    inputs = {**EXAMPLES[name], **ITEM_DESCRIPTIONS[name]}
+    expected = paired_comparison(name, EXAMPLES[name], EXAMPLES[name], n_resamples=0)
+    assert paired_comparison(name, inputs, inputs, n_resamples=0) == expected
+    with pytest.raises(ValueError, match=f"{name} takes no argument 'grups'"):
+        paired_comparison(name, {**inputs, "grups": ["a"]}, inputs, n_resamples=0)
+    scored = scored_arguments(name)[0]
+    missing = {key: value for key, value in inputs.items() if key != scored}
+    with pytest.raises(ValueError, match=f"needs \\['{scored}'\\]"):
+        paired_comparison(name, missing, inputs, n_resamples=0)
 
 
 def test_paired_comparison_refuses_unaligned_items_and_unpaired_metrics():
