@@ -11,7 +11,9 @@ own; the checks themselves live here, once.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -395,3 +397,165 @@ def assert_rows_scored(rows, mode: str, frames: int = FRAMES) -> None:
         assert scores[0] != scores[1]
         if mode == "choice":
             assert sum(scores) == pytest.approx(1.0, abs=1e-5)
+
+
+# --- tests the open VLM and omni modules collect on their own families ----------------------------
+#
+# ``test_conformance_open_vlms.py`` and ``test_conformance_omni.py`` import these tests, so that
+# pytest collects each in both modules, run on the module's own ``family`` fixture: a
+# (:class:`VideoFamily`, {mode: adapter}) pair per family, its twin loaded in every mode.
+
+
+@dataclass(frozen=True)
+class VideoFamily:
+    """A family's twin and what its model must be given for ``frames`` frames of 48x64."""
+
+    twin: str
+    #: video features the model makes for ``frames`` frames
+    video_tokens: Callable[[int], int]
+    #: the model input that carries the frames
+    video_input: str = "pixel_values_videos"
+    #: the config field naming the placeholder token, and the model method making its features
+    placeholder: str = "video_token_id"
+    features: str = "get_video_features"
+    #: the model input masking the features the model keeps (``None``: it keeps them all)
+    kept: str | None = None
+    #: the real tokenizer a fidelity twin is built around (``None``: a tiny twin)
+    real_tokenizer: str | None = None
+    #: where the processor writes frame times into the prompt: a pattern finding them in the
+    #: decoded prompt, and how a time in seconds is written there
+    prompt_times: tuple[str, Callable[[float], str]] | None = None
+    #: how the template takes VITATECS' system prompt (:func:`choice_prompts`)
+    system_form: str = "parts"
+
+    def path(self, tiny_model) -> str:
+        """The twin's folder (a fidelity twin's skips where its real tokenizer is not
+        fetched)."""
+        from foilkit.synthetic.models import fidelity_model_path
+        from foilkit.synthetic.real_tokenizers import has_real_tokenizer
+
+        if self.real_tokenizer is None:
+            return tiny_model(self.twin)
+        if not has_real_tokenizer(self.real_tokenizer):
+            pytest.skip(f"real {self.real_tokenizer} tokenizer not fetched (./dev.sh test does)")
+        return str(fidelity_model_path(self.twin))
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_model_sees_the_whole_prompts_token_ids(family, mode, frames):
+    """The prefix's and each continuation's ids are the processor's for the whole rendered
+    prompt (:func:`answered_prompts`, where a template's answered turn does not extend its
+    generation prompt the text after the generation prompt; :func:`choice_prompts` in the
+    family's system form), with no second BOS."""
+    expect, adapters = family
+    adapter = adapters[mode]
+    request = TextsRequest(TEXTS, frames, timestamps=TIMESTAMPS)
+    calls = recorded_calls(adapter, [request])
+    (prefix,) = prefix_calls(calls)  # the video prefix is encoded once for the view
+    continuations = [call["input_ids"][0].tolist() for call in calls if call is not prefix]
+    assert adapter.system_form() == expect.system_form
+    if mode == "likelihood":
+        wholes = answered_prompts(adapter.processor, extends=False)
+    else:
+        wholes = choice_prompts(adapter.processor, expect.system_form)
+        system = CHOICE_SYSTEM.format(count="two")
+        assert system in wholes[0] and "'type'" not in wholes[0]  # as text, not a list's repr
+    assert len(continuations) == len(wholes)
+    bos = adapter.tokenizer.bos_token
+    for whole, continuation in zip(wholes, continuations):
+        # tokenized as transformers tokenizes a rendered chat: no second BOS where it has one
+        expected = adapter.processor(
+            text=[whole],
+            videos=[frames],
+            return_tensors="pt",
+            add_special_tokens=not (bos and whole.startswith(bos)),
+            **adapter.video_kwargs(request),
+        )["input_ids"][0]
+        ids = prefix["input_ids"][0].tolist() + continuation
+        assert ids == expected.tolist()
+        assert ids.count(adapter.tokenizer.bos_token_id) <= 1
+
+
+@pytest.mark.parametrize("count", [4, FRAMES])
+def test_video_placeholders_are_the_features_the_model_makes(family, count, monkeypatch):
+    """The prompt holds one placeholder per video embedding the model makes for the frames
+    given, as many as the family's processor writes for that many frames."""
+    expect, adapters = family
+    adapter = adapters["likelihood"]
+    model = adapter.model.model
+    made: list[int] = []
+    original = getattr(model, expect.features)
+
+    def counting(*args, **kwargs):
+        features = original(*args, **kwargs)
+        made.append(feature_rows(features))
+        return features
+
+    monkeypatch.setattr(model, expect.features, counting)
+    request = TextsRequest(TEXTS, render_view(count), TIMESTAMPS[:count])
+    (prefix,) = prefix_calls(recorded_calls(adapter, [request]))
+    placeholders = placeholder_count(prefix, getattr(adapter.model.config, expect.placeholder))
+    assert made == [expect.video_tokens(count)]
+    consumed = made[0]
+    if expect.kept is not None:  # the features the model keeps (VideoLLaMA3's pruning)
+        mask = prefix[expect.kept]
+        assert len(mask) == made[0] and 0 < int(mask.sum()) <= made[0]
+        consumed = int(mask.sum())
+    assert placeholders == consumed
+
+
+def test_the_frames_real_times_reach_the_video_processor(family, monkeypatch, frames):
+    expect, adapters = family
+    adapter = adapters["likelihood"]
+    video_processor = adapter.processor.video_processor
+    seen: list[dict] = []
+    original = video_processor.preprocess
+
+    def recording(*args, **kwargs):
+        seen.append(kwargs)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(video_processor, "preprocess", recording)
+    calls = recorded_calls(adapter, [TextsRequest(TEXTS, frames, timestamps=TIMESTAMPS)])
+    assert seen and all(call["do_sample_frames"] is False for call in seen)
+    for call in seen:
+        (metadata,) = call["video_metadata"]
+        assert metadata["fps"] == pytest.approx(1 / INTERVAL)
+        times = [index / metadata["fps"] for index in metadata["frames_indices"]]
+        assert times == pytest.approx(list(TIMESTAMPS))
+    if expect.prompt_times is not None:  # and the prompt states them
+        pattern, written = expect.prompt_times
+        (prefix,) = prefix_calls(calls)
+        prompt = adapter.tokenizer.decode(prefix["input_ids"][0])
+        assert re.findall(pattern, prompt) == [written(time) for time in TIMESTAMPS]
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_benchmark_is_scored_end_to_end(family, mode, benchmark, tiny_model, tmp_path):
+    """A view and its reversal (the RTime-style pair of rows): every text scored, finite, the
+    caption apart from its foil, and the reversed view scored as a different video."""
+    expect, _ = family
+    rows = benchmark.select([0, 1])  # left-forward and its reversed row
+    result, _ = score_benchmark(expect.path(tiny_model), rows, mode, tmp_path, num_frames=FRAMES)
+    forward, backward = result
+    assert not any(result["error"])
+    assert_rows_scored(result, mode)
+    # the same prompt on the reversed frames (choice: one order, whose letter probabilities
+    # the video moves; their mean over orders barely moves in a random model)
+    same_prompt = "proficiency_caption_" + ("score" if mode == "likelihood" else "order_0")
+    assert backward[same_prompt] != forward[same_prompt]
+    assert backward["frame_indices"] == forward["frame_indices"][::-1]
+
+
+def test_generate_answers_what_the_logits_rank_first(family):
+    """``--mode "generate"`` on each family: a one-token greedy answer is the token a full
+    forward over the whole rendered prompt ranks first."""
+    _, adapters = family
+    assert_follows_the_logits(adapters["generate"], render_view(4), TIMESTAMPS[:4])
+
+
+def test_entail_scores_what_the_logits_say(family):
+    """``--mode "entail"`` on each family: P(Yes) / (P(Yes) + P(No)) after each text's
+    entailment question equals a full forward over the whole rendered prompt."""
+    _, adapters = family
+    assert_follows_the_logits(adapters["entail"], render_view(4), TIMESTAMPS[:4])
