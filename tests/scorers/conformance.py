@@ -5,11 +5,14 @@ answer scored on the cached video prefix must equal, the one-line refusals, and 
 benchmark scored end to end.
 
 Each ``test_conformance_*.py`` declares its families as data and keeps only what is its families'
-own; the checks themselves live here, once.
+own; the checks themselves live here, once. The tests of the open VLMs' checks are here too, as
+tests: ``test_conformance_open_vlms.py`` and ``test_conformance_omni.py`` import them, so that
+pytest collects them in each, on that module's own families.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Callable, Sequence
@@ -56,8 +59,7 @@ def load_modes(path: str, modes: Sequence[str] = MODES) -> dict:
 
 
 class ModelCalls:
-    """The keyword inputs of every forward of a model (a forward pre-hook), while in a ``with``
-    block or until :meth:`remove`."""
+    """The keyword inputs of every forward of a model (a forward pre-hook) in a ``with`` block."""
 
     def __init__(self, model: torch.nn.Module):
         self.calls: list[dict] = []
@@ -66,14 +68,11 @@ class ModelCalls:
     def _record(self, module, args, kwargs):
         self.calls.append(dict(kwargs))
 
-    def remove(self) -> None:
-        self._handle.remove()
-
     def __enter__(self) -> ModelCalls:
         return self
 
     def __exit__(self, *exc) -> None:
-        self.remove()
+        self._handle.remove()
 
 
 def recorded_calls(adapter, requests: list[TextsRequest]) -> list[dict]:
@@ -198,8 +197,9 @@ def answered_prompts(
     for text in TEXTS:
         answer = {"role": "assistant", "content": [{"type": "text", "text": text}]}
         answered = render([*messages, answer], tokenize=False)
-        assert answered.startswith(prompt) or not extends
-        if not answered.startswith(prompt):
+        extended = answered.startswith(prompt)
+        assert extended or not extends
+        if not extended:
             wholes.append(prompt + text)
         elif turn:
             wholes.append(answered)
@@ -366,8 +366,6 @@ def score_benchmark(path: str, rows, mode: str | None = None, out: Path | None =
     """``foilkit.score`` in this process, quietly: into ``out/run`` with its cache in
     ``out/cache`` (returns the result and run.json), or uncached, nothing written (the result
     and ``None``); ``mode`` ``None``: the adapter's default."""
-    import json
-
     folders = {"out_dir": str(out / "run"), "cache_dir": str(out / "cache")} if out else {}
     result = foilkit.score(
         path,
