@@ -3,6 +3,7 @@ models."""
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -143,3 +144,35 @@ def tiny_model():
 @pytest.fixture
 def cache_dir(tmp_path) -> str:
     return str(tmp_path / "cache")
+
+
+@pytest.fixture(scope="module")
+def frames():
+    """A view's 8 frames (T x C x H x W, uint8) of a red square moving left."""
+    from conformance import render_view
+
+    return render_view()
+
+
+@pytest.fixture
+def killed_at_the_third_batch():
+    """``with killed_at_the_third_batch(): foilkit.score(...)``: the run in the block is killed
+    (``KeyboardInterrupt``) as it goes to write its third batch of rows, as a user's Ctrl-C would
+    kill it; it must be killed, and runs after the block write as usual."""
+    from foilkit.scorers.engine import Engine
+
+    @contextmanager
+    def killing():
+        real_flush, calls = Engine._flush, []
+
+        def dies_on_the_third_batch(self, buffer, bar):
+            calls.append(len(buffer))
+            if len(calls) == 3:
+                raise KeyboardInterrupt("killed")
+            return real_flush(self, buffer, bar)
+
+        with pytest.MonkeyPatch.context() as patched, pytest.raises(KeyboardInterrupt):
+            patched.setattr(Engine, "_flush", dies_on_the_third_batch)
+            yield
+
+    return killing

@@ -4,7 +4,7 @@ with its real processor classes, a Qwen byte-level BPE carrying MiniCPM-V's name
 :mod:`foilkit.synthetic.models.minicpm`, is scored as a real checkpoint would be, in every mode
 of the video-LLM adapter.
 
-The checks are those of ``test_conformance_more_vlms.py`` (whose helpers this module reuses):
+The checks are those of ``test_conformance_more_vlms.py`` (both run ``conformance.py``'s):
 the model sees the token ids of the whole rendered chat template; the answer scored on the cached
 video prefix scores as one forward over the whole prompt; every frame becomes the ``<image>``
 group of ``<|video_pad|>`` tokens the model fills with as many embeddings; the frames' real
@@ -15,30 +15,31 @@ lays frames out without a time axis); a reversed view reverses the frames the mo
 
 from __future__ import annotations
 
-import json
-import math
-
 import pytest
 import torch
-from answering_model import (
-    assert_entail_follows_the_logits,
-    assert_greedy_answer_follows_the_logits,
-)
-from test_conformance_more_vlms import (
+from conformance import (
     FRAMES,
+    INTERVAL,
     TEXTS,
     TIMESTAMPS,
-    Family,
-    _processed,
-    _scored_calls,
-    _whole_prompts,
+    assert_follows_the_logits,
+    assert_rows_scored,
+    assert_the_cached_prefix_scores_as_one_forward,
+    assert_the_template_reaches_the_model,
+    feature_rows,
+    load_modes,
+    placeholder_count,
+    processed,
+    prompts_up_to_the_answer,
+    reversed_prefixes,
+    rows_by_id,
+    score_benchmark,
+    scored_calls,
 )
 
-import foilkit
 from foilkit.scorers.adapters import load_adapter
 from foilkit.synthetic.models.minicpm import MINICPM_TOKENS, MINICPM_V_CHAT_TEMPLATE
 from foilkit.synthetic.real_tokenizers import has_real_tokenizer
-from foilkit.synthetic.videos import SyntheticScene, render_frames
 
 MODES = ("likelihood", "choice", "entail", "generate")
 #: where the model writes its answer: the generation prompt with thinking off
@@ -50,7 +51,7 @@ def minicpm_features(model, inputs: dict) -> int:
     features = model.model.get_video_features(
         inputs["pixel_values_videos"], inputs["target_sizes_videos"]
     )
-    return sum(len(part) for part in features.pooler_output)
+    return feature_rows(features)
 
 
 def per_frame(pixels: torch.Tensor) -> torch.Tensor:
@@ -69,28 +70,20 @@ FAMILIES = {
 }
 
 
-@pytest.fixture(scope="module")
-def frames() -> torch.Tensor:
-    scene = SyntheticScene(direction="left")
-    return (
-        torch.from_numpy(render_frames(scene, num_frames=FRAMES)).permute(0, 3, 1, 2).contiguous()
-    )
-
-
 @pytest.fixture(scope="module", params=list(FAMILIES))
 def family(request, tiny_model):
-    """A family's facts and its twin loaded in each mode."""
+    """What the family's prompt opens the video with, its twin's path, and the twin loaded in
+    each mode."""
     twin, opens_video = FAMILIES[request.param]
     path = tiny_model(twin)
-    adapters = {mode: load_adapter(path, mode=mode, device="cpu") for mode in MODES}
-    return Family(twin, ANSWER_OPENS), opens_video, path, adapters
+    return opens_video, path, load_modes(path, MODES)
 
 
 def test_the_template_writes_the_reconstructed_turns(family):
     """The reconstructed template renders the turns as MiniCPM-V 4.6's does (parts joined by a
     newline, a bare ``<|video_pad|>``, thinking off unless asked for), and every named token the
     processor looks up is one token of the tokenizer, the model's placeholder ids among them."""
-    _, _, _, adapters = family
+    *_, adapters = family
     processor = adapters["likelihood"].processor
     assert processor.chat_template == MINICPM_V_CHAT_TEMPLATE
     system = {"role": "system", "content": [{"type": "text", "text": "Be brief."}]}
@@ -130,21 +123,10 @@ def test_the_families_table_says_what_is_reconstructed():
 
 @pytest.mark.parametrize("mode", ["likelihood", "choice"])
 def test_the_model_sees_the_whole_rendered_template(family, mode, frames):
-    facts, _, _, adapters = family
+    *_, adapters = family
     adapter = adapters[mode]
-    prefix, continuations, scores = _scored_calls(adapter, frames)
-    wholes = _whole_prompts(adapter, facts)
-    assert len(continuations) == len(wholes)
-    for whole, continuation in zip(wholes, continuations):
-        expected = _processed(adapter, frames, whole, TIMESTAMPS)["input_ids"][0]
-        assert prefix["input_ids"][0].tolist() + continuation == expected.tolist()
-    if mode == "likelihood":  # the answer's own tokens are scored, not what opens the turn
-        for position, (whole, answer) in enumerate(zip(wholes, TEXTS)):
-            before = whole[: whole.rindex(answer)]
-            count = len(adapter.encode(whole)) - len(adapter.encode(before))
-            assert scores.details["num_tokens"][position] == count
-    else:  # the letter is read where the template writes the answer, nothing led in
-        assert adapter.prompt_templates()["2"].endswith(ANSWER_OPENS)
+    assert_the_template_reaches_the_model(adapter, frames, ANSWER_OPENS)
+    if mode == "choice":  # nothing led in before the letter
         assert adapter.describe().get("answer_lead_in", "") == ""
 
 
@@ -152,27 +134,16 @@ def test_the_cached_video_prefix_scores_as_one_forward_over_the_whole_prompt(fam
     """The video prefix is encoded once and each answer runs on a copy of its cache (Qwen3.5's
     linear-attention layers keep a running state): the answer's log-probability equals one
     forward over the whole prompt."""
-    from foilkit.scorers.adapters._features import token_logprobs
-
-    facts, _, _, adapters = family
-    adapter = adapters["likelihood"]
-    *_, scores = _scored_calls(adapter, frames)
-    whole = _whole_prompts(adapter, facts)[0]
-    inputs = _processed(adapter, frames, whole, TIMESTAMPS)
-    inputs = {key: value for key, value in inputs.items() if torch.is_tensor(value)}
-    with torch.inference_mode():
-        logits = adapter.model(**inputs).logits[0]
-    count = int(scores.details["num_tokens"][0])
-    expected = token_logprobs(logits[-count - 1 : -1], inputs["input_ids"][0, -count:])
-    assert scores.details["logprob_sum"][0] == pytest.approx(float(expected.sum()), abs=1e-3)
+    *_, adapters = family
+    assert_the_cached_prefix_scores_as_one_forward(adapters["likelihood"], frames, ANSWER_OPENS)
 
 
 def test_every_frame_becomes_the_video_tokens_the_model_consumes(family, frames):
     """Each frame is one ``<image>`` group (its source image) then rows of ``<slice>`` groups;
     the ``<|video_pad|>`` tokens are as many as the embeddings the model makes of them."""
-    _, opens_video, _, adapters = family
+    opens_video, _, adapters = family
     adapter = adapters["likelihood"]
-    prefix, *_ = _scored_calls(adapter, frames)
+    prefix, *_ = scored_calls(adapter, frames)
     tokenizer = adapter.tokenizer
     ids = prefix["input_ids"][0]
     shown = tokenizer.decode(ids)
@@ -186,15 +157,14 @@ def test_every_frame_becomes_the_video_tokens_the_model_consumes(family, frames)
     assert count["<image_id>"] == opens_video.count("<image_id>")  # one id for the whole video
     with torch.inference_mode():
         consumed = minicpm_features(adapter.model, prefix)
-    placeholders = int((ids == adapter.model.config.video_token_id).sum())
-    assert placeholders == consumed > 0
+    assert placeholder_count(prefix, adapter.model.config.video_token_id) == consumed > 0
 
 
 def test_the_frames_real_times_reach_the_video_processor(family, frames, monkeypatch):
     """The video processor is given the frames' real times (0.75 s apart from 0.375 s) as
     ``video_metadata``; stacking no sub-frames (``stack_frames=1``), it lays them out without a
     time axis, so what the model sees is its output at those times, the same as at 24 fps."""
-    _, _, _, adapters = family
+    *_, adapters = family
     adapter = adapters["likelihood"]
     video_processor = adapter.processor.video_processor
     given = []
@@ -204,31 +174,25 @@ def test_the_frames_real_times_reach_the_video_processor(family, frames, monkeyp
         return type(video_processor).preprocess(video_processor, videos, **kwargs)
 
     monkeypatch.setattr(video_processor, "preprocess", preprocess)
-    prefix, *_ = _scored_calls(adapter, frames)
+    prefix, *_ = scored_calls(adapter, frames)
     monkeypatch.undo()
     assert given and given[0] is not None, "no video_metadata reached the video processor"
     (metadata,) = given[0]
     metadata = dict(metadata)
-    assert metadata["fps"] == pytest.approx(1 / 0.75)
+    assert metadata["fps"] == pytest.approx(1 / INTERVAL)
     times = [index / metadata["fps"] for index in metadata["frames_indices"]]
     assert times == pytest.approx(list(TIMESTAMPS))
     text = adapter.prompt_texts(TEXTS)[0]
-    real = _processed(adapter, frames, text, TIMESTAMPS)
-    default = _processed(adapter, frames, text, tuple(k / 24 for k in range(FRAMES)))
+    real = processed(adapter, frames, text, TIMESTAMPS)
+    default = processed(adapter, frames, text, tuple(k / 24 for k in range(FRAMES)))
     for key in ("input_ids", "pixel_values_videos", "target_sizes_videos"):
         assert torch.equal(prefix[key], real[key]), key
         assert torch.equal(real[key], default[key]), key
 
 
 def test_a_reversed_view_reverses_what_the_model_sees(family, frames):
-    _, _, _, adapters = family
-    adapter = adapters["likelihood"]
-    forward, *_ = _scored_calls(adapter, frames)
-    backward, *_ = _scored_calls(adapter, frames.flip(0), timestamps=TIMESTAMPS[::-1])
-    text = adapter.prompt_texts(TEXTS)[0]
-    shown = _processed(adapter, frames.flip(0), text, TIMESTAMPS)
-    for key in ("input_ids", "pixel_values_videos"):
-        assert torch.equal(backward[key], shown[key]), key
+    *_, adapters = family
+    forward, backward = reversed_prefixes(adapters["likelihood"], frames)
     before, after = (per_frame(call["pixel_values_videos"]) for call in (forward, backward))
     assert not torch.equal(after, before)
     assert torch.equal(after, before.flip(0))
@@ -239,50 +203,27 @@ def test_generate_and_entail_follow_the_logits(family, mode, frames):
     """``--mode "generate"``: a one-token greedy answer is the token a full forward over the
     whole rendered prompt ranks first; ``--mode "entail"``: P(Yes) / (P(Yes) + P(No)) after each
     text's entailment question equals a full forward over the whole prompt."""
-    _, _, _, adapters = family
-    check = {
-        "generate": assert_greedy_answer_follows_the_logits,
-        "entail": assert_entail_follows_the_logits,
-    }[mode]
-    check(adapters[mode], frames, TEXTS, TIMESTAMPS)
+    *_, adapters = family
+    assert_follows_the_logits(adapters[mode], frames)
 
 
 @pytest.fixture(scope="module")
 def benchmark(benchmark_with_broken):
     """One video's forward and reversed rows, a corrupt and a missing video."""
     ids = ["left-forward", "left-reverse", "corrupt", "missing"]
-    return benchmark_with_broken.select([benchmark_with_broken["id"].index(i) for i in ids])
+    return rows_by_id(benchmark_with_broken, ids)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_benchmark_scores_end_to_end(family, mode, benchmark, tmp_path):
-    _, _, path, _ = family
-    result = foilkit.score(
-        path,
-        benchmark,
-        mode=mode,
-        **({"max_new_tokens": 4} if mode == "generate" else {}),  # random tokens: a few do
-        out_dir=str(tmp_path / "run"),
-        cache_dir=str(tmp_path / "cache"),
-        num_workers=0,
-        progress=False,
-    )
-    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    _, path, _ = family
+    generating = {"max_new_tokens": 4} if mode == "generate" else {}  # random tokens: a few do
+    result, run = score_benchmark(path, benchmark, mode, tmp_path, **generating)
     assert run["adapter"]["adapter"] == "video-llm" and run["adapter"]["mode"] == mode
     rows = [row for row in result if not row["error"]]
     assert {row["id"] for row in result if row["error"]} == {"corrupt", "missing"}
     assert len(rows) == 2
-    for row in rows:
-        assert len(row["frame_indices"]) == FRAMES
-        scores = [row["caption_score"], *row["foil_scores"]]
-        assert all(map(math.isfinite, scores))
-        if mode == "generate":  # an answer in each order of the options, read into shares
-            assert len(row["answers"]) == len(row["answer_outcomes"]) == 2
-            assert all(0 <= score <= 1 for score in scores)
-            continue
-        assert scores[0] != scores[1]
-        if mode == "choice":
-            assert sum(scores) == pytest.approx(1.0, abs=1e-5)
+    assert_rows_scored(rows, mode)
 
 
 @pytest.mark.skipif(
@@ -296,10 +237,8 @@ def test_the_real_qwen_tokenizer_sees_the_whole_rendered_template(frames):
 
     adapter = load_adapter(str(fidelity_model_path("minicpmv4.6-qwen3")), device="cpu")
     assert adapter.mode == "likelihood" and len(adapter.tokenizer) == 151_675
-    prefix, continuations, _ = _scored_calls(adapter, frames)
-    for whole, continuation in zip(
-        _whole_prompts(adapter, Family("", ANSWER_OPENS)), continuations
-    ):
-        expected = _processed(adapter, frames, whole, TIMESTAMPS)["input_ids"][0]
+    prefix, continuations, _ = scored_calls(adapter, frames)
+    for whole, continuation in zip(prompts_up_to_the_answer(adapter, ANSWER_OPENS), continuations):
+        expected = processed(adapter, frames, whole, TIMESTAMPS)["input_ids"][0]
         assert prefix["input_ids"][0].tolist() + continuation == expected.tolist()
         assert adapter.tokenizer.decode(expected).endswith(whole.split("<|video_pad|>")[-1])

@@ -15,35 +15,35 @@ a reversed view reverses what the model sees; a benchmark scores end to end with
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 import torch
-from answering_model import (
-    assert_entail_follows_the_logits,
-    assert_greedy_answer_follows_the_logits,
+from conformance import (
+    FRAMES,
+    MODES,
+    TEXTS,
+    TIMESTAMPS,
+    assert_follows_the_logits,
+    assert_rows_scored,
+    assert_the_cached_prefix_scores_as_one_forward,
+    assert_the_template_reaches_the_model,
+    feature_rows,
+    grid_features,
+    load_modes,
+    processed,
+    refusal,
+    reversed_prefixes,
+    rows_by_id,
+    score_benchmark,
+    scored_calls,
+    temporal_patches,
 )
 
-import foilkit
 from foilkit.scorers.adapters import load_adapter
-from foilkit.scorers.adapters.video_llm import (
-    CHOICE_SYSTEM,
-    LIKELIHOOD_QUESTION,
-    choice_question,
-)
-from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.models import PATCH_SIZE
-from foilkit.synthetic.videos import SyntheticScene, render_frames
-
-TEXTS = ("a red square moves to the left", "a red square moves to the right")
-FRAMES = 8
-TIMESTAMPS = tuple(0.375 + 0.75 * k for k in range(FRAMES))  # 0.75 s apart
-MODES = ("likelihood", "choice")
-
 
 # --- how each family's processor lays a video out ----------------------------------------------
 
@@ -53,24 +53,10 @@ def grid_frames(per_step: int) -> Callable[[dict], int]:
     return lambda inputs: int(inputs["video_grid_thw"][0, 0]) * per_step
 
 
-def grid_features(model, inputs: dict) -> int:
-    """Embeddings the model makes of a Qwen-style video (``pixel_values_videos`` + grid)."""
-    features = model.get_video_features(inputs["pixel_values_videos"], inputs["video_grid_thw"])
-    return sum(len(part) for part in features.pooler_output)
-
-
 def gemma_features(model, inputs: dict) -> int:
     """Embeddings Gemma 4 makes of a video's frames (padding patches dropped)."""
     keys = ("pixel_values_videos", "video_position_ids", "num_frames_per_video")
-    features = model.model.get_video_features(*(inputs[key] for key in keys))
-    return sum(len(part) for part in features.pooler_output)  # one part per video
-
-
-def temporal_patches(pixels: torch.Tensor) -> torch.Tensor:
-    """GLM's and Qwen2-VL's rows (patches of 2 frames: channels x frame x pixels), one row
-    per frame."""
-    steps = pixels.view(FRAMES // 2, -1, 3, 2, PATCH_SIZE * PATCH_SIZE)
-    return steps.permute(0, 3, 1, 2, 4).reshape(FRAMES, -1)
+    return feature_rows(model.model.get_video_features(*(inputs[key] for key in keys)))
 
 
 def frame_major_patches(pixels: torch.Tensor) -> torch.Tensor:
@@ -188,131 +174,19 @@ FAMILIES = {
 }
 
 
-@pytest.fixture(scope="module")
-def frames() -> torch.Tensor:
-    scene = SyntheticScene(direction="left")
-    return (
-        torch.from_numpy(render_frames(scene, num_frames=FRAMES)).permute(0, 3, 1, 2).contiguous()
-    )
-
-
 @pytest.fixture(scope="module", params=list(FAMILIES))
 def family(request, tiny_model):
     """A family's facts and its twin loaded in each mode."""
     facts = FAMILIES[request.param]
-    path = tiny_model(facts.twin)
-    adapters = {mode: load_adapter(path, mode=mode, device="cpu") for mode in MODES}
-    return facts, adapters
-
-
-class ModelCalls:
-    """The keyword inputs of every forward of a model (a forward pre-hook)."""
-
-    def __init__(self, model: torch.nn.Module):
-        self.calls: list[dict] = []
-        self._handle = model.register_forward_pre_hook(self._record, with_kwargs=True)
-
-    def _record(self, module, args, kwargs):
-        self.calls.append(dict(kwargs))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self._handle.remove()
-
-
-def _scored_calls(adapter, frames, timestamps=TIMESTAMPS) -> tuple[dict, list[list[int]], Any]:
-    """Score the texts on ``frames``: the video prefix's forward inputs, each continuation's
-    ids, and the scores."""
-    decoded = frames.clone()
-    with ModelCalls(adapter.model) as recorded:
-        (scores,) = adapter.score([TextsRequest(TEXTS, frames, timestamps=timestamps)])
-    assert torch.equal(frames, decoded)  # the processor never writes into the view's frames
-    prefixes = [call for call in recorded.calls if call.get("pixel_values_videos") is not None]
-    assert len(prefixes) == 1  # the video is encoded once for the view
-    continuations = [
-        call["input_ids"][0].tolist()
-        for call in recorded.calls
-        if call.get("past_key_values") is not None
-    ]
-    return prefixes[0], continuations, scores
-
-
-def _whole_prompts(adapter, facts: Family) -> list[str]:
-    """The prompt of each model input, from ``apply_chat_template`` and the family's facts
-    alone: the generation prompt and what the template's assistant turn writes before the
-    answer, then the answer (likelihood), or up to where the answer starts (choice, per order of
-    the options); the system prompt and the answer written as the checkpoint's template reads
-    them."""
-    processor = adapter.processor
-
-    def text(value: str):
-        return value if facts.strings else [{"type": "text", "text": value}]
-
-    def user(question: str) -> dict:
-        return {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": question}]}
-
-    def up_to_answer(messages: list[dict], answer: str) -> str:
-        prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        answered = processor.apply_chat_template(
-            messages + [{"role": "assistant", "content": text(answer)}], tokenize=False
-        )
-        if answered.startswith(prompt):  # the template writes the answer after the prompt
-            prompt = answered[: answered.rindex(answer)]
-        assert prompt.endswith(facts.answer_opens)
-        return prompt
-
-    if adapter.mode == "likelihood":
-        return [up_to_answer([user(LIKELIHOOD_QUESTION)], answer) + answer for answer in TEXTS]
-    system = {"role": "system", "content": text(CHOICE_SYSTEM.format(count="two"))}
-    return [
-        up_to_answer([system, user(choice_question(order))], "A") for order in (TEXTS, TEXTS[::-1])
-    ]
-
-
-def _processed(adapter, frames, text: str, timestamps) -> dict:
-    """The processor's inputs for ``text`` and ``frames`` shown at ``timestamps`` (metadata
-    built here, not by the adapter)."""
-    return adapter.processor(
-        text=[text],
-        videos=[frames],
-        video_metadata=[_video_metadata(timestamps)],
-        do_sample_frames=False,
-        return_metadata=True,  # Cosmos3 Edge's processor expands the video only with it
-        return_tensors="pt",
-    )
-
-
-def _video_metadata(timestamps) -> dict:
-    """``video_metadata`` of frames shown at these times, built here, not by the adapter."""
-    fps = (len(timestamps) - 1) / (max(timestamps) - min(timestamps))
-    return {
-        "total_num_frames": len(timestamps),
-        "fps": fps,
-        "frames_indices": [t * fps for t in sorted(timestamps)],
-        "duration": len(timestamps) / fps,
-    }
+    return facts, load_modes(tiny_model(facts.twin))
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_model_sees_the_whole_rendered_template(family, mode, frames):
     facts, adapters = family
     adapter = adapters[mode]
-    prefix, continuations, scores = _scored_calls(adapter, frames)
-    wholes = _whole_prompts(adapter, facts)
-    assert len(continuations) == len(wholes)
-    for whole, continuation in zip(wholes, continuations):
-        assert "{'type'" not in whole  # no turn reaches the model as a Python repr
-        expected = _processed(adapter, frames, whole, TIMESTAMPS)["input_ids"][0]
-        assert prefix["input_ids"][0].tolist() + continuation == expected.tolist()
-    if mode == "likelihood":  # the answer's own tokens are scored, not what opens the turn
-        for position, (whole, answer) in enumerate(zip(wholes, TEXTS)):
-            before = whole[: whole.rindex(answer)]
-            count = len(adapter.encode(whole)) - len(adapter.encode(before))
-            assert scores.details["num_tokens"][position] == count
-    if mode == "choice":  # the letter is read where the template writes the answer
-        assert adapter.prompt_templates()["2"].endswith(facts.answer_opens)
+    assert_the_template_reaches_the_model(adapter, frames, facts.answer_opens, facts.strings)
+    if mode == "choice":  # what the assistant turn writes before the answer is led in
         assert adapter.describe().get("answer_lead_in", "") == facts.lead_in
 
 
@@ -320,25 +194,16 @@ def test_the_cached_video_prefix_scores_as_one_forward_over_the_whole_prompt(fam
     """The video prefix is encoded once and each answer runs on its cache (cut back, or copied
     where a layer keeps a window, a running state or a sparse index): the answer's
     log-probability equals one forward over the whole prompt."""
-    from foilkit.scorers.adapters._features import token_logprobs
-
     facts, adapters = family
-    adapter = adapters["likelihood"]
-    *_, scores = _scored_calls(adapter, frames)
-    whole = _whole_prompts(adapter, facts)[0]
-    inputs = _processed(adapter, frames, whole, TIMESTAMPS)
-    inputs = {key: value for key, value in inputs.items() if torch.is_tensor(value)}
-    with torch.inference_mode():
-        logits = adapter.model(**inputs).logits[0]
-    count = int(scores.details["num_tokens"][0])
-    expected = token_logprobs(logits[-count - 1 : -1], inputs["input_ids"][0, -count:])
-    assert scores.details["logprob_sum"][0] == pytest.approx(float(expected.sum()), abs=1e-3)
+    assert_the_cached_prefix_scores_as_one_forward(
+        adapters["likelihood"], frames, facts.answer_opens, facts.strings
+    )
 
 
 def test_every_frame_becomes_the_video_tokens_the_model_consumes(family, frames):
     facts, adapters = family
     adapter = adapters["likelihood"]
-    prefix, *_ = _scored_calls(adapter, frames)
+    prefix, *_ = scored_calls(adapter, frames)
     assert facts.frames_seen(prefix) == FRAMES  # no frame dropped
     with torch.inference_mode():
         consumed = facts.features(adapter.model, prefix)
@@ -356,10 +221,10 @@ def test_the_frames_real_times_reach_the_processor(family, frames):
     differs from what the processor's default (24 fps) would give."""
     facts, adapters = family
     adapter = adapters["likelihood"]
-    prefix, *_ = _scored_calls(adapter, frames)
+    prefix, *_ = scored_calls(adapter, frames)
     text = adapter.prompt_texts(TEXTS)[0]
-    real = _processed(adapter, frames, text, TIMESTAMPS)
-    default = _processed(adapter, frames, text, tuple(k / 24 for k in range(FRAMES)))
+    real = processed(adapter, frames, text, TIMESTAMPS)
+    default = processed(adapter, frames, text, tuple(k / 24 for k in range(FRAMES)))
     keys = ("input_ids", "pixel_values_videos")
     for key in keys:
         assert torch.equal(prefix[key], real[key]), key
@@ -373,15 +238,7 @@ def test_the_frames_real_times_reach_the_processor(family, frames):
 
 def test_a_reversed_view_reverses_what_the_model_sees(family, frames):
     facts, adapters = family
-    adapter = adapters["likelihood"]
-    forward, *_ = _scored_calls(adapter, frames)
-    backward, *_ = _scored_calls(adapter, frames.flip(0), timestamps=TIMESTAMPS[::-1])
-    # the frames in reverse order at the same increasing times: a video playing backwards
-    text = adapter.prompt_texts(TEXTS)[0]
-    shown = _processed(adapter, frames.flip(0), text, TIMESTAMPS)
-    for key in ("input_ids", "pixel_values_videos"):
-        assert torch.equal(backward[key], shown[key]), key
-    assert not torch.equal(backward["pixel_values_videos"], forward["pixel_values_videos"])
+    forward, backward = reversed_prefixes(adapters["likelihood"], frames)
     if facts.per_frame is not None:  # nothing drawn on the frames: the frames themselves reverse
         before, after = (
             facts.per_frame(call["pixel_values_videos"]) for call in (forward, backward)
@@ -393,33 +250,19 @@ def test_a_reversed_view_reverses_what_the_model_sees(family, frames):
 def benchmark(benchmark_with_broken):
     """One video's forward and reversed rows, its windowed row, a corrupt and a missing video."""
     ids = ["left-forward", "left-reverse", "left-window", "corrupt", "missing"]
-    return benchmark_with_broken.select([benchmark_with_broken["id"].index(i) for i in ids])
+    return rows_by_id(benchmark_with_broken, ids)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_a_benchmark_scores_end_to_end(family, mode, tiny_model, benchmark, tmp_path):
     facts, _ = family
-    result = foilkit.score(
-        tiny_model(facts.twin),
-        benchmark,
-        mode=mode,
-        out_dir=str(tmp_path / "run"),
-        cache_dir=str(tmp_path / "cache"),
-        num_workers=0,
-        progress=False,
-    )
-    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    result, run = score_benchmark(tiny_model(facts.twin), benchmark, mode, tmp_path)
     assert run["adapter"]["adapter"] == "video-llm"
     assert run["adapter"].get("answer_lead_in", "") == facts.lead_in
     rows = [row for row in result if not row["error"]]
     assert {row["id"] for row in result if row["error"]} == {"corrupt", "missing"}
     assert len(rows) == 3
-    for row in rows:
-        assert len(row["frame_indices"]) == FRAMES
-        scores = [row["caption_score"], *row["foil_scores"]]
-        assert all(map(math.isfinite, scores)) and scores[0] != scores[1]
-        if mode == "choice":
-            assert sum(scores) == pytest.approx(1.0, abs=1e-5)
+    assert_rows_scored(rows, mode)
 
 
 # --- families foilkit refuses on video ----------------------------------------------------------
@@ -437,18 +280,11 @@ def test_a_family_broken_on_video_is_refused_naming_the_transformers_bug(model_t
     table says."""
     import transformers
 
-    from foilkit.synthetic.models.families import family
-
-    path = tiny_model(REFUSED_ON_VIDEO[model_type])
-    with pytest.raises(ValueError) as error:
-        load_adapter(path, mode="likelihood", device="cpu")
-    reason = str(error.value)
-    assert "\n" not in reason and reason == f"{path}: {family(model_type).reason}"
+    reason = refusal(tiny_model(REFUSED_ON_VIDEO[model_type]), model_type)
     assert (
         f"model_type {model_type!r} cannot be scored on video with transformers "
         f"{transformers.__version__}: " in reason
     )
-    assert family(model_type).status == "refused"
 
 
 @pytest.mark.parametrize("mode", ["generate", "entail"])
@@ -457,9 +293,4 @@ def test_generate_and_entail_follow_the_logits(family, mode, frames, tiny_model)
     whole rendered prompt ranks first; ``--mode "entail"``: P(Yes) / (P(Yes) + P(No)) after each
     text's entailment question equals a full forward over the whole prompt."""
     facts, _ = family
-    adapter = load_adapter(tiny_model(facts.twin), mode=mode, device="cpu")
-    check = {
-        "generate": assert_greedy_answer_follows_the_logits,
-        "entail": assert_entail_follows_the_logits,
-    }[mode]
-    check(adapter, frames, TEXTS, TIMESTAMPS)
+    assert_follows_the_logits(load_adapter(tiny_model(facts.twin), mode=mode, device="cpu"), frames)

@@ -13,23 +13,26 @@ import math
 
 import pytest
 import torch
-from answering_model import (
-    assert_entail_follows_the_logits,
-    assert_greedy_answer_follows_the_logits,
+from conformance import (
+    TEXTS,
+    TIMESTAMPS,
+    WRAPPED_VIDEO,
+    answered_prompts,
+    assert_follows_the_logits,
+    assert_rows_scored,
+    choice_prompts,
+    grid_features,
+    placeholder_count,
+    reference_video,
+    score_benchmark,
+    scored_calls,
 )
 
-import foilkit
 from foilkit.scorers.adapters import load_adapter
-from foilkit.scorers.adapters.video_llm import (
-    CHOICE_SYSTEM,
-    LIKELIHOOD_QUESTION,
-    choice_question,
-    presented_metadata,
-)
+from foilkit.scorers.adapters.video_llm import presented_metadata
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.models import FIDELITY_MODELS, NUM_FRAMES, fidelity_model_path
 from foilkit.synthetic.real_tokenizers import has_real_tokenizer
-from foilkit.synthetic.videos import SyntheticScene, render_frames
 
 #: model_type -> tiny twin
 VIDEO_LLMS = {
@@ -43,17 +46,6 @@ VIDEO_LLMS = {
 #: The prompt checks also run on Qwen3-VL around its real tokenizer (Qwen3's), skipped where
 #: ``./dev.sh`` has not fetched it: twin -> model_type
 REAL_TOKENIZER_TWINS = {"qwen3-vl-qwen3": "qwen3_vl"}
-MODES = ("likelihood", "choice")
-TEXTS = ("a red square moves to the left", "a red square moves to the right")
-INTERVAL = 0.75  # seconds between the sampled frames
-TIMESTAMPS = tuple(0.375 + INTERVAL * k for k in range(NUM_FRAMES))
-
-
-@pytest.fixture(scope="module")
-def frames() -> torch.Tensor:
-    scene = SyntheticScene(direction="left")
-    rendered = render_frames(scene, num_frames=NUM_FRAMES)
-    return torch.from_numpy(rendered).permute(0, 3, 1, 2).contiguous()
 
 
 @pytest.fixture(scope="module")
@@ -72,70 +64,7 @@ def adapters(tiny_model):
     return get
 
 
-class ModelCalls:
-    """The keyword inputs of every forward of a model (a forward pre-hook)."""
-
-    def __init__(self, model: torch.nn.Module):
-        self.calls: list[dict] = []
-        self._handle = model.register_forward_pre_hook(self._record, with_kwargs=True)
-
-    def _record(self, module, args, kwargs):
-        self.calls.append(dict(kwargs))
-
-    def __enter__(self) -> ModelCalls:
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._handle.remove()
-
-
-def _rendered(adapter) -> list[str]:
-    """Each model input's whole prompt as the chat template writes it, built here from
-    ``apply_chat_template`` alone: likelihood, the prompt and each text as the assistant's answer;
-    choice, VITATECS' system prompt and question in each order of the options, the letter read
-    where an answer starts (a thinking template's ``enable_thinking=False`` prompt: its reasoning
-    block written empty and closed)."""
-    processor = adapter.processor
-    if adapter.mode == "likelihood":
-        user = [{"type": "video"}, {"type": "text", "text": LIKELIHOOD_QUESTION}]
-        messages = [{"role": "user", "content": user}]
-        prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        wholes = []
-        for text in TEXTS:
-            answer = [{"role": "assistant", "content": [{"type": "text", "text": text}]}]
-            answered = processor.apply_chat_template(messages + answer, tokenize=False)
-            assert answered.startswith(prompt)
-            wholes.append(answered[: answered.index(text, len(prompt)) + len(text)])
-        return wholes
-    system = [{"type": "text", "text": CHOICE_SYSTEM.format(count="two")}]
-    return [
-        processor.apply_chat_template(
-            [
-                {"role": "system", "content": system},
-                {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": q}]},
-            ],
-            add_generation_prompt=True,
-            tokenize=False,
-            enable_thinking=False,
-        )
-        for q in (choice_question(TEXTS), choice_question(TEXTS[::-1]))
-    ]
-
-
-def _reference_video(times: list[float], grid: list[int], merge: int) -> str:
-    """The video as Qwen3-VL's reference processor writes it: per temporal patch (2 frames), the
-    mean time of its frames as ``<t seconds>``, then its own vision pair around its tokens."""
-    per_patch = grid[1] * grid[2] // merge**2
-    segments = []
-    for patch in range(grid[0]):
-        seconds = (times[2 * patch] + times[2 * patch + 1]) / 2
-        segments.append(
-            f"<{seconds:.1f} seconds><|vision_start|>{'<|video_pad|>' * per_patch}<|vision_end|>"
-        )
-    return "".join(segments)
-
-
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", ["likelihood", "choice"])
 @pytest.mark.parametrize(
     "model_type, twin",
     [*VIDEO_LLMS.items(), *((kind, twin) for twin, kind in REAL_TOKENIZER_TWINS.items())],
@@ -147,36 +76,27 @@ def test_the_model_sees_the_reference_prompt(model_type, twin, mode, adapters, f
     adapter = adapters(twin, mode)
     model = adapter.model
     assert model.config.model_type == model_type
-    with ModelCalls(model) as recorded:
-        scores = adapter.score([TextsRequest(TEXTS, frames, timestamps=TIMESTAMPS)])[0].scores
+    prefix, continuations, scored = scored_calls(adapter, frames)
+    scores = scored.scores
     assert all(map(math.isfinite, scores)) and scores[0] != scores[1]
-    prefixes = [call for call in recorded.calls if call.get("pixel_values_videos") is not None]
-    assert len(prefixes) == 1  # the video prefix is encoded once for the view
-    prefix = prefixes[0]
     grid = prefix["video_grid_thw"][0].tolist()
     assert grid[0] == NUM_FRAMES // 2  # every frame reached the model, 2 a temporal patch
     merge = model.config.vision_config.spatial_merge_size
-    placeholders = int((prefix["input_ids"] == model.config.video_token_id).sum())
-    with torch.inference_mode():
-        features = model.model.get_video_features(
-            pixel_values_videos=prefix["pixel_values_videos"],
-            video_grid_thw=prefix["video_grid_thw"],
-        )
+    placeholders = placeholder_count(prefix, model.config.video_token_id)
     assert placeholders == grid[0] * grid[1] * grid[2] // merge**2
-    assert placeholders == sum(len(part) for part in features.pooler_output)
-    continuations = [call for call in recorded.calls if call.get("past_key_values") is not None]
-    seen = [
-        prefix["input_ids"][0].tolist() + call["input_ids"][0].tolist() for call in continuations
-    ]
-    video = _reference_video(list(TIMESTAMPS), grid, merge)
-    wrapped = "<|vision_start|><|video_pad|><|vision_end|>"
+    assert placeholders == grid_features(model, prefix)
+    seen = [prefix["input_ids"][0].tolist() + continuation for continuation in continuations]
+    video = reference_video(TIMESTAMPS, grid, merge)
+    if mode == "likelihood":
+        wholes = answered_prompts(adapter.processor)
+    else:  # a thinking template's prompt: its reasoning block written empty and closed
+        wholes = choice_prompts(adapter.processor, enable_thinking=False)
     expected = [
-        adapter.tokenizer(whole.replace(wrapped, video))["input_ids"]
-        for whole in _rendered(adapter)
+        adapter.tokenizer(whole.replace(WRAPPED_VIDEO, video))["input_ids"] for whole in wholes
     ]
     assert seen == expected
     if mode == "likelihood":  # the scored tokens are the text's own, nothing of the template
-        answers = [adapter.tokenizer.decode(call["input_ids"][0]) for call in continuations]
+        answers = [adapter.tokenizer.decode(ids) for ids in continuations]
         assert answers == list(TEXTS)
     assert adapter.describe()["video_part"]["written_as"] == "video_token"
 
@@ -205,27 +125,15 @@ def test_a_reversed_view_is_shown_reversed_at_the_real_rate(model_type, adapters
     assert "<0.8 seconds>" in text and text.index("<0.8 seconds>") < text.index("<5.2 seconds>")
 
 
-@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("mode", ["likelihood", "choice"])
 @pytest.mark.parametrize("model_type", VIDEO_LLMS)
 def test_each_family_scores_a_benchmark_end_to_end(
     model_type, mode, tiny_model, benchmark, tmp_path
 ):
     rows = benchmark.select(range(2))  # a view and its reversal
-    result = foilkit.score(
-        tiny_model(VIDEO_LLMS[model_type]),
-        rows,
-        mode=mode,
-        num_workers=0,
-        progress=False,
-        use_cache=False,
-    )
+    result, _ = score_benchmark(tiny_model(VIDEO_LLMS[model_type]), rows, mode)
     assert not any(result["error"])
-    for row in result:
-        assert len(row["frame_indices"]) == NUM_FRAMES
-        scores = [row["caption_score"], *row["foil_scores"]]
-        assert all(map(math.isfinite, scores)) and scores[0] != scores[1]
-        if mode == "choice":
-            assert sum(scores) == pytest.approx(1.0, abs=1e-5)
+    assert_rows_scored(result, mode)
 
 
 # --- image-text dual encoders: SigLIP 2, Chinese-CLIP, MetaCLIP 2, AltCLIP ----------------------
@@ -269,7 +177,7 @@ def test_a_dual_encoder_scores_a_benchmark_end_to_end(model_type, tiny_model, be
     """Chosen from its config, scored in the adapter's one mode: every row finite; the
     order-free pooling ties a view and its reversal, caption and foil apart."""
     path = tiny_model(DUAL_ENCODERS[model_type])
-    result = foilkit.score(path, benchmark, num_workers=0, progress=False, use_cache=False)
+    result, _ = score_benchmark(path, benchmark)
     assert not any(result["error"])
     rows = {row["id"]: row for row in result}
     for row in rows.values():
@@ -283,13 +191,11 @@ def test_a_dual_encoder_scores_a_benchmark_end_to_end(model_type, tiny_model, be
 def test_generate_answers_what_the_logits_rank_first(model_type, adapters, frames):
     """``--mode "generate"`` on each family: a one-token greedy answer is the token a full
     forward over the whole rendered prompt (per-frame segments, real times) ranks first."""
-    adapter = adapters(VIDEO_LLMS[model_type], "generate")
-    assert_greedy_answer_follows_the_logits(adapter, frames, TEXTS, TIMESTAMPS)
+    assert_follows_the_logits(adapters(VIDEO_LLMS[model_type], "generate"), frames)
 
 
 @pytest.mark.parametrize("model_type", VIDEO_LLMS)
 def test_entail_scores_what_the_logits_say(model_type, adapters, frames):
     """``--mode "entail"`` on each family: P(Yes) / (P(Yes) + P(No)) after each text's
     entailment question equals a full forward over the whole prompt (per-frame segments)."""
-    adapter = adapters(VIDEO_LLMS[model_type], "entail")
-    assert_entail_follows_the_logits(adapter, frames, TEXTS, TIMESTAMPS)
+    assert_follows_the_logits(adapters(VIDEO_LLMS[model_type], "entail"), frames)

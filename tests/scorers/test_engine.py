@@ -65,27 +65,17 @@ def test_the_cache_makes_a_second_run_decode_nothing(
 
 
 def test_a_killed_run_resumes_to_the_same_file(
-    tiny_model, benchmark_with_broken, tmp_path, monkeypatch
+    tiny_model, benchmark_with_broken, tmp_path, killed_at_the_third_batch
 ):
     options = {**RUN, "batch_size": 2, "use_cache": False}
     foilkit.score(
         tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "whole"), **options
     )
 
-    real_flush, calls = engine_module.Engine._flush, []
-
-    def dies_on_the_third_batch(self, buffer, bar):
-        calls.append(len(buffer))
-        if len(calls) == 3:
-            raise KeyboardInterrupt("killed")
-        return real_flush(self, buffer, bar)
-
-    monkeypatch.setattr(engine_module.Engine, "_flush", dies_on_the_third_batch)
-    with pytest.raises(KeyboardInterrupt):
+    with killed_at_the_third_batch():
         foilkit.score(
             tiny_model("clip"), benchmark_with_broken, out_dir=str(tmp_path / "killed"), **options
         )
-    monkeypatch.setattr(engine_module.Engine, "_flush", real_flush)
     finished = [
         json.loads(line)
         for line in (tmp_path / "killed/shards/rank-00000.jsonl").read_text().splitlines()

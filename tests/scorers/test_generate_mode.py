@@ -10,7 +10,6 @@ import torch
 from launch import accelerate_launch, launched_score, run_to_success
 
 import foilkit
-from foilkit.scorers import engine as engine_module
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.api import ScoreOptions
 from foilkit.scorers.generate import generate_requests, read_answers
@@ -164,21 +163,11 @@ def test_answers_are_kept_per_row_and_counted_in_the_run_record(whole, benchmark
 
 
 def test_a_killed_generate_run_resumes_to_the_same_file(
-    answering, saved_benchmark, whole, tmp_path, monkeypatch
+    answering, saved_benchmark, whole, tmp_path, killed_at_the_third_batch
 ):
-    real_flush, calls = engine_module.Engine._flush, []
-
-    def dies_on_the_third_batch(self, buffer, bar):
-        calls.append(len(buffer))
-        if len(calls) == 3:
-            raise KeyboardInterrupt("killed")
-        return real_flush(self, buffer, bar)
-
     dataset, killed = str(saved_benchmark), str(tmp_path / "killed")
-    monkeypatch.setattr(engine_module.Engine, "_flush", dies_on_the_third_batch)
-    with pytest.raises(KeyboardInterrupt):
+    with killed_at_the_third_batch():
         foilkit.score(answering, dataset, out_dir=killed, **OPTIONS)
-    monkeypatch.setattr(engine_module.Engine, "_flush", real_flush)
     with pytest.raises(ValueError, match="temperature"):  # other decoding: another run
         foilkit.score(
             answering, dataset, out_dir=killed, resume=True, **{**OPTIONS, "temperature": 0.5}

@@ -15,7 +15,6 @@ import pytest
 from launch import accelerate_launch, run_to_success, score_argv
 
 import foilkit
-from foilkit.scorers import engine as engine_module
 from foilkit.scorers.requests import TextsRequest
 from foilkit.scorers.served import Call, ServedClient, ServedVideoLLM, ServerBackend
 from tests.openai_server import OpenAICompatibleServer
@@ -86,26 +85,18 @@ def test_two_processes_send_each_request_once_and_score_as_one(one, saved_benchm
     ]
 
 
-def test_a_killed_run_resumes_without_asking_again(one, saved_benchmark, tmp_path, monkeypatch):
+def test_a_killed_run_resumes_without_asking_again(
+    one, saved_benchmark, tmp_path, killed_at_the_third_batch
+):
     """Killed after two batches, the run resumes to the same file; what was asked before the
     kill (its rows' answers not yet written included) is not asked again."""
     whole, asked = one
-    real_flush, calls = engine_module.Engine._flush, []
-
-    def dies_on_the_third_batch(self, buffer, bar):
-        calls.append(len(buffer))
-        if len(calls) == 3:
-            raise KeyboardInterrupt("killed")
-        return real_flush(self, buffer, bar)
-
     killed = tmp_path / "killed"
     with OpenAICompatibleServer(answer) as server:
         run = options(server, tmp_path / "cache")
-        monkeypatch.setattr(engine_module.Engine, "_flush", dies_on_the_third_batch)
-        with pytest.raises(KeyboardInterrupt):
+        with killed_at_the_third_batch():
             foilkit.score(SERVED, str(saved_benchmark), out_dir=str(killed), **run)
         before = len(server.requests)
-        monkeypatch.setattr(engine_module.Engine, "_flush", real_flush)
         foilkit.score(SERVED, str(saved_benchmark), out_dir=str(killed), resume=True, **run)
     assert 0 < before < len(asked)
     assert sorted(bodies(server.requests)) == sorted(bodies(asked))  # each once, none twice

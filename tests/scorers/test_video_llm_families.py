@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 from answering_model import assert_greedy_answer_follows_the_logits
+from conformance import TEXTS, render_view, score_benchmark
 
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.adapters._features import token_logprobs
@@ -28,15 +29,8 @@ from foilkit.scorers.adapters.video_llm import (
 )
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.models import INSTRUCTBLIP_FRAMES
-from foilkit.synthetic.videos import SyntheticScene, render_frames
 
 REPO = Path(__file__).resolve().parents[2]
-TEXTS = ("a red square moves to the left", "a red square moves to the right")
-
-
-def _frames(count: int) -> torch.Tensor:
-    scene = SyntheticScene(direction="left")
-    return torch.from_numpy(render_frames(scene, num_frames=count)).permute(0, 3, 1, 2).contiguous()
 
 
 # --- which models take video: transformers' own declarations ------------------------------------
@@ -139,7 +133,7 @@ def test_instructblip_video_has_no_chat_template_and_records_its_prompt(instruct
 
 
 def test_instructblip_video_likelihood_equals_a_full_forward(instructblip):
-    likelihood, frames = instructblip["likelihood"], _frames(INSTRUCTBLIP_FRAMES)
+    likelihood, frames = instructblip["likelihood"], render_view(INSTRUCTBLIP_FRAMES)
     scored = likelihood.score([TextsRequest(TEXTS, frames)])[0]
     question = LIKELIHOOD_QUESTION
     for position, text in enumerate(TEXTS):
@@ -154,7 +148,7 @@ def test_instructblip_video_likelihood_equals_a_full_forward(instructblip):
 
 def test_instructblip_video_choice_equals_a_full_forward(instructblip):
     """Each order's question is the prompt and what the Q-Former reads; the letter follows it."""
-    choice, frames = instructblip["choice"], _frames(INSTRUCTBLIP_FRAMES)
+    choice, frames = instructblip["choice"], render_view(INSTRUCTBLIP_FRAMES)
     probabilities = []
     for order in (TEXTS, TEXTS[::-1]):
         question = choice_question(order)
@@ -169,13 +163,13 @@ def test_instructblip_video_choice_equals_a_full_forward(instructblip):
 
 def test_instructblip_video_generates_what_its_logits_rank_first(instructblip):
     """Generate mode on the plain prompt, the Q-Former reading the question."""
-    frames = _frames(INSTRUCTBLIP_FRAMES)
+    frames = render_view(INSTRUCTBLIP_FRAMES)
     assert_greedy_answer_follows_the_logits(instructblip["generate"], frames, TEXTS)
 
 
 def test_instructblip_video_entail_equals_a_full_forward(instructblip):
     """Each text's entailment question is the prompt and what the Q-Former reads."""
-    entail, frames = instructblip["entail"], _frames(INSTRUCTBLIP_FRAMES)
+    entail, frames = instructblip["entail"], render_view(INSTRUCTBLIP_FRAMES)
     yes, no = entail._entail_ids
     expected = []
     for text in TEXTS:
@@ -195,7 +189,7 @@ def test_an_instructblip_checkpoint_is_read_as_instructblip_video(tiny_model):
     likelihood = load_adapter(path, mode="likelihood", device="cpu")
     assert likelihood.describe()["loaded_as"] == "instructblipvideo"
     assert type(likelihood.model) is InstructBlipVideoForConditionalGeneration
-    frames = _frames(INSTRUCTBLIP_FRAMES)
+    frames = render_view(INSTRUCTBLIP_FRAMES)
     scored = likelihood.score([TextsRequest(TEXTS[:1], frames)])[0]
 
     class Independent:  # the video classes loaded by hand
@@ -221,7 +215,7 @@ def test_a_checkpoint_without_the_video_token_is_refused(tiny_model, tmp_path):
 
 def test_instructblip_video_names_the_frames_it_takes(instructblip):
     with pytest.raises(ValueError, match=r"takes 4 frames a view, got 8: score with --frames 4"):
-        instructblip["likelihood"].score([TextsRequest(TEXTS, _frames(8))])
+        instructblip["likelihood"].score([TextsRequest(TEXTS, render_view(8))])
 
 
 @pytest.mark.parametrize("mode", ["likelihood", "choice"])
@@ -230,19 +224,9 @@ def test_instructblip_video_scores_a_benchmark_end_to_end(
 ):
     import math
 
-    import foilkit
-
-    result = foilkit.score(
-        tiny_model("instructblip-video"),
-        benchmark_with_broken,
-        mode=mode,
-        num_frames=INSTRUCTBLIP_FRAMES,
-        out_dir=str(tmp_path / "run"),
-        cache_dir=str(tmp_path / "cache"),
-        num_workers=0,
-        progress=False,
-    )
-    run = json.loads((tmp_path / "run" / "run.json").read_text())
+    path = tiny_model("instructblip-video")
+    options = {"num_frames": INSTRUCTBLIP_FRAMES}
+    result, run = score_benchmark(path, benchmark_with_broken, mode, tmp_path, **options)
     assert run["adapter"]["prompt_format"]["template"] == "{question}"
     assert run["adapter"]["prefix_reuse"] == "crop"
     rows = [row for row in result if not row["error"]]

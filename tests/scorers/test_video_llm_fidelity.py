@@ -7,34 +7,31 @@ import numpy as np
 import pytest
 import torch
 from answering_model import assert_greedy_answer_follows_the_logits
+from conformance import (
+    INTERVAL,
+    TEXTS,
+    TIMESTAMPS,
+    answered_prompts,
+    choice_prompts,
+    full_forward_logprob,
+    scored_calls,
+    user_turn,
+)
 
 import foilkit
 from foilkit.scorers.adapters import load_adapter
-from foilkit.scorers.adapters._features import token_logprobs
 from foilkit.scorers.adapters.video_llm import (
-    CHOICE_SYSTEM,
     ENTAIL_QUESTION,
     LETTERS,
     LIKELIHOOD_QUESTION,
     VideoLLMAdapter,
-    choice_question,
     lmms_eval_question,
 )
 from foilkit.scorers.requests import TextScores, TextsRequest
 from foilkit.synthetic.models import TOKENS_PER_SECOND, fidelity_model_path
 from foilkit.synthetic.real_tokenizers import has_real_tokenizer
-from foilkit.synthetic.videos import SyntheticScene, render_frames
 
-TEXTS = ("a red square moves to the left", "a red square moves to the right")
-INTERVAL = 0.75  # seconds between the sampled frames of the tests' views
-TIMESTAMPS = tuple(0.375 + INTERVAL * k for k in range(8))
 REAL_TOKENIZER_MODELS = {"llava-next-video-llama2": "llama2", "qwen2.5-vl-qwen3": "qwen3"}
-
-
-@pytest.fixture(scope="module")
-def frames() -> torch.Tensor:
-    scene = SyntheticScene(direction="left")
-    return torch.from_numpy(render_frames(scene, num_frames=8)).permute(0, 3, 1, 2).contiguous()
 
 
 def _path(name: str, tiny_model) -> str:
@@ -47,20 +44,6 @@ def _path(name: str, tiny_model) -> str:
 
 def _adapter(name: str, tiny_model, **options) -> VideoLLMAdapter:
     return load_adapter(_path(name, tiny_model), device="cpu", **options)
-
-
-class ModelCalls:
-    """Records the keyword inputs of every forward of a model (a forward pre-hook)."""
-
-    def __init__(self, model: torch.nn.Module):
-        self.calls: list[dict] = []
-        self._handle = model.register_forward_pre_hook(self._record, with_kwargs=True)
-
-    def _record(self, module, args, kwargs):
-        self.calls.append(dict(kwargs))
-
-    def remove(self) -> None:
-        self._handle.remove()
 
 
 # --- score kinds and reductions ------------------------------------------------------------------
@@ -146,12 +129,7 @@ def _reference_loss(
     the token count). lmms-eval scores the whole turn (``turn``); foilkit's default the text.
     A port, for every twin and its own chat template (content lists, the video as a video);
     ``test_lmms_eval_fidelity.py`` runs lmms-eval's own code where it can run at all."""
-    messages = [
-        {
-            "role": "user",
-            "content": [{"type": "video"}, {"type": "text", "text": LIKELIHOOD_QUESTION}],
-        }
-    ]
+    messages = [user_turn(LIKELIHOOD_QUESTION)]
     prompt = adapter.processor.apply_chat_template(
         messages, add_generation_prompt=True, tokenize=False
     )
@@ -222,13 +200,9 @@ def test_qwen2_5_vl_temporal_ids_follow_the_real_frame_spacing(order, tiny_model
         "reversed": np.arange(8)[::-1],
         "shuffled": np.array([3, 0, 7, 1, 6, 2, 5, 4]),
     }[order]
-    request = TextsRequest(
-        TEXTS, frames[shown.copy()], timestamps=tuple(np.array(TIMESTAMPS)[shown])
+    prefix, *_ = scored_calls(
+        adapter, frames[shown.copy()], timestamps=tuple(np.array(TIMESTAMPS)[shown])
     )
-    calls = ModelCalls(adapter.model)
-    adapter.score([request])
-    calls.remove()
-    prefix = next(call for call in calls.calls if call.get("pixel_values_videos") is not None)
     # 2 frames a temporal patch, 0.75 s apart: 1.5 s a patch, whatever order they are shown in
     assert prefix["second_per_grid_ts"].tolist() == pytest.approx([2 * INTERVAL])
     steps = torch.unique(_video_positions(adapter, prefix)).diff()
@@ -240,10 +214,7 @@ def test_qwen2_5_vl_temporal_ids_follow_the_real_frame_spacing(order, tiny_model
 def test_qwen2_vl_temporal_ids_count_temporal_patches(tiny_model, frames):
     """Qwen2-VL has no time axis (one temporal id per temporal patch); the metadata leaves it so."""
     adapter = _adapter("qwen2-vl", tiny_model, mode="likelihood")
-    calls = ModelCalls(adapter.model)
-    adapter.score([TextsRequest(TEXTS, frames, timestamps=TIMESTAMPS)])
-    calls.remove()
-    prefix = next(call for call in calls.calls if call.get("pixel_values_videos") is not None)
+    prefix, *_ = scored_calls(adapter, frames)
     assert "second_per_grid_ts" not in prefix
     assert torch.unique(_video_positions(adapter, prefix)).diff().tolist() == [1, 1, 1]
 
@@ -301,68 +272,24 @@ def _needs(name: str) -> None:
 def _whole_prompts(adapter: VideoLLMAdapter) -> list[str]:
     """The rendered chat template the model should see, one per model input, built here from
     ``apply_chat_template`` alone: likelihood = prompt + each text as the template writes an
-    answer (to the text's end, or the turn's); choice = the system prompt (VITATECS') and
-    question, in each order of the options."""
+    answer (to the text's end, or the turn's); entail = VELOCITI's question about each text, no
+    system prompt; choice = the system prompt (VITATECS') and question, or lmms-eval's question
+    alone, in each order of the options."""
     processor = adapter.processor
     if adapter.mode == "likelihood":
-        messages = [
-            {
-                "role": "user",
-                "content": [{"type": "video"}, {"type": "text", "text": LIKELIHOOD_QUESTION}],
-            }
-        ]
-        prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
-        whole = []
-        for text in TEXTS:
-            answered = processor.apply_chat_template(
-                messages + [{"role": "assistant", "content": [{"type": "text", "text": text}]}],
-                add_generation_prompt=False,
-                tokenize=False,
-            )
-            assert answered.startswith(prompt)
-            end = answered.index(text, len(prompt)) + len(text)
-            whole.append(answered if adapter.continuation == "turn" else answered[:end])
-        return whole
-    if adapter.mode == "entail":  # VELOCITI's question about each text, no system prompt
+        return answered_prompts(processor, turn=adapter.continuation == "turn")
+    if adapter.mode == "entail":
         return [
             processor.apply_chat_template(
-                [
-                    {
-                        "role": "user",
-                        "content": [
-                            {"type": "video"},
-                            {"type": "text", "text": ENTAIL_QUESTION.format(caption=text)},
-                        ],
-                    }
-                ],
+                [user_turn(ENTAIL_QUESTION.format(caption=text))],
                 add_generation_prompt=True,
                 tokenize=False,
             )
             for text in TEXTS
         ]
-    system = {
-        "role": "system",
-        "content": [{"type": "text", "text": CHOICE_SYSTEM.format(count="two")}],
-    }
-    vitatecs = adapter.prompt == "vitatecs"
-    question = choice_question if vitatecs else lmms_eval_question
-    return [
-        processor.apply_chat_template(
-            [system] * vitatecs
-            + [
-                {
-                    "role": "user",
-                    "content": [
-                        {"type": "video"},
-                        {"type": "text", "text": question(order)},
-                    ],
-                },
-            ],
-            add_generation_prompt=True,
-            tokenize=False,
-        )
-        for order in (TEXTS, TEXTS[::-1])
-    ]
+    if adapter.prompt == "vitatecs":
+        return choice_prompts(processor)
+    return choice_prompts(processor, None, lmms_eval_question)
 
 
 @pytest.mark.parametrize("name", [*REAL_TOKENIZER_MODELS, "llava-next-video", "qwen2.5-vl"])
@@ -380,17 +307,8 @@ def _whole_prompts(adapter: VideoLLMAdapter) -> list[str]:
 def test_the_model_sees_the_whole_prompts_token_ids(name, options, tiny_model, frames):
     _needs(name)
     adapter = _adapter(name, tiny_model, **options)
-    calls = ModelCalls(adapter.model)
-    adapter.score([TextsRequest(TEXTS, frames, timestamps=TIMESTAMPS)])
-    calls.remove()
-    prefixes = [call for call in calls.calls if call.get("pixel_values_videos") is not None]
-    assert len(prefixes) == 1  # the video prefix is encoded once for the view
-    prefix_ids = prefixes[0]["input_ids"][0].tolist()
-    continuations = [
-        call["input_ids"][0].tolist()
-        for call in calls.calls
-        if call.get("past_key_values") is not None
-    ]
+    prefix, continuations, _ = scored_calls(adapter, frames)
+    prefix_ids = prefix["input_ids"][0].tolist()
     wholes = _whole_prompts(adapter)
     assert len(continuations) == len(wholes)
     for whole, continuation in zip(wholes, continuations):
@@ -417,19 +335,17 @@ def test_a_merge_across_the_split_is_scored_whole(tiny_model, frames, monkeypatc
     inputs = adapter.model_inputs(
         TextsRequest(TEXTS[:1], frames, timestamps=TIMESTAMPS), prefix + "are moves to the left"
     )
-    with torch.inference_mode():
-        logits = adapter.model(**inputs).logits[0]
     count = len(whole_ids) - common
-    expected = token_logprobs(logits[-count - 1 : -1], inputs["input_ids"][0, -count:])
     assert scored.details["num_tokens"][0] == count
-    assert scored.details["logprob_sum"][0] == pytest.approx(float(expected.sum()), abs=1e-4)
+    expected = full_forward_logprob(adapter.model, dict(inputs), count)
+    assert scored.details["logprob_sum"][0] == pytest.approx(expected, abs=1e-4)
 
 
 @pytest.mark.parametrize("name", REAL_TOKENIZER_MODELS)
 def test_option_letters_are_the_templates_single_answer_tokens(name, tiny_model):
     _needs(name)
     adapter = _adapter(name, tiny_model, mode="choice")
-    messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Q"}]}]
+    messages = [user_turn("Q")]
     prompt = adapter.processor.apply_chat_template(
         messages, add_generation_prompt=True, tokenize=False
     )
