@@ -461,6 +461,17 @@ _paper(
         "clips); foilkit takes its frames for any dual encoder and mean-pools their features",
     ),
 )
+#: The notes of Vinoground's video-LLM protocol, which say what both question modes do.
+VINOGROUND_LLM_NOTES = (
+    "the reference generates a greedy answer and reads its first letter "
+    "(--mode generate does, with the vinoground parser); choice mode reads the option "
+    "letters' probabilities instead. Both show each question in both orders (the captions; "
+    "the two videos in the joined video) and average, where the reference's json files fix "
+    "one order per item (not published outside the Hub). The joined video is built from the "
+    "two decoded clips: the first, 2 s of black frames, the second (the reference's "
+    "vinoground_videos_concated files, whose making is not published); the questions' "
+    "wording is that of the json files as lmms-eval and later papers print it"
+)
 _paper(
     "vinoground",
     "video-llm",
@@ -475,14 +486,8 @@ _paper(
         "vinoground_videoscore.json + 'Please only output one English character.'), "
         "get_score_all.py (the answer's first letter against GT); "
         f"{LMMS_EVAL_REPO}@f255e5b lmms_eval/tasks/vinoground",
-        notes="the reference generates a greedy answer and reads its first letter "
-        "(--mode generate does, with the vinoground parser); choice mode reads the option "
-        "letters' probabilities instead. Both show each question in both orders (the captions; "
-        "the two videos in the joined video) and average, where the reference's json files fix "
-        "one order per item (not published outside the Hub). The joined video is built from the "
-        "two decoded clips: the first, 2 s of black frames, the second (the reference's "
-        "vinoground_videos_concated files, whose making is not published); the questions' "
-        "wording is that of the json files as lmms-eval and later papers print it",
+        notes=VINOGROUND_LLM_NOTES,
+        mode_notes={"generate": VINOGROUND_LLM_NOTES},
     ),
 )
 for _family in ("xclip", "blip-itm", "text-lm"):

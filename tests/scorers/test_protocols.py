@@ -338,3 +338,12 @@ def test_the_recorded_notes_are_those_of_the_runs_mode(benchmark):
         "paper", benchmark, "video-llm", {"mode": "likelihood"}, accepted=accepted
     )
     assert likelihood.notes.endswith("this run scored with --mode likelihood)")
+
+
+def test_notes_that_cover_both_question_modes_stay_whole():
+    accepted = _accepted("video-llm")
+    choice = resolve_protocol("paper", "vinoground", "video-llm", accepted=accepted)
+    generate = resolve_protocol(
+        "paper", "vinoground", "video-llm", {"mode": "generate"}, accepted=accepted
+    )
+    assert generate.notes == choice.notes and "--mode generate does" in generate.notes
