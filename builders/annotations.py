@@ -45,12 +45,14 @@ class AnnotationsUnavailableError(FileNotFoundError):
     """The annotation files could not be downloaded (offline, no network): pass a local folder."""
 
 
-def revision_text(commit: str) -> str:
+def revision_text(commit: str, *, local: bool = False) -> str:
     """A source's revision as a card states it: a commit sha as the commit it pins; anything
-    else as the branch it is, not pinned (the files as it held them when downloaded)."""
+    else as the branch it is, not pinned (the files as it held them when downloaded, or, for a
+    ``local`` copy, when the copy was made)."""
     if len(commit) == 40 and all(c in "0123456789abcdef" for c in commit):
         return f"commit `{commit}`"
-    return f"branch `{commit}` (not pinned to a commit: the files as it held them when downloaded)"
+    when = "the copy was made" if local else "downloaded"
+    return f"branch `{commit}` (not pinned to a commit: the files as it held them when {when})"
 
 
 @dataclass(frozen=True)
@@ -92,6 +94,20 @@ class HubSource:
     @property
     def homepage(self) -> str:
         return f"https://huggingface.co/datasets/{self.repo}/tree/{self.commit}"
+
+
+def source_text(source: GitHubSource | HubSource, local: bool) -> str:
+    """Where a build's annotation files came from, as its card states it: downloaded from the
+    builder's pinned ``source``, or (``local``: an ``annotations`` folder was given) a local copy,
+    which foilkit reads as given and cannot check against the revision it should be a copy of."""
+    link = f"[{source.repo}]({source.homepage})"
+    if not local:
+        return f"{link} at {revision_text(source.commit)} (unchanged; parsed and normalised)"
+    return (
+        "a local copy (the `annotations` folder given to the build, not downloaded), which "
+        f"should be a copy of the files of {link} at {revision_text(source.commit, local=True)}; "
+        "parsed and normalised as found, not checked against that revision"
+    )
 
 
 def fetch_hub(

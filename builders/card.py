@@ -20,7 +20,7 @@ from typing import Any
 import datasets
 from huggingface_hub import DatasetCardData
 
-from foilkit.builders.annotations import revision_text
+from foilkit.builders.annotations import source_text
 from foilkit.builders.base import FoilkitBuilder
 from foilkit.video_paths import video_columns
 
@@ -259,8 +259,7 @@ builder `{type(builder).__name__}`).
 
 ## Source
 
-- Annotations: [{source.repo}]({source.homepage}) at {revision_text(source.commit)} \
-(unchanged; parsed and normalised).
+- Annotations: {source_text(source, local=config.annotations is not None)}.
 - Licence: {source.licence_note}
 - Videos are not part of the annotations; users obtain them from the original sources.
 

@@ -115,7 +115,8 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
     each cyclic option order, :func:`order_probabilities`) and ``q`` (each order's question, the
     slot of the run's recorded prompt template); a generate-mode one's ``po`` holds each text's
     share of the answers in each order, ``a`` the answers (order-major) and ``ao`` their parser
-    outcomes.
+    outcomes. A pair row that asked Vinoground's video-score question adds ``vq``
+    (:func:`video_question`).
     """
     folder = RunFolder(Path(run_dir))
     group_column = results.spec.group_column
@@ -151,6 +152,8 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
                     item["q"] = order_questions(prompt_name, [item["c"], *item["f"]])
                 if row.get("answers") is not None:  # generate mode: the answers behind them
                     item["a"], item["ao"] = row["answers"], row["answer_outcomes"]
+            if (asked := video_question(row)) is not None:
+                item["vq"] = asked
             if row.get("proficiency_caption_score") is not None:
                 item.update(
                     {
@@ -180,6 +183,53 @@ def order_probabilities(row: Mapping[str, Any]) -> list[list[float | None]] | No
     for n in range(max(len(f) for f in foils)):
         texts.append([f[n] if n < len(f) else None for f in foils])
     return texts
+
+
+def video_question(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A pair row's answers to Vinoground's video-score question (which segment of the joined
+    video a text describes, :mod:`foilkit.scorers.video_question`), from its ``video_question_*``
+    and ``foil_video_question_*`` columns; ``None`` for a row that asked none.
+
+    Keys: ``s`` per text (caption, then each foil), its score for the answer naming the video and
+    for the one naming the foil video; ``o`` per text and video the same from the joined view
+    showing that video first and from the one showing it second (``None`` where not logged);
+    ``fr`` each joined view's sampled frames in its first video, separator and second video; in
+    generate mode ``a`` the answers (text-major, the video-first view before the foil-video-first
+    one, then samples), ``ao`` their parser outcomes and ``ac`` the video each named (0 the
+    video, 1 the foil video, ``None``: none).
+    """
+    from foilkit.scorers.output import GROUP_PREFIX, JOINED_FRAMES
+
+    prefixes = (GROUP_PREFIX["video_question"], GROUP_PREFIX["foil_video_question"])
+    if row.get(f"{prefixes[0]}caption_score") is None:
+        return None
+
+    foils = len(row[f"{prefixes[0]}foil_scores"])
+
+    def per_text(caption: str, foil: str) -> list[list[Any]]:
+        """Per text, the video's then the foil video's value of columns ``caption`` / ``foil``
+        (``None`` where a column is absent)."""
+        videos = [
+            [row.get(prefix + caption), *(row.get(prefix + foil) or [None] * foils)]
+            for prefix in prefixes
+        ]
+        return [list(values) for values in zip(*videos, strict=True)]
+
+    shown = zip(
+        per_text("caption_shown_first", "foil_shown_first"),
+        per_text("caption_shown_second", "foil_shown_second"),
+        strict=True,
+    )
+    asked: dict[str, Any] = {
+        "s": per_text("caption_score", "foil_scores"),
+        "o": [[[first[v], second[v]] for v in range(2)] for first, second in shown],
+        "fr": row.get(JOINED_FRAMES) or [],
+    }
+    if row.get(f"{prefixes[0]}answers") is not None:  # generate mode: the answers behind them
+        asked["a"] = row[f"{prefixes[0]}answers"]
+        asked["ao"] = row[f"{prefixes[0]}answer_outcomes"]
+        asked["ac"] = row.get(f"{prefixes[0]}answer_choices")
+    return asked
 
 
 def order_questions(prompt_name: str, texts: Sequence[str]) -> list[str]:

@@ -103,7 +103,10 @@ class Protocol:
         dtype: the weights' dtype the reference ran in (``None``: foilkit's ``auto``); a device
             that cannot run it falls back to float32, said in the run record and the report.
         reference: the published file(s) this protocol reproduces (repository@commit path).
-        notes: how foilkit departs from the reference, or why no reference exists.
+        notes: how foilkit departs from the reference, or why no reference exists (in the
+            protocol's own ``mode``).
+        mode_notes: the notes of a run in another mode (``--mode``), by mode: what foilkit
+            does there against the reference (:meth:`notes_for`).
     """
 
     sampling: str = "uniform"
@@ -130,10 +133,24 @@ class Protocol:
     max_new_tokens: int | None = None
     reference: str = ""
     notes: str = ""
+    mode_notes: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def settings(self) -> dict[str, Any]:
         """The protocol's settings (``SETTINGS``) that are set."""
         return {name: getattr(self, name) for name in SETTINGS if getattr(self, name) is not None}
+
+    def notes_for(self, mode: str | None) -> str:
+        """The notes true of a run in ``mode``: the protocol's own mode's (``notes``), another
+        mode's (``mode_notes``), or, for a mode that has none, ``notes`` said to be of the
+        protocol's mode, so that no run is described by a mode it did not run."""
+        if self.mode is None or mode is None or mode == self.mode:
+            return self.notes
+        if mode in self.mode_notes:
+            return self.mode_notes[mode]
+        return (
+            f"{self.notes} (these notes describe the protocol's --mode {self.mode}; this run "
+            f"scored with --mode {mode})"
+        )
 
 
 # --- the references ------------------------------------------------------------------------------
@@ -357,6 +374,16 @@ _paper(
         "to a gpt-3.5 judge; foilkit asks the same prompt in the model's own chat template and "
         "takes the option label (A, Caption A, Option 1, yes/no) the model gives the highest "
         "probability: no generation, no judge, deterministic, every answer matched",
+        mode_notes={
+            "generate": "the reference samples an answer (temperature 0.1, up to 128 tokens) "
+            "from Video-LLaVA in its llava_v1 conversation at 4 bits and rates it by rules, "
+            "falling back to a gpt-3.5 judge; foilkit asks the same prompt in the model's own "
+            "chat template, generates with the run's decoding (foilkit's default: greedy, up to "
+            "32 tokens; --temperature 0.1 --max-new-tokens 128 for the reference's) and rates "
+            "the answer by the task type's rules (the tempcompass_* parsers); the gpt-3.5 judge "
+            "is asked only with --judge-model (off by default: answers the rules cannot read "
+            "count wrong, and captioning, which only the judge rates, is refused)",
+        },
     ),
 )
 for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
@@ -393,6 +420,17 @@ _paper(
         "generation, no judge, every answer matched; its API and InternVideo2 scripts add the "
         "system prompt 'You are an expert in understanding dynamics of objects.', which foilkit "
         "does not",
+        mode_notes={
+            "generate": "the reference generates an answer greedily (up to 1024 tokens), parses "
+            "its letter by rules and falls back to gpt-4o-mini; foilkit asks the same prompt in "
+            "the model's own chat template, generates with the run's decoding (foilkit's "
+            "default: greedy, up to 32 tokens; --max-new-tokens 1024 for the reference's) and "
+            "reads the letter by the same rules (the tomato parser); gpt-4o-mini is asked only "
+            "with --judge-model (off by default: answers the rules cannot read count wrong, "
+            "where TOMATO then guesses a random letter); its API and InternVideo2 scripts add "
+            "the system prompt 'You are an expert in understanding dynamics of objects.', which "
+            "foilkit does not",
+        },
     ),
 )
 for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
@@ -423,6 +461,17 @@ _paper(
         "clips); foilkit takes its frames for any dual encoder and mean-pools their features",
     ),
 )
+#: The notes of Vinoground's video-LLM protocol, which say what both question modes do.
+VINOGROUND_LLM_NOTES = (
+    "the reference generates a greedy answer and reads its first letter "
+    "(--mode generate does, with the vinoground parser); choice mode reads the option "
+    "letters' probabilities instead. Both show each question in both orders (the captions; "
+    "the two videos in the joined video) and average, where the reference's json files fix "
+    "one order per item (not published outside the Hub). The joined video is built from the "
+    "two decoded clips: the first, 2 s of black frames, the second (the reference's "
+    "vinoground_videos_concated files, whose making is not published); the questions' "
+    "wording is that of the json files as lmms-eval and later papers print it"
+)
 _paper(
     "vinoground",
     "video-llm",
@@ -437,14 +486,8 @@ _paper(
         "vinoground_videoscore.json + 'Please only output one English character.'), "
         "get_score_all.py (the answer's first letter against GT); "
         f"{LMMS_EVAL_REPO}@f255e5b lmms_eval/tasks/vinoground",
-        notes="the reference generates a greedy answer and reads its first letter "
-        "(--mode generate does, with the vinoground parser); choice mode reads the option "
-        "letters' probabilities instead. Both show each question in both orders (the captions; "
-        "the two videos in the joined video) and average, where the reference's json files fix "
-        "one order per item (not published outside the Hub). The joined video is built from the "
-        "two decoded clips: the first, 2 s of black frames, the second (the reference's "
-        "vinoground_videos_concated files, whose making is not published); the questions' "
-        "wording is that of the json files as lmms-eval and later papers print it",
+        notes=VINOGROUND_LLM_NOTES,
+        mode_notes={"generate": VINOGROUND_LLM_NOTES},
     ),
 )
 for _family in ("xclip", "blip-itm", "text-lm"):
@@ -728,7 +771,14 @@ def resolve_protocol(
             if key not in recorded:
                 settings.pop(key, None)
     return ResolvedProtocol(
-        name, benchmark, family, settings, recorded, protocol.reference, protocol.notes, from_model
+        name,
+        benchmark,
+        family,
+        settings,
+        recorded,
+        protocol.reference,
+        protocol.notes_for(settings.get("mode")),
+        from_model,
     )
 
 
@@ -740,7 +790,8 @@ def default_parser(benchmark: str | None, config: str | None) -> str | None:
 
 
 def list_protocols() -> list[dict[str, Any]]:
-    """Every declared paper protocol as rows (benchmark, family, settings, reference, notes)."""
+    """Every declared paper protocol as rows (benchmark, family, settings, reference, notes, and
+    ``mode_notes`` where another mode has its own)."""
     return [
         {
             "benchmark": benchmark,
@@ -748,6 +799,7 @@ def list_protocols() -> list[dict[str, Any]]:
             **protocol.settings(),
             "reference": protocol.reference,
             "notes": protocol.notes,
+            **({"mode_notes": dict(protocol.mode_notes)} if protocol.mode_notes else {}),
         }
         for (benchmark, family), protocol in PAPER.items()
     ]

@@ -17,6 +17,7 @@ import pytest
 
 from foilkit.synthetic.models import FIDELITY_MODELS, TINY_MODELS
 from foilkit.synthetic.models.families import (
+    COLUMNS,
     REFUSED,
     Family,
     bare_config,
@@ -59,6 +60,9 @@ def test_every_family_is_tested_refused_or_reported_untested(model_type):
         reason = refusal(model_type, claiming_adapter(bare_config(model_type)))
         assert reason and row.reason == reason and "\n" not in reason
         assert repr(model_type) in reason
+        # no frame reaches it: the table claims nothing of how frame times would
+        cells = readme_table([row]).splitlines()[2].strip("| ").split(" | ")
+        assert row.timestamps == "" and cells[COLUMNS.index("timestamps")] == "-"
         return
     assert row.adapter is not None, f"{model_type}: no adapter claims it, yet it is not refused"
     if row.status == "untested":

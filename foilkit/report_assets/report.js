@@ -170,6 +170,29 @@
       return "order " + (Math.floor(k / per) + 1) + (per > 1 ? " sample " + (k % per + 1) : "") + ": " +
         JSON.stringify(text) + " (" + item.ao[k] + ")"; }).join("; "));
   }
+  function videoQuestion(item) {  // Vinoground's video-score question: which segment a text describes
+    var flat = function (a) { return a.reduce(function (x, y) { return x.concat(Array.isArray(y) ? flat(y) : [y]); }, []); };
+    var vq = item.vq, n = vq.s.length, p = digits(flat([vq.s, vq.o]));
+    var name = function (t) { return t === 0 ? "caption" : "foil" + (n > 2 ? " " + t : ""); };
+    var video = ["the video", "the foil video"], box = el("div", {"class": "video-question"});
+    box.appendChild(el("div", {"class": "orders"}, "video question (which segment of the joined video a text describes), " +
+      (vq.a ? "share of answers" : "probability") + " naming each video — " + vq.s.map(function (pair, t) {
+        return name(t) + ": " + pair.map(function (v, k) {
+          var shown = vq.o[t][k], order = shown[0] === null || shown[0] === undefined ? "" :
+            " (shown first " + fmt(shown[0], p) + ", second " + fmt(shown[1], p) + ")";
+          return video[k] + " " + fmt(v, p) + order; }).join(", "); }).join("; ")));
+    if (vq.fr.length) box.appendChild(el("div", {"class": "meta"}, "joined views' frames (first video + separator + second video): " +
+      ["video first", "foil video first"].map(function (view, k) { return view + " " + (vq.fr[k] || []).join(" + "); }).join(", ")));
+    if (vq.a) {
+      var per = vq.a.length / (2 * n);
+      box.appendChild(el("div", {"class": "meta"}, "video question answers — " + vq.a.map(function (text, k) {
+        var choice = vq.ac ? vq.ac[k] : null, view = Math.floor(k / per) % 2;
+        return name(Math.floor(k / (2 * per))) + ", " + (view ? "foil video first" : "video first") +
+          (per > 1 ? " sample " + (k % per + 1) : "") + ": " + JSON.stringify(text) + " (" + vq.ao[k] +
+          (choice === null || choice === undefined ? "" : ": " + video[choice]) + ")"; }).join("; ")));
+    }
+    return box;
+  }
   function prompts(item, open) {
     var template = runs[item.r].prompts && runs[item.r].prompts[String(item.q.length)];
     var box = el("details", open ? {"class": "prompt", open: ""} : {"class": "prompt"});
@@ -198,6 +221,7 @@
     }
     if (item.po) more.appendChild(orders(item));
     if (item.a && item.po) more.appendChild(answers(item));
+    if (item.vq) more.appendChild(videoQuestion(item));
     if (item.q) more.appendChild(prompts(item, single));
     row.appendChild(more);
     table.appendChild(row);
@@ -247,12 +271,12 @@
   function exportCsv() {
     var lines = [["run", "model", "control", "test", "id", data.groupLabel || "group", "outcome", "margin", "caption_score",
       "foil_scores", "caption", "foils", "error", "video", "frame_indices", "frame_seconds", "proficiency_caption_score",
-      "proficiency_foil_scores", "order_probabilities"].map(csvCell).join(",")];
+      "proficiency_foil_scores", "order_probabilities", "video_question_scores"].map(csvCell).join(",")];
     matching().forEach(function (c) { c.rows.filter(rowMatches).forEach(function (i) {
       var run = runs[i.r];
       var seconds = i.k === undefined ? null : i.fi.map(function (f) { var t = data.times[i.k + ":" + f]; return t === undefined ? null : t; });
       lines.push([run.label, run.model, run.control, i.t, i.id, i.g, i.o, i.m, i.cs, i.fs, i.c, i.f, i.e, i.v, i.fi, seconds,
-        i.pcs, i.pfs, i.po].map(csvCell).join(","));
+        i.pcs, i.pfs, i.po, i.vq ? i.vq.s : null].map(csvCell).join(","));
     }); });
     var blob = new Blob([lines.join("\r\n") + "\r\n"], {type: "text/csv;charset=utf-8"});
     if (exportLink.href) URL.revokeObjectURL(exportLink.href);

@@ -1,6 +1,6 @@
 """What the video LLM adapter needs to know about a model beyond its chat template, as data.
 
-Three questions, each answered from what transformers declares rather than from lists of
+The questions, each answered from what transformers declares rather than from lists of
 model names:
 
 * does the model take video at all (:func:`video_refusal`): its processor must declare a video
@@ -23,6 +23,10 @@ model names:
   Qwen3-Omni, the sub-model transformers lists as image-text-to-text, read without audio;
 * where a processor reads the frames' rate (:data:`RATE_KEYWORD`): the omni processors take it as
   the ``fps`` keyword, not from ``video_metadata``.
+
+And one read off the chat template itself, by rendering it: how it writes a turn's ``content``
+(:func:`content_forms`), as a list of text parts or, where it would print a list as its repr, as
+a string, per role (a system prompt with no system role opens the user turn).
 
 Missing optional packages that some families' processors or vision towers import
 (:data:`VIDEO_LLM_EXTRA`) are reported as one line naming the ``pip install`` to run
@@ -88,23 +92,44 @@ PLAIN_PROMPTS: dict[str, PlainPrompt] = {
 #: would print a list as its Python repr: Perception LM's ``content|trim``), or the start of the
 #: user turn's text (a template with no system role: Molmo2's raises on one).
 SYSTEM_FORMS = ("parts", "string", "user")
+#: How an answer (an assistant turn) reaches a chat template: a list of text parts, or a string
+#: (a template that writes a turn's content as it is: GLM-4.1V's ``{{ msg.content }}``).
+ANSWER_FORMS = ("parts", "string")
 
 
-def system_form(
+@dataclass(frozen=True)
+class ContentForms:
+    """How a chat template writes a text-only turn's ``content``, per role (:func:`content_forms`):
+    ``system`` one of :data:`SYSTEM_FORMS`, ``answer`` one of :data:`ANSWER_FORMS`."""
+
+    system: str = "parts"
+    answer: str = "parts"
+
+
+def content_forms(
     render: Callable[[list[dict[str, Any]]], str], text: str, messages: list[dict[str, Any]]
-) -> str:
-    """The first of :data:`SYSTEM_FORMS` in which the chat template (``render``) writes a system
-    prompt ``text`` before ``messages`` as text; ``user`` where no system turn does."""
+) -> ContentForms:
+    """How the chat template (``render``: a conversation, rendered without a generation prompt)
+    writes a turn's ``content``: for a system turn before ``messages`` and for an assistant turn
+    after them, the first form, a list of text parts then a string, in which it writes ``text``
+    as text (not as a list's repr); ``text`` must not occur in ``messages``. A system prompt
+    written in neither form opens the user turn (``user``: no system role); an answer written in
+    neither keeps the parts (no assistant turns: the answer follows the prompt)."""
     from jinja2 import TemplateError
 
-    for form, content in (("parts", [{"type": "text", "text": text}]), ("string", text)):
-        try:
-            rendered = render([{"role": "system", "content": content}, *messages])
-        except (TemplateError, TypeError, ValueError):  # no system role, or no such content
-            continue
-        if text in rendered and (form == "string" or str(content) not in rendered):
-            return form  # as text, not as the list's repr
-    return "user"
+    def written(turns: Callable[[str | list[dict[str, str]]], list[dict[str, Any]]]) -> str | None:
+        for form, content in (("parts", [{"type": "text", "text": text}]), ("string", text)):
+            try:
+                rendered = render(turns(content))
+            except (TemplateError, TypeError, ValueError):  # no such role, or no such content
+                continue
+            if text in rendered and (form == "string" or str(content) not in rendered):
+                return form  # as text, not as the list's repr
+        return None
+
+    system = written(lambda content: [{"role": "system", "content": content}, *messages])
+    answer = written(lambda content: [*messages, {"role": "assistant", "content": content}])
+    return ContentForms(system=system or "user", answer=answer or "parts")
 
 
 @dataclass(frozen=True)

@@ -80,7 +80,8 @@ the bare video token, so the segments are not nested in the template's own pair 
 ``video_part``).
 
 Chat templates are followed as written: where a template writes a system or assistant turn's
-content as it is (GLM-4.1V), those turns are given as strings, never a list of parts; where its
+content as it is (GLM-4.1V; Perception LM's system turn), that turn is given as a string, never
+a list of parts (one probe reads both roles, each on its own: ``content_forms``); where its
 assistant turn opens with something before the answer (GLM-4.5V/4.6V's empty
 ``<think></think>``), every prompt ends with that opening, so the answer's tokens and the option
 letter are read where the model writes its answer. Both are recorded (``text_content``,
@@ -110,14 +111,15 @@ from foilkit.scorers.adapters._video_llm_support import (
     PER_FRAME_VIDEO_SEGMENTS,
     PLAIN_PROMPTS,
     RATE_KEYWORD,
+    ContentForms,
     PlainPrompt,
     bare_video_part,
     broken_video,
+    content_forms,
     image_only,
     naming_the_extra,
     prefix_cache,
     prefix_reuse,
-    system_form,
     takes_video,
     text_continuer,
     text_part,
@@ -175,6 +177,8 @@ CONTINUATIONS = ("answer", "turn")
 #: ``processor_settings()["resolution"]``.
 PREPROCESSES = ("default", "reference")
 _MARKER = "<<foilkit-question>>"
+#: The text a probe of the chat template gives a system or answer turn (:func:`content_forms`).
+_PROBE = "<<foilkit-turn>>"
 #: Choice mode's per-text details: ``order_<k>`` is the text's letter probability when
 #: asked in cyclic order ``k`` (order 0 lists the texts as given, caption first, so the caption
 #: is (A); in order ``k`` text ``i`` is letter ``(i - k) mod n``). The score is their mean; their
@@ -422,8 +426,6 @@ class VideoLLMAdapter(RequestAdapter):
             with naming_the_extra(model_id):
                 self.processor = processor_class.from_pretrained(model_id, **kwargs)
         self.tokenizer = self.processor.tokenizer
-        #: how VITATECS' system prompt reaches the chat template (``SYSTEM_FORMS``), probed once
-        self._system_form: str | None = None
         #: the family's plain prompt where its processor has no chat template, else ``None``
         self.plain_prompt: PlainPrompt | None = None
         if not getattr(self.processor, "chat_template", None):
@@ -434,9 +436,10 @@ class VideoLLMAdapter(RequestAdapter):
                     f"plain prompt for model_type {self.model_type!r}; add the checkpoint's chat "
                     "template (processor.chat_template) or a PlainPrompt entry for the family"
                 )
-        #: how the template reads a text-only turn (system, answer), and what its assistant turn
-        #: writes before the answer (both read off the template: see _learn_the_template)
-        self.text_as_string, self.answer_lead_in = False, ""
+        #: how the template writes a text-only turn's content (system, answer), and what its
+        #: assistant turn writes before the answer (both read off it: see _learn_the_template);
+        #: a family prompted without a template gets parts and no system turn
+        self.content_forms, self.answer_lead_in = ContentForms(), ""
         if self.plain_prompt is None:
             self._learn_the_template()
         refusal = self._refusal(config)
@@ -455,34 +458,23 @@ class VideoLLMAdapter(RequestAdapter):
     def _learn_the_template(self) -> None:
         """Two facts of the chat template, read off renders of it, that the prompts follow.
 
-        ``text_as_string``: the template writes a turn's ``content`` as it is (GLM-4.1V's
-        ``{{ msg.content }}``), so a list of parts would reach the model as its Python repr; the
-        assistant turns that score answers are then given as strings (a system turn's form is
-        :meth:`system_form`'s, probed on its own). ``answer_lead_in``: what an
-        assistant turn writes before the answer's text (GLM-4.5V/4.6V's empty reasoning
-        ``<think></think>\\n``, Qwen3.5's ``\\n</think>\\n\\n`` after its ``<think>\\n``
-        prompt); it ends every prompt, so the option letter and the answer are
-        read where the model writes its answer, not where it would open its reasoning. A
-        whitespace lead-in (a space after ``ASSISTANT:``) stays with the answer, whose first
-        token it is part of.
+        ``content_forms``: how it writes a turn's ``content`` (:func:`content_forms`): a template
+        that writes it as it is (GLM-4.1V's ``{{ msg.content }}``, Perception LM's
+        ``content|trim``) would show a list of parts as its Python repr, so the answers that are
+        scored (``answer``) and VITATECS' system prompt (``system``, or the start of the user
+        turn where the template has no system role) are given as strings there.
+        ``answer_lead_in``: what an assistant turn writes before the answer's text
+        (GLM-4.5V/4.6V's empty reasoning ``<think></think>\\n``, Qwen3.5's ``\\n</think>\\n\\n``
+        after its ``<think>\\n`` prompt); it ends every prompt, so the option letter and the
+        answer are read where the model writes its answer, not where it would open its
+        reasoning. A whitespace lead-in (a space after ``ASSISTANT:``) stays with the answer,
+        whose first token it is part of.
         """
-        from jinja2 import TemplateError
-
-        probe = [{"type": "text", "text": _MARKER}]
-        answered = [
-            *self._messages(LIKELIHOOD_QUESTION, None),
-            {"role": "assistant", "content": probe},
-        ]
-        rendered = ""
-        # with a system turn of parts, then without one: a template that writes a system
-        # prompt only as a string (LFM2-VL's ``'...' + content``) raises TypeError on parts
-        for messages in ([{"role": "system", "content": probe}, *answered], answered):
-            try:
-                rendered = self.processor.apply_chat_template(messages, tokenize=False)
-            except (ValueError, TemplateError, TypeError):  # no such turns: nothing to learn
-                continue
-            break
-        self.text_as_string = repr(probe) in rendered
+        self.content_forms = content_forms(
+            lambda messages: self.processor.apply_chat_template(messages, tokenize=False),
+            _PROBE,
+            self._messages(_MARKER, None),
+        )
         messages = self._messages(LIKELIHOOD_QUESTION, None)
         prompt = self._render(messages)
         answer = self._answer_text(messages, prompt, _MARKER)
@@ -494,7 +486,7 @@ class VideoLLMAdapter(RequestAdapter):
 
     def _text(self, text: str) -> str | list[dict[str, str]]:
         """A text-only turn's ``content`` as the chat template reads it."""
-        return text if self.text_as_string else [{"type": "text", "text": text}]
+        return text if self.content_forms.answer == "string" else [{"type": "text", "text": text}]
 
     def _refusal(self, config: Any) -> str | None:
         """Why this model cannot be scored with its video, ``None`` when it can."""
@@ -578,7 +570,7 @@ class VideoLLMAdapter(RequestAdapter):
         segments = PER_FRAME_VIDEO_SEGMENTS.get(type(self.processor).__name__)
         if segments is not None:  # the template's video part, replaced whole as the reference
             common["video_part"] = {"written_as": "video_token", "source": segments.source}
-        if self.text_as_string:  # the template writes an answer turn's content as it is
+        if self.content_forms.answer == "string":  # it writes an answer's content as it is
             common["text_content"] = "string"
         if self.answer_lead_in:  # what every prompt ends with: the template's answer opening
             common["answer_lead_in"] = self.answer_lead_in
@@ -670,15 +662,10 @@ class VideoLLMAdapter(RequestAdapter):
         )
 
     def system_form(self) -> str:
-        """How VITATECS' system prompt reaches the chat template (:func:`system_form`, probed
-        once); ``parts`` for a family prompted without one, whose prompt has no system turn."""
-        if self._system_form is None:
-            self._system_form = (
-                "parts"
-                if self.plain_prompt is not None
-                else system_form(self._render, CHOICE_SYSTEM, self._messages(_MARKER, None))
-            )
-        return self._system_form
+        """How VITATECS' system prompt reaches the chat template (``SYSTEM_FORMS``, read off it
+        with the answer's form: :attr:`content_forms`); ``parts`` for a family prompted without
+        one, whose prompt has no system turn."""
+        return self.content_forms.system
 
     def chat_prompt(self, messages: Sequence[dict[str, Any]]) -> str:
         """The prompt the model is given for a backend-neutral conversation (a

@@ -9,7 +9,8 @@ from pathlib import Path
 import datasets
 import pytest
 
-from foilkit.builders import load_builder
+from foilkit.builders import builder_class, load_builder
+from foilkit.builders.annotations import source_text
 
 RAW = "https://raw.githubusercontent.com"
 # each upstream repository at the commit its builder pins
@@ -95,3 +96,15 @@ def test_default_source_is_the_pinned_upstream_files(
     builder.download_and_prepare(dl_manager=mirror)
     assert sorted(mirror.requested) == sorted(upstream)
     assert {split: data.num_rows for split, data in builder.as_dataset().items()} == rows
+
+
+@pytest.mark.parametrize("name", ["vitatecs", "vinoground"])
+def test_the_card_says_downloaded_files_came_from_the_pin_and_local_ones_from_a_copy(name):
+    """A card names the pinned commit or branch as where the files came from only when the build
+    downloaded them; a local ``annotations`` folder is said to be a copy of that revision."""
+    source = builder_class(name).SOURCE
+    link = f"[{source.repo}]({source.homepage})"
+    downloaded, local = source_text(source, local=False), source_text(source, local=True)
+    assert downloaded.startswith(f"{link} at ") and "copy" not in downloaded
+    assert local.startswith("a local copy") and f"should be a copy of the files of {link}" in local
+    assert ("when downloaded" in downloaded) == ("when the copy was made" in local)

@@ -110,8 +110,11 @@ def test_export_reload_and_attach(built, cache_dir: str, tmp_path: Path):
     out, reloaded = _export_and_reload(built, cache_dir, tmp_path)
     card = (out / "README.md").read_text()
     assert f"config_name: {config}" in card and "skip" in card
-    source = builder_class(name).SOURCE  # a pinned commit is named as one
-    assert f"[{source.repo}]({source.homepage}) at commit `{source.commit}`" in card
+    source = builder_class(name).SOURCE  # built from a local folder: said so, and of what
+    link = f"[{source.repo}]({source.homepage})"
+    assert "- Annotations: a local copy (the `annotations` folder given to the build" in card
+    assert f"should be a copy of the files of {link} at commit `{source.commit}`;" in card
+    assert f"{link} at commit `{source.commit}` (unchanged" not in card  # not as downloaded
     assert exported_benchmark(out) == name  # what evaluate --dataset <export> reads
     assert set(reloaded) == set(dataset)
     for split, original in dataset.items():

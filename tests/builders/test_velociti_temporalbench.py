@@ -105,8 +105,9 @@ def test_the_card_states_the_licences_and_temporalbench_exports_stay_local(
     )
     card = (velociti / "README.md").read_text()
     assert "license: cc-by-nc-sa-4.0" in card and "strictly a test set" in card
-    # the Hub repository's branch, not pinned: never called a commit
+    # a local copy of the Hub repository's branch, not pinned: never called a commit
     assert "at branch `main` (not pinned to a commit" in card and "commit `main`" not in card
+    assert "- Annotations: a local copy" in card and "when the copy was made" in card
     tasks = (velociti / "eval.yaml").read_text()
     assert "id: chrono_classic" in tasks and "id: chrono_strict" in tasks
     out = export(

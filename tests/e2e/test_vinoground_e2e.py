@@ -3,12 +3,14 @@ annotations live only on the Hub), synthetic mp4s named after the pairs, a tiny 
 tiny video LLM (choice mode, and generate mode with a model that answers letters); every video
 decoded once, the numbers those of the port of Vinoground's scorer on the run's own per-sample
 scores (in generate mode, of get_score_all.py on the run's own answers, written as its question
-and response files), the report's rows the paper's categories; compare, the leaderboard and the
-Hub results read the runs."""
+and response files), the report's rows the paper's categories; compare, the leaderboard, the
+Hub results and the HTML report read the runs."""
 
 from __future__ import annotations
 
+import html
 import itertools
+import json
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -25,6 +27,7 @@ from upstream_formats import (
 
 from foilkit.compare import compare_runs
 from foilkit.evaluation import evaluate
+from foilkit.html_report import run_items
 from foilkit.hub_results import task_values
 from foilkit.leaderboard import local_entries
 from foilkit.metrics.winoground_score.winoground_score import winoground_score
@@ -257,3 +260,38 @@ def test_compare_leaderboard_and_hub_tasks_read_the_runs(runs):
         f"{s}_score": pytest.approx(computed[f"{s}_score"] * 100)
         for s in ("text", "video", "group")
     }
+
+
+def test_the_html_report_shows_the_video_question(runs, chromium):
+    """report.html shows each pair's answers to the video-score question (its 2x2 block, both
+    views' scores, the joined views' frames and, in generate mode, every answer and the video it
+    named), as it shows the text question's; a dual encoder asked none."""
+    clip = runs["clip"][0]
+    assert all("vq" not in item for item in run_items(clip.run_dir, clip.results))
+    for name in ("llava-next-video", "generate"):
+        result = runs[name][0]
+        rows = {row["id"]: row for row in _scores(result)}
+        items = [i for i in run_items(result.run_dir, result.results) if i["o"] != "error"]
+        assert items
+        for item in items:
+            row, asked = rows[item["id"]], item["vq"]
+            assert asked["s"] == [list(pair) for pair in zip(*_blocks([row], question=True)[0])]
+            assert asked["o"][1][0] == [
+                row["video_question_foil_shown_first"][0],
+                row["video_question_foil_shown_second"][0],
+            ]
+            assert asked["fr"] == row["video_question_frames"]
+            assert ("a" in asked) == (name == "generate")
+    answered, row = items[0]["vq"], rows[items[0]["id"]]
+    assert answered["a"] == row["video_question_answers"]
+    assert answered["ac"] == row["video_question_answer_choices"]
+    dom = chromium((result.run_dir / "report.html").as_uri(), "--dump-dom")
+    assert dom.returncode == 0 and 'data-ready="1"' in dom.stdout, dom.stderr[-2000:]
+    page = html.unescape(dom.stdout)
+    heading = "video question (which segment of the joined video a text describes), share of"
+    assert page.count(heading) == len(items)
+    frames = " + ".join(map(str, answered["fr"][0]))
+    assert f"(first video + separator + second video): video first {frames}," in page
+    named = {None: "", 0: ": the video", 1: ": the foil video"}[answered["ac"][0]]
+    text = json.dumps(answered["a"][0])
+    assert f"caption, video first: {text} ({answered['ao'][0]}{named})" in page

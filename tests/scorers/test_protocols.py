@@ -319,3 +319,31 @@ def test_a_dtype_is_an_override_only_where_the_protocol_declares_one():
     assert paper.overrides == {"dtype": {"protocol": "float16", "given": "float32"}}
     uniform = resolve_protocol("uniform", "vilma", "text-lm", {"dtype": "float32"}, accepted=())
     assert uniform.overrides == {} and uniform.settings["dtype"] == "float32"
+
+
+@pytest.mark.parametrize("benchmark", ["tempcompass", "tomato"])
+def test_the_recorded_notes_are_those_of_the_runs_mode(benchmark):
+    """A choice-mode protocol's notes ("no generation, no judge") are not those of a generate
+    run: it generates, reads answers by the benchmark's rules, and asks the judge only when one
+    is configured; a mode with no notes of its own is told apart from the protocol's."""
+    accepted = _accepted("video-llm")
+    choice = resolve_protocol("paper", benchmark, "video-llm", accepted=accepted)
+    assert "no generation, no judge" in choice.notes
+    generate = resolve_protocol(
+        "paper", benchmark, "video-llm", {"mode": "generate"}, accepted=accepted
+    )
+    assert "no generation" not in generate.notes and "--judge-model" in generate.notes
+    assert generate.to_record()["notes"] == generate.notes
+    likelihood = resolve_protocol(
+        "paper", benchmark, "video-llm", {"mode": "likelihood"}, accepted=accepted
+    )
+    assert likelihood.notes.endswith("this run scored with --mode likelihood)")
+
+
+def test_notes_that_cover_both_question_modes_stay_whole():
+    accepted = _accepted("video-llm")
+    choice = resolve_protocol("paper", "vinoground", "video-llm", accepted=accepted)
+    generate = resolve_protocol(
+        "paper", "vinoground", "video-llm", {"mode": "generate"}, accepted=accepted
+    )
+    assert generate.notes == choice.notes and "--mode generate does" in generate.notes

@@ -238,3 +238,43 @@ def test_a_question_scores_each_answer_as_a_full_forward_does(adapter, frames, i
     assert list(choice.score([request])[0].scores) == pytest.approx(probabilities, abs=1e-5)
     with pytest.raises(ValueError, match="2 answers for 3 texts"):
         TextsRequest(("a", "b", "c"), frames, question=question, answers=("A", "B"))
+
+
+@pytest.mark.parametrize(
+    ("template", "system", "answer"),
+    [
+        ("glm4v", "string", "string"),  # GLM-4.1V: every text-only turn's content written as is
+        ("perception_lm", "string", "parts"),  # a trimmed system string, answers' text parts
+        ("molmo2", "user", "parts"),  # no system role: it opens the user turn
+    ],
+)
+def test_one_probe_reads_how_a_template_writes_each_turns_content(template, system, answer):
+    """The checkpoints' own chat templates, rendered as transformers renders them: one probe
+    answers for the system turn and the answer turn, each by its own role (Perception LM writes
+    a system list as its repr but an answer's parts as text, so its answers stay parts)."""
+    from transformers.utils.chat_template_utils import render_jinja_template
+
+    from foilkit.scorers.adapters._video_llm_support import content_forms
+    from foilkit.synthetic.models.glm import GLM4V_CHAT_TEMPLATE
+    from foilkit.synthetic.models.molmo2 import MOLMO2_CHAT_TEMPLATE
+    from foilkit.synthetic.models.perception_lm import PERCEPTION_LM_CHAT_TEMPLATE
+
+    chat_template = {
+        "glm4v": GLM4V_CHAT_TEMPLATE,
+        "perception_lm": PERCEPTION_LM_CHAT_TEMPLATE,
+        "molmo2": MOLMO2_CHAT_TEMPLATE,
+    }[template]
+
+    def render(messages):
+        (rendered,), _ = render_jinja_template(
+            [messages], chat_template=chat_template, bos_token=""
+        )
+        return rendered
+
+    user = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Which?"}]}]
+    forms = content_forms(render, "<<probe>>", user)
+    assert (forms.system, forms.answer) == (system, answer)
+    # the forms found write the probe as text, never a list's repr
+    content = {"string": "<<probe>>", "parts": [{"type": "text", "text": "<<probe>>"}]}
+    answered = render([*user, {"role": "assistant", "content": content[answer]}])
+    assert "<<probe>>" in answered and "'type'" not in answered

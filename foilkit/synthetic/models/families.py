@@ -155,7 +155,7 @@ class Family:
     modes: tuple[str, ...]
     twin: str | None
     test: str | None
-    timestamps: str
+    timestamps: str  # how frame times reach the processor; "" (shown "-") for a refused family
     frames: str
     status: str  # tested | refused | untested
     reason: str = ""  # refused, untested: why; tested: its twin's note (:attr:`Twin.note`)
@@ -285,6 +285,7 @@ def family(model_type: str) -> Family:
     why = refusal(model_type, adapter)
     if why is not None:
         status = "refused"
+        timestamps = ""  # no frame reaches a refused family's processor, timed or not
     elif twin is not None:
         status, why = "tested", twin.note
     else:
