@@ -354,6 +354,16 @@ for _family in ("dual-encoder", "xclip", "blip-itm", "video-llm", "text-lm"):
         ),
     )
 
+# The reference decoding of the benchmarks whose protocol scores in choice mode, which
+# --mode generate runs (GENERATE_SETTINGS drop out in choice mode): each script's
+# model.generate arguments, for the model the benchmark's protocol reproduces.
+#: TempCompass' run_video_llava/inference_dataset.py (Video-LLaVA): sampled at 0.1.
+TEMPCOMPASS_DECODING = {"temperature": 0.1, "top_p": 1.0, "num_samples": 1, "max_new_tokens": 128}
+#: TOMATO's src/generate_lib/*.py (do_sample=False) with constant.py's MAX_TOKENS: greedy.
+TOMATO_DECODING = {"temperature": 0.0, "top_p": 1.0, "num_samples": 1, "max_new_tokens": 1024}
+#: Vinoground's eval/llava-onevision.py (do_sample=False, temperature=0): greedy.
+VINOGROUND_DECODING = {"temperature": 0.0, "top_p": 1.0, "num_samples": 1, "max_new_tokens": 4096}
+
 # TempCompass runs Video-LLaVA (run_video_llava/inference_dataset.py): the row's question with its
 # task type's answer prompt (the builder's ``prompt`` column), 8 frames by LanguageBind's decord
 # loader (np.linspace(0, n - 1, 8, dtype=int)), one generation read by rules (eval_*.py).
@@ -364,8 +374,12 @@ _paper(
         sampling="uniform",
         num_frames=8,
         mode="choice",
+        # --mode generate's decoding: inference_single_video's model.generate(do_sample=True,
+        # temperature=0.1, max_new_tokens=128), one answer, no top_p (transformers' 1.0)
+        **TEMPCOMPASS_DECODING,
         reference=f"{TEMPCOMPASS_REPO} run_video_llava/inference_dataset.py (answer_prompt per "
-        "task type, appended to the question), run_video_llava/llava/model/multimodal_encoder/"
+        "task type, appended to the question; do_sample=True, temperature=0.1, "
+        "max_new_tokens=128), run_video_llava/llava/model/multimodal_encoder/"
         "languagebind/video/processing_video.py (decord, 8 frames by linspace with both ends), "
         "eval_multi-choice.py, eval_yes_no.py, eval_caption_matching.py (rule-based rating), "
         "utils/eval_utils.py (print_result)",
@@ -378,8 +392,10 @@ _paper(
             "generate": "the reference samples an answer (temperature 0.1, up to 128 tokens) "
             "from Video-LLaVA in its llava_v1 conversation at 4 bits and rates it by rules, "
             "falling back to a gpt-3.5 judge; foilkit asks the same prompt in the model's own "
-            "chat template, generates with the run's decoding (foilkit's default: greedy, up to "
-            "32 tokens; --temperature 0.1 --max-new-tokens 128 for the reference's) and rates "
+            "chat template, samples one answer as the reference does (temperature 0.1, top_p 1, "
+            "up to 128 tokens; --temperature, --top-p, --max-new-tokens override; the "
+            "reference's transformers also keeps its top_k 50 and whatever sampler the "
+            "checkpoint's generation_config sets, foilkit runs none) and rates "
             "the answer by the task type's rules (the tempcompass_* parsers); the gpt-3.5 judge "
             "is asked only with --judge-model (off by default: answers the rules cannot read "
             "count wrong, and captioning, which only the judge rates, is refused)",
@@ -409,11 +425,15 @@ _paper(
         sampling="uniform",
         num_frames=16,
         mode="choice",
+        # --mode generate's decoding: every open model's script generates with do_sample=False
+        # and max_new_tokens=MAX_TOKENS (constant.py: 1024; GENERATION_TEMPERATURE 0.0)
+        **TOMATO_DECODING,
         reference=f"{TOMATO_REPO} src/generate_lib/construct_prompt.py (construct_prompt), "
         "src/generate_lib/utils.py (read_video: every frame decoded, linspace with both ends), "
         "src/evaluate.py (--total_frames 16), src/generate_lib/qwen.py and llava_next.py (the "
         "model's own chat template, no system prompt of TOMATO's; decord linspace for "
-        "LLaVA-NeXT), src/parse_result.py, src/get_categorized_score.py",
+        "LLaVA-NeXT; do_sample=False, max_new_tokens=MAX_TOKENS), src/generate_lib/constant.py "
+        "(MAX_TOKENS 1024), src/parse_result.py, src/get_categorized_score.py",
         notes="the reference generates an answer greedily (up to 1024 tokens), parses its letter "
         "by rules and falls back to gpt-4o-mini; foilkit asks the same prompt in the model's own "
         "chat template and takes the option letter the model gives the highest probability: no "
@@ -423,8 +443,10 @@ _paper(
         mode_notes={
             "generate": "the reference generates an answer greedily (up to 1024 tokens), parses "
             "its letter by rules and falls back to gpt-4o-mini; foilkit asks the same prompt in "
-            "the model's own chat template, generates with the run's decoding (foilkit's "
-            "default: greedy, up to 32 tokens; --max-new-tokens 1024 for the reference's) and "
+            "the model's own chat template, generates greedily as the reference does (up to "
+            "1024 tokens; --temperature, --max-new-tokens override; a checkpoint's "
+            "generation_config repetition penalty, which transformers applies to the "
+            "reference's greedy answers, foilkit does not) and "
             "reads the letter by the same rules (the tomato parser); gpt-4o-mini is asked only "
             "with --judge-model (off by default: answers the rules cannot read count wrong, "
             "where TOMATO then guesses a random letter); its API and InternVideo2 scripts add "
@@ -463,8 +485,10 @@ _paper(
 )
 #: The notes of Vinoground's video-LLM protocol, which say what both question modes do.
 VINOGROUND_LLM_NOTES = (
-    "the reference generates a greedy answer and reads its first letter "
-    "(--mode generate does, with the vinoground parser); choice mode reads the option "
+    "the reference generates a greedy answer (eval/llava-onevision.py: do_sample=False, up to "
+    "4096 tokens; its other models' scripts differ only in that limit) and reads its first "
+    "letter (--mode generate does, with the same decoding and the vinoground parser; "
+    "--temperature, --max-new-tokens override); choice mode reads the option "
     "letters' probabilities instead. Both show each question in both orders (the captions; "
     "the two videos in the joined video) and average, where the reference's json files fix "
     "one order per item (not published outside the Hub). The joined video is built from the "
@@ -480,10 +504,14 @@ _paper(
         num_frames=32,
         mode="choice",
         prompt="vinoground",
+        # --mode generate's decoding: eval/llava-onevision.py's model.generate(do_sample=False,
+        # temperature=0, max_new_tokens=4096), LLaVA-OneVision being the protocol's reference
+        **VINOGROUND_DECODING,
         reference=f"{VINOGROUND_REPO} eval/llava-onevision.py (np.linspace(0, T - 1, nframes), "
         "--nframes 32, over each video for the text score and over the concatenated video for "
         "the video score; the questions of vinoground_textscore.json and "
-        "vinoground_videoscore.json + 'Please only output one English character.'), "
+        "vinoground_videoscore.json + 'Please only output one English character.'; "
+        "do_sample=False, temperature=0, max_new_tokens=4096), "
         "get_score_all.py (the answer's first letter against GT); "
         f"{LMMS_EVAL_REPO}@f255e5b lmms_eval/tasks/vinoground",
         notes=VINOGROUND_LLM_NOTES,
@@ -753,8 +781,9 @@ def resolve_protocol(
         if declared and settings.get(key) != value:
             recorded[key] = {"protocol": settings.get(key), "given": value}
         settings[key] = value
-    if "mode" in recorded and settings.get("mode") != "generate":
-        # the protocol's parser and decoding are generate mode's; another mode asks nothing
+    if settings.get("mode") != "generate":
+        # the protocol's parser and decoding are generate mode's (a choice-mode protocol keeps
+        # its reference's decoding for --mode generate); another mode asks nothing of them
         for key in GENERATE_SETTINGS:
             if key not in recorded:
                 settings.pop(key, None)
