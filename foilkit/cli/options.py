@@ -214,7 +214,7 @@ def add_generation(parser: Adder) -> None:
         "--temperature",
         type=float,
         help="generate mode: sampling temperature, 0 for greedy (default: the protocol's, e.g. "
-        "0.2 for VITATECS' paper protocol, else 0)",
+        "0.2 for VITATECS' and 0.1 for TempCompass' paper protocol, else 0)",
     )
     parser.add_argument("--top-p", type=float, help="generate mode: nucleus sampling's top-p")
     parser.add_argument(
@@ -226,7 +226,8 @@ def add_generation(parser: Adder) -> None:
     parser.add_argument(
         "--max-new-tokens",
         type=positive_int,
-        help="generate mode: the longest answer, in tokens (default: 32)",
+        help="generate mode: the longest answer, in tokens (default: the protocol's, e.g. 128 "
+        "for TempCompass' and 1024 for TOMATO's paper protocol, else 32)",
     )
 
 

@@ -84,6 +84,10 @@ def test_tempcompass_multi_choice_asks_the_row_prompt_and_rates_as_eval_multi_ch
         "tempcompass", answering_model, videos, shared_data, out, "--config", "multi_choice"
     )
     assert results["protocol"]["settings"]["parser"] == "tempcompass_multi_choice"
+    # the reference's decoding (run_video_llava/inference_dataset.py), as run.json records it
+    decoding = entry["run"]["score"]["adapter"]["decoding"]
+    assert decoding["strategy"] == "sample" and decoding["temperature"] == 0.1
+    assert decoding["max_new_tokens"] == 128 and decoding["num_samples"] == 1
     processor = AutoProcessor.from_pretrained(answering_model)
     expected = [
         processor.apply_chat_template(
@@ -120,6 +124,8 @@ def test_tomato_generate_in_process_and_served_rates_as_pre_parser(
 
     _, entry, scores = _evaluate("tomato", answering_model, videos, shared_data, tmp_path / "local")
     _check_counts(entry, scores, "tomato", (tmp_path / "local" / "report.md").read_text())
+    decoding = entry["run"]["score"]["adapter"]["decoding"]  # the reference's: greedy, 1024
+    assert decoding["strategy"] == "greedy" and decoding["max_new_tokens"] == 1024
     overall = entry["metrics"]["multiple_choice_accuracy"]["overall"]
     ratings = [_tomato_rating(row) for row in scores]
     assert overall["accuracy"] == pytest.approx(sum(ratings) / len(ratings))
@@ -133,6 +139,7 @@ def test_tomato_generate_in_process_and_served_rates_as_pre_parser(
             "tomato", "served", videos, shared_data, tmp_path / "served", *argv
         )
     assert len(server.requests) == scores.num_rows  # one greedy answer to each row's question
+    assert {(body["temperature"], body["max_tokens"]) for body in server.requests} == {(0.0, 1024)}
     for body in server.requests:  # no system prompt of foilkit's
         assert [m["role"] for m in body["messages"]] == ["user"]
     asked = {

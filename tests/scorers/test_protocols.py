@@ -16,6 +16,7 @@ from foilkit.scorers.protocols import (
     describe_protocol,
     resolve_protocol,
 )
+from foilkit.scorers.requests import DECODING_SETTINGS, Decoding
 
 list_adapters()  # import every adapter module, so ADAPTERS is complete
 
@@ -94,6 +95,39 @@ def test_an_option_the_family_does_not_take_is_an_error():
         resolve_protocol(
             "paper", "vitatecs", "video-llm", {"pooling": "mean"}, accepted=("mode", "reduction")
         )
+
+
+# Each benchmark's reference decoding, as its official inference code calls model.generate:
+REFERENCE_DECODING = {
+    # llyx97/TempCompass@e1b4631 run_video_llava/inference_dataset.py (Video-LLaVA):
+    # do_sample=True, temperature=0.1, max_new_tokens=128, no top_p (transformers' 1.0)
+    "tempcompass": Decoding(temperature=0.1, top_p=1.0, num_samples=1, max_new_tokens=128),
+    # yale-nlp/TOMATO@fe2025f src/generate_lib/qwen.py, llava_next.py, ...: do_sample=False,
+    # max_new_tokens=MAX_TOKENS; src/generate_lib/constant.py: MAX_TOKENS = 1024
+    "tomato": Decoding(temperature=0.0, num_samples=1, max_new_tokens=1024),
+    # Vinoground/Vinoground@1543a2a eval/llava-onevision.py: do_sample=False, temperature=0,
+    # max_new_tokens=4096
+    "vinoground": Decoding(temperature=0.0, num_samples=1, max_new_tokens=4096),
+    # VITATECS paper, Table 11: sampled at temperature 0.2 (no code published; length unsaid)
+    "vitatecs": Decoding(temperature=0.2, num_samples=1),
+}
+
+
+@pytest.mark.parametrize("benchmark", sorted(REFERENCE_DECODING))
+def test_paper_generate_mode_decodes_as_the_reference(benchmark):
+    """``--mode generate`` under ``paper`` decodes as the benchmark's official code by default;
+    an explicit flag wins and is recorded; another mode carries no decoding."""
+    family = "video-llm"
+    generate = resolve_protocol("paper", benchmark, family, {"mode": "generate"})
+    decoding = Decoding(
+        **{k: generate.settings[k] for k in DECODING_SETTINGS if k in generate.settings}
+    )
+    assert decoding == REFERENCE_DECODING[benchmark]
+    given = resolve_protocol("paper", benchmark, family, {"mode": "generate", "max_new_tokens": 7})
+    assert given.settings["max_new_tokens"] == 7
+    assert given.overrides["max_new_tokens"]["given"] == 7
+    choice = resolve_protocol("paper", benchmark, family, {"mode": "choice"})
+    assert not set(DECODING_SETTINGS) & set(choice.settings)
 
 
 def test_unknown_protocol_and_setting_are_errors():
