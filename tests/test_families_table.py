@@ -60,9 +60,10 @@ def test_every_family_is_tested_refused_or_reported_untested(model_type):
         reason = refusal(model_type, claiming_adapter(bare_config(model_type)))
         assert reason and row.reason == reason and "\n" not in reason
         assert repr(model_type) in reason
-        # no frame reaches it: the table claims nothing of how frame times would
+        # no frame reaches it: the table claims nothing of how many, or how frame times would
         cells = readme_table([row]).splitlines()[2].strip("| ").split(" | ")
         assert row.timestamps == "" and cells[COLUMNS.index("timestamps")] == "-"
+        assert row.frames == "" and cells[COLUMNS.index("frames")] == "-"
         return
     assert row.adapter is not None, f"{model_type}: no adapter claims it, yet it is not refused"
     if row.status == "untested":

@@ -156,7 +156,7 @@ class Family:
     twin: str | None
     test: str | None
     timestamps: str  # how frame times reach the processor; "" (shown "-") for a refused family
-    frames: str
+    frames: str  # the frames it expects; "" (shown "-") for a refused family
     status: str  # tested | refused | untested
     reason: str = ""  # refused, untested: why; tested: its twin's note (:attr:`Twin.note`)
 
@@ -285,7 +285,8 @@ def family(model_type: str) -> Family:
     why = refusal(model_type, adapter)
     if why is not None:
         status = "refused"
-        timestamps = ""  # no frame reaches a refused family's processor, timed or not
+        # no frame reaches a refused family's processor: neither how many nor how timed
+        timestamps = frames = ""
     elif twin is not None:
         status, why = "tested", twin.note
     else:
