@@ -12,12 +12,12 @@ from pathlib import Path
 import datasets
 import numpy as np
 import pytest
+from annotated_videos import render_videos, shortest_windows
 
 from foilkit.builders import build
 from foilkit.evaluation import evaluate
 from foilkit.report import coverage_text, run_table
 from foilkit.scorers.api import ScoreOptions
-from foilkit.synthetic.videos import SyntheticScene, write_video
 
 # benchmark, config, how many distinct videos to render
 CASES = [
@@ -28,23 +28,6 @@ CASES = [
     ("rtime", "binary", 4),
     ("contrast_sets", "verb_lm", 3),
 ]
-
-
-def _shortest_windows(rows, count: int) -> dict[str, float]:
-    """The ``count`` videos whose rows' windows end earliest -> the seconds the video must last."""
-    ends: dict[str, float] = {}
-    for path, end in zip(rows["video_path"], rows["end"], strict=True):
-        ends[path] = max(ends.get(path, 0.0), end or 0.0)
-    return dict(sorted(ends.items(), key=lambda item: item[1])[:count])
-
-
-def _render(root: Path, durations: dict[str, float], fps: int = 4) -> None:
-    for index, (relative, seconds) in enumerate(durations.items()):
-        path = root / relative
-        scene = SyntheticScene(direction=("left", "right", "up", "down")[index % 4])
-        # FFmpeg probes the content, so an mp4 stands in for other containers (.webm, .avi).
-        frames = max(12, int(fps * (seconds + 1)))
-        write_video(path.with_suffix(".mp4"), scene, num_frames=frames, fps=fps).rename(path)
 
 
 @pytest.fixture(scope="module", params=CASES, ids=[f"{name}-{config}" for name, config, _ in CASES])
@@ -63,11 +46,11 @@ def evaluated(
     durations = {
         path: seconds
         for split in text_only.values()
-        for path, seconds in _shortest_windows(split, count).items()
+        for path, seconds in shortest_windows(split, count).items()
     }
     videos = list(durations)
     root = tmp_path_factory.mktemp(f"videos-{name}")
-    _render(root, durations)
+    render_videos(root, durations)
     run_dir = tmp_path_factory.mktemp("runs") / f"{name}-{config}"
     options = ScoreOptions(
         num_workers=0, progress=False, cache_dir=str(run_dir.parent / "embeddings")
@@ -141,9 +124,9 @@ def test_vilma_with_a_video_llm_in_likelihood_mode(
     durations = {
         path: seconds
         for split in text_only.values()
-        for path, seconds in _shortest_windows(split, 2).items()
+        for path, seconds in shortest_windows(split, 2).items()
     }
-    _render(tmp_path / "videos", durations)
+    render_videos(tmp_path / "videos", durations)
     run_dir = tmp_path / "run"
     argv = [
         "evaluate",
@@ -203,7 +186,7 @@ def test_vitatecs_with_a_video_llm_in_generate_mode(
     text_only = build(
         name, config, annotations=shared_data / name, cache_dir=cache, on_missing="keep"
     )
-    _render(tmp_path / "videos", _shortest_windows(text_only["test"], 2))
+    render_videos(tmp_path / "videos", shortest_windows(text_only["test"], 2))
     run_dir = tmp_path / "run"
     argv = ["evaluate", "--benchmark", name, "--config", config, "--mode", "generate"]
     argv += ["--model", answering_model]
@@ -265,7 +248,7 @@ def test_vitatecs_generate_mode_on_a_served_model(
         cache_dir=str(tmp_path / "datasets-cache"),
         on_missing="keep",
     )
-    _render(tmp_path / "videos", _shortest_windows(text_only["test"], 2))
+    render_videos(tmp_path / "videos", shortest_windows(text_only["test"], 2))
 
     def evaluate_served(server: OpenAICompatibleServer, run_dir: Path, *more: str) -> int:
         argv = ["evaluate", "--benchmark", name, "--config", config, "--mode", "generate"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_evaluate_benchmarks import _render, _shortest_windows  # tests/e2e/, a sibling module
+from annotated_videos import render_videos, shortest_windows
 
 from foilkit.builders import build
 from foilkit.cli import main
@@ -22,9 +22,9 @@ def _render_rows(name: str, config: str, count: int, root: Path, data: Path, cac
     durations = {
         path: seconds
         for split in text_only.values()
-        for path, seconds in _shortest_windows(split, count).items()
+        for path, seconds in shortest_windows(split, count).items()
     }
-    _render(root, durations)
+    render_videos(root, durations)
 
 
 def test_two_benchmarks_one_run_folder_each_and_a_summary(

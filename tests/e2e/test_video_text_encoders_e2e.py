@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from test_evaluate_benchmarks import _render, _shortest_windows
+from annotated_videos import render_videos, shortest_windows
 
 from foilkit.builders import build
 from foilkit.evaluation import evaluate
@@ -45,9 +45,9 @@ def test_a_native_video_encoder_evaluates_end_to_end(
     durations = {
         path: seconds
         for split in text_only.values()
-        for path, seconds in _shortest_windows(split, 3).items()
+        for path, seconds in shortest_windows(split, 3).items()
     }
-    _render(tmp_path / "videos", durations)
+    render_videos(tmp_path / "videos", durations)
     run_dir = tmp_path / "run"
     result = evaluate(
         name,
