@@ -425,8 +425,9 @@ _paper(
         sampling="uniform",
         num_frames=16,
         mode="choice",
-        # --mode generate's decoding: every open model's script generates with do_sample=False
-        # and max_new_tokens=MAX_TOKENS (constant.py: 1024; GENERATION_TEMPERATURE 0.0)
+        # --mode generate's decoding: the open models' scripts (qwen.py, llava_next.py,
+        # video_llava.py, internvl.py, phi.py, video_ccam.py) generate with do_sample=False and
+        # max_new_tokens=MAX_TOKENS (constant.py: 1024; its API calls: temperature 0.0, top_p 1)
         **TOMATO_DECODING,
         reference=f"{TOMATO_REPO} src/generate_lib/construct_prompt.py (construct_prompt), "
         "src/generate_lib/utils.py (read_video: every frame decoded, linspace with both ends), "
@@ -444,9 +445,9 @@ _paper(
             "generate": "the reference generates an answer greedily (up to 1024 tokens), parses "
             "its letter by rules and falls back to gpt-4o-mini; foilkit asks the same prompt in "
             "the model's own chat template, generates greedily as the reference does (up to "
-            "1024 tokens; --temperature, --max-new-tokens override; a checkpoint's "
-            "generation_config repetition penalty, which transformers applies to the "
-            "reference's greedy answers, foilkit does not) and "
+            "1024 tokens; --temperature, --max-new-tokens override; a repetition penalty a "
+            "checkpoint's generation_config sets, which transformers applies to greedy answers "
+            "too, foilkit does not) and "
             "reads the letter by the same rules (the tomato parser); gpt-4o-mini is asked only "
             "with --judge-model (off by default: answers the rules cannot read count wrong, "
             "where TOMATO then guesses a random letter); its API and InternVideo2 scripts add "
@@ -486,7 +487,8 @@ _paper(
 #: The notes of Vinoground's video-LLM protocol, which say what both question modes do.
 VINOGROUND_LLM_NOTES = (
     "the reference generates a greedy answer (eval/llava-onevision.py: do_sample=False, up to "
-    "4096 tokens; its other models' scripts differ only in that limit) and reads its first "
+    "4096 tokens, the script of the protocol's model; its other scripts set other limits or "
+    "leave decoding to the checkpoint) and reads its first "
     "letter (--mode generate does, with the same decoding and the vinoground parser; "
     "--temperature, --max-new-tokens override); choice mode reads the option "
     "letters' probabilities instead. Both show each question in both orders (the captions; "
