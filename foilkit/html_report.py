@@ -115,8 +115,9 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
     each cyclic option order, :func:`order_probabilities`) and ``q`` (each order's question, the
     slot of the run's recorded prompt template); a generate-mode one's ``po`` holds each text's
     share of the answers in each order, ``a`` the answers (order-major) and ``ao`` their parser
-    outcomes. A pair row that asked Vinoground's video-score question adds ``vq``
-    (:func:`video_question`).
+    outcomes. A pair row (Vinoground: a foil video) adds ``fv``, its texts' scores on the foil
+    video (:func:`foil_video_scores`: with ``cs``/``fs``, the 2x2 block), and one that asked the
+    video-score question ``vq`` (:func:`video_question`).
     """
     folder = RunFolder(Path(run_dir))
     group_column = results.spec.group_column
@@ -152,6 +153,8 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
                     item["q"] = order_questions(prompt_name, [item["c"], *item["f"]])
                 if row.get("answers") is not None:  # generate mode: the answers behind them
                     item["a"], item["ao"] = row["answers"], row["answer_outcomes"]
+            if (pair := foil_video_scores(row)) is not None:
+                item["fv"] = pair
             if (asked := video_question(row)) is not None:
                 item["vq"] = asked
             if row.get("proficiency_caption_score") is not None:
@@ -183,6 +186,27 @@ def order_probabilities(row: Mapping[str, Any]) -> list[list[float | None]] | No
     for n in range(max(len(f) for f in foils)):
         texts.append([f[n] if n < len(f) else None for f in foils])
     return texts
+
+
+def foil_video_scores(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A pair row's scores on its foil video (the ``foil_video_*`` columns,
+    :mod:`foilkit.scorers.output`), the second row of its 2x2 block; ``None`` for a row with no
+    foil video or not scored.
+
+    Keys: ``cs`` the caption's score, ``fs`` the foils', ``fi`` the foil video's frame indices,
+    ``v`` its path.
+    """
+    from foilkit.scorers.output import GROUP_PREFIX
+
+    prefix = GROUP_PREFIX["foil_video"]
+    if row.get(f"{prefix}caption_score") is None:
+        return None
+    return {
+        "cs": row[f"{prefix}caption_score"],
+        "fs": row.get(f"{prefix}foil_scores") or [],
+        "fi": row.get(f"{prefix}frame_indices") or [],
+        "v": row.get(f"{prefix}path"),
+    }
 
 
 def video_question(row: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -496,6 +520,10 @@ def _browser_data(
             item["po"] = [
                 [None if p is None or math.isnan(p) else p for p in t] for t in item["po"]
             ]
+        if "fv" in item:  # a pair row's scores on its foil video, likewise
+            pair = item["fv"]
+            pair["cs"] = None if math.isnan(pair["cs"]) else pair["cs"]
+            pair["fs"] = [None if s is None or math.isnan(s) else s for s in pair["fs"]]
     return {
         "runs": [
             {

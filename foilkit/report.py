@@ -381,6 +381,9 @@ def answers_text(record: ScoringRecord) -> str:
             f"(the official {judge.get('official_model')}, {judge.get('prompt_version')}), "
             f"asked about {judge.get('asked_about')}; judged answers rated incorrect count wrong"
         )
+        cost = (judge.get("usage") or {}).get("cost")
+        if cost is not None:  # priced (--judge-price-per-1k-*-tokens)
+            judged += f"; the judge's cost: {cost:.4f} at the given prices"
     return (
         f"answers read by parser `{record.parser}`: {outcomes} (unparseable and refused answers "
         f"count wrong){judged}; {decoding.get('num_samples')} answer(s) per question and option "

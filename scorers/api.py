@@ -113,7 +113,8 @@ class ScoreOptions:
     (send vLLM's ``top_k``/``repetition_penalty``), ``max_concurrency``, ``max_retries`` and
     the prices per 1000 tokens; generate mode's LLM judge, off by default and only where the
     benchmark's official protocol has one (:mod:`foilkit.scorers.judge`): ``judge_model``
-    (turns it on), ``judge_base_url``, ``judge_api_key_env``; ``revision``, ``trust_remote_code``,
+    (turns it on), ``judge_base_url``, ``judge_api_key_env``, ``judge_price_per_1k_prompt_tokens``
+    and ``judge_price_per_1k_completion_tokens`` (its cost); ``revision``, ``trust_remote_code``,
     ``dtype`` (``auto``: the protocol's, e.g. ``paper``'s float16 where the reference ran in
     it, else bf16/fp16 on GPU, fp32 on CPU), ``device``. Models larger than one device (see
     :mod:`foilkit.scorers.placement`): ``device_map`` (``auto``, ``balanced``,
@@ -165,6 +166,8 @@ class ScoreOptions:
     judge_model: str | None = None
     judge_base_url: str | None = None
     judge_api_key_env: str = "OPENAI_API_KEY"
+    judge_price_per_1k_prompt_tokens: float | None = None
+    judge_price_per_1k_completion_tokens: float | None = None
     revision: str | None = None
     trust_remote_code: bool = False
     dtype: str = "auto"
@@ -277,6 +280,9 @@ def check_judge(options: ScoreOptions) -> None:
         return
     given = {"judge_base_url": options.judge_base_url is not None}
     given["judge_api_key_env"] = options.judge_api_key_env != "OPENAI_API_KEY"
+    for kind in ("prompt", "completion"):
+        price = f"judge_price_per_1k_{kind}_tokens"
+        given[price] = getattr(options, price) is not None
     named = [f"--{k.replace('_', '-')}" for k, v in given.items() if v]
     if named:
         raise ValueError(
@@ -297,6 +303,8 @@ def judge_settings(options: ScoreOptions) -> Any:
         api_key_env=options.judge_api_key_env,
         max_concurrency=options.max_concurrency,
         max_retries=options.max_retries,
+        price_per_1k_prompt_tokens=options.judge_price_per_1k_prompt_tokens,
+        price_per_1k_completion_tokens=options.judge_price_per_1k_completion_tokens,
     )
 
 
@@ -624,16 +632,14 @@ def _judge_identity(judge: Any) -> dict[str, Any]:
 
 def _judge_record(state: Any, adapter: Adapter, records: Sequence[dict[str, Any]]) -> Any:
     """The judge as ``run.json`` holds it (``None``: none ran): its settings, the official
-    protocol it reproduces, its usage summed over processes, and how the answers were read
-    (by the rules, by the judge, still unparseable)."""
+    protocol it reproduces, its usage summed over processes with its cost, and how the answers
+    were read (by the rules, by the judge, still unparseable)."""
     if adapter.judge is None:
         return None
     record = adapter.judge.to_record()
-    usage = {k: v for k, v in record["usage"].items() if k != "cost"}
     asked = {key: record[key] for key in ("answers_judged", "asks")}
-    usage = gather_counts(state, {**usage, **asked})
-    record.update({key: usage.pop(key) for key in asked})
-    record["usage"] = usage
+    record.update(gather_counts(state, asked))
+    record["usage"] = summed_usage(state, record)
     outcomes = answer_outcomes(records)
     record["answers"] = {
         "parsed_by_rules": outcomes["parsed"],
@@ -642,6 +648,17 @@ def _judge_record(state: Any, adapter: Adapter, records: Sequence[dict[str, Any]
         "refused": outcomes["refused"],
     }
     return record
+
+
+def summed_usage(state: Any, record: Mapping[str, Any]) -> dict[str, Any]:
+    """A served model's or the judge's ``usage`` (requests, cache hits, retries, tokens) summed
+    over processes, and its cost: the summed tokens at the prices ``record`` holds
+    (``price_per_1k_prompt_tokens``, ``price_per_1k_completion_tokens``)."""
+    from foilkit.scorers.served import token_cost
+
+    counts = gather_counts(state, {k: v for k, v in record["usage"].items() if k != "cost"})
+    prices = (record["price_per_1k_prompt_tokens"], record["price_per_1k_completion_tokens"])
+    return {**counts, "cost": token_cost(counts, *prices)}
 
 
 def _cache(
@@ -730,13 +747,8 @@ def _backend_record(state: Any, adapter: Adapter) -> dict[str, Any]:
     """Where the model ran (``run.json``'s ``backend``); a served model's usage summed over
     processes, its cost with it."""
     record = adapter.backend_record()
-    usage = record.get("usage")
-    if usage is not None:
-        counts = gather_counts(state, {k: v for k, v in usage.items() if k != "cost"})
-        cost = usage["cost"]
-        if cost is not None and state.num_processes > 1:
-            cost = gather_counts(state, {"cost": cost})["cost"]
-        record["usage"] = {**counts, "cost": cost}
+    if record.get("usage") is not None:
+        record["usage"] = summed_usage(state, record)
     if "frames_sent" in record:  # the requests of every process, by the frames' size
         shapes = ("frames", "height", "width", "timed")
         sent = {

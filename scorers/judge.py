@@ -36,8 +36,9 @@ the official one); replies are cached, so a repeated run asks nothing.
 
 Requests go through :class:`foilkit.scorers.served.ServedClient` (the served backend's client:
 ``max_concurrency`` at a time, retried with backoff, cached on disk under the key of (judge
-model, messages, parameters)). The key is read from the environment variable the settings name
-when the first request is sent, and never stored.
+model, messages, parameters); its usage and, at ``--judge-price-per-1k-prompt-tokens`` /
+``--judge-price-per-1k-completion-tokens``, its cost are recorded). The key is read from the
+environment variable the settings name when the first request is sent, and never stored.
 """
 
 from __future__ import annotations
@@ -209,13 +210,16 @@ def judge_protocol(parser: str) -> JudgeProtocol | None:
 @dataclass(frozen=True)
 class JudgeSettings:
     """A configured judge: the served model's name, the endpoint (``None``: OpenAI's), the NAME
-    of the environment variable holding its key, and the client's concurrency and retries."""
+    of the environment variable holding its key, the client's concurrency and retries, and the
+    prices of 1000 prompt and completion tokens its cost is estimated at (``None``: unpriced)."""
 
     model: str
     base_url: str | None = None
     api_key_env: str = "OPENAI_API_KEY"
     max_concurrency: int = 8
     max_retries: int = 5
+    price_per_1k_prompt_tokens: float | None = None
+    price_per_1k_completion_tokens: float | None = None
 
     def __post_init__(self) -> None:
         if not self.model or not self.model.strip():
@@ -225,6 +229,13 @@ class JudgeSettings:
                 "judge_api_key_env names the environment variable holding the judge's key, not "
                 "the key: export MY_KEY=... and pass --judge-api-key-env MY_KEY"
             )
+        for kind in ("prompt", "completion"):
+            price = getattr(self, f"price_per_1k_{kind}_tokens")
+            if price is not None and not price >= 0:
+                raise ValueError(
+                    f"the judge's price of 1000 {kind} tokens must be >= 0, got {price} "
+                    f"(--judge-price-per-1k-{kind}-tokens)"
+                )
 
 
 class Judge:
@@ -252,6 +263,8 @@ class Judge:
             sampler_params=False,
             max_concurrency=settings.max_concurrency,
             max_retries=settings.max_retries,
+            price_per_1k_prompt_tokens=settings.price_per_1k_prompt_tokens,
+            price_per_1k_completion_tokens=settings.price_per_1k_completion_tokens,
             cache_dir=cache_dir,
         )
         self.client = ServedClient(settings.model, self.server)
@@ -303,7 +316,8 @@ class Judge:
 
     def to_record(self) -> dict[str, Any]:
         """The judge as ``run.json`` holds it: the model, endpoint, the key's variable name
-        (never the key), the official protocol it reproduces, and what it was asked."""
+        (never the key), the official protocol it reproduces, what it was asked, and what that
+        spent (this process's usage; its cost at the prices recorded beside it)."""
         return {
             "model": self.settings.model,
             "base_url": self.settings.base_url,
@@ -321,6 +335,8 @@ class Judge:
             ),
             "answers_judged": self.asked,
             "asks": self.asks,
+            "price_per_1k_prompt_tokens": self.settings.price_per_1k_prompt_tokens,
+            "price_per_1k_completion_tokens": self.settings.price_per_1k_completion_tokens,
             "usage": self.client.usage(),
         }
 

@@ -54,7 +54,7 @@ import os
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -363,6 +363,18 @@ class Call:
     timestamps: tuple[float, ...] | None = None
 
 
+def token_cost(
+    usage: Mapping[str, Any], prompt_price: float | None, completion_price: float | None
+) -> float | None:
+    """The cost of ``usage``'s ``prompt_tokens`` and ``completion_tokens`` at the prices of 1000
+    of each (``--price-per-1k-prompt-tokens``, ``--judge-price-per-1k-prompt-tokens``, ...; an
+    unpriced kind counts as free); ``None`` when neither is priced: no cost is known."""
+    if prompt_price is None and completion_price is None:
+        return None
+    spent = usage["prompt_tokens"] * (prompt_price or 0.0)
+    return (spent + usage["completion_tokens"] * (completion_price or 0.0)) / 1000
+
+
 class ServedClient:
     """Sends :class:`Call` s to one served model: cached, ``max_concurrency`` at a time,
     retried; counts usage. The ``openai`` client is made at the first uncached request (a
@@ -612,17 +624,9 @@ class ServedClient:
         (``None``: no prices)."""
         with self._lock:
             counts = dict(self.counts)
-        prices = (
-            self.server.price_per_1k_prompt_tokens,
-            self.server.price_per_1k_completion_tokens,
-        )
-        cost = None
-        if any(price is not None for price in prices):
-            cost = (
-                counts["prompt_tokens"] * (prices[0] or 0.0)
-                + counts["completion_tokens"] * (prices[1] or 0.0)
-            ) / 1000
-        return {**counts, "cost": cost}
+        server = self.server
+        prices = (server.price_per_1k_prompt_tokens, server.price_per_1k_completion_tokens)
+        return {**counts, "cost": token_cost(counts, *prices)}
 
 
 class ServedVideoLLM(RequestAdapter):

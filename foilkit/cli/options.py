@@ -311,9 +311,9 @@ def add_backend(parser: Adder) -> None:
 
 
 def add_judge(parser: Adder) -> None:
-    """``--judge-model``, ``--judge-base-url``, ``--judge-api-key-env``: generate mode's LLM
-    judge, off unless ``--judge-model`` names one, asked only where the benchmark's official
-    protocol asks one (see :mod:`foilkit.scorers.judge`)."""
+    """``--judge-model``, ``--judge-base-url``, ``--judge-api-key-env`` and the judge's prices
+    per 1000 tokens: generate mode's LLM judge, off unless ``--judge-model`` names one, asked
+    only where the benchmark's official protocol asks one (see :mod:`foilkit.scorers.judge`)."""
     parser.add_argument(
         "--judge-model",
         metavar="NAME",
@@ -334,6 +334,17 @@ def add_judge(parser: Adder) -> None:
         metavar="VAR",
         help="--judge-model: the NAME of the environment variable holding the judge's API key "
         "(never written anywhere; unset, a local server gets EMPTY) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--judge-price-per-1k-prompt-tokens",
+        type=float,
+        help="--judge-model: price of 1000 of the judge's prompt tokens, for its cost in run.json",
+    )
+    parser.add_argument(
+        "--judge-price-per-1k-completion-tokens",
+        type=float,
+        help="--judge-model: price of 1000 of the judge's completion tokens, for its cost in "
+        "run.json",
     )
 
 

@@ -170,6 +170,22 @@
       return "order " + (Math.floor(k / per) + 1) + (per > 1 ? " sample " + (k % per + 1) : "") + ": " +
         JSON.stringify(text) + " (" + item.ao[k] + ")"; }).join("; "));
   }
+  function foilVideo(item) {  // a pair row (Vinoground): every text on the video and on the foil video
+    var fv = item.fv, n = item.fs.length, p = digits([item.cs, fv.cs].concat(item.fs, fv.fs));
+    var box = el("div", {"class": "foil-video"}), table = el("table", {"class": "pair-scores"});
+    var head = el("tr"), texts = ["caption"].concat(item.fs.map(function (_, k) { return "foil" + (n > 1 ? " " + (k + 1) : ""); }));
+    ["scores: text × video"].concat(texts).forEach(function (h) { head.appendChild(el("th", {}, h)); });
+    table.appendChild(head);
+    [["the video", item.cs, item.fs], ["the foil video", fv.cs, fv.fs]].forEach(function (video) {
+      var row = el("tr"); row.appendChild(el("td", {}, video[0]));
+      [video[1]].concat(video[2]).forEach(function (v) { row.appendChild(el("td", {"class": "score"}, fmt(v, p))); });
+      table.appendChild(row);
+    });
+    box.appendChild(table);
+    box.appendChild(el("div", {"class": "meta"}, "foil video" + (fv.v ? " " + fv.v : "") +
+      (fv.fi.length ? ", frames seen, in order: " + fv.fi.join(", ") : "")));
+    return box;
+  }
   function videoQuestion(item) {  // Vinoground's video-score question: which segment a text describes
     var flat = function (a) { return a.reduce(function (x, y) { return x.concat(Array.isArray(y) ? flat(y) : [y]); }, []); };
     var vq = item.vq, n = vq.s.length, p = digits(flat([vq.s, vq.o]));
@@ -221,6 +237,7 @@
     }
     if (item.po) more.appendChild(orders(item));
     if (item.a && item.po) more.appendChild(answers(item));
+    if (item.fv) more.appendChild(foilVideo(item));
     if (item.vq) more.appendChild(videoQuestion(item));
     if (item.q) more.appendChild(prompts(item, single));
     row.appendChild(more);
@@ -271,12 +288,13 @@
   function exportCsv() {
     var lines = [["run", "model", "control", "test", "id", data.groupLabel || "group", "outcome", "margin", "caption_score",
       "foil_scores", "caption", "foils", "error", "video", "frame_indices", "frame_seconds", "proficiency_caption_score",
-      "proficiency_foil_scores", "order_probabilities", "video_question_scores"].map(csvCell).join(",")];
+      "proficiency_foil_scores", "order_probabilities", "foil_video_caption_score", "foil_video_foil_scores",
+      "video_question_scores"].map(csvCell).join(",")];
     matching().forEach(function (c) { c.rows.filter(rowMatches).forEach(function (i) {
       var run = runs[i.r];
       var seconds = i.k === undefined ? null : i.fi.map(function (f) { var t = data.times[i.k + ":" + f]; return t === undefined ? null : t; });
       lines.push([run.label, run.model, run.control, i.t, i.id, i.g, i.o, i.m, i.cs, i.fs, i.c, i.f, i.e, i.v, i.fi, seconds,
-        i.pcs, i.pfs, i.po, i.vq ? i.vq.s : null].map(csvCell).join(","));
+        i.pcs, i.pfs, i.po, i.fv ? i.fv.cs : null, i.fv ? i.fv.fs : null, i.vq ? i.vq.s : null].map(csvCell).join(","));
     }); });
     var blob = new Blob([lines.join("\r\n") + "\r\n"], {type: "text/csv;charset=utf-8"});
     if (exportLink.href) URL.revokeObjectURL(exportLink.href);

@@ -46,6 +46,8 @@ def test_captioning_is_generated_then_judged_as_eval_captioning(
     with OpenAICompatibleServerAt(lambda body: replies[len(server.requests) % 2]) as server:
         judge = ["--judge-model", "gpt-3.5-turbo-1106", "--judge-base-url", server.base_url]
         judge += ["--judge-api-key-env", "CAPTION_JUDGE_KEY"]
+        judge += ["--judge-price-per-1k-prompt-tokens", "0.5"]
+        judge += ["--judge-price-per-1k-completion-tokens", "1.5"]
         out = tmp_path / "run"
         assert main([*argv, *judge, "--out", str(out)]) == 0
         sent = list(server.requests)
@@ -90,8 +92,14 @@ def test_captioning_is_generated_then_judged_as_eval_captioning(
         "refused": refused,
     }
     assert entry["run"]["score"]["answers"]["judged"] == scores.num_rows - refused
+    # its cost: the tokens it was sent and wrote at the prices given, shown in the report
+    usage = record["usage"]
+    assert usage["requests"] == len(sent) and usage["prompt_tokens"] > 0
+    cost = (usage["prompt_tokens"] * 0.5 + usage["completion_tokens"] * 1.5) / 1000
+    assert record["price_per_1k_prompt_tokens"] == 0.5 and usage["cost"] == pytest.approx(cost)
     report = (out / "report.md").read_text()
     assert f"LLM judge `gpt-3.5-turbo-1106` at {server.base_url}" in report
+    assert f"the judge's cost: {cost:.4f} at the given prices" in report
     for path in [*out.rglob("*"), *(tmp_path / "cache").rglob("*")]:
         assert not path.is_file() or KEY.encode() not in path.read_bytes()
 

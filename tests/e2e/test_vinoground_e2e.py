@@ -8,9 +8,12 @@ Hub results and the HTML report read the runs."""
 
 from __future__ import annotations
 
+import csv
 import html
+import io
 import itertools
 import json
+import re
 from collections import Counter
 from dataclasses import replace
 from pathlib import Path
@@ -295,3 +298,42 @@ def test_the_html_report_shows_the_video_question(runs, chromium):
     named = {None: "", 0: ": the video", 1: ": the foil video"}[answered["ac"][0]]
     text = json.dumps(answered["a"][0])
     assert f"caption, video first: {text} ({answered['ao'][0]}{named})" in page
+
+
+def test_the_html_report_shows_a_pairs_2x2_block(runs, chromium, tmp_path):
+    """report.html shows each pair row's scores on the video and on the foil video (its 2x2
+    block: the ``foil_video_*`` columns beside the video's), and its CSV export carries the foil
+    video's scores at full precision."""
+    result = runs["clip"][0]
+    rows = {row["id"]: row for row in _scores(result)}
+    items = run_items(result.run_dir, result.results)
+    assert len(items) == PAIRS and all(item["o"] != "error" for item in items)
+    for item in items:
+        row = rows[item["id"]]
+        assert item["fv"]["cs"] == row["foil_video_caption_score"]
+        assert item["fv"]["fs"] == row["foil_video_foil_scores"]
+        assert item["fv"]["fi"] == row["foil_video_frame_indices"]
+    # the page as a user exports it: the Blob's text read back into the DOM
+    export = """URL.createObjectURL = function (blob) { blob.text().then(function (text) {
+      document.body.setAttribute("data-test", JSON.stringify({csv: text})); }); return "blob:t"; };
+    HTMLAnchorElement.prototype.click = function () {};
+    document.getElementById("export").click();"""
+    text = (result.run_dir / "report.html").read_text(encoding="utf-8")
+    page = tmp_path / "report.html"
+    page.write_text(text.replace("</body>", f"<script>{export}</script></body>"), encoding="utf-8")
+    dom = chromium(page.as_uri(), "--dump-dom", "--virtual-time-budget=5000")
+    assert dom.returncode == 0 and 'data-ready="1"' in dom.stdout, dom.stderr[-2000:]
+    for item in items:
+        card = dom.stdout.split(f'id="item-all-{item["id"]}"')[1].split('class="item ')[0]
+        block = card.split('class="pair-scores"')[1].split("</table>")[0]
+        assert "<th>scores: text × video</th><th>caption</th><th>foil</th>" in block
+        shown = [float(v) for v in re.findall(r'<td class="score">([^<]*)</td>', block)]
+        video, foil_video = _blocks([rows[item["id"]]])[0]
+        assert shown == pytest.approx(video + foil_video, rel=1e-3)
+        assert "the foil video</td>" in block
+    written = json.loads(html.unescape(re.search(r'data-test="([^"]*)"', dom.stdout)[1]))["csv"]
+    exported = {row["id"]: row for row in csv.DictReader(io.StringIO(written))}
+    assert set(exported) == set(rows)
+    for key, row in rows.items():
+        assert float(exported[key]["foil_video_caption_score"]) == row["foil_video_caption_score"]
+        assert json.loads(exported[key]["foil_video_foil_scores"]) == row["foil_video_foil_scores"]

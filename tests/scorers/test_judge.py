@@ -230,3 +230,62 @@ def test_a_judge_is_refused_outside_generate_mode_and_without_its_key(monkeypatc
     hosted = ScoreOptions(judge_model="gpt-4o-mini", judge_api_key_env="FOILKIT_UNSET_JUDGE_KEY")
     with pytest.raises(ValueError, match=r"\$FOILKIT_UNSET_JUDGE_KEY is unset.*--judge-base-url"):
         make_judge(hosted, generate)
+
+
+def test_the_judges_cost_is_its_tokens_summed_over_processes_at_its_prices(tmp_path, monkeypatch):
+    """``--judge-price-per-1k-*-tokens``: ``run.json``'s judge records its prices, and its cost is
+    the tokens of every process (gathered as ``accelerate`` gathers them) at those prices."""
+    import accelerate.utils
+
+    from foilkit.scorers.api import ScoreOptions, _judge_record, judge_settings
+
+    options = ScoreOptions(
+        judge_model="gpt-4o-mini",
+        judge_base_url="http://h:1/v1",
+        judge_price_per_1k_prompt_tokens=0.15,
+        judge_price_per_1k_completion_tokens=0.6,
+    )
+    settings = judge_settings(options)
+    rotation = ("Clockwise", "Counter-clockwise", "Not rotating")
+    cases = [JudgeCase(f"it turns, take {n}", rotation, ("A", "B", "C"), 1) for n in range(3)]
+    with OpenAICompatibleServer(lambda body: "B") as server:
+        settings = JudgeSettings(**{**vars(settings), "base_url": server.base_url})
+        judge = Judge(settings, "tomato", str(tmp_path / "cache"))
+        judge.judge(cases)
+    usage = judge.to_record()["usage"]
+    assert usage["requests"] == 3 and usage["prompt_tokens"] > 0 and usage["completion_tokens"]
+    assert usage["cost"] == pytest.approx(
+        (usage["prompt_tokens"] * 0.15 + usage["completion_tokens"] * 0.6) / 1000
+    )
+
+    # two processes: the other one asked about 2 answers in 2 requests of other sizes
+    other = {"requests": 2, "cache_hits": 1, "retries": 0, "prompt_tokens": 1000}
+    other |= {"completion_tokens": 10, "answers_judged": 2, "asks": 2}
+    monkeypatch.setattr(accelerate.utils, "gather_object", lambda parts: [*parts, other])
+
+    class TwoProcesses:
+        num_processes = 2
+
+    class Adapter:
+        pass
+
+    Adapter.judge = judge
+    record = _judge_record(TwoProcesses(), Adapter(), [])
+    summed = record["usage"]
+    assert summed["requests"] == 5 and (record["answers_judged"], record["asks"]) == (5, 5)
+    assert summed["prompt_tokens"] == usage["prompt_tokens"] + 1000
+    assert summed["completion_tokens"] == usage["completion_tokens"] + 10
+    assert summed["cost"] == pytest.approx(
+        (summed["prompt_tokens"] * 0.15 + summed["completion_tokens"] * 0.6) / 1000
+    )
+    assert (record["price_per_1k_prompt_tokens"], record["price_per_1k_completion_tokens"]) == (
+        0.15,
+        0.6,
+    )
+    # no prices: no cost known; a price without a judge, or below 0, is refused naming its flag
+    unpriced = Judge(JudgeSettings("m", "http://h:1/v1"), "tomato", None)
+    assert unpriced.to_record()["usage"]["cost"] is None
+    with pytest.raises(ValueError, match="--judge-price-per-1k-completion-tokens configures"):
+        ScoreOptions(judge_price_per_1k_completion_tokens=0.6)
+    with pytest.raises(ValueError, match=r">= 0, got -1.0 \(--judge-price-per-1k-prompt-tokens"):
+        ScoreOptions(judge_model="m", judge_price_per_1k_prompt_tokens=-1.0)
