@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -180,9 +181,17 @@ def folder_kind(root: str | os.PathLike) -> str | None:
     return mark.get("kind") if isinstance(mark, dict) else None
 
 
+#: The temporary file of a mark being written (:func:`foilkit.files.atomic_open`'s naming).
+_MARK_BEING_WRITTEN = re.compile(rf"\.{re.escape(MARK_FILE)}\.[0-9a-f]{{12}}\.tmp")
+
+
 def holds_files(root: str | os.PathLike) -> bool:
-    """Whether the folder ``root`` holds anything besides foilkit's mark."""
-    return any(entry.name != MARK_FILE for entry in Path(root).iterdir())
+    """Whether the folder ``root`` holds anything besides foilkit's mark (or the mark being
+    written: another process of a distributed run claiming the folder)."""
+    return any(
+        entry.name != MARK_FILE and not _MARK_BEING_WRITTEN.fullmatch(entry.name)
+        for entry in Path(root).iterdir()
+    )
 
 
 def _refuse(root: Path, kind: FolderKind, why: str) -> ForeignFolderError:
@@ -211,7 +220,15 @@ def check_folder(root: str | os.PathLike, kind: FolderKind) -> bool:
     if kind.legacy is not None and kind.legacy(root):
         return True
     if holds_files(root):
-        raise _refuse(root, kind, "is not empty and was not made by foilkit")
+        # Another process of this run may have claimed the folder since its mark was read: the
+        # mark is the first entry claim_folder writes, so files listed before a mark read now
+        # are that claim's.
+        marked = folder_kind(root)
+        if marked is None:
+            raise _refuse(root, kind, "is not empty and was not made by foilkit")
+        if marked != kind.name:
+            raise _refuse(root, kind, f"holds a foilkit {marked}, not a {kind.name}")
+        return True
     return False
 
 

@@ -75,6 +75,29 @@ def test_a_new_or_empty_folder_is_claimed_and_marked(kind, tmp_path):
         assert claim_folder(root, kind) == root
 
 
+def test_a_folder_another_process_is_claiming_is_not_refused(tmp_path, monkeypatch):
+    """Under ``accelerate launch`` every process checks the folder while the main one claims
+    it: neither the mark being written nor the files written after it (read before the mark
+    landed) make it a stranger's. The same files without a mark still do."""
+    import foilkit.folders as folders
+
+    writing = tmp_path / "writing"
+    writing.mkdir()
+    (writing / f".{MARK_FILE}.0123456789ab.tmp").write_text("{")
+    assert check_folder(writing, SCORES) is False
+
+    claimed = claim_folder(tmp_path / "claimed", SCORES)
+    (claimed / "run.lock").write_text("1234")
+    reads = iter([None])  # the first read of the mark came before it was written
+    real = folders.folder_kind
+    monkeypatch.setattr(folders, "folder_kind", lambda root: next(reads, real(root)))
+    assert check_folder(claimed, SCORES) is True
+
+    (claimed / MARK_FILE).unlink()
+    with pytest.raises(ForeignFolderError, match="not made by foilkit"):
+        check_folder(claimed, SCORES)
+
+
 def test_a_file_or_another_kind_of_foilkit_folder_is_refused(tmp_path):
     afile = tmp_path / "a-file"
     afile.write_text("x")
