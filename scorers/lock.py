@@ -51,6 +51,18 @@ def _owner(path: Path) -> dict | None:
         return None
 
 
+def _create(path: Path) -> bool:
+    """Create ``path`` atomically, holding this process's pid, host and start time; ``False``
+    when it exists already (held by another process, or left by a dead one)."""
+    mine = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": now()}
+    try:
+        with open(path, "x") as handle:
+            json.dump(mine, handle)
+    except FileExistsError:
+        return False
+    return True
+
+
 @contextmanager
 def run_lock(out_dir: Path, *, resume: bool) -> Iterator[None]:
     """Hold ``out_dir``'s lock for the duration of the block.
@@ -61,34 +73,29 @@ def run_lock(out_dir: Path, *, resume: bool) -> Iterator[None]:
     """
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / LOCK_FILE
-    mine = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": now()}
     for _ in range(2):
-        try:
-            with open(path, "x") as handle:
-                json.dump(mine, handle)
+        if _create(path):
             break
-        except FileExistsError:
-            owner = _owner(path) or {}
-            other_host = owner.get("host") not in (None, mine["host"])
-            if other_host or (isinstance(owner.get("pid"), int) and _alive(owner["pid"])):
-                raise RunLockedError(
-                    f"{out_dir} is in use by another foilkit run (pid {owner.get('pid')} on "
-                    f"{owner.get('host')}, started {owner.get('started_at')}); wait for it to "
-                    f"finish or choose another output folder (if that run is gone, delete {path})"
-                ) from None
-            if not resume:
-                raise RunLockedError(
-                    f"{out_dir} holds a run that was interrupted (pid {owner.get('pid')} is gone); "
-                    "pass resume=True (--resume) to continue it, or choose another output folder"
-                ) from None
-            path.unlink(missing_ok=True)  # the dead run's lock: take over
+        owner = _owner(path) or {}
+        other_host = owner.get("host") not in (None, socket.gethostname())
+        if other_host or (isinstance(owner.get("pid"), int) and _alive(owner["pid"])):
+            raise RunLockedError(
+                f"{out_dir} is in use by another foilkit run (pid {owner.get('pid')} on "
+                f"{owner.get('host')}, started {owner.get('started_at')}); wait for it to "
+                f"finish or choose another output folder (if that run is gone, delete {path})"
+            )
+        if not resume:
+            raise RunLockedError(
+                f"{out_dir} holds a run that was interrupted (pid {owner.get('pid')} is gone); "
+                "pass resume=True (--resume) to continue it, or choose another output folder"
+            )
+        path.unlink(missing_ok=True)  # the dead run's lock: take over
     else:
         raise RunLockedError(f"could not take the lock {path}: another run took it first")
     try:
         yield
     finally:
-        if (_owner(path) or {}).get("pid") == mine["pid"]:
-            path.unlink(missing_ok=True)
+        release_claim(path)
 
 
 def take_claim(path: Path, *, max_age_s: float) -> bool:
@@ -98,16 +105,12 @@ def take_claim(path: Path, *, max_age_s: float) -> bool:
     (a holder on another host that stopped) is taken over. Used where processes share work
     through files (the served reply cache: one process sends a request, the others wait for its
     reply); release it with :func:`release_claim`."""
-    mine = {"pid": os.getpid(), "host": socket.gethostname(), "started_at": now()}
     for _ in range(2):
-        try:
-            with open(path, "x") as handle:
-                json.dump(mine, handle)
+        if _create(path):
             return True
-        except FileExistsError:
-            if claim_holder_alive(path, max_age_s=max_age_s):
-                return False
-            path.unlink(missing_ok=True)  # the gone holder's claim: take it over
+        if claim_holder_alive(path, max_age_s=max_age_s):
+            return False
+        path.unlink(missing_ok=True)  # the gone holder's claim: take it over
     return False  # another process took the stale claim over first: it stands
 
 
