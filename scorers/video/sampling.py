@@ -12,7 +12,7 @@ recorded with every result:
     one strided clip centred in the window: X-CLIP-style.
 ``fps``
     a fixed rate from the window start at the real frame rate, thinned uniformly to a cap
-    (Qwen-VL style).
+    (Qwen-VL style); never more than one position per real frame of the window.
 ``int-fps``
     VITATECS' CLIP4Clip / X-CLIP evaluation (``X-CLIP/dataloaders/rawvideo_util.py``,
     ``RawVideoExtractorDecord.video_to_tensor``; cap from ``dataloader_vitatecs.py``): the
@@ -38,6 +38,12 @@ recorded with every result:
 
 Every policy is a deterministic function of the window, the frame rate and (for
 ``random-consecutive``) the policy's seed and the view's key.
+
+``fps`` and ``int-fps`` take a count of frames that grows with the window and with the frame
+rate the container declares, which a small file can set to anything. Without ``max_frames``
+they hold to a frame budget (:data:`FRAME_BUDGET`, recorded as the policy's ``frame_budget``):
+a view that would take more frames is a row error naming the count and the fix, never an
+allocation that ends the run.
 """
 
 from __future__ import annotations
@@ -53,6 +59,13 @@ SamplerFn = Callable[["SamplingPolicy", int, int, float, "str | None"], np.ndarr
 SAMPLERS: dict[str, SamplerFn] = {}
 #: Policies whose indices depend on a seed (the others ignore it, and do not record one).
 SEEDED_POLICIES = ("random-consecutive",)
+
+#: The most frames ``fps`` and ``int-fps`` take from one view when no ``max_frames`` thins them
+#: (qwen-vl-utils' own cap, ``QWEN_VL_UTILS_FRAMES["max_frames"]``): a view past it fails with
+#: the fix (``--max-frames N``) instead of decoding thousands of frames.
+FRAME_BUDGET = 768
+#: The policies whose frame count follows the window's length and rate, not ``num_frames``.
+RATE_POLICIES = ("fps", "int-fps")
 
 # Window bounds in seconds are recovered from frame indices in float; this absorbs the rounding
 # (the same tolerance ``decoding.window_frames`` uses).
@@ -84,6 +97,10 @@ class SamplingPolicy:
             been re-encoded with FFmpeg's ``fps`` filter (ViLMA's ``bin/normalize_fps``: 30);
             ``None`` counts the video's own frames.
         seed: seed of ``random-consecutive``'s draws (0 when not given).
+        frame_budget: the most frames a view may take; more is an error of that view (a
+            ``ValueError``; ``decode_views`` returns it as the view's ``SamplingError``). The
+            rate policies without ``max_frames`` default to :data:`FRAME_BUDGET`; ``None``
+            elsewhere (their count is ``num_frames``).
     """
 
     name: str = "uniform"
@@ -93,6 +110,7 @@ class SamplingPolicy:
     max_frames: int | None = None
     normalized_fps: float | None = None
     seed: int | None = None
+    frame_budget: int | None = None
 
     def __post_init__(self) -> None:
         if self.name not in SAMPLERS:
@@ -105,6 +123,10 @@ class SamplingPolicy:
             raise ValueError(f"stride must be >= 1, got {self.stride}")
         if self.max_frames is not None and self.max_frames < 1:
             raise ValueError(f"max_frames must be >= 1, got {self.max_frames}")
+        if self.frame_budget is not None and self.frame_budget < 1:
+            raise ValueError(f"frame_budget must be >= 1, got {self.frame_budget}")
+        if self.name in RATE_POLICIES and self.max_frames is None and self.frame_budget is None:
+            object.__setattr__(self, "frame_budget", FRAME_BUDGET)  # recorded with the run
         if self.name in ("fps", "int-fps") and (self.target_fps is None or self.target_fps <= 0):
             raise ValueError(
                 f"the {self.name!r} policy needs a positive target_fps, got {self.target_fps}"
@@ -139,7 +161,15 @@ class SamplingPolicy:
         """
         if last < first:
             raise ValueError(f"empty frame range [{first}, {last}]")
-        return SAMPLERS[self.name](self, first, last, fps, key).astype(np.int64)
+        indices = SAMPLERS[self.name](self, first, last, fps, key).astype(np.int64)
+        if self.frame_budget is not None and len(indices) > self.frame_budget:
+            raise ValueError(
+                f"the {self.name!r} policy would take {len(indices):,} frames of this window "
+                f"({last - first + 1:,} frames at {fps:g} fps), over the budget of "
+                f"{self.frame_budget:,} frames a view: pass --max-frames N to thin a longer "
+                "view to N frames (max_frames= in Python), or a lower --target-fps"
+            )
+        return indices
 
     def to_record(self) -> dict:
         """A JSON-serialisable description, stored with every result."""
@@ -178,8 +208,12 @@ def _consecutive(
 def _fixed_rate(
     policy: SamplingPolicy, first: int, last: int, fps: float, key: str | None
 ) -> np.ndarray:
-    # Frames at target_fps from the window start (Qwen-VL style), thinned uniformly to the cap.
-    step = fps / policy.target_fps
+    """Frames at ``target_fps`` from the window start (Qwen-VL style), thinned uniformly to
+    ``max_frames``. Positions are real frames, each taken at most once: where ``target_fps``
+    exceeds the video's rate (or a container declares a rate far below its frames', placing a
+    few frames hours apart) the window's every frame is taken once, rather than frames repeated
+    along the declared timeline (a 3 KB file would otherwise ask for millions)."""
+    step = max(1.0, fps / policy.target_fps)
     positions = np.floor(np.arange(first, last + 1, step)).astype(np.int64)
     return _thin(positions, policy.max_frames)
 
