@@ -17,6 +17,7 @@ from __future__ import annotations
 import io
 import logging
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -147,6 +148,8 @@ def decode_size(width: int, height: int, max_pixels: int) -> tuple[int, int]:
 
 
 class _TorchcodecVideo:
+    #: the decoder's name in messages (``--decoder``)
+    decoder = "torchcodec"
     #: where frames are decoded and left: FFmpeg on the CPU, or NVDEC on the GPU (frames stay
     #: on the device into the model's processor, no host round trip)
     device = "cpu"
@@ -204,8 +207,12 @@ class _TorchcodecVideo:
                 transforms=None if size is None else [Resize((size[1], size[0]))],
             )
         except (RuntimeError, ValueError) as error:
-            # a readable container without frames raises EmptyVideoError here
-            shown = _PyAVVideo(view, max_pixels).metadata
+            try:  # a readable container without frames raises EmptyVideoError here
+                shown = _PyAVVideo(view, max_pixels).metadata
+            except errors.CorruptVideoError:  # unreadable to FFmpeg: say what this decoder said
+                raise errors.CorruptVideoError(
+                    view.name, f"{self.decoder} cannot open it: {_reason(error)}"
+                ) from error
             if not self.reduces and shown.width * shown.height > max_pixels:
                 # NVDEC refuses sizes beyond its limits: a fault of this file, not of the GPU
                 raise self._too_large(view, shown.width, shown.height, max_pixels) from error
@@ -215,7 +222,7 @@ class _TorchcodecVideo:
                     "rerun with --decoder torchcodec to decode on the CPU"
                 ) from error
             raise errors.CorruptVideoError(
-                view.name, f"torchcodec cannot open it: {error}"
+                view.name, f"{self.decoder} cannot open it: {_reason(error)}"
             ) from error
 
     def get_frames(self, indices: np.ndarray) -> tuple[torch.Tensor, np.ndarray]:
@@ -223,15 +230,27 @@ class _TorchcodecVideo:
             batch = self._decoder.get_frames_at(indices=[int(i) for i in indices])
         except (RuntimeError, ValueError, IndexError) as error:
             raise errors.CorruptVideoError(
-                self._name, f"decoding frames {indices.tolist()} failed: {error}"
+                self._name,
+                f"{self.decoder} failed decoding frames {indices.tolist()}: {_reason(error)}",
             ) from error
         return batch.data, batch.pts_seconds.double().numpy()
+
+
+def _reason(error: Exception) -> str:
+    """torchcodec's error without the C++ location it starts with (``SingleStreamDecoder,
+    /path/SingleStreamDecoder.cpp:41, Could not open input file ...``): what FFmpeg said."""
+    return _CPP_LOCATION.sub("", str(error), count=1)
+
+
+#: ``Class, /path/file.cpp:123, `` at the start of a torchcodec error
+_CPP_LOCATION = re.compile(r"^\w+, \S+\.(?:cpp|h):\d+, ")
 
 
 class _TorchcodecCudaVideo(_TorchcodecVideo):
     """torchcodec with NVDEC: frames decoded on the GPU stay there (see ``resolve_decoder``).
     It cannot resize while decoding: a file with frames over the pixel budget is refused."""
 
+    decoder = "torchcodec-cuda"
     device = "cuda"
     reduces = False
 
@@ -349,10 +368,12 @@ class _PyAVVideo:
                     if position >= indices[-1]:
                         break
         except av.FFmpegError as error:
-            raise errors.CorruptVideoError(self._name, f"decoding failed: {error}") from error
+            raise errors.CorruptVideoError(
+                self._name, f"PyAV failed decoding it: {error}"
+            ) from error
         if len(frames) != len(wanted):
             raise errors.CorruptVideoError(
-                self._name, f"decoded {len(frames)} of {len(wanted)} requested frames"
+                self._name, f"PyAV decoded {len(frames)} of {len(wanted)} requested frames"
             )
         return torch.stack(frames), np.asarray(times, dtype=np.float64)
 

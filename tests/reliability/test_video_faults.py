@@ -130,6 +130,37 @@ def test_a_fault_of_the_file_fails_every_view(tmp_path, decoder, make, error, me
     assert caught.value.source == path
 
 
+#: each decoder's name as its messages give it
+DECODER_NAMES = {"torchcodec": "torchcodec", "torchcodec-cuda": "torchcodec-cuda", "pyav": "PyAV"}
+
+
+@pytest.mark.parametrize("decoder", DECODERS)
+def test_a_corrupt_file_s_message_names_the_decoder_that_ran(tmp_path, decoder, scoring_dataset):
+    """Issue 40, section 2: under torchcodec the message said "PyAV cannot open it" (the PyAV
+    probe that tells an empty container from a corrupt one spoke for it)."""
+    from foilkit.synthetic.models import tiny_model_path
+
+    path = str(write_corrupt_video(tmp_path / "corrupt.mp4"))
+    named = DECODER_NAMES[decoder]
+    with pytest.raises(CorruptVideoError) as caught:
+        decode_view(VideoView(path), EVERY_FRAME, decoder)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: {named} cannot open it: "), message
+    assert "Invalid data found when processing input" in message
+    assert ("torchcodec" if decoder == "pyav" else "PyAV") not in message, message
+    assert ".cpp:" not in message  # torchcodec's C++ source location is left out
+    rows = [{"id": "bad", "video": path, "caption": "a square moves right"}]
+    scores = foilkit.score(
+        str(tiny_model_path("clip")),
+        scoring_dataset(rows),
+        decoder=decoder,
+        num_workers=0,
+        progress=False,
+        use_cache=False,
+    )
+    assert scores["error"] == [message]
+
+
 def _rows(video: str, windows: list[tuple[float | None, float | None]], prefix: str) -> list[dict]:
     return [
         {
