@@ -146,22 +146,24 @@ def prepare(builder: FoilkitBuilder) -> datasets.DatasetDict:
     """Prepare ``builder`` and return its splits.
 
     The prepared dataset is rebuilt on every call (annotation downloads are reused), so videos
-    added to the video root since the last call are found. An annotation error, missing videos
-    or a video path outside the root are raised as themselves, not wrapped in ``datasets``'
-    generic ``DatasetGenerationError``; so is a video root that does not exist or is one level
-    off (:class:`foilkit.video_paths.VideoRootError`).
+    added to the video root since the last call are found. An annotation error, an id repeated
+    in a split, missing videos or a video path outside the root are raised as themselves, not
+    wrapped in ``datasets``' generic ``DatasetGenerationError``; so is a video root that does
+    not exist or is one level off (:class:`foilkit.video_paths.VideoRootError`).
     """
     import datasets
 
     from foilkit.builders.annotations import AnnotationError
+    from foilkit.builders.base import DuplicateIdError
     from foilkit.builders.videos import MissingVideosError, VideoPathError
     from foilkit.video_paths import VideoRootError
 
+    ours = (AnnotationError, DuplicateIdError, MissingVideosError, VideoPathError, VideoRootError)
     try:
         builder.download_and_prepare(download_mode=datasets.DownloadMode.REUSE_CACHE_IF_EXISTS)
     except datasets.exceptions.DatasetGenerationError as error:
         cause = error.__cause__
-        if isinstance(cause, (AnnotationError, MissingVideosError, VideoPathError, VideoRootError)):
+        if isinstance(cause, ours):
             raise cause.with_traceback(cause.__traceback__) from None
         raise
     return builder.as_dataset()

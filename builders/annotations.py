@@ -21,6 +21,7 @@ import fnmatch
 import io
 import json
 import os
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
@@ -36,7 +37,8 @@ class AnnotationError(ValueError):
     """An annotation file is not what its builder expects; the message names file, row, field."""
 
     def __init__(self, file: str | os.PathLike, row: int | str | None, message: str) -> None:
-        where = f"{file}" if row is None else f"{file}, row {row}"
+        shown = repr(row) if isinstance(row, str) and not row.isprintable() else row  # a NUL
+        where = f"{file}" if row is None else f"{file}, row {shown}"
         super().__init__(f"{where}: {message}")
         self.file, self.row = str(file), row
 
@@ -244,16 +246,24 @@ def numbered_jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
 
 
 def read_keyed_json(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
-    """``(example id, object)`` for a JSON file holding one object keyed by example id."""
+    """``(example id, object)`` for a JSON file holding one object keyed by example id.
+
+    A key repeated in an object (an example id twice, an entry's field twice) is an error naming
+    it and, for an example id, the lines of both copies: ``json`` would keep the last copy and
+    drop the other's content without a word.
+    """
     content = _decoded(path, rows_are_lines=False)
     if not content.strip():
         raise AnnotationError(path, None, "the file is empty: expected a JSON object")
+    repeated: list[str] = []
     try:
-        data = json.loads(content)
+        data = json.loads(content, object_pairs_hook=_noting_repeats(repeated))
     except json.JSONDecodeError as error:
         raise AnnotationError(
             path, f"line {error.lineno}", f"malformed JSON ({error.msg})"
         ) from None
+    if repeated and isinstance(data, dict):
+        raise _repeated_key_error(path, content)
     if not isinstance(data, dict):
         raise AnnotationError(
             path, None, f"expected a JSON object keyed by example id, got {type(data).__name__}"
@@ -264,6 +274,66 @@ def read_keyed_json(path: Path) -> Iterator[tuple[str, dict[str, Any]]]:
         if not isinstance(record, dict):
             raise AnnotationError(path, key, f"expected a JSON object, got {type(record).__name__}")
         yield key, record
+
+
+def _noting_repeats(repeated: list[str]) -> Any:
+    """An ``object_pairs_hook`` building plain dicts that appends to ``repeated`` each key an
+    object holds twice."""
+
+    def build(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        built: dict[str, Any] = {}
+        for key, value in pairs:
+            if key in built:
+                repeated.append(key)
+            built[key] = value
+        return built
+
+    return build
+
+
+def _repeated_key_error(path: Path, content: str) -> AnnotationError:
+    """The error for a keyed JSON object with a key repeated somewhere (``content`` parses):
+    an example id repeated names the lines of its copies; else the entry holding a field twice."""
+    entries = list(_top_level_entries(content))
+    lines: dict[str, list[int]] = {}
+    for key, start, _, _ in entries:
+        lines.setdefault(key, []).append(content.count("\n", 0, start) + 1)
+    for key, where in lines.items():
+        if len(where) > 1:
+            shown = ", ".join(map(str, where[:-1])) + f" and {where[-1]}"
+            return AnnotationError(
+                path,
+                key,
+                f"the example id appears {len(where)} times (lines {shown}): JSON keeps only the "
+                "last copy and drops the others' content; merge them into one entry or remove "
+                "the copies",
+            )
+    for key, _, value_start, value_end in entries:
+        repeated: list[str] = []
+        json.loads(content[value_start:value_end], object_pairs_hook=_noting_repeats(repeated))
+        if repeated:
+            return AnnotationError(
+                path,
+                key,
+                f"the entry holds the key {repeated[0]!r} twice: JSON keeps only the last copy "
+                "and drops the other's content; merge them or remove one",
+            )
+    raise AssertionError("a repeated key was noted but not found")  # parsing is deterministic
+
+
+def _top_level_entries(content: str) -> Iterator[tuple[str, int, int, int]]:
+    """``(key, key offset, value offset, value end)`` of each entry of the JSON object
+    ``content`` (which parses), in file order, repeated keys included."""
+    decoder, space = json.JSONDecoder(), re.compile(r"\s*")
+    index = space.match(content, content.index("{") + 1).end()
+    while content[index] != "}":
+        key, after = json.decoder.scanstring(content, index + 1)
+        value_start = space.match(content, space.match(content, after).end() + 1).end()
+        _, value_end = decoder.raw_decode(content, value_start)
+        yield key, index, value_start, value_end
+        index = space.match(content, value_end).end()
+        if content[index] == ",":
+            index = space.match(content, index + 1).end()
 
 
 def read_tsv(path: Path, columns: Sequence[str]) -> Iterator[tuple[int, dict[str, str]]]:
@@ -355,11 +425,18 @@ def texts(values: Any, *, file: str | os.PathLike, row: int | str, field: str) -
 
 
 def relative_path(value: str, *, file: str | os.PathLike, row: int | str, field: str) -> str:
-    """``value`` as (part of) a video's path under the video root: relative, with no ``..``.
+    """``value`` as (part of) a video's path under the video root: relative, with no ``..``
+    and no NUL byte (which no file name holds: ``os.path`` would fail the whole build on it).
 
     A name that climbs out of the root would make a build read, and ``--embed-videos`` copy
     into the export, a file the user never handed over.
     """
+    if "\x00" in value:
+        raise AnnotationError(
+            file,
+            row,
+            f"field {field!r} is {value!r}: a NUL byte (\\x00) cannot be in a file name",
+        )
     path = PurePosixPath(value.replace("\\", "/"))
     if not value or path.is_absolute() or PureWindowsPath(value).drive or ".." in path.parts:
         raise AnnotationError(

@@ -49,6 +49,11 @@ class FoilkitConfig(datasets.BuilderConfig):
         check_policy(self.on_missing)
 
 
+class DuplicateIdError(ValueError):
+    """Two rows of a split share an id (a key or id repeated in an annotation file); raised as
+    itself by :func:`foilkit.builders.prepare`, not wrapped in ``DatasetGenerationError``."""
+
+
 class FoilkitBuilder(datasets.GeneratorBasedBuilder):
     """A benchmark as a ``datasets`` builder with a ``Video`` column (see module docstring)."""
 
@@ -131,9 +136,10 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
         seen: dict[str, int] = {}
         for index, row in enumerate(rows):
             if row["id"] in seen:
-                raise ValueError(
+                raise DuplicateIdError(
                     f"split {split!r}: id {row['id']!r} of row {index} repeats row "
-                    f"{seen[row['id']]}"
+                    f"{seen[row['id']]} (rows counted from 0 in the order the annotation files "
+                    "give them): an id names one row; remove or rename one of them"
                 )
             seen[row["id"]] = index
         pairs = "foil_video" in self.FEATURES  # the pair shape: each row has two videos

@@ -127,8 +127,18 @@ class TemporalBench(FoilkitBuilder):
         ]
 
     def _rows(self, path: Path) -> Iterator[dict[str, Any]]:
+        first_row: dict[str, int] = {}  # idx -> the row that has it
         for row, record in _questions(path):
-            yield question_row(record, file=path, row=row)
+            question = question_row(record, file=path, row=row)
+            first = first_row.setdefault(question["id"], row)
+            if first != row:
+                raise AnnotationError(
+                    path,
+                    row,
+                    f"field 'idx' is {question['id']!r}, as in row {first}: an idx names one "
+                    "question (the row's id); remove or rename one of them",
+                )
+            yield question
 
     @classmethod
     def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:

@@ -102,8 +102,14 @@ def resolve_video_path(video: str | os.PathLike, roots: Sequence[Path] | None) -
 
     Whether a file outside the roots exists is never looked at: the error reads the same either
     way. A relative path found under no root is its place under the first root (decoding then
-    says it is missing).
+    says it is missing). A path holding a NUL byte names no file anywhere: refused as well
+    (``os.path`` would raise "embedded null byte" for the whole run).
     """
+    if "\x00" in os.fsdecode(video):
+        raise VideoPathError(
+            f"{os.fsdecode(video)!r} holds a NUL byte (\\x00), which no file name can: fix the "
+            "row's path"
+        )
     path = Path(os.fspath(video))
     if roots is None:
         return path
