@@ -141,7 +141,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--target-fps", type=float, help="rate of 'fps' / 'int-fps' / 'qwen-vl-utils' sampling"
     )
     frames.add_argument(
-        "--max-frames", type=int, help="cap of 'fps' / 'int-fps' / 'qwen-vl-utils' sampling"
+        "--max-frames",
+        type=int,
+        help="cap of 'fps' / 'int-fps' / 'qwen-vl-utils' sampling: longer views are thinned to it "
+        "(without it, 'fps' and 'int-fps' fail a view of more than 768 frames)",
     )
     frames.add_argument(
         "--normalized-fps",

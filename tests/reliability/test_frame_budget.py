@@ -107,6 +107,16 @@ def test_rate_policies_record_a_default_frame_budget():
     assert "frame_budget" not in SamplingPolicy("uniform", 8).to_record()
 
 
+@pytest.mark.parametrize("command", ["score", "evaluate"])
+def test_the_max_frames_help_states_the_budget(command):
+    from foilkit.cli import command_parser
+
+    _, parser = command_parser(command)
+    assert f"fail a view of more than {FRAME_BUDGET} frames" in " ".join(
+        parser.format_help().split()
+    )
+
+
 def test_frame_budget_below_one_is_refused():
     with pytest.raises(ValueError, match="frame_budget must be >= 1, got 0"):
         SamplingPolicy("fps", target_fps=1, frame_budget=0)
