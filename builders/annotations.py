@@ -318,7 +318,7 @@ def _repeated_key_error(path: Path, content: str) -> AnnotationError:
                 f"the entry holds the key {repeated[0]!r} twice: JSON keeps only the last copy "
                 "and drops the other's content; merge them or remove one",
             )
-    raise AssertionError("a repeated key was noted but not found")  # parsing is deterministic
+    return AnnotationError(path, None, "a JSON object holds a key twice: JSON keeps only the last")
 
 
 def _top_level_entries(content: str) -> Iterator[tuple[str, int, int, int]]:
