@@ -678,7 +678,7 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
             + "".join(
                 f"<td>{html.escape(cell)}</td>"
                 for cell in (
-                    e["rank"],
+                    e["rank"] or "—",
                     e["model"],
                     _percent(e["value"], e["ci_low"], e["ci_high"]),
                     e["n"],
@@ -713,7 +713,8 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
             "Values in percent with 95% bootstrap CIs. vs next: this model minus the next one "
             "down on the same items (paired bootstrap) and the exact McNemar p-value. coverage: "
             "rows scored / rows in the task; a run below the minimum is marked incomplete and "
-            "ranked below every complete run."
+            "listed below every complete run, unranked (—). A model is ranked once: its other "
+            "runs are listed unranked, their notes naming the run it is ranked from."
         )
     ]
     page = render_page(
@@ -755,10 +756,16 @@ def _wide_html(path: Path) -> list[str]:
 
 
 def _notes(entry: Mapping[str, str]) -> str:
-    """A leaderboard row's control and override (CSVs from before them have neither)."""
+    """A leaderboard row's control, override and the run its model is ranked from instead
+    (CSVs from before them have none)."""
     parts = [
         f"control: {entry['control']}" if entry.get("control") else "",
         f"override: {entry['overrides']}" if entry.get("overrides") else "",
+        (
+            f"same model ranked from {entry['same_model_ranked_from']}"
+            if entry.get("same_model_ranked_from")
+            else ""
+        ),
     ]
     return "; ".join(part for part in parts if part)
 

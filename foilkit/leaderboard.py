@@ -14,9 +14,23 @@ never ranked against models on the paper's task. A run whose scoring protocol th
 overrode (``--frames 16`` where the protocol says 8) is marked and ranked below every run that
 follows the protocol, as an incomplete run is ranked below complete ones.
 
-Writes, per benchmark, the wide table first: a row per run, a column per paper task and their
-``mean``, ranked by the mean; runs under controls, overridden or incomplete runs are marked and
-left out of that ranking (:func:`wide_tables`). Then one ranked table per task. Files:
+Run folders are found at any depth below the folders named (:func:`foilkit.run.find_runs`); a
+folder named that holds none, a ``results.json`` this version cannot read and a run with no
+leaderboard task value are skipped, each named with why (:func:`gather_runs`). Every row says
+which run it is (its folder, or ``hub:<dataset>``). The same model (its label, under the same
+control) in several runs is ranked once, from one of them: the run that follows the protocol
+and is complete, then the one with more of the benchmark's tasks, then more rows scored, then
+the one that finished last, then the one named first; the other runs stay in the tables,
+unranked, their notes naming the run ranked instead (never "1" and "2" for one model, with a
+paired test of a model against itself).
+
+Writes, per benchmark, the wide table first: a row per run, its folder, a column per task of
+the paper in the benchmark's order, then ONE aggregate column, then the notes: the benchmark's
+own summary task where it has one (VITATECS' and ViLMA's ``average``, TOMATO's ``overall``),
+else ``mean``, the mean of its tasks (a task that only breaks another down by aspect, as
+TempCompass' ``multi_choice_action``, left out); ranked by that column. Runs under controls,
+overridden, incomplete or repeated runs are marked and left out of that ranking
+(:func:`wide_tables`). Then one ranked table per task. Files:
 ``leaderboard.md``, ``leaderboard.csv`` (one row per model and task), ``leaderboard_wide.csv``,
 ``leaderboard.tex`` (the wide tables, booktabs), ``leaderboard.html`` and ``leaderboard.png``
 (per task, each model's value with its 95% CI).
@@ -35,7 +49,7 @@ from typing import Any
 from foilkit.folders import LEADERBOARD, claim_folder
 from foilkit.html_report import write_leaderboard_html
 from foilkit.markdown import markdown_text, p_statement
-from foilkit.run import DEFAULT_MIN_COVERAGE, RunResults
+from foilkit.run import DEFAULT_MIN_COVERAGE, RESULTS_FILE, RunResults, find_runs
 
 CSV_COLUMNS = (
     "benchmark",
@@ -51,6 +65,7 @@ CSV_COLUMNS = (
     "complete",
     "control",
     "overrides",
+    "same_model_ranked_from",
     "p_value_vs_next",
     "difference_vs_next",
     "source",
@@ -84,12 +99,22 @@ class Entry:
     control: str | None = None
     #: the protocol settings the user overrode, in words (``frames 8 -> 16``; empty: none)
     overrides: str = ""
+    #: when the run finished (ISO time; empty: not recorded, or a Hub entry)
+    finished: str = ""
+    #: the run the same model is ranked from instead of this one (``None``: this one; set by
+    #: :func:`rank`)
+    repeat_of: str | None = None
+
+    @property
+    def rankable(self) -> bool:
+        """Whether the entry takes a rank in its task's table: complete, no override, not a
+        repeat of a model ranked from another run."""
+        return self.complete and not self.overrides and self.repeat_of is None
 
     @property
     def ranked(self) -> bool:
-        """Whether the entry ranks among the paper's results: complete, no control, no
-        override."""
-        return self.complete and self.control is None and not self.overrides
+        """Whether the entry ranks among the paper's results: rankable, no control."""
+        return self.rankable and self.control is None
 
     @property
     def notes(self) -> str:
@@ -100,6 +125,7 @@ class Entry:
                 f"control: {self.control}" if self.control else "",
                 f"override: {self.overrides}" if self.overrides else "",
                 "" if self.complete else "incomplete",
+                f"same model ranked from {self.repeat_of}" if self.repeat_of else "",
             )
             if note
         )
@@ -112,14 +138,55 @@ class Entry:
         return f"{self.scored} / {self.rows}" + ("" if self.complete else " (incomplete)")
 
 
-def local_entries(run_dirs: Sequence[str | os.PathLike]) -> list[Entry]:
-    """Every leaderboard task value of every run folder."""
+@dataclass(frozen=True)
+class Skipped:
+    """A folder the leaderboard left out, and why (one line)."""
+
+    folder: Path
+    why: str
+
+    def __str__(self) -> str:
+        return f"{self.folder}: {self.why}"
+
+
+def gather_runs(paths: Sequence[str | os.PathLike]) -> tuple[list[Path], list[Skipped]]:
+    """The run folders named or below a folder named, at any depth (:func:`find_runs`), and the
+    folders named that are missing or hold no run folder (a ``results.json``), each with why."""
+    runs: list[Path] = []
+    skipped: list[Skipped] = []
+    for path in paths:
+        found = find_runs([path])
+        if not Path(path).exists():
+            skipped.append(Skipped(Path(path), "no such folder"))
+        elif not found:
+            skipped.append(
+                Skipped(Path(path), f"holds no run folder (a folder with {RESULTS_FILE})")
+            )
+        runs += [run.root for run in found if run.root not in runs]
+    return runs, skipped
+
+
+def local_entries(
+    run_dirs: Sequence[str | os.PathLike], skipped: list[Skipped] | None = None
+) -> list[Entry]:
+    """Every leaderboard task value of every run folder. With ``skipped``, a run folder whose
+    ``results.json`` this version cannot read, or that holds no leaderboard task value, is
+    added to it with why instead of failing (without, the unreadable one raises)."""
     from foilkit.hub_results import task_values
 
     entries = []
     for run_dir in run_dirs:
-        results = RunResults.load(run_dir)
-        for value in task_values(results):
+        try:
+            results = RunResults.load(run_dir)
+        except ValueError as error:
+            if skipped is None:
+                raise
+            skipped.append(Skipped(Path(run_dir), str(error)))
+            continue
+        values = task_values(results)
+        if not values and skipped is not None:
+            skipped.append(Skipped(Path(run_dir), _no_task_value(results)))
+        for value in values:
             key = None
             if not value.task.mean_of:
                 key = next(
@@ -143,9 +210,23 @@ def local_entries(run_dirs: Sequence[str | os.PathLike]) -> list[Entry]:
                     rows=rows,
                     control=results.control,
                     overrides=_overrides(results),
+                    finished=results.invocation.finished_at if results.invocation else "",
                 )
             )
     return entries
+
+
+def _no_task_value(results: RunResults) -> str:
+    """Why a run gives no leaderboard task value, in words."""
+    from foilkit.builders.hub import hub_tasks
+
+    tasks = hub_tasks(results.benchmark, results.control)
+    if not tasks:
+        return f"benchmark {results.benchmark!r} defines no leaderboard task"
+    return (
+        f"its configs ({', '.join(results.configs)}) give none of {results.benchmark}'s "
+        f"leaderboard tasks ({', '.join(task.id for task in tasks)})"
+    )
 
 
 def _overrides(results: RunResults) -> str:
@@ -215,17 +296,50 @@ def rank(
         if entry.rows is not None:
             entry.complete = entry.scored > 0 and entry.scored >= min_coverage * entry.rows
         tables.setdefault((entry.benchmark, entry.task), []).append(entry)
+    mark_repeats(entries)
     comparisons: dict[tuple[Path, Path], Mapping[str, Any] | None] = {}
     for rows in tables.values():
-        rows.sort(key=lambda e: (not e.complete, bool(e.overrides), -e.value))
-        for position, entry in enumerate(rows, start=1):
-            entry.rank = position
+        rows.sort(
+            key=lambda e: (not e.complete, bool(e.overrides), e.repeat_of is not None, -e.value)
+        )
+        position = 0
+        for entry in rows:
+            position += entry.rankable
+            entry.rank = position if entry.rankable else 0
         for upper, lower in itertools.pairwise(rows):
             test = _paired(upper, lower, comparisons, n_resamples)
             if test is not None:
                 upper.p_value_vs_next = test["p_value"]
                 upper.difference_vs_next = test["difference"]
     return tables
+
+
+def mark_repeats(entries: Sequence[Entry]) -> None:
+    """Rank each model once per benchmark and control: where several runs (sources) hold the
+    same model label, every entry of all but one gets :attr:`Entry.repeat_of`, the run kept
+    (:func:`_preference`; the module docstring says the order)."""
+    runs: dict[tuple[str, str, str | None], dict[str, list[Entry]]] = {}
+    for entry in entries:
+        same = runs.setdefault((entry.benchmark, entry.model, entry.control), {})
+        same.setdefault(entry.source, []).append(entry)
+    for same in runs.values():
+        if len(same) < 2:
+            continue
+        kept = max(same, key=lambda source: _preference(same[source]))  # the first of equals
+        for source, run in same.items():
+            for entry in run:
+                entry.repeat_of = None if source == kept else kept
+
+
+def _preference(run: Sequence[Entry]) -> tuple[bool, int, int, str]:
+    """How a run of a model is preferred to another run of it: protocol followed and complete,
+    more tasks, more rows scored, finished later."""
+    return (
+        all(e.complete and not e.overrides for e in run),
+        len(run),
+        sum(e.scored or 0 for e in run),
+        max(e.finished for e in run),
+    )
 
 
 def _paired(
@@ -265,8 +379,11 @@ def _paired(
     return None
 
 
-def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
-    """One ranked table per benchmark task."""
+def markdown(
+    tables: Mapping[tuple[str, str], Sequence[Entry]], skipped: Sequence[Skipped] = ()
+) -> str:
+    """The models × tasks table per benchmark, then one ranked table per benchmark task;
+    ``skipped``: the folders left out, named with why."""
     lines = [
         "# foilkit leaderboard",
         "",
@@ -274,20 +391,33 @@ def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
             "Values in percent with 95% bootstrap CIs. *vs next*: this model minus the next one "
             "down on the same items (paired bootstrap) and the exact McNemar p-value. *coverage*: "
             "rows scored / rows in the task; a run below the minimum is marked incomplete and "
-            "ranked below every complete run. *notes*: a run under a temporal control (its own "
-            "tasks, never the paper's) or with a protocol override (ranked below the runs that "
-            "follow the protocol)."
+            "listed below every complete run, unranked (—). *run*/*source*: the run folder (or "
+            "Hub dataset) a row comes from. *notes*: a run under a temporal control (its own "
+            "tasks, never the paper's), with a protocol override (listed below the runs that "
+            "follow the protocol), or of a model ranked from another run (a model is ranked "
+            "once: from its complete run following the protocol with the most tasks, then rows "
+            "scored, then the latest)."
         ),
         "",
     ]
+    if skipped:
+        lines += [
+            "Skipped: " + "; ".join(markdown_text(str(entry)) for entry in skipped) + ".",
+            "",
+        ]
     for wide in wide_tables(tables):
+        what = (
+            f"*{markdown_text(wide.aggregate)}*, the benchmark's own summary task"
+            if wide.aggregate != MEAN
+            else "*mean*, the mean of the tasks (a per-aspect breakdown of another task left out)"
+        )
         lines += [
             f"## {markdown_text(wide.benchmark)}: models × tasks",
             "",
             (
-                "Ranked by *mean* (of the paper's tasks); runs under a temporal control, with a "
-                "protocol override or incomplete are listed after, unranked, their notes saying "
-                "why. Values in percent."
+                f"Ranked by {what}; runs under a temporal control, with a protocol override, "
+                "incomplete or repeating a model ranked from another run are listed after, "
+                "unranked, their notes saying why. Values in percent."
             ),
             "",
             "| " + " | ".join(markdown_text(c) for c in wide.header) + " |",
@@ -313,7 +443,7 @@ def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
                 else f"{e.difference_vs_next:+.1f}, {p_statement(e.p_value_vs_next)}"
             )
             lines.append(
-                f"| {e.rank} | {markdown_text(e.model)} | {e.value:.2f}{ci} | {e.n or ''} "
+                f"| {e.rank or '—'} | {markdown_text(e.model)} | {e.value:.2f}{ci} | {e.n or ''} "
                 f"| {e.coverage} | {test} | {markdown_text(e.notes)} | {markdown_text(e.source)} |"
             )
         lines.append("")
@@ -322,20 +452,55 @@ def markdown(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> str:
 
 @dataclass
 class WideTable:
-    """One benchmark's models × tasks table, as text cells (every export renders it)."""
+    """One benchmark's models × tasks table, as text cells (every export renders it):
+    ``rank``, ``model``, ``run``, the ``tasks``, the ``aggregate`` column, ``notes``."""
 
     benchmark: str
     header: list[str]
     rows: list[list[str]]
     numeric: frozenset[str]
+    tasks: list[str]
+    aggregate: str
+
+
+#: Task ids that summarise a benchmark's other tasks (the paper's ``Avg.``/overall number): the
+#: wide table's aggregate column where the benchmark has one, as a task that is a mean of others.
+SUMMARY_TASKS = ("average", "overall")
+#: The wide table's aggregate column for a benchmark without a summary task.
+MEAN = "mean"
+
+
+def aggregate_task(benchmark: str) -> str | None:
+    """The benchmark's own summary task (``average``, ``overall``, a mean of other tasks), or
+    ``None`` (the wide table then computes :data:`MEAN`)."""
+    from foilkit.builders.hub import hub_tasks
+
+    return next(
+        (task.id for task in hub_tasks(benchmark) if task.mean_of or task.id in SUMMARY_TASKS),
+        None,
+    )
+
+
+def breakdowns(benchmark: str) -> set[str]:
+    """The benchmark's tasks that only break another task down (every source a group of a
+    config: TempCompass' ``multi_choice_action``); :data:`MEAN` leaves them out."""
+    from foilkit.builders.hub import hub_tasks
+
+    return {
+        task.id
+        for task in hub_tasks(benchmark)
+        if task.sources and all(group is not None for _, group, _ in task.sources)
+    }
 
 
 def wide_tables(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> list[WideTable]:
-    """Per benchmark: a row per run (a local run folder, or a Hub model), a column per task of
-    the paper (a control run's ``direction_reversed`` under ``direction``) and ``mean``, the mean
-    of the tasks that are no mean themselves, when the run has them all. Rows of
-    :attr:`Entry.ranked` runs come first, ranked by mean; the others follow, unranked, with their
-    notes."""
+    """Per benchmark: a row per run (a local run folder, or a Hub model) with its ``run``, a
+    column per task of the paper in the benchmark's order (a control run's
+    ``direction_reversed`` under ``direction``), then one aggregate column, then ``notes``. The
+    aggregate is the benchmark's summary task (:func:`aggregate_task`), else ``mean``: the mean
+    of the tasks that break no other down, when the run has them all. Rows of
+    :attr:`Entry.ranked` runs come first, ranked by the aggregate; the others follow, unranked,
+    with their notes."""
     from foilkit.builders.hub import hub_tasks
 
     by_benchmark: dict[str, dict[tuple[str, str], dict[str, Entry]]] = {}
@@ -346,42 +511,53 @@ def wide_tables(tables: Mapping[tuple[str, str], Sequence[Entry]]) -> list[WideT
             run[task] = e
     result = []
     for benchmark, runs in by_benchmark.items():
-        known = hub_tasks(benchmark)
-        means = {task.id for task in known if task.mean_of}
+        known = [t.id for t in hub_tasks(benchmark)]
+        summary = aggregate_task(benchmark)
         present = {task for run in runs.values() for task in run}
-        tasks = [t.id for t in known if t.id in present] + sorted(present - {t.id for t in known})
-        parts = [task for task in tasks if task not in means]
+        tasks = [t for t in known if t in present and t != summary]
+        tasks += sorted(present - set(known))
+        parts = [task for task in tasks if task not in breakdowns(benchmark)]
         rows = []
         for run in runs.values():
-            values = [run[task].value for task in parts if task in run]
-            mean = sum(values) / len(values) if values and len(values) == len(parts) else None
+            if summary is not None:
+                value = run[summary].value if summary in run else None
+            else:
+                values = [run[task].value for task in parts if task in run]
+                value = sum(values) / len(values) if values and len(values) == len(parts) else None
             first = next(iter(run.values()))
             ranked = all(e.ranked for e in run.values())
             notes = "; ".join(dict.fromkeys(e.notes for e in run.values() if e.notes))
-            rows.append((ranked, mean, first, notes, run))
+            rows.append((ranked, value, first, notes, run))
         rows.sort(key=lambda r: (not r[0], r[1] is None, -(r[1] or 0.0)))
-        header = ["rank", "model", *tasks, "mean", "notes"]
+        aggregate = summary or MEAN
+        header = ["rank", "model", "run", *tasks, aggregate, "notes"]
         cells = []
         position = 0
-        for ranked, mean, first, notes, run in rows:
+        for ranked, value, first, notes, run in rows:
             position += ranked
             cells.append(
                 [
                     str(position) if ranked else "—",
                     first.model,
+                    first.source,
                     *(f"{run[task].value:.1f}" if task in run else "—" for task in tasks),
-                    "—" if mean is None else f"{mean:.1f}",
+                    "—" if value is None else f"{value:.1f}",
                     notes,
                 ]
             )
-        result.append(WideTable(benchmark, header, cells, frozenset([*tasks, "mean", "rank"])))
+        numeric = frozenset([*tasks, aggregate, "rank"])
+        result.append(WideTable(benchmark, header, cells, numeric, tasks, aggregate))
     return result
 
 
 def write_wide_csv(wide: Sequence[WideTable], path: Path) -> Path:
-    """``leaderboard_wide.csv``: the wide tables, a ``benchmark`` column first (a task column a
-    benchmark lacks is empty)."""
-    columns = list(dict.fromkeys(c for table in wide for c in table.header))
+    """``leaderboard_wide.csv``: the wide tables in one file: ``benchmark``, ``rank``, ``model``,
+    ``run``, every benchmark's task columns (in its order, benchmark after benchmark), their
+    aggregate columns, ``notes`` last (a column a benchmark lacks is empty)."""
+    tasks = list(dict.fromkeys(task for table in wide for task in table.tasks))
+    aggregates = list(dict.fromkeys(table.aggregate for table in wide))
+    tasks = [task for task in tasks if task not in aggregates]
+    columns = ["rank", "model", "run", *tasks, *aggregates, "notes"]
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["benchmark", *columns])
@@ -447,7 +623,7 @@ def write_csv(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> 
                     [
                         e.benchmark,
                         e.task,
-                        e.rank,
+                        e.rank or "",
                         e.model,
                         e.value,
                         *(e.ci or ("", "")),
@@ -457,6 +633,7 @@ def write_csv(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> 
                         e.complete,
                         e.control or "",
                         e.overrides,
+                        e.repeat_of or "",
                         _blank(e.p_value_vs_next),
                         _blank(e.difference_vs_next),
                         e.source,
@@ -564,15 +741,24 @@ def write_leaderboard(
     hub: Sequence[tuple[str, str]] = (),
     n_resamples: int = 1000,
     min_coverage: float = DEFAULT_MIN_COVERAGE,
+    skipped: list[Skipped] | None = None,
 ) -> Path:
     """Rank ``run_dirs`` (and the Hub leaderboards of ``hub``: (dataset id, benchmark) pairs);
     write ``leaderboard.md``, ``.csv``, ``_wide.csv``, ``.tex``, ``.html`` and ``.png`` into
-    ``out_dir``; returns the markdown's path."""
-    entries = local_entries(run_dirs)
+    ``out_dir``; returns the markdown's path. ``run_dirs`` are run folders or folders holding
+    them at any depth (:func:`gather_runs`); ``skipped`` gets every folder left out, with why
+    (the markdown names them too)."""
+    found, left_out = gather_runs(run_dirs)
+    entries = local_entries(found, left_out)
+    if skipped is not None:
+        skipped += left_out
     for dataset_id, benchmark in hub:
         entries += hub_entries(dataset_id, benchmark)
     if not entries:
-        raise ValueError(f"no leaderboard task value in {list(map(str, run_dirs))} or {list(hub)}")
+        why = "".join(f"; skipped {entry}" for entry in left_out)
+        raise ValueError(
+            f"no leaderboard task value in {list(map(str, run_dirs))} or {list(hub)}{why}"
+        )
     tables = rank(entries, n_resamples=n_resamples, min_coverage=min_coverage)
     out = claim_folder(out_dir, LEADERBOARD)  # new, empty or foilkit's (foilkit.folders)
     write_csv(tables, out / "leaderboard.csv")
@@ -581,6 +767,6 @@ def write_leaderboard(
     write_latex(wide, out / "leaderboard.tex")
     plot(tables, out / "leaderboard.png")
     report = out / "leaderboard.md"
-    report.write_text(markdown(tables), encoding="utf-8")
+    report.write_text(markdown(tables, left_out), encoding="utf-8")
     write_leaderboard_html(out)
     return report

@@ -185,14 +185,28 @@ class RunFolder:
 
 
 def find_runs(paths: Iterable[str | os.PathLike]) -> list[RunFolder]:
-    """The run folders named, or found one level below a folder that is not one itself."""
+    """The run folders named, and every run folder at any depth below a named folder that is
+    not one itself (``runs/``: ``runs/clip``, ``runs/tasks/vitatecs``, ``runs/demo/runs/xclip``),
+    each folder's in name order. A run folder's own subfolders are not searched (they hold its
+    scores, never another run), nor are hidden folders (``.git``, ``.cache``)."""
     found = []
     for name in paths:
         folder = RunFolder(Path(name))
         if folder.is_run():
             found.append(folder)
-        else:
-            found += [RunFolder(p.parent) for p in sorted(folder.root.glob(f"*/{RESULTS_FILE}"))]
+            continue
+        below = []
+        for root, folders, _files in os.walk(folder.root):
+            folders.sort()
+            kept = []
+            for child in folders:
+                run = RunFolder(Path(root) / child)
+                if run.is_run():
+                    below.append(run)
+                elif not child.startswith("."):
+                    kept.append(child)
+            folders[:] = kept
+        found += sorted(below, key=lambda run: run.root.parts)
     return found
 
 

@@ -48,14 +48,21 @@ def test_a_retrieval_matrix_reads_back_as_written(tmp_path: Path):
     assert folder.load_scores("hard") is None  # a pool has no per-sample rows
 
 
-def test_run_folders_are_found_by_name_or_one_level_below(tmp_path: Path):
-    for name in ("b", "a"):
+def test_run_folders_are_found_by_name_or_at_any_depth_below(tmp_path: Path):
+    """``runs/`` finds the runs inside folders of run folders too (``evaluate --tasks`` writes
+    ``<out>/<benchmark>/``, the demo ``<out>/runs/<model>/``), not only one level down."""
+    for name in ("b", "a", "tasks/vitatecs", "demo/runs/xclip", "demo/runs/xclip-reversed"):
         shutil.copytree(FORMAT_1 / "clip", tmp_path / "runs" / name)
     (tmp_path / "runs" / "not-a-run").mkdir()
+    (tmp_path / "runs" / ".hidden" / "old").mkdir(parents=True)
+    shutil.copytree(FORMAT_1 / "clip", tmp_path / "runs" / ".hidden" / "old" / "run")
     found = find_runs([tmp_path / "runs", FORMAT_1 / "xclip"])
     assert [f.root for f in found] == [
         tmp_path / "runs" / "a",
         tmp_path / "runs" / "b",
+        tmp_path / "runs" / "demo" / "runs" / "xclip",
+        tmp_path / "runs" / "demo" / "runs" / "xclip-reversed",
+        tmp_path / "runs" / "tasks" / "vitatecs",
         FORMAT_1 / "xclip",
     ]
 

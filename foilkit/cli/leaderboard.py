@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from foilkit.cli.options import add_bootstrap, add_min_coverage
-from foilkit.leaderboard import write_leaderboard
-from foilkit.run import find_runs
+from foilkit.leaderboard import Skipped, write_leaderboard
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "runs", nargs="*", help="run folders, or folders holding run folders (e.g. runs/demo/runs)"
+        "runs",
+        nargs="*",
+        help="run folders, or folders holding run folders at any depth (e.g. runs/)",
     )
     parser.add_argument("--out", required=True, help="folder for leaderboard.md, .csv and .png")
     parser.add_argument(
@@ -35,12 +37,16 @@ def run(args: argparse.Namespace) -> int:
                 f"--hub {item!r}: expected DATASET_ID=BENCHMARK, e.g. me/vitatecs=vitatecs"
             )
         hub.append((dataset_id, benchmark))
+    skipped: list[Skipped] = []
     report = write_leaderboard(
-        [run.root for run in find_runs(args.runs)],
+        args.runs,
         args.out,
         hub=hub,
         n_resamples=args.n_resamples,
         min_coverage=args.min_coverage,
+        skipped=skipped,
     )
+    for entry in skipped:  # the error above names them when nothing was left to rank
+        print(f"foilkit leaderboard: skipped {entry}", file=sys.stderr)
     print(f"leaderboard: {report}")
     return 0

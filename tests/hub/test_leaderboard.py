@@ -14,6 +14,7 @@ import huggingface_hub
 import pytest
 
 from foilkit.cli import main
+from foilkit.markdown import markdown_text
 
 
 def test_ranks_the_demo_runs_per_task(demo_runs: Path, tmp_path: Path):
@@ -122,8 +123,8 @@ def test_controls_and_overrides_are_marked_and_left_out_of_the_ranking(
     assert direction[-1]["overrides"] == "frames 8 -> 16"
     controlled = [row for row in rows if row["task"] == "direction_reversed"]
     assert [(row["model"], row["control"]) for row in controlled] == [("xclip", "reversed")]
-    # The wide table: a row per run, a column per task and the mean; only the two protocol runs
-    # ranked, the others marked.
+    # The wide table: a row per run, a column per task and the benchmark's own aggregate (the
+    # mean of the per-aspect accuracies); only the two protocol runs ranked, the others marked.
     wide = list(csv.DictReader((out / "leaderboard_wide.csv").open()))
     assert [row["rank"] for row in wide] == ["1", "2", "—", "—"]
     assert sorted(row["model"] for row in wide[:2]) == ["clip", "xclip"]
@@ -131,11 +132,11 @@ def test_controls_and_overrides_are_marked_and_left_out_of_the_ranking(
     assert notes == {"control: reversed", "override: frames 8 -> 16"}
     top = wide[0]
     parts = [float(top[task]) for task in ("direction", "order", "speed")]
-    assert float(top["mean"]) == pytest.approx(sum(parts) / 3, abs=0.051)
-    assert float(wide[0]["mean"]) >= float(wide[1]["mean"])
+    assert float(top["average"]) == pytest.approx(sum(parts) / 3, abs=0.051)
+    assert float(wide[0]["average"]) >= float(wide[1]["average"])
     markdown = (out / "leaderboard.md").read_text()
     assert "## synthetic: models × tasks" in markdown
-    assert "| rank | model | direction | order | speed | average | mean | notes |" in markdown
+    assert "| rank | model | run | direction | order | speed | average | notes |" in markdown
     latex = (out / "leaderboard.tex").read_text()
     assert "\\toprule" in latex and "xclip\\_16f \\& co" in latex
     assert "frames 8 -\\textgreater{} 16" in latex
@@ -159,3 +160,126 @@ def test_each_task_knows_its_chance_level(benchmark: str, task: str, chance: flo
     from foilkit.leaderboard import task_chance
 
     assert task_chance(benchmark, task) == chance
+
+
+def test_runs_are_found_at_any_depth_and_each_skipped_folder_is_named(
+    demo_runs: Path, tmp_path: Path, capsys
+):
+    """``leaderboard runs/`` ranks the runs inside folders of run folders (``evaluate --tasks``
+    outputs, the demo's ``runs/``), and says which folders it left out and why."""
+    root = tmp_path / "runs"
+    shutil.copytree(demo_runs / "clip", root / "clip")
+    shutil.copytree(demo_runs / "xclip", root / "tasks" / "quick" / "xclip")
+    (root / "broken").mkdir()
+    (root / "broken" / "results.json").write_text("{}")
+    (tmp_path / "empty").mkdir()
+    missing, empty, out = tmp_path / "missing", tmp_path / "empty", tmp_path / "board"
+    argv = ["leaderboard", str(root), str(empty), str(missing), "--out", str(out)]
+    assert main([*argv, "--n-resamples", "20"]) == 0
+    rows = list(csv.DictReader((out / "leaderboard.csv").open()))
+    assert {row["model"] for row in rows} == {"clip", "xclip"}
+    assert {row["source"] for row in rows} == {
+        str(root / "clip"),
+        str(root / "tasks" / "quick" / "xclip"),
+    }
+    skipped = [line for line in capsys.readouterr().err.splitlines() if "skipped" in line]
+    assert len(skipped) == 3, skipped
+    assert any(
+        f"skipped {root / 'broken'}: " in line and "is not a foilkit results file" in line
+        for line in skipped
+    )
+    assert f"foilkit leaderboard: skipped {empty}: holds no run folder" in "\n".join(skipped)
+    assert f"foilkit leaderboard: skipped {missing}: no such folder" in skipped
+    assert "Skipped: " in (out / "leaderboard.md").read_text()
+
+
+def test_nothing_to_rank_names_the_folders_skipped(tmp_path: Path):
+    from foilkit.leaderboard import write_leaderboard
+
+    (tmp_path / "runs" / "a").mkdir(parents=True)
+    with pytest.raises(ValueError, match=r"skipped .*runs: holds no run folder"):
+        write_leaderboard([tmp_path / "runs"], tmp_path / "board")
+
+
+def _finished(run: Path, when: str) -> Path:
+    data = json.loads((run / "results.json").read_text())
+    data["invocation"]["finished_at"] = when
+    (run / "results.json").write_text(json.dumps(data))
+    return run
+
+
+def test_the_same_model_twice_is_ranked_once_and_each_row_names_its_run(
+    demo_runs: Path, tmp_path: Path
+):
+    """Two runs of xclip are not ranked 1 and 2 (with a paired test of the model against
+    itself): the later one is ranked, the other listed unranked, naming the run ranked."""
+    first = _variant(demo_runs / "xclip", tmp_path / "first" / "xclip")
+    later = _finished(
+        _variant(demo_runs / "xclip", tmp_path / "later" / "xclip"), "2099-01-01T00:00:00+00:00"
+    )
+    out = tmp_path / "board"
+    runs = [demo_runs / "clip", first, later]
+    assert main(["leaderboard", *map(str, runs), "--out", str(out), "--n-resamples", "20"]) == 0
+    rows = list(csv.DictReader((out / "leaderboard.csv").open()))
+    for task in ("direction", "order", "speed", "average"):
+        ranked = [row for row in rows if row["task"] == task]
+        assert sorted(row["rank"] for row in ranked) == ["", "1", "2"]
+        assert sorted(row["model"] for row in ranked if row["rank"]) == ["clip", "xclip"]
+        (repeat,) = [row for row in ranked if not row["rank"]]
+        assert (repeat["source"], repeat["same_model_ranked_from"]) == (str(first), str(later))
+        assert ranked[-1] is repeat  # listed after every ranked run
+    wide = list(csv.DictReader((out / "leaderboard_wide.csv").open()))
+    assert [(row["rank"], row["model"]) for row in wide][2] == ("—", "xclip")
+    assert wide[2]["run"] == str(first)
+    assert wide[2]["notes"] == f"same model ranked from {later}"
+    assert {row["run"] for row in wide[:2]} == {str(demo_runs / "clip"), str(later)}
+    markdown = (out / "leaderboard.md").read_text()
+    assert f"| — | xclip | {markdown_text(str(first))} |" in markdown
+    page = (out / "leaderboard.html").read_text()
+    assert f"same model ranked from {later}" in page
+
+
+def test_wide_columns_follow_the_benchmark_one_aggregate_then_notes(tmp_path: Path):
+    """Per benchmark: the tasks in the benchmark's order, ONE aggregate column (its own summary
+    task, else ``mean`` of its tasks, a per-aspect breakdown left out), notes last; the combined
+    CSV keeps that shape over several benchmarks (never ``direction | mean | notes | order``)."""
+    from foilkit.leaderboard import Entry, rank, wide_tables, write_wide_csv
+
+    def entries(benchmark: str, source: str, values: dict[str, float]) -> list[Entry]:
+        return [Entry(benchmark, task, "m", value, source=source) for task, value in values.items()]
+
+    board = rank(
+        [
+            *entries("vitatecs", "runs/a", {"average": 55.0, "direction": 50.0}),
+            *entries("contrast_sets", "runs/b", {"gender": 40.0, "verb_lm": 30.0}),
+            *entries(
+                "synthetic", "runs/c", {"speed": 1.0, "average": 2.0, "direction": 3.0, "order": 2}
+            ),
+            *entries(
+                "tempcompass",
+                "runs/d",
+                {"yes_no": 50.0, "multi_choice_action": 90.0, "multi_choice": 60.0},
+            ),
+        ],
+        n_resamples=0,
+    )
+    wide = {table.benchmark: table for table in wide_tables(board)}
+    assert wide["vitatecs"].header == ["rank", "model", "run", "direction", "average", "notes"]
+    assert wide["contrast_sets"].header == [
+        *("rank", "model", "run", "verb_lm", "gender", "mean", "notes")
+    ]
+    assert wide["contrast_sets"].rows == [["1", "m", "runs/b", "30.0", "40.0", "35.0", ""]]
+    assert wide["synthetic"].header == [
+        *("rank", "model", "run", "direction", "order", "speed", "average", "notes")
+    ]
+    assert wide["synthetic"].rows[0][-2] == "2.0"  # its own average, not a second mean
+    assert wide["tempcompass"].header == [
+        *("rank", "model", "run", "multi_choice", "multi_choice_action", "yes_no", "mean", "notes")
+    ]
+    assert wide["tempcompass"].rows[0][-2] == "55.0"  # the aspect breakdown is no extra task
+    path = write_wide_csv(list(wide.values()), tmp_path / "wide.csv")
+    header = next(csv.reader(path.open()))
+    assert header == [
+        *("benchmark", "rank", "model", "run", "direction", "verb_lm", "gender", "order", "speed"),
+        *("multi_choice", "multi_choice_action", "yes_no", "average", "mean", "notes"),
+    ]
