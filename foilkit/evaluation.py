@@ -463,7 +463,32 @@ def _call(
         n_resamples=n_resamples,
         seed=seed,
     )
-    return plain_json(result)
+    return separate_unanswered(plain_json(result), data)
+
+
+#: A metric's tie count, the answer group whose rows it counts and the count of those rows that
+#: chose no text (generate mode), which is kept apart from the ties.
+UNANSWERED_KEYS = {
+    "n_tied": ("main", "n_unanswered"),
+    "n_tied_main": ("main", "n_unanswered_main"),
+    "n_tied_proficiency": ("proficiency", "n_unanswered_proficiency"),
+}
+
+
+def separate_unanswered(result: dict[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    """Generate mode: the items whose every answer chose no text (unparseable, refused, judged
+    to match none) counted as ``n_unanswered`` and no longer in ``n_tied``, which keeps the
+    items a model judged equal (their texts tie at 0 either way; the tie policy credits both
+    alike). Left as it is where the metric regrouped the rows (its ``n`` is not theirs)."""
+    from foilkit.scorers.output import unanswered_rows
+
+    for tied, (group, key) in UNANSWERED_KEYS.items():
+        flags = unanswered_rows(data, group) if tied in result else None
+        if flags is None or result.get("n") != len(flags):
+            continue
+        result[key] = sum(flags)
+        result[tied] -= result[key]
+    return result
 
 
 def _run_protocol(configs: Mapping[str, ConfigResults]) -> ResolvedProtocol | None:

@@ -4,8 +4,9 @@ The page needs no network: the paper-layout tables come from :func:`foilkit.repo
 (side by side: :func:`foilkit.report.runs_tables`), the plots the markdown report wrote
 are inlined as base64 PNGs, and the items travel as JSON inside the page, rendered a page at a
 time by a small script. Each item shows the caption and every foil with its score, the outcome
-(``correct``, ``wrong``, ``tied``: the caption's best competitor scored the same, ``error``:
-the video was not scored) and the margin (caption minus best foil, oriented so that a positive
+(``correct``, ``wrong``, ``tied``: the caption's best competitor scored the same,
+``unanswered``: a generate-mode item whose every answer chose no option, ``error``: the video
+was not scored) and the margin (caption minus best foil, oriented so that a positive
 margin is correct whatever the score kind). Several runs side by side put the items on which
 the runs' outcomes disagree first.
 
@@ -51,7 +52,7 @@ MAX_THUMBNAILS = 300
 #: Items per page of the item browser.
 PAGE_SIZE = 50
 JPEG_QUALITY = 70
-OUTCOME_RANK = {"tied": 0, "wrong": 1, "correct": 2, "error": 3}
+OUTCOME_RANK = {"tied": 0, "unanswered": 1, "wrong": 2, "correct": 3, "error": 4}
 
 
 @dataclass
@@ -132,6 +133,8 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
             result, margin = outcome(
                 row.get("caption_score"), row.get("foil_scores"), kind, row.get("error")
             )
+            if result == "tied" and _unanswered(row):
+                result = "unanswered"
             item = {
                 "r": run,
                 "id": row["id"],
@@ -168,6 +171,15 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
                 )
             items.append(item)
     return items
+
+
+def _unanswered(row: Mapping[str, Any]) -> bool:
+    """Whether a generate-mode row's every answer chose no text (:func:`foilkit.scorers.output.
+    unanswered_rows`): its texts tie at 0 without the model having judged them equal."""
+    from foilkit.scorers.output import unanswered_rows
+
+    flags = unanswered_rows({"answer_choices": [row.get("answer_choices")]})
+    return bool(flags and flags[0])
 
 
 def order_probabilities(row: Mapping[str, Any]) -> list[list[float | None]] | None:
@@ -407,12 +419,14 @@ def table_html(table: Table) -> str:
     """A :class:`foilkit.report.Table` as an HTML table (the markdown report's cells and text;
     its caption, when it has one, above it)."""
     tied = any(row.tied_text() for row in table.rows)
+    unanswered = any(row.unanswered for row in table.rows)
     counted = any(row.n is not None for row in table.rows)
     head = "".join(
         f"<th>{html.escape(c)}</th>"
         for c in [table.row_label, *table.columns, *(["n"] if counted else [])]
     )
     head += "<th>tied</th>" if tied else ""
+    head += "<th>unanswered</th>" if unanswered else ""
     body = []
     for row in table.rows:
         cells = [row.cells[c].text() if c in row.cells else "—" for c in table.columns]
@@ -420,6 +434,8 @@ def table_html(table: Table) -> str:
             cells.append("" if row.n is None else str(row.n))
         if tied:
             cells.append(row.tied_text())
+        if unanswered:
+            cells.append(row.unanswered_text())
         body.append(
             f"<tr><th>{html.escape(row.label)}</th>"
             + "".join(f"<td>{html.escape(c)}</td>" for c in cells)

@@ -50,6 +50,14 @@ TIE_COUNTS = {
     "t2v_tied": "T2V",
     "v2t_tied": "V2T",
 }
+# Result keys counting the items of a generate-mode run whose every answer chose no text
+# (unparseable, refused, judged to match none), kept out of the ties (``foilkit.evaluation.
+# separate_unanswered``), and their labels in the report's ``unanswered`` column.
+UNANSWERED_COUNTS = {
+    "n_unanswered": "",
+    "n_unanswered_main": "T",
+    "n_unanswered_proficiency": "P",
+}
 
 
 @dataclass(frozen=True)
@@ -78,9 +86,19 @@ class Row:
     tied: dict[str, int] = field(default_factory=dict)  # TIE_COUNTS label -> count
     #: a config's overall row (or its lone group's): the run's headline numbers
     overall: bool = False
+    unanswered: dict[str, int] = field(default_factory=dict)  # UNANSWERED_COUNTS label -> count
 
     def tied_text(self) -> str:
         return ", ".join(f"{label} {count}".strip() for label, count in self.tied.items())
+
+    def unanswered_text(self) -> str:
+        return ", ".join(f"{label} {count}".strip() for label, count in self.unanswered.items())
+
+    def add_counts(self, other: Row) -> None:
+        """Add ``other``'s tie and unanswered counts to this row's (a summary, a run's total)."""
+        for mine, theirs in ((self.tied, other.tied), (self.unanswered, other.unanswered)):
+            for label, count in theirs.items():
+                mine[label] = mine.get(label, 0) + count
 
 
 @dataclass
@@ -136,6 +154,13 @@ def run_table(results: RunResults) -> Table:
                 row.tied.update(
                     {tie: int(result[key]) for key, tie in TIE_COUNTS.items() if key in result}
                 )
+                row.unanswered.update(
+                    {
+                        label: int(result[key])
+                        for key, label in UNANSWERED_COUNTS.items()
+                        if key in result
+                    }
+                )
             overall_rows[config] = rows[(config, scopes[-1][0])]
             overall_rows[config].overall = True
     row_label = benchmark.group_label if benchmark.group_column else "task"
@@ -155,8 +180,7 @@ def summary_row(label: str, rows: Sequence[Row]) -> Row:
     }
     summary = Row(label, "", cells, n=sum(row.n or 0 for row in rows))
     for row in rows:
-        for tie_label, count in row.tied.items():
-            summary.tied[tie_label] = summary.tied.get(tie_label, 0) + count
+        summary.add_counts(row)
     return summary
 
 
@@ -168,8 +192,10 @@ def _cells(columns: Mapping[str, str], result: Mapping[str, Any]) -> dict[str, C
 
 def markdown_table(table: Table) -> str:
     """The table in GitHub markdown; a missing cell is an em dash. ``n`` (where rows count their
-    items) and ``tied`` (where the metrics count items a tie decided) close each row."""
+    items), ``tied`` (where the metrics count items a tie decided) and ``unanswered`` (generate
+    mode: items whose answers chose no text) close each row."""
     tied = any(row.tied_text() for row in table.rows)
+    unanswered = any(row.unanswered for row in table.rows)
     counted = any(row.n is not None for row in table.rows)
     header = (
         f"| {markdown_text(table.row_label)} | "
@@ -177,8 +203,9 @@ def markdown_table(table: Table) -> str:
         + " |"
         + (" n |" if counted else "")
         + (" tied |" if tied else "")
+        + (" unanswered |" if unanswered else "")
     )
-    rule = "|---|" + "---:|" * (len(table.columns) + counted + tied)
+    rule = "|---|" + "---:|" * (len(table.columns) + counted + tied + unanswered)
     lines = [header, rule]
     for row in table.rows:
         cells = [row.cells[c].text() if c in row.cells else "—" for c in table.columns]
@@ -186,13 +213,23 @@ def markdown_table(table: Table) -> str:
             cells.append("" if row.n is None else str(row.n))
         if tied:
             cells.append(row.tied_text())
+        if unanswered:
+            cells.append(row.unanswered_text())
         lines.append(f"| {markdown_text(row.label)} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
+#: What :func:`tied_kinds` adds where rows count unanswered items.
+UNANSWERED = "unanswered"
+
+
 def tied_kinds(tables: Sequence[Table]) -> set[str]:
-    """The ``TIE_COUNTS`` labels the rows of ``tables`` carry (empty: no metric counted ties)."""
-    return {label for table in tables for row in table.rows for label in row.tied}
+    """The ``TIE_COUNTS`` labels the rows of ``tables`` carry (empty: no metric counted ties),
+    and :data:`UNANSWERED` where rows count unanswered items."""
+    kinds = {label for table in tables for row in table.rows for label in row.tied}
+    if any(row.unanswered for table in tables for row in table.rows):
+        kinds.add(UNANSWERED)
+    return kinds
 
 
 def tie_note(results: RunResults, kinds: set[str]) -> str:
@@ -207,6 +244,12 @@ def tie_note(results: RunResults, kinds: set[str]) -> str:
         for name, policy in results.tie_policies().items()
     )
     parts = ["tied: items whose true text and a foil scored the same"]
+    if UNANSWERED in kinds:
+        parts.append(
+            "unanswered: items whose every answer chose no option (unparseable, refused, or "
+            "judged to match none), counted apart from the ties; their texts all score 0, which "
+            "the tie policy credits as a tie"
+        )
     if kinds & {"T", "P"}:
         parts.append("T/P: in ViLMA's main and proficiency tests")
     if kinds & {"T2V", "V2T"}:
@@ -662,8 +705,7 @@ def runs_tables(tables: Sequence[Table], labels: Sequence[str]) -> list[Table]:
                     row.cells[name] = group.cells[run_label]
             for source in table.rows:
                 if source.overall:
-                    for kind, count in source.tied.items():
-                        row.tied[kind] = row.tied.get(kind, 0) + count
+                    row.add_counts(source)
             rows.append(row)
         level = tables[0].chance.get(column)
         if level is not None:

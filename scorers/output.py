@@ -30,7 +30,7 @@ from __future__ import annotations
 import json
 import math
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -94,6 +94,19 @@ def score_columns(
 ANSWER_COLUMNS = {"answers": "text", "answer_outcomes": "outcome", "answer_choices": "choice"}
 #: ... and the LLM judge's, where one ran.
 JUDGE_COLUMNS = {"answer_judge_replies": "judge_reply", "answer_judge_verdicts": "judge_verdict"}
+
+
+def unanswered_rows(columns: Mapping[str, Sequence[Any]], group: str = "main") -> list[bool] | None:
+    """Per row of per-sample ``columns``, whether every generated answer of ``group`` chose no
+    text (unparseable, refused, or judged to match none): its texts all score 0, a tie that is
+    no equal judgement of two texts. ``None`` where ``group`` has no answers (not generate
+    mode)."""
+    column = GROUP_PREFIX[group] + "answer_choices"
+    if column not in columns:
+        return None
+    return [
+        bool(choices) and all(choice is None for choice in choices) for choices in columns[column]
+    ]
 
 
 def answer_outcomes(records: Sequence[dict[str, Any]]) -> dict[str, int]:

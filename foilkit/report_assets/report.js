@@ -60,7 +60,7 @@
   // a multi-label group column (Vinoground's categories) lists each label once
   var groups = distinct([].concat.apply([], items.map(function (i) { return i.g; })));
   if (groups.length) select("group", data.groupLabel, options(groups));
-  select("outcome", "outcome", options(["correct", "wrong", "tied", "error"]));
+  select("outcome", "outcome", options(["correct", "wrong", "tied", "unanswered", "error"]));
   var sorts = [["margin", "margin, smallest first"], ["margin-desc", "margin, largest first"],
                ["abs", "|margin|, closest first"], ["order", "dataset order"]];
   sorts.unshift(["informative", (data.disagreeing !== null ? "runs disagree, " : "") + "tied, wrong, closest calls first"]);
@@ -74,7 +74,7 @@
     (data.disagreeing !== null ? " Items on which the runs disagree (correct in one, not in another): " + data.disagreeing + "." : "");
 
   // --- cards: one per (test, id), a row per run ------------------------------------------------
-  var cards = [], byKey = {}, rank = {tied: 0, wrong: 1, correct: 2, error: 3};
+  var cards = [], byKey = {}, rank = {tied: 0, unanswered: 1, wrong: 2, correct: 3, error: 4};
   items.forEach(function (i) {
     var k = i.t + "\u0000" + i.id;
     if (!(k in byKey)) { byKey[k] = {t: i.t, id: i.id, g: i.g, first: i, n: cards.length, rows: []}; cards.push(byKey[k]); }
@@ -268,17 +268,18 @@
 
   // --- counts, accuracy, CSV -------------------------------------------------------------------
   function accuracy(list) {
-    var per = runs.map(function () { return {correct: 0, scored: 0, tied: 0, rows: 0}; });
+    var per = runs.map(function () { return {correct: 0, scored: 0, tied: 0, unanswered: 0, rows: 0}; });
     list.forEach(function (c) { c.rows.filter(rowMatches).forEach(function (i) {
       var a = per[i.r]; a.rows += 1; if (i.o !== "error") a.scored += 1;
-      if (i.o === "correct") a.correct += 1; if (i.o === "tied") a.tied += 1; }); });
+      if (i.o === "correct") a.correct += 1; if (i.o === "tied") a.tied += 1;
+      if (i.o === "unanswered") a.unanswered += 1; }); });
     var box = document.getElementById("subset-accuracy"); box.textContent = "";
-    box.appendChild(el("span", {}, "Accuracy on the matching items (correct / scored; a tie is not correct here): "));
+    box.appendChild(el("span", {}, "Accuracy on the matching items (correct / scored; a tie or an unanswered item is not correct here): "));
     per.forEach(function (a, r) {
       if (!a.rows) return;
       box.appendChild(el("span", {"class": "acc", "data-run": String(r), "data-correct": String(a.correct), "data-scored": String(a.scored)},
         (runs.length > 1 ? runs[r].label + " " : "") + percent(a.correct, a.scored) + " (" + a.correct + "/" + a.scored +
-        (a.tied ? ", " + a.tied + " tied" : "") + ")"));
+        (a.tied ? ", " + a.tied + " tied" : "") + (a.unanswered ? ", " + a.unanswered + " unanswered" : "") + ")"));
     });
   }
   function csvCell(v) {
@@ -309,7 +310,7 @@
     var shown = list.slice(page * data.pageSize, (page + 1) * data.pageSize);
     var target = document.getElementById("items"); target.textContent = "";
     shown.forEach(function (c) {
-      c.worstOutcome = ["tied", "wrong", "correct", "error"][c.worst[1]];
+      c.worstOutcome = ["tied", "unanswered", "wrong", "correct", "error"][c.worst[1]];
       target.appendChild(card(c, shown.length === 1));
     });
     var rows = 0; list.forEach(function (c) { rows += c.rows.filter(rowMatches).length; });
