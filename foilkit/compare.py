@@ -143,13 +143,22 @@ def _scopes(
     }
 
 
-def _test_lines(tests: Mapping[str, Any]) -> list[str]:
-    lines = [
-        "## Paired tests",
-        "",
-        "| config | metric | items | test | statistic | p-value | difference (B − A) [95% CI] |",
-        "|---|---|---|---|---:|---:|---|",
-    ]
+#: The columns of the paired tests' table (report.md and report.html of ``foilkit compare``).
+TEST_COLUMNS = (
+    "config",
+    "metric",
+    "items",
+    "test",
+    "statistic",
+    "p-value",
+    "difference (B − A) [95% CI]",
+)
+
+
+def test_rows(tests: Mapping[str, Any]) -> list[list[str]]:
+    """The paired tests of :func:`compare_runs` as text cells, one row per config, metric,
+    scope (``all`` or a group) and test (:data:`TEST_COLUMNS`)."""
+    rows = []
     for config, metrics in tests.items():
         for metric, scopes in metrics.items():
             for scope, test in scopes.items():
@@ -164,11 +173,32 @@ def _test_lines(tests: Mapping[str, Any]) -> list[str]:
                         else f"{100 * diff:+.1f}"
                         + ("" if not ci else f" [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]")
                     )
-                    lines.append(
-                        f"| {markdown_text(config)} | {metric} | {markdown_text(scope)} | {name} "
-                        f"| {_number(entry.get('statistic'))} "
-                        f"| {_p_value(entry.get('p_value'))} | {shown} |"
+                    rows.append(
+                        [
+                            config,
+                            metric,
+                            scope,
+                            name,
+                            _number(entry.get("statistic")),
+                            _p_value(entry.get("p_value")),
+                            shown,
+                        ]
                     )
+    return rows
+
+
+def _test_lines(tests: Mapping[str, Any]) -> list[str]:
+    lines = [
+        "## Paired tests",
+        "",
+        "| " + " | ".join(TEST_COLUMNS) + " |",
+        "|---|---|---|---|---:|---:|---|",
+    ]
+    for config, metric, scope, name, statistic, p_value, shown in test_rows(tests):
+        lines.append(
+            f"| {markdown_text(config)} | {metric} | {markdown_text(scope)} | {name} "
+            f"| {statistic} | {p_value} | {shown} |"
+        )
     return lines
 
 

@@ -115,10 +115,12 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
     a choice-mode video LLM's rows add ``po`` (per text, caption first: its letter probability in
     each cyclic option order, :func:`order_probabilities`) and ``q`` (each order's question, the
     slot of the run's recorded prompt template); a generate-mode one's ``po`` holds each text's
-    share of the answers in each order, ``a`` the answers (order-major) and ``ao`` their parser
-    outcomes. A pair row (Vinoground: a foil video) adds ``fv``, its texts' scores on the foil
-    video (:func:`foil_video_scores`: with ``cs``/``fs``, the 2x2 block), and one that asked the
-    video-score question ``vq`` (:func:`video_question`).
+    share of the answers in each order, ``a`` the answers (order-major), ``ao`` their parser
+    outcomes and ``ac`` the text each chose (caption 0, then each foil; ``None``: none). A row
+    asking its own question (TOMATO, TempCompass) adds ``qa`` (:func:`own_question`) and ``q``,
+    that question as the model was asked it. A pair row (Vinoground: a foil video) adds ``fv``,
+    its texts' scores on the foil video (:func:`foil_video_scores`: with ``cs``/``fs``, the 2x2
+    block), and one that asked the video-score question ``vq`` (:func:`video_question`).
     """
     folder = RunFolder(Path(run_dir))
     group_column = results.spec.group_column
@@ -154,8 +156,12 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
                 item["po"] = orders
                 if prompt_name is not None and row.get("prompt") is None:  # not its own
                     item["q"] = order_questions(prompt_name, [item["c"], *item["f"]])
-                if row.get("answers") is not None:  # generate mode: the answers behind them
-                    item["a"], item["ao"] = row["answers"], row["answer_outcomes"]
+            if (asked := own_question(row)) is not None:
+                item["qa"] = asked
+                item["q"] = [row["prompt"]]  # asked as it is, whatever the mode
+            if row.get("answers") is not None:  # generate mode: the answers behind the scores
+                item["a"], item["ao"] = row["answers"], row["answer_outcomes"]
+                item["ac"] = row.get("answer_choices")
             if (pair := foil_video_scores(row)) is not None:
                 item["fv"] = pair
             if (asked := video_question(row)) is not None:
@@ -171,6 +177,29 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
                 )
             items.append(item)
     return items
+
+
+def own_question(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The question a row asks itself (TOMATO, TempCompass: its ``prompt`` column, the options
+    lettered as the official prompt letters them), as the item browser shows it; ``None`` for a
+    row that asks none (the adapter's own question is then ``q``, per option order).
+
+    Keys: ``q`` the question, ``o`` the options in the published order with ``l`` their labels
+    (``A``, ``yes``, ``Caption A``) and ``k`` the true one's position, ``ta`` each text's label
+    in the scores' order (caption, then each foil).
+    """
+    if row.get("prompt") is None:
+        return None
+    texts = [row.get("caption_answer"), *(row.get("foil_answers") or [])]
+    options = row.get("options") or [row.get("caption"), *(row.get("foils") or [])]
+    labels = row.get("option_labels") or texts
+    return {
+        "q": row.get("question") or row["prompt"],
+        "o": list(options),
+        "l": list(labels),
+        "k": labels.index(texts[0]) if texts[0] in labels else None,
+        "ta": texts,
+    }
 
 
 def _unanswered(row: Mapping[str, Any]) -> bool:
@@ -448,6 +477,23 @@ def table_html(table: Table) -> str:
     )
 
 
+def paired_html(tests: Mapping[str, Any]) -> str:
+    """``foilkit compare``'s paired tests (:func:`foilkit.compare.compare_runs`) as the table
+    report.md shows: per config, metric, items (all, or a group) and test (exact McNemar, paired
+    bootstrap), its statistic, p-value and the difference B − A with its 95% CI."""
+    from foilkit.compare import TEST_COLUMNS, test_rows
+
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in TEST_COLUMNS)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
+        for row in test_rows(tests)
+    )
+    return (
+        "<table class='paper ranked paired'><caption>Paired tests (run B against run A, on the "
+        f"same items)</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
 def coverage_html(runs: Sequence[tuple[str, RunResults]]) -> str:
     """How many rows each config's scores cover (``scored / total``, the causes of the rest), one
     row per run and config; a config below :data:`DEFAULT_MIN_COVERAGE` is marked incomplete."""
@@ -611,10 +657,12 @@ def write_side_by_side_html(
     videos: RootsGiven = None,
     max_thumbnails: int = MAX_THUMBNAILS,
     results: Sequence[RunResults] | None = None,
+    paired: Mapping[str, Any] | None = None,
 ) -> Path:
     """``report.html`` beside a side-by-side ``report.md`` (``foilkit compare``, the demo): the
-    merged table, the side-by-side plots, and every run's items, those the runs disagree on first.
-    ``results``: the runs', when the caller holds them already."""
+    merged table, ``foilkit compare``'s ``paired`` tests (:func:`paired_html`), the side-by-side
+    plots, and every run's items, those the runs disagree on first. ``results``: the runs', when
+    the caller holds them already."""
     from foilkit.report import (
         SIDE_BY_SIDE_PLOT,
         _unique_labels,
@@ -666,7 +714,11 @@ def write_side_by_side_html(
     page = render_page(
         title=title,
         header=header,
-        tables=[*side, coverage_html(list(zip(labels, results, strict=True)))],
+        tables=[
+            *side,
+            *([paired_html(paired)] if paired else []),
+            coverage_html(list(zip(labels, results, strict=True))),
+        ],
         notes=notes,
         plots=sorted(out.glob(f"{SIDE_BY_SIDE_PLOT}*.png")),
         data=data,

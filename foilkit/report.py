@@ -729,9 +729,12 @@ def write_side_by_side(
     *,
     title: str,
     extra: Sequence[str] = (),
+    paired: Mapping[str, Any] | None = None,
 ) -> Path:
     """``report.md`` and ``side_by_side_<column>.png`` comparing several runs of one benchmark,
-    each model's runs together (:func:`grouped_order`)."""
+    each model's runs together (:func:`grouped_order`); ``extra``: markdown lines after the
+    tables, ``paired``: the paired tests of two runs (:func:`foilkit.compare.compare_runs`),
+    which report.html shows as a table (``extra`` holds their markdown)."""
     loaded = [RunResults.load(run_dir) for run_dir in run_dirs]
     benchmarks = {r.benchmark for r in loaded}
     if len(benchmarks) != 1:
@@ -801,7 +804,7 @@ def write_side_by_side(
     path = atomic_write(out / "report.md", "\n".join(lines))
     from foilkit.html_report import write_side_by_side_html
 
-    write_side_by_side_html(run_dirs, out, title=title, results=results)
+    write_side_by_side_html(run_dirs, out, title=title, results=results, paired=paired)
     return path
 
 

@@ -41,7 +41,11 @@ def run(args: argparse.Namespace) -> int:
         )
     )
     report = write_side_by_side(
-        [args.run_a, args.run_b], out, title="foilkit compare", extra=_test_lines(tests)
+        [args.run_a, args.run_b],
+        out,
+        title="foilkit compare",
+        extra=_test_lines(tests),
+        paired=tests,
     )
     print(f"report: {report}")
     return 0

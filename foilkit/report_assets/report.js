@@ -6,8 +6,9 @@
   // the filters.
   var data = JSON.parse(document.getElementById("report-data").textContent);
   var items = data.items, runs = data.runs, LETTERS = "ABCDEFGHIJ";
+  // id: one item exactly (a permalink; q searches words, and "direction-1" is in "direction-10")
   var DEFAULTS = {run: "", control: "", test: "", group: "", outcome: "", sort: "informative",
-                  frames: "", q: "", page: "0"};
+                  frames: "", q: "", id: "", page: "0"};
   var state = {};
   function el(tag, attrs, text) {
     var node = document.createElement(tag);
@@ -86,7 +87,8 @@
     c.rows.sort(function (a, b) { return a.r - b.r; });
     c.worst = null;
     c.rows.forEach(function (i) { var r = [-(i.d || 0), rank[i.o], margin(i)]; if (!c.worst || lexical(r, c.worst) < 0) c.worst = r; });
-    c.text = [c.id, c.first.c].concat(c.first.f || [], c.first.pc ? [c.first.pc] : [], c.first.pf || []).join("\n").toLowerCase();
+    c.text = [c.id, c.first.c].concat(c.first.f || [], c.first.pc ? [c.first.pc] : [], c.first.pf || [],
+      c.first.qa ? [c.first.qa.q] : []).join("\n").toLowerCase();
   });
   function rowMatches(i) {
     return (state.run === "" || String(i.r) === state.run) && (state.control === "" || runs[i.r].control === state.control) &&
@@ -94,6 +96,7 @@
   }
   function cardMatches(c) {  // every word of the search is in the id or a text
     if (state.test !== "" && c.t !== state.test) return false;
+    if (state.id !== "" && String(c.id) !== state.id) return false;
     if (state.group !== "" && !(Array.isArray(c.g) ? c.g.map(String).indexOf(state.group) >= 0
                                 : String(c.g) === state.group)) return false;
     var words = state.q.toLowerCase().split(/\s+/).filter(Boolean);
@@ -164,11 +167,32 @@
     var what = item.a ? "share of answers choosing it by option order" : "letter probability by option order";
     return el("div", {"class": "orders"}, what + " — " + parts.join("; "));
   }
-  function answers(item) {  // generate mode: every answer as written, order-major, and its outcome
-    var per = item.a.length / item.po.length;
-    return el("div", {"class": "meta"}, "answers — " + item.a.map(function (text, k) {
-      return "order " + (Math.floor(k / per) + 1) + (per > 1 ? " sample " + (k % per + 1) : "") + ": " +
-        JSON.stringify(text) + " (" + item.ao[k] + ")"; }).join("; "));
+  function textName(item, t) {  // a text by the label its question gives it, else caption / foil n
+    if (item.qa && item.qa.ta[t] !== undefined && item.qa.ta[t] !== null) return item.qa.ta[t];
+    return t === 0 ? "caption" : "foil" + (item.fs.length > 1 ? " " + t : "");
+  }
+  function answers(item) {  // generate mode: every answer as written, order-major, its outcome and choice
+    var orders = item.po ? item.po.length : 1, per = item.a.length / orders;
+    return el("div", {"class": "answers"}, "answer" + (item.a.length > 1 ? "s" : "") + " — " + item.a.map(function (text, k) {
+      var choice = item.ac ? item.ac[k] : null;
+      var where = orders > 1 ? "order " + (Math.floor(k / per) + 1) + (per > 1 ? " sample " + (k % per + 1) : "") + ": " :
+        per > 1 ? "sample " + (k + 1) + ": " : "";
+      return where + JSON.stringify(text) + " (" + item.ao[k] +
+        (choice === null || choice === undefined ? ", chose no option" : ": " + textName(item, choice)) + ")"; }).join("; "));
+  }
+  function question(qa) {  // the row's own question and its options, lettered as the model saw them
+    var box = el("div", {"class": "question"});
+    box.appendChild(el("div", {"class": "question-text"}, qa.q));
+    var table = el("table", {"class": "options"});
+    qa.o.forEach(function (option, k) {
+      var row = el("tr", k === qa.k ? {"class": "caption"} : {});
+      row.appendChild(el("td", {"class": "label"}, qa.l[k]));
+      row.appendChild(el("td", {}, option));
+      row.appendChild(el("td", {"class": "meta"}, k === qa.k ? "true answer" : ""));
+      table.appendChild(row);
+    });
+    box.appendChild(table);
+    return box;
   }
   function foilVideo(item) {  // a pair row (Vinoground): every text on the video and on the foil video
     var fv = item.fv, n = item.fs.length, p = digits([item.cs, fv.cs].concat(item.fs, fv.fs));
@@ -236,7 +260,7 @@
         item.pfs.map(function (v) { return fmt(v, pp); }).join(", ")));
     }
     if (item.po) more.appendChild(orders(item));
-    if (item.a && item.po) more.appendChild(answers(item));
+    if (item.a) more.appendChild(answers(item));
     if (item.fv) more.appendChild(foilVideo(item));
     if (item.vq) more.appendChild(videoQuestion(item));
     if (item.q) more.appendChild(prompts(item, single));
@@ -250,16 +274,20 @@
     head.appendChild(el("b", {}, c.id + " "));
     head.appendChild(el("span", {"class": "meta"}, ["test " + c.t, c.g !== null && c.g !== undefined ? data.groupLabel + " " + c.g : null,
       first.v].filter(Boolean).join(" · ") + " "));
-    var link = el("a", {"class": "permalink", href: hashOf({q: c.id, test: tests.length > 1 ? c.t : "", run: "", control: "", group: "",
-      outcome: "", sort: "informative", frames: "", page: "0"}), title: "a link to this item"}, "link");
+    var link = el("a", {"class": "permalink", href: hashOf({id: String(c.id), test: tests.length > 1 ? c.t : "", run: "", control: "",
+      group: "", outcome: "", sort: "informative", frames: "", q: "", page: "0"}), title: "a link to this item"}, "link");
     head.appendChild(link); box.appendChild(head);
-    var texts = el("table", {"class": "texts"}); textRows(texts, "", first.c, first.f);
-    if (first.pc !== undefined) textRows(texts, "proficiency ", first.pc, first.pf);
-    box.appendChild(texts);
+    if (first.qa) box.appendChild(question(first.qa));
+    else {
+      var texts = el("table", {"class": "texts"}); textRows(texts, "", first.c, first.f);
+      if (first.pc !== undefined) textRows(texts, "proficiency ", first.pc, first.pf);
+      box.appendChild(texts);
+    }
     var width = Math.max.apply(null, c.rows.map(function (i) { return i.fs.length; }));
     var table = el("table", {"class": "runs"}), header = el("tr");
-    [runs.length > 1 ? "run" : "outcome", "caption"].concat(width > 1 ? c.rows[0].fs.map(function (_, n) { return "foil " + (n + 1); }) : ["foil"])
-      .concat(["margin", "frames seen"]).forEach(function (h) { header.appendChild(el("th", {}, h)); });
+    var named = function (t, plain) { return first.qa ? plain + " (" + textName(first, t) + ")" : plain; };
+    [runs.length > 1 ? "run" : "outcome", named(0, "caption")].concat(width > 1 ? c.rows[0].fs.map(function (_, n) { return named(n + 1, "foil " + (n + 1)); })
+      : [named(1, "foil")]).concat(["margin", "frames seen"]).forEach(function (h) { header.appendChild(el("th", {}, h)); });
     table.appendChild(header);
     c.rows.forEach(function (i) { runRow(table, i, width, rowMatches(i), single); });
     box.appendChild(table);
