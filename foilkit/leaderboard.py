@@ -284,7 +284,8 @@ def rank(
     n_resamples: int = 1000,
     min_coverage: float = DEFAULT_MIN_COVERAGE,
 ) -> dict[tuple[str, str], list[Entry]]:
-    """Entries per (benchmark, task), best first, each local run tested against the next one.
+    """Entries per (benchmark, task), best first, each local run tested against the next one
+    (a run repeating a model ranked from another run is neither tested nor a next one).
 
     A run that scored fewer of the task's rows than ``min_coverage`` (or none) is marked
     incomplete and ranked below every complete one, whatever its value: a value over two rows
@@ -306,7 +307,8 @@ def rank(
         for entry in rows:
             position += entry.rankable
             entry.rank = position if entry.rankable else 0
-        for upper, lower in itertools.pairwise(rows):
+        # a repeat is no next model: its model is tested where it is ranked
+        for upper, lower in itertools.pairwise([e for e in rows if e.repeat_of is None]):
             test = _paired(upper, lower, comparisons, n_resamples)
             if test is not None:
                 upper.p_value_vs_next = test["p_value"]

@@ -160,6 +160,10 @@
   }
   function orders(item) {  // each text's letter probability in each cyclic option order
     var n = item.po.length, parts = [], p = digits([].concat.apply([], item.po));
+    if (item.qa) {  // its own question: one order, the question's labels
+      return el("div", {"class": "orders"}, (item.a ? "share of answers choosing it" : "probability of its answer") + " — " +
+        item.po.map(function (probs, text) { return textName(item, text) + ": " + probs.map(function (v) { return fmt(v, p); }).join(", "); }).join("; "));
+    }
     item.po.forEach(function (probs, text) {
       parts.push((text === 0 ? "caption" : "foil" + (n > 2 ? " " + text : "")) + ": " + probs.map(function (v, k) {
         return "as (" + LETTERS[(text - k + n) % n] + ") " + fmt(v, p); }).join(", "));
@@ -172,7 +176,7 @@
     return t === 0 ? "caption" : "foil" + (item.fs.length > 1 ? " " + t : "");
   }
   function answers(item) {  // generate mode: every answer as written, order-major, its outcome and choice
-    var orders = item.po ? item.po.length : 1, per = item.a.length / orders;
+    var orders = item.po ? item.po[0].length : 1, per = item.a.length / orders;  // po: per text, per order
     return el("div", {"class": "answers"}, "answer" + (item.a.length > 1 ? "s" : "") + " — " + item.a.map(function (text, k) {
       var choice = item.ac ? item.ac[k] : null;
       var where = orders > 1 ? "order " + (Math.floor(k / per) + 1) + (per > 1 ? " sample " + (k % per + 1) : "") + ": " :
@@ -187,7 +191,7 @@
     qa.o.forEach(function (option, k) {
       var row = el("tr", k === qa.k ? {"class": "caption"} : {});
       row.appendChild(el("td", {"class": "label"}, qa.l[k]));
-      row.appendChild(el("td", {}, option));
+      row.appendChild(el("td", {}, qa.l[k] === option ? "" : option));  // yes / no: the label is the option
       row.appendChild(el("td", {"class": "meta"}, k === qa.k ? "true answer" : ""));
       table.appendChild(row);
     });

@@ -228,6 +228,9 @@ def test_the_same_model_twice_is_ranked_once_and_each_row_names_its_run(
         (repeat,) = [row for row in ranked if not row["rank"]]
         assert (repeat["source"], repeat["same_model_ranked_from"]) == (str(first), str(later))
         assert ranked[-1] is repeat  # listed after every ranked run
+        # the leader is tested against the other model, never a model against itself
+        assert ranked[0]["p_value_vs_next"] and not ranked[1]["p_value_vs_next"]
+        assert not repeat["p_value_vs_next"]
     wide = list(csv.DictReader((out / "leaderboard_wide.csv").open()))
     assert [(row["rank"], row["model"]) for row in wide][2] == ("—", "xclip")
     assert wide[2]["run"] == str(first)

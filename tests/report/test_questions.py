@@ -106,15 +106,17 @@ def test_a_question_card_shows_the_question_lettered_options_and_the_answer(
         qa = item["qa"]
         assert qa["q"] in text
         shown = re.findall(r'<td class="label">([^<]*)</td><td>([^<]*)</td>', card)
-        assert [(html.unescape(label), html.unescape(option)) for label, option in shown] == list(
-            zip(qa["l"], qa["o"], strict=True)
-        )
+        assert [(html.unescape(label), html.unescape(option)) for label, option in shown] == [
+            (label, "" if label == option else option)  # "yes" is its own option
+            for label, option in zip(qa["l"], qa["o"], strict=True)
+        ]
         assert "true answer" in text and "caption\nfoil" not in text
-        answer = json.dumps(item["a"][0])
+        assert "as (A)" not in text  # no cyclic letters of foilkit's: the question's labels
+        answer = json.dumps(item["a"][0])  # one answer, to the one question asked
         if item["ac"][0] is None:
-            assert f"{answer} ({item['ao'][0]}, chose no option)" in text
+            assert f"answer — {answer} ({item['ao'][0]}, chose no option)" in text
         else:
-            assert f"{answer} ({item['ao'][0]}: {qa['ta'][item['ac'][0]]})" in text
+            assert f"answer — {answer} ({item['ao'][0]}: {qa['ta'][item['ac'][0]]})" in text
         assert item["q"][0].strip().splitlines()[0] in text  # the prompt as asked
 
 
