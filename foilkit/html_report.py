@@ -477,20 +477,24 @@ def table_html(table: Table) -> str:
     )
 
 
-def paired_html(tests: Mapping[str, Any]) -> str:
-    """``foilkit compare``'s paired tests (:func:`foilkit.compare.compare_runs`) as the table
-    report.md shows: per config, metric, items (all, or a group) and test (exact McNemar, paired
-    bootstrap), its statistic, p-value and the difference B − A with its 95% CI."""
+def paired_html(comparison: Mapping[str, Any]) -> str:
+    """``foilkit compare``'s paired tests (its ``comparison.json``: ``run_a``, ``run_b`` and the
+    ``tests`` of :func:`foilkit.compare.compare_runs`) as the table report.md shows: per config,
+    metric, items (all, or a group) and test (exact McNemar, paired bootstrap), its statistic,
+    p-value and the difference B − A with its 95% CI."""
     from foilkit.compare import TEST_COLUMNS, test_rows
 
     head = "".join(f"<th>{html.escape(c)}</th>" for c in TEST_COLUMNS)
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
-        for row in test_rows(tests)
+        for row in test_rows(comparison["tests"])
+    )
+    caption = (
+        f"Paired tests on the same items: A = {comparison['run_a']}, B = {comparison['run_b']}"
     )
     return (
-        "<table class='paper ranked paired'><caption>Paired tests (run B against run A, on the "
-        f"same items)</caption><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        f"<table class='paper ranked paired'><caption>{html.escape(caption)}</caption>"
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     )
 
 

@@ -733,8 +733,9 @@ def write_side_by_side(
 ) -> Path:
     """``report.md`` and ``side_by_side_<column>.png`` comparing several runs of one benchmark,
     each model's runs together (:func:`grouped_order`); ``extra``: markdown lines after the
-    tables, ``paired``: the paired tests of two runs (:func:`foilkit.compare.compare_runs`),
-    which report.html shows as a table (``extra`` holds their markdown)."""
+    tables, ``paired``: ``foilkit compare``'s ``comparison.json`` (``run_a``, ``run_b`` and the
+    ``tests`` of :func:`foilkit.compare.compare_runs`), which report.html shows as a table
+    (``extra`` holds their markdown)."""
     loaded = [RunResults.load(run_dir) for run_dir in run_dirs]
     benchmarks = {r.benchmark for r in loaded}
     if len(benchmarks) != 1:

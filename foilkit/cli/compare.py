@@ -35,17 +35,14 @@ def run(args: argparse.Namespace) -> int:
         seed = args.legacy_seed
     tests = compare_runs(args.run_a, args.run_b, n_resamples=args.n_resamples, seed=seed)
     out = claim_folder(args.out, SIDE_BY_SIDE)  # new, empty or foilkit's (foilkit.folders)
-    (out / "comparison.json").write_text(
-        json.dumps(
-            {"run_a": args.run_a, "run_b": args.run_b, "tests": tests}, indent=2, default=str
-        )
-    )
+    comparison = {"run_a": args.run_a, "run_b": args.run_b, "tests": tests}
+    (out / "comparison.json").write_text(json.dumps(comparison, indent=2, default=str))
     report = write_side_by_side(
         [args.run_a, args.run_b],
         out,
         title="foilkit compare",
         extra=_test_lines(tests),
-        paired=tests,
+        paired=comparison,
     )
     print(f"report: {report}")
     return 0

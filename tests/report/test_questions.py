@@ -160,8 +160,9 @@ def test_compare_page_shows_the_paired_tests(tmp_path: Path):
     expected = test_rows(tests)
     assert any(row[3].startswith("mcnemar") for row in expected)
     page = (out / "report.html").read_text()
-    assert "Paired tests" in page
-    table = page.split("Paired tests", 1)[1].split("</table>", 1)[0]
+    caption = f"Paired tests on the same items: A = {FORMAT_1 / 'clip'}, B = {FORMAT_1 / 'xclip'}"
+    assert caption in page
+    table = page.split(caption, 1)[1].split("</table>", 1)[0]
     shown = [
         [html.unescape(cell) for cell in re.findall(r"<td>([^<]*)</td>", row)]
         for row in re.findall(r"<tr>(.*?)</tr>", table)
