@@ -4,7 +4,9 @@ file and line when they are wrong.
 A file is written atomically (:func:`atomic_write`, :func:`atomic_open`): into a temporary file
 beside it, then renamed over it, so a reader, a concurrent process or a killed run never sees
 half a file. A disk that fills up while foilkit writes is a :class:`DiskFullError` naming the
-file, its folder and the fix (:func:`naming_full_disk`), not a bare ``No space left on device``.
+file, its folder and the fix (:func:`naming_full_disk`), not a bare ``No space left on device``;
+a file that grows past the largest one allowed there (``File too large``: the file system's
+limit, ``ulimit -f``) is a :class:`FileTooLargeError` naming them the same way.
 A file that is read (:func:`read_text`, :func:`numbered_jsonl`, :func:`read_jsonl`)
 and is not what it should be raises :class:`FileFormatError`, a ``ValueError`` that carries the
 path and the 1-based line, so callers with their own error type (the builders'
@@ -75,6 +77,23 @@ class DiskFullError(OSError):
         self.path = path
 
 
+class FileTooLargeError(OSError):
+    """A file foilkit wrote grew past the largest file allowed where it is written (the file
+    system's limit, e.g. FAT32's 4 GiB, or the process's ``ulimit -f``): the message names the
+    file, its folder and the fix, as :class:`DiskFullError` does."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        path = Path(path)
+        folder = path.parent.absolute()
+        super().__init__(
+            errno.EFBIG,
+            f"file too large: {path.name} grew past the largest file allowed in {folder} (the "
+            "file system's limit, or ulimit -f): write to a folder on another file system (--out "
+            "or --output), or raise the limit",
+        )
+        self.path = path
+
+
 def _size(size: int) -> str:
     """A byte count for people: ``"0 B"``, ``"12.0 MiB"``."""
     value = float(size)
@@ -93,14 +112,27 @@ def is_full_disk(error: BaseException) -> bool:
     )
 
 
+def is_file_too_large(error: BaseException) -> bool:
+    """Whether ``error`` says a file grew past the largest allowed (``EFBIG``), by errno or, for
+    libraries that raise an ``OSError`` without one (pyarrow), by the system's wording."""
+    return isinstance(error, OSError) and (
+        error.errno == errno.EFBIG or "File too large" in str(error)
+    )
+
+
 @contextlib.contextmanager
 def naming_full_disk(path: str | os.PathLike) -> Iterator[None]:
     """Turn a full disk while the block writes ``path`` into a :class:`DiskFullError` naming it
-    (the system's error names neither the file nor the folder)."""
+    (the system's error names neither the file nor the folder), and a file grown too large into
+    a :class:`FileTooLargeError` naming it."""
     try:
         yield
     except OSError as error:
-        if isinstance(error, DiskFullError) or not is_full_disk(error):
+        if isinstance(error, (DiskFullError, FileTooLargeError)):
+            raise
+        if is_file_too_large(error):
+            raise FileTooLargeError(path) from error
+        if not is_full_disk(error):
             raise
         code = error.errno if error.errno in _FULL_DISK else errno.ENOSPC
         raise DiskFullError(path, code) from error
@@ -108,10 +140,11 @@ def naming_full_disk(path: str | os.PathLike) -> Iterator[None]:
 
 @contextlib.contextmanager
 def atomic_open(
-    path: str | os.PathLike, mode: str = "w", *, encoding: str = "utf-8"
+    path: str | os.PathLike, mode: str = "w", *, encoding: str = "utf-8", newline: str | None = None
 ) -> Iterator[IO[Any]]:
-    """A handle (``mode`` ``"w"`` or ``"wb"``) whose content replaces ``path`` when the block ends
-    without an error; on an error ``path`` is left as it was and the temporary file removed.
+    """A handle (``mode`` ``"w"`` or ``"wb"``; text with ``encoding`` and ``newline`` as
+    :func:`open`'s) whose content replaces ``path`` when the block ends without an error; on an
+    error ``path`` is left as it was and the temporary file removed.
 
     The temporary file is ``.<name>.<random>.tmp`` in the same folder (one rename, on the same
     file system), unique per writer, so concurrent writers of one path never share it; the
@@ -123,8 +156,8 @@ def atomic_open(
     temporary = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
     try:
         with naming_full_disk(path):
-            encoding_option = {} if mode == "wb" else {"encoding": encoding}
-            with open(temporary, mode, **encoding_option) as handle:
+            text_options = {} if mode == "wb" else {"encoding": encoding, "newline": newline}
+            with open(temporary, mode, **text_options) as handle:
                 yield handle
             os.replace(temporary, path)
     except BaseException:

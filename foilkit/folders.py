@@ -2,8 +2,9 @@
 replaces or deletes only what it wrote there.
 
 Every command that writes a folder (``evaluate``'s run, ``score``'s output, ``finetune``'s run,
-``push-results --dry-run``, ``build``'s export, the demo) claims it first with
-:func:`claim_folder`:
+``push-results --dry-run``, ``build``'s export, ``generate``'s foils output, the demo) claims it
+first with :func:`claim_folder`, before it loads or writes anything (a stage that writes a file
+claims it with :func:`foilkit.generation.cli_io.claim_output_file`, by the same rule):
 
 - a folder that does not exist, or is empty, is created and **marked** as foilkit's: the file
   ``.foilkit-folder`` (JSON: the kind of folder, foilkit's version, when) is written into it
@@ -11,14 +12,16 @@ Every command that writes a folder (``evaluate``'s run, ``score``'s output, ``fi
 - a folder that carries foilkit's mark of the same kind is foilkit's to write again (to resume,
   to repeat a dry run, or to replace with ``--overwrite``);
 - a folder written by a foilkit from before the mark is recognised by its kind's own record
-  (``results.json`` of a run, ``run.json`` of a scoring folder, ...), and marked;
+  (``results.json`` of a run, ``run.json`` of a scoring folder, ...), and marked; a dataset
+  export is not (its ``README.md`` is any Hub dataset's card): only a marked one is foilkit's;
 - anything else that exists (a file, a folder of other files, a home directory, a project, a
   foilkit folder of another kind) is refused with :class:`ForeignFolderError`, one line naming
   it and the fix, and nothing in it is touched.
 
 Replacing (:func:`replace_folder`) deletes only the entries that the folder's kind writes (its
-``entries``: ``results.json``, ``scores/``, ...), never a file a user put beside them. That is
-the one place in foilkit where a user's folder loses files.
+``entries``: ``results.json``, ``scores/``, the run's own plots ``accuracy.png`` and
+``recall.png``, ...), never a file a user put beside them (a ``notes.png`` stays). That is the
+one place in foilkit where a user's folder loses files.
 """
 
 from __future__ import annotations
@@ -52,6 +55,21 @@ def _json_with(path: Path, key: str) -> bool:
         return False
 
 
+#: The ``format`` of a generation run's record (:data:`foilkit.generation.provenance.RECORD_FORMAT`
+#: without its version): the record that makes a stage's output foilkit's.
+GENERATION_RECORD = "foilkit.generation.run/"
+
+
+def is_generation_record(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is a run record of ``foilkit generate`` (a JSON object whose ``format``
+    is a generation record's)."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(data, dict) and str(data.get("format", "")).startswith(GENERATION_RECORD)
+
+
 @dataclass(frozen=True)
 class FolderKind:
     """A kind of folder foilkit writes.
@@ -77,10 +95,13 @@ class FolderKind:
         )
 
 
+#: The plots of a run folder (:meth:`foilkit.run.RunFolder.plot`), by file name: its only
+#: ``.png`` files that are foilkit's (a user's plot beside them is neither replaced nor shown).
+RUN_PLOTS = ("accuracy.png", "recall.png")
 #: ``foilkit evaluate``'s run folder (see :mod:`foilkit.run`).
 RUN = FolderKind(
     "evaluation run",
-    ("results.json", "report.md", "report.html", "*.png", "scores", "scoring"),
+    ("results.json", "report.md", "report.html", *RUN_PLOTS, "scores", "scoring"),
     legacy=lambda root: _json_with(root / "results.json", "benchmark"),
 )
 #: ``foilkit evaluate --tasks``'s folder: one run folder per benchmark (``vitatecs/``, ...), each a
@@ -120,14 +141,17 @@ DRY_RUN = FolderKind(
     legacy=lambda root: _json_with(root / "dataset_commit.json", "operations"),
 )
 #: ``foilkit build``'s export (a folder of parquet per config, the dataset card, ``eval.yaml``);
-#: never replaced whole: an export rewrites each config it writes.
-EXPORT = FolderKind(
-    "dataset export",
-    ("README.md", "eval.yaml"),
-    legacy=lambda root: (
-        (root / "README.md").is_file()
-        and "configs:" in (root / "README.md").read_text(encoding="utf-8", errors="replace")
-    ),
+#: never replaced whole: an export rewrites each config it writes. Only a marked folder is one:
+#: a dataset card with ``configs:`` is any Hub dataset's (a clone of one is a user's folder).
+EXPORT = FolderKind("dataset export", ("README.md", "eval.yaml"))
+#: ``foilkit generate``'s foils output folder (:func:`foilkit.generation.foil.write_foils`): the
+#: foils dataset, the run's record and a stage's own files (the contrast sets' multiple-choice
+#: file, VITATECS' candidates and annotations). One from before marks is known by its
+#: ``run.json``, a generation run's record.
+FOILS = FolderKind(
+    "foils output",
+    ("foils.parquet", "run.json", "multiple_choice.tsv", "candidates.jsonl", "annotations"),
+    legacy=lambda root: is_generation_record(root / "run.json"),
 )
 #: ``foilkit demo``'s folder (the benchmark, runs, fine-tunes and the side-by-side report).
 DEMO = FolderKind(
@@ -164,6 +188,7 @@ KINDS = {
         FINETUNE,
         DRY_RUN,
         EXPORT,
+        FOILS,
         DEMO,
         SIDE_BY_SIDE,
         LEADERBOARD,

@@ -8,7 +8,7 @@ signatures. A run folder::
     <run_dir>/results.json                  RunResults: metrics with CIs, coverage, tie policies,
                                             the resolved protocol, the scorers' run records
     <run_dir>/report.md, report.html        the reports (foilkit.report, foilkit.html_report)
-    <run_dir>/*.png                         plots
+    <run_dir>/accuracy.png, recall.png      plots (foilkit.folders.RUN_PLOTS)
     <run_dir>/scores/<config>.parquet       per-sample scores (one row per dataset row)
     <run_dir>/scores/<config>-matrix.npy    retrieval pools: views x texts scores
     <run_dir>/scores/<config>-matrix.json   ... and their ids and texts
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foilkit.files import atomic_write, naming_full_disk
+from foilkit.folders import RUN_PLOTS
 from foilkit.scorers.protocols import ResolvedProtocol
 
 if TYPE_CHECKING:
@@ -100,12 +101,15 @@ class RunFolder:
         return self.root / "report.html"
 
     def plot(self, name: str) -> Path:
-        """The plot ``<name>.png``."""
-        return self.root / f"{name}.png"
+        """The plot ``<name>.png``, one of a run's plots (:data:`foilkit.folders.RUN_PLOTS`)."""
+        path = self.root / f"{name}.png"
+        if path.name not in RUN_PLOTS:
+            raise ValueError(f"{path.name} is not a run's plot: add it to {RUN_PLOTS} (folders.py)")
+        return path
 
     def plots(self) -> list[Path]:
-        """Every plot in the folder, by name."""
-        return sorted(self.root.glob("*.png"))
+        """The run's plots in the folder, by name; never a user's ``.png`` put beside them."""
+        return sorted(path for name in RUN_PLOTS if (path := self.root / name).is_file())
 
     @property
     def scores_dir(self) -> Path:

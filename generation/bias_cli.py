@@ -19,8 +19,8 @@ import argparse
 import json
 from pathlib import Path
 
-from foilkit.files import read_json
-from foilkit.generation.cli_io import read_jsonl, run_record
+from foilkit.files import atomic_write, read_json
+from foilkit.generation.cli_io import claim_output_file, read_jsonl, run_record
 from foilkit.generation.foil import FOILS_FILE
 from foilkit.generation.provenance import record_path
 
@@ -82,6 +82,8 @@ def vilma_pairs(path: Path, *, valid_only: bool = False) -> list[tuple[str, list
 def run(args: argparse.Namespace) -> int:
     from foilkit.generation.bias import filter_bias_report, lexical_bias, text_only_baseline
 
+    if args.output:
+        claim_output_file(args.output)  # new, or a report foilkit wrote (its record beside it)
     after = _pairs(args.rows, args.vilma_items)
     captions = [c for c, _ in after]
     foils = [f for _, fs in after for f in fs]
@@ -101,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     text = json.dumps(report, indent=2, sort_keys=True)
     print(text)
     if args.output:
-        args.output.write_text(text + "\n", encoding="utf-8")
+        atomic_write(args.output, text + "\n")
         record = run_record(
             args,
             "bias",

@@ -1,6 +1,15 @@
 """File input/output shared by the generation command lines: JSONL in; out, a foils output
 folder (:func:`foilkit.generation.foil.write_foils`) or an intermediate file, each with the
-run's :class:`~foilkit.generation.provenance.RunRecord`."""
+run's :class:`~foilkit.generation.provenance.RunRecord`.
+
+A stage writes only what is new or its own, as every foilkit command (:mod:`foilkit.folders`),
+and checks it when it starts, before any model loads or request is sent: a foils output folder
+is claimed (:func:`foilkit.folders.claim_folder` with
+:data:`~foilkit.folders.FOILS`), a stage's file by :func:`claim_output_file`. Every file is
+written to a temporary file and renamed over the old one (:func:`foilkit.files.atomic_open`),
+the run record last: a full disk or a killed write leaves the previous output and its record
+as they were.
+"""
 
 from __future__ import annotations
 
@@ -13,7 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 # The commands' JSONL readers (a bad line names file and line): foilkit's one implementation.
-from foilkit.files import numbered_jsonl, read_jsonl  # noqa: F401
+from foilkit.files import atomic_open, numbered_jsonl, read_jsonl  # noqa: F401
+from foilkit.folders import ForeignFolderError, is_generation_record
 from foilkit.generation.provenance import RunRecord, record_path
 
 if TYPE_CHECKING:
@@ -69,12 +79,55 @@ def write_rows(
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     count = 0
-    with open(path, "w", encoding="utf-8") as handle:
+    with atomic_open(path) as handle:
         for row in rows:
             handle.write(json.dumps(row, ensure_ascii=False) + "\n")
             count += 1
     record.with_results(rows_written=count).write(record_path(path))
     return count
+
+
+class ForeignFileError(ForeignFolderError):
+    """A stage's output file (or the record beside it) exists and foilkit did not write it."""
+
+
+def _refuse_file(path: Path, why: str, flag: str) -> ForeignFileError:
+    return ForeignFileError(
+        f"{path} {why}; a stage writes a file only where none is or over one it wrote, and "
+        f"touched nothing: choose another {flag}"
+    )
+
+
+def claim_output_file(
+    path: str | os.PathLike, others: Mapping[str, str | os.PathLike | None] | None = None
+) -> Path:
+    """Check, when a stage starts, that it may write its file ``path`` (``--output``) and its
+    ``others`` (option name -> file, e.g. ``{"plot": ...}``), each with the run's record beside
+    it (``<file>.run.json``); returns ``path``.
+
+    The rule of :mod:`foilkit.folders`, for files: a file that does not exist is written; one
+    that exists is foilkit's only when the record beside it is a foilkit generation record (a
+    stage wrote both). Anything else (a user's file, a record that is not foilkit's, a folder)
+    is refused with :class:`ForeignFileError`, one line naming the file and the flag to change,
+    before anything is read or written.
+    """
+    files = {"output": path, **(others or {})}
+    for option, file in files.items():
+        if file is not None:
+            _check_output_file(Path(file), "--" + option.replace("_", "-"))
+    return Path(path)
+
+
+def _check_output_file(path: Path, flag: str) -> None:
+    record = record_path(path)
+    ours = is_generation_record(record)
+    if path.is_dir():
+        raise _refuse_file(path, "is a folder, not a file", flag)
+    if record.exists() and not ours:
+        raise _refuse_file(record, "is not a foilkit run record", flag)
+    if path.exists() and not ours:
+        why = f"exists and was not written by foilkit (no foilkit record {record.name} beside it)"
+        raise _refuse_file(path, why, flag)
 
 
 def add_output(parser: argparse.ArgumentParser, *, folder: bool = False) -> None:

@@ -32,6 +32,9 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from foilkit.files import atomic_open
+from foilkit.folders import FOILS, claim_folder
+
 if TYPE_CHECKING:
     import datasets
 
@@ -225,12 +228,17 @@ def write_foils(
     :func:`foils_dataset`). The record gains ``rows_written`` and ``foils`` (the dataset's file
     name, ``None`` when there were no rows: then no dataset is written, and one left by an
     earlier run in ``out`` is removed). Returns the dataset's path, or ``None``.
+
+    ``out`` must be new, empty or a foils output (:data:`foilkit.folders.FOILS`; a stage claims
+    it when it starts). The dataset is written to a temporary file and renamed over the old
+    one, the record last: a full disk or a killed write leaves the previous output whole.
     """
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
+    out = claim_folder(out, FOILS)
     path: Path | None = out / FOILS_FILE
     if rows:
-        foils_dataset(rows, **metadata_features).to_parquet(str(path))
+        dataset = foils_dataset(rows, **metadata_features)
+        with atomic_open(path, "wb") as handle:
+            dataset.to_parquet(handle)
     else:
         path.unlink(missing_ok=True)
         path = None

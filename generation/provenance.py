@@ -31,13 +31,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foilkit.folders import GENERATION_RECORD
 from foilkit.scorers.record import package_versions
 
 if TYPE_CHECKING:
     from foilkit.generation.llm import LLMConfig
     from foilkit.generation.prompts import PromptTemplate
 
-RECORD_FORMAT = "foilkit.generation.run/1"
+RECORD_FORMAT = f"{GENERATION_RECORD}1"
 RECORD_SUFFIX = ".run.json"
 
 #: Distributions whose versions decide what a generation run produces.

@@ -75,6 +75,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from foilkit.builders.schema import COUNT, TEXT, TEXTS
+    from foilkit.folders import FOILS, claim_folder
     from foilkit.generation.contrast.multiple_choice import (
         MULTIPLE_CHOICE_FILE,
         build_contrast_mc,
@@ -84,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     )
     from foilkit.generation.foil import write_foils
 
+    claim_folder(args.output, FOILS)  # before any model loads: new, empty or a foils output
     rng = random.Random(args.seed)
     if args.stage == "person-id":
         return _person_id(args, rng)
@@ -103,7 +105,6 @@ def run(args: argparse.Namespace) -> int:
     else:
         make_foils = _verb_foil_maker(args, nlp)
         built = build_contrast_mc(items, make_foils, rng=rng, foil_type="verb_lm")
-    args.output.mkdir(parents=True, exist_ok=True)
     write_multiple_choice(built, args.output / MULTIPLE_CHOICE_FILE)
     models = {"spacy": args.spacy}
     if args.stage == "verb-mc":

@@ -23,6 +23,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from foilkit.files import atomic_open
 from foilkit.generation.foil import Foil, foil_row
 
 RANDOM_FOIL_TYPE = "random"
@@ -96,7 +97,7 @@ def write_multiple_choice(items: Iterable[MultipleChoiceItem], path: str | os.Pa
     if len(width) > 1:
         raise ValueError(f"{path}: items have different numbers of options {sorted(width)}")
     n = width.pop() if width else 5
-    with open(path, "w", newline="", encoding="utf-8") as handle:
+    with atomic_open(path, newline="") as handle:  # a temporary file renamed over the old
         writer = csv.writer(handle, delimiter="\t", lineterminator="\n")
         writer.writerow(
             ["clip", *(f"ending{i}" for i in range(n)), "label", "foil_type", "foil_provenance"]

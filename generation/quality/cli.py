@@ -154,16 +154,21 @@ RUNNERS = {
 
 
 def run(args: argparse.Namespace) -> int:
+    from foilkit.generation.cli_io import claim_output_file
+
     if args.sample is not None and args.sample < 1:
         raise SystemExit(f"--sample must be >= 1, got {args.sample}")
+    if args.output:
+        claim_output_file(args.output)  # new, or a report foilkit wrote (its record beside it)
     report = RUNNERS[args.report](args)
     print(report.table())
     if args.output:
+        from foilkit.files import atomic_write
         from foilkit.generation.cli_io import run_record
         from foilkit.generation.provenance import record_path
 
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        args.output.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
+        atomic_write(args.output, json.dumps(report.to_dict(), indent=2) + "\n")
         args.stage = args.report
         record = run_record(args, "quality", results={"report": report.to_dict()})
         record.write(record_path(args.output))

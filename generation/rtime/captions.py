@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foilkit.files import atomic_write
 from foilkit.generation.cli_io import read_jsonl
 
 DIRECTIONS = ("forward", "reverse")  # as the RTime builder names its views
@@ -130,5 +131,5 @@ def write_rtime_annotations(
             else:
                 record.setdefault(f"{direction}_rewrites", [])
     Path(path).parent.mkdir(parents=True, exist_ok=True)
-    Path(path).write_text(json.dumps(data, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    atomic_write(path, json.dumps(data, ensure_ascii=False, indent=1) + "\n")
     return written

@@ -14,7 +14,10 @@ replies are cached under --cache-dir, so a rerun sends nothing twice):
 
 No stage makes foils (RTime's hard negative is the reversed video): each writes its own file --
 a curation file, curated JSONL, caption rows with rewrites -- and the run's
-:class:`~foilkit.generation.provenance.RunRecord` beside it as ``<output>.run.json``.
+:class:`~foilkit.generation.provenance.RunRecord` beside it as ``<output>.run.json`` (and beside
+``--rtime-json``'s and ``--plot``'s files). A stage replaces only files foilkit wrote (a foilkit
+record beside them), checked before it starts
+(:func:`~foilkit.generation.cli_io.claim_output_file`).
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from typing import TYPE_CHECKING, Any
 from foilkit.generation.cli_io import (
     add_failed_requests_option,
     add_output,
+    claim_output_file,
     failed_requests_status,
     recorded_on_failure,
     run_record,
@@ -260,6 +264,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # before any file is read, model loaded or request sent: the stage's files are new or its own
+    others = {option: getattr(args, option, None) for option in ("rtime_json", "plot")}
+    claim_output_file(args.output, others)
     return _RUNNERS[args.stage](args)
 
 
@@ -505,6 +512,9 @@ def _rewrite(args: argparse.Namespace) -> int:
         },
     )
     count = write_rows(out_rows, args.output, record)
+    for other in (args.rtime_json, args.plot):  # each file the stage wrote has its record
+        if other:
+            record.with_results(rows_written=count).write(record_path(other))
     print(
         f"{report['accepted']} of {report['candidates']} rewrites accepted for {count} captions "
         f"(skipped by split: {dict(skipped) or 'none'}); median cosine with the caption "

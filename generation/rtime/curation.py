@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from foilkit.files import atomic_open
 from foilkit.generation.cli_io import numbered_jsonl
 from foilkit.generation.rtime.activities import ActivityPair
 from foilkit.generation.rtime.enrichment import ActivityPhrase
@@ -77,7 +78,7 @@ def _decision_text(keep: bool | None) -> str:
 def _write_delimited(
     rows: Sequence[dict[str, Any]], columns: list[str], path: Path, *, delimiter: str
 ) -> None:
-    with open(path, "w", encoding="utf-8", newline="") as handle:
+    with atomic_open(path, newline="") as handle:  # a temporary file renamed over the old one
         writer = csv.DictWriter(handle, fieldnames=columns, delimiter=delimiter)
         writer.writeheader()
         for row in rows:
@@ -98,7 +99,7 @@ def _read_delimited(path: Path, *, delimiter: str) -> tuple[list[str], list[tupl
 
 
 def _write_jsonl(rows: Sequence[dict[str, Any]], columns: list[str], path: Path) -> None:
-    with open(path, "w", encoding="utf-8") as handle:
+    with atomic_open(path) as handle:  # a temporary file renamed over the old one
         handle.writelines(
             json.dumps({c: row.get(c) for c in columns}, ensure_ascii=False) + "\n" for row in rows
         )

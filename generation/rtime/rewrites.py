@@ -49,6 +49,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foilkit.files import atomic_open
 from foilkit.generation.llm_replies import is_refusal
 from foilkit.generation.prompts import PromptTemplate, prompt_hash
 from foilkit.generation.rtime import load_prompt
@@ -398,7 +399,8 @@ def plot_similarity(report: dict[str, Any], path: str | os.PathLike) -> None:
     axis.set_ylabel("pairs")
     axis.legend()
     figure.tight_layout()
-    figure.savefig(path, dpi=150)
+    with atomic_open(path, "wb") as handle:  # a temporary file renamed over the old one
+        figure.savefig(handle, dpi=150, format=Path(path).suffix.lstrip(".").lower() or "png")
     plt.close(figure)
 
 

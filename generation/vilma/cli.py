@@ -176,8 +176,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from foilkit.builders.schema import TEXT
+    from foilkit.folders import FOILS, claim_folder
     from foilkit.generation.foil import write_foils
 
+    claim_folder(args.output, FOILS)  # before any model loads: new, empty or a foils output
     handlers: dict[str, Callable[[argparse.Namespace], list[dict[str, Any]]]] = {
         "change-of-state": _change_of_state,
         "actor-swap": _actor_swap,

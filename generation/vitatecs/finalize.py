@@ -20,10 +20,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foilkit.builders.vitatecs import ASPECTS
+from foilkit.files import atomic_open
+from foilkit.folders import FOILS, claim_folder
 from foilkit.generation.foil import Foil, foil_row, write_foils
 from foilkit.generation.llm import ChatClient
 from foilkit.generation.nli import NLIFilter
@@ -209,16 +210,20 @@ def write_dataset(
 ) -> dict[str, Any]:
     """Write the foils output (``foils.parquet``, ``run.json``: ``record`` with what was written)
     and ``annotations/<Aspect>.jsonl`` under ``out``; returns the annotation files, the dataset's
-    path (``None`` when nothing was selected) and the row count per aspect."""
+    path (``None`` when nothing was selected) and the row count per aspect.
+
+    ``out`` is claimed before anything is written (new, empty or a foils output:
+    :data:`foilkit.folders.FOILS`); each file is written to a temporary file and renamed, the
+    record last."""
     from foilkit.builders.schema import COUNT, TEXT
 
-    out = Path(out)
+    out = claim_folder(out, FOILS)
     (out / "annotations").mkdir(parents=True, exist_ok=True)
     per_aspect = dataset_rows(candidates)
     files = {}
     for aspect, entry in per_aspect.items():
         path = out / "annotations" / f"{aspect.capitalize()}.jsonl"
-        with open(path, "w", encoding="utf-8") as handle:
+        with atomic_open(path) as handle:
             handle.writelines(
                 json.dumps(item, ensure_ascii=False) + "\n" for item in entry["upstream"]
             )

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from foilkit.files import atomic_open
 from foilkit.generation.vitatecs.config import PipelineConfig
 from foilkit.generation.vitatecs.data_files import read_data, write_data
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
@@ -170,9 +171,10 @@ def new_iteration(state: LoopState, exemplars: ExemplarSets, **values: Any) -> I
 
 
 def write_candidates(candidates: Sequence[Candidate], path: str | os.PathLike) -> Path:
+    """Write ``candidates`` as JSONL to ``path`` (a temporary file renamed over the old one)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "w", encoding="utf-8") as handle:
+    with atomic_open(path) as handle:
         handle.writelines(
             json.dumps(candidate.to_record(), ensure_ascii=False) + "\n" for candidate in candidates
         )

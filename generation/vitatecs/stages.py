@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from foilkit.builders.vitatecs import ASPECTS
 from foilkit.errors import UserError, one_line
+from foilkit.folders import FOILS, claim_folder
 from foilkit.generation.cli_io import read_jsonl
 from foilkit.generation.provenance import RunRecord, llm_ref
 from foilkit.generation.vitatecs.exemplars import ExemplarSets, pair_id, split_heldout
@@ -481,10 +482,14 @@ def finalize(
     client: ChatClient | None = None,
 ) -> dict[str, Any]:
     """Generate, filter and select at scale with the latest filter; write the dataset and its
-    record (``parameters``: the command's options, recorded with the loop's configuration)."""
+    record (``parameters``: the command's options, recorded with the loop's configuration).
+
+    ``out`` is claimed first, before a caption is read or a request sent: it must be new, empty
+    or a foils output (:data:`foilkit.folders.FOILS`)."""
     from foilkit.generation.spacy_pipeline import load_spacy
     from foilkit.generation.vitatecs.finalize import finalize_candidates, write_dataset
 
+    out = claim_folder(out, FOILS)
     config = loop.config
     state = loop.load_state()
     filter_iteration, filter_path = loop.latest_filter(state)
@@ -512,7 +517,6 @@ def finalize(
         progress=progress,
         **_prompt_data(loop),
     )
-    out = Path(out)
     write_candidates(candidates, out / "candidates.jsonl")
     facts = {
         "queries": len(queries),
