@@ -110,17 +110,86 @@ def test_a_file_or_another_kind_of_foilkit_folder_is_refused(tmp_path):
 
 def test_replacing_deletes_only_foilkits_files(tmp_path):
     run = claim_folder(tmp_path / "run", RUN)
-    for name in ("results.json", "report.md", "report.html", "accuracy.png"):
+    for name in ("results.json", "report.md", "report.html", "accuracy.png", "recall.png"):
         (run / name).write_text("old")
     for folder in ("scores", "scoring/all"):
         (run / folder).mkdir(parents=True)
         (run / folder / "x").write_text("old")
     (run / "my-notes.txt").write_text("mine")
+    (run / "my-figure.png").write_text("mine")  # a .png, but not one of the run's plots
     (run / "analysis").mkdir()
     (run / "analysis" / "plot.py").write_text("mine")
     replace_folder(run, RUN)
-    assert sorted(p.name for p in run.iterdir()) == [MARK_FILE, "analysis", "my-notes.txt"]
+    assert sorted(p.name for p in run.iterdir()) == [
+        MARK_FILE,
+        "analysis",
+        "my-figure.png",
+        "my-notes.txt",
+    ]
     assert (run / "analysis" / "plot.py").read_text() == "mine"
+
+
+def test_evaluate_overwrite_keeps_a_users_png_and_shows_only_the_runs_plots(tmp_path, capsys):
+    """``evaluate --overwrite`` deleted every ``*.png`` of the run folder (the run kind's
+    pattern): a user's figure beside the run is kept, and neither report.html nor the run's
+    plots (which push-results uploads) take it for one of the run's."""
+    from foilkit.demo import write_demo_benchmark
+    from foilkit.run import RunFolder
+    from foilkit.synthetic.models import tiny_model_path
+
+    benchmark = write_demo_benchmark(tmp_path / "benchmark")
+    out = tmp_path / "run"
+    argv = ["evaluate", "--benchmark", "synthetic", "--config", "order", "--dataset"]
+    argv += [str(benchmark), "--video-root", str(benchmark / "videos"), "--model"]
+    argv += [str(tiny_model_path("clip")), "--out", str(out), "--n-resamples", "5"]
+    argv += ["--num-workers", "0", "--no-cache", "--no-progress"]
+    assert main(argv) == 0
+    figure = b"\x89PNG\r\n\x1a\n my own figure"
+    (out / "my-figure.png").write_bytes(figure)
+    assert main([*argv, "--overwrite"]) == 0
+    assert (out / "my-figure.png").read_bytes() == figure
+    assert [p.name for p in RunFolder(out).plots()] == ["accuracy.png"]
+    assert "my-figure" not in (out / "report.html").read_text()
+
+
+def test_build_never_takes_a_hub_datasets_clone_for_an_export(tmp_path, capsys):
+    """A clone of any Hub dataset has a README.md with ``configs:``: ``build --out`` took it
+    for an old foilkit export and replaced its README.md and eval.yaml. Only a folder foilkit
+    marked as an export is one; a new one is marked and exported into again."""
+    clone = tmp_path / "clone"
+    (clone / "data").mkdir(parents=True)
+    (clone / "README.md").write_text(
+        "---\nlicense: mit\nconfigs:\n- config_name: default\n  data_files:\n"
+        "  - split: test\n    path: data/test-*.parquet\n---\n# Someone's dataset\n"
+    )
+    (clone / "eval.yaml").write_text("name: someone's tasks\n")
+    (clone / "data" / "test-00000-of-00001.parquet").write_bytes(b"PAR1 their rows")
+    (clone / ".gitattributes").write_text("*.parquet filter=lfs\n")
+    annotations = tmp_path / "annotations"
+    annotations.mkdir()
+    (annotations / "Direction.jsonl").write_text(
+        json.dumps(
+            {
+                "src_dataset": "MSRVTT",
+                "video_name": "video1.mp4",
+                "caption": "a man opens a door",
+                "counterfactual": "a man closes a door",
+                "aspect": "Direction",
+            }
+        )
+        + "\n"
+    )
+    argv = ["build", "vitatecs", "--config", "direction", "--annotations", str(annotations)]
+    argv += ["--on-missing", "keep", "--datasets-cache", str(tmp_path / "datasets-cache")]
+    before = _snapshot(clone)
+    assert main([*argv, "--out", str(clone)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(clone) in err[0] and "not made by foilkit" in err[0], err
+    assert _snapshot(clone) == before
+    export = tmp_path / "export"
+    assert main([*argv, "--out", str(export)]) == 0
+    assert folder_kind(export) == "dataset export"
+    assert main([*argv, "--out", str(export)]) == 0  # foilkit's own export: written again
 
 
 def test_replacing_a_multi_benchmark_folder_deletes_its_run_folders_not_a_users(tmp_path):
@@ -212,6 +281,24 @@ def _commands(tmp_path: Path) -> dict[str, list[str]]:
             "{out}",
         ],
         "demo": ["demo", "--out", "{out}"],
+        "generate contrast person-id": [
+            "generate",
+            "contrast",
+            "person-id",
+            "--captions",
+            str(tmp_path / "none.jsonl"),
+            "-o",
+            "{out}",
+        ],
+        "generate vilma counting": [
+            "generate",
+            "vilma",
+            "counting",
+            "-i",
+            str(tmp_path / "none.jsonl"),
+            "-o",
+            "{out}",
+        ],
     }
 
 
@@ -227,6 +314,8 @@ COMMANDS = [
     "leaderboard",
     "metrics push --dry-run",
     "demo",
+    "generate contrast person-id",
+    "generate vilma counting",
 ]
 
 
