@@ -150,6 +150,12 @@ def test_vitatecs_finalize_claims_its_folder_before_writing_annotations(tmp_path
     with pytest.raises(ForeignFolderError, match="not made by foilkit"):
         write_dataset([candidate], out)
     assert _snapshot(out) == before
+    # the stage claims it at its start: before the loop, the captions or the LLM are touched
+    from foilkit.generation.vitatecs import stages
+
+    with pytest.raises(ForeignFolderError, match="not made by foilkit"):
+        stages.finalize(None, tmp_path / "no-captions.jsonl", out, client=None)
+    assert _snapshot(out) == before
 
 
 # --- 5. a stage's file: new, or one foilkit wrote (its record beside it) --------------------------
