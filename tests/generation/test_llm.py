@@ -236,6 +236,8 @@ def test_usage_and_cost(tmp_path):
         "cache_hits": 1,
         "retries": 0,
         "failures": 0,
+        "malformed_replies": 0,
+        "refusals": 0,
         "prompt_tokens": 4,
         "completion_tokens": 3,
         "cost": pytest.approx((4 * 1.0 + 3 * 2.0) / 1000),

@@ -7,6 +7,7 @@ but written nowhere, and no judge runs unless one is configured."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -287,5 +288,10 @@ def test_the_judges_cost_is_its_tokens_summed_over_processes_at_its_prices(tmp_p
     assert unpriced.to_record()["usage"]["cost"] is None
     with pytest.raises(ValueError, match="--judge-price-per-1k-completion-tokens configures"):
         ScoreOptions(judge_price_per_1k_completion_tokens=0.6)
-    with pytest.raises(ValueError, match=r">= 0, got -1.0 \(--judge-price-per-1k-prompt-tokens"):
-        ScoreOptions(judge_model="m", judge_price_per_1k_prompt_tokens=-1.0)
+    for bad in (-1.0, math.nan, math.inf):
+        with pytest.raises(
+            ValueError,
+            match=rf"--judge-price-per-1k-prompt-tokens must be a finite number >= 0, "
+            rf"got {bad}",
+        ):
+            ScoreOptions(judge_model="m", judge_price_per_1k_prompt_tokens=bad)
