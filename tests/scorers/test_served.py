@@ -453,3 +453,28 @@ def test_negative_usage_is_rejected_and_malformed_replies_are_billed(tmp_path):
 def test_a_served_run_records_no_dtype(tmp_path):
     with OpenAICompatibleServer(answer_right) as server:
         assert served(tmp_path, server).dtype_record() == "not applicable (served)"
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--api-key-env", SECRET], "not the key"),
+        (["--judge-model", "gpt-4o-mini", "--judge-api-key-env", "hf_" + "Q1" * 17], "not the key"),
+        (["--price-per-1k-prompt-tokens", "nan"], "'nan' is not a price >= 0"),
+        (["--judge-price-per-1k-completion-tokens", "-1"], "'-1' is not a price >= 0"),
+        (["--request-timeout", "0"], "'0' is not a number > 0"),
+        (["--max-reply-mb", "inf"], "'inf' is not a number > 0"),
+    ],
+)
+def test_served_flags_are_checked_before_any_work_in_one_line(tmp_path, capsys, flags, said):
+    from foilkit.cli import main
+
+    argv = ["score", "--model", "served", "--dataset", str(tmp_path), "--out", str(tmp_path / "o")]
+    try:
+        status = main([*argv, "--backend", "openai", *flags])
+    except SystemExit as exited:  # argparse's own one line
+        status = exited.code
+    assert status == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and SECRET not in err and "Q1Q1" not in err
+    assert not (tmp_path / "o").exists()
