@@ -487,6 +487,7 @@ class ChatClient:
                 client.chat.completions.with_streaming_response.create,
                 timeout_s=self.config.timeout_s,
                 max_bytes=self.config.max_reply_bytes,
+                bound_flag="--max-reply-bytes",
                 model=self.config.model,
                 messages=messages,
                 **sampling,
@@ -523,7 +524,7 @@ class ChatClient:
             raise LLMResponseError(
                 self._clean(f"{error} (after {attempts} attempts)"),
                 key=key,
-                reply=self._clean(error.reply or ""),
+                reply=None if error.reply is None else self._clean(error.reply),
             ) from None
         except ReplyTooLarge as error:
             raise LLMRequestError(

@@ -102,13 +102,20 @@ def reply_usage(data: Any) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
-def read_reply_body(create: Any, *, timeout_s: float, max_bytes: int, **request: Any) -> str:
+def read_reply_body(
+    create: Any,
+    *,
+    timeout_s: float,
+    max_bytes: int,
+    bound_flag: str = "--max-reply-mb",
+    **request: Any,
+) -> str:
     """The body of one chat-completions request (``create``: the client's
     ``chat.completions.with_streaming_response.create``), read as it arrives: past ``timeout_s``
     seconds from sending (in total, however slowly it trickles) it is a timeout
     (``openai.APITimeoutError``, retried), past ``max_bytes`` bytes (announced or received) a
-    :class:`ReplyTooLarge`; a body that is not UTF-8 a ``ValueError``. HTTP errors raise as the
-    ``openai`` client raises them."""
+    :class:`ReplyTooLarge` (naming ``bound_flag``, which raises the bound); a body that is not
+    UTF-8 a ``ValueError``. HTTP errors raise as the ``openai`` client raises them."""
     import httpx
     import openai
 
@@ -116,13 +123,13 @@ def read_reply_body(create: Any, *, timeout_s: float, max_bytes: int, **request:
     with create(**request, timeout=timeout_s) as response:
         announced = response.headers.get("content-length")
         if announced is not None and announced.isdigit() and int(announced) > max_bytes:
-            raise ReplyTooLarge(_too_large(int(announced), max_bytes))
+            raise ReplyTooLarge(_too_large(int(announced), max_bytes, bound_flag))
         chunks, size = [], 0
         try:
             for chunk in response.iter_bytes():
                 size += len(chunk)
                 if size > max_bytes:
-                    raise ReplyTooLarge(_too_large(size, max_bytes, partial=True))
+                    raise ReplyTooLarge(_too_large(size, max_bytes, bound_flag, partial=True))
                 if time.monotonic() - start > timeout_s:
                     raise openai.APITimeoutError(request=response.http_request)
                 chunks.append(chunk)
@@ -133,11 +140,11 @@ def read_reply_body(create: Any, *, timeout_s: float, max_bytes: int, **request:
     return b"".join(chunks).decode("utf-8")
 
 
-def _too_large(size: int, max_bytes: int, partial: bool = False) -> str:
+def _too_large(size: int, max_bytes: int, flag: str, partial: bool = False) -> str:
     got = f"over {max_bytes} bytes arrived" if partial else f"{size} bytes announced"
     return (
         f"the reply is larger than {max_bytes / 2**20:g} MB ({got}): not read further "
-        "(raise --max-reply-mb if such replies are expected)"
+        f"(raise {flag} if such replies are expected)"
     )
 
 
