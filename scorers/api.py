@@ -973,7 +973,15 @@ def _run(
         log_interval=options.log_interval,
         name=checked.config,
     )
-    new = gather_records(state, engine.run(split(state, pending)))
+    try:
+        new = gather_records(state, engine.run(split(state, pending)))
+    except BaseException:  # a stopped run's record says what it spent (a served model, a judge)
+        spends = options.backend == "openai" or adapter.judge is not None
+        if spends and out_dir is not None and state.is_main_process:
+            from foilkit.scorers.served import record_stop
+
+            record_stop(adapter, out_dir / "run.json", store.shards)
+        raise
     merged = {**done, **{record["index"]: record for record in new}}
     missing = [row.id for row in plan.rows if row.index not in merged]
     if missing:

@@ -505,17 +505,17 @@ class ServedClient:
             if folder is None:
                 return
             folder = Path(folder)
-            for path in sorted(folder.glob(f"usage-{self.ledger_name}-rank-*.jsonl")):
-                for line in path.read_text(encoding="utf-8").splitlines():
-                    try:
-                        entry = json.loads(line)
-                    except ValueError:  # the last line of a killed process
-                        continue
-                    for name, value in entry.items():
-                        if name in USAGE_COUNTS and isinstance(value, int):
-                            self.earlier[name] = self.earlier.get(name, 0) + value
+            self.earlier = ledger_totals(folder, self.ledger_name)
             folder.mkdir(parents=True, exist_ok=True)
             self._ledger = folder / f"usage-{self.ledger_name}-rank-{rank:05d}.jsonl"
+
+    def spent(self, folder: Path) -> dict[str, Any]:
+        """What the run whose folder is ``folder`` spent so far (every session, every process:
+        the ledger), with its cost at the configured prices."""
+        totals = dict.fromkeys(USAGE_COUNTS, 0) | ledger_totals(folder, self.ledger_name)
+        server = self.server
+        prices = (server.price_per_1k_prompt_tokens, server.price_per_1k_completion_tokens)
+        return {**totals, "cost": token_cost(totals, *prices)}
 
     def _clean(self, text: str) -> str:
         """``text`` without the key (or anything key-shaped): for messages and records."""
@@ -1155,6 +1155,41 @@ class ServedVideoLLM(RequestAdapter):
             (int(entry[0]), float(entry[1])) if entry else (-1, 0.0)
             for entry in reply.prompt_logprobs
         ]
+
+
+def ledger_totals(folder: Path, ledger: str) -> dict[str, int]:
+    """The counts the ledger files ``<folder>/usage-<ledger>-rank-*.jsonl`` hold, summed (a
+    line cut short by a kill is skipped)."""
+    totals: dict[str, int] = {}
+    for path in sorted(Path(folder).glob(f"usage-{ledger}-rank-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:  # the last line of a killed process
+                continue
+            for name, value in entry.items():
+                if name in USAGE_COUNTS and isinstance(value, int):
+                    totals[name] = totals.get(name, 0) + value
+    return totals
+
+
+def record_stop(adapter: Any, run_path: Path, folder: Path) -> None:
+    """Write into a stopped run's ``run.json`` (its start record, before any end record) what
+    it spent (``spent``: the served model's and the judge's ledgers, every session's, with
+    their cost), so that the record of a run that stopped says what it cost. Never raises: the
+    error that stopped the run goes on."""
+    try:
+        record = json.loads(run_path.read_text(encoding="utf-8"))
+        if "finished_at" in record:  # a finished run's record: its usage is there already
+            return
+        spent = {}
+        for name, owner in (("backend", adapter), ("judge", getattr(adapter, "judge", None))):
+            client = getattr(owner, "client", None)
+            if isinstance(client, ServedClient):
+                spent[name] = client.spent(folder)
+        atomic_write(run_path, json.dumps({**record, "spent": spent}, indent=2))
+    except (OSError, ValueError) as error:
+        logger.warning("could not record the stopped run's spend in %s: %s", run_path, error)
 
 
 def bill_run(adapter: Any, folder: Path | None, rank: int) -> None:

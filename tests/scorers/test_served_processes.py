@@ -153,6 +153,8 @@ def test_a_stopped_run_keeps_its_spend_and_the_resumed_run_records_its_whole_lif
         (ledger,) = (out / "shards").glob("usage-served-rank-*.jsonl")
         spent = [json.loads(line) for line in ledger.read_text().splitlines()]
         assert sum(entry.get("requests", 0) for entry in spent) == before > 0
+        stopped = json.loads((out / "run.json").read_text())  # its record says so too
+        assert stopped["spent"]["backend"]["requests"] == before and "judge" not in stopped["spent"]
         foilkit.score(SERVED, str(saved_benchmark), out_dir=str(out), resume=True, **run)
     backend = json.loads((out / "run.json").read_text())["backend"]
     assert len(server.requests) == len(asked) == backend["usage"]["requests"] == 36
