@@ -112,7 +112,8 @@ def read_reply_body(
 ) -> str:
     """The body of one chat-completions request (``create``: the client's
     ``chat.completions.with_streaming_response.create``), read as it arrives: past ``timeout_s``
-    seconds from sending (in total, however slowly it trickles) it is a timeout
+    seconds from sending (in total, however slowly the body trickles; checked as each piece
+    arrives, and no read waits longer than ``timeout_s``) it is a timeout
     (``openai.APITimeoutError``, retried), past ``max_bytes`` bytes (announced or received) a
     :class:`ReplyTooLarge` (naming ``bound_flag``, which raises the bound); a body that is not
     UTF-8 a ``ValueError``. HTTP errors raise as the ``openai`` client raises them."""

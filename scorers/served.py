@@ -429,11 +429,13 @@ def token_cost(
     return (spent + usage["completion_tokens"] * (completion_price or 0.0)) / 1000
 
 
-#: What a client counts: requests answered (``requests``; with ``cache_hits`` and ``shared``,
-#: identical calls of one batch answered by one reply, every call made), ``retries``, replies
-#: retried as malformed (``malformed_replies``, billed: their tokens are counted where they
-#: say), requests that failed alone (``failed``), answers without text (``refusals``), tokens.
+#: What a client counts: the calls made (``asks``), each answered by a request sent
+#: (``requests``), from the cache (``cache_hits``), by the reply to an identical call of the same
+#: batch (``shared``) or failed alone (``failed``), so asks = requests + cache_hits + shared +
+#: failed once a run ends; ``retries``, replies retried as malformed (``malformed_replies``,
+#: billed: their tokens are counted where they say), answers without text (``refusals``), tokens.
 USAGE_COUNTS = (
+    "asks",
     "requests",
     "cache_hits",
     "shared",
@@ -526,8 +528,7 @@ class ServedClient:
         ``shared``). A request that failed alone comes back with its ``failure``."""
         keys = [self.key(call) for call in calls]
         first = {key: call for key, call in zip(keys, calls)}
-        if len(first) < len(calls):
-            self._count(shared=len(calls) - len(first))
+        self._count(asks=len(calls), shared=len(calls) - len(first))
         with ThreadPoolExecutor(max_workers=self.server.max_concurrency) as pool:
             futures = {key: pool.submit(self._get, key, call) for key, call in first.items()}
             errors = [f.exception() for f in futures.values() if f.exception() is not None]

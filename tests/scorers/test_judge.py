@@ -365,4 +365,5 @@ def test_shared_judge_replies_are_a_recorded_departure_and_every_ask_is_counted(
     usage = record["usage"]
     assert (usage["requests"], usage["shared"], usage["cache_hits"]) == (2, 2, 1)
     assert record["asks"] == 5 == usage["requests"] + usage["cache_hits"] + usage["shared"]
+    assert usage["asks"] == 5  # kept with the usage: over a resumed run's whole life too
     assert "share one reply" in record["departures"]
