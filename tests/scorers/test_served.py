@@ -478,3 +478,22 @@ def test_served_flags_are_checked_before_any_work_in_one_line(tmp_path, capsys, 
     err = capsys.readouterr().err
     assert said in err and "Traceback" not in err and SECRET not in err and "Q1Q1" not in err
     assert not (tmp_path / "o").exists()
+
+
+def test_a_served_run_recorded_as_float32_before_resumes(tmp_path):
+    """Served runs recorded ``dtype: float32`` before (meaningless for a remote model); such a
+    run still resumes under the record's ``not applicable (served)``, and nothing else does."""
+    import json
+
+    from foilkit.scorers.api import _check_out_dir
+    from foilkit.scorers.video import MAX_DECODE_PIXELS
+
+    identity = {"model": "served-video-llm", "dtype": "not applicable (served)"}
+    identity["max_decode_pixels"] = MAX_DECODE_PIXELS
+    (tmp_path / "run.json").write_text(json.dumps({"identity": {**identity, "dtype": "float32"}}))
+    _check_out_dir(tmp_path, identity, resume=True)
+    with pytest.raises(ValueError, match="dtype was 'float16'"):
+        (tmp_path / "run.json").write_text(
+            json.dumps({"identity": {**identity, "dtype": "float16"}})
+        )
+        _check_out_dir(tmp_path, identity, resume=True)
