@@ -53,6 +53,7 @@ from foilkit.scorers.retry import (
     ReplyTooLarge,
     check_key_variable,
     check_price,
+    content_filtered,
     error_body,
     read_reply_body,
     redact,
@@ -545,6 +546,11 @@ class ChatClient:
                 reply=self._clean(error_body(error) or "") or None,
             ) from None
         except openai.APIStatusError as error:
+            if content_filtered(error):  # a refusal: an answer without text, as content null
+                self._count(requests=1, refusals=self.config.n)
+                return Completion(
+                    ("",) * self.config.n, 0, 0, False, key, seed, refusals=self.config.n
+                )
             raise LLMRequestError(
                 self._clean(
                     f"request {key} to {self.config.model!r} was refused "

@@ -73,6 +73,12 @@ def check_key_variable(name: str, flag: str) -> None:
         )
 
 
+def content_filtered(error: BaseException) -> bool:
+    """Whether an HTTP error is a content filter refusing the request (Azure OpenAI's 400 with
+    the code ``content_filter``): an answer (a refusal), not a failure of the server."""
+    return getattr(error, "code", None) == "content_filter"
+
+
 def reply_bytes(megabytes: float) -> int:
     """``--max-reply-mb`` in bytes (a megabyte: 2**20 bytes)."""
     return max(1, int(megabytes * 2**20))

@@ -102,6 +102,7 @@ from foilkit.scorers.retry import (
     ReplyTooLarge,
     check_key_variable,
     check_price,
+    content_filtered,
     error_body,
     read_reply_body,
     redact,
@@ -752,6 +753,10 @@ class ServedClient:
                 )
             ) from None
         except openai.APIStatusError as error:
+            if content_filtered(error):  # a refusal: an answer without text, as content null
+                reply = Reply(("",) * call.n, refusals=call.n)
+                self._count(requests=1, refusals=call.n)
+                return reply
             raise RuntimeError(
                 self._clean(
                     f"{where} refused request {key[:12]} (HTTP {error.status_code}): "

@@ -67,6 +67,8 @@ class OpenAICompatibleServer:
         echo_key: error and malformed bodies repeat the request's ``Authorization`` header, as a
             server echoing a bad key does.
         usage: request body -> the ``usage`` the reply reports (default: whitespace tokens).
+        error_code: the ``code`` of the error bodies (``content_filter``: Azure OpenAI's
+            refusal of a prompt its filter stops, with a 400).
 
     Attributes:
         base_url: ``"http://127.0.0.1:<port>/v1"``, set once the server has started.
@@ -89,6 +91,7 @@ class OpenAICompatibleServer:
         trickle_s: float = 0.0,
         echo_key: bool = False,
         usage: Callable[[dict], dict[str, Any]] | None = None,
+        error_code: str | None = None,
     ) -> None:
         self.responder = responder
         self.fail_first = fail_first
@@ -101,6 +104,7 @@ class OpenAICompatibleServer:
         self.trickle_s = trickle_s
         self.echo_key = echo_key
         self.usage = usage
+        self.error_code = error_code
         self.requests: list[dict] = []
         #: every request's HTTP headers (lower-case names), in arrival order
         self.headers: list[dict[str, str]] = []
@@ -161,7 +165,7 @@ class OpenAICompatibleServer:
                 "error": {
                     "message": f"simulated failure (HTTP {status}){echoed}",
                     "type": "rate_limit_error" if status == 429 else "server_error",
-                    "code": None,
+                    "code": self.error_code,
                     "param": None,
                 }
             }

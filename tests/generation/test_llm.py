@@ -342,3 +342,15 @@ def test_negative_usage_is_rejected_and_malformed_replies_are_billed():
         client.complete(_messages("x"))
     usage = client.usage
     assert (usage.requests, usage.malformed_replies, usage.prompt_tokens) == (1, 1, 10)
+
+
+def test_a_content_filter_refusing_the_prompt_is_an_empty_answer(tmp_path):
+    with OpenAICompatibleServer(_echo, faults=(400,), error_code="content_filter") as server:
+        client = ChatClient(_config(server, cache_dir=str(tmp_path)))
+        (answer,) = client.complete_many([_messages("filtered")], progress=False, park=True)
+        assert answer.texts == ("",) and not answer.failed and client.usage.refusals == 1
+        assert (
+            ChatClient(_config(server, cache_dir=str(tmp_path)))
+            .complete(_messages("filtered"))
+            .cached
+        )

@@ -497,3 +497,19 @@ def test_a_served_run_recorded_as_float32_before_resumes(tmp_path):
             json.dumps({"identity": {**identity, "dtype": "float16"}})
         )
         _check_out_dir(tmp_path, identity, resume=True)
+
+
+def test_a_content_filter_refusing_the_prompt_is_a_refusal_not_a_failed_run(tmp_path):
+    """Azure OpenAI's filter refuses a prompt with a 400 coded ``content_filter``: an answer
+    without text (``refused``), cached, as ``content: null``; any other 400 still stops the
+    run naming it."""
+    request = TextsRequest(TEXTS, frames())
+    with OpenAICompatibleServer(
+        answer_right, faults=(400, 400), error_code="content_filter"
+    ) as server:
+        adapter = served(tmp_path, server)
+        (scores,) = adapter.score([request])
+        assert [a.outcome for a in scores.answers] == ["refused", "refused"]
+        assert adapter.backend_record()["usage"]["refusals"] == 2
+        assert served(tmp_path, server).score([request]) == [scores]
+        assert len(server.requests) == 2
