@@ -14,7 +14,15 @@ model name), with
   nothing and a crash loses nothing that was already answered;
 * a sampling seed per request, derived from the configured seed and the request
   (:func:`request_seed`), sent where the API takes one and recorded with the reply;
-* token usage and a cost estimate (:attr:`ChatClient.usage`).
+* token usage and a cost estimate (:attr:`ChatClient.usage`): what was billed, replies
+  retried as malformed too;
+* a total deadline per request (``timeout_s``: however slowly a reply trickles) and a bound on
+  a reply's size (``max_reply_bytes``: past it the request fails, not retried);
+* the configured key, and anything key-shaped, redacted from every message, parked reply and
+  text (:func:`foilkit.scorers.retry.redact`): ``<output>.run.json`` is meant to be shared.
+
+A reply without text (``content: null``: a refusal, a content filter, a tool call) is an answer,
+an empty text (counted in :attr:`Usage.refusals`), cached like any other: never asked again.
 
 A reply that still cannot be parsed after the retries raises :class:`LLMResponseError` naming
 the request key and holding the reply; requests that were answered stay cached. A stage that
@@ -26,6 +34,7 @@ again.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -39,7 +48,19 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.files import atomic_write
-from foilkit.scorers.retry import error_body, retryable_errors, with_retries
+from foilkit.scorers.retry import (
+    MAX_REPLY_BYTES,
+    ReplyTooLarge,
+    check_key_variable,
+    check_price,
+    content_filtered,
+    error_body,
+    read_reply_body,
+    redact,
+    reply_usage,
+    retryable_errors,
+    with_retries,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -70,7 +91,9 @@ class LLMConfig:
             replies.
         retry_backoff_s: the first retry's wait; it doubles per retry (with jitter) up to
             ``max_backoff_s``.
-        timeout_s: per-request HTTP timeout.
+        timeout_s: the most seconds one request may take in all, from sending it to its
+            reply's last byte (past it, retried as a timeout).
+        max_reply_bytes: the largest reply read; past it the request fails (not retried).
         cache_dir: folder of the on-disk cache; ``None`` disables caching.
         price_per_1k_prompt_tokens, price_per_1k_completion_tokens: prices for the cost
             estimate (in whatever currency they are given); ``None`` leaves the cost unknown.
@@ -93,10 +116,20 @@ class LLMConfig:
     retry_backoff_s: float = 1.0
     max_backoff_s: float = 60.0
     timeout_s: float = 120.0
+    max_reply_bytes: int = MAX_REPLY_BYTES
 
     def __post_init__(self) -> None:
         if not self.model:
             raise ValueError("LLMConfig.model must be set")
+        check_key_variable(self.api_key_env, "--api-key-env")
+        for kind in ("prompt", "completion"):
+            price = getattr(self, f"price_per_1k_{kind}_tokens")
+            check_price(price, f"--price-per-1k-{kind}-tokens")
+        if not self.timeout_s > 0 or self.max_reply_bytes < 1:
+            raise ValueError(
+                f"--timeout-s must be > 0 and --max-reply-bytes >= 1, got {self.timeout_s} and "
+                f"{self.max_reply_bytes}"
+            )
         for name in ("n", "max_tokens", "max_concurrency"):
             if getattr(self, name) < 1:
                 raise ValueError(f"LLMConfig.{name} must be >= 1, got {getattr(self, name)}")
@@ -143,7 +176,8 @@ class Completion:
     ``cached`` is true when the reply was read from the cache (no request was sent); ``key`` is
     the request's cache key, which names it in errors and in provenance; ``seed`` the sampling
     seed sent with it (``None``: none); ``failure`` says why a request parked by
-    :meth:`ChatClient.complete_many` has no texts.
+    :meth:`ChatClient.complete_many` has no texts; ``refusals``: choices without text
+    (``content: null``), each an empty text.
     """
 
     texts: tuple[str, ...]
@@ -153,6 +187,7 @@ class Completion:
     key: str
     seed: int | None = None
     failure: RequestFailure | None = None
+    refusals: int = 0
 
     @property
     def failed(self) -> bool:
@@ -164,14 +199,18 @@ class Completion:
 class Usage:
     """What a client has spent: requests sent, cache hits, tokens and the estimated cost.
 
-    Tokens and cost count only requests actually sent (cache hits cost nothing); ``cost`` is
-    ``None`` when no prices were configured.
+    Tokens and cost count only requests actually sent (cache hits cost nothing), and every
+    reply billed: those retried as malformed too (``malformed_replies``, their tokens where they
+    say them); ``refusals``: answers without text. ``cost`` is ``None`` when no prices were
+    configured.
     """
 
     requests: int = 0
     cache_hits: int = 0
     retries: int = 0
     failures: int = 0
+    malformed_replies: int = 0
+    refusals: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = None
@@ -273,15 +312,11 @@ class ChatClient:
         self.cache = ResponseCache(config.cache_dir) if config.cache_dir else None
         self._client: Any = None
         self._lock = threading.Lock()
-        self._counts = {
-            "requests": 0,
-            "cache_hits": 0,
-            "retries": 0,
-            "failures": 0,
-            "prompt_tokens": 0,
-            "completion_tokens": 0,
-        }
+        self._counts = dict.fromkeys(
+            (f.name for f in dataclasses.fields(Usage) if f.name != "cost"), 0
+        )
         self._failures: list[RequestFailure] = []
+        self._secrets: tuple[str, ...] = ()
 
     # -- accounting ----------------------------------------------------------------------------
 
@@ -307,9 +342,13 @@ class ChatClient:
         with self._lock:
             return list(self._failures)
 
+    def _clean(self, text: str) -> str:
+        """``text`` without the key (or anything key-shaped): for messages and records."""
+        return redact(text, self._secrets)
+
     def _park(self, error: _RequestFailed) -> Completion:
-        reply = None if error.reply is None else error.reply[:REPLY_EXCERPT]
-        failure = RequestFailure(key=str(error.key), error=str(error), reply=reply)
+        reply = None if error.reply is None else self._clean(error.reply[:REPLY_EXCERPT])
+        failure = RequestFailure(key=str(error.key), error=self._clean(str(error)), reply=reply)
         with self._lock:
             self._failures.append(failure)
             self._counts["failures"] += 1
@@ -421,6 +460,7 @@ class ChatClient:
                             "at a local OpenAI-compatible server"
                         )
                     api_key = LOCAL_API_KEY
+                self._secrets = (api_key,)
                 self._client = openai.OpenAI(
                     api_key=api_key,
                     base_url=base_url,
@@ -444,22 +484,32 @@ class ChatClient:
         attempts = self.config.max_retries + 1
 
         def attempt() -> Completion:
-            raw = client.chat.completions.with_raw_response.create(
-                model=self.config.model, messages=messages, **sampling
+            reply = read_reply_body(
+                client.chat.completions.with_streaming_response.create,
+                timeout_s=self.config.timeout_s,
+                max_bytes=self.config.max_reply_bytes,
+                bound_flag="--max-reply-bytes",
+                model=self.config.model,
+                messages=messages,
+                **sampling,
             )
-            reply = raw.http_response.text
             try:
-                response = raw.parse()
-            except (ValueError, TypeError, openai.APIResponseValidationError) as error:
+                response = json.loads(reply)
+            except ValueError as error:
+                self._count(malformed_replies=1)
                 raise LLMResponseError(
                     f"request {key} to {self.config.model!r}: the server's reply could not "
                     f"be parsed ({type(error).__name__}: {error})",
                     key=key,
                     reply=reply,
                 ) from error
-            return _parse_response(
-                response, key=key, expected_choices=self.config.n, reply=reply, seed=seed
-            )
+            try:
+                return _parse_response(
+                    response, key=key, expected_choices=self.config.n, reply=reply, seed=seed
+                )
+            except LLMResponseError:
+                self._count(malformed_replies=1, **_billed(response))  # billed all the same
+                raise
 
         try:
             completion = with_retries(
@@ -473,23 +523,48 @@ class ChatClient:
             )
         except LLMResponseError as error:
             raise LLMResponseError(
-                f"{error} (after {attempts} attempts)", key=key, reply=error.reply
-            ) from error
+                self._clean(f"{error} (after {attempts} attempts)"),
+                key=key,
+                reply=None if error.reply is None else self._clean(error.reply),
+            ) from None
+        except ReplyTooLarge as error:
+            raise LLMRequestError(
+                f"request {key} to {self.config.model!r}: {error}", key=key
+            ) from None
         except retryable as error:
             raise LLMRequestError(
-                f"request {key} to {self.config.model!r} failed after {attempts} attempts: {error}",
+                self._clean(
+                    f"request {key} to {self.config.model!r} failed after {attempts} attempts: "
+                    f"{error}"
+                    + (
+                        f" (each cut off after --timeout-s {self.config.timeout_s:g}s)"
+                        if isinstance(error, openai.APITimeoutError)
+                        else ""
+                    )
+                ),
                 key=key,
-                reply=error_body(error),
-            ) from error
+                reply=self._clean(error_body(error) or "") or None,
+            ) from None
         except openai.APIStatusError as error:
+            if content_filtered(error):  # a refusal: an answer without text, as content null
+                self._count(requests=1, refusals=self.config.n)
+                return Completion(
+                    ("",) * self.config.n, 0, 0, False, key, seed, refusals=self.config.n
+                )
             raise LLMRequestError(
-                f"request {key} to {self.config.model!r} was refused "
-                f"(HTTP {error.status_code}): {error}",
+                self._clean(
+                    f"request {key} to {self.config.model!r} was refused "
+                    f"(HTTP {error.status_code}): {error}"
+                ),
                 key=key,
-                reply=error_body(error),
-            ) from error
+                reply=self._clean(error_body(error) or "") or None,
+            ) from None
+        completion = dataclasses.replace(
+            completion, texts=tuple(self._clean(text) for text in completion.texts)
+        )
         self._count(
             requests=1,
+            refusals=completion.refusals,
             prompt_tokens=completion.prompt_tokens,
             completion_tokens=completion.completion_tokens,
         )
@@ -504,34 +579,54 @@ def _parse_response(
     reply: str | None = None,
     seed: int | None = None,
 ) -> Completion:
-    """A :class:`Completion` from an ``openai`` response object, or :class:`LLMResponseError`
-    (holding ``reply``, the response's text)."""
+    """A :class:`Completion` from a chat completion's JSON, or :class:`LLMResponseError`
+    (holding ``reply``, the response's text). A choice whose message has no text (``content:
+    null``: a refusal, a content filter, a tool call) is an empty text, counted as a refusal."""
 
     def bad(what: str) -> LLMResponseError:
         return LLMResponseError(
             f"request {key}: malformed reply from the server: {what}", key=key, reply=reply
         )
 
-    choices = getattr(response, "choices", None)
+    choices = response.get("choices") if isinstance(response, dict) else None
     if not isinstance(choices, list) or not choices:
         raise bad(f"no choices (got {type(response).__name__}: {str(response)[:200]!r})")
     if len(choices) != expected_choices:
         raise bad(f"{len(choices)} choices where n={expected_choices} were asked for")
-    texts = []
+    texts, refused = [], 0
     for index, choice in enumerate(choices):
-        content = getattr(getattr(choice, "message", None), "content", None)
+        message = choice.get("message") if isinstance(choice, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(message, dict) and content is None:
+            texts.append("")
+            refused += 1
+            continue
         if not isinstance(content, str):
             raise bad(f"choice {index} has no text content (got {content!r})")
         texts.append(content)
-    usage = getattr(response, "usage", None)
+    try:
+        prompt_tokens, completion_tokens = reply_usage(response)
+    except ValueError as error:
+        raise bad(str(error)) from error
     return Completion(
         texts=tuple(texts),
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        prompt_tokens=prompt_tokens,
+        completion_tokens=completion_tokens,
         cached=False,
         key=key,
         seed=seed,
+        refusals=refused,
     )
+
+
+def _billed(response: Any) -> dict[str, int]:
+    """The tokens a reply that could not be used says it took (none where it says nothing
+    readable)."""
+    try:
+        prompt_tokens, completion_tokens = reply_usage(response)
+    except ValueError:
+        return {}
+    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
 
 
 class _NoProgress:

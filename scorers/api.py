@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import os
 import re
 import sys
@@ -64,6 +65,7 @@ from foilkit.scorers.plan import PLAN_COLUMNS, ScoringPlan, make_plan
 from foilkit.scorers.prompts import OWN_QUESTION, own_questions
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.record import foilkit_source, hardware, now, package_versions
+from foilkit.scorers.retry import check_key_variable, check_price, reply_bytes
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import (
     BACKENDS,
@@ -110,8 +112,10 @@ class ScoreOptions:
     ``base_url``, ``api_key_env`` (the NAME of the variable holding the key), ``frames_as``
     (``images`` or vLLM's ``video``), ``image_format``, ``frame_times`` (how the frames' times
     are sent: ``metadata``, vLLM's, for ``video``; ``text``; ``none``), ``sampler_params``
-    (send vLLM's ``top_k``/``repetition_penalty``), ``max_concurrency``, ``max_retries`` and
-    the prices per 1000 tokens; generate mode's LLM judge, off by default and only where the
+    (send vLLM's ``top_k``/``repetition_penalty``), ``max_concurrency``, ``max_retries``,
+    ``request_timeout`` (seconds one request may take in all, the judge's too),
+    ``max_reply_mb`` (the largest reply read; past it the request's rows fail) and the prices
+    per 1000 tokens; generate mode's LLM judge, off by default and only where the
     benchmark's official protocol has one (:mod:`foilkit.scorers.judge`): ``judge_model``
     (turns it on), ``judge_base_url``, ``judge_api_key_env``, ``judge_price_per_1k_prompt_tokens``
     and ``judge_price_per_1k_completion_tokens`` (its cost); ``revision``, ``trust_remote_code``,
@@ -161,6 +165,8 @@ class ScoreOptions:
     sampler_params: bool = True
     max_concurrency: int = 8
     max_retries: int = 5
+    request_timeout: float = 600.0
+    max_reply_mb: float = 16.0
     price_per_1k_prompt_tokens: float | None = None
     price_per_1k_completion_tokens: float | None = None
     judge_model: str | None = None
@@ -254,6 +260,16 @@ def check_backend(options: ScoreOptions) -> None:
         raise ValueError(
             f"unknown backend {options.backend!r} (--backend); choose from ['local', 'openai']"
         )
+    check_key_variable(options.api_key_env, "--api-key-env")
+    for kind in ("prompt", "completion"):
+        price = f"price_per_1k_{kind}_tokens"
+        check_price(getattr(options, price), f"--{price.replace('_', '-')}")
+    if not (math.isfinite(options.request_timeout) and options.request_timeout > 0):
+        raise ValueError(
+            f"--request-timeout must be a number of seconds > 0, got {options.request_timeout}"
+        )
+    if not (math.isfinite(options.max_reply_mb) and options.max_reply_mb > 0):
+        raise ValueError(f"--max-reply-mb must be a number > 0, got {options.max_reply_mb}")
     if options.backend == "local":
         served = {"base_url": options.base_url, "frame_times": options.frame_times}
         given = [f"--{k.replace('_', '-')}" for k, v in served.items() if v is not None]
@@ -305,6 +321,8 @@ def judge_settings(options: ScoreOptions) -> Any:
         max_retries=options.max_retries,
         price_per_1k_prompt_tokens=options.judge_price_per_1k_prompt_tokens,
         price_per_1k_completion_tokens=options.judge_price_per_1k_completion_tokens,
+        timeout_s=options.request_timeout,
+        max_reply_bytes=reply_bytes(options.max_reply_mb),
     )
 
 
@@ -349,6 +367,8 @@ def server_backend(options: ScoreOptions) -> Any:
         sampler_params=options.sampler_params,
         max_concurrency=options.max_concurrency,
         max_retries=options.max_retries,
+        timeout_s=options.request_timeout,
+        max_reply_bytes=reply_bytes(options.max_reply_mb),
         price_per_1k_prompt_tokens=options.price_per_1k_prompt_tokens,
         price_per_1k_completion_tokens=options.price_per_1k_completion_tokens,
         cache_dir=cache,
@@ -610,7 +630,7 @@ def _identity(
         "model": model,
         "revision": options.revision,
         **_described(adapter, plan),
-        "dtype": str(adapter.dtype).removeprefix("torch."),
+        "dtype": adapter.dtype_record(),
         "protocol": protocol.name,
         "num_frames": policy.num_frames,
         "sampling": policy.to_record(),
@@ -652,11 +672,14 @@ def _judge_record(state: Any, adapter: Adapter, records: Sequence[dict[str, Any]
 
 def summed_usage(state: Any, record: Mapping[str, Any]) -> dict[str, Any]:
     """A served model's or the judge's ``usage`` (requests, cache hits, retries, tokens) summed
-    over processes, and its cost: the summed tokens at the prices ``record`` holds
-    (``price_per_1k_prompt_tokens``, ``price_per_1k_completion_tokens``)."""
+    over processes and over the run's earlier sessions (``usage_earlier_sessions``: what a
+    resumed run had spent before), and its cost: the summed tokens at the prices ``record``
+    holds (``price_per_1k_prompt_tokens``, ``price_per_1k_completion_tokens``)."""
     from foilkit.scorers.served import token_cost
 
     counts = gather_counts(state, {k: v for k, v in record["usage"].items() if k != "cost"})
+    for name, value in (record.get("usage_earlier_sessions") or {}).items():
+        counts[name] = counts.get(name, 0) + value
     prices = (record["price_per_1k_prompt_tokens"], record["price_per_1k_completion_tokens"])
     return {**counts, "cost": token_cost(counts, *prices)}
 
@@ -704,6 +727,11 @@ def _check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> Non
         previous["num_frames"] = previous.pop("frames")
     # a run started before the decoding budget existed continues under the default budget
     previous.setdefault("max_decode_pixels", MAX_DECODE_PIXELS)
+    from foilkit.scorers.served import SERVED_DTYPE
+
+    if identity.get("dtype") == SERVED_DTYPE and previous.get("dtype") == "float32":
+        previous["dtype"] = SERVED_DTYPE  # a served run recorded before: the same run
+
     changed = sorted(k for k in set(previous) | set(identity) if previous.get(k) != identity.get(k))
     if changed:
         raise ValueError(
@@ -918,6 +946,10 @@ def _run(
         _report_missing(missing, data.num_rows, roots or [], out_dir)
     store = ResultStore(out_dir, state.process_index)
     done = dict(store.load())
+    if options.backend == "openai" or adapter.judge is not None:
+        from foilkit.scorers.served import bill_run  # spend summed over the run's whole life
+
+        bill_run(adapter, store.shards, state.process_index)
     state.wait_for_everyone()  # every process has read the shards before any appends
     store.open()
     pending = [
@@ -941,7 +973,15 @@ def _run(
         log_interval=options.log_interval,
         name=checked.config,
     )
-    new = gather_records(state, engine.run(split(state, pending)))
+    try:
+        new = gather_records(state, engine.run(split(state, pending)))
+    except BaseException:  # a stopped run's record says what it spent (a served model, a judge)
+        spends = options.backend == "openai" or adapter.judge is not None
+        if spends and out_dir is not None and state.is_main_process:
+            from foilkit.scorers.served import record_stop
+
+            record_stop(adapter, out_dir / "run.json", store.shards)
+        raise
     merged = {**done, **{record["index"]: record for record in new}}
     missing = [row.id for row in plan.rows if row.index not in merged]
     if missing:
@@ -986,7 +1026,7 @@ def _run(
         # scored without video_root); "video_root": the first, for readers of older records
         "video_root": None if not roots else str(roots[0]),
         "video_roots": None if roots is None else [str(root) for root in roots],
-        "dtype": str(adapter.dtype).removeprefix("torch."),
+        "dtype": adapter.dtype_record(),
         "device": str(adapter.device),
         "placement": _placement_record(state, options, adapter),
         "backend": _backend_record(state, adapter),

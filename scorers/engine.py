@@ -624,6 +624,16 @@ class Engine:
         for row, item in self._rows(buffer):
             if item.error_of(row) is not None:
                 records.append(error_record(row, item.error_of(row)))
+                continue
+            used = [
+                by_key[(row.view_of(g), t, *row.asked(g), row.judged(g))]
+                for g, t in row.groups.items()
+                if g not in VIDEO_QUESTION_GROUPS
+            ]
+            used += [by_key[video_question.request_key(v, t)] for v, t in video_question.asks(row)]
+            fault = next((scored.fault for scored in used if scored.fault is not None), None)
+            if fault is not None:  # a request that failed alone (a served reply too large)
+                records.append(error_record(row, Fault(*fault)))
             else:
                 scores = {
                     g: by_key[(row.view_of(g), t, *row.asked(g), row.judged(g))]

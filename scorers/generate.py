@@ -134,8 +134,13 @@ def read_answers(
     per-sample shares as details and every answer as read. With ``labels`` (how a request's
     own question names each text), ``generations`` holds the answers to that one question,
     read with those labels. ``verdicts``: the LLM judge's, by (order, sample), for the answers
-    it was asked about (their choice, outcome and reply replace the rules')."""
+    it was asked about (their choice, outcome and reply replace the rules'). A generation or
+    verdict with a ``fault`` (its request failed alone) fails the request with it."""
     count = len(texts)
+    fault = next((g.fault for g in generations if g.fault is not None), None)
+    fault = fault or next((v.fault for v in (verdicts or {}).values() if v.fault), None)
+    if fault is not None:  # a request (the answer's or the judge's) that failed alone
+        return TextScores(tuple(0.0 for _ in texts), fault=fault)
     orders = _orders(count, labels)
     if len(generations) != len(orders):
         raise ValueError(f"{len(generations)} generations for {len(orders)} option orders")
@@ -194,6 +199,8 @@ def judge_answers(
 
     cases, where = [], []
     for number, (request, answered) in enumerate(zip(requests, generations)):
+        if any(generated.fault is not None for generated in answered):
+            continue  # no answers to judge: the row fails with the request's fault
         count = len(request.texts)
         labels = request.answers
         for shift, order in enumerate(_orders(count, labels)):

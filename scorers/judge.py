@@ -32,7 +32,15 @@ random letter, foilkit does not guess.
 
 Departures, recorded with every run: re-asks carry ``seed`` = the attempt (1, 2, ...), so that
 each is its own cached request and a rerun replays the same replies (the first ask's body is
-the official one); replies are cached, so a repeated run asks nothing.
+the official one); replies are cached, so a repeated run asks nothing; answers whose judge
+prompt is identical (the same caption of the same question, in several rows) share one reply,
+asked once, where the official scripts ask each row (at temperature 1 they may differ): the
+usage counts them (``shared``), so that every ask is a request, a cache hit or a shared reply.
+
+A reply without text (``content: null``: the judge refused, or a content filter stopped it) is
+read as an empty reply: asked again while the protocol asks again, then unsettled
+(``unparseable``); it is cached like any reply, so a resumed run does not ask it again. A reply
+past ``--max-reply-mb`` fails its rows (cause ``reply too large``); the run goes on.
 
 Requests go through :class:`foilkit.scorers.served.ServedClient` (the served backend's client:
 ``max_concurrency`` at a time, retried with backoff, cached on disk under the key of (judge
@@ -50,6 +58,12 @@ from typing import Any
 
 from foilkit.scorers import judge_prompts as prompts
 from foilkit.scorers.parsers import JUDGED, UNPARSEABLE
+from foilkit.scorers.retry import (
+    MAX_REPLY_BYTES,
+    REQUEST_TIMEOUT_S,
+    check_key_variable,
+    check_price,
+)
 
 #: The official judge's decoding (TempCompass ``get_llm_output``; lmms-eval's is the same).
 GPT35_DECODING = {"max_tokens": 128, "temperature": 1.0, "top_p": 1, "presence_penalty": 1}
@@ -76,13 +90,15 @@ class Verdict:
     """What the judge made of one case: ``outcome`` (``judged`` or still ``unparseable``), the
     option chosen (its position as shown; ``None``: none), the verdict as the official code
     reads the reply (``correct``, ``incorrect``, a letter; ``None``: unsettled), the last
-    reply, and how many times it was asked."""
+    reply, and how many times it was asked; ``fault``: ``(message, cause)`` when the request
+    failed alone (its rows fail with it)."""
 
     outcome: str
     choice: int | None
     verdict: str | None
     reply: str
     asks: int
+    fault: tuple[str, str] | None = None
 
 
 #: reply, case -> (outcome, chosen position, verdict), or ``None``: ask again.
@@ -211,7 +227,8 @@ def judge_protocol(parser: str) -> JudgeProtocol | None:
 class JudgeSettings:
     """A configured judge: the served model's name, the endpoint (``None``: OpenAI's), the NAME
     of the environment variable holding its key, the client's concurrency and retries, and the
-    prices of 1000 prompt and completion tokens its cost is estimated at (``None``: unpriced)."""
+    prices of 1000 prompt and completion tokens its cost is estimated at (``None``: unpriced),
+    and, as the served model's, each request's deadline (seconds, in all) and reply bound."""
 
     model: str
     base_url: str | None = None
@@ -220,22 +237,16 @@ class JudgeSettings:
     max_retries: int = 5
     price_per_1k_prompt_tokens: float | None = None
     price_per_1k_completion_tokens: float | None = None
+    timeout_s: float = REQUEST_TIMEOUT_S
+    max_reply_bytes: int = MAX_REPLY_BYTES
 
     def __post_init__(self) -> None:
         if not self.model or not self.model.strip():
             raise ValueError("the judge needs a model name (--judge-model gpt-3.5-turbo-1106)")
-        if self.api_key_env.startswith(("sk-", "Bearer ")) or not self.api_key_env.isidentifier():
-            raise ValueError(
-                "judge_api_key_env names the environment variable holding the judge's key, not "
-                "the key: export MY_KEY=... and pass --judge-api-key-env MY_KEY"
-            )
+        check_key_variable(self.api_key_env, "--judge-api-key-env")
         for kind in ("prompt", "completion"):
             price = getattr(self, f"price_per_1k_{kind}_tokens")
-            if price is not None and not price >= 0:
-                raise ValueError(
-                    f"the judge's price of 1000 {kind} tokens must be >= 0, got {price} "
-                    f"(--judge-price-per-1k-{kind}-tokens)"
-                )
+            check_price(price, f"--judge-price-per-1k-{kind}-tokens")
 
 
 class Judge:
@@ -265,9 +276,11 @@ class Judge:
             max_retries=settings.max_retries,
             price_per_1k_prompt_tokens=settings.price_per_1k_prompt_tokens,
             price_per_1k_completion_tokens=settings.price_per_1k_completion_tokens,
+            timeout_s=settings.timeout_s,
+            max_reply_bytes=settings.max_reply_bytes,
             cache_dir=cache_dir,
         )
-        self.client = ServedClient(settings.model, self.server)
+        self.client = ServedClient(settings.model, self.server, ledger="judge")
         self.asked = self.asks = 0
 
     def check_key(self) -> None:
@@ -299,6 +312,9 @@ class Judge:
             self.asks += len(calls)
             still = []
             for index, reply in zip(pending, answered):
+                if reply.fault is not None:  # failed alone: its rows fail with it
+                    settled[index] = Verdict(UNPARSEABLE, None, None, "", attempt + 1, reply.fault)
+                    continue
                 replies[index] = reply.texts[0]
                 read = protocol.read(reply.texts[0], cases[index])
                 if read is None:
@@ -325,6 +341,8 @@ class Judge:
             **self.protocol.to_record(),
             "prompt_version": self.protocol.reference,
             "departures": "re-asks carry seed=<attempt> (each its own cached request); "
+            "answers whose judge prompt is identical share one reply, asked once (the official "
+            "scripts ask each row; usage counts them as shared); "
             + (
                 "an answer the judge cannot settle is unparseable, not a random letter"
                 if self.protocol.name == "tomato"
@@ -337,7 +355,9 @@ class Judge:
             "asks": self.asks,
             "price_per_1k_prompt_tokens": self.settings.price_per_1k_prompt_tokens,
             "price_per_1k_completion_tokens": self.settings.price_per_1k_completion_tokens,
-            "usage": self.client.usage(),
+            "timeout_s": self.settings.timeout_s,
+            "max_reply_bytes": self.settings.max_reply_bytes,
+            **self.client.usage_record(),
         }
 
 

@@ -79,11 +79,15 @@ class TextScores:
     ``details`` holds secondary numbers a mode produces alongside its score, e.g.
     ``{"logprob_sum": [...], "logprob_mean": [...], "num_tokens": [...]}`` for likelihoods.
     ``answers``: a generative mode's answers behind the scores, as read (:class:`Answer`).
+    ``fault``: ``(message, cause)`` when the request could not be scored alone (a served
+    model's reply past its size bound, a refusal where log-probabilities were needed): its
+    rows fail with it and the run goes on; ``None``: scored.
     """
 
     scores: tuple[float, ...]
     details: dict[str, tuple[float, ...]] = field(default_factory=dict)
     answers: tuple[Answer, ...] = ()
+    fault: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         for name, values in self.details.items():
@@ -200,10 +204,12 @@ class GenerateRequest:
 @dataclass(frozen=True)
 class Generations:
     """A request's answers, one text per sample (``decoding.num_samples`` of them, in order),
-    and the tokens each took (``num_tokens``; empty where the backend does not say)."""
+    and the tokens each took (``num_tokens``; empty where the backend does not say);
+    ``fault``: ``(message, cause)`` of a request that got no answers (:class:`TextScores`)."""
 
     texts: tuple[str, ...]
     num_tokens: tuple[int, ...] = ()
+    fault: tuple[str, str] | None = None
 
     def __post_init__(self) -> None:
         if self.num_tokens and len(self.num_tokens) != len(self.texts):

@@ -32,19 +32,28 @@ model differs:
   that returns none is refused with one line.
 
 Requests run ``max_concurrency`` at a time, each retried with backoff on 429/5xx, timeouts and
-malformed replies (:mod:`foilkit.scorers.retry`). Each reply is cached on disk (one JSON file,
-written atomically) under the key of (served model, messages, frames' content hash, how the
-frames are sent, sized and timed, decoding settings), so a resumed or repeated run sends nothing
-it already sent. Processes sharing the cache (``accelerate launch``) claim a request before
-sending it; the others wait for that reply (:meth:`ServedClient._get`). Token usage and its
-cost are recorded. The API key is read from the environment variable named by ``api_key_env``
-when the first request is sent, and never stored: records, caches and logs hold the variable's
-name only.
+malformed replies (:mod:`foilkit.scorers.retry`); ``timeout_s`` bounds a request's whole exchange
+(however slowly its reply trickles), ``max_reply_bytes`` its reply (past it, the request's rows
+fail with the cause ``reply too large``). A reply without text (``content: null``: a refusal, a
+content filter, a tool call) is an answer: it is cached and read as an empty answer (generate mode:
+``refused``; a mode that reads log-probabilities and gets none: the row fails with the cause
+``refused``), never retried. Each reply is cached on disk (one JSON file, written atomically) under
+the key of (served model, messages, frames' content hash, how the frames are sent, sized and timed,
+decoding settings), so a resumed or repeated run sends nothing it already sent. Processes sharing
+the cache (``accelerate launch``) claim a request before sending it; the others wait for that reply
+(:meth:`ServedClient._get`). Token usage and its cost are recorded: what was billed (replies
+retried as malformed too), over the run's whole life (:meth:`ServedClient.bill_to`: a resumed run
+adds what its earlier sessions spent, a stopped one leaves what it spent in its folder). The API
+key is read from the environment variable named by ``api_key_env`` when the first request is sent,
+and never stored: records, caches and logs hold the variable's name only, and the key (or anything
+key-shaped) a server echoes is redacted from every message and record
+(:func:`~foilkit.scorers.retry.redact`).
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import io
 import json
@@ -87,7 +96,20 @@ from foilkit.scorers.prompts import (
     question_text,
 )
 from foilkit.scorers.requests import GenerateRequest, Generations, TextScores, TextsRequest
-from foilkit.scorers.retry import error_body, retryable_errors, with_retries
+from foilkit.scorers.retry import (
+    MAX_REPLY_BYTES,
+    REQUEST_TIMEOUT_S,
+    ReplyTooLarge,
+    check_key_variable,
+    check_price,
+    content_filtered,
+    error_body,
+    read_reply_body,
+    redact,
+    reply_usage,
+    retryable_errors,
+    with_retries,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +136,11 @@ CACHE_FORMAT = 1
 SYSTEM_FORM = "string"
 #: How often a process waiting for another's reply to the same request looks for it (seconds).
 CLAIM_POLL_S = 0.05
+#: The causes of rows whose request failed alone (the run goes on): a reply past
+#: ``max_reply_bytes``, and a refusal where the mode needs log-probabilities.
+REPLY_TOO_LARGE, REFUSED = "reply too large", "refused"
+#: What ``run.json`` records as a served model's dtype: the server's business, not foilkit's.
+SERVED_DTYPE = "not applicable (served)"
 
 
 class MalformedReply(ValueError):
@@ -141,7 +168,11 @@ class ServerBackend:
         sampler_params: send ``top_k=-1`` and ``repetition_penalty=1`` (vLLM, SGLang); off for
             a hosted API that rejects unknown parameters.
         max_concurrency: requests in flight at once.
-        max_retries, retry_backoff_s, max_backoff_s, timeout_s: see :mod:`foilkit.scorers.retry`.
+        max_retries, retry_backoff_s, max_backoff_s: see :mod:`foilkit.scorers.retry`.
+        timeout_s: the most seconds one request may take in all, from sending it to its reply's
+            last byte (``--request-timeout``); past it, it is retried as a timeout.
+        max_reply_bytes: the largest reply read (``--max-reply-mb``); past it the request's
+            rows fail (cause ``reply too large``).
         top_logprobs: first-token alternatives asked for in choice mode (OpenAI's limit: 20).
         price_per_1k_prompt_tokens, price_per_1k_completion_tokens: the cost estimate's prices.
         cache_dir: the reply cache's folder; ``None``: no cache.
@@ -157,7 +188,8 @@ class ServerBackend:
     max_retries: int = 5
     retry_backoff_s: float = 1.0
     max_backoff_s: float = 60.0
-    timeout_s: float = 600.0
+    timeout_s: float = REQUEST_TIMEOUT_S
+    max_reply_bytes: int = MAX_REPLY_BYTES
     top_logprobs: int = 20
     price_per_1k_prompt_tokens: float | None = None
     price_per_1k_completion_tokens: float | None = None
@@ -200,10 +232,19 @@ class ServerBackend:
             )
         if self.max_retries < 0:
             raise ValueError(f"max_retries must be >= 0 (--max-retries), got {self.max_retries}")
-        if self.api_key_env.startswith(("sk-", "Bearer ")) or not self.api_key_env.isidentifier():
+        check_key_variable(self.api_key_env, "--api-key-env")
+        for kind in ("prompt", "completion"):
+            price = getattr(self, f"price_per_1k_{kind}_tokens")
+            check_price(price, f"--price-per-1k-{kind}-tokens")
+        if not (math.isfinite(self.timeout_s) and self.timeout_s > 0):
             raise ValueError(
-                "api_key_env names the environment variable holding the key, not the key: "
-                "export MY_KEY=... and pass --api-key-env MY_KEY"
+                f"the request timeout must be a number of seconds > 0 (--request-timeout), got "
+                f"{self.timeout_s}"
+            )
+        if self.max_reply_bytes < 1:
+            raise ValueError(
+                f"the reply size bound must be > 0 (--max-reply-mb), got {self.max_reply_bytes} "
+                "bytes"
             )
 
     def check_key(self) -> None:
@@ -224,22 +265,36 @@ class ServerBackend:
 
 @dataclass(frozen=True)
 class Reply:
-    """What is kept of one chat completion: each choice's text, the first token's top
-    log-probabilities (``{token: logprob}``, choice mode), the prompt's tokens with their
-    log-probabilities (``[[token_id, logprob], ...]``, first ``None``; likelihood), usage."""
+    """What is kept of one chat completion: each choice's text (``""`` for a choice without
+    any: ``content: null``, counted in ``refusals``), the first token's top log-probabilities
+    (``{token: logprob}``, choice mode), the prompt's tokens with their log-probabilities
+    (``[[token_id, logprob], ...]``, first ``None``; likelihood), usage.
+
+    ``failure`` (never cached): why the request failed alone (its rows fail with
+    ``failure_cause``; the run goes on)."""
 
     texts: tuple[str, ...]
     top_logprobs: dict[str, float] | None = None
     prompt_logprobs: list[list[Any] | None] | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    refusals: int = 0
+    failure: str | None = None
+    failure_cause: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "texts": list(self.texts)}
+        record = {**asdict(self), "texts": list(self.texts)}
+        del record["failure"], record["failure_cause"]
+        return record
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Reply:
         return cls(**{**data, "texts": tuple(data["texts"])})
+
+    @property
+    def fault(self) -> tuple[str, str] | None:
+        """``(message, cause)`` of a request that failed alone; ``None``: it was answered."""
+        return None if self.failure is None else (self.failure, self.failure_cause or "")
 
 
 def read_reply(data: Any, n: int) -> Reply:
@@ -249,9 +304,15 @@ def read_reply(data: Any, n: int) -> Reply:
         raise MalformedReply(f"no choices in the reply: {str(data)[:200]!r}")
     if len(choices) != n:
         raise MalformedReply(f"{len(choices)} choices where n={n} were asked for")
-    texts = []
+    texts, refusals = [], 0
     for index, choice in enumerate(choices):
-        content = (choice.get("message") or {}).get("content") if isinstance(choice, dict) else None
+        message = choice.get("message") if isinstance(choice, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if isinstance(message, dict) and content is None:
+            # OpenAI's refusal form, a content filter's stop, a tool call: an answer, no text
+            texts.append("")
+            refusals += 1
+            continue
         if not isinstance(content, str):
             raise MalformedReply(f"choice {index} has no text content (got {content!r})")
         texts.append(content)
@@ -271,14 +332,8 @@ def read_reply(data: Any, n: int) -> Reply:
             # the prompt's own token comes first (vLLM; with prompt_logprobs=0 it is alone)
             token, entry = next(iter(position.items()))
             prompt.append([int(token), float(entry["logprob"])])
-    usage = data.get("usage") or {}
-    return Reply(
-        tuple(texts),
-        top,
-        prompt,
-        int(usage.get("prompt_tokens") or 0),
-        int(usage.get("completion_tokens") or 0),
-    )
+    prompt_tokens, completion_tokens = reply_usage(data)
+    return Reply(tuple(texts), top, prompt, prompt_tokens, completion_tokens, refusals)
 
 
 def encode_frame(frame: torch.Tensor, image_format: str) -> str:
@@ -375,23 +430,50 @@ def token_cost(
     return (spent + usage["completion_tokens"] * (completion_price or 0.0)) / 1000
 
 
+#: What a client counts: the calls made (``asks``), each answered by a request sent
+#: (``requests``), from the cache (``cache_hits``), by the reply to an identical call of the same
+#: batch (``shared``) or failed alone (``failed``), so asks = requests + cache_hits + shared +
+#: failed once a run ends; ``retries``, replies retried as malformed (``malformed_replies``,
+#: billed: their tokens are counted where they say), answers without text (``refusals``), tokens.
+USAGE_COUNTS = (
+    "asks",
+    "requests",
+    "cache_hits",
+    "shared",
+    "retries",
+    "malformed_replies",
+    "failed",
+    "refusals",
+    "prompt_tokens",
+    "completion_tokens",
+)
+
+
 class ServedClient:
     """Sends :class:`Call` s to one served model: cached, ``max_concurrency`` at a time,
-    retried; counts usage. The ``openai`` client is made at the first uncached request (a
+    retried; counts usage (``ledger``: the name its spending is written under in a run's
+    folder, :meth:`bill_to`). The ``openai`` client is made at the first uncached request (a
     cached rerun needs no server and no key)."""
 
     def __init__(
-        self, model: str, server: ServerBackend, sizing: dict[str, Any] | None = None
+        self,
+        model: str,
+        server: ServerBackend,
+        sizing: dict[str, Any] | None = None,
+        ledger: str = "served",
     ) -> None:
         self.model, self.server = model, server
         #: how frames are sized before they are sent (:func:`served_sizing`)
         self.sizing = sizing or {"rule": "server"}
         self.cache = Path(server.cache_dir) if server.cache_dir else None
         self._client: Any = None
+        self._secrets: tuple[str, ...] = ()
         self._lock = threading.Lock()
-        self.counts = dict.fromkeys(
-            ("requests", "cache_hits", "retries", "prompt_tokens", "completion_tokens"), 0
-        )
+        self.counts = dict.fromkeys(USAGE_COUNTS, 0)
+        self.ledger_name = ledger
+        self._ledger: Path | None = None
+        #: what the run's earlier sessions spent (:meth:`bill_to`), summed over their processes
+        self.earlier: dict[str, int] = {}
         #: requests sent with frames, by the frames' (count, height, width) as sent and whether
         #: their times were sent
         self.frames_sent: dict[tuple[int, int, int, bool], int] = {}
@@ -413,10 +495,41 @@ class ServedClient:
         text = json.dumps(payload, sort_keys=True, separators=(",", ":"))
         return hashlib.sha256(text.encode()).hexdigest()
 
+    def bill_to(self, folder: str | os.PathLike | None, rank: int = 0) -> None:
+        """Account this client's spending to the run whose folder is ``folder`` (``None``: no
+        folder, nothing kept) from now on: every count is appended, as it happens, to
+        ``<folder>/usage-<ledger>-rank-<rank>.jsonl`` (so a stopped run keeps what it spent),
+        and what the files there already hold (the run's earlier sessions, every process) is
+        :attr:`earlier`. Counting starts again at zero. Call it on every process before any
+        of them sends."""
+        with self._lock:
+            self.counts = dict.fromkeys(USAGE_COUNTS, 0)
+            self.earlier, self._ledger = {}, None
+            if folder is None:
+                return
+            folder = Path(folder)
+            self.earlier = ledger_totals(folder, self.ledger_name)
+            folder.mkdir(parents=True, exist_ok=True)
+            self._ledger = folder / f"usage-{self.ledger_name}-rank-{rank:05d}.jsonl"
+
+    def spent(self, folder: Path) -> dict[str, Any]:
+        """What the run whose folder is ``folder`` spent so far (every session, every process:
+        the ledger), with its cost at the configured prices."""
+        totals = dict.fromkeys(USAGE_COUNTS, 0) | ledger_totals(folder, self.ledger_name)
+        server = self.server
+        prices = (server.price_per_1k_prompt_tokens, server.price_per_1k_completion_tokens)
+        return {**totals, "cost": token_cost(totals, *prices)}
+
+    def _clean(self, text: str) -> str:
+        """``text`` without the key (or anything key-shaped): for messages and records."""
+        return redact(text, self._secrets)
+
     def send_all(self, calls: Sequence[Call]) -> list[Reply]:
-        """The replies to ``calls``, in order; identical calls are sent once."""
+        """The replies to ``calls``, in order; identical calls are sent once (counted as
+        ``shared``). A request that failed alone comes back with its ``failure``."""
         keys = [self.key(call) for call in calls]
         first = {key: call for key, call in zip(keys, calls)}
+        self._count(asks=len(calls), shared=len(calls) - len(first))
         with ThreadPoolExecutor(max_workers=self.server.max_concurrency) as pool:
             futures = {key: pool.submit(self._get, key, call) for key, call in first.items()}
             errors = [f.exception() for f in futures.values() if f.exception() is not None]
@@ -449,7 +562,8 @@ class ServedClient:
                     reply = self._cached(key)  # answered between the look and the claim
                     if reply is None:
                         reply = self._send(key, call)
-                        self._store(key, call, reply)
+                        if reply.failure is None:  # a failed request is asked again next run
+                            self._store(key, call, reply)
                     return reply
                 finally:
                     release_claim(claim)
@@ -494,9 +608,13 @@ class ServedClient:
         atomic_write(self._path(key), json.dumps(record, ensure_ascii=False))
 
     def _count(self, **increments: int) -> None:
+        """Add to the counts, and to the run's ledger (:meth:`bill_to`) as it happens."""
         with self._lock:
             for name, value in increments.items():
                 self.counts[name] += value
+            if self._ledger is not None:
+                with self._ledger.open("a", encoding="utf-8") as ledger:
+                    ledger.write(json.dumps(increments) + "\n")
 
     def _openai(self) -> Any:
         with self._lock:
@@ -511,6 +629,7 @@ class ServedClient:
                             "the variable), or point --base-url at a local server"
                         )
                     key = LOCAL_API_KEY
+                self._secrets = (key,)
                 self._client = openai.OpenAI(
                     api_key=key,
                     base_url=self.server.base_url,
@@ -581,52 +700,102 @@ class ServedClient:
             with self._lock:
                 self.frames_sent[shape] = self.frames_sent.get(shape, 0) + 1
         where = f"{self.model!r} at {self.server.base_url or 'OpenAI'}"
+        server = self.server
 
         def attempt() -> Reply:
-            raw = client.chat.completions.with_raw_response.create(
-                model=self.model, messages=messages, extra_body=extra or None, **call.params
-            )
             try:
-                return read_reply(json.loads(raw.http_response.text), call.n)
+                text = read_reply_body(
+                    client.chat.completions.with_streaming_response.create,
+                    timeout_s=server.timeout_s,
+                    max_bytes=server.max_reply_bytes,
+                    model=self.model,
+                    messages=messages,
+                    extra_body=extra or None,
+                    **call.params,
+                )
+                data = json.loads(text)
+            except ValueError as error:  # not JSON (truncated), not UTF-8
+                self._count(malformed_replies=1)
+                raise MalformedReply(f"malformed reply from {where}: {error}") from error
+            try:
+                return read_reply(data, call.n)
             except (ValueError, KeyError, TypeError, AttributeError) as error:
+                # billed all the same: its tokens count where it says them
+                self._count(malformed_replies=1, **_billed(data))
                 raise MalformedReply(f"malformed reply from {where}: {error}") from error
 
         try:
             reply = with_retries(
                 attempt,
-                max_retries=self.server.max_retries,
-                backoff_s=self.server.retry_backoff_s,
-                max_backoff_s=self.server.max_backoff_s,
+                max_retries=server.max_retries,
+                backoff_s=server.retry_backoff_s,
+                max_backoff_s=server.max_backoff_s,
                 also=(MalformedReply,),
                 name=f"request {key[:12]}",
                 on_retry=lambda: self._count(retries=1),
             )
+        except ReplyTooLarge as error:
+            self._count(failed=1)
+            message = f"request {key[:12]} to {where}: {error}"
+            logger.warning("%s", message)
+            return Reply((), failure=message, failure_cause=REPLY_TOO_LARGE)
         except (MalformedReply, *retryable_errors()) as error:
+            timeout = (
+                f"; --request-timeout {server.timeout_s:g}s each"
+                if isinstance(error, openai.APITimeoutError)
+                else ""
+            )
             raise RuntimeError(
-                f"request {key[:12]} to {where} failed after {self.server.max_retries + 1} "
-                f"attempts: {error} (--max-retries; rerun with --resume: answered requests "
-                "are cached)"
-            ) from error
+                self._clean(
+                    f"request {key[:12]} to {where} failed after {server.max_retries + 1} "
+                    f"attempts: {error} (--max-retries{timeout}; rerun with --resume: answered "
+                    "requests are cached)"
+                )
+            ) from None
         except openai.APIStatusError as error:
+            if content_filtered(error):  # a refusal: an answer without text, as content null
+                reply = Reply(("",) * call.n, refusals=call.n)
+                self._count(requests=1, refusals=call.n)
+                return reply
             raise RuntimeError(
-                f"{where} refused request {key[:12]} (HTTP {error.status_code}): "
-                f"{(error_body(error) or str(error))[:500]}"
-            ) from error
+                self._clean(
+                    f"{where} refused request {key[:12]} (HTTP {error.status_code}): "
+                    f"{(error_body(error) or str(error))[:500]}"
+                )
+            ) from None
+        reply = dataclasses.replace(reply, texts=tuple(self._clean(t) for t in reply.texts))
         self._count(
             requests=1,
+            refusals=reply.refusals,
             prompt_tokens=reply.prompt_tokens,
             completion_tokens=reply.completion_tokens,
         )
         return reply
 
     def usage(self) -> dict[str, Any]:
-        """Requests sent, cache hits, retries, tokens, and the cost at the configured prices
-        (``None``: no prices)."""
+        """This session's counts (:data:`USAGE_COUNTS`), and their cost at the configured
+        prices (``None``: no prices)."""
         with self._lock:
             counts = dict(self.counts)
         server = self.server
         prices = (server.price_per_1k_prompt_tokens, server.price_per_1k_completion_tokens)
         return {**counts, "cost": token_cost(counts, *prices)}
+
+    def usage_record(self) -> dict[str, Any]:
+        """``usage`` (this session's, summed over processes by the caller) and, for a resumed
+        run, ``usage_earlier_sessions`` (what the ledger held when it started, every process's:
+        added once to the summed usage, :func:`foilkit.scorers.api.summed_usage`)."""
+        return {"usage": self.usage(), "usage_earlier_sessions": dict(self.earlier) or None}
+
+
+def _billed(data: Any) -> dict[str, int]:
+    """The tokens a reply that could not be used says it took (none where it says nothing
+    readable)."""
+    try:
+        prompt_tokens, completion_tokens = reply_usage(data)
+    except ValueError:
+        return {}
+    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
 
 
 class ServedVideoLLM(RequestAdapter):
@@ -732,8 +901,12 @@ class ServedVideoLLM(RequestAdapter):
                     self.client.frames_sent.items()
                 )
             ],
-            "usage": self.client.usage(),
+            **self.client.usage_record(),
         }
+
+    def dtype_record(self) -> str:
+        """What ``run.json`` says of the dtype: not applicable, the server runs the model."""
+        return SERVED_DTYPE
 
     # --- the modes ---------------------------------------------------------------------------
 
@@ -765,7 +938,7 @@ class ServedVideoLLM(RequestAdapter):
                 )
             )
         return [
-            Generations(tuple(text.strip() for text in reply.texts))
+            Generations(tuple(text.strip() for text in reply.texts), fault=reply.fault)
             for reply in self.client.send_all(calls)
         ]
 
@@ -814,25 +987,42 @@ class ServedVideoLLM(RequestAdapter):
         replies = iter(self.client.send_all(calls))
         results = []
         for request in requests:
-            yes = [
-                self._answer_probabilities(next(replies), ENTAIL_ANSWERS)[0] for _ in request.texts
-            ]
+            mine = [next(replies) for _ in request.texts]
+            fault = self._fault(mine, "top_logprobs")
+            if fault is not None:
+                results.append(failed_scores(request, fault))
+                continue
+            yes = [self._answer_probabilities(reply, ENTAIL_ANSWERS)[0] for reply in mine]
             results.append(TextScores(tuple(yes)))
         return results
+
+    def _fault(self, replies: Sequence[Reply], needs: str) -> tuple[str, str] | None:
+        """Why ``replies`` score nothing: a request that failed alone, or an answer without
+        text and without what the mode reads (``needs``: ``top_logprobs``,
+        ``prompt_logprobs``): a refusal; ``None``: they can be read."""
+        for reply in replies:
+            if reply.fault is not None:
+                return reply.fault
+            if reply.refusals and getattr(reply, needs) is None:
+                return (
+                    f"{self.model_id!r} at {self.server.base_url or 'OpenAI'} answered without "
+                    "text or log-probabilities (a refusal, a content filter or a tool call)",
+                    REFUSED,
+                )
+        return None
 
     def _choices(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
         """Choice mode: option letters from the first answer token's top log-probabilities; a
         row's own question by its answers' prompt log-probabilities (softmax of their sums)."""
         own = [r for r in requests if r.question is not None]
         answered = dict(zip(map(id, own), self._answer_logprobs(own))) if own else {}
-        calls, counts = [], []
+        calls = []
         for request in requests:
             if request.question is not None:
                 continue
             count = len(request.texts)
             if count > len(LETTERS):
                 raise ValueError(f"choice mode takes at most {len(LETTERS)} options, got {count}")
-            counts.append(count)
             for order in cyclic_orders(count):
                 question = question_text(self.prompt, [request.texts[i] for i in order])
                 messages = choice_messages(self.prompt, question, count, SYSTEM_FORM)
@@ -842,14 +1032,22 @@ class ServedVideoLLM(RequestAdapter):
         for request in requests:
             if request.question is not None:
                 logprobs = answered[id(request)]
+                if isinstance(logprobs, TextScores):  # failed
+                    results.append(logprobs)
+                    continue
                 details = likelihood_details(logprobs)
                 sums = torch.tensor(details["logprob_sum"], dtype=torch.float64)
                 results.append(TextScores(tuple(sums.softmax(0).tolist()), details))
                 continue
             count = len(request.texts)
+            mine = [next(replies) for _ in range(count)]
+            fault = self._fault(mine, "top_logprobs")
+            if fault is not None:
+                results.append(failed_scores(request, fault))
+                continue
             per_order = [[0.0] * count for _ in range(count)]
             for shift, order in enumerate(cyclic_orders(count)):
-                probabilities = self._answer_probabilities(next(replies), LETTERS[:count])
+                probabilities = self._answer_probabilities(mine[shift], LETTERS[:count])
                 for position, text in enumerate(order):
                     per_order[shift][text] = probabilities[position]
             details = {f"{ORDER_DETAIL}{k}": tuple(per_order[k]) for k in range(count)}
@@ -887,14 +1085,20 @@ class ServedVideoLLM(RequestAdapter):
         logprobs = self._answer_logprobs(requests)
         results = []
         for scored in logprobs:
+            if isinstance(scored, TextScores):  # failed
+                results.append(scored)
+                continue
             details = likelihood_details(scored)
             results.append(TextScores(details[f"logprob_{self.reduction}"], details))
         return results
 
-    def _answer_logprobs(self, requests: Sequence[TextsRequest]) -> list[list[torch.Tensor]]:
+    def _answer_logprobs(
+        self, requests: Sequence[TextsRequest]
+    ) -> list[list[torch.Tensor] | TextScores]:
         """Per request, per text: the log-probabilities of its answer's tokens, read from the
         prompt log-probabilities of the prompt with the answer written as the assistant turn,
-        past the tokens of the same prompt with an empty answer."""
+        past the tokens of the same prompt with an empty answer (a request whose replies score
+        nothing: its failed :class:`TextScores`)."""
         whole = self.continuation == "turn" and self.mode == "likelihood"
         extra = {
             **self._sampler(),
@@ -920,12 +1124,17 @@ class ServedVideoLLM(RequestAdapter):
                 )
             shapes.append(len(answers))
         replies = iter(self.client.send_all(calls))
-        results = []
-        for count in shapes:
-            prefix = self._prompt_tokens(next(replies))
+        results: list[list[torch.Tensor] | TextScores] = []
+        for request, count in zip(requests, shapes):
+            mine = [next(replies) for _ in range(count + 1)]
+            fault = self._fault(mine, "prompt_logprobs")
+            if fault is not None:
+                results.append(failed_scores(request, fault))
+                continue
+            prefix = self._prompt_tokens(mine[0])
             scored = []
-            for _ in range(count):
-                tokens = self._prompt_tokens(next(replies))
+            for reply in mine[1:]:
+                tokens = self._prompt_tokens(reply)
                 common = 0
                 while (
                     common < min(len(prefix), len(tokens))
@@ -952,6 +1161,55 @@ class ServedVideoLLM(RequestAdapter):
             (int(entry[0]), float(entry[1])) if entry else (-1, 0.0)
             for entry in reply.prompt_logprobs
         ]
+
+
+def ledger_totals(folder: Path, ledger: str) -> dict[str, int]:
+    """The counts the ledger files ``<folder>/usage-<ledger>-rank-*.jsonl`` hold, summed (a
+    line cut short by a kill is skipped)."""
+    totals: dict[str, int] = {}
+    for path in sorted(Path(folder).glob(f"usage-{ledger}-rank-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:  # the last line of a killed process
+                continue
+            for name, value in entry.items():
+                if name in USAGE_COUNTS and isinstance(value, int):
+                    totals[name] = totals.get(name, 0) + value
+    return totals
+
+
+def record_stop(adapter: Any, run_path: Path, folder: Path) -> None:
+    """Write into a stopped run's ``run.json`` (its start record, before any end record) what
+    it spent (``spent``: the served model's and the judge's ledgers, every session's, with
+    their cost), so that the record of a run that stopped says what it cost. Never raises: the
+    error that stopped the run goes on."""
+    try:
+        record = json.loads(run_path.read_text(encoding="utf-8"))
+        if "finished_at" in record:  # a finished run's record: its usage is there already
+            return
+        spent = {}
+        for name, owner in (("backend", adapter), ("judge", getattr(adapter, "judge", None))):
+            client = getattr(owner, "client", None)
+            if isinstance(client, ServedClient):
+                spent[name] = client.spent(folder)
+        atomic_write(run_path, json.dumps({**record, "spent": spent}, indent=2))
+    except (OSError, ValueError) as error:
+        logger.warning("could not record the stopped run's spend in %s: %s", run_path, error)
+
+
+def bill_run(adapter: Any, folder: Path | None, rank: int) -> None:
+    """Account the spending of ``adapter``'s served model and of its judge, where it has them,
+    to the run whose folder (its shards) is ``folder`` (:meth:`ServedClient.bill_to`)."""
+    for owner in (adapter, getattr(adapter, "judge", None)):
+        client = getattr(owner, "client", None)
+        if isinstance(client, ServedClient):
+            client.bill_to(folder, rank)
+
+
+def failed_scores(request: TextsRequest, fault: tuple[str, str]) -> TextScores:
+    """The scores of a request whose replies score nothing: its rows fail with ``fault``."""
+    return TextScores(tuple(0.0 for _ in request.texts), fault=fault)
 
 
 def _logsumexp(values: list[float]) -> float:

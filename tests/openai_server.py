@@ -8,6 +8,10 @@ talks to OpenAI, vLLM or Ollama. The server answers ``POST /v1/chat/completions`
 multimodal messages as they come (image and video parts), returns the first answer token's
 ``logprobs``/``top_logprobs`` when asked (``top_logprobs``) and vLLM's ``prompt_logprobs``
 (``prompt_logprobs``), fails requests with a list of statuses (``faults``) and can be slow.
+It misbehaves on purpose where a test asks: a choice without text (the responder returns
+``None``: OpenAI's refusal form, ``content: null``), a reply trickled a byte at a time
+(``trickle_s``), any body size (the responder's text), the caller's key echoed in its error and
+malformed bodies (``echo_key``), and the usage it reports (``usage``, negative counts too).
 
 Example::
 
@@ -42,7 +46,8 @@ class OpenAICompatibleServer:
     Args:
         responder: request body (the parsed JSON the client sent) -> the reply text, or a list of
             texts, one per choice (so a request with ``n=3`` gets three choices when the
-            responder returns three texts).
+            responder returns three texts); ``None`` for a choice: a refusal (``content: null``
+            with OpenAI's ``refusal`` text).
         fail_first: the first ``fail_first`` requests are answered with ``fail_status`` and an
             OpenAI-style error body (a ``retry-after: 0`` header on 429s).
         fail_status: the HTTP status of those failures (429 rate limit, 500/503 server error).
@@ -57,6 +62,13 @@ class OpenAICompatibleServer:
         prompt_logprobs: request body -> the prompt's tokens as ``(token_id, logprob)``, sent
             as vLLM does (``prompt_logprobs``: ``None`` for the first token, then
             ``{id: {"logprob", "rank", "decoded_token"}}``) when the request asks for them.
+        trickle_s: seconds between the bytes of each reply body (its headers come at once): a
+            proxy that keeps a connection alive a byte at a time.
+        echo_key: error and malformed bodies repeat the request's ``Authorization`` header, as a
+            server echoing a bad key does.
+        usage: request body -> the ``usage`` the reply reports (default: whitespace tokens).
+        error_code: the ``code`` of the error bodies (``content_filter``: Azure OpenAI's
+            refusal of a prompt its filter stops, with a 400).
 
     Attributes:
         base_url: ``"http://127.0.0.1:<port>/v1"``, set once the server has started.
@@ -76,6 +88,10 @@ class OpenAICompatibleServer:
         faults: tuple[int, ...] = (),
         top_logprobs: Callable[[dict], dict[str, float]] | None = None,
         prompt_logprobs: Callable[[dict], list[tuple[int, float]]] | None = None,
+        trickle_s: float = 0.0,
+        echo_key: bool = False,
+        usage: Callable[[dict], dict[str, Any]] | None = None,
+        error_code: str | None = None,
     ) -> None:
         self.responder = responder
         self.fail_first = fail_first
@@ -85,6 +101,10 @@ class OpenAICompatibleServer:
         self.faults = list(faults)
         self.top_logprobs = top_logprobs
         self.prompt_logprobs = prompt_logprobs
+        self.trickle_s = trickle_s
+        self.echo_key = echo_key
+        self.usage = usage
+        self.error_code = error_code
         self.requests: list[dict] = []
         #: every request's HTTP headers (lower-case names), in arrival order
         self.headers: list[dict[str, str]] = []
@@ -139,26 +159,27 @@ class OpenAICompatibleServer:
             if failing:
                 self._failures_left -= 1
                 status = self.fail_status
+        echoed = f" (got {headers.get('authorization')})" if self.echo_key else ""
         if status is not None:
             error = {
                 "error": {
-                    "message": f"simulated failure (HTTP {status})",
+                    "message": f"simulated failure (HTTP {status}){echoed}",
                     "type": "rate_limit_error" if status == 429 else "server_error",
-                    "code": None,
+                    "code": self.error_code,
                     "param": None,
                 }
             }
             extra = {"retry-after": "0"} if status == 429 else {}
             return status, json.dumps(error).encode(), extra
         if self.malformed is not None and self.malformed(body):
-            return 200, MALFORMED_BODY, {}
+            return 200, MALFORMED_BODY + echoed.encode(), {}
         return 200, json.dumps(self._completion(body)).encode(), {}
 
     def _completion(self, body: dict) -> dict[str, Any]:
         answer = self.responder(body)
-        texts = [answer] if isinstance(answer, str) else list(answer)
+        texts = [answer] if answer is None or isinstance(answer, str) else list(answer)
         prompt = " ".join(str(message.get("content", "")) for message in body.get("messages", []))
-        completion_tokens = sum(_count_tokens(text) for text in texts)
+        completion_tokens = sum(_count_tokens(text) for text in texts if text is not None)
         reply = {
             "id": f"chatcmpl-{len(self.requests)}",
             "object": "chat.completion",
@@ -167,7 +188,9 @@ class OpenAICompatibleServer:
             "choices": [
                 {
                     "index": index,
-                    "message": {"role": "assistant", "content": text},
+                    "message": {"role": "assistant", "content": text}
+                    if text is not None
+                    else {"role": "assistant", "content": None, "refusal": "I can't help."},
                     "finish_reason": "stop",
                 }
                 for index, text in enumerate(texts)
@@ -178,6 +201,8 @@ class OpenAICompatibleServer:
                 "total_tokens": _count_tokens(prompt) + completion_tokens,
             },
         }
+        if self.usage is not None:
+            reply["usage"] = self.usage(body)
         if body.get("logprobs") and self.top_logprobs is not None:
             ranked = sorted(self.top_logprobs(body).items(), key=lambda item: -item[1])
             top = [{"token": t, "logprob": lp, "bytes": None} for t, lp in ranked]
@@ -232,7 +257,13 @@ class _Handler(BaseHTTPRequestHandler):
             for name, value in (headers or {}).items():
                 self.send_header(name, value)
             self.end_headers()
-            self.wfile.write(payload)
+            if not self.server_state.trickle_s:
+                self.wfile.write(payload)
+                return
+            for index in range(len(payload)):
+                self.wfile.write(payload[index : index + 1])
+                self.wfile.flush()
+                time.sleep(self.server_state.trickle_s)
         except (BrokenPipeError, ConnectionResetError):  # the client timed out and left
             self.close_connection = True
 

@@ -7,6 +7,7 @@ names, types, defaults and destinations are the same in every command that has t
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from collections.abc import Mapping
@@ -299,15 +300,55 @@ def add_backend(parser: Adder) -> None:
         "exponential backoff (default: %(default)s)",
     )
     parser.add_argument(
+        "--request-timeout",
+        type=_positive_number,
+        default=600.0,
+        metavar="SECONDS",
+        help="--backend openai and the judge: the most seconds one request may take in all, from "
+        "sending it to its reply's last byte, however slowly the reply trickles; past it, it is "
+        "retried as a timeout (--max-retries); recorded in run.json (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--max-reply-mb",
+        type=_positive_number,
+        default=16.0,
+        metavar="MB",
+        help="--backend openai and the judge: the largest reply read, in MB (2**20 bytes); a "
+        "larger one is not read further and its rows fail (cause 'reply too large') "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
         "--price-per-1k-prompt-tokens",
-        type=float,
+        type=price,
         help="--backend openai: price of 1000 prompt tokens, for the cost in run.json",
     )
     parser.add_argument(
         "--price-per-1k-completion-tokens",
-        type=float,
+        type=price,
         help="--backend openai: price of 1000 completion tokens, for the cost in run.json",
     )
+
+
+def price(text: str) -> float:
+    """An argparse type: a price per 1000 tokens, a finite number >= 0 (no NaN: run.json is
+    strict JSON)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value >= 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a price >= 0 (e.g. 0.0005)")
+    return value
+
+
+def _positive_number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number > 0 (e.g. 120)")
+    return value
 
 
 def add_judge(parser: Adder) -> None:
@@ -337,12 +378,12 @@ def add_judge(parser: Adder) -> None:
     )
     parser.add_argument(
         "--judge-price-per-1k-prompt-tokens",
-        type=float,
+        type=price,
         help="--judge-model: price of 1000 of the judge's prompt tokens, for its cost in run.json",
     )
     parser.add_argument(
         "--judge-price-per-1k-completion-tokens",
-        type=float,
+        type=price,
         help="--judge-model: price of 1000 of the judge's completion tokens, for its cost in "
         "run.json",
     )

@@ -56,7 +56,11 @@ _LLM_HELP = {
     "model": "model name on the server (paper: gpt-4; a local vLLM/Ollama model works the same)",
     "base_url": "OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 "
     "(default: $OPENAI_BASE_URL, else OpenAI)",
-    "api_key_env": "environment variable holding the API key",
+    "api_key_env": "the NAME of the environment variable holding the API key (never the key)",
+    "timeout_s": "the most seconds one request may take in all, however slowly its reply "
+    "trickles (default 120)",
+    "max_reply_bytes": "the largest reply read, in bytes; a larger one fails its request "
+    "(default 16 MB)",
     "cache_dir": "folder caching every request and reply (a rerun costs nothing)",
     "send_seed": "send each request a seed derived from --seed and the request (recorded with "
     "the reply); --no-send-seed for an API that rejects a seed",

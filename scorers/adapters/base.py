@@ -190,6 +190,10 @@ class Adapter:
         adapter records its server, settings and usage)."""
         return {"name": "local"}
 
+    def dtype_record(self) -> str:
+        """The dtype as ``run.json`` records it (a served model's adapter: not applicable)."""
+        return str(self.dtype).removeprefix("torch.")
+
     def placement_record(self) -> dict[str, Any] | None:
         """This process's share of a spread model and where its layers went, for ``run.json``
         (``None``: the model is whole on ``device``)."""

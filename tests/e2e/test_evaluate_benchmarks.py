@@ -273,7 +273,12 @@ def test_vitatecs_generate_mode_on_a_served_model(
     assert len(resumed.requests) == asked - 3  # the three answered before the kill: cached
     backend = run["backend"]
     assert backend["name"] == "openai" and backend["base_url"] == resumed.base_url
-    assert backend["served_model"] == "served-vlm" and backend["usage"]["requests"] == asked - 3
+    assert backend["served_model"] == "served-vlm"
+    # spend over the run's whole life: the three billed before the kill, and the cut-off replies
+    malformed = len(server.requests) - 3  # the replies cut off before the run stopped
+    assert backend["usage"]["requests"] == asked and backend["usage"]["malformed_replies"]
+    assert backend["usage"]["malformed_replies"] == malformed
+    assert backend["usage_earlier_sessions"]["requests"] == 3
     assert backend["api_key_env"] == "FOILKIT_SERVED_KEY" and run["adapter"]["backend"]
     (sent,) = backend["frames_sent"]
     for body in resumed.requests:

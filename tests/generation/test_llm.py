@@ -236,6 +236,8 @@ def test_usage_and_cost(tmp_path):
         "cache_hits": 1,
         "retries": 0,
         "failures": 0,
+        "malformed_replies": 0,
+        "refusals": 0,
         "prompt_tokens": 4,
         "completion_tokens": 3,
         "cost": pytest.approx((4 * 1.0 + 3 * 2.0) / 1000),
@@ -259,3 +261,96 @@ def test_base_url_from_environment(monkeypatch):
 def test_bad_messages_rejected(bad):
     with pytest.raises(ValueError, match="message"):
         ChatClient(LLMConfig(model="m")).complete(bad)
+
+
+# --- a server that misbehaves on purpose (issue 41) -------------------------------------------
+
+SECRET = "sk-generation-secret-0123456789"
+
+
+def test_a_refusal_is_an_empty_answer_cached_not_a_failure(tmp_path):
+    with OpenAICompatibleServer(lambda body: None) as server:
+        client = ChatClient(_config(server, cache_dir=str(tmp_path), max_retries=3))
+        (answer,) = client.complete_many([_messages("refuse me")], progress=False, park=True)
+        assert answer.texts == ("",) and not answer.failed and answer.refusals == 1
+        assert (client.usage.refusals, client.usage.retries, len(server.requests)) == (1, 0, 1)
+        again = ChatClient(_config(server, cache_dir=str(tmp_path))).complete(
+            _messages("refuse me")
+        )
+    assert again.cached and again.texts == ("",) and len(server.requests) == 1
+
+
+def test_a_trickling_reply_is_cut_off_at_the_total_deadline():
+    import time
+
+    with OpenAICompatibleServer(_echo, trickle_s=0.02) as server:
+        client = ChatClient(_config(server, timeout_s=0.3, max_retries=1))
+        start = time.monotonic()
+        with pytest.raises(LLMRequestError, match=r"after 2 attempts.*--timeout-s 0.3s"):
+            client.complete(_messages("slowly"))
+    assert time.monotonic() - start < 4 and client.usage.retries == 1
+
+
+def test_a_reply_past_the_size_bound_fails_its_request_without_retries(tmp_path):
+    with OpenAICompatibleServer(lambda body: "x" * 2**21) as server:
+        client = ChatClient(_config(server, max_reply_bytes=2**20, max_retries=3))
+        (answer,) = client.complete_many([_messages("huge")], progress=False, park=True)
+    assert answer.failed and "larger than 1 MB" in answer.failure.error
+    assert len(server.requests) == 1
+
+
+@pytest.mark.parametrize("kind", ["error", "malformed"])
+def test_an_echoed_key_is_redacted_from_parked_failures(monkeypatch, kind):
+    """What ``<output>.run.json`` keeps of a failed request (its error and the reply) holds no
+    key the server echoed."""
+    monkeypatch.setenv("FOILKIT_TEST_GEN_KEY", SECRET)
+    broken = {"faults": (400,)} if kind == "error" else {"malformed": lambda body: True}
+    with OpenAICompatibleServer(_echo, echo_key=True, **broken) as server:
+        client = ChatClient(_config(server, api_key_env="FOILKIT_TEST_GEN_KEY", max_retries=0))
+        client.complete_many([_messages("x")], progress=False, park=True)
+    assert "authorization" in server.headers[0]
+    (failure,) = client.failures
+    assert SECRET not in json.dumps(failure.as_dict()) and "[redacted]" in failure.reply
+
+
+@pytest.mark.parametrize("name", [SECRET, "gsk_" + "k" * 30, "hf_" + "Ab1" * 11, "AIza" + "z" * 35])
+def test_a_key_given_as_the_key_variable_is_refused_with_the_fix(name):
+    with pytest.raises(ValueError, match="--api-key-env MY_KEY") as refused:
+        LLMConfig(model="m", api_key_env=name)
+    assert name not in str(refused.value)
+
+
+@pytest.mark.parametrize("price", [float("nan"), -1.0])
+def test_prices_are_finite_and_not_negative(price):
+    with pytest.raises(ValueError, match="--price-per-1k-prompt-tokens must be a finite"):
+        LLMConfig(model="m", price_per_1k_prompt_tokens=price)
+
+
+def test_negative_usage_is_rejected_and_malformed_replies_are_billed():
+    with OpenAICompatibleServer(
+        _echo, usage=lambda body: {"prompt_tokens": 4, "completion_tokens": -1}
+    ) as server:
+        client = ChatClient(_config(server, max_retries=0))
+        with pytest.raises(LLMResponseError, match="cannot be negative"):
+            client.complete(_messages("x"))
+    broken = iter([True])
+    with OpenAICompatibleServer(
+        lambda body: [] if next(broken, False) else "fine",
+        usage=lambda body: {"prompt_tokens": 5, "completion_tokens": 1},
+    ) as server:
+        client = ChatClient(_config(server, max_retries=2))
+        client.complete(_messages("x"))
+    usage = client.usage
+    assert (usage.requests, usage.malformed_replies, usage.prompt_tokens) == (1, 1, 10)
+
+
+def test_a_content_filter_refusing_the_prompt_is_an_empty_answer(tmp_path):
+    with OpenAICompatibleServer(_echo, faults=(400,), error_code="content_filter") as server:
+        client = ChatClient(_config(server, cache_dir=str(tmp_path)))
+        (answer,) = client.complete_many([_messages("filtered")], progress=False, park=True)
+        assert answer.texts == ("",) and not answer.failed and client.usage.refusals == 1
+        assert (
+            ChatClient(_config(server, cache_dir=str(tmp_path)))
+            .complete(_messages("filtered"))
+            .cached
+        )

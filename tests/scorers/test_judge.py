@@ -7,6 +7,7 @@ but written nowhere, and no judge runs unless one is configured."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -287,5 +288,82 @@ def test_the_judges_cost_is_its_tokens_summed_over_processes_at_its_prices(tmp_p
     assert unpriced.to_record()["usage"]["cost"] is None
     with pytest.raises(ValueError, match="--judge-price-per-1k-completion-tokens configures"):
         ScoreOptions(judge_price_per_1k_completion_tokens=0.6)
-    with pytest.raises(ValueError, match=r">= 0, got -1.0 \(--judge-price-per-1k-prompt-tokens"):
-        ScoreOptions(judge_model="m", judge_price_per_1k_prompt_tokens=-1.0)
+    for bad in (-1.0, math.nan, math.inf):
+        with pytest.raises(
+            ValueError,
+            match=rf"--judge-price-per-1k-prompt-tokens must be a finite number >= 0, "
+            rf"got {bad}",
+        ):
+            ScoreOptions(judge_model="m", judge_price_per_1k_prompt_tokens=bad)
+
+
+# --- a judge server that misbehaves on purpose (issue 41), and its bookkeeping (issue 40) -------
+
+ROTATION = ("Clockwise", "Counter-clockwise", "Not rotating")
+
+
+def test_a_judge_refusal_is_an_unsettled_reply_asked_no_more_than_the_protocol_asks(tmp_path):
+    """``content: null`` from the judge: read as an empty reply, asked again while TOMATO asks
+    again (5 times), then unsettled; cached, so a rerun (``--resume``) asks nothing."""
+    case = JudgeCase("it turns, I think", ROTATION, ("A", "B", "C"), 1)
+    with OpenAICompatibleServer(lambda body: None) as server:
+        judge = _judge(server, "tomato", tmp_path / "cache", "gpt-4o-mini")
+        (verdict,) = judge.judge([case])
+        assert (verdict.outcome, verdict.choice, verdict.asks, verdict.fault) == (
+            "unparseable",
+            None,
+            5,
+            None,
+        )
+        assert len(server.requests) == 5 and judge.to_record()["usage"]["refusals"] == 5
+        again = _judge(server, "tomato", tmp_path / "cache", "gpt-4o-mini")
+        assert again.judge([case]) == [verdict] and len(server.requests) == 5
+
+
+def test_a_judge_reply_past_the_size_bound_fails_its_rows_alone(tmp_path):
+    cases = [JudgeCase(f"huge {n}" if n else "small", ROTATION, ("A", "B", "C"), 1) for n in (0, 1)]
+
+    def reply(body: dict) -> str:
+        return "B" * 2**21 if "huge" in body["messages"][-1]["content"] else "B"
+
+    with OpenAICompatibleServer(reply) as server:
+        settings = JudgeSettings("gpt-4o-mini", server.base_url, max_reply_bytes=2**20)
+        small, huge = Judge(settings, "tomato", None).judge(cases)
+    assert small.verdict == "B" and small.fault is None
+    assert huge.fault[1] == "reply too large" and len(server.requests) == 2
+    # read into the row: it fails with that cause
+    scores = read_answers(
+        ROTATION, [Generations(("huge 1",))], get_parser("tomato"), None, {(0, 0): huge}
+    )
+    assert scores.fault == huge.fault
+
+
+def test_a_key_the_judge_server_echoes_is_redacted(tmp_path, monkeypatch):
+    monkeypatch.setenv("FOILKIT_TEST_JUDGE_KEY", KEY)
+    case = JudgeCase("it turns", ROTATION, ("A", "B", "C"), 1)
+    with OpenAICompatibleServer(lambda body: "B", faults=(403,), echo_key=True) as server:
+        judge = _judge(server, "tomato", tmp_path / "cache", "gpt-4o-mini")
+        with pytest.raises(RuntimeError, match="HTTP 403") as refused:
+            judge.judge([case])
+    assert KEY not in str(refused.value) and "[redacted]" in str(refused.value)
+    for name in (KEY, "gsk_" + "x9" * 20):
+        with pytest.raises(ValueError, match="--judge-api-key-env MY_KEY") as given:
+            JudgeSettings("gpt-4o-mini", None, name)
+        assert name not in str(given.value)
+
+
+def test_shared_judge_replies_are_a_recorded_departure_and_every_ask_is_counted(tmp_path):
+    """Rows whose judge prompt is identical share one reply (TempCompass' script asks each
+    row): recorded as a departure, and the asks add up: requests + cache hits + shared."""
+    same = JudgeCase("it turns, I think", ROTATION, ("A", "B", "C"), 1)
+    other = JudgeCase("it turns the other way", ROTATION, ("A", "B", "C"), 1)
+    with OpenAICompatibleServer(lambda body: "B") as server:
+        judge = _judge(server, "tomato", tmp_path / "cache", "gpt-4o-mini")
+        judge.judge([same, same, other, same])
+        judge.judge([other])  # a later batch: from the cache
+    record = judge.to_record()
+    usage = record["usage"]
+    assert (usage["requests"], usage["shared"], usage["cache_hits"]) == (2, 2, 1)
+    assert record["asks"] == 5 == usage["requests"] + usage["cache_hits"] + usage["shared"]
+    assert usage["asks"] == 5  # kept with the usage: over a resumed run's whole life too
+    assert "share one reply" in record["departures"]

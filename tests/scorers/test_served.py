@@ -323,3 +323,193 @@ def test_likelihood_reads_the_answers_prompt_log_probabilities(tmp_path):
 def test_the_key_setting_names_a_variable_never_holds_a_key():
     with pytest.raises(ValueError, match="--api-key-env MY_KEY"):
         ServerBackend(base_url="http://localhost:1/v1", api_key_env=SECRET)
+
+
+# --- a server that misbehaves on purpose (issue 41) -------------------------------------------
+
+
+@pytest.mark.parametrize("mode", ["generate", "choice", "likelihood"])
+def test_a_refusal_is_an_answer_on_its_row_never_asked_again(tmp_path, mode):
+    """``content: null`` (OpenAI's refusal form) is no malformed reply: generate mode records
+    the answer ``refused`` (choosing nothing); a mode that needs log-probabilities and gets
+    none fails the request alone (cause ``refused``), the run goes on; either way the reply is
+    cached and a rerun (``--resume``) asks nothing again."""
+    request = TextsRequest(TEXTS, frames())
+    with OpenAICompatibleServer(lambda body: None) as server:
+        adapter = served(tmp_path, server, mode=mode, max_retries=2)
+        (scores,) = adapter.score([request])
+        sent = len(server.requests)
+        usage = adapter.backend_record()["usage"]
+        assert usage["retries"] == 0 and usage["refusals"] == sent == usage["requests"]
+        if mode == "generate":
+            assert scores.fault is None and scores.scores == (0.0, 0.0)
+            assert [(a.text, a.outcome, a.choice) for a in scores.answers] == [
+                ("", "refused", None)
+            ] * 2
+        else:
+            message, cause = scores.fault
+            assert cause == "refused" and "without text or log-probabilities" in message
+        again = served(tmp_path, server, mode=mode)
+        assert again.score([request]) == [scores]
+        assert len(server.requests) == sent  # from the cache: the refusal stands
+
+
+def test_a_trickling_reply_is_cut_off_at_the_total_deadline(tmp_path):
+    """A server that sends a byte every 20 ms never trips a per-read timeout of 0.3 s: the
+    deadline is the whole request's, so it is cut off, retried and named."""
+    import time
+
+    with OpenAICompatibleServer(answer_right, trickle_s=0.02) as server:
+        adapter = served(tmp_path, server, timeout_s=0.3, max_retries=1)
+        start = time.monotonic()
+        with pytest.raises(
+            RuntimeError, match=r"failed after 2 attempts: .*--request-timeout 0.3s"
+        ):
+            adapter.score([TextsRequest(TEXTS, frames())])
+        assert time.monotonic() - start < 4  # the reply alone would take 10 s and more
+    assert adapter.backend_record()["timeout_s"] == 0.3  # recorded in run.json's backend
+
+
+def test_a_reply_past_the_size_bound_fails_its_request_alone(tmp_path):
+    """A 2 MB body against a 1 MB bound: not read further, not retried, not cached; that
+    request's row fails (cause ``reply too large``), the other is scored."""
+    big = TextsRequest(("a huge reply please", "a dog runs to the right"), frames())
+    small = TextsRequest(TEXTS, frames())
+
+    def answer(body: dict) -> str:
+        return "x" * 2**21 if "huge" in user_text(body) else answer_right(body)
+
+    with OpenAICompatibleServer(answer) as server:
+        adapter = served(tmp_path, server, max_reply_bytes=2**20, max_retries=3)
+        failed, scored = adapter.score([big, small])
+        assert len(server.requests) == 4  # each order of each request once: no retry
+        message, cause = failed.fault
+        assert cause == "reply too large" and "larger than 1 MB" in message
+        assert "--max-reply-mb" in message
+        assert scored.fault is None and scored.scores == (0.0, 1.0)
+        assert adapter.backend_record()["usage"]["failed"] == 2
+        served(tmp_path, server, max_reply_bytes=2**20).score([big])
+        assert len(server.requests) == 6  # asked again: a failure is not cached
+
+
+def test_a_key_the_server_echoes_is_redacted_from_the_error_line(tmp_path):
+    with OpenAICompatibleServer(answer_right, faults=(401,), echo_key=True) as server:
+        adapter = served(tmp_path, server)
+        with pytest.raises(RuntimeError, match=r"HTTP 401") as refused:
+            adapter.score([TextsRequest(TEXTS, frames())])
+    assert SECRET not in str(refused.value) and "[redacted]" in str(refused.value)
+    assert refused.value.__cause__ is None  # no chained error repeating the body either
+    with OpenAICompatibleServer(answer_right, malformed=lambda body: True, echo_key=True) as server:
+        adapter = served(tmp_path / "b", server, max_retries=1)
+        with pytest.raises(RuntimeError, match=r"failed after 2 attempts") as failed:
+            adapter.score([TextsRequest(TEXTS, frames())])
+    assert SECRET not in str(failed.value)
+
+
+@pytest.mark.parametrize(
+    "name", [SECRET, "gsk_" + "a1" * 20, "hf_" + "B2" * 17, "AIza" + "c3" * 18, "Bearer abc"]
+)
+def test_a_key_given_as_the_key_variable_is_refused_with_the_fix(name):
+    with pytest.raises(ValueError, match="not the key .*--api-key-env MY_KEY") as refused:
+        ServerBackend(base_url="http://localhost:1/v1", api_key_env=name)
+    assert name not in str(refused.value)
+    ServerBackend(base_url="http://localhost:1/v1", api_key_env="hf_token")  # a name, kept
+
+
+@pytest.mark.parametrize("price", [math.nan, -0.5, math.inf])
+def test_prices_are_finite_and_not_negative(price):
+    from foilkit.scorers.api import ScoreOptions
+
+    with pytest.raises(ValueError, match="--price-per-1k-prompt-tokens must be a finite number"):
+        ScoreOptions(backend="openai", price_per_1k_prompt_tokens=price)
+    with pytest.raises(ValueError, match="--price-per-1k-completion-tokens must be a finite"):
+        ServerBackend(price_per_1k_completion_tokens=price)
+
+
+def test_negative_usage_is_rejected_and_malformed_replies_are_billed(tmp_path):
+    """A reply that reports negative tokens is malformed (retried, its count not taken); a
+    reply retried as malformed is counted, with the tokens it says it took: spend is what was
+    billed."""
+    with OpenAICompatibleServer(
+        answer_right, usage=lambda body: {"prompt_tokens": -5, "completion_tokens": 3}
+    ) as server:
+        adapter = served(tmp_path, server, max_retries=1)
+        with pytest.raises(RuntimeError, match="cannot be negative"):
+            adapter.score([TextsRequest(TEXTS, frames())])
+        assert adapter.backend_record()["usage"]["prompt_tokens"] == 0
+    broken = iter([True])
+    with OpenAICompatibleServer(
+        lambda body: [] if next(broken, False) else answer_right(body),
+        usage=lambda body: {"prompt_tokens": 7, "completion_tokens": 2},
+        delay_s=0.05,
+    ) as server:
+        adapter = served(tmp_path / "b", server, max_concurrency=1)
+        adapter.score([TextsRequest(TEXTS, frames())])
+        usage = adapter.backend_record()["usage"]
+    assert (usage["requests"], usage["malformed_replies"], usage["retries"]) == (2, 1, 1)
+    assert (usage["prompt_tokens"], usage["completion_tokens"]) == (3 * 7, 3 * 2)  # 3 billed
+
+
+def test_a_served_run_records_no_dtype(tmp_path):
+    with OpenAICompatibleServer(answer_right) as server:
+        assert served(tmp_path, server).dtype_record() == "not applicable (served)"
+
+
+@pytest.mark.parametrize(
+    ("flags", "said"),
+    [
+        (["--api-key-env", SECRET], "not the key"),
+        (["--judge-model", "gpt-4o-mini", "--judge-api-key-env", "hf_" + "Q1" * 17], "not the key"),
+        (["--price-per-1k-prompt-tokens", "nan"], "'nan' is not a price >= 0"),
+        (["--judge-price-per-1k-completion-tokens", "-1"], "'-1' is not a price >= 0"),
+        (["--request-timeout", "0"], "'0' is not a number > 0"),
+        (["--max-reply-mb", "inf"], "'inf' is not a number > 0"),
+    ],
+)
+def test_served_flags_are_checked_before_any_work_in_one_line(tmp_path, capsys, flags, said):
+    from foilkit.cli import main
+
+    argv = ["score", "--model", "served", "--dataset", str(tmp_path), "--out", str(tmp_path / "o")]
+    try:
+        status = main([*argv, "--backend", "openai", *flags])
+    except SystemExit as exited:  # argparse's own one line
+        status = exited.code
+    assert status == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and SECRET not in err and "Q1Q1" not in err
+    assert not (tmp_path / "o").exists()
+
+
+def test_a_served_run_recorded_as_float32_before_resumes(tmp_path):
+    """Served runs recorded ``dtype: float32`` before (meaningless for a remote model); such a
+    run still resumes under the record's ``not applicable (served)``, and nothing else does."""
+    import json
+
+    from foilkit.scorers.api import _check_out_dir
+    from foilkit.scorers.video import MAX_DECODE_PIXELS
+
+    identity = {"model": "served-video-llm", "dtype": "not applicable (served)"}
+    identity["max_decode_pixels"] = MAX_DECODE_PIXELS
+    (tmp_path / "run.json").write_text(json.dumps({"identity": {**identity, "dtype": "float32"}}))
+    _check_out_dir(tmp_path, identity, resume=True)
+    with pytest.raises(ValueError, match="dtype was 'float16'"):
+        (tmp_path / "run.json").write_text(
+            json.dumps({"identity": {**identity, "dtype": "float16"}})
+        )
+        _check_out_dir(tmp_path, identity, resume=True)
+
+
+def test_a_content_filter_refusing_the_prompt_is_a_refusal_not_a_failed_run(tmp_path):
+    """Azure OpenAI's filter refuses a prompt with a 400 coded ``content_filter``: an answer
+    without text (``refused``), cached, as ``content: null``; any other 400 still stops the
+    run naming it."""
+    request = TextsRequest(TEXTS, frames())
+    with OpenAICompatibleServer(
+        answer_right, faults=(400, 400), error_code="content_filter"
+    ) as server:
+        adapter = served(tmp_path, server)
+        (scores,) = adapter.score([request])
+        assert [a.outcome for a in scores.answers] == ["refused", "refused"]
+        assert adapter.backend_record()["usage"]["refusals"] == 2
+        assert served(tmp_path, server).score([request]) == [scores]
+        assert len(server.requests) == 2

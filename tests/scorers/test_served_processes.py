@@ -135,3 +135,57 @@ def test_processes_sharing_the_cache_send_a_request_once_and_read_one_reply(tmp_
         server.responder = lambda body: "(A)"
         (reply,) = client.send_all([call])
         assert reply.texts == ("(A)",) and len(server.requests) == 3 and not claim.exists()
+
+
+def test_a_stopped_run_keeps_its_spend_and_the_resumed_run_records_its_whole_life(
+    one, saved_benchmark, tmp_path, killed_at_the_third_batch
+):
+    """Killed mid-run, the run's folder holds what it spent; resumed, ``run.json`` counts every
+    request billed over both sessions (the answered ones only once: the rest came from the
+    cache), not only the resumed session's; the record says the dtype is not applicable."""
+    whole, asked = one
+    out = tmp_path / "run"
+    with OpenAICompatibleServer(answer) as server:
+        run = options(server, tmp_path / "cache")
+        with killed_at_the_third_batch():
+            foilkit.score(SERVED, str(saved_benchmark), out_dir=str(out), **run)
+        before = len(server.requests)
+        (ledger,) = (out / "shards").glob("usage-served-rank-*.jsonl")
+        spent = [json.loads(line) for line in ledger.read_text().splitlines()]
+        assert sum(entry.get("requests", 0) for entry in spent) == before > 0
+        stopped = json.loads((out / "run.json").read_text())  # its record says so too
+        assert stopped["spent"]["backend"]["requests"] == before and "judge" not in stopped["spent"]
+        foilkit.score(SERVED, str(saved_benchmark), out_dir=str(out), resume=True, **run)
+    backend = json.loads((out / "run.json").read_text())["backend"]
+    assert len(server.requests) == len(asked) == backend["usage"]["requests"] == 36
+    assert backend["usage_earlier_sessions"]["requests"] == before
+    assert json.loads((out / "run.json").read_text())["dtype"] == "not applicable (served)"
+    assert backend["usage"] == json.loads((whole / "run.json").read_text())["backend"]["usage"]
+
+
+def test_a_reply_past_the_size_bound_fails_its_row_and_the_run_goes_on(saved_benchmark, tmp_path):
+    """One row's reply is 2 MB against a 1 MB bound: that row is an error with its cause, every
+    other row is scored, and the run ends normally."""
+    flagged = []
+
+    def huge_once(body: dict) -> str:
+        if not flagged or flagged[0] == json.dumps(body["messages"][-1], sort_keys=True):
+            flagged[:] = [json.dumps(body["messages"][-1], sort_keys=True)]
+            return "x" * 2**21
+        return answer(body)
+
+    out = tmp_path / "run"
+    with OpenAICompatibleServer(huge_once) as server:
+        rows = foilkit.score(
+            SERVED,
+            str(saved_benchmark),
+            out_dir=str(out),
+            max_reply_mb=1,
+            **options(server, tmp_path / "cache"),
+        )
+    causes = [cause for cause in rows["error_cause"] if cause is not None]
+    assert causes == ["reply too large"]
+    assert sum(error is None for error in rows["error"]) == len(rows) - 1
+    record = json.loads((out / "run.json").read_text())
+    assert record["errors"]["causes"] == {"reply too large": 1}
+    assert record["backend"]["max_reply_bytes"] == 2**20

@@ -312,3 +312,31 @@ def test_a_failed_stage_still_writes_its_run_record(llm_server, tmp_path, capsys
     results = json.loads((tmp_path / "pairs.csv.run.json").read_text())["results"]
     assert "no item could be read" in results["failed"]
     assert results["llm_usage"]["requests"] == 1 and results["llm_failures"] == []
+
+
+def test_a_key_the_server_echoes_is_in_no_file_written(
+    llm_server, tmp_path, capsys, monkeypatch
+) -> None:
+    """The server echoes the key in its malformed replies: the parked failure in
+    ``<output>.run.json`` (a file meant to be shared), the output and the log hold it
+    redacted; a key given to ``--api-key-env`` is refused with the fix, not repeated."""
+    secret = "sk-rtime-echo-secret-987654321"
+    monkeypatch.setenv("FOILKIT_RTIME_KEY", secret)
+    server = llm_server(malformed=lambda body: True, echo_key=True)
+    out = tmp_path / "pairs.csv"
+    argv = ["--rounds", "1", "--shots", "3", "--per-round", "5", "-o", str(out)]
+    argv += ["--max-retries", "0", "--api-key-env", "FOILKIT_RTIME_KEY"]
+    assert _rtime("expand-activities", server, tmp_path, *argv) == 1
+    assert server.headers[0]["authorization"] == f"Bearer {secret}"
+    (failure,) = json.loads((tmp_path / "pairs.csv.run.json").read_text())["results"][
+        "llm_failures"
+    ]
+    assert "[redacted]" in failure["reply"]
+    for path in tmp_path.rglob("*"):
+        assert not path.is_file() or secret.encode() not in path.read_bytes(), path
+    printed = capsys.readouterr()
+    assert secret not in printed.out + printed.err
+    argv[-1] = secret
+    assert _rtime("expand-activities", server, tmp_path, *argv) == 2
+    refused = capsys.readouterr().err
+    assert "--api-key-env MY_KEY" in refused and secret not in refused
