@@ -38,6 +38,7 @@ from foilkit.scorers.adapters import (
 )
 from foilkit.scorers.cache import EmbeddingCache, default_cache_dir
 from foilkit.scorers.controls import check_control
+from foilkit.scorers.dataset_files import load_parquet_folder
 from foilkit.scorers.distributed import (
     gather_counts,
     gather_records,
@@ -463,11 +464,17 @@ _DATASET_INSTEAD = (
 
 
 def _load_hub_or_folder(name: str, config: str | None, split: str | None) -> Any:
-    """``datasets.load_dataset`` of a parquet folder or Hub id; a value that is neither an
-    existing folder nor a Hub id that can be reached is one user error (``--dataset``)."""
+    """``datasets.load_dataset`` of a parquet folder or Hub id (a local folder's declared
+    parquet configs read from its files now: :func:`load_parquet_folder`); a value that is
+    neither an existing folder nor a Hub id that can be reached is one user error
+    (``--dataset``)."""
     import datasets
 
     check_local_path(name, "--dataset", _DATASET_INSTEAD)
+    if Path(name).is_dir():  # its configs read from its files now, not from datasets' cache
+        loaded = load_parquet_folder(Path(name), config, split)
+        if loaded is not None:
+            return loaded
     try:
         return datasets.load_dataset(name, config, split=split)
     except (ConnectionError, datasets.exceptions.DatasetNotFoundError) as error:

@@ -1,0 +1,146 @@
+"""What is scored is what a dataset's files say now.
+
+``datasets`` keys the cache of a local folder with a dataset card (``configs:`` in its README,
+the Hub layout ``foilkit build --out`` writes) by the folder's *name* and config, not by its
+files: a folder rewritten in place, or another folder of the same name elsewhere, is served the
+rows of the first one prepared, without a word. :func:`load_parquet_folder` reads such a folder
+as its card declares it (each config's splits and data files, its features), but through the
+packaged ``parquet`` builder with the files named, whose cache is keyed by each file's path
+and modification time.
+
+:func:`dataset_fingerprint` is the content of the rows a run scores, recorded in ``run.json``
+(its identity) so that ``--resume`` refuses a run whose dataset changed since it started
+(:func:`fingerprint_change` names what changed) instead of mixing two datasets in one result.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+#: The card of a dataset folder in the Hub layout (its YAML block declares the configs).
+CARD = "README.md"
+
+
+def card_configs(folder: Path) -> dict[str, dict[str, Any]]:
+    """The configs the dataset card of ``folder`` declares (``configs:``; name -> its entry),
+    empty when it has no card or the card declares none."""
+    if not (folder / CARD).is_file():
+        return {}
+    from datasets.utils.metadata import MetadataConfigs
+    from huggingface_hub import DatasetCard
+
+    return dict(MetadataConfigs.from_dataset_card_data(DatasetCard.load(folder / CARD).data))
+
+
+def load_parquet_folder(folder: Path, config: str | None, split: str | None) -> Any | None:
+    """The rows of a local folder whose card declares parquet configs, read from its files now
+    (see the module docstring): a ``Dataset`` (``split`` given) or a ``DatasetDict`` whose
+    ``info.config_name`` is the config read. ``None`` when the card declares no configs, or
+    the config's files are not parquet: ``datasets.load_dataset(folder)`` then reads it
+    (a folder without ``configs:`` is keyed by its files already)."""
+    import datasets
+    from datasets.data_files import DataFilesDict, get_data_patterns, sanitize_patterns
+    from datasets.info import DatasetInfosDict
+    from huggingface_hub import DatasetCard
+
+    configs = card_configs(folder)
+    if not configs:
+        return None
+    name = _config_name(folder, configs, config)
+    entry = configs[name]
+    base = folder / entry["data_dir"] if entry.get("data_dir") else folder
+    patterns = (
+        sanitize_patterns(entry["data_files"])
+        if entry.get("data_files") is not None
+        else get_data_patterns(str(base))
+    )
+    files = DataFilesDict.from_patterns(patterns, base_path=str(base))
+    if not all(Path(path).suffix == ".parquet" for paths in files.values() for path in paths):
+        return None
+    if split is not None:
+        if split not in files:
+            raise ValueError(
+                f"{folder} config {name!r} has no split {split!r}; it has {sorted(files)}: pass "
+                "one of them (--split NAME; split= in Python)"
+            )
+        files = {split: files[split]}
+    info = DatasetInfosDict.from_dataset_card_data(DatasetCard.load(folder / CARD).data).get(name)
+    loaded = datasets.load_dataset(
+        "parquet",
+        data_files={key: list(paths) for key, paths in files.items()},
+        split=split,
+        features=info.features if info is not None else None,
+    )
+    parts = loaded.values() if isinstance(loaded, datasets.DatasetDict) else [loaded]
+    for part in parts:  # the config read, as load_dataset(folder, config) names it
+        part.info.config_name = name
+    return loaded
+
+
+def _config_name(folder: Path, configs: Mapping[str, Any], config: str | None) -> str:
+    """The config to read: ``config``, else the card's default one (the only one, ``default``,
+    or the one marked ``default: true``), as ``datasets.load_dataset`` picks it."""
+    if config is not None:
+        if config not in configs:
+            raise ValueError(
+                f"{folder} has no config {config!r}; its dataset card declares "
+                f"{', '.join(configs)}: pass one of them (--config NAME; config= in Python)"
+            )
+        return config
+    defaults = [
+        name
+        for name, entry in configs.items()
+        if len(configs) == 1 or name == "default" or entry.get("default")
+    ]
+    if len(defaults) != 1:
+        raise ValueError(
+            f"{folder} holds several configs ({', '.join(configs)}): pass the one to read "
+            "(--config NAME; config= in Python)"
+        )
+    return defaults[0]
+
+
+def dataset_fingerprint(data: Any) -> dict[str, Any]:
+    """The content of ``data`` (a ``datasets.Dataset``): its row count and a SHA-256 of each
+    column's values as stored (a video as its path, or a digest of its bytes, never decoded),
+    and of all of them together (``sha256``)."""
+    table = data.with_format("arrow")[:]
+    columns = {
+        name: hashlib.sha256(
+            json.dumps(table.column(name).to_pylist(), default=_stored, sort_keys=True).encode()
+        ).hexdigest()
+        for name in table.column_names
+    }
+    whole = hashlib.sha256(json.dumps([table.num_rows, columns], sort_keys=True).encode())
+    return {"rows": table.num_rows, "sha256": whole.hexdigest(), "columns": columns}
+
+
+def _stored(value: Any) -> str:
+    """A value JSON cannot hold, as the fingerprint hashes it: bytes (an embedded video) by
+    their SHA-256, anything else (a date, a decimal) as text."""
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return "sha256:" + hashlib.sha256(value).hexdigest()
+    return str(value)
+
+
+def fingerprint_change(before: Mapping[str, Any], now: Mapping[str, Any]) -> str | None:
+    """What differs between two :func:`dataset_fingerprint` records, in words (``None``: the
+    same content): the row count, the columns added, removed or holding other values."""
+    if before.get("sha256") == now.get("sha256"):
+        return None
+    parts = []
+    if before.get("rows") != now.get("rows"):
+        parts.append(f"{now.get('rows')} rows, was {before.get('rows')}")
+    old, new = before.get("columns") or {}, now.get("columns") or {}
+    for label, names in (
+        ("other values in", [name for name in new if name in old and new[name] != old[name]]),
+        ("new column(s)", [name for name in new if name not in old]),
+        ("column(s) gone", [name for name in old if name not in new]),
+    ):
+        if names:
+            parts.append(f"{label} {', '.join(map(repr, names))}")
+    return "; ".join(parts) or "other content"

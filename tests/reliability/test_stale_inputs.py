@@ -1,0 +1,98 @@
+"""What is scored is what the files say now (issue 40, sections 1 and 2): a dataset folder
+rewritten in place or another of the same name, a benchmark rebuilt after videos arrive, a
+resumed run whose dataset changed, and failed rows retried once their inputs are fixed."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import datasets
+import pytest
+import yaml
+
+from foilkit.builders.card import card_configs
+from foilkit.builders.schema import TEXT, canonical_features
+from foilkit.cli import main
+from foilkit.synthetic.videos import SyntheticScene, write_video
+
+QUIET = ["--num-workers", "0", "--no-progress", "--no-cache"]
+
+
+@pytest.fixture(autouse=True)
+def datasets_cache(tmp_path, monkeypatch) -> Path:
+    """A datasets cache of this test's own: what one folder prepared there is what a later
+    load of another (same name, same config) would be served."""
+    cache = tmp_path / "hf-datasets"
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", str(cache))
+    return cache
+
+
+@pytest.fixture(scope="module")
+def clip_video(tmp_path_factory) -> Path:
+    return write_video(tmp_path_factory.mktemp("clip") / "clip.mp4", SyntheticScene())
+
+
+def write_folder(folder: Path, captions: list[str], video: Path) -> Path:
+    """A dataset folder in the Hub layout with a card declaring ``configs:`` (no
+    ``dataset_info``): config ``direction``, one row per caption, each on ``videos/<i>.mp4``
+    (copies of ``video``) under the folder."""
+    rows = []
+    for index, caption in enumerate(captions):
+        name = f"{index}.mp4"
+        (folder / "videos").mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(video, folder / "videos" / name)
+        rows.append(
+            {
+                "id": f"direction-{index}",
+                "video": name,
+                "video_path": name,
+                "caption": caption,
+                "foils": [f"not {caption}"],
+                "start": None,
+                "end": None,
+                "reversed": False,
+                "aspect": "direction",
+            }
+        )
+    parquet = folder / "direction" / "test-00000-of-00001.parquet"
+    parquet.parent.mkdir(parents=True, exist_ok=True)
+    features = canonical_features(aspect=TEXT)
+    datasets.Dataset.from_list(rows, features=features).to_parquet(parquet, batch_size=100)
+    header = {"configs": card_configs({"direction": {"test": "direction/test-*.parquet"}})}
+    (folder / "README.md").write_text(f"---\n{yaml.safe_dump(header)}---\n\n# a benchmark\n")
+    return folder
+
+
+def scored_captions(command: str, clip: str, folder: Path, out: Path) -> list[str]:
+    """The captions the scores of ``foilkit <command>`` on ``folder`` into ``out`` hold."""
+    if command == "score":
+        argv = ["score", "--model", clip, "--dataset", str(folder), "--config", "direction"]
+    else:
+        argv = ["evaluate", "--benchmark", "synthetic", "--config", "direction", "--model", clip]
+        argv += ["--dataset", str(folder), "--n-resamples", "20"]
+    assert main([*argv, "--out", str(out), *QUIET]) == 0
+    if command == "score":
+        return [json.loads(line)["caption"] for line in (out / "scores.jsonl").open()]
+    return datasets.Dataset.from_parquet(str(out / "scores" / "direction.parquet"))["caption"]
+
+
+@pytest.mark.parametrize("command", ["score", "evaluate"])
+def test_a_folder_rewritten_in_place_is_scored_as_it_is_now(
+    command, tiny_clip, clip_video, tmp_path
+):
+    folder = write_folder(tmp_path / "a" / "bench", ["first"], clip_video)
+    assert scored_captions(command, tiny_clip, folder, tmp_path / "run1") == ["first"]
+    write_folder(folder, ["second"], clip_video)  # the same folder, rewritten
+    assert scored_captions(command, tiny_clip, folder, tmp_path / "run2") == ["second"]
+
+
+@pytest.mark.parametrize("command", ["score", "evaluate"])
+def test_another_folder_of_the_same_name_is_scored_from_its_own_files(
+    command, tiny_clip, clip_video, tmp_path
+):
+    first = write_folder(tmp_path / "a" / "bench", ["first"], clip_video)
+    assert scored_captions(command, tiny_clip, first, tmp_path / "run1") == ["first"]
+    other = write_folder(tmp_path / "b" / "bench", ["second"], clip_video)  # same name
+    assert scored_captions(command, tiny_clip, other, tmp_path / "run2") == ["second"]
