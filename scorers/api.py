@@ -38,7 +38,11 @@ from foilkit.scorers.adapters import (
 )
 from foilkit.scorers.cache import EmbeddingCache, default_cache_dir
 from foilkit.scorers.controls import check_control
-from foilkit.scorers.dataset_files import load_parquet_folder
+from foilkit.scorers.dataset_files import (
+    dataset_fingerprint,
+    fingerprint_change,
+    load_parquet_folder,
+)
 from foilkit.scorers.distributed import (
     gather_counts,
     gather_records,
@@ -46,7 +50,7 @@ from foilkit.scorers.distributed import (
     process_state,
     split,
 )
-from foilkit.scorers.engine import Engine
+from foilkit.scorers.engine import Engine, retried_on_resume
 from foilkit.scorers.generate import check_generation
 from foilkit.scorers.lock import run_lock
 from foilkit.scorers.output import (
@@ -618,8 +622,10 @@ def _identity(
     decoder: str,
     plan: ScoringPlan,
     kind: str,
+    data: Any,
 ) -> dict[str, Any]:
-    """What must not change between a run and its resumption."""
+    """What must not change between a run and its resumption (``dataset``: the content of the
+    rows scored, :func:`dataset_fingerprint`)."""
     # a row's question and answers count where it asks one, a pair row's foil video where it has
     # one (the other rows' entries are hashed as before)
     rows = hashlib.sha256(
@@ -647,6 +653,7 @@ def _identity(
         "seed": options.seed,
         "rows": len(plan.rows),
         "rows_sha256": rows,
+        "dataset": dataset_fingerprint(data),
         **({"judge": _judge_identity(adapter.judge)} if adapter.judge is not None else {}),
     }
 
@@ -702,7 +709,7 @@ def _cache(
     namespace = {
         "frames" if key == "num_frames" else key: identity[key]
         for key in identity
-        if key not in ("kind", "rows", "rows_sha256", "protocol")
+        if key not in ("kind", "rows", "rows_sha256", "dataset", "protocol")
     }
     if namespace["max_decode_pixels"] == MAX_DECODE_PIXELS:
         # the default budget keeps the namespace of before the budget existed, so existing cache
@@ -739,12 +746,42 @@ def _check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> Non
     if identity.get("dtype") == SERVED_DTYPE and previous.get("dtype") == "float32":
         previous["dtype"] = SERVED_DTYPE  # a served run recorded before: the same run
 
-    changed = sorted(k for k in set(previous) | set(identity) if previous.get(k) != identity.get(k))
+    if "dataset" in previous:
+        _check_dataset(out_dir, previous["dataset"], identity["dataset"])
+        # the rows' content is the dataset's; the files their videos resolve to may change as
+        # videos arrive (an input fixed: its rows are retried), so the rows' hash is not compared
+        skipped = {"dataset", "rows_sha256"}
+    else:  # a run started before its dataset was fingerprinted: its rows' hash still holds
+        skipped = {"dataset"}
+    keys = (set(previous) | set(identity)) - skipped
+    changed = sorted(k for k in keys if previous.get(k) != identity.get(k))
     if changed:
         raise ValueError(
             f"cannot resume {out_dir}: "
             + ", ".join(f"{k} was {previous.get(k)!r}, now {identity.get(k)!r}" for k in changed)
         )
+
+
+def _check_dataset(out_dir: Path, before: dict[str, Any], now: dict[str, Any]) -> None:
+    """Refuse to resume a run whose dataset changed since it started: its rows scored before
+    and after would come from two datasets. One line naming what changed, and the fix."""
+    change = fingerprint_change(before, now)
+    if change is not None:
+        raise ValueError(
+            f"cannot resume {out_dir}: its dataset changed since the run started ({change}), "
+            "so its scores would mix two datasets; score it into a new output folder (--out; "
+            "out_dir= in Python), or start this run again (evaluate --overwrite)"
+        )
+
+
+def _check_resumed_dataset(options: ScoreOptions, data: Any) -> None:
+    """On ``resume``, the dataset check of :func:`_check_out_dir` before any model loads."""
+    record = None if options.out_dir is None else Path(options.out_dir) / "run.json"
+    if not options.resume or record is None or not record.is_file():
+        return
+    before = json.loads(record.read_text()).get("identity", {}).get("dataset")
+    if before is not None:
+        _check_dataset(Path(options.out_dir), before, dataset_fingerprint(data))
 
 
 def _out_dir_lock(options: ScoreOptions) -> AbstractContextManager[None]:
@@ -848,6 +885,7 @@ def check_inputs(
     if options.out_dir is not None:  # whether foilkit may write there: read only, first
         check_folder(Path(options.out_dir), SCORES)
     data = load_scoring_dataset(dataset, config, options.split)
+    _check_resumed_dataset(options, data)
     if options.backend == "openai":  # a served video LLM: no config to read here
         from foilkit.scorers.served import ServedVideoLLM
 
@@ -938,7 +976,7 @@ def _run(
     decoder, decoder_fallback = resolve_decoder(options.decoder)
     if decoder_fallback:
         logger.warning("%s: decoding with %s instead", decoder_fallback, decoder)
-    identity = _identity(model, adapter, options, protocol, policy, decoder, plan, kind)
+    identity = _identity(model, adapter, options, protocol, policy, decoder, plan, kind, data)
     out_dir = Path(options.out_dir) if options.out_dir else None
     if out_dir is not None:
         _check_out_dir(out_dir, identity, options.resume)  # on every process, before anyone writes
@@ -959,6 +997,16 @@ def _run(
         bill_run(adapter, store.shards, state.process_index)
     state.wait_for_everyone()  # every process has read the shards before any appends
     store.open()
+    # rows that failed for their inputs are scored again: the user may have fixed them
+    retried = {index: record for index, record in done.items() if retried_on_resume(record)}
+    done = {index: record for index, record in done.items() if index not in retried}
+    if retried and state.is_main_process:
+        causes = error_causes(list(retried.values()))
+        logger.warning(
+            "retrying %d row(s) that failed for their inputs (%s)",
+            len(retried),
+            ", ".join(f"{count} {cause}" for cause, count in causes.items()),
+        )
     pending = [
         batch
         for batch in plan.batches(options.batch_size)
@@ -989,7 +1037,8 @@ def _run(
 
             record_stop(adapter, out_dir / "run.json", store.shards)
         raise
-    merged = {**done, **{record["index"]: record for record in new}}
+    # a row scored before stays as it was written, though its batch was scored again
+    merged = {**{record["index"]: record for record in new}, **done}
     missing = [row.id for row in plan.rows if row.index not in merged]
     if missing:
         raise RuntimeError(f"{len(missing)} rows were not scored, e.g. {missing[:5]}")
@@ -1001,6 +1050,7 @@ def _run(
         views_per_s=round(throughput["views"] / seconds, 3),
         texts_per_s=round(throughput["texts"] / seconds, 3),
         resumed_rows=len(done),
+        retried_rows=len(retried),
     )
     errors = sorted({record["error"] for record in records if record["error"]})
     failed = sum(1 for record in records if record["error"])

@@ -83,6 +83,14 @@ INVALID_ROW = "invalid row"
 NONFINITE_SCORE = "non-finite score"
 
 
+def retried_on_resume(record: dict[str, Any]) -> bool:
+    """Whether a row a resumed run finds already written is scored again: a row that failed for
+    its inputs (a video missing, corrupt or unreadable, a window or field the plan refused; a
+    cause not recorded, from an older run), which the user may have fixed since; not a row
+    scored, nor one the model itself gave a non-finite score, which the same inputs give again."""
+    return bool(record.get("error")) and record.get("error_cause") != NONFINITE_SCORE
+
+
 @dataclass
 class DecodedUnit:
     """A unit's decoded views; ``error``: its file's fault (every row fails), ``view_errors``:

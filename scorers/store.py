@@ -5,6 +5,11 @@ dataset row, keyed by its row index. On resume every shard is read back; a line 
 a kill is dropped (that row is simply scored again), and so is a line holding a bare ``NaN`` or
 ``Infinity`` (not JSON; older versions wrote them): that row is scored again and, when its
 score is still not finite, recorded as a row error.
+
+A row scored stays as first written: a resumed run that scores its batch again (for a row of
+the batch that failed, retried) does not append it again, and a later line for it is not read.
+A row that failed is replaced by its next line, in any shard (a retry's, scored or failed
+again).
 """
 
 from __future__ import annotations
@@ -40,8 +45,13 @@ class ResultStore:
                     record = json.loads(line, parse_constant=_not_json)
                 except ValueError:  # the last line of a killed process, or a NaN score
                     continue
-                self.done[record["index"]] = record
+                if not self.scored(record["index"]):
+                    self.done[record["index"]] = record
         return self.done
+
+    def scored(self, index: int) -> bool:
+        """Whether row ``index`` is already written as scored (not failed)."""
+        return index in self.done and not self.done[index].get("error")
 
     def open(self) -> None:
         """Prepare this process's shard for appending: cut a torn last line, so appends stay
@@ -56,7 +66,8 @@ class ResultStore:
                     handle.truncate(data.rfind(b"\n") + 1)
 
     def append(self, records: Iterable[dict[str, Any]]) -> None:
-        records = list(records)
+        """Append ``records`` to this process's shard, but those of rows already scored."""
+        records = [record for record in records if not self.scored(record["index"])]
         if self.shard is not None and records:
             with naming_full_disk(self.shard), self.shard.open("a") as handle:
                 handle.writelines(json.dumps(record, allow_nan=False) + "\n" for record in records)

@@ -96,3 +96,79 @@ def test_another_folder_of_the_same_name_is_scored_from_its_own_files(
     assert scored_captions(command, tiny_clip, first, tmp_path / "run1") == ["first"]
     other = write_folder(tmp_path / "b" / "bench", ["second"], clip_video)  # same name
     assert scored_captions(command, tiny_clip, other, tmp_path / "run2") == ["second"]
+
+
+def run_argv(command: str, clip: str, folder: Path, out: Path, *extra: str) -> list[str]:
+    """``foilkit <command>`` (score or evaluate) of ``clip`` on ``folder``'s ``direction``
+    config into ``out``."""
+    if command == "score":
+        argv = ["score", "--model", clip, "--dataset", str(folder), "--config", "direction"]
+    else:
+        argv = ["evaluate", "--benchmark", "synthetic", "--config", "direction", "--model", clip]
+        argv += ["--dataset", str(folder), "--n-resamples", "20"]
+    return [*argv, "--out", str(out), *QUIET, *extra]
+
+
+def scores_file(command: str, out: Path) -> Path:
+    """The per-sample scores (``scores.jsonl``) the scorer wrote for ``command``'s run."""
+    return out / "scores.jsonl" if command == "score" else out / "scoring/direction/scores.jsonl"
+
+
+@pytest.mark.parametrize("command", ["score", "evaluate"])
+def test_resume_refuses_a_run_whose_dataset_changed(
+    command, tiny_clip, clip_video, tmp_path, capsys
+):
+    folder = write_folder(tmp_path / "bench", ["first", "other"], clip_video)
+    out = tmp_path / "run"
+    assert main(run_argv(command, tiny_clip, folder, out)) == 0
+    record = json.loads((scores_file(command, out).parent / "run.json").read_text())
+    assert record["identity"]["dataset"]["rows"] == 2  # the fingerprint, recorded
+    assert main(run_argv(command, tiny_clip, folder, out, "--resume")) == 0  # unchanged: resumes
+    written = scores_file(command, out).read_bytes()
+    write_folder(folder, ["second", "other"], clip_video)
+    capsys.readouterr()
+    assert main(run_argv(command, tiny_clip, folder, out, "--resume")) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert f"cannot resume {scores_file(command, out).parent}: its dataset changed" in line
+    assert "(other values in 'caption', 'foils')" in line and "--out" in line
+    assert scores_file(command, out).read_bytes() == written  # nothing mixed in
+
+
+@pytest.mark.parametrize("command", ["score", "evaluate"])
+def test_resume_scores_the_rows_whose_video_arrived_and_keeps_the_others(
+    command, tiny_clip, clip_video, tmp_path, capsys, monkeypatch
+):
+    """A row that failed for a missing video is scored once the video is there and the run
+    resumed (as the advice printed says); the rows scored before keep their lines byte for
+    byte, though their batch is scored again (here with other numbers, as another device's
+    last bits would be)."""
+    from foilkit.scorers.engine import Engine
+
+    folder = write_folder(tmp_path / "bench", ["first", "second", "third"], clip_video)
+    (folder / "videos" / "1.mp4").unlink()
+    out = tmp_path / "run"
+    assert main(run_argv(command, tiny_clip, folder, out)) == 3  # below --min-coverage
+    assert "fix the inputs and rerun with --resume" in capsys.readouterr().err
+    before = scores_file(command, out).read_bytes().splitlines()
+    assert [json.loads(line)["error_cause"] for line in before] == [None, "video missing", None]
+
+    real_flush = Engine._flush
+
+    def other_numbers(self, buffer, bar):
+        records = real_flush(self, buffer, bar)
+        return [
+            {**r, "scores": {g: [s + 1.0 for s in v] for g, v in r["scores"].items()}}
+            for r in records
+        ]
+
+    monkeypatch.setattr(Engine, "_flush", other_numbers)
+    shutil.copyfile(clip_video, folder / "videos" / "1.mp4")  # the input fixed
+    assert main(run_argv(command, tiny_clip, folder, out, "--resume")) == 0
+    after = scores_file(command, out).read_bytes().splitlines()
+    assert after[0] == before[0] and after[2] == before[2]  # kept, byte for byte
+    retried = json.loads(after[1])
+    assert retried["error"] is None and retried["caption_score"] is not None
+    throughput = json.loads((scores_file(command, out).parent / "run.json").read_text())
+    assert throughput["throughput"]["resumed_rows"] == 2
+    assert throughput["throughput"]["retried_rows"] == 1
+    assert throughput["errors"]["rows"] == 0
