@@ -9,13 +9,16 @@ video in one message), checks that ids are unique, and records what the policy d
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, ClassVar
 
 import datasets
 
 from foilkit.builders.annotations import GitHubSource, HubSource
+from foilkit.builders.build_key import build_key
 from foilkit.builders.videos import VideoReport, check_policy, resolve_videos
 
 
@@ -70,6 +73,18 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
         super().__init__(*args, **kwargs)
         self.config.validate()
         self.video_reports: dict[str, VideoReport] = {}
+
+    @cached_property
+    def build_key(self) -> str:
+        """What this build reads, as a key (:func:`foilkit.builders.build_key.build_key`)."""
+        return build_key(type(self), self.config)
+
+    def _relative_data_dir(self, with_version: bool = True, with_hash: bool = True) -> str:
+        """The build's folder in ``datasets``' cache, one level deeper: :attr:`build_key`, so a
+        build of other inputs (videos that arrived, changed annotations, other builder code) is
+        prepared in a folder of its own, not checked against an older build's split sizes."""
+        folder = super()._relative_data_dir(with_version, with_hash)
+        return posixpath.join(folder, self.build_key) if with_version and with_hash else folder
 
     def wanted_splits(self, splits: dict[str, Any]) -> dict[str, Any]:
         """``splits`` (split name -> anything) cut to the config's ``splits``; a split asked for

@@ -22,6 +22,7 @@ from huggingface_hub import DatasetCardData
 
 from foilkit.builders.annotations import source_text
 from foilkit.builders.base import FoilkitBuilder
+from foilkit.builders.build_key import FILE_OPTIONS
 from foilkit.video_paths import video_columns
 
 
@@ -48,7 +49,7 @@ class ExportedConfig:
 
 
 #: Config options that hold a path of the building machine; the card names them instead.
-PATH_OPTIONS = ("video_root", "annotations", "multiple_choice_file")
+PATH_OPTIONS = ("video_root", *FILE_OPTIONS)
 #: The card metadata key naming the benchmark an export holds, which ``foilkit evaluate
 #: --dataset <export>`` reads when ``--benchmark`` is not given.
 BENCHMARK_KEY = "foilkit_benchmark"

@@ -172,3 +172,33 @@ def test_resume_scores_the_rows_whose_video_arrived_and_keeps_the_others(
     assert throughput["throughput"]["resumed_rows"] == 2
     assert throughput["throughput"]["retried_rows"] == 1
     assert throughput["errors"]["rows"] == 0
+
+
+@pytest.mark.parametrize("name, config", [("vitatecs", "direction"), ("contrast_sets", "verb_lm")])
+def test_a_build_after_videos_arrive_keeps_their_rows(
+    name, config, shared_data, datasets_cache, tmp_path, capsys
+):
+    """``foilkit build`` with ``--on-missing skip``, a video added, built again into a fresh
+    ``--out``: the new build keeps the new video's rows (before, datasets checked it against
+    the first build's split sizes: ``NonMatchingSplitsSizesError``)."""
+    from foilkit.builders import build
+
+    text_only = build(name, config, annotations=shared_data / name, on_missing="keep")
+    videos = list(dict.fromkeys(text_only["test"]["video_path"]))[:2]
+    root = tmp_path / "videos"
+
+    def add(video: str) -> None:
+        (root / video).parent.mkdir(parents=True, exist_ok=True)
+        write_video(root / video, SyntheticScene(), num_frames=12)
+
+    def built(out: Path) -> int:
+        argv = ["build", name, "--config", config, "--out", str(out), "--on-missing", "skip"]
+        argv += ["--annotations", str(shared_data / name), "--video-root", str(root)]
+        assert main([*argv, "--datasets-cache", str(datasets_cache)]) == 0, capsys.readouterr()
+        return datasets.load_dataset(str(out), config, split="test").num_rows
+
+    add(videos[0])
+    first = built(tmp_path / "out1")
+    add(videos[1])
+    expected = sum(1 for path in text_only["test"]["video_path"] if path in videos)
+    assert first < built(tmp_path / "out2") == expected
