@@ -202,3 +202,42 @@ def test_a_build_after_videos_arrive_keeps_their_rows(
     add(videos[1])
     expected = sum(1 for path in text_only["test"]["video_path"] if path in videos)
     assert first < built(tmp_path / "out2") == expected
+
+
+def test_a_run_from_before_the_fingerprint_still_resumes(tiny_clip, clip_video, tmp_path):
+    """A ``run.json`` written before datasets were fingerprinted resumes under its rows' hash."""
+    import foilkit
+
+    folder = write_folder(tmp_path / "bench", ["first"], clip_video)
+    options = dict(out_dir=str(tmp_path / "run"), num_workers=0, progress=False, use_cache=False)
+    foilkit.score(tiny_clip, str(folder), "direction", **options)
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    del record["identity"]["dataset"]  # as a run.json written before the fingerprint
+    (tmp_path / "run" / "run.json").write_text(json.dumps(record))
+    resumed = foilkit.score(tiny_clip, str(folder), "direction", resume=True, **options)
+    assert resumed["caption"] == ["first"] and resumed["error"] == [None]
+
+
+@pytest.mark.parametrize(
+    "lines, kept",
+    [
+        # a row failed, then retried and scored by a process whose shard is read first
+        ({"rank-00001": [{"error": "gone", "n": 1}], "rank-00000": [{"error": None, "n": 2}]}, 2),
+        # scored, then its batch scored again (a retry of another row): the first line stays
+        ({"rank-00000": [{"error": None, "n": 1}, {"error": None, "n": 2}]}, 1),
+        # failed, then failed again: the later line
+        ({"rank-00000": [{"error": "gone", "n": 1}, {"error": "corrupt", "n": 2}]}, 2),
+    ],
+)
+def test_a_scored_row_stays_as_first_written_and_a_failed_one_gives_way(tmp_path, lines, kept):
+    from foilkit.scorers.store import ResultStore
+
+    (tmp_path / "shards").mkdir()
+    for shard, records in lines.items():
+        text = "".join(json.dumps({"index": 0, "id": "a", **r}) + "\n" for r in records)
+        (tmp_path / "shards" / f"{shard}.jsonl").write_text(text)
+    store = ResultStore(tmp_path, rank=0)
+    assert store.load()[0]["n"] == kept
+    store.open()
+    store.append([{"index": 0, "id": "a", "error": None, "n": 3}])
+    assert ResultStore(tmp_path).load()[0]["n"] == (kept if store.scored(0) else 3)
