@@ -21,6 +21,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from foilkit.video_paths import video_columns
+
 #: The card of a dataset folder in the Hub layout (its YAML block declares the configs).
 CARD = "README.md"
 
@@ -107,13 +109,24 @@ def _config_name(folder: Path, configs: Mapping[str, Any], config: str | None) -
 def dataset_fingerprint(data: Any) -> dict[str, Any]:
     """The content of ``data`` (a ``datasets.Dataset``): its row count and a SHA-256 of each
     column's values as stored (a video as its path, or a digest of its bytes, never decoded),
-    and of all of them together (``sha256``)."""
+    and of all of them together (``sha256``).
+
+    A video column beside its path column (``video`` and ``video_path``, as a build writes
+    them) is left out: it holds where that path was found under the video root, ``None`` while
+    the video is missing, so it changes as videos arrive, which fixes an input (its rows are
+    retried on resume) rather than changing the dataset; the path column stands for it."""
     table = data.with_format("arrow")[:]
+    found = {
+        video
+        for video, path in video_columns(table.column_names).items()
+        if path in table.column_names
+    }
     columns = {
         name: hashlib.sha256(
             json.dumps(table.column(name).to_pylist(), default=_stored, sort_keys=True).encode()
         ).hexdigest()
         for name in table.column_names
+        if name not in found
     }
     whole = hashlib.sha256(json.dumps([table.num_rows, columns], sort_keys=True).encode())
     return {"rows": table.num_rows, "sha256": whole.hexdigest(), "columns": columns}

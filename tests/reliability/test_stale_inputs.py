@@ -241,3 +241,34 @@ def test_a_scored_row_stays_as_first_written_and_a_failed_one_gives_way(tmp_path
     store.open()
     store.append([{"index": 0, "id": "a", "error": None, "n": 3}])
     assert ResultStore(tmp_path).load()[0]["n"] == (kept if store.scored(0) else 3)
+
+
+def test_evaluate_resumes_a_built_benchmark_whose_video_arrived(
+    shared_data, tiny_clip, tmp_path, capsys
+):
+    """Built from its annotations with ``--on-missing keep``, a row without its video fails;
+    the video added, ``--resume`` scores it (the build's ``video`` column changed from nothing
+    to the file: an input fixed, not another dataset) and keeps the other row's line."""
+    from foilkit.builders import build
+
+    text_only = build(
+        "vitatecs", "direction", annotations=shared_data / "vitatecs", on_missing="keep"
+    )
+    first, second = text_only["test"]["video_path"][:2]
+    assert first != second
+    root = tmp_path / "videos"
+    for video in (first, second):
+        (root / video).parent.mkdir(parents=True, exist_ok=True)
+    write_video(root / first, SyntheticScene(), num_frames=12)
+    argv = ["evaluate", "--benchmark", "vitatecs", "--config", "direction", "--model", tiny_clip]
+    argv += ["--annotations", str(shared_data / "vitatecs"), "--video-root", str(root)]
+    argv += ["--on-missing", "keep", "--limit", "2", "--n-resamples", "20"]
+    argv += ["--out", str(tmp_path / "run"), *QUIET]
+    assert main(argv) == 3, capsys.readouterr().err  # 1 of 2 rows scored
+    scores = tmp_path / "run" / "scoring" / "direction" / "scores.jsonl"
+    before = scores.read_bytes().splitlines()
+    assert [json.loads(line)["error"] is None for line in before] == [True, False]
+    write_video(root / second, SyntheticScene(), num_frames=12)
+    assert main([*argv, "--resume"]) == 0, capsys.readouterr().err
+    after = scores.read_bytes().splitlines()
+    assert after[0] == before[0] and json.loads(after[1])["error"] is None
