@@ -25,6 +25,8 @@ from foilkit.video_paths import video_columns
 
 #: The card of a dataset folder in the Hub layout (its YAML block declares the configs).
 CARD = "README.md"
+#: How many rows of a column :func:`dataset_fingerprint` reads at a time.
+ROWS_AT_ONCE = 1000
 
 
 def card_configs(folder: Path) -> dict[str, dict[str, Any]]:
@@ -122,14 +124,20 @@ def dataset_fingerprint(data: Any) -> dict[str, Any]:
         if path in table.column_names
     }
     columns = {
-        name: hashlib.sha256(
-            json.dumps(table.column(name).to_pylist(), default=_stored, sort_keys=True).encode()
-        ).hexdigest()
-        for name in table.column_names
-        if name not in found
+        name: _column_digest(table.column(name)) for name in table.column_names if name not in found
     }
     whole = hashlib.sha256(json.dumps([table.num_rows, columns], sort_keys=True).encode())
     return {"rows": table.num_rows, "sha256": whole.hexdigest(), "columns": columns}
+
+
+def _column_digest(column: Any) -> str:
+    """A SHA-256 of a column's values, read :data:`ROWS_AT_ONCE` rows at a time (embedded
+    videos are never all in memory at once)."""
+    digest = hashlib.sha256()
+    for start in range(0, len(column), ROWS_AT_ONCE):
+        values = column.slice(start, ROWS_AT_ONCE).to_pylist()
+        digest.update(json.dumps(values, default=_stored, sort_keys=True).encode())
+    return digest.hexdigest()
 
 
 def _stored(value: Any) -> str:
