@@ -61,7 +61,6 @@ import math
 import os
 import shutil
 import sys
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
@@ -271,26 +270,7 @@ def load_train_split(dataset: Any, config: str | None, split: str) -> Any:
                 "fine-tuning needs a train split: foilkit.finetune.synthetic writes one for the "
                 "synthetic benchmark, or pass --split"
             )
-    path = Path(os.fspath(dataset)) if isinstance(dataset, (str, os.PathLike)) else None
-    if (
-        path is not None
-        and path.is_dir()
-        and not (path / "dataset_dict.json").is_file()
-        and not (path / "state.json").is_file()
-    ):
-        # a parquet folder: prepared in a cache of its own, since datasets' cache can serve an
-        # older folder's rows, or its features, for a folder of the same name (its key does not
-        # see the parquet contents); kept in memory, the cache goes at once
-        with tempfile.TemporaryDirectory(prefix="foilkit-train-") as cache:
-            dataset = datasets.load_dataset(
-                str(path),
-                config,
-                cache_dir=cache,
-                keep_in_memory=True,
-                verification_mode="no_checks",
-            )
-        config = None
-    try:
+    try:  # a parquet folder is read from its files now (load_scoring_dataset)
         data = load_scoring_dataset(dataset, config, split)
     except ValueError as error:
         if "split" not in str(error):
