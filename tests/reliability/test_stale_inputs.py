@@ -243,12 +243,15 @@ def test_a_scored_row_stays_as_first_written_and_a_failed_one_gives_way(tmp_path
     assert ResultStore(tmp_path).load()[0]["n"] == (kept if store.scored(0) else 3)
 
 
+@pytest.mark.parametrize("on_missing", ["keep", "skip"])
 def test_evaluate_resumes_a_built_benchmark_whose_video_arrived(
-    shared_data, tiny_clip, tmp_path, capsys
+    on_missing, shared_data, tiny_clip, tmp_path, capsys
 ):
     """Built from its annotations with ``--on-missing keep``, a row without its video fails;
     the video added, ``--resume`` scores it (the build's ``video`` column changed from nothing
-    to the file: an input fixed, not another dataset) and keeps the other row's line."""
+    to the file: an input fixed, not another dataset) and keeps the other row's line. With
+    ``skip`` the row was dropped: it comes back as a new row of another dataset, and the
+    resume is refused, naming the change and the fix."""
     from foilkit.builders import build
 
     text_only = build(
@@ -262,10 +265,20 @@ def test_evaluate_resumes_a_built_benchmark_whose_video_arrived(
     write_video(root / first, SyntheticScene(), num_frames=12)
     argv = ["evaluate", "--benchmark", "vitatecs", "--config", "direction", "--model", tiny_clip]
     argv += ["--annotations", str(shared_data / "vitatecs"), "--video-root", str(root)]
-    argv += ["--on-missing", "keep", "--limit", "2", "--n-resamples", "20"]
+    argv += ["--on-missing", on_missing, "--limit", "2", "--n-resamples", "20"]
     argv += ["--out", str(tmp_path / "run"), *QUIET]
-    assert main(argv) == 3, capsys.readouterr().err  # 1 of 2 rows scored
     scores = tmp_path / "run" / "scoring" / "direction" / "scores.jsonl"
+    if on_missing == "skip":
+        assert main(argv) == 0, capsys.readouterr().err  # the rows with a video: all scored
+        written = scores.read_bytes()
+        write_video(root / second, SyntheticScene(), num_frames=12)
+        capsys.readouterr()
+        assert main([*argv, "--resume"]) == 2
+        (line,) = capsys.readouterr().err.strip().splitlines()
+        assert "its dataset changed since the run started (other values in 'id'" in line
+        assert "--out" in line and scores.read_bytes() == written
+        return
+    assert main(argv) == 3, capsys.readouterr().err  # 1 of 2 rows scored
     before = scores.read_bytes().splitlines()
     assert [json.loads(line)["error"] is None for line in before] == [True, False]
     write_video(root / second, SyntheticScene(), num_frames=12)
