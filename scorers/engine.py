@@ -83,12 +83,25 @@ INVALID_ROW = "invalid row"
 NONFINITE_SCORE = "non-finite score"
 
 
+def _causes(error: type[VideoError]) -> frozenset[str]:
+    """The causes of ``error`` and of every error class derived from it."""
+    return frozenset({error.cause}).union(*(_causes(sub) for sub in error.__subclasses__()))
+
+
+#: Causes that lie in a row's inputs, which the user can fix: every video fault (missing,
+#: corrupt, empty, unreadable, a window or view that cannot be played), a field the plan
+#: refused, and a cause not recorded (a row failed in a run from before causes were).
+INPUT_CAUSES = _causes(VideoError) | {INVALID_ROW, "unrecorded"}
+
+
 def retried_on_resume(record: dict[str, Any]) -> bool:
-    """Whether a row a resumed run finds already written is scored again: a row that failed for
-    its inputs (a video missing, corrupt or unreadable, a window or field the plan refused; a
-    cause not recorded, from an older run), which the user may have fixed since; not a row
-    scored, nor one the model itself gave a non-finite score, which the same inputs give again."""
-    return bool(record.get("error")) and record.get("error_cause") != NONFINITE_SCORE
+    """Whether a row a resumed run finds already written is scored again: a row that failed
+    for its inputs (:data:`INPUT_CAUSES`), which the user may have fixed since; not a row
+    scored, nor one that failed for the model's own answer (a non-finite score, a served
+    model's refusal or oversized reply), which the same inputs give again."""
+    return bool(record.get("error")) and (record.get("error_cause") or "unrecorded") in (
+        INPUT_CAUSES
+    )
 
 
 @dataclass

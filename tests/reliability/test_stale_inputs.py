@@ -285,3 +285,25 @@ def test_evaluate_resumes_a_built_benchmark_whose_video_arrived(
     assert main([*argv, "--resume"]) == 0, capsys.readouterr().err
     after = scores.read_bytes().splitlines()
     assert after[0] == before[0] and json.loads(after[1])["error"] is None
+
+
+@pytest.mark.parametrize(
+    "cause, retried",
+    [
+        ("video missing", True),
+        ("corrupt video", True),
+        ("fewer than two frames", True),
+        ("window out of range", True),
+        ("invalid row", True),
+        (None, True),  # a row failed in a run from before causes were recorded
+        ("non-finite score", False),  # the model's own: the same inputs give it again
+        ("refused", False),  # a served model's refusal
+        ("reply too large", False),
+    ],
+)
+def test_resume_retries_the_rows_that_failed_for_their_inputs(cause, retried):
+    from foilkit.scorers.engine import retried_on_resume
+
+    failed = {"index": 0, "id": "a", "error": "it failed", "error_cause": cause}
+    assert retried_on_resume(failed) is retried
+    assert retried_on_resume({**failed, "error": None}) is False  # scored: kept
