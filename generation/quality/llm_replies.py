@@ -13,8 +13,12 @@ parse_answer`, which reads a whole reply with the refusal and chat patterns of
   of an answer (refusals, chat lines without an answer, junk: empty, fences, a bare label, a
   note, an error object), written for this report and not from the patterns' own tests; none
   may become a candidate, and the RTime check must flag the refusals. The ``tuning`` set is the
-  one the patterns were revised against; the ``heldout`` set was written before that revision
-  and not looked at while making it.
+  one the patterns were revised against; the ``heldout`` split holds two blind sets, each
+  written before a revision of the patterns and reported apart: the first (issue 36; its
+  misses, listed in the README, were then fixed, so it no longer measures anything blind) and
+  the second (issue 46: refusals not in English or in formal words, chat that neither opens
+  like chat nor refuses, API error bodies, special tokens run together), written before the
+  patterns were changed for them.
 
 Splits are those of the generators the answers come from: VITATECS captions as
 :func:`~foilkit.generation.quality.actor_swap.vitatecs_captions` splits them, RTime videos as
@@ -29,9 +33,14 @@ from pathlib import Path
 
 from foilkit.generation.quality.report import KEEP, REJECT, QualityReport, sample
 
+_DATA = Path(__file__).parent / "data"
+#: Per split, the hand-written negative files and the name each set's kinds carry.
 NEGATIVES_FILES = {
-    split: Path(__file__).parent / "data" / f"llm_reply_negatives_{split}.jsonl"
-    for split in ("heldout", "tuning")
+    "heldout": {
+        "": _DATA / "llm_reply_negatives_heldout.jsonl",
+        ", second blind set": _DATA / "llm_reply_negatives_heldout2.jsonl",
+    },
+    "tuning": {"": _DATA / "llm_reply_negatives_tuning.jsonl"},
 }
 SHAPES = {
     "answer after its label": "Modified Description: {answer}",
@@ -84,14 +93,14 @@ def llm_reply_quality(
         for side in ("forward", "reverse"):
             for rewrite in record[f"{side}_rewrites"]:
                 report.add("RTime published rewrite (refusal check)", KEEP, not is_refusal(rewrite))
-    for number, line in enumerate(
-        Path(negatives or NEGATIVES_FILES[split]).read_text(encoding="utf-8").splitlines(), 1
-    ):
-        row = json.loads(line)
-        reply, kind = row["reply"], row["kind"]
-        _, status = parse_answer(reply, "a man opens the door")
-        report.add(f"{kind} reply (VITATECS parser)", REJECT, status == CANDIDATE, reply)
-        if kind == "refusal":
-            flagged = any(is_refusal(part) for part in reply.splitlines())
-            report.add("refusal reply (RTime refusal check)", REJECT, not flagged, reply)
+    files = {"": Path(negatives)} if negatives else NEGATIVES_FILES[split]
+    for name, path in files.items():
+        for line in path.read_text(encoding="utf-8").splitlines():
+            row = json.loads(line)
+            reply, kind = row["reply"], row["kind"]
+            _, status = parse_answer(reply, "a man opens the door")
+            report.add(f"{kind} reply{name} (VITATECS parser)", REJECT, status == CANDIDATE, reply)
+            if kind == "refusal":
+                flagged = any(is_refusal(part) for part in reply.splitlines())
+                report.add(f"refusal reply{name} (RTime refusal check)", REJECT, not flagged, reply)
     return report

@@ -20,7 +20,12 @@ from typing import Any
 
 from foilkit.builders.vitatecs import ASPECTS
 from foilkit.generation.llm import ChatClient
-from foilkit.generation.llm_replies import is_chatter, is_refusal
+from foilkit.generation.llm_replies import (
+    is_chatter,
+    is_not_answer,
+    is_refusal,
+    strip_special_tokens,
+)
 from foilkit.generation.prompts import prompt_hash
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 from foilkit.generation.vitatecs.prompt import AspectSpec, CounterfactualPrompt
@@ -137,7 +142,9 @@ def parse_answer(text: str, caption: str, na_answer: str = "NA") -> tuple[str | 
     modified description you asked for:"), a refusal, or the query repeated; a reply that
     declines on any line and labels no answer is a refusal ("I'm sorry, I cannot.\nIf you have
     another description, I'd be glad to help."); quotation marks
-    around the whole answer are dropped. An answer of fewer than two words is not a description
+    around the whole answer are dropped; a model's special tokens ("<|start_header_id|>assistant
+    <|end_header_id|>") are dropped from every line, and an answer that is an API's error body or
+    not in English is none (``unparsed``). An answer of fewer than two words is not a description
     (``unparsed``). ``NA``/``N/A`` (alone or followed by an explanation) is an N/A answer. A reply
     without an answer is a parse failure, never a candidate: ``refusal`` when the model
     declined, else ``unparsed``. The final full stop follows the caption's, so a
@@ -146,6 +153,9 @@ def parse_answer(text: str, caption: str, na_answer: str = "NA") -> tuple[str | 
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     if not lines:
         return None, EMPTY
+    lines = [line for line in map(strip_special_tokens, lines) if line]
+    if not lines:  # special tokens only
+        return None, UNPARSED
     answer, labelled = _answer_line(lines)
     declined = any(is_refusal(line) for line in (*lines, answer or ""))
     if answer is None or is_refusal(answer) or (declined and not labelled):
@@ -156,6 +166,8 @@ def parse_answer(text: str, caption: str, na_answer: str = "NA") -> tuple[str | 
     answer = answer.rstrip(".").rstrip()
     if not answer:
         return None, EMPTY
+    if is_not_answer(answer):  # an error body, a line not in English, behind the label
+        return None, UNPARSED
     if len(re.findall(r"[^\W\d_]+", answer)) < 2:  # "null", "-": no description of a video
         return None, UNPARSED
     if caption.rstrip().endswith("."):

@@ -187,22 +187,30 @@ def test_the_verb_filter_report_on_the_held_out_half(nlp, sentence_embedder, sha
 
 def test_the_llm_reply_report(shared_data) -> None:
     """3 held-out counterfactuals (in 3 reply shapes each) and the rewrites of 3 RTime videos
-    are kept; of the 45 blind held-out negative replies, these become candidates (measured gaps
-    of the patterns, listed in generation/README.md): 5 of 20 refusals (two not in English, "I
-    must respectfully decline", ...), 3 of 12 chat lines ("I hope this helps!", ...) and 2 of 13
-    junk replies (a rate-limit message, a Llama-3 header's special tokens); the RTime check
-    misses 6 refusals. On the tuning set every negative is rejected."""
+    are kept; no negative reply of either blind held-out set becomes a candidate, and the
+    RTime check flags every refusal. The first set (45 replies) let 10 through before issue
+    46 fixed its listed gaps; the second (45, written for issue 46 before the patterns were
+    changed: refusals in 10 languages or formal words, chat without a chat opener, API error
+    bodies, special tokens run together) let 43 through before the change. On the tuning set
+    every negative is rejected."""
     from foilkit.generation.quality.llm_replies import SHAPES, llm_reply_quality
 
     report = llm_reply_quality(shared_data, split="heldout", size=3, seed=0)
     counts = {kind: (c.accepted, c.offered) for kind, c in report.kinds.items()}
+    negatives = {
+        f"{kind} reply{name} ({check})": (0, offered)
+        for name in ("", ", second blind set")
+        for kind, check, offered in (
+            ("refusal", "VITATECS parser", 20),
+            ("refusal", "RTime refusal check", 20),
+            ("chatter", "VITATECS parser", 12),
+            ("junk", "VITATECS parser", 13),
+        )
+    }
     assert counts == {
         **{f"VITATECS counterfactual, {shape}": (3, 3) for shape in SHAPES},
         "RTime published rewrite (refusal check)": (54, 54),
-        "refusal reply (VITATECS parser)": (5, 20),
-        "refusal reply (RTime refusal check)": (6, 20),
-        "chatter reply (VITATECS parser)": (3, 12),
-        "junk reply (VITATECS parser)": (2, 13),
+        **negatives,
     }
     tuning = llm_reply_quality(shared_data, split="tuning", size=3, seed=0)
     assert tuning.totals()["negatives_rejected"] == tuning.totals()["negatives"] == 100

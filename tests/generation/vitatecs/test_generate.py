@@ -79,6 +79,32 @@ CLOSES = ("a man closes a door", CANDIDATE)
         ('a girl sings "happy birthday"', ('a girl sings "happy birthday"', CANDIDATE)),
         ('"a girl sings "happy birthday"".', ('a girl sings "happy birthday"', CANDIDATE)),
         ("\u201ca man closes a door\u201d.", CLOSES),
+        # issue 46: refusals not in English or in formal words, chat with no chat opener, API
+        # error bodies returned as replies, a Llama-3 header's tokens run together
+        ("Lo siento, no puedo modificar esta descripción.", (None, REFUSAL)),
+        ("Modified Description: Je suis désolé, je ne peux pas.", (None, REFUSAL)),
+        ("对不起，我不能做这个。", (None, REFUSAL)),
+        ("Modified Description: Un hombre cierra la puerta con una llave.", (None, UNPARSED)),
+        ("I must respectfully decline to rewrite this.", (None, REFUSAL)),
+        ("I hope this helps! Let me know if you need anything else.", (None, UNPARSED)),
+        ("Thank you for the clear instructions. I will now rewrite it.", (None, UNPARSED)),
+        ("This change swaps the two actions.", (None, UNPARSED)),
+        ("Error: Rate limit exceeded. Please retry after 20 seconds.", (None, UNPARSED)),
+        ("Modified Description: Error: Rate limit exceeded", (None, UNPARSED)),
+        ("503 Service Unavailable", (None, UNPARSED)),
+        ("<|start_header_id|>assistant<|end_header_id|>", (None, UNPARSED)),
+        ("<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n<|eot_id|>", (None, UNPARSED)),
+        (
+            "<|start_header_id|>assistant<|end_header_id|>\n\nModified Description: a man closes a door.",
+            CLOSES,
+        ),
+        ("<|start_header_id|>assistant<|end_header_id|>a man closes a door", CLOSES),
+        # descriptions the new patterns must leave alone
+        (
+            "I opened the washing machine and shut the lid.",
+            ("I opened the washing machine and shut the lid", CANDIDATE),
+        ),
+        ("a man thanks his viewers", ("a man thanks his viewers", CANDIDATE)),
     ],
 )
 def test_parse_answer(answer, expected):
