@@ -229,6 +229,17 @@ def test_refusals_and_wrong_counts_are_rejected(llm_server, chat_client, rewrite
         ("This request goes against my guidelines, so I must decline.", True),
         ("Regrettably, the young lady wore a protective mask.", False),
         ("Unfortunately, the dog drops the ball.", False),
+        # issue 46: refusals not in English, or declining in formal words
+        ("Lo siento, pero no puedo reescribir esta frase.", True),
+        ("Je suis désolée, je ne peux pas faire cela.", True),
+        ("Es tut mir leid, das kann ich nicht.", True),
+        ("对不起，我不能改写这个句子。", True),
+        ("I must respectfully decline to rewrite this caption.", True),
+        ("I'm going to politely decline this one.", True),
+        ("I am not in a position to rewrite this.", True),
+        ("Your request cannot be completed.", True),
+        ("A man declines the offer and walks away.", False),
+        ("The lamentable state of the road slows the cyclist.", False),
     ],
 )
 def test_refusal_lines(text: str, refusal: bool) -> None:
