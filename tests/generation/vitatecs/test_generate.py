@@ -95,7 +95,8 @@ CLOSES = ("a man closes a door", CANDIDATE)
         ("<|start_header_id|>assistant<|end_header_id|>", (None, UNPARSED)),
         ("<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n<|eot_id|>", (None, UNPARSED)),
         (
-            "<|start_header_id|>assistant<|end_header_id|>\n\nModified Description: a man closes a door.",
+            "<|start_header_id|>assistant<|end_header_id|>\n\n"
+            "Modified Description: a man closes a door.",
             CLOSES,
         ),
         ("<|start_header_id|>assistant<|end_header_id|>a man closes a door", CLOSES),
