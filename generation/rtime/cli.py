@@ -246,6 +246,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "compares the events' order from spaCy's parse; it needs no opposite caption)",
     )
     rewrite.add_argument(
+        "--event-match",
+        type=float,
+        default=rewrites.DEFAULT_EVENT_MATCH,
+        help="the order check matches an event a rewrite tells with another verb to the "
+        "caption's when their phrases' cosine reaches this (default %(default)s; 1.01: by verb "
+        "only)",
+    )
+    rewrite.add_argument(
         "--on-wrong-count",
         choices=rewrites.WRONG_COUNT_POLICIES,
         default="reject",
@@ -414,6 +422,7 @@ def _rewrite_filter(args: argparse.Namespace):
         sentence_model=args.sentence_model,
         reversal_margin=None if args.no_reversal_check else args.reversal_margin,
         order_parser=order_parser,
+        event_match=args.event_match,
     )
 
 

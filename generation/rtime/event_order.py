@@ -13,20 +13,29 @@ relation "a happens before b" read from the structure that says it:
   a verb with "then" / "finally" / "after that" happens after the main-line events told before
   it, one with "before which" before them;
 * a verb with a "before" / "until" / "till" / "prior to" clause or gerund happens before it,
-  one with an "after" / "once" / "following" / "upon" one after it ("After opening the door,
-  he enters": open before enter, whatever the surface order);
-* "A, followed by B": A before B; "A, preceded by B": B before A.
+  one with an "after" / "once" / "as soon as" / "following" / "upon" one after it ("After
+  opening the door, he enters": open before enter, whatever the surface order); where the
+  parser hangs the clause on a purpose clause or complement ("turns the button *to adjust* the
+  sound before pressing ..."), the verbs above it up to the main line are ordered too;
+* "A, followed by B": A before B; "A, preceded by B": B before A;
+* an aspectual verb's complement happens when the verb does ("began to sing", "starts
+  typing").
 
 Other clauses (purpose "to", participles, "while", relative clauses) set no order. The relation
 is closed transitively. A rewrite *reverses* its caption when some pair of events the two share
-(by key, each key once in each text) is ordered one way in the caption and only the other way
-in the rewrite. A rewrite that renames every verb shares no event and is not judged here: the
-lexicon's opposite classes and, where known, the opposite caption are the checks for it.
+is ordered one way in the caption and only the other way in the rewrite. Events are shared by
+key (each key once in each text), else by verb where one text tells a verb twice ("locked it
+and locked the suitcase") and the other once, and -- given a sentence embedder
+(the ``event_match`` of :class:`~foilkit.generation.rtime.rewrites.RewriteFilter`) -- an event the
+rewrite tells with another verb is matched to the caption's by the cosine of their phrases
+("removed his dark sunglasses" / "took off his black sunglasses"; :func:`matched`). A
+reversal whose events match none of the caption's is not judged here: the lexicon's opposite
+classes and, where known, the opposite caption are the checks for it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -56,8 +65,15 @@ LATER_ADVERBS = frozenset(
         "thereafter",
     }
 )
+#: Verbs whose complement happens when they do ("began to sing", "starts typing").
+ASPECTUAL_VERBS = frozenset(
+    {"begin", "start", "continue", "keep", "stop", "finish", "resume", "proceed", "try"}
+)
 _OBJECT_DEPS = ("dobj", "nsubjpass", "attr", "pobj")
 _ANAPHORS = frozenset({"that", "this", "which", "it"})  # "after that", "before which"
+#: Clauses that complete their head verb (purpose "to", a complement): what is ordered
+#: against them is ordered against their head too.
+_COMPLEMENT_DEPS = frozenset({"xcomp", "advcl", "ccomp"})
 _UNORDERED_MARKERS = frozenset({"while", "whilst", "as", "when", "whereas", "because", "if"})
 
 
@@ -67,18 +83,51 @@ class EventOrder:
 
     events: tuple[str, ...]
     before: frozenset[tuple[str, str]]
+    #: Per event, what it does in words (lemma, particle, object and place: "lay sheet of
+    #: white paper on table"), to match an event the other text tells with another verb.
+    phrases: tuple[str, ...] = ()
+
+    def renamed(self, names: Mapping[str, str]) -> EventOrder:
+        """The same order with some events called by other keys (``names``: old -> new)."""
+        events = tuple(names.get(key, key) for key in self.events)
+        before = frozenset((names.get(a, a), names.get(b, b)) for a, b in self.before)
+        return EventOrder(events, before, self.phrases)
 
     def reversals(self, rewrite: EventOrder) -> list[tuple[str, str]]:
-        """The pairs ``(a, b)``, a before b here, that ``rewrite`` orders only b before a."""
-        shared = set(self.events) & set(rewrite.events)
-        return sorted(
-            (a, b)
-            for a, b in self.before
-            if a in shared
-            and b in shared
-            and (b, a) in rewrite.before
-            and (a, b) not in rewrite.before
-        )
+        """The pairs ``(a, b)``, a before b here, that ``rewrite`` orders only b before a.
+
+        Events are matched by key ("put:box"), else by verb alone where one text tells a verb
+        twice and the other once ("locked it and locked the suitcase" / "locked the
+        suitcase"): there, a before b when every telling of a comes before every b."""
+        found = _reversed(self.events, self.before, rewrite.events, rewrite.before)
+        by_verb = _reversed(*_by_verb(self), *_by_verb(rewrite))
+        return sorted(set(found) | {pair for pair in by_verb if pair not in found})
+
+
+def _reversed(
+    events: Iterable[str],
+    before: frozenset[tuple[str, str]],
+    other_events: Iterable[str],
+    other_before: frozenset[tuple[str, str]],
+) -> list[tuple[str, str]]:
+    shared = set(events) & set(other_events)
+    return [
+        (a, b)
+        for a, b in before
+        if a in shared and b in shared and (b, a) in other_before and (a, b) not in other_before
+    ]
+
+
+def _verb(key: str) -> str:
+    return key.partition(":")[0]
+
+
+def _by_verb(order: EventOrder) -> tuple[tuple[str, ...], frozenset[tuple[str, str]]]:
+    """An order's events by verb alone ("lock:it", "lock:suitcase" -> "lock") and the pairs
+    of verbs whose every telling is ordered one way and none the other."""
+    events = tuple(dict.fromkeys(_verb(key) for key in order.events))
+    one_way = {(_verb(a), _verb(b)) for a, b in order.before if _verb(a) != _verb(b)}
+    return events, frozenset(pair for pair in one_way if pair[::-1] not in one_way)
 
 
 EventParser = Callable[[Sequence[str]], list[EventOrder]]
@@ -103,6 +152,26 @@ def _object(verb: Token) -> str:
     return ""
 
 
+#: Dependents of a verb that say what it does to what, where (its phrase); not its subject,
+#: auxiliaries, markers, adverbs or other clauses.
+_PHRASE_DEPS = frozenset(
+    {"prt", "dobj", "nsubjpass", "attr", "prep", "dative", "acomp", "oprd", "compound"}
+)
+_PHRASE_WORDS = 12
+
+
+def _phrase(event: Token) -> str:
+    """What an event does in words: its lemma, then the words of its object, particle and
+    place phrases, without determiners ("take off black sunglass")."""
+    if event.pos_ == "NOUN":
+        return event.lemma_.lower()
+    words = [event.lemma_.lower()]
+    for child in event.children:
+        if child.dep_ in _PHRASE_DEPS:
+            words += [t.lower_ for t in child.subtree if t.pos_ not in ("DET", "PUNCT")]
+    return " ".join(words[:_PHRASE_WORDS])
+
+
 def _is_event(token: Token) -> bool:
     """A clause's verb, or a sentence's root whatever its part of speech ("is excited")."""
     return token.dep_ == "ROOT" or (token.pos_ == "VERB" and token.dep_ in _CLAUSE_DEPS)
@@ -125,9 +194,13 @@ def _anaphoric(verb: Token) -> str | None:
 
 
 def _marker(verb: Token) -> str | None:
-    """The temporal marker introducing ``verb``'s clause or gerund, if any."""
+    """The temporal marker introducing ``verb``'s clause or gerund, if any ("as soon as" is
+    read as "once")."""
     for child in verb.children:
         if child.dep_ == "mark":
+            before = child.doc[max(child.i - 2, 0) : child.i]
+            if child.lower_ == "as" and [t.lower_ for t in before] == ["as", "soon"]:
+                return "once"
             return child.lemma_.lower()
     if verb.dep_ == "pcomp" and verb.head.dep_ == "prep":
         prep = verb.head
@@ -159,6 +232,40 @@ def _governor(verb: Token) -> Token | None:
     while not _is_event(head) and head.head.i != head.i:
         head = head.head
     return head if _is_event(head) else None
+
+
+def _governors(verb: Token) -> list[Token]:
+    """The events a marked clause is ordered against: its governor and, where that is a
+    purpose clause or other complement ("turns the button *to adjust* the sound before
+    pressing ..."), the verbs above it up to the main line, where the parser's attachment
+    of the marked clause is a guess."""
+    governor = _governor(verb)
+    found = []
+    while governor is not None:
+        found.append(governor)
+        if (
+            _main_line(governor)
+            or governor.dep_ not in _COMPLEMENT_DEPS
+            or any(c.dep_ == "mark" for c in governor.children)
+        ):
+            break
+        governor = governor.head if _is_event(governor.head) else None
+    return found
+
+
+def _aspectual_edges(events: Sequence[Token], edges: set[tuple[int, int]]) -> set[tuple[int, int]]:
+    """The order of an aspectual verb's complement, which happens when it does ("began to
+    sing", "starts typing"): every pair ordering the verb, with its complement in its place."""
+    inner = {
+        event.i: event.head.i
+        for event in events
+        if event.dep_ == "xcomp" and event.head.lemma_.lower() in ASPECTUAL_VERBS
+    }
+    more = set()
+    for complement, verb in inner.items():
+        more |= {(complement, b) for a, b in edges if a == verb and b != complement}
+        more |= {(a, complement) for a, b in edges if b == verb and a != complement}
+    return more
 
 
 def _nominal_events(doc: Doc) -> list[tuple[Token, Token, str]]:
@@ -207,11 +314,12 @@ def event_order(doc: Doc) -> EventOrder:
             for earlier in told_before:
                 edges.add((earlier.i, verb.i) if anaphoric == "later" else (verb.i, earlier.i))
         marker = _marker(verb)
-        governor = _governor(verb) if verb.dep_ in ("advcl", "pcomp") else None
-        if governor is not None and marker in BEFORE_MARKERS:
-            edges.add((governor.i, verb.i))
-        elif governor is not None and marker in AFTER_MARKERS:
-            edges.add((verb.i, governor.i))
+        governors = _governors(verb) if verb.dep_ in ("advcl", "pcomp") else []
+        for governor in governors:
+            if marker in BEFORE_MARKERS:
+                edges.add((governor.i, verb.i))
+            elif marker in AFTER_MARKERS:
+                edges.add((verb.i, governor.i))
         if verb.lemma_.lower() in ("follow", "precede") and verb.dep_ == "advcl":
             agent = [c for c in verb.children if c.dep_ == "agent"]
             objects = [g for a in agent for g in a.children if g.dep_ == "pobj"]
@@ -223,6 +331,7 @@ def event_order(doc: Doc) -> EventOrder:
     for noun, governor, marker in _nominal_events(doc):
         events.append(noun)
         edges.add((governor.i, noun.i) if marker in BEFORE_MARKERS else (noun.i, governor.i))
+    edges |= _aspectual_edges(events, edges)
     keys = [_key(token) if token.pos_ != "NOUN" else token.lemma_.lower() for token in events]
     keys = [
         f"{key}:{_object(token)}" if keys.count(key) > 1 else key
@@ -235,7 +344,47 @@ def event_order(doc: Doc) -> EventOrder:
         for a, b in edges
         if key_of[a] != key_of[b] and key_of[a] not in repeated and key_of[b] not in repeated
     }
-    return EventOrder(tuple(dict.fromkeys(keys)), frozenset(_closure(before)))
+    phrases: dict[str, str] = {}
+    for key, token in zip(keys, events):
+        phrases.setdefault(key, _phrase(token))  # the first telling's
+    unique = tuple(dict.fromkeys(keys))
+    return EventOrder(unique, frozenset(_closure(before)), tuple(phrases[key] for key in unique))
+
+
+#: Texts -> their rows of cosines: ``cosines(a, b)[i][j]`` is the cosine of a[i] and b[j].
+Cosines = Callable[[Sequence[str], Sequence[str]], Sequence[Sequence[float]]]
+
+
+def unmatched(caption: EventOrder, rewrite: EventOrder) -> tuple[list[int], list[int]]:
+    """The indices of the events of ``caption`` and of ``rewrite`` that the other text does
+    not tell by the same key or verb (the events to match by their phrases)."""
+    keys = set(caption.events) | {_verb(key) for key in caption.events}
+    other = set(rewrite.events) | {_verb(key) for key in rewrite.events}
+    return (
+        [i for i, key in enumerate(caption.events) if key not in other and _verb(key) not in other],
+        [i for i, key in enumerate(rewrite.events) if key not in keys and _verb(key) not in keys],
+    )
+
+
+def matched(
+    caption: EventOrder, rewrite: EventOrder, cosines: Cosines, threshold: float
+) -> EventOrder:
+    """``rewrite`` with each event it tells by another verb ("removed his sunglasses" for
+    "took off his sunglasses") called by the caption's key, where the two phrases are each
+    other's nearest among the events left unmatched and their cosine reaches ``threshold``."""
+    caption_left, rewrite_left = unmatched(caption, rewrite)
+    if not caption_left or not rewrite_left or not rewrite.phrases or not caption.phrases:
+        return rewrite
+    table = cosines(
+        [rewrite.phrases[i] for i in rewrite_left], [caption.phrases[i] for i in caption_left]
+    )
+    names = {}
+    for row, i in enumerate(table):
+        best = max(range(len(i)), key=lambda column: i[column])
+        best_row = max(range(len(table)), key=lambda r: table[r][best])
+        if best_row == row and i[best] >= threshold:
+            names[rewrite.events[rewrite_left[row]]] = caption.events[caption_left[best]]
+    return rewrite.renamed(names) if names else rewrite
 
 
 def _closure(pairs: Iterable[tuple[str, str]]) -> set[tuple[str, str]]:

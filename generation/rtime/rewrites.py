@@ -27,8 +27,11 @@ caption of another video. foilkit turns the check into a filter and adds two mor
 * **event order**: a rewrite that tells two of its caption's events in the other order ("A,
   then B" as "B and A", "before" swapped for "after") is rejected, from the dependency parse
   (:mod:`~foilkit.generation.rtime.event_order`); unlike the reversal check it needs no
-  opposite caption, so it works on new data. Its figures, on the test videos none of these
-  checks was tuned on, are the quality report's (``foilkit generate quality rtime-rewrites``).
+  opposite caption, so it works on new data. Events the rewrite tells with other verbs are
+  matched to the caption's when their phrases' cosine reaches ``event_match`` (0.6, chosen
+  before measuring and not tuned). Its figures, on the test videos none of these checks was
+  tuned on and on hand-written reversals of their captions, are the quality report's
+  (``foilkit generate quality rtime-rewrites``).
 
 Two checks of the reply come first: a candidate that is a refusal ("I cannot help with that.")
 is rejected as ``refusal``, and when the reply does not hold exactly the number of rewrites
@@ -53,7 +56,7 @@ from foilkit.files import atomic_open
 from foilkit.generation.llm_replies import is_refusal
 from foilkit.generation.prompts import PromptTemplate, prompt_hash
 from foilkit.generation.rtime import load_prompt
-from foilkit.generation.rtime.event_order import EventParser
+from foilkit.generation.rtime.event_order import EventOrder, EventParser, matched, unmatched
 from foilkit.generation.rtime.replies import first_unique, parse_reply, read_text
 from foilkit.generation.rtime.temporal_words import TemporalLexicon, Tokenizer
 from foilkit.generation.similarity import pairwise_cosines
@@ -66,6 +69,7 @@ REWRITES_PER_CAPTION = 9  # "rewrite nine extra sentences"
 DEFAULT_SENTENCE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 DEFAULT_MIN_SIMILARITY = 0.6
 DEFAULT_REVERSAL_MARGIN = 0.05  # set on the RTime validation split (see the module doc)
+DEFAULT_EVENT_MATCH = 0.6  # chosen before measuring, not tuned (see the module doc)
 REVERSAL_REASON = "nearer the opposite caption"
 ORDER_REASON = "reverses the order of events"
 HISTOGRAM_EDGES = tuple(round(-1.0 + 0.05 * i, 2) for i in range(41))  # cosine in [-1, 1]
@@ -106,6 +110,10 @@ class RewriteFilter:
             (:func:`~foilkit.generation.rtime.event_order.spacy_event_parser`); a rewrite
             ordering two of the caption's events the other way is rejected. ``None`` disables
             the event-order check.
+        event_match: the event-order check matches an event the rewrite tells with another
+            verb ("removed his sunglasses" for "took off his sunglasses") to the caption's
+            when their phrases' cosine (by ``embedder``) reaches this and each is the other's
+            nearest; ``None`` matches events by verb only.
     """
 
     embedder: Any
@@ -115,6 +123,7 @@ class RewriteFilter:
     sentence_model: str = DEFAULT_SENTENCE_MODEL
     reversal_margin: float | None = DEFAULT_REVERSAL_MARGIN
     order_parser: EventParser | None = None
+    event_match: float | None = DEFAULT_EVENT_MATCH
 
     def __post_init__(self) -> None:
         if (self.lexicon is None) != (self.tokenize is None):
@@ -155,6 +164,7 @@ class RewriteFilter:
         if self.order_parser is not None:
             texts = list(dict.fromkeys(text for pair in pairs for text in pair))
             orders = dict(zip(texts, self.order_parser(texts)))
+            orders = self._matched(orders, pairs)
         judged = []
         for (caption, texts), opposite in zip(candidates, opposites):
             rewrites = []
@@ -167,7 +177,7 @@ class RewriteFilter:
                     violations = self.lexicon.violations(tokens[caption], tokens[text])
                     reasons += [str(violation) for violation in violations]
                 if orders:
-                    reversed_pairs = orders[caption].reversals(orders[text])
+                    reversed_pairs = orders[caption].reversals(orders[(caption, text)])
                     if reversed_pairs:
                         told = ", ".join(f"{a} before {b}" for a, b in reversed_pairs)
                         reasons.append(f"{ORDER_REASON} (caption: {told})")
@@ -182,6 +192,37 @@ class RewriteFilter:
                 rewrites.append(Rewrite(text, similarity, tuple(reasons), opposite_similarity))
             judged.append(rewrites)
         return judged
+
+    def _matched(
+        self, orders: dict[str, EventOrder], pairs: Sequence[tuple[str, str]]
+    ) -> dict[Any, EventOrder]:
+        """``orders`` plus, per ``(caption, rewrite)``, the rewrite's order with the events it
+        tells by other verbs matched to the caption's (``event_match``): every phrase to
+        compare is embedded once."""
+        if self.event_match is None:
+            return {**orders, **{pair: orders[pair[1]] for pair in pairs}}
+        phrases: set[str] = set()
+        for caption, text in pairs:
+            caption_left, text_left = unmatched(orders[caption], orders[text])
+            if caption_left and text_left:
+                phrases.update(orders[caption].phrases[i] for i in caption_left)
+                phrases.update(orders[text].phrases[i] for i in text_left)
+        listed = sorted(phrases)
+        vectors = (
+            dict(zip(listed, self.embedder.encode(listed, normalize_embeddings=True)))
+            if listed
+            else {}
+        )
+
+        def cosines(a: Sequence[str], b: Sequence[str]) -> list[list[float]]:
+            return [[float(vectors[x] @ vectors[y]) for y in b] for x in a]
+
+        matched_orders: dict[Any, EventOrder] = dict(orders)
+        for caption, text in pairs:
+            matched_orders[(caption, text)] = matched(
+                orders[caption], orders[text], cosines, self.event_match
+            )
+        return matched_orders
 
 
 @dataclass(frozen=True)
@@ -426,6 +467,7 @@ def rewrite_columns(result: CaptionRewrites, rewrite_filter: RewriteFilter) -> d
         "min_similarity": rewrite_filter.min_similarity,
         "reversal_margin": rewrite_filter.reversal_margin,
         "event_order_check": rewrite_filter.order_parser is not None,
+        "event_match": rewrite_filter.event_match,
         "temporal_lexicon": rewrite_filter.lexicon.source if rewrite_filter.lexicon else None,
     }
 

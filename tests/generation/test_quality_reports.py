@@ -95,7 +95,9 @@ def test_the_rtime_report_on_a_fixed_video(sentence_embedder, nlp) -> None:
         tokenize=spacy_tokenizer(nlp),
         order_parser=spacy_event_parser(nlp),
     )
-    report = rewrite_quality(RECORDS, rewrite_filter, spacy_tagger(nlp), split="heldout")
+    report = rewrite_quality(
+        RECORDS, rewrite_filter, spacy_tagger(nlp), split="heldout", hand_written=[]
+    )
     counts = {kind: (c.accepted, c.offered) for kind, c in report.kinds.items()}
     assert counts == {
         PUBLISHED: (2, 3),
@@ -109,6 +111,32 @@ def test_the_rtime_report_on_a_fixed_video(sentence_embedder, nlp) -> None:
     assert totals["rejection_precision"] == pytest.approx(0.8)
     assert report.description[PUBLISHED_WITH_OPPOSITE] == {"offered": 3, "accepted": 2}
     assert SWAPPED not in counts  # no caption has "before"/"after"
+    assert report.description["hand-written order reversals rejected"] == {
+        "offered": 0,
+        "rejected": 0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("split", "videos"), [("heldout", range(300, 1000)), ("tuning", range(300))]
+)
+def test_the_hand_written_rewrites_are_of_their_splits_captions(shared_data, split, videos):
+    """Each hand-written rewrite is of a real caption of its split's videos (the held-out file:
+    67 order reversals in 10 constructions and 12 rewrites keeping the order)."""
+    from foilkit.generation.quality.rtime_rewrites import (
+        HAND_KEPT,
+        HAND_WRITTEN_FILES,
+        read_hand_written,
+    )
+
+    records = list(json.loads((shared_data / "rtime" / "test.json").read_text()).values())
+    captions = {records[i]["forward_captions"][0].strip() for i in videos}
+    made = read_hand_written(HAND_WRITTEN_FILES[split])
+    assert {m.caption for m in made} <= captions
+    kinds = {m.kind for m in made}
+    assert HAND_KEPT in kinds and len(kinds) == 11
+    if split == "heldout":
+        assert sum(m.label == REJECT for m in made) == 67 and len(made) == 79
 
 
 @pytest.mark.parametrize(
