@@ -264,8 +264,10 @@ def test_the_other_direction_is_the_opposite_caption(llm_server, tmp_path, minil
         for record in forward["rewrite_provenance"]
     )
     assert json.loads(reverse["rewrite_provenance"][0])["reversal_margin"] == 0.05
+    assert json.loads(reverse["rewrite_provenance"][0])["event_match"] == 0.6  # issue 46
     record = json.loads((tmp_path / "rewrites.jsonl.run.json").read_text())
     assert record["parameters"]["reversal_margin"] == 0.05
+    assert record["parameters"]["event_match"] == 0.6
     assert record["results"]["report"]["reversal_margin"] == 0.05
     assert record["results"]["report"]["rejections"][REVERSAL_REASON] >= 1
     argv[argv.index(str(out))] = str(tmp_path / "off.jsonl")
