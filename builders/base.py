@@ -20,6 +20,7 @@ import datasets
 from foilkit.builders.annotations import GitHubSource, HubSource
 from foilkit.builders.build_key import build_key
 from foilkit.builders.videos import VideoReport, check_policy, resolve_videos
+from foilkit.selection import RowSelection
 
 
 @dataclass
@@ -35,12 +36,18 @@ class FoilkitConfig(datasets.BuilderConfig):
             upstream repository at the pinned commit.
         splits: build only these splits (``None``: all): evaluating RTime's ``test`` split needs
             neither its validation annotations nor its validation videos.
+        limit, limit_seed: build only the rows a partial run selects of each split
+            (:class:`foilkit.selection.RowSelection`: the first ``limit`` rows, or that share,
+            or a sample drawn with ``limit_seed``), selected before any video is looked for:
+            only their videos are needed (``None``: every row).
     """
 
     video_root: str | None = None
     on_missing: str = "error"
     annotations: str | None = None
     splits: tuple[str, ...] | None = None
+    limit: int | float | None = None
+    limit_seed: int | None = None
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -50,6 +57,7 @@ class FoilkitConfig(datasets.BuilderConfig):
         """Raise ``ValueError`` on an invalid option. Run again by the builder, because ``datasets``
         sets the options passed to a builder on a copy of the config without ``__post_init__``."""
         check_policy(self.on_missing)
+        RowSelection.of(self.limit, self.limit_seed)
 
 
 class DuplicateIdError(ValueError):
@@ -73,6 +81,9 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
         super().__init__(*args, **kwargs)
         self.config.validate()
         self.video_reports: dict[str, VideoReport] = {}
+        #: the rows of each split the config's ``limit`` cut, before it selected some (a split
+        #: it did not cut is not here)
+        self.selected_from: dict[str, int] = {}
 
     @cached_property
     def build_key(self) -> str:
@@ -144,6 +155,15 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
         """Benchmark-specific markdown for the card of an export of ``builders`` (built configs)."""
         return ""
 
+    def _selected(self, split: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The rows of ``split`` the config's ``limit`` selects (all of them without one), noting
+        in :attr:`selected_from` how many there were when it cut some."""
+        selection = RowSelection.of(self.config.limit, self.config.limit_seed)
+        if selection is None or selection.count(len(rows)) == len(rows):
+            return rows
+        self.selected_from[split] = len(rows)
+        return [rows[index] for index in selection.indices(len(rows))]
+
     def _generate_examples(
         self, split: str, **gen_kwargs: Any
     ) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -157,6 +177,7 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
                     "give them): an id names one row; remove or rename one of them"
                 )
             seen[row["id"]] = index
+        rows = self._selected(split, rows)  # before any video is looked for
         pairs = "foil_video" in self.FEATURES  # the pair shape: each row has two videos
         resolution = resolve_videos(
             [row["video_path"] for row in rows],
@@ -165,6 +186,7 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
             split=split,
             ids=[row["id"] for row in rows],
             foil_video_paths=[row["foil_video_path"] for row in rows] if pairs else None,
+            selected_from=self.selected_from.get(split),
         )
         self.video_reports[split] = resolution.report
         self.info.description = "\n".join([self.DESCRIPTION, *self.build_summary()])

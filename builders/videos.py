@@ -100,6 +100,7 @@ def resolve_videos(
     split: str,
     ids: Sequence[str] | None = None,
     foil_video_paths: Sequence[str] | None = None,
+    selected_from: int | None = None,
 ) -> Resolution:
     """Resolve relative ``video_paths`` against ``video_root`` and apply the ``on_missing`` policy.
 
@@ -110,6 +111,8 @@ def resolve_videos(
     ``on_missing="keep"``. A path that resolves outside the root, symlinks followed, is a
     :class:`VideoPathError` naming the row (and its id from ``ids``): a dataset from the Hub
     or a hand-edited annotation must not make a build read, or embed, any other file.
+    ``selected_from``: the split's rows when the paths are those of the rows a limit selected
+    (``--limit``), which the errors then say.
     """
     check_policy(on_missing)
     root = Path(video_root).expanduser().resolve() if video_root is not None else None
@@ -153,15 +156,20 @@ def resolve_videos(
     )
     shown = ", ".join(sorted(set(missing))[:_SHOWN])
     where = f"under {root}" if root else "because no video root was given (--video-root DIR)"
+    rows = f"{len(video_paths)} rows"
+    if selected_from is not None:
+        rows = f"the {len(video_paths)} rows --limit selected (of {selected_from})"
     if missing and not kept and on_missing == "skip":
+        selected = "" if selected_from is None else f" ({rows})"
         raise MissingVideosError(
-            f"none of the {report.missing_videos} video(s) of split {split!r} is present {where} "
+            f"none of the {report.missing_videos} video(s) of split {split!r}{selected} is "
+            f"present {where} "
             f"(e.g. {shown}), so {_SKIP} would leave no rows. Check the video root "
             f"against the layout in the dataset card, or pass {_KEEP} for text-only rows."
         )
     if missing and on_missing == "error":
         raise MissingVideosError(
-            f"{report.missing_videos} video(s) used by {len(missing)} of {len(video_paths)} rows "
+            f"{report.missing_videos} video(s) used by {len(missing)} of {rows} "
             f"of split {split!r} are missing {where}, e.g. {shown}. Put them there (see the "
             f"dataset card for the layout), or pass {_SKIP} to drop those rows or "
             f"{_KEEP} to keep them with video=None for text-only use."

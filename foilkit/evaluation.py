@@ -39,10 +39,11 @@ from foilkit.run import (
     plain_json,
     tie_policy,
 )
+from foilkit.selection import RowSelection
 from foilkit.video_paths import RootsGiven, named_roots, video_roots_for
 
 if TYPE_CHECKING:  # the scorers import torch: only when scoring
-    from foilkit.scorers.api import ScoreOptions
+    from foilkit.scorers.api import Checked, ScoreOptions
     from foilkit.scorers.protocols import ResolvedProtocol
 
 #: The prefixes of a text group's per-sample columns (ViLMA's proficiency texts, a pair's foil
@@ -73,21 +74,14 @@ class Evaluation:
 
 @dataclass(frozen=True)
 class BenchmarkSplit:
-    """One split of a config, and how many rows building it dropped because their video was missing
-    (``None``: loaded from an exported dataset, whose build this run did not see, or cut by
-    ``limit``); ``limited_from``: the split's rows before :meth:`first` cut them (``None``: not
-    cut)."""
+    """One split of a config as a run evaluates it: the rows ``--limit`` selected (all of them
+    without it), how many of those building it dropped because their video was missing (``None``:
+    loaded from an exported dataset, whose build this run did not see), and the split's rows
+    before the limit selected some (``limited_from``; ``None``: every row was selected)."""
 
     data: Any
     dropped_missing: int | None
     limited_from: int | None = None
-
-    def first(self, limit: int | None) -> BenchmarkSplit:
-        """The first ``limit`` rows (``--limit``; all of them when ``limit`` is ``None`` or not
-        smaller). Coverage is then of those rows: the build's dropped rows are not counted."""
-        if limit is None or self.data.num_rows <= limit:
-            return self
-        return BenchmarkSplit(self.data.select(range(limit)), None, self.data.num_rows)
 
 
 def load_benchmark_split(
@@ -100,14 +94,19 @@ def load_benchmark_split(
     on_missing: str = "error",
     split: str | None = None,
     cache_dir: str | None = None,
+    selection: RowSelection | None = None,
 ) -> BenchmarkSplit:
     """One split of ``config``: from an exported folder or Hub id (``dataset``) or built by the
-    builder."""
+    builder; with ``selection`` (``--limit``), only the rows it selects, chosen before any video
+    is looked for (a build resolves and keeps only theirs)."""
     from foilkit.scorers.api import load_scoring_dataset
 
     split = split or benchmark.split
     if dataset is not None:
-        return BenchmarkSplit(load_scoring_dataset(os.fspath(dataset), config, split), None)
+        data = load_scoring_dataset(os.fspath(dataset), config, split)
+        if selection is None or selection.count(data.num_rows) == data.num_rows:
+            return BenchmarkSplit(data, None)
+        return BenchmarkSplit(data.select(selection.indices(data.num_rows)), None, data.num_rows)
     if benchmark.builder is None:
         raise ValueError(
             f"{benchmark.name} has no builder: pass dataset=<exported folder or Hub id>"
@@ -121,6 +120,7 @@ def load_benchmark_split(
             f"its dataset card gives), got {len(roots)}: {', '.join(map(str, roots))}; pass one "
             "--video-root, or several with --dataset naming an exported folder or Hub id"
         )
+    limit = {} if selection is None else {"limit": selection.limit, "limit_seed": selection.seed}
     builder = load_builder(
         benchmark.builder,
         config,
@@ -129,10 +129,13 @@ def load_benchmark_split(
         annotations=annotations,
         splits=(split,),  # only the split evaluated: its annotations and videos alone
         cache_dir=cache_dir,
+        **limit,  # only the rows selected: their videos alone
     )
     data = load_scoring_dataset(prepare(builder), None, split)
     report = builder.video_reports.get(split)
-    return BenchmarkSplit(data, report.dropped if report is not None else 0)
+    return BenchmarkSplit(
+        data, report.dropped if report is not None else 0, builder.selected_from.get(split)
+    )
 
 
 def evaluate(
@@ -140,7 +143,8 @@ def evaluate(
     model: str,
     *,
     config: str | Sequence[str] | None = None,
-    limit: int | None = None,
+    limit: int | float | None = None,
+    limit_seed: int | None = None,
     out_dir: str | os.PathLike,
     dataset: str | os.PathLike | None = None,
     videos: RootsGiven = None,
@@ -163,8 +167,12 @@ def evaluate(
         model: Hub id or local path of any model ``foilkit.score`` supports.
         config: a config of the benchmark or a list of them, ``"all"``/``None`` for the paper's
             full set.
-        limit: score only the first ``limit`` items of each config (a quick or partial run,
-            recorded in ``results.json`` and shown as partial in every report).
+        limit: evaluate only ``limit`` rows of each config (a whole number), or that share of
+            its rows (a float below 1, as lmms-eval's ``--limit 0.1``): the first ones, or a
+            random sample drawn with ``limit_seed`` (:mod:`foilkit.selection`). The rows are
+            selected before any video is looked for, so only their videos are needed; a quick
+            or partial run, recorded in ``results.json`` and shown as partial in every report.
+            Coverage is then of the rows selected.
         out_dir: the run folder.
         dataset: an exported folder or Hub dataset id; default: build from the annotations.
         videos: the video root, or several (relative video paths resolve against them; every
@@ -181,6 +189,53 @@ def evaluate(
         command_line: the command that asked for the run, recorded in ``results.json``
             (default: this process's ``sys.argv``).
     """
+    from foilkit.scorers.once import one_run
+
+    with one_run():  # the model, processor, served backend and judge: once for every config
+        return _evaluate(
+            benchmark,
+            model,
+            config=config,
+            selection=RowSelection.of(limit, limit_seed),
+            out_dir=out_dir,
+            dataset=dataset,
+            videos=videos,
+            annotations=annotations,
+            on_missing=on_missing,
+            split=split,
+            n_resamples=n_resamples,
+            bootstrap_seed=bootstrap_seed,
+            label=label,
+            overwrite=overwrite,
+            resume=resume,
+            datasets_cache_dir=datasets_cache_dir,
+            score_options=score_options,
+            command_line=command_line,
+        )
+
+
+def _evaluate(
+    benchmark: str,
+    model: str,
+    *,
+    config: str | Sequence[str] | None,
+    selection: RowSelection | None,
+    out_dir: str | os.PathLike,
+    dataset: str | os.PathLike | None,
+    videos: RootsGiven,
+    annotations: str | os.PathLike | None,
+    on_missing: str,
+    split: str | None,
+    n_resamples: int,
+    bootstrap_seed: int,
+    label: str | None,
+    overwrite: bool,
+    resume: bool,
+    datasets_cache_dir: str | None,
+    score_options: ScoreOptions | None,
+    command_line: Sequence[str] | None,
+) -> Evaluation:
+    """:func:`evaluate`, within its run (:func:`foilkit.scorers.once.one_run`)."""
     from foilkit.scorers.api import ScoreOptions, check_inputs
     from foilkit.scorers.distributed import process_state
     from foilkit.scorers.record import now
@@ -190,8 +245,6 @@ def evaluate(
     configs_chosen = spec.configs_for(
         config, judge=score_options is not None and score_options.judge_model is not None
     )
-    if limit is not None and limit < 1:
-        raise ValueError(f"limit={limit}: the number of items per config must be at least 1")
     folder = RunFolder(Path(out_dir))
     options = _scoring_options(score_options or ScoreOptions(), spec, videos, dataset, resume)
     state = process_state()
@@ -201,7 +254,8 @@ def evaluate(
             f"{folder.root} already holds an evaluation; pass overwrite=True (--overwrite) "
             "or resume=True (--resume), or choose another out_dir"
         )
-    # every config's rows and the inputs of its scoring, before the run folder or a model
+    # every config's rows (those --limit selects) and the inputs of its scoring, each checked
+    # once, before the run folder or a model
     splits = {
         name: load_benchmark_split(
             spec,
@@ -212,12 +266,21 @@ def evaluate(
             on_missing=on_missing,
             split=split,
             cache_dir=datasets_cache_dir,
-        ).first(limit)
+            selection=selection,
+        )
         for name in configs_chosen
     }
-    for name, loaded in splits.items():
-        pool = any(metric.matrix for metric in spec.metrics(name))
-        check_inputs(model, loaded.data, None, options, pool=pool, named=videos is not None)
+    checks = {
+        name: check_inputs(
+            model,
+            loaded.data,
+            None,
+            options,
+            pool=any(metric.matrix for metric in spec.metrics(name)),
+            named=videos is not None,
+        )
+        for name, loaded in splits.items()
+    }
     if state.is_main_process:
         (replace_folder if overwrite else claim_folder)(folder.root, RUN)
     state.wait_for_everyone()
@@ -231,7 +294,7 @@ def evaluate(
                 flush=True,
             )
         entry = _evaluate_config(
-            spec, name, model, loaded, folder, options, n_resamples, bootstrap_seed
+            spec, name, model, loaded, checks[name], folder, options, n_resamples, bootstrap_seed
         )
         if entry is not None:
             configs[name] = entry
@@ -249,7 +312,8 @@ def evaluate(
         split=split or spec.split,
         bootstrap=Bootstrap(n_resamples, bootstrap_seed),
         configs=configs,
-        limit=limit,
+        limit=None if selection is None else selection.limit,
+        limit_seed=None if selection is None else selection.seed,
         invocation=_invocation(command_line, started, started_at),
         units=UNITS,
     )
@@ -305,13 +369,15 @@ def _evaluate_config(
     config: str,
     model: str,
     loaded: BenchmarkSplit,
+    checked: Checked,
     folder: RunFolder,
     options: ScoreOptions,
     n_resamples: int,
     seed: int,
 ) -> ConfigResults | None:
-    """Score one config (per-sample rows and/or the retrieval matrix); on the main process also
-    write its per-sample scores and return its results (``None`` on the other processes)."""
+    """Score one config (per-sample rows and/or the retrieval matrix) from its checked inputs;
+    on the main process also write its per-sample scores and return its results (``None`` on
+    the other processes)."""
     from foilkit.scorers.api import score_pool, score_rows
     from foilkit.scorers.distributed import process_state
 
@@ -320,11 +386,19 @@ def _evaluate_config(
     scored = matrix = None
     if any(not m.matrix for m in metrics):
         scored = score_rows(
-            model, data, None, replace(options, out_dir=str(folder.scoring(config)))
+            model,
+            data,
+            None,
+            replace(options, out_dir=str(folder.scoring(config))),
+            checked=checked,
         )
     if any(m.matrix for m in metrics):
         matrix = score_pool(
-            model, data, None, replace(options, out_dir=str(folder.scoring(config, matrix=True)))
+            model,
+            data,
+            None,
+            replace(options, out_dir=str(folder.scoring(config, matrix=True))),
+            checked=checked,
         )
     if not process_state().is_main_process:
         return None
@@ -340,7 +414,9 @@ def _evaluate_config(
     return ConfigResults(
         num_rows=data.num_rows,
         metrics=compute_metrics(spec, config, rows, matrix, n_resamples=n_resamples, seed=seed),
-        coverage=Coverage.of(data.num_rows, loaded.dropped_missing, failed, causes),
+        coverage=Coverage.of(
+            data.num_rows, loaded.dropped_missing, failed, causes, loaded.limited_from
+        ),
         limited_from=loaded.limited_from,
         score=None if scored is None else ScoringRecord(plain_json(scored.run)),
         score_matrix=None if matrix is None else ScoringRecord(plain_json(matrix.run)),

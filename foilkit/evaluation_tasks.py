@@ -8,8 +8,10 @@ each benchmark gets its own normal run folder, ``<out_dir>/<benchmark>/``, writt
 ``summary.json``: each run's headline numbers, coverage and exit status) sits beside them. The
 parent folder is a :data:`foilkit.folders.TASKS` folder.
 
-The model is loaded by each config's scoring, as in a one-benchmark run: once per config, so
-once per benchmark and config here too.
+The model and its processor are loaded once for the whole invocation, as in a one-benchmark
+run (:func:`foilkit.scorers.once.one_run`): every config of every benchmark scored with the
+same model, dtype and device takes the weights the first one loaded; so are the served backend
+and the judge made once.
 """
 
 from __future__ import annotations
@@ -87,6 +89,7 @@ def evaluate_tasks(
     foilkit's, or an earlier run without ``overwrite``/``resume``, costs no scoring.
     """
     from foilkit.scorers.distributed import process_state
+    from foilkit.scorers.once import one_run
 
     if options.get("dataset") is not None:
         raise UserError(
@@ -107,20 +110,21 @@ def evaluate_tasks(
     if state.is_main_process:
         (replace_folder if overwrite else claim_folder)(parent, TASKS)
     state.wait_for_everyone()
-    runs = [
-        evaluate(
-            name,
-            model,
-            config=list(configs),
-            out_dir=parent / name,
-            videos=(videos or {}).get(name),
-            annotations=(annotations or {}).get(name),
-            overwrite=overwrite,
-            resume=resume,
-            **options,
-        )
-        for name, configs in tasks.items()
-    ]
+    with one_run():  # one model load for every benchmark
+        runs = [
+            evaluate(
+                name,
+                model,
+                config=list(configs),
+                out_dir=parent / name,
+                videos=(videos or {}).get(name),
+                annotations=(annotations or {}).get(name),
+                overwrite=overwrite,
+                resume=resume,
+                **options,
+            )
+            for name, configs in tasks.items()
+        ]
     if state.is_main_process:
         write_summary(parent, runs, min_coverage)
     return runs
@@ -226,7 +230,8 @@ def _coverage_text(coverage: Mapping[str, Any] | None) -> str:
     if coverage is None:
         return "—"
     loaded = Coverage.from_json(coverage)
-    return f"{loaded.label} rows scored ({loaded.fraction:.0%})"
+    left_out = f", {loaded.left_out()}" if loaded.left_out() else ""
+    return f"{loaded.label} rows scored ({loaded.fraction:.0%}){left_out}"
 
 
 def write_summary(parent: Path, runs: Sequence[Evaluation], minimum: float) -> dict[str, Any]:

@@ -512,11 +512,7 @@ def coverage_html(runs: Sequence[tuple[str, RunResults]]) -> str:
                 cells = [
                     f"{coverage.label} ({coverage.fraction:.0%})"
                     + (f" — incomplete, below {DEFAULT_MIN_COVERAGE:.0%}" if low else "")
-                    + (
-                        f" — partial: the first {entry.num_rows} of {entry.limited_from} (--limit)"
-                        if entry.limited_from is not None
-                        else ""
-                    ),
+                    + (f" — partial: {coverage.left_out()}" if coverage.left_out() else ""),
                     coverage.why() or "—",
                 ]
             body.append(

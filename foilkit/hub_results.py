@@ -411,19 +411,26 @@ def results_card(
 
 
 def _check_coverage(root: Path, results: RunResults, minimum: float) -> None:
-    """Refuse a run below ``minimum`` coverage (a ``--limit`` run: of all its configs' rows)."""
-    coverages = {config: entry.full_coverage() for config, entry in results.configs.items()}
+    """Refuse a run below ``minimum`` coverage (rows scored / rows selected, as everywhere), and
+    a partial run (``--limit``) unless ``minimum`` is 0: either's values would enter the
+    benchmark's Hub leaderboard as results over the benchmark."""
     low = [
-        f"{config}: {coverage.label} rows scored"
-        + (" (--limit)" if results.configs[config].limited_from is not None else "")
-        for config, coverage in coverages.items()
-        if coverage is not None and coverage.below(minimum)
+        f"{config}: {entry.coverage.label} rows scored ({entry.coverage.fraction:.0%})"
+        for config, entry in results.configs.items()
+        if entry.coverage is not None and entry.coverage.below(minimum)
     ]
     if low:
         raise UserError(
             f"{root} is incomplete ({'; '.join(low)}; below --min-coverage {minimum:g}): its "
             "values would enter the benchmark's Hub leaderboard as results. Fix the inputs and "
             "rerun, push without --model-repo, or pass --min-coverage 0 to publish it anyway"
+        )
+    partial = results.partial()
+    if partial is not None and minimum > 0:
+        raise UserError(
+            f"{root} is a {partial}: its values would enter the benchmark's Hub leaderboard as "
+            "results over the whole benchmark. Evaluate every row (leave out --limit), push "
+            "without --model-repo, or pass --min-coverage 0 to publish it anyway"
         )
 
 

@@ -62,6 +62,7 @@ CSV_COLUMNS = (
     "n",
     "coverage_scored",
     "coverage_rows",
+    "not_selected",
     "complete",
     "control",
     "overrides",
@@ -90,9 +91,13 @@ class Entry:
     rank: int = 0
     p_value_vs_next: float | None = None
     difference_vs_next: float | None = None
-    #: rows scored and rows in the task's configs (``None``: not known, e.g. a Hub entry)
+    #: rows scored and rows selected in the task's configs (``None``: not known, e.g. a Hub
+    #: entry): the run's coverage, as its results.json and report give it
     scored: int | None = None
     rows: int | None = None
+    #: rows of the task's configs ``--limit`` did not select (0: it cut none): a partial run,
+    #: ranked below every run of the whole benchmark
+    not_selected: int = 0
     #: whether the rows scored reach the leaderboard's minimum coverage (set by :func:`rank`)
     complete: bool = True
     #: the temporal control the run scored under (``None``: none, or not known)
@@ -107,9 +112,15 @@ class Entry:
 
     @property
     def rankable(self) -> bool:
-        """Whether the entry takes a rank in its task's table: complete, no override, not a
-        repeat of a model ranked from another run."""
-        return self.complete and not self.overrides and self.repeat_of is None
+        """Whether the entry takes a rank in its task's table: complete, of the whole benchmark
+        (not partial: ``--limit``), no override, not a repeat of a model ranked from another
+        run."""
+        return (
+            self.complete
+            and not self.not_selected
+            and not self.overrides
+            and self.repeat_of is None
+        )
 
     @property
     def ranked(self) -> bool:
@@ -126,13 +137,17 @@ class Entry:
                 f"override: {self.overrides}" if self.overrides else "",
                 "" if self.complete else "incomplete",
                 f"same model ranked from {self.repeat_of}" if self.repeat_of else "",
+                f"partial: {self.not_selected} rows not selected (--limit)"
+                if self.not_selected
+                else "",
             )
             if note
         )
 
     @property
     def coverage(self) -> str:
-        """``scored / rows``, marked when below the minimum (empty when not known)."""
+        """``scored / rows`` (rows scored / rows selected), marked when below the minimum (empty
+        when not known); a partial run's unselected rows are in :attr:`notes`, not here."""
         if self.rows is None:
             return ""
         return f"{self.scored} / {self.rows}" + ("" if self.complete else " (incomplete)")
@@ -192,7 +207,7 @@ def local_entries(
                 key = next(
                     k for c, g, k in value.task.sources if (c, g) == (value.config, value.group)
                 )
-            scored, rows = _task_coverage(results, value.task.sources)
+            scored, rows, not_selected = _task_coverage(results, value.task.sources)
             entries.append(
                 Entry(
                     results.benchmark,
@@ -208,6 +223,7 @@ def local_entries(
                     key,
                     scored=scored,
                     rows=rows,
+                    not_selected=not_selected,
                     control=results.control,
                     overrides=_overrides(results),
                     finished=results.invocation.finished_at if results.invocation else "",
@@ -244,18 +260,25 @@ def _overrides(results: RunResults) -> str:
 
 def _task_coverage(
     results: RunResults, sources: Sequence[tuple[str, Any, Any]]
-) -> tuple[int | None, int | None]:
-    """Rows scored and rows in the configs a task's value comes from (``None``: the run did not
-    record coverage). A config ``--limit`` cut counts all its rows: a partial run never ranks as
-    a complete one."""
-    coverages = [
-        results.configs[config].full_coverage()
+) -> tuple[int | None, int | None, int]:
+    """Rows scored, rows selected (the run's coverage) and rows ``--limit`` did not select in the
+    configs a task's value comes from (``None``, ``None``: the run did not record coverage)."""
+    entries = [
+        results.configs[config]
         for config in dict.fromkeys(config for config, _, _ in sources)
         if config in results.configs
     ]
+    coverages = [entry.coverage for entry in entries]
+    not_selected = sum(
+        entry.limited_from - entry.num_rows
+        if coverage is None or coverage.not_selected is None
+        else coverage.not_selected
+        for entry, coverage in zip(entries, coverages)
+        if entry.limited_from is not None
+    )
     if not coverages or any(c is None for c in coverages):
-        return None, None
-    return sum(c.scored for c in coverages), sum(c.total for c in coverages)
+        return None, None, not_selected
+    return sum(c.scored for c in coverages), sum(c.total for c in coverages), not_selected
 
 
 def hub_entries(dataset_id: str, benchmark: str, *, token: str | None = None) -> list[Entry]:
@@ -289,8 +312,9 @@ def rank(
 
     A run that scored fewer of the task's rows than ``min_coverage`` (or none) is marked
     incomplete and ranked below every complete one, whatever its value: a value over two rows
-    is no result. A run with a protocol override ranks below every run that follows the
-    protocol.
+    is no result; so is a partial run (``--limit``: rows it did not select), whose coverage is
+    of the rows it selected. A run with a protocol override ranks below every run that follows
+    the protocol.
     """
     tables: dict[tuple[str, str], list[Entry]] = {}
     for entry in entries:
@@ -301,7 +325,12 @@ def rank(
     comparisons: dict[tuple[Path, Path], Mapping[str, Any] | None] = {}
     for rows in tables.values():
         rows.sort(
-            key=lambda e: (not e.complete, bool(e.overrides), e.repeat_of is not None, -e.value)
+            key=lambda e: (
+                not e.complete or e.not_selected > 0,
+                bool(e.overrides),
+                e.repeat_of is not None,
+                -e.value,
+            )
         )
         position = 0
         for entry in rows:
@@ -632,6 +661,7 @@ def write_csv(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> 
                         e.n or "",
                         _blank(e.scored),
                         _blank(e.rows),
+                        e.not_selected,
                         e.complete,
                         e.control or "",
                         e.overrides,
@@ -731,6 +761,7 @@ def _plot_note(entry: Entry) -> str:
         for note in (
             f"override: {entry.overrides}" if entry.overrides else "",
             "" if entry.complete else "incomplete",
+            "partial (--limit)" if entry.not_selected else "",
         )
         if note
     )

@@ -359,18 +359,19 @@ def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
 
 
 def coverage_text(coverage: Coverage, limited_from: int | None = None) -> str:
-    """A config's :class:`foilkit.run.Coverage` in words; ``limited_from``: the config's rows
-    before ``--limit`` kept the first ones (``None``: not cut)."""
-    total = coverage.benchmark_rows
-    if limited_from is not None:
-        head = f"the first {coverage.total} of {limited_from} rows (--limit)"
-    elif total is not None:
-        head = (
-            f"{total} rows in the benchmark, {coverage.dropped_missing_video} dropped at build "
-            "(video missing)"
-        )
+    """A config's :class:`foilkit.run.Coverage` in words: rows scored / rows selected, and the
+    rows ``--limit`` left out apart; ``limited_from``: the config's rows before ``--limit``
+    selected some (``None``: not cut; a run written before ``not_selected`` was recorded)."""
+    dropped = coverage.dropped_missing_video
+    if coverage.not_selected is not None or limited_from is not None:
+        of = coverage.total + coverage.not_selected if coverage.not_selected is not None else None
+        head = f"{coverage.total} of {of or limited_from} rows selected (--limit)"
+    elif coverage.benchmark_rows is not None:
+        head = f"{coverage.total} rows in the benchmark"
     else:
         head = "rows from an exported dataset (rows dropped when it was built are not known here)"
+    if dropped is not None:
+        head += f", {dropped} dropped at build (video missing)"
     why = coverage.why()
     return (
         f"coverage {coverage.label} ({coverage.fraction:.0%}): {head}, {coverage.failed} failed "

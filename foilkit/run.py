@@ -28,13 +28,14 @@ import inspect
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foilkit.files import atomic_write, naming_full_disk
 from foilkit.folders import RUN_PLOTS
 from foilkit.scorers.protocols import ResolvedProtocol
+from foilkit.selection import RowSelection
 
 if TYPE_CHECKING:
     import datasets
@@ -219,19 +220,27 @@ def find_runs(paths: Iterable[str | os.PathLike]) -> list[RunFolder]:
 
 @dataclass(frozen=True)
 class Coverage:
-    """What became of a config's rows: in the benchmark, dropped at build for a missing video,
-    failed to score (video missing, corrupt or out of range, a bad score), scored; and how many
-    failed for each cause (``causes``, most frequent first).
+    """What became of a config's rows: the rows selected (every row, or those ``--limit``
+    selected), of which some were dropped at build for a missing video, some failed to score
+    (video missing, corrupt or out of range, a bad score) and the rest were scored; how many
+    failed for each cause (``causes``, most frequent first); and the rows ``--limit`` left out.
 
-    ``benchmark_rows`` and ``dropped_missing_video`` are ``None`` for a run of an exported
-    dataset, whose build the run did not see; ``causes`` is ``None`` in runs written before
-    causes were recorded."""
+    Coverage is one number everywhere (results.json, the reports, the leaderboard, push-results,
+    the exit status): rows scored / rows selected (:attr:`total`). Rows ``--limit`` did not
+    select are not in it; they are counted apart (``not_selected``) and shown beside it.
+
+    ``benchmark_rows``: the config's rows in the benchmark (with ``--limit``: before it selected
+    some), ``None`` for a run of an exported dataset, whose build the run did not see;
+    ``dropped_missing_video``: of the rows selected, those ``--on-missing skip`` dropped at build
+    (``None``: an exported dataset's); ``causes``: ``None`` in runs written before causes were
+    recorded; ``not_selected``: ``None`` when ``--limit`` cut nothing."""
 
     benchmark_rows: int | None
     dropped_missing_video: int | None
     failed: int
     scored: int
     causes: dict[str, int] | None = None
+    not_selected: int | None = None
 
     @classmethod
     def of(
@@ -240,21 +249,29 @@ class Coverage:
         dropped_missing: int | None,
         failed: int,
         causes: Mapping[str, int] | None = None,
+        limited_from: int | None = None,
     ) -> Coverage:
-        """The coverage of ``num_rows`` loaded rows, ``failed`` of which were not scored."""
+        """The coverage of ``num_rows`` loaded rows, ``failed`` of which were not scored;
+        ``limited_from``: the config's rows before ``--limit`` selected these and the
+        ``dropped_missing`` ones (``None``: every row was selected)."""
+        selected = num_rows + (dropped_missing or 0)
+        benchmark_rows = None
+        if dropped_missing is not None:  # built by this run: it saw every row of the config
+            benchmark_rows = selected if limited_from is None else limited_from
         return cls(
-            None if dropped_missing is None else num_rows + dropped_missing,
+            benchmark_rows,
             dropped_missing,
             failed,
             num_rows - failed,
             None if causes is None else dict(causes),
+            None if limited_from is None else limited_from - selected,
         )
 
     @property
     def total(self) -> int:
-        """The rows the scores should cover: the benchmark's (where the run built it), else the
-        dataset's."""
-        return self.benchmark_rows if self.benchmark_rows is not None else self.scored + self.failed
+        """The rows the scores should cover: the rows selected (every row of the config, or
+        those ``--limit`` selected), those dropped at build among them."""
+        return self.scored + self.failed + (self.dropped_missing_video or 0)
 
     @property
     def fraction(self) -> float:
@@ -271,14 +288,23 @@ class Coverage:
         return self.scored == 0 or self.fraction < minimum
 
     def why(self) -> str:
-        """The rows not scored, by cause: ``18 video missing, 2 dropped at build`` (empty when
-        every row was scored)."""
+        """The rows selected but not scored, by cause: ``18 video missing, 2 dropped at build``
+        (empty when every row selected was scored)."""
         parts = [f"{n} {cause}" for cause, n in (self.causes or {}).items()]
         if self.causes is None and self.failed:
             parts.append(f"{self.failed} failed to score")
         if self.dropped_missing_video:
             parts.append(f"{self.dropped_missing_video} dropped at build (video missing)")
         return ", ".join(parts)
+
+    def left_out(self) -> str:
+        """The rows ``--limit`` did not select, apart from the coverage: ``3780 of 3800 rows not
+        selected (--limit)`` (empty when it cut nothing)."""
+        if self.not_selected is None:
+            return ""
+        return (
+            f"{self.not_selected} of {self.total + self.not_selected} rows not selected (--limit)"
+        )
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -289,6 +315,8 @@ class Coverage:
         }
         if self.causes is not None:  # a run from before causes were recorded stays as it was
             out["causes"] = self.causes
+        if self.not_selected is not None:  # only a run --limit cut
+            out["not_selected"] = self.not_selected
         return out
 
     @classmethod
@@ -299,6 +327,7 @@ class Coverage:
             data["failed"],
             data["scored"],
             data.get("causes"),
+            data.get("not_selected"),
         )
 
 
@@ -496,7 +525,8 @@ class ConfigResults:
     """One config of a run: its rows, their coverage (``None``: a run written before coverage
     was recorded), every metric, and the run records of its scoring (``score``: per-sample
     rows; ``score_matrix``: a retrieval pool's matrix); ``limited_from``: the config's rows
-    before ``--limit`` kept the first ``num_rows`` (``None``: every row was evaluated)."""
+    before ``--limit`` selected some (``None``: every row was evaluated); ``num_rows``: the rows
+    scoring was given (those selected, less those dropped at build)."""
 
     num_rows: int
     metrics: dict[str, MetricResult]
@@ -512,13 +542,6 @@ class ConfigResults:
 
     def records(self) -> list[ScoringRecord]:
         return [record for record in (self.score, self.score_matrix) if record is not None]
-
-    def full_coverage(self) -> Coverage | None:
-        """The coverage of all the config's rows, as a leaderboard or Hub result judges it: for a
-        config ``--limit`` cut, the rows it left out count as not scored."""
-        if self.coverage is None or self.limited_from is None:
-            return self.coverage
-        return replace(self.coverage, benchmark_rows=self.limited_from)
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"num_rows": self.num_rows}
@@ -610,8 +633,9 @@ class RunResults:
         dataset: the exported folder or Hub id scored (``None``: built from the annotations).
         split, bootstrap: the split scored and the bootstrap of the intervals.
         configs: per config, its coverage, metrics (with their tie policies) and run records.
-        limit: ``--limit``: only the first ``limit`` items of each config were evaluated
-            (``None``: all of them); see :meth:`partial`.
+        limit, limit_seed: ``--limit`` and ``--limit-seed``: only some rows of each config were
+            evaluated (:class:`foilkit.selection.RowSelection`; ``None``: all of them); see
+            :meth:`partial`.
         invocation: the command line, foilkit version and commit, and wall time (``None``: a
             run written before they were recorded).
         units: what its numbers are in (:data:`UNITS`, which every run states now; ``None``: a
@@ -629,7 +653,8 @@ class RunResults:
     split: str
     bootstrap: Bootstrap
     configs: dict[str, ConfigResults] = field(default_factory=dict)
-    limit: int | None = None
+    limit: int | float | None = None
+    limit_seed: int | None = None
     invocation: Invocation | None = None
     units: Mapping[str, str] | None = None
 
@@ -642,19 +667,21 @@ class RunResults:
         }
 
     def partial(self) -> str | None:
-        """``None`` for a run of every item; for a run cut by ``--limit``, what it left out in
+        """``None`` for a run of every item; for a run cut by ``--limit``, what it selected in
         words (every report and the Hub notes show it): ``partial run (--limit 5): the first 5
-        items of each config were evaluated, not the benchmark; direction 5 of 16``."""
+        rows of each config were evaluated, not the benchmark; direction 5 of 16 rows``."""
         cut = [
-            f"{name} {entry.num_rows} of {entry.limited_from}"
+            f"{name} {selected} of {entry.limited_from} rows"
             for name, entry in self.configs.items()
             if entry.limited_from is not None
+            for selected in [entry.limited_from - _not_selected(entry)]
         ]
         if self.limit is None or not cut:  # a limit no config reached left out nothing
             return None
+        selection = RowSelection(self.limit, self.limit_seed)
         return (
-            f"partial run (--limit {self.limit}): the first {self.limit} items of each config "
-            f"were evaluated, not the benchmark; {', '.join(cut)}"
+            f"partial run ({selection.flags()}): {selection.describe()} of each config were "
+            f"evaluated, not the benchmark; {', '.join(cut)}"
         )
 
     @property
@@ -714,6 +741,8 @@ class RunResults:
 
     def to_json(self) -> dict[str, Any]:
         limit = {} if self.limit is None else {"limit": self.limit}  # only a run --limit cut
+        if self.limit_seed is not None:
+            limit["limit_seed"] = self.limit_seed
         return {
             "format": RESULTS_FORMAT,
             "benchmark": self.benchmark,
@@ -762,6 +791,7 @@ class RunResults:
             bootstrap=Bootstrap(data["bootstrap"]["n_resamples"], data["bootstrap"]["seed"]),
             configs=configs,
             limit=data.get("limit"),
+            limit_seed=data.get("limit_seed"),
             invocation=None
             if data.get("invocation") is None
             else Invocation.from_json(data["invocation"]),
@@ -792,6 +822,15 @@ class RunResults:
         folder.root.mkdir(parents=True, exist_ok=True)
         atomic_write(folder.results, json.dumps(self.to_json(), indent=2, default=_json_default))
         return folder.results
+
+
+def _not_selected(entry: ConfigResults) -> int:
+    """The rows of a config ``--limit`` did not select (a run written before they were
+    recorded: those beyond the rows scoring was given)."""
+    coverage = entry.coverage
+    if coverage is not None and coverage.not_selected is not None:
+        return coverage.not_selected
+    return (entry.limited_from or entry.num_rows) - entry.num_rows
 
 
 def tie_policy(metric: MetricSpec) -> str | None:

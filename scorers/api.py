@@ -53,6 +53,7 @@ from foilkit.scorers.distributed import (
 from foilkit.scorers.engine import Engine, retried_on_resume
 from foilkit.scorers.generate import check_generation
 from foilkit.scorers.lock import run_lock
+from foilkit.scorers.once import once
 from foilkit.scorers.output import (
     GROUP_PREFIX,
     answer_outcomes,
@@ -334,7 +335,9 @@ def judge_settings(options: ScoreOptions) -> Any:
 def make_judge(options: ScoreOptions, protocol: ResolvedProtocol) -> Any:
     """The run's LLM judge (:class:`foilkit.scorers.judge.Judge`; its replies cached beside the
     embedding cache, none with ``use_cache=False``), or ``None`` when none is configured;
-    refused outside generate mode or where the parser's official protocol has no judge."""
+    refused outside generate mode or where the parser's official protocol has no judge. Made
+    once per run for each answer parser (:func:`foilkit.scorers.once.once`: a config's usage
+    is what the judge spent while it was scored, :func:`_judge_record`)."""
     settings = judge_settings(options)
     if settings is None:
         return None
@@ -350,34 +353,37 @@ def make_judge(options: ScoreOptions, protocol: ResolvedProtocol) -> Any:
     cache = None
     if options.use_cache:
         cache = str(Path(options.cache_dir or default_cache_dir()) / "judge")
-    judge = Judge(settings, protocol.settings.get("parser") or DEFAULT_PARSER, cache)
+    parser = protocol.settings.get("parser") or DEFAULT_PARSER
+    judge = once(("judge", settings, parser, cache), lambda: Judge(settings, parser, cache))
     judge.check_key()
     return judge
 
 
 def server_backend(options: ScoreOptions) -> Any:
     """The :class:`foilkit.scorers.served.ServerBackend` of ``options`` (its reply cache beside
-    the embedding cache, none with ``use_cache=False``)."""
+    the embedding cache, none with ``use_cache=False``); made once per run
+    (:func:`foilkit.scorers.once.once`)."""
     from foilkit.scorers.served import ServerBackend
 
     cache = None
     if options.use_cache:
         cache = str(Path(options.cache_dir or default_cache_dir()) / "served")
-    return ServerBackend(
-        base_url=options.base_url,
-        api_key_env=options.api_key_env,
-        frames_as=options.frames_as,
-        image_format=options.image_format,
-        frame_times=options.frame_times,
-        sampler_params=options.sampler_params,
-        max_concurrency=options.max_concurrency,
-        max_retries=options.max_retries,
-        timeout_s=options.request_timeout,
-        max_reply_bytes=reply_bytes(options.max_reply_mb),
-        price_per_1k_prompt_tokens=options.price_per_1k_prompt_tokens,
-        price_per_1k_completion_tokens=options.price_per_1k_completion_tokens,
-        cache_dir=cache,
-    )
+    settings = {
+        "base_url": options.base_url,
+        "api_key_env": options.api_key_env,
+        "frames_as": options.frames_as,
+        "image_format": options.image_format,
+        "frame_times": options.frame_times,
+        "sampler_params": options.sampler_params,
+        "max_concurrency": options.max_concurrency,
+        "max_retries": options.max_retries,
+        "timeout_s": options.request_timeout,
+        "max_reply_bytes": reply_bytes(options.max_reply_mb),
+        "price_per_1k_prompt_tokens": options.price_per_1k_prompt_tokens,
+        "price_per_1k_completion_tokens": options.price_per_1k_completion_tokens,
+        "cache_dir": cache,
+    }
+    return once(("server", *sorted(settings.items())), lambda: ServerBackend(**settings))
 
 
 def sampling_policy(protocol: ResolvedProtocol, seed: int) -> SamplingPolicy:
@@ -664,13 +670,37 @@ def _judge_identity(judge: Any) -> dict[str, Any]:
     return {key: record[key] for key in ("model", "base_url", "protocol", "prompt_version")}
 
 
-def _judge_record(state: Any, adapter: Adapter, records: Sequence[dict[str, Any]]) -> Any:
+def _judge_counts(judge: Any) -> dict[str, Any]:
+    """What the judge has asked and spent so far (its record's counts): subtracted from its
+    record at the end of a config, they leave that config's share (a run's configs share one
+    judge: :func:`make_judge`)."""
+    record = judge.to_record()
+    return {
+        **{key: record[key] for key in ("answers_judged", "asks")},
+        "usage": {key: value for key, value in record["usage"].items() if key != "cost"},
+    }
+
+
+def _judge_record(
+    state: Any,
+    adapter: Adapter,
+    records: Sequence[dict[str, Any]],
+    before: Mapping[str, Any] | None = None,
+) -> Any:
     """The judge as ``run.json`` holds it (``None``: none ran): its settings, the official
     protocol it reproduces, its usage summed over processes with its cost, and how the answers
-    were read (by the rules, by the judge, still unparseable)."""
+    were read (by the rules, by the judge, still unparseable). ``before``: its counts when the
+    config began (:func:`_judge_counts`), which are not this config's."""
     if adapter.judge is None:
         return None
     record = adapter.judge.to_record()
+    if before is not None:
+        for key in ("answers_judged", "asks"):
+            record[key] -= before[key]
+        record["usage"] = {
+            key: value - before["usage"].get(key, 0) if key in before["usage"] else value
+            for key, value in record["usage"].items()
+        }
     asked = {key: record[key] for key in ("answers_judged", "asks")}
     record.update(gather_counts(state, asked))
     record["usage"] = summed_usage(state, record)
@@ -995,6 +1025,8 @@ def _run(
         from foilkit.scorers.served import bill_run  # spend summed over the run's whole life
 
         bill_run(adapter, store.shards, state.process_index)
+    # the run's judge, shared by its configs: what it asked before this config is not this one's
+    judged_before = None if adapter.judge is None else _judge_counts(adapter.judge)
     state.wait_for_everyone()  # every process has read the shards before any appends
     store.open()
     # rows that failed for their inputs are scored again: the user may have fixed them
@@ -1104,7 +1136,7 @@ def _run(
         "cache": None if engine.cache is None else str(engine.cache.directory),
         "errors": {"rows": failed, "causes": error_causes(records), "messages": errors},
         **({"answers": answer_outcomes(records)} if adapter.mode == "generate" else {}),
-        "judge": _judge_record(state, adapter, records),
+        "judge": _judge_record(state, adapter, records, judged_before),
         "throughput": throughput,
         "packages": package_versions(),
         "foilkit": foilkit_source(),  # its version, and commit when run from a checkout
@@ -1149,10 +1181,20 @@ def score(model: str, dataset: Any, config: str | None = None, **options: Any) -
     return score_rows(model, dataset, config, ScoreOptions(**options)).rows
 
 
-def score_rows(model: str, dataset: Any, config: str | None, options: ScoreOptions) -> ScoredRows:
-    """:func:`score` with typed options, returning the rows and the run record."""
+def score_rows(
+    model: str,
+    dataset: Any,
+    config: str | None,
+    options: ScoreOptions,
+    *,
+    checked: Checked | None = None,
+) -> ScoredRows:
+    """:func:`score` with typed options, returning the rows and the run record; ``checked``:
+    what :func:`check_inputs` found for these inputs, when the caller checked them already
+    (``evaluate`` checks every config before any scoring, once)."""
+    if checked is None:
+        checked = check_inputs(model, dataset, config, options)
     # foilkit's own progress only: no bars of datasets' or transformers' inner steps
-    checked = check_inputs(model, dataset, config, options)
     with _out_dir_lock(options), library_progress_bars(enabled=False):
         data, adapter, plan, records, run = _run(model, checked, options, "score", pool=False)
         groups = [group for group in GROUP_PREFIX if any(group in row.groups for row in plan.rows)]
@@ -1192,15 +1234,24 @@ def score_matrix(
     return score_pool(model, dataset, config, ScoreOptions(**options))
 
 
-def score_pool(model: str, dataset: Any, config: str | None, options: ScoreOptions) -> ScoreMatrix:
-    """:func:`score_matrix` with typed options (the matrix carries its run record, ``run``)."""
+def score_pool(
+    model: str,
+    dataset: Any,
+    config: str | None,
+    options: ScoreOptions,
+    *,
+    checked: Checked | None = None,
+) -> ScoreMatrix:
+    """:func:`score_matrix` with typed options (the matrix carries its run record, ``run``);
+    ``checked``: as :func:`score_rows`' (checked with ``pool=True``)."""
     if options.mode in ("choice", "generate"):
         raise ValueError(
             f"score_matrix needs a mode that scores each text alone; {options.mode!r} compares "
             "texts as the options of one question"
         )
+    if checked is None:
+        checked = check_inputs(model, dataset, config, options, pool=True)
     # foilkit's own progress only: no bars of datasets' or transformers' inner steps
-    checked = check_inputs(model, dataset, config, options, pool=True)
     with _out_dir_lock(options), library_progress_bars(enabled=False):
         _, adapter, plan, records, run = _run(model, checked, options, "score_matrix", pool=True)
         texts = list(plan.rows[0].groups["pool"]) if plan.rows else []

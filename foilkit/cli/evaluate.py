@@ -26,7 +26,7 @@ if TYPE_CHECKING:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.cli import score as score_cli
-    from foilkit.cli.options import add_bootstrap, add_build_source, add_tracking, positive_int
+    from foilkit.cli.options import add_bootstrap, add_build_source, add_tracking, limit_type
 
     score_cli.configure(parser)
     for action in parser._actions:  # the same flags; a dataset is optional here (default: build it)
@@ -71,10 +71,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     evaluation.add_argument(
         "--limit",
-        type=positive_int,
+        type=limit_type,
         metavar="N",
-        help="score only the first N items of each config: a quick check, recorded in "
-        "results.json and shown as a partial run in every report",
+        help="evaluate only the first N rows of each config, or a share of them (0.1: 10%%, "
+        "rounded up): selected before any video is looked for, so only their videos are "
+        "needed; a quick check, recorded in results.json and shown as a partial run in every "
+        "report, its coverage the rows scored of those selected",
+    )
+    evaluation.add_argument(
+        "--limit-seed",
+        type=int,
+        metavar="S",
+        help="with --limit: a random sample of that many rows of each config, drawn with seed "
+        "S, instead of the first ones",
     )
     evaluation.add_argument("--label", help="the model's name in reports (default: --model)")
     add_tracking(evaluation, "the run's settings, metrics with CI bounds and coverage")
@@ -110,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         args.model,
         config=chosen_configs(args),
         limit=args.limit,
+        limit_seed=args.limit_seed,
         out_dir=args.out,
         dataset=args.dataset,
         videos=args.video_root,
@@ -212,6 +222,7 @@ def run_tasks(args: argparse.Namespace) -> int:
         resume=args.resume,
         dataset=args.dataset,
         limit=args.limit,
+        limit_seed=args.limit_seed,
         on_missing=args.on_missing,
         split=args.split,
         n_resamples=args.n_resamples,

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 from foilkit.errors import LOW_COVERAGE_EXIT
+from foilkit.selection import limit_value
 
 if TYPE_CHECKING:
     from foilkit.run import Coverage
@@ -140,6 +141,15 @@ def positive_int(text: str) -> int:
     return value
 
 
+def limit_type(text: str) -> int | float:
+    """An argparse type: ``--limit``'s rows per config, a whole number (``20``) or a share
+    (``0.1``): :func:`foilkit.selection.limit_value`."""
+    try:
+        return limit_value(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+
+
 def _fraction(text: str) -> float:
     value = float(text)
     if not 0.0 <= value <= 1.0:
@@ -159,6 +169,7 @@ def coverage_status(
     parts = "; ".join(
         f"{name}: {c.label} rows scored ({c.fraction:.0%})"
         + (f", not scored: {c.why()}" if c.why() else "")
+        + (f"; {c.left_out()}" if c.left_out() else "")
         for name, c in low.items()
     )
     print(

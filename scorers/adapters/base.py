@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import torch
 
 from foilkit.errors import fix
+from foilkit.scorers.once import once
 from foilkit.scorers.requests import TextScores, TextsRequest
 
 if TYPE_CHECKING:
@@ -137,12 +138,26 @@ class Adapter:
 
     def _load(self, auto_class: Any) -> torch.nn.Module:
         """The model in eval mode: moved whole to ``device``, or dispatched by ``placement``
-        (never moved afterwards: accelerate's hooks place each layer's inputs)."""
+        (never moved afterwards: accelerate's hooks place each layer's inputs). Loaded once
+        per run (:func:`foilkit.scorers.once.once`): another config's adapter of the same
+        model, dtype and device takes the weights the first one loaded."""
+        placement = None if self.placement is None else repr(self.placement.to_record())
+        key = ("model", auto_class, self.model_id, self.dtype, str(self.device), placement)
+        key += tuple(sorted(self._pretrained_kwargs().items()))
+        model, self.device, self.device_map = once(
+            key, lambda: self._load_weights(auto_class), slot="model"
+        )
+        return model
+
+    def _load_weights(
+        self, auto_class: Any
+    ) -> tuple[torch.nn.Module, torch.device, dict[str, Any] | None]:
+        """:meth:`_load`'s model, the device its inputs go to and its device map's summary."""
         if self.placement is None:
             model = auto_class.from_pretrained(
                 self.model_id, dtype=self.dtype, **self._pretrained_kwargs()
             )
-            return model.to(self.device).eval()
+            return model.to(self.device).eval(), self.device, None
         from foilkit.scorers.placement import device_map_summary, input_device
 
         try:
@@ -161,9 +176,14 @@ class Adapter:
                 "memory"
             ) from error
         device_map = getattr(model, "hf_device_map", None) or {"": str(self.device)}
-        self.device = input_device(device_map)
-        self.device_map = device_map_summary(device_map)
-        return model.eval()
+        return model.eval(), input_device(device_map), device_map_summary(device_map)
+
+    def _pretrained(self, auto_class: Any, **options: Any) -> Any:
+        """``auto_class.from_pretrained`` of the model (a processor, tokenizer or config), loaded
+        once per run as the weights are (:meth:`_load`)."""
+        kwargs = {**self._pretrained_kwargs(), **options}
+        key = ("pretrained", auto_class, self.model_id, *sorted(kwargs.items()))
+        return once(key, lambda: auto_class.from_pretrained(self.model_id, **kwargs))
 
     def describe(self) -> dict[str, Any]:
         """What determines this adapter's numbers (recorded in ``run.json``, part of cache keys)."""

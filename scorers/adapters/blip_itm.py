@@ -111,7 +111,7 @@ class BlipItmAdapter(RequestAdapter):
         from transformers import AutoProcessor, BlipForImageTextRetrieval
 
         self.model = self._load(BlipForImageTextRetrieval)
-        processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
+        processor = self._pretrained(AutoProcessor)
         self.image_processor, self.tokenizer = processor.image_processor, processor.tokenizer
         self.max_text_tokens = max_text_tokens
         self._max_length = truncation_length(

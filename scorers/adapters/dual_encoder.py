@@ -134,13 +134,11 @@ class DualEncoderAdapter(EmbeddingAdapter):
         else:
             self.model = self._load(AutoModel)
             check_towers(self.model, model_id)
-        processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
+        processor = self._pretrained(AutoProcessor)
         self.image_processor, self.tokenizer = processor.image_processor, processor.tokenizer
         self._processor_device = {"device": self.device}
         if self.preprocess == "pil":
-            self.image_processor = AutoImageProcessor.from_pretrained(
-                model_id, backend="pil", **self._pretrained_kwargs()
-            )
+            self.image_processor = self._pretrained(AutoImageProcessor, backend="pil")
             self._processor_device = {}  # PIL works on the CPU
         model_type = self.model.config.model_type
         self._pad_to_limit = model_type in MAX_LENGTH_PADDING

@@ -235,12 +235,8 @@ class TemporalClipAdapter(EmbeddingAdapter):
         super().__init__(model_id, **kwargs)
         from transformers import AutoProcessor
 
-        self.model = (
-            TemporalClip.from_pretrained(model_id, dtype=self.dtype, **self._pretrained_kwargs())
-            .to(self.device)
-            .eval()
-        )
-        processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
+        self.model = self._load(TemporalClip)
+        processor = self._pretrained(AutoProcessor)
         self.image_processor, self.tokenizer = processor.image_processor, processor.tokenizer
         config = self.model.base.config
         self._pad_to_limit = config.model_type in MAX_LENGTH_PADDING

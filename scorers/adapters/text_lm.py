@@ -55,7 +55,7 @@ class TextLMAdapter(RequestAdapter):
 
         self.reduction = reduction
         self.model = self._load(AutoModelForCausalLM)
-        self.tokenizer = AutoTokenizer.from_pretrained(model_id, **self._pretrained_kwargs())
+        self.tokenizer = self._pretrained(AutoTokenizer)
         tokenizer = self.tokenizer
         first = tokenizer.bos_token_id
         if first is None:

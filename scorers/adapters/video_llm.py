@@ -414,7 +414,7 @@ class VideoLLMAdapter(RequestAdapter):
             raise ValueError(f"{model_id}: {broken}")
         model_class = AutoModelForImageTextToText
         with naming_the_extra(model_id):
-            self.processor = AutoProcessor.from_pretrained(model_id, **kwargs)
+            self.processor = self._pretrained(AutoProcessor)
         #: the model_type whose classes read this checkpoint with video, where not its own: a
         #: video variant's, or an omni model's text part (its thinker, read without audio)
         self.loaded_as = text_part(config)
@@ -424,7 +424,7 @@ class VideoLLMAdapter(RequestAdapter):
             self.loaded_as = self.model_type = video_variant(self.model_type)
             model_class, processor_class = _classes(self.model_type)
             with naming_the_extra(model_id):
-                self.processor = processor_class.from_pretrained(model_id, **kwargs)
+                self.processor = self._pretrained(processor_class)
         self.tokenizer = self.processor.tokenizer
         #: the family's plain prompt where its processor has no chat template, else ``None``
         self.plain_prompt: PlainPrompt | None = None

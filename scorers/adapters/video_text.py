@@ -47,6 +47,7 @@ import torch
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import pooled
 from foilkit.scorers.adapters.base import EmbeddingAdapter, frame_count_error
+from foilkit.scorers.once import once
 
 
 def native_frame_count(config: Any, video_processor: Any, *, fixed: bool = False) -> int | None:
@@ -88,7 +89,7 @@ class VideoTextEncoderAdapter(EmbeddingAdapter):
         from transformers import AutoProcessor
 
         self.model = self.load_model()
-        self.processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
+        self.processor = self._pretrained(AutoProcessor)
         self.num_frames = native_frame_count(
             self.model.config, self.processor.video_processor, fixed=self.fixed_frames
         )
@@ -235,8 +236,16 @@ class PeVideoAdapter(VideoTextEncoderAdapter):
         config = AutoConfig.from_pretrained(self.model_id, **self._pretrained_kwargs())
         if config.model_type != "pe_audio_video":
             return super().load_model()
-        model = load_pe_video_part(self.model_id, config, revision=self.revision)
-        return model.to(self.device, self.dtype).eval()
+        key = ("model", "pe-video", self.model_id, self.revision, self.dtype, str(self.device))
+        return once(  # once per run, as :meth:`Adapter._load`'s
+            key,
+            lambda: (
+                load_pe_video_part(self.model_id, config, revision=self.revision)
+                .to(self.device, self.dtype)
+                .eval()
+            ),
+            slot="model",
+        )
 
     def text_kwargs(self) -> dict[str, Any]:
         # the processor sets no text defaults: pad per batch, cut at the tokenizer's limit

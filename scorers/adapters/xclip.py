@@ -60,7 +60,7 @@ class XClipAdapter(RequestAdapter):
         from transformers import AutoModel, AutoProcessor
 
         self.model = self._load(AutoModel)
-        processor = AutoProcessor.from_pretrained(model_id, **self._pretrained_kwargs())
+        processor = self._pretrained(AutoProcessor)
         self.image_processor, self.tokenizer = processor.image_processor, processor.tokenizer
         self.num_frames = self.model.config.vision_config.num_frames
         self.max_text_tokens = max_text_tokens

@@ -126,7 +126,8 @@ def test_several_configs_and_a_limit_make_one_partial_run(
     small_benchmark: Path, clip_model: str, tmp_path: Path, n_resamples: int, capsys
 ):
     """``--config a,b --config c`` evaluates all three (never the last only); ``--limit 3``
-    scores the first 3 items of each, records it and says "partial" wherever the run is shown."""
+    scores the first 3 rows of each, records it and says "partial" wherever the run is shown;
+    its coverage is of the rows selected (3 / 3) everywhere, the rows left out counted apart."""
     from foilkit.hub_results import run_notes
     from foilkit.run import RunResults
 
@@ -163,30 +164,32 @@ def test_several_configs_and_a_limit_make_one_partial_run(
         config = data["configs"][name]
         assert (config["num_rows"], config["limited_from"]) == (3, total), name
         assert config["metrics"]["pairwise_foil_accuracy"]["overall"]["n"] == 3
-        assert config["coverage"]["scored"] == 3
-    partial = "partial run (--limit 3): the first 3 items of each config"
+        assert config["coverage"]["scored"] == 3 and config["coverage"]["not_selected"] == total - 3
+    partial = "partial run (--limit 3): the first 3 rows of each config"
     report = (out / "report.md").read_text()
     assert (
-        f"**P{partial[1:]}" in report and "direction 3 of 16, order 3 of 12, speed 3 of 8" in report
+        f"**P{partial[1:]}" in report
+        and "direction 3 of 16 rows, order 3 of 12 rows, speed 3 of 8 rows" in report
     )
-    assert "the first 3 of 16 rows (--limit)" in report
+    assert "coverage 3 / 3 (100%): 3 of 16 rows selected (--limit)" in report
     assert f"P{partial[1:]}" in (out / "report.html").read_text()
     assert partial in run_notes(RunResults.load(out))
     from foilkit.leaderboard import local_entries, rank
 
     (direction,) = [e for e in local_entries([out]) if e.task == "direction"]
     rank([direction])
-    assert direction.coverage == "3 / 16 (incomplete)"  # ranked below complete runs
+    assert direction.coverage == "3 / 3"  # the run's coverage, as everywhere
+    assert "partial: 13 rows not selected (--limit)" in direction.notes and not direction.ranked
     from foilkit.errors import UserError
     from foilkit.hub_results import prepare_upload
 
     upload = {"model_repo": "me/clip", "dataset_id": "me/synthetic"}
-    with pytest.raises(UserError, match=r"direction: 3 / 16 rows scored \(--limit\)"):
+    with pytest.raises(UserError, match=r"is a partial run \(--limit 3\)"):
         prepare_upload(out, "me/clip-results", **upload)  # no leaderboard result
     published = prepare_upload(out, "me/clip-results", **upload, min_coverage=0).model_files
     (eval_results,) = published.values()
     notes = [entry["notes"] for entry in yaml.safe_load(eval_results)]
-    assert notes and all(partial in note for note in notes)
+    assert notes and all(partial in note and "coverage 3 / 3 rows" in note for note in notes)
 
 
 def test_a_limit_beyond_every_config_is_a_complete_run(
