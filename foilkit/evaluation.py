@@ -39,6 +39,7 @@ from foilkit.run import (
     plain_json,
     tie_policy,
 )
+from foilkit.scorers.once import in_one_run
 from foilkit.selection import RowSelection
 from foilkit.video_paths import RootsGiven, named_roots, video_roots_for
 
@@ -138,6 +139,7 @@ def load_benchmark_split(
     )
 
 
+@in_one_run  # the model, processor, served backend and judge: once for every config
 def evaluate(
     benchmark: str,
     model: str,
@@ -189,53 +191,6 @@ def evaluate(
         command_line: the command that asked for the run, recorded in ``results.json``
             (default: this process's ``sys.argv``).
     """
-    from foilkit.scorers.once import one_run
-
-    with one_run():  # the model, processor, served backend and judge: once for every config
-        return _evaluate(
-            benchmark,
-            model,
-            config=config,
-            selection=RowSelection.of(limit, limit_seed),
-            out_dir=out_dir,
-            dataset=dataset,
-            videos=videos,
-            annotations=annotations,
-            on_missing=on_missing,
-            split=split,
-            n_resamples=n_resamples,
-            bootstrap_seed=bootstrap_seed,
-            label=label,
-            overwrite=overwrite,
-            resume=resume,
-            datasets_cache_dir=datasets_cache_dir,
-            score_options=score_options,
-            command_line=command_line,
-        )
-
-
-def _evaluate(
-    benchmark: str,
-    model: str,
-    *,
-    config: str | Sequence[str] | None,
-    selection: RowSelection | None,
-    out_dir: str | os.PathLike,
-    dataset: str | os.PathLike | None,
-    videos: RootsGiven,
-    annotations: str | os.PathLike | None,
-    on_missing: str,
-    split: str | None,
-    n_resamples: int,
-    bootstrap_seed: int,
-    label: str | None,
-    overwrite: bool,
-    resume: bool,
-    datasets_cache_dir: str | None,
-    score_options: ScoreOptions | None,
-    command_line: Sequence[str] | None,
-) -> Evaluation:
-    """:func:`evaluate`, within its run (:func:`foilkit.scorers.once.one_run`)."""
     from foilkit.scorers.api import ScoreOptions, check_inputs
     from foilkit.scorers.distributed import process_state
     from foilkit.scorers.record import now
@@ -245,6 +200,7 @@ def _evaluate(
     configs_chosen = spec.configs_for(
         config, judge=score_options is not None and score_options.judge_model is not None
     )
+    selection = RowSelection.of(limit, limit_seed)  # a bad limit costs no work
     folder = RunFolder(Path(out_dir))
     options = _scoring_options(score_options or ScoreOptions(), spec, videos, dataset, resume)
     state = process_state()

@@ -29,6 +29,7 @@ from foilkit.files import atomic_write
 from foilkit.folders import RUN, TASKS, check_folder, claim_folder, replace_folder
 from foilkit.markdown import markdown_text
 from foilkit.run import DEFAULT_MIN_COVERAGE, UNITS, Coverage, RunFolder, RunResults
+from foilkit.scorers.once import in_one_run
 
 SUMMARY_MD, SUMMARY_JSON = "summary.md", "summary.json"
 
@@ -63,6 +64,7 @@ def parse_tasks(items: Sequence[str]) -> dict[str, tuple[str, ...]]:
     return {name: get_benchmark(name).configs_for(configs) for name, configs in wanted.items()}
 
 
+@in_one_run  # one model load for every benchmark's configs
 def evaluate_tasks(
     tasks: Mapping[str, Sequence[str]],
     model: str,
@@ -89,7 +91,6 @@ def evaluate_tasks(
     foilkit's, or an earlier run without ``overwrite``/``resume``, costs no scoring.
     """
     from foilkit.scorers.distributed import process_state
-    from foilkit.scorers.once import one_run
 
     if options.get("dataset") is not None:
         raise UserError(
@@ -110,21 +111,20 @@ def evaluate_tasks(
     if state.is_main_process:
         (replace_folder if overwrite else claim_folder)(parent, TASKS)
     state.wait_for_everyone()
-    with one_run():  # one model load for every benchmark
-        runs = [
-            evaluate(
-                name,
-                model,
-                config=list(configs),
-                out_dir=parent / name,
-                videos=(videos or {}).get(name),
-                annotations=(annotations or {}).get(name),
-                overwrite=overwrite,
-                resume=resume,
-                **options,
-            )
-            for name, configs in tasks.items()
-        ]
+    runs = [
+        evaluate(
+            name,
+            model,
+            config=list(configs),
+            out_dir=parent / name,
+            videos=(videos or {}).get(name),
+            annotations=(annotations or {}).get(name),
+            overwrite=overwrite,
+            resume=resume,
+            **options,
+        )
+        for name, configs in tasks.items()
+    ]
     if state.is_main_process:
         write_summary(parent, runs, min_coverage)
     return runs

@@ -363,10 +363,11 @@ def mark_repeats(entries: Sequence[Entry]) -> None:
 
 
 def _preference(run: Sequence[Entry]) -> tuple[bool, int, int, str]:
-    """How a run of a model is preferred to another run of it: protocol followed and complete,
-    more tasks, more rows scored, finished later."""
+    """How a run of a model is preferred to another run of it: protocol followed, complete and
+    of the whole benchmark (not partial: ``--limit``), more tasks, more rows scored, finished
+    later."""
     return (
-        all(e.complete and not e.overrides for e in run),
+        all(e.complete and not e.overrides and not e.not_selected for e in run),
         len(run),
         sum(e.scored or 0 for e in run),
         max(e.finished for e in run),
@@ -421,13 +422,14 @@ def markdown(
         (
             "Values in percent with 95% bootstrap CIs. *vs next*: this model minus the next one "
             "down on the same items (paired bootstrap) and the exact McNemar p-value. *coverage*: "
-            "rows scored / rows in the task; a run below the minimum is marked incomplete and "
-            "listed below every complete run, unranked (—). *run*/*source*: the run folder (or "
-            "Hub dataset) a row comes from. *notes*: a run under a temporal control (its own "
-            "tasks, never the paper's), with a protocol override (listed below the runs that "
-            "follow the protocol), or of a model ranked from another run (a model is ranked "
-            "once: from its complete run following the protocol with the most tasks, then rows "
-            "scored, then the latest)."
+            "rows scored / rows selected in the task, as the run's report gives it; a run below "
+            "the minimum is marked incomplete and listed below every complete run, unranked (—), "
+            "as is a partial run (--limit: its notes count the rows it did not select). "
+            "*run*/*source*: the run folder (or Hub dataset) a row comes from. *notes*: a run "
+            "under a temporal control (its own tasks, never the paper's), with a protocol "
+            "override (listed below the runs that follow the protocol), or of a model ranked "
+            "from another run (a model is ranked once: from its complete run following the "
+            "protocol with the most tasks, then rows scored, then the latest)."
         ),
         "",
     ]

@@ -14,12 +14,14 @@ never holds two models' weights at a time; everything else is held until the run
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Any, TypeVar
+from typing import Any, ParamSpec, TypeVar
 
 T = TypeVar("T")
+P = ParamSpec("P")
 
 #: What the current run made, by key (``None``: no run is open: nothing is kept).
 _MADE: ContextVar[dict[Hashable, Any] | None] = ContextVar("foilkit_made_once", default=None)
@@ -41,6 +43,17 @@ def one_run() -> Iterator[None]:
     finally:
         _MADE.reset(made)
         _SLOTS.reset(slots)
+
+
+def in_one_run(function: Callable[P, T]) -> Callable[P, T]:
+    """``function``, each call of it one run (:func:`one_run`): ``foilkit.evaluate``'s."""
+
+    @functools.wraps(function)
+    def run(*args: P.args, **kwargs: P.kwargs) -> T:
+        with one_run():
+            return function(*args, **kwargs)
+
+    return run
 
 
 def once(key: Hashable, make: Callable[[], T], *, slot: str | None = None) -> T:
@@ -65,4 +78,4 @@ def once(key: Hashable, make: Callable[[], T], *, slot: str | None = None) -> T:
     return value
 
 
-__all__ = ["once", "one_run"]
+__all__ = ["in_one_run", "once", "one_run"]
