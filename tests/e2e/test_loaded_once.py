@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 from collections import Counter
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -36,13 +35,15 @@ def calls(monkeypatch) -> Counter:
 
         return wrapper
 
-    for name, owner in (("model", transformers.AutoModel), ("processor", transformers.AutoProcessor)):
-        monkeypatch.setattr(owner, "from_pretrained", counting(name, owner.from_pretrained))
-    monkeypatch.setattr(api, "check_inputs", counting("checks", api.check_inputs))
-    for name, owner in (("server", ServerBackend), ("judge", Judge)):
-        original = owner.__post_init__ if name == "server" else owner.__init__
-        attribute = "__post_init__" if name == "server" else "__init__"
-        monkeypatch.setattr(owner, attribute, counting(name, original))
+    wrapped = [
+        ("model", transformers.AutoModel, "from_pretrained"),
+        ("processor", transformers.AutoProcessor, "from_pretrained"),
+        ("checks", api, "check_inputs"),
+        ("server", ServerBackend, "__post_init__"),
+        ("judge", Judge, "__init__"),
+    ]
+    for name, owner, attribute in wrapped:
+        monkeypatch.setattr(owner, attribute, counting(name, getattr(owner, attribute)))
     return counted
 
 
