@@ -8,7 +8,9 @@ it, and it never imports a library to recognise that library's errors.
 
 from __future__ import annotations
 
+import os
 import shlex
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -120,6 +122,55 @@ def check_model_path(model: str) -> None:
     )
 
 
+#: The variables that put the Hugging Face libraries offline, as huggingface_hub reads them.
+OFFLINE_SWITCHES = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+
+
+def offline_setting() -> str | None:
+    """The variable that puts the Hub offline, as ``NAME=value`` (``None``: online)."""
+    for name in OFFLINE_SWITCHES:
+        value = os.environ.get(name, "")
+        if value.upper() in ("1", "ON", "YES", "TRUE"):
+            return f"{name}={value}"
+    return None
+
+
+def hub_cache() -> Path:
+    """The Hugging Face Hub's cache folder, as huggingface_hub finds it (``HF_HUB_CACHE``, else
+    ``HF_HOME/hub``, else ``$XDG_CACHE_HOME/huggingface/hub``), read now."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache")
+    return Path(cache).expanduser() / "huggingface" / "hub"
+
+
+def check_offline_model(model: str) -> None:
+    """Before a model loads (``score``, ``evaluate``, before any dataset is built or read):
+    raise :class:`UserError` when the Hub is offline (``HF_HUB_OFFLINE=1``) and ``model`` is
+    neither a local folder nor a model in the Hub cache: one line naming the model, the setting
+    and the fixes, where the libraries would retry and end in "couldn't connect to
+    huggingface.co" without naming it. A value whose first part is a local folder (``tiny/clip``
+    beside ``./tiny``) is named as the relative path it likely is."""
+    setting = offline_setting()
+    if setting is None or looks_like_path(model) or Path(model).expanduser().exists():
+        return
+    snapshots = hub_cache() / f"models--{model.replace('/', '--')}" / "snapshots"
+    if snapshots.is_dir() and any(snapshots.iterdir()):
+        return
+    parent = model.split("/")[0]
+    hint = ""
+    if "/" in model and Path(parent).is_dir():
+        hint = f" ./{parent} is a local folder, but it has no {model.split('/', 1)[1]!r};"
+    raise UserError(
+        f"--model {model!r} is no local folder and no model in the Hugging Face cache "
+        f"({hub_cache()}), and {setting} downloads nothing:{hint} pass an existing model folder, "
+        f"check the Hub id, or run once with network access (unset {setting.split('=')[0]}) to "
+        "download it"
+    )
+
+
 def looks_like_path(value: str) -> bool:
     """Whether ``value`` can only be a local path, not a Hub id: a Hub id is ``name`` or
     ``owner/name``; a value that starts with ``.``, ``/`` or ``~``, or has more than one ``/``
@@ -140,3 +191,29 @@ def check_local_path(value: str, flag: str, instead: str) -> None:
             f"{flag} {value!r} looks like a local path, but {path.absolute()} does not exist: "
             f"pass {instead}"
         )
+
+
+def check_writable(value: str | os.PathLike, flag: str) -> None:
+    """Raise :class:`UserError` when the folder ``value`` (given as ``flag``, e.g. ``--out``)
+    cannot be made or written: its nearest existing folder refuses a file (a read-only file
+    system, no permission, ``/proc``) or is a file. Checked when a command starts, before any
+    dataset is built or model loaded; what may be written there (a folder foilkit made) is
+    :mod:`foilkit.folders`' to say."""
+    path = Path(value).expanduser().absolute()
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        if existing == path:
+            return  # the folder checks name a file given as the folder itself
+        raise UserError(
+            f"{flag} {value}: {existing} is a file, not a folder: choose another {flag}"
+        )
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        raise UserError(
+            f"{flag} {value}: cannot write in {existing} ({error.strerror or error}): choose a "
+            f"folder you can write, e.g. {flag} runs/NAME"
+        ) from error

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from foilkit.builders import get_benchmark
 from foilkit.builders.spec import Benchmark, MetricSpec, group_names, subset_columns
+from foilkit.errors import check_offline_model
 from foilkit.folders import RUN, check_folder, claim_folder, replace_folder
 from foilkit.metrics import metric_function
 from foilkit.report import write_run_report
@@ -210,6 +211,8 @@ def evaluate(
             f"{folder.root} already holds an evaluation; pass overwrite=True (--overwrite) "
             "or resume=True (--resume), or choose another out_dir"
         )
+    if options.backend == "local":  # an offline Hub id not in the cache: before any build
+        check_offline_model(model)
     # every config's rows (those --limit selects) and the inputs of its scoring, each checked
     # once, before the run folder or a model
     splits = {

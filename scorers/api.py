@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from foilkit.errors import UserError, check_local_path, one_line
+from foilkit.errors import UserError, check_local_path, check_offline_model, one_line
 from foilkit.files import atomic_write, naming_full_disk
 from foilkit.folders import SCORES, check_folder, claim_folder
 from foilkit.progress import library_progress_bars
@@ -81,6 +81,7 @@ from foilkit.scorers.video import (
     SamplingPolicy,
     resolve_decoder,
 )
+from foilkit.scorers.video.decoding import FFMPEG_FIX, ffmpeg_problem
 from foilkit.video_paths import (
     check_video_root,
     missing_summary,
@@ -227,6 +228,12 @@ class ScoreOptions:
             )
         if self.num_workers < 0:
             raise ValueError(f"num_workers must be >= 0, got {self.num_workers}")
+        # before any work: found later, a bad value would cost a dataset build and a model load
+        for name in ("batch_size", "num_frames"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                flag = "--" + name.replace("_", "-")
+                raise ValueError(f"{name} must be >= 1 ({flag} N), got {value}")
         if self.protocol is not None and self.protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {self.protocol!r}; choose from {list(PROTOCOLS)}")
         check_placement(
@@ -756,11 +763,14 @@ def _cache(
     return EmbeddingCache(options.cache_dir or default_cache_dir(), namespace)
 
 
-def _check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> None:
-    """Refuse to mix runs: an existing run continues only with ``resume`` and the same identity."""
+def _check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> bool:
+    """Refuse to mix runs: an existing run continues only with ``resume`` and the same identity.
+    Returns whether the run starts afresh (and writes its start record): no run there, or only
+    the start record of one that scored no row (it failed or was stopped before its first
+    batch), which blocks nothing: its rerun, corrected, starts over."""
     record_path = out_dir / "run.json"
-    if not record_path.is_file():
-        return
+    if not record_path.is_file() or _scored_nothing(out_dir, record_path):
+        return True
     if not resume:
         raise FileExistsError(
             f"{out_dir} already holds a run; pass resume=True (--resume) to continue it "
@@ -790,6 +800,17 @@ def _check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> Non
             f"cannot resume {out_dir}: "
             + ", ".join(f"{k} was {previous.get(k)!r}, now {identity.get(k)!r}" for k in changed)
         )
+    return False
+
+
+def _scored_nothing(out_dir: Path, record_path: Path) -> bool:
+    """Whether ``out_dir`` holds only the start of a run: its start record (no ``finished_at``)
+    and no scored row in its shards."""
+    try:
+        record = json.loads(record_path.read_text())
+    except (OSError, ValueError):
+        return False
+    return "finished_at" not in record and not ResultStore(out_dir).load()
 
 
 def _check_dataset(out_dir: Path, before: dict[str, Any], now: dict[str, Any]) -> None:
@@ -922,12 +943,16 @@ def check_inputs(
         server_backend(options).check_key()  # its settings and key, before any work
         family: type[Adapter] = ServedVideoLLM
     else:
+        check_offline_model(model)  # one line, where the libraries would retry and not name it
         family = adapter_class(
             model,
             adapter=options.adapter,
             revision=options.revision,
             trust_remote_code=options.trust_remote_code,
         )
+    problem = ffmpeg_problem(options.decoder) if family.needs_video else None
+    if problem is not None:  # once, here, not once per row
+        raise UserError(f"{problem}: {FFMPEG_FIX}")
     native = family.native_settings(
         model, revision=options.revision, trust_remote_code=options.trust_remote_code
     )
@@ -1009,9 +1034,10 @@ def _run(
     identity = _identity(model, adapter, options, protocol, policy, decoder, plan, kind, data)
     out_dir = Path(options.out_dir) if options.out_dir else None
     if out_dir is not None:
-        _check_out_dir(out_dir, identity, options.resume)  # on every process, before anyone writes
+        # on every process, before anyone writes
+        fresh = _check_out_dir(out_dir, identity, options.resume)
         state.wait_for_everyone()
-        if state.is_main_process and not (out_dir / "run.json").is_file():
+        if state.is_main_process and fresh:
             out_dir.mkdir(parents=True, exist_ok=True)
             atomic_write(
                 out_dir / "run.json",

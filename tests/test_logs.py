@@ -170,7 +170,8 @@ def test_verbosity_warning_prints_no_progress(benchmark, tiny_clip, tmp_path, ca
     argv = _evaluate_argv(benchmark, tiny_clip, tmp_path / "run", "--verbosity", "warning")
     assert main([*argv[:4], "order", *argv[5:]]) == 0
     out, err = capfd.readouterr()
-    assert err == "" and out.startswith("report: ")
+    # the results table, then the report's path (issue 40)
+    assert err == "" and out.startswith("| ") and "\n\nreport: " in out
 
 
 def test_log_interval_must_be_seconds(capsys):

@@ -95,12 +95,31 @@ COMMANDS.add_lazy(
 )
 
 
+class CommandParser(argparse.ArgumentParser):
+    """A command's parser whose usage errors are one line: the error, naming the flag, and
+    where the options are listed, not the whole usage (dozens of lines for ``evaluate``); a
+    peer harness's flag (``--model_args``, ``--batch_size``, ...) is answered with foilkit's
+    (:func:`foilkit.cli.options.foreign_flags`) before anything else is checked."""
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        from foilkit.cli.options import foreign_flags
+
+        given = sys.argv[1:] if args is None else list(args)
+        clauses = foreign_flags(self._option_string_actions, given)
+        if clauses:
+            self.error("; ".join(clauses))
+        return super().parse_known_args(given, namespace)
+
+    def error(self, message: str):  # type: ignore[override]
+        self.exit(2, f"{self.prog}: error: {message} ('{self.prog} --help' lists the options)\n")
+
+
 def registered_parser(
     registry: Registry[ModuleType], name: str, prog: str
 ) -> tuple[ModuleType, argparse.ArgumentParser]:
     """The module ``registry`` names for ``name`` (imported now, not before) and its parser."""
     module = registry.get(name)
-    parser = argparse.ArgumentParser(prog=prog, description=registry.summary(name))
+    parser = CommandParser(prog=prog, description=registry.summary(name))
     module.configure(parser)
     return module, parser
 

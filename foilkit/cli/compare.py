@@ -8,6 +8,7 @@ import sys
 
 from foilkit.cli.options import add_bootstrap
 from foilkit.compare import _test_lines, compare_runs
+from foilkit.errors import check_writable
 from foilkit.folders import SIDE_BY_SIDE, claim_folder
 
 
@@ -23,8 +24,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from foilkit.report import write_side_by_side
+    from foilkit.report import headline, write_side_by_side
 
+    check_writable(args.out, "--out")  # before the runs are read and tested
     seed = args.bootstrap_seed
     if args.legacy_seed is not None:
         print(
@@ -37,12 +39,14 @@ def run(args: argparse.Namespace) -> int:
     out = claim_folder(args.out, SIDE_BY_SIDE)  # new, empty or foilkit's (foilkit.folders)
     comparison = {"run_a": args.run_a, "run_b": args.run_b, "tests": tests}
     (out / "comparison.json").write_text(json.dumps(comparison, indent=2, default=str))
+    lines = _test_lines(tests)
     report = write_side_by_side(
-        [args.run_a, args.run_b],
-        out,
-        title="foilkit compare",
-        extra=_test_lines(tests),
-        paired=comparison,
+        [args.run_a, args.run_b], out, title="foilkit compare", extra=lines, paired=comparison
     )
+    # the numbers on the terminal: the side-by-side tables and the paired tests, as report.md
+    print(headline(report))
+    print()
+    print("\n".join(lines))
+    print()
     print(f"report: {report}")
     return 0

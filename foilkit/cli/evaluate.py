@@ -17,7 +17,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from foilkit.errors import UserError
+from foilkit.errors import UserError, check_writable
 from foilkit.run import RESULTS_FILE, UNITS
 
 if TYPE_CHECKING:
@@ -102,6 +102,7 @@ def run(args: argparse.Namespace) -> int:
         raise SystemExit(
             "foilkit evaluate: --matrix is chosen per benchmark (RTime Origin/Hard); do not pass it"
         )
+    check_writable(args.out, "--out")  # before any build or model: a typo costs nothing
     if args.tasks is not None:
         return run_tasks(args)
     if args.benchmark is None and args.dataset is not None:
@@ -144,8 +145,18 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary(result.results, result.run_dir, result.report, status))
     else:
-        print(f"report: {result.report}")
+        print_results(result.results, result.report)
     return status
+
+
+def print_results(results: RunResults, report: Path) -> None:
+    """The end of a run on the terminal: its results table (report.md's), then the report's
+    path."""
+    from foilkit.report import markdown_table, run_table
+
+    print(markdown_table(run_table(results)))
+    print()
+    print(f"report: {report}", flush=True)
 
 
 def summary(results: RunResults, run_dir: Path, report: Path, status: int) -> dict[str, Any]:
@@ -252,8 +263,9 @@ def run_tasks(args: argparse.Namespace) -> int:
             {"command": "evaluate", "status": status, "summary": str(overview), "runs": summaries}
         )
     else:
-        for entry in summaries:
-            print(f"report: {entry['report']}")
+        for run in runs:
+            print_results(run.results, run.report)
+            print()
         print(f"summary: {overview}")
     return status
 

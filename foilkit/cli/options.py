@@ -10,7 +10,7 @@ import argparse
 import math
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from foilkit.errors import LOW_COVERAGE_EXIT
@@ -97,7 +97,10 @@ def add_bootstrap(parser: Adder, resamples: str, seed: str | None = None) -> Non
     """``--n-resamples`` (default 1000) and, when ``seed`` is given, ``--bootstrap-seed``
     (default 0); ``resamples`` and ``seed`` are their help texts, which name the bootstrap."""
     parser.add_argument(
-        "--n-resamples", type=int, default=1000, help=f"{resamples} (default: %(default)s)"
+        "--n-resamples",
+        type=non_negative_int,
+        default=1000,
+        help=f"{resamples} (default: %(default)s)",
     )
     if seed is not None:
         parser.add_argument(
@@ -109,7 +112,7 @@ def add_num_workers(parser: Adder, default: int) -> None:
     """``--num-workers``: decoding threads per process (score, evaluate, finetune)."""
     parser.add_argument(
         "--num-workers",
-        type=int,
+        type=non_negative_int,
         default=default,
         help="decoding threads per process (0: decode in the model's thread; default: %(default)s)",
     )
@@ -131,13 +134,36 @@ def add_min_coverage(parser: Adder, below: str) -> None:
 
 
 def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1 (``--limit``)."""
+    """An argparse type: a whole number of at least 1 (``--limit``, ``--batch-size``,
+    ``--num-frames``, ...): a wrong value is a usage error naming the flag, before any work."""
+    return _whole(text, 1, "20")
+
+
+def non_negative_int(text: str) -> int:
+    """An argparse type: a whole number of at least 0 (``--num-workers``, ``--n-resamples``)."""
+    return _whole(text, 0, "2")
+
+
+def _whole(text: str, minimum: int, example: str) -> int:
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number of at least 1 (e.g. 20)")
+        value = minimum - 1
+    if value < minimum:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a whole number of at least {minimum} (e.g. {example})"
+        )
+    return value
+
+
+def positive_number(text: str) -> float:
+    """An argparse type: a number above 0 (``--target-fps``, ``--normalized-fps``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not (value > 0 and value != float("inf")):  # NaN too
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number above 0 (e.g. 1.0)")
     return value
 
 
@@ -204,7 +230,7 @@ def add_placement(parser: Adder) -> None:
     )
     parser.add_argument(
         "--gpus-per-replica",
-        type=int,
+        type=positive_int,
         help="with accelerate launch --num_processes R: each process is one replica of the model "
         "on that many GPUs, process i of a node taking GPUs i*N .. i*N+N-1 (default: the node's "
         "GPUs shared evenly)",
@@ -305,7 +331,7 @@ def add_backend(parser: Adder) -> None:
     )
     parser.add_argument(
         "--max-retries",
-        type=int,
+        type=non_negative_int,
         default=5,
         help="--backend openai: retries of a request on 429/5xx/timeouts/malformed replies, with "
         "exponential backoff (default: %(default)s)",
@@ -482,6 +508,47 @@ def print_json(summary: Mapping[str, object]) -> None:
     import json
 
     print(json.dumps(summary, default=str), flush=True)
+
+
+#: Flags of lmms-eval (and lm-evaluation-harness, whose flags it shares) a user may bring
+#: along -> what to write in foilkit instead; answered in one line (:func:`foreign_flags`).
+PEER_FLAGS = {
+    "--model_args": "foilkit has no --model_args: pass the checkpoint itself as --model "
+    "HUB_ID_OR_FOLDER (the adapter is chosen from its config; --adapter overrides) and its "
+    "settings as flags (--dtype, --revision, --trust-remote-code, --device-map)",
+    "--batch_size": "write --batch-size",
+    "--output_path": "write --out (the run folder)",
+    "--output_dir": "write --out (the run folder)",
+    "--log_samples": "foilkit always writes every row's scores (scores/<config>.parquet in the "
+    "run folder): drop --log_samples",
+    "--gen_kwargs": "write --temperature, --top-p, --max-new-tokens and --num-samples (with "
+    "--mode generate)",
+    "--num_fewshot": "foilkit's benchmarks are zero-shot: drop --num_fewshot",
+    "--wandb_args": "write --log-with wandb",
+    "--use_cache": "the embedding cache is on by default: --cache-dir DIR moves it, --no-cache "
+    "turns it off",
+    "--cache_requests": "the embedding cache is on by default: --cache-dir DIR moves it, "
+    "--no-cache turns it off",
+}
+
+
+def foreign_flags(known: Collection[str], argv: Sequence[str]) -> list[str]:
+    """What to write instead of each flag in ``argv`` that the command does not know (``known``:
+    its option strings) but a user of a peer harness would type (:data:`PEER_FLAGS`), or that
+    differs from one of its own by underscores (``--num_frames``): one clause per such flag,
+    naming it; nothing for any other argument (argparse reports those)."""
+    clauses = []
+    for arg in argv:
+        if arg == "--":  # what follows is positional
+            break
+        flag = arg.split("=", 1)[0]
+        if not flag.startswith("--") or flag in known:
+            continue
+        if flag in PEER_FLAGS:
+            clauses.append(f"lmms-eval's {flag}: {PEER_FLAGS[flag]}")
+        elif "_" in flag and flag.replace("_", "-") in known:
+            clauses.append(f"{flag}: foilkit's flag is {flag.replace('_', '-')}")
+    return clauses
 
 
 def add_tracking(parser: Adder, what: str) -> None:

@@ -23,6 +23,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         add_num_workers,
         add_placement,
         add_video_root,
+        positive_int,
+        positive_number,
     )
 
     parser.add_argument(
@@ -90,7 +92,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     model.add_argument(
         "--first-token", help="BLIP: cls (HF's first text token) or enc (BLIP's [ENC] for ITM)"
     )
-    model.add_argument("--max-text-tokens", type=int, help="truncate texts to this many tokens")
+    model.add_argument(
+        "--max-text-tokens", type=positive_int, help="truncate texts to this many tokens"
+    )
     model.add_argument(
         "--preprocess",
         help="dual encoders: default (the checkpoint's image processor) or pil (its PIL "
@@ -122,7 +126,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--num-frames",
         "--frames",
         dest="num_frames",
-        type=int,
+        type=positive_int,
         help="frames per view (default: the protocol's)",
     )
     frames.add_argument(
@@ -136,19 +140,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="how a window in seconds becomes frames: half-open ([start, end)) or read-video "
         "(torchvision read_video's: end frame included, ViLMA)",
     )
-    frames.add_argument("--stride", type=int, help="frame step of 'consecutive' sampling")
+    frames.add_argument("--stride", type=positive_int, help="frame step of 'consecutive' sampling")
     frames.add_argument(
-        "--target-fps", type=float, help="rate of 'fps' / 'int-fps' / 'qwen-vl-utils' sampling"
+        "--target-fps",
+        type=positive_number,
+        help="rate of 'fps' / 'int-fps' / 'qwen-vl-utils' sampling",
     )
     frames.add_argument(
         "--max-frames",
-        type=int,
+        type=positive_int,
         help="cap of 'fps' / 'int-fps' / 'qwen-vl-utils' sampling: longer views are thinned to it "
         "(without it, 'fps' and 'int-fps' fail a view of more than 768 frames)",
     )
     frames.add_argument(
         "--normalized-fps",
-        type=float,
+        type=positive_number,
         help="frame rate 'random-consecutive' reads the video at (ViLMA: 30)",
     )
     frames.add_argument(
@@ -175,7 +181,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     work = parser.add_argument_group("work")
     work.add_argument(
         "--batch-size",
-        type=int,
+        type=positive_int,
         default=8,
         help="views (videos) per model call in each process (default: %(default)s)",
     )
@@ -213,7 +219,7 @@ def score_options(args: argparse.Namespace, *, leave: Collection[str] = ()) -> S
 
 def run(args: argparse.Namespace) -> int:
     from foilkit.cli.options import chosen_configs, coverage_status, print_json
-    from foilkit.errors import UserError
+    from foilkit.errors import UserError, check_writable
     from foilkit.run import Coverage
     from foilkit.scorers.api import score_pool, score_rows
 
@@ -223,6 +229,7 @@ def run(args: argparse.Namespace) -> int:
             f"foilkit score scores one config, not {', '.join(configs)}: run it once per config "
             "(each with its own --out), or use foilkit evaluate --config " + ",".join(configs)
         )
+    check_writable(args.out, "--out")  # before the dataset or model: a typo costs nothing
     (config,) = configs
     scored = (score_pool if args.matrix else score_rows)(
         args.model, args.dataset, config, score_options(args)

@@ -278,6 +278,39 @@ def available_backends() -> list[str]:
     return sorted(name for name in BACKENDS if resolve_decoder(name)[1] is None)
 
 
+#: What to do when torchcodec cannot load FFmpeg's shared libraries (:func:`ffmpeg_problem`).
+FFMPEG_FIX = (
+    "decode with PyAV, which brings its own FFmpeg: --decoder pyav (decoder='pyav' in Python), "
+    "or install FFmpeg's shared libraries (Debian/Ubuntu, as root: apt-get install -y "
+    "libavutil57 libavcodec59 libavformat59 libavdevice59 libavfilter8 libswscale6 "
+    "libswresample4)"
+)
+
+
+def ffmpeg_problem(name: str) -> str | None:
+    """Why decoder ``name`` cannot run here, in a few words, when it is torchcodec's and
+    torchcodec cannot load FFmpeg's shared libraries (else ``None``): checked once before a
+    model loads, where every row would otherwise fail with torchcodec's own report (a traceback
+    per FFmpeg version it tried, hundreds of lines)."""
+    if not name.startswith("torchcodec"):
+        return None
+    try:
+        _load_torchcodec()
+    except (RuntimeError, OSError) as error:
+        text = str(error)
+        missing = re.search(r"(lib[\w.+-]+\.so[.\d]*): cannot open shared object file", text)
+        why = f"{missing[1]} not found" if missing else text.strip().splitlines()[0]
+        return f"torchcodec cannot load FFmpeg's shared libraries ({why})"
+    return None
+
+
+def _load_torchcodec() -> None:
+    """Load torchcodec's FFmpeg-dependent libraries (once; torchcodec remembers a success)."""
+    from torchcodec._internally_replaced_utils import load_core_libraries
+
+    load_core_libraries()
+
+
 def _torchcodec_frame_times(source: str | bytes) -> np.ndarray | None:
     """Every frame's presentation time from the first, from a demux of the stream (no decode:
     a few milliseconds for thousands of frames); ``None`` where the packets do not say, so the

@@ -107,7 +107,11 @@ def model_path_absent(tmp_path, saved):
 
 def model_id_offline(tmp_path, saved):
     argv = score_argv("nobody/no-such-model", saved, tmp_path / "o")
-    return argv, r"We couldn't connect to 'https://huggingface\.co' .* offline mode.*"
+    return argv, (
+        r"--model 'nobody/no-such-model' is no local folder and no model in the Hugging Face "
+        r"cache \(.*\), and HF_HUB_OFFLINE=1 downloads nothing: pass an existing model folder, "
+        r"check the Hub id, or run once with network access \(unset HF_HUB_OFFLINE\) .*"
+    )
 
 
 def dataset_absent(tmp_path, saved):
