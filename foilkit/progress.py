@@ -5,10 +5,14 @@ A base module (it imports nothing of foilkit), so builders, scorers and commands
 
 from __future__ import annotations
 
+import io
+import logging
+import re
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
+from typing import TextIO
 
 
 def interactive() -> bool:
@@ -113,6 +117,93 @@ def quiet_libraries(verbosity: str = "info") -> Iterator[None]:
                 os.environ[name] = value
         for logger, level in zip(loggers, levels, strict=True):
             logger.setLevel(level)
+
+
+#: What the libraries print or log that says nothing to a foilkit user and that foilkit's own
+#: messages do not replace: notes about the libraries' own code, not the user's model or data.
+#: Dropped by :func:`library_noise_dropped`, where foilkit loads a model or lists the families.
+LIBRARY_NOISE = (
+    # transformers' docstring check, printed (stdout) each time PE-Video's model is built
+    re.compile(r"^\[ERROR\] `\w+` is part of .*, but not documented"),
+    # transformers' note to processor authors (PE-Video's processor)
+    re.compile(r"defines `video_processor_class = .*`, which is deprecated"),
+)
+
+#: What the libraries log while ``foilkit models`` builds each family's tiny twin's config to
+#: list it: the twins' own settings (token ids beyond a tiny vocabulary, no RoPE parameters).
+TWIN_CONFIG_NOISE = (
+    re.compile(r"^Model config: \w+ must be `None` or an integer within the vocabulary"),
+    re.compile(r"^`standardize_rope_params` was called but no RoPE parameters were found"),
+)
+
+
+class _NoiseFilter(logging.Filter):
+    def __init__(self, patterns: Sequence[re.Pattern[str]]) -> None:
+        super().__init__()
+        self.patterns = patterns
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        return not any(pattern.search(message) for pattern in self.patterns)
+
+
+class _NoiseDroppingStream(io.TextIOBase):
+    """A text stream passing every line to ``stream`` but those ``patterns`` match (kept whole
+    until their newline, so a line printed in parts is judged whole)."""
+
+    def __init__(self, stream: TextIO, patterns: Sequence[re.Pattern[str]]) -> None:
+        self.stream, self.patterns, self.pending = stream, patterns, ""
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + text).split("\n")
+        for line in lines:
+            self._pass(line + "\n")
+        return len(text)
+
+    def _pass(self, text: str) -> None:
+        if not any(pattern.search(text) for pattern in self.patterns):
+            self.stream.write(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            self._pass(self.pending)
+            self.pending = ""
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return self.stream.isatty()
+
+    def fileno(self) -> int:
+        return self.stream.fileno()
+
+
+@contextmanager
+def library_noise_dropped(patterns: Sequence[re.Pattern[str]] = LIBRARY_NOISE) -> Iterator[None]:
+    """Drop the libraries' messages that ``patterns`` match (:data:`LIBRARY_NOISE`) for the
+    block: those logged through ``transformers``' loggers, and those printed to stdout or
+    stderr. Every other message passes, and everything is as before after the block: the
+    user sees foilkit's messages and the libraries' warnings that concern their model or data,
+    not notes about the libraries' own code."""
+    try:  # its handler, which writes to the stderr of when it was made
+        from transformers.utils import logging as transformers_logging
+
+        handlers = list(transformers_logging._get_library_root_logger().handlers)
+    except ImportError:
+        handlers = []
+    noise = _NoiseFilter(patterns)
+    for handler in handlers:
+        handler.addFilter(noise)
+    streams = sys.stdout, sys.stderr
+    sys.stdout = _NoiseDroppingStream(streams[0], patterns)  # type: ignore[assignment]
+    sys.stderr = _NoiseDroppingStream(streams[1], patterns)  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            stream.flush()
+        sys.stdout, sys.stderr = streams
+        for handler in handlers:
+            handler.removeFilter(noise)
 
 
 def format_seconds(seconds: float) -> str:

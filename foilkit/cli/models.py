@@ -27,10 +27,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from foilkit.progress import LIBRARY_NOISE, TWIN_CONFIG_NOISE, library_noise_dropped
     from foilkit.synthetic.models.families import as_json, counts, families
     from foilkit.synthetic.models.families import note as family_note
 
-    rows = families()
+    with library_noise_dropped((*LIBRARY_NOISE, *TWIN_CONFIG_NOISE)):  # the twins' configs' notes
+        rows = families()
     tally = counts(rows)
     if args.status is not None:
         rows = [row for row in rows if row.status == args.status]

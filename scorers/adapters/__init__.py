@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
+from foilkit.progress import library_noise_dropped
 from foilkit.registry import Lazy, Registry
 from foilkit.scorers.adapters.base import (
     Adapter,
@@ -166,15 +167,16 @@ def load_adapter(
     cls = adapter_class(
         model_id, adapter=adapter, revision=revision, trust_remote_code=trust_remote_code
     )
-    return cls(
-        model_id,
-        revision=revision,
-        dtype=resolve_dtype(dtype, device),
-        device=device,
-        trust_remote_code=trust_remote_code,
-        placement=placement,
-        **options,
-    )
+    with library_noise_dropped():  # notes about transformers' own code, not the model
+        return cls(
+            model_id,
+            revision=revision,
+            dtype=resolve_dtype(dtype, device),
+            device=device,
+            trust_remote_code=trust_remote_code,
+            placement=placement,
+            **options,
+        )
 
 
 __all__ = [

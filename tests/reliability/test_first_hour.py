@@ -6,6 +6,9 @@ without FFmpeg told to pass ``--decoder pyav``."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -375,3 +378,70 @@ def test_without_ffmpeg_decoder_pyav_scores_every_row(
     results = json.loads((out / "results.json").read_text())
     coverage = results["configs"]["order"]["coverage"]
     assert coverage["failed"] == 0 and coverage["scored"] == results["configs"]["order"]["num_rows"]
+
+
+# --- library noise: foilkit's messages only ----------------------------------------------------
+
+
+def _python(code: str) -> subprocess.CompletedProcess:
+    """``code`` run by this Python with this process's import path, in a fresh process (the
+    libraries print some notes once per process)."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    return subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+
+
+def test_a_pe_video_model_loads_without_transformers_notes_about_its_own_code():
+    from foilkit.synthetic.models import TINY_MODELS, tiny_model_path
+
+    if TINY_MODELS["pe-video"].missing():
+        pytest.skip(f"the pe-video model needs {', '.join(TINY_MODELS['pe-video'].missing())}")
+    path = tiny_model_path("pe-video")
+    done = _python(
+        "from foilkit.scorers.adapters import load_adapter\n"
+        f"adapter = load_adapter({str(path)!r}, device='cpu')\n"
+        "print('loaded', adapter.name)"
+    )
+    shown = done.stdout + done.stderr
+    assert "loaded pe-video" in done.stdout
+    assert "but not documented" not in shown and "[ERROR]" not in shown
+    assert "video_processor_class" not in shown
+
+
+def test_models_prints_the_table_and_no_library_warning():
+    done = _python("from foilkit.cli import main; raise SystemExit(main(['models']))")
+    assert done.stderr == ""
+    lines = done.stdout.splitlines()
+    assert lines[0].split()[:2] == ["model_type", "adapter"] and "families:" in lines[-1]
+    assert not any(line.startswith("[transformers]") for line in lines)
+
+
+def test_noise_is_dropped_only_inside_the_block_and_only_the_noise(capfd):
+    import io
+    import logging
+
+    from transformers.utils import logging as transformers_logging
+
+    from foilkit.progress import library_noise_dropped
+
+    logged = io.StringIO()  # a handler of transformers' own, as its default one writes stderr
+    handler = logging.StreamHandler(logged)
+    transformers_logging._get_library_root_logger().addHandler(handler)
+    logger = transformers_logging.get_logger("transformers.models.pe_video")
+    noise = "`P` defines `video_processor_class = 'V'`, which is deprecated. Register it."
+    with library_noise_dropped():
+        print("[ERROR] `padding_mask_videos` is part of M.f's signature, but not documented. Add")
+        print("foilkit: a message of its own")
+        logger.warning(noise)
+        logger.warning("Some weights of M were not initialized from the model checkpoint")
+    print("[ERROR] `x` is part of M.f's signature, but not documented. After the block.")
+    logger.warning(noise)
+    out, err = capfd.readouterr()
+    assert out == (
+        "foilkit: a message of its own\n"
+        "[ERROR] `x` is part of M.f's signature, but not documented. After the block.\n"
+    )
+    transformers_logging._get_library_root_logger().removeHandler(handler)
+    shown = logged.getvalue()
+    assert "Some weights of M were not initialized" in shown and shown.count("deprecated") == 1
