@@ -176,6 +176,17 @@ class _NoiseDroppingStream(io.TextIOBase):
     def fileno(self) -> int:
         return self.stream.fileno()
 
+    @property
+    def encoding(self) -> str:  # type: ignore[override]
+        return self.stream.encoding
+
+    @property
+    def errors(self) -> str | None:  # type: ignore[override]
+        return self.stream.errors
+
+    def __getattr__(self, name: str):  # what else a library asks of the stream (``buffer``)
+        return getattr(self.stream, name)
+
 
 @contextmanager
 def library_noise_dropped(patterns: Sequence[re.Pattern[str]] = LIBRARY_NOISE) -> Iterator[None]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from foilkit.cli.options import add_bootstrap
+from foilkit.cli.options import add_bootstrap, positive_int
 from foilkit.demo import DEMO_CONTROLS, DEMO_MODELS, run_demo
 from foilkit.errors import check_extras
 from foilkit.report import headline
@@ -26,7 +26,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--num-frames",
         "--frames",
         dest="num_frames",
-        type=int,
+        type=positive_int,
         default=8,
         help="frames per video (default: %(default)s)",
     )
