@@ -22,7 +22,14 @@ from typing import Any
 
 import numpy as np
 
-from foilkit.errors import UserError, check_local_path, check_offline_model, one_line
+from foilkit.errors import (
+    MissingExtra,
+    UserError,
+    check_local_path,
+    check_offline_model,
+    missing_modules,
+    one_line,
+)
 from foilkit.files import atomic_write, naming_full_disk
 from foilkit.folders import SCORES, check_folder, claim_folder
 from foilkit.progress import library_progress_bars
@@ -935,6 +942,12 @@ def check_inputs(
     ``evaluate`` passes its roots on either way)."""
     if options.out_dir is not None:  # whether foilkit may write there: read only, first
         check_folder(Path(options.out_dir), SCORES)
+    for flag, given in (
+        ("--backend openai", options.backend == "openai"),
+        ("--judge-model", options.judge_model),
+    ):
+        if given and missing_modules("served"):  # the openai client: foilkit[served]
+            raise MissingExtra(flag, "served")
     data = load_scoring_dataset(dataset, config, options.split)
     _check_resumed_dataset(options, data)
     if options.backend == "openai":  # a served video LLM: no config to read here

@@ -100,3 +100,25 @@ def test_the_demo_without_its_extra_names_it_in_one_line_and_writes_nothing(
     err = capsys.readouterr().err.strip()
     assert err == "foilkit demo needs the demo extra: pip install 'foilkit[demo]'"
     assert not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["--backend", "openai", "--base-url", "http://127.0.0.1:9/v1"], "--backend openai"),
+        (["--mode", "generate", "--judge-model", "gpt-4o-mini"], "--judge-model"),
+    ],
+)
+def test_a_served_model_or_judge_without_openai_names_the_served_extra(
+    flags, named, without, tmp_path, capsys
+):
+    from foilkit.demo import write_demo_benchmark
+
+    benchmark = write_demo_benchmark(tmp_path / "benchmark")
+    without("openai")
+    argv = ["score", "--model", "served-vlm", "--dataset", str(benchmark), "--config", "order"]
+    assert main([*argv, "--out", str(tmp_path / "out"), *flags]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"{named} needs the served extra: pip install 'foilkit[served]'"
+    )
+    assert not (tmp_path / "out").exists()
