@@ -196,27 +196,40 @@ def hub_cache() -> Path:
 
 def check_offline_model(model: str) -> None:
     """Before a model loads (``score``, ``evaluate``, before any dataset is built or read):
-    raise :class:`UserError` when the Hub is offline (``HF_HUB_OFFLINE=1``) and ``model`` is
-    neither a local folder nor a model in the Hub cache: one line naming the model, the setting
-    and the fixes, where the libraries would retry and end in "couldn't connect to
-    huggingface.co" without naming it. A value whose first part is a local folder (``tiny/clip``
-    beside ``./tiny``) is named as the relative path it likely is."""
-    setting = offline_setting()
-    if setting is None or looks_like_path(model) or Path(model).expanduser().exists():
+    raise :class:`UserError` when ``model`` is neither a local folder nor a model in the Hub
+    cache and either the Hub is offline (``HF_HUB_OFFLINE=1``) or its first part is a local
+    folder of models (``tiny/clip`` beside ``./tiny`` holding model folders: a relative path
+    mistyped, not a Hub id): one line naming the model, the setting and the fixes, where the
+    libraries would retry and end in "couldn't connect to huggingface.co" without naming it."""
+    if looks_like_path(model) or Path(model).expanduser().exists():
         return
     snapshots = hub_cache() / f"models--{model.replace('/', '--')}" / "snapshots"
     if snapshots.is_dir() and any(snapshots.iterdir()):
         return
-    parent = model.split("/")[0]
-    hint = ""
-    if "/" in model and Path(parent).is_dir():
-        hint = f" ./{parent} is a local folder, but it has no {model.split('/', 1)[1]!r};"
-    raise UserError(
-        f"--model {model!r} is no local folder and no model in the Hugging Face cache "
-        f"({hub_cache()}), and {setting} downloads nothing:{hint} pass an existing model folder, "
-        f"check the Hub id, or run once with network access (unset {setting.split('=')[0]}) to "
-        "download it"
-    )
+    setting = offline_setting()
+    owner, _, name = model.partition("/")
+    local = name and Path(owner).is_dir()
+    hint = f" ./{owner} is a local folder, but it has no {name!r};" if local else ""
+    if setting is not None:
+        raise UserError(
+            f"--model {model!r} is no local folder and no model in the Hugging Face cache "
+            f"({hub_cache()}), and {setting} downloads nothing:{hint} pass an existing model "
+            f"folder, check the Hub id, or run once with network access (unset "
+            f"{setting.split('=')[0]}) to download it"
+        )
+    if local and any((folder / "config.json").is_file() for folder in Path(owner).iterdir()):
+        raise UserError(
+            f"--model {model!r}: ./{owner} is a folder of local models, but it has no "
+            f"{name!r} (it holds {', '.join(_model_folders(Path(owner)))}): pass one of them "
+            f"as ./{owner}/NAME; to download the Hub model {model!r} instead, run from another "
+            "folder"
+        )
+
+
+def _model_folders(folder: Path, shown: int = 5) -> list[str]:
+    """The first ``shown`` model folders (holding a ``config.json``) in ``folder``, by name."""
+    names = sorted(entry.name for entry in folder.iterdir() if (entry / "config.json").is_file())
+    return names[:shown] + ([f"and {len(names) - shown} more"] if len(names) > shown else [])
 
 
 def looks_like_path(value: str) -> bool:

@@ -245,6 +245,27 @@ def test_a_cached_or_online_model_passes_the_offline_check(empty_hub_cache, monk
         check_offline_model("openai/clip-vit-base-patch33")
 
 
+def test_online_a_mistyped_relative_path_to_a_folder_of_models_is_one_line(
+    empty_hub_cache, benchmark, tmp_path, monkeypatch, capsys
+):
+    def refuse(*args, **kwargs):
+        raise AssertionError("the Hub was asked for a mistyped relative path")
+
+    monkeypatch.setattr("foilkit.scorers.api.adapter_class", refuse)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
+    (tmp_path / "tiny" / "clip-cb7e432edd3a").mkdir()
+    (tmp_path / "tiny" / "clip-cb7e432edd3a" / "config.json").write_text("{}")
+    argv = ["score", "--model", "tiny/clip", "--dataset", str(benchmark), "--config", "order"]
+    argv += ["--out", "run"]
+    assert main(argv) == 2
+    assert _one_line(capsys) == (
+        "foilkit score: error: --model 'tiny/clip': ./tiny is a folder of local models, but it "
+        "has no 'clip' (it holds clip-cb7e432edd3a): pass one of them as ./tiny/NAME; to "
+        "download the Hub model 'tiny/clip' instead, run from another folder"
+    )
+
+
 # --- a failed start leaves nothing that blocks its rerun ---------------------------------------
 
 
