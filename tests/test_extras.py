@@ -115,6 +115,7 @@ def test_a_served_model_or_judge_without_openai_names_the_served_extra(
     from foilkit.demo import write_demo_benchmark
 
     benchmark = write_demo_benchmark(tmp_path / "benchmark")
+    capsys.readouterr()  # the writing's own output
     without("openai")
     argv = ["score", "--model", "served-vlm", "--dataset", str(benchmark), "--config", "order"]
     assert main([*argv, "--out", str(tmp_path / "out"), *flags]) == 2
