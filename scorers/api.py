@@ -844,14 +844,17 @@ def _check_resumed_dataset(options: ScoreOptions, data: Any) -> None:
 
 def _out_dir_lock(options: ScoreOptions) -> AbstractContextManager[None]:
     """Claim the output folder (new, empty or foilkit's own: :mod:`foilkit.folders`; checked on
-    every process) and hold its lock in the main process for the whole run (see ``lock``)."""
+    every process) and hold its lock in the main process for the whole run (see ``lock``). A
+    dead run's lock is taken over with ``resume``, or when that run scored no row (killed
+    before its first batch): nothing of it is there to continue."""
     if options.out_dir is None:
         return nullcontext()
     out_dir = Path(options.out_dir)
     check_folder(out_dir, SCORES)
     if not process_state().is_main_process:
         return nullcontext()
-    return run_lock(claim_folder(out_dir, SCORES), resume=options.resume)
+    nothing = not ResultStore(out_dir).load()
+    return run_lock(claim_folder(out_dir, SCORES), resume=options.resume or nothing)
 
 
 def _placement(options: ScoreOptions, state: Any) -> Placement | None:

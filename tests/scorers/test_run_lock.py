@@ -70,10 +70,19 @@ def test_a_lock_from_another_host_is_never_taken_over(run, tmp_path):
 
 
 def test_a_dead_runs_lock_needs_resume_then_is_taken_over(run, tmp_path):
+    run(tmp_path / "run")  # its rows are there to continue (issue 40: only then is it kept)
     _write_lock(tmp_path / "run", _dead_pid())
     with pytest.raises(RunLockedError, match="interrupted .* pass resume=True"):
         run(tmp_path / "run")
     result = run(tmp_path / "run", resume=True)
+    assert result.num_rows == 9 and not (tmp_path / "run" / LOCK_FILE).exists()
+
+
+def test_a_dead_runs_lock_that_scored_no_row_blocks_nothing(run, tmp_path):
+    """A run killed before its first batch left its lock and nothing to continue (issue 40):
+    the same command, without resume, takes the folder."""
+    _write_lock(tmp_path / "run", _dead_pid())
+    result = run(tmp_path / "run")
     assert result.num_rows == 9 and not (tmp_path / "run" / LOCK_FILE).exists()
 
 
