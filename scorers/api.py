@@ -837,6 +837,8 @@ def _check_resumed_dataset(options: ScoreOptions, data: Any) -> None:
     record = None if options.out_dir is None else Path(options.out_dir) / "run.json"
     if not options.resume or record is None or not record.is_file():
         return
+    if _scored_nothing(Path(options.out_dir), record):  # nothing to mix: it starts over
+        return
     before = json.loads(record.read_text()).get("identity", {}).get("dataset")
     if before is not None:
         _check_dataset(Path(options.out_dir), before, dataset_fingerprint(data))
