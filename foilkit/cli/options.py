@@ -198,10 +198,15 @@ def coverage_status(
         + (f"; {c.left_out()}" if c.left_out() else "")
         for name, c in low.items()
     )
+    # A row --on-missing skip dropped at build comes back as a new row once its video is there:
+    # another dataset, which --resume refuses (foilkit.run); the other rows' faults it retries.
+    if any(c.dropped_missing_video for c in low.values()):
+        fix = "add the missing videos and rerun with --overwrite"
+    else:
+        fix = "fix the inputs and rerun with --resume"
     print(
         f"foilkit {command}: incomplete: {parts}; below --min-coverage {minimum:g}, so this is no "
-        f"result (everything is written to {where}; fix the inputs and rerun with --resume, or "
-        f"pass --min-coverage 0 to accept it)",
+        f"result (everything is written to {where}; {fix}, or pass --min-coverage 0 to accept it)",
         file=sys.stderr,
     )
     return LOW_COVERAGE_EXIT

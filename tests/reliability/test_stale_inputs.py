@@ -250,8 +250,9 @@ def test_evaluate_resumes_a_built_benchmark_whose_video_arrived(
     """Built from its annotations with ``--on-missing keep``, a row without its video fails;
     the video added, ``--resume`` scores it (the build's ``video`` column changed from nothing
     to the file: an input fixed, not another dataset) and keeps the other row's line. With
-    ``skip`` the row was dropped: it comes back as a new row of another dataset, and the
-    resume is refused, naming the change and the fix."""
+    ``skip`` the row was dropped: the advice says ``--overwrite``, not ``--resume``, and
+    rightly: it comes back as a new row of another dataset, and the resume is refused,
+    naming the change and the fix."""
     from foilkit.builders import build
 
     text_only = build(
@@ -269,13 +270,19 @@ def test_evaluate_resumes_a_built_benchmark_whose_video_arrived(
     argv += ["--out", str(tmp_path / "run"), *QUIET]
     scores = tmp_path / "run" / "scoring" / "direction" / "scores.jsonl"
     if on_missing == "skip":
-        assert main(argv) == 0, capsys.readouterr().err  # the rows with a video: all scored
+        assert main(argv) == 3  # 1 of the 2 rows selected scored, the other dropped at build
+        advice = capsys.readouterr().err
+        assert "1 dropped at build (video missing)" in advice
+        assert "add the missing videos and rerun with --overwrite" in advice
+        assert "--resume" not in advice
         written = scores.read_bytes()
         write_video(root / second, SyntheticScene(), num_frames=12)
         capsys.readouterr()
         assert main([*argv, "--resume"]) == 2
         (line,) = capsys.readouterr().err.strip().splitlines()
-        assert "its dataset changed since the run started (other values in 'id'" in line
+        assert (
+            "its dataset changed since the run started (2 rows, was 1; other values in 'id'" in line
+        )
         assert "--out" in line and scores.read_bytes() == written
         return
     assert main(argv) == 3, capsys.readouterr().err  # 1 of 2 rows scored
