@@ -192,6 +192,7 @@ def evaluate(
         command_line: the command that asked for the run, recorded in ``results.json``
             (default: this process's ``sys.argv``).
     """
+    from foilkit.scorers.adapters import reads_hub_model
     from foilkit.scorers.api import ScoreOptions, check_inputs
     from foilkit.scorers.distributed import process_state
     from foilkit.scorers.record import now
@@ -211,8 +212,8 @@ def evaluate(
             f"{folder.root} already holds an evaluation; pass overwrite=True (--overwrite) "
             "or resume=True (--resume), or choose another out_dir"
         )
-    if options.backend == "local":  # an offline Hub id not in the cache: before any build
-        check_offline_model(model)
+    if options.backend == "local" and reads_hub_model(options.adapter):
+        check_offline_model(model)  # an offline Hub id not in the cache: before any build
     # every config's rows (those --limit selects) and the inputs of its scoring, each checked
     # once, before the run folder or a model
     splits = {

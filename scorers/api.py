@@ -41,6 +41,7 @@ from foilkit.scorers.adapters import (
     adapter_class,
     dtype_problem,
     load_adapter,
+    reads_hub_model,
     resolve_dtype,
 )
 from foilkit.scorers.cache import EmbeddingCache, default_cache_dir
@@ -961,7 +962,8 @@ def check_inputs(
         server_backend(options).check_key()  # its settings and key, before any work
         family: type[Adapter] = ServedVideoLLM
     else:
-        check_offline_model(model)  # one line, where the libraries would retry and not name it
+        if reads_hub_model(options.adapter):  # one line, where the libraries would retry
+            check_offline_model(model)
         family = adapter_class(
             model,
             adapter=options.adapter,

@@ -10,8 +10,8 @@
                         base
     scorers             base only
     metrics             nothing of foilkit (each folder is a self-contained evaluate module)
-    base                foilkit._version, errors, files, folders, progress, registry, video_paths:
-                        base only
+    base                foilkit._version, errors, files, folders, progress, registry, selection,
+                        video_paths: base only
 
 and across packages only public modules: ``foilkit.metrics._common`` is the metrics package's
 own business; another package goes through ``foilkit.metrics``.
@@ -44,6 +44,7 @@ BASE = {
     "foilkit.folders",
     "foilkit.progress",
     "foilkit.registry",
+    "foilkit.selection",  # --limit's rows: the builders select them, the run records them
     "foilkit.video_paths",
 }
 

@@ -13,7 +13,7 @@ import argparse
 from types import ModuleType
 
 from foilkit.cli import registered_parser
-from foilkit.errors import MissingExtra, missing_extra
+from foilkit.errors import MissingExtra, missing_extra, missing_modules
 from foilkit.registry import Registry
 
 #: The pipelines: name -> the module implementing it (imported when it runs), summary.
@@ -62,13 +62,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the chosen pipeline; a module of an optional extra that is not installed (spaCy,
-    sentence-transformers, openai: :data:`foilkit.errors.EXTRA_MODULES`) ends it with
-    :class:`foilkit.errors.MissingExtra`, the one line naming the extra to install."""
+    """Run the chosen pipeline; without the generation extra (spaCy, sentence-transformers,
+    openai: :data:`foilkit.errors.EXTRA_MODULES`) it ends, before the pipeline writes anything,
+    with :class:`foilkit.errors.MissingExtra`, the one line naming the extra to install."""
     name = args.pipeline
     try:
         module, parser = registered_parser(PIPELINES, name, f"foilkit generate {name}")
-        return int(module.run(parser.parse_args(args.arguments)) or 0)
+        parsed = parser.parse_args(args.arguments)  # --help reads without the extra
+        if missing_modules("generation"):  # before the pipeline claims its output: none made
+            raise MissingExtra(f"foilkit generate {name}", "generation")
+        return int(module.run(parsed) or 0)
     except ModuleNotFoundError as error:
         extra = missing_extra(error)
         if extra is None:

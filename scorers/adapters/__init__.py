@@ -108,6 +108,13 @@ def list_adapters() -> list[str]:
     return list(ADAPTERS.names())
 
 
+def reads_hub_model(adapter: str | None) -> bool:
+    """Whether the model id goes to transformers' ``from_pretrained`` (the Hub or its cache):
+    when foilkit chooses the adapter from the model's config or one of foilkit's own is named
+    (:data:`BUILT_IN`); an adapter registered outside foilkit reads its model id its own way."""
+    return adapter is None or adapter in BUILT_IN
+
+
 def matching_order() -> list[str]:
     """The order adapters are asked to claim a model: those registered outside foilkit first,
     then foilkit's own (:data:`BUILT_IN`)."""

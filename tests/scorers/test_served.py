@@ -490,12 +490,14 @@ def test_a_served_run_recorded_as_float32_before_resumes(tmp_path):
 
     identity = {"model": "served-video-llm", "dtype": "not applicable (served)"}
     identity["max_decode_pixels"] = MAX_DECODE_PIXELS
-    (tmp_path / "run.json").write_text(json.dumps({"identity": {**identity, "dtype": "float32"}}))
-    _check_out_dir(tmp_path, identity, resume=True)
+
+    def record(dtype: str) -> str:  # a finished run's: one that scored nothing blocks nothing
+        return json.dumps({"identity": {**identity, "dtype": dtype}, "finished_at": "then"})
+
+    (tmp_path / "run.json").write_text(record("float32"))
+    assert _check_out_dir(tmp_path, identity, resume=True) is False  # resumed, not started over
+    (tmp_path / "run.json").write_text(record("float16"))
     with pytest.raises(ValueError, match="dtype was 'float16'"):
-        (tmp_path / "run.json").write_text(
-            json.dumps({"identity": {**identity, "dtype": "float16"}})
-        )
         _check_out_dir(tmp_path, identity, resume=True)
 
 
