@@ -373,6 +373,7 @@ def finetune(
         text_max_length,
         tokenize,
     )
+    from foilkit.scorers.engine import cores_beside_workers
     from foilkit.scorers.video import SamplingPolicy
     from foilkit.tracking import check_trackers, tracker_config
     from foilkit.tracking import tracking_dir as foilkit_tracking_dir
@@ -453,6 +454,7 @@ def finetune(
             {"params": base_params, "lr": opts.base_learning_rate},
         ],
         weight_decay=opts.weight_decay,
+        foreach=True,
     )
 
     def global_batches(epoch: int) -> list:
@@ -509,77 +511,86 @@ def finetune(
     clips_seen = 0
     accumulation = opts.gradient_accumulation_steps
     try:
-        for epoch in range(start_epoch, opts.epochs):
-            batches = global_batches(epoch)
-            shares = [process_share(batch, rank, processes) for batch in batches]
-            net.train()
-            lines = None
-            if progress is not False and not bars and accelerator.is_local_main_process:
-                print(
-                    f"finetune: epoch {epoch + 1}/{opts.epochs}: {len(batches)} batches",
-                    file=sys.stderr,
-                    flush=True,
-                )
-                interval = DEFAULT_LOG_INTERVAL if log_interval is None else log_interval
-                lines = ProgressLines(f"epoch {epoch + 1}", len(batches), "batches", interval)
-            bar = tqdm(
-                total=len(batches),
-                desc=f"epoch {epoch + 1}/{opts.epochs}",
-                unit="batch",
-                disable=not (bars and accelerator.is_local_main_process),
-                leave=False,
-            )
-            for index, (share, (pixels, rows, flips)) in enumerate(pipeline.iterate(shares)):
-                # the batches of one optimizer step: ``accumulation`` of them, the last step fewer
-                first = index - index % accumulation
-                in_step = min(accumulation, len(shares) - first)
-                steps_now = index + 1 == first + in_step
-                captions = [clip.caption for clip in share]
-                unique = list(dict.fromkeys(captions))
-                text_inputs = tokenize(tokenizer, unique, max_length, pad_to_limit).to(
-                    accelerator.device
-                )
-                syncing = contextlib.nullcontext() if steps_now else accelerator.no_sync(net)
-                with syncing:
-                    with accelerator.autocast():
-                        views, texts = net(
-                            pixels.to(accelerator.device), rows, flips, **text_inputs
-                        )
-                        scale = unwrapped.base.logit_scale.exp().clamp(max=100)
-                        loss = gathered_loss(
-                            views.float(), texts.float(), captions, scale, num_processes=processes
-                        )
-                    accelerator.backward(loss / in_step)
-                if steps_now:
-                    optimizer.step()
-                    scheduler.step()
-                    optimizer.zero_grad()
-                    optimizer_steps += 1
-                value = float(loss.detach())  # the global batch's loss: the same on every process
-                losses.append({"epoch": epoch + 1, "step": len(losses) + 1, "loss": value})
-                if trackers:
-                    accelerator.log(
-                        {"loss": value, "learning_rate": scheduler.get_last_lr()[0]},
-                        step=len(losses),
+        # the decoding workers keep cores of their own (as in scoring); on 2 cores a tiny model
+        # also trains faster on one thread
+        with cores_beside_workers(opts.workers):
+            for epoch in range(start_epoch, opts.epochs):
+                batches = global_batches(epoch)
+                shares = [process_share(batch, rank, processes) for batch in batches]
+                net.train()
+                lines = None
+                if progress is not False and not bars and accelerator.is_local_main_process:
+                    print(
+                        f"finetune: epoch {epoch + 1}/{opts.epochs}: {len(batches)} batches",
+                        file=sys.stderr,
+                        flush=True,
                     )
-                clips_seen += len(batches[index])
-                bar.set_postfix(loss=f"{value:.3f}")
-                bar.update()
-                if lines is not None:
-                    lines.update(1)
-            bar.close()
-            if (epoch + 1) % opts.checkpoint_every == 0 or epoch + 1 == opts.epochs:
-                _save_checkpoint(
-                    accelerator,
-                    unwrapped,
-                    processor,
-                    out,
-                    epoch + 1,
-                    losses,
-                    optimizer_steps,
-                    opts,
-                    scheduler,
+                    interval = DEFAULT_LOG_INTERVAL if log_interval is None else log_interval
+                    lines = ProgressLines(f"epoch {epoch + 1}", len(batches), "batches", interval)
+                bar = tqdm(
+                    total=len(batches),
+                    desc=f"epoch {epoch + 1}/{opts.epochs}",
+                    unit="batch",
+                    disable=not (bars and accelerator.is_local_main_process),
+                    leave=False,
                 )
+                for index, (share, (pixels, rows, flips)) in enumerate(pipeline.iterate(shares)):
+                    # one optimizer step: ``accumulation`` batches, the last step fewer
+                    first = index - index % accumulation
+                    in_step = min(accumulation, len(shares) - first)
+                    steps_now = index + 1 == first + in_step
+                    captions = [clip.caption for clip in share]
+                    unique = list(dict.fromkeys(captions))
+                    text_inputs = tokenize(tokenizer, unique, max_length, pad_to_limit).to(
+                        accelerator.device
+                    )
+                    syncing = contextlib.nullcontext() if steps_now else accelerator.no_sync(net)
+                    with syncing:
+                        with accelerator.autocast():
+                            views, texts = net(
+                                pixels.to(accelerator.device), rows, flips, **text_inputs
+                            )
+                            scale = unwrapped.base.logit_scale.exp().clamp(max=100)
+                            loss = gathered_loss(
+                                views.float(),
+                                texts.float(),
+                                captions,
+                                scale,
+                                num_processes=processes,
+                            )
+                        accelerator.backward(loss / in_step)
+                    if steps_now:
+                        optimizer.step()
+                        scheduler.step()
+                        optimizer.zero_grad()
+                        optimizer_steps += 1
+                    value = float(
+                        loss.detach()
+                    )  # the global batch's loss: the same on every process
+                    losses.append({"epoch": epoch + 1, "step": len(losses) + 1, "loss": value})
+                    if trackers:
+                        accelerator.log(
+                            {"loss": value, "learning_rate": scheduler.get_last_lr()[0]},
+                            step=len(losses),
+                        )
+                    clips_seen += len(batches[index])
+                    bar.set_postfix(loss=f"{value:.3f}")
+                    bar.update()
+                    if lines is not None:
+                        lines.update(1)
+                bar.close()
+                if (epoch + 1) % opts.checkpoint_every == 0 or epoch + 1 == opts.epochs:
+                    _save_checkpoint(
+                        accelerator,
+                        unwrapped,
+                        processor,
+                        out,
+                        epoch + 1,
+                        losses,
+                        optimizer_steps,
+                        opts,
+                        scheduler,
+                    )
     finally:
         pipeline.close()
     seconds = time.perf_counter() - started
