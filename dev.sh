@@ -231,7 +231,7 @@ case "${1:-}" in
     # the pinned stack (the import-layer contract is a test, tests/test_import_contract.py),
     # then the representative subset on the lowest supported versions.
     run_lint || exit 1
-    "$VENV/bin/python" -m pytest
+    "$VENV/bin/python" -m pytest --durations=30  # the slowest listed, to keep CI short
     run_lowest ;;
   test-lowest)
     shift; ensure_ffmpeg
