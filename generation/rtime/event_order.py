@@ -21,7 +21,14 @@ relation "a happens before b" read from the structure that says it:
 * an aspectual verb's complement happens when the verb does ("began to sing", "starts
   typing").
 
-Other clauses (purpose "to", participles, "while", relative clauses) set no order. The relation
+Other clauses (purpose "to", participles, "while", relative clauses) set no order. Where the
+small parser errs in known ways, the structure is read past it: a "then" / "later" orders the
+first event told after it, whichever verb the parser hung it on ("swaying, then smiling"); a
+past-tense verb parsed as a modifier inside the main verb's subject ("A man wearing sunglasses
+smiled at the camera, then lifted his head") is told before the main verb; a plural "noun"
+heading a clausal complement is a verb ("First a girl switches on the TV; later ..."); and an
+event told with the caption's verb but without its particle ("wrote" / "wrote down") is the
+caption's event. The relation
 is closed transitively. A rewrite *reverses* its caption when some pair of events the two share
 is ordered one way in the caption and only the other way in the rewrite. Events are shared by
 key (each key once in each text), else by verb where one text tells a verb twice ("locked it
@@ -99,6 +106,7 @@ class EventOrder:
         Events are matched by key ("put:box"), else by verb alone where one text tells a verb
         twice and the other once ("locked it and locked the suitcase" / "locked the
         suitcase"): there, a before b when every telling of a comes before every b."""
+        rewrite = rewrite.renamed(_same_lemma(self, rewrite))
         found = _reversed(self.events, self.before, rewrite.events, rewrite.before)
         by_verb = _reversed(*_by_verb(self), *_by_verb(rewrite))
         return sorted(set(found) | {pair for pair in by_verb if pair not in found})
@@ -120,6 +128,27 @@ def _reversed(
 
 def _verb(key: str) -> str:
     return key.partition(":")[0]
+
+
+def _lemma(key: str) -> str:
+    """A key's verb without its particle ("write_down:paper" -> "write")."""
+    return _verb(key).partition("_")[0]
+
+
+def _same_lemma(caption: EventOrder, rewrite: EventOrder) -> dict[str, str]:
+    """The rewrite's events told with the caption's verb but another particle or none ("wrote
+    on paper" / "wrote down on paper"), named as the caption's: only where each text tells
+    that verb once and neither tells the other's event."""
+    caption_left, rewrite_left = unmatched(caption, rewrite)
+    lemmas = [_lemma(key) for key in caption.events]
+    other = [_lemma(key) for key in rewrite.events]
+    names = {}
+    for i in rewrite_left:
+        lemma = other[i]
+        matches = [j for j in caption_left if lemmas[j] == lemma]
+        if len(matches) == 1 and lemmas.count(lemma) == 1 and other.count(lemma) == 1:
+            names[rewrite.events[i]] = caption.events[matches[0]]
+    return names
 
 
 def _by_verb(order: EventOrder) -> tuple[tuple[str, ...], frozenset[tuple[str, str]]]:
@@ -173,8 +202,37 @@ def _phrase(event: Token) -> str:
 
 
 def _is_event(token: Token) -> bool:
-    """A clause's verb, or a sentence's root whatever its part of speech ("is excited")."""
-    return token.dep_ == "ROOT" or (token.pos_ == "VERB" and token.dep_ in _CLAUSE_DEPS)
+    """A clause's verb, or a sentence's root whatever its part of speech ("is excited"), or a
+    verb the tagger took for a plural noun heading a clause ("First a girl *switches* on the
+    TV; later she walks over": a noun is never a clausal complement)."""
+    return (
+        token.dep_ == "ROOT"
+        or (token.pos_ == "VERB" and token.dep_ in _CLAUSE_DEPS)
+        or (token.tag_ == "NNS" and token.dep_ == "ccomp")
+        or _told_in_subject(token)
+    )
+
+
+def _told_in_subject(token: Token) -> bool:
+    """A past-tense verb the parser hung inside the main verb's subject as a modifier ("A man
+    wearing sunglasses *smiled* at the camera, then lifted his head"; "a man *put* on his
+    glasses and took off his hat, took out his pen"): an event told before the main verb. A
+    true past participle there ("a man seated on a bench waves") is then an event too, which
+    orders nothing a rewrite tells differently; an "-ing" participle ("wearing") is not."""
+    if token.pos_ != "VERB" or token.tag_ not in ("VBD", "VBN"):
+        return False
+    if token.dep_ == "conj":
+        return _told_in_subject(token.head)
+    if token.dep_ not in ("acl", "relcl") or any(
+        c.dep_ in ("nsubj", "mark") for c in token.children
+    ):
+        return False
+    head = token.head
+    while head.dep_ != "ROOT" and head.head.i != head.i:
+        if head.dep_ in ("nsubj", "nsubjpass"):
+            return head.head.i > token.i
+        head = head.head
+    return False
 
 
 def _anaphoric(verb: Token) -> str | None:
@@ -188,9 +246,21 @@ def _anaphoric(verb: Token) -> str | None:
                 return "later"
             if prep.lower_ in BEFORE_MARKERS:
                 return "earlier"
-    if any(c.dep_ == "advmod" and c.lower_ in LATER_ADVERBS for c in verb.children):
-        return "later"
     return None
+
+
+def _later_events(doc: Doc, events: Sequence[Token]) -> set[int]:
+    """The events a "then" / "later" / "finally" puts after what was told before them: the
+    first event after the adverb in its sentence, wherever the parser hung it ("lying on a
+    chair, swaying, then smiling": "then" is often parsed as a modifier of "swaying"), else
+    the verb it modifies."""
+    found = set()
+    for adverb in doc:
+        if adverb.dep_ != "advmod" or adverb.lower_ not in LATER_ADVERBS:
+            continue
+        after = [e for e in events if adverb.i < e.i < adverb.sent.end]
+        found.add(after[0].i if after else adverb.head.i)
+    return found
 
 
 def _marker(verb: Token) -> str | None:
@@ -216,6 +286,8 @@ def _main_line(token: Token) -> bool:
     """Whether a token's path to its sentence's root runs through coordinated or juxtaposed
     clauses only: an event of the story's main line, told in order."""
     while token.dep_ != "ROOT":
+        if _told_in_subject(token):
+            return True
         if token.dep_ not in _MAIN_LINE_DEPS:
             return False
         token = token.head
@@ -298,6 +370,7 @@ def event_order(doc: Doc) -> EventOrder:
     roots = [sent.root for sent in doc.sents]
     edges.update((a.i, b.i) for a, b in zip(roots, roots[1:]))
     main_line = [token for token in events if _main_line(token)]
+    later = _later_events(doc, events)
     for sentence in doc.sents:
         told = [t for t in main_line if sentence.start <= t.i < sentence.end]
         edges.update((a.i, b.i) for a, b in zip(told, told[1:]))
@@ -307,6 +380,8 @@ def event_order(doc: Doc) -> EventOrder:
         if not any(_marker(c) in _UNORDERED_MARKERS for c in conjuncts):
             edges.update((a.i, b.i) for a, b in zip(chain, chain[1:]))
         anaphoric = _anaphoric(verb) if verb.dep_ in _MAIN_LINE_DEPS | {"relcl"} else None
+        if verb.i in later:
+            anaphoric = "later"
         if anaphoric is not None:
             told_before = [t for t in main_line if t.i < verb.i]
             if verb.dep_ == "relcl" and _is_event(verb.head):  # "A, after which B"
