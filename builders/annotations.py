@@ -73,6 +73,11 @@ class GitHubSource:
     def homepage(self) -> str:
         return f"https://github.com/{self.repo}/tree/{self.commit}"
 
+    @property
+    def pin(self) -> str:
+        """``owner/name@commit`` with the commit short, as references cite it."""
+        return f"{self.repo}@{self.commit[:7]}"
+
 
 @dataclass(frozen=True)
 class HubSource:

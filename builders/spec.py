@@ -28,6 +28,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from foilkit.answers import AnswerParser, JudgeProtocol
+from foilkit.protocol import Protocol
+
 if TYPE_CHECKING:
     from foilkit.builders.base import FoilkitBuilder
 
@@ -90,6 +93,18 @@ class Benchmark:
             "strictly a test set"): ``foilkit finetune`` refuses it, quoting this. Empty: none.
         redistribution_forbidden: why an export of the benchmark must not be pushed to the Hub
             (TemporalBench's gated, research-only terms): pushing it is refused with this.
+        protocols: model family -> the paper protocol of the benchmark's own published code
+            (``builders/<name>/protocols.py``), which :mod:`foilkit.scorers.protocols` resolves;
+            a family missing scores with the uniform values, said so. None: the benchmark is
+            not a published one (the synthetic benchmark).
+        answer_parsers: the answer parser ``generate`` mode reads the benchmark's answers with
+            when neither its protocol nor ``--parser`` names one, by config (``None``: every
+            config): the rules of the benchmark's own rating script for the question its rows
+            ask.
+        parsers: the benchmark's answer parsers by name (``builders/<name>/answers.py``), which
+            ``--parser`` and the protocols name; :func:`foilkit.scorers.parsers.get_parser`
+            finds them through the registry.
+        judges: the official LLM judges of its answers, by the parser whose answers each reads.
     """
 
     name: str
@@ -108,6 +123,10 @@ class Benchmark:
     judged: Mapping[str, str] = field(default_factory=dict)
     tuning_forbidden: str = ""
     redistribution_forbidden: str = ""
+    protocols: Mapping[str, Protocol] = field(default_factory=dict)
+    answer_parsers: Mapping[str | None, str] = field(default_factory=dict)
+    parsers: Mapping[str, AnswerParser] = field(default_factory=dict)
+    judges: Mapping[str, JudgeProtocol] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         unknown = [

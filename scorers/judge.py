@@ -1,34 +1,23 @@
 """The LLM judge of generate mode: off by default, and only where the official protocol has one.
 
-Some benchmarks' own scoring asks an LLM about a video LLM's answer (the prompts and reply
-readers: :mod:`foilkit.scorers.judge_prompts`). With a judge configured (``--judge-model``, at
-``--judge-base-url`` with the key in ``--judge-api-key-env``), foilkit asks it exactly where the
-official code does, with the official prompt and decoding, and reads its reply as the official
-code does; every other answer stays with the rules (:mod:`foilkit.scorers.parsers`):
-
-===============================  ===================================================  ==========
-parser (benchmark)               the judge is asked                                   official
-===============================  ===================================================  ==========
-``tempcompass_multi_choice``,    answers the rules cannot match: "Correct" or         gpt-3.5-
-``tempcompass_yes_no``,          "Incorrect", given the question and its ground-truth turbo-1106
-``tempcompass_caption_matching`` answer; asked again (up to 11 times) while the reply
-                                 says neither, then rated 0
-``tempcompass_captioning``       every caption: it answers the video's multi-choice   gpt-3.5-
-                                 question from the caption; right when its answer's   turbo-1106
-                                 letter is the question's
-``vitatecs`` (lmms-eval)         answers the rules cannot match: "Correct" or         gpt-3.5-
-                                 "Incorrect" (lmms-eval's wording), as TempCompass    turbo-1106
-``tomato``                       answers ``pre_parser`` cannot read: the option       gpt-4o-mini
-                                 letter; asked again (up to 5 times) while the reply
-                                 is no option's letter
-===============================  ===================================================  ==========
+Some benchmarks' own scoring asks an LLM about a video LLM's answer: about the answers their
+rules cannot match ("Correct" or "Incorrect", given the question and its ground-truth answer;
+or the option letter), or about every answer (a caption, from which the judge answers the
+video's multi-choice question). Each such judge is a :class:`~foilkit.answers.JudgeProtocol`
+declared in its benchmark's folder (``builders/<name>/answers.py``: the official model, prompt,
+decoding, how many asks and how the reply is read), keyed by the answer parser whose answers
+it reads, and found through the registry (:func:`judge_protocol`). With a judge configured
+(``--judge-model``, at ``--judge-base-url`` with the key in ``--judge-api-key-env``), foilkit
+asks it exactly where the official code does, with the official prompt and decoding, and reads
+its reply as the official code does; every other answer stays with the rules
+(:mod:`foilkit.scorers.parsers`). The README lists them.
 
 (``yes_no`` is foilkit's own parser: no official judge.) A judged answer is recorded with the
 judge's last reply and its verdict (``correct``/``incorrect``, or the letter): one it rated
 correct chose the true text, one it rated incorrect chose none (outcome ``judged``, counted
 wrong as the official rating 0), one it named a letter for chose that option. An answer the
-judge could not settle either stays ``unparseable`` (counted wrong): where TOMATO then picks a
-random letter, foilkit does not guess.
+judge could not settle either stays ``unparseable`` (counted wrong): where an official script
+then picks a random letter, foilkit does not guess.
 
 Departures, recorded with every run: re-asks carry ``seed`` = the attempt (1, 2, ...), so that
 each is its own cached request and a rerun replays the same replies (the first ask's body is
@@ -52,37 +41,18 @@ environment variable the settings name when the first request is sent, and never
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from foilkit.scorers import judge_prompts as prompts
-from foilkit.scorers.parsers import JUDGED, UNPARSEABLE
+from foilkit.answers import JudgeCase, JudgeProtocol
+from foilkit.scorers.parsers import UNPARSEABLE, declared, parser_names
 from foilkit.scorers.retry import (
     MAX_REPLY_BYTES,
     REQUEST_TIMEOUT_S,
     check_key_variable,
     check_price,
 )
-
-#: The official judge's decoding (TempCompass ``get_llm_output``; lmms-eval's is the same).
-GPT35_DECODING = {"max_tokens": 128, "temperature": 1.0, "top_p": 1, "presence_penalty": 1}
-TEMPCOMPASS = "llyx97/TempCompass@e1b4631"
-TOMATO = "yale-nlp/TOMATO@fe2025f"
-LMMS_EVAL = "EvolvingLMMs-Lab/lmms-eval"
-
-
-@dataclass(frozen=True)
-class JudgeCase:
-    """One answer for the judge: its text, the option texts in the order the question showed
-    them, their labels, which of them is true, and (TempCompass) the question and ground-truth
-    answer the official judge is shown (``reference``)."""
-
-    answer: str
-    options: tuple[str, ...]
-    labels: tuple[str, ...]
-    true: int
-    reference: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -101,126 +71,15 @@ class Verdict:
     fault: tuple[str, str] | None = None
 
 
-#: reply, case -> (outcome, chosen position, verdict), or ``None``: ask again.
-Reader = Callable[[str, JudgeCase], tuple[str, int | None, str] | None]
-
-
-@dataclass(frozen=True)
-class JudgeProtocol:
-    """One official judge: who it was, how it is asked (``system`` turn, ``prompt`` builder,
-    ``decoding``), how many times at most (``max_asks``), and how its reply is read."""
-
-    name: str
-    model: str
-    reference: str
-    prompt: Callable[[JudgeCase], str]
-    read: Reader
-    system: str | None = None
-    decoding: Mapping[str, Any] = field(default_factory=dict)
-    max_asks: int = 1
-    every_answer: bool = False  # asked about every answer, not only those the rules miss
-
-    def messages(self, case: JudgeCase) -> tuple[dict[str, Any], ...]:
-        turns = [] if self.system is None else [{"role": "system", "content": self.system}]
-        return (*turns, {"role": "user", "content": self.prompt(case)})
-
-    def to_record(self) -> dict[str, Any]:
-        return {
-            "protocol": self.name,
-            "official_model": self.model,
-            "reference": self.reference,
-            "decoding": dict(self.decoding),
-            "max_asks": self.max_asks,
-            "asked_about": "every answer" if self.every_answer else "answers the rules miss",
-        }
-
-
-def _reference(case: JudgeCase) -> tuple[str, str]:
-    if case.reference is None:
-        raise ValueError(
-            "this judge is shown the question and its ground-truth answer, and the row has "
-            "none ('judge_question', 'judge_answer'): rebuild the dataset with this foilkit"
-        )
-    return case.reference
-
-
-def _correctness(reply: str, case: JudgeCase) -> tuple[str, int | None, str] | None:
-    rating = prompts.correctness_rating(reply)
-    if rating is None:
-        return None
-    return (JUDGED, case.true, "correct") if rating else (JUDGED, None, "incorrect")
-
-
-def _captioning(reply: str, case: JudgeCase) -> tuple[str, int | None, str] | None:
-    rating, answer, _ = prompts.captioning_rating(reply, _reference(case)[1])
-    if rating is None:  # an empty reply: the reference's rating -1, not asked again
-        return UNPARSEABLE, None, ""
-    return (JUDGED, case.true, "correct") if rating else (JUDGED, None, "incorrect")
-
-
-def _letter(reply: str, case: JudgeCase) -> tuple[str, int | None, str] | None:
-    letter = prompts.tomato_letter(reply, case.labels)
-    return None if letter is None else (JUDGED, case.labels.index(letter), letter)
-
-
-def _tempcompass(task: str) -> JudgeProtocol:
-    script = "eval_multi-choice.py" if task == "multi_choice" else f"eval_{task}.py"
-    return JudgeProtocol(
-        name=f"tempcompass_{task}",
-        model="gpt-3.5-turbo-1106",
-        reference=f"{TEMPCOMPASS} {script}, utils/eval_utils.py get_eval_result, "
-        "prompt_templates.py",
-        prompt=lambda case: prompts.tempcompass_correctness_prompt(
-            task, *_reference(case), case.answer
-        ),
-        read=_correctness,
-        system=prompts.QA_SYSTEM,
-        decoding=GPT35_DECODING,
-        max_asks=11,  # get_eval_result(maxtry=10): the first ask and 10 more
-    )
-
-
-#: The official judges, by the answer parser whose misses (or every answer) they read.
-JUDGES: dict[str, JudgeProtocol] = {
-    **{f"tempcompass_{task}": _tempcompass(task) for task in prompts.TEMPCOMPASS_CORRECTNESS},
-    "tempcompass_captioning": JudgeProtocol(
-        name="tempcompass_captioning",
-        model="gpt-3.5-turbo-1106",
-        reference=f"{TEMPCOMPASS} eval_captioning.py (parse_llm_output), prompt_templates.py "
-        "caption_evaluation_prompt",
-        prompt=lambda case: prompts.tempcompass_captioning_prompt(case.answer, _reference(case)[0]),
-        read=_captioning,
-        system=prompts.QA_SYSTEM,
-        decoding=GPT35_DECODING,
-        max_asks=1,  # only a failed request is retried there, not a reply
-        every_answer=True,
-    ),
-    "vitatecs": JudgeProtocol(
-        name="lmms_eval_vitatecs",
-        model="gpt-3.5-turbo-1106",
-        reference=f"{LMMS_EVAL} lmms_eval/tasks/vitatecs/utils.py vitatecs_process_results, "
-        "get_eval_result",
-        prompt=lambda case: prompts.lmms_eval_vitatecs_prompt(case.options, case.true, case.answer),
-        read=_correctness,
-        system=prompts.QA_SYSTEM,
-        decoding=GPT35_DECODING,
-        max_asks=11,
-    ),
-    "tomato": JudgeProtocol(
-        name="tomato",
-        model="gpt-4o-mini",
-        reference=f"{TOMATO} src/parse_result.py gpt_parser, parse_result (MAX_ITER 5)",
-        prompt=lambda case: prompts.tomato_prompt(case.answer, case.labels, case.options),
-        read=_letter,
-        decoding={"max_tokens": 16, "temperature": 0.0},
-        max_asks=5,
-    ),
-}
-
-
 def judge_protocol(parser: str) -> JudgeProtocol | None:
-    """The official judge of the answers ``parser`` reads; ``None``: its protocol has none."""
-    return JUDGES.get(parser)
+    """The official judge of the answers ``parser`` reads (declared beside the parser in its
+    benchmark's folder); ``None``: its protocol has none."""
+    return declared("judges", parser)
+
+
+def judge_names() -> list[str]:
+    """The answer parsers that have an official judge, sorted."""
+    return [name for name in parser_names() if judge_protocol(name) is not None]
 
 
 @dataclass(frozen=True)
@@ -254,7 +113,7 @@ class Judge:
 
     Args:
         settings: the judge and how to reach it.
-        parser: the answer parser whose protocol's judge this is (:data:`JUDGES`).
+        parser: the answer parser whose protocol's judge this is (:func:`judge_protocol`).
         cache_dir: the reply cache's folder (``None``: no cache).
     """
 
@@ -265,7 +124,7 @@ class Judge:
         if protocol is None:
             raise ValueError(
                 f"the {parser!r} answers have no official LLM judge (judges: "
-                f"{', '.join(sorted(JUDGES))}): leave out --judge-model"
+                f"{', '.join(judge_names())}): leave out --judge-model"
             )
         self.settings, self.protocol = settings, protocol
         self.server = ServerBackend(
@@ -344,8 +203,8 @@ class Judge:
             "answers whose judge prompt is identical share one reply, asked once (the official "
             "scripts ask each row; usage counts them as shared); "
             + (
-                "an answer the judge cannot settle is unparseable, not a random letter"
-                if self.protocol.name == "tomato"
+                self.protocol.unsettled
+                if self.protocol.unsettled is not None
                 else "an empty reply is unparseable (the reference's rating -1)"
                 if self.protocol.every_answer
                 else "an answer still unsettled after the last ask is unparseable (rated 0 "
@@ -362,11 +221,11 @@ class Judge:
 
 
 __all__ = [
-    "JUDGES",
     "Judge",
     "JudgeCase",
     "JudgeProtocol",
     "JudgeSettings",
     "Verdict",
+    "judge_names",
     "judge_protocol",
 ]

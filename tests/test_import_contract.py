@@ -10,8 +10,8 @@
                         base
     scorers             base only
     metrics             nothing of foilkit (each folder is a self-contained evaluate module)
-    base                foilkit._version, errors, files, folders, progress, registry, selection,
-                        video_paths: base only
+    base                foilkit._version, answers, benchmark_registry, errors, files, folders,
+                        progress, protocol, registry, selection, video_paths: base only
 
 and across packages only public modules: ``foilkit.metrics._common`` is the metrics package's
 own business; another package goes through ``foilkit.metrics``.
@@ -39,6 +39,9 @@ PACKAGE_DIR: dict[str, str] = tomllib.loads((ROOT / "pyproject.toml").read_text(
 
 BASE = {
     "foilkit._version",
+    "foilkit.answers",  # parsed answers and judge protocols: benchmarks declare, the scorer runs
+    "foilkit.benchmark_registry",  # the benchmarks by name: every layer reaches them through it
+    "foilkit.protocol",  # the Protocol type: benchmarks declare, the scorer resolves
     "foilkit.errors",
     "foilkit.files",
     "foilkit.folders",

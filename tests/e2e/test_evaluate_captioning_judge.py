@@ -29,7 +29,7 @@ def videos(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_captioning_is_generated_then_judged_as_eval_captioning(
     videos, shared_data, answering_model, tmp_path, monkeypatch, capsys
 ):
-    from foilkit.scorers.judge_prompts import TEMPCOMPASS_CAPTIONING
+    from foilkit.builders.tempcompass.answers import CAPTIONING as TEMPCOMPASS_CAPTIONING
 
     argv = ["evaluate", "--benchmark", "tempcompass", "--config", "captioning"]
     argv += ["--model", answering_model, "--mode", "generate", "--max-new-tokens", "8"]

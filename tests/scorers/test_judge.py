@@ -121,7 +121,7 @@ def test_tomato_judge_asks_as_gpt_parser_and_takes_a_letter_of_the_options(tmp_p
 
 
 def test_captioning_judge_answers_the_mc_question_as_eval_captioning(tmp_path):
-    from foilkit.scorers.judge_prompts import TEMPCOMPASS_CAPTIONING
+    from foilkit.builders.tempcompass.answers import CAPTIONING as TEMPCOMPASS_CAPTIONING
 
     # the judge replies published in TempCompass' auto_eval_results/video-llava/captioning.json
     replies = [

@@ -11,14 +11,15 @@ from foilkit.scorers.adapters import ADAPTERS, accepted_settings, list_adapters
 from foilkit.scorers.api import ScoreOptions, sampling_policy, score
 from foilkit.scorers.protocols import (
     MODEL_SETTINGS,
-    PAPER,
     UNIFORM,
     describe_protocol,
+    paper_table,
     resolve_protocol,
 )
 from foilkit.scorers.requests import DECODING_SETTINGS, Decoding
 
 list_adapters()  # import every adapter module, so ADAPTERS is complete
+PAPER = paper_table()  # every benchmark's paper protocols, declared in its folder
 
 
 def _accepted(family: str) -> tuple[str, ...]:

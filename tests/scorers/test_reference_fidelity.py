@@ -27,7 +27,7 @@ from references import reference_dir, vilma_module, vitatecs_module
 
 from foilkit.scorers.adapters.dual_encoder import DualEncoderAdapter
 from foilkit.scorers.plan import make_plan
-from foilkit.scorers.protocols import PAPER, resolve_protocol
+from foilkit.scorers.protocols import paper_protocols, resolve_protocol
 from foilkit.scorers.video import VideoView, decode_views, probe, sampling_key, window_frames
 from foilkit.scorers.video.sampling import SamplingPolicy, _view_generator
 from foilkit.synthetic.videos import _encode
@@ -321,7 +321,7 @@ def test_vitatecs_paper_scores_are_clip4clips_logits(tiny_model):
     protocol = resolve_protocol(
         "paper", "vitatecs", "dual-encoder", accepted=DualEncoderAdapter.options
     )
-    assert PAPER["vitatecs", "dual-encoder"].score_scale == "logit"
+    assert paper_protocols("vitatecs")["dual-encoder"].score_scale == "logit"
     options = protocol.adapter_options(DualEncoderAdapter.options)
     logit = DualEncoderAdapter(path, dtype=torch.float32, **options)
     cosine = DualEncoderAdapter(path, dtype=torch.float32, **{**options, "score_scale": "cosine"})

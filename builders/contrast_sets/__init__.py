@@ -34,6 +34,7 @@ from foilkit.builders.annotations import (
     relative_path,
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.contrast_sets.protocols import PROTOCOLS
 from foilkit.builders.schema import TEXT, TEXTS, canonical_features
 from foilkit.builders.spec import Benchmark, MetricSpec, option_inputs
 from foilkit.errors import UserError
@@ -302,4 +303,5 @@ BENCHMARK = Benchmark.of_builder(
     group_column="foil_type",
     group_label="foil type",
     paper_table="Table 2: multiple-choice accuracy per contrast set",
+    protocols=PROTOCOLS,
 )

@@ -29,7 +29,6 @@ import datasets
 from foilkit.builders.annotations import (
     AnnotationError,
     AnnotationFile,
-    GitHubSource,
     fetch,
     read_keyed_json,
     relative_path,
@@ -46,6 +45,9 @@ from foilkit.builders.schema import (
     question_columns,
 )
 from foilkit.builders.spec import Benchmark, MetricSpec, grouped_option_inputs
+from foilkit.builders.tomato.answers import JUDGES, PARSERS
+from foilkit.builders.tomato.protocols import PROTOCOLS
+from foilkit.builders.tomato.source import SOURCE
 from foilkit.metrics import CITATIONS
 
 #: Reasoning type (config name and ``reasoning_type`` value) -> the upstream file's stem, in the
@@ -81,15 +83,6 @@ PROMPT = (
     "PLEASE TRY YOUR BEST TO GUESS AN ANSWER WHICH YOU THINK WOULD BE THE MOST POSSIBLE ONE "
     "BASED ON THE QUESTION. \n\n"
     "DO NOT GENERATE ANSWER SUCH AS 'NOT POSSIBLE TO DETERMINE.' \n"
-)
-
-SOURCE = GitHubSource(
-    repo="yale-nlp/TOMATO",
-    commit="fe2025f4b9e1ce339618e0eecfd10f09caf67142",
-    licence="cc-by-sa-4.0",
-    licence_note="CC BY-SA 4.0, as the authors' Hub copy of the same questions declares (dataset "
-    "card of yale-nlp/TOMATO); the GitHub repository these files are pinned to states no "
-    "licence, and none is stated for the videos.",
 )
 
 FEATURES = canonical_features(
@@ -296,4 +289,8 @@ BENCHMARK = Benchmark.of_builder(
     group_column="reasoning_type",
     group_label="reasoning type",
     paper_table="main results: accuracy (%) per reasoning type and over all questions",
+    protocols=PROTOCOLS,
+    parsers=PARSERS,
+    judges=JUDGES,
+    answer_parsers={None: "tomato"},  # parse_result.py pre_parser
 )

@@ -35,7 +35,6 @@ import datasets
 from foilkit.builders.annotations import (
     AnnotationError,
     AnnotationFile,
-    GitHubSource,
     fetch,
     read_keyed_json,
     relative_path,
@@ -50,6 +49,9 @@ from foilkit.builders.schema import (
     question_columns,
 )
 from foilkit.builders.spec import Benchmark, MetricSpec, grouped_option_inputs
+from foilkit.builders.tempcompass.answers import JUDGES, PARSERS
+from foilkit.builders.tempcompass.protocols import PROTOCOLS
+from foilkit.builders.tempcompass.source import SOURCE
 from foilkit.metrics import CITATIONS
 
 #: Task type (config name) -> the upstream file's stem.
@@ -87,14 +89,6 @@ JUDGE_FREE = ("multi_choice", "yes_no", "caption_matching")
 #: The questions the captioning judge answers from a caption (``eval_captioning.py``).
 MC_QUESTIONS = "questions/multi-choice.json"
 META_INFO = "meta_info.json"
-
-SOURCE = GitHubSource(
-    repo="llyx97/TempCompass",
-    commit="e1b463166400633e6061962d890a9ae85db29f70",
-    licence="cc-by-nc-4.0",
-    licence_note="CC BY-NC 4.0 (academic research only), as stated in the TempCompass README "
-    "and LICENSE.",
-)
 
 FEATURES = canonical_features(
     **QUESTION_FEATURES,
@@ -383,5 +377,14 @@ BENCHMARK = Benchmark.of_builder(
         "caption): generate captions with --mode generate and configure the judge with "
         "--judge-model NAME (--judge-base-url URL, --judge-api-key-env VAR); or choose "
         "multi_choice, yes_no or caption_matching (--config all evaluates those three)"
+    },
+    protocols=PROTOCOLS,
+    parsers=PARSERS,
+    judges=JUDGES,
+    answer_parsers={
+        "multi_choice": "tempcompass_multi_choice",  # eval_multi-choice.py
+        "yes_no": "tempcompass_yes_no",  # eval_yes_no.py
+        "caption_matching": "tempcompass_caption_matching",  # eval_caption_matching.py
+        "captioning": "tempcompass_captioning",  # eval_captioning.py: its LLM judge alone
     },
 )

@@ -33,6 +33,7 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, canonical_features
 from foilkit.builders.spec import Benchmark, MetricSpec, pairwise_inputs
+from foilkit.builders.velociti.protocols import PROTOCOLS
 from foilkit.metrics import CITATIONS
 
 #: The tests ``clip_eval.py`` and ``vidllm_eval.py`` evaluate, by their ``test_name``.
@@ -216,4 +217,5 @@ BENCHMARK = Benchmark.of_builder(
     group_label="test",
     paper_table="Table 2: ClassicVLE and StrictVLE (%) per test",
     tuning_forbidden=NO_TUNING,
+    protocols=PROTOCOLS,
 )

@@ -31,7 +31,6 @@ import datasets
 from foilkit.builders.annotations import (
     AnnotationError,
     AnnotationFile,
-    GitHubSource,
     fetch,
     read_keyed_json,
     relative_path,
@@ -42,6 +41,8 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import COUNT, FLAG, TEXT, TEXTS, canonical_features
 from foilkit.builders.spec import Benchmark, MetricSpec, pairwise_inputs
+from foilkit.builders.vilma.protocols import PROTOCOLS
+from foilkit.builders.vilma.source import SOURCE
 from foilkit.metrics import CITATIONS
 
 PTS_FPS = 30.0  # frame rate of the normalised QUVA videos the "pts" windows index
@@ -99,13 +100,6 @@ SUBTESTS: dict[str, Subtest] = {
     ),
 }
 TESTS: tuple[str, ...] = tuple(dict.fromkeys(subtest.test for subtest in SUBTESTS.values()))
-
-SOURCE = GitHubSource(
-    repo="ilkerkesen/ViLMA",
-    commit="746912b7c8e81d53eb946abe26456ad8b7db826f",
-    licence="mit",
-    licence_note="MIT (the LICENSE beside the annotation files).",
-)
 
 FEATURES = canonical_features(
     proficiency_caption=TEXT,
@@ -469,4 +463,5 @@ BENCHMARK = Benchmark.of_builder(
     group_label="subtest",
     paper_table="Table 2: proficiency (P), main test (T) and combined (P+T) accuracy per subtest",
     summary="Avg.",
+    protocols=PROTOCOLS,
 )

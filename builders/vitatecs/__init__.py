@@ -17,7 +17,6 @@ import datasets
 from foilkit.builders.annotations import (
     AnnotationError,
     AnnotationFile,
-    GitHubSource,
     fetch,
     numbered_jsonl,
     relative_path,
@@ -27,6 +26,9 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, canonical_features
 from foilkit.builders.spec import PAIRWISE_STRICT, Benchmark
+from foilkit.builders.vitatecs.answers import JUDGES, PARSERS
+from foilkit.builders.vitatecs.protocols import PROTOCOLS
+from foilkit.builders.vitatecs.source import SOURCE
 from foilkit.metrics import CITATIONS
 
 ASPECTS = ("direction", "intensity", "sequence", "localization", "compositionality", "type")
@@ -35,13 +37,6 @@ VERSIONS = {
     "opt": ("data_opt", "opt/"),
 }  # version -> (upstream folder, local folder)
 SOURCE_DATASETS = ("MSRVTT", "VATEX")
-
-SOURCE = GitHubSource(
-    repo="lscpku/VITATECS",
-    commit="58bff59bb1d3ed287983fca8ca7589498f4db6b2",
-    licence="cc-by-4.0",
-    licence_note="CC BY 4.0, as stated in the VITATECS README.",
-)
 
 FEATURES = canonical_features(aspect=TEXT, source_dataset=TEXT, video_name=TEXT)
 
@@ -169,4 +164,7 @@ BENCHMARK = Benchmark.of_builder(
     group_column="aspect",
     group_label="aspect",
     paper_table="Table 3: accuracy (%) per temporal aspect",
+    protocols=PROTOCOLS,
+    parsers=PARSERS,
+    judges=JUDGES,
 )

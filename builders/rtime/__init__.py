@@ -38,6 +38,7 @@ from foilkit.builders.annotations import (
     texts,
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.rtime.protocols import PROTOCOLS
 from foilkit.builders.schema import FLAG, TEXT, TEXTS, canonical_features
 from foilkit.builders.spec import Benchmark, MetricSpec
 from foilkit.metrics import CITATIONS
@@ -306,4 +307,5 @@ BENCHMARK = Benchmark.of_builder(
     metrics=lambda config: (BINARY,) if config == "binary" else (RECALL,),
     cluster_column="source_id",
     paper_table="Tables 3-4: R@K on RTime-Origin and RTime-Hard, accuracy on RTime-Binary",
+    protocols=PROTOCOLS,
 )

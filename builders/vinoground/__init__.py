@@ -31,6 +31,8 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, TEXTS, video_foil_features
 from foilkit.builders.spec import Benchmark, MetricSpec
+from foilkit.builders.vinoground.answers import PARSERS
+from foilkit.builders.vinoground.protocols import PROTOCOLS
 from foilkit.metrics import CITATIONS
 
 #: The major categories (each pair has one) and the minor ones (none, one or several).
@@ -207,4 +209,7 @@ BENCHMARK = Benchmark.of_builder(
     group_column="categories",
     group_label="category",
     paper_table="text, video and group scores (%), overall and per major and minor category",
+    protocols=PROTOCOLS,
+    parsers=PARSERS,
+    answer_parsers={None: "vinoground"},  # get_score_all.py: the answer's first letter
 )

@@ -1,0 +1,18 @@
+"""The MSR-VTT contrast sets' paper protocols per model family: the paper published data
+only, and names mean-pooled CLIP baselines, which is the uniform protocol; frames and sampling
+are not published.
+"""
+
+from __future__ import annotations
+
+from foilkit.protocol import Protocol, unpublished
+
+#: Model family -> the protocol of the paper's own code (none published: the uniform values).
+PROTOCOLS: dict[str, Protocol] = {
+    family: unpublished(
+        "contrast_sets",
+        family,
+        "its repository holds data only; the CLIP baseline mean-pools frames",
+    )
+    for family in ("dual-encoder", "xclip", "blip-itm", "video-llm", "text-lm")
+}

@@ -1,0 +1,17 @@
+"""RTime's paper protocols per model family: the paper published data only, and names
+mean-pooled CLIP baselines, which is the uniform protocol; frames and sampling are not published.
+"""
+
+from __future__ import annotations
+
+from foilkit.protocol import Protocol, native_video_encoders, unpublished
+
+#: Model family -> the protocol of the paper's own code (none published: the uniform values).
+PROTOCOLS: dict[str, Protocol] = {
+    family: unpublished(
+        "rtime", family, "its repository holds data only; CLIP and BLIP baselines mean-pool frames"
+    )
+    for family in ("dual-encoder", "xclip", "blip-itm", "video-llm", "text-lm")
+}
+
+PROTOCOLS.update(native_video_encoders("rtime"))

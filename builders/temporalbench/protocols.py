@@ -1,0 +1,35 @@
+"""TemporalBench's paper protocols per model family: what its published scoring code does
+(:class:`foilkit.protocol.Protocol`), with the file each reproduces; a family its paper
+published nothing for scores with the uniform protocol's values, said so
+(:func:`foilkit.protocol.unpublished`).
+"""
+
+from __future__ import annotations
+
+from foilkit.protocol import Protocol, unpublished
+
+#: The published scoring code the protocols reproduce.
+REFERENCE = "mu-cai/TemporalBench@62f88ab"
+
+#: Model family -> the protocol of the paper's own code.
+PROTOCOLS: dict[str, Protocol] = {}
+# TemporalBench (mu-cai/TemporalBench): video LLMs answer the published question; frames by
+# np.linspace(0, total - 1, nframes) (eval/llava-onevision.py, --nframes default 1).
+REFERENCE = "mu-cai/TemporalBench@62f88ab"
+PROTOCOLS["video-llm"] = Protocol(
+    sampling="uniform",
+    num_frames=1,
+    mode="choice",
+    prompt="temporalbench",
+    reference=f"{REFERENCE} eval/llava-onevision.py (load_video: np.linspace(0, "
+    "total_frame_num - 1, nframes), --nframes default 1; the question as published), "
+    "get_qa_acc.py (the answer's first letter against GT)",
+    notes="TemporalBench generates an answer and compares its first letter with GT; foilkit "
+    "asks the published question and reads the option letters' probabilities instead, "
+    "both option orders averaged (the published order is one of them); 1 frame is the "
+    "script's default, its leaderboard runs models at their own frame counts (--frames)",
+)
+for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
+    PROTOCOLS[_family] = unpublished(
+        "temporalbench", _family, "its code evaluates generative video LLMs only"
+    )

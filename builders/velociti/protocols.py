@@ -1,0 +1,47 @@
+"""VELOCITI's paper protocols per model family: what its published scoring code does
+(:class:`foilkit.protocol.Protocol`), with the file each reproduces; a family its paper
+published nothing for scores with the uniform protocol's values, said so
+(:func:`foilkit.protocol.unpublished`).
+"""
+
+from __future__ import annotations
+
+from foilkit.protocol import Protocol, unpublished
+
+#: The published scoring code the protocols reproduce.
+REFERENCE = "katha-ai/VELOCITI@8d66ddb"
+
+#: Model family -> the protocol of the paper's own code.
+PROTOCOLS: dict[str, Protocol] = {}
+# VELOCITI (katha-ai/VELOCITI): CLIP-style models on 20 frames, two per second at 0.25 s and
+# 0.75 s (utils/extract_frames.py), mean-pooled (models/clip_model.py); video LLMs on one frame
+# per second, each second's middle (utils/clip_utils.py process_video), asked whether the video
+# entails the caption (vidllm_eval.py).
+REFERENCE = "katha-ai/VELOCITI@8d66ddb"
+PROTOCOLS["dual-encoder"] = Protocol(
+    sampling="segment-middle",
+    num_frames=20,
+    pooling="mean",
+    reference=f"{REFERENCE} utils/extract_frames.py (frames at 0.25 s and 0.75 s of each "
+    "of the 10 seconds), models/clip_model.py get_video_features (mean of the frame "
+    "features), clip_eval.py (pos_score, neg_score: cosine)",
+    notes="VELOCITI averages the unnormalised frame features, foilkit the normalised ones; "
+    "its frames are round((s + 0.25|0.75) * fps) of cv2's 1-based count, foilkit's the "
+    "middles of 20 equal segments of the clip (the same times on a 10 s clip, up to a frame)",
+)
+PROTOCOLS["video-llm"] = Protocol(
+    sampling="segment-middle",
+    num_frames=10,
+    mode="entail",
+    reference=f"{REFERENCE} utils/clip_utils.py process_video (the middle frame of each "
+    "second), vidllm_eval.py (get_prompt's entailment prompt; entail_score: P(Yes) / "
+    "(P(Yes) + P(No)) of the first generated token)",
+    notes="the reference reads the scores of generate()'s first step in float16, foilkit "
+    "the forward's last logits in the run's dtype (the same distribution); frames are the "
+    "middles of 10 equal segments of the clip, the reference's the middle of each second "
+    "(the same on its 10 s clips)",
+)
+for _family in ("xclip", "blip-itm", "text-lm"):
+    PROTOCOLS[_family] = unpublished(
+        "velociti", _family, "its code scores CLIP-style models and video LLMs"
+    )
