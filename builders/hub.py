@@ -6,10 +6,9 @@ dataset card whose YAML ``configs:`` maps each config to its files (so
 features: ``Video``, lists) and whose ``dataset_info`` gives every split's size (``datasets``
 keys a local folder's cache on that YAML: without the sizes a re-export into the same folder
 would load the earlier rows), and ``eval.yaml``, which registers the benchmark's tasks with the
-Hub's leaderboards (see :data:`HUB_TASKS`). Videos stay out unless the caller opts in
-(``embed_videos=True``):
-the ``video`` column then stores paths relative to the video root, re-attachable with
-``foilkit.attach_videos``.
+Hub's leaderboards (each benchmark's spec's ``hub_tasks``, :func:`hub_tasks`). Videos stay out
+unless the caller opts in (``embed_videos=True``): the ``video`` column then stores paths
+relative to the video root, re-attachable with ``foilkit.attach_videos``.
 """
 
 from __future__ import annotations
@@ -21,27 +20,12 @@ import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import datasets
 
-from foilkit.builders import (
-    BENCHMARKS,
-    builder_class,
-    contrast_sets,
-    get_benchmark,
-    load_builder,
-    prepare,
-    synthetic,
-    tempcompass,
-    tomato,
-    velociti,
-    vilma,
-    vinoground,
-    vitatecs,
-)
+from foilkit.benchmark_registry import BENCHMARKS, BUILDERS
 from foilkit.builders.card import (
     ExportedConfig,
     card_text,
@@ -49,6 +33,8 @@ from foilkit.builders.card import (
     exported_features,
     partial_export,
 )
+from foilkit.builders.loading import load_builder, prepare
+from foilkit.builders.spec import HubTask
 from foilkit.errors import UserError
 from foilkit.folders import EXPORT, claim_folder
 from foilkit.progress import library_progress_bars
@@ -91,7 +77,7 @@ def export(
         raise ValueError("embed_videos=True needs a video_root to read the videos from")
     if embed_videos:
         check_redistributable(name, "embed its videos in an export (embed_videos=True)")
-    names = list(configs) if configs else builder_class(name).export_configs()
+    names = list(configs) if configs else BUILDERS.get(name).export_configs()
     framework = check_evaluation_framework(evaluation_framework)
     out = claim_folder(out_dir, EXPORT)  # new, empty or an earlier export: foilkit.folders
     with library_progress_bars(enabled=False):
@@ -171,70 +157,6 @@ def _export(
 # --- what the Hub reads beyond the features -------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CardMetadata:
-    """A benchmark's dataset-card metadata for the Hub: task categories, sources, paper."""
-
-    task_categories: tuple[str, ...]
-    source_datasets: tuple[str, ...]
-    paper: str
-
-
-#: Per benchmark: Hub task categories, the datasets its videos come from, the paper's address.
-CARD_METADATA: dict[str, CardMetadata] = {
-    "vitatecs": CardMetadata(
-        ("zero-shot-classification", "video-text-to-text"),
-        ("extended|MSR-VTT", "extended|VATEX"),
-        "https://arxiv.org/abs/2311.17404",
-    ),
-    "vilma": CardMetadata(
-        ("zero-shot-classification", "video-text-to-text"),
-        (
-            "extended|VidSitu",
-            "extended|COIN",
-            "extended|YouCook2",
-            "extended|RareAct",
-            "extended|QUVA",
-            "extended|STAR",
-            "extended|Something-Something-v2",
-        ),
-        "https://arxiv.org/abs/2311.07022",
-    ),
-    # Video-text retrieval has no Hub category ("text-retrieval" is text-only retrieval): RTime's
-    # tasks are a video and its reversal told apart by their captions, scored like the others.
-    "rtime": CardMetadata(
-        ("zero-shot-classification", "video-text-to-text"),
-        ("original",),
-        "https://github.com/qyr0403/Reversed-in-Time",
-    ),
-    "contrast_sets": CardMetadata(
-        ("multiple-choice", "zero-shot-classification"),
-        ("extended|MSR-VTT",),
-        "https://aclanthology.org/2022.naacl-main.261",
-    ),
-    "synthetic": CardMetadata(
-        ("zero-shot-classification", "video-text-to-text"), ("original",), ""
-    ),
-    "velociti": CardMetadata(
-        ("zero-shot-classification", "video-text-to-text"),
-        ("extended|VidSitu",),
-        "https://arxiv.org/abs/2406.10889",
-    ),
-    "temporalbench": CardMetadata(
-        ("zero-shot-classification", "video-text-to-text"),
-        (
-            "extended|ActivityNet-Captions",
-            "extended|Charades",
-            "extended|COIN",
-            "extended|EgoExo4D",
-            "extended|FineGym",
-            "extended|Oops",
-        ),
-        "https://arxiv.org/abs/2410.10818",
-    ),
-}
-
-
 def size_category(rows: int) -> str:
     """The Hub's ``size_categories`` value for ``rows`` rows."""
     for bound, label in (
@@ -282,7 +204,7 @@ def complete_card(
             (folder / path).stat().st_size for path in data_files.get(config, ())
         )
         info["dataset_size"] = sum(nbytes for _, _, nbytes in splits)
-    metadata = CARD_METADATA.get(name)
+    metadata = BENCHMARKS.get(name).card if name in BENCHMARKS else None
     largest = max((rows for rows, _ in sizes.values()), default=0)
     data.size_categories = [size_category(largest)]
     if metadata is not None:
@@ -299,212 +221,22 @@ def complete_card(
 # --- eval.yaml: the benchmark's tasks on the Hub -------------------------------------------------
 
 
-@dataclass(frozen=True)
-class HubTask:
-    """One leaderboard task of a benchmark: a number a run reports, under a stable id.
-
-    ``config`` is the dataset config holding the task's items (``eval.yaml``'s ``config``);
-    ``sources`` are where a run's ``results.json`` holds the value, tried in order:
-    ``(run config, group or None for the config's overall result, result key)``. A task whose
-    value is the mean of other tasks (ViLMA's Table 2 ``Avg.``) names them in ``mean_of``. A
-    control task (``control`` set) is the same number measured under a temporal control: a check
-    of the model, never a result of the paper's task, so it has its own id (see
-    :func:`control_task`).
-    """
-
-    id: str
-    config: str
-    description: str
-    sources: tuple[tuple[str, str | None, str], ...] = ()
-    mean_of: tuple[str, ...] = ()
-    control: str | None = None
-
-
-def _aspect_tasks(aspects: Sequence[str], what: str) -> tuple[HubTask, ...]:
-    return (
-        *(
-            HubTask(
-                aspect,
-                aspect,
-                f"{what} accuracy on the {aspect} aspect (a tie counts as wrong)",
-                ((aspect, None, "macro_accuracy"), ("all", aspect, "accuracy")),
-            )
-            for aspect in aspects
-        ),
-        HubTask(
-            "average",
-            "all",
-            f"{what}: mean of the per-aspect accuracies (Avg.)",
-            (("all", None, "macro_accuracy"),),
-        ),
-    )
-
-
-#: The documented task ids of each benchmark (values are percentages, higher is better).
-#: VITATECS: one per aspect and ``average``; ViLMA: one per test (P+T, Table 2) and ``average``
-#: (their mean, Table 2's ``Avg.``, on ``all``: the five tests' files, see
-#: :func:`union_configs`); RTime: ``origin_t2v_r1``, ``origin_v2t_r1``, ``hard_t2v_r1``,
-#: ``hard_v2t_r1``, ``binary_t2v``, ``binary_v2t``; contrast sets: one per foil type
-#: (``verb_lm``, ``verb_human``, ``gender``, ``random``); TOMATO: one per reasoning type and
-#: ``overall``; Vinoground: ``text_score``, ``video_score``, ``group_score``. Aspects, tests and
-#: contrast sets are the
-#: builders' own; ViLMA's result key per test is its spec's P+T column.
-HUB_TASKS: dict[str, tuple[HubTask, ...]] = {
-    "vitatecs": _aspect_tasks(vitatecs.ASPECTS, "VITATECS"),
-    "vilma": (
-        *(
-            HubTask(
-                test,
-                test,
-                f"ViLMA {test.replace('_', ' ')}: combined proficiency and main test "
-                "accuracy (P+T)",
-                ((test, None, vilma.BENCHMARK.metrics(test)[0].columns["P+T"]),),
-            )
-            for test in vilma.TESTS
-        ),
-        HubTask(
-            "average",
-            "all",
-            "ViLMA: mean P+T over the five tests (Table 2 Avg.)",
-            mean_of=vilma.TESTS,
-        ),
-    ),
-    "rtime": (
-        *(
-            HubTask(
-                f"{config}_{direction}_r1",
-                config,
-                f"RTime-{config.title()} {direction.upper()} recall@1",
-                ((config, None, f"{direction}_r1"),),
-            )
-            for config in ("origin", "hard")
-            for direction in ("t2v", "v2t")
-        ),
-        *(
-            HubTask(
-                f"binary_{direction}",
-                "binary",
-                f"RTime-Binary {direction.upper()} accuracy",
-                (("binary", None, f"{direction}_accuracy"),),
-            )
-            for direction in ("t2v", "v2t")
-        ),
-    ),
-    "contrast_sets": tuple(
-        HubTask(
-            name,
-            name,
-            f"MSR-VTT contrast set {name}: 5-way multiple-choice accuracy",
-            ((name, None, "accuracy"),),
-        )
-        for name in contrast_sets.BENCHMARK.configs
-    ),
-    "vinoground": tuple(
-        HubTask(
-            f"{score}_score",
-            "all",
-            f"Vinoground {score} score over the 500 pairs (a tie counts as wrong)",
-            (("all", None, vinoground.WINOGROUND_SCORE.columns[score]),),
-        )
-        for score in ("text", "video", "group")
-    ),
-    "synthetic": _aspect_tasks(synthetic.ASPECTS, "foilkit synthetic benchmark"),
-    # per judge-free task type: its accuracy over all questions (the official "avg") and per aspect
-    "tempcompass": tuple(
-        task
-        for config in tempcompass.JUDGE_FREE
-        for task in (
-            HubTask(
-                config,
-                config,
-                f"TempCompass {config.replace('_', ' ')}: accuracy over all questions",
-                ((config, None, "accuracy"),),
-            ),
-            *(
-                HubTask(
-                    f"{config}_{aspect}",
-                    config,
-                    f"TempCompass {config.replace('_', ' ')}: accuracy on the "
-                    f"{aspect.replace('_', ' ')} aspect",
-                    ((config, aspect, "accuracy"),),
-                )
-                for aspect in tempcompass.ASPECTS
-            ),
-        )
-    ),
-    # per reasoning type (its own config, or its group of ``all``) and over all questions
-    "tomato": (
-        *(
-            HubTask(
-                name,
-                name,
-                f"TOMATO {tomato.REASONING_TYPES[name]}: multiple-choice accuracy (a tie counts "
-                "as wrong)",
-                ((name, None, "accuracy"), ("all", name, "accuracy")),
-            )
-            for name in tomato.REASONING_TYPES
-        ),
-        HubTask(
-            "overall",
-            "all",
-            "TOMATO: multiple-choice accuracy over all 1,484 questions",
-            (("all", None, "accuracy"),),
-        ),
-    ),
-    "velociti": tuple(
-        HubTask(
-            f"{test}_{kind.lower()}",
-            test,
-            f"VELOCITI {test}: {kind}VLE ({what})",
-            ((test, None, key), ("all", test, key)),
-        )
-        for test in velociti.TESTS
-        for kind, key, what in (
-            ("Classic", "accuracy", "positive caption scored above the negative"),
-            (
-                "Strict",
-                "strict_entailment_accuracy",
-                "entailment probability of the positive above 0.5 and of the negative below it",
-            ),
-        )
-    ),
-    "temporalbench": tuple(
-        HubTask(
-            task_id,
-            "short_qa",
-            f"TemporalBench short video QA: {label}",
-            (("short_qa", None, key),),
-        )
-        for task_id, key, label in (
-            ("binary_accuracy", "accuracy", "binary accuracy"),
-            (
-                "multiple_binary_accuracy",
-                "multiple_binary_accuracy",
-                "multiple binary accuracy (a video counts when all its questions are right)",
-            ),
-        )
-    ),
-}
-
 #: The temporal controls a run's frames can be put under (``foilkit.scorers.controls.CONTROLS``;
 #: builders may not import the scorers, a test keeps the two equal). Each gets its own tasks.
 CONTROLS = ("reversed", "shuffled", "single")
 
-#: The Hub dataset repository holding each benchmark's canonical export: the one benchmark whose
-#: ``eval.yaml`` is registered (allow-listed by the Hub) and whose leaderboard every result of
-#: that benchmark joins. ``foilkit push-results`` names it as ``dataset.id`` by default, and
-#: ``foilkit build --push-to-hub`` uploads ``eval.yaml`` only there (unless ``--register``), so
-#: copies of a benchmark do not split its leaderboard. The synthetic benchmark has none.
-BENCHMARK_REPOS: dict[str, str] = {
-    "vitatecs": "foilkit/vitatecs",
-    "vilma": "foilkit/vilma",
-    "rtime": "foilkit/rtime",
-    "contrast_sets": "foilkit/contrast-sets",
-    "tempcompass": "foilkit/tempcompass",
-    "tomato": "foilkit/tomato",
-    "vinoground": "foilkit/vinoground",
-    "velociti": "foilkit/velociti",
-}
+
+def hub_repo(name: str | None) -> str | None:
+    """The Hub dataset repository holding benchmark ``name``'s canonical export (its spec's
+    ``hub_repo``); ``None`` for a name the registry does not know, or a benchmark without one."""
+    if name is None or name not in BENCHMARKS:
+        return None
+    return BENCHMARKS.get(name).hub_repo or None
+
+
+def canonical_benchmarks() -> list[str]:
+    """The benchmarks that have a canonical Hub repository, in registry order."""
+    return [name for name in BENCHMARKS.names() if hub_repo(name)]
 
 
 def control_task(task: HubTask, control: str) -> HubTask:
@@ -526,7 +258,7 @@ def control_task(task: HubTask, control: str) -> HubTask:
 def hub_tasks(name: str, control: str | None = None) -> tuple[HubTask, ...]:
     """The leaderboard tasks of benchmark ``name`` a run under ``control`` (``None``: no
     control, the paper's tasks) reports."""
-    tasks = HUB_TASKS.get(name, ())
+    tasks = BENCHMARKS.get(name).hub_tasks if name in BENCHMARKS else ()
     return tasks if control is None else tuple(control_task(task, control) for task in tasks)
 
 
@@ -538,9 +270,10 @@ def union_configs(name: str, configs: Iterable[str]) -> dict[str, tuple[str, ...
     the mean task at the items it averages without storing them twice.
     """
     exported = set(configs)
-    config_of = {task.id: task.config for task in HUB_TASKS[name]}
+    tasks = hub_tasks(name)
+    config_of = {task.id: task.config for task in tasks}
     unions = {}
-    for task in HUB_TASKS[name]:
+    for task in tasks:
         parts = tuple(dict.fromkeys(config_of[part] for part in task.mean_of))
         if parts and task.config not in exported and set(parts) <= exported:
             unions[task.config] = parts
@@ -598,26 +331,26 @@ def eval_yaml(
 ) -> dict[str, Any]:
     """``eval.yaml`` of an export of benchmark ``name`` whose configs have ``splits``.
 
-    Lists the tasks of :data:`HUB_TASKS` whose values the exported configs can give (a task
+    Lists the tasks of :func:`hub_tasks` whose values the exported configs can give (a task
     averaging others needs all of them; its config may be their union, :func:`union_configs`),
     each with its config and the split it is scored on, then the same tasks under each temporal
     control (:func:`control_task`). ``evaluation_framework``: see
     :func:`check_evaluation_framework`.
     """
-    benchmark = get_benchmark(name)
+    benchmark = BENCHMARKS.get(name)
     split = benchmark.split
     splits = dict(splits)
     for union, parts in union_configs(name, splits).items():
         splits[union] = [s for s in splits[parts[0]] if all(s in splits[p] for p in parts)]
     listed = {
         task.id: task
-        for task in HUB_TASKS[name]
+        for task in hub_tasks(name)
         if task.config in splits and split in splits[task.config] and not task.mean_of
     }
-    for task in HUB_TASKS[name]:
+    for task in hub_tasks(name):
         if task.mean_of and task.config in splits and all(p in listed for p in task.mean_of):
             listed[task.id] = task
-    ordered = [task for task in HUB_TASKS[name] if task.id in listed]
+    ordered = [task for task in hub_tasks(name) if task.id in listed]
     tasks = [*ordered, *(control_task(task, control) for control in CONTROLS for task in ordered)]
     document = {
         "name": benchmark.title,
@@ -688,7 +421,7 @@ def write_eval_yaml(
     if partial is not None:
         logger.warning("partial export (%s): no %s, it is no benchmark", partial, EVAL_YAML)
         return None
-    if not any(task.config in splits for task in HUB_TASKS[name] if not task.mean_of):
+    if not any(task.config in splits for task in hub_tasks(name) if not task.mean_of):
         logger.info("no leaderboard task among the configs %s: no %s", sorted(splits), EVAL_YAML)
         return None
     document = eval_yaml(name, splits, evaluation_framework=evaluation_framework)
@@ -771,7 +504,7 @@ def _num_shards(dataset: datasets.Dataset, embed_videos: bool) -> int:
 
 def benchmark_of_dataset(dataset: Any) -> str | None:
     """The benchmark a dataset given by folder or Hub id holds: a local export's (its card's
-    ``foilkit_benchmark``), or the one whose canonical repository (:data:`BENCHMARK_REPOS`) or
+    ``foilkit_benchmark``), or the one whose canonical repository (:func:`hub_repo`) or
     upstream Hub repository (its builder's ``SOURCE``) the id names; ``None`` when unknown."""
     if not isinstance(dataset, (str, os.PathLike)):
         return None
@@ -779,10 +512,10 @@ def benchmark_of_dataset(dataset: Any) -> str | None:
     if Path(value).expanduser().is_dir():
         return exported_benchmark(Path(value).expanduser())
     for name in BENCHMARKS.names():
-        spec = get_benchmark(name)
-        repos = {BENCHMARK_REPOS.get(name, "")}
+        spec = BENCHMARKS.get(name)
+        repos = {spec.hub_repo}
         if spec.builder is not None:
-            repos.add(builder_class(spec.builder).SOURCE.repo)
+            repos.add(BUILDERS.get(spec.builder).SOURCE.repo)
         if value.lower() in {repo.lower() for repo in repos if repo}:
             return name
     return None
@@ -797,7 +530,7 @@ def check_redistributable(name: str | None, action: str = "push it to the Hub") 
     (:attr:`foilkit.builders.spec.Benchmark.redistribution_forbidden`: TemporalBench)."""
     if name is None or name not in BENCHMARKS.names():
         return
-    why = get_benchmark(name).redistribution_forbidden
+    why = BENCHMARKS.get(name).redistribution_forbidden
     if why:
         raise RedistributionError(f"foilkit will not {action} for {name}: {why}")
 
@@ -805,7 +538,7 @@ def check_redistributable(name: str | None, action: str = "push it to the Hub") 
 def upload_files(folder: str | os.PathLike, repo_id: str, *, register: bool = False) -> list[str]:
     """The files :func:`push_to_hub` uploads from export ``folder`` to ``repo_id``: README.md, the
     parquet files the card's ``configs`` list, and ``eval.yaml`` when ``repo_id`` is its
-    benchmark's canonical repository (:data:`BENCHMARK_REPOS`) or ``register`` asks for it (a copy
+    benchmark's canonical repository (:func:`hub_repo`) or ``register`` asks for it (a copy
     registered as a benchmark of its own would split the benchmark's leaderboard)."""
     import yaml
     from huggingface_hub import DatasetCard
@@ -837,9 +570,9 @@ def upload_files(folder: str | os.PathLike, repo_id: str, *, register: bool = Fa
     if eval_file.is_file():
         title = yaml.safe_load(eval_file.read_text(encoding="utf-8")).get("name")
         benchmark = next(
-            (name for name in BENCHMARK_REPOS if get_benchmark(name).title == title), None
+            (name for name in canonical_benchmarks() if BENCHMARKS.get(name).title == title), None
         )
-        canonical = BENCHMARK_REPOS.get(benchmark or "")
+        canonical = hub_repo(benchmark)
         if register or repo_id == canonical:
             files.insert(0, EVAL_YAML)
         else:

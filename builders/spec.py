@@ -70,6 +70,61 @@ class MetricSpec:
         return {**self.options, **extra}
 
 
+# --- what the Hub reads beyond the features ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CardMetadata:
+    """A benchmark's dataset-card metadata for the Hub: task categories, sources, paper."""
+
+    task_categories: tuple[str, ...]
+    source_datasets: tuple[str, ...]
+    paper: str
+
+
+@dataclass(frozen=True)
+class HubTask:
+    """One leaderboard task of a benchmark: a number a run reports, under a stable id.
+
+    ``config`` is the dataset config holding the task's items (``eval.yaml``'s ``config``);
+    ``sources`` are where a run's ``results.json`` holds the value, tried in order:
+    ``(run config, group or None for the config's overall result, result key)``. A task whose
+    value is the mean of other tasks (ViLMA's Table 2 ``Avg.``) names them in ``mean_of``. A
+    control task (``control`` set) is the same number measured under a temporal control: a check
+    of the model, never a result of the paper's task, so it has its own id (see
+    :func:`control_task`).
+    """
+
+    id: str
+    config: str
+    description: str
+    sources: tuple[tuple[str, str | None, str], ...] = ()
+    mean_of: tuple[str, ...] = ()
+    control: str | None = None
+
+
+def aspect_tasks(aspects: Sequence[str], what: str) -> tuple[HubTask, ...]:
+    """A task per aspect (its config's mean, or its group of ``all``) and ``average``, their
+    mean (VITATECS' Table 3 "Avg."), for a benchmark scored VITATECS-style."""
+    return (
+        *(
+            HubTask(
+                aspect,
+                aspect,
+                f"{what} accuracy on the {aspect} aspect (a tie counts as wrong)",
+                ((aspect, None, "macro_accuracy"), ("all", aspect, "accuracy")),
+            )
+            for aspect in aspects
+        ),
+        HubTask(
+            "average",
+            "all",
+            f"{what}: mean of the per-aspect accuracies (Avg.)",
+            (("all", None, "macro_accuracy"),),
+        ),
+    )
+
+
 @dataclass(frozen=True)
 class Benchmark:
     """A benchmark as ``foilkit evaluate`` sees it (see the module docstring).
@@ -105,6 +160,17 @@ class Benchmark:
             ``--parser`` and the protocols name; :func:`foilkit.scorers.parsers.get_parser`
             finds them through the registry.
         judges: the official LLM judges of its answers, by the parser whose answers each reads.
+        questions_only: its rows whose options mean nothing without their question (only a
+            model that asks questions scores them), as the scorer's refusal names them, then
+            optionally what a text-only model can score instead (empty: none).
+        card: its dataset card's Hub metadata (task categories, sources, paper; ``None``: none).
+        hub_tasks: its documented leaderboard task ids (values are percentages, higher is
+            better): changing one breaks every leaderboard.
+        hub_repo: the Hub dataset repository holding its canonical export, the one whose
+            ``eval.yaml`` is registered (allow-listed by the Hub) and whose leaderboard every
+            result of the benchmark joins (``foilkit push-results``' default ``dataset.id``;
+            ``foilkit build --push-to-hub`` uploads ``eval.yaml`` only there unless
+            ``--register``). Empty: none (the synthetic benchmark, TemporalBench).
     """
 
     name: str
@@ -127,6 +193,10 @@ class Benchmark:
     answer_parsers: Mapping[str | None, str] = field(default_factory=dict)
     parsers: Mapping[str, AnswerParser] = field(default_factory=dict)
     judges: Mapping[str, JudgeProtocol] = field(default_factory=dict)
+    questions_only: tuple[str, ...] = ()
+    card: CardMetadata | None = None
+    hub_tasks: tuple[HubTask, ...] = ()
+    hub_repo: str = ""
 
     def __post_init__(self) -> None:
         unknown = [

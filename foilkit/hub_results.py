@@ -10,9 +10,9 @@ their last component in what is uploaded.
 
 The model repo gets ``.eval_results/<benchmark>[_<control>].yaml``: one
 ``huggingface_hub.EvalResultEntry`` per task of the benchmark's ``eval.yaml`` (the task ids of
-:data:`foilkit.builders.hub.HUB_TASKS`, or for a run under a temporal control its control tasks,
+:func:`foilkit.builders.hub.hub_tasks`, or for a run under a temporal control its control tasks,
 ``direction_reversed``: never the paper's task; values in percent), with ``dataset.id`` the
-benchmark's canonical Hub repository (:data:`foilkit.builders.hub.BENCHMARK_REPOS`) unless told,
+benchmark's canonical Hub repository (:func:`foilkit.builders.hub.hub_repo`) unless told,
 ``dataset.revision`` the commit of the Hub dataset the run loaded when it is that repository,
 short ``notes`` (protocol, frames, control, 95% CI, coverage) and ``source`` the results
 dataset, whose ``results.json`` holds the full record. It is opened as a pull request unless
@@ -330,14 +330,14 @@ def _redistribution_forbidden(benchmark: str | None) -> str:
 
 def hub_dataset_id(results: RunResults, dataset_id: str | None = None) -> str:
     """The benchmark dataset's Hub id: ``dataset_id``, else the benchmark's canonical repository
-    (:data:`foilkit.builders.hub.BENCHMARK_REPOS`, so every result joins one leaderboard), else
+    (:func:`foilkit.builders.hub.hub_repo`, so every result joins one leaderboard), else
     the dataset the run loaded when that was a Hub id. A local folder or a benchmark name is no
     Hub id: the caller must say."""
-    from foilkit.builders.hub import BENCHMARK_REPOS
+    from foilkit.builders.hub import hub_repo
 
     if dataset_id is not None and not HUB_ID.match(dataset_id):
         raise ValueError(f"--dataset-id {dataset_id!r} is not a Hub dataset id <owner>/<name>")
-    chosen = dataset_id or BENCHMARK_REPOS.get(results.benchmark) or results.dataset
+    chosen = dataset_id or hub_repo(results.benchmark) or results.dataset
     if chosen and HUB_ID.match(str(chosen)) and (dataset_id or not Path(chosen).exists()):
         return str(chosen)
     raise ValueError(

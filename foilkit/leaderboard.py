@@ -1,7 +1,7 @@
 """``foilkit leaderboard``: models ranked per benchmark task, with CIs and the paired test between
 neighbours, from local run folders and (online) the Hub's leaderboard of a benchmark dataset.
 
-A task is one of the benchmark's leaderboard tasks (:data:`foilkit.builders.hub.HUB_TASKS`, the
+A task is one of the benchmark's leaderboard tasks (:func:`foilkit.builders.hub.hub_tasks`, the
 ids of its ``eval.yaml`` and of ``.eval_results`` files), valued as ``foilkit push-results``
 values it (:func:`foilkit.hub_results.task_values`). Local runs are ranked by value; between each
 run and the next one down, the exact McNemar test and the paired bootstrap difference on the

@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from foilkit.benchmark_registry import BENCHMARKS
 from foilkit.errors import (
     MissingExtra,
     UserError,
@@ -324,7 +325,7 @@ def check_judge(options: ScoreOptions) -> None:
     if named:
         raise ValueError(
             f"{', '.join(named)} configures an LLM judge, which is off: name its model with "
-            "--judge-model NAME (e.g. gpt-3.5-turbo-1106, TempCompass' own)"
+            "--judge-model NAME (e.g. gpt-3.5-turbo-1106)"
         )
 
 
@@ -983,13 +984,13 @@ def check_inputs(
         asked = list(data["needs_question"])
         if any(asked):
             first = asked.index(True)
+            rows, instead = _questions_only(options.benchmark)
             raise ValueError(
                 f"row {first} (id={data[first]['id']!r}) and {sum(asked) - 1} other(s) are "
-                "questions whose options mean nothing without the question (TOMATO's "
-                "counts and directions, TempCompass' yes/no); a "
+                f"questions whose options mean nothing without the question ({rows}); a "
                 f"{family.name} model scores texts alone. Score them with a video LLM (--mode "
                 "choice or likelihood), or leave such configs out where the benchmark has "
-                "others (TempCompass: --config caption_matching)"
+                f"others{instead}"
             )
     if pool and protocol.settings.get("pooling") == "softmax-mean":
         raise ValueError(
@@ -1012,6 +1013,21 @@ def check_inputs(
         named = named_roots(options.video_root) is not None
     missing = _check_videos(data, family, roots, named=named)
     return Checked(data, config, family, protocol, policy, roots, missing)
+
+
+def _questions_only(benchmark: str | None) -> tuple[str, str]:
+    """Which rows of ``benchmark`` (else of every registered benchmark that has some) need their
+    question, and what to choose instead, as their specs say it (``questions_only``)."""
+    specs = [BENCHMARKS.get(name) for name in BENCHMARKS.names()]
+    specs = [spec for spec in specs if spec.questions_only]
+    specs = [spec for spec in specs if spec.name == benchmark] or specs
+    rows = ", ".join(spec.questions_only[0] for spec in specs)
+    instead = "".join(
+        f" ({spec.title}: {spec.questions_only[1]})"
+        for spec in specs
+        if len(spec.questions_only) > 1
+    )
+    return rows, instead
 
 
 def _run(

@@ -53,7 +53,8 @@ TEMPORALBENCH_QUESTION = (
     "Answer with the option's letter from the given choices directly."
 )
 #: What Vinoground's LLM scripts append to every question of its json files
-#: (Vinoground/Vinoground@1543a2a ``eval/llava-onevision.py``; lmms-eval's ``vinoground`` task).
+#: (Vinoground's ``eval/llava-onevision.py`` at the commit its protocols cite; lmms-eval's
+#: ``vinoground`` task).
 VINOGROUND_SUFFIX = "\nPlease only output one English character."
 #: Vinoground's text-score question (``vinoground_textscore.json``), with the scripts' suffix.
 VINOGROUND_TEXT_QUESTION = (

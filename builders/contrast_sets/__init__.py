@@ -36,7 +36,7 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.contrast_sets.protocols import PROTOCOLS
 from foilkit.builders.schema import TEXT, TEXTS, canonical_features
-from foilkit.builders.spec import Benchmark, MetricSpec, option_inputs
+from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec, option_inputs
 from foilkit.errors import UserError
 from foilkit.metrics import CITATIONS
 
@@ -295,6 +295,24 @@ MULTIPLE_CHOICE = MetricSpec(
     chance={"accuracy": 0.2},  # one of five endings
 )
 
+#: The documented leaderboard task ids (``foilkit.builders.hub``'s eval.yaml; values are
+#: percentages, higher is better): changing one breaks every leaderboard.
+HUB_TASKS = tuple(
+    HubTask(
+        name,
+        name,
+        f"MSR-VTT contrast set {name}: 5-way multiple-choice accuracy",
+        ((name, None, "accuracy"),),
+    )
+    for name in (config.name for config in ContrastSets.BUILDER_CONFIGS)
+)
+#: The dataset card's Hub metadata: task categories, the datasets its videos come from, the paper.
+CARD = CardMetadata(
+    ("multiple-choice", "zero-shot-classification"),
+    ("extended|MSR-VTT",),
+    "https://aclanthology.org/2022.naacl-main.261",
+)
+
 BENCHMARK = Benchmark.of_builder(
     "contrast_sets",
     ContrastSets,
@@ -304,4 +322,7 @@ BENCHMARK = Benchmark.of_builder(
     group_label="foil type",
     paper_table="Table 2: multiple-choice accuracy per contrast set",
     protocols=PROTOCOLS,
+    card=CARD,
+    hub_tasks=HUB_TASKS,
+    hub_repo="foilkit/contrast-sets",
 )

@@ -40,7 +40,7 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.rtime.protocols import PROTOCOLS
 from foilkit.builders.schema import FLAG, TEXT, TEXTS, canonical_features
-from foilkit.builders.spec import Benchmark, MetricSpec
+from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec
 from foilkit.metrics import CITATIONS
 
 TASKS = ("origin", "hard", "binary")
@@ -300,6 +300,37 @@ BINARY = MetricSpec(
     chance={"T2V": 0.5, "V2T": 0.5},  # a video and its reversal: a coin flip
 )
 
+#: The documented leaderboard task ids (``foilkit.builders.hub``'s eval.yaml; values are
+#: percentages, higher is better): changing one breaks every leaderboard.
+HUB_TASKS = (
+    *(
+        HubTask(
+            f"{config}_{direction}_r1",
+            config,
+            f"RTime-{config.title()} {direction.upper()} recall@1",
+            ((config, None, f"{direction}_r1"),),
+        )
+        for config in ("origin", "hard")
+        for direction in ("t2v", "v2t")
+    ),
+    *(
+        HubTask(
+            f"binary_{direction}",
+            "binary",
+            f"RTime-Binary {direction.upper()} accuracy",
+            (("binary", None, f"{direction}_accuracy"),),
+        )
+        for direction in ("t2v", "v2t")
+    ),
+)
+#: Video-text retrieval has no Hub category ("text-retrieval" is text-only retrieval): RTime's
+#: tasks are a video and its reversal told apart by their captions, scored like the others.
+CARD = CardMetadata(
+    ("zero-shot-classification", "video-text-to-text"),
+    ("original",),
+    "https://github.com/qyr0403/Reversed-in-Time",
+)
+
 BENCHMARK = Benchmark.of_builder(
     "rtime",
     RTime,
@@ -308,4 +339,7 @@ BENCHMARK = Benchmark.of_builder(
     cluster_column="source_id",
     paper_table="Tables 3-4: R@K on RTime-Origin and RTime-Hard, accuracy on RTime-Binary",
     protocols=PROTOCOLS,
+    card=CARD,
+    hub_tasks=HUB_TASKS,
+    hub_repo="foilkit/rtime",
 )

@@ -10,7 +10,7 @@ Captions are true and foils false by construction, so it is scored VITATECS-styl
 
 from __future__ import annotations
 
-from foilkit.builders.spec import PAIRWISE_STRICT, Benchmark
+from foilkit.builders.spec import PAIRWISE_STRICT, Benchmark, CardMetadata, aspect_tasks
 
 NAME = "synthetic"
 TITLE = "foilkit synthetic temporal benchmark"
@@ -19,6 +19,12 @@ ASPECTS = ("direction", "order", "speed")
 #: One config per aspect, then ``all`` (the default).
 CONFIGS = (*ASPECTS, "all")
 DEFAULT_CONFIG = "all"
+
+#: The documented leaderboard task ids (``foilkit.builders.hub``'s eval.yaml; values are
+#: percentages, higher is better): changing one breaks every leaderboard.
+HUB_TASKS = aspect_tasks(ASPECTS, "foilkit synthetic benchmark")
+#: The dataset card's Hub metadata: task categories, the datasets its videos come from, the paper.
+CARD = CardMetadata(("zero-shot-classification", "video-text-to-text"), ("original",), "")
 
 BENCHMARK = Benchmark(
     NAME,
@@ -30,4 +36,6 @@ BENCHMARK = Benchmark(
     group_column="aspect",
     group_label="aspect",
     paper_table="accuracy (%) per temporal aspect, VITATECS-style (a tie counts as wrong)",
+    card=CARD,
+    hub_tasks=HUB_TASKS,
 )

@@ -48,7 +48,7 @@ from foilkit.builders.schema import (
     canonical_features,
     question_columns,
 )
-from foilkit.builders.spec import Benchmark, MetricSpec, grouped_option_inputs
+from foilkit.builders.spec import Benchmark, HubTask, MetricSpec, grouped_option_inputs
 from foilkit.builders.tempcompass.answers import JUDGES, PARSERS
 from foilkit.builders.tempcompass.protocols import PROTOCOLS
 from foilkit.builders.tempcompass.source import SOURCE
@@ -363,6 +363,32 @@ def accuracy(config: str) -> MetricSpec:
     )
 
 
+#: The documented leaderboard task ids (``foilkit.builders.hub``'s eval.yaml; values are
+#: percentages, higher is better): changing one breaks every leaderboard.
+#: per judge-free task type: its accuracy over all questions (the official "avg") and per aspect
+HUB_TASKS = tuple(
+    task
+    for config in JUDGE_FREE
+    for task in (
+        HubTask(
+            config,
+            config,
+            f"TempCompass {config.replace('_', ' ')}: accuracy over all questions",
+            ((config, None, "accuracy"),),
+        ),
+        *(
+            HubTask(
+                f"{config}_{aspect}",
+                config,
+                f"TempCompass {config.replace('_', ' ')}: accuracy on the "
+                f"{aspect.replace('_', ' ')} aspect",
+                ((config, aspect, "accuracy"),),
+            )
+            for aspect in ASPECTS
+        ),
+    )
+)
+
 BENCHMARK = Benchmark.of_builder(
     "tempcompass",
     TempCompass,
@@ -378,6 +404,7 @@ BENCHMARK = Benchmark.of_builder(
         "--judge-model NAME (--judge-base-url URL, --judge-api-key-env VAR); or choose "
         "multi_choice, yes_no or caption_matching (--config all evaluates those three)"
     },
+    questions_only=("TempCompass' yes/no", "--config caption_matching"),
     protocols=PROTOCOLS,
     parsers=PARSERS,
     judges=JUDGES,
@@ -387,4 +414,6 @@ BENCHMARK = Benchmark.of_builder(
         "caption_matching": "tempcompass_caption_matching",  # eval_caption_matching.py
         "captioning": "tempcompass_captioning",  # eval_captioning.py: its LLM judge alone
     },
+    hub_tasks=HUB_TASKS,
+    hub_repo="foilkit/tempcompass",
 )

@@ -34,7 +34,7 @@ from foilkit.builders.annotations import (
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, TEXTS, canonical_features
-from foilkit.builders.spec import Benchmark, MetricSpec, pairwise_inputs
+from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec, pairwise_inputs
 from foilkit.builders.temporalbench.protocols import PROTOCOLS
 from foilkit.files import FileFormatError, read_text
 from foilkit.metrics import CITATIONS
@@ -235,6 +235,38 @@ BINARY_QA = MetricSpec(
     chance={"binary accuracy": 0.5},
 )
 
+#: The documented leaderboard task ids (``foilkit.builders.hub``'s eval.yaml; values are
+#: percentages, higher is better): changing one breaks every leaderboard.
+HUB_TASKS = tuple(
+    HubTask(
+        task_id,
+        "short_qa",
+        f"TemporalBench short video QA: {label}",
+        (("short_qa", None, key),),
+    )
+    for task_id, key, label in (
+        ("binary_accuracy", "accuracy", "binary accuracy"),
+        (
+            "multiple_binary_accuracy",
+            "multiple_binary_accuracy",
+            "multiple binary accuracy (a video counts when all its questions are right)",
+        ),
+    )
+)
+#: The dataset card's Hub metadata: task categories, the datasets its videos come from, the paper.
+CARD = CardMetadata(
+    ("zero-shot-classification", "video-text-to-text"),
+    (
+        "extended|ActivityNet-Captions",
+        "extended|Charades",
+        "extended|COIN",
+        "extended|EgoExo4D",
+        "extended|FineGym",
+        "extended|Oops",
+    ),
+    "https://arxiv.org/abs/2410.10818",
+)
+
 BENCHMARK = Benchmark.of_builder(
     "temporalbench",
     TemporalBench,
@@ -245,4 +277,6 @@ BENCHMARK = Benchmark.of_builder(
     paper_table="short video QA: binary and multiple binary accuracy (%) per category",
     redistribution_forbidden=REDISTRIBUTION,
     protocols=PROTOCOLS,
+    card=CARD,
+    hub_tasks=HUB_TASKS,
 )

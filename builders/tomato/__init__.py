@@ -44,7 +44,7 @@ from foilkit.builders.schema import (
     canonical_features,
     question_columns,
 )
-from foilkit.builders.spec import Benchmark, MetricSpec, grouped_option_inputs
+from foilkit.builders.spec import Benchmark, HubTask, MetricSpec, grouped_option_inputs
 from foilkit.builders.tomato.answers import JUDGES, PARSERS
 from foilkit.builders.tomato.protocols import PROTOCOLS
 from foilkit.builders.tomato.source import SOURCE
@@ -281,6 +281,27 @@ ACCURACY = MetricSpec(
     chance={},  # three to seven options: the result's ``chance`` is their mean 1/k
 )
 
+#: The documented leaderboard task ids (``foilkit.builders.hub``'s eval.yaml; values are
+#: percentages, higher is better): changing one breaks every leaderboard.
+#: per reasoning type (its own config, or its group of ``all``) and over all questions
+HUB_TASKS = (
+    *(
+        HubTask(
+            name,
+            name,
+            f"TOMATO {REASONING_TYPES[name]}: multiple-choice accuracy (a tie counts as wrong)",
+            ((name, None, "accuracy"), ("all", name, "accuracy")),
+        )
+        for name in REASONING_TYPES
+    ),
+    HubTask(
+        "overall",
+        "all",
+        "TOMATO: multiple-choice accuracy over all 1,484 questions",
+        (("all", None, "accuracy"),),
+    ),
+)
+
 BENCHMARK = Benchmark.of_builder(
     "tomato",
     Tomato,
@@ -289,8 +310,11 @@ BENCHMARK = Benchmark.of_builder(
     group_column="reasoning_type",
     group_label="reasoning type",
     paper_table="main results: accuracy (%) per reasoning type and over all questions",
+    questions_only=("TOMATO's counts and directions",),
     protocols=PROTOCOLS,
     parsers=PARSERS,
     judges=JUDGES,
     answer_parsers={None: "tomato"},  # parse_result.py pre_parser
+    hub_tasks=HUB_TASKS,
+    hub_repo="foilkit/tomato",
 )

@@ -32,7 +32,7 @@ from foilkit.builders.annotations import (
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, canonical_features
-from foilkit.builders.spec import Benchmark, MetricSpec, pairwise_inputs
+from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec, pairwise_inputs
 from foilkit.builders.velociti.protocols import PROTOCOLS
 from foilkit.metrics import CITATIONS
 
@@ -208,6 +208,32 @@ VLE = MetricSpec(
     probability_options={"entailment_threshold": 0.5},
 )
 
+#: The documented leaderboard task ids (``foilkit.builders.hub``'s eval.yaml; values are
+#: percentages, higher is better): changing one breaks every leaderboard.
+HUB_TASKS = tuple(
+    HubTask(
+        f"{test}_{kind.lower()}",
+        test,
+        f"VELOCITI {test}: {kind}VLE ({what})",
+        ((test, None, key), ("all", test, key)),
+    )
+    for test in TESTS
+    for kind, key, what in (
+        ("Classic", "accuracy", "positive caption scored above the negative"),
+        (
+            "Strict",
+            "strict_entailment_accuracy",
+            "entailment probability of the positive above 0.5 and of the negative below it",
+        ),
+    )
+)
+#: The dataset card's Hub metadata: task categories, the datasets its videos come from, the paper.
+CARD = CardMetadata(
+    ("zero-shot-classification", "video-text-to-text"),
+    ("extended|VidSitu",),
+    "https://arxiv.org/abs/2406.10889",
+)
+
 BENCHMARK = Benchmark.of_builder(
     "velociti",
     Velociti,
@@ -218,4 +244,7 @@ BENCHMARK = Benchmark.of_builder(
     paper_table="Table 2: ClassicVLE and StrictVLE (%) per test",
     tuning_forbidden=NO_TUNING,
     protocols=PROTOCOLS,
+    card=CARD,
+    hub_tasks=HUB_TASKS,
+    hub_repo="foilkit/velociti",
 )

@@ -40,7 +40,7 @@ from foilkit.builders.annotations import (
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import COUNT, FLAG, TEXT, TEXTS, canonical_features
-from foilkit.builders.spec import Benchmark, MetricSpec, pairwise_inputs
+from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec, pairwise_inputs
 from foilkit.builders.vilma.protocols import PROTOCOLS
 from foilkit.builders.vilma.source import SOURCE
 from foilkit.metrics import CITATIONS
@@ -454,6 +454,52 @@ SUBTEST_MEAN = MetricSpec(
     chance=VILMA_CHANCE,
 )
 
+
+def _combined_column(test: str) -> str:
+    """The result key of ``test``'s P+T column (its subtests' mean, or pooled)."""
+    return (SUBTEST_MEAN if test in SUBTEST_MEAN_TESTS else POOLED).columns["P+T"]
+
+
+#: The documented leaderboard task ids (``foilkit.builders.hub``'s eval.yaml; values are
+#: percentages, higher is better): changing one breaks every leaderboard.
+HUB_TASKS = (
+    *(
+        HubTask(
+            test,
+            test,
+            f"ViLMA {test.replace('_', ' ')}: combined proficiency and main test accuracy (P+T)",
+            (
+                (
+                    test,
+                    None,
+                    (SUBTEST_MEAN if test in SUBTEST_MEAN_TESTS else POOLED).columns["P+T"],
+                ),
+            ),
+        )
+        for test in TESTS
+    ),
+    HubTask(
+        "average",
+        "all",
+        "ViLMA: mean P+T over the five tests (Table 2 Avg.)",
+        mean_of=TESTS,
+    ),
+)
+#: The dataset card's Hub metadata: task categories, the datasets its videos come from, the paper.
+CARD = CardMetadata(
+    ("zero-shot-classification", "video-text-to-text"),
+    (
+        "extended|VidSitu",
+        "extended|COIN",
+        "extended|YouCook2",
+        "extended|RareAct",
+        "extended|QUVA",
+        "extended|STAR",
+        "extended|Something-Something-v2",
+    ),
+    "https://arxiv.org/abs/2311.07022",
+)
+
 BENCHMARK = Benchmark.of_builder(
     "vilma",
     Vilma,
@@ -464,4 +510,7 @@ BENCHMARK = Benchmark.of_builder(
     paper_table="Table 2: proficiency (P), main test (T) and combined (P+T) accuracy per subtest",
     summary="Avg.",
     protocols=PROTOCOLS,
+    card=CARD,
+    hub_tasks=HUB_TASKS,
+    hub_repo="foilkit/vilma",
 )

@@ -30,7 +30,7 @@ from foilkit.builders.annotations import (
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, TEXTS, video_foil_features
-from foilkit.builders.spec import Benchmark, MetricSpec
+from foilkit.builders.spec import Benchmark, HubTask, MetricSpec
 from foilkit.builders.vinoground.answers import PARSERS
 from foilkit.builders.vinoground.protocols import PROTOCOLS
 from foilkit.metrics import CITATIONS
@@ -201,6 +201,18 @@ WINOGROUND_SCORE = MetricSpec(
     chance={"text": 0.25, "video": 0.25, "group": 1 / 6},
 )
 
+#: The documented leaderboard task ids (``foilkit.builders.hub``'s eval.yaml; values are
+#: percentages, higher is better): changing one breaks every leaderboard.
+HUB_TASKS = tuple(
+    HubTask(
+        f"{score}_score",
+        "all",
+        f"Vinoground {score} score over the 500 pairs (a tie counts as wrong)",
+        (("all", None, WINOGROUND_SCORE.columns[score]),),
+    )
+    for score in ("text", "video", "group")
+)
+
 BENCHMARK = Benchmark.of_builder(
     "vinoground",
     Vinoground,
@@ -212,4 +224,6 @@ BENCHMARK = Benchmark.of_builder(
     protocols=PROTOCOLS,
     parsers=PARSERS,
     answer_parsers={None: "vinoground"},  # get_score_all.py: the answer's first letter
+    hub_tasks=HUB_TASKS,
+    hub_repo="foilkit/vinoground",
 )

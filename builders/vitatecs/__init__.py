@@ -25,7 +25,7 @@ from foilkit.builders.annotations import (
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, canonical_features
-from foilkit.builders.spec import PAIRWISE_STRICT, Benchmark
+from foilkit.builders.spec import PAIRWISE_STRICT, Benchmark, CardMetadata, aspect_tasks
 from foilkit.builders.vitatecs.answers import JUDGES, PARSERS
 from foilkit.builders.vitatecs.protocols import PROTOCOLS
 from foilkit.builders.vitatecs.source import SOURCE
@@ -156,6 +156,16 @@ def _row(record: dict[str, Any], aspect: str, *, file: Path, row: int) -> dict[s
 
 
 #: What ``foilkit evaluate vitatecs`` computes: accuracy per aspect, a tie counting as wrong.
+#: The documented leaderboard task ids (``foilkit.builders.hub``'s eval.yaml; values are
+#: percentages, higher is better): changing one breaks every leaderboard.
+HUB_TASKS = aspect_tasks(ASPECTS, "VITATECS")
+#: The dataset card's Hub metadata: task categories, the datasets its videos come from, the paper.
+CARD = CardMetadata(
+    ("zero-shot-classification", "video-text-to-text"),
+    ("extended|MSR-VTT", "extended|VATEX"),
+    "https://arxiv.org/abs/2311.17404",
+)
+
 BENCHMARK = Benchmark.of_builder(
     "vitatecs",
     Vitatecs,
@@ -167,4 +177,7 @@ BENCHMARK = Benchmark.of_builder(
     protocols=PROTOCOLS,
     parsers=PARSERS,
     judges=JUDGES,
+    card=CARD,
+    hub_tasks=HUB_TASKS,
+    hub_repo="foilkit/vitatecs",
 )

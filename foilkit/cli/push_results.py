@@ -20,7 +20,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dataset-id",
         help="Hub id of the benchmark dataset (the one with eval.yaml); default: the benchmark's "
-        "canonical repository (foilkit.builders.hub.BENCHMARK_REPOS), else the dataset the run "
+        "canonical repository (its spec's hub_repo), else the dataset the run "
         "loaded when that is a Hub id",
     )
     parser.add_argument(

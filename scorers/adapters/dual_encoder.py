@@ -9,7 +9,7 @@ The "CLIP zero-shot" baseline of the papers: every frame is embedded by the imag
 ``mean-of-similarities``
     The mean over frames of each frame's cosine similarity to the text.
 ``softmax-mean``
-    ViLMA's ``models/image/run_clip.py`` (ilkerkesen/ViLMA@746912b, lines 144-155): per frame,
+    ViLMA's ``models/image/run_clip.py`` (its protocols' commit, lines 144-155): per frame,
     the model's logits ``logit_scale * cosine`` over the item's texts [caption, *foils],
     softmax over those texts, then the mean over frames. The score is a probability
     (``score_kind="probability"``) that depends on the other texts of its group. SigLIP's

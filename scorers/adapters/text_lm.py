@@ -8,7 +8,7 @@ which is the point: a foil that an LM already finds implausible is solvable with
     ``exp`` of the mean negative log-likelihood of every token of the text, the first one
     conditioned on BOS (EOS when the tokenizer has no BOS), whatever the tokenizer adds itself.
 ``vilma``
-    ViLMA's ``models/text/run.py`` (ilkerkesen/ViLMA@746912b, lines 73-102), quirks included:
+    ViLMA's ``models/text/run.py`` (its protocols' commit, lines 73-102), quirks included:
     the text as the tokenizer encodes it (GPT-2: no BOS, so its first token is never scored;
     OPT: its BOS ``</s>``); ``CrossEntropyLoss(ignore_index=pad)`` over the tokens after the
     first, with pad = the tokenizer's pad token, else EOS (run.py sets GPT-2's pad to EOS);

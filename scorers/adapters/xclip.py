@@ -6,7 +6,7 @@ the model on the view and its texts, and the score is the cosine similarity behi
 ``logits_per_video`` (the logit divided by the learned temperature), or with
 ``score_scale="logit"`` the logit itself, as ViLMA's script reports it.
 
-ViLMA's ``models/video/run_xclip.py`` (ilkerkesen/ViLMA@746912b, lines 131-140) scores with
+ViLMA's ``models/video/run_xclip.py`` (its protocols' commit, lines 131-140) scores with
 ``logits_per_video`` itself, no softmax: ``logit_scale`` times this cosine, one positive
 constant per model, so every decision and every ranking is the same; ViLMA's paper protocol
 reports the logit (``score_scale="logit"``) so that the numbers are the reference's too.

@@ -16,16 +16,17 @@ import pytest
 import yaml
 from huggingface_hub import DatasetCard
 
+from foilkit.builders import get_benchmark
 from foilkit.builders.hub import (
-    BENCHMARK_REPOS,
-    CARD_METADATA,
     CONTROLS,
     EVAL_YAML,
     FRAMEWORKS_FILE,
+    canonical_benchmarks,
     check_evaluation_framework,
     default_evaluation_framework,
     eval_yaml,
     hub_frameworks,
+    hub_repo,
     upload_files,
 )
 from foilkit.cli import main
@@ -135,7 +136,7 @@ def test_vilma_average_is_scored_on_all_five_tests():
 
 
 def test_rtime_is_not_filed_under_text_retrieval():
-    assert "text-retrieval" not in CARD_METADATA["rtime"].task_categories
+    assert "text-retrieval" not in get_benchmark("rtime").card.task_categories
 
 
 def test_every_benchmark_with_a_builder_names_its_canonical_repository():
@@ -143,8 +144,8 @@ def test_every_benchmark_with_a_builder_names_its_canonical_repository():
 
     # a benchmark whose terms forbid redistribution (TemporalBench) has no Hub copy to name
     shareable = {n for n in BUILDERS.names() if not get_benchmark(n).redistribution_forbidden}
-    assert set(BENCHMARK_REPOS) == shareable
-    assert all(repo.count("/") == 1 for repo in BENCHMARK_REPOS.values())
+    assert set(canonical_benchmarks()) == shareable
+    assert all(hub_repo(name).count("/") == 1 for name in canonical_benchmarks())
 
 
 # --- exports -------------------------------------------------------------------------------------
@@ -200,7 +201,7 @@ def test_build_push_uploads_no_local_path(shared_data: Path, tmp_path: Path, hub
         "--datasets-cache",
         str(tmp_path / "cache"),
         "--push-to-hub",
-        BENCHMARK_REPOS["vitatecs"],
+        hub_repo("vitatecs"),
     ]
     assert main(argv) == 0
     ((repo, uploaded),) = hub.uploads
@@ -260,4 +261,4 @@ def test_eval_yaml_goes_only_to_the_canonical_repository(demo_runs: Path, tmp_pa
         (copy / parquet.parent.name / parquet.name).write_bytes(parquet.read_bytes())
     write_eval_yaml(copy, "vitatecs", {"direction": ["test"]})
     assert EVAL_YAML not in upload_files(copy, "me/vitatecs")
-    assert EVAL_YAML in upload_files(copy, BENCHMARK_REPOS["vitatecs"])
+    assert EVAL_YAML in upload_files(copy, hub_repo("vitatecs"))

@@ -146,11 +146,11 @@ def test_notes_are_short_and_name_protocol_frames_control_and_coverage(demo_runs
 
 
 def test_the_canonical_repository_is_the_default_dataset_id(demo_runs: Path):
-    from foilkit.builders.hub import BENCHMARK_REPOS
+    from foilkit.builders.hub import hub_repo
 
     results = RunResults.load(demo_runs / "clip")  # dataset: a local folder
     vitatecs = replace(results, benchmark="vitatecs")
-    assert hub_dataset_id(vitatecs) == BENCHMARK_REPOS["vitatecs"] == "foilkit/vitatecs"
+    assert hub_dataset_id(vitatecs) == hub_repo("vitatecs") == "foilkit/vitatecs"
     assert hub_dataset_id(vitatecs, "me/vitatecs") == "me/vitatecs"  # an explicit id wins
     with pytest.raises(ValueError, match="not a Hub dataset id"):
         hub_dataset_id(results)  # the synthetic benchmark has no canonical repository
