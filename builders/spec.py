@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from foilkit.answers import AnswerParser, JudgeProtocol
+from foilkit.answers import AnswerParser, ChoicePrompt, JudgeProtocol
 from foilkit.protocol import Protocol
 
 if TYPE_CHECKING:
@@ -160,6 +160,8 @@ class Benchmark:
             ``--parser`` and the protocols name; :func:`foilkit.scorers.parsers.get_parser`
             finds them through the registry.
         judges: the official LLM judges of its answers, by the parser whose answers each reads.
+        prompts: its named multiple-choice questions (the ``prompt`` protocol setting), which
+            :func:`foilkit.scorers.prompts.choice_prompt` finds through the registry.
         questions_only: its rows whose options mean nothing without their question (only a
             model that asks questions scores them), as the scorer's refusal names them, then
             optionally what a text-only model can score instead (empty: none).
@@ -193,6 +195,7 @@ class Benchmark:
     answer_parsers: Mapping[str | None, str] = field(default_factory=dict)
     parsers: Mapping[str, AnswerParser] = field(default_factory=dict)
     judges: Mapping[str, JudgeProtocol] = field(default_factory=dict)
+    prompts: Mapping[str, ChoicePrompt] = field(default_factory=dict)
     questions_only: tuple[str, ...] = ()
     card: CardMetadata | None = None
     hub_tasks: tuple[HubTask, ...] = ()

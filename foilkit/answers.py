@@ -1,6 +1,9 @@
-"""What a parser and an LLM judge make of a generated answer, as data: the types a benchmark's
-answer rules are written in (``builders/<name>/answers.py``) and the scorer runs.
+"""A benchmark's questions and what a parser and an LLM judge make of the answers, as data: the
+types a benchmark's questions and answer rules are written in (``builders/<name>/answers.py``)
+and the scorer runs.
 
+A named multiple-choice question (:class:`ChoicePrompt`: the ``prompt`` protocol setting)
+renders the options as the benchmark's paper or code asks them.
 A parser reads a video LLM's free-text answer with a benchmark's hand-written rules
 (:data:`AnswerParser` -> :class:`ParsedAnswer`); an official judge (:class:`JudgeProtocol`)
 is asked about the answers the rules miss, or about every answer, and its reply read. The
@@ -40,6 +43,27 @@ class ParsedAnswer:
             )
         if (self.choice is None) != (self.outcome != PARSED):
             raise ValueError(f"a {self.outcome} answer has choice {self.choice!r}")
+
+
+def lettered(options: Sequence[str]) -> str:
+    """``options`` one per line, each after its letter: ``A. text``."""
+    return "\n".join(f"{letter}. {option}" for letter, option in zip(LETTERS, options))
+
+
+def spoken(letters: str) -> str:
+    """Letters as a sentence says them: ``A``, ``A or B``, ``A, B or C``."""
+    return letters[0] if len(letters) == 1 else ", ".join(letters[:-1]) + f" or {letters[-1]}"
+
+
+@dataclass(frozen=True)
+class ChoicePrompt:
+    """A named multiple-choice question: its ``template`` (``{options}``: the listed options), as
+    run records show it; ``question``, the question for options in the order given; ``system``,
+    a system prompt before it (``{count}``: the number of options, in words; ``None``: none)."""
+
+    template: str
+    question: Callable[[Sequence[str]], str]
+    system: str | None = None
 
 
 #: ``parser(answer, options, labels) -> ParsedAnswer``; ``labels`` ``None``: letters.

@@ -63,18 +63,24 @@ def register_parser(name: str) -> Callable[[AnswerParser], AnswerParser]:
     return decorator
 
 
-def _declared(kind: str) -> Iterator[Mapping[str, Any]]:
-    """foilkit's own parsers (for ``parsers``), then each registered benchmark's ``kind``
-    (``parsers`` or ``judges``), in registry order; a benchmark is imported only when reached."""
-    if kind == "parsers":
-        yield PARSERS
+def declared_tables(kind: str) -> Iterator[Mapping[str, Any]]:
+    """Each registered benchmark's ``kind`` (``parsers``, ``judges``, ``prompts``: a table by
+    name), in registry order; a benchmark is imported only when reached."""
     for benchmark in BENCHMARKS.names():
         yield getattr(BENCHMARKS.get(benchmark), kind)
 
 
+def _declared(kind: str) -> Iterator[Mapping[str, Any]]:
+    """foilkit's own parsers (for ``parsers``), then the benchmarks' ``kind``."""
+    if kind == "parsers":
+        yield PARSERS
+    yield from declared_tables(kind)
+
+
 def declared(kind: str, name: str) -> Any:
-    """The parser (``kind="parsers"``) or official judge (``"judges"``) registered as ``name``;
-    ``None`` when there is none."""
+    """The parser (``kind="parsers"``), official judge (``"judges"``) or choice prompt
+    (``"prompts"``) a benchmark registered as ``name`` (a parser also foilkit's own); ``None``
+    when there is none."""
     for table in _declared(kind):
         if name in table:
             return table[name]
@@ -123,6 +129,7 @@ __all__ = [
     "AnswerParser",
     "ParsedAnswer",
     "declared",
+    "declared_tables",
     "get_parser",
     "parser_names",
     "register_parser",

@@ -1,26 +1,14 @@
 """The questions video LLMs are asked, as chat messages any backend can send.
 
 One place for the multiple-choice prompts, so the in-process model (which renders them with its
-chat template) and a served one (which receives them as chat messages) ask the same question:
-
-``vitatecs``
-    VITATECS' paper, Table 11: a system prompt ("You are given a short video clip and two
-    sentences. ..."), then "Which of the following best describes the content of the video:
-    (A) ... (B) ... Respond with a single letter (A or B)." after the video.
-``lmms-eval``
-    lmms-eval's ``vitatecs`` task (``lmms_eval/tasks/vitatecs/utils.py``): no system prompt;
-    options on their own lines, capitalised with a full stop; "Please response with a single
-    letter".
-``temporalbench``
-    TemporalBench's short QA question ("Which caption best describes this video?", ``A.`` /
-    ``B.`` lines, "Answer with the option's letter ...").
-``vinoground``
-    Vinoground's text-score question (``vinoground_textscore.json``: the same header, options and
-    instruction) followed by the line its LLM scripts append ("Please only output one English
-    character.", ``eval/llava-onevision.py`` and lmms-eval's ``vinoground`` task).
-
-Vinoground's video-score question (:func:`vinoground_video_question`) is asked about a video
-made of a pair's two videos joined by two seconds of black (:mod:`foilkit.scorers.video.joined`):
+chat template) and a served one (which receives them as chat messages) ask the same question.
+A prompt is a :class:`~foilkit.answers.ChoicePrompt` registered by name: the benchmarks' in
+their folders (``builders/<name>/answers.py``, the spec's ``prompts``: VITATECS' paper prompt
+``vitatecs``, the default, with its system prompt, and lmms-eval's ``lmms-eval``;
+TemporalBench's ``temporalbench``), found through the registry (:func:`choice_prompt`), and
+the pair rows' text-score question here (``vinoground``), beside the video-score question it
+shares its wording with (:func:`vinoground_video_question`), which is asked about a video made
+of a pair's two videos joined by two seconds of black (:mod:`foilkit.scorers.video.joined`):
 which segment, the first or the second, a caption describes.
 """
 
@@ -29,29 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-LETTERS = "ABCDEFGHIJ"
-CHOICE_SYSTEM = (
-    "You are given a short video clip and {count} sentences. "
-    "Select the sentence that best describes the content of the video."
-)
-CHOICE_QUESTION = (
-    "Which of the following best describes the content of the video: {options} "
-    "Respond with a single letter ({letters})."
-)
-LMMS_EVAL_QUESTION = (
-    "Which of the following best describes the content of the video:{options}\n"
-    "Please response with a single letter ({letters}):"
-)
-#: Choice prompts by name: VITATECS' paper (Table 11: system prompt, options inline) and
-#: lmms-eval's ``vitatecs`` task (no system prompt, options on their own lines), TemporalBench's,
-#: Vinoground's text-score question.
-CHOICE_PROMPTS = ("vitatecs", "lmms-eval", "temporalbench", "vinoground")
-#: TemporalBench's short QA question (``temporalbench_short_qa.json``: a header, ``A.``/``B.``
-#: lines, an instruction).
-TEMPORALBENCH_QUESTION = (
-    "Which caption best describes this video?\n{options}\n"
-    "Answer with the option's letter from the given choices directly."
-)
+from foilkit.answers import LETTERS as LETTERS  # the option letters, for every backend
+from foilkit.answers import ChoicePrompt, lettered
+from foilkit.scorers.parsers import declared, declared_tables
+
+#: The prompt choice and generate modes ask when none is named: VITATECS' paper prompt.
+DEFAULT_PROMPT = "vitatecs"
 #: What Vinoground's LLM scripts append to every question of its json files
 #: (Vinoground's ``eval/llava-onevision.py`` at the commit its protocols cite; lmms-eval's
 #: ``vinoground`` task).
@@ -76,80 +47,54 @@ VINOGROUND_SEGMENTS = ("First segment (before black frame)", "Second segment (af
 COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
 
 
-def _spoken(letters: str) -> str:
-    return letters[0] if len(letters) == 1 else ", ".join(letters[:-1]) + f" or {letters[-1]}"
-
-
-def choice_question(options: Sequence[str]) -> str:
-    """VITATECS' multiple-choice question for ``options`` in the order given."""
-    letters = LETTERS[: len(options)]
-    listed = " ".join(f"({letter}) {option}" for letter, option in zip(letters, options))
-    return CHOICE_QUESTION.format(options=listed, letters=_spoken(letters))
-
-
-def lmms_eval_question(options: Sequence[str]) -> str:
-    """lmms-eval's VITATECS question (``format_question_and_answer`` + its ``post_prompt``) for
-    ``options`` in the order given; each option ends with a full stop and is ``capitalize``d."""
-    letters = LETTERS[: len(options)]
-    written = [
-        (option if option.endswith(".") else option + ".").capitalize() for option in options
-    ]
-    listed = "".join(f" \n({letter}) {option}" for letter, option in zip(letters, written))
-    return LMMS_EVAL_QUESTION.format(options=listed, letters=_spoken(letters))
-
-
-def temporalbench_question(options: Sequence[str]) -> str:
-    """TemporalBench's published question for ``options`` in the order given."""
-    return TEMPORALBENCH_QUESTION.format(options=_lettered(options))
-
-
-def _lettered(options: Sequence[str]) -> str:
-    return "\n".join(f"{letter}. {option}" for letter, option in zip(LETTERS, options))
-
-
 def vinoground_question(options: Sequence[str]) -> str:
     """Vinoground's text-score question for ``options`` (captions) in the order given."""
-    return VINOGROUND_TEXT_QUESTION.format(options=_lettered(options))
+    return VINOGROUND_TEXT_QUESTION.format(options=lettered(options))
 
 
 def vinoground_video_question(caption: str) -> str:
     """Vinoground's video-score question about ``caption``: which segment of the joined video
     (:data:`VINOGROUND_SEGMENTS`, answered ``A`` or ``B``) it describes."""
-    return VINOGROUND_VIDEO_QUESTION.format(caption=caption, options=_lettered(VINOGROUND_SEGMENTS))
+    return VINOGROUND_VIDEO_QUESTION.format(caption=caption, options=lettered(VINOGROUND_SEGMENTS))
 
 
-#: Each choice prompt's question template (``{options}``: the listed options), as run records
-#: show it.
-CHOICE_TEMPLATES = {
-    "vitatecs": CHOICE_QUESTION,
-    "lmms-eval": LMMS_EVAL_QUESTION,
-    "temporalbench": TEMPORALBENCH_QUESTION,
-    "vinoground": VINOGROUND_TEXT_QUESTION,
+#: The choice prompts declared here (the benchmarks' are on their specs).
+PROMPTS: dict[str, ChoicePrompt] = {
+    "vinoground": ChoicePrompt(VINOGROUND_TEXT_QUESTION, vinoground_question),
 }
 
 
+def choice_prompt(name: str) -> ChoicePrompt:
+    """The choice prompt registered as ``name``; an unknown name is an error listing them."""
+    prompt = declared("prompts", name) or PROMPTS.get(name)
+    if prompt is None:
+        raise ValueError(f"unknown prompt {name!r}; choose from {list(choice_prompt_names())}")
+    return prompt
+
+
+def choice_prompt_names() -> tuple[str, ...]:
+    """Every choice prompt's name: the benchmarks' in registry order (the default first), then
+    those declared here."""
+    names = [name for table in declared_tables("prompts") for name in table]
+    return tuple(dict.fromkeys([DEFAULT_PROMPT, *names, *PROMPTS]))
+
+
 def question_text(prompt: str, options: Sequence[str]) -> str:
-    """The choice question of the named ``prompt`` (:data:`CHOICE_PROMPTS`) for ``options`` in
-    the order given."""
-    questions = {
-        "vitatecs": choice_question,
-        "lmms-eval": lmms_eval_question,
-        "temporalbench": temporalbench_question,
-        "vinoground": vinoground_question,
-    }
-    return questions[prompt](options)
+    """The choice question of the named ``prompt`` for ``options`` in the order given."""
+    return choice_prompt(prompt).question(options)
 
 
 def choice_messages(
     prompt: str, question: str, count: int | None, system_form: str = "parts"
 ) -> list[dict[str, Any]]:
-    """The chat messages asking ``question`` about a video: the ``vitatecs`` prompt's system
-    message for ``count`` options (none when ``count`` is ``None``: not a choice), then the
-    user turn, the video before the question; the system turn in ``system_form``
+    """The chat messages asking ``question`` about a video: the prompt's system message (the
+    default prompt has one) for ``count`` options (none when ``count`` is ``None``: not a
+    choice), then the user turn, the video before the question; the system turn in ``system_form``
     (:func:`fit_system_turn`)."""
     messages: list[dict[str, Any]] = []
-    if count is not None and prompt == "vitatecs":
-        system = CHOICE_SYSTEM.format(count=COUNTS.get(count, str(count)))
+    system = choice_prompt(prompt).system if count is not None else None
+    if system is not None:
+        system = system.format(count=COUNTS.get(count, str(count)))
         messages.append({"role": "system", "content": [{"type": "text", "text": system}]})
     messages.append(
         {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": question}]}

@@ -87,11 +87,11 @@ from foilkit.scorers.generate import ORDER_DETAIL, cyclic_orders, score_by_gener
 from foilkit.scorers.lock import claim_holder_alive, release_claim, take_claim
 from foilkit.scorers.parsers import get_parser
 from foilkit.scorers.prompts import (
-    CHOICE_SYSTEM,
-    CHOICE_TEMPLATES,
+    DEFAULT_PROMPT,
     LETTERS,
     asked_record,
     choice_messages,
+    choice_prompt,
     fit_system_turn,
     question_text,
 )
@@ -882,9 +882,10 @@ class ServedVideoLLM(RequestAdapter):
             }
         if self.mode == "generate":
             common |= {"decoding": self.decoding.to_record(), "parser": self.parser}
-        if self.prompt == "vitatecs":
-            common |= {"system_prompt": CHOICE_SYSTEM, "system_form": SYSTEM_FORM}
-        return {**common, "prompt": CHOICE_TEMPLATES[self.prompt], "prompt_name": self.prompt}
+        prompt = choice_prompt(self.prompt)
+        if prompt.system is not None:
+            common |= {"system_prompt": prompt.system, "system_form": SYSTEM_FORM}
+        return {**common, "prompt": prompt.template, "prompt_name": self.prompt}
 
     def backend_record(self) -> dict[str, Any]:
         """The server, its settings, what was sent (the frames of each request sent: their count
@@ -977,7 +978,7 @@ class ServedVideoLLM(RequestAdapter):
         calls = [
             self._first_token_call(
                 choice_messages(
-                    self.prompt or "vitatecs", ENTAIL_QUESTION.format(caption=text), None
+                    self.prompt or DEFAULT_PROMPT, ENTAIL_QUESTION.format(caption=text), None
                 ),
                 request,
             )
@@ -1111,7 +1112,7 @@ class ServedVideoLLM(RequestAdapter):
         for request in requests:
             asked = request.question or LIKELIHOOD_QUESTION
             answers = request.answers if request.question is not None else request.texts
-            base = choice_messages(self.prompt or "vitatecs", asked, None, SYSTEM_FORM)
+            base = choice_messages(self.prompt or DEFAULT_PROMPT, asked, None, SYSTEM_FORM)
             prefix = [*base, {"role": "assistant", "content": ""}]
             prefix_extra = {**extra, "continue_final_message": True}
             calls.append(

@@ -35,6 +35,7 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, TEXTS, canonical_features
 from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec, pairwise_inputs
+from foilkit.builders.temporalbench.answers import PROMPTS
 from foilkit.builders.temporalbench.protocols import PROTOCOLS
 from foilkit.files import FileFormatError, read_text
 from foilkit.metrics import CITATIONS
@@ -277,6 +278,7 @@ BENCHMARK = Benchmark.of_builder(
     paper_table="short video QA: binary and multiple binary accuracy (%) per category",
     redistribution_forbidden=REDISTRIBUTION,
     protocols=PROTOCOLS,
+    prompts=PROMPTS,
     card=CARD,
     hub_tasks=HUB_TASKS,
 )

@@ -26,7 +26,7 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, canonical_features
 from foilkit.builders.spec import PAIRWISE_STRICT, Benchmark, CardMetadata, aspect_tasks
-from foilkit.builders.vitatecs.answers import JUDGES, PARSERS
+from foilkit.builders.vitatecs.answers import JUDGES, PARSERS, PROMPTS
 from foilkit.builders.vitatecs.protocols import PROTOCOLS
 from foilkit.builders.vitatecs.source import SOURCE
 from foilkit.metrics import CITATIONS
@@ -175,6 +175,7 @@ BENCHMARK = Benchmark.of_builder(
     group_label="aspect",
     paper_table="Table 3: accuracy (%) per temporal aspect",
     protocols=PROTOCOLS,
+    prompts=PROMPTS,
     parsers=PARSERS,
     judges=JUDGES,
     card=CARD,

@@ -11,16 +11,19 @@ from collections.abc import Sequence
 
 from foilkit.answers import (
     GPT35_DECODING,
+    LETTERS,
     PARSED,
     QA_SYSTEM,
     REFUSED,
     UNPARSEABLE,
     AnswerParser,
+    ChoicePrompt,
     JudgeProtocol,
     ParsedAnswer,
     option_labels,
     read_correctness,
     refused,
+    spoken,
 )
 from foilkit.protocol import LMMS_EVAL_REPO
 
@@ -82,6 +85,49 @@ def lmms_eval_vitatecs_prompt(options: Sequence[str], true: int, prediction: str
     )
 
 
+# --- the questions --------------------------------------------------------------------------
+
+#: VITATECS' paper, Table 11: a system prompt ("You are given a short video clip and two
+#: sentences. ..."), then the question with the options inline after the video.
+CHOICE_SYSTEM = (
+    "You are given a short video clip and {count} sentences. "
+    "Select the sentence that best describes the content of the video."
+)
+CHOICE_QUESTION = (
+    "Which of the following best describes the content of the video: {options} "
+    "Respond with a single letter ({letters})."
+)
+LMMS_EVAL_QUESTION = (
+    "Which of the following best describes the content of the video:{options}\n"
+    "Please response with a single letter ({letters}):"
+)
+
+
+def choice_question(options: Sequence[str]) -> str:
+    """VITATECS' multiple-choice question for ``options`` in the order given."""
+    letters = LETTERS[: len(options)]
+    listed = " ".join(f"({letter}) {option}" for letter, option in zip(letters, options))
+    return CHOICE_QUESTION.format(options=listed, letters=spoken(letters))
+
+
+def lmms_eval_question(options: Sequence[str]) -> str:
+    """lmms-eval's VITATECS question (``format_question_and_answer`` + its ``post_prompt``) for
+    ``options`` in the order given; each option ends with a full stop and is ``capitalize``d."""
+    letters = LETTERS[: len(options)]
+    written = [
+        (option if option.endswith(".") else option + ".").capitalize() for option in options
+    ]
+    listed = "".join(f" \n({letter}) {option}" for letter, option in zip(letters, written))
+    return LMMS_EVAL_QUESTION.format(options=listed, letters=spoken(letters))
+
+
+#: The choice prompts, by name (the ``prompt`` protocol setting): VITATECS' paper's (the
+#: default of choice and generate modes) and lmms-eval's ``vitatecs`` task's (no system prompt,
+#: options on their own lines, capitalised with a full stop).
+PROMPTS: dict[str, ChoicePrompt] = {
+    "vitatecs": ChoicePrompt(CHOICE_QUESTION, choice_question, CHOICE_SYSTEM),
+    "lmms-eval": ChoicePrompt(LMMS_EVAL_QUESTION, lmms_eval_question),
+}
 #: The answer parsers, by name (the ``parser`` protocol setting, ``--parser``).
 PARSERS: dict[str, AnswerParser] = {"vitatecs": parse_vitatecs}
 #: The official judges, by the answer parser whose misses they read.

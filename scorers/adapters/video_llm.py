@@ -130,21 +130,14 @@ from foilkit.scorers.adapters.base import RequestAdapter
 from foilkit.scorers.generate import score_by_generation
 from foilkit.scorers.parsers import DEFAULT_PARSER, get_parser
 from foilkit.scorers.prompts import (  # noqa: F401  (one place for every backend; kept importable here)
-    CHOICE_PROMPTS,
-    CHOICE_QUESTION,
-    CHOICE_SYSTEM,
-    CHOICE_TEMPLATES,
     COUNTS,
     LETTERS,
-    LMMS_EVAL_QUESTION,
-    TEMPORALBENCH_QUESTION,
     asked_record,
     choice_messages,
-    choice_question,
+    choice_prompt,
+    choice_prompt_names,
     fit_system_turn,
-    lmms_eval_question,
     question_text,
-    temporalbench_question,
 )
 from foilkit.scorers.requests import (
     DECODING_SETTINGS,
@@ -278,7 +271,7 @@ def mode_settings(
                 raise ValueError(f"{name}={value!r} applies to likelihood mode only; {asks}")
         score_kind = "probability"
         if mode != "entail":
-            prompt = _choose("prompt", prompt, CHOICE_PROMPTS)
+            prompt = _choose("prompt", prompt, choice_prompt_names())
         elif prompt is not None:
             raise ValueError(
                 f"prompt={prompt!r} applies to choice mode only; entail mode asks VELOCITI's "
@@ -592,9 +585,10 @@ class VideoLLMAdapter(RequestAdapter):
         if self.mode == "generate":
             common["decoding"] = self.decoding.to_record()
             common["parser"] = self.parser
-        if self.prompt == "vitatecs":
-            common |= {"system_prompt": CHOICE_SYSTEM, "system_form": self.system_form()}
-        return {**common, "prompt": CHOICE_TEMPLATES[self.prompt], "prompt_name": self.prompt}
+        prompt = choice_prompt(self.prompt)
+        if prompt.system is not None:
+            common |= {"system_prompt": prompt.system, "system_form": self.system_form()}
+        return {**common, "prompt": prompt.template, "prompt_name": self.prompt}
 
     def prompt_templates(self) -> dict[str, str] | None:
         """Choice mode: the whole rendered prompt (chat template, video placeholder) with a
@@ -658,7 +652,9 @@ class VideoLLMAdapter(RequestAdapter):
             self.prompt,
             question,
             count,
-            self.system_form() if count is not None and self.prompt == "vitatecs" else "parts",
+            self.system_form()
+            if count is not None and choice_prompt(self.prompt).system is not None
+            else "parts",
         )
 
     def system_form(self) -> str:

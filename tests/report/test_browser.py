@@ -17,9 +17,9 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
+from foilkit.builders.vitatecs.answers import choice_question
 from foilkit.html_report import run_items
 from foilkit.run import RunResults
-from foilkit.scorers.adapters.video_llm import choice_question
 
 
 def console_errors(stderr: str) -> list[str]:

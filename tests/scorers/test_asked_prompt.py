@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from foilkit.scorers.prompts import (
-    CHOICE_QUESTION,
-    CHOICE_SYSTEM,
-    OWN_QUESTION,
-    asked_record,
-    own_questions,
-)
+from foilkit.builders.vitatecs.answers import CHOICE_QUESTION, CHOICE_SYSTEM
+from foilkit.scorers.prompts import OWN_QUESTION, asked_record, own_questions
 
 VITATECS = {
     "adapter": "video-llm",
@@ -43,7 +38,7 @@ def test_no_row_asking_its_own_question_leaves_the_record_as_it_is():
 def test_a_served_video_llm_records_the_named_question_it_asks():
     """``--backend openai --prompt temporalbench`` asks TemporalBench's question; its record said
     lmms-eval's."""
-    from foilkit.scorers.prompts import TEMPORALBENCH_QUESTION
+    from foilkit.builders.temporalbench.answers import TEMPORALBENCH_QUESTION
     from foilkit.scorers.served import ServedVideoLLM, ServerBackend
 
     server = ServerBackend(base_url="http://127.0.0.1:9/v1")

@@ -10,11 +10,11 @@ import torch
 from launch import accelerate_launch, launched_score, run_to_success
 
 import foilkit
+from foilkit.builders.vitatecs.answers import choice_question
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.api import ScoreOptions
 from foilkit.scorers.generate import generate_requests, read_answers
 from foilkit.scorers.parsers import get_parser
-from foilkit.scorers.prompts import choice_question
 from foilkit.scorers.requests import Answer, Decoding, Generations, TextsRequest
 from foilkit.synthetic.videos import SyntheticScene, render_frames
 

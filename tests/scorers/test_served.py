@@ -16,9 +16,10 @@ import pytest
 import torch
 from PIL import Image
 
+from foilkit.builders.vitatecs.answers import CHOICE_SYSTEM
 from foilkit.scorers.adapters.video_llm import ENTAIL_QUESTION
 from foilkit.scorers.generate import cyclic_orders
-from foilkit.scorers.prompts import CHOICE_SYSTEM, question_text
+from foilkit.scorers.prompts import question_text
 from foilkit.scorers.requests import Decoding, GenerateRequest, TextsRequest
 from foilkit.scorers.served import ServedVideoLLM, ServerBackend, ServerCapabilityError
 from tests.openai_server import OpenAICompatibleServer

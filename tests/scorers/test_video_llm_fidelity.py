@@ -19,13 +19,13 @@ from conformance import (
 )
 
 import foilkit
+from foilkit.builders.vitatecs.answers import lmms_eval_question
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.adapters.video_llm import (
     ENTAIL_QUESTION,
     LETTERS,
     LIKELIHOOD_QUESTION,
     VideoLLMAdapter,
-    lmms_eval_question,
 )
 from foilkit.scorers.requests import TextScores, TextsRequest
 from foilkit.synthetic.models import TOKENS_PER_SECOND, fidelity_model_path
