@@ -190,7 +190,7 @@ def run_demo(
     from foilkit.evaluation import evaluate
     from foilkit.progress import library_progress_bars
     from foilkit.report import write_side_by_side
-    from foilkit.scorers.api import ScoreOptions
+    from foilkit.scorers.options import ScoreOptions
     from foilkit.synthetic.models import tiny_model_path
 
     out = claim_folder(out_dir, DEMO)  # new, empty or an earlier demo's (foilkit.folders)

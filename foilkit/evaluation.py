@@ -45,7 +45,8 @@ from foilkit.selection import RowSelection
 from foilkit.video_paths import RootsGiven, named_roots, video_roots_for
 
 if TYPE_CHECKING:  # the scorers import torch: only when scoring
-    from foilkit.scorers.api import Checked, ScoreOptions
+    from foilkit.scorers.api import Checked
+    from foilkit.scorers.options import ScoreOptions
     from foilkit.scorers.protocols import ResolvedProtocol
 
 #: The prefixes of a text group's per-sample columns (ViLMA's proficiency texts, a pair's foil
@@ -193,8 +194,9 @@ def evaluate(
             (default: this process's ``sys.argv``).
     """
     from foilkit.scorers.adapters import reads_hub_model
-    from foilkit.scorers.api import ScoreOptions, check_inputs
+    from foilkit.scorers.api import check_inputs
     from foilkit.scorers.distributed import process_state
+    from foilkit.scorers.options import ScoreOptions
     from foilkit.scorers.record import now
 
     started, started_at = time.monotonic(), now()
@@ -311,7 +313,7 @@ def _scoring_options(
     The video roots are those the user named (``videos``), else the exported folder
     (``dataset``), else none (:func:`foilkit.video_paths.video_roots_for`): the split reaches the
     scorer as a loaded object, which must not count as the caller's own, unconfined paths."""
-    from foilkit.scorers.api import ScoreOptions
+    from foilkit.scorers.options import ScoreOptions
 
     defaults = {f.name: f.default for f in fields(ScoreOptions)}
     clashes = [name for name in EVALUATE_SETS if getattr(given, name) != defaults[name]]

@@ -7,7 +7,7 @@ from collections.abc import Collection
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from foilkit.scorers.api import ScoreOptions
+    from foilkit.scorers.options import ScoreOptions
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -205,7 +205,7 @@ def score_options(args: argparse.Namespace, *, leave: Collection[str] = ()) -> S
     """The scoring flags in ``args`` as :class:`foilkit.scorers.api.ScoreOptions`, but the
     fields in ``leave`` (a command that sets them itself)."""
     from foilkit.cli.options import shows_progress
-    from foilkit.scorers.api import SCORE_OPTION_NAMES, ScoreOptions
+    from foilkit.scorers.options import SCORE_OPTION_NAMES, ScoreOptions
 
     values = {
         **vars(args),

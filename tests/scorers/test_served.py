@@ -242,7 +242,7 @@ def test_a_server_slower_than_the_timeout_is_retried_then_named(tmp_path):
 
 
 def test_backend_settings_are_checked_before_any_work(monkeypatch):
-    from foilkit.scorers.api import ScoreOptions, server_backend
+    from foilkit.scorers.options import ScoreOptions, server_backend
 
     with pytest.raises(ValueError, match="--base-url applies to a served model: add --backend"):
         ScoreOptions(base_url="http://localhost:8000/v1")
