@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from foilkit.builders import get_benchmark
 from foilkit.builders.spec import Benchmark, MetricSpec, group_names, subset_columns
+from foilkit.config_file import write_config
 from foilkit.errors import check_offline_model
 from foilkit.folders import RUN, check_folder, claim_folder, replace_folder
 from foilkit.metrics import metric_function
@@ -243,8 +244,22 @@ def evaluate(
         )
         for name, loaded in splits.items()
     }
+    replay = {
+        "model": model,
+        "configs": list(configs_chosen),
+        "dataset": None if dataset is None else os.fspath(dataset),
+        "annotations": None if annotations is None else os.fspath(annotations),
+        "on_missing": on_missing,
+        "limit": limit,
+        "limit_seed": limit_seed,
+        "n_resamples": n_resamples,
+        "bootstrap_seed": bootstrap_seed,
+        "label": label,
+        **_replay_sections(options, videos, split),
+    }
     if state.is_main_process:
         (replace_folder if overwrite else claim_folder)(folder.root, RUN)
+        write_config(folder.root, "evaluate", replay)
     state.wait_for_everyone()
     configs: dict[str, ConfigResults] = {}
     for number, (name, loaded) in enumerate(splits.items(), 1):
@@ -276,7 +291,7 @@ def evaluate(
         configs=configs,
         limit=None if selection is None else selection.limit,
         limit_seed=None if selection is None else selection.seed,
-        invocation=_invocation(command_line, started, started_at),
+        invocation=_invocation(command_line, started, started_at, replay),
         units=UNITS,
     )
     results.save(folder)
@@ -284,8 +299,27 @@ def evaluate(
     return Evaluation(folder.root, results)
 
 
-def _invocation(command_line: Sequence[str] | None, started: float, started_at: str) -> Invocation:
-    """The run's :class:`foilkit.run.Invocation`, ending now (``started``: ``time.monotonic``)."""
+def _replay_sections(
+    options: ScoreOptions, videos: RootsGiven, split: str | None
+) -> dict[str, dict[str, Any]]:
+    """The scoring options of ``config.yaml``, one section per part: ``options`` as the run
+    scores with them, but the video roots and split as given (``evaluate`` resolves them), and
+    no scoring folder (the run folder is ``--out``'s)."""
+    sections = options.sections(leave=("out_dir", "resume"))
+    roots = named_roots(videos)
+    sections["frames"]["video_root"] = None if roots is None else [str(root) for root in roots]
+    sections["work"]["split"] = split
+    return sections
+
+
+def _invocation(
+    command_line: Sequence[str] | None,
+    started: float,
+    started_at: str,
+    config: dict[str, Any] | None = None,
+) -> Invocation:
+    """The run's :class:`foilkit.run.Invocation`, ending now (``started``: ``time.monotonic``),
+    with the configuration that replays it (``config.yaml``'s)."""
     from foilkit.scorers.record import foilkit_source, now
 
     source = foilkit_source()
@@ -297,6 +331,7 @@ def _invocation(command_line: Sequence[str] | None, started: float, started_at: 
         started_at=started_at,
         finished_at=now(),
         wall_seconds=round(time.monotonic() - started, 3),
+        config=config,
     )
 
 

@@ -101,7 +101,7 @@ RUN_PLOTS = ("accuracy.png", "recall.png")
 #: ``foilkit evaluate``'s run folder (see :mod:`foilkit.run`).
 RUN = FolderKind(
     "evaluation run",
-    ("results.json", "report.md", "report.html", *RUN_PLOTS, "scores", "scoring"),
+    ("results.json", "config.yaml", "report.md", "report.html", *RUN_PLOTS, "scores", "scoring"),
     legacy=lambda root: _json_with(root / "results.json", "benchmark"),
 )
 #: ``foilkit evaluate --tasks``'s folder: one run folder per benchmark (``vitatecs/``, ...), each a
@@ -115,7 +115,15 @@ TASKS = FolderKind(
 #: ``foilkit score``'s output folder (``run.json``, ``scores.jsonl``, the per-process shards).
 SCORES = FolderKind(
     "scoring run",
-    ("run.json", "scores.jsonl", "matrix.npy", "matrix.json", "shards", "missing_videos.txt"),
+    (
+        "run.json",
+        "config.yaml",
+        "scores.jsonl",
+        "matrix.npy",
+        "matrix.json",
+        "shards",
+        "missing_videos.txt",
+    ),
     # a run killed before its run.json still has its lock
     legacy=lambda root: (
         _json_with(root / "run.json", "identity") or (root / ".foilkit.lock").is_file()

@@ -585,8 +585,10 @@ class Bootstrap:
 class Invocation:
     """How a run was made: the command line (``foilkit evaluate ...``, or the Python process's
     ``sys.argv`` for an API call), foilkit's version and git commit (``None``: not run from a
-    checkout; ``git_dirty``: the checkout had uncommitted changes), and when it started and
-    ended with its wall time in seconds (loading, scoring, metrics; not the reports)."""
+    checkout; ``git_dirty``: the checkout had uncommitted changes), when it started and ended
+    with its wall time in seconds (loading, scoring, metrics; not the reports), and the resolved
+    configuration that replays it (``config``, as the run folder's ``config.yaml``; ``None``:
+    a run from before it was recorded)."""
 
     argv: list[str]
     foilkit_version: str
@@ -595,10 +597,12 @@ class Invocation:
     started_at: str
     finished_at: str
     wall_seconds: float
+    config: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
             "argv": list(self.argv),
+            "config": self.config,
             "foilkit_version": self.foilkit_version,
             "git_commit": self.git_commit,
             "git_dirty": self.git_dirty,
@@ -617,6 +621,7 @@ class Invocation:
             data["started_at"],
             data["finished_at"],
             data["wall_seconds"],
+            data.get("config"),
         )
 
 

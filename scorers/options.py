@@ -1,140 +1,460 @@
-"""The options of a scoring run (:class:`ScoreOptions`): what ``foilkit.score``, ``foilkit
-evaluate(score_options=...)`` and the flags of ``foilkit score``/``foilkit evaluate`` set, and the
-server and judge settings derived from them."""
+"""The options of a scoring run, declared once as typed parts (:data:`PARTS`): what
+``foilkit.score``, ``foilkit.evaluate(score_options=...)``, the flags of ``foilkit score`` and
+``foilkit evaluate`` (generated from the fields' metadata: :func:`foilkit.cli.options.
+add_score_options`), a ``--config-file`` (one section per part) and a run folder's
+``config.yaml`` hold; and the server and judge settings derived from them.
+
+:class:`ScoreOptions` is the parts together, flat: ``ScoreOptions(num_frames=8, mode="choice")``
+and ``options.num_frames``, as the engine reads them; :meth:`ScoreOptions.sections` and
+:meth:`ScoreOptions.from_sections` are its nested form, one mapping per part.
+"""
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from foilkit.scorers.cache import default_cache_dir
 from foilkit.scorers.controls import check_control
 from foilkit.scorers.once import once
-from foilkit.scorers.placement import check_placement
+from foilkit.scorers.parsers import PARSERS
+from foilkit.scorers.placement import DEVICE_MAPS, check_placement
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.retry import check_key_variable, check_price, reply_bytes
 from foilkit.scorers.video import BACKENDS, MAX_DECODE_PIXELS, WINDOW_RULES
 
 
+def option(
+    default: Any,
+    help: str | None,
+    *,
+    check: str | None = None,
+    choices: Iterable[str] | None = None,
+    metavar: str | None = None,
+    aliases: tuple[str, ...] = (),
+    names: Callable[[], Iterable[str]] | None = None,
+    flag: str | None = None,
+) -> Any:
+    """A field of a part with what its flag needs: ``help`` (``None``: the flag is declared by
+    the command, or shared with other commands, in :mod:`foilkit.cli.options`), ``check`` (the
+    name of the argparse type that validates its text: ``positive_int``, ``price``, ...),
+    ``choices``, ``metavar``, older flag names (``aliases``), ``names`` (what ``{names}`` in
+    the help lists, read when the parser is built: a registry's names) and ``flag`` (its flag,
+    when not :func:`flag_of`'s)."""
+    metadata = {
+        "help": help,
+        "check": check,
+        "choices": None if choices is None else tuple(choices),
+        "metavar": metavar,
+        "aliases": aliases,
+        "names": names,
+        "flag": flag,
+    }
+    return field(default=default, metadata=metadata)
+
+
+def flag_of(name: str, default: Any = None) -> str:
+    """The flag of option ``name``: ``--num-frames``; a switch on by default is turned off
+    (``--no-sampler-params``)."""
+    dashed = name.replace("_", "-")
+    return f"--no-{dashed}" if default is True else f"--{dashed}"
+
+
+def option_flag(option: Field[Any]) -> str:
+    """The flag of a field of :class:`ScoreOptions` (``--no-cache`` for ``use_cache``)."""
+    return option.metadata["flag"] or flag_of(option.name, option.default)
+
+
 @dataclass
-class ScoreOptions:
+class ProtocolOptions:
+    """What the scores reproduce; every model or frame flag below that is given overrides one
+    of the protocol's settings and is recorded as an override."""
+
+    SECTION: ClassVar[str] = "protocol"
+    protocol: str | None = option(
+        None,
+        "paper: the benchmark's own published scoring code per model family; uniform: one "
+        "protocol across benchmarks (default: paper when --benchmark is known, else uniform)",
+        choices=PROTOCOLS,
+    )
+    benchmark: str | None = option(None, None)  # its choices are the builders' registry
+
+
+@dataclass
+class ScorerOptions:
+    """How the model scores (each given overrides the protocol's)."""
+
+    SECTION: ClassVar[str] = "scorer"
+    adapter: str | None = option(None, "adapter name (default: chosen from the model's config)")
+    mode: str | None = option(
+        None,
+        "scoring mode of video LLMs: likelihood, choice (option-letter probabilities), entail "
+        "(P(yes) to a caption question) or generate (answers read by --parser)",
+    )
+    pooling: str | None = option(
+        None,
+        "dual encoders: mean, mean-of-similarities or softmax-mean; BLIP: frame-mean or "
+        "joined-frames",
+    )
+    reduction: str | None = option(
+        None,
+        "video LLMs (likelihood): mean or sum of token log-probabilities; text LMs: mean or "
+        "vilma (ViLMA's perplexity)",
+    )
+    prompt: str | None = option(
+        None,
+        "video LLMs (choice): the question asked: vitatecs, lmms-eval, temporalbench or "
+        "vinoground (default: the protocol's, else vitatecs)",
+    )
+    itm_output: str | None = option(
+        None, "BLIP: the ITM head's probability (softmax) or raw match logit"
+    )
+    first_token: str | None = option(
+        None, "BLIP: cls (HF's first text token) or enc (BLIP's [ENC] for ITM)"
+    )
+    max_text_tokens: int | None = option(
+        None, "truncate texts to this many tokens", check="positive_int"
+    )
+    preprocess: str | None = option(
+        None,
+        "dual encoders: default (the checkpoint's image processor) or pil (its PIL backend: "
+        "VITATECS' PIL bicubic resize); video LLMs: default (the checkpoint's processor) or "
+        "reference (Qwen2/2.5/3-VL frames sized by qwen-vl-utils' rules)",
+    )
+    score_scale: str | None = option(
+        None,
+        "dual encoders, X-CLIP: cosine, or logit (logit_scale x cosine, as CLIP4Clip and X-CLIP "
+        "report)",
+    )
+
+
+@dataclass
+class GenerateOptions:
+    """How a video LLM answers in --mode generate and how its answers are read (each
+    overrides the protocol's value)."""
+
+    SECTION: ClassVar[str] = "generate"
+    parser: str | None = option(
+        None,
+        "generate mode: the answer parser reproducing a benchmark's official extraction: "
+        "{names} (those the judge reads alone need --judge-model) (default: the protocol's, "
+        "else vitatecs)",
+        names=lambda: PARSERS,
+    )
+    temperature: float | None = option(
+        None,
+        "generate mode: sampling temperature, 0 for greedy (default: the protocol's, else 0)",
+        check="number",
+    )
+    top_p: float | None = option(None, "generate mode: nucleus sampling's top-p", check="number")
+    num_samples: int | None = option(
+        None,
+        "generate mode: answers sampled per question; accuracy is reported per sample, with its "
+        "mean and spread (needs --temperature above 0)",
+        check="positive_int",
+    )
+    max_new_tokens: int | None = option(
+        None,
+        "generate mode: the longest answer, in tokens (default: the protocol's, else 32)",
+        check="positive_int",
+    )
+
+
+@dataclass
+class LoadingOptions:
+    """The model loaded in this process."""
+
+    SECTION: ClassVar[str] = "loading"
+    revision: str | None = option(None, "model revision (branch, tag or commit)")
+    trust_remote_code: bool = option(False, "allow the model's own code to run")
+    dtype: str = option(
+        "auto",
+        "auto (the protocol's: paper runs float16 where the reference did; else bf16/fp16 on "
+        "GPU, fp32 on CPU), float32, bfloat16, float16 (default: %(default)s)",
+    )
+    device: str | None = option(None, "default: the process's accelerator, else CPU")
+    device_map: str | None = option(
+        None,
+        "spread the model over GPUs, then CPU memory, then --offload-folder (accelerate's "
+        "big-model inference); instead of --device",
+        choices=DEVICE_MAPS,
+    )
+    max_memory: str | dict[Any, Any] | None = option(
+        None,
+        "memory each device may hold of the model, e.g. 0=70GiB,1=70GiB,cpu=200GiB (GPU indices "
+        "as CUDA_VISIBLE_DEVICES numbers them; each replica takes the sizes of its GPUs and cpu; "
+        "default: 90%% of free memory, a node's CPU memory shared by its replicas)",
+        metavar="DEVICE=SIZE,...",
+    )
+    offload_folder: str | None = option(
+        None, "folder for the layers beyond --max-memory (one per process)"
+    )
+    gpus_per_replica: int | None = option(
+        None,
+        "with accelerate launch --num_processes R: each process is one replica of the model on "
+        "that many GPUs, process i of a node taking GPUs i*N .. i*N+N-1 (default: the node's "
+        "GPUs shared evenly)",
+        check="positive_int",
+    )
+
+
+@dataclass
+class BackendOptions:
+    """Where the model runs.
+
+    The served model's settings are :class:`foilkit.scorers.served.ServerBackend`'s fields of
+    the same names (:func:`server_backend`)."""
+
+    SECTION: ClassVar[str] = "backend"
+    backend: str = option(
+        "local",
+        "where the model runs: local (loaded in this process) or openai (a server speaking the "
+        "OpenAI chat-completions API; --model is then the served model's name) "
+        "(default: %(default)s)",
+        choices=("local", "openai"),
+    )
+    base_url: str | None = option(
+        None,
+        "--backend openai: the server's endpoint, e.g. http://host:8000/v1 (default: OpenAI's)",
+    )
+    api_key_env: str = option(
+        "OPENAI_API_KEY",
+        "--backend openai: the NAME of the environment variable holding the API key (the key "
+        "itself is never written anywhere; unset, a local server gets EMPTY) "
+        "(default: %(default)s)",
+        metavar="VAR",
+    )
+    frames_as: str = option(
+        "images",
+        "--backend openai: each frame as an image part, or all as one vLLM video_url part (JPEG "
+        "frames) (default: %(default)s)",
+        choices=("images", "video"),
+    )
+    image_format: str = option(
+        "png",
+        "--backend openai: how frames are encoded (default: %(default)s, lossless)",
+        choices=("png", "jpeg"),
+    )
+    frame_times: str | None = option(
+        None,
+        "--backend openai: how each frame's time is sent: metadata (with --frames-as video: "
+        "vLLM's media_io_kwargs and mm_processor_kwargs fps), text (a '<t seconds>' part before "
+        "each image, as lmms-eval's Qwen3-VL API messages), none (default: metadata for video, "
+        "none for images)",
+        choices=("metadata", "text", "none"),
+    )
+    sampler_params: bool = option(
+        True,
+        "--backend openai: do not send top_k=-1 and repetition_penalty=1 (which vLLM and SGLang "
+        "read, so a checkpoint's generation_config.json applies no other sampler): for a hosted "
+        "API that rejects unknown parameters (default: they are sent)",
+    )
+    max_concurrency: int = option(
+        8,
+        "--backend openai: requests in flight at once (default: %(default)s)",
+        check="positive_int",
+    )
+    max_retries: int = option(
+        5,
+        "--backend openai: retries of a request on 429/5xx/timeouts/malformed replies, with "
+        "exponential backoff (default: %(default)s)",
+        check="non_negative_int",
+    )
+    request_timeout: float = option(
+        600.0,
+        "--backend openai and the judge: the most seconds one request may take in all, from "
+        "sending it to its reply's last byte, however slowly the reply trickles; past it, it is "
+        "retried as a timeout (--max-retries); recorded in run.json (default: %(default)s)",
+        check="positive_finite",
+        metavar="SECONDS",
+    )
+    max_reply_mb: float = option(
+        16.0,
+        "--backend openai and the judge: the largest reply read, in MB (2**20 bytes); a larger "
+        "one is not read further and its rows fail (cause 'reply too large') "
+        "(default: %(default)s)",
+        check="positive_finite",
+        metavar="MB",
+    )
+    price_per_1k_prompt_tokens: float | None = option(
+        None,
+        "--backend openai: price of 1000 prompt tokens, for the cost in run.json",
+        check="price",
+    )
+    price_per_1k_completion_tokens: float | None = option(
+        None,
+        "--backend openai: price of 1000 completion tokens, for the cost in run.json",
+        check="price",
+    )
+
+
+@dataclass
+class JudgeOptions:
+    """Generate mode's LLM judge (off by default).
+
+    Its fields are :class:`foilkit.scorers.judge.JudgeSettings`' with ``judge_`` before them
+    (:func:`judge_settings`)."""
+
+    SECTION: ClassVar[str] = "judge"
+    judge_model: str | None = option(
+        None,
+        "generate mode: turn on the official LLM judge, served as NAME (TempCompass and "
+        "lmms-eval's VITATECS used gpt-3.5-turbo-1106, TOMATO gpt-4o-mini); it reads what the "
+        "official protocol gives it: answers the rules miss, TempCompass captions (default: "
+        "off, no judge: such answers count as unparseable)",
+        metavar="NAME",
+    )
+    judge_base_url: str | None = option(
+        None,
+        "--judge-model: the judge's OpenAI-compatible endpoint, e.g. http://host:8000/v1 "
+        "(default: OpenAI's)",
+        metavar="URL",
+    )
+    judge_api_key_env: str = option(
+        "OPENAI_API_KEY",
+        "--judge-model: the NAME of the environment variable holding the judge's API key (never "
+        "written anywhere; unset, a local server gets EMPTY) (default: %(default)s)",
+        metavar="VAR",
+    )
+    judge_price_per_1k_prompt_tokens: float | None = option(
+        None,
+        "--judge-model: price of 1000 of the judge's prompt tokens, for its cost in run.json",
+        check="price",
+    )
+    judge_price_per_1k_completion_tokens: float | None = option(
+        None,
+        "--judge-model: price of 1000 of the judge's completion tokens, for its cost in run.json",
+        check="price",
+    )
+
+
+@dataclass
+class FrameOptions:
+    """Which frames of each view the model sees, and how they are decoded."""
+
+    SECTION: ClassVar[str] = "frames"
+    num_frames: int | None = option(
+        None,
+        "frames per view (default: the protocol's)",
+        check="positive_int",
+        aliases=("--frames",),
+    )
+    sampling: str | None = option(
+        None,
+        "frame sampling policy (default: the protocol's): uniform, segment-middle, "
+        "segment-start, segment-step, consecutive, random-consecutive, fps, int-fps or "
+        "qwen-vl-utils",
+    )
+    window: str | None = option(
+        None,
+        "how a window in seconds becomes frames: half-open ([start, end)) or read-video "
+        "(torchvision read_video's: end frame included, ViLMA)",
+    )
+    stride: int | None = option(None, "frame step of 'consecutive' sampling", check="positive_int")
+    target_fps: float | None = option(
+        None, "rate of 'fps' / 'int-fps' / 'qwen-vl-utils' sampling", check="positive_number"
+    )
+    max_frames: int | None = option(
+        None,
+        "cap of 'fps' / 'int-fps' / 'qwen-vl-utils' sampling: longer views are thinned to it "
+        "(without it, 'fps' and 'int-fps' fail a view of more than 768 frames)",
+        check="positive_int",
+    )
+    normalized_fps: float | None = option(
+        None,
+        "frame rate 'random-consecutive' reads the video at (ViLMA: 30)",
+        check="positive_number",
+    )
+    decoder: str = option(
+        "torchcodec",
+        "torchcodec (FFmpeg on the CPU), torchcodec-cuda (NVDEC on the GPU: frames stay there; "
+        "on a machine without CUDA the run decodes with torchcodec and records why) or pyav "
+        "(default: %(default)s)",
+    )
+    max_decode_pixels: int = option(
+        MAX_DECODE_PIXELS,
+        "frames of more pixels are scaled down (aspect kept) while decoding, so that no file's "
+        "declared size can exhaust memory: a number or WIDTHxHEIGHT (default: 3840x2160, "
+        "%(default)s); torchcodec-cuda cannot scale and fails the rows of such a file",
+        check="pixel_count",
+        metavar="PIXELS",
+    )
+    control: str | None = option(
+        None,
+        "temporal control: break the frames' order on purpose",
+        choices=("reversed", "shuffled", "single"),
+    )
+    seed: int = option(
+        0,
+        "seed of the 'shuffled' control, seeded frame sampling and generate mode's sampled "
+        "answers (default: %(default)s)",
+        check="int",
+    )
+    video_root: str | list[str] | None = option(None, None)  # --video-root: shared
+
+
+@dataclass
+class WorkOptions:
+    """How the work is done and where it is written (none of it changes a score)."""
+
+    SECTION: ClassVar[str] = "work"
+    batch_size: int = option(
+        8,
+        "views (videos) per model call in each process (default: %(default)s)",
+        check="positive_int",
+    )
+    num_workers: int = option(2, None)  # --num-workers: shared with finetune
+    cache_dir: str | None = option(
+        None, "embedding cache folder (default: $HF_HOME/foilkit/embeddings)"
+    )
+    use_cache: bool = option(True, "do not read or write the embedding cache", flag="--no-cache")
+    progress: bool = option(True, "no progress bars or summary")
+    log_interval: float | None = option(None, None)  # --log-interval: shared (add_logging)
+    split: str | None = option(None, None)  # --split, --out, --resume: the command's own
+    out_dir: str | None = option(None, None, flag="--out")
+    resume: bool = option(False, None)
+
+
+#: The parts of :class:`ScoreOptions`, in the order of their flags' groups in ``--help``.
+PARTS: tuple[type, ...] = (
+    ProtocolOptions,
+    ScorerOptions,
+    GenerateOptions,
+    LoadingOptions,
+    BackendOptions,
+    JudgeOptions,
+    FrameOptions,
+    WorkOptions,
+)
+
+
+@dataclass
+class ScoreOptions(
+    WorkOptions,
+    FrameOptions,
+    JudgeOptions,
+    BackendOptions,
+    LoadingOptions,
+    GenerateOptions,
+    ScorerOptions,
+    ProtocolOptions,
+):
     """Options of a scoring run: the ``**options`` of ``score``, the ``options`` of ``score_rows``
     and ``score_pool``, ``foilkit.evaluate(score_options=...)`` and the flags of ``foilkit score``.
 
-    Protocol: ``protocol`` (``paper``: the benchmark's own published code per model family;
-    ``uniform``: one protocol across benchmarks; default ``paper`` when ``benchmark`` is named,
-    else ``uniform``), ``benchmark`` (the registered benchmark the dataset is; see
-    :mod:`foilkit.scorers.protocols`). The protocol fixes the frame and model settings below
-    that are left ``None``; each one given overrides it and is recorded as an override.
-
-    Model: ``adapter`` (registered name; default: chosen from the model's config), ``mode``
-    (video LLMs: ``likelihood``, ``choice``, ``entail`` or ``generate``), ``prompt`` (video
-    LLMs' choice question), ``pooling`` (dual encoders, BLIP), ``reduction`` (text and video
-    LLMs: how token log-probabilities become a score), ``itm_output`` and ``first_token``
-    (BLIP: ``probability``/``logit``, ``cls``/``enc``),
-    ``max_text_tokens`` (text truncation), ``preprocess`` (dual encoders: ``default`` or
-    ``pil``), ``score_scale`` (dual encoders, X-CLIP: ``cosine`` or ``logit``); generate mode
-    (video LLMs): ``parser`` (the answer parser, :mod:`foilkit.scorers.parsers`),
-    ``temperature`` (0: greedy), ``top_p``, ``num_samples`` (answers per question),
-    ``max_new_tokens``, drawn from ``seed``. Where the model runs (``backend``): ``local`` (in
-    this process) or ``openai`` (a video LLM behind an OpenAI-compatible server,
-    :mod:`foilkit.scorers.served`; ``model`` is then the served model's name), with
-    ``base_url``, ``api_key_env`` (the NAME of the variable holding the key), ``frames_as``
-    (``images`` or vLLM's ``video``), ``image_format``, ``frame_times`` (how the frames' times
-    are sent: ``metadata``, vLLM's, for ``video``; ``text``; ``none``), ``sampler_params``
-    (send vLLM's ``top_k``/``repetition_penalty``), ``max_concurrency``, ``max_retries``,
-    ``request_timeout`` (seconds one request may take in all, the judge's too),
-    ``max_reply_mb`` (the largest reply read; past it the request's rows fail) and the prices
-    per 1000 tokens; generate mode's LLM judge, off by default and only where the
-    benchmark's official protocol has one (:mod:`foilkit.scorers.judge`): ``judge_model``
-    (turns it on), ``judge_base_url``, ``judge_api_key_env``, ``judge_price_per_1k_prompt_tokens``
-    and ``judge_price_per_1k_completion_tokens`` (its cost); ``revision``, ``trust_remote_code``,
-    ``dtype`` (``auto``: the protocol's, e.g. ``paper``'s float16 where the reference ran in
-    it, else bf16/fp16 on GPU, fp32 on CPU), ``device``. Models larger than one device (see
-    :mod:`foilkit.scorers.placement`): ``device_map`` (``auto``, ``balanced``,
-    ``balanced_low_0``, ``sequential``), ``max_memory`` (``"0=70GiB,1=70GiB,cpu=200GiB"`` or a
-    dict), ``offload_folder`` (where layers beyond ``max_memory`` go), ``gpus_per_replica`` (each
-    process of ``accelerate launch`` a replica on that many GPUs of its node). Frames:
-    ``num_frames``, ``sampling``, ``stride``, ``target_fps``, ``max_frames``,
-    ``normalized_fps``, ``window`` (``half-open`` or ``read-video``), ``decoder``,
-    ``max_decode_pixels`` (frames of more pixels are scaled down while decoding, aspect kept;
-    default 3840 x 2160), ``control`` (``reversed``, ``shuffled``, ``single``), ``seed``
-    (shuffled control, seeded sampling, generate mode's sampled answers).
-    Work: ``batch_size``, ``num_workers`` (decoding threads), ``out_dir`` (stream results and
-    ``run.json`` there), ``resume``, ``cache_dir``, ``use_cache``, ``video_root`` (one folder or
-    several: relative video paths resolve against them, and every video path, absolute ones
-    too, must lie inside one, else its row is an error; without it, a dataset given as a local
-    folder is its own root, a Hub id has none, and only a dataset object's paths are used
-    unconfined: :func:`foilkit.video_paths.video_roots_for`), ``split``, ``progress``,
-    ``log_interval`` (seconds between progress lines when stderr is no terminal; default 30).
+    Every field belongs to one part (:data:`PARTS`), where its help says what it does. The
+    protocol (``paper``: the benchmark's own published code per model family; ``uniform``: one
+    protocol across benchmarks; default ``paper`` when ``benchmark`` is named) fixes the frame and
+    model settings left ``None``; each one given overrides it and is recorded as an override.
+    ``backend="openai"`` serves a video LLM behind an OpenAI-compatible server
+    (:mod:`foilkit.scorers.served`; ``model`` is then the served model's name); ``judge_model``
+    turns on generate mode's LLM judge where the benchmark's official protocol has one
+    (:mod:`foilkit.scorers.judge`). ``video_root``: one folder or several, which every video path
+    must lie inside (:func:`foilkit.video_paths.video_roots_for`).
     """
-
-    protocol: str | None = None
-    benchmark: str | None = None
-    adapter: str | None = None
-    mode: str | None = None
-    pooling: str | None = None
-    reduction: str | None = None
-    itm_output: str | None = None
-    first_token: str | None = None
-    max_text_tokens: int | None = None
-    preprocess: str | None = None
-    score_scale: str | None = None
-    parser: str | None = None
-    temperature: float | None = None
-    top_p: float | None = None
-    num_samples: int | None = None
-    max_new_tokens: int | None = None
-    prompt: str | None = None
-    backend: str = "local"
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    frames_as: str = "images"
-    image_format: str = "png"
-    frame_times: str | None = None
-    sampler_params: bool = True
-    max_concurrency: int = 8
-    max_retries: int = 5
-    request_timeout: float = 600.0
-    max_reply_mb: float = 16.0
-    price_per_1k_prompt_tokens: float | None = None
-    price_per_1k_completion_tokens: float | None = None
-    judge_model: str | None = None
-    judge_base_url: str | None = None
-    judge_api_key_env: str = "OPENAI_API_KEY"
-    judge_price_per_1k_prompt_tokens: float | None = None
-    judge_price_per_1k_completion_tokens: float | None = None
-    revision: str | None = None
-    trust_remote_code: bool = False
-    dtype: str = "auto"
-    device: str | None = None
-    device_map: str | None = None
-    max_memory: str | dict[Any, Any] | None = None
-    offload_folder: str | None = None
-    gpus_per_replica: int | None = None
-    num_frames: int | None = None
-    sampling: str | None = None
-    stride: int | None = None
-    target_fps: float | None = None
-    max_frames: int | None = None
-    normalized_fps: float | None = None
-    window: str | None = None
-    decoder: str = "torchcodec"
-    max_decode_pixels: int = MAX_DECODE_PIXELS
-    control: str | None = None
-    seed: int = 0
-    batch_size: int = 8
-    num_workers: int = 2
-    out_dir: str | None = None
-    resume: bool = False
-    cache_dir: str | None = None
-    use_cache: bool = True
-    video_root: str | list[str] | None = None
-    split: str | None = None
-    progress: bool = True
-    log_interval: float | None = None
 
     def __post_init__(self) -> None:
         check_control(self.control)
@@ -157,8 +477,7 @@ class ScoreOptions:
         for name in ("batch_size", "num_frames"):
             value = getattr(self, name)
             if value is not None and value < 1:
-                flag = "--" + name.replace("_", "-")
-                raise ValueError(f"{name} must be >= 1 ({flag} N), got {value}")
+                raise ValueError(f"{name} must be >= 1 ({flag_of(name)} N), got {value}")
         if self.protocol is not None and self.protocol not in PROTOCOLS:
             raise ValueError(f"unknown protocol {self.protocol!r}; choose from {list(PROTOCOLS)}")
         check_placement(
@@ -190,6 +509,49 @@ class ScoreOptions:
             name, self.benchmark, family, given, accepted=accepted, native=native, config=config
         )
 
+    def sections(self, leave: Iterable[str] = ()) -> dict[str, dict[str, Any]]:
+        """The options nested, one mapping per part (``{"frames": {"num_frames": 8, ...}}``),
+        but the fields in ``leave``: a ``config.yaml``'s sections."""
+        return {
+            part.SECTION: {
+                f.name: _plain(getattr(self, f.name)) for f in fields(part) if f.name not in leave
+            }
+            for part in PARTS
+        }
+
+    @classmethod
+    def from_sections(cls, sections: Mapping[str, Mapping[str, Any]]) -> ScoreOptions:
+        """The options of nested ``sections`` (:meth:`sections`'s form); a section or key that
+        is no part's or field's is a ``ValueError`` naming it and where it belongs."""
+        flat: dict[str, Any] = {}
+        for section, values in sections.items():
+            part = PART_OF.get(section)
+            if part is None:
+                raise ValueError(f"unknown section {section!r}; the parts are {list(PART_OF)}")
+            own = {f.name for f in fields(part)}
+            for key, value in values.items():
+                if key not in own:
+                    raise ValueError(f"unknown key {section}.{key}{_belongs(key)}")
+                flat[key] = value
+        return cls(**flat)
+
+
+#: Each part by its section name.
+PART_OF: dict[str, type] = {part.SECTION: part for part in PARTS}
+#: Each field's section: ``SECTION_OF["num_frames"] == "frames"``.
+SECTION_OF: dict[str, str] = {f.name: part.SECTION for part in PARTS for f in fields(part)}
+SCORE_OPTION_NAMES = tuple(SECTION_OF)
+
+
+def _belongs(key: str) -> str:
+    """Where option ``key`` belongs, for an error: ``; num_frames belongs in frames``."""
+    return f"; {key} belongs in {SECTION_OF[key]}" if key in SECTION_OF else ""
+
+
+def _plain(value: Any) -> Any:
+    """A field's value as YAML and JSON write it (a tuple of roots as a list)."""
+    return list(value) if isinstance(value, tuple) else value
+
 
 def check_backend(options: ScoreOptions) -> None:
     """Refuse server settings without ``backend="openai"`` (``--backend openai``), and a served
@@ -201,7 +563,7 @@ def check_backend(options: ScoreOptions) -> None:
     check_key_variable(options.api_key_env, "--api-key-env")
     for kind in ("prompt", "completion"):
         price = f"price_per_1k_{kind}_tokens"
-        check_price(getattr(options, price), f"--{price.replace('_', '-')}")
+        check_price(getattr(options, price), flag_of(price))
     if not (math.isfinite(options.request_timeout) and options.request_timeout > 0):
         raise ValueError(
             f"--request-timeout must be a number of seconds > 0, got {options.request_timeout}"
@@ -210,7 +572,7 @@ def check_backend(options: ScoreOptions) -> None:
         raise ValueError(f"--max-reply-mb must be a number > 0, got {options.max_reply_mb}")
     if options.backend == "local":
         served = {"base_url": options.base_url, "frame_times": options.frame_times}
-        given = [f"--{k.replace('_', '-')}" for k, v in served.items() if v is not None]
+        given = [flag_of(k) for k, v in served.items() if v is not None]
         if given:
             raise ValueError(f"{', '.join(given)} applies to a served model: add --backend openai")
         return
@@ -219,7 +581,7 @@ def check_backend(options: ScoreOptions) -> None:
             f"--backend openai serves a video LLM (adapter video-llm), not {options.adapter!r}"
         )
     in_process = {"device_map": options.device_map, "revision": options.revision}
-    given = [f"--{k.replace('_', '-')}" for k, v in in_process.items() if v is not None]
+    given = [flag_of(k) for k, v in in_process.items() if v is not None]
     if given:
         raise ValueError(
             f"{', '.join(given)} applies to a model loaded here; a served model is the server's "
@@ -232,12 +594,11 @@ def check_judge(options: ScoreOptions) -> None:
     if options.judge_model is not None:
         judge_settings(options)  # its own checks (the key's variable name, not the key)
         return
-    given = {"judge_base_url": options.judge_base_url is not None}
-    given["judge_api_key_env"] = options.judge_api_key_env != "OPENAI_API_KEY"
-    for kind in ("prompt", "completion"):
-        price = f"judge_price_per_1k_{kind}_tokens"
-        given[price] = getattr(options, price) is not None
-    named = [f"--{k.replace('_', '-')}" for k, v in given.items() if v]
+    named = [
+        flag_of(f.name)
+        for f in fields(JudgeOptions)
+        if f.name != "judge_model" and getattr(options, f.name) != f.default
+    ]
     if named:
         raise ValueError(
             f"{', '.join(named)} configures an LLM judge, which is off: name its model with "
@@ -245,50 +606,41 @@ def check_judge(options: ScoreOptions) -> None:
         )
 
 
+def _transport(options: ScoreOptions) -> dict[str, Any]:
+    """What the served model and the judge share: the client's concurrency, retries, deadline
+    and reply bound, under :class:`foilkit.scorers.served.ServerBackend`'s names."""
+    return {
+        "max_concurrency": options.max_concurrency,
+        "max_retries": options.max_retries,
+        "timeout_s": options.request_timeout,
+        "max_reply_bytes": reply_bytes(options.max_reply_mb),
+    }
+
+
 def judge_settings(options: ScoreOptions) -> Any:
-    """The :class:`foilkit.scorers.judge.JudgeSettings` of ``options`` (``None``: no judge)."""
+    """The :class:`foilkit.scorers.judge.JudgeSettings` of ``options`` (``None``: no judge):
+    the judge part's fields without their ``judge_`` prefix, and the transport's."""
     if options.judge_model is None:
         return None
     from foilkit.scorers.judge import JudgeSettings
 
-    return JudgeSettings(
-        model=options.judge_model,
-        base_url=options.judge_base_url,
-        api_key_env=options.judge_api_key_env,
-        max_concurrency=options.max_concurrency,
-        max_retries=options.max_retries,
-        price_per_1k_prompt_tokens=options.judge_price_per_1k_prompt_tokens,
-        price_per_1k_completion_tokens=options.judge_price_per_1k_completion_tokens,
-        timeout_s=options.request_timeout,
-        max_reply_bytes=reply_bytes(options.max_reply_mb),
-    )
+    own = {f.name.removeprefix("judge_"): getattr(options, f.name) for f in fields(JudgeOptions)}
+    return JudgeSettings(**own, **_transport(options))
 
 
 def server_backend(options: ScoreOptions) -> Any:
-    """The :class:`foilkit.scorers.served.ServerBackend` of ``options`` (its reply cache beside
-    the embedding cache, none with ``use_cache=False``); made once per run
-    (:func:`foilkit.scorers.once.once`)."""
+    """The :class:`foilkit.scorers.served.ServerBackend` of ``options``: the backend part's
+    fields of the same names, the transport's, and its reply cache beside the embedding cache
+    (none with ``use_cache=False``); made once per run (:func:`foilkit.scorers.once.once`)."""
     from foilkit.scorers.served import ServerBackend
 
     cache = None
     if options.use_cache:
         cache = str(Path(options.cache_dir or default_cache_dir()) / "served")
+    served = {f.name for f in fields(ServerBackend)}
     settings = {
-        "base_url": options.base_url,
-        "api_key_env": options.api_key_env,
-        "frames_as": options.frames_as,
-        "image_format": options.image_format,
-        "frame_times": options.frame_times,
-        "sampler_params": options.sampler_params,
-        "max_concurrency": options.max_concurrency,
-        "max_retries": options.max_retries,
-        "timeout_s": options.request_timeout,
-        "max_reply_bytes": reply_bytes(options.max_reply_mb),
-        "price_per_1k_prompt_tokens": options.price_per_1k_prompt_tokens,
-        "price_per_1k_completion_tokens": options.price_per_1k_completion_tokens,
+        **{f.name: getattr(options, f.name) for f in fields(BackendOptions) if f.name in served},
+        **_transport(options),
         "cache_dir": cache,
     }
     return once(("server", *sorted(settings.items())), lambda: ServerBackend(**settings))
-
-
-SCORE_OPTION_NAMES = tuple(field.name for field in fields(ScoreOptions))

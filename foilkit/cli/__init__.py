@@ -20,7 +20,14 @@ from collections.abc import Sequence
 from types import ModuleType
 
 from foilkit._version import __version__
-from foilkit.errors import USER_ERRORS, MissingExtra, check_model_path, interrupted, one_line
+from foilkit.errors import (
+    USER_ERRORS,
+    MissingExtra,
+    UserError,
+    check_model_path,
+    interrupted,
+    one_line,
+)
 from foilkit.progress import quiet_libraries
 from foilkit.registry import Registry
 
@@ -108,7 +115,32 @@ class CommandParser(argparse.ArgumentParser):
         clauses = foreign_flags(self._option_string_actions, given)
         if clauses:
             self.error("; ".join(clauses))
+        if "--config-file" in self._option_string_actions:
+            namespace = self._from_config_file(given, namespace)
         return super().parse_known_args(given, namespace)
+
+    def _from_config_file(
+        self, given: list[str], namespace: argparse.Namespace | None
+    ) -> argparse.Namespace | None:
+        """``namespace`` holding what ``--config-file`` gives the flags ``given`` leaves out (a
+        flag on the command line wins); a flag the file gives is no longer required."""
+        from foilkit.cli.options import config_file_values
+
+        first = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+        first.add_argument("--config-file")
+        path = first.parse_known_args(given)[0].config_file
+        if path is None:
+            return namespace
+        try:
+            values = config_file_values(self._actions, path, given)
+        except (UserError, OSError) as error:
+            self.error(one_line(error))
+        namespace = namespace or argparse.Namespace()
+        for action in self._actions:
+            if action.dest in values:
+                action.required = False
+                setattr(namespace, action.dest, values[action.dest])
+        return namespace
 
     def error(self, message: str):  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message} ('{self.prog} --help' lists the options)\n")

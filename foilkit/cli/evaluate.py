@@ -28,28 +28,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.cli import score as score_cli
     from foilkit.cli.options import add_bootstrap, add_build_source, add_tracking, limit_type
 
-    score_cli.configure(parser)
-    for action in parser._actions:  # the same flags; a dataset is optional here (default: build it)
-        if action.dest == "dataset":
-            action.required = False
-            action.help = (
-                "an exported folder or Hub dataset id (default: build from the annotations)"
-            )
-        if action.dest == "configs":
-            action.help = (
-                "configs of the benchmark, or all (default: the paper's full set, as 'all'; "
-                "several: --config a,b or --config a --config b; `foilkit benchmarks` lists them)"
-            )
-        if action.dest == "out":
-            action.help = (
-                "the run folder: results.json, report.md, plots, scores/<config>.parquet (with "
-                "--tasks: one such folder per benchmark, <out>/<benchmark>/, and summary.md, "
-                "summary.json)"
-            )
-        if action.dest == "benchmark":
-            action.help = "the benchmark to evaluate (or several: --tasks)"
-        if action.dest == "matrix":  # chosen per benchmark; passing it is an error (see run)
-            action.help = argparse.SUPPRESS
+    score_cli.add_scoring_flags(  # the same flags; a dataset is optional here (default: build it)
+        parser,
+        dataset="an exported folder or Hub dataset id (default: build from the annotations)",
+        dataset_required=False,
+        configs="configs of the benchmark, or all (default: the paper's full set, as 'all'; "
+        "`foilkit benchmarks` lists them)",
+        out="the run folder: results.json, config.yaml, report.md, plots, "
+        "scores/<config>.parquet (with --tasks: one such folder per benchmark, "
+        "<out>/<benchmark>/, and summary.md, summary.json)",
+        benchmark="the benchmark to evaluate (or several: --tasks)",
+        matrix=argparse.SUPPRESS,  # chosen per benchmark; passing it is an error (see run)
+    )
     evaluation = parser.add_argument_group("evaluation")
     evaluation.add_argument(
         "--tasks",

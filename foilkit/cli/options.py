@@ -10,8 +10,9 @@ import argparse
 import math
 import re
 import sys
-from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import Field, fields
+from typing import TYPE_CHECKING, Any
 
 from foilkit.errors import LOW_COVERAGE_EXIT
 from foilkit.selection import limit_value
@@ -23,6 +24,8 @@ from foilkit.errors import UserError
 
 #: A parser or one of its argument groups: both have ``add_argument``.
 Adder = argparse.ArgumentParser | argparse._ArgumentGroup
+#: What adds a flag to a parser or group (a shared flag, a command's own).
+Adding = Callable[[Adder], None]
 
 
 def add_video_root(parser: Adder) -> None:
@@ -212,165 +215,6 @@ def coverage_status(
     return LOW_COVERAGE_EXIT
 
 
-def add_placement(parser: Adder) -> None:
-    """``--device-map``, ``--max-memory``, ``--offload-folder``, ``--gpus-per-replica``: a model
-    spread over several devices (score, evaluate; see :mod:`foilkit.scorers.placement`)."""
-    from foilkit.scorers.placement import DEVICE_MAPS  # light: no torch
-
-    parser.add_argument(
-        "--device-map",
-        choices=DEVICE_MAPS,
-        help="spread the model over GPUs, then CPU memory, then --offload-folder "
-        "(accelerate's big-model inference); instead of --device",
-    )
-    parser.add_argument(
-        "--max-memory",
-        metavar="DEVICE=SIZE,...",
-        help="memory each device may hold of the model, e.g. 0=70GiB,1=70GiB,cpu=200GiB "
-        "(GPU indices as CUDA_VISIBLE_DEVICES numbers them; each replica takes the sizes of its "
-        "GPUs and cpu; default: 90%% of free memory, a node's CPU memory shared by its replicas)",
-    )
-    parser.add_argument(
-        "--offload-folder", help="folder for the layers beyond --max-memory (one per process)"
-    )
-    parser.add_argument(
-        "--gpus-per-replica",
-        type=positive_int,
-        help="with accelerate launch --num_processes R: each process is one replica of the model "
-        "on that many GPUs, process i of a node taking GPUs i*N .. i*N+N-1 (default: the node's "
-        "GPUs shared evenly)",
-    )
-
-
-def add_generation(parser: Adder) -> None:
-    """``--parser``, ``--temperature``, ``--top-p``, ``--num-samples``, ``--max-new-tokens``: how
-    a video LLM answers in ``--mode generate`` and how its answers are read (each overrides the
-    protocol's value; see :class:`foilkit.scorers.requests.Decoding`)."""
-    parser.add_argument(
-        "--parser",
-        help="generate mode: the answer parser reproducing a benchmark's official extraction: "
-        "vitatecs, tempcompass_multi_choice, tempcompass_yes_no, tempcompass_caption_matching, "
-        "tempcompass_captioning (needs --judge-model), tomato, vinoground, yes_no (default: the "
-        "protocol's, else vitatecs)",
-    )
-    parser.add_argument(
-        "--temperature",
-        type=float,
-        help="generate mode: sampling temperature, 0 for greedy (default: the protocol's, e.g. "
-        "0.2 for VITATECS' and 0.1 for TempCompass' paper protocol, else 0)",
-    )
-    parser.add_argument("--top-p", type=float, help="generate mode: nucleus sampling's top-p")
-    parser.add_argument(
-        "--num-samples",
-        type=positive_int,
-        help="generate mode: answers sampled per question; accuracy is reported per sample, "
-        "with its mean and spread (needs --temperature above 0)",
-    )
-    parser.add_argument(
-        "--max-new-tokens",
-        type=positive_int,
-        help="generate mode: the longest answer, in tokens (default: the protocol's, e.g. 128 "
-        "for TempCompass' and 1024 for TOMATO's paper protocol, else 32)",
-    )
-
-
-def add_backend(parser: Adder) -> None:
-    """``--backend openai`` and its settings: a video LLM served behind an OpenAI-compatible
-    API (vLLM, SGLang, a hosted model; see :mod:`foilkit.scorers.served`). The defaults are
-    :class:`foilkit.scorers.api.ScoreOptions`'."""
-    parser.add_argument(
-        "--backend",
-        choices=("local", "openai"),
-        default="local",
-        help="where the model runs: local (loaded in this process) or openai (a server speaking "
-        "the OpenAI chat-completions API; --model is then the served model's name) "
-        "(default: %(default)s)",
-    )
-    parser.add_argument(
-        "--base-url",
-        help="--backend openai: the server's endpoint, e.g. http://host:8000/v1 "
-        "(default: OpenAI's)",
-    )
-    parser.add_argument(
-        "--api-key-env",
-        default="OPENAI_API_KEY",
-        metavar="VAR",
-        help="--backend openai: the NAME of the environment variable holding the API key (the "
-        "key itself is never written anywhere; unset, a local server gets EMPTY) "
-        "(default: %(default)s)",
-    )
-    parser.add_argument(
-        "--frames-as",
-        choices=("images", "video"),
-        default="images",
-        help="--backend openai: each frame as an image part, or all as one vLLM video_url part "
-        "(JPEG frames) (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--image-format",
-        choices=("png", "jpeg"),
-        default="png",
-        help="--backend openai: how frames are encoded (default: %(default)s, lossless)",
-    )
-    parser.add_argument(
-        "--frame-times",
-        choices=("metadata", "text", "none"),
-        help="--backend openai: how each frame's time is sent: metadata (with --frames-as video: "
-        "vLLM's media_io_kwargs and mm_processor_kwargs fps), text (a '<t seconds>' part before "
-        "each image, as lmms-eval's Qwen3-VL API messages), none (default: metadata for video, "
-        "none for images)",
-    )
-    parser.add_argument(
-        "--no-sampler-params",
-        dest="sampler_params",
-        action="store_false",
-        help="--backend openai: do not send top_k=-1 and repetition_penalty=1 (which vLLM and "
-        "SGLang read, so a checkpoint's generation_config.json applies no other sampler): for "
-        "a hosted API that rejects unknown parameters (default: they are sent)",
-    )
-    parser.add_argument(
-        "--max-concurrency",
-        type=positive_int,
-        default=8,
-        help="--backend openai: requests in flight at once (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--max-retries",
-        type=non_negative_int,
-        default=5,
-        help="--backend openai: retries of a request on 429/5xx/timeouts/malformed replies, with "
-        "exponential backoff (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--request-timeout",
-        type=_positive_number,
-        default=600.0,
-        metavar="SECONDS",
-        help="--backend openai and the judge: the most seconds one request may take in all, from "
-        "sending it to its reply's last byte, however slowly the reply trickles; past it, it is "
-        "retried as a timeout (--max-retries); recorded in run.json (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--max-reply-mb",
-        type=_positive_number,
-        default=16.0,
-        metavar="MB",
-        help="--backend openai and the judge: the largest reply read, in MB (2**20 bytes); a "
-        "larger one is not read further and its rows fail (cause 'reply too large') "
-        "(default: %(default)s)",
-    )
-    parser.add_argument(
-        "--price-per-1k-prompt-tokens",
-        type=price,
-        help="--backend openai: price of 1000 prompt tokens, for the cost in run.json",
-    )
-    parser.add_argument(
-        "--price-per-1k-completion-tokens",
-        type=price,
-        help="--backend openai: price of 1000 completion tokens, for the cost in run.json",
-    )
-
-
 def price(text: str) -> float:
     """An argparse type: a price per 1000 tokens, a finite number >= 0 (no NaN: run.json is
     strict JSON)."""
@@ -393,44 +237,6 @@ def _positive_number(text: str) -> float:
     return value
 
 
-def add_judge(parser: Adder) -> None:
-    """``--judge-model``, ``--judge-base-url``, ``--judge-api-key-env`` and the judge's prices
-    per 1000 tokens: generate mode's LLM judge, off unless ``--judge-model`` names one, asked
-    only where the benchmark's official protocol asks one (see :mod:`foilkit.scorers.judge`)."""
-    parser.add_argument(
-        "--judge-model",
-        metavar="NAME",
-        help="generate mode: turn on the official LLM judge, served as NAME (TempCompass and "
-        "lmms-eval's VITATECS used gpt-3.5-turbo-1106, TOMATO gpt-4o-mini); it reads what the "
-        "official protocol gives it: answers the rules miss, TempCompass captions (default: "
-        "off, no judge: such answers count as unparseable)",
-    )
-    parser.add_argument(
-        "--judge-base-url",
-        metavar="URL",
-        help="--judge-model: the judge's OpenAI-compatible endpoint, e.g. http://host:8000/v1 "
-        "(default: OpenAI's)",
-    )
-    parser.add_argument(
-        "--judge-api-key-env",
-        default="OPENAI_API_KEY",
-        metavar="VAR",
-        help="--judge-model: the NAME of the environment variable holding the judge's API key "
-        "(never written anywhere; unset, a local server gets EMPTY) (default: %(default)s)",
-    )
-    parser.add_argument(
-        "--judge-price-per-1k-prompt-tokens",
-        type=price,
-        help="--judge-model: price of 1000 of the judge's prompt tokens, for its cost in run.json",
-    )
-    parser.add_argument(
-        "--judge-price-per-1k-completion-tokens",
-        type=price,
-        help="--judge-model: price of 1000 of the judge's completion tokens, for its cost in "
-        "run.json",
-    )
-
-
 def pixel_count(text: str) -> int:
     """A pixel budget given as a count (``8294400``) or a size (``3840x2160``), at least 1."""
     size = re.fullmatch(r"\s*(\d+)\s*[xX]\s*(\d+)\s*", text)
@@ -446,18 +252,150 @@ def pixel_count(text: str) -> int:
     return pixels
 
 
-def add_max_decode_pixels(parser: Adder) -> None:
-    """``--max-decode-pixels``: the decoding memory bound (score, evaluate). Left out, the run
-    takes ``ScoreOptions``' default, ``MAX_DECODE_PIXELS`` (not imported: it pulls in torch)."""
+#: The argparse types an option's ``check`` names (:func:`foilkit.scorers.options.option`; the
+#: scorers do not import the CLI): a wrong value is a usage error naming the flag, before any work.
+CHECKS: dict[str, Callable[[str], Any]] = {
+    "int": int,
+    "number": float,
+    "positive_int": positive_int,
+    "non_negative_int": non_negative_int,
+    "positive_number": positive_number,
+    "positive_finite": _positive_number,
+    "price": price,
+    "pixel_count": pixel_count,
+}
+
+
+def add_score_options(parser: argparse.ArgumentParser, own: Mapping[str, Adding]) -> None:
+    """The flags of :class:`foilkit.scorers.options.ScoreOptions` (score, evaluate): one argument
+    group per part (its section's name, its docstring's first paragraph), one flag per field,
+    made from the field's metadata (its help, type, choices).
+    A field whose flag is declared elsewhere (its help ``None``: shared with other commands, or
+    the command's own) is added in its part's group by ``own[field]`` when the command gives one,
+    else the command declares it itself (``--out``, ``--split``, ``--resume``)."""
+    from foilkit.scorers.options import PARTS
+
+    for part in PARTS:
+        description = (part.__doc__ or "").split("\n\n")[0]  # the first paragraph
+        group = parser.add_argument_group(part.SECTION, " ".join(description.split()))
+        for option in fields(part):
+            if option.metadata["help"] is not None:
+                add_option(group, option)
+            elif option.name in own:
+                own[option.name](group)
+
+
+def add_option(parser: Adder, option: Field[Any]) -> None:
+    """The flag of one :class:`foilkit.scorers.options.ScoreOptions` field, from its metadata."""
+    from foilkit.scorers.options import option_flag
+
+    meta = option.metadata
+    help = meta["help"]
+    if meta["names"] is not None:  # a registry's names, as they are now
+        help = help.replace("{names}", ", ".join(meta["names"]()))
+    settings: dict[str, Any] = {"dest": option.name, "help": help}
+    if isinstance(option.default, bool):  # a switch: on, or off when it is on by default
+        settings["action"] = "store_false" if option.default else "store_true"
+    else:
+        settings["default"] = option.default
+        settings["type"] = CHECKS.get(meta["check"])
+        settings["choices"] = meta["choices"]
+        settings["metavar"] = meta["metavar"]
+    parser.add_argument(option_flag(option), *meta["aliases"], **settings)
+
+
+def add_config_file(parser: Adder) -> None:
+    """``--config-file``: the command's flags from a YAML file (score, evaluate); a flag given on
+    the command line overrides the file (:func:`config_file_values`)."""
     parser.add_argument(
-        "--max-decode-pixels",
-        type=pixel_count,
-        default=argparse.SUPPRESS,
-        metavar="PIXELS",
-        help="frames of more pixels are scaled down (aspect kept) while decoding, so that no "
-        "file's declared size can exhaust memory: a number or WIDTHxHEIGHT (default: 3840x2160, "
-        "8294400); torchcodec-cuda cannot scale and fails the rows of such a file",
+        "--config-file",
+        metavar="YAML",
+        help="read the flags from this file: a run folder's config.yaml (which replays that "
+        "run), or one written by hand in its layout: the command's own flags at the top "
+        "(model: ..., configs: [...]), the scoring options in sections named after the groups "
+        "below (frames: {num_frames: 8}), each key a flag's name with underscores; a flag given "
+        "on the command line overrides the file",
     )
+
+
+#: The flags a config file does not give: help, and the file itself.
+FILE_FREE = ("help", "config_file")
+
+
+def config_file_values(
+    actions: Sequence[argparse.Action], path: str, argv: Sequence[str]
+) -> dict[str, Any]:
+    """The values ``--config-file path`` gives the flags of ``actions`` that ``argv`` does not
+    give, by destination, each checked as its flag's text would be; a key that is no flag's, or
+    a bad value, is a :class:`UserError` naming the key and the file."""
+    from foilkit.config_file import read_config
+    from foilkit.scorers.options import PART_OF, SECTION_OF
+
+    where = {
+        a.dest: a
+        for a in actions
+        if a.option_strings and a.help != argparse.SUPPRESS and a.dest not in FILE_FREE
+    }
+    given = {
+        a.dest
+        for a in actions
+        for arg in argv
+        if any(arg == s or arg.startswith(s + "=") for s in a.option_strings)
+    }
+    values = {}
+    for key, value, section in _file_items(read_config(path), PART_OF):
+        named = f"{section}.{key}" if section else key
+        if key not in where or section != SECTION_OF.get(key):
+            if key in where and key in SECTION_OF:
+                fix = f"write it under {SECTION_OF[key]}:"
+            elif key in where:
+                fix = "write it at the top level"
+            else:
+                fix = "the keys are the flags' names with underscores (foilkit --help lists them)"
+            raise UserError(f"{path}: unknown key {named!r}: {fix}")
+        if key not in given:
+            values[key] = _file_value(where[key], value, f"{path}: {named}")
+    return values
+
+
+def _file_items(data: Mapping[str, Any], sections: Collection[str]) -> Iterator[tuple]:
+    """``(key, value, section)`` of a config file's top-level keys (section ``None``) and of its
+    sections' keys."""
+    for key, value in data.items():
+        if key in sections and isinstance(value, Mapping):
+            for inner, item in value.items():
+                yield inner, item, key
+        else:
+            yield key, value, None
+
+
+def _file_value(action: argparse.Action, value: Any, where: str) -> Any:
+    """``value`` from a config file for ``action``'s flag: a switch takes true or false, a
+    repeatable flag a list (each item read as on the command line), any other flag one value
+    read as its text on the command line would be (its type and choices)."""
+    if value is None:
+        return None
+    if action.nargs == 0:  # a switch
+        if not isinstance(value, bool):
+            raise UserError(f"{where}: {value!r} is not true or false")
+        return value
+    try:
+        if isinstance(action.default, list) or isinstance(value, list):
+            items = value if isinstance(value, list) else [value]
+            read = [_read(action, item) for item in items]
+            return [part for item in read for part in (item if isinstance(item, list) else [item])]
+        return _read(action, value)
+    except (argparse.ArgumentTypeError, ValueError) as error:
+        raise UserError(f"{where}: {error}") from None
+
+
+def _read(action: argparse.Action, value: Any) -> Any:
+    """One value as its flag's text would be read (``action.type``), within its choices."""
+    if action.type is not None and isinstance(value, (str, int, float)):
+        value = action.type(str(value))
+    if action.choices is not None and value not in action.choices:
+        raise ValueError(f"{value!r} is not one of {', '.join(map(str, action.choices))}")
+    return value
 
 
 def add_logging(parser: Adder, *, json_summary: bool = True) -> None:
