@@ -142,34 +142,12 @@ def load_benchmark_split(
     )
 
 
-@in_one_run  # the model, processor, served backend and judge: once for every config
-def evaluate(
-    benchmark: str,
-    model: str,
-    *,
-    config: str | Sequence[str] | None = None,
-    limit: int | float | None = None,
-    limit_seed: int | None = None,
-    out_dir: str | os.PathLike,
-    dataset: str | os.PathLike | None = None,
-    videos: RootsGiven = None,
-    annotations: str | os.PathLike | None = None,
-    on_missing: str = "error",
-    split: str | None = None,
-    n_resamples: int = 1000,
-    bootstrap_seed: int = 0,
-    label: str | None = None,
-    overwrite: bool = False,
-    resume: bool = False,
-    datasets_cache_dir: str | None = None,
-    score_options: ScoreOptions | None = None,
-    command_line: Sequence[str] | None = None,
-) -> Evaluation:
-    """Evaluate ``model`` on ``benchmark`` (every config ``config`` names) and write the run folder.
+@dataclass(frozen=True)
+class EvaluateOptions:
+    """What :func:`evaluate` takes besides the benchmark, the model and the run folder: one
+    object that ``foilkit evaluate`` (and each benchmark of ``--tasks``) fills once.
 
-    Args:
-        benchmark: a name in :data:`foilkit.builders.BENCHMARKS`.
-        model: Hub id or local path of any model ``foilkit.score`` supports.
+    Attributes:
         config: a config of the benchmark or a list of them, ``"all"``/``None`` for the paper's
             full set.
         limit: evaluate only ``limit`` rows of each config (a whole number), or that share of
@@ -178,7 +156,6 @@ def evaluate(
             selected before any video is looked for, so only their videos are needed; a quick
             or partial run, recorded in ``results.json`` and shown as partial in every report.
             Coverage is then of the rows selected.
-        out_dir: the run folder.
         dataset: an exported folder or Hub dataset id; default: build from the annotations.
         videos: the video root, or several (relative video paths resolve against them; every
             video path must lie inside one; building from the annotations takes one).
@@ -189,11 +166,52 @@ def evaluate(
         label: the model's name in reports (default: ``model``).
         overwrite: replace an existing run folder (only a folder foilkit made, and only the
             files it wrote there: see :mod:`foilkit.folders`); ``resume``: continue its scoring.
-        score_options: how to score (:class:`foilkit.scorers.api.ScoreOptions`: frames, control,
-            dtype, ...); the fields in :data:`EVALUATE_SETS` are this function's to set.
+        datasets_cache_dir: the ``datasets`` cache of a build.
+        score_options: how to score (:class:`foilkit.scorers.options.ScoreOptions`: frames,
+            control, dtype, ...); the fields in :data:`EVALUATE_SETS` are :func:`evaluate`'s to
+            set.
         command_line: the command that asked for the run, recorded in ``results.json``
             (default: this process's ``sys.argv``).
     """
+
+    config: str | Sequence[str] | None = None
+    limit: int | float | None = None
+    limit_seed: int | None = None
+    dataset: str | os.PathLike | None = None
+    videos: RootsGiven = None
+    annotations: str | os.PathLike | None = None
+    on_missing: str = "error"
+    split: str | None = None
+    n_resamples: int = 1000
+    bootstrap_seed: int = 0
+    label: str | None = None
+    overwrite: bool = False
+    resume: bool = False
+    datasets_cache_dir: str | None = None
+    score_options: ScoreOptions | None = None
+    command_line: Sequence[str] | None = None
+
+
+@in_one_run  # the model, processor, served backend and judge: once for every config
+def evaluate(
+    benchmark: str,
+    model: str,
+    *,
+    out_dir: str | os.PathLike,
+    options: EvaluateOptions | None = None,
+    **keywords: Any,
+) -> Evaluation:
+    """Evaluate ``model`` on ``benchmark`` (every config ``config`` names) and write the run
+    folder ``out_dir`` (with its ``config.yaml``, which replays the run).
+
+    Args:
+        benchmark: a name in :data:`foilkit.builders.BENCHMARKS`.
+        model: Hub id or local path of any model ``foilkit.score`` supports.
+        out_dir: the run folder.
+        options: the rest (:class:`EvaluateOptions`); each of its fields may be given as a
+            keyword instead (``config=["direction"], limit=20``), over ``options``.
+    """
+    given = replace(options or EvaluateOptions(), **keywords)
     from foilkit.scorers.adapters import reads_hub_model
     from foilkit.scorers.api import check_inputs
     from foilkit.scorers.distributed import process_state
@@ -203,14 +221,17 @@ def evaluate(
     started, started_at = time.monotonic(), now()
     spec = get_benchmark(benchmark)
     configs_chosen = spec.configs_for(
-        config, judge=score_options is not None and score_options.judge_model is not None
+        given.config,
+        judge=given.score_options is not None and given.score_options.judge_model is not None,
     )
-    selection = RowSelection.of(limit, limit_seed)  # a bad limit costs no work
+    selection = RowSelection.of(given.limit, given.limit_seed)  # a bad limit costs no work
     folder = RunFolder(Path(out_dir))
-    options = _scoring_options(score_options or ScoreOptions(), spec, videos, dataset, resume)
+    options = _scoring_options(
+        given.score_options or ScoreOptions(), spec, given.videos, given.dataset, given.resume
+    )
     state = process_state()
     check_folder(folder.root, RUN)  # on every process, before the main one writes
-    if folder.is_run() and not (overwrite or resume):
+    if folder.is_run() and not (given.overwrite or given.resume):
         raise FileExistsError(
             f"{folder.root} already holds an evaluation; pass overwrite=True (--overwrite) "
             "or resume=True (--resume), or choose another out_dir"
@@ -223,12 +244,12 @@ def evaluate(
         name: load_benchmark_split(
             spec,
             name,
-            dataset=dataset,
-            videos=videos,
-            annotations=annotations,
-            on_missing=on_missing,
-            split=split,
-            cache_dir=datasets_cache_dir,
+            dataset=given.dataset,
+            videos=given.videos,
+            annotations=given.annotations,
+            on_missing=given.on_missing,
+            split=given.split,
+            cache_dir=given.datasets_cache_dir,
             selection=selection,
         )
         for name in configs_chosen
@@ -240,25 +261,25 @@ def evaluate(
             None,
             options,
             pool=any(metric.matrix for metric in spec.metrics(name)),
-            named=videos is not None,
+            named=given.videos is not None,
         )
         for name, loaded in splits.items()
     }
     replay = {
         "model": model,
         "configs": list(configs_chosen),
-        "dataset": None if dataset is None else os.fspath(dataset),
-        "annotations": None if annotations is None else os.fspath(annotations),
-        "on_missing": on_missing,
-        "limit": limit,
-        "limit_seed": limit_seed,
-        "n_resamples": n_resamples,
-        "bootstrap_seed": bootstrap_seed,
-        "label": label,
-        **_replay_sections(options, videos, split),
+        "dataset": None if given.dataset is None else os.fspath(given.dataset),
+        "annotations": None if given.annotations is None else os.fspath(given.annotations),
+        "on_missing": given.on_missing,
+        "limit": given.limit,
+        "limit_seed": given.limit_seed,
+        "n_resamples": given.n_resamples,
+        "bootstrap_seed": given.bootstrap_seed,
+        "label": given.label,
+        **_replay_sections(options, given.videos, given.split),
     }
     if state.is_main_process:
-        (replace_folder if overwrite else claim_folder)(folder.root, RUN)
+        (replace_folder if given.overwrite else claim_folder)(folder.root, RUN)
         write_config(folder.root, "evaluate", replay)
     state.wait_for_everyone()
     configs: dict[str, ConfigResults] = {}
@@ -271,7 +292,15 @@ def evaluate(
                 flush=True,
             )
         entry = _evaluate_config(
-            spec, name, model, loaded, checks[name], folder, options, n_resamples, bootstrap_seed
+            spec,
+            name,
+            model,
+            loaded,
+            checks[name],
+            folder,
+            options,
+            given.n_resamples,
+            given.bootstrap_seed,
         )
         if entry is not None:
             configs[name] = entry
@@ -282,16 +311,16 @@ def evaluate(
         title=spec.title,
         paper_table=spec.paper_table,
         model=model,
-        label=label or _model_label(model),
+        label=given.label or _model_label(model),
         control=options.control,
         protocol=_run_protocol(configs),
-        dataset=None if dataset is None else os.fspath(dataset),
-        split=split or spec.split,
-        bootstrap=Bootstrap(n_resamples, bootstrap_seed),
+        dataset=None if given.dataset is None else os.fspath(given.dataset),
+        split=given.split or spec.split,
+        bootstrap=Bootstrap(given.n_resamples, given.bootstrap_seed),
         configs=configs,
         limit=None if selection is None else selection.limit,
         limit_seed=None if selection is None else selection.seed,
-        invocation=_invocation(command_line, started, started_at, replay),
+        invocation=_invocation(given.command_line, started, started_at, replay),
         units=UNITS,
     )
     results.save(folder)

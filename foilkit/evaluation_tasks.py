@@ -19,12 +19,13 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from foilkit.builders import BENCHMARKS, get_benchmark
 from foilkit.errors import LOW_COVERAGE_EXIT, UserError
-from foilkit.evaluation import Evaluation, evaluate
+from foilkit.evaluation import EvaluateOptions, Evaluation, evaluate
 from foilkit.files import atomic_write
 from foilkit.folders import RUN, TASKS, check_folder, claim_folder, replace_folder
 from foilkit.markdown import markdown_text
@@ -73,9 +74,7 @@ def evaluate_tasks(
     videos: Mapping[str, str | os.PathLike | None] | None = None,
     annotations: Mapping[str, str | os.PathLike | None] | None = None,
     min_coverage: float = DEFAULT_MIN_COVERAGE,
-    overwrite: bool = False,
-    resume: bool = False,
-    **options: Any,
+    options: EvaluateOptions | None = None,
 ) -> list[Evaluation]:
     """Evaluate ``model`` on each benchmark of ``tasks`` (benchmark -> configs, as
     :func:`parse_tasks` gives), one run folder ``<out_dir>/<benchmark>/`` each, then write the
@@ -84,15 +83,18 @@ def evaluate_tasks(
     ``videos`` and ``annotations``: each benchmark's video root and annotation folder (a
     benchmark left out: none). ``min_coverage``: the share of a config's rows that must be
     scored; a run below it has exit status :data:`foilkit.errors.LOW_COVERAGE_EXIT` in the
-    summary. ``options``: every other keyword of :func:`foilkit.evaluation.evaluate`, the same
-    for every benchmark (``dataset`` cannot be: one dataset is one benchmark).
+    summary. ``options``: the rest of :func:`foilkit.evaluation.evaluate`'s
+    (:class:`foilkit.evaluation.EvaluateOptions`), the same for every benchmark but its configs,
+    videos and annotations (``dataset`` cannot be given: one dataset is one benchmark).
 
     Every run folder is checked before the first benchmark is scored, so a folder that is not
     foilkit's, or an earlier run without ``overwrite``/``resume``, costs no scoring.
     """
     from foilkit.scorers.distributed import process_state
 
-    if options.get("dataset") is not None:
+    options = options or EvaluateOptions()
+    overwrite, resume = options.overwrite, options.resume
+    if options.dataset is not None:
         raise UserError(
             "--dataset names one benchmark's dataset, not several: evaluate an exported dataset "
             "with --benchmark NAME --dataset FOLDER, or build each of --tasks from its annotations"
@@ -115,13 +117,13 @@ def evaluate_tasks(
         evaluate(
             name,
             model,
-            config=list(configs),
             out_dir=parent / name,
-            videos=(videos or {}).get(name),
-            annotations=(annotations or {}).get(name),
-            overwrite=overwrite,
-            resume=resume,
-            **options,
+            options=replace(
+                options,
+                config=list(configs),
+                videos=(videos or {}).get(name),
+                annotations=(annotations or {}).get(name),
+            ),
         )
         for name, configs in tasks.items()
     ]

@@ -21,6 +21,7 @@ from foilkit.errors import UserError, check_writable
 from foilkit.run import RESULTS_FILE, UNITS
 
 if TYPE_CHECKING:
+    from foilkit.evaluation import EvaluateOptions
     from foilkit.run import RunResults
 
 
@@ -83,9 +84,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from foilkit.cli.options import chosen_configs, coverage_status, print_json
-    from foilkit.cli.score import score_options
-    from foilkit.evaluation import EVALUATE_SETS, evaluate
+    from foilkit.cli.options import coverage_status, print_json
+    from foilkit.evaluation import evaluate
     from foilkit.tracking import check_trackers, log_evaluation, tracking_dir
 
     if args.matrix:
@@ -105,13 +105,32 @@ def run(args: argparse.Namespace) -> int:
             "it for you), or several: --tasks vitatecs/direction,vilma"
         )
     trackers = check_trackers(args.log_with)  # before any work: a typo costs no run
-    result = evaluate(
-        args.benchmark,
-        args.model,
+    result = evaluate(args.benchmark, args.model, out_dir=args.out, options=evaluate_options(args))
+    if result.results is None:  # another process than the main one: it scored its share
+        return 0
+    directory = tracking_dir(result.run_dir, args.tracking_dir)
+    log_evaluation(result.results, trackers, directory, project="foilkit-evaluate")
+    status = coverage_status(
+        "evaluate", result.results.coverages(), args.min_coverage, str(result.run_dir)
+    )
+    if args.json:
+        print_json(summary(result.results, result.run_dir, result.report, status))
+    else:
+        print_results(result.results, result.report)
+    return status
+
+
+def evaluate_options(args: argparse.Namespace) -> EvaluateOptions:
+    """The flags of ``foilkit evaluate`` as :class:`foilkit.evaluation.EvaluateOptions` (with
+    ``--tasks``: those every benchmark shares)."""
+    from foilkit.cli.options import chosen_configs
+    from foilkit.cli.score import score_options
+    from foilkit.evaluation import EVALUATE_SETS, EvaluateOptions
+
+    return EvaluateOptions(
         config=chosen_configs(args),
         limit=args.limit,
         limit_seed=args.limit_seed,
-        out_dir=args.out,
         dataset=args.dataset,
         videos=args.video_root,
         annotations=args.annotations,
@@ -125,18 +144,6 @@ def run(args: argparse.Namespace) -> int:
         score_options=score_options(args, leave=EVALUATE_SETS),
         command_line=getattr(args, "command_line", None),
     )
-    if result.results is None:  # another process than the main one: it scored its share
-        return 0
-    directory = tracking_dir(result.run_dir, args.tracking_dir)
-    log_evaluation(result.results, trackers, directory, project="foilkit-evaluate")
-    status = coverage_status(
-        "evaluate", result.results.coverages(), args.min_coverage, str(result.run_dir)
-    )
-    if args.json:
-        print_json(summary(result.results, result.run_dir, result.report, status))
-    else:
-        print_results(result.results, result.report)
-    return status
 
 
 def print_results(results: RunResults, report: Path) -> None:
@@ -190,8 +197,6 @@ def run_tasks(args: argparse.Namespace) -> int:
     """``foilkit evaluate --tasks``: one run per benchmark under ``--out``, then the summary; the
     exit status is the worst of the runs' (3 when one is below ``--min-coverage``)."""
     from foilkit.cli.options import coverage_status, print_json
-    from foilkit.cli.score import score_options
-    from foilkit.evaluation import EVALUATE_SETS
     from foilkit.evaluation_tasks import SUMMARY_MD, evaluate_tasks, parse_tasks
     from foilkit.tracking import check_trackers, log_evaluation, tracking_dir
 
@@ -219,18 +224,7 @@ def run_tasks(args: argparse.Namespace) -> int:
         videos=videos,
         annotations=annotations,
         min_coverage=args.min_coverage,
-        overwrite=args.overwrite,
-        resume=args.resume,
-        dataset=args.dataset,
-        limit=args.limit,
-        limit_seed=args.limit_seed,
-        on_missing=args.on_missing,
-        split=args.split,
-        n_resamples=args.n_resamples,
-        bootstrap_seed=args.bootstrap_seed,
-        label=args.label,
-        score_options=score_options(args, leave=EVALUATE_SETS),
-        command_line=getattr(args, "command_line", None),
+        options=evaluate_options(args),
     )
     if any(run.results is None for run in runs):  # not the main process: it scored its share
         return 0

@@ -91,3 +91,25 @@ def test_score_replays_from_its_config_yaml(
     rows = [json.loads(line) for line in (first / "scores.jsonl").read_text().splitlines()]
     again = [json.loads(line) for line in (replay / "scores.jsonl").read_text().splitlines()]
     assert again == rows and rows
+
+
+def test_the_python_api_takes_evaluate_options_and_keywords_over_them(
+    small_benchmark: Path, clip_model: str, tmp_path: Path, n_resamples: int
+) -> None:
+    import foilkit
+
+    options = foilkit.EvaluateOptions(
+        config="order",
+        limit=4,
+        dataset=small_benchmark,
+        videos=small_benchmark / "videos",
+        n_resamples=n_resamples,
+        score_options=foilkit.ScoreOptions(num_workers=0, progress=False, use_cache=False),
+    )
+    run = foilkit.evaluate(
+        "synthetic", clip_model, out_dir=tmp_path / "api", options=options, limit=2
+    )
+    assert run.results is not None and run.results.configs["order"].num_rows == 2
+    config = yaml.safe_load((run.run_dir / "config.yaml").read_text())
+    assert config["limit"] == 2 and config["configs"] == ["order"]
+    assert config["frames"]["video_root"] == [str(small_benchmark / "videos")]
