@@ -140,8 +140,8 @@ class GenerateOptions:
     parser: str | None = option(
         None,
         "generate mode: the answer parser reproducing a benchmark's official extraction: "
-        "{names} (those the judge reads alone need --judge-model) (default: the protocol's, "
-        "else vitatecs)",
+        "{names} (a parser whose answers only a judge reads needs --judge-model) (default: the "
+        "protocol's, else vitatecs)",
         names=lambda: PARSERS,
     )
     temperature: float | None = option(
