@@ -17,14 +17,15 @@ from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
 from typing import Any, ClassVar
 
-from foilkit.scorers.cache import default_cache_dir
-from foilkit.scorers.controls import check_control
 from foilkit.scorers.once import once
 from foilkit.scorers.parsers import PARSERS
 from foilkit.scorers.placement import DEVICE_MAPS, check_placement
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.retry import check_key_variable, check_price, reply_bytes
-from foilkit.scorers.video import BACKENDS, MAX_DECODE_PIXELS, WINDOW_RULES
+
+#: The largest frame decoded unscaled, in pixels: 3840 x 2160 (the decoder's own default,
+#: :data:`foilkit.scorers.video.MAX_DECODE_PIXELS`, which imports torch: the flags do not).
+MAX_DECODE_PIXELS = 3840 * 2160
 
 
 def option(
@@ -457,6 +458,9 @@ class ScoreOptions(
     """
 
     def __post_init__(self) -> None:
+        from foilkit.scorers.controls import check_control  # the video layer: torch
+        from foilkit.scorers.video import BACKENDS, WINDOW_RULES
+
         check_control(self.control)
         check_backend(self)
         check_judge(self)
@@ -632,6 +636,7 @@ def server_backend(options: ScoreOptions) -> Any:
     """The :class:`foilkit.scorers.served.ServerBackend` of ``options``: the backend part's
     fields of the same names, the transport's, and its reply cache beside the embedding cache
     (none with ``use_cache=False``); made once per run (:func:`foilkit.scorers.once.once`)."""
+    from foilkit.scorers.cache import default_cache_dir
     from foilkit.scorers.served import ServerBackend
 
     cache = None

@@ -169,3 +169,21 @@ def test_a_missing_or_broken_file_is_named(tmp_path: Path, capsys) -> None:
             main(["score", "--config-file", str(file), "--out", "o"])
         assert exit_info.value.code == 2
         assert str(file) in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("command", ["score", "evaluate"])
+def test_the_flags_are_made_without_torch(command) -> None:
+    """The options' module is light: ``foilkit score --help`` pays for no model library."""
+    from launch import assert_imports_none
+
+    code = (
+        f"from foilkit.cli import main\ntry: main([{command!r}, '--help'])\nexcept SystemExit: pass"
+    )
+    assert_imports_none(code, ("torch", "transformers", "datasets"))
+
+
+def test_the_decoding_bound_is_the_decoders() -> None:
+    from foilkit.scorers.options import MAX_DECODE_PIXELS
+    from foilkit.scorers.video import MAX_DECODE_PIXELS as DECODERS
+
+    assert ScoreOptions().max_decode_pixels == MAX_DECODE_PIXELS == DECODERS
