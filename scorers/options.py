@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from foilkit.scorers.once import once
-from foilkit.scorers.parsers import PARSERS
+from foilkit.scorers.parsers import parser_names
 from foilkit.scorers.placement import DEVICE_MAPS, check_placement
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.retry import check_key_variable, check_price, reply_bytes
@@ -143,7 +143,7 @@ class GenerateOptions:
         "generate mode: the answer parser reproducing a benchmark's official extraction: "
         "{names} (a parser whose answers only a judge reads needs --judge-model) (default: the "
         "protocol's, else vitatecs)",
-        names=lambda: PARSERS,
+        names=parser_names,
     )
     temperature: float | None = option(
         None,
