@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 from foilkit.scorers.once import once
 from foilkit.scorers.parsers import parser_names
 from foilkit.scorers.placement import DEVICE_MAPS, check_placement
+from foilkit.scorers.prompts import choice_prompt_names
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.retry import check_key_variable, check_price, reply_bytes
 
@@ -103,12 +104,12 @@ class ScorerOptions:
     reduction: str | None = option(
         None,
         "video LLMs (likelihood): mean or sum of token log-probabilities; text LMs: mean or "
-        "vilma (ViLMA's perplexity)",
+        "a benchmark's own perplexity (its paper protocol's)",
     )
     prompt: str | None = option(
         None,
-        "video LLMs (choice): the question asked: vitatecs, lmms-eval, temporalbench or "
-        "vinoground (default: the protocol's, else vitatecs)",
+        "video LLMs (choice): the question asked: {names} (default: the protocol's)",
+        names=choice_prompt_names,
     )
     itm_output: str | None = option(
         None, "BLIP: the ITM head's probability (softmax) or raw match logit"
@@ -122,7 +123,7 @@ class ScorerOptions:
     preprocess: str | None = option(
         None,
         "dual encoders: default (the checkpoint's image processor) or pil (its PIL backend: "
-        "VITATECS' PIL bicubic resize); video LLMs: default (the checkpoint's processor) or "
+        "a reference's PIL bicubic resize); video LLMs: default (the checkpoint's processor) or "
         "reference (Qwen2/2.5/3-VL frames sized by qwen-vl-utils' rules)",
     )
     score_scale: str | None = option(
@@ -142,7 +143,7 @@ class GenerateOptions:
         None,
         "generate mode: the answer parser reproducing a benchmark's official extraction: "
         "{names} (a parser whose answers only a judge reads needs --judge-model) (default: the "
-        "protocol's, else vitatecs)",
+        "protocol's)",
         names=parser_names,
     )
     temperature: float | None = option(
@@ -302,9 +303,9 @@ class JudgeOptions:
     SECTION: ClassVar[str] = "judge"
     judge_model: str | None = option(
         None,
-        "generate mode: turn on the official LLM judge, served as NAME (TempCompass and "
-        "lmms-eval's VITATECS used gpt-3.5-turbo-1106, TOMATO gpt-4o-mini); it reads what the "
-        "official protocol gives it: answers the rules miss, TempCompass captions (default: "
+        "generate mode: turn on the official LLM judge, served as NAME (the papers used "
+        "gpt-3.5-turbo-1106 or gpt-4o-mini: foilkit benchmarks lists each); it reads what the "
+        "official protocol gives it: answers the rules miss, free captions (default: "
         "off, no judge: such answers count as unparseable)",
         metavar="NAME",
     )
@@ -352,7 +353,7 @@ class FrameOptions:
     window: str | None = option(
         None,
         "how a window in seconds becomes frames: half-open ([start, end)) or read-video "
-        "(torchvision read_video's: end frame included, ViLMA)",
+        "(torchvision read_video's: end frame included)",
     )
     stride: int | None = option(None, "frame step of 'consecutive' sampling", check="positive_int")
     target_fps: float | None = option(
@@ -366,7 +367,7 @@ class FrameOptions:
     )
     normalized_fps: float | None = option(
         None,
-        "frame rate 'random-consecutive' reads the video at (ViLMA: 30)",
+        "frame rate 'random-consecutive' reads the video at (default: the protocol's)",
         check="positive_number",
     )
     decoder: str = option(
