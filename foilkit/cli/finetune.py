@@ -20,12 +20,8 @@ from foilkit.cli.options import add_logging, add_num_workers, add_tracking, add_
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from foilkit.finetune.train import (
-        HARD_NEGATIVES,
-        IRREVERSIBLE,
-        PAPER_DEFAULTS,
-        REVERSAL_ASPECTS,
-    )
+    from foilkit.finetune.negatives import HARD_NEGATIVES, IRREVERSIBLE, REVERSAL_ASPECTS
+    from foilkit.finetune.train import PAPER_DEFAULTS
 
     add = parser.add_argument
     add(

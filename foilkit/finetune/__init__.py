@@ -11,10 +11,9 @@ in ``foilkit evaluate`` like any model (adapter ``temporal-clip``)::
     result.model_dir  # -> evaluate("rtime", str(result.model_dir), ...)
 """
 
+from foilkit.finetune.negatives import HARD_NEGATIVES, REVERSAL_ASPECTS
 from foilkit.finetune.train import (
-    HARD_NEGATIVES,
     PAPER_DEFAULTS,
-    REVERSAL_ASPECTS,
     FinetuneOptions,
     FinetuneResult,
     contrastive_loss,

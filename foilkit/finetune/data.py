@@ -42,7 +42,7 @@ from typing import Any
 
 import torch
 
-from foilkit.finetune.train import HARD_NEGATIVES, REVERSAL_ASPECTS
+from foilkit.finetune.negatives import HARD_NEGATIVES, REVERSAL_ASPECTS
 from foilkit.scorers.plan import _source
 from foilkit.scorers.video import SamplingPolicy, VideoView, decode_views
 from foilkit.video_paths import RootsGiven, named_roots

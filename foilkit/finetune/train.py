@@ -69,6 +69,7 @@ from typing import Any
 
 from foilkit.errors import UserError
 from foilkit.files import atomic_write
+from foilkit.finetune.negatives import HARD_NEGATIVES, IRREVERSIBLE, REVERSAL_ASPECTS
 from foilkit.folders import FINETUNE, check_folder, claim_folder, holds_files, replace_folder
 from foilkit.video_paths import RootsGiven, video_roots_for
 
@@ -82,14 +83,6 @@ PAPER_DEFAULTS = {
     "warmup": 0.1,
     "temporal_layers": 4,
 }
-#: ``reversed``: each item's reversed view and caption in its batch; ``none``: the ablation.
-HARD_NEGATIVES = ("reversed", "none")
-#: With reversed hard negatives, items without a reversed caption: ``error`` before training,
-#: or ``keep`` them, each alone in its batch (:mod:`foilkit.finetune.data`, rule 3).
-IRREVERSIBLE = ("error", "keep")
-#: Aspects whose foil describes the reversed playback of the item's video
-#: (:func:`foilkit.finetune.data.training_items`, rule 2).
-REVERSAL_ASPECTS = ("direction", "order")
 RECORD_FILE = "training.json"
 MODEL_DIR = "model"
 CHECKPOINTS_DIR = "checkpoints"
