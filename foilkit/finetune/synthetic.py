@@ -1,6 +1,6 @@
 """A train split for the synthetic benchmark: new videos, none of them in its test split.
 
-The demo's test split (:func:`foilkit.demo.demo_items`) shows 64x48 clips of 24 frames at
+The demo's test split (:func:`foilkit.synthetic.items.demo_items`) shows 64x48 clips of 24 frames at
 8 fps. The train split shows the same kinds of scene (a square moving in one of four
 directions, two squares appearing in an order, a square moving slowly or quickly) at other
 speeds, frame sizes and lengths: no training video equals a test video (a scene the test
@@ -20,10 +20,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-#: Caption phrases as in the demo's test split.
-COLOURS = ("red", "green", "blue", "yellow")
-MOVES = {"left": "to the left", "right": "to the right", "up": "up", "down": "down"}
-OPPOSITE = {"left": "right", "right": "left", "up": "down", "down": "up"}
+from foilkit.synthetic.items import COLOURS, MOVES, OPPOSITE, demo_items
+
 #: Render geometries (width, height, frames). The test split's own, 64x48 x 24 frames, is
 #: used only for scenes that differ from every test scene (another speed); see ``_held_out``.
 TEST_GEOMETRY = (64, 48, 24)
@@ -40,7 +38,6 @@ def train_items(variants: int = 5) -> list[dict[str, Any]]:
     ``variants``: renderings per scene content (colour x direction, colour pair, colour x pace x
     direction), each with its own geometry and speed.
     """
-    from foilkit.demo import demo_items
     from foilkit.synthetic.videos import SyntheticScene
 
     test_scenes = {item["scene"] for item in demo_items()}

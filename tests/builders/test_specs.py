@@ -50,8 +50,8 @@ def test_vilma_reports_change_of_state_as_its_subtests_mean():
 
 def test_the_synthetic_spec_matches_what_the_demo_writes():
     from foilkit.builders import synthetic
-    from foilkit.demo import demo_items
     from foilkit.finetune.synthetic import train_items
+    from foilkit.synthetic.items import demo_items
 
     assert tuple(dict.fromkeys(item["aspect"] for item in demo_items())) == synthetic.ASPECTS
     assert tuple(dict.fromkeys(item["aspect"] for item in train_items(1))) == synthetic.ASPECTS

@@ -9,9 +9,10 @@ from pathlib import Path
 import datasets
 import pytest
 
-from foilkit.demo import DEMO_CONTROLS, DEMO_MODELS, demo_items
+from foilkit.demo import DEMO_CONTROLS, DEMO_MODELS
 from foilkit.finetune.demo import COMPARED, DEMO_FINETUNE_RUNS, LABELS
 from foilkit.metrics import metric_function
+from foilkit.synthetic.items import demo_items
 
 RUNS = [(model, control) for model in DEMO_MODELS for control in DEMO_CONTROLS]
 #: the fine-tuned models' run folders (``runs/<name>[-<control>]``), in the report's order
