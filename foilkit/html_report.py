@@ -1,9 +1,9 @@
 """``report.html``: one self-contained page per run (or side by side) with an item browser.
 
-The page needs no network: the paper-layout tables come from :func:`foilkit.report.run_table`
-(side by side: :func:`foilkit.report.runs_tables`), the plots the markdown report wrote
-are inlined as base64 PNGs, and the items travel as JSON inside the page, rendered a page at a
-time by a small script. Each item shows the caption and every foil with its score, the outcome
+The page needs no network: the paper-layout tables come from
+:func:`foilkit.report_tables.run_table` (side by side: :func:`foilkit.report_tables.runs_tables`),
+the plots the markdown report wrote are inlined as base64 PNGs, and the items travel as JSON
+inside the page, rendered a page at a time by a small script. Each item shows the caption and every foil with its score, the outcome
 (``correct``, ``wrong``, ``tied``: the caption's best competitor scored the same,
 ``unanswered``: a generate-mode item whose every answer chose no option, ``error``: the video
 was not scored) and the margin (caption minus best foil, oriented so that a positive
@@ -36,7 +36,17 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.markdown import p_statement
-from foilkit.report import Table
+from foilkit.report_tables import (
+    SIDE_BY_SIDE_PLOT,
+    Table,
+    interval_text,
+    run_table,
+    runs_tables,
+    table_cells,
+    tie_note,
+    tied_kinds,
+    unique_labels,
+)
 from foilkit.run import DEFAULT_MIN_COVERAGE, RunFolder, RunResults
 from foilkit.video_paths import (
     RootsGiven,
@@ -445,35 +455,19 @@ def make_thumbnails(
 
 
 def table_html(table: Table) -> str:
-    """A :class:`foilkit.report.Table` as an HTML table (the markdown report's cells and text;
-    its caption, when it has one, above it)."""
-    tied = any(row.tied_text() for row in table.rows)
-    unanswered = any(row.unanswered for row in table.rows)
-    counted = any(row.n is not None for row in table.rows)
-    head = "".join(
-        f"<th>{html.escape(c)}</th>"
-        for c in [table.row_label, *table.columns, *(["n"] if counted else [])]
+    """A :class:`foilkit.report_tables.Table` as an HTML table (the markdown report's cells and
+    text: :func:`foilkit.report_tables.table_cells`; its caption, when it has one, above it)."""
+    header, rows = table_cells(table)
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in header)
+    body = "".join(
+        f"<tr><th>{html.escape(label)}</th>"
+        + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
+        + "</tr>"
+        for label, cells in rows
     )
-    head += "<th>tied</th>" if tied else ""
-    head += "<th>unanswered</th>" if unanswered else ""
-    body = []
-    for row in table.rows:
-        cells = [row.cells[c].text() if c in row.cells else "—" for c in table.columns]
-        if counted:
-            cells.append("" if row.n is None else str(row.n))
-        if tied:
-            cells.append(row.tied_text())
-        if unanswered:
-            cells.append(row.unanswered_text())
-        body.append(
-            f"<tr><th>{html.escape(row.label)}</th>"
-            + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
-            + "</tr>"
-        )
     caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
     return (
-        f"<table class='paper'>{caption}<thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table>"
+        f"<table class='paper'>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
     )
 
 
@@ -618,8 +612,6 @@ def write_run_html(
     """``report.html`` of one run folder; ``videos``: the video root(s) when the run's dataset
     folder and recorded roots do not hold the videos (thumbnails come only from inside a root);
     ``results``: the folder's, when the caller holds them already. Returns the page's path."""
-    from foilkit.report import interval_text, run_table, tie_note, tied_kinds
-
     folder = RunFolder(Path(run_dir))
     results = RunResults.load(folder) if results is None else results
     table = run_table(results)
@@ -663,19 +655,10 @@ def write_side_by_side_html(
     merged table, ``foilkit compare``'s ``paired`` tests (:func:`paired_html`), the side-by-side
     plots, and every run's items, those the runs disagree on first. ``results``: the runs', when
     the caller holds them already."""
-    from foilkit.report import (
-        SIDE_BY_SIDE_PLOT,
-        _unique_labels,
-        run_table,
-        runs_tables,
-        tie_note,
-        tied_kinds,
-    )
-
     if results is None:
         results = [RunResults.load(run_dir) for run_dir in run_dirs]
     tables = [run_table(r) for r in results]
-    labels = _unique_labels([r.label for r in results])
+    labels = unique_labels([r.label for r in results])
     side = runs_tables(tables, labels)
     items = [
         item

@@ -66,7 +66,7 @@ def test_run_page_is_self_contained_and_holds_every_item(demo_dir: Path):
     data = page_data(page)
     assert len(data["items"]) == 36 and data["runs"][0]["control"] == "reversed"
     assert {item["o"] for item in data["items"]} <= {"correct", "wrong", "tied"}
-    assert "50.0 [" in text  # the paper-layout table's cells with their CIs (report.run_table)
+    assert "50.0 [" in text  # the paper-layout cells with their CIs (report_tables.run_table)
 
 
 def test_thumbnails_follow_the_recorded_frame_order_and_the_cap(demo_dir: Path, tmp_path: Path):

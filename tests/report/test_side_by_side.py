@@ -16,16 +16,12 @@ import pytest  # noqa: E402
 from foilkit.builders import get_benchmark  # noqa: E402
 from foilkit.compare import _test_lines  # noqa: E402
 from foilkit.report import (  # noqa: E402
-    Cell,
-    Row,
-    Table,
-    column_by_group,
     draw_bars,
     grouped_order,
     markdown_table,
     run_styles,
-    runs_tables,
 )
+from foilkit.report_tables import Cell, Row, Table, column_by_group, runs_tables  # noqa: E402
 
 
 def _table(values: dict[str, float], tied: int = 0) -> Table:
@@ -115,3 +111,40 @@ def test_p_values_are_rounded():
     }
     text = "\n".join(_test_lines(tests))
     assert "0.13151225170378977" not in text and "| 3 | 0.132 |" in text
+
+
+@pytest.mark.parametrize(
+    ("counts", "header", "rows"),
+    [
+        (
+            {"n": 4, "tied": {"": 0}, "unanswered": {}},
+            ["aspect", "accuracy", "n", "tied"],
+            [
+                ("direction", ["50.0 [40.0, 60.0]", "4", ""]),
+                ("all", ["75.0 [65.0, 85.0]", "4", "0"]),
+            ],
+        ),
+        (
+            {"n": None, "tied": {}, "unanswered": {"T": 2}},
+            ["aspect", "accuracy", "unanswered"],
+            [("direction", ["50.0 [40.0, 60.0]", ""]), ("all", ["75.0 [65.0, 85.0]", "T 2"])],
+        ),
+    ],
+)
+def test_the_markdown_and_html_tables_show_the_same_cells(counts, header, rows):
+    """One spelling of a table's cells (``table_cells``) for both reports (duplicate D66)."""
+    from foilkit.html_report import table_html
+    from foilkit.report_tables import table_cells
+
+    table = _table({"direction": 0.5, "all": 0.75})
+    for row in table.rows:
+        row.n = counts["n"]
+    table.rows[-1].tied, table.rows[-1].unanswered = counts["tied"], counts["unanswered"]
+    assert table_cells(table) == (header, rows)
+    lines = markdown_table(table).splitlines()
+    assert lines[:2] == ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    assert lines[2:] == [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
+    page = table_html(table)
+    assert "".join(f"<th>{name}</th>" for name in header) in page
+    for label, cells in rows:
+        assert f"<tr><th>{label}</th>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>" in page
