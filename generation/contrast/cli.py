@@ -23,8 +23,8 @@ STAGES = ("gender-mc", "verb-mc", "person-id")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from foilkit.builders.spacy_pipeline import DEFAULT_SPACY_PIPELINE
     from foilkit.generation.contrast.verb_phrases import VerbFoilConfig
-    from foilkit.generation.spacy_pipeline import DEFAULT_SPACY_PIPELINE
 
     stages = parser.add_subparsers(dest="stage", required=True, metavar="stage")
     gender = stages.add_parser("gender-mc", help="Gender MC items (one negative -> gender swap)")
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
     if args.stage == "person-id":
         return _person_id(args, rng)
-    from foilkit.generation.spacy_pipeline import load_spacy
+    from foilkit.builders.spacy_pipeline import load_spacy
 
     nlp = load_spacy(args.spacy)
     items = read_multiple_choice(args.multiple_choice)

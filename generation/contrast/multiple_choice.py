@@ -23,6 +23,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from foilkit.builders.contrast_sets.multiple_choice import (
+    read_multiple_choice_file,
+    with_contrast_foil,
+)
 from foilkit.files import atomic_open
 from foilkit.generation.foil import Foil, foil_row
 
@@ -56,37 +60,21 @@ class MultipleChoiceItem:
 
 
 def read_multiple_choice(path: str | os.PathLike) -> list[MultipleChoiceItem]:
-    """Items of a ``clip, ending0..ending{n-1}, label`` file (tab- or comma-separated)."""
-    with open(path, newline="", encoding="utf-8") as handle:
-        sample = handle.readline()
-        handle.seek(0)
-        delimiter = "\t" if "\t" in sample else ","
-        reader = csv.DictReader(handle, delimiter=delimiter)
-        fields = reader.fieldnames or []
-        endings = sorted((f for f in fields if f.startswith("ending")), key=lambda f: int(f[6:]))
-        missing = {"clip", "label"} - set(fields)
-        if missing or not endings:
-            raise ValueError(
-                f"{path}: expected columns clip, ending0..ending4, label; header is {fields}"
+    """Items of a ``clip, ending0..ending{n-1}, label`` file (tab- or comma-separated;
+    :func:`foilkit.builders.contrast_sets.multiple_choice.read_multiple_choice_file`), with the
+    ``foil_type`` and ``foil_provenance`` a written file adds."""
+    items = []
+    for clip, options, label, row in read_multiple_choice_file(path):
+        contrast = row.get("foil_provenance") or None
+        items.append(
+            MultipleChoiceItem(
+                clip=clip,
+                options=options,
+                label=label,
+                foil_type=row.get("foil_type") or RANDOM_FOIL_TYPE,
+                contrast_foil=Foil.from_record(json.loads(contrast)) if contrast else None,
             )
-        items = []
-        for line, row in enumerate(reader, start=2):
-            try:
-                label = int(row["label"])
-            except (TypeError, ValueError):
-                raise ValueError(
-                    f"{path}:{line}: label {row['label']!r} is not an integer"
-                ) from None
-            contrast = row.get("foil_provenance") or None
-            items.append(
-                MultipleChoiceItem(
-                    clip=row["clip"],
-                    options=tuple(row[e] for e in endings),
-                    label=label,
-                    foil_type=row.get("foil_type") or RANDOM_FOIL_TYPE,
-                    contrast_foil=Foil.from_record(json.loads(contrast)) if contrast else None,
-                )
-            )
+        )
     return items
 
 
@@ -142,20 +130,17 @@ def build_contrast_mc(
 
     For each item, ``make_foils(true caption)`` proposes contrast foils; one is drawn uniformly
     and replaces a negative drawn uniformly (the other negatives and the true caption keep their
-    positions, so ``label`` is unchanged). Items with no foil, or whose foils all already appear
-    among the options, are dropped.
+    positions, so ``label`` is unchanged;
+    :func:`foilkit.builders.contrast_sets.multiple_choice.with_contrast_foil`). Items with no
+    foil, or whose foils all already appear among the options, are dropped.
     """
     built = []
     for item in random_mc:
-        options = {option.strip().lower() for option in item.options}
-        foils = [
-            foil for foil in make_foils(item.caption) if foil.text.strip().lower() not in options
-        ]
-        if not foils:
-            continue
-        foil = rng.choice(foils)
-        slot = rng.choice([i for i in range(len(item.options)) if i != item.label])
-        new_options = list(item.options)
-        new_options[slot] = foil.text
-        built.append(MultipleChoiceItem(item.clip, tuple(new_options), item.label, foil_type, foil))
+        foils = list(make_foils(item.caption))
+        made = with_contrast_foil(item.options, item.label, [foil.text for foil in foils], rng)
+        if made is not None:
+            chosen, options = made
+            built.append(
+                MultipleChoiceItem(item.clip, options, item.label, foil_type, foils[chosen])
+            )
     return built

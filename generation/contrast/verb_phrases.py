@@ -38,6 +38,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from foilkit.builders.spacy_pipeline import pipeline_id
 from foilkit.generation.contrast.lexicon import (
     BuiltinVerbLexicon,
     VerbLexicon,
@@ -50,7 +51,6 @@ from foilkit.generation.foil import Foil, unique_foils
 from foilkit.generation.infill import NUM_BEAMS, NUM_CANDIDATES, T5_MASK, t5_span_fillers
 from foilkit.generation.perplexity import perplexities
 from foilkit.generation.similarity import pairwise_cosines
-from foilkit.generation.spacy_pipeline import pipeline_id
 
 if TYPE_CHECKING:
     from spacy.language import Language

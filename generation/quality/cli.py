@@ -66,7 +66,7 @@ def _data_file(args: argparse.Namespace, *parts: str) -> Path:
 
 
 def _nlp(args: argparse.Namespace):
-    from foilkit.generation.spacy_pipeline import DEFAULT_SPACY_PIPELINE, load_spacy
+    from foilkit.builders.spacy_pipeline import DEFAULT_SPACY_PIPELINE, load_spacy
 
     return load_spacy(args.spacy or DEFAULT_SPACY_PIPELINE)
 

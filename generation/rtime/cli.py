@@ -144,8 +144,8 @@ def _record_failure(args: argparse.Namespace, client, inputs: dict[str, Any]):
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from foilkit.builders.spacy_pipeline import DEFAULT_SPACY_PIPELINE
     from foilkit.generation.rtime import enrichment, rewrites
-    from foilkit.generation.spacy_pipeline import DEFAULT_SPACY_PIPELINE
 
     stages = parser.add_subparsers(dest="stage", required=True, metavar="stage")
     expand = stages.add_parser("expand-activities", help="LLM few-shot expansion of activity pairs")
@@ -402,7 +402,7 @@ def _rewrite_filter(args: argparse.Namespace):
 
     lexicon = tokenize = order_parser = None
     if not (args.no_temporal_check and args.no_order_check):
-        from foilkit.generation.spacy_pipeline import load_spacy
+        from foilkit.builders.spacy_pipeline import load_spacy
 
         nlp = load_spacy(args.spacy)
     if not args.no_temporal_check:

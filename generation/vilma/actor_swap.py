@@ -47,8 +47,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from foilkit.builders.spacy_pipeline import pipeline_id
 from foilkit.generation.foil import Foil
-from foilkit.generation.spacy_pipeline import pipeline_id
 from foilkit.generation.vilma.english import third_person
 from foilkit.generation.vilma.people import (
     is_body_part,

@@ -41,9 +41,9 @@ STAGES = ("counting", "change-of-state", "actor-swap", "spatial", "masked-lm", "
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
+    from foilkit.builders.spacy_pipeline import DEFAULT_SPACY_PIPELINE
     from foilkit.generation.infill import FILL_MASK_TOP_K
     from foilkit.generation.nli import VILMA_NLI_MODEL
-    from foilkit.generation.spacy_pipeline import DEFAULT_SPACY_PIPELINE
     from foilkit.generation.vilma import counting, grammaticality, masked_lm, rare_actions, spatial
 
     stages = parser.add_subparsers(dest="stage", required=True, metavar="stage")
@@ -468,8 +468,8 @@ def _captions(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 
 def _actor_swap(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from foilkit.builders.spacy_pipeline import load_spacy
     from foilkit.generation.foil import foil_row
-    from foilkit.generation.spacy_pipeline import load_spacy
     from foilkit.generation.vilma.actor_swap import actor_swap
 
     nlp, rows = load_spacy(args.spacy), []
@@ -549,9 +549,9 @@ def _load_masked_lm(spec: str):
 
 
 def _masked_lm(args: argparse.Namespace) -> list[dict[str, Any]]:
+    from foilkit.builders.spacy_pipeline import load_spacy
     from foilkit.generation.foil import foil_row
     from foilkit.generation.infill import FILL_MASK_TOP_K
-    from foilkit.generation.spacy_pipeline import load_spacy
     from foilkit.generation.vilma.masked_lm import (
         PROFICIENCY_ROLES,
         PROFICIENCY_TOP_K,
@@ -607,8 +607,8 @@ def _rare_actions(args: argparse.Namespace) -> list[dict[str, Any]]:
     """ViLMA's Rare Actions items from RareAct (verb, noun) pairs (appendix C.5)."""
     import json
 
+    from foilkit.builders.spacy_pipeline import load_spacy
     from foilkit.generation.foil import foil_row
-    from foilkit.generation.spacy_pipeline import load_spacy
     from foilkit.generation.vilma import rare_actions
 
     if args.mlm is None:

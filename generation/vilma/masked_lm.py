@@ -29,9 +29,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from foilkit.builders.spacy_pipeline import pipeline_id
 from foilkit.generation.foil import Foil
 from foilkit.generation.infill import FILL_MASK_TOP_K, T5_MASK, fill_mask_fillers, t5_span_fillers
-from foilkit.generation.spacy_pipeline import pipeline_id
 
 if TYPE_CHECKING:
     from spacy.language import Language

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from foilkit.builders.spacy_pipeline import DEFAULT_SPACY_PIPELINE
 from foilkit.generation.llm import LLMConfig
 from foilkit.generation.nli import VITATECS_NLI_MODEL
-from foilkit.generation.spacy_pipeline import DEFAULT_SPACY_PIPELINE
 from foilkit.generation.vitatecs.data_files import read_data
 from foilkit.generation.vitatecs.filter_model import FilterTraining
 from foilkit.generation.vitatecs.generate import GenerationSettings

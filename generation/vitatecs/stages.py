@@ -486,7 +486,7 @@ def finalize(
 
     ``out`` is claimed first, before a caption is read or a request sent: it must be new, empty
     or a foils output (:data:`foilkit.folders.FOILS`)."""
-    from foilkit.generation.spacy_pipeline import load_spacy
+    from foilkit.builders.spacy_pipeline import load_spacy
     from foilkit.generation.vitatecs.finalize import finalize_candidates, write_dataset
 
     out = claim_folder(out, FOILS)

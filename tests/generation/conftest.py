@@ -16,7 +16,7 @@ def nli_model():
 
 @pytest.fixture(scope="session")
 def nlp():
-    from foilkit.generation.spacy_pipeline import load_spacy
+    from foilkit.builders.spacy_pipeline import load_spacy
 
     return load_spacy()
 

