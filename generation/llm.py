@@ -1,17 +1,20 @@
-"""A chat-completions client for the LLM foil pipelines: any OpenAI-compatible server, cached.
+"""The LLM foil pipelines' view of foilkit's one OpenAI-compatible client.
 
 VITATECS generates counterfactuals and RTime activity lists and caption rewrites with an LLM
-(GPT-3.5 in the papers). :class:`ChatClient` sends chat requests through the ``openai`` client
-to OpenAI or to any compatible endpoint (a local vLLM or Ollama server: set ``base_url`` and the
-model name), with
+(GPT-3.5 in the papers). :class:`ChatClient` sends chat requests through
+:class:`foilkit.scorers.openai_client.ServedClient` (the client served scoring and the LLM judge
+use) to OpenAI or to any compatible endpoint (a local vLLM or Ollama server: set ``base_url`` and
+the model name), with
 
 * a bounded thread pool (``max_concurrency``) for many requests, results in request order;
 * retries with exponential backoff on rate limits (429), server errors (5xx), timeouts,
   dropped connections and malformed replies (truncated JSON, no choices), honouring a server's
   ``retry-after``;
-* an on-disk cache: one JSON file per request, keyed by the SHA-256 of the messages, the model
-  and the sampling parameters, written atomically as each reply arrives, so a rerun costs
-  nothing and a crash loses nothing that was already answered;
+* an on-disk cache: one JSON file per request (the client's record), keyed by the SHA-256 of the
+  messages, the model and the sampling parameters (:func:`request_key`), written atomically as
+  each reply arrives, so a rerun costs nothing and a crash loses nothing that was already
+  answered; processes sharing it claim a request before sending it; the records this module
+  wrote before it used the shared client are read as they are;
 * a sampling seed per request, derived from the configured seed and the request
   (:func:`request_seed`), sent where the API takes one and recorded with the reply;
 * token usage and a cost estimate (:attr:`ChatClient.usage`): what was billed, replies
@@ -34,39 +37,38 @@ again.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 import logging
 import os
 import threading
-import time
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import asdict, dataclass
-from pathlib import Path
+from dataclasses import asdict, dataclass, fields
 from typing import Any
 
-from foilkit.files import atomic_write
-from foilkit.scorers.retry import (
-    MAX_REPLY_BYTES,
-    ReplyTooLarge,
-    check_key_variable,
-    check_price,
-    content_filtered,
-    error_body,
-    read_reply_body,
-    redact,
-    reply_usage,
-    retryable_errors,
-    with_retries,
+from foilkit.scorers.openai_client import (
+    USAGE_COUNTS,
+    Call,
+    Flags,
+    RequestError,
+    RequestFailed,
+    ResponseError,
+    ServedClient,
+    ServerBackend,
 )
+from foilkit.scorers.retry import MAX_REPLY_BYTES, check_key_variable, check_price
 
 logger = logging.getLogger(__name__)
 
 BASE_URL_ENV = "OPENAI_BASE_URL"
-LOCAL_API_KEY = "EMPTY"  # what vLLM and Ollama accept when no key is configured
-CACHE_FORMAT = 1
+#: The options the client's messages name, as the pipelines' command lines spell them.
+FLAGS = Flags(
+    timeout="--timeout-s",
+    reply_bound="--max-reply-bytes",
+    base_url="base_url",
+    rerun="rerun: answered requests are cached",
+)
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,23 @@ class LLMConfig:
     def resolved_base_url(self) -> str | None:
         return self.base_url or os.environ.get(BASE_URL_ENV) or None
 
+    def server(self) -> ServerBackend:
+        """The endpoint and how the client treats it (:class:`ServerBackend`)."""
+        return ServerBackend(
+            base_url=self.resolved_base_url(),
+            api_key_env=self.api_key_env,
+            sampler_params=False,
+            max_concurrency=self.max_concurrency,
+            max_retries=self.max_retries,
+            retry_backoff_s=self.retry_backoff_s,
+            max_backoff_s=self.max_backoff_s,
+            timeout_s=self.timeout_s,
+            max_reply_bytes=self.max_reply_bytes,
+            price_per_1k_prompt_tokens=self.price_per_1k_prompt_tokens,
+            price_per_1k_completion_tokens=self.price_per_1k_completion_tokens,
+            cache_dir=self.cache_dir,
+        )
+
 
 @dataclass(frozen=True)
 class RequestFailure:
@@ -222,22 +241,10 @@ class Usage:
 REPLY_EXCERPT = 2000  # characters of a failed request's reply kept in its record
 
 
-class _RequestFailed(RuntimeError):
-    """A request that failed for good; ``key`` names it (``None``: no request could be made,
-    e.g. no API key) and ``reply`` is what the server sent, if anything."""
-
-    def __init__(self, message: str, *, key: str | None = None, reply: str | None = None) -> None:
-        super().__init__(message)
-        self.key = key
-        self.reply = reply
-
-
-class LLMResponseError(_RequestFailed):
-    """The server answered, but with something that is not a usable chat completion."""
-
-
-class LLMRequestError(_RequestFailed):
-    """A request failed for good: a non-retryable HTTP error, or retries exhausted."""
+#: A request that failed for good (``key``, ``reply``), as the shared client raises it: the
+#: server's reply never usable (:class:`LLMResponseError`), or an HTTP error, retries exhausted,
+#: no key (:class:`LLMRequestError`).
+_RequestFailed, LLMResponseError, LLMRequestError = RequestFailed, ResponseError, RequestError
 
 
 def request_key(messages: Sequence[Mapping[str, str]], config: LLMConfig) -> str:
@@ -267,41 +274,9 @@ def _check_messages(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str
     return checked
 
 
-class ResponseCache:
-    """One JSON file per request key under ``<root>/<key[:2]>/<key>.json``, written atomically.
-
-    A file holds the request (messages, model, sampling) next to the reply, so the cache is also
-    an audit log of what was asked. An unreadable file is reported and treated as a miss.
-    """
-
-    def __init__(self, root: str | os.PathLike) -> None:
-        self.root = Path(root)
-
-    def path(self, key: str) -> Path:
-        return self.root / key[:2] / f"{key}.json"
-
-    def get(self, key: str) -> dict[str, Any] | None:
-        path = self.path(key)
-        if not path.exists():
-            return None
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-            texts = record["texts"]
-            if not isinstance(texts, list) or not all(isinstance(t, str) for t in texts):
-                raise ValueError(f"'texts' is {texts!r}")
-            return record
-        except (ValueError, KeyError, TypeError) as error:
-            logger.warning("ignoring unreadable LLM cache entry %s (%s)", path, error)
-            return None
-
-    def put(self, key: str, record: Mapping[str, Any]) -> None:
-        path = self.path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(path, json.dumps(dict(record), ensure_ascii=False, indent=1))
-
-
 class ChatClient:
-    """Sends chat requests to an OpenAI-compatible server, with retries, cache and accounting.
+    """Sends chat requests to an OpenAI-compatible server through the shared client
+    (:attr:`client`: retries, cache, claims, key handling, usage), parking failures on request.
 
     The ``openai`` client is created on the first request that is not cached, so a fully
     cached rerun needs neither a server nor a key. Safe to use from several threads.
@@ -309,32 +284,17 @@ class ChatClient:
 
     def __init__(self, config: LLMConfig) -> None:
         self.config = config
-        self.cache = ResponseCache(config.cache_dir) if config.cache_dir else None
-        self._client: Any = None
+        self.client = ServedClient(config.model, config.server(), ledger="llm", flags=FLAGS)
         self._lock = threading.Lock()
-        self._counts = dict.fromkeys(
-            (f.name for f in dataclasses.fields(Usage) if f.name != "cost"), 0
-        )
         self._failures: list[RequestFailure] = []
-        self._secrets: tuple[str, ...] = ()
 
     # -- accounting ----------------------------------------------------------------------------
 
     @property
     def usage(self) -> Usage:
-        with self._lock:
-            counts = dict(self._counts)
-        prices = (
-            self.config.price_per_1k_prompt_tokens,
-            self.config.price_per_1k_completion_tokens,
-        )
-        cost = None
-        if any(price is not None for price in prices):
-            cost = (
-                counts["prompt_tokens"] * (prices[0] or 0.0)
-                + counts["completion_tokens"] * (prices[1] or 0.0)
-            ) / 1000.0
-        return Usage(**counts, cost=cost)
+        spent = self.client.usage()
+        counts = {f.name: spent[f.name] for f in fields(Usage) if f.name in USAGE_COUNTS}
+        return Usage(**counts, failures=len(self.failures), cost=spent["cost"])
 
     @property
     def failures(self) -> list[RequestFailure]:
@@ -342,16 +302,11 @@ class ChatClient:
         with self._lock:
             return list(self._failures)
 
-    def _clean(self, text: str) -> str:
-        """``text`` without the key (or anything key-shaped): for messages and records."""
-        return redact(text, self._secrets)
-
-    def _park(self, error: _RequestFailed) -> Completion:
-        reply = None if error.reply is None else self._clean(error.reply[:REPLY_EXCERPT])
-        failure = RequestFailure(key=str(error.key), error=self._clean(str(error)), reply=reply)
+    def _park(self, error: RequestFailed) -> Completion:
+        reply = None if error.reply is None else error.reply[:REPLY_EXCERPT]
+        failure = RequestFailure(key=str(error.key), error=str(error), reply=reply)
         with self._lock:
             self._failures.append(failure)
-            self._counts["failures"] += 1
         logger.error("request %s parked as failed: %s", failure.key[:12], error)
         return Completion(
             texts=(),
@@ -363,47 +318,29 @@ class ChatClient:
             failure=failure,
         )
 
-    def _count(self, **increments: int) -> None:
-        with self._lock:
-            for name, value in increments.items():
-                self._counts[name] += value
-
     # -- requests ------------------------------------------------------------------------------
 
     def complete(self, messages: list[dict[str, str]]) -> Completion:
         """The completion of one chat request: from the cache, else from the server."""
         checked = _check_messages(messages)
         key = request_key(checked, self.config)
-        if self.cache is not None:
-            record = self.cache.get(key)
-            if record is not None:
-                self._count(cache_hits=1)
-                return Completion(
-                    texts=tuple(record["texts"]),
-                    prompt_tokens=int(record.get("prompt_tokens", 0)),
-                    completion_tokens=int(record.get("completion_tokens", 0)),
-                    cached=True,
-                    key=key,
-                    seed=record.get("request_seed"),
-                )
-        completion = self._request(checked, key)
-        if self.cache is not None:
-            self.cache.put(
-                key,
-                {
-                    "format": CACHE_FORMAT,
-                    "key": key,
-                    "model": self.config.model,
-                    "sampling": self.config.sampling(),
-                    "request_seed": completion.seed,
-                    "messages": checked,
-                    "texts": list(completion.texts),
-                    "prompt_tokens": completion.prompt_tokens,
-                    "completion_tokens": completion.completion_tokens,
-                    "created": time.time(),
-                },
-            )
-        return completion
+        seed = self.config.request_seed(key)
+        params = {k: v for k, v in self.config.sampling().items() if v is not None}
+        params.pop("seed", None)
+        if seed is not None:
+            params["seed"] = seed
+        reply = self.client.ask(Call(tuple(checked), None, params, {}, self.config.n, key=key))
+        if reply.failure is not None:  # past the size bound: failed, not retried
+            raise LLMRequestError(reply.failure, key=key)
+        return Completion(
+            texts=reply.texts,
+            prompt_tokens=reply.prompt_tokens,
+            completion_tokens=reply.completion_tokens,
+            cached=reply.cached,
+            key=key,
+            seed=seed,
+            refusals=reply.refusals,
+        )
 
     def complete_many(
         self,
@@ -431,7 +368,7 @@ class ChatClient:
             for future in as_completed(futures):
                 try:
                     results[futures[future]] = future.result()
-                except _RequestFailed as error:
+                except RequestFailed as error:
                     parkable = park and error.key is not None
                     results[futures[future]] = self._park(error) if parkable else error
                 except Exception as error:  # noqa: BLE001 (gathered, raised once all are done)
@@ -445,188 +382,6 @@ class ChatClient:
             logger.error("%d of %d requests failed; raising the first", len(failures), len(unique))
             raise failures[0]
         return [results[first_of_key[key]] for key in keys]  # type: ignore[misc]
-
-    def _openai_client(self) -> Any:
-        with self._lock:
-            if self._client is None:
-                import openai
-
-                base_url = self.config.resolved_base_url()
-                api_key = os.environ.get(self.config.api_key_env)
-                if not api_key:
-                    if base_url is None:
-                        raise LLMRequestError(
-                            f"no API key: set ${self.config.api_key_env}, or point base_url "
-                            "at a local OpenAI-compatible server"
-                        )
-                    api_key = LOCAL_API_KEY
-                self._secrets = (api_key,)
-                self._client = openai.OpenAI(
-                    api_key=api_key,
-                    base_url=base_url,
-                    max_retries=0,  # retries are ours: counted, with configurable backoff
-                    timeout=self.config.timeout_s,
-                )
-            return self._client
-
-    def _request(self, messages: list[dict[str, str]], key: str) -> Completion:
-        """One request, retried on 429/5xx/timeouts/dropped connections and on replies that
-        cannot be parsed (truncated JSON, no choices): what a flaky server or proxy sends."""
-        import openai
-
-        client = self._openai_client()
-        retryable = retryable_errors()
-        sampling = {k: v for k, v in self.config.sampling().items() if v is not None}
-        sampling.pop("seed", None)
-        seed = self.config.request_seed(key)
-        if seed is not None:
-            sampling["seed"] = seed
-        attempts = self.config.max_retries + 1
-
-        def attempt() -> Completion:
-            reply = read_reply_body(
-                client.chat.completions.with_streaming_response.create,
-                timeout_s=self.config.timeout_s,
-                max_bytes=self.config.max_reply_bytes,
-                bound_flag="--max-reply-bytes",
-                model=self.config.model,
-                messages=messages,
-                **sampling,
-            )
-            try:
-                response = json.loads(reply)
-            except ValueError as error:
-                self._count(malformed_replies=1)
-                raise LLMResponseError(
-                    f"request {key} to {self.config.model!r}: the server's reply could not "
-                    f"be parsed ({type(error).__name__}: {error})",
-                    key=key,
-                    reply=reply,
-                ) from error
-            try:
-                return _parse_response(
-                    response, key=key, expected_choices=self.config.n, reply=reply, seed=seed
-                )
-            except LLMResponseError:
-                self._count(malformed_replies=1, **_billed(response))  # billed all the same
-                raise
-
-        try:
-            completion = with_retries(
-                attempt,
-                max_retries=self.config.max_retries,
-                backoff_s=self.config.retry_backoff_s,
-                max_backoff_s=self.config.max_backoff_s,
-                also=(LLMResponseError,),
-                name=f"request {key[:12]}",
-                on_retry=lambda: self._count(retries=1),
-            )
-        except LLMResponseError as error:
-            raise LLMResponseError(
-                self._clean(f"{error} (after {attempts} attempts)"),
-                key=key,
-                reply=None if error.reply is None else self._clean(error.reply),
-            ) from None
-        except ReplyTooLarge as error:
-            raise LLMRequestError(
-                f"request {key} to {self.config.model!r}: {error}", key=key
-            ) from None
-        except retryable as error:
-            raise LLMRequestError(
-                self._clean(
-                    f"request {key} to {self.config.model!r} failed after {attempts} attempts: "
-                    f"{error}"
-                    + (
-                        f" (each cut off after --timeout-s {self.config.timeout_s:g}s)"
-                        if isinstance(error, openai.APITimeoutError)
-                        else ""
-                    )
-                ),
-                key=key,
-                reply=self._clean(error_body(error) or "") or None,
-            ) from None
-        except openai.APIStatusError as error:
-            if content_filtered(error):  # a refusal: an answer without text, as content null
-                self._count(requests=1, refusals=self.config.n)
-                return Completion(
-                    ("",) * self.config.n, 0, 0, False, key, seed, refusals=self.config.n
-                )
-            raise LLMRequestError(
-                self._clean(
-                    f"request {key} to {self.config.model!r} was refused "
-                    f"(HTTP {error.status_code}): {error}"
-                ),
-                key=key,
-                reply=self._clean(error_body(error) or "") or None,
-            ) from None
-        completion = dataclasses.replace(
-            completion, texts=tuple(self._clean(text) for text in completion.texts)
-        )
-        self._count(
-            requests=1,
-            refusals=completion.refusals,
-            prompt_tokens=completion.prompt_tokens,
-            completion_tokens=completion.completion_tokens,
-        )
-        return completion
-
-
-def _parse_response(
-    response: Any,
-    *,
-    key: str,
-    expected_choices: int,
-    reply: str | None = None,
-    seed: int | None = None,
-) -> Completion:
-    """A :class:`Completion` from a chat completion's JSON, or :class:`LLMResponseError`
-    (holding ``reply``, the response's text). A choice whose message has no text (``content:
-    null``: a refusal, a content filter, a tool call) is an empty text, counted as a refusal."""
-
-    def bad(what: str) -> LLMResponseError:
-        return LLMResponseError(
-            f"request {key}: malformed reply from the server: {what}", key=key, reply=reply
-        )
-
-    choices = response.get("choices") if isinstance(response, dict) else None
-    if not isinstance(choices, list) or not choices:
-        raise bad(f"no choices (got {type(response).__name__}: {str(response)[:200]!r})")
-    if len(choices) != expected_choices:
-        raise bad(f"{len(choices)} choices where n={expected_choices} were asked for")
-    texts, refused = [], 0
-    for index, choice in enumerate(choices):
-        message = choice.get("message") if isinstance(choice, dict) else None
-        content = message.get("content") if isinstance(message, dict) else None
-        if isinstance(message, dict) and content is None:
-            texts.append("")
-            refused += 1
-            continue
-        if not isinstance(content, str):
-            raise bad(f"choice {index} has no text content (got {content!r})")
-        texts.append(content)
-    try:
-        prompt_tokens, completion_tokens = reply_usage(response)
-    except ValueError as error:
-        raise bad(str(error)) from error
-    return Completion(
-        texts=tuple(texts),
-        prompt_tokens=prompt_tokens,
-        completion_tokens=completion_tokens,
-        cached=False,
-        key=key,
-        seed=seed,
-        refusals=refused,
-    )
-
-
-def _billed(response: Any) -> dict[str, int]:
-    """The tokens a reply that could not be used says it took (none where it says nothing
-    readable)."""
-    try:
-        prompt_tokens, completion_tokens = reply_usage(response)
-    except ValueError:
-        return {}
-    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
 
 
 class _NoProgress:

@@ -60,6 +60,7 @@ from foilkit.scorers.distributed import (
 from foilkit.scorers.engine import Engine, retried_on_resume
 from foilkit.scorers.generate import check_generation
 from foilkit.scorers.lock import run_lock
+from foilkit.scorers.modes import SERVING_BACKENDS
 from foilkit.scorers.once import once
 from foilkit.scorers.options import (
     SCORE_OPTION_NAMES,
@@ -462,7 +463,7 @@ def summed_usage(state: Any, record: Mapping[str, Any]) -> dict[str, Any]:
     over processes and over the run's earlier sessions (``usage_earlier_sessions``: what a
     resumed run had spent before), and its cost: the summed tokens at the prices ``record``
     holds (``price_per_1k_prompt_tokens``, ``price_per_1k_completion_tokens``)."""
-    from foilkit.scorers.served import token_cost
+    from foilkit.scorers.openai_client import token_cost
 
     counts = gather_counts(state, {k: v for k, v in record["usage"].items() if k != "cost"})
     for name, value in (record.get("usage_earlier_sessions") or {}).items():
@@ -684,11 +685,9 @@ def check_inputs(
             raise MissingExtra(flag, "served")
     data = load_scoring_dataset(dataset, config, options.split)
     _check_resumed_dataset(options, data)
-    if options.backend == "openai":  # a served video LLM: no config to read here
-        from foilkit.scorers.served import ServedVideoLLM
-
+    if options.backend != "local":  # a served video LLM: no config to read here
+        family: type[Adapter] = SERVING_BACKENDS.get(options.backend)
         server_backend(options).check_key()  # its settings and key, before any work
-        family: type[Adapter] = ServedVideoLLM
     else:
         if reads_hub_model(options.adapter):  # one line, where the libraries would retry
             check_offline_model(model)
@@ -772,7 +771,7 @@ def _run(
     model_options = protocol.adapter_options(accepted_settings(family))
     if model_options.get("mode") == "generate":  # answers are drawn from the run's seed
         model_options["seed"] = options.seed
-    if options.backend == "openai":
+    if options.backend != "local":
         adapter: Adapter = family(
             model, server=server_backend(options), device="cpu", **model_options
         )
@@ -810,8 +809,8 @@ def _run(
         _report_missing(missing, data.num_rows, roots or [], out_dir)
     store = ResultStore(out_dir, state.process_index)
     done = dict(store.load())
-    if options.backend == "openai" or adapter.judge is not None:
-        from foilkit.scorers.served import bill_run  # spend summed over the run's whole life
+    if options.backend != "local" or adapter.judge is not None:
+        from foilkit.scorers.openai_client import bill_run  # spend summed over the run's whole life
 
         bill_run(adapter, store.shards, state.process_index)
     # the run's judge, shared by its configs: what it asked before this config is not this one's
@@ -852,9 +851,9 @@ def _run(
     try:
         new = gather_records(state, engine.run(split(state, pending)))
     except BaseException:  # a stopped run's record says what it spent (a served model, a judge)
-        spends = options.backend == "openai" or adapter.judge is not None
+        spends = options.backend != "local" or adapter.judge is not None
         if spends and out_dir is not None and state.is_main_process:
-            from foilkit.scorers.served import record_stop
+            from foilkit.scorers.openai_client import record_stop
 
             record_stop(adapter, out_dir / "run.json", store.shards)
         raise

@@ -28,8 +28,9 @@ are read with the labels the question gives the texts (``request.answers``: ``A`
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any, Protocol
 
+from foilkit.scorers.judge import Judge, JudgeCase, Verdict, judge_protocol
 from foilkit.scorers.parsers import (
     DEFAULT_PARSER,
     PARSED,
@@ -48,9 +49,6 @@ from foilkit.scorers.requests import (
     TextScores,
     TextsRequest,
 )
-
-if TYPE_CHECKING:
-    from foilkit.scorers.judge import Judge, Verdict
 
 #: Per-text details of generate mode: the share of answers choosing the text in order ``k``
 #: (``order_<k>``, as choice mode's letter probabilities) and in sample ``s`` (``sample_<s>``).
@@ -73,8 +71,6 @@ def check_generation(settings: Mapping[str, Any], judged: bool = False) -> None:
     name = settings.get("parser") or DEFAULT_PARSER
     get_parser(name)
     if not judged:
-        from foilkit.scorers.judge import judge_protocol
-
         protocol = judge_protocol(name)
         if protocol is not None and protocol.every_answer:
             raise ValueError(
@@ -195,8 +191,6 @@ def judge_answers(
     """The judge's verdicts on the answers its protocol asks it about (those the rules leave
     ``unparseable``, or every answer given: TempCompass captioning), per request by (order,
     sample); all asked at once."""
-    from foilkit.scorers.judge import JudgeCase
-
     cases, where = [], []
     for number, (request, answered) in enumerate(zip(requests, generations)):
         if any(generated.fault is not None for generated in answered):

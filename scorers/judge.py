@@ -31,7 +31,7 @@ read as an empty reply: asked again while the protocol asks again, then unsettle
 (``unparseable``); it is cached like any reply, so a resumed run does not ask it again. A reply
 past ``--max-reply-mb`` fails its rows (cause ``reply too large``); the run goes on.
 
-Requests go through :class:`foilkit.scorers.served.ServedClient` (the served backend's client:
+Requests go through :class:`foilkit.scorers.openai_client.ServedClient` (the one client:
 ``max_concurrency`` at a time, retried with backoff, cached on disk under the key of (judge
 model, messages, parameters); its usage and, at ``--judge-price-per-1k-prompt-tokens`` /
 ``--judge-price-per-1k-completion-tokens``, its cost are recorded). The key is read from the
@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from foilkit.answers import JudgeCase, JudgeProtocol
+from foilkit.scorers.openai_client import Call, ServedClient, ServerBackend
 from foilkit.scorers.parsers import UNPARSEABLE, declared, parser_names
 from foilkit.scorers.retry import (
     MAX_REPLY_BYTES,
@@ -118,8 +119,6 @@ class Judge:
     """
 
     def __init__(self, settings: JudgeSettings, parser: str, cache_dir: str | None) -> None:
-        from foilkit.scorers.served import ServedClient, ServerBackend
-
         protocol = judge_protocol(parser)
         if protocol is None:
             raise ValueError(
@@ -156,8 +155,6 @@ class Judge:
     def judge(self, cases: Sequence[JudgeCase]) -> list[Verdict]:
         """A verdict per case, in order: each asked (all at once, concurrently) until its reply
         reads, or ``max_asks`` times."""
-        from foilkit.scorers.served import Call
-
         protocol = self.protocol
         settled: dict[int, Verdict] = {}
         replies: dict[int, str] = {}

@@ -207,7 +207,7 @@ class LoadingOptions:
 class BackendOptions:
     """Where the model runs.
 
-    The served model's settings are :class:`foilkit.scorers.served.ServerBackend`'s fields of
+    The served model's settings are :class:`foilkit.scorers.openai_client.ServerBackend`'s fields of
     the same names (:func:`server_backend`)."""
 
     SECTION: ClassVar[str] = "backend"
@@ -613,7 +613,7 @@ def check_judge(options: ScoreOptions) -> None:
 
 def _transport(options: ScoreOptions) -> dict[str, Any]:
     """What the served model and the judge share: the client's concurrency, retries, deadline
-    and reply bound, under :class:`foilkit.scorers.served.ServerBackend`'s names."""
+    and reply bound, under :class:`foilkit.scorers.openai_client.ServerBackend`'s names."""
     return {
         "max_concurrency": options.max_concurrency,
         "max_retries": options.max_retries,
@@ -634,11 +634,11 @@ def judge_settings(options: ScoreOptions) -> Any:
 
 
 def server_backend(options: ScoreOptions) -> Any:
-    """The :class:`foilkit.scorers.served.ServerBackend` of ``options``: the backend part's
+    """The :class:`foilkit.scorers.openai_client.ServerBackend` of ``options``: the backend part's
     fields of the same names, the transport's, and its reply cache beside the embedding cache
     (none with ``use_cache=False``); made once per run (:func:`foilkit.scorers.once.once`)."""
     from foilkit.scorers.cache import default_cache_dir
-    from foilkit.scorers.served import ServerBackend
+    from foilkit.scorers.openai_client import ServerBackend
 
     cache = None
     if options.use_cache:

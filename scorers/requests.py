@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -214,3 +215,25 @@ class Generations:
     def __post_init__(self) -> None:
         if self.num_tokens and len(self.num_tokens) != len(self.texts):
             raise ValueError(f"{len(self.num_tokens)} token counts for {len(self.texts)} texts")
+
+
+def presented_metadata(timestamps: Sequence[float]) -> dict[str, Any]:
+    """The ``video_metadata`` of frames shown in order at their real sampling interval.
+
+    The interval is the sampled span over the gaps between frames (``(last - first) / (T - 1)``
+    of the sorted timestamps), whatever order the frames are shown in; frame ``k`` of the shown
+    order is placed at ``first + k * interval``. transformers reads the rate as
+    ``VideoMetadata.sampled_fps`` (Qwen2.5-VL's ``second_per_grid_ts``) and the times as
+    ``frames_indices / fps`` (Qwen3-VL's timestamps); a served model is sent the same
+    (:func:`foilkit.scorers.openai_client.video_metadata`). A single frame has no interval:
+    1 fps.
+    """
+    count = len(timestamps)
+    first, last = min(timestamps), max(timestamps)
+    fps = (count - 1) / (last - first) if count > 1 and last > first else 1.0
+    return {
+        "total_num_frames": count,
+        "fps": fps,
+        "frames_indices": [first * fps + k for k in range(count)],
+        "duration": count / fps,
+    }

@@ -1,36 +1,20 @@
-"""Retries with backoff for requests to OpenAI-compatible servers: one place for the policy.
+"""The checks and readings every request to an OpenAI-compatible server shares, none of which
+needs ``openai`` (the client itself, its retries with backoff and its reply reading:
+:mod:`foilkit.scorers.openai_client`):
 
-Both sides of foilkit talk to such servers: the foil pipelines' chat client
-(``foilkit.generation.llm``) and the served video LLM backend (:mod:`foilkit.scorers.served`).
-Both retry the same failures the same way: rate limits (429), server errors (5xx), timeouts,
-dropped connections, and replies that cannot be parsed (a truncated body from a proxy, a
-completion without choices), each wait doubling from ``backoff_s`` with jitter up to
-``max_backoff_s``, or what the server's ``retry-after`` asks. ``openai`` is imported only when
-a request is made.
-
-What both also share, so that neither can forget it:
-
-* :func:`read_reply_body`: one request's reply, read as a stream under a **total** deadline
-  (the HTTP timeout is per read: a server that trickles a byte a second never trips it) and a
-  size bound (:class:`ReplyTooLarge`: no 100 MB body held in memory, times the concurrency);
 * :func:`redact`: the configured key, and anything key-shaped, out of every message and record;
 * :func:`check_key_variable`: ``--api-key-env`` names a variable, never holds a key;
 * :func:`check_price` and :func:`reply_usage`: prices are finite and >= 0, and so is the usage a
-  server reports.
+  server reports;
+* :func:`retry_after`, :func:`error_body`, :func:`content_filtered`: what an HTTP error says.
 """
 
 from __future__ import annotations
 
-import logging
 import math
-import random
 import re
-import time
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
-
-T = TypeVar("T")
-logger = logging.getLogger(__name__)
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 #: A reply's default size bound (bytes, after decompression): a chat completion is kilobytes;
 #: vLLM's prompt log-probabilities of a 100k-token prompt are about 10 MB.
@@ -108,65 +92,6 @@ def reply_usage(data: Any) -> tuple[int, int]:
     return counts[0], counts[1]
 
 
-def read_reply_body(
-    create: Any,
-    *,
-    timeout_s: float,
-    max_bytes: int,
-    bound_flag: str = "--max-reply-mb",
-    **request: Any,
-) -> str:
-    """The body of one chat-completions request (``create``: the client's
-    ``chat.completions.with_streaming_response.create``), read as it arrives: past ``timeout_s``
-    seconds from sending (in total, however slowly the body trickles; checked as each piece
-    arrives, and no read waits longer than ``timeout_s``) it is a timeout
-    (``openai.APITimeoutError``, retried), past ``max_bytes`` bytes (announced or received) a
-    :class:`ReplyTooLarge` (naming ``bound_flag``, which raises the bound); a body that is not
-    UTF-8 a ``ValueError``. HTTP errors raise as the ``openai`` client raises them."""
-    import httpx
-    import openai
-
-    start = time.monotonic()
-    with create(**request, timeout=timeout_s) as response:
-        announced = response.headers.get("content-length")
-        if announced is not None and announced.isdigit() and int(announced) > max_bytes:
-            raise ReplyTooLarge(_too_large(int(announced), max_bytes, bound_flag))
-        chunks, size = [], 0
-        try:
-            for chunk in response.iter_bytes():
-                size += len(chunk)
-                if size > max_bytes:
-                    raise ReplyTooLarge(_too_large(size, max_bytes, bound_flag, partial=True))
-                if time.monotonic() - start > timeout_s:
-                    raise openai.APITimeoutError(request=response.http_request)
-                chunks.append(chunk)
-        except httpx.TimeoutException as error:
-            raise openai.APITimeoutError(request=response.http_request) from error
-        except httpx.TransportError as error:  # the connection dropped mid-body
-            raise openai.APIConnectionError(request=response.http_request) from error
-    return b"".join(chunks).decode("utf-8")
-
-
-def _too_large(size: int, max_bytes: int, flag: str, partial: bool = False) -> str:
-    got = f"over {max_bytes} bytes arrived" if partial else f"{size} bytes announced"
-    return (
-        f"the reply is larger than {max_bytes / 2**20:g} MB ({got}): not read further "
-        f"(raise {flag} if such replies are expected)"
-    )
-
-
-def retryable_errors() -> tuple[type[BaseException], ...]:
-    """The ``openai`` errors worth another try: 429, 5xx, timeouts, dropped connections."""
-    import openai
-
-    return (
-        openai.RateLimitError,
-        openai.InternalServerError,
-        openai.APITimeoutError,
-        openai.APIConnectionError,
-    )
-
-
 def retry_after(error: BaseException) -> float | None:
     """The server's ``retry-after`` (seconds) on an HTTP error, if it sent one."""
     response = getattr(error, "response", None)
@@ -184,35 +109,3 @@ def error_body(error: BaseException) -> str | None:
         return response.text if response is not None else None
     except Exception:  # noqa: BLE001 (a streamed or closed body: nothing to keep)
         return None
-
-
-def with_retries(
-    attempt: Callable[[], T],
-    *,
-    max_retries: int,
-    backoff_s: float,
-    max_backoff_s: float,
-    also: tuple[type[BaseException], ...] = (),
-    name: str = "request",
-    on_retry: Callable[[], None] | None = None,
-) -> T:
-    """``attempt()``'s result, calling it again after a wait when it raises a retryable
-    ``openai`` error or one of ``also`` (the caller's malformed-reply error), at most
-    ``max_retries`` times more; the last such error is raised as it is (after
-    ``max_retries + 1`` attempts), any other at once. ``on_retry`` counts each retry."""
-    retryable = (*retryable_errors(), *also)
-    for tries in range(max_retries + 1):
-        try:
-            return attempt()
-        except retryable as error:
-            if tries == max_retries:
-                raise
-            if on_retry is not None:
-                on_retry()
-            wait = retry_after(error)
-            if wait is None:
-                wait = backoff_s * 2**tries * random.uniform(0.5, 1.0)
-            wait = min(wait, max_backoff_s)
-            logger.info("%s: %s; retrying in %.2fs", name, type(error).__name__, wait)
-            time.sleep(wait)
-    raise AssertionError("unreachable")  # the loop returns or raises

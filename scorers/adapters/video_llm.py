@@ -99,13 +99,12 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from foilkit.scorers.adapters import register_adapter
-from foilkit.scorers.adapters._features import likelihood_details, token_logprobs
+from foilkit.scorers.adapters._features import token_logprobs
 from foilkit.scorers.adapters._qwen_vl_utils import QwenVLUtilsResolution, applies_to
 from foilkit.scorers.adapters._video_llm_support import (
     PER_FRAME_VIDEO_SEGMENTS,
@@ -126,43 +125,37 @@ from foilkit.scorers.adapters._video_llm_support import (
     video_refusal,
     video_variant,
 )
-from foilkit.scorers.adapters.base import RequestAdapter
-from foilkit.scorers.generate import score_by_generation
-from foilkit.scorers.parsers import DEFAULT_PARSER, get_parser
+from foilkit.scorers.modes import (  # noqa: F401  (the modes' names, kept importable here)
+    CONTINUATIONS,
+    ENTAIL_ANSWERS,
+    ENTAIL_QUESTION,
+    LIKELIHOOD_QUESTION,
+    ORDER_DETAIL,
+    REDUCTIONS,
+    Ask,
+    FirstTokens,
+    ModeSettings,
+    VideoLLM,
+    _choose,
+    mode_settings,
+    questions,
+)
 from foilkit.scorers.prompts import (  # noqa: F401  (one place for every backend; kept importable here)
     COUNTS,
     LETTERS,
-    asked_record,
     choice_messages,
     choice_prompt,
     choice_prompt_names,
     fit_system_turn,
     question_text,
 )
-from foilkit.scorers.requests import (
-    DECODING_SETTINGS,
-    Decoding,
+from foilkit.scorers.requests import (  # noqa: F401  (presented_metadata kept importable here)
     GenerateRequest,
     Generations,
-    TextScores,
     TextsRequest,
+    presented_metadata,
 )
 
-LIKELIHOOD_QUESTION = "Describe the video in one sentence."
-#: VELOCITI's entailment prompt (katha-ai/VELOCITI ``vidllm_eval.py`` ``get_prompt``), verbatim.
-ENTAIL_QUESTION = (
-    "Carefully watch the video and pay attention to the sequence of events, the details and "
-    "actions of persons.\nHere is a caption that describes the video: {caption}\nBased on your "
-    "observation, does the given video entail the caption? Just answer with either Yes or No. "
-)
-#: The answers whose first tokens entail mode compares (``entail_score``'s ``encode('Yes')[0]``).
-ENTAIL_ANSWERS = ("Yes", "No")
-#: How likelihood mode turns token log-probabilities into one score.
-REDUCTIONS = ("mean", "sum")
-#: What likelihood mode scores of the answer: the text's own tokens (``answer``), or the whole
-#: assistant turn as the template renders it, closing tokens included (``turn``: what
-#: lmms-eval's ``loglikelihood`` scores for LLaVA models).
-CONTINUATIONS = ("answer", "turn")
 #: How frames are sized before the model: ``default``, by the checkpoint's processor as
 #: transformers applies it; ``reference``, by the family's reference preprocessing where foilkit
 #: declares one (qwen-vl-utils for the Qwen2-VL, Qwen2.5-VL and Qwen3-VL video processors,
@@ -172,40 +165,6 @@ PREPROCESSES = ("default", "reference")
 _MARKER = "<<foilkit-question>>"
 #: The text a probe of the chat template gives a system or answer turn (:func:`content_forms`).
 _PROBE = "<<foilkit-turn>>"
-#: Choice mode's per-text details: ``order_<k>`` is the text's letter probability when
-#: asked in cyclic order ``k`` (order 0 lists the texts as given, caption first, so the caption
-#: is (A); in order ``k`` text ``i`` is letter ``(i - k) mod n``). The score is their mean; their
-#: spread is the model's position bias.
-ORDER_DETAIL = "order_"
-
-
-def presented_metadata(timestamps: Sequence[float]) -> dict[str, Any]:
-    """The ``video_metadata`` of frames shown in order at their real sampling interval.
-
-    The interval is the sampled span over the gaps between frames (``(last - first) / (T - 1)``
-    of the sorted timestamps), whatever order the frames are shown in; frame ``k`` of the shown
-    order is placed at ``first + k * interval``. transformers reads the rate as
-    ``VideoMetadata.sampled_fps`` (Qwen2.5-VL's ``second_per_grid_ts``) and the times as
-    ``frames_indices / fps`` (Qwen3-VL's timestamps). A single frame has no interval: 1 fps.
-    """
-    count = len(timestamps)
-    first, last = min(timestamps), max(timestamps)
-    fps = (count - 1) / (last - first) if count > 1 and last > first else 1.0
-    return {
-        "total_num_frames": count,
-        "fps": fps,
-        "frames_indices": [first * fps + k for k in range(count)],
-        "duration": count / fps,
-    }
-
-
-def _choose(name: str, value: str | None, choices: tuple[str, ...]) -> str:
-    """``value`` checked against ``choices``; the first when ``None``."""
-    if value is None:
-        return choices[0]
-    if value not in choices:
-        raise ValueError(f"unknown {name} {value!r}; choose from {list(choices)}")
-    return value
 
 
 def _model_class(model_type: str) -> type:
@@ -234,100 +193,18 @@ def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
     return length
 
 
-@dataclass(frozen=True)
-class ModeSettings:
-    """A video LLM's settings for its mode, checked: what it scores (``score_kind``), how
-    (``reduction``, ``continuation``: likelihood; ``prompt``: choice and generate), how it
-    answers (``decoding``, ``parser``: generate). Settings of another mode are ``None``."""
-
-    score_kind: str
-    reduction: str | None = None
-    continuation: str | None = None
-    prompt: str | None = None
-    decoding: Decoding | None = None
-    parser: str | None = None
-
-
-def mode_settings(
-    mode: str,
-    *,
-    reduction: str | None = None,
-    continuation: str | None = None,
-    prompt: str | None = None,
-    parser: str | None = None,
-    **generating: Any,
-) -> ModeSettings:
-    """The settings of a video LLM in ``mode``, whatever runs it (in process or served): each
-    defaulted, a setting of another mode refused (``ValueError`` naming the mode it belongs
-    to); ``generating``: :data:`DECODING_SETTINGS` and ``seed``."""
-    if mode in ("choice", "entail", "generate"):
-        asks = {
-            "choice": "choice mode scores the option letters' probabilities",
-            "entail": "entail mode scores answer-token probabilities",
-            "generate": "generate mode reads the option the answer names",
-        }[mode]
-        for name, value in (("reduction", reduction), ("continuation", continuation)):
-            if value is not None:
-                raise ValueError(f"{name}={value!r} applies to likelihood mode only; {asks}")
-        score_kind = "probability"
-        if mode != "entail":
-            prompt = _choose("prompt", prompt, choice_prompt_names())
-        elif prompt is not None:
-            raise ValueError(
-                f"prompt={prompt!r} applies to choice mode only; entail mode asks VELOCITI's "
-                "entailment question"
-            )
-    else:
-        if prompt is not None:
-            raise ValueError(
-                f"prompt={prompt!r} applies to choice and generate modes only; likelihood "
-                f"mode asks {LIKELIHOOD_QUESTION!r}"
-            )
-        reduction = _choose("reduction", reduction, REDUCTIONS)
-        continuation = _choose("continuation", continuation, CONTINUATIONS)
-        score_kind = "log_probability"
-    decoding = None
-    if mode == "generate":
-        decoding = Decoding(**{k: v for k, v in generating.items() if v is not None})
-        parser = parser or DEFAULT_PARSER
-        get_parser(parser)
-    else:
-        given = [f"{k}={v!r}" for k, v in {**generating, "parser": parser}.items() if v is not None]
-        if given:
-            raise ValueError(
-                f"{', '.join(given)} applies to generate mode only (--mode generate); "
-                f"{mode} mode generates nothing"
-            )
-    return ModeSettings(score_kind, reduction, continuation, prompt, decoding, parser)
-
-
 @register_adapter("video-llm")
-class VideoLLMAdapter(RequestAdapter):
-    """``AutoModelForImageTextToText`` + ``AutoProcessor`` with video input; modes ``likelihood``,
-    ``choice``, ``entail`` and ``generate`` (the choice question answered in words, read by a
-    parser: :mod:`foilkit.scorers.generate`; this adapter is its in-process backend,
-    :meth:`generate`).
+class VideoLLMAdapter(VideoLLM):
+    """The ``video-llm`` adapter's ``local`` backend (:class:`~foilkit.scorers.modes.VideoLLM`
+    holds its modes and settings): ``AutoModelForImageTextToText`` + ``AutoProcessor`` with
+    video input, answering in this process.
 
     Args:
-        reduction: likelihood mode only: ``mean`` (default) or ``sum`` of the token
-            log-probabilities. Choice mode scores option probabilities and takes none.
-        continuation: likelihood mode only: ``answer`` (default; the text's tokens) or
-            ``turn`` (the whole assistant turn, closing tokens included, as lmms-eval).
-        prompt: choice and generate modes: ``vitatecs`` (default; the paper's prompt),
-            ``lmms-eval`` or ``temporalbench``.
-        temperature, top_p, num_samples, max_new_tokens, seed: generate mode only: the
-            :class:`~foilkit.scorers.requests.Decoding` (default: one greedy answer of at most
-            32 tokens).
-        parser: generate mode only: the answer parser's name (:data:`PARSERS`; default
-            ``vitatecs``, the rules for the VITATECS question this mode asks).
         preprocess: how frames are sized (:data:`PREPROCESSES`): ``default`` or ``reference``.
+        the rest: :class:`~foilkit.scorers.modes.VideoLLM`'s.
     """
 
-    modes = ("likelihood", "choice", "entail", "generate")
-    options = ("reduction", "preprocess", "prompt", "parser", *DECODING_SETTINGS)
-    asks_questions = True
     spreads = True
-    score_kind = "log_probability"  # the first mode's; each instance sets its own mode's
     # what model_inputs adds to every processor call (see video_kwargs)
     processor_call = {
         "do_sample_frames": False,
@@ -335,42 +212,8 @@ class VideoLLMAdapter(RequestAdapter):
         "return_metadata": True,
     }
 
-    def __init__(
-        self,
-        model_id: str,
-        *,
-        reduction: str | None = None,
-        continuation: str | None = None,
-        prompt: str | None = None,
-        preprocess: str | None = None,
-        temperature: float | None = None,
-        top_p: float | None = None,
-        num_samples: int | None = None,
-        max_new_tokens: int | None = None,
-        seed: int | None = None,
-        parser: str | None = None,
-        **kwargs: Any,
-    ):
+    def __init__(self, model_id: str, *, preprocess: str | None = None, **kwargs: Any):
         super().__init__(model_id, **kwargs)
-        settings = mode_settings(
-            self.mode,
-            reduction=reduction,
-            continuation=continuation,
-            prompt=prompt,
-            parser=parser,
-            temperature=temperature,
-            top_p=top_p,
-            num_samples=num_samples,
-            max_new_tokens=max_new_tokens,
-            seed=seed,
-        )
-        self.score_kind = settings.score_kind
-        #: generate mode's decoding and answer parser (``None`` in the other modes)
-        self.decoding, self.parser = settings.decoding, settings.parser
-        if self.parser is not None:
-            self._parse = get_parser(self.parser)
-        self.reduction, self.continuation = settings.reduction, settings.continuation
-        self.prompt = settings.prompt
         self.preprocess = _choose("preprocess", preprocess, PREPROCESSES)
         model_class = self._load_processor()
         #: the reference frame sizing applied before the processor, ``None``: the processor's own
@@ -384,6 +227,8 @@ class VideoLLMAdapter(RequestAdapter):
             self._check_video_token()
         self._continuer = text_continuer(self.model)
         self.prefix_reuse = self._prefix_reuse()
+        #: the view whose prefix cache continuations run on: (key, cache, last logits)
+        self._view: tuple[Any, Any, torch.Tensor] | None = None
         self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
         #: entail_score's ids: the first token of each answer, special tokens off
         self._entail_ids = [
@@ -550,14 +395,8 @@ class VideoLLMAdapter(RequestAdapter):
                 )
         return settings
 
-    def describe(self, *, own_questions: str = "none") -> dict[str, Any]:
-        """The adapter's settings and what it asks; ``own_questions``: how many of the scored
-        rows ask their own question (``none``, ``some``, ``all``: :func:`asked_record`), which
-        they are asked instead of the adapter's."""
-        return asked_record(self._describe(), own_questions)
-
     def _describe(self) -> dict[str, Any]:
-        common = {**super().describe(), "prefix_reuse": self.prefix_reuse}
+        common = {**super()._describe(), "prefix_reuse": self.prefix_reuse}
         if self.loaded_as is not None:  # an InstructBLIP checkpoint read as InstructBLIP-Video,
             common["loaded_as"] = self.loaded_as  # an omni checkpoint read as its thinker
         segments = PER_FRAME_VIDEO_SEGMENTS.get(type(self.processor).__name__)
@@ -573,22 +412,7 @@ class VideoLLMAdapter(RequestAdapter):
                 "answer_separator": self.plain_prompt.answer_separator,
                 "source": self.plain_prompt.source,
             }
-        if self.mode == "likelihood":
-            return {
-                **common,
-                "prompt": LIKELIHOOD_QUESTION,
-                "reduction": self.reduction,
-                "continuation": self.continuation,
-            }
-        if self.mode == "entail":
-            return {**common, "prompt": ENTAIL_QUESTION, "answers": list(ENTAIL_ANSWERS)}
-        if self.mode == "generate":
-            common["decoding"] = self.decoding.to_record()
-            common["parser"] = self.parser
-        prompt = choice_prompt(self.prompt)
-        if prompt.system is not None:
-            common |= {"system_prompt": prompt.system, "system_form": self.system_form()}
-        return {**common, "prompt": prompt.template, "prompt_name": self.prompt}
+        return common
 
     def prompt_templates(self) -> dict[str, str] | None:
         """Choice mode: the whole rendered prompt (chat template, video placeholder) with a
@@ -744,14 +568,9 @@ class VideoLLMAdapter(RequestAdapter):
             return prompt, [
                 text if answer is None else answer for text, answer in zip(texts, answers)
             ]
-        if self.mode == "entail":
-            head, tail = self._prompt(None)
-            return head, [ENTAIL_QUESTION.format(caption=text) + tail for text in texts]
-        head, tail = self._prompt(len(texts))
-        return head, [
-            question_text(self.prompt, [texts[i] for i in order]) + tail
-            for order in self._orders(len(texts))
-        ]
+        asked = questions(self.mode, self.prompt, texts)
+        head, tail = self._prompt(asked[0][1] if asked else None)
+        return head, [question + tail for question, _ in asked]
 
     def prompt_pairs(
         self,
@@ -769,12 +588,6 @@ class VideoLLMAdapter(RequestAdapter):
         if self.mode in ("choice", "entail") and self._instruction_tokenizers and question is None:
             return [(prefix + continuation, "") for continuation in continuations]
         return [(prefix, continuation) for continuation in continuations]
-
-    @staticmethod
-    def _orders(count: int) -> list[list[int]]:
-        """Every cyclic order of ``count`` options: position k of order ``shift`` shows text
-        order[k]."""
-        return [[(shift + k) % count for k in range(count)] for shift in range(count)]
 
     # --- the model ---------------------------------------------------------------------------
 
@@ -920,106 +733,79 @@ class VideoLLMAdapter(RequestAdapter):
         return ids
 
     @torch.inference_mode()
-    def score(self, requests: Sequence[TextsRequest]) -> list[TextScores]:
-        if self.mode == "generate":
-            return score_by_generation(
-                self,
-                requests,
-                prompt=self.prompt,
-                decoding=self.decoding,
-                parser=self._parse,
-                judge=self.judge,
-            )
-        results: list[TextScores] = []
-        key, cache, last_logits = None, None, None
+    def answer_logprobs(self, requests: Sequence[TextsRequest]) -> list[list[torch.Tensor]]:
+        """Per request, per answer: its tokens' log-probabilities (:meth:`VideoLLM.answer_logprobs`;
+        the answers as :meth:`prompt_texts` writes them)."""
+        self._view = None
+        results = []
         for request in requests:
-            asked = request.question is not None
-            if self.mode == "choice" and not asked and len(request.texts) > len(LETTERS):
-                raise ValueError(
-                    f"choice mode takes at most {len(LETTERS)} options, got {len(request.texts)}"
-                )
-            # per continuation: its tokens, and the logits predicting each of them then the next
-            scored: list[tuple[torch.Tensor, list[int]]] = []
             pairs = self.prompt_pairs(request.texts, request.question, request.answers)
-            for prefix, continuation in pairs:
-                prefix_ids, ids = self.encode(prefix), self.encode(prefix + continuation)
-                if self.prefix_reuse != "full" and ids[: len(prefix_ids)] == prefix_ids:
-                    # consecutive requests on the same view (caption group, proficiency group)
-                    # share a prefix: encode it once
-                    view_key = (id(request.frames), request.timestamps, prefix)
-                    if key != view_key:
-                        cache, last_logits = None, None  # the old cache goes before the new
-                        cache, last_logits = self._encode_prefix(request, prefix)
-                        key = view_key
-                    targets = ids[len(prefix_ids) :]
-                    logits = last_logits[None]
-                    if targets:
-                        logits = torch.cat([logits, self._continue(cache, targets)])
-                else:  # no cache to reuse, or the tokenizer merges across the split
-                    targets = ids[_common_length(prefix_ids, ids) :]
-                    logits = self._whole(request, prefix, continuation, len(targets))
-                scored.append((logits, targets))
-            if self.mode == "likelihood":
-                results.append(self._likelihood(scored))
-            elif asked:
-                results.append(self._answer_choice(scored))
-            elif self.mode == "entail":
-                results.append(self._entail(scored))
-            else:
-                results.append(self._choice(scored, len(request.texts)))
+            results.append(
+                [
+                    token_logprobs(logits[:-1], torch.tensor(targets, device=logits.device)).cpu()
+                    for logits, targets in map(self._forward, [request] * len(pairs), pairs)
+                ]
+            )
+        self._view = None  # the last view's cache goes with the batch
         return results
 
-    def _likelihood(self, scored: list[tuple[torch.Tensor, list[int]]]) -> TextScores:
-        logprobs = [
-            token_logprobs(logits[:-1], torch.tensor(targets, device=logits.device)).cpu()
-            for logits, targets in scored
-        ]
-        details = likelihood_details(logprobs)
-        return TextScores(details[f"logprob_{self.reduction}"], details)
-
-    def _answer_choice(self, scored: list[tuple[torch.Tensor, list[int]]]) -> TextScores:
-        """Each answer's probability among the item's answers to its own question: the softmax
-        of the answers' summed token log-probabilities."""
-        logprobs = [
-            token_logprobs(logits[:-1], torch.tensor(targets, device=logits.device)).cpu()
-            for logits, targets in scored
-        ]
-        details = likelihood_details(logprobs)
-        probabilities = torch.tensor(details["logprob_sum"], dtype=torch.float64).softmax(0)
-        return TextScores(tuple(probabilities.tolist()), details)
-
-    def _entail(self, scored: list[tuple[torch.Tensor, list[int]]]) -> TextScores:
-        """Per text, P(Yes) / (P(Yes) + P(No)) of the answer's first token (VELOCITI's
-        ``entail_score``: the vocabulary softmax's two entries, renormalised, which is the
-        softmax of their two logits)."""
-        if None in self._entail_ids:
-            raise ValueError(f"{self.model_id}: the tokenizer encodes 'Yes' or 'No' as nothing")
-        ids = torch.tensor(self._entail_ids)
-        scores, details = [], {"p_yes": [], "p_no": []}
-        for logits, _ in scored:
-            answer = logits[-1].float().cpu()
+    @torch.inference_mode()
+    def first_tokens(self, asks: Sequence[Ask]) -> list[FirstTokens]:
+        """Per ask, the answers' next-token logits after its prompt (each option letter's
+        spellings pooled by logsumexp), with their vocabulary probabilities."""
+        self._view = None
+        results = []
+        for ask in asks:
+            head, tail = self._prompt(ask.count)
+            pair = (head, ask.question + tail)
+            if self._instruction_tokenizers:  # the vision side reads the question: all prefix
+                pair = (head + ask.question + tail, "")
+            logits, _ = self._forward(ask.request, pair)
+            answer = logits[-1].float()
+            ids = self._answer_ids(ask.answers)
             vocabulary = answer.softmax(0)
-            scores.append(float(answer[ids].softmax(0)[0]))
-            details["p_yes"].append(float(vocabulary[ids[0]]))
-            details["p_no"].append(float(vocabulary[ids[1]]))
-        return TextScores(tuple(scores), {key: tuple(value) for key, value in details.items()})
+            results.append(
+                FirstTokens(
+                    torch.stack([torch.logsumexp(answer[one], 0) for one in ids]).cpu(),
+                    torch.stack([vocabulary[one].sum() for one in ids]).cpu(),
+                )
+            )
+        self._view = None
+        return results
 
-    def _choice(self, scored: list[tuple[torch.Tensor, list[int]]], count: int) -> TextScores:
-        letter_ids = self._letter_ids[:count]
+    def _answer_ids(self, answers: Sequence[str]) -> list[list[int]]:
+        """The token ids spelling each one-token answer as an answer's first token: entail's
+        ``Yes``/``No`` as the reference encodes them, the option letters in every spelling."""
+        if tuple(answers) == ENTAIL_ANSWERS:
+            if None in self._entail_ids:
+                raise ValueError(f"{self.model_id}: the tokenizer encodes 'Yes' or 'No' as nothing")
+            return [[token] for token in self._entail_ids]
+        letter_ids = self._letter_ids[: len(answers)]
         if any(not ids for ids in letter_ids):
             raise ValueError(
-                f"{self.model_id}: option letters {LETTERS[:count]} are not single tokens"
+                f"{self.model_id}: option letters {''.join(answers)} are not single tokens"
             )
-        per_order = torch.zeros(count, count)  # [order, text]
-        for shift, (order, (logits, _)) in enumerate(zip(self._orders(count), scored)):
-            answer_logits = logits[-1].float()
-            letter_logits = torch.stack(
-                [torch.logsumexp(answer_logits[ids], 0) for ids in letter_ids]
-            )
-            probabilities = letter_logits.softmax(0).cpu()
-            for position, text_index in enumerate(order):
-                per_order[shift, text_index] = probabilities[position]
-        details = {
-            f"{ORDER_DETAIL}{shift}": tuple(per_order[shift].tolist()) for shift in range(count)
-        }
-        return TextScores(tuple(per_order.mean(0).tolist()), details)
+        return letter_ids
+
+    def _forward(
+        self, request: TextsRequest, pair: tuple[str, str]
+    ) -> tuple[torch.Tensor, list[int]]:
+        """The continuation's tokens after the prefix, and the logits predicting each of them
+        then the next: on top of the view's prefix cache, kept for the next pair on the same
+        view and prefix (a caption group, a proficiency group), or one forward over the whole
+        prompt where there is no cache to reuse or the tokenizer merges across the split."""
+        prefix, continuation = pair
+        prefix_ids, ids = self.encode(prefix), self.encode(prefix + continuation)
+        if self.prefix_reuse != "full" and ids[: len(prefix_ids)] == prefix_ids:
+            key = (id(request.frames), request.timestamps, prefix)
+            if self._view is None or self._view[0] != key:
+                self._view = None  # the old cache goes before the new
+                self._view = (key, *self._encode_prefix(request, prefix))
+            _, cache, last_logits = self._view
+            targets = ids[len(prefix_ids) :]
+            logits = last_logits[None]
+            if targets:
+                logits = torch.cat([logits, self._continue(cache, targets)])
+            return logits, targets
+        targets = ids[_common_length(prefix_ids, ids) :]
+        return self._whole(request, prefix, continuation, len(targets)), targets

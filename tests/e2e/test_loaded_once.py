@@ -24,7 +24,7 @@ def calls(monkeypatch) -> Counter:
     were made: each wrapped to count its calls, then run as before."""
     import foilkit.scorers.api as api
     from foilkit.scorers.judge import Judge
-    from foilkit.scorers.served import ServerBackend
+    from foilkit.scorers.openai_client import ServerBackend
 
     counted: Counter = Counter()
 

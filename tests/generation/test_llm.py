@@ -66,7 +66,9 @@ def test_each_request_is_sent_a_seed_derived_from_the_base_seed_and_recorded(tmp
     assert "seed" not in server.requests[3] and unseeded.seed is None
     assert "seed" not in server.requests[4] and not_sent.seed is None
     # Recorded with the reply, and given back by the cache.
-    assert json.loads(client.cache.path(keys[0]).read_text())["request_seed"] == sent["one"]
+    assert (
+        json.loads(client.client.cache_path(keys[0]).read_text())["params"]["seed"] == sent["one"]
+    )
     assert (
         ChatClient(_config(server, seed=5, cache_dir=str(tmp_path))).complete(prompts[0]).seed
         == sent["one"]
@@ -122,7 +124,7 @@ def test_cache_survives_restart_with_zero_requests(tmp_path):
     assert [a.texts for a in again] == [a.texts for a in answers]
     assert all(a.cached for a in again)
     assert restarted.usage.requests == 0 and restarted.usage.cache_hits == 5
-    cached = json.loads(restarted.cache.path(again[0].key).read_text())
+    cached = json.loads(restarted.client.cache_path(again[0].key).read_text())
     assert cached["messages"] == prompts[0] and cached["model"] == "test-model"
 
 

@@ -39,7 +39,8 @@ def test_a_served_video_llm_records_the_named_question_it_asks():
     """``--backend openai --prompt temporalbench`` asks TemporalBench's question; its record said
     lmms-eval's."""
     from foilkit.builders.temporalbench.answers import TEMPORALBENCH_QUESTION
-    from foilkit.scorers.served import ServedVideoLLM, ServerBackend
+    from foilkit.scorers.openai_client import ServerBackend
+    from foilkit.scorers.served import ServedVideoLLM
 
     server = ServerBackend(base_url="http://127.0.0.1:9/v1")
     served = ServedVideoLLM("served", server=server, mode="choice", prompt="temporalbench")

@@ -19,9 +19,10 @@ from PIL import Image
 from foilkit.builders.vitatecs.answers import CHOICE_SYSTEM
 from foilkit.scorers.adapters.video_llm import ENTAIL_QUESTION
 from foilkit.scorers.generate import cyclic_orders
+from foilkit.scorers.openai_client import ServerBackend
 from foilkit.scorers.prompts import question_text
 from foilkit.scorers.requests import Decoding, GenerateRequest, TextsRequest
-from foilkit.scorers.served import ServedVideoLLM, ServerBackend, ServerCapabilityError
+from foilkit.scorers.served import ServedVideoLLM, ServerCapabilityError
 from tests.openai_server import OpenAICompatibleServer
 
 TEXTS = ("a dog runs to the left", "a dog runs to the right")

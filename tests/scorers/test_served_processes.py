@@ -15,8 +15,9 @@ import pytest
 from launch import accelerate_launch, run_to_success, score_argv
 
 import foilkit
+from foilkit.scorers.openai_client import Call, ServedClient, ServerBackend
 from foilkit.scorers.requests import TextsRequest
-from foilkit.scorers.served import Call, ServedClient, ServedVideoLLM, ServerBackend
+from foilkit.scorers.served import ServedVideoLLM
 from tests.openai_server import OpenAICompatibleServer
 
 SERVED = "served-vlm"
@@ -129,7 +130,7 @@ def test_processes_sharing_the_cache_send_a_request_once_and_read_one_reply(tmp_
         call = Call(({"role": "user", "content": "hi"},), None, {"max_tokens": 4}, {})
         dead = subprocess.Popen([sys.executable, "-c", "pass"])
         dead.wait()
-        claim = client._path(client.key(call)).with_suffix(".claim")
+        claim = client.cache_path(client.key(call)).with_suffix(".claim")
         claim.parent.mkdir(parents=True, exist_ok=True)
         claim.write_text(json.dumps({"pid": dead.pid, "host": socket.gethostname()}))
         server.responder = lambda body: "(A)"
