@@ -754,9 +754,11 @@ class VideoLLMAdapter(VideoLLM):
         """Per ask, the answers' next-token logits after its prompt (each option letter's
         spellings pooled by logsumexp), with their vocabulary probabilities."""
         self._view = None
-        results = []
+        results, prompts = [], {}
         for ask in asks:
-            head, tail = self._prompt(ask.count)
+            if ask.count not in prompts:  # rendered once per option count
+                prompts[ask.count] = self._prompt(ask.count)
+            head, tail = prompts[ask.count]
             pair = (head, ask.question + tail)
             if self._instruction_tokenizers:  # the vision side reads the question: all prefix
                 pair = (head + ask.question + tail, "")
