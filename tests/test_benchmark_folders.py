@@ -39,7 +39,7 @@ SCORER_NAMES_LEFT = {
     "scorers/prompts.py": {"vitatecs", "vinoground"},
     "scorers/video_question.py": {"vinoground"},
     "scorers/plan.py": {"vinoground"},
-    "scorers/adapters/video_llm.py": {"velociti"},
+    "scorers/modes.py": {"velociti"},  # the entail mode, moved from adapters/video_llm.py
     "scorers/adapters/text_lm.py": {"vilma"},
     "scorers/adapters/__init__.py": {"vilma"},
     "scorers/video/sampling.py": {"vilma"},
