@@ -3,7 +3,8 @@
 The page needs no network: the paper-layout tables come from
 :func:`foilkit.report_tables.run_table` (side by side: :func:`foilkit.report_tables.runs_tables`),
 the plots the markdown report wrote are inlined as base64 PNGs, and the items travel as JSON
-inside the page, rendered a page at a time by a small script. Each item shows the caption and every foil with its score, the outcome
+inside the page, rendered a page at a time by a small script. Each item shows the caption and
+every foil with its score, the outcome
 (``correct``, ``wrong``, ``tied``: the caption's best competitor scored the same,
 ``unanswered``: a generate-mode item whose every answer chose no option, ``error``: the video
 was not scored) and the margin (caption minus best foil, oriented so that a positive
