@@ -31,7 +31,7 @@ from foilkit.errors import (
     one_line,
 )
 from foilkit.files import atomic_write, naming_full_disk
-from foilkit.folders import SCORES, check_folder, claim_folder
+from foilkit.folders import SCORES, ScoresFolder, check_folder, claim_folder
 from foilkit.progress import library_progress_bars
 from foilkit.scorers import video_question
 from foilkit.scorers.adapters import (
@@ -82,7 +82,14 @@ from foilkit.scorers.placement import (
 from foilkit.scorers.plan import PLAN_COLUMNS, ScoringPlan, make_plan
 from foilkit.scorers.prompts import OWN_QUESTION, own_questions
 from foilkit.scorers.protocols import ResolvedProtocol
-from foilkit.scorers.record import foilkit_source, hardware, now, package_versions
+from foilkit.scorers.record import (
+    ScoringRun,
+    foilkit_source,
+    hardware,
+    now,
+    package_versions,
+    start_json,
+)
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import (
     MAX_DECODE_PIXELS,
@@ -287,8 +294,9 @@ def _report_missing(
     (``missing_videos.txt`` in the output folder; the rows' errors name each one too)."""
     listed = "the rows' errors in the scores"
     if out_dir is not None:
-        atomic_write(out_dir / "missing_videos.txt", "".join(f"{path}\n" for path in missing))
-        listed = str(out_dir / "missing_videos.txt")
+        listing = ScoresFolder(out_dir).missing_videos
+        atomic_write(listing, "".join(f"{path}\n" for path in missing))
+        listed = str(listing)
     logger.warning(missing_summary(missing, total, roots, listed))
 
 
@@ -323,12 +331,12 @@ def asks_video_question(adapter: Adapter) -> bool:
     return adapter.asks_questions and getattr(adapter, "mode", None) in ("choice", "generate")
 
 
-def _questions_record(adapter: Adapter, plan: ScoringPlan) -> dict[str, Any]:
+def _questions_record(adapter: Adapter, plan: ScoringPlan) -> dict[str, Any] | None:
     """Where rows ask their own question (TempCompass' ``prompt``) and the adapter asks it: how
-    many, and what was scored instead of the adapter's own prompt."""
+    many, and what was scored instead of the adapter's own prompt (``None``: no row asks)."""
     asked = sum(1 for row in plan.rows if row.question is not None)
     if not asked or not adapter.asks_questions:
-        return {}
+        return None
     scored = "each text by its answer label ('caption_answer', 'foil_answers')"
     if getattr(adapter, "mode", None) == "generate":
         scored = (
@@ -336,21 +344,21 @@ def _questions_record(adapter: Adapter, plan: ScoringPlan) -> dict[str, Any]:
             "'foil_answers'), as the answer parser reads them"
         )
     return {
-        "questions": {
-            "rows": asked,
-            "prompt": "each row's own question (its 'prompt' column) instead of the adapter's",
-            "scored": scored,
-        }
+        "rows": asked,
+        "prompt": "each row's own question (its 'prompt' column) instead of the adapter's",
+        "scored": scored,
     }
 
 
-def _video_question_record(plan: ScoringPlan, records: list[dict[str, Any]]) -> dict[str, Any]:
+def _video_question_record(
+    plan: ScoringPlan, records: list[dict[str, Any]]
+) -> dict[str, Any] | None:
     """Where pair rows asked the video question: how, and how their joined videos were built
     (the question, the separator, the sampled frames of each part over the scored rows)."""
     if not plan.joined:
-        return {}
+        return None
     sampled = [r["video_question_frames"] for r in records if r.get("video_question_frames")]
-    return {"video_question": video_question.run_record(sampled)}
+    return video_question.run_record(sampled)
 
 
 def _described(adapter: Adapter, plan: ScoringPlan) -> dict[str, Any]:
@@ -504,17 +512,15 @@ def _check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> boo
     Returns whether the run starts afresh (and writes its start record): no run there, or only
     the start record of one that scored no row (it failed or was stopped before its first
     batch), which blocks nothing: its rerun, corrected, starts over."""
-    record_path = out_dir / "run.json"
-    if not record_path.is_file() or _scored_nothing(out_dir, record_path):
+    folder = ScoresFolder(out_dir)
+    if not folder.record.is_file() or _scored_nothing(folder):
         return True
     if not resume:
         raise FileExistsError(
             f"{out_dir} already holds a run; pass resume=True (--resume) to continue it "
             "or choose another out_dir"
         )
-    previous = json.loads(record_path.read_text()).get("identity", {})
-    if "frames" in previous:  # a run started before the frame count was named ``num_frames``
-        previous["num_frames"] = previous.pop("frames")
+    previous = ScoringRun.load(folder.record).identity  # an older one's keys by today's names
     # a run started before the decoding budget existed continues under the default budget
     previous.setdefault("max_decode_pixels", MAX_DECODE_PIXELS)
     from foilkit.scorers.served import SERVED_DTYPE
@@ -539,14 +545,14 @@ def _check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> boo
     return False
 
 
-def _scored_nothing(out_dir: Path, record_path: Path) -> bool:
-    """Whether ``out_dir`` holds only the start of a run: its start record (no ``finished_at``)
+def _scored_nothing(folder: ScoresFolder) -> bool:
+    """Whether ``folder`` holds only the start of a run: its start record (no ``finished_at``)
     and no scored row in its shards."""
     try:
-        record = json.loads(record_path.read_text())
+        record = ScoringRun.load(folder.record)
     except (OSError, ValueError):
         return False
-    return "finished_at" not in record and not ResultStore(out_dir).load()
+    return record.finished_at is None and not ResultStore(folder.root).load()
 
 
 def _check_dataset(out_dir: Path, before: dict[str, Any], now: dict[str, Any]) -> None:
@@ -563,12 +569,12 @@ def _check_dataset(out_dir: Path, before: dict[str, Any], now: dict[str, Any]) -
 
 def _check_resumed_dataset(options: ScoreOptions, data: Any) -> None:
     """On ``resume``, the dataset check of :func:`_check_out_dir` before any model loads."""
-    record = None if options.out_dir is None else Path(options.out_dir) / "run.json"
-    if not options.resume or record is None or not record.is_file():
+    folder = None if options.out_dir is None else ScoresFolder(Path(options.out_dir))
+    if not options.resume or folder is None or not folder.record.is_file():
         return
-    if _scored_nothing(Path(options.out_dir), record):  # nothing to mix: it starts over
+    if _scored_nothing(folder):  # nothing to mix: it starts over
         return
-    before = json.loads(record.read_text()).get("identity", {}).get("dataset")
+    before = ScoringRun.load(folder.record).identity.get("dataset")
     if before is not None:
         _check_dataset(Path(options.out_dir), before, dataset_fingerprint(data))
 
@@ -759,7 +765,7 @@ def _questions_only(benchmark: str | None) -> tuple[str, str]:
 
 def _run(
     model: str, checked: Checked, options: ScoreOptions, kind: str, pool: bool
-) -> tuple[Any, Adapter, ScoringPlan, list[dict[str, Any]], dict[str, Any]]:
+) -> tuple[Any, Adapter, ScoringPlan, list[dict[str, Any]], ScoringRun]:
     """Shared by ``score`` and ``score_matrix``: plan, split, score, stream, gather (the inputs
     already checked: :func:`check_inputs`)."""
     state = process_state()
@@ -802,10 +808,7 @@ def _run(
         state.wait_for_everyone()
         if state.is_main_process and fresh:
             out_dir.mkdir(parents=True, exist_ok=True)
-            atomic_write(
-                out_dir / "run.json",
-                json.dumps({"identity": identity, "started_at": now()}, indent=2),
-            )
+            atomic_write(ScoresFolder(out_dir).record, start_json(identity))
     if missing and state.is_main_process:
         _report_missing(missing, data.num_rows, roots or [], out_dir)
     store = ResultStore(out_dir, state.process_index)
@@ -856,7 +859,7 @@ def _run(
         if spends and out_dir is not None and state.is_main_process:
             from foilkit.scorers.served import record_stop
 
-            record_stop(adapter, out_dir / "run.json", store.shards)
+            record_stop(adapter, ScoresFolder(out_dir).record, store.shards)
         raise
     # a row scored before stays as it was written, though its batch was scored again
     merged = {**{record["index"]: record for record in new}, **done}
@@ -882,38 +885,35 @@ def _run(
     described = _described(adapter, plan)
     # the adapter's own prompt, for the rows asked it (none where every row asks its own)
     templates = None if described.get("prompt") == OWN_QUESTION else adapter.prompt_templates()
-    run = {
-        "identity": identity,
-        "model": {"id": model, "revision": options.revision},
-        "adapter": described,
-        **({"prompt_templates": templates} if templates else {}),
-        # what the model received: every processor setting (e.g. Qwen-VL's max_pixels)
-        "processor": adapter.processor_settings(),
-        "mode": adapter.mode,
-        **_questions_record(adapter, plan),
-        **_video_question_record(plan, records),
-        "score_kind": adapter.score_kind,
-        "protocol": protocol.to_record(),
-        "num_frames": policy.num_frames,
-        "sampling": policy.to_record(),
-        "decoder": decoder,
-        "decoder_requested": options.decoder,
-        "decoder_fallback": decoder_fallback,
-        "max_decode_pixels": options.max_decode_pixels,
-        # the folders every video path had to lie inside (None: unconfined, a dataset object
-        # scored without video_root); "video_root": the first, for readers of older records
-        "video_root": None if not roots else str(roots[0]),
-        "video_roots": None if roots is None else [str(root) for root in roots],
-        "dtype": adapter.dtype_record(),
-        "device": str(adapter.device),
-        "placement": _placement_record(state, options, adapter),
-        "backend": _backend_record(state, adapter),
-        "seed": options.seed,
-        "control": options.control,
-        "batch_size": options.batch_size,
-        "num_workers": options.num_workers,
-        "model_threads": engine.model_threads,
-        "dataset": {
+    run = ScoringRun(
+        identity=identity,
+        model=model,
+        revision=options.revision,
+        adapter=described,
+        prompt_templates=templates,
+        processor=adapter.processor_settings(),
+        mode=adapter.mode,
+        questions=_questions_record(adapter, plan),
+        video_question=_video_question_record(plan, records),
+        score_kind=adapter.score_kind,
+        protocol=protocol,
+        num_frames=policy.num_frames,
+        sampling=policy.to_record(),
+        decoder=decoder,
+        decoder_requested=options.decoder,
+        decoder_fallback=decoder_fallback,
+        max_decode_pixels=options.max_decode_pixels,
+        video_roots=None if roots is None else [str(root) for root in roots],
+        dtype=adapter.dtype_record(),
+        device=str(adapter.device),
+        placement=_placement_record(state, options, adapter),
+        backend=_backend_record(state, adapter),
+        seed=options.seed,
+        control=options.control,
+        batch_size=options.batch_size,
+        num_workers=options.num_workers,
+        model_threads=engine.model_threads,
+        dataset={
             "config": checked.config,
             "split": options.split,
             "revision": hub_revision(data),
@@ -922,16 +922,16 @@ def _run(
             # files, not units: a pair's two files are one unit
             "num_videos": len({plan.views[v].source_key for u in plan.units for v in u.views}),
         },
-        "cache": None if engine.cache is None else str(engine.cache.directory),
-        "errors": {"rows": failed, "causes": error_causes(records), "messages": errors},
-        **({"answers": answer_outcomes(records)} if adapter.mode == "generate" else {}),
-        "judge": _judge_record(state, adapter, records, judged_before),
-        "throughput": throughput,
-        "packages": package_versions(),
-        "foilkit": foilkit_source(),  # its version, and commit when run from a checkout
-        "hardware": hardware(state.num_processes),
-        "finished_at": now(),
-    }
+        cache=None if engine.cache is None else str(engine.cache.directory),
+        errors={"rows": failed, "causes": error_causes(records), "messages": errors},
+        answers=answer_outcomes(records) if adapter.mode == "generate" else None,
+        judge=_judge_record(state, adapter, records, judged_before),
+        throughput=throughput,
+        packages=package_versions(),
+        foilkit=foilkit_source(),
+        hardware=hardware(state.num_processes),
+        finished_at=now(),
+    )
     if state.is_main_process and options.progress:
         print(
             f"scored {len(records)} rows ({failed} failed): {throughput['views']} views at "
@@ -945,10 +945,14 @@ def _run(
 @dataclass(frozen=True)
 class ScoredRows:
     """What scoring per-sample rows gives: the rows (what :func:`score` returns) and the run
-    record (what it writes as ``run.json``)."""
+    record (what it writes as ``run.json``; ``run``: its JSON)."""
 
     rows: Any  # datasets.Dataset
-    run: dict[str, Any]
+    record: ScoringRun
+
+    @property
+    def run(self) -> dict[str, Any]:
+        return self.record.to_json()
 
 
 def score(model: str, dataset: Any, config: str | None = None, **options: Any) -> Any:
@@ -989,8 +993,9 @@ def score_rows(
         groups = [group for group in GROUP_PREFIX if any(group in row.groups for row in plan.rows)]
         result = scores_dataset(records, groups, adapter.score_kind, data)
         if options.out_dir and process_state().is_main_process:
-            write_jsonl(result, Path(options.out_dir) / "scores.jsonl")
-            atomic_write(Path(options.out_dir) / "run.json", json.dumps(run, indent=2))
+            folder = ScoresFolder(Path(options.out_dir))
+            write_jsonl(result, folder.scores)
+            atomic_write(folder.record, json.dumps(run.to_json(), indent=2))
     return ScoredRows(result, run)
 
 
@@ -1007,7 +1012,12 @@ class ScoreMatrix:
     texts: list[str]
     score_kind: str
     errors: dict[str, str]
-    run: dict[str, Any]
+    record: ScoringRun
+
+    @property
+    def run(self) -> dict[str, Any]:
+        """The run record's JSON (``run.json``)."""
+        return self.record.to_json()
 
 
 def score_matrix(
@@ -1053,13 +1063,11 @@ def score_pool(
             matrix, [record["id"] for record in records], texts, adapter.score_kind, errors, run
         )
         if options.out_dir and process_state().is_main_process:
-            with naming_full_disk(Path(options.out_dir) / "matrix.npy"):
-                np.save(Path(options.out_dir) / "matrix.npy", matrix)
-            atomic_write(
-                Path(options.out_dir) / "matrix.json",
-                json.dumps({"ids": result.ids, "texts": texts}),
-            )
-            atomic_write(Path(options.out_dir) / "run.json", json.dumps(run, indent=2))
+            folder = ScoresFolder(Path(options.out_dir))
+            with naming_full_disk(folder.matrix):
+                np.save(folder.matrix, matrix)
+            atomic_write(folder.matrix_index, json.dumps({"ids": result.ids, "texts": texts}))
+            atomic_write(folder.record, json.dumps(run.to_json(), indent=2))
     return result
 
 
