@@ -46,7 +46,7 @@ from foilkit.selection import RowSelection
 from foilkit.video_paths import RootsGiven, named_roots, video_roots_for
 
 if TYPE_CHECKING:  # the scorers import torch: only when scoring
-    from foilkit.scorers.api import Checked
+    from foilkit.scorers.job import ScoringJob
     from foilkit.scorers.options import ScoreOptions
     from foilkit.scorers.protocols import ResolvedProtocol
 
@@ -395,7 +395,7 @@ def _evaluate_config(
     config: str,
     model: str,
     loaded: BenchmarkSplit,
-    checked: Checked,
+    checked: ScoringJob,
     folder: RunFolder,
     options: ScoreOptions,
     n_resamples: int,

@@ -15,7 +15,7 @@ import json
 import os
 import platform
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -209,57 +209,33 @@ class ScoringRun:
         return None if self.errors is None else self.errors.get("causes")
 
     def to_json(self) -> dict[str, Any]:
-        """The record as ``run.json`` holds it (a record read: as it was read)."""
+        """The record as ``run.json`` holds it, its keys in field order (a record read: as it
+        was read)."""
         if self.read_from is not None:
             return dict(self.read_from)
-        roots = self.video_roots
-        record = {
-            "identity": self.identity,
-            "model": {"id": self.model, "revision": self.revision},
-            "adapter": self.adapter,
-            "prompt_templates": self.prompt_templates or None,
-            # what the model received: every processor setting (e.g. Qwen-VL's max_pixels)
-            "processor": self.processor,
-            "mode": self.mode,
-            "questions": self.questions,
-            "video_question": self.video_question,
-            "score_kind": self.score_kind,
-            "protocol": None if self.protocol is None else self.protocol.to_record(),
-            "num_frames": self.num_frames,
-            "sampling": self.sampling,
-            "decoder": self.decoder,
-            "decoder_requested": self.decoder_requested,
-            "decoder_fallback": self.decoder_fallback,
-            "max_decode_pixels": self.max_decode_pixels,
-            # "video_root": the first, for readers of older records
-            "video_root": roots[0] if roots else None,
-            "video_roots": roots,
-            "dtype": self.dtype,
-            "device": self.device,
-            "placement": self.placement,
-            "backend": self.backend,
-            "seed": self.seed,
-            "control": self.control,
-            "batch_size": self.batch_size,
-            "num_workers": self.num_workers,
-            "model_threads": self.model_threads,
-            "dataset": self.dataset,
-            "cache": self.cache,
-            "errors": self.errors,
-            "answers": self.answers,
-            "judge": self.judge,
-            "throughput": self.throughput,
-            "packages": self.packages,
-            "foilkit": self.foilkit,  # its version, and commit when run from a checkout
-            "hardware": self.hardware,
-            "finished_at": self.finished_at,
-        }
-        return {k: v for k, v in record.items() if v is not None or k not in _WHEN_GIVEN}
+        record: dict[str, Any] = {}
+        for name in _FIELDS:
+            value = getattr(self, name)
+            if name == "revision":  # written with the model
+                continue
+            if name == "model":
+                value = {"id": self.model, "revision": self.revision}
+            elif name == "protocol":
+                value = None if value is None else value.to_record()
+            elif name == "video_roots":  # the first, for readers of older records
+                record["video_root"] = value[0] if value else None
+            elif name == "prompt_templates":
+                value = value or None
+            if value is not None or name not in _WHEN_GIVEN:
+                record[name] = value
+        return record
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ScoringRun:
         """The record ``data`` holds, of any foilkit version (renamed keys read by their new
         names; what a record lacks is ``None``)."""
+        read = ("identity", "model", "revision", "adapter", "protocol", "num_frames", "video_roots")
+        given = {name: data[name] for name in _FIELDS if name in data and name not in read}
         model = data.get("model")
         model = model if isinstance(model, Mapping) else {"id": model}
         identity = dict(data.get("identity") or {})
@@ -270,43 +246,14 @@ class ScoringRun:
             roots = [data["video_root"]]
         protocol = data.get("protocol")
         return cls(
+            **given,
             identity=identity,
             model=model.get("id"),
             revision=model.get("revision"),
             adapter=dict(data.get("adapter") or {}),
-            prompt_templates=data.get("prompt_templates"),
-            processor=data.get("processor"),
-            mode=data.get("mode"),
-            questions=data.get("questions"),
-            video_question=data.get("video_question"),
-            score_kind=data.get("score_kind"),
             protocol=protocol_from_record(protocol) if protocol else None,
             num_frames=data.get("num_frames", data.get("frames")),
-            sampling=data.get("sampling"),
-            decoder=data.get("decoder"),
-            decoder_requested=data.get("decoder_requested"),
-            decoder_fallback=data.get("decoder_fallback"),
-            max_decode_pixels=data.get("max_decode_pixels"),
             video_roots=None if roots is None else list(roots),
-            dtype=data.get("dtype"),
-            device=data.get("device"),
-            placement=data.get("placement"),
-            backend=data.get("backend"),
-            seed=data.get("seed"),
-            control=data.get("control"),
-            batch_size=data.get("batch_size"),
-            num_workers=data.get("num_workers"),
-            model_threads=data.get("model_threads"),
-            dataset=data.get("dataset"),
-            cache=data.get("cache"),
-            errors=data.get("errors"),
-            answers=data.get("answers"),
-            judge=data.get("judge"),
-            throughput=data.get("throughput"),
-            packages=data.get("packages"),
-            foilkit=data.get("foilkit"),
-            hardware=data.get("hardware"),
-            finished_at=data.get("finished_at"),
             read_from=data,
         )
 
@@ -314,6 +261,10 @@ class ScoringRun:
     def load(cls, path: str | os.PathLike) -> ScoringRun:
         """The record of a ``run.json``."""
         return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+#: The record's fields as ``run.json`` holds them, in order (``revision``: in ``model``).
+_FIELDS = tuple(f.name for f in fields(ScoringRun) if f.name != "read_from")
 
 
 def start_json(identity: Mapping[str, Any]) -> str:
