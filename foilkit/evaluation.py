@@ -37,16 +37,16 @@ from foilkit.run import (
     RunResults,
     SampleSpread,
     SavedMatrix,
-    ScoringRecord,
     plain_json,
     tie_policy,
 )
 from foilkit.scorers.once import in_one_run
+from foilkit.scorers.record import ScoringRun
 from foilkit.selection import RowSelection
 from foilkit.video_paths import RootsGiven, named_roots, video_roots_for
 
 if TYPE_CHECKING:  # the scorers import torch: only when scoring
-    from foilkit.scorers.api import Checked
+    from foilkit.scorers.job import ScoringJob
     from foilkit.scorers.options import ScoreOptions
     from foilkit.scorers.protocols import ResolvedProtocol
 
@@ -395,7 +395,7 @@ def _evaluate_config(
     config: str,
     model: str,
     loaded: BenchmarkSplit,
-    checked: Checked,
+    checked: ScoringJob,
     folder: RunFolder,
     options: ScoreOptions,
     n_resamples: int,
@@ -436,7 +436,7 @@ def _evaluate_config(
             config, SavedMatrix(matrix.scores, matrix.ids, matrix.texts, matrix.score_kind)
         )
     failed = len(matrix.errors) if rows is None else sum(1 for error in rows["error"] if error)
-    causes = (scored or matrix).run["errors"]["causes"]
+    causes = (scored or matrix).record.error_causes
     return ConfigResults(
         num_rows=data.num_rows,
         metrics=compute_metrics(spec, config, rows, matrix, n_resamples=n_resamples, seed=seed),
@@ -444,8 +444,9 @@ def _evaluate_config(
             data.num_rows, loaded.dropped_missing, failed, causes, loaded.limited_from
         ),
         limited_from=loaded.limited_from,
-        score=None if scored is None else ScoringRecord(plain_json(scored.run)),
-        score_matrix=None if matrix is None else ScoringRecord(plain_json(matrix.run)),
+        # the records as results.json holds them: what loading the folder gives
+        score=None if scored is None else ScoringRun.from_json(plain_json(scored.run)),
+        score_matrix=None if matrix is None else ScoringRun.from_json(plain_json(matrix.run)),
     )
 
 

@@ -112,21 +112,62 @@ TASKS = FolderKind(
     ("summary.md", "summary.json", "*"),
     subfolders=RUN,
 )
-#: ``foilkit score``'s output folder (``run.json``, ``scores.jsonl``, the per-process shards).
+
+
+@dataclass(frozen=True)
+class ScoresFolder:
+    """Where each file of a scorer's output folder lives (``foilkit score --out``,
+    ``out_dir=``, a run folder's ``scoring/<config>/``): its record (``run.json``,
+    :class:`foilkit.scorers.record.ScoringRun`), its per-sample scores or retrieval matrix, the
+    per-process shards a resumed run reads back and the list of missing videos."""
+
+    root: Path
+
+    RECORD = "run.json"
+    CONFIG = "config.yaml"
+    SCORES = "scores.jsonl"
+    MATRIX = "matrix.npy"
+    MATRIX_INDEX = "matrix.json"
+    SHARDS = "shards"
+    MISSING_VIDEOS = "missing_videos.txt"
+    #: Every entry the scorer writes, by name (the :data:`SCORES` folder kind's).
+    ENTRIES = (RECORD, CONFIG, SCORES, MATRIX, MATRIX_INDEX, SHARDS, MISSING_VIDEOS)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "root", Path(self.root))
+
+    @property
+    def record(self) -> Path:
+        return self.root / self.RECORD
+
+    @property
+    def scores(self) -> Path:
+        return self.root / self.SCORES
+
+    @property
+    def matrix(self) -> Path:
+        return self.root / self.MATRIX
+
+    @property
+    def matrix_index(self) -> Path:
+        return self.root / self.MATRIX_INDEX
+
+    @property
+    def shards(self) -> Path:
+        return self.root / self.SHARDS
+
+    @property
+    def missing_videos(self) -> Path:
+        return self.root / self.MISSING_VIDEOS
+
+
+#: ``foilkit score``'s output folder (:class:`ScoresFolder`).
 SCORES = FolderKind(
     "scoring run",
-    (
-        "run.json",
-        "config.yaml",
-        "scores.jsonl",
-        "matrix.npy",
-        "matrix.json",
-        "shards",
-        "missing_videos.txt",
-    ),
+    ScoresFolder.ENTRIES,
     # a run killed before its run.json still has its lock
     legacy=lambda root: (
-        _json_with(root / "run.json", "identity") or (root / ".foilkit.lock").is_file()
+        _json_with(ScoresFolder(root).record, "identity") or (root / ".foilkit.lock").is_file()
     ),
 )
 #: ``foilkit finetune``'s run folder (see :mod:`foilkit.finetune.train`).

@@ -377,7 +377,7 @@ def video_roots(results: RunResults, videos: RootsGiven) -> list[Path]:
         root
         for entry in results.configs.values()
         if entry.score
-        for root in entry.score.video_roots
+        for root in entry.score.video_roots or []
     ]
     roots = [
         *(named_roots(videos) or []),

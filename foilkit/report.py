@@ -44,7 +44,7 @@ from foilkit.report_tables import (
     tied_kinds,
     unique_labels,
 )
-from foilkit.run import Coverage, RunFolder, RunResults, ScoringRecord
+from foilkit.run import Coverage, RunFolder, RunResults, ScoringRun
 from foilkit.scorers.protocols import setting_label
 
 if TYPE_CHECKING:
@@ -179,18 +179,19 @@ def coverage_text(coverage: Coverage, limited_from: int | None = None) -> str:
 def _run_notes(results: RunResults) -> list[str]:
     notes = []
     for config, entry in results.configs.items():
-        record = entry.record or ScoringRecord({})
+        record = entry.record or ScoringRun()
         rows = (
             coverage_text(entry.coverage, entry.limited_from)
             if entry.coverage is not None  # runs written before coverage was recorded
             else f"{entry.num_rows} rows"
         )
         notes.append(
-            f"- {markdown_code(config)}: {rows}; adapter `{record.adapter or '?'}`, mode "
+            f"- {markdown_code(config)}: {rows}; adapter `{record.adapter_name or '?'}`, mode "
             f"`{record.mode}`, score kind `{record.score_kind}`, {record.num_frames} frames "
-            f"({record.sampling or '?'} sampling), decoder {record.decoder}, dtype {record.dtype}."
+            f"({record.sampling_name or '?'} sampling), decoder {record.decoder}, "
+            f"dtype {record.dtype}."
         )
-        if record.answer_outcomes is not None:
+        if record.answers is not None:
             notes.append(f"  {answers_text(record)}")
         for name, metric in entry.metrics.items():
             for key, spread in (metric.samples or {}).items():
@@ -202,9 +203,9 @@ def _run_notes(results: RunResults) -> list[str]:
     return notes
 
 
-def answers_text(record: ScoringRecord) -> str:
+def answers_text(record: ScoringRun) -> str:
     """Generate mode's answers in words: the parser's outcome counts and the decoding."""
-    counts = record.answer_outcomes or {}
+    counts = record.answers or {}
     decoding = record.decoding or {}
     if decoding.get("strategy") == "greedy":
         how = "greedy"

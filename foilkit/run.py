@@ -33,8 +33,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foilkit.files import atomic_write, naming_full_disk
-from foilkit.folders import RUN_PLOTS
+from foilkit.folders import RUN_PLOTS, ScoresFolder
 from foilkit.scorers.protocols import ResolvedProtocol
+from foilkit.scorers.record import ScoringRun, protocol_from_record
 from foilkit.selection import RowSelection
 
 if TYPE_CHECKING:
@@ -138,7 +139,7 @@ class RunFolder:
 
     def scoring_record(self, config: str, *, matrix: bool = False) -> Path:
         """The scorer's ``run.json`` of ``config``."""
-        return self.scoring(config, matrix=matrix) / "run.json"
+        return ScoresFolder(self.scoring(config, matrix=matrix)).record
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the folder, with ``/`` (as it sits in an uploaded repo)."""
@@ -391,136 +392,6 @@ class SampleSpread:
 
 
 @dataclass(frozen=True)
-class ScoringRecord:
-    """A scorer's run record (``run.json`` of ``foilkit.score``/``score_matrix``) as the scorer
-    wrote it; the fields the reports show are properties (``None`` when a record lacks them)."""
-
-    data: Mapping[str, Any]
-
-    def _get(self, *keys: str) -> Any:
-        value: Any = self.data
-        for key in keys:
-            if not isinstance(value, Mapping):
-                return None
-            value = value.get(key)
-        return value
-
-    @property
-    def adapter(self) -> str | None:
-        return self._get("adapter", "adapter")
-
-    @property
-    def mode(self) -> str | None:
-        return self._get("mode")
-
-    @property
-    def score_kind(self) -> str | None:
-        return self._get("score_kind")
-
-    @property
-    def num_frames(self) -> int | None:
-        """Frames per view (``frames`` in records written before the rename)."""
-        value = self._get("num_frames")
-        return self._get("frames") if value is None else value
-
-    @property
-    def sampling(self) -> str | None:
-        """The frame sampling policy's name."""
-        return self._get("sampling", "name")
-
-    @property
-    def decoder(self) -> str | None:
-        return self._get("decoder")
-
-    @property
-    def answer_outcomes(self) -> dict[str, int] | None:
-        """Generate mode: how many answers the parser read (``parsed``), the LLM judge settled
-        (``judged``), neither could read (``unparseable``) or were empty (``refused``); ``None``
-        for other modes."""
-        value = self._get("answers")
-        return None if value is None else dict(value)
-
-    @property
-    def judge(self) -> dict[str, Any] | None:
-        """Generate mode's LLM judge (model, endpoint, the key's variable name, the official
-        protocol it reproduces, usage, answer counts: :mod:`foilkit.scorers.judge`); ``None``
-        where none ran."""
-        value = self._get("judge")
-        return None if value is None else dict(value)
-
-    @property
-    def decoding(self) -> dict[str, Any] | None:
-        """Generate mode's decoding settings (``Decoding.to_record``); ``None`` otherwise."""
-        value = self._get("adapter", "decoding")
-        return None if value is None else dict(value)
-
-    @property
-    def parser(self) -> str | None:
-        """Generate mode's answer parser."""
-        return self._get("adapter", "parser")
-
-    @property
-    def prompt_name(self) -> str | None:
-        """A choice-mode video LLM's named question (``vitatecs``, ``lmms-eval``)."""
-        return self._get("adapter", "prompt_name")
-
-    @property
-    def prompt_templates(self) -> dict[str, str]:
-        """A question-asking adapter's rendered prompt with a ``{question}`` slot, by option
-        count (``{}``: none recorded, or a run from before they were)."""
-        return dict(self._get("prompt_templates") or {})
-
-    @property
-    def dtype(self) -> str | None:
-        return self._get("dtype")
-
-    @property
-    def video_root(self) -> str | None:
-        return self._get("video_root")
-
-    @property
-    def video_roots(self) -> list[str]:
-        """The folders every video path had to lie inside (a record before several roots: its
-        ``video_root``); ``[]``: none, or unconfined (a dataset object scored without one)."""
-        roots = self._get("video_roots")
-        if roots is None:
-            return [] if self.video_root is None else [self.video_root]
-        return list(roots)
-
-    @property
-    def finished_at(self) -> str | None:
-        return self._get("finished_at")
-
-    @property
-    def dataset_revision(self) -> str | None:
-        """The Hub commit of the dataset scored, when it was loaded by Hub id."""
-        return self._get("dataset", "revision")
-
-    @property
-    def protocol(self) -> ResolvedProtocol | None:
-        record = self._get("protocol")
-        return protocol_from_record(record) if record else None
-
-
-def protocol_from_record(record: Mapping[str, Any]) -> ResolvedProtocol:
-    """A resolved protocol from its record (``ResolvedProtocol.to_record``)."""
-    return ResolvedProtocol(
-        name=record["name"],
-        benchmark=record.get("benchmark"),
-        family=record["family"],
-        # as recorded: records written before the rename call ``num_frames`` ``frames``
-        # (:func:`foilkit.scorers.protocols.setting_label` reads both as "frames")
-        settings=dict(record["settings"]),
-        overrides={name: dict(value) for name, value in (record.get("overrides") or {}).items()},
-        reference=record.get("reference") or "",
-        notes=record.get("notes") or "",
-        from_model=dict(record.get("from_model") or {}),
-        departures={name: dict(value) for name, value in (record.get("departures") or {}).items()},
-        per_config={name: dict(value) for name, value in (record.get("per_config") or {}).items()},
-    )
-
-
-@dataclass(frozen=True)
 class ConfigResults:
     """One config of a run: its rows, their coverage (``None``: a run written before coverage
     was recorded), every metric, and the run records of its scoring (``score``: per-sample
@@ -531,16 +402,16 @@ class ConfigResults:
     num_rows: int
     metrics: dict[str, MetricResult]
     coverage: Coverage | None = None
-    score: ScoringRecord | None = None
-    score_matrix: ScoringRecord | None = None
+    score: ScoringRun | None = None
+    score_matrix: ScoringRun | None = None
     limited_from: int | None = None
 
     @property
-    def record(self) -> ScoringRecord | None:
+    def record(self) -> ScoringRun | None:
         """The config's scoring record: its per-sample scoring's, else its matrix's."""
         return self.score or self.score_matrix
 
-    def records(self) -> list[ScoringRecord]:
+    def records(self) -> list[ScoringRun]:
         return [record for record in (self.score, self.score_matrix) if record is not None]
 
     def to_json(self) -> dict[str, Any]:
@@ -551,7 +422,7 @@ class ConfigResults:
             out["coverage"] = self.coverage.to_json()
         out["metrics"] = {name: metric.to_json() for name, metric in self.metrics.items()}
         run = {"score": self.score, "score_matrix": self.score_matrix}
-        out["run"] = {kind: dict(record.data) for kind, record in run.items() if record is not None}
+        out["run"] = {kind: record.to_json() for kind, record in run.items() if record is not None}
         return out
 
     @classmethod
@@ -567,8 +438,8 @@ class ConfigResults:
                 for name, metric in data["metrics"].items()
             },
             None if data.get("coverage") is None else Coverage.from_json(data["coverage"]),
-            None if run.get("score") is None else ScoringRecord(run["score"]),
-            None if run.get("score_matrix") is None else ScoringRecord(run["score_matrix"]),
+            None if run.get("score") is None else ScoringRun.from_json(run["score"]),
+            None if run.get("score_matrix") is None else ScoringRun.from_json(run["score_matrix"]),
             data.get("limited_from"),
         )
 
@@ -696,7 +567,7 @@ class RunResults:
 
         return get_benchmark(self.benchmark)
 
-    def records(self) -> Iterator[ScoringRecord]:
+    def records(self) -> Iterator[ScoringRun]:
         """Every scoring record of the run, config by config (per-sample scoring first)."""
         for config in self.configs.values():
             yield from config.records()

@@ -11,16 +11,22 @@ and modification time.
 :func:`dataset_fingerprint` is the content of the rows a run scores, recorded in ``run.json``
 (its identity) so that ``--resume`` refuses a run whose dataset changed since it started
 (:func:`fingerprint_change` names what changed) instead of mixing two datasets in one result.
+
+:func:`load_scoring_dataset` is how the scorer loads what it is given (a dataset object, a saved
+or exported folder, a Hub id), and :func:`hub_revision` the Hub commit it was read at.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from foilkit.errors import UserError, check_local_path, one_line
 from foilkit.video_paths import video_columns
 
 #: The card of a dataset folder in the Hub layout (its YAML block declares the configs).
@@ -165,3 +171,82 @@ def fingerprint_change(before: Mapping[str, Any], now: Mapping[str, Any]) -> str
         if names:
             parts.append(f"{label} {', '.join(map(repr, names))}")
     return "; ".join(parts) or "other content"
+
+
+def load_scoring_dataset(dataset: Any, config: str | None = None, split: str | None = None) -> Any:
+    """A ``datasets.Dataset`` from a Dataset/DatasetDict, a ``save_to_disk`` folder, a parquet
+    folder or a Hub id."""
+    import datasets
+
+    if isinstance(dataset, (str, os.PathLike)):
+        path = Path(dataset)
+        if path.is_dir() and (
+            (path / "dataset_dict.json").is_file() or (path / "state.json").is_file()
+        ):
+            if config is not None:
+                raise ValueError(
+                    f"{path} is a saved dataset; config={config!r} applies to parquet folders and "
+                    "Hub ids"
+                )
+            dataset = datasets.load_from_disk(str(path))
+        else:
+            dataset = _load_hub_or_folder(str(dataset), config, split)
+    elif config is not None:
+        raise ValueError(
+            f"config={config!r} applies to a dataset folder or Hub id, not to a loaded dataset"
+        )
+    if isinstance(dataset, datasets.DatasetDict):
+        if split is None:
+            if len(dataset) != 1:
+                raise ValueError(f"the dataset has splits {sorted(dataset)}; pass split=")
+            split = next(iter(dataset))
+        if split not in dataset:
+            raise ValueError(f"no split {split!r}; the dataset has {sorted(dataset)}")
+        dataset = dataset[split]
+    return dataset
+
+
+#: What to pass as a dataset, for an error that refuses one.
+_DATASET_INSTEAD = (
+    "an exported folder (foilkit build --out DIR) or a Hub dataset id such as 'owner/name'"
+)
+
+
+def _load_hub_or_folder(name: str, config: str | None, split: str | None) -> Any:
+    """``datasets.load_dataset`` of a parquet folder or Hub id (a local folder's declared
+    parquet configs read from its files now: :func:`load_parquet_folder`); a value that is
+    neither an existing folder nor a Hub id that can be reached is one user error
+    (``--dataset``)."""
+    import datasets
+
+    check_local_path(name, "--dataset", _DATASET_INSTEAD)
+    if Path(name).is_dir():  # its configs read from its files now, not from datasets' cache
+        loaded = load_parquet_folder(Path(name), config, split)
+        if loaded is not None:
+            return loaded
+    try:
+        return datasets.load_dataset(name, config, split=split)
+    except (ConnectionError, datasets.exceptions.DatasetNotFoundError) as error:
+        raise UserError(
+            f"--dataset {name!r} is neither a local folder nor a Hub dataset id that can be "
+            f"reached ({one_line(error)}): pass {_DATASET_INSTEAD}; offline "
+            "(HF_DATASETS_OFFLINE=1), a Hub dataset must already be in the cache"
+        ) from error
+
+
+#: A Hub commit: the last folder of a Hub dataset's ``datasets`` cache files.
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def hub_revision(dataset: Any) -> str | None:
+    """The Hub commit a dataset loaded by Hub id was read at, else ``None``.
+
+    ``datasets`` caches a Hub dataset under ``<owner>___<name>/<config>/<version>/<commit>/``
+    (the builder's hash is the commit it resolved); a local folder's hash is no 40-hex commit.
+    Recorded with the run, it becomes ``dataset.revision`` of the Hub results.
+    """
+    files = getattr(dataset, "cache_files", None) or []
+    folders = {Path(entry["filename"]).parent.name for entry in files if "filename" in entry}
+    if len(folders) == 1 and _COMMIT.match(commit := folders.pop()):
+        return commit
+    return None

@@ -901,7 +901,7 @@ class ServedClient:
     def usage_record(self) -> dict[str, Any]:
         """``usage`` (this session's, summed over processes by the caller) and, for a resumed
         run, ``usage_earlier_sessions`` (what the ledger held when it started, every process's:
-        added once to the summed usage, :func:`foilkit.scorers.api.summed_usage`)."""
+        added once to the summed usage, :func:`foilkit.scorers.runner.summed_usage`)."""
         return {"usage": self.usage(), "usage_earlier_sessions": dict(self.earlier) or None}
 
 

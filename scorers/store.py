@@ -21,13 +21,14 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.files import naming_full_disk
+from foilkit.folders import ScoresFolder
 
 
 class ResultStore:
     """Rows already scored (``done``) and an append-only shard for this process's new rows."""
 
     def __init__(self, directory: str | os.PathLike | None, rank: int = 0):
-        self.shards = None if directory is None else Path(directory) / "shards"
+        self.shards = None if directory is None else ScoresFolder(Path(directory)).shards
         self.rank = rank
         self.done: dict[int, dict[str, Any]] = {}
 

@@ -128,7 +128,7 @@ def test_results_record_the_command_line_commit_wall_time_and_units(piped_run, t
 def test_run_records_hold_every_processor_setting_the_model_received(piped_run):
     _, out = piped_run
     record = RunResults.load(out).configs["order"].score
-    processor = record.data["processor"]
+    processor = record.processor
     image = processor["image_processor"]
     assert image["class"] == "CLIPImageProcessor"
     assert image["size"] == {"shortest_edge": 32} and image["crop_size"]["height"] == 32

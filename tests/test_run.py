@@ -102,7 +102,7 @@ def test_evaluate_returns_what_its_folder_holds(tiny_run):
     entry = results.configs["order"]
     # the scorer's record comes back from the scoring call, and it is what it wrote as run.json
     assert entry.score is not None and entry.score_matrix is None
-    assert dict(entry.score.data) == json.loads(folder.scoring_record("order").read_text())
+    assert entry.score.to_json() == json.loads(folder.scoring_record("order").read_text())
     assert (entry.score.num_frames, entry.score.decoder) == (4, "torchcodec")
     assert results.protocol == entry.score.protocol and results.protocol.name == "paper"
     assert results.protocol.overrides["num_frames"]["given"] == 4

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from foilkit.evaluation import _run_protocol
 from foilkit.report import protocol_lines
-from foilkit.run import ConfigResults, ScoringRecord, protocol_from_record
+from foilkit.run import ConfigResults, protocol_from_record
 from foilkit.scorers.protocols import resolve_protocol
+from foilkit.scorers.record import ScoringRun
 
 CONFIGS = ("multi_choice", "yes_no", "caption_matching")
 
@@ -18,7 +19,7 @@ def _configs(mode: str) -> dict[str, ConfigResults]:
         config: ConfigResults(
             num_rows=2,
             metrics={},
-            score=ScoringRecord(
+            score=ScoringRun.from_json(
                 {
                     "protocol": resolve_protocol(
                         "paper", "tempcompass", "video-llm", {"mode": mode}, config=config

@@ -120,10 +120,8 @@ def run(args: argparse.Namespace) -> int:
             **options.sections(leave=("out_dir", "resume")),
         }
         write_config(args.out, "score", replay)
-    errors = scored.run["errors"]
-    coverage = Coverage.of(
-        scored.run["dataset"]["num_rows"], None, errors["rows"], errors["causes"]
-    )
+    record = scored.record
+    coverage = Coverage.of(record.num_rows, None, record.failed_rows, record.error_causes)
     status = coverage_status("score", {config or "rows": coverage}, args.min_coverage, args.out)
     if args.json:
         print_json(
@@ -134,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
                 "config": config,
                 "model": args.model,
                 "coverage": coverage.to_json(),
-                "throughput": scored.run["throughput"],
+                "throughput": record.throughput,
             }
         )
     return status

@@ -105,7 +105,7 @@ def test_a_dual_encoder_matches_captions_and_refuses_yes_no(videos, shared_data,
     entry = result.results.configs["caption_matching"]
     overall = entry.metrics["multiple_choice_accuracy"].overall
     assert entry.num_rows == overall["n"] > 0 and result.results.control == "reversed"
-    assert "questions" not in entry.score.data  # a dual encoder scores the option texts
+    assert entry.score.questions is None  # a dual encoder scores the option texts
     assert set(entry.metrics["multiple_choice_accuracy"].groups) == {"action", "direction"}
     assert {f"accuracy_{DIMENSIONS['object motion']}", "chance"} <= set(overall)
     with pytest.raises(ValueError, match=r"yes/no\); a dual-encoder model scores texts alone"):

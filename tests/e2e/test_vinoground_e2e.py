@@ -166,9 +166,9 @@ def test_each_video_decoded_once_and_scores_equal_the_port(runs, model):
     joined videos (its own 2x2 block); the dual encoder's compares the same four scores."""
     result, opened = runs[model]
     assert opened == {f"{i}_{role}.mp4": 1 for i in range(PAIRS) for role in ("pos", "neg")}
-    record = result.results.configs["all"].score.data
-    assert record["dataset"]["num_videos"] == 2 * PAIRS
-    assert record["throughput"]["decoded_videos"] == 2 * PAIRS
+    record = result.results.configs["all"].score
+    assert record.dataset["num_videos"] == 2 * PAIRS
+    assert record.throughput["decoded_videos"] == 2 * PAIRS
     scores = _scores(result)
     assert len(scores) == PAIRS and not any(row["error"] for row in scores)
     assert "foil_video" not in scores[0]
@@ -182,7 +182,7 @@ def test_each_video_decoded_once_and_scores_equal_the_port(runs, model):
     for category, values in theirs.items():
         assert ours[category] == pytest.approx(values), category
     if asked:  # how the joined videos were built, in the run record and per row
-        joined = record["video_question"]
+        joined = record.video_question
         assert joined["gap_seconds"] == 2.0 and "black" in joined["joined_view"]["separator"]
         assert joined["question"].startswith("Which video segment matches this caption?")
         # 12 frames, 8 black ones (2 s at 4 fps), 12 frames: 4 sampled at 0, 10, 20 and 31

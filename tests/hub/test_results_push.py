@@ -174,7 +174,7 @@ def test_the_revision_of_the_loaded_hub_dataset_is_filled(demo_runs: Path, tmp_p
 def test_hub_revision_reads_the_commit_of_a_hub_cache_folder(tmp_path: Path):
     import datasets
 
-    from foilkit.scorers.api import hub_revision
+    from foilkit.scorers.dataset_files import hub_revision
 
     commit = "89abcdef0123456789abcdef0123456789abcdef"
     folder = tmp_path / "me___bench" / "direction" / "0.0.0" / commit

@@ -64,7 +64,7 @@ def nothing_runs(monkeypatch):
     monkeypatch.setattr("foilkit.evaluation.load_benchmark_split", refuse)
     monkeypatch.setattr("foilkit.scorers.api.load_scoring_dataset", refuse)
     monkeypatch.setattr("foilkit.scorers.api.adapter_class", refuse)
-    monkeypatch.setattr("foilkit.scorers.api.load_adapter", refuse)
+    monkeypatch.setattr("foilkit.scorers.job.load_adapter", refuse)
 
 
 # --- lmms-eval's flags and bad numbers: one line at parse time -------------------------------
@@ -272,21 +272,21 @@ def test_online_a_mistyped_relative_path_to_a_folder_of_models_is_one_line(
 def test_a_start_that_scored_no_row_does_not_block_its_rerun(
     benchmark, tiny_clip, tmp_path, monkeypatch, capsys
 ):
-    import foilkit.scorers.api as api
+    import foilkit.scorers.runner as runner
 
-    real = api.Engine
+    real = runner.Engine
 
     def broken(*args, **kwargs):
         raise RuntimeError("the engine failed before its first batch")
 
-    monkeypatch.setattr(api, "Engine", broken)
+    monkeypatch.setattr(runner, "Engine", broken)
     out = tmp_path / "run"
     argv = _evaluate(benchmark, tiny_clip, out)
     assert main(argv) == 1
     record = json.loads((out / "scoring" / "order" / "run.json").read_text())
     assert "finished_at" not in record  # the start record the failed run left
     capsys.readouterr()
-    monkeypatch.setattr(api, "Engine", real)
+    monkeypatch.setattr(runner, "Engine", real)
     assert main(argv) == 0, capsys.readouterr().err  # the same command, no --resume
     assert (out / "results.json").is_file()
     capsys.readouterr()
@@ -297,17 +297,17 @@ def test_a_start_that_scored_no_row_does_not_block_its_rerun(
 def test_a_start_that_scored_rows_still_needs_resume(
     benchmark, tiny_clip, tmp_path, monkeypatch, capsys
 ):
-    import foilkit.scorers.api as api
+    import foilkit.scorers.runner as runner
     from foilkit.scorers.store import ResultStore
 
-    real = api.Engine
+    real = runner.Engine
 
     class StopsAfterOneBatch(real):
         def run(self, batches):
             super().run(list(batches)[:1])
             raise RuntimeError("killed after its first batch")
 
-    monkeypatch.setattr(api, "Engine", StopsAfterOneBatch)
+    monkeypatch.setattr(runner, "Engine", StopsAfterOneBatch)
     out = tmp_path / "scores"
     argv = ["score", "--model", tiny_clip, "--dataset", str(benchmark), "--config", "order"]
     argv += ["--out", str(out), "--num-workers", "0", "--no-cache", "--no-progress"]
@@ -315,7 +315,7 @@ def test_a_start_that_scored_rows_still_needs_resume(
     assert main(argv) == 1
     assert ResultStore(out).load()  # rows were scored: they must not be mixed or lost
     capsys.readouterr()
-    monkeypatch.setattr(api, "Engine", real)
+    monkeypatch.setattr(runner, "Engine", real)
     assert main(argv) == 2
     assert "--resume" in _one_line(capsys)
     assert main([*argv, "--resume"]) == 0
@@ -379,7 +379,7 @@ def test_without_ffmpeg_evaluate_says_decoder_pyav_in_one_line(
     def refuse(*args, **kwargs):
         raise AssertionError("the model was loaded before the decoder was checked")
 
-    monkeypatch.setattr("foilkit.scorers.api.load_adapter", refuse)
+    monkeypatch.setattr("foilkit.scorers.job.load_adapter", refuse)
     assert main(_evaluate(benchmark, tiny_clip, tmp_path / "run")) == 2
     out, err = capfd.readouterr()
     (line,) = err.strip().splitlines()

@@ -28,7 +28,7 @@ def no_model(monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the model was loaded before the inputs were checked")
 
-    monkeypatch.setattr("foilkit.scorers.api.load_adapter", refuse)
+    monkeypatch.setattr("foilkit.scorers.job.load_adapter", refuse)
 
 
 def _score(model: str, dataset: Path, out: Path, *extra: str) -> list[str]:
@@ -108,7 +108,7 @@ def test_missing_videos_are_one_line_with_the_full_list_written(
     for video in videos[:2]:
         shutil.copy(video, root / "order" / video.name)
     out = tmp_path / "out"
-    with caplog.at_level(logging.WARNING, logger="foilkit.scorers.api"):
+    with caplog.at_level(logging.WARNING, logger="foilkit.scorers.runner"):
         main(_score(tiny_clip, benchmark, out, "--video-root", str(root), "--min-coverage", "0"))
     listed = (out / "missing_videos.txt").read_text().splitlines()
     assert listed == [f"order/{video.name}" for video in videos[2:]]

@@ -238,8 +238,8 @@ def test_the_judges_cost_is_its_tokens_summed_over_processes_at_its_prices(tmp_p
     the tokens of every process (gathered as ``accelerate`` gathers them) at those prices."""
     import accelerate.utils
 
-    from foilkit.scorers.api import _judge_record
     from foilkit.scorers.options import ScoreOptions, judge_settings
+    from foilkit.scorers.runner import _judge_record
 
     options = ScoreOptions(
         judge_model="gpt-4o-mini",

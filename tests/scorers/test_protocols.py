@@ -286,10 +286,10 @@ def test_a_dtype_the_device_cannot_run_is_a_recorded_departure(
     it cannot run is an error."""
     from foilkit.report import protocol_lines
     from foilkit.run import protocol_from_record
-    from foilkit.scorers import api
+    from foilkit.scorers import job
 
     why = "cpu cannot run float16: no half kernels in this build"
-    monkeypatch.setattr(api, "dtype_problem", lambda dtype, device: why)
+    monkeypatch.setattr(job, "dtype_problem", lambda dtype, device: why)
     options = {"num_workers": 0, "progress": False}
     out = tmp_path / "run"
     score(tiny_model("gpt2"), benchmark, benchmark="vilma", out_dir=str(out), **options)

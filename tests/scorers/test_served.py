@@ -487,7 +487,7 @@ def test_a_served_run_recorded_as_float32_before_resumes(tmp_path):
     run still resumes under the record's ``not applicable (served)``, and nothing else does."""
     import json
 
-    from foilkit.scorers.api import _check_out_dir
+    from foilkit.scorers.runner import check_out_dir
     from foilkit.scorers.video import MAX_DECODE_PIXELS
 
     identity = {"model": "served-video-llm", "dtype": "not applicable (served)"}
@@ -497,10 +497,10 @@ def test_a_served_run_recorded_as_float32_before_resumes(tmp_path):
         return json.dumps({"identity": {**identity, "dtype": dtype}, "finished_at": "then"})
 
     (tmp_path / "run.json").write_text(record("float32"))
-    assert _check_out_dir(tmp_path, identity, resume=True) is False  # resumed, not started over
+    assert check_out_dir(tmp_path, identity, resume=True) is False  # resumed, not started over
     (tmp_path / "run.json").write_text(record("float16"))
     with pytest.raises(ValueError, match="dtype was 'float16'"):
-        _check_out_dir(tmp_path, identity, resume=True)
+        check_out_dir(tmp_path, identity, resume=True)
 
 
 def test_a_content_filter_refusing_the_prompt_is_a_refusal_not_a_failed_run(tmp_path):
