@@ -84,15 +84,21 @@ def question_text(prompt: str, options: Sequence[str]) -> str:
     return choice_prompt(prompt).question(options)
 
 
+def system_prompt(prompt: str | None) -> str | None:
+    """The system prompt of the choice prompt named ``prompt``; ``None`` where it has none or no
+    prompt is named (entail mode asks its own question)."""
+    return None if prompt is None else choice_prompt(prompt).system
+
+
 def choice_messages(
-    prompt: str, question: str, count: int | None, system_form: str = "parts"
+    prompt: str | None, question: str, count: int | None, system_form: str = "parts"
 ) -> list[dict[str, Any]]:
     """The chat messages asking ``question`` about a video: the prompt's system message (the
     default prompt has one) for ``count`` options (none when ``count`` is ``None``: not a
     choice), then the user turn, the video before the question; the system turn in ``system_form``
     (:func:`fit_system_turn`)."""
     messages: list[dict[str, Any]] = []
-    system = choice_prompt(prompt).system if count is not None else None
+    system = system_prompt(prompt) if count is not None else None
     if system is not None:
         system = system.format(count=COUNTS.get(count, str(count)))
         messages.append({"role": "system", "content": [{"type": "text", "text": system}]})

@@ -148,6 +148,7 @@ from foilkit.scorers.prompts import (  # noqa: F401  (one place for every backen
     choice_prompt_names,
     fit_system_turn,
     question_text,
+    system_prompt,
 )
 from foilkit.scorers.requests import (  # noqa: F401  (presented_metadata kept importable here)
     GenerateRequest,
@@ -477,7 +478,7 @@ class VideoLLMAdapter(VideoLLM):
             question,
             count,
             self.system_form()
-            if count is not None and choice_prompt(self.prompt).system is not None
+            if count is not None and system_prompt(self.prompt) is not None
             else "parts",
         )
 
