@@ -50,7 +50,12 @@ def test_help_shows_defaults_and_every_flag_has_help(flags, name: str):
     text = parser.format_help()
     for option, action in flags[name].items():
         assert action.help, f"foilkit {name} {option} has no help"
-        if action.default not in (None, False, argparse.SUPPRESS) and option.startswith("--"):
+        switch = action.nargs == 0  # --no-cache: its default is its absence
+        if (
+            action.default not in (None, False, argparse.SUPPRESS)
+            and not switch
+            and option.startswith("--")
+        ):
             assert "default" in parser._get_formatter()._expand_help(action), (name, option)
     assert text
 
