@@ -16,9 +16,11 @@ CITATION = re.compile(r"\b([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)@([0-9a-f]{7,40
 
 
 def _builder_pins() -> dict[str, str]:
-    """Repository -> the commit a builder downloads its annotations from (a sha, not a branch)."""
+    """Repository -> the commit a builder downloads its annotations from (a sha, not a branch):
+    the builder modules and the benchmark folders (``builders/<name>/``)."""
     pins = {}
-    for path in sorted((ROOT / "builders").glob("*.py")):
+    benchmarks = [path.parent for path in (ROOT / "builders").glob("*/__init__.py")]
+    for path in sorted([*(ROOT / "builders").glob("*.py"), *benchmarks]):
         source = getattr(importlib.import_module(f"foilkit.builders.{path.stem}"), "SOURCE", None)
         if source is not None and re.fullmatch(r"[0-9a-f]{40}", source.commit):
             pins[source.repo] = source.commit
