@@ -118,6 +118,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=0.02,
         help="std of the frame-position embeddings at init (default: %(default)s)",
     )
+    add(
+        "--freeze-layers",
+        type=int,
+        default=0,
+        help="CLIP4Clip's freeze_layer_num: keep the embeddings and the layers below N of both "
+        "towers as they are; -1 trains everything (default: %(default)s, CLIP4Clip's)",
+    )
     add("--freeze-image-tower", action="store_true", help="keep the image tower as it is")
     add(
         "--mixed-precision",
@@ -189,6 +196,7 @@ def run(args: argparse.Namespace) -> int:
         seed=args.training_seed,
         temporal_layers=args.temporal_layers,
         position_init_std=args.position_init_std,
+        freeze_layers=args.freeze_layers,
         freeze_image_tower=args.freeze_image_tower,
         mixed_precision=args.mixed_precision,
         gradient_accumulation_steps=args.gradient_accumulation_steps,

@@ -21,9 +21,12 @@ RTime follows it), the defaults here:
                               frame embeddings are large next to 0.02, and order is then lost
 ============================  =====================================================
 
-The image tower is trainable by default, as in CLIP4Clip and RTime (``freeze_image_tower``
-keeps it as it is). Texts in a batch are de-duplicated; a text that is the caption of several
-clips of the batch counts all of them as positives (a synthetic benchmark repeats captions).
+The towers are trained as CLIP4Clip trains them (``freeze_layers``, its ``freeze_layer_num``: 0,
+its default and the value of every command in its README): the embeddings (token, position,
+patch, class; CLIP's ``ln_pre``) and the layers below ``freeze_layers`` stay as they are, the
+rest trains; -1 trains everything. ``freeze_image_tower`` keeps the whole image tower as it
+is. Texts in a batch are de-duplicated; a text that is the caption of several clips of the
+batch counts all of them as positives (a synthetic benchmark repeats captions).
 
 ``batch_size`` is the global batch, as in CLIP4Clip and the paper: with several processes
 (``accelerate launch``) each embeds a contiguous share of every batch (an item's reversal
@@ -59,6 +62,7 @@ import itertools
 import json
 import math
 import os
+import re
 import shutil
 import sys
 import time
@@ -108,6 +112,7 @@ class FinetuneOptions:
     seed: int = 0
     temporal_layers: int = PAPER_DEFAULTS["temporal_layers"]
     position_init_std: float = 0.02
+    freeze_layers: int = 0
     freeze_image_tower: bool = False
     mixed_precision: str = "no"
     gradient_accumulation_steps: int = 1
@@ -134,6 +139,10 @@ class FinetuneOptions:
         ):
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
+        if self.freeze_layers < -1:
+            raise ValueError(
+                f"freeze_layers must be >= -1 (-1 trains every layer), got {self.freeze_layers}"
+            )
         if self.batch_size < 2 or (self.hard_negatives == "reversed" and self.batch_size % 2):
             raise ValueError(
                 f"batch_size must be >= 2, and even with reversed hard negatives (an item and its "
@@ -155,6 +164,31 @@ class FinetuneResult:
     model_dir: Path
     record: dict[str, Any]
     losses: list[float] = field(default_factory=list)
+
+
+def frozen(name: str, freeze_layers: int, *, image_tower: bool = False) -> bool:
+    """Whether the base model's parameter ``name`` (transformers' CLIP / SigLIP names) stays as
+    it is: CLIP4Clip's ``freeze_layer_num`` rule. The embeddings (``*.embeddings.*``: token,
+    position, patch, class) and CLIP's ``pre_layrnorm`` (``ln_pre``) are below layer 0; a layer
+    ``encoder.layers.K`` is frozen when K < ``freeze_layers``; the top (final norms, projections,
+    heads, ``logit_scale``) always trains. ``freeze_layers`` -1 freezes nothing;
+    ``image_tower`` freezes the whole image tower (``vision_model.*``, ``visual_projection``).
+
+    >>> frozen("text_model.embeddings.token_embedding.weight", 0)
+    True
+    >>> frozen("text_model.encoder.layers.0.mlp.fc1.weight", 0), frozen("logit_scale", 12)
+    (False, False)
+    >>> frozen("vision_model.encoder.layers.1.mlp.fc1.weight", 2)
+    True
+    """
+    if image_tower and name.startswith(("vision_model.", "visual_projection.")):
+        return True
+    if freeze_layers < 0:
+        return False
+    layer = re.search(r"\.encoder\.layers\.(\d+)\.", name)
+    if layer:
+        return int(layer.group(1)) < freeze_layers
+    return ".embeddings." in name or ".pre_layrnorm." in name
 
 
 def contrastive_loss(views: Any, texts: Any, captions: Sequence[str], logit_scale: Any) -> Any:
@@ -435,10 +469,9 @@ def finetune(
     image_processor, tokenizer = processor.image_processor, processor.tokenizer
     pad_to_limit = base_config.model_type in MAX_LENGTH_PADDING
     max_length = text_max_length(base_config)
-    if opts.freeze_image_tower:
-        for name, parameter in net.base.named_parameters():
-            if name.startswith(("vision_model.", "visual_projection.")):
-                parameter.requires_grad_(False)
+    for name, parameter in net.base.named_parameters():
+        if frozen(name, opts.freeze_layers, image_tower=opts.freeze_image_tower):
+            parameter.requires_grad_(False)
     temporal_params = [p for p in net.temporal.parameters()]
     base_params = [p for p in net.base.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(
@@ -623,10 +656,10 @@ def _write_record(folder: Path, record: dict[str, Any]) -> None:
 
 
 def _renamed(options: dict[str, Any]) -> dict[str, Any]:
-    """A checkpoint's recorded options under today's names (``frames`` is now ``num_frames``)."""
-    if "frames" not in options:
-        return options
-    return {("num_frames" if k == "frames" else k): v for k, v in options.items()}
+    """A checkpoint's recorded options under today's names (``frames`` is now ``num_frames``;
+    a checkpoint from before ``freeze_layers`` trained every layer: -1)."""
+    options = {("num_frames" if k == "frames" else k): v for k, v in options.items()}
+    return {"freeze_layers": -1, **options}
 
 
 def _comparable(opts: FinetuneOptions) -> dict[str, Any]:

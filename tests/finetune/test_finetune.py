@@ -178,6 +178,60 @@ def test_finetune_saves_a_hub_folder_with_record_and_loss_curve(trained):
     assert last_checkpoint(out).name == "epoch-2"
 
 
+def test_the_towers_train_as_clip4clips_default_freeze_layer_num(trained, clip_model: str):
+    """CLIP4Clip's ``freeze_layer_num`` 0 (its default): the embeddings (token, position, patch,
+    class) and ``ln_pre`` come out as they went in; every layer and the top were trained."""
+    from transformers import CLIPModel
+
+    before = CLIPModel.from_pretrained(clip_model).state_dict()
+    after = CLIPModel.from_pretrained(trained[0] / "model").state_dict()
+    unchanged = {name for name in before if torch.equal(before[name], after[name])}
+    embeddings = {name for name in before if ".embeddings." in name or "pre_layrnorm" in name}
+    assert embeddings and unchanged - {"text_model.embeddings.position_ids"} >= embeddings - {
+        "text_model.embeddings.position_ids"
+    }
+    trained_names = set(before) - unchanged
+    assert {
+        name.split(".layers.")[1].split(".")[0] for name in trained_names if ".layers." in name
+    } == {
+        "0",
+        "1",
+    }
+    assert {"text_projection.weight", "visual_projection.weight"} <= trained_names
+    record = json.loads((trained[0] / "training.json").read_text())
+    assert record["options"]["freeze_layers"] == 0
+
+
+@pytest.mark.parametrize("model", ["clip", "siglip"])
+@pytest.mark.parametrize("freeze_layers", [-1, 0, 1])
+def test_freeze_layers_keeps_what_sits_below_layer_n_of_both_towers(model: str, freeze_layers: int):
+    """The rule on every parameter of a real CLIP and SigLIP: frozen exactly when it is an
+    embedding or ``pre_layrnorm`` (from 0 on), or in a layer below N; -1 freezes nothing."""
+    from transformers import AutoModel
+
+    from foilkit.finetune.train import frozen
+    from foilkit.synthetic.models import tiny_model_path
+
+    names = [
+        name for name, _ in AutoModel.from_pretrained(tiny_model_path(model)).named_parameters()
+    ]
+    layers = {
+        name: int(name.split(".layers.")[1].split(".")[0]) for name in names if ".layers." in name
+    }
+    for name in names:
+        below = (
+            layers[name] < freeze_layers
+            if name in layers
+            else (freeze_layers >= 0 and (".embeddings." in name or "pre_layrnorm" in name))
+        )
+        assert frozen(name, freeze_layers) == below, name
+    assert all(
+        frozen(name, -1, image_tower=True)
+        == name.startswith(("vision_model.", "visual_projection."))
+        for name in names
+    )
+
+
 def test_a_checkpoint_recorded_with_the_old_frames_option_resumes(
     trained, finetune_argv, tmp_path: Path, capsys
 ):
