@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from foilkit.answers import AnswerParser, ChoicePrompt, JudgeProtocol
+from foilkit.answers import AnswerParser, CaptionQuestion, ChoicePrompt, JudgeProtocol
 from foilkit.protocol import Protocol
 
 if TYPE_CHECKING:
@@ -162,6 +162,9 @@ class Benchmark:
         judges: the official LLM judges of its answers, by the parser whose answers each reads.
         prompts: its named multiple-choice questions (the ``prompt`` protocol setting), which
             :func:`foilkit.scorers.prompts.choice_prompt` finds through the registry.
+        questions: its questions about one caption by role (``ENTAIL``, ``JOINED_VIDEO``) and
+        reductions: its text LMs' perplexities by name (``text-lm``'s ``reduction``), which
+            the scorer finds through the registry, as ``prompts``.
         questions_only: its rows whose options mean nothing without their question (only a
             model that asks questions scores them), as the scorer's refusal names them, then
             optionally what a text-only model can score instead (empty: none).
@@ -196,6 +199,8 @@ class Benchmark:
     parsers: Mapping[str, AnswerParser] = field(default_factory=dict)
     judges: Mapping[str, JudgeProtocol] = field(default_factory=dict)
     prompts: Mapping[str, ChoicePrompt] = field(default_factory=dict)
+    questions: Mapping[str, CaptionQuestion] = field(default_factory=dict)
+    reductions: Mapping[str, Callable[..., Any]] = field(default_factory=dict)
     questions_only: tuple[str, ...] = ()
     card: CardMetadata | None = None
     hub_tasks: tuple[HubTask, ...] = ()

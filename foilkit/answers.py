@@ -66,6 +66,24 @@ class ChoicePrompt:
     system: str | None = None
 
 
+#: The roles of a :class:`CaptionQuestion` (a benchmark's ``questions``): entail mode's question
+#: of each text; a pair row's about its two videos joined into one.
+ENTAIL, JOINED_VIDEO = "entail", "joined video"
+
+
+@dataclass(frozen=True)
+class CaptionQuestion:
+    """A question about one caption (``{caption}`` in ``template``; ``{options}``: ``options``
+    lettered); ``gap_seconds``: the black between the joined video's segments it asks about."""
+
+    template: str
+    options: tuple[str, ...] = ()
+    gap_seconds: float = 0.0
+
+    def ask(self, caption: str) -> str:
+        return self.template.format(caption=caption, options=lettered(self.options))
+
+
 #: ``parser(answer, options, labels) -> ParsedAnswer``; ``labels`` ``None``: letters.
 AnswerParser = Callable[[str | None, Sequence[str], Sequence[str] | None], ParsedAnswer]
 

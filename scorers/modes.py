@@ -23,7 +23,8 @@ The modes:
     (``order_<k>`` details); a request's own question: the softmax of its answers' summed
     log-probabilities;
 ``entail`` (``probability``)
-    VELOCITI's question per text, scored P(Yes) / (P(Yes) + P(No));
+    per text, the entailment question a benchmark declares (VELOCITI's, found by
+    :func:`~foilkit.scorers.prompts.caption_question`), scored P(Yes) / (P(Yes) + P(No));
 ``generate`` (``probability``)
     the choice question answered in words, read by a parser (:mod:`foilkit.scorers.generate`).
 
@@ -43,6 +44,7 @@ from typing import Any
 
 import torch
 
+from foilkit.answers import ENTAIL
 from foilkit.registry import Registry
 from foilkit.scorers.adapters._features import likelihood_details
 from foilkit.scorers.adapters.base import RequestAdapter
@@ -51,6 +53,7 @@ from foilkit.scorers.parsers import DEFAULT_PARSER, get_parser
 from foilkit.scorers.prompts import (
     LETTERS,
     asked_record,
+    caption_question,
     choice_prompt,
     choice_prompt_names,
     question_text,
@@ -65,12 +68,6 @@ from foilkit.scorers.requests import (
 )
 
 LIKELIHOOD_QUESTION = "Describe the video in one sentence."
-#: VELOCITI's entailment prompt (katha-ai/VELOCITI ``vidllm_eval.py`` ``get_prompt``), verbatim.
-ENTAIL_QUESTION = (
-    "Carefully watch the video and pay attention to the sequence of events, the details and "
-    "actions of persons.\nHere is a caption that describes the video: {caption}\nBased on your "
-    "observation, does the given video entail the caption? Just answer with either Yes or No. "
-)
 #: The answers whose first tokens entail mode compares (``entail_score``'s ``encode('Yes')[0]``).
 ENTAIL_ANSWERS = ("Yes", "No")
 #: How likelihood mode turns token log-probabilities into one score.
@@ -145,7 +142,7 @@ def mode_settings(
             prompt = _choose("prompt", prompt, choice_prompt_names())
         elif prompt is not None:
             raise ValueError(
-                f"prompt={prompt!r} applies to choice mode only; entail mode asks VELOCITI's "
+                f"prompt={prompt!r} applies to choice mode only; entail mode asks its own "
                 "entailment question"
             )
     else:
@@ -202,7 +199,7 @@ def questions(mode: str, prompt: str | None, texts: Sequence[str]) -> list[tuple
     """What choice mode (every cyclic order of the options) or entail mode (one question per
     text) asks about ``texts``, each with the count of options it lists (``None``: entail)."""
     if mode == "entail":
-        return [(ENTAIL_QUESTION.format(caption=text), None) for text in texts]
+        return [(caption_question(ENTAIL).ask(text), None) for text in texts]
     count = len(texts)
     if count > len(LETTERS):
         raise ValueError(f"choice mode takes at most {len(LETTERS)} options, got {count}")
@@ -373,7 +370,8 @@ class VideoLLM(RequestAdapter):
                 "continuation": self.continuation,
             }
         if self.mode == "entail":
-            return {**common, "prompt": ENTAIL_QUESTION, "answers": list(ENTAIL_ANSWERS)}
+            prompt = caption_question(ENTAIL).template
+            return {**common, "prompt": prompt, "answers": list(ENTAIL_ANSWERS)}
         if self.mode == "generate":
             common |= {"decoding": self.decoding.to_record(), "parser": self.parser}
         prompt = choice_prompt(self.prompt)

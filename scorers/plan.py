@@ -10,8 +10,9 @@ second view, ``foil_view``, scored against the row's main texts as the text grou
 scores come from one batch while each file is still decoded once.
 
 Planned with ``video_question`` (a video LLM asked questions, ``choice`` or ``generate`` mode), a
-pair row also asks Vinoground's video-score question: which segment of a video made of its two
-videos (:mod:`foilkit.scorers.video.joined`, black frames between them) a caption describes. Its
+pair row also asks the video question a benchmark declares (Vinoground's video-score question):
+which segment of a video made of its two videos (:mod:`foilkit.scorers.video.joined`, black
+frames between them) a caption describes. Its
 two joined views (the video first, then the foil video first) belong to the row's unit and are
 built from the same decode of each file; the answers fill the text groups
 :data:`VIDEO_QUESTION_GROUPS` (:mod:`foilkit.scorers.video_question`).
@@ -24,7 +25,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from foilkit.scorers.prompts import VINOGROUND_GAP_SECONDS
+from foilkit.answers import JOINED_VIDEO
+from foilkit.scorers.prompts import caption_question
 from foilkit.scorers.video import VideoView
 from foilkit.scorers.video.joined import JoinedView
 from foilkit.video_paths import RootsGiven, named_roots, resolve_video_path
@@ -329,7 +331,8 @@ def make_plan(
         units.add(index, [(key, views[key].source_key) for key in keys])
         row_joined: tuple[str, ...] = ()
         if pair and video_question:  # the video shown first, then the foil video first
-            both = [JoinedView(a, b, VINOGROUND_GAP_SECONDS) for a, b in (keys, keys[::-1])]
+            gap = caption_question(JOINED_VIDEO).gap_seconds
+            both = [JoinedView(a, b, gap) for a, b in (keys, keys[::-1])]
             joined.update((view.key, view) for view in both)
             row_joined = tuple(view.key for view in both)
         planned.append(

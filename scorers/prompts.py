@@ -2,14 +2,13 @@
 
 One place for the multiple-choice prompts, so the in-process model (which renders them with its
 chat template) and a served one (which receives them as chat messages) ask the same question.
-A prompt is a :class:`~foilkit.answers.ChoicePrompt` registered by name: the benchmarks' in
-their folders (``builders/<name>/answers.py``, the spec's ``prompts``: VITATECS' paper prompt
-``vitatecs``, the default, with its system prompt, and lmms-eval's ``lmms-eval``;
-TemporalBench's ``temporalbench``), found through the registry (:func:`choice_prompt`), and
-the pair rows' text-score question here (``vinoground``), beside the video-score question it
-shares its wording with (:func:`vinoground_video_question`), which is asked about a video made
-of a pair's two videos joined by two seconds of black (:mod:`foilkit.scorers.video.joined`):
-which segment, the first or the second, a caption describes.
+A prompt is a :class:`~foilkit.answers.ChoicePrompt` registered by name in a benchmark's folder
+(the spec's ``prompts``: VITATECS' paper prompt ``vitatecs``, the default, with its system
+prompt, and lmms-eval's ``lmms-eval``; TemporalBench's ``temporalbench``; Vinoground's
+text-score question ``vinoground``), found through the registry (:func:`choice_prompt`). So are
+the questions about one caption a mode or a row shape asks (the spec's ``questions``, by role:
+:func:`caption_question`): entail mode's (VELOCITI's) and a pair row's about its two videos
+joined into one (Vinoground's video-score question, :mod:`foilkit.scorers.video_question`).
 """
 
 from __future__ import annotations
@@ -18,65 +17,36 @@ from collections.abc import Sequence
 from typing import Any
 
 from foilkit.answers import LETTERS as LETTERS  # the option letters, for every backend
-from foilkit.answers import ChoicePrompt, lettered
+from foilkit.answers import CaptionQuestion, ChoicePrompt
 from foilkit.scorers.parsers import declared, declared_tables
 
 #: The prompt choice and generate modes ask when none is named: VITATECS' paper prompt.
 DEFAULT_PROMPT = "vitatecs"
-#: What Vinoground's LLM scripts append to every question of its json files
-#: (Vinoground's ``eval/llava-onevision.py`` at the commit its protocols cite; lmms-eval's
-#: ``vinoground`` task).
-VINOGROUND_SUFFIX = "\nPlease only output one English character."
-#: Vinoground's text-score question (``vinoground_textscore.json``), with the scripts' suffix.
-VINOGROUND_TEXT_QUESTION = (
-    "Which caption best describes this video?\n{options}\n"
-    "Answer with the option's letter from the given choices directly." + VINOGROUND_SUFFIX
-)
-#: Vinoground's video-score question (``vinoground_videoscore.json``) about a pair's joined video,
-#: with the scripts' suffix; the answer ``A`` names the segment before the black frames.
-VINOGROUND_VIDEO_QUESTION = (
-    "Which video segment matches this caption? Note: The video contains two segments separated "
-    "by a 2-second black frame.\nCaption: {caption}\n{options}\n"
-    "Answer with the option's letter from the given choices directly." + VINOGROUND_SUFFIX
-)
-#: The seconds of black between the two videos of the video-score question's joined video (the
-#: question says "2-second black frame").
-VINOGROUND_GAP_SECONDS = 2.0
-#: The video-score question's options: the joined video's segments, in the order shown.
-VINOGROUND_SEGMENTS = ("First segment (before black frame)", "Second segment (after black frame)")
 COUNTS = {2: "two", 3: "three", 4: "four", 5: "five"}
-
-
-def vinoground_question(options: Sequence[str]) -> str:
-    """Vinoground's text-score question for ``options`` (captions) in the order given."""
-    return VINOGROUND_TEXT_QUESTION.format(options=lettered(options))
-
-
-def vinoground_video_question(caption: str) -> str:
-    """Vinoground's video-score question about ``caption``: which segment of the joined video
-    (:data:`VINOGROUND_SEGMENTS`, answered ``A`` or ``B``) it describes."""
-    return VINOGROUND_VIDEO_QUESTION.format(caption=caption, options=lettered(VINOGROUND_SEGMENTS))
-
-
-#: The choice prompts declared here (the benchmarks' are on their specs).
-PROMPTS: dict[str, ChoicePrompt] = {
-    "vinoground": ChoicePrompt(VINOGROUND_TEXT_QUESTION, vinoground_question),
-}
 
 
 def choice_prompt(name: str) -> ChoicePrompt:
     """The choice prompt registered as ``name``; an unknown name is an error listing them."""
-    prompt = declared("prompts", name) or PROMPTS.get(name)
+    prompt = declared("prompts", name)
     if prompt is None:
         raise ValueError(f"unknown prompt {name!r}; choose from {list(choice_prompt_names())}")
     return prompt
 
 
 def choice_prompt_names() -> tuple[str, ...]:
-    """Every choice prompt's name: the benchmarks' in registry order (the default first), then
-    those declared here."""
+    """Every choice prompt's name: the benchmarks' in registry order, the default first."""
     names = [name for table in declared_tables("prompts") for name in table]
-    return tuple(dict.fromkeys([DEFAULT_PROMPT, *names, *PROMPTS]))
+    return tuple(dict.fromkeys([DEFAULT_PROMPT, *names]))
+
+
+def caption_question(role: str) -> CaptionQuestion:
+    """The question about one caption a benchmark asks in ``role``
+    (:data:`~foilkit.answers.ENTAIL`, :data:`~foilkit.answers.JOINED_VIDEO`), the first
+    declared in registry order; none is an error."""
+    question = declared("questions", role)
+    if question is None:
+        raise ValueError(f"no registered benchmark declares a question for {role!r}")
+    return question
 
 
 def question_text(prompt: str, options: Sequence[str]) -> str:

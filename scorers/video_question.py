@@ -1,9 +1,9 @@
-"""Vinoground's video-score question for pair rows: which segment of the joined video a caption
-describes.
+"""The video question of pair rows: which segment of the joined video a caption describes.
 
 A pair row (video v0 with caption c0, foil video v1 with foil c1) asks, for each of its texts,
-Vinoground's video-score question (:func:`foilkit.scorers.prompts.vinoground_video_question`)
-about each of its two joined views (:mod:`foilkit.scorers.video.joined`): v0, black, v1 and v1,
+the question a benchmark declares for the :data:`~foilkit.answers.JOINED_VIDEO` role
+(:func:`foilkit.scorers.prompts.caption_question`: Vinoground's video-score question) about
+each of its two joined views (:mod:`foilkit.scorers.video.joined`): v0, black, v1 and v1,
 black, v0. A request's two "texts" are the segments (answers ``A`` and ``B``), scored as any
 question with its own answers is (``choice``: the letters' probabilities; ``generate``: the share
 of answers naming each, read by the run's parser). Vinoground shows each pair in one order of
@@ -28,14 +28,10 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from foilkit.answers import JOINED_VIDEO
 from foilkit.scorers.generate import SAMPLE_DETAIL
 from foilkit.scorers.plan import FOIL_VIDEO_QUESTION_GROUP, VIDEO_QUESTION_GROUP, PlannedRow
-from foilkit.scorers.prompts import (
-    VINOGROUND_GAP_SECONDS,
-    VINOGROUND_SEGMENTS,
-    VINOGROUND_VIDEO_QUESTION,
-    vinoground_video_question,
-)
+from foilkit.scorers.prompts import caption_question
 from foilkit.scorers.requests import TextScores, TextsRequest
 from foilkit.scorers.video.joined import PARTS, count_range, describe
 
@@ -52,16 +48,18 @@ def asks(row: PlannedRow) -> list[tuple[str, str]]:
 def request_key(view: str, text: str) -> tuple[Any, ...]:
     """The engine's key of the request asking about ``text`` on joined ``view`` (as the keys of
     other requests: view, texts, question, answers, the judge's reference: none here)."""
-    return (view, VINOGROUND_SEGMENTS, vinoground_video_question(text), SEGMENT_ANSWERS, None)
+    asked = caption_question(JOINED_VIDEO)
+    return (view, asked.options, asked.ask(text), SEGMENT_ANSWERS, None)
 
 
 def request(frames: Any, timestamps: Any, text: str) -> TextsRequest:
     """The video question about ``text``, asked on a joined view's ``frames``."""
+    asked = caption_question(JOINED_VIDEO)
     return TextsRequest(
-        VINOGROUND_SEGMENTS,
+        asked.options,
         frames,
         timestamps=timestamps,
-        question=vinoground_video_question(text),
+        question=asked.ask(text),
         answers=SEGMENT_ANSWERS,
     )
 
@@ -117,13 +115,14 @@ def run_record(sampled: list[list[list[int]]]) -> dict[str, Any]:
     over the rows' joined views (``sampled[row][view]``: sampled frames in the first video, the
     separator, the second video), the range of each count."""
     counts = [view for row in sampled for view in row]
+    asked = caption_question(JOINED_VIDEO)
     return {
-        "question": VINOGROUND_VIDEO_QUESTION,
-        "options": list(VINOGROUND_SEGMENTS),
+        "question": asked.template,
+        "options": list(asked.options),
         "answers": list(SEGMENT_ANSWERS),
         "views": ["video, separator, foil video", "foil video, separator, video"],
-        "gap_seconds": VINOGROUND_GAP_SECONDS,
-        "joined_view": describe(VINOGROUND_GAP_SECONDS),
+        "gap_seconds": asked.gap_seconds,
+        "joined_view": describe(asked.gap_seconds),
         "sampled_frames": {
             part: count_range([view[i] for view in counts]) for i, part in enumerate(PARTS)
         },

@@ -15,9 +15,10 @@ from pathlib import Path
 import pytest
 
 from foilkit.benchmark_registry import BENCHMARKS
+from foilkit.scorers.adapters.text_lm import reference_reduction
 from foilkit.scorers.judge import judge_protocol
 from foilkit.scorers.parsers import get_parser, parser_names
-from foilkit.scorers.prompts import choice_prompt, choice_prompt_names
+from foilkit.scorers.prompts import caption_question, choice_prompt, choice_prompt_names
 from foilkit.scorers.protocols import paper_protocols
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -28,21 +29,13 @@ CODE = [
 ]
 #: ``owner/name@commit``: a pinned reference as protocols and judges cite it.
 PIN = re.compile(r"\b([\w.-]+/[\w.-]+)@([0-9a-f]{7,40})\b")
-#: Where the scorer still names a benchmark in code (not docstrings), file -> the names: the
-#: user-facing defaults (generate mode's parser, the choice prompt), Vinoground's pair
-#: questions (the text-score prompt shares its wording with the video-score question of pair
-#: rows, not yet moved to its folder), an error naming VELOCITI's entailment question, and
-#: ViLMA's perplexity reduction and frame sampling (protocol setting values that run records
-#: hold). The list may only shrink.
+#: Where the scorer still names a benchmark in code (not docstrings), file -> the names: only
+#: the user-facing defaults, generate mode's parser and the choice prompt (VITATECS'). A
+#: benchmark's questions, perplexity reductions and the like are on its spec, found through the
+#: registry. The list may only shrink.
 SCORER_NAMES_LEFT = {
     "scorers/parsers.py": {"vitatecs"},
-    "scorers/prompts.py": {"vitatecs", "vinoground"},
-    "scorers/video_question.py": {"vinoground"},
-    "scorers/plan.py": {"vinoground"},
-    "scorers/modes.py": {"velociti"},  # the entail mode, moved from adapters/video_llm.py
-    "scorers/adapters/text_lm.py": {"vilma"},
-    "scorers/adapters/__init__.py": {"vilma"},
-    "scorers/video/sampling.py": {"vilma"},
+    "scorers/prompts.py": {"vitatecs"},
 }
 
 
@@ -135,9 +128,9 @@ def test_github_sourced_benchmarks_cite_the_commit_their_builder_downloads():
 
 
 def test_the_engine_finds_a_benchmarks_data_through_the_registry():
-    """Protocols, parsers, judges and choice prompts declared on a spec are what the scorer
-    resolves by name, and ``--parser NAME`` finds every benchmark's parser with no benchmark
-    named."""
+    """Protocols, parsers, judges, choice prompts, caption questions and perplexity reductions
+    declared on a spec are what the scorer resolves by name, and ``--parser NAME`` finds every
+    benchmark's parser with no benchmark named."""
     for name in BENCHMARKS.names():
         spec = BENCHMARKS.get(name)
         assert paper_protocols(name) is spec.protocols
@@ -147,6 +140,10 @@ def test_the_engine_finds_a_benchmarks_data_through_the_registry():
         for prompt_name, prompt in spec.prompts.items():
             assert choice_prompt(prompt_name) is prompt
             assert prompt_name in choice_prompt_names()
+        for role, question in spec.questions.items():
+            assert caption_question(role) is question
+        for reduction_name, reduction in spec.reductions.items():
+            assert reference_reduction(reduction_name) is reduction
         for parser_name, judge in spec.judges.items():
             assert judge_protocol(parser_name) is judge
             assert parser_name in spec.parsers  # a judge reads the misses of a parser it has

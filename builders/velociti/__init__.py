@@ -33,6 +33,7 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, canonical_features
 from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec, pairwise_inputs
+from foilkit.builders.velociti.answers import QUESTIONS
 from foilkit.builders.velociti.protocols import PROTOCOLS
 from foilkit.metrics import CITATIONS
 
@@ -244,6 +245,7 @@ BENCHMARK = Benchmark.of_builder(
     paper_table="Table 2: ClassicVLE and StrictVLE (%) per test",
     tuning_forbidden=NO_TUNING,
     protocols=PROTOCOLS,
+    questions=QUESTIONS,
     card=CARD,
     hub_tasks=HUB_TASKS,
     hub_repo="foilkit/velociti",

@@ -41,6 +41,7 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import COUNT, FLAG, TEXT, TEXTS, canonical_features
 from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec, pairwise_inputs
+from foilkit.builders.vilma.perplexity import REDUCTIONS
 from foilkit.builders.vilma.protocols import PROTOCOLS
 from foilkit.builders.vilma.source import SOURCE
 from foilkit.metrics import CITATIONS
@@ -510,6 +511,7 @@ BENCHMARK = Benchmark.of_builder(
     paper_table="Table 2: proficiency (P), main test (T) and combined (P+T) accuracy per subtest",
     summary="Avg.",
     protocols=PROTOCOLS,
+    reductions=REDUCTIONS,
     card=CARD,
     hub_tasks=HUB_TASKS,
     hub_repo="foilkit/vilma",

@@ -31,7 +31,7 @@ from foilkit.builders.annotations import (
 from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
 from foilkit.builders.schema import TEXT, TEXTS, video_foil_features
 from foilkit.builders.spec import Benchmark, HubTask, MetricSpec
-from foilkit.builders.vinoground.answers import PARSERS
+from foilkit.builders.vinoground.answers import PARSERS, PROMPTS, QUESTIONS
 from foilkit.builders.vinoground.protocols import PROTOCOLS
 from foilkit.metrics import CITATIONS
 
@@ -224,6 +224,8 @@ BENCHMARK = Benchmark.of_builder(
     protocols=PROTOCOLS,
     parsers=PARSERS,
     answer_parsers={None: "vinoground"},  # get_score_all.py: the answer's first letter
+    prompts=PROMPTS,
+    questions=QUESTIONS,
     hub_tasks=HUB_TASKS,
     hub_repo="foilkit/vinoground",
 )

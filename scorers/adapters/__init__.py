@@ -66,7 +66,7 @@ ADAPTERS.add_lazy(
 ADAPTERS.add_lazy(
     "text-lm",
     "foilkit.scorers.adapters.text_lm:TextLMAdapter",
-    "a text-only causal LM (ViLMA's unimodal baselines): the likelihood of each text",
+    "a text-only causal LM (a benchmark's unimodal baseline): the likelihood of each text",
 )
 #: foilkit's own adapters, in matching priority.
 BUILT_IN: tuple[str, ...] = ADAPTERS.names()

@@ -128,7 +128,6 @@ from foilkit.scorers.adapters._video_llm_support import (
 from foilkit.scorers.modes import (  # noqa: F401  (the modes' names, kept importable here)
     CONTINUATIONS,
     ENTAIL_ANSWERS,
-    ENTAIL_QUESTION,
     LIKELIHOOD_QUESTION,
     ORDER_DETAIL,
     REDUCTIONS,

@@ -147,7 +147,7 @@ class SamplingPolicy:
         if self.name == "random-consecutive":
             if self.stride != 1:
                 raise ValueError(
-                    "the 'random-consecutive' policy takes consecutive frames (ViLMA's "
+                    "the 'random-consecutive' policy takes consecutive frames (its reference's "
                     f"frame_sample_rate=1), got stride={self.stride}"
                 )
             if self.seed is None:

@@ -10,8 +10,8 @@ import math
 import pytest
 import torch
 
+from foilkit.builders.velociti.answers import ENTAIL_QUESTION
 from foilkit.scorers.modes import (
-    ENTAIL_QUESTION,
     LIKELIHOOD_QUESTION,
     SERVING_BACKENDS,
     FirstTokens,

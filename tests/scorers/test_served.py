@@ -16,8 +16,8 @@ import pytest
 import torch
 from PIL import Image
 
+from foilkit.builders.velociti.answers import ENTAIL_QUESTION
 from foilkit.builders.vitatecs.answers import CHOICE_SYSTEM
-from foilkit.scorers.adapters.video_llm import ENTAIL_QUESTION
 from foilkit.scorers.generate import cyclic_orders
 from foilkit.scorers.openai_client import ServerBackend
 from foilkit.scorers.prompts import question_text

@@ -7,8 +7,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from foilkit.builders.velociti.answers import ENTAIL_QUESTION
 from foilkit.scorers.adapters import load_adapter
-from foilkit.scorers.adapters.video_llm import ENTAIL_QUESTION
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.videos import SyntheticScene, render_frames
 

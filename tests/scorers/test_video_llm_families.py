@@ -13,6 +13,7 @@ import torch
 from answering_model import assert_greedy_answer_follows_the_logits
 from conformance import TEXTS, render_view, score_benchmark
 
+from foilkit.builders.velociti.answers import ENTAIL_QUESTION
 from foilkit.builders.vitatecs.answers import choice_question
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.adapters._features import token_logprobs
@@ -23,7 +24,7 @@ from foilkit.scorers.adapters._video_llm_support import (
     takes_video,
     video_variant,
 )
-from foilkit.scorers.adapters.video_llm import ENTAIL_QUESTION, LIKELIHOOD_QUESTION
+from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.models import INSTRUCTBLIP_FRAMES
 

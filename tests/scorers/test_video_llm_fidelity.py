@@ -19,10 +19,10 @@ from conformance import (
 )
 
 import foilkit
+from foilkit.builders.velociti.answers import ENTAIL_QUESTION
 from foilkit.builders.vitatecs.answers import lmms_eval_question
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.adapters.video_llm import (
-    ENTAIL_QUESTION,
     LETTERS,
     LIKELIHOOD_QUESTION,
     VideoLLMAdapter,
