@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -148,3 +149,24 @@ def test_the_engine_finds_a_benchmarks_data_through_the_registry():
             assert judge_protocol(parser_name) is judge
             assert parser_name in spec.parsers  # a judge reads the misses of a parser it has
         assert set(spec.answer_parsers.values()) <= set(spec.parsers)
+
+
+def test_a_new_benchmarks_reduction_needs_no_scorer_change():
+    """A benchmark registered with its own perplexity reduction makes it ``text-lm``'s by name;
+    an unknown name is refused listing every benchmark's; a question role none declares is an
+    error naming it."""
+
+    def perplexities(logits, input_ids, mask, ignored):
+        return logits
+
+    spec = replace(BENCHMARKS.get("synthetic"), name="toy", reductions={"toy-ppl": perplexities})
+    BENCHMARKS.add("toy", spec)
+    try:
+        assert reference_reduction("toy-ppl") is perplexities
+        assert reference_reduction("mean") is None
+        with pytest.raises(ValueError, match=r"'nope'; choose from \['mean', 'vilma', 'toy-ppl'\]"):
+            reference_reduction("nope")
+    finally:
+        BENCHMARKS.remove("toy")
+    with pytest.raises(ValueError, match="no registered benchmark declares a question for 'x'"):
+        caption_question("x")
