@@ -162,9 +162,10 @@ class Benchmark:
         judges: the official LLM judges of its answers, by the parser whose answers each reads.
         prompts: its named multiple-choice questions (the ``prompt`` protocol setting), which
             :func:`foilkit.scorers.prompts.choice_prompt` finds through the registry.
-        questions: its questions about one caption by role (``ENTAIL``, ``JOINED_VIDEO``) and
-        reductions: its text LMs' perplexities by name (``text-lm``'s ``reduction``), which
-            the scorer finds through the registry, as ``prompts``.
+        questions: its questions about one caption, by role (``foilkit.answers.ENTAIL``,
+            ``JOINED_VIDEO``), which :func:`foilkit.scorers.prompts.caption_question` finds.
+        reductions: its text LMs' perplexity functions by name (``text-lm``'s ``reduction``),
+            which :func:`foilkit.scorers.adapters.text_lm.reference_reduction` finds.
         questions_only: its rows whose options mean nothing without their question (only a
             model that asks questions scores them), as the scorer's refusal names them, then
             optionally what a text-only model can score instead (empty: none).
