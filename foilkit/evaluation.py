@@ -213,8 +213,8 @@ def evaluate(
     """
     given = replace(options or EvaluateOptions(), **keywords)
     from foilkit.scorers.adapters import reads_hub_model
-    from foilkit.scorers.api import check_inputs
     from foilkit.scorers.distributed import process_state
+    from foilkit.scorers.job import ScoringJob
     from foilkit.scorers.options import ScoreOptions
     from foilkit.scorers.record import now
 
@@ -255,7 +255,7 @@ def evaluate(
         for name in configs_chosen
     }
     checks = {
-        name: check_inputs(
+        name: ScoringJob.resolve(
             model,
             loaded.data,
             None,

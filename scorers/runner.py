@@ -32,8 +32,9 @@ from foilkit.scorers.cache import EmbeddingCache, default_cache_dir
 from foilkit.scorers.dataset_files import dataset_fingerprint, hub_revision
 from foilkit.scorers.distributed import gather_counts, gather_records, process_state, split
 from foilkit.scorers.engine import Engine, retried_on_resume
-from foilkit.scorers.job import Options, ScoringJob, check_same_dataset, scored_nothing
+from foilkit.scorers.job import ScoringJob, check_same_dataset, scored_nothing
 from foilkit.scorers.lock import run_lock
+from foilkit.scorers.options import ScoreOptions
 from foilkit.scorers.output import (
     GROUP_PREFIX,
     answer_outcomes,
@@ -146,7 +147,7 @@ def _described(adapter: Adapter, plan: ScoringPlan) -> dict[str, Any]:
 def _identity(
     model: str,
     adapter: Adapter,
-    options: Options,
+    options: ScoreOptions,
     protocol: ResolvedProtocol,
     policy: SamplingPolicy,
     decoder: str,
@@ -197,7 +198,7 @@ def _judge_identity(judge: Any) -> dict[str, Any]:
 def _judge_counts(judge: Any) -> dict[str, Any]:
     """What the judge has asked and spent so far (its record's counts): subtracted from its
     record at the end of a config, they leave that config's share (a run's configs share one
-    judge: :func:`foilkit.scorers.api.make_judge`)."""
+    judge: :func:`foilkit.scorers.job.make_judge`)."""
     record = judge.to_record()
     return {
         **{key: record[key] for key in ("answers_judged", "asks")},
@@ -252,7 +253,9 @@ def summed_usage(state: Any, record: Mapping[str, Any]) -> dict[str, Any]:
     return {**counts, "cost": token_cost(counts, *prices)}
 
 
-def _cache(identity: dict[str, Any], options: Options, adapter: Adapter) -> EmbeddingCache | None:
+def _cache(
+    identity: dict[str, Any], options: ScoreOptions, adapter: Adapter
+) -> EmbeddingCache | None:
     if not (options.use_cache and isinstance(adapter, EmbeddingAdapter)):
         return None
     # the model and the frames, not the dataset: another benchmark on the same videos hits
@@ -316,7 +319,7 @@ def check_out_dir(out_dir: Path, identity: dict[str, Any], resume: bool) -> bool
     return False
 
 
-def _out_dir_lock(options: Options) -> AbstractContextManager[None]:
+def _out_dir_lock(options: ScoreOptions) -> AbstractContextManager[None]:
     """Claim the output folder (new, empty or foilkit's own: :mod:`foilkit.folders`; checked on
     every process) and hold its lock in the main process for the whole run (see ``lock``). A
     dead run's lock is taken over with ``resume``, or when that run scored no row (killed
@@ -352,7 +355,7 @@ def _backend_record(state: Any, adapter: Adapter) -> dict[str, Any]:
     return record
 
 
-def _placement_record(state: Any, options: Options, adapter: Adapter) -> Any:
+def _placement_record(state: Any, options: ScoreOptions, adapter: Adapter) -> Any:
     """The run's placement: the options, and each replica's layout (gathered from every process,
     in process order); ``None`` when the model was not spread."""
     replica = adapter.placement_record()
@@ -369,10 +372,10 @@ def _placement_record(state: Any, options: Options, adapter: Adapter) -> Any:
 
 
 def _run(
-    job: ScoringJob, options: Options, kind: str, pool: bool
+    job: ScoringJob, options: ScoreOptions, kind: str, pool: bool
 ) -> tuple[Adapter, ScoringPlan, list[dict[str, Any]], ScoringRun]:
     """Shared by ``score`` and ``score_matrix``: plan, split, score, stream, gather (the job
-    resolved before: :func:`foilkit.scorers.api.check_inputs`)."""
+    resolved before: :meth:`foilkit.scorers.job.ScoringJob.resolve`)."""
     state = process_state()
     model, data, policy, roots, missing = job.model, job.data, job.policy, job.roots, job.missing
     adapter, protocol = job.load_adapter(options, state)
@@ -558,7 +561,7 @@ class ScoreMatrix:
         return self.record.to_json()
 
 
-def run_rows(job: ScoringJob, options: Options) -> ScoredRows:
+def run_rows(job: ScoringJob, options: ScoreOptions) -> ScoredRows:
     """Score ``job``'s rows with ``options`` (those it was resolved with; ``evaluate``: with
     each config's own folder), writing ``scores.jsonl`` and ``run.json`` into ``out_dir``."""
     # foilkit's own progress only: no bars of datasets' or transformers' inner steps
@@ -573,7 +576,7 @@ def run_rows(job: ScoringJob, options: Options) -> ScoredRows:
     return ScoredRows(result, run)
 
 
-def run_pool(job: ScoringJob, options: Options) -> ScoreMatrix:
+def run_pool(job: ScoringJob, options: ScoreOptions) -> ScoreMatrix:
     """Score ``job``'s retrieval pool (every view against every caption) with ``options``,
     writing ``matrix.npy``, ``matrix.json`` and ``run.json`` into ``out_dir``."""
     # foilkit's own progress only: no bars of datasets' or transformers' inner steps

@@ -22,7 +22,7 @@ from foilkit.synthetic.videos import SyntheticScene, write_video
 def calls(monkeypatch) -> Counter:
     """How often the model, the processor, the input checks, the served backend and the judge
     were made: each wrapped to count its calls, then run as before."""
-    import foilkit.scorers.api as api
+    from foilkit.scorers.job import ScoringJob
     from foilkit.scorers.judge import Judge
     from foilkit.scorers.openai_client import ServerBackend
 
@@ -38,7 +38,7 @@ def calls(monkeypatch) -> Counter:
     wrapped = [
         ("model", transformers.AutoModel, "from_pretrained"),
         ("processor", transformers.AutoProcessor, "from_pretrained"),
-        ("checks", api, "check_inputs"),
+        ("checks", ScoringJob, "resolve"),
         ("server", ServerBackend, "__post_init__"),
         ("judge", Judge, "__init__"),
     ]

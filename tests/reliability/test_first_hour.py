@@ -63,7 +63,8 @@ def nothing_runs(monkeypatch):
 
     monkeypatch.setattr("foilkit.evaluation.load_benchmark_split", refuse)
     monkeypatch.setattr("foilkit.scorers.api.load_scoring_dataset", refuse)
-    monkeypatch.setattr("foilkit.scorers.api.adapter_class", refuse)
+    monkeypatch.setattr("foilkit.scorers.job.load_scoring_dataset", refuse)
+    monkeypatch.setattr("foilkit.scorers.job.adapter_class", refuse)
     monkeypatch.setattr("foilkit.scorers.job.load_adapter", refuse)
 
 
@@ -212,7 +213,7 @@ def test_an_offline_model_not_in_the_cache_is_one_line_before_any_retry(
         raise AssertionError("the dataset was built or the Hub asked before the model was checked")
 
     monkeypatch.setattr("foilkit.evaluation.load_benchmark_split", refuse)
-    monkeypatch.setattr("foilkit.scorers.api.adapter_class", refuse)
+    monkeypatch.setattr("foilkit.scorers.job.adapter_class", refuse)
     argv = _evaluate(benchmark, model, tmp_path / "run")
     if command == "score":
         argv = ["score", *argv[3:7], "--model", model, "--out", str(tmp_path / "run")]
@@ -251,7 +252,7 @@ def test_online_a_mistyped_relative_path_to_a_folder_of_models_is_one_line(
     def refuse(*args, **kwargs):
         raise AssertionError("the Hub was asked for a mistyped relative path")
 
-    monkeypatch.setattr("foilkit.scorers.api.adapter_class", refuse)
+    monkeypatch.setattr("foilkit.scorers.job.adapter_class", refuse)
     monkeypatch.setenv("HF_HUB_OFFLINE", "0")
     monkeypatch.setenv("TRANSFORMERS_OFFLINE", "0")
     (tmp_path / "tiny" / "clip-cb7e432edd3a").mkdir()

@@ -212,8 +212,9 @@ def test_no_judge_unless_one_is_configured():
 
 
 def test_a_judge_is_refused_outside_generate_mode_and_without_its_key(monkeypatch):
-    from foilkit.scorers.api import ScoreOptions, make_judge
+    from foilkit.scorers.api import ScoreOptions
     from foilkit.scorers.generate import check_generation
+    from foilkit.scorers.job import make_judge
     from foilkit.scorers.protocols import resolve_protocol
 
     options = ScoreOptions(judge_model="gpt-3.5-turbo-1106", judge_base_url="http://h:1/v1")
