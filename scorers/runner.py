@@ -371,42 +371,78 @@ def _placement_record(state: Any, options: ScoreOptions, adapter: Adapter) -> An
     )
 
 
-def _run(
-    job: ScoringJob, options: ScoreOptions, kind: str, pool: bool
-) -> tuple[Adapter, ScoringPlan, list[dict[str, Any]], ScoringRun]:
-    """Shared by ``score`` and ``score_matrix``: plan, split, score, stream, gather (the job
-    resolved before: :meth:`foilkit.scorers.job.ScoringJob.resolve`)."""
+@dataclass(frozen=True)
+class _Setup:
+    """A run ready to score in this process (:func:`_set_up`): its job, options and process
+    state, the adapter loaded with the protocol its device runs, the plan, the decoder (and why
+    not the one asked for: ``decoder_fallback``), the identity its folder records and the
+    folder (``None``: none is written)."""
+
+    job: ScoringJob
+    options: ScoreOptions
+    state: Any
+    adapter: Adapter
+    protocol: ResolvedProtocol
+    plan: ScoringPlan
+    decoder: str
+    decoder_fallback: str | None
+    identity: dict[str, Any]
+    out_dir: Path | None
+
+    @property
+    def spends(self) -> bool:
+        """Whether the run pays for its requests: a served model's, a judge's."""
+        return self.options.backend != "local" or self.adapter.judge is not None
+
+
+def _set_up(job: ScoringJob, options: ScoreOptions, kind: str, pool: bool) -> _Setup:
+    """The job's adapter loaded in this process, its rows planned (``pool``: as one retrieval
+    pool), the decoder chosen and the run's identity (``kind``: ``score``, ``score_matrix``)."""
     state = process_state()
-    model, data, policy, roots, missing = job.model, job.data, job.policy, job.roots, job.missing
     adapter, protocol = job.load_adapter(options, state)
-    plan = _plan(data, adapter, roots, protocol.settings.get("window", "half-open"))
+    plan = _plan(job.data, adapter, job.roots, protocol.settings.get("window", "half-open"))
     if pool:
         plan = plan.pooled()
     decoder, decoder_fallback = resolve_decoder(options.decoder)
     if decoder_fallback:
         logger.warning("%s: decoding with %s instead", decoder_fallback, decoder)
-    identity = _identity(model, adapter, options, protocol, policy, decoder, plan, kind, data)
+    identity = _identity(
+        job.model, adapter, options, protocol, job.policy, decoder, plan, kind, job.data
+    )
     out_dir = Path(options.out_dir) if options.out_dir else None
+    return _Setup(
+        job, options, state, adapter, protocol, plan, decoder, decoder_fallback, identity, out_dir
+    )
+
+
+def _start(run: _Setup) -> None:
+    """The output folder checked on every process before anyone writes (an existing run
+    continues only as itself: :func:`check_out_dir`), a fresh run's start record written, and
+    the missing videos reported."""
+    state, out_dir = run.state, run.out_dir
     if out_dir is not None:
-        # on every process, before anyone writes
-        fresh = check_out_dir(out_dir, identity, options.resume)
+        fresh = check_out_dir(out_dir, run.identity, run.options.resume)
         state.wait_for_everyone()
         if state.is_main_process and fresh:
             out_dir.mkdir(parents=True, exist_ok=True)
-            atomic_write(ScoresFolder(out_dir).record, start_json(identity))
-    if missing and state.is_main_process:
-        _report_missing(missing, data.num_rows, roots or [], out_dir)
-    store = ResultStore(out_dir, state.process_index)
+            atomic_write(ScoresFolder(out_dir).record, start_json(run.identity))
+    if run.job.missing and state.is_main_process:
+        _report_missing(run.job.missing, run.job.data.num_rows, run.job.roots or [], out_dir)
+
+
+def _resume(run: _Setup) -> tuple[ResultStore, dict[int, Any], dict[int, Any]]:
+    """This process's shard store, opened for appending once every process has read the rows
+    scored before: those kept (``done``) and those scored again because they failed for their
+    inputs, which the user may have fixed (``retried``)."""
+    state = run.state
+    store = ResultStore(run.out_dir, state.process_index)
     done = dict(store.load())
-    if options.backend != "local" or adapter.judge is not None:
+    if run.spends:
         from foilkit.scorers.openai_client import bill_run  # spend summed over the run's whole life
 
-        bill_run(adapter, store.shards, state.process_index)
-    # the run's judge, shared by its configs: what it asked before this config is not this one's
-    judged_before = None if adapter.judge is None else _judge_counts(adapter.judge)
+        bill_run(run.adapter, store.shards, state.process_index)
     state.wait_for_everyone()  # every process has read the shards before any appends
     store.open()
-    # rows that failed for their inputs are scored again: the user may have fixed them
     retried = {index: record for index, record in done.items() if retried_on_resume(record)}
     done = {index: record for index, record in done.items() if index not in retried}
     if retried and state.is_main_process:
@@ -416,115 +452,176 @@ def _run(
             len(retried),
             ", ".join(f"{count} {cause}" for cause, count in causes.items()),
         )
-    pending = [
-        batch
-        for batch in plan.batches(options.batch_size)
-        if any(index not in done for unit in batch for index in unit.rows)
-    ]
-    engine = Engine(
-        adapter,
-        plan,
-        policy,
+    return store, done, retried
+
+
+def _engine(run: _Setup, store: ResultStore) -> Engine:
+    """The engine that scores the run's rows in this process, streaming them to ``store``."""
+    options = run.options
+    return Engine(
+        run.adapter,
+        run.plan,
+        run.job.policy,
         store=store,
-        cache=_cache(identity, options, adapter),
-        decoder=decoder,
+        cache=_cache(run.identity, options, run.adapter),
+        decoder=run.decoder,
         max_decode_pixels=options.max_decode_pixels,
         control=options.control,
         seed=options.seed,
         batch_size=options.batch_size,
         num_workers=options.num_workers,
-        progress=options.progress and state.is_local_main_process,
+        progress=options.progress and run.state.is_local_main_process,
         log_interval=options.log_interval,
-        name=job.config,
+        name=run.job.config,
     )
+
+
+def _score(
+    run: _Setup, engine: Engine, store: ResultStore, done: dict[int, Any]
+) -> list[dict[str, Any]]:
+    """Every row's record in dataset order: the batches with a row not ``done`` scored by
+    ``engine`` over the processes and gathered, the rows scored before kept as written. A
+    stopped run's record says what it spent (a served model, a judge)."""
+    state = run.state
+    pending = [
+        batch
+        for batch in run.plan.batches(run.options.batch_size)
+        if any(index not in done for unit in batch for index in unit.rows)
+    ]
     try:
         new = gather_records(state, engine.run(split(state, pending)))
-    except BaseException:  # a stopped run's record says what it spent (a served model, a judge)
-        spends = options.backend != "local" or adapter.judge is not None
-        if spends and out_dir is not None and state.is_main_process:
+    except BaseException:
+        if run.spends and run.out_dir is not None and state.is_main_process:
             from foilkit.scorers.openai_client import record_stop
 
-            record_stop(adapter, ScoresFolder(out_dir).record, store.shards)
+            record_stop(run.adapter, ScoresFolder(run.out_dir).record, store.shards)
         raise
     # a row scored before stays as it was written, though its batch was scored again
     merged = {**{record["index"]: record for record in new}, **done}
-    missing = [row.id for row in plan.rows if row.index not in merged]
+    missing = [row.id for row in run.plan.rows if row.index not in merged]
     if missing:
         raise RuntimeError(f"{len(missing)} rows were not scored, e.g. {missing[:5]}")
-    records = [merged[row.index] for row in plan.rows]
+    return [merged[row.index] for row in run.plan.rows]
+
+
+def _throughput(state: Any, engine: Engine, resumed: int, retried: int) -> dict[str, Any]:
+    """The run's throughput summed over processes: views, texts and their rates, and the rows
+    resumed and retried."""
     throughput = gather_counts(state, engine.throughput.to_record())
     seconds = max(engine.throughput.seconds, 1e-9)
     throughput.update(
         seconds=round(seconds, 3),
         views_per_s=round(throughput["views"] / seconds, 3),
         texts_per_s=round(throughput["texts"] / seconds, 3),
-        resumed_rows=len(done),
-        retried_rows=len(retried),
+        resumed_rows=resumed,
+        retried_rows=retried,
     )
-    errors = sorted({record["error"] for record in records if record["error"]})
+    return throughput
+
+
+def _errors(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The rows that could not be scored (warned about): how many, their causes, the messages."""
+    messages = sorted({record["error"] for record in records if record["error"]})
     failed = sum(1 for record in records if record["error"])
     if failed:
         logger.warning(
-            "%d of %d rows could not be scored: %s", failed, len(records), "; ".join(errors)
+            "%d of %d rows could not be scored: %s", failed, len(records), "; ".join(messages)
         )
-    described = _described(adapter, plan)
+    return {"rows": failed, "causes": error_causes(records), "messages": messages}
+
+
+def _dataset_record(run: _Setup) -> dict[str, Any]:
+    """What was scored: the config, split and revision, and its rows, views and video files."""
+    plan = run.plan
+    return {
+        "config": run.job.config,
+        "split": run.options.split,
+        "revision": hub_revision(run.job.data),
+        "num_rows": len(plan.rows),
+        "num_views": len(plan.views),
+        # files, not units: a pair's two files are one unit
+        "num_videos": len({plan.views[v].source_key for u in plan.units for v in u.views}),
+    }
+
+
+def _record(
+    run: _Setup,
+    engine: Engine,
+    records: list[dict[str, Any]],
+    judged_before: dict[str, Any] | None,
+    throughput: dict[str, Any],
+) -> ScoringRun:
+    """The run's record (``run.json``) once every row is scored."""
+    adapter, options, policy = run.adapter, run.options, run.job.policy
+    described = _described(adapter, run.plan)
     # the adapter's own prompt, for the rows asked it (none where every row asks its own)
     templates = None if described.get("prompt") == OWN_QUESTION else adapter.prompt_templates()
-    run = ScoringRun(
-        identity=identity,
-        model=model,
+    roots = run.job.roots
+    return ScoringRun(
+        identity=run.identity,
+        model=run.job.model,
         revision=options.revision,
         adapter=described,
         prompt_templates=templates,
         processor=adapter.processor_settings(),
         mode=adapter.mode,
-        questions=_questions_record(adapter, plan),
-        video_question=_video_question_record(plan, records),
+        questions=_questions_record(adapter, run.plan),
+        video_question=_video_question_record(run.plan, records),
         score_kind=adapter.score_kind,
-        protocol=protocol,
+        protocol=run.protocol,
         num_frames=policy.num_frames,
         sampling=policy.to_record(),
-        decoder=decoder,
+        decoder=run.decoder,
         decoder_requested=options.decoder,
-        decoder_fallback=decoder_fallback,
+        decoder_fallback=run.decoder_fallback,
         max_decode_pixels=options.max_decode_pixels,
         video_roots=None if roots is None else [str(root) for root in roots],
         dtype=adapter.dtype_record(),
         device=str(adapter.device),
-        placement=_placement_record(state, options, adapter),
-        backend=_backend_record(state, adapter),
+        placement=_placement_record(run.state, options, adapter),
+        backend=_backend_record(run.state, adapter),
         seed=options.seed,
         control=options.control,
         batch_size=options.batch_size,
         num_workers=options.num_workers,
         model_threads=engine.model_threads,
-        dataset={
-            "config": job.config,
-            "split": options.split,
-            "revision": hub_revision(data),
-            "num_rows": len(plan.rows),
-            "num_views": len(plan.views),
-            # files, not units: a pair's two files are one unit
-            "num_videos": len({plan.views[v].source_key for u in plan.units for v in u.views}),
-        },
+        dataset=_dataset_record(run),
         cache=None if engine.cache is None else str(engine.cache.directory),
-        errors={"rows": failed, "causes": error_causes(records), "messages": errors},
+        errors=_errors(records),
         answers=answer_outcomes(records) if adapter.mode == "generate" else None,
-        judge=_judge_record(state, adapter, records, judged_before),
+        judge=_judge_record(run.state, adapter, records, judged_before),
         throughput=throughput,
         packages=package_versions(),
         foilkit=foilkit_source(),
-        hardware=hardware(state.num_processes),
+        hardware=hardware(run.state.num_processes),
         finished_at=now(),
     )
-    if state.is_main_process and options.progress:
+
+
+def _run(
+    job: ScoringJob, options: ScoreOptions, kind: str, pool: bool
+) -> tuple[Adapter, ScoringPlan, list[dict[str, Any]], ScoringRun]:
+    """Shared by ``score`` and ``score_matrix``: set up, start the folder, resume, score over
+    the processes, gather and record (the job resolved before:
+    :meth:`foilkit.scorers.job.ScoringJob.resolve`)."""
+    run = _set_up(job, options, kind, pool)
+    _start(run)
+    store, done, retried = _resume(run)
+    # the run's judge, shared by its configs: what it asked before this config is not this one's
+    judge = run.adapter.judge
+    judged_before = None if judge is None else _judge_counts(judge)
+    engine = _engine(run, store)
+    records = _score(run, engine, store, done)
+    throughput = _throughput(run.state, engine, len(done), len(retried))
+    record = _record(run, engine, records, judged_before, throughput)
+    if run.state.is_main_process and options.progress:
         print(
-            f"scored {len(records)} rows ({failed} failed): {throughput['views']} views at "
-            f"{throughput['views_per_s']} views/s, {throughput['texts']} texts at "
+            f"scored {len(records)} rows ({record.failed_rows} failed): {throughput['views']} "
+            f"views at {throughput['views_per_s']} views/s, {throughput['texts']} texts at "
             f"{throughput['texts_per_s']} texts/s",
             file=sys.stderr,
         )
-    return adapter, plan, records, run
+    return run.adapter, run.plan, records, record
 
 
 @dataclass(frozen=True)
