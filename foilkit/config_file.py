@@ -21,9 +21,12 @@ from foilkit.files import atomic_write
 CONFIG_FILE = "config.yaml"
 
 
-def write_config(folder: str | os.PathLike, command: str, config: Mapping[str, Any]) -> Path:
+def write_config(
+    folder: str | os.PathLike, command: str, config: Mapping[str, Any], note: str | None = None
+) -> Path:
     """Write ``config`` (the command's flags, :mod:`foilkit.config_file`'s layout) as
-    ``folder/config.yaml``, headed by how to replay it; its path."""
+    ``folder/config.yaml``, headed by how to replay it (and ``note``, what the replay needs
+    besides); its path."""
     import yaml
 
     path = Path(folder) / CONFIG_FILE
@@ -31,6 +34,7 @@ def write_config(folder: str | os.PathLike, command: str, config: Mapping[str, A
         f"# The configuration of this foilkit {command} run. Replay it with\n"
         f"#   foilkit {command} --config-file {CONFIG_FILE} --out NEW_FOLDER\n"
         "# (a flag given on the command line overrides its value here).\n"
+        + ("" if note is None else f"# Note: {note}.\n")
     )
     atomic_write(path, header + yaml.safe_dump(dict(config), sort_keys=False))
     return path

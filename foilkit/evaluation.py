@@ -172,6 +172,10 @@ class EvaluateOptions:
             set.
         command_line: the command that asked for the run, recorded in ``results.json``
             (default: this process's ``sys.argv``).
+        command_flags: the flags of that command which the run does not read
+            (``foilkit evaluate``'s ``--min-coverage``, ``--verbosity``, ``--json``,
+            ``--log-with``, ``--tracking-dir``), by name: ``config.yaml`` holds them, so that
+            it replays the command whole.
     """
 
     config: str | Sequence[str] | None = None
@@ -190,6 +194,7 @@ class EvaluateOptions:
     datasets_cache_dir: str | None = None
     score_options: ScoreOptions | None = None
     command_line: Sequence[str] | None = None
+    command_flags: Mapping[str, Any] | None = None
 
 
 @in_one_run  # the model, processor, served backend and judge: once for every config
@@ -276,6 +281,7 @@ def evaluate(
         "n_resamples": given.n_resamples,
         "bootstrap_seed": given.bootstrap_seed,
         "label": given.label,
+        **(given.command_flags or {}),
         **_replay_sections(options, given.videos, given.split),
     }
     if state.is_main_process:

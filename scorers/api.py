@@ -7,9 +7,13 @@ split, score, gather, write), under ``accelerate launch`` as in one process.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any
 
+from foilkit.config_file import write_config
 from foilkit.scorers.dataset_files import load_scoring_dataset
+from foilkit.scorers.distributed import process_state
 from foilkit.scorers.job import ScoringJob
 from foilkit.scorers.options import SCORE_OPTION_NAMES, ScoreOptions
 from foilkit.scorers.runner import ScoredRows, ScoreMatrix, run_pool, run_rows
@@ -29,9 +33,13 @@ def score(model: str, dataset: Any, config: str | None = None, **options: Any) -
         One row per dataset row: ``id``, ``caption_score``, ``foil_scores`` (and the
         ``proficiency_`` pair for ViLMA), ``score_kind``, ``frame_indices``, ``error``, the
         adapter's details, then the dataset's metadata columns. With ``out_dir``, also writes
-        ``scores.jsonl`` and ``run.json`` there. :func:`score_rows` also returns the run record.
+        ``scores.jsonl``, ``run.json`` and ``config.yaml`` (:func:`write_score_config`) there.
+        :func:`score_rows` also returns the run record.
     """
-    return score_rows(model, dataset, config, ScoreOptions(**options)).rows
+    typed = ScoreOptions(**options)
+    scored = score_rows(model, dataset, config, typed)
+    write_score_config(model, dataset, config, typed, matrix=False)
+    return scored.rows
 
 
 def score_rows(
@@ -56,9 +64,13 @@ def score_matrix(
 
     Dual encoders compute it from (cached) embeddings as dot products; other adapters score
     each view against all captions (``choice`` mode does not apply: texts are not options).
-    ``options``: see ``ScoreOptions``.
+    ``options``: see ``ScoreOptions``. With ``out_dir``, writes the matrix, ``run.json`` and
+    ``config.yaml`` there.
     """
-    return score_pool(model, dataset, config, ScoreOptions(**options))
+    typed = ScoreOptions(**options)
+    matrix = score_pool(model, dataset, config, typed)
+    write_score_config(model, dataset, config, typed, matrix=True)
+    return matrix
 
 
 def score_pool(
@@ -80,6 +92,35 @@ def score_pool(
     return run_pool(job, options)
 
 
+def write_score_config(
+    model: str,
+    dataset: Any,
+    config: str | None,
+    options: ScoreOptions,
+    *,
+    matrix: bool,
+    command: Mapping[str, Any] | None = None,
+) -> None:
+    """A scoring folder's ``config.yaml`` (``out_dir``'s, by the main process; none without
+    one): what ``foilkit score --config-file`` replays the run from, the model, dataset, config
+    and every scoring option but the folder's own, and ``command``, the flags of the command
+    line the scoring does not read (``--min-coverage``, ``--verbosity``, ``--json``). A dataset
+    given as an object is no file's: the replay needs ``--dataset``, as the file says."""
+    if options.out_dir is None or not process_state().is_main_process:
+        return
+    named = isinstance(dataset, (str, os.PathLike))
+    replay = {
+        "model": model,
+        "dataset": os.fspath(dataset) if named else None,
+        "configs": None if config is None else [config],
+        "matrix": matrix,
+        **(command or {}),
+        **options.sections(leave=("out_dir", "resume")),
+    }
+    note = None if named else "the dataset was given as an object: name it with --dataset"
+    write_config(options.out_dir, "score", replay, note=note)
+
+
 __all__ = [
     "SCORE_OPTION_NAMES",
     "ScoreMatrix",
@@ -90,4 +131,5 @@ __all__ = [
     "score_matrix",
     "score_pool",
     "score_rows",
+    "write_score_config",
 ]

@@ -24,6 +24,10 @@ if TYPE_CHECKING:
     from foilkit.evaluation import EvaluateOptions
     from foilkit.run import RunResults
 
+#: The flags of ``foilkit evaluate`` that the run does not read but its ``config.yaml`` holds,
+#: so that the file replays the command whole (``EvaluateOptions.command_flags``).
+REPLAYED = ("min_coverage", "verbosity", "json", "log_with", "tracking_dir")
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.cli import score as score_cli
@@ -143,6 +147,7 @@ def evaluate_options(args: argparse.Namespace) -> EvaluateOptions:
         resume=args.resume,
         score_options=score_options(args, leave=EVALUATE_SETS),
         command_line=getattr(args, "command_line", None),
+        command_flags={name: getattr(args, name) for name in REPLAYED},
     )
 
 

@@ -9,6 +9,11 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from foilkit.scorers.options import ScoreOptions
 
+#: The flags of ``foilkit score`` that its scoring does not read but its ``config.yaml``
+#: holds, so that the file replays the command whole (:func:`foilkit.scorers.api.
+#: write_score_config`).
+REPLAYED = ("min_coverage", "verbosity", "json")
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     add_scoring_flags(
@@ -94,11 +99,9 @@ def score_options(args: argparse.Namespace, *, leave: Collection[str] = ()) -> S
 
 def run(args: argparse.Namespace) -> int:
     from foilkit.cli.options import chosen_configs, coverage_status, print_json
-    from foilkit.config_file import write_config
     from foilkit.errors import UserError, check_writable
     from foilkit.run import Coverage
-    from foilkit.scorers.api import score_pool, score_rows
-    from foilkit.scorers.distributed import process_state
+    from foilkit.scorers.api import score_pool, score_rows, write_score_config
 
     configs = chosen_configs(args) or [None]
     if len(configs) > 1:
@@ -110,16 +113,10 @@ def run(args: argparse.Namespace) -> int:
     (config,) = configs
     options = score_options(args)
     scored = (score_pool if args.matrix else score_rows)(args.model, args.dataset, config, options)
-    if process_state().is_main_process:  # the folder is claimed now: beside its run.json
-        replay = {
-            "model": args.model,
-            "dataset": args.dataset,
-            "configs": args.configs,
-            "matrix": args.matrix,
-            "min_coverage": args.min_coverage,
-            **options.sections(leave=("out_dir", "resume")),
-        }
-        write_config(args.out, "score", replay)
+    command = {name: getattr(args, name) for name in REPLAYED}
+    write_score_config(
+        args.model, args.dataset, config, options, matrix=args.matrix, command=command
+    )
     record = scored.record
     coverage = Coverage.of(record.num_rows, None, record.failed_rows, record.error_causes)
     status = coverage_status("score", {config or "rows": coverage}, args.min_coverage, args.out)
