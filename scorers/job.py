@@ -175,7 +175,7 @@ def check_resumed_dataset(options: ScoreOptions, data: Any) -> None:
         return
     before = ScoringRun.load(folder.record).identity.get("dataset")
     if before is not None:
-        check_same_dataset(Path(options.out_dir), before, dataset_fingerprint(data))
+        check_same_dataset(folder.root, before, dataset_fingerprint(data))
 
 
 def make_judge(options: ScoreOptions, protocol: ResolvedProtocol) -> Judge | None:
