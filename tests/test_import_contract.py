@@ -9,8 +9,9 @@
     builders            metrics (names), base
     scorers             base only
     metrics             nothing of foilkit (each folder is a self-contained evaluate module)
-    base                foilkit._version, answers, benchmark_registry, errors, files, folders,
-                        progress, protocol, registry, selection, video_paths: base only
+    base                foilkit._version, answers, benchmark_registry, config_file, errors,
+                        files, folders, progress, protocol, registry, selection, video_paths:
+                        base only
 
 and across packages only public modules: ``foilkit.metrics._common`` is the metrics package's
 own business; another package goes through ``foilkit.metrics``.
@@ -43,6 +44,7 @@ BASE = {
     "foilkit._version",
     "foilkit.answers",  # parsed answers and judge protocols: benchmarks declare, the scorer runs
     "foilkit.benchmark_registry",  # the benchmarks by name: every layer reaches them through it
+    "foilkit.config_file",  # config.yaml: evaluate's run folder and the scorer's own write it
     "foilkit.protocol",  # the Protocol type: benchmarks declare, the scorer resolves
     "foilkit.errors",
     "foilkit.files",
