@@ -12,6 +12,7 @@ and ``options.num_frames``, as the engine reads them; :meth:`ScoreOptions.sectio
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import Field, dataclass, field, fields
 from pathlib import Path
@@ -554,8 +555,10 @@ def _belongs(key: str) -> str:
 
 
 def _plain(value: Any) -> Any:
-    """A field's value as YAML and JSON write it (a tuple of roots as a list)."""
-    return list(value) if isinstance(value, tuple) else value
+    """A field's value as YAML and JSON write it (a tuple of roots as a list, a path as text)."""
+    if isinstance(value, (list, tuple)):
+        return [_plain(item) for item in value]
+    return os.fspath(value) if isinstance(value, os.PathLike) else value
 
 
 def check_backend(options: ScoreOptions) -> None:

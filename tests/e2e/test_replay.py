@@ -176,11 +176,12 @@ def test_a_dataset_given_as_an_object_is_named_missing_in_the_config(
         clip_model,
         rows,
         out_dir=str(tmp_path / "run"),
-        video_root=str(small_benchmark / "videos"),
+        video_root=small_benchmark / "videos",  # a path, written as its text
         num_workers=0,
         progress=False,
         use_cache=False,
     )
     text = (tmp_path / "run" / "config.yaml").read_text()
     assert yaml.safe_load(text)["dataset"] is None
+    assert yaml.safe_load(text)["frames"]["video_root"] == str(small_benchmark / "videos")
     assert "# Note: the dataset was given as an object: name it with --dataset." in text
