@@ -12,6 +12,7 @@ import pytest
 import yaml
 
 from foilkit.cli import command_parser
+from foilkit.cli.options import fill_names
 from foilkit.cli.score import score_options
 from foilkit.scorers.options import (
     PARTS,
@@ -66,7 +67,10 @@ def test_parser_help_lists_the_registered_parsers(monkeypatch) -> None:
     from foilkit.scorers.parsers import PARSERS, parser_names
 
     monkeypatch.setitem(PARSERS, "my_letters", PARSERS["yes_no"])
-    help = actions("score")["--parser"].help
+    flags = actions("score")
+    assert "{names}" in flags["--parser"].help  # read when the help is shown, not before
+    fill_names(flags.values())
+    help = flags["--parser"].help
     assert all(name in help for name in parser_names()) and "my_letters" in help
     assert "vitatecs" in help and "tempcompass_captioning" in help  # the benchmarks' own
 
@@ -182,6 +186,20 @@ def test_the_flags_are_made_without_torch(command) -> None:
         f"from foilkit.cli import main\ntry: main([{command!r}, '--help'])\nexcept SystemExit: pass"
     )
     assert_imports_none(code, ("torch", "transformers"))
+
+
+@pytest.mark.parametrize("command", ["score", "evaluate"])
+def test_the_parser_is_made_and_a_usage_error_answered_without_datasets(command) -> None:
+    """Only the help reads the registries' names (the benchmarks that declare them import
+    ``datasets``): making the parser and answering a usage error import no heavy library."""
+    from launch import assert_imports_none
+
+    code = (
+        "from foilkit.cli import main\n"
+        f"try: main([{command!r}, '--model', 'm', '--out', 'o', '--num-frames', '0'])\n"
+        "except SystemExit as exit: assert exit.code == 2, exit.code"
+    )
+    assert_imports_none(code, ("datasets", "torch", "transformers"))
 
 
 def test_the_decoding_bound_is_the_decoders() -> None:

@@ -142,6 +142,14 @@ class CommandParser(argparse.ArgumentParser):
                 setattr(namespace, action.dest, values[action.dest])
         return namespace
 
+    def format_help(self) -> str:
+        """The help, each flag's registry names filled in now (:func:`foilkit.cli.options.
+        fill_names`): only the help reads them."""
+        from foilkit.cli.options import fill_names
+
+        fill_names(self._actions)
+        return super().format_help()
+
     def error(self, message: str):  # type: ignore[override]
         self.exit(2, f"{self.prog}: error: {message} ('{self.prog} --help' lists the options)\n")
 

@@ -10,7 +10,7 @@ import argparse
 import math
 import re
 import sys
-from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import Field, fields
 from typing import TYPE_CHECKING, Any
 
@@ -290,10 +290,7 @@ def add_option(parser: Adder, option: Field[Any]) -> None:
     from foilkit.scorers.options import option_flag
 
     meta = option.metadata
-    help = meta["help"]
-    if meta["names"] is not None:  # a registry's names, as they are now
-        help = help.replace("{names}", ", ".join(meta["names"]()))
-    settings: dict[str, Any] = {"dest": option.name, "help": help}
+    settings: dict[str, Any] = {"dest": option.name, "help": meta["help"]}
     if isinstance(option.default, bool):  # a switch: on, or off when it is on by default
         settings["action"] = "store_false" if option.default else "store_true"
     else:
@@ -301,7 +298,19 @@ def add_option(parser: Adder, option: Field[Any]) -> None:
         settings["type"] = CHECKS.get(meta["check"])
         settings["choices"] = meta["choices"]
         settings["metavar"] = meta["metavar"]
-    parser.add_argument(option_flag(option), *meta["aliases"], **settings)
+    action = parser.add_argument(option_flag(option), *meta["aliases"], **settings)
+    action.names = meta["names"]  # {names} in its help: filled in when the help is shown
+
+
+def fill_names(actions: Iterable[argparse.Action]) -> None:
+    """Each flag's help with ``{names}`` (:func:`add_option`) filled in with its registry's
+    names as they are now: read when the help is shown, not when the parser is made (the
+    benchmarks that declare them import ``datasets``, which a usage error need not wait for)."""
+    for action in actions:
+        names = getattr(action, "names", None)
+        if names is not None:
+            action.help = str(action.help).replace("{names}", ", ".join(names()))
+            action.names = None
 
 
 def add_config_file(parser: Adder) -> None:
