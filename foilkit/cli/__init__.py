@@ -143,11 +143,14 @@ class CommandParser(argparse.ArgumentParser):
         return namespace
 
     def format_help(self) -> str:
-        """The help, each flag's registry names filled in now (:func:`foilkit.cli.options.
-        fill_names`): only the help reads them."""
+        """The help, with what only the help reads (the benchmarks', which import ``datasets``)
+        filled in now: each flag's registry names (:func:`foilkit.cli.options.fill_names`) and
+        an epilog given as a function (``foilkit build``'s video layouts)."""
         from foilkit.cli.options import fill_names
 
         fill_names(self._actions)
+        if callable(self.epilog):
+            self.epilog = self.epilog()
         return super().format_help()
 
     def error(self, message: str):  # type: ignore[override]

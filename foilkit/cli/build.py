@@ -38,7 +38,7 @@ def video_layouts() -> str:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = argparse.RawDescriptionHelpFormatter  # the layouts as written
-    parser.epilog = video_layouts()
+    parser.epilog = video_layouts  # read when the help is shown (CommandParser.format_help)
     parser.add_argument("benchmark", choices=sorted(BUILDERS), help="which benchmark to build")
     add_configs(
         parser, "configs to build (default: every config buildable from the published files)"
