@@ -4,9 +4,10 @@ Every ``metrics/<name>/<name>.py`` is at once an ``evaluate`` module (``evaluate
 folder; pushable to the Hub as a Space, see ``foilkit metrics push``) and a plain Python module
 whose pure function ``<name>(...)`` needs only numpy. This package adds what spans metrics:
 loading an installed module without a checkout (:func:`load`), the pure functions by name
-(:func:`metric_function`), paired comparisons of two models on the same items
-(:func:`paired_comparison`), what reports say about scores (:func:`score_direction`,
-:func:`tie_meanings`), and the papers' BibTeX by benchmark (:data:`CITATIONS`).
+(:func:`metric_function`), one model's per-item credits (:func:`item_credits`), paired
+comparisons of two models on the same items (:func:`paired_comparison`), what reports say
+about scores (:func:`score_direction`, :func:`tie_meanings`), and the papers' BibTeX by
+benchmark (:data:`CITATIONS`).
 """
 
 from __future__ import annotations
@@ -98,7 +99,7 @@ def scored_arguments(name: str) -> tuple[str, ...]:
     return tuple(p.name for p in parameters if p.kind is p.POSITIONAL_OR_KEYWORD)
 
 
-def _credits(
+def item_credits(
     name: str, inputs: Mapping[str, Any], score_kind: str, options: Mapping[str, Any]
 ) -> Mapping[str, Any]:
     """Per-item credits of one model: ``item_credits`` of the metric's module, from the scored
@@ -152,8 +153,8 @@ def paired_comparison(
             f"{metric!r} has no per-item outcome to pair; paired metrics: {list(PAIRED_OUTCOMES)}"
         )
     options = dict(options or {})
-    credits_a = _credits(metric, inputs_a, score_kind_a, options)
-    credits_b = _credits(metric, inputs_b, score_kind_b, options)
+    credits_a = item_credits(metric, inputs_a, score_kind_a, options)
+    credits_b = item_credits(metric, inputs_b, score_kind_b, options)
     result: dict[str, Any] = {"metric": metric}
     for position, (key, column) in enumerate(PAIRED_OUTCOMES[metric].items()):
         a, b = credits_a[column], credits_b[column]

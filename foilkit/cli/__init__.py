@@ -65,6 +65,11 @@ COMMANDS.add_lazy(
     "compare", "foilkit.cli.compare", "paired test and side-by-side report of two evaluation runs"
 )
 COMMANDS.add_lazy(
+    "power",
+    "foilkit.cli.power",
+    "power and minimum detectable effects of a benchmark's tests, before and after runs",
+)
+COMMANDS.add_lazy(
     "report",
     "foilkit.cli.report",
     "rebuild a run folder's report.html: tables, plots and an item browser with frames",

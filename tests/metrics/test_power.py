@@ -268,3 +268,17 @@ def test_observed_pairs_give_the_achieved_power_of_the_reported_test():
 def test_impossible_designs_are_refused_with_why(call, message):
     with pytest.raises(ValueError, match=message):
         call()
+
+
+@pytest.mark.parametrize(
+    ("df", "alpha", "table"),
+    [
+        (1, 0.05, 12.7062),
+        (2, 0.05, 4.3027),
+        (3, 0.05, 3.1824),
+        (10, 0.05, 2.2281),
+        (5, 0.01, 4.0321),
+    ],
+)
+def test_t_critical_matches_the_t_table(df, alpha, table):
+    assert power.t_critical(alpha, df + 1) == pytest.approx(table, abs=5e-3)
