@@ -44,7 +44,9 @@ def test_evaluate_names_the_video_root_once(flags):
     assert args.video_root == ["v"]  # the old spelling still works, unlisted (repeatable)
 
 
-@pytest.mark.parametrize("name", ["score", "evaluate", "compare", "demo", "leaderboard", "build"])
+@pytest.mark.parametrize(
+    "name", ["score", "evaluate", "compare", "demo", "leaderboard", "build", "power"]
+)
 def test_help_shows_defaults_and_every_flag_has_help(flags, name: str):
     _, parser = command_parser(name)
     text = parser.format_help()
