@@ -221,6 +221,12 @@ LEADERBOARD = FolderKind(
     ("leaderboard.md", "leaderboard.csv", "leaderboard.png", "leaderboard.html"),
     legacy=lambda root: (root / "leaderboard.csv").is_file(),
 )
+#: ``foilkit power --out``'s folder: the figures and their plot.
+POWER = FolderKind(
+    "power analysis",
+    ("power.json", "power.png"),
+    legacy=lambda root: (root / "power.json").is_file(),
+)
 #: ``foilkit metrics push --dry-run``'s folder (each metric Space's files and commit).
 METRIC_DRY_RUN = FolderKind(
     "metrics dry run",
@@ -242,6 +248,7 @@ KINDS = {
         SIDE_BY_SIDE,
         LEADERBOARD,
         METRIC_DRY_RUN,
+        POWER,
     )
 }
 

@@ -30,6 +30,7 @@ import numpy as np
 from foilkit import power
 from foilkit.cli.options import add_configs, chosen_configs, print_json
 from foilkit.errors import UserError, check_writable
+from foilkit.folders import POWER, claim_folder
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -346,8 +347,9 @@ def run(args: argparse.Namespace) -> int:
         args.simulations,
         args.simulation_seed,
     )
+    out = None if args.out is None else claim_folder(args.out, POWER)  # new, empty or foilkit's
     name, sections = run_figures(args, q) if args.runs else before_figures(args, q)
-    plot = args.plot or (str(Path(args.out) / "power.png") if args.out else None)
+    plot = args.plot or (str(out / "power.png") if out else None)
     if plot is not None:
         plot_power(name, sections, q, Path(plot))
     summary = {
@@ -359,9 +361,7 @@ def run(args: argparse.Namespace) -> int:
         "configs": [_json_section(s) for s in sections],
         "plot": plot,
     }
-    if args.out is not None:
-        out = Path(args.out)
-        out.mkdir(parents=True, exist_ok=True)
+    if out is not None:
         (out / "power.json").write_text(json.dumps(summary, indent=2), encoding="utf-8")
     if args.json:
         print_json(summary)

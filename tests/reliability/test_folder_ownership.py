@@ -281,6 +281,7 @@ def _commands(tmp_path: Path) -> dict[str, list[str]]:
             "{out}",
         ],
         "demo": ["demo", "--out", "{out}"],
+        "power": ["power", "--benchmark", "vitatecs", "--out", "{out}"],
         "generate contrast person-id": [
             "generate",
             "contrast",
@@ -314,6 +315,7 @@ COMMANDS = [
     "leaderboard",
     "metrics push --dry-run",
     "demo",
+    "power",
     "generate contrast person-id",
     "generate vilma counting",
 ]
