@@ -5,8 +5,10 @@ items (ids). Items are paired by id; the tests are the metrics package's paired 
 (exact McNemar test on per-item correctness, computed in log space so that benchmark-sized
 comparisons do not overflow, and the paired bootstrap difference of accuracy
 with its confidence interval, clustered by video), per config and per group (aspect/subtest),
-for every per-item metric of the benchmark. Retrieval pools (RTime Origin/Hard) have no
-per-item correctness and are shown side by side only.
+for every per-item metric of the benchmark. Beside each McNemar test stands its minimum
+detectable effect at 80% power (:func:`foilkit.power.mcnemar_mde`, exact, at the items' observed
+discordance): a difference below it is one these items cannot reliably tell apart. Retrieval
+pools (RTime Origin/Hard) have no per-item correctness and are shown side by side only.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from foilkit.builders.spec import Benchmark, MetricSpec, group_names, subset_columns
 from foilkit.markdown import markdown_text, p_value_text
+from foilkit.power import DEFAULT_ALPHA, DEFAULT_POWER, EXACT_MCNEMAR, mcnemar_mde
 from foilkit.run import RunFolder, RunResults
 
 
@@ -131,16 +134,31 @@ def _scopes(
             )
     column = benchmark.cluster_column
     return {
-        scope: paired_test(
-            metric,
-            x,
-            y,
-            cluster=x.get(column) if column else None,
-            n_resamples=n_resamples,
-            seed=seed,
+        scope: with_mde(
+            paired_test(
+                metric,
+                x,
+                y,
+                cluster=x.get(column) if column else None,
+                n_resamples=n_resamples,
+                seed=seed,
+            ),
+            len(x["id"]),
         )
         for scope, (x, y) in scopes.items()
     }
+
+
+def with_mde(test: dict[str, Any], n: int) -> dict[str, Any]:
+    """``test`` with, in each McNemar entry, the items (``n``) and the test's minimum detectable
+    effect at 80% power and alpha 0.05 on them at their observed discordance (``mde``, a
+    fraction as ``difference`` is; ``None``: no discordant item, or no effect it can detect)
+    and how it was computed (``mde_method``)."""
+    for name, entry in test.items():
+        if name.startswith("mcnemar") and isinstance(entry, dict):
+            mde = mcnemar_mde(n, entry["a_only"] + entry["b_only"])
+            entry.update(n=n, mde=None if mde is None else round(mde, 4), mde_method=EXACT_MCNEMAR)
+    return test
 
 
 #: The columns of the paired tests' table (report.md and report.html of ``foilkit compare``).
@@ -152,6 +170,7 @@ TEST_COLUMNS = (
     "statistic",
     "p-value",
     "difference (B − A) [95% CI]",
+    "MDE at 80% power",
 )
 
 
@@ -182,9 +201,53 @@ def test_rows(tests: Mapping[str, Any]) -> list[list[str]]:
                             _number(entry.get("statistic")),
                             _p_value(entry.get("p_value")),
                             shown,
+                            _mde(entry),
                         ]
                     )
     return rows
+
+
+def _mde(entry: Mapping[str, Any]) -> str:
+    """A McNemar test's MDE in points (``—``: none; empty: not a McNemar test, or a comparison
+    from before MDEs)."""
+    if "mde" not in entry:
+        return ""
+    return "—" if entry["mde"] is None else f"{100 * entry['mde']:.1f}"
+
+
+def mde_sentences(tests: Mapping[str, Any]) -> list[str]:
+    """Per config, what its headline McNemar test over all items can detect, in a sentence, and
+    whether the difference B − A lies below that."""
+    sentences = []
+    for config, metrics in tests.items():
+        for metric, scopes in metrics.items():
+            mcnemar = scopes.get("all", {}).get("mcnemar")
+            bootstrap = scopes.get("all", {}).get("bootstrap", {})
+            if not isinstance(mcnemar, Mapping) or "mde" not in mcnemar:
+                continue
+            where = f"On {config} ({metric}, {mcnemar['n']} items)"
+            if mcnemar["mde"] is None:
+                sentences.append(
+                    f"{where}, the exact McNemar test cannot detect any difference at 80% power "
+                    f"(alpha {DEFAULT_ALPHA:g}): the runs disagree on too few items."
+                )
+                continue
+            mde = 100 * mcnemar["mde"]
+            difference = bootstrap.get("difference")
+            verdict = ""
+            if difference is not None:
+                below = abs(100 * difference) < mde
+                verdict = f"; B − A is {100 * difference:+.1f}, " + (
+                    "below what these items can detect" if below else "within reach"
+                )
+            sentences.append(
+                f"{where}, the exact McNemar test detects a difference of {mde:.1f} points or "
+                f"more with {DEFAULT_POWER:.0%} power at alpha {DEFAULT_ALPHA:g}, at the runs' "
+                f"observed discordance ({mcnemar['a_only'] + mcnemar['b_only']} items differ)"
+                f"{verdict}."
+            )
+            break  # the config's first metric: its headline
+    return sentences
 
 
 def _test_lines(tests: Mapping[str, Any]) -> list[str]:
@@ -192,13 +255,22 @@ def _test_lines(tests: Mapping[str, Any]) -> list[str]:
         "## Paired tests",
         "",
         "| " + " | ".join(TEST_COLUMNS) + " |",
-        "|---|---|---|---|---:|---:|---|",
+        "|---|---|---|---|---:|---:|---|---:|",
     ]
-    for config, metric, scope, name, statistic, p_value, shown in test_rows(tests):
+    for config, metric, scope, name, statistic, p_value, shown, mde in test_rows(tests):
         lines.append(
             f"| {markdown_text(config)} | {metric} | {markdown_text(scope)} | {name} "
-            f"| {statistic} | {p_value} | {shown} |"
+            f"| {statistic} | {p_value} | {shown} | {mde} |"
         )
+    sentences = mde_sentences(tests)
+    if sentences:
+        lines += [
+            "",
+            "*MDE at 80% power*: the smallest difference (points) the exact McNemar test detects "
+            "80% of the time on these items at their observed discordance; a smaller difference "
+            "is below what they can tell apart (`foilkit power` says more). "
+            + " ".join(markdown_text(s) for s in sentences),
+        ]
     return lines
 
 

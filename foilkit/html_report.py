@@ -476,8 +476,9 @@ def paired_html(comparison: Mapping[str, Any]) -> str:
     """``foilkit compare``'s paired tests (its ``comparison.json``: ``run_a``, ``run_b`` and the
     ``tests`` of :func:`foilkit.compare.compare_runs`) as the table report.md shows: per config,
     metric, items (all, or a group) and test (exact McNemar, paired bootstrap), its statistic,
-    p-value and the difference B − A with its 95% CI."""
-    from foilkit.compare import TEST_COLUMNS, test_rows
+    p-value, the difference B − A with its 95% CI and the McNemar test's minimum detectable
+    effect at 80% power, then in a sentence per config what its test can detect."""
+    from foilkit.compare import TEST_COLUMNS, mde_sentences, test_rows
 
     head = "".join(f"<th>{html.escape(c)}</th>" for c in TEST_COLUMNS)
     body = "".join(
@@ -487,9 +488,10 @@ def paired_html(comparison: Mapping[str, Any]) -> str:
     caption = (
         f"Paired tests on the same items: A = {comparison['run_a']}, B = {comparison['run_b']}"
     )
+    sentences = "".join(f"<p>{html.escape(s)}</p>" for s in mde_sentences(comparison["tests"]))
     return (
         f"<table class='paper ranked paired'><caption>{html.escape(caption)}</caption>"
-        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{sentences}"
     )
 
 
@@ -736,6 +738,7 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
                     e["n"],
                     _coverage(e),
                     _versus_next(e),
+                    _mde_next(e),
                     _notes(e),
                     e["source"],
                 )
@@ -752,6 +755,7 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
                 "n",
                 "coverage",
                 "vs next (difference, p)",
+                "MDE (80% power)",
                 "notes",
                 "source",
             )
@@ -763,7 +767,9 @@ def write_leaderboard_html(folder: str | os.PathLike) -> Path:
     header = [
         (
             "Values in percent with 95% bootstrap CIs. vs next: this model minus the next one "
-            "down on the same items (paired bootstrap) and the exact McNemar p-value. coverage: "
+            "down on the same items (paired bootstrap) and the exact McNemar p-value. MDE: the "
+            "smallest difference that test detects with 80% power on those items (exact, at their "
+            "observed discordance): a gap below it is below what the items can show. coverage: "
             "rows scored / rows in the task; a run below the minimum is marked incomplete and "
             "listed below every complete run, unranked (—). A model is ranked once: its other "
             "runs are listed unranked, their notes naming the run it is ranked from."
@@ -839,6 +845,14 @@ def _versus_next(entry: Mapping[str, str]) -> str:
         return ""
     difference, p_value = float(entry["difference_vs_next"]), float(entry["p_value_vs_next"])
     return f"{difference:+.1f}, {p_statement(p_value)}"
+
+
+def _mde_next(entry: Mapping[str, str]) -> str:
+    """The MDE at 80% power of the test against the next-ranked model (empty for the last, or a
+    CSV from before MDEs; ``—``: no effect the test can detect)."""
+    if not entry["p_value_vs_next"] or "mde_vs_next" not in entry:
+        return ""
+    return f"{float(entry['mde_vs_next']):.1f}" if entry["mde_vs_next"] else "—"
 
 
 def _percent(value: str, low: str, high: str) -> str:

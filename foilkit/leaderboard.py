@@ -6,8 +6,10 @@ ids of its ``eval.yaml`` and of ``.eval_results`` files), valued as ``foilkit pu
 values it (:func:`foilkit.hub_results.task_values`). Local runs are ranked by value; between each
 run and the next one down, the exact McNemar test and the paired bootstrap difference on the
 task's items (:func:`foilkit.compare.compare_runs`: the same items, paired by id) say whether
-the gap is real. Retrieval recall and averaged tasks have no per-item pairing: no test. Hub
-entries (``HfApi.get_dataset_leaderboard``) carry a value only: they are ranked alongside.
+the gap is real, and the test's minimum detectable effect at 80% power on those items (*MDE*)
+says how large a gap they could show at all. Retrieval recall and averaged tasks have no
+per-item pairing: no test. Hub entries (``HfApi.get_dataset_leaderboard``) carry a value only:
+they are ranked alongside.
 
 A run under a temporal control reports the control's own tasks (``direction_reversed``): it is
 never ranked against models on the paper's task. A run whose scoring protocol the user
@@ -69,6 +71,7 @@ CSV_COLUMNS = (
     "same_model_ranked_from",
     "p_value_vs_next",
     "difference_vs_next",
+    "mde_vs_next",
     "source",
 )
 
@@ -91,6 +94,9 @@ class Entry:
     rank: int = 0
     p_value_vs_next: float | None = None
     difference_vs_next: float | None = None
+    #: the McNemar test's minimum detectable effect at 80% power against the next one down
+    #: (points; ``None``: no test, or no effect it can detect)
+    mde_vs_next: float | None = None
     #: rows scored and rows selected in the task's configs (``None``: not known, e.g. a Hub
     #: entry): the run's coverage, as its results.json and report give it
     scored: int | None = None
@@ -342,6 +348,7 @@ def rank(
             if test is not None:
                 upper.p_value_vs_next = test["p_value"]
                 upper.difference_vs_next = test["difference"]
+                upper.mde_vs_next = test["mde"]
     return tables
 
 
@@ -377,8 +384,8 @@ def _preference(run: Sequence[Entry]) -> tuple[bool, int, int, str]:
 def _paired(
     a: Entry, b: Entry, cache: dict[tuple[Path, Path], Mapping[str, Any] | None], n_resamples: int
 ) -> dict[str, float] | None:
-    """McNemar p-value and bootstrap difference (A - B, percent) on the task's items, or
-    ``None``."""
+    """McNemar p-value, bootstrap difference (A - B, percent) and the McNemar test's MDE at 80%
+    power (percent; ``None``: none) on the task's items, or ``None``."""
     from foilkit.compare import compare_runs
     from foilkit.metrics import PAIRED_OUTCOMES
 
@@ -407,7 +414,12 @@ def _paired(
         suffix = "" if outcomes.index(key) == 0 else f" ({key})"
         mcnemar, bootstrap = scope[f"mcnemar{suffix}"], scope[f"bootstrap{suffix}"]
         # compare_runs reports B - A; the table reads "this model minus the next one down".
-        return {"p_value": mcnemar["p_value"], "difference": 0.0 - 100 * bootstrap["difference"]}
+        mde = mcnemar.get("mde")
+        return {
+            "p_value": mcnemar["p_value"],
+            "difference": 0.0 - 100 * bootstrap["difference"],
+            "mde": None if mde is None else 100 * mde,
+        }
     return None
 
 
@@ -421,7 +433,9 @@ def markdown(
         "",
         (
             "Values in percent with 95% bootstrap CIs. *vs next*: this model minus the next one "
-            "down on the same items (paired bootstrap) and the exact McNemar p-value. *coverage*: "
+            "down on the same items (paired bootstrap) and the exact McNemar p-value. *MDE*: the "
+            "smallest difference that test detects with 80% power on those items (exact, at "
+            "their observed discordance; a gap below it is below what they can show). *coverage*: "
             "rows scored / rows selected in the task, as the run's report gives it; a run below "
             "the minimum is marked incomplete and listed below every complete run, unranked (—), "
             "as is a partial run (--limit: its notes count the rows it did not select). "
@@ -464,9 +478,9 @@ def markdown(
             "",
             (
                 "| rank | model | value [95% CI] | n | coverage | vs next (difference, p) "
-                "| notes | source |"
+                "| MDE (80% power) | notes | source |"
             ),
-            "|---:|---|---|---:|---|---|---|---|",
+            "|---:|---|---|---:|---|---|---:|---|---|",
         ]
         for e in rows:
             ci = f" [{e.ci[0]:.1f}, {e.ci[1]:.1f}]" if e.ci else ""
@@ -475,9 +489,11 @@ def markdown(
                 if e.p_value_vs_next is None
                 else f"{e.difference_vs_next:+.1f}, {p_statement(e.p_value_vs_next)}"
             )
+            mde = "" if e.p_value_vs_next is None else _points(e.mde_vs_next)
             lines.append(
                 f"| {e.rank or '—'} | {markdown_text(e.model)} | {e.value:.2f}{ci} | {e.n or ''} "
-                f"| {e.coverage} | {test} | {markdown_text(e.notes)} | {markdown_text(e.source)} |"
+                f"| {e.coverage} | {test} | {mde} | {markdown_text(e.notes)} "
+                f"| {markdown_text(e.source)} |"
             )
         lines.append("")
     return "\n".join(lines)
@@ -670,6 +686,7 @@ def write_csv(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> 
                         e.repeat_of or "",
                         _blank(e.p_value_vs_next),
                         _blank(e.difference_vs_next),
+                        _blank(e.mde_vs_next),
                         e.source,
                     ]
                 )
@@ -678,6 +695,11 @@ def write_csv(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> 
 
 def _blank(value: float | int | None) -> Any:
     return "" if value is None else value
+
+
+def _points(value: float | None) -> str:
+    """An MDE in points to one decimal (``—``: no effect the test can detect)."""
+    return "—" if value is None else f"{value:.1f}"
 
 
 def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:

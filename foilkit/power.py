@@ -506,6 +506,22 @@ def n_required(
     return high
 
 
+@lru_cache(maxsize=4096)
+def mcnemar_mde(
+    n: int, discordant: int, alpha: float = DEFAULT_ALPHA, target: float = DEFAULT_POWER
+) -> float | None:
+    """The minimum detectable effect (a fraction) of foilkit's McNemar test on ``n`` items that
+    two models disagree on ``discordant`` of (the observed discordance): the smallest accuracy
+    difference it detects with power ``target`` (``None``: no discordant item, or none it can
+    detect)."""
+    if n <= 0 or discordant <= 0:
+        return None
+    discordance = discordant / n
+    return minimum_detectable(
+        lambda effect: mcnemar_power(n, discordance, effect, alpha), target, discordance
+    )
+
+
 def discordance_from_accuracy(accuracy: float, correlation: float = DEFAULT_CORRELATION) -> float:
     """The share of items on which two models of accuracy ``accuracy`` disagree when their
     per-item outcomes correlate ``correlation``: ``2 p (1 - p) (1 - correlation)``."""
