@@ -252,3 +252,65 @@ def test_items_cluster_by_their_benchmark_column():
     assert config_items(BENCHMARKS.get("tomato"), "count", rows).chance == np.mean(
         [0.5, 0.25, 0.25, 0.5]
     )
+
+
+def test_compare_states_each_mcnemar_tests_mde(tmp_path):
+    out = tmp_path / "both"
+    runs = [str(FORMAT_1 / "clip"), str(FORMAT_1 / "xclip")]
+    assert main(["compare", *runs, "--out", str(out), "--n-resamples", "20"]) == 0
+    from foilkit.compare import TEST_COLUMNS, test_rows
+
+    tests = json.loads((out / "comparison.json").read_text())["tests"]
+    scopes = tests["all"]["pairwise_foil_accuracy"]
+    for scope in scopes.values():
+        mcnemar = scope["mcnemar"]
+        expected = power.mcnemar_mde(mcnemar["n"], mcnemar["a_only"] + mcnemar["b_only"])
+        assert mcnemar["mde"] == (None if expected is None else round(expected, 4))
+        assert mcnemar["mde_method"] == "exact-mcnemar"
+    assert scopes["all"]["mcnemar"]["n"] == 36 and scopes["direction"]["mcnemar"]["n"] == 16
+    assert TEST_COLUMNS[-1] == "MDE at 80% power"
+    rows = {(row[2], row[3]): row[-1] for row in test_rows(tests)}
+    assert rows[("all", "mcnemar")] == f"{100 * scopes['all']['mcnemar']['mde']:.1f}"
+    assert rows[("all", "bootstrap")] == ""
+    assert rows[("speed", "mcnemar")] == "—"  # the runs agree on every speed item
+    sentence = (
+        f"On all (pairwise_foil_accuracy, 36 items), the exact McNemar test detects a difference "
+        f"of {100 * scopes['all']['mcnemar']['mde']:.1f} points or more with 80% power"
+    )
+    assert sentence in (out / "report.md").read_text()
+    assert sentence in (out / "report.html").read_text()
+    assert "below what these items can detect" in (out / "report.md").read_text()
+
+
+def test_leaderboard_states_the_mde_beside_each_paired_test(tmp_path):
+    import csv
+
+    assert main(["leaderboard", str(FORMAT_1), "--out", str(tmp_path), "--n-resamples", "20"]) == 0
+    rows = list(csv.DictReader((tmp_path / "leaderboard.csv").open()))
+    tested = [row for row in rows if row["p_value_vs_next"]]
+    assert tested and all("mde_vs_next" in row for row in rows)
+    compared = compare_runs(FORMAT_1 / "clip", FORMAT_1 / "xclip", n_resamples=0)["all"]
+    for row in tested:
+        scope = "all" if row["task"] == "average" else row["task"]
+        mcnemar = compared["pairwise_foil_accuracy"][scope]["mcnemar"]
+        mde = mcnemar["mde"]
+        assert row["mde_vs_next"] == ("" if mde is None else str(100 * mde))
+    markdown = (tmp_path / "leaderboard.md").read_text()
+    assert "| MDE (80% power) |" in markdown and "*MDE*: the smallest difference" in markdown
+    page = (tmp_path / "leaderboard.html").read_text()
+    assert "<th>MDE (80% power)</th>" in page and "MDE: the smallest difference" in page
+
+
+def test_a_leaderboard_page_shows_the_csvs_mde(tmp_path):
+    from PIL import Image
+
+    (tmp_path / "leaderboard.csv").write_text(
+        "benchmark,task,rank,model,value,ci_low,ci_high,n,p_value_vs_next,difference_vs_next,"
+        "mde_vs_next,source\n"
+        "vitatecs,direction,1,clip,61.5,58.0,65.0,100,0.02,4.5,3.25,runs/clip\n"
+        "vitatecs,direction,2,xclip,57.0,53.0,61.0,100,,,,runs/xclip\n",
+        encoding="utf-8",
+    )
+    Image.new("RGB", (40, 30), "white").save(tmp_path / "leaderboard.png")
+    assert main(["report", str(tmp_path)]) == 0
+    assert "<td>+4.5, p = 0.020</td><td>3.2</td>" in (tmp_path / "leaderboard.html").read_text()
