@@ -595,6 +595,12 @@ class Question:
         if self.simulations < 1:
             raise ValueError(f"simulations={self.simulations!r} must be at least 1")
 
+    def reaches(self, upper: float) -> bool:
+        """Whether an effect is asked about that the design can have (at most ``upper``: the
+        discordance of a paired comparison, 1 - null against a fixed accuracy); one it cannot
+        have gets no power and no ``n_required`` (``None``)."""
+        return self.effect is not None and self.effect <= upper + 1e-12
+
 
 def _figure(
     q: Question,
@@ -667,7 +673,7 @@ def _simulated_figure(
     guess = None if exact.mde is None else exact.mde / 100
     mde = minimum_detectable(simulated, q.power, upper, tolerance=5e-4, guess=guess)
     at_effect = needed = None
-    if q.effect is not None:
+    if q.reaches(upper):
         at_effect = simulated(q.effect)
         needed = n_required(
             lambda k: simulated(q.effect, scaled_sizes(sizes, k, q.seed)),
@@ -699,7 +705,7 @@ def _exact_paired(
         lambda d: mcnemar_power(n, discordance, d, q.alpha), q.power, discordance
     )
     at_effect = needed = None
-    if q.effect is not None:
+    if q.reaches(discordance):
         at_effect = mcnemar_power(n, discordance, q.effect, q.alpha)
         needed = n_required(lambda k: mcnemar_power(k, discordance, q.effect, q.alpha), q.power)
     return _figure(
@@ -737,7 +743,7 @@ def _exact_versus(q: Question, sizes: np.ndarray, null: float, **extra: Any) -> 
     n = int(sizes.sum())
     mde = minimum_detectable(lambda d: binomial_power(n, null, d, q.alpha), q.power, 1 - null)
     at_effect = needed = None
-    if q.effect is not None:
+    if q.reaches(1 - null):
         at_effect = binomial_power(n, null, q.effect, q.alpha)
         needed = n_required(lambda k: binomial_power(k, null, q.effect, q.alpha), q.power)
     return _figure(
@@ -772,7 +778,7 @@ def _resampled_figure(
     mde = minimum_detectable(power_at, q.power, upper, tolerance=5e-4)
     at_effect = needed = None
     mean_size = float(sample.sizes.mean())
-    if q.effect is not None:
+    if q.reaches(upper):
         at_effect = power_at(q.effect)
         clusters = n_required(
             lambda g: power_at(q.effect, max(2, g)), q.power, start=max(2, sample.totals.size // 64)

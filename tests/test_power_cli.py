@@ -138,12 +138,12 @@ def test_every_benchmark_is_covered():
 
 
 @pytest.mark.parametrize("name", sorted(SOURCES))
-def test_before_a_run_on_every_benchmark(name, capsys, tmp_path, demo_benchmark, request):
+def test_before_a_run_on_every_benchmark(name, capsys, tmp_path, demo_benchmark):
     config, source = SOURCES[name]
     shared = Path(__file__).resolve().parents[1].parent / "shared" / "data"
     if source == "demo":
         where = ["--dataset", str(demo_benchmark)]
-        rows = build_rows = None
+        rows = None
     else:
         folder = (
             _shared_folder(name, shared if shared.is_dir() else None, tmp_path)
@@ -151,10 +151,10 @@ def test_before_a_run_on_every_benchmark(name, capsys, tmp_path, demo_benchmark,
             else _upstream(name, tmp_path)
         )
         where = ["--benchmark", name, "--annotations", str(folder)]
-        build_rows = build(
+        built = build(
             name, config, annotations=folder, on_missing="keep", cache_dir=str(tmp_path / "c")
         )
-        rows = build_rows["test"]
+        rows = built["test"]
     summary = _run(capsys, [*where, "--config", config])
     (section,) = summary["configs"]
     assert section["config"] == config

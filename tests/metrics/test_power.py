@@ -282,3 +282,33 @@ def test_impossible_designs_are_refused_with_why(call, message):
 )
 def test_t_critical_matches_the_t_table(df, alpha, table):
     assert power.t_critical(alpha, df + 1) == pytest.approx(table, abs=5e-3)
+
+
+@pytest.mark.parametrize(("n", "p"), [(10, 0.3), (1_000, 0.5), (100_000, 0.23), (50, 0.999)])
+def test_binomial_probabilities_match_scipy(n, p):
+    stats = pytest.importorskip("scipy.stats")
+    k = np.arange(n + 1)
+    assert np.allclose(power.binomial_pmf(n, p), stats.binom.pmf(k, n, p), rtol=1e-9, atol=1e-300)
+
+
+def test_exact_mcnemar_power_matches_a_direct_sum_with_scipy():
+    stats = pytest.importorskip("scipy.stats")
+    n, q, d = 3_000, 0.2, 0.025
+    share = (q + d) / (2 * q)
+    total = 0.0
+    for m in range(n + 1):
+        c = power.mcnemar_critical(m, 0.05)
+        if c >= 0:
+            rejected = stats.binom.cdf(c, m, share) + stats.binom.sf(m - c - 1, m, share)
+            total += stats.binom.pmf(m, n, q) * rejected
+    assert power.mcnemar_power(n, q, d) == pytest.approx(total, abs=1e-9)
+
+
+def test_an_effect_the_design_cannot_have_gets_no_power_and_no_n_required():
+    # 30 points between two models that disagree on 19% of the items: impossible
+    q = power.Question(effect=0.3, simulations=200)
+    for figure in power.paired_figures([1] * 100, 0.19, q):
+        assert figure.power_at_effect is None and figure.n_required is None
+        assert figure.mde is not None  # the MDE is still the design's
+    exact, _ = power.versus_figures([1] * 100, 0.5, q)  # 50% + 30 points is an accuracy
+    assert exact.power_at_effect is not None and exact.n_required is not None
