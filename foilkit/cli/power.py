@@ -28,9 +28,13 @@ from typing import Any
 import numpy as np
 
 from foilkit import power
+from foilkit.builders import BENCHMARKS
 from foilkit.cli.options import add_configs, chosen_configs, print_json
+from foilkit.compare import paired_rows
 from foilkit.errors import UserError, check_writable
 from foilkit.folders import POWER, claim_folder
+from foilkit.metrics import PAIRED_OUTCOMES, item_credits
+from foilkit.run import RunFolder, RunResults
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -147,8 +151,6 @@ def headline(benchmark: Any, config: str) -> tuple[Any, str, float | None] | Non
     """The config's first per-item metric (its spec), the outcome foilkit compare tests first,
     and that outcome's declared chance level; ``None`` when the config has no per-item outcome
     (a retrieval pool)."""
-    from foilkit.metrics import PAIRED_OUTCOMES
-
     for metric in benchmark.metrics(config):
         if metric.matrix or metric.metric not in PAIRED_OUTCOMES:
             continue
@@ -183,8 +185,7 @@ def config_items(benchmark: Any, config: str, rows: Mapping[str, Sequence[Any]])
 def benchmark_items(args: argparse.Namespace) -> tuple[str, list[Items], list[str]]:
     """Before a run: the benchmark's name, each chosen config's :class:`Items` (built from the
     annotations without videos, or read from ``--dataset``), and the configs left out, why."""
-    from foilkit.builders import BENCHMARKS
-    from foilkit.evaluation import load_benchmark_split
+    from foilkit.evaluation import load_benchmark_split  # the builders and scorers: heavy
 
     name = args.benchmark
     if name is None and args.dataset is not None:
@@ -212,8 +213,6 @@ def benchmark_items(args: argparse.Namespace) -> tuple[str, list[Items], list[st
 def _credits(benchmark: Any, config: str, rows: Mapping[str, Any]) -> np.ndarray:
     """Each row's credit in the config's headline outcome (1: right), as foilkit compare pairs
     them."""
-    from foilkit.metrics import PAIRED_OUTCOMES, item_credits
-
     metric, outcome, _ = headline(benchmark, config)
     credits = item_credits(
         metric.metric, metric.inputs(rows), rows["score_kind"][0], dict(metric.options)
@@ -223,9 +222,6 @@ def _credits(benchmark: Any, config: str, rows: Mapping[str, Any]) -> np.ndarray
 
 def run_figures(args: argparse.Namespace, q: power.Question) -> tuple[str, list[dict[str, Any]]]:
     """From one or two run folders: per config they share, the observed figures."""
-    from foilkit.compare import paired_rows
-    from foilkit.run import RunFolder, RunResults
-
     folders = [RunFolder(Path(run)) for run in args.runs]
     results = [RunResults.load(folder) for folder in folders]
     if len({r.benchmark for r in results}) > 1:
