@@ -20,10 +20,11 @@ probability sqrt(icc), else an outcome of its own: the marginal rates stay those
 two items of one video correlate ``icc``), and tests each with the cluster-robust Wald test of
 the mean difference, referred to Student's t with (videos - 1) degrees of freedom (the test the
 bootstrap CIs clustered by video approximate, kept honest when videos are few); it also
-reports how often foilkit's McNemar test rejects there (its real size under ``effect = 0`` is
-above alpha once icc > 0). From a run's per-item outcomes the ``cluster-resampling`` figure
-resamples its videos with replacement, as the CIs do, and shifts the resampled mean by the
-effect: the power of the cluster-robust test with the observed structure and variance.
+reports how often foilkit's McNemar test rejects there (under ``effect = 0``, its real size,
+which can exceed alpha once icc > 0). From a run's per-item outcomes the
+``cluster-resampling`` figure resamples its videos with replacement, as the CIs do, and shifts
+the resampled mean by the effect: the power of the cluster-robust test with the observed
+structure and variance.
 
 Effects, MDEs and accuracies are fractions in the functions and points (percent) in
 :class:`Figure`. Every simulation is seeded (``seed``): the same call gives the same figure.
@@ -67,6 +68,10 @@ DEFAULT_SIMULATIONS = 1000
 DEFAULT_SEED = 0
 #: The largest item count :func:`n_required` searches; more is reported as ``None``.
 MAX_ITEMS = 2_000_000
+#: Resampling a run searches ``n_required`` up to this many times its videos.
+MAX_GROWTH = 64
+#: Cells of one block of an exact sum or a resampling: memory stays near 10 MB per array.
+_CELLS = 1 << 20
 
 
 #: ``log(k!)`` for small ``k`` (above it, Stirling's series is exact to double precision).
@@ -166,13 +171,19 @@ def mcnemar_power(n: int, discordance: float, effect: float, alpha: float = DEFA
     share = b_only / discordance  # B's share of the discordant items
     counts = _window(n, discordance)  # the numbers of discordant items D worth summing over
     weights = binomial_pmf(n, discordance, counts)
-    critical = np.array([mcnemar_critical(m, alpha) for m in counts.tolist()])[:, None]
-    # given D = m, B's count X ~ Bin(m, share): its window, one row per m
+    critical = np.array([mcnemar_critical(m, alpha) for m in counts.tolist()])
+    # given D = m, B's count X ~ Bin(m, share): its window, one row per m, in blocks of rows
+    # that keep the matrix near a million cells
     width = _window(int(counts[-1]), share).size // 2 + 1
-    x = np.floor(counts * share).astype(np.int64)[:, None] + np.arange(-width, width + 1)
-    m = counts[:, None]
-    rejected = (critical >= 0) & ((x <= critical) | (x >= m - critical))
-    given = (binomial_pmf(m, share, x) * rejected).sum(axis=1)
+    offsets = np.arange(-width, width + 1)
+    given = np.empty(counts.size)
+    block = max(1, _CELLS // offsets.size)
+    for start in range(0, counts.size, block):
+        m = counts[start : start + block, None]
+        c = critical[start : start + block, None]
+        x = np.floor(m * share).astype(np.int64) + offsets
+        rejected = (c >= 0) & ((x <= c) | (x >= m - c))
+        given[start : start + block] = (binomial_pmf(m, share, x) * rejected).sum(axis=1)
     return float(min(1.0, (weights * given).sum()))
 
 
@@ -438,18 +449,24 @@ class Resampled:
         _check(alpha)
         count = clusters or self.totals.size
         rng = np.random.default_rng(seed)
-        picked = rng.integers(0, self.totals.size, size=(simulations, count))
-        totals, sizes = self.totals[picked], self.sizes[picked]
-        n = sizes.sum(axis=1)
-        mean = totals.sum(axis=1) / n
-        residual = totals - sizes * mean[:, None]
-        variance = count / max(count - 1, 1) * (residual**2).sum(axis=1) / n**2
-        shifted = np.abs(mean - self.mean + effect)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            z = np.where(
-                variance > 0, shifted / np.sqrt(variance), np.where(shifted > 0, np.inf, 0)
-            )
-        return float((z > t_critical(alpha, count)).mean())
+        critical = t_critical(alpha, count)
+        rejected = 0
+        block = max(1, _CELLS // count)  # simulations per block: about a million cells
+        for start in range(0, simulations, block):
+            rows = min(block, simulations - start)
+            picked = rng.integers(0, self.totals.size, size=(rows, count))
+            totals, sizes = self.totals[picked], self.sizes[picked]
+            n = sizes.sum(axis=1)
+            mean = totals.sum(axis=1) / n
+            residual = totals - sizes * mean[:, None]
+            variance = count / max(count - 1, 1) * (residual**2).sum(axis=1) / n**2
+            shifted = np.abs(mean - self.mean + effect)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                z = np.where(
+                    variance > 0, shifted / np.sqrt(variance), np.where(shifted > 0, np.inf, 0)
+                )
+            rejected += int((z > critical).sum())
+        return rejected / simulations
 
 
 def minimum_detectable(
@@ -781,7 +798,10 @@ def _resampled_figure(
     if q.reaches(upper):
         at_effect = power_at(q.effect)
         clusters = n_required(
-            lambda g: power_at(q.effect, max(2, g)), q.power, start=max(2, sample.totals.size // 64)
+            lambda g: power_at(q.effect, max(2, g)),
+            q.power,
+            start=max(2, sample.totals.size // 64),
+            limit=MAX_GROWTH * sample.totals.size,
         )
         needed = None if clusters is None else math.ceil(clusters * mean_size)
     sizes = sample.sizes.astype(np.int64)
