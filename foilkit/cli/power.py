@@ -19,8 +19,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -203,11 +205,29 @@ def benchmark_items(args: argparse.Namespace) -> tuple[str, list[Items], list[st
         if headline(benchmark, config) is None:
             skipped.append(f"{config}: a retrieval pool, no per-item test")
             continue
-        split = load_benchmark_split(
-            benchmark, config, dataset=args.dataset, annotations=args.annotations, on_missing="keep"
-        )
+        with _quiet_videos():  # no video is looked for: the structure needs none
+            split = load_benchmark_split(
+                benchmark,
+                config,
+                dataset=args.dataset,
+                annotations=args.annotations,
+                on_missing="keep",
+            )
         found.append(config_items(benchmark, config, split.data.to_dict()))
     return name, found, skipped
+
+
+@contextmanager
+def _quiet_videos() -> Iterator[None]:
+    """The builders' report of rows without a video left unsaid (their warning would name an
+    --on-missing the user never gave)."""
+    log = logging.getLogger("foilkit.builders.videos")
+    level = log.level
+    log.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        log.setLevel(level)
 
 
 def _credits(benchmark: Any, config: str, rows: Mapping[str, Any]) -> np.ndarray:
