@@ -787,15 +787,20 @@ def _observed_sizes(cluster: Sequence[Hashable] | None, n: int) -> np.ndarray:
 def _resampled_figure(
     q: Question, question: str, sample: Resampled, upper: float, **extra: Any
 ) -> Figure:
+    """The ``cluster-resampling`` figure of a run's outcomes; outcomes that never vary (two runs
+    that agree on every item, a run right on every item) carry no variance to resample from:
+    no MDE, power or ``n_required`` then (``None``)."""
+
     def power_at(effect: float, clusters: int | None = None) -> float:
         return sample.power(
             effect, alpha=q.alpha, clusters=clusters, simulations=q.simulations, seed=q.seed
         )
 
-    mde = minimum_detectable(power_at, q.power, upper, tolerance=5e-4)
+    varies = sample.second_moment - sample.mean**2 > 1e-12
+    mde = minimum_detectable(power_at, q.power, upper, tolerance=5e-4) if varies else None
     at_effect = needed = None
     mean_size = float(sample.sizes.mean())
-    if q.reaches(upper):
+    if varies and q.reaches(upper):
         at_effect = power_at(q.effect)
         clusters = n_required(
             lambda g: power_at(q.effect, max(2, g)),
@@ -813,7 +818,7 @@ def _resampled_figure(
         mde,
         at_effect,
         needed,
-        power_at,
+        power_at if varies else None,
         design_effect=round(sample.design_effect, 3),
         simulations=q.simulations,
         seed=q.seed,

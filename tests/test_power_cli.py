@@ -314,3 +314,26 @@ def test_a_leaderboard_page_shows_the_csvs_mde(tmp_path):
     Image.new("RGB", (40, 30), "white").save(tmp_path / "leaderboard.png")
     assert main(["report", str(tmp_path)]) == 0
     assert "<td>+4.5, p = 0.020</td><td>3.2</td>" in (tmp_path / "leaderboard.html").read_text()
+
+
+def test_groups_are_sized_on_their_own_items(capsys, demo_benchmark: Path):
+    summary = _run(capsys, ["--dataset", str(demo_benchmark), "--config", "all", "--groups"])
+    labels = [c["config"] for c in summary["configs"]]
+    assert labels == ["all", "all / direction", "all / order", "all / speed"]
+    counts = {c["config"]: c["n_items"] for c in summary["configs"]}
+    assert counts["all"] == sum(counts[label] for label in labels[1:]) == 36
+    # a group's MDE is its own: fewer items, a larger effect to detect
+    mde = {c["config"]: c["figures"][2]["mde"] for c in summary["configs"]}
+    assert all(mde[label] > mde["all"] for label in labels[1:])
+
+
+def test_two_runs_per_group_pair_the_same_items(capsys):
+    runs = [str(FORMAT_1 / "clip"), str(FORMAT_1 / "xclip")]
+    summary = _run(capsys, [*runs, "--groups"])
+    compared = compare_runs(*runs, n_resamples=0)["all"]["pairwise_foil_accuracy"]
+    for section in summary["configs"]:
+        scope = section["config"].removeprefix("all / ")
+        exact = section["figures"][0]["assumptions"]
+        mcnemar = compared[scope]["mcnemar"]
+        assert (exact["a_only"], exact["b_only"]) == (mcnemar["a_only"], mcnemar["b_only"])
+        assert section["n_items"] == mcnemar["n"]

@@ -24,6 +24,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from itertools import repeat
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ import numpy as np
 
 from foilkit import power
 from foilkit.builders import BENCHMARKS
+from foilkit.builders.spec import group_names, subset_columns
 from foilkit.cli.options import add_configs, chosen_configs, print_json
 from foilkit.compare import paired_rows
 from foilkit.errors import UserError, check_writable
@@ -116,6 +118,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=power.DEFAULT_SEED,
         help="seed of the simulations and resampling (default: %(default)s)",
     )
+    parser.add_argument(
+        "--groups",
+        action="store_true",
+        help="also size each group of a config on its own (VITATECS' aspects, ViLMA's subtests, "
+        "TOMATO's reasoning types: the rows of the papers' tables)",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--plot", help="write the power-versus-effect plot (PNG) here")
     parser.add_argument(
@@ -169,9 +177,12 @@ def headline(benchmark: Any, config: str) -> tuple[Any, str, float | None] | Non
     return None
 
 
-def config_items(benchmark: Any, config: str, rows: Mapping[str, Sequence[Any]]) -> Items | None:
-    """:class:`Items` of ``rows`` (columns of the config's items); the chance level is the
-    declared one, else each item's one in (1 + foils), averaged."""
+def config_items(
+    benchmark: Any, config: str, rows: Mapping[str, Sequence[Any]], label: str | None = None
+) -> Items | None:
+    """:class:`Items` of ``rows`` (columns of the config's items, or of one group's), named
+    ``label`` (default: the config); the chance level is the declared one, else each item's
+    one in (1 + foils), averaged."""
     found = headline(benchmark, config)
     if found is None:
         return None
@@ -181,7 +192,22 @@ def config_items(benchmark: Any, config: str, rows: Mapping[str, Sequence[Any]])
     column = benchmark.cluster_column
     cluster = list(rows[column]) if column and column in rows else None
     n = len(rows["id"]) if "id" in rows else len(next(iter(rows.values())))
-    return Items(config, metric.metric, outcome, cluster, n, chance)
+    return Items(label or config, metric.metric, outcome, cluster, n, chance)
+
+
+def scopes(
+    benchmark: Any, config: str, rows: Mapping[str, Sequence[Any]], groups: bool
+) -> list[tuple[str, Mapping[str, Sequence[Any]]]]:
+    """The config's rows and, with ``groups``, each group's (``config / group``), as
+    ``foilkit compare`` tests them."""
+    found = [(config, rows)]
+    column = benchmark.group_column
+    if groups and column in rows:
+        found += [
+            (f"{config} / {group}", subset_columns(rows, column, group))
+            for group in group_names(rows[column])
+        ]
+    return found
 
 
 def benchmark_items(args: argparse.Namespace) -> tuple[str, list[Items], list[str]]:
@@ -213,7 +239,8 @@ def benchmark_items(args: argparse.Namespace) -> tuple[str, list[Items], list[st
                 annotations=args.annotations,
                 on_missing="keep",
             )
-        found.append(config_items(benchmark, config, split.data.to_dict()))
+        for label, rows in scopes(benchmark, config, split.data.to_dict(), args.groups):
+            found.append(config_items(benchmark, config, rows, label))
     return name, found, skipped
 
 
@@ -266,14 +293,21 @@ def run_figures(args: argparse.Namespace, q: power.Question) -> tuple[str, list[
             table = scores.to_dict()
             keep = [i for i, error in enumerate(table["error"]) if not error]
             rows_a = {name: [values[i] for i in keep] for name, values in table.items()}
-        items = config_items(benchmark, config, rows_a)
-        credit_a = _credits(benchmark, config, rows_a)
-        if len(folders) == 2:
-            credit_b = _credits(benchmark, config, rows_b)
-            figures = power.observed_paired_figures(credit_a == 1, credit_b == 1, items.cluster, q)
-        else:
-            figures = _one_run_figures(args, items, credit_a, q)
-        sections.append(_section(items, figures, args.versus or items.chance))
+        pairs = zip(
+            scopes(benchmark, config, rows_a, args.groups),
+            scopes(benchmark, config, rows_b, args.groups) if len(folders) == 2 else repeat(None),
+        )
+        for (label, a), b in pairs:
+            items = config_items(benchmark, config, a, label)
+            credit_a = _credits(benchmark, config, a)
+            if b is not None:
+                credit_b = _credits(benchmark, config, b[1])
+                figures = power.observed_paired_figures(
+                    credit_a == 1, credit_b == 1, items.cluster, q
+                )
+            else:
+                figures = _one_run_figures(args, items, credit_a, q)
+            sections.append(_section(items, figures, args.versus or items.chance))
     if not sections:
         raise UserError(f"{', '.join(args.runs)}: no config with per-item scores to size")
     return results[0].benchmark, sections
@@ -494,7 +528,9 @@ def plot_power(
 
 def _safe(curve: Any, effect: float) -> float:
     """The curve's power at ``effect``; NaN where the design cannot have it (an effect above the
-    discordance, or an accuracy above 1)."""
+    discordance, or an accuracy above 1; a figure without a curve: outcomes that never vary)."""
+    if curve is None:
+        return math.nan
     try:
         return curve(effect)
     except ValueError:

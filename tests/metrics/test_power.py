@@ -312,3 +312,11 @@ def test_an_effect_the_design_cannot_have_gets_no_power_and_no_n_required():
         assert figure.mde is not None  # the MDE is still the design's
     exact, _ = power.versus_figures([1] * 100, 0.5, q)  # 50% + 30 points is an accuracy
     assert exact.power_at_effect is not None and exact.n_required is not None
+
+
+def test_runs_that_agree_on_every_item_have_no_resampled_figure():
+    same = np.array([True, False, True, True] * 10)
+    exact, resampled = power.observed_paired_figures(same, same, None, power.Question(effect=0.05))
+    assert exact.mde is None and exact.achieved_power is None
+    assert resampled.mde is None and resampled.power_at_effect is None
+    assert resampled.n_required is None and resampled.curve is None
