@@ -855,7 +855,8 @@ def observed_paired_figures(
         achieved = mcnemar_power(a.size, discordance, abs(observed), q.alpha)
         exact = _exact_paired(q, sizes, discordance, assumed, achieved_power=achieved)
     sample = Resampled.of(b.astype(float) - a.astype(float), cluster)
-    return [exact, _resampled_figure(q, "paired", sample, 1.0, **assumed)]
+    # an effect beyond the observed discordance would need more items to differ: out of reach
+    return [exact, _resampled_figure(q, "paired", sample, discordance, **assumed)]
 
 
 def observed_versus_figures(
