@@ -83,7 +83,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--accuracy",
         type=_fraction,
         help="before a run: model A's accuracy, a fraction (default: halfway between the "
-        "config's chance level and 1)",
+        "config's chance level and 1; 0.6 where none is known)",
     )
     parser.add_argument(
         "--discordance",
@@ -210,7 +210,9 @@ def scopes(
     return found
 
 
-def benchmark_items(args: argparse.Namespace) -> tuple[str, list[Items], list[str]]:
+def benchmark_items(
+    args: argparse.Namespace,
+) -> tuple[str, list[Items], list[tuple[str, str]]]:
     """Before a run: the benchmark's name, each chosen config's :class:`Items` (built from the
     annotations without videos, or read from ``--dataset``), and the configs left out, why."""
     from foilkit.evaluation import load_benchmark_split  # the builders and scorers: heavy
@@ -229,7 +231,7 @@ def benchmark_items(args: argparse.Namespace) -> tuple[str, list[Items], list[st
     found, skipped = [], []
     for config in benchmark.configs_for(chosen_configs(args)):
         if headline(benchmark, config) is None:
-            skipped.append(f"{config}: a retrieval pool, no per-item test")
+            skipped.append((config, "a retrieval pool, no per-item test"))
             continue
         with _quiet_videos():  # no video is looked for: the structure needs none
             split = load_benchmark_split(
@@ -355,8 +357,7 @@ def before_figures(args: argparse.Namespace, q: power.Question) -> tuple[str, li
         section = _section(items, figures, null)
         section["assumed_accuracy"] = round(accuracy, 4)
         sections.append(section)
-    for line in skipped:
-        sections.append({"config": line.split(":")[0], "skipped": line.split(": ", 1)[1]})
+    sections += [{"config": config, "skipped": why} for config, why in skipped]
     return name, sections
 
 
