@@ -10,10 +10,10 @@ video in one message), checks that ids are unique, and records what the policy d
 from __future__ import annotations
 
 import posixpath
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import datasets
 
@@ -58,6 +58,47 @@ class FoilkitConfig(datasets.BuilderConfig):
         sets the options passed to a builder on a copy of the config without ``__post_init__``."""
         check_policy(self.on_missing)
         RowSelection.of(self.limit, self.limit_seed)
+
+    def check_choice(self, field: str, choices: Collection[str], *, optional: bool = False) -> None:
+        """Raise ``ValueError`` unless the option ``field`` is one of ``choices`` (or ``None``,
+        which stands for all of them, where ``optional``)."""
+        value = getattr(self, field)
+        if value in choices or (optional and value is None):
+            return
+        or_none = " or None" if optional else ""
+        raise ValueError(f"{field} must be one of {tuple(choices)}{or_none}, got {value!r}")
+
+
+ConfigT = TypeVar("ConfigT", bound=FoilkitConfig)
+
+
+def configs_per(
+    config: type[ConfigT],
+    field: str,
+    descriptions: Mapping[str, str],
+    *,
+    all_description: str | None = None,
+) -> list[ConfigT]:
+    """A builder's configs, one per value of the option ``field``: each named as its value and
+    described by ``descriptions`` (value -> description, in the order the configs list), then,
+    where ``all_description`` describes it, the config ``all`` (``field=None``: every value)."""
+    configs = [
+        config(name=value, description=description, **{field: value})
+        for value, description in descriptions.items()
+    ]
+    if all_description is not None:
+        configs.append(config(name="all", description=all_description, **{field: None}))
+    return configs
+
+
+def one_test_split(**gen_kwargs: Any) -> list[datasets.SplitGenerator]:
+    """The one ``test`` split of a benchmark that has no other, its rows read by
+    ``_rows(**gen_kwargs)``."""
+    return [
+        datasets.SplitGenerator(
+            name=datasets.Split.TEST, gen_kwargs={"split": "test", **gen_kwargs}
+        )
+    ]
 
 
 class DuplicateIdError(ValueError):

@@ -197,3 +197,29 @@ def native_video_encoders(benchmark: str) -> dict[str, Protocol]:
         family: replace(protocol, notes=protocol.notes.format(benchmark=benchmark))
         for family, protocol in NATIVE_VIDEO_ENCODERS.items()
     }
+
+
+#: The families every benchmark declares a paper protocol for (:func:`paper_protocols`).
+PAPER_FAMILIES = ("dual-encoder", "xclip", "blip-itm", "video-llm", "text-lm")
+
+
+def paper_protocols(
+    benchmark: str,
+    published: Mapping[str, Protocol | str] | None = None,
+    *,
+    others: str = "",
+    native: bool = False,
+) -> dict[str, Protocol]:
+    """A benchmark's paper protocols, model family -> :class:`Protocol`: what its published
+    scoring code does, with the file each reproduces (``published``, in its order; a string in
+    place of a protocol says why the paper published nothing for that family), then every other
+    family of :data:`PAPER_FAMILIES`, which scores with the uniform protocol's values, said so
+    (:func:`unpublished`, ``others`` saying why), then, where ``native``, the native video
+    encoders (:func:`native_video_encoders`)."""
+    table = {
+        family: unpublished(benchmark, family, protocol) if isinstance(protocol, str) else protocol
+        for family, protocol in (published or {}).items()
+    }
+    for family in PAPER_FAMILIES:
+        table.setdefault(family, unpublished(benchmark, family, others))
+    return {**table, **(native_video_encoders(benchmark) if native else {})}

@@ -33,7 +33,7 @@ from foilkit.builders.annotations import (
     read_tsv,
     relative_path,
 )
-from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.base import FoilkitBuilder, FoilkitConfig, configs_per, one_test_split
 from foilkit.builders.contrast_sets.multiple_choice import (
     MultipleChoiceRecord,
     gender_mc,
@@ -91,11 +91,7 @@ class ContrastSetConfig(FoilkitConfig):
 
     def validate(self) -> None:
         super().validate()
-        if self.foil_type not in (*PUBLISHED, *FROM_MULTIPLE_CHOICE_FILE):
-            raise ValueError(
-                f"foil_type must be one of {(*PUBLISHED, *FROM_MULTIPLE_CHOICE_FILE)}, got "
-                f"{self.foil_type!r}"
-            )
+        self.check_choice("foil_type", (*PUBLISHED, *FROM_MULTIPLE_CHOICE_FILE))
 
 
 class ContrastSets(FoilkitBuilder):
@@ -103,24 +99,16 @@ class ContrastSets(FoilkitBuilder):
     split."""
 
     BUILDER_CONFIG_CLASS = ContrastSetConfig
-    BUILDER_CONFIGS: ClassVar[list[ContrastSetConfig]] = [
-        ContrastSetConfig(
-            name="verb_lm",
-            foil_type="verb_lm",
-            description="Verb-LM MC: verb foils by a language model",
-        ),
-        ContrastSetConfig(
-            name="verb_human", foil_type="verb_human", description="Verb-H MC: verb foils by people"
-        ),
-        ContrastSetConfig(
-            name="gender",
-            foil_type="gender",
-            description="Gender MC: one negative is a gender swap",
-        ),
-        ContrastSetConfig(
-            name="random", foil_type="random", description="Random MC: four random negatives"
-        ),
-    ]
+    BUILDER_CONFIGS: ClassVar[list[ContrastSetConfig]] = configs_per(
+        ContrastSetConfig,
+        "foil_type",
+        {
+            "verb_lm": "Verb-LM MC: verb foils by a language model",
+            "verb_human": "Verb-H MC: verb foils by people",
+            "gender": "Gender MC: one negative is a gender swap",
+            "random": "Random MC: four random negatives",
+        },
+    )
     DEFAULT_CONFIG_NAME = "verb_lm"
     SOURCE = SOURCE
     FEATURES = FEATURES
@@ -159,11 +147,7 @@ class ContrastSets(FoilkitBuilder):
                 dl_manager,
                 self.config.annotations,
             )["tsv"]
-        return [
-            datasets.SplitGenerator(
-                name=datasets.Split.TEST, gen_kwargs={"split": "test", "path": path}
-            )
-        ]
+        return one_test_split(path=path)
 
     def _multiple_choice_file(self) -> Path:
         if self.config.multiple_choice_file is None:

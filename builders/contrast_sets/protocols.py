@@ -5,14 +5,9 @@ are not published.
 
 from __future__ import annotations
 
-from foilkit.protocol import Protocol, unpublished
+from foilkit.protocol import Protocol, paper_protocols
 
 #: Model family -> the protocol of the paper's own code (none published: the uniform values).
-PROTOCOLS: dict[str, Protocol] = {
-    family: unpublished(
-        "contrast_sets",
-        family,
-        "its repository holds data only; the CLIP baseline mean-pools frames",
-    )
-    for family in ("dual-encoder", "xclip", "blip-itm", "video-llm", "text-lm")
-}
+PROTOCOLS: dict[str, Protocol] = paper_protocols(
+    "contrast_sets", others="its repository holds data only; the CLIP baseline mean-pools frames"
+)

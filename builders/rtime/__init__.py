@@ -37,7 +37,7 @@ from foilkit.builders.annotations import (
     text,
     texts,
 )
-from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.base import FoilkitBuilder, FoilkitConfig, configs_per
 from foilkit.builders.rtime.protocols import PROTOCOLS
 from foilkit.builders.schema import FLAG, TEXT, TEXTS, canonical_features
 from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec
@@ -107,29 +107,22 @@ class RTimeConfig(FoilkitConfig):
 
     def validate(self) -> None:
         super().validate()
-        if self.task not in TASKS:
-            raise ValueError(f"task must be one of {TASKS}, got {self.task!r}")
+        self.check_choice("task", TASKS)
 
 
 class RTime(FoilkitBuilder):
     """RTime: configs ``origin``, ``hard``, ``binary``; splits ``test`` and ``validation``."""
 
     BUILDER_CONFIG_CLASS = RTimeConfig
-    BUILDER_CONFIGS: ClassVar[list[RTimeConfig]] = [
-        RTimeConfig(
-            name="origin",
-            task="origin",
-            description="RTime-Origin: forward videos and their captions",
-        ),
-        RTimeConfig(
-            name="hard",
-            task="hard",
-            description="RTime-Hard: forward and reversed videos in one pool",
-        ),
-        RTimeConfig(
-            name="binary", task="binary", description="RTime-Binary: each view against its reversal"
-        ),
-    ]
+    BUILDER_CONFIGS: ClassVar[list[RTimeConfig]] = configs_per(
+        RTimeConfig,
+        "task",
+        {
+            "origin": "RTime-Origin: forward videos and their captions",
+            "hard": "RTime-Hard: forward and reversed videos in one pool",
+            "binary": "RTime-Binary: each view against its reversal",
+        },
+    )
     DEFAULT_CONFIG_NAME = "hard"
     SOURCE = SOURCE
     FEATURES = FEATURES

@@ -4,14 +4,11 @@ mean-pooled CLIP baselines, which is the uniform protocol; frames and sampling a
 
 from __future__ import annotations
 
-from foilkit.protocol import Protocol, native_video_encoders, unpublished
+from foilkit.protocol import Protocol, paper_protocols
 
 #: Model family -> the protocol of the paper's own code (none published: the uniform values).
-PROTOCOLS: dict[str, Protocol] = {
-    family: unpublished(
-        "rtime", family, "its repository holds data only; CLIP and BLIP baselines mean-pool frames"
-    )
-    for family in ("dual-encoder", "xclip", "blip-itm", "video-llm", "text-lm")
-}
-
-PROTOCOLS.update(native_video_encoders("rtime"))
+PROTOCOLS: dict[str, Protocol] = paper_protocols(
+    "rtime",
+    others="its repository holds data only; CLIP and BLIP baselines mean-pool frames",
+    native=True,
+)

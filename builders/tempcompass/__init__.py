@@ -41,7 +41,7 @@ from foilkit.builders.annotations import (
     require,
     text,
 )
-from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.base import FoilkitBuilder, FoilkitConfig, configs_per, one_test_split
 from foilkit.builders.schema import (
     QUESTION_FEATURES,
     TEXT,
@@ -114,22 +114,18 @@ class TempCompassConfig(FoilkitConfig):
 
     def validate(self) -> None:
         super().validate()
-        if self.task_type not in TASK_FILES:
-            raise ValueError(
-                f"task_type must be one of {tuple(TASK_FILES)}, got {self.task_type!r}"
-            )
+        self.check_choice("task_type", TASK_FILES)
 
 
 class TempCompass(FoilkitBuilder):
     """TempCompass: one config per task type; a single ``test`` split."""
 
     BUILDER_CONFIG_CLASS = TempCompassConfig
-    BUILDER_CONFIGS: ClassVar[list[TempCompassConfig]] = [
-        TempCompassConfig(
-            name=task, task_type=task, description=f"TempCompass, {task.replace('_', ' ')}"
-        )
-        for task in TASK_FILES
-    ]
+    BUILDER_CONFIGS: ClassVar[list[TempCompassConfig]] = configs_per(
+        TempCompassConfig,
+        "task_type",
+        {task: f"TempCompass, {task.replace('_', ' ')}" for task in TASK_FILES},
+    )
     DEFAULT_CONFIG_NAME = "multi_choice"
     SOURCE = SOURCE
     FEATURES = FEATURES
@@ -174,12 +170,7 @@ class TempCompass(FoilkitBuilder):
         if self.config.task_type == "captioning":
             files["mc_questions"] = AnnotationFile(MC_QUESTIONS, MC_QUESTIONS)
         paths = fetch(SOURCE, files, dl_manager, self.config.annotations)
-        return [
-            datasets.SplitGenerator(
-                name=datasets.Split.TEST,
-                gen_kwargs={"split": "test", "questions": paths["questions"], **paths},
-            )
-        ]
+        return one_test_split(**paths)
 
     def _rows(
         self, questions: Path, meta_info: Path, mc_questions: Path | None = None

@@ -1,25 +1,19 @@
-"""TempCompass' paper protocols per model family: what its published scoring code does
-(:class:`foilkit.protocol.Protocol`), with the file each reproduces; a family its paper
-published nothing for scores with the uniform protocol's values, said so
-(:func:`foilkit.protocol.unpublished`).
-"""
+"""TempCompass' paper protocols per model family (:func:`foilkit.protocol.paper_protocols`)."""
 
 from __future__ import annotations
 
 from foilkit.builders.tempcompass.source import REFERENCE
-from foilkit.protocol import Protocol, unpublished
+from foilkit.protocol import Protocol, paper_protocols
 
 # The reference decoding (this benchmark's protocol scores in choice mode; --mode generate
 # runs it: GENERATE_SETTINGS drop out in choice mode): the script's model.generate arguments.
 #: TempCompass' run_video_llava/inference_dataset.py (Video-LLaVA): sampled at 0.1.
 DECODING = {"temperature": 0.1, "top_p": 1.0, "num_samples": 1, "max_new_tokens": 128}
 
-#: Model family -> the protocol of the paper's own code.
-PROTOCOLS: dict[str, Protocol] = {}
 # TempCompass runs Video-LLaVA (run_video_llava/inference_dataset.py): the row's question with its
 # task type's answer prompt (the builder's ``prompt`` column), 8 frames by LanguageBind's decord
 # loader (np.linspace(0, n - 1, 8, dtype=int)), one generation read by rules (eval_*.py).
-PROTOCOLS["video-llm"] = Protocol(
+VIDEO_LLM = Protocol(
     sampling="uniform",
     num_frames=8,
     mode="choice",
@@ -50,9 +44,9 @@ PROTOCOLS["video-llm"] = Protocol(
         "count wrong, and captioning, which only the judge rates, is refused)",
     },
 )
-for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
-    PROTOCOLS[_family] = unpublished(
-        "tempcompass",
-        _family,
-        "its code evaluates video LLMs only; a dual encoder matches the option texts",
-    )
+#: Model family -> the protocol of the paper's own code.
+PROTOCOLS: dict[str, Protocol] = paper_protocols(
+    "tempcompass",
+    {"video-llm": VIDEO_LLM},
+    others="its code evaluates video LLMs only; a dual encoder matches the option texts",
+)

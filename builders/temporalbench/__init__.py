@@ -32,7 +32,7 @@ from foilkit.builders.annotations import (
     relative_path,
     require,
 )
-from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.base import FoilkitBuilder, FoilkitConfig, one_test_split
 from foilkit.builders.schema import TEXT, TEXTS, canonical_features
 from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec, pairwise_inputs
 from foilkit.builders.temporalbench.answers import PROMPTS
@@ -122,11 +122,7 @@ class TemporalBench(FoilkitBuilder):
         self, dl_manager: datasets.DownloadManager | None
     ) -> list[datasets.SplitGenerator]:
         (path,) = fetch_hub(SOURCE, (SHORT_QA,), self.config.annotations)
-        return [
-            datasets.SplitGenerator(
-                name=datasets.Split.TEST, gen_kwargs={"split": "test", "path": path}
-            )
-        ]
+        return one_test_split(path=path)
 
     def _rows(self, path: Path) -> Iterator[dict[str, Any]]:
         first_row: dict[str, int] = {}  # idx -> the row that has it

@@ -1,22 +1,15 @@
-"""TemporalBench's paper protocols per model family: what its published scoring code does
-(:class:`foilkit.protocol.Protocol`), with the file each reproduces; a family its paper
-published nothing for scores with the uniform protocol's values, said so
-(:func:`foilkit.protocol.unpublished`).
-"""
+"""TemporalBench's paper protocols per model family (:func:`foilkit.protocol.paper_protocols`)."""
 
 from __future__ import annotations
 
-from foilkit.protocol import Protocol, unpublished
+from foilkit.protocol import Protocol, paper_protocols
 
 #: The published scoring code the protocols reproduce.
 REFERENCE = "mu-cai/TemporalBench@62f88ab"
 
-#: Model family -> the protocol of the paper's own code.
-PROTOCOLS: dict[str, Protocol] = {}
 # TemporalBench (mu-cai/TemporalBench): video LLMs answer the published question; frames by
 # np.linspace(0, total - 1, nframes) (eval/llava-onevision.py, --nframes default 1).
-REFERENCE = "mu-cai/TemporalBench@62f88ab"
-PROTOCOLS["video-llm"] = Protocol(
+VIDEO_LLM = Protocol(
     sampling="uniform",
     num_frames=1,
     mode="choice",
@@ -29,7 +22,9 @@ PROTOCOLS["video-llm"] = Protocol(
     "both option orders averaged (the published order is one of them); 1 frame is the "
     "script's default, its leaderboard runs models at their own frame counts (--frames)",
 )
-for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
-    PROTOCOLS[_family] = unpublished(
-        "temporalbench", _family, "its code evaluates generative video LLMs only"
-    )
+#: Model family -> the protocol of the paper's own code.
+PROTOCOLS: dict[str, Protocol] = paper_protocols(
+    "temporalbench",
+    {"video-llm": VIDEO_LLM},
+    others="its code evaluates generative video LLMs only",
+)

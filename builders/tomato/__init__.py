@@ -36,7 +36,7 @@ from foilkit.builders.annotations import (
     text,
     texts,
 )
-from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.base import FoilkitBuilder, FoilkitConfig, configs_per, one_test_split
 from foilkit.builders.schema import (
     FLAG,
     QUESTION_FEATURES,
@@ -110,28 +110,19 @@ class TomatoConfig(FoilkitConfig):
 
     def validate(self) -> None:
         super().validate()
-        if self.reasoning_type is not None and self.reasoning_type not in REASONING_TYPES:
-            raise ValueError(
-                f"reasoning_type must be one of {tuple(REASONING_TYPES)} or None, got "
-                f"{self.reasoning_type!r}"
-            )
+        self.check_choice("reasoning_type", REASONING_TYPES, optional=True)
 
 
 class Tomato(FoilkitBuilder):
     """TOMATO: one config per reasoning type and ``all``; a single ``test`` split."""
 
     BUILDER_CONFIG_CLASS = TomatoConfig
-    BUILDER_CONFIGS: ClassVar[list[TomatoConfig]] = [
-        *(
-            TomatoConfig(
-                name=name,
-                reasoning_type=name,
-                description=f"TOMATO, reasoning type {REASONING_TYPES[name]}",
-            )
-            for name in REASONING_TYPES
-        ),
-        TomatoConfig(name="all", reasoning_type=None, description="TOMATO, all six types"),
-    ]
+    BUILDER_CONFIGS: ClassVar[list[TomatoConfig]] = configs_per(
+        TomatoConfig,
+        "reasoning_type",
+        {name: f"TOMATO, reasoning type {label}" for name, label in REASONING_TYPES.items()},
+        all_description="TOMATO, all six types",
+    )
     DEFAULT_CONFIG_NAME = "all"
     SOURCE = SOURCE
     FEATURES = FEATURES
@@ -178,11 +169,7 @@ class Tomato(FoilkitBuilder):
             for name in names
         }
         paths = fetch(SOURCE, files, dl_manager, self.config.annotations)
-        return [
-            datasets.SplitGenerator(
-                name=datasets.Split.TEST, gen_kwargs={"split": "test", "files": paths}
-            )
-        ]
+        return one_test_split(files=paths)
 
     def _rows(self, files: Mapping[str, Path]) -> Iterator[dict[str, Any]]:
         for reasoning_type, path in files.items():

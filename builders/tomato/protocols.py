@@ -1,27 +1,21 @@
-"""TOMATO's paper protocols per model family: what its published scoring code does
-(:class:`foilkit.protocol.Protocol`), with the file each reproduces; a family its paper
-published nothing for scores with the uniform protocol's values, said so
-(:func:`foilkit.protocol.unpublished`).
-"""
+"""TOMATO's paper protocols per model family (:func:`foilkit.protocol.paper_protocols`)."""
 
 from __future__ import annotations
 
 from foilkit.builders.tomato.source import REFERENCE
-from foilkit.protocol import Protocol, unpublished
+from foilkit.protocol import Protocol, paper_protocols
 
 # The reference decoding (this benchmark's protocol scores in choice mode; --mode generate
 # runs it: GENERATE_SETTINGS drop out in choice mode): the script's model.generate arguments.
 #: TOMATO's src/generate_lib/*.py (do_sample=False) with constant.py's MAX_TOKENS: greedy.
 DECODING = {"temperature": 0.0, "top_p": 1.0, "num_samples": 1, "max_new_tokens": 1024}
 
-#: Model family -> the protocol of the paper's own code.
-PROTOCOLS: dict[str, Protocol] = {}
 # TOMATO runs each model with construct_prompt (the builder's ``prompt`` column: 16 frames, the
 # options as a letter -> text dict) on frames read by OpenCV, all decoded then
 # np.linspace(0, n - 1, total_frames, dtype=int) (generate_lib/utils.py read_video), 16 frames
 # for the main table (get_categorized_score.py NUM_FRAME); the answer letter is parsed from one
 # greedy generation.
-PROTOCOLS["video-llm"] = Protocol(
+VIDEO_LLM = Protocol(
     sampling="uniform",
     num_frames=16,
     mode="choice",
@@ -55,10 +49,10 @@ PROTOCOLS["video-llm"] = Protocol(
         "foilkit does not",
     },
 )
-for _family in ("dual-encoder", "xclip", "blip-itm", "text-lm"):
-    PROTOCOLS[_family] = unpublished(
-        "tomato",
-        _family,
-        "its code evaluates multimodal LLMs only, and its options mean nothing without the "
-        "question",
-    )
+#: Model family -> the protocol of the paper's own code.
+PROTOCOLS: dict[str, Protocol] = paper_protocols(
+    "tomato",
+    {"video-llm": VIDEO_LLM},
+    others="its code evaluates multimodal LLMs only, and its options mean nothing without the "
+    "question",
+)

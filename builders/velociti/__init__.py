@@ -30,7 +30,7 @@ from foilkit.builders.annotations import (
     require,
     text,
 )
-from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.base import FoilkitBuilder, FoilkitConfig, configs_per, one_test_split
 from foilkit.builders.schema import TEXT, canonical_features
 from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec, pairwise_inputs
 from foilkit.builders.velociti.answers import QUESTIONS
@@ -81,21 +81,19 @@ class VelocitiConfig(FoilkitConfig):
 
     def validate(self) -> None:
         super().validate()
-        if self.test is not None and self.test not in TESTS:
-            raise ValueError(f"test must be one of {TESTS} or None, got {self.test!r}")
+        self.check_choice("test", TESTS, optional=True)
 
 
 class Velociti(FoilkitBuilder):
     """VELOCITI: one config per test and ``all``; a single ``test`` split."""
 
     BUILDER_CONFIG_CLASS = VelocitiConfig
-    BUILDER_CONFIGS: ClassVar[list[VelocitiConfig]] = [
-        *(
-            VelocitiConfig(name=test, test=test, description=f"VELOCITI, test {test}")
-            for test in TESTS
-        ),
-        VelocitiConfig(name="all", test=None, description="VELOCITI, all eight tests"),
-    ]
+    BUILDER_CONFIGS: ClassVar[list[VelocitiConfig]] = configs_per(
+        VelocitiConfig,
+        "test",
+        {test: f"VELOCITI, test {test}" for test in TESTS},
+        all_description="VELOCITI, all eight tests",
+    )
     DEFAULT_CONFIG_NAME = "all"
     SOURCE = SOURCE
     FEATURES = FEATURES
@@ -116,11 +114,7 @@ class Velociti(FoilkitBuilder):
         self, dl_manager: datasets.DownloadManager | None
     ) -> list[datasets.SplitGenerator]:
         paths = fetch_hub(SOURCE, TABLE_PATTERNS, self.config.annotations)
-        return [
-            datasets.SplitGenerator(
-                name=datasets.Split.TEST, gen_kwargs={"split": "test", "files": paths}
-            )
-        ]
+        return one_test_split(files=paths)
 
     def _rows(self, files: list[Path]) -> Iterator[dict[str, Any]]:
         numbers: dict[str, int] = {}

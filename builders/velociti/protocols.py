@@ -1,24 +1,17 @@
-"""VELOCITI's paper protocols per model family: what its published scoring code does
-(:class:`foilkit.protocol.Protocol`), with the file each reproduces; a family its paper
-published nothing for scores with the uniform protocol's values, said so
-(:func:`foilkit.protocol.unpublished`).
-"""
+"""VELOCITI's paper protocols per model family (:func:`foilkit.protocol.paper_protocols`)."""
 
 from __future__ import annotations
 
-from foilkit.protocol import Protocol, unpublished
+from foilkit.protocol import Protocol, paper_protocols
 
 #: The published scoring code the protocols reproduce.
 REFERENCE = "katha-ai/VELOCITI@8d66ddb"
 
-#: Model family -> the protocol of the paper's own code.
-PROTOCOLS: dict[str, Protocol] = {}
 # VELOCITI (katha-ai/VELOCITI): CLIP-style models on 20 frames, two per second at 0.25 s and
 # 0.75 s (utils/extract_frames.py), mean-pooled (models/clip_model.py); video LLMs on one frame
 # per second, each second's middle (utils/clip_utils.py process_video), asked whether the video
 # entails the caption (vidllm_eval.py).
-REFERENCE = "katha-ai/VELOCITI@8d66ddb"
-PROTOCOLS["dual-encoder"] = Protocol(
+DUAL_ENCODER = Protocol(
     sampling="segment-middle",
     num_frames=20,
     pooling="mean",
@@ -29,7 +22,7 @@ PROTOCOLS["dual-encoder"] = Protocol(
     "its frames are round((s + 0.25|0.75) * fps) of cv2's 1-based count, foilkit's the "
     "middles of 20 equal segments of the clip (the same times on a 10 s clip, up to a frame)",
 )
-PROTOCOLS["video-llm"] = Protocol(
+VIDEO_LLM = Protocol(
     sampling="segment-middle",
     num_frames=10,
     mode="entail",
@@ -41,7 +34,9 @@ PROTOCOLS["video-llm"] = Protocol(
     "middles of 10 equal segments of the clip, the reference's the middle of each second "
     "(the same on its 10 s clips)",
 )
-for _family in ("xclip", "blip-itm", "text-lm"):
-    PROTOCOLS[_family] = unpublished(
-        "velociti", _family, "its code scores CLIP-style models and video LLMs"
-    )
+#: Model family -> the protocol of the paper's own code.
+PROTOCOLS: dict[str, Protocol] = paper_protocols(
+    "velociti",
+    {"dual-encoder": DUAL_ENCODER, "video-llm": VIDEO_LLM},
+    others="its code scores CLIP-style models and video LLMs",
+)

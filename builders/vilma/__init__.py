@@ -38,7 +38,7 @@ from foilkit.builders.annotations import (
     text,
     texts,
 )
-from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.base import FoilkitBuilder, FoilkitConfig, one_test_split
 from foilkit.builders.schema import COUNT, FLAG, TEXT, TEXTS, canonical_features
 from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec, pairwise_inputs
 from foilkit.builders.vilma.perplexity import REDUCTIONS
@@ -233,11 +233,7 @@ class Vilma(FoilkitBuilder):
             for name in self.config.subtests
         }
         paths = fetch(SOURCE, files, dl_manager, self.config.annotations)
-        return [
-            datasets.SplitGenerator(
-                name=datasets.Split.TEST, gen_kwargs={"split": "test", "files": paths}
-            )
-        ]
+        return one_test_split(files=paths)
 
     def _rows(self, files: dict[str, Path]) -> Iterator[dict[str, Any]]:
         for subtest, path in files.items():

@@ -1,16 +1,10 @@
-"""ViLMA's paper protocols per model family: what its published scoring code does
-(:class:`foilkit.protocol.Protocol`), with the file each reproduces; a family its paper
-published nothing for scores with the uniform protocol's values, said so
-(:func:`foilkit.protocol.unpublished`).
-"""
+"""ViLMA's paper protocols per model family (:func:`foilkit.protocol.paper_protocols`)."""
 
 from __future__ import annotations
 
 from foilkit.builders.vilma.source import REFERENCE
-from foilkit.protocol import Protocol, unpublished
+from foilkit.protocol import Protocol, paper_protocols
 
-#: Model family -> the protocol of the paper's own code.
-PROTOCOLS: dict[str, Protocol] = {}
 # ViLMA: one data loader (vl_bench/data.py Dataset_v2) for CLIP and X-CLIP, argmax decisions.
 _VILMA_FRAMES = {
     "sampling": "random-consecutive",
@@ -29,25 +23,34 @@ _VILMA_DRAWS = (
     "order (not reproducible with its DataLoader workers); foilkit draws it per view "
     "from (seed, view), with the same distribution"
 )
-PROTOCOLS["dual-encoder"] = Protocol(
+DUAL_ENCODER = Protocol(
     **_VILMA_FRAMES,
     pooling="softmax-mean",
     reference=f"{REFERENCE} models/image/run_clip.py, vl_bench/data.py (Dataset_v2, "
     "sample_frame_indices)",
     notes=_VILMA_DRAWS + _VILMA_QUVA,
 )
-PROTOCOLS["xclip"] = Protocol(
+XCLIP = Protocol(
     **_VILMA_FRAMES,
     score_scale="logit",
     reference=f"{REFERENCE} models/video/run_xclip.py (logits_per_video), vl_bench/data.py "
     "(Dataset_v2)",
     notes=_VILMA_DRAWS + _VILMA_QUVA,
 )
-PROTOCOLS["blip-itm"] = unpublished("vilma", "blip-itm", "its image-text model is BLIP-2")
-PROTOCOLS["video-llm"] = unpublished("vilma", "video-llm", "the paper reports no video LLMs")
-PROTOCOLS["text-lm"] = Protocol(
+TEXT_LM = Protocol(
     reduction="vilma",
     dtype="float16",
     reference=f"{REFERENCE} models/text/run.py (GPT-2, OPT, .half())",
     notes="perplexity = exp(summed token NLL / all input tokens, BOS included), as the reference",
+)
+#: Model family -> the protocol of the paper's own code.
+PROTOCOLS: dict[str, Protocol] = paper_protocols(
+    "vilma",
+    {
+        "dual-encoder": DUAL_ENCODER,
+        "xclip": XCLIP,
+        "blip-itm": "its image-text model is BLIP-2",
+        "video-llm": "the paper reports no video LLMs",
+        "text-lm": TEXT_LM,
+    },
 )

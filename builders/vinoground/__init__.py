@@ -28,7 +28,7 @@ from foilkit.builders.annotations import (
     read_csv,
     text,
 )
-from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.base import FoilkitBuilder, FoilkitConfig, one_test_split
 from foilkit.builders.schema import TEXT, TEXTS, video_foil_features
 from foilkit.builders.spec import Benchmark, HubTask, MetricSpec
 from foilkit.builders.vinoground.answers import PARSERS, PROMPTS, QUESTIONS
@@ -106,11 +106,7 @@ class Vinoground(FoilkitBuilder):
         self, dl_manager: datasets.DownloadManager
     ) -> list[datasets.SplitGenerator]:
         paths = fetch(SOURCE, ANNOTATIONS, dl_manager, self.config.annotations)
-        return [
-            datasets.SplitGenerator(
-                name=datasets.Split.TEST, gen_kwargs={"split": "test", "path": paths["pairs"]}
-            )
-        ]
+        return one_test_split(path=paths["pairs"])
 
     def _rows(self, path: Path) -> Iterator[dict[str, Any]]:
         for position, (line, record) in enumerate(read_csv(path, COLUMNS)):

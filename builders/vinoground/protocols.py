@@ -1,12 +1,8 @@
-"""Vinoground's paper protocols per model family: what its published scoring code does
-(:class:`foilkit.protocol.Protocol`), with the file each reproduces; a family its paper
-published nothing for scores with the uniform protocol's values, said so
-(:func:`foilkit.protocol.unpublished`).
-"""
+"""Vinoground's paper protocols per model family (:func:`foilkit.protocol.paper_protocols`)."""
 
 from __future__ import annotations
 
-from foilkit.protocol import LMMS_EVAL_REPO, Protocol, unpublished
+from foilkit.protocol import LMMS_EVAL_REPO, Protocol, paper_protocols
 
 #: The published scoring code the protocols reproduce.
 REFERENCE = "Vinoground/Vinoground@1543a2a"
@@ -16,12 +12,9 @@ REFERENCE = "Vinoground/Vinoground@1543a2a"
 #: Vinoground's eval/llava-onevision.py (do_sample=False, temperature=0): greedy.
 DECODING = {"temperature": 0.0, "top_p": 1.0, "num_samples": 1, "max_new_tokens": 4096}
 
-#: Model family -> the protocol of the paper's own code.
-PROTOCOLS: dict[str, Protocol] = {}
 # Vinoground scores dual encoders (VideoCLIP, ImageBind, LanguageBind) on the four (video,
 # caption) pairs of each item with one script each, and video LLMs by a generated A/B answer.
-REFERENCE = "Vinoground/Vinoground@1543a2a"
-PROTOCOLS["dual-encoder"] = Protocol(
+DUAL_ENCODER = Protocol(
     sampling="segment-step",
     num_frames=32,
     pooling="mean",
@@ -44,7 +37,7 @@ LLM_NOTES = (
     "vinoground_videos_concated files, whose making is not published); the questions' "
     "wording is that of the json files as lmms-eval and later papers print it"
 )
-PROTOCOLS["video-llm"] = Protocol(
+VIDEO_LLM = Protocol(
     sampling="uniform",
     num_frames=32,
     mode="choice",
@@ -62,7 +55,9 @@ PROTOCOLS["video-llm"] = Protocol(
     notes=LLM_NOTES,
     mode_notes={"generate": LLM_NOTES},
 )
-for _family in ("xclip", "blip-itm", "text-lm"):
-    PROTOCOLS[_family] = unpublished(
-        "vinoground", _family, "its code covers VideoCLIP-style encoders and LLMs"
-    )
+#: Model family -> the protocol of the paper's own code.
+PROTOCOLS: dict[str, Protocol] = paper_protocols(
+    "vinoground",
+    {"dual-encoder": DUAL_ENCODER, "video-llm": VIDEO_LLM},
+    others="its code covers VideoCLIP-style encoders and LLMs",
+)

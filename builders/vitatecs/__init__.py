@@ -23,7 +23,7 @@ from foilkit.builders.annotations import (
     require,
     text,
 )
-from foilkit.builders.base import FoilkitBuilder, FoilkitConfig
+from foilkit.builders.base import FoilkitBuilder, FoilkitConfig, configs_per, one_test_split
 from foilkit.builders.schema import TEXT, canonical_features
 from foilkit.builders.spec import PAIRWISE_STRICT, Benchmark, CardMetadata, aspect_tasks
 from foilkit.builders.vitatecs.answers import JUDGES, PARSERS, PROMPTS
@@ -57,26 +57,20 @@ class VitatecsConfig(FoilkitConfig):
 
     def validate(self) -> None:
         super().validate()
-        if self.aspect is not None and self.aspect not in ASPECTS:
-            raise ValueError(f"aspect must be one of {ASPECTS} or None, got {self.aspect!r}")
-        if self.annotation_version not in VERSIONS:
-            raise ValueError(
-                f"annotation_version must be one of {tuple(VERSIONS)}, got "
-                f"{self.annotation_version!r}"
-            )
+        self.check_choice("aspect", ASPECTS, optional=True)
+        self.check_choice("annotation_version", VERSIONS)
 
 
 class Vitatecs(FoilkitBuilder):
     """VITATECS: one config per temporal aspect and ``all``; a single ``test`` split."""
 
     BUILDER_CONFIG_CLASS = VitatecsConfig
-    BUILDER_CONFIGS: ClassVar[list[VitatecsConfig]] = [
-        *(
-            VitatecsConfig(name=aspect, aspect=aspect, description=f"VITATECS, aspect {aspect}")
-            for aspect in ASPECTS
-        ),
-        VitatecsConfig(name="all", aspect=None, description="VITATECS, all six aspects"),
-    ]
+    BUILDER_CONFIGS: ClassVar[list[VitatecsConfig]] = configs_per(
+        VitatecsConfig,
+        "aspect",
+        {aspect: f"VITATECS, aspect {aspect}" for aspect in ASPECTS},
+        all_description="VITATECS, all six aspects",
+    )
     DEFAULT_CONFIG_NAME = "all"
     SOURCE = SOURCE
     FEATURES = FEATURES
@@ -107,11 +101,7 @@ class Vitatecs(FoilkitBuilder):
             for aspect in aspects
         }
         paths = fetch(SOURCE, files, dl_manager, self.config.annotations)
-        return [
-            datasets.SplitGenerator(
-                name=datasets.Split.TEST, gen_kwargs={"split": "test", "files": paths}
-            )
-        ]
+        return one_test_split(files=paths)
 
     def _rows(self, files: dict[str, Path]) -> Iterator[dict[str, Any]]:
         for aspect, path in files.items():

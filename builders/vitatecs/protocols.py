@@ -1,25 +1,13 @@
-"""VITATECS' paper protocols per model family: what its published scoring code does
-(:class:`foilkit.protocol.Protocol`), with the file each reproduces; a family its paper
-published nothing for scores with the uniform protocol's values, said so
-(:func:`foilkit.protocol.unpublished`).
-"""
+"""VITATECS' paper protocols per model family (:func:`foilkit.protocol.paper_protocols`)."""
 
 from __future__ import annotations
 
 from foilkit.builders.vitatecs.source import REFERENCE
-from foilkit.protocol import (
-    BLIP_REPO,
-    LMMS_EVAL_REPO,
-    Protocol,
-    native_video_encoders,
-    unpublished,
-)
+from foilkit.protocol import BLIP_REPO, LMMS_EVAL_REPO, Protocol, paper_protocols
 
-#: Model family -> the protocol of the paper's own code.
-PROTOCOLS: dict[str, Protocol] = {}
 # VITATECS evaluates CLIP4Clip / X-CLIP (fine-tuned CLIP) with one script and flags
 # (X-CLIP/eval_vitatecs.sh): its frames, pooling and text limit, applied to any dual encoder.
-PROTOCOLS["dual-encoder"] = Protocol(
+DUAL_ENCODER = Protocol(
     sampling="int-fps",
     num_frames=12,
     target_fps=1.0,
@@ -37,12 +25,9 @@ PROTOCOLS["dual-encoder"] = Protocol(
     "seqTransf variant, the published script meanP); the reference zero-fills and masks "
     "frames a short clip lacks, foilkit averages the frames that exist (the same mean)",
 )
-PROTOCOLS["xclip"] = unpublished(
-    "vitatecs", "xclip", "its X-CLIP is xuguohai/X-CLIP, a different model from microsoft/xclip"
-)
 # BLIP is in VITATECS' tables, "adapted from the original repository"; the adaptation is not
 # published, so the protocol is BLIP's own video retrieval evaluation.
-PROTOCOLS["blip-itm"] = Protocol(
+BLIP_ITM = Protocol(
     sampling="segment-step",
     num_frames=8,
     pooling="joined-frames",
@@ -56,7 +41,7 @@ PROTOCOLS["blip-itm"] = Protocol(
     "BLIP ranks by the ITM logit plus the ITC cosine, foilkit scores the ITM logit; "
     "captions are not cleaned by BLIP's pre_caption (lower case, punctuation, 40 words)",
 )
-PROTOCOLS["video-llm"] = Protocol(
+VIDEO_LLM = Protocol(
     sampling="segment-start",
     num_frames=8,
     mode="generate",
@@ -75,5 +60,15 @@ PROTOCOLS["video-llm"] = Protocol(
     "--judge-model (off by default: they count wrong and are counted: unparseable, "
     "refused)",
 )
-PROTOCOLS["text-lm"] = unpublished("vitatecs", "text-lm", "no text-only baseline")
-PROTOCOLS.update(native_video_encoders("vitatecs"))
+#: Model family -> the protocol of the paper's own code.
+PROTOCOLS: dict[str, Protocol] = paper_protocols(
+    "vitatecs",
+    {
+        "dual-encoder": DUAL_ENCODER,
+        "xclip": "its X-CLIP is xuguohai/X-CLIP, a different model from microsoft/xclip",
+        "blip-itm": BLIP_ITM,
+        "video-llm": VIDEO_LLM,
+        "text-lm": "no text-only baseline",
+    },
+    native=True,
+)
