@@ -12,6 +12,7 @@ whatever else is in the batch.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import random
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -279,38 +280,26 @@ def generate_candidates(
     )
     candidates = []
     for (query, sample, messages), completion in zip(prompts, completions, strict=True):
+        made = functools.partial(  # where each answer of this request came from
+            Candidate,
+            query=query,
+            prompt_hash=prompt_hash(messages),
+            request_key=completion.key,
+            model=client.config.model,
+            iteration=iteration,
+            exemplar_version=exemplars.version,
+            request_seed=completion.seed,
+        )
         if completion.failure is not None:  # parked: recorded with its key and reply
+            raw, first = completion.failure.reply or "", sample * client.config.n
             candidates.append(
-                Candidate(
-                    query=query,
-                    counterfactual=None,
-                    raw=completion.failure.reply or "",
-                    status=REQUEST_FAILED,
-                    sample=sample * client.config.n,
-                    prompt_hash=prompt_hash(messages),
-                    request_key=completion.key,
-                    model=client.config.model,
-                    iteration=iteration,
-                    exemplar_version=exemplars.version,
-                    request_seed=completion.seed,
-                )
+                made(counterfactual=None, raw=raw, status=REQUEST_FAILED, sample=first)
             )
         for choice, text in enumerate(completion.texts):
             counterfactual, status = parse_answer(text, query.caption, prompt.na_answer)
+            number = sample * len(completion.texts) + choice
             candidates.append(
-                Candidate(
-                    query=query,
-                    counterfactual=counterfactual,
-                    raw=text,
-                    status=status,
-                    sample=sample * len(completion.texts) + choice,
-                    prompt_hash=prompt_hash(messages),
-                    request_key=completion.key,
-                    model=client.config.model,
-                    iteration=iteration,
-                    exemplar_version=exemplars.version,
-                    request_seed=completion.seed,
-                )
+                made(counterfactual=counterfactual, raw=text, status=status, sample=number)
             )
     return candidates
 
