@@ -7,8 +7,11 @@ caption and its temporal foil are true and false by construction.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -153,20 +156,13 @@ def write_large_video(
     decoding memory bound."""
     import av
 
-    if width % 2 or height % 2:
-        raise ValueError(f"H.264 yuv420p needs even sizes, got {width}x{height}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with av.open(str(path), mode="w") as container:
-        stream = container.add_stream("libx264", rate=fps)
-        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
-        stream.options = {"preset": "ultrafast"}
+    with _h264(path, width, height, fps, {"preset": "ultrafast"}) as (container, stream):
         for index in range(num_frames):  # Y rows, then the U and V planes: yuv420p's layout
             planes = np.full((height * 3 // 2, width), 128, dtype=np.uint8)
             planes[:height] = 40 + (160 * index) // max(1, num_frames - 1)
             container.mux(stream.encode(av.VideoFrame.from_ndarray(planes, format="yuv420p")))
         container.mux(stream.encode())
-    return path
+    return Path(path)
 
 
 def write_vfr_video(
@@ -219,14 +215,8 @@ def _encode(
     import av
 
     height, width = frames.shape[1:3]
-    if width % 2 or height % 2:
-        raise ValueError(f"H.264 yuv420p needs even sizes, got {width}x{height}")
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with av.open(str(path), mode="w") as container:
-        stream = container.add_stream("libx264", rate=fps)
-        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
-        stream.options = {"crf": "18", "preset": "ultrafast", "tune": "zerolatency"}
+    options = {"crf": "18", "preset": "ultrafast", "tune": "zerolatency"}
+    with _h264(path, width, height, fps, options) as (container, stream):
         if pts is not None:
             stream.codec_context.time_base = Fraction(1, 1000)
         if rotation is not None:
@@ -242,4 +232,22 @@ def _encode(
                 frame.pts, frame.time_base = pts[index], Fraction(1, 1000)
             container.mux(stream.encode(frame))
         container.mux(stream.encode())
-    return path
+    return Path(path)
+
+
+@contextlib.contextmanager
+def _h264(
+    path: str | Path, width: int, height: int, fps: int, options: dict[str, str]
+) -> Iterator[tuple[Any, Any]]:
+    """A new mp4 at ``path`` (its folder made) and its H.264 stream of ``width`` x ``height``
+    yuv420p frames at ``fps``, encoded with ``options``: ``(container, stream)``."""
+    import av
+
+    if width % 2 or height % 2:
+        raise ValueError(f"H.264 yuv420p needs even sizes, got {width}x{height}")
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    with av.open(str(path), mode="w") as container:
+        stream = container.add_stream("libx264", rate=fps)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        stream.options = options
+        yield container, stream

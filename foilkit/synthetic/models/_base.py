@@ -230,6 +230,17 @@ VIDEO_LLM_VISION = {
     "num_attention_heads": 4,
     "patch_size": PATCH_SIZE,
 }
+#: timm's Perception Encoder cut to one narrow layer: PE-Video's vision tower and PerceptionLM's.
+PE_CORE = {
+    "architecture": "vit_pe_core_large_patch14_336",
+    "model_args": {
+        "embed_dim": 32,
+        "img_size": (IMAGE_SIZE, IMAGE_SIZE),
+        "patch_size": PATCH_SIZE,
+        "depth": 1,
+        "num_heads": 4,
+    },
+}
 
 # Chat templates in the shape of the Hub checkpoints': a message's ``content`` is a string or a list
 # of ``{"type": "video"}`` / ``{"type": "image"}`` / ``{"type": "text", "text": ...}`` parts.

@@ -9,6 +9,7 @@ from foilkit.synthetic import tokenizers as tiny_tokenizers
 from foilkit.synthetic.models._base import (
     IMAGE_SIZE,
     PATCH_SIZE,
+    PE_CORE,
     VIDEO_LLM_TEXT,
     _register,
     _save,
@@ -91,13 +92,9 @@ def _build_perception_lm(out: Path) -> None:
     )
     grid = IMAGE_SIZE // PATCH_SIZE
     vision = {
-        "architecture": "vit_pe_core_large_patch14_336",
+        **PE_CORE,
         "model_args": {
-            "embed_dim": 32,
-            "img_size": (IMAGE_SIZE, IMAGE_SIZE),
-            "patch_size": PATCH_SIZE,
-            "depth": 1,
-            "num_heads": 4,
+            **PE_CORE["model_args"],
             "global_pool": "",
             "use_post_transformer_norm": False,
             "init_values": 0.1,

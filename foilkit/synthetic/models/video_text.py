@@ -11,6 +11,7 @@ from foilkit.synthetic.models._base import (
     IMAGE_SIZE,
     NUM_FRAMES,
     PATCH_SIZE,
+    PE_CORE,
     SIGLIP_TEXT_LENGTH,
     SQUARE,
     VISION,
@@ -110,17 +111,7 @@ PE_ENCODER = {
     "head_dim": 16,
     "max_position_embeddings": 64,
 }
-PE_VISION = {
-    "architecture": "vit_pe_core_large_patch14_336",
-    "model_args": {
-        "embed_dim": 32,
-        "img_size": (IMAGE_SIZE, IMAGE_SIZE),
-        "patch_size": PATCH_SIZE,
-        "depth": 1,
-        "num_heads": 4,
-    },
-    "num_classes": 16,
-}
+PE_VISION = {**PE_CORE, "num_classes": 16}
 
 
 def _pe_text_config(tokenizer) -> dict:
