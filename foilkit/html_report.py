@@ -227,7 +227,7 @@ def order_probabilities(row: Mapping[str, Any]) -> list[list[float | None]] | No
     (the ``caption_order_<k>`` / ``foil_order_<k>`` details of a choice-mode scores file);
     ``None`` for a row without them (another mode, an unscored row, a run from before they
     were logged)."""
-    from foilkit.scorers.adapters.video_llm import ORDER_DETAIL
+    from foilkit.scorers.output import ORDER_DETAIL
 
     caption = [row.get(f"caption_{ORDER_DETAIL}{k}") for k in range(len(row))]
     count = caption.index(None) if None in caption else len(caption)
@@ -311,7 +311,7 @@ def video_question(row: Mapping[str, Any]) -> dict[str, Any] | None:
 def order_questions(prompt_name: str, texts: Sequence[str]) -> list[str]:
     """The question a choice-mode video LLM asked in each cyclic order of ``texts`` (order ``k``
     lists text ``(k + j) mod n`` at position ``j``), as its adapter words it."""
-    from foilkit.scorers.adapters.video_llm import question_text
+    from foilkit.scorers.prompts import question_text
 
     count = len(texts)
     return [

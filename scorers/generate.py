@@ -31,6 +31,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Protocol
 
 from foilkit.scorers.judge import Judge, JudgeCase, Verdict, judge_protocol
+from foilkit.scorers.output import ORDER_DETAIL, SAMPLE_DETAIL
 from foilkit.scorers.parsers import (
     DEFAULT_PARSER,
     PARSED,
@@ -49,10 +50,6 @@ from foilkit.scorers.requests import (
     TextScores,
     TextsRequest,
 )
-
-#: Per-text details of generate mode: the share of answers choosing the text in order ``k``
-#: (``order_<k>``, as choice mode's letter probabilities) and in sample ``s`` (``sample_<s>``).
-ORDER_DETAIL, SAMPLE_DETAIL = "order_", "sample_"
 
 
 class GeneratingBackend(Protocol):

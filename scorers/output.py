@@ -38,6 +38,11 @@ from foilkit.files import atomic_open
 from foilkit.scorers.parsers import OUTCOMES
 from foilkit.video_paths import VIDEO_COLUMNS
 
+#: Per-text details (``caption_<detail>``, ``foil_<detail>``) of choice and generate mode: the
+#: text's letter probability, or the share of answers choosing it, in option order ``k``
+#: (``order_<k>``), and in generate mode the share in sample ``s`` (``sample_<s>``).
+ORDER_DETAIL, SAMPLE_DETAIL = "order_", "sample_"
+
 GROUP_PREFIX = {
     "main": "",
     "proficiency": "proficiency_",

@@ -103,6 +103,7 @@ from typing import Any
 
 import torch
 
+from foilkit.answers import LETTERS
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import token_logprobs
 from foilkit.scorers.adapters._qwen_vl_utils import QwenVLUtilsResolution, applies_to
@@ -125,31 +126,17 @@ from foilkit.scorers.adapters._video_llm_support import (
     video_refusal,
     video_variant,
 )
-from foilkit.scorers.modes import (  # noqa: F401  (the modes' names, kept importable here)
-    CONTINUATIONS,
+from foilkit.scorers.modes import (
     ENTAIL_ANSWERS,
     LIKELIHOOD_QUESTION,
-    ORDER_DETAIL,
-    REDUCTIONS,
     Ask,
     FirstTokens,
-    ModeSettings,
     VideoLLM,
     _choose,
-    mode_settings,
     questions,
 )
-from foilkit.scorers.prompts import (  # noqa: F401  (one place for every backend; kept importable here)
-    COUNTS,
-    LETTERS,
-    choice_messages,
-    choice_prompt,
-    choice_prompt_names,
-    fit_system_turn,
-    question_text,
-    system_prompt,
-)
-from foilkit.scorers.requests import (  # noqa: F401  (presented_metadata kept importable here)
+from foilkit.scorers.prompts import COUNTS, choice_messages, fit_system_turn, system_prompt
+from foilkit.scorers.requests import (
     GenerateRequest,
     Generations,
     TextsRequest,

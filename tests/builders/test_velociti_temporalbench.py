@@ -166,7 +166,7 @@ def test_finetune_refuses_velociti_naming_its_licence(folders, tmp_path, capsys,
 def test_the_choice_prompt_asks_the_published_question(folders):
     """The video LLM's ``temporalbench`` prompt, given a row's options in published order, is
     the row's question (up to the space the file leaves after option A)."""
-    from foilkit.scorers.adapters.video_llm import question_text
+    from foilkit.scorers.prompts import question_text
 
     rows = _build(folders, "temporalbench", "short_qa")["test"]
     for question, options in zip(rows["question"], rows["options"], strict=True):

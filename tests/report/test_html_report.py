@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from launch import assert_imports_none
 
 from foilkit.cli import main
 from foilkit.html_report import informative_order, mark_disagreements, outcome, write_run_html
@@ -185,3 +186,17 @@ def test_a_leaderboard_folder_gets_its_page(tmp_path: Path):
     )
     assert "&lt;b&gt;xclip&lt;/b&gt;" in text and "data:image/png;base64," in text
     assert 'id="report-data"' not in text  # no item browser: the runs are of several benchmarks
+
+
+def test_the_option_orders_and_their_questions_are_read_without_the_video_adapter():
+    """The report reads a choice-mode row's per-order details and words each order's question
+    from the scores file's own names (``foilkit.scorers.output``) and the prompts, not from the
+    video LLM adapter (and torch, transformers behind it)."""
+    code = (
+        "from foilkit.html_report import order_probabilities, order_questions\n"
+        "row = {'caption_order_0': 0.6, 'caption_order_1': 0.7, 'foil_order_0': [0.4],"
+        " 'foil_order_1': [0.3]}\n"
+        "assert order_probabilities(row) == [[0.6, 0.7], [0.4, 0.3]], order_probabilities(row)\n"
+        "assert len(order_questions('vitatecs', ['a', 'b'])) == 2\n"
+    )
+    assert_imports_none(code, ("foilkit.scorers.adapters.video_llm", "transformers"))

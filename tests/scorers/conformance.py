@@ -30,7 +30,7 @@ from answering_model import (
 import foilkit
 from foilkit.builders.vitatecs.answers import CHOICE_SYSTEM, choice_question
 from foilkit.scorers.adapters import load_adapter
-from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION
+from foilkit.scorers.modes import LIKELIHOOD_QUESTION
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.models import NUM_FRAMES, PATCH_SIZE
 from foilkit.synthetic.videos import SyntheticScene, render_frames

@@ -29,8 +29,7 @@ from conformance import (
 )
 
 from foilkit.scorers.adapters import load_adapter
-from foilkit.scorers.adapters.video_llm import presented_metadata
-from foilkit.scorers.requests import TextsRequest
+from foilkit.scorers.requests import TextsRequest, presented_metadata
 from foilkit.synthetic.models import FIDELITY_MODELS, NUM_FRAMES, fidelity_model_path
 from foilkit.synthetic.real_tokenizers import has_real_tokenizer
 

@@ -21,7 +21,7 @@ import torch
 from references import lmms_eval_loglikelihood
 
 from foilkit.scorers.adapters import load_adapter
-from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION
+from foilkit.scorers.modes import LIKELIHOOD_QUESTION
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.models import fidelity_model_path
 from foilkit.synthetic.real_tokenizers import has_real_tokenizer

@@ -10,7 +10,7 @@ from foilkit.builders.velociti.answers import ENTAIL_QUESTION
 from foilkit.builders.vitatecs.answers import choice_question
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.adapters._features import token_logprobs
-from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION
+from foilkit.scorers.modes import LIKELIHOOD_QUESTION
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.videos import SyntheticScene, render_frames
 

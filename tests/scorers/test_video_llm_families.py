@@ -24,7 +24,7 @@ from foilkit.scorers.adapters._video_llm_support import (
     takes_video,
     video_variant,
 )
-from foilkit.scorers.adapters.video_llm import LIKELIHOOD_QUESTION
+from foilkit.scorers.modes import LIKELIHOOD_QUESTION
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.models import INSTRUCTBLIP_FRAMES
 

@@ -19,14 +19,12 @@ from conformance import (
 )
 
 import foilkit
+from foilkit.answers import LETTERS
 from foilkit.builders.velociti.answers import ENTAIL_QUESTION
 from foilkit.builders.vitatecs.answers import lmms_eval_question
 from foilkit.scorers.adapters import load_adapter
-from foilkit.scorers.adapters.video_llm import (
-    LETTERS,
-    LIKELIHOOD_QUESTION,
-    VideoLLMAdapter,
-)
+from foilkit.scorers.adapters.video_llm import VideoLLMAdapter
+from foilkit.scorers.modes import LIKELIHOOD_QUESTION
 from foilkit.scorers.requests import TextScores, TextsRequest
 from foilkit.synthetic.models import TOKENS_PER_SECOND, fidelity_model_path
 from foilkit.synthetic.real_tokenizers import has_real_tokenizer
