@@ -143,11 +143,7 @@ class LLMConfig:
     def sampling(self) -> dict[str, Any]:
         """The sampling parameters sent with each request (and hashed into the cache key)."""
         return {
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "max_tokens": self.max_tokens,
-            "n": self.n,
-            "seed": self.seed,
+            key: getattr(self, key) for key in ("temperature", "top_p", "max_tokens", "n", "seed")
         }
 
     def request_seed(self, key: str) -> int | None:
@@ -159,20 +155,7 @@ class LLMConfig:
 
     def server(self) -> ServerBackend:
         """The endpoint and how the client treats it (:class:`ServerBackend`)."""
-        return ServerBackend(
-            base_url=self.resolved_base_url(),
-            api_key_env=self.api_key_env,
-            sampler_params=False,
-            max_concurrency=self.max_concurrency,
-            max_retries=self.max_retries,
-            retry_backoff_s=self.retry_backoff_s,
-            max_backoff_s=self.max_backoff_s,
-            timeout_s=self.timeout_s,
-            max_reply_bytes=self.max_reply_bytes,
-            price_per_1k_prompt_tokens=self.price_per_1k_prompt_tokens,
-            price_per_1k_completion_tokens=self.price_per_1k_completion_tokens,
-            cache_dir=self.cache_dir,
-        )
+        return ServerBackend.for_chat(self, base_url=self.resolved_base_url())
 
 
 @dataclass(frozen=True)

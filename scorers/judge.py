@@ -126,18 +126,7 @@ class Judge:
                 f"{', '.join(judge_names())}): leave out --judge-model"
             )
         self.settings, self.protocol = settings, protocol
-        self.server = ServerBackend(
-            base_url=settings.base_url,
-            api_key_env=settings.api_key_env,
-            sampler_params=False,
-            max_concurrency=settings.max_concurrency,
-            max_retries=settings.max_retries,
-            price_per_1k_prompt_tokens=settings.price_per_1k_prompt_tokens,
-            price_per_1k_completion_tokens=settings.price_per_1k_completion_tokens,
-            timeout_s=settings.timeout_s,
-            max_reply_bytes=settings.max_reply_bytes,
-            cache_dir=cache_dir,
-        )
+        self.server = ServerBackend.for_chat(settings, cache_dir=cache_dir)
         self.client = ServedClient(settings.model, self.server, ledger="judge")
         self.asked = self.asks = 0
 

@@ -239,6 +239,19 @@ class ServerBackend:
                 "bytes"
             )
 
+    @classmethod
+    def for_chat(cls, settings: Any, **fields: Any) -> ServerBackend:
+        """The endpoint of a chat client (the judge's, generation's) from its typed settings
+        (a dataclass): each of their fields this class has too, then ``fields``; no sampler
+        parameters (a hosted API rejects unknown ones)."""
+        own = {field.name for field in dataclasses.fields(cls)}
+        shared = {
+            field.name: getattr(settings, field.name)
+            for field in dataclasses.fields(settings)
+            if field.name in own
+        }
+        return cls(**{**shared, "sampler_params": False, **fields})
+
     def check_key(self) -> None:
         """Refuse OpenAI's endpoint without its key before any work (a local server takes
         none)."""
@@ -616,6 +629,13 @@ class ServedClient:
         """``text`` without the key (or anything key-shaped): for messages and records."""
         return redact(text, self._secrets)
 
+    def _failed(
+        self, kind: type[RequestFailed], message: str, key: str, reply: str | None
+    ) -> RequestFailed:
+        """The ``kind`` error of request ``key``: ``message`` and the server's ``reply``, both
+        without the key."""
+        return kind(self._clean(message), key=key, reply=self._clean(reply) if reply else None)
+
     def send_all(self, calls: Sequence[Call]) -> list[Reply]:
         """The replies to ``calls``, in order; identical calls are sent once (counted as
         ``shared``). A request that failed alone comes back with its ``failure``."""
@@ -858,28 +878,20 @@ class ServedClient:
             )
             failed = ResponseError if isinstance(error, MalformedReply) else RequestError
             reply = error.reply if isinstance(error, MalformedReply) else error_body(error)
-            raise failed(
-                self._clean(
-                    f"request {key} to {where} failed after {server.max_retries + 1} attempts: "
-                    f"{error} ({flags.retries}{timeout}; {flags.rerun})"
-                ),
-                key=key,
-                reply=self._clean(reply) if reply else None,
-            ) from None
+            message = (
+                f"request {key} to {where} failed after {server.max_retries + 1} attempts: "
+                f"{error} ({flags.retries}{timeout}; {flags.rerun})"
+            )
+            raise self._failed(failed, message, key, reply) from None
         except openai.APIStatusError as error:
             if content_filtered(error):  # a refusal: an answer without text, as content null
                 reply = Reply(("",) * call.n, refusals=call.n)
                 self._count(requests=1, refusals=call.n)
                 return reply
             body = error_body(error)
-            raise RequestError(
-                self._clean(
-                    f"{where} refused request {key} (HTTP {error.status_code}): "
-                    f"{(body or str(error))[:500]}"
-                ),
-                key=key,
-                reply=self._clean(body) if body else None,
-            ) from None
+            shown = (body or str(error))[:500]
+            message = f"{where} refused request {key} (HTTP {error.status_code}): {shown}"
+            raise self._failed(RequestError, message, key, body) from None
         reply = dataclasses.replace(reply, texts=tuple(self._clean(t) for t in reply.texts))
         self._count(
             requests=1,

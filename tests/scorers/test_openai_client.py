@@ -50,6 +50,27 @@ def test_served_scoring_the_judge_and_the_pipelines_share_the_client():
     assert LLMRequestError is RequestError
 
 
+def test_the_judge_and_the_pipelines_reach_the_server_with_every_setting_they_were_given():
+    """One constructor (``ServerBackend.for_chat``) copies each typed setting the endpoint has,
+    so none is dropped on the way (a retry wait, a reply bound, a price)."""
+    endpoint = {"base_url": "http://x/v1", "api_key_env": "KEY", "max_concurrency": 3}
+    limits = {"max_retries": 2, "timeout_s": 7.0, "max_reply_bytes": 1234}
+    prices = {"price_per_1k_prompt_tokens": 0.5, "price_per_1k_completion_tokens": 1.5}
+    backoff = {"retry_backoff_s": 0.25, "max_backoff_s": 9.0}
+    given = {**endpoint, **limits, **prices}
+    config = LLMConfig(model="m", cache_dir="/c", **given, **backoff)
+    assert config.server() == ServerBackend(
+        sampler_params=False, cache_dir="/c", **given, **backoff
+    )
+    judge = Judge(JudgeSettings("j", **given), "tomato", "/cache")
+    assert judge.server == ServerBackend(sampler_params=False, cache_dir="/cache", **given)
+
+
+def test_the_endpoint_takes_the_fields_given_over_the_settings():
+    backend = ServerBackend.for_chat(LLMConfig(model="m", base_url="http://a/v1"), base_url=None)
+    assert backend.base_url is None and backend.sampler_params is False
+
+
 def test_a_pipeline_cache_record_written_before_the_shared_client_still_answers(tmp_path):
     """The pipelines' own records (the reply's texts and tokens at the top level) are read as
     replies: a rerun after the upgrade sends nothing for what was answered."""
