@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import argparse
+from types import SimpleNamespace
+
 import pytest
 from launch import assert_imports_none
 
@@ -197,3 +200,50 @@ def test_benchmarks_counts_the_rows_of_the_real_annotation_files(shared_data, ca
 def test_benchmarks_names_an_unknown_benchmark(capsys) -> None:
     assert main(["benchmarks", "vitatec"]) == 2
     assert "no benchmark 'vitatec'; choose from vitatecs" in capsys.readouterr().err
+
+
+def _parsed(command, argv):
+    parser = argparse.ArgumentParser()
+    command.configure(parser)
+    return parser.parse_args(argv)
+
+
+def test_finetune_passes_every_training_flag_under_its_own_name(monkeypatch, tmp_path) -> None:
+    """``foilkit finetune`` hands each flag to :func:`foilkit.finetune.finetune` (a flag named
+    as the parameter passes as it is, the few others renamed), so a new flag cannot be lost."""
+    from foilkit.cli import finetune as command
+
+    args = _parsed(command, ["--model", "m", "--dataset", "d", "--out", str(tmp_path)])
+    args.epochs, args.training_seed, args.num_workers, args.public = 3, 7, 2, True
+    passed = {}
+
+    def finetune(model, dataset, **kwargs):
+        passed.update(kwargs, model=model, dataset=dataset)
+        return SimpleNamespace(losses=[], model_dir=tmp_path, out_dir=tmp_path, record={})
+
+    monkeypatch.setattr("foilkit.finetune.finetune", finetune)
+    assert command.run(args) == 0
+    renamed = {"out": "out_dir", "training_seed": "seed", "num_workers": "workers"}
+    not_passed = {"json", "verbosity", "no_progress", "public"}
+    expected = {renamed.get(k, k): v for k, v in vars(args).items() if k not in not_passed}
+    expected["reversal_aspects"] = tuple(args.reversal_aspects)
+    assert passed == {**expected, "private": False, "progress": None}
+    assert (passed["epochs"], passed["seed"], passed["workers"]) == (3, 7, 2)
+
+
+def test_push_results_passes_every_upload_flag(monkeypatch) -> None:
+    from foilkit.cli import push_results as command
+
+    args = _parsed(command, ["run", "--repo", "me/results", "--model-index", "--direct"])
+    passed = {}
+
+    def prepare_upload(run_dir, repo, **kwargs):
+        passed.update(kwargs, run_dir=run_dir, repo=repo)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(command, "prepare_upload", prepare_upload)
+    with pytest.raises(SystemExit):
+        command.run(args)
+    not_passed = {"direct", "dry_run", "private"}
+    expected = {k: v for k, v in vars(args).items() if k not in not_passed}
+    assert passed == {**expected, "create_pr": False} and passed["model_index"] is True

@@ -163,46 +163,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from foilkit.cli.options import print_json, shows_progress
+    from foilkit.cli.options import print_json, same_named, shows_progress
     from foilkit.finetune import finetune
 
     result = finetune(
         args.model,
         args.dataset,
         out_dir=args.out,
-        video_root=args.video_root,
-        resume=args.resume,
-        overwrite=args.overwrite,
         progress=None if shows_progress(args) else False,
-        log_interval=args.log_interval,
-        log_with=args.log_with,
-        tracking_dir=args.tracking_dir,
-        push_to_hub=args.push_to_hub,
         private=not args.public,
-        config=args.config,
-        split=args.split,
-        hard_negatives=args.hard_negatives,
         reversal_aspects=tuple(args.reversal_aspects),
-        irreversible=args.irreversible,
-        distinct_by=args.distinct_by,
-        num_frames=args.num_frames,
-        sampling=args.sampling,
-        batch_size=args.batch_size,
-        learning_rate=args.learning_rate,
-        base_learning_rate=args.base_learning_rate,
-        weight_decay=args.weight_decay,
-        warmup=args.warmup,
-        epochs=args.epochs,
         seed=args.training_seed,
-        temporal_layers=args.temporal_layers,
-        position_init_std=args.position_init_std,
-        freeze_layers=args.freeze_layers,
-        freeze_image_tower=args.freeze_image_tower,
-        mixed_precision=args.mixed_precision,
-        gradient_accumulation_steps=args.gradient_accumulation_steps,
         workers=args.num_workers,
-        cache_frames=args.cache_frames,
-        checkpoint_every=args.checkpoint_every,
+        **same_named(
+            args,
+            "video_root resume overwrite config split hard_negatives log_interval log_with "
+            "tracking_dir push_to_hub irreversible distinct_by num_frames sampling batch_size "
+            "learning_rate base_learning_rate weight_decay warmup epochs temporal_layers "
+            "position_init_std freeze_layers freeze_image_tower mixed_precision "
+            "gradient_accumulation_steps cache_frames checkpoint_every",
+        ),
     )
     losses = result.losses
     if args.json:

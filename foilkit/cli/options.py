@@ -446,6 +446,13 @@ def _seconds(text: str) -> float:
     return value
 
 
+def same_named(args: argparse.Namespace, names: str) -> dict[str, Any]:
+    """The options ``names`` (their destinations, separated by white space) of a command line,
+    each under its own name: the keyword arguments of a function whose parameters are named as
+    the flags' destinations."""
+    return {name: getattr(args, name) for name in names.split()}
+
+
 def shows_progress(args: argparse.Namespace) -> bool:
     """Whether a command prints its progress: not ``--no-progress``, ``--verbosity`` info or
     debug."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from foilkit.cli.options import add_min_coverage
+from foilkit.cli.options import add_min_coverage, same_named
 from foilkit.hub_results import RESULTS_LICENSE, prepare_upload, push_results, write_dry_run
 
 
@@ -60,13 +60,10 @@ def run(args: argparse.Namespace) -> int:
     upload = prepare_upload(
         args.run_dir,
         args.repo,
-        model_repo=args.model_repo,
-        dataset_id=args.dataset_id,
-        dataset_revision=args.dataset_revision,
-        model_index=args.model_index,
         create_pr=not args.direct,
-        license=args.license,
-        min_coverage=args.min_coverage,
+        **same_named(
+            args, "model_repo dataset_id dataset_revision model_index license min_coverage"
+        ),
     )
     if args.dry_run:
         print(f"dry run: {write_dry_run(upload, args.dry_run)} holds what would be sent")
