@@ -184,6 +184,9 @@ def judge_reference(case: JudgeCase) -> tuple[str, str]:
 GPT35_DECODING = {"max_tokens": 128, "temperature": 1.0, "top_p": 1, "presence_penalty": 1}
 #: TempCompass ``utils/eval_utils.py`` ``get_llm_output``'s system prompt (and lmms-eval's).
 QA_SYSTEM = "You are an AI assistant for question answering."
+#: The correctness judge's model and how it is asked: a :class:`JudgeProtocol`'s ``model``,
+#: ``system`` and ``decoding`` (TempCompass' judges, lmms-eval's VITATECS judge).
+GPT35_JUDGE = {"model": "gpt-3.5-turbo-1106", "system": QA_SYSTEM, "decoding": GPT35_DECODING}
 
 
 def correctness_rating(reply: str) -> int | None:

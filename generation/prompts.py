@@ -129,12 +129,7 @@ class PromptTemplate:
 
     def record(self) -> dict[str, Any]:
         """What a run record says about the wording: name, file, version and template hash."""
-        return {
-            "name": self.name,
-            "path": self.path,
-            "version": self.version,
-            "template_hash": self.template_hash,
-        }
+        return {key: getattr(self, key) for key in ("name", "path", "version", "template_hash")}
 
 
 def read_prompt_file(

@@ -16,10 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from foilkit.answers import (
-    GPT35_DECODING,
+    GPT35_JUDGE,
     JUDGED,
     PARSED,
-    QA_SYSTEM,
     REFUSED,
     UNPARSEABLE,
     AnswerParser,
@@ -228,13 +227,11 @@ def _correctness_judge(task: str) -> JudgeProtocol:
     script = "eval_multi-choice.py" if task == "multi_choice" else f"eval_{task}.py"
     return JudgeProtocol(
         name=f"tempcompass_{task}",
-        model="gpt-3.5-turbo-1106",
         reference=f"{REFERENCE} {script}, utils/eval_utils.py get_eval_result, prompt_templates.py",
         prompt=lambda case: correctness_prompt(task, *judge_reference(case), case.answer),
         read=read_correctness,
-        system=QA_SYSTEM,
-        decoding=GPT35_DECODING,
         max_asks=11,  # get_eval_result(maxtry=10): the first ask and 10 more
+        **GPT35_JUDGE,
     )
 
 
@@ -250,14 +247,12 @@ JUDGES: dict[str, JudgeProtocol] = {
     **{f"tempcompass_{task}": _correctness_judge(task) for task in CORRECTNESS},
     "tempcompass_captioning": JudgeProtocol(
         name="tempcompass_captioning",
-        model="gpt-3.5-turbo-1106",
         reference=f"{REFERENCE} eval_captioning.py (parse_llm_output), prompt_templates.py "
         "caption_evaluation_prompt",
         prompt=lambda case: captioning_prompt(case.answer, judge_reference(case)[0]),
         read=_read_captioning,
-        system=QA_SYSTEM,
-        decoding=GPT35_DECODING,
         max_asks=1,  # only a failed request is retried there, not a reply
         every_answer=True,
+        **GPT35_JUDGE,
     ),
 }

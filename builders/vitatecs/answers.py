@@ -10,10 +10,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from foilkit.answers import (
-    GPT35_DECODING,
+    GPT35_JUDGE,
     LETTERS,
     PARSED,
-    QA_SYSTEM,
     REFUSED,
     UNPARSEABLE,
     AnswerParser,
@@ -134,13 +133,11 @@ PARSERS: dict[str, AnswerParser] = {"vitatecs": parse_vitatecs}
 JUDGES: dict[str, JudgeProtocol] = {
     "vitatecs": JudgeProtocol(
         name="lmms_eval_vitatecs",
-        model="gpt-3.5-turbo-1106",
         reference=f"{LMMS_EVAL_REPO} lmms_eval/tasks/vitatecs/utils.py vitatecs_process_results, "
         "get_eval_result",
         prompt=lambda case: lmms_eval_vitatecs_prompt(case.options, case.true, case.answer),
         read=read_correctness,
-        system=QA_SYSTEM,
-        decoding=GPT35_DECODING,
         max_asks=11,
+        **GPT35_JUDGE,
     ),
 }

@@ -24,7 +24,7 @@ published data's, which the golden tests regenerate.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
@@ -73,13 +73,7 @@ class ChangeOfState:
             object.__setattr__(self, "transitive", is_transitive(self.verb))
 
     def to_record(self) -> dict[str, object]:
-        return {
-            "pre_state": self.pre_state,
-            "verb": self.verb,
-            "post_state": self.post_state,
-            "reverse_verb": self.reverse_verb,
-            "transitive": self.transitive,
-        }
+        return asdict(self)
 
 
 def _action_clause(verb: str, argument: str, transitive: bool, plural: bool) -> str:

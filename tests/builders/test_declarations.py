@@ -1,20 +1,25 @@
 """The benchmark folders' declarations, written once: configs per option value
 (:func:`foilkit.builders.base.configs_per`), their checks (``FoilkitConfig.check_choice``), the one
-test split and the paper-protocol tables (:func:`foilkit.protocol.paper_protocols`) give every
-builder the configs, messages and protocols it declared by hand before."""
+test split, the paper-protocol tables (:func:`foilkit.protocol.paper_protocols`) and the GPT-3.5
+judges' settings (:data:`foilkit.answers.GPT35_JUDGE`) give every builder the configs, messages,
+protocols and judges it declared by hand before."""
 
 from __future__ import annotations
 
 import pytest
 
+from foilkit.answers import GPT35_JUDGE
 from foilkit.builders import builder_class, get_benchmark
 from foilkit.builders.base import FoilkitConfig, configs_per, one_test_split
 from foilkit.builders.contrast_sets import ContrastSetConfig
 from foilkit.builders.rtime import RTimeConfig
 from foilkit.builders.tempcompass import TempCompassConfig
+from foilkit.builders.tempcompass.answers import CORRECTNESS
+from foilkit.builders.tempcompass.answers import JUDGES as TEMPCOMPASS_JUDGES
 from foilkit.builders.tomato import TomatoConfig
 from foilkit.builders.velociti import TESTS, VelocitiConfig
 from foilkit.builders.vitatecs import ASPECTS, VitatecsConfig
+from foilkit.builders.vitatecs.answers import JUDGES as VITATECS_JUDGES
 from foilkit.protocol import (
     NATIVE_VIDEO_ENCODERS,
     PAPER_FAMILIES,
@@ -187,3 +192,21 @@ def test_paper_protocols_keep_the_published_order_then_the_other_families_then_n
 )
 def test_each_benchmark_lists_its_paper_protocols_in_the_order_it_declared_them(name, families):
     assert tuple(get_benchmark(name).protocols) == tuple(families)
+
+
+@pytest.mark.parametrize(
+    ("judges", "name"),
+    [
+        *((TEMPCOMPASS_JUDGES, f"tempcompass_{task}") for task in CORRECTNESS),
+        (TEMPCOMPASS_JUDGES, "tempcompass_captioning"),
+        (VITATECS_JUDGES, "vitatecs"),
+    ],
+)
+def test_the_gpt35_judges_ask_one_model_with_one_system_prompt_and_decoding(judges, name):
+    judge = judges[name]
+    assert (judge.model, judge.system, judge.decoding) == (
+        "gpt-3.5-turbo-1106",
+        "You are an AI assistant for question answering.",
+        {"max_tokens": 128, "temperature": 1.0, "top_p": 1, "presence_penalty": 1},
+    )
+    assert {"model": judge.model, "system": judge.system, "decoding": judge.decoding} == GPT35_JUDGE
