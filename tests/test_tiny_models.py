@@ -38,6 +38,19 @@ def _frames(count: int, seed: int = 0) -> np.ndarray:
     return np.random.default_rng(seed).integers(0, 256, size=(count, 48, 64, 3), dtype=np.uint8)
 
 
+def _metadata() -> dict[str, Any]:
+    """The metadata of :func:`_frames`' NUM_FRAMES frames, as sampled at 2 fps."""
+    return {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(NUM_FRAMES))}
+
+
+def _timed_inputs(processor: Any, prompt: str, **options: Any) -> Any:
+    """The processor's inputs for ``prompt`` and NUM_FRAMES frames with their metadata."""
+    frames, metadata = [_frames(NUM_FRAMES)], [_metadata()]
+    return processor(
+        text=[prompt], videos=frames, video_metadata=metadata, return_tensors="pt", **options
+    )
+
+
 def _finite(tensor: torch.Tensor) -> bool:
     return bool(torch.isfinite(tensor).all())
 
@@ -286,10 +299,7 @@ def _run_smolvlm(path: Path) -> None:
     messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Hi"}]}]
     prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     assert prompt == "<|im_start|>User: <video>Hi<end_of_utterance>\nAssistant:"
-    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
-    inputs = processor(
-        text=[prompt], videos=[_frames(NUM_FRAMES)], video_metadata=[metadata], return_tensors="pt"
-    )
+    inputs = _timed_inputs(processor, prompt)
     assert int((inputs["input_ids"] == model.config.image_token_id).sum()) == NUM_FRAMES * 4
     assert "eight frames" in processor.decode(inputs["input_ids"][0])
     with torch.no_grad():
@@ -319,14 +329,7 @@ def _run_molmo2(path: Path) -> None:
     messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Hi"}]}]
     prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     assert prompt.startswith("<|video|><|im_start|>user\nHi")
-    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
-    inputs = processor(
-        text=[prompt],
-        videos=[_frames(NUM_FRAMES)],
-        video_metadata=[metadata],
-        do_sample_frames=False,
-        return_tensors="pt",
-    )
+    inputs = _timed_inputs(processor, prompt, do_sample_frames=False)
     assert int((inputs["input_ids"] == model.config.video_token_id).sum()) == NUM_FRAMES * 4
     assert processor.decode(inputs["input_ids"][0]).startswith("<|endoftext|>0.0 <frame_start>")
     with torch.no_grad():
@@ -395,14 +398,7 @@ def _run_glm_v(path: Path) -> None:
     messages = [{"role": "user", "content": [{"type": "video"}, {"type": "text", "text": "Hi."}]}]
     prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     assert prompt.count("<|begin_of_video|><|video|><|end_of_video|>") == 1
-    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
-    inputs = processor(
-        text=[prompt],
-        videos=[_frames(NUM_FRAMES)],
-        video_metadata=[metadata],
-        do_sample_frames=False,
-        return_tensors="pt",
-    )
+    inputs = _timed_inputs(processor, prompt, do_sample_frames=False)
     assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES // 2, 2, 4]]  # 48x64 -> 16x32
     video = inputs["mm_token_type_ids"] == 2
     assert int(video.sum()) == NUM_FRAMES // 2 * 2  # 2x4 patches merged 2x2 per temporal patch
@@ -417,8 +413,7 @@ def _run_ernie4_5_vl(path: Path) -> None:
         assert inputs["video_grid_thw"].tolist() == [[NUM_FRAMES, 2, 4]]
         return int(inputs["video_grid_thw"].prod()) // 8
 
-    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
-    _video_llm(path, "<|VIDEO_PLACEHOLDER|>", merged, video_metadata=[metadata])
+    _video_llm(path, "<|VIDEO_PLACEHOLDER|>", merged, video_metadata=[_metadata()])
 
 
 def _run_gemma4_unified(path: Path) -> None:
@@ -493,9 +488,7 @@ def _run_dots3_note(path: Path) -> None:
 
     model = AutoModelForImageTextToText.from_pretrained(path).eval()
     processor = AutoProcessor.from_pretrained(path)
-    metadata = {"total_num_frames": NUM_FRAMES, "fps": 2.0, "frames_indices": list(range(8))}
-    call = {"videos": [_frames(NUM_FRAMES)], "video_metadata": [metadata], "return_tensors": "pt"}
-    inputs = processor(text=["<|video_pad|>Describe the video."], do_sample_frames=False, **call)
+    inputs = _timed_inputs(processor, "<|video_pad|>Describe the video.", do_sample_frames=False)
     grid = inputs["video_grid_thw"]
     assert int(grid[0, 0]) == NUM_FRAMES  # one frame a temporal patch
     video = inputs["input_ids"][0] == model.config.video_token_id
@@ -506,7 +499,7 @@ def _run_dots3_note(path: Path) -> None:
         shown = processor.tokenizer.decode(inputs["input_ids"][0])
         assert "<|img|>" not in shown and "seconds" not in shown  # no frame blocks, no times
         assert int(video.nonzero()[-1] - video.nonzero()[0]) + 1 == int(video.sum())  # one run
-        packed = processor(text=["<|video_pad|>"], temporal_patch_size=2, **call)
+        packed = _timed_inputs(processor, "<|video_pad|>", temporal_patch_size=2)
         with torch.no_grad(), pytest.raises(RuntimeError, match="must match the size"):
             model(**packed)
 
