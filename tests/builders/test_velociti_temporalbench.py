@@ -36,6 +36,13 @@ def _build(folders, name, config, **options):
     return build(name, config, annotations=folders[name], cache_dir=folders["cache"], **options)
 
 
+def _export(folders, name, out, *configs):
+    """``name`` exported text-only into ``out`` from the clone in ``folders`` (``configs``: all
+    of them when none is given)."""
+    local = {"annotations": folders[name], "on_missing": "keep", "cache_dir": folders["cache"]}
+    return export(name, out, list(configs) or None, **local)
+
+
 def test_velociti_rows_follow_data_py(folders):
     rows = _build(folders, "velociti", "all")["test"]
     assert rows["id"] == ["chrono-1", "chrono-2", "agent_random-1", "action_adv-1"]
@@ -95,14 +102,7 @@ def test_bad_rows_name_file_row_and_field(tmp_path, name, bad, message):
 def test_the_card_states_the_licences_and_temporalbench_exports_stay_local(
     folders, tmp_path, monkeypatch
 ):
-    velociti = export(
-        "velociti",
-        tmp_path / "velociti",
-        ["chrono"],
-        annotations=folders["velociti"],
-        on_missing="keep",
-        cache_dir=folders["cache"],
-    )
+    velociti = _export(folders, "velociti", tmp_path / "velociti", "chrono")
     card = (velociti / "README.md").read_text()
     assert "license: cc-by-nc-sa-4.0" in card and "strictly a test set" in card
     # a local copy of the Hub repository's branch, not pinned: never called a commit
@@ -110,13 +110,7 @@ def test_the_card_states_the_licences_and_temporalbench_exports_stay_local(
     assert "- Annotations: a local copy" in card and "when the copy was made" in card
     tasks = (velociti / "eval.yaml").read_text()
     assert "id: chrono_classic" in tasks and "id: chrono_strict" in tasks
-    out = export(
-        "temporalbench",
-        tmp_path / "temporalbench",
-        annotations=folders["temporalbench"],
-        on_missing="keep",
-        cache_dir=folders["cache"],
-    )
+    out = _export(folders, "temporalbench", tmp_path / "temporalbench")
     card = (out / "README.md").read_text()
     assert "license: other" in card and "README says MIT" in card and "apache-2.0" in card
     assert "at branch `main` (not pinned to a commit" in card
@@ -146,16 +140,7 @@ def test_cli_build_refuses_to_push_temporalbench_before_building(folders, tmp_pa
 @pytest.mark.parametrize("given", ["export", "katha-ai-iiith/VELOCITI", "foilkit/velociti"])
 def test_finetune_refuses_velociti_naming_its_licence(folders, tmp_path, capsys, given):
     if given == "export":
-        given = str(
-            export(
-                "velociti",
-                tmp_path / "velociti",
-                ["chrono"],
-                annotations=folders["velociti"],
-                on_missing="keep",
-                cache_dir=folders["cache"],
-            )
-        )
+        given = str(_export(folders, "velociti", tmp_path / "velociti", "chrono"))
     argv = ["finetune", "--model", "no/model", "--dataset", given, "--out", str(tmp_path / "ft")]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
