@@ -23,6 +23,25 @@ def score_argv(model: str, dataset: Path | str, out: Path, *extra: str) -> list[
     return ["score", "--model", model, "--dataset", str(dataset), "--out", str(out), *extra]
 
 
+def evaluate_argv(
+    dataset: Path | str,
+    model: Path | str,
+    *extra: str,
+    config: str = "order",
+    n_resamples: int = 20,
+    progress: bool = False,
+) -> list[str]:
+    """``foilkit evaluate`` of ``model`` on ``config`` of the demo's synthetic benchmark saved in
+    ``dataset``, then ``extra`` (``--out``): ``n_resamples`` bootstrap resamples, no decoding
+    workers, no cache (every run scores anew), and no progress bars unless ``progress``."""
+    return [
+        *("evaluate", "--benchmark", "synthetic", "--config", config, "--dataset", str(dataset)),
+        *("--model", str(model), "--n-resamples", str(n_resamples), "--num-workers", "0"),
+        *("--no-cache", *(() if progress else ("--no-progress",))),
+        *extra,
+    ]
+
+
 def launched_score(
     model: str, dataset: Path, out: Path, batch_size: int, num_workers: int, *extra: str
 ) -> list[str]:

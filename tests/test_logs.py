@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from launch import evaluate_argv
 
 from foilkit.cli import main
 from foilkit.progress import ProgressLines, format_seconds
@@ -35,27 +36,13 @@ def tiny_clip() -> str:
 
 
 def _evaluate_argv(benchmark: Path, model: str, out: Path, *extra: str) -> list[str]:
-    return [
-        "evaluate",
-        "--benchmark",
-        "synthetic",
-        "--config",
-        "order,direction",
-        "--dataset",
-        str(benchmark),
-        "--model",
+    return evaluate_argv(
+        benchmark,
         model,
-        "--out",
-        str(out),
-        "--n-resamples",
-        "20",
-        "--num-workers",
-        "0",
-        "--batch-size",
-        "4",
-        "--no-cache",
-        *extra,
-    ]
+        *("--out", str(out), "--batch-size", "4", *extra),
+        config="order,direction",
+        progress=True,
+    )
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from launch import evaluate_argv
 from packaging.requirements import Requirement
 
 REPO = Path(__file__).resolve().parents[1]
@@ -262,25 +263,15 @@ def test_the_core_install_evaluates_end_to_end_without_generation_packages(
     result = _run(
         [
             str(core_venv / "foilkit"),
-            "evaluate",
-            "--benchmark",
-            "synthetic",
-            "--config",
-            "order",
-            "--dataset",
-            "benchmark",
-            "--video-root",
-            "benchmark/videos",
-            "--model",
-            str(model),
-            "--n-resamples",
-            "50",
-            "--no-progress",
-            "--num-workers",
-            "0",
-            "--no-cache",
-            "--out",
-            "run",
+            *evaluate_argv(
+                "benchmark",
+                model,
+                "--video-root",
+                "benchmark/videos",
+                "--out",
+                "run",
+                n_resamples=50,
+            ),
         ],
         tmp_path,
     )

@@ -7,6 +7,7 @@ import importlib.util
 from pathlib import Path
 
 import pytest
+from launch import evaluate_argv
 
 from foilkit.cli import main
 from foilkit.run import RunResults
@@ -16,26 +17,7 @@ from foilkit.tracking import metric_scalars
 def _evaluate(benchmark: Path, out: Path, *extra: str) -> list[str]:
     from foilkit.synthetic.models import tiny_model_path
 
-    return [
-        "evaluate",
-        "--benchmark",
-        "synthetic",
-        "--config",
-        "order",
-        "--dataset",
-        str(benchmark),
-        "--model",
-        str(tiny_model_path("clip")),
-        "--out",
-        str(out),
-        "--n-resamples",
-        "20",
-        "--num-workers",
-        "0",
-        "--no-cache",
-        "--no-progress",
-        *extra,
-    ]
+    return evaluate_argv(benchmark, tiny_model_path("clip"), "--out", str(out), *extra)
 
 
 @pytest.fixture(scope="module")

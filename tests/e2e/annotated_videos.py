@@ -13,7 +13,26 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from foilkit.builders import build
 from foilkit.synthetic.videos import SyntheticScene, write_video
+
+
+def render_rows(
+    name: str, config: str, count: int, root: Path, annotations: Path, cache: str
+) -> list[str]:
+    """Render under ``root`` the ``count`` videos of each split of benchmark ``name``'s
+    ``config`` (built text-only from the files under ``annotations / name``, in ``cache``) whose
+    rows' windows end earliest; their paths."""
+    text_only = build(
+        name, config, annotations=annotations / name, cache_dir=cache, on_missing="keep"
+    )
+    durations = {
+        path: seconds
+        for split in text_only.values()
+        for path, seconds in shortest_windows(split, count).items()
+    }
+    render_videos(root, durations)
+    return list(durations)
 
 
 def shortest_windows(rows: Mapping[str, Any], count: int) -> dict[str, float]:

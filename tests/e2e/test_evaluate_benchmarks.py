@@ -12,7 +12,7 @@ from pathlib import Path
 import datasets
 import numpy as np
 import pytest
-from annotated_videos import render_videos, shortest_windows
+from annotated_videos import render_rows, render_videos, shortest_windows
 
 from foilkit.builders import build
 from foilkit.evaluation import evaluate
@@ -40,17 +40,8 @@ def evaluated(
 ):
     name, config, count = request.param
     cache = str(tmp_path_factory.mktemp("datasets-cache"))
-    text_only = build(
-        name, config, annotations=shared_data / name, cache_dir=cache, on_missing="keep"
-    )
-    durations = {
-        path: seconds
-        for split in text_only.values()
-        for path, seconds in shortest_windows(split, count).items()
-    }
-    videos = list(durations)
     root = tmp_path_factory.mktemp(f"videos-{name}")
-    render_videos(root, durations)
+    videos = render_rows(name, config, count, root, shared_data, cache)
     run_dir = tmp_path_factory.mktemp("runs") / f"{name}-{config}"
     options = ScoreOptions(
         num_workers=0, progress=False, cache_dir=str(run_dir.parent / "embeddings")
@@ -118,15 +109,7 @@ def test_vilma_with_a_video_llm_in_likelihood_mode(
 
     name, config = "vilma", "change_of_state_action"
     cache = str(tmp_path / "datasets-cache")
-    text_only = build(
-        name, config, annotations=shared_data / name, cache_dir=cache, on_missing="keep"
-    )
-    durations = {
-        path: seconds
-        for split in text_only.values()
-        for path, seconds in shortest_windows(split, 2).items()
-    }
-    render_videos(tmp_path / "videos", durations)
+    render_rows(name, config, 2, tmp_path / "videos", shared_data, cache)
     run_dir = tmp_path / "run"
     argv = [
         "evaluate",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from launch import accelerate_launch, run_to_success
+from launch import accelerate_launch, evaluate_argv, run_to_success
 
 from foilkit.cli import main
 
@@ -17,25 +17,8 @@ from foilkit.cli import main
 def order_args(demo_dir: Path, clip_model: str, n_resamples: int) -> list[str]:
     """``foilkit evaluate`` arguments: the tiny CLIP on the demo benchmark's ``order`` config."""
     benchmark = demo_dir / "benchmark"
-    return [
-        "evaluate",
-        "--benchmark",
-        "synthetic",
-        "--config",
-        "order",
-        "--dataset",
-        str(benchmark),
-        "--videos",
-        str(benchmark / "videos"),
-        "--model",
-        clip_model,
-        "--n-resamples",
-        str(n_resamples),
-        "--no-progress",
-        "--num-workers",
-        "0",
-        "--no-cache",
-    ]
+    videos = ("--videos", str(benchmark / "videos"))
+    return evaluate_argv(benchmark, clip_model, *videos, n_resamples=n_resamples)
 
 
 def test_evaluate_one_config_agrees_with_the_demo_run_of_all(
@@ -132,31 +115,14 @@ def test_several_configs_and_a_limit_make_one_partial_run(
     from foilkit.run import RunResults
 
     out = tmp_path / "run"
-    argv = [
-        "evaluate",
-        "--benchmark",
-        "synthetic",
-        "--config",
-        "direction,order",
-        "--config",
-        "speed",
-        "--limit",
-        "3",
-        "--dataset",
-        str(small_benchmark),
-        "--video-root",
-        str(small_benchmark / "videos"),
-        "--model",
+    argv = evaluate_argv(
+        small_benchmark,
         clip_model,
-        "--n-resamples",
-        str(n_resamples),
-        "--no-progress",
-        "--num-workers",
-        "0",
-        "--no-cache",
-        "--out",
-        str(out),
-    ]
+        *("--config", "speed", "--limit", "3", "--video-root", str(small_benchmark / "videos")),
+        *("--out", str(out)),
+        config="direction,order",
+        n_resamples=n_resamples,
+    )
     assert main(argv) == 0, capsys.readouterr().err
     data = json.loads((out / "results.json").read_text())
     assert list(data["configs"]) == ["direction", "order", "speed"] and data["limit"] == 3

@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from annotated_videos import render_videos, shortest_windows
+from annotated_videos import render_rows
 
-from foilkit.builders import build
 from foilkit.cli import main
 from foilkit.folders import RUN, TASKS, folder_kind
 from foilkit.report import run_table
@@ -17,25 +16,13 @@ from foilkit.run import RunFolder, RunResults
 TASKS_GIVEN = {"vitatecs": "direction", "vilma": "change_of_state_action"}
 
 
-def _render_rows(name: str, config: str, count: int, root: Path, data: Path, cache: str) -> None:
-    text_only = build(name, config, annotations=data / name, cache_dir=cache, on_missing="keep")
-    durations = {
-        path: seconds
-        for split in text_only.values()
-        for path, seconds in shortest_windows(split, count).items()
-    }
-    render_videos(root, durations)
-
-
 def test_two_benchmarks_one_run_folder_each_and_a_summary(
     shared_data: Path, clip_model: str, n_resamples: int, tmp_path: Path, capsys
 ):
     cache = str(tmp_path / "datasets-cache")
     # vitatecs in a folder of one sub-folder per benchmark, vilma's videos named on their own
-    _render_rows("vitatecs", "direction", 3, tmp_path / "videos" / "vitatecs", shared_data, cache)
-    _render_rows(
-        "vilma", "change_of_state_action", 2, tmp_path / "vilma-videos", shared_data, cache
-    )
+    render_rows("vitatecs", "direction", 3, tmp_path / "videos" / "vitatecs", shared_data, cache)
+    render_rows("vilma", "change_of_state_action", 2, tmp_path / "vilma-videos", shared_data, cache)
     out = tmp_path / "out"
     argv = [
         "evaluate",

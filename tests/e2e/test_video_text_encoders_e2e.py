@@ -9,9 +9,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from annotated_videos import render_videos, shortest_windows
+from annotated_videos import render_rows
 
-from foilkit.builders import build
 from foilkit.evaluation import evaluate
 from foilkit.scorers.api import ScoreOptions
 from foilkit.synthetic.models import (
@@ -39,15 +38,7 @@ def test_a_native_video_encoder_evaluates_end_to_end(
     if missing:
         pytest.skip(f"the {family} model needs {', '.join(missing)}: pip install {missing[0]}")
     cache = str(tmp_path / "datasets-cache")
-    text_only = build(
-        name, config, annotations=shared_data / name, cache_dir=cache, on_missing="keep"
-    )
-    durations = {
-        path: seconds
-        for split in text_only.values()
-        for path, seconds in shortest_windows(split, 3).items()
-    }
-    render_videos(tmp_path / "videos", durations)
+    render_rows(name, config, 3, tmp_path / "videos", shared_data, cache)
     run_dir = tmp_path / "run"
     result = evaluate(
         name,

@@ -11,6 +11,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from launch import evaluate_argv, score_argv
 
 from foilkit.cli import main
 from foilkit.errors import LOW_COVERAGE_EXIT
@@ -36,24 +37,8 @@ def _video_root(benchmark: Path, folder: Path, keep: int) -> Path:
 
 
 def _score(benchmark: Path, tiny_clip: str, root: Path, out: Path, *extra: str) -> list[str]:
-    return [
-        "score",
-        "--model",
-        tiny_clip,
-        "--dataset",
-        str(benchmark),
-        "--config",
-        "order",
-        "--video-root",
-        str(root),
-        "--out",
-        str(out),
-        "--num-workers",
-        "0",
-        "--no-cache",
-        "--no-progress",
-        *extra,
-    ]
+    quick = ("--config", "order", "--num-workers", "0", "--no-cache", "--no-progress")
+    return score_argv(tiny_clip, benchmark, out, "--video-root", str(root), *quick, *extra)
 
 
 def _rows(benchmark: Path) -> int:
@@ -104,27 +89,9 @@ def incomplete_run(benchmark, tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("incomplete")
     root = _video_root(benchmark, folder / "videos", 2)
     out = folder / "run"
-    argv = [
-        "evaluate",
-        "--benchmark",
-        "synthetic",
-        "--config",
-        "order",
-        "--dataset",
-        str(benchmark),
-        "--video-root",
-        str(root),
-        "--model",
-        str(tiny_model_path("clip")),
-        "--out",
-        str(out),
-        "--n-resamples",
-        "20",
-        "--num-workers",
-        "0",
-        "--no-cache",
-        "--no-progress",
-    ]
+    argv = evaluate_argv(
+        benchmark, tiny_model_path("clip"), "--video-root", str(root), "--out", str(out)
+    )
     assert main(argv) == LOW_COVERAGE_EXIT
     return out
 

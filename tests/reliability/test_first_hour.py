@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from launch import evaluate_argv
 
 from foilkit.cli import main
 
@@ -26,26 +27,7 @@ def benchmark(tmp_path_factory) -> Path:
 
 
 def _evaluate(benchmark: Path, model: str, out: Path, *extra: str) -> list[str]:
-    return [
-        "evaluate",
-        "--benchmark",
-        "synthetic",
-        "--config",
-        "order",
-        "--dataset",
-        str(benchmark),
-        "--model",
-        model,
-        "--out",
-        str(out),
-        "--n-resamples",
-        "20",
-        "--num-workers",
-        "0",
-        "--no-cache",
-        "--no-progress",
-        *extra,
-    ]
+    return evaluate_argv(benchmark, model, "--out", str(out), *extra)
 
 
 def _one_line(capsys) -> str:

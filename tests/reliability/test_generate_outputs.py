@@ -131,22 +131,13 @@ def test_vitatecs_finalize_claims_its_folder_before_writing_annotations(tmp_path
     ``write_foils`` saw it; now the folder is refused first, with nothing written."""
     from foilkit.folders import ForeignFolderError
     from foilkit.generation.vitatecs.finalize import write_dataset
-    from foilkit.generation.vitatecs.generate import SELECTED, Candidate, Query
+    from foilkit.generation.vitatecs.generate import SELECTED
+    from tests.generation.vitatecs.vitatecs_candidates import make_candidate
 
     out = _users_folder(tmp_path / "mine")
     before = _snapshot(out)
-    candidate = Candidate(
-        query=Query("1", "a man opens a door", "direction", "MSRVTT", "video1.mp4"),
-        counterfactual="a man closes a door",
-        raw="a man closes a door",
-        status=SELECTED,
-        sample=0,
-        prompt_hash="h",
-        request_key="k",
-        model="m",
-        iteration=1,
-        exemplar_version=1,
-    )
+    opens, closes = "a man opens a door", "a man closes a door"
+    candidate = make_candidate(1, opens, closes, "direction", SELECTED)
     with pytest.raises(ForeignFolderError, match="not made by foilkit"):
         write_dataset([candidate], out)
     assert _snapshot(out) == before

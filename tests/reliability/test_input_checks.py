@@ -9,6 +9,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from launch import score_argv
 
 from foilkit.cli import main
 
@@ -32,22 +33,8 @@ def no_model(monkeypatch):
 
 
 def _score(model: str, dataset: Path, out: Path, *extra: str) -> list[str]:
-    return [
-        "score",
-        "--model",
-        model,
-        "--dataset",
-        str(dataset),
-        "--config",
-        "order",
-        "--out",
-        str(out),
-        "--num-workers",
-        "0",
-        "--no-cache",
-        "--no-progress",
-        *extra,
-    ]
+    quick = ("--config", "order", "--num-workers", "0", "--no-cache", "--no-progress")
+    return score_argv(model, dataset, out, *quick, *extra)
 
 
 def _error_line(capsys) -> str:

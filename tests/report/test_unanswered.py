@@ -38,30 +38,16 @@ def test_a_regrouping_metric_or_another_mode_is_left_as_it_is():
 
 
 @pytest.fixture(scope="module")
-def unanswered_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def unanswered_run(tmp_path_factory: pytest.TempPathFactory, llava_demo_run) -> Path:
     """The tiny random LLaVA-NeXT-Video in generate mode on 6 of the demo's items: its random
     tokens are no letter, so no answer chooses an option."""
-    from foilkit.demo import DEMO_BENCHMARK, write_demo_benchmark
-    from foilkit.evaluation import evaluate
     from foilkit.scorers.api import ScoreOptions
-    from foilkit.synthetic.models import tiny_model_path
 
-    out = tmp_path_factory.mktemp("generate")
-    benchmark = write_demo_benchmark(out / "benchmark")
     options = ScoreOptions(
         num_frames=4, mode="generate", max_new_tokens=3, progress=False, num_workers=0
     )
-    return evaluate(
-        DEMO_BENCHMARK,
-        str(tiny_model_path("llava-next-video")),
-        config="all",
-        dataset=benchmark,
-        videos=benchmark / "videos",
-        out_dir=out / "run",
-        n_resamples=20,
-        limit=6,
-        score_options=options,
-    ).run_dir
+    out = tmp_path_factory.mktemp("generate")
+    return llava_demo_run(out, options, n_resamples=20, limit=6)
 
 
 def test_a_run_that_chose_nothing_reports_unanswered_not_tied(unanswered_run: Path):
