@@ -461,7 +461,7 @@ def frames_sha256(frames: torch.Tensor | None) -> str | None:
 def presented_times(timestamps: Sequence[float]) -> list[float]:
     """Each frame's time as the frames are presented: in the order shown, from the earliest
     sampled time, one sampling interval apart (as the in-process adapter gives them,
-    :func:`~foilkit.scorers.adapters.video_llm.presented_metadata`)."""
+    :func:`~foilkit.scorers.requests.presented_metadata`)."""
     metadata = presented_metadata(timestamps)
     return [index / metadata["fps"] for index in metadata["frames_indices"]]
 
