@@ -7,11 +7,13 @@ a torchrun group, which foilkit runs over gloo when there is no accelerator.
 
 from __future__ import annotations
 
+import collections
 import os
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 #: One thread per process: scores are bit-identical only with the same thread count, and the
 #: processes of a test share the machine.
@@ -77,6 +79,24 @@ def assert_imports_none(code: str, modules: Sequence[str]) -> None:
         "assert not heavy, heavy"
     )
     subprocess.run([sys.executable, "-c", check], check=True, capture_output=True)
+
+
+def count_calls(monkeypatch: Any, wrapped: Sequence[tuple[str, Any, str]]) -> collections.Counter:
+    """How often each ``(name, owner, attribute)`` of ``wrapped`` is called, counted under its
+    name: each attribute (a function or method of ``owner``) wrapped to count its calls, then
+    run as before, for the test (``monkeypatch`` undoes it)."""
+    counted: collections.Counter = collections.Counter()
+
+    def counting(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            counted[name] += 1
+            return function(*args, **kwargs)
+
+        return wrapper
+
+    for name, owner, attribute in wrapped:
+        monkeypatch.setattr(owner, attribute, counting(name, getattr(owner, attribute)))
+    return counted
 
 
 def accelerate_launch(num_processes: int = 2) -> list[str]:

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Callable
-from typing import Any
 
 import pytest
 import transformers
 from annotated_videos import render_videos
+from launch import count_calls
 
 from foilkit.builders import build
 from foilkit.cli import main
@@ -26,25 +25,16 @@ def calls(monkeypatch) -> Counter:
     from foilkit.scorers.judge import Judge
     from foilkit.scorers.openai_client import ServerBackend
 
-    counted: Counter = Counter()
-
-    def counting(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            counted[name] += 1
-            return function(*args, **kwargs)
-
-        return wrapper
-
-    wrapped = [
-        ("model", transformers.AutoModel, "from_pretrained"),
-        ("processor", transformers.AutoProcessor, "from_pretrained"),
-        ("checks", ScoringJob, "resolve"),
-        ("server", ServerBackend, "__post_init__"),
-        ("judge", Judge, "__init__"),
-    ]
-    for name, owner, attribute in wrapped:
-        monkeypatch.setattr(owner, attribute, counting(name, getattr(owner, attribute)))
-    return counted
+    return count_calls(
+        monkeypatch,
+        [
+            ("model", transformers.AutoModel, "from_pretrained"),
+            ("processor", transformers.AutoProcessor, "from_pretrained"),
+            ("checks", ScoringJob, "resolve"),
+            ("server", ServerBackend, "__post_init__"),
+            ("judge", Judge, "__init__"),
+        ],
+    )
 
 
 def test_every_config_of_a_run_shares_one_model_load(calls, clip_model, tmp_path, capsys):

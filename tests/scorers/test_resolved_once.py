@@ -6,10 +6,10 @@ counted by wrapping each."""
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
 from typing import Any
 
 import pytest
+from launch import count_calls
 
 import foilkit
 from tests.openai_server import OpenAICompatibleServer
@@ -23,26 +23,17 @@ def calls(monkeypatch) -> Counter:
     from foilkit.scorers.judge import Judge
     from foilkit.scorers.served import ServerBackend
 
-    counted: Counter = Counter()
-
-    def counting(name: str, function: Callable[..., Any]) -> Callable[..., Any]:
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
-            counted[name] += 1
-            return function(*args, **kwargs)
-
-        return wrapper
-
-    wrapped = [
-        ("checks", job.ScoringJob, "resolve"),
-        ("dataset", job, "load_scoring_dataset"),
-        ("judges", job, "make_judge"),
-        ("server", ServerBackend, "__post_init__"),
-        ("judge", Judge, "__init__"),
-        ("adapter", job.ScoringJob, "load_adapter"),
-    ]
-    for name, owner, attribute in wrapped:
-        monkeypatch.setattr(owner, attribute, counting(name, getattr(owner, attribute)))
-    return counted
+    return count_calls(
+        monkeypatch,
+        [
+            ("checks", job.ScoringJob, "resolve"),
+            ("dataset", job, "load_scoring_dataset"),
+            ("judges", job, "make_judge"),
+            ("server", ServerBackend, "__post_init__"),
+            ("judge", Judge, "__init__"),
+            ("adapter", job.ScoringJob, "load_adapter"),
+        ],
+    )
 
 
 @pytest.mark.parametrize("judged", [False, True])
