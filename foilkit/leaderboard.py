@@ -50,6 +50,7 @@ from typing import Any
 
 from foilkit.folders import LEADERBOARD, claim_folder
 from foilkit.html_report import write_leaderboard_html
+from foilkit.imports import is_imported
 from foilkit.markdown import markdown_text, p_statement
 from foilkit.run import DEFAULT_MIN_COVERAGE, RESULTS_FILE, RunResults, find_runs
 
@@ -115,6 +116,8 @@ class Entry:
     #: the run the same model is ranked from instead of this one (``None``: this one; set by
     #: :func:`rank`)
     repeat_of: str | None = None
+    #: whether the run's answers were imported (``foilkit import``: a model run outside foilkit)
+    imported: bool = False
 
     @property
     def rankable(self) -> bool:
@@ -135,10 +138,12 @@ class Entry:
 
     @property
     def notes(self) -> str:
-        """Why the entry is not ranked among the paper's results (empty: it is)."""
+        """Why the entry is not ranked among the paper's results (empty: it is), and whether
+        its answers were imported."""
         return "; ".join(
             note
             for note in (
+                "imported: model run outside foilkit" if self.imported else "",
                 f"control: {self.control}" if self.control else "",
                 f"override: {self.overrides}" if self.overrides else "",
                 "" if self.complete else "incomplete",
@@ -233,6 +238,7 @@ def local_entries(
                     control=results.control,
                     overrides=_overrides(results),
                     finished=results.invocation.finished_at if results.invocation else "",
+                    imported=is_imported(results),
                 )
             )
     return entries

@@ -70,6 +70,11 @@ COMMANDS.add_lazy(
     "power and minimum detectable effects of a benchmark's tests, before and after runs",
 )
 COMMANDS.add_lazy(
+    "import",
+    "foilkit.cli.import_",
+    "score answers a model gave outside foilkit (published predictions, JSONL) as a run",
+)
+COMMANDS.add_lazy(
     "report",
     "foilkit.cli.report",
     "rebuild a run folder's report.html: tables, plots and an item browser with frames",

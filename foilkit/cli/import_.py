@@ -1,0 +1,46 @@
+"""``foilkit import``: the command line of :mod:`foilkit.imports`."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from foilkit.cli.options import add_bootstrap
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "source",
+        help="an answer file or a folder of them: TempCompass' predictions/<model>/<task>.json, "
+        'or JSONL with one {"id": ..., "answer": ...} per line (format detected)',
+    )
+    parser.add_argument("--benchmark", required=True, help="the benchmark the answers answer")
+    parser.add_argument("--out", required=True, help="the run folder to write")
+    parser.add_argument(
+        "--config", nargs="+", help="the configs to import (default: those the answers name)"
+    )
+    parser.add_argument("--annotations", help="the benchmark's annotation files (its builder's)")
+    parser.add_argument("--dataset", help="an exported folder or Hub id instead of a build")
+    parser.add_argument("--label", help="the model's name in reports (default: the folder's)")
+    parser.add_argument("--overwrite", action="store_true", help="replace an existing run folder")
+    add_bootstrap(parser, "bootstrap resamples of the CIs", seed="seed of the bootstrap")
+
+
+def run(args: argparse.Namespace) -> int:
+    from foilkit.cli.evaluate import print_results
+    from foilkit.imports import import_answers
+
+    results = import_answers(
+        args.source,
+        args.benchmark,
+        out_dir=args.out,
+        config=args.config,
+        annotations=args.annotations,
+        dataset=args.dataset,
+        label=args.label,
+        n_resamples=args.n_resamples,
+        bootstrap_seed=args.bootstrap_seed,
+        overwrite=args.overwrite,
+    )
+    print_results(results, Path(args.out) / "report.md")
+    return 0

@@ -1,0 +1,389 @@
+"""``foilkit import``: score answers a model gave outside foilkit, as a foilkit run.
+
+Researchers have answers foilkit did not generate: a benchmark's published model outputs
+(TempCompass' ``predictions/<model>/<task>.json``), or their own runs of another harness. An
+import reads them, matches each to the benchmark's row it answers by the item's own fields
+(never by position), reads each answer with the benchmark's paper parser (as ``generate`` mode
+reads one: :func:`foilkit.scorers.generate.read_answers`), and writes an ordinary run folder
+(``results.json``, ``scores/<config>.parquet``, ``report.md``) with the metrics, intervals and
+coverage of a foilkit run; ``report``, ``compare``, ``leaderboard`` and ``push-results`` read it
+as any other.
+
+Sources (a file, or a folder of files; the format of each detected from its content):
+
+- ``tempcompass-predictions``: TempCompass' published layout, ``{video id: {aspect: [{"question",
+  "answer", "prediction"}]}}``, its task from the file name (``multi-choice.json``); an item is
+  the row of that video, aspect and question.
+- ``jsonl``: one ``{"id": ..., "answer": ...}`` per line (``prompt``, optional: the question the
+  model was asked, compared with foilkit's ``prompt`` for the row), for any benchmark.
+
+Every row is accounted for: a row no answer reaches fails with the cause ``no imported answer``
+(counted in the coverage, listed in ``scores``' ``error`` column), and an answer naming an item
+the benchmark does not have is an error naming the file and line. A row whose recorded prompt
+differs from foilkit's is flagged (``imported_prompt_differs``). The run record says where the
+answers came from (file, sha256), that foilkit did not run the model, and which parser read them
+(each config's ``score.adapter``, :data:`IMPORTED`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from foilkit.builders import get_benchmark
+from foilkit.errors import UserError
+from foilkit.evaluation import (
+    _invocation,
+    _model_label,
+    compute_metrics,
+    load_benchmark_split,
+)
+from foilkit.folders import RUN, check_folder, claim_folder, replace_folder
+from foilkit.report import write_run_report
+from foilkit.run import UNITS, Bootstrap, ConfigResults, Coverage, RunFolder, RunResults
+from foilkit.scorers.record import ScoringRun, now
+
+#: The adapter name an imported run's records carry: no foilkit adapter scored it.
+IMPORTED = "imported"
+#: Who ran the model of an imported run.
+RUN_BY = "outside foilkit"
+#: The failure cause of a row no imported answer reaches.
+NO_ANSWER = "no imported answer"
+#: TempCompass' published task files by stem -> foilkit config.
+_TEMPCOMPASS_TASKS = {
+    "multi-choice": "multi_choice",
+    "yes_no": "yes_no",
+    "caption_matching": "caption_matching",
+    "captioning": "captioning",
+}
+
+
+def is_imported(results: RunResults) -> bool:
+    """Whether ``results`` is an imported run (a model foilkit did not run)."""
+    return any(
+        record.adapter_name == IMPORTED
+        for entry in results.configs.values()
+        for record in entry.records()
+    )
+
+
+class AnswerFileError(UserError, ValueError):
+    """An answer file foilkit cannot import; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class Imported:
+    """One imported answer: the config it answers, how it names its item (``key``, matched with
+    :func:`_row_key`), the answer, the prompt recorded beside it (``None``: none), and where it
+    was read (``file:line``)."""
+
+    config: str | None
+    key: tuple[Any, ...]
+    answer: str | None
+    prompt: str | None
+    where: str
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def source_files(source: str | os.PathLike) -> list[Path]:
+    """The answer files of ``source``: the file itself, or every ``.json``/``.jsonl`` below a
+    folder, sorted."""
+    root = Path(source)
+    if root.is_file():
+        return [root]
+    if root.is_dir():
+        files = sorted(p for p in root.rglob("*") if p.suffix in (".json", ".jsonl"))
+        if files:
+            return files
+        raise AnswerFileError(f"{root}: no .json or .jsonl answer files in this folder")
+    raise AnswerFileError(f"{root}: no such file or folder (the answers to import)")
+
+
+def detect_format(path: Path) -> str:
+    """``tempcompass-predictions`` or ``jsonl``, from the file's content; anything else is an
+    error naming the file and the formats foilkit reads."""
+    text = path.read_text(encoding="utf-8")
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    try:
+        whole = json.loads(text)
+    except json.JSONDecodeError:
+        whole = None
+    if isinstance(whole, dict) and _is_tempcompass(whole):
+        return "tempcompass-predictions"
+    try:
+        line = json.loads(first)
+    except json.JSONDecodeError:
+        line = None
+    if isinstance(line, dict) and "id" in line and "answer" in line:
+        return "jsonl"
+    raise AnswerFileError(
+        f"{path}:1: unknown answer format; foilkit imports TempCompass' predictions/<model>/"
+        '<task>.json layout and JSONL with one {"id": ..., "answer": ...} per line'
+    )
+
+
+def _is_tempcompass(data: Mapping[str, Any]) -> bool:
+    """Whether ``data`` is ``{video: {aspect: [{"question", "prediction"}, ...]}}``."""
+    for by_aspect in list(data.values())[:1]:
+        if not isinstance(by_aspect, dict):
+            return False
+        for items in list(by_aspect.values())[:1]:
+            return (
+                isinstance(items, list)
+                and bool(items)
+                and isinstance(items[0], dict)
+                and {"question", "prediction"} <= set(items[0])
+            )
+    return False
+
+
+def read_tempcompass(path: Path) -> Iterator[Imported]:
+    """TempCompass' published predictions: the task from the file name, each item by (video,
+    aspect, question); the question is the prompt the model was asked, less the answer
+    instruction."""
+    config = _TEMPCOMPASS_TASKS.get(path.stem)
+    if config is None:
+        raise AnswerFileError(
+            f"{path}:1: TempCompass predictions are named by task "
+            f"({', '.join(f'{stem}.json' for stem in _TEMPCOMPASS_TASKS)}), not {path.name!r}"
+        )
+    for video, by_aspect in json.loads(path.read_text(encoding="utf-8")).items():
+        for aspect, items in by_aspect.items():
+            for number, item in enumerate(items):
+                where = f"{path} (video {video}, aspect {aspect}, item {number})"
+                if not isinstance(item, dict) or "prediction" not in item:
+                    raise AnswerFileError(f"{where}: an item without 'prediction'")
+                key = (str(video), aspect, item.get("question"))
+                yield Imported(config, key, item["prediction"], None, where)
+
+
+def read_jsonl(path: Path) -> Iterator[Imported]:
+    """One ``{"id", "answer"[, "prompt"]}`` per line; a line that is not one is an error naming
+    the file and line."""
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError as error:
+                raise AnswerFileError(f"{where}: not a JSON line ({error.msg})") from None
+            if not isinstance(item, dict) or "id" not in item or "answer" not in item:
+                raise AnswerFileError(f"{where}: a line needs 'id' and 'answer'")
+            answer = item["answer"]
+            if answer is not None and not isinstance(answer, str):
+                raise AnswerFileError(f"{where}: 'answer' must be text or null, got {answer!r}")
+            yield Imported(
+                item.get("config"), (str(item["id"]),), answer, item.get("prompt"), where
+            )
+
+
+READERS = {"tempcompass-predictions": read_tempcompass, "jsonl": read_jsonl}
+
+
+def _row_key(fmt: str, row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """How a source of format ``fmt`` names ``row``."""
+    if fmt == "tempcompass-predictions":
+        return (str(row["video_id"]), row["aspect"], row["question"])
+    return (str(row["id"]),)
+
+
+def import_answers(
+    source: str | os.PathLike,
+    benchmark: str,
+    *,
+    out_dir: str | os.PathLike,
+    config: str | Sequence[str] | None = None,
+    annotations: str | os.PathLike | None = None,
+    dataset: str | os.PathLike | None = None,
+    label: str | None = None,
+    n_resamples: int = 1000,
+    bootstrap_seed: int = 0,
+    overwrite: bool = False,
+    command_line: Sequence[str] | None = None,
+) -> RunResults:
+    """Import the answers of ``source`` (a file or folder) as a run of ``benchmark`` in
+    ``out_dir``; the configs are those the answers name (``config``: those alone)."""
+    started, started_at = time.monotonic(), now()
+    spec = get_benchmark(benchmark)
+    files = source_files(source)
+    answers: list[tuple[str, Imported]] = []
+    provenance = []
+    for path in files:
+        fmt = detect_format(path)
+        answers += [(fmt, item) for item in READERS[fmt](path)]
+        provenance.append({"file": os.fspath(path), "sha256": sha256(path), "format": fmt})
+    wanted = spec.configs_for(config) if config is not None else None
+    named = sorted({item.config for _, item in answers if item.config is not None})
+    configs = list(wanted or named or spec.configs_for(None))
+    folder = RunFolder(Path(out_dir))
+    check_folder(folder.root, RUN)
+    if folder.is_run() and not overwrite:
+        raise FileExistsError(
+            f"{folder.root} already holds an evaluation; pass --overwrite or choose another --out"
+        )
+    loaded, matched, used = {}, {}, set()
+    for name in configs:
+        loaded[name] = load_benchmark_split(
+            spec, name, dataset=dataset, annotations=annotations, on_missing="keep"
+        )
+        mine = [
+            (n, fmt, item) for n, (fmt, item) in enumerate(answers) if item.config in (None, name)
+        ]
+        matched[name] = _match(loaded[name].data, mine)
+        used |= {found[0] for found in matched[name] if found is not None}
+    stray = next((item for n, (_, item) in enumerate(answers) if n not in used), None)
+    if stray is not None:
+        raise AnswerFileError(
+            f"{stray.where}: no {spec.name} item {stray.key!r} in "
+            f"{', '.join(configs)} (an answer to an item the benchmark does not have)"
+        )
+    results, scores = {}, {}
+    for name in configs:
+        results[name], scores[name] = _score_config(
+            spec, name, loaded[name], matched[name], provenance, n_resamples, bootstrap_seed
+        )
+    (replace_folder if overwrite else claim_folder)(folder.root, RUN)
+    model = label or Path(files[0]).parent.name
+    run = RunResults(
+        benchmark=spec.name,
+        title=spec.title,
+        paper_table=spec.paper_table,
+        model=model,
+        label=label or _model_label(model),
+        control=None,
+        protocol=None,
+        dataset=None if dataset is None else os.fspath(dataset),
+        split=spec.split,
+        bootstrap=Bootstrap(n_resamples, bootstrap_seed),
+        configs=results,
+        invocation=_invocation(command_line, started, started_at),
+        units=UNITS,
+    )
+    for name, rows in scores.items():
+        folder.write_scores(name, rows)
+    run.save(folder)
+    write_run_report(run, folder.root)
+    return run
+
+
+def _match(
+    data: Any, answers: Sequence[tuple[int, str, Imported]]
+) -> list[tuple[int, Imported] | None]:
+    """Per row of ``data``, the answer (its number and itself) that names its item, by the
+    source format's own fields (:func:`_row_key`); ``None``: none does. Two answers to one item
+    are an error naming both."""
+    by_key: dict[tuple[Any, ...], tuple[int, Imported]] = {}
+    for number, fmt, item in answers:
+        first = by_key.setdefault((fmt, *item.key), (number, item))
+        if first[0] != number:
+            raise AnswerFileError(f"{item.where}: a second answer to the item of {first[1].where}")
+    formats = sorted({fmt for _, fmt, _ in answers})
+    return [
+        next((by_key[k] for fmt in formats if (k := (fmt, *_row_key(fmt, row))) in by_key), None)
+        for row in data.select_columns([c for c in _KEY_COLUMNS if c in data.column_names])
+    ]
+
+
+#: The row columns an answer is matched by (:func:`_row_key`).
+_KEY_COLUMNS = ("id", "video_id", "aspect", "question")
+
+
+def _score_config(
+    spec: Any,
+    config: str,
+    loaded: Any,
+    matched: Sequence[tuple[int, Imported] | None],
+    provenance: list[dict[str, Any]],
+    n_resamples: int,
+    seed: int,
+) -> tuple[ConfigResults, Any]:
+    """One config's results from the answers matched to its rows (``matched``, per row), and
+    its per-sample rows: each answer read by the config's paper parser as generate mode reads
+    one; a row no answer reaches fails with :data:`NO_ANSWER`."""
+    from foilkit.scorers.generate import read_answers
+    from foilkit.scorers.output import answer_outcomes, error_causes, scores_dataset
+    from foilkit.scorers.parsers import DEFAULT_PARSER, get_parser
+    from foilkit.scorers.protocols import default_parser
+    from foilkit.scorers.requests import Generations
+
+    data, dropped = loaded.data, loaded.dropped_missing
+    parser_name = default_parser(spec.name, config) or DEFAULT_PARSER
+    parser = get_parser(parser_name)
+    records, recorded, differs = [], [], []
+    shown = data.remove_columns([c for c in ("video", "foil_video") if c in data.column_names])
+    for row, match in zip(shown, matched, strict=True):
+        prompt = None if match is None else match[1].prompt
+        recorded.append(prompt)
+        differs.append(prompt is not None and prompt != row.get("prompt"))
+        if match is None:
+            records.append(_failed(row["id"], NO_ANSWER))
+            continue
+        texts = (row["caption"], *row["foils"])
+        labels = None
+        if row.get("prompt") is not None:
+            labels = (row["caption_answer"], *row["foil_answers"])
+        answer = match[1].answer
+        scored = read_answers(texts, [Generations((answer or "",))], parser, labels)
+        records.append(
+            {
+                "id": row["id"],
+                "scores": {"main": list(scored.scores)},
+                "details": {"main": {k: list(v) for k, v in scored.details.items()}},
+                "frame_indices": None,
+                "error": None,
+                "answers": {"main": [asdict(a) for a in scored.answers]},
+            }
+        )
+    rows = scores_dataset(records, ["main"], "probability", data)
+    rows = rows.add_column("imported_prompt", recorded)
+    rows = rows.add_column("imported_prompt_differs", differs)
+    failed = sum(1 for r in records if r["error"])
+    causes = error_causes(records)
+    record = ScoringRun(
+        model=None,
+        adapter={
+            "adapter": IMPORTED,
+            "model_run_by": RUN_BY,
+            "sources": provenance,
+            "parser": parser_name,
+            "prompts_differ": sum(differs),
+        },
+        mode="generate",
+        score_kind="probability",
+        errors={"failed": failed, "causes": causes},
+        answers=answer_outcomes([r for r in records if not r["error"]]),
+        finished_at=now(),
+    )
+    result = ConfigResults(
+        num_rows=data.num_rows,
+        metrics=compute_metrics(spec, config, rows, None, n_resamples=n_resamples, seed=seed),
+        coverage=Coverage.of(data.num_rows, dropped, failed, causes),
+        score=ScoringRun.from_json(json.loads(json.dumps(record.to_json(), default=str))),
+    )
+    return result, rows
+
+
+def _failed(row_id: str, cause: str) -> dict[str, Any]:
+    return {
+        "id": row_id,
+        "scores": {},
+        "details": {},
+        "frame_indices": None,
+        "error": cause,
+        "error_cause": cause,
+    }

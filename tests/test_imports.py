@@ -1,0 +1,145 @@
+"""``foilkit import``: answers a model gave outside foilkit, scored as a foilkit run.
+
+The TempCompass fixture ``tests/data/imports/tempcompass/video-llava/multi-choice.json`` is the
+authors' published ``predictions/video-llava/multi-choice.json`` (llyx97/TempCompass@e1b4631,
+CC BY-NC 4.0), re-serialised without indentation; the questions it answers are the published
+ones in ../shared/data/tempcompass (tests using them skip cleanly without it).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from foilkit.cli import main
+from foilkit.compare import compare_runs
+from foilkit.imports import IMPORTED, NO_ANSWER, RUN_BY, is_imported
+from foilkit.leaderboard import local_entries
+from foilkit.run import RunFolder, RunResults
+
+PREDICTIONS = Path(__file__).parent / "data" / "imports" / "tempcompass" / "video-llava"
+#: TempCompass README, multi-choice QA, Video-LLaVA: action, direction, speed, order,
+#: attribute change, average (%).
+README_TABLE = {
+    "action": 76.0,
+    "direction": 35.2,
+    "speed": 35.6,
+    "order": 37.7,
+    "attribute_change": 41.0,
+}
+README_AVERAGE = 45.6
+
+
+def _import(source: Path, out: Path, shared_data: Path, *flags: str) -> int:
+    return main(
+        [
+            "import",
+            str(source),
+            "--benchmark",
+            "tempcompass",
+            "--out",
+            str(out),
+            "--annotations",
+            str(shared_data / "tempcompass"),
+            "--n-resamples",
+            "100",
+            *flags,
+        ]
+    )
+
+
+@pytest.fixture(scope="module")
+def published(shared_data: Path, tmp_path_factory) -> Path:
+    """The published Video-LLaVA multi-choice answers, imported."""
+    out = tmp_path_factory.mktemp("imports") / "video-llava"
+    assert _import(PREDICTIONS, out, shared_data) == 0
+    return out
+
+
+def test_published_video_llava_answers_give_the_readme_table_with_cis(published: Path):
+    results = RunResults.load(published)
+    entry = results.configs["multi_choice"]
+    overall = entry.metrics["multiple_choice_accuracy"].overall
+    for aspect, value in README_TABLE.items():
+        assert round(overall[f"accuracy_{aspect}"] * 100, 1) == value, aspect
+        low, high = overall[f"accuracy_{aspect}_ci"]
+        assert low < overall[f"accuracy_{aspect}"] < high, aspect
+    assert round(overall["accuracy"] * 100, 1) == README_AVERAGE
+    assert entry.coverage.scored == 1580 and entry.coverage.failed == 0
+    report = (published / "report.md").read_text()
+    assert "| action | 76.0 [" in report and "| all | 45.6 [" in report
+
+
+def test_the_record_says_where_the_answers_came_from(published: Path):
+    results = RunResults.load(published)
+    record = results.configs["multi_choice"].score
+    assert is_imported(results) and record.adapter_name == IMPORTED
+    assert record.adapter["model_run_by"] == RUN_BY
+    assert record.adapter["parser"] == "tempcompass_multi_choice"
+    (source,) = record.adapter["sources"]
+    digest = hashlib.sha256((PREDICTIONS / "multi-choice.json").read_bytes()).hexdigest()
+    assert source["format"] == "tempcompass-predictions"
+    assert source["file"].endswith("video-llava/multi-choice.json")
+    assert source["sha256"] == digest
+    assert record.answers["parsed"] == 1580
+    assert results.label == "video-llava"
+
+
+def test_every_row_is_accounted_for_and_a_changed_prompt_is_flagged(
+    published: Path, shared_data: Path, tmp_path: Path
+):
+    """The same answers as JSONL, a tenth of them: the other rows fail with their cause and are
+    listed; a prompt that is not foilkit's is flagged on its row; the paired test against the
+    whole import has no discordant item on the rows both have."""
+    scores = RunFolder(published).load_scores("multi_choice").to_pandas()
+    chosen = scores.iloc[::10]
+    lines = [
+        {"id": row.id, "answer": row.answers[0], "prompt": row.prompt}
+        for row in chosen.itertuples()
+    ]
+    lines[0]["prompt"] = "Another question?"
+    source = tmp_path / "answers.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    out = tmp_path / "run"
+    assert _import(source, out, shared_data, "--config", "multi_choice", "--label", "x") == 0
+    results = RunResults.load(out)
+    coverage = results.configs["multi_choice"].coverage
+    assert (coverage.scored, coverage.failed) == (len(lines), 1580 - len(lines))
+    assert coverage.causes == {NO_ANSWER: 1580 - len(lines)}
+    rows = RunFolder(out).load_scores("multi_choice").to_pandas()
+    assert len(rows) == 1580
+    assert set(rows.loc[rows.error.notna(), "id"]) == set(scores.id) - set(chosen.id)
+    assert list(rows.loc[rows.imported_prompt_differs, "id"]) == [lines[0]["id"]]
+    tests = compare_runs(published, out, n_resamples=100)
+    mcnemar = tests["multi_choice"]["multiple_choice_accuracy"]["all"]["mcnemar"]
+    assert (mcnemar["a_only"], mcnemar["b_only"]) == (0, 0)
+    assert sum(rows.error.isna()) == len(lines)  # the pairs: the rows both runs scored
+
+
+def test_the_leaderboard_marks_an_imported_run(published: Path):
+    entries = local_entries([published])
+    assert entries and all(entry.imported for entry in entries)
+    assert all("imported" in entry.notes for entry in entries)
+
+
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        ("just text\n", "answers.jsonl:1: unknown answer format"),
+        ('{"id": "1034419625-action-0", "answer": "A"}\n{"id": \n', "answers.jsonl:2: not a JSON"),
+        ('{"id": "no-such-item", "answer": "A"}\n', "answers.jsonl:1: no tempcompass item"),
+    ],
+)
+def test_bad_input_is_one_line_naming_file_and_line(
+    shared_data: Path, tmp_path: Path, capsys, content: str, message: str
+):
+    source = tmp_path / "answers.jsonl"
+    source.write_text(content)
+    assert _import(source, tmp_path / "run", shared_data, "--config", "multi_choice") == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("foilkit import: error: ") and message in err
+    assert len(err.splitlines()) == 1
+    assert not (tmp_path / "run").exists()
