@@ -214,10 +214,15 @@ def import_answers(
     n_resamples: int = 1000,
     bootstrap_seed: int = 0,
     overwrite: bool = False,
+    judge: Any = None,
+    judge_cache: str | None = None,
     command_line: Sequence[str] | None = None,
 ) -> RunResults:
     """Import the answers of ``source`` (a file or folder) as a run of ``benchmark`` in
-    ``out_dir``; the configs are those the answers name (``config``: those alone)."""
+    ``out_dir``; the configs are those the answers name (``config``: those alone). ``judge``
+    (:class:`foilkit.scorers.judge.JudgeSettings`; ``None``: none) turns on the official LLM
+    judge of each config's parser, asked about the answers its protocol asks about, as in
+    generate mode (its replies cached in ``judge_cache``)."""
     started, started_at = time.monotonic(), now()
     spec = get_benchmark(benchmark)
     files = source_files(source)
@@ -227,9 +232,8 @@ def import_answers(
         fmt = detect_format(path)
         answers += [(fmt, item) for item in READERS[fmt](path)]
         provenance.append({"file": os.fspath(path), "sha256": sha256(path), "format": fmt})
-    wanted = spec.configs_for(config) if config is not None else None
     named = sorted({item.config for _, item in answers if item.config is not None})
-    configs = list(wanted or named or spec.configs_for(None))
+    configs = list(spec.configs_for(config or named or None, judge=judge is not None))
     folder = RunFolder(Path(out_dir))
     check_folder(folder.root, RUN)
     if folder.is_run() and not overwrite:
@@ -255,7 +259,15 @@ def import_answers(
     results, scores = {}, {}
     for name in configs:
         results[name], scores[name] = _score_config(
-            spec, name, loaded[name], matched[name], provenance, n_resamples, bootstrap_seed
+            spec,
+            name,
+            loaded[name],
+            matched[name],
+            provenance,
+            n_resamples,
+            bootstrap_seed,
+            judge,
+            judge_cache,
         )
     (replace_folder if overwrite else claim_folder)(folder.root, RUN)
     model = label or Path(files[0]).parent.name
@@ -311,11 +323,14 @@ def _score_config(
     provenance: list[dict[str, Any]],
     n_resamples: int,
     seed: int,
+    judge_settings: Any = None,
+    judge_cache: str | None = None,
 ) -> tuple[ConfigResults, Any]:
     """One config's results from the answers matched to its rows (``matched``, per row), and
     its per-sample rows: each answer read by the config's paper parser as generate mode reads
     one; a row no answer reaches fails with :data:`NO_ANSWER`."""
-    from foilkit.scorers.generate import read_answers
+    from foilkit.scorers.generate import judge_answers, read_answers
+    from foilkit.scorers.judge import Judge
     from foilkit.scorers.output import answer_outcomes, error_causes, scores_dataset
     from foilkit.scorers.parsers import DEFAULT_PARSER, get_parser
     from foilkit.scorers.protocols import default_parser
@@ -324,21 +339,31 @@ def _score_config(
     data, dropped = loaded.data, loaded.dropped_missing
     parser_name = default_parser(spec.name, config) or DEFAULT_PARSER
     parser = get_parser(parser_name)
-    records, recorded, differs = [], [], []
     shown = data.remove_columns([c for c in ("video", "foil_video") if c in data.column_names])
-    for row, match in zip(shown, matched, strict=True):
+    asked = [_request(row) for row in shown]
+    generations = [[Generations((m[1].answer or "",))] if m else [] for m in matched]
+    verdicts: list[dict[tuple[int, int], Any]] = [{} for _ in matched]
+    judge = None
+    if judge_settings is not None:
+        judge = Judge(judge_settings, parser_name, judge_cache)
+        judge.check_key()
+        answered = [i for i, m in enumerate(matched) if m is not None]
+        found = judge_answers(
+            judge, [asked[i] for i in answered], [generations[i] for i in answered], parser
+        )
+        for i, verdict in zip(answered, found, strict=True):
+            verdicts[i] = verdict
+    records, recorded, differs = [], [], []
+    for row, match, request, answer, verdict in zip(
+        shown, matched, asked, generations, verdicts, strict=True
+    ):
         prompt = None if match is None else match[1].prompt
         recorded.append(prompt)
         differs.append(prompt is not None and prompt != row.get("prompt"))
         if match is None:
             records.append(_failed(row["id"], NO_ANSWER))
             continue
-        texts = (row["caption"], *row["foils"])
-        labels = None
-        if row.get("prompt") is not None:
-            labels = (row["caption_answer"], *row["foil_answers"])
-        answer = match[1].answer
-        scored = read_answers(texts, [Generations((answer or "",))], parser, labels)
+        scored = read_answers(request.texts, answer, parser, request.answers, verdict)
         records.append(
             {
                 "id": row["id"],
@@ -367,6 +392,7 @@ def _score_config(
         score_kind="probability",
         errors={"failed": failed, "causes": causes},
         answers=answer_outcomes([r for r in records if not r["error"]]),
+        judge=None if judge is None else judge.to_record(),
         finished_at=now(),
     )
     result = ConfigResults(
@@ -376,6 +402,24 @@ def _score_config(
         score=ScoringRun.from_json(json.loads(json.dumps(record.to_json(), default=str))),
     )
     return result, rows
+
+
+def _request(row: Mapping[str, Any]) -> Any:
+    """The :class:`~foilkit.scorers.requests.TextsRequest` the row's answer answered: its
+    caption and foils, how its own question names them, the judge's question and answer."""
+    from foilkit.scorers.plan import JUDGE_COLUMNS
+    from foilkit.scorers.requests import TextsRequest
+
+    labels = None
+    if row.get("prompt") is not None:
+        labels = (row["caption_answer"], *row["foil_answers"])
+    reference = tuple(row.get(column) for column in JUDGE_COLUMNS)
+    return TextsRequest(
+        (row["caption"], *row["foils"]),
+        question=row.get("prompt"),
+        answers=labels,
+        reference=reference if all(reference) else None,
+    )
 
 
 def _failed(row_id: str, cause: str) -> dict[str, Any]:

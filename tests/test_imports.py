@@ -143,3 +143,32 @@ def test_bad_input_is_one_line_naming_file_and_line(
     assert err.startswith("foilkit import: error: ") and message in err
     assert len(err.splitlines()) == 1
     assert not (tmp_path / "run").exists()
+
+
+def test_the_judge_reads_what_the_rules_cannot_as_in_generate_mode(
+    shared_data: Path, tmp_path: Path, monkeypatch
+):
+    """``--judge-model``: the official judge is asked about the answer the rules leave
+    unparseable (TempCompass' eval_multi-choice.py protocol) and its verdict scores the row."""
+    from tests.openai_server import OpenAICompatibleServer
+
+    monkeypatch.setenv("FOILKIT_TEST_JUDGE_KEY", "sk-test")
+    lines = [
+        {"id": "1034419625-action-0", "answer": "A"},
+        {"id": "1034419625-action-1", "answer": "The man dunks the ball."},
+    ]
+    source = tmp_path / "answers.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with OpenAICompatibleServer(lambda body: "Correct") as server:
+        flags = ["--config", "multi_choice", "--judge-model", "gpt-3.5-turbo-1106"]
+        flags += ["--judge-base-url", server.base_url]
+        flags += ["--judge-api-key-env", "FOILKIT_TEST_JUDGE_KEY"]
+        assert _import(source, tmp_path / "run", shared_data, *flags) == 0
+        (asked,) = server.requests
+    assert "The man dunks the ball." in asked["messages"][1]["content"]
+    record = RunResults.load(tmp_path / "run").configs["multi_choice"].score
+    assert record.answers["judged"] == 1 and record.answers["parsed"] == 1
+    assert record.judge["model"] == "gpt-3.5-turbo-1106"
+    rows = RunFolder(tmp_path / "run").load_scores("multi_choice").to_pandas()
+    judged = rows.set_index("id").loc["1034419625-action-1"]
+    assert list(judged.answer_outcomes) == ["judged"] and judged.caption_score == 1.0

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import fields
 from pathlib import Path
 
-from foilkit.cli.options import add_bootstrap
+from foilkit.cli.options import add_bootstrap, add_option
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -24,11 +25,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--label", help="the model's name in reports (default: the folder's)")
     parser.add_argument("--overwrite", action="store_true", help="replace an existing run folder")
     add_bootstrap(parser, "bootstrap resamples of the CIs", seed="seed of the bootstrap")
+    from foilkit.scorers.options import JudgeOptions
+
+    group = parser.add_argument_group(JudgeOptions.SECTION, "the official LLM judge, as evaluate's")
+    for option in fields(JudgeOptions):
+        add_option(group, option)
 
 
 def run(args: argparse.Namespace) -> int:
     from foilkit.cli.evaluate import print_results
     from foilkit.imports import import_answers
+    from foilkit.scorers.cache import default_cache_dir
+    from foilkit.scorers.options import JudgeOptions, ScoreOptions, judge_settings
+
+    judge = judge_settings(
+        ScoreOptions(**{f.name: getattr(args, f.name) for f in fields(JudgeOptions)})
+    )
 
     results = import_answers(
         args.source,
@@ -41,6 +53,8 @@ def run(args: argparse.Namespace) -> int:
         n_resamples=args.n_resamples,
         bootstrap_seed=args.bootstrap_seed,
         overwrite=args.overwrite,
+        judge=judge,
+        judge_cache=str(Path(default_cache_dir()) / "judge"),
     )
     print_results(results, Path(args.out) / "report.md")
     return 0
