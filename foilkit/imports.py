@@ -14,6 +14,9 @@ Sources (a file, or a folder of files; the format of each detected from its cont
 - ``tempcompass-predictions``: TempCompass' published layout, ``{video id: {aspect: [{"question",
   "answer", "prediction"}]}}``, its task from the file name (``multi-choice.json``); an item is
   the row of that video, aspect and question.
+- ``lmms-eval-samples``: lmms-eval 0.7's ``--log_samples`` files of the TempCompass tasks
+  (:data:`LMMS_EVAL_TASKS`); an item is the row of the document's ``video_id``, ``dim`` and
+  ``question``, its recorded prompt the request's text.
 - ``jsonl``: one ``{"id": ..., "answer": ...}`` per line (``prompt``, optional: the question the
   model was asked, compared with foilkit's ``prompt`` for the row), for any benchmark.
 
@@ -105,7 +108,11 @@ def source_files(source: str | os.PathLike) -> list[Path]:
     if root.is_file():
         return [root]
     if root.is_dir():
-        files = sorted(p for p in root.rglob("*") if p.suffix in (".json", ".jsonl"))
+        files = sorted(
+            p
+            for p in root.rglob("*")
+            if p.suffix in (".json", ".jsonl") and not p.name.endswith("_results.json")
+        )
         if files:
             return files
         raise AnswerFileError(f"{root}: no .json or .jsonl answer files in this folder")
@@ -127,12 +134,31 @@ def detect_format(path: Path) -> str:
         line = json.loads(first)
     except json.JSONDecodeError:
         line = None
+    if isinstance(line, dict) and {"doc", "filtered_resps"} <= set(line):
+        return "lmms-eval-samples"
     if isinstance(line, dict) and "id" in line and "answer" in line:
         return "jsonl"
     raise AnswerFileError(
         f"{path}:1: unknown answer format; foilkit imports TempCompass' predictions/<model>/"
         '<task>.json layout and JSONL with one {"id": ..., "answer": ...} per line'
     )
+
+
+def producer(path: Path, fmt: str) -> dict[str, Any]:
+    """The tool that wrote ``path`` and its version, where the files say it: lmms-eval's
+    version from a ``*_results.json`` beside its samples (``None`` where none says it)."""
+    if fmt == "tempcompass-predictions":
+        return {"tool": "TempCompass published predictions"}
+    if fmt != "lmms-eval-samples":
+        return {}
+    for results in sorted(path.parent.glob("*_results.json")):
+        try:
+            version = json.loads(results.read_text(encoding="utf-8")).get("lmms_eval_version")
+        except (json.JSONDecodeError, AttributeError):
+            continue
+        if version:
+            return {"tool": "lmms-eval", "version": version}
+    return {"tool": "lmms-eval", "version": None}
 
 
 def _is_tempcompass(data: Mapping[str, Any]) -> bool:
@@ -192,12 +218,57 @@ def read_jsonl(path: Path) -> Iterator[Imported]:
             )
 
 
-READERS = {"tempcompass-predictions": read_tempcompass, "jsonl": read_jsonl}
+#: lmms-eval's task names (the ``<task>`` of ``<date>_samples_<task>.jsonl``) -> foilkit config,
+#: for the tasks whose documents foilkit matches to its rows (:func:`_row_key`).
+LMMS_EVAL_TASKS = {
+    "tempcompass_multi_choice": "multi_choice",
+    "tempcompass_yes_no": "yes_no",
+    "tempcompass_caption_matching": "caption_matching",
+    "tempcompass_captioning": "captioning",
+}
+
+
+def read_lmms_eval(path: Path) -> Iterator[Imported]:
+    """lmms-eval 0.7's ``--log_samples`` file (``<date>_samples_<task>.jsonl``; each line as its
+    ``evaluator._process_document_results`` logs it): the task from the file name, the item by
+    the task's own document fields (TempCompass: ``video_id``, ``dim``, ``question``), the
+    answer its first filtered response, the prompt its first text argument."""
+    task = path.stem.split("_samples_", 1)[-1]
+    config = LMMS_EVAL_TASKS.get(task)
+    if config is None:
+        raise AnswerFileError(
+            f"{path}:1: lmms-eval task {task!r} is not one foilkit imports "
+            f"({', '.join(LMMS_EVAL_TASKS)}; the file name ends _samples_<task>.jsonl)"
+        )
+    with path.open(encoding="utf-8") as handle:
+        for number, line in enumerate(handle, 1):
+            if not line.strip():
+                continue
+            where = f"{path}:{number}"
+            try:
+                sample = json.loads(line)
+                doc, answer = sample["doc"], sample["filtered_resps"][0]
+                key = (str(doc["video_id"]), doc["dim"], doc["question"])
+            except (json.JSONDecodeError, KeyError, IndexError, TypeError) as error:
+                raise AnswerFileError(
+                    f"{where}: not an lmms-eval sample of {task} ({type(error).__name__}: {error})"
+                ) from None
+            while isinstance(answer, list):  # a response list: its first
+                answer = answer[0] if answer else None
+            prompt = next((a for a in sample.get("arguments", []) if isinstance(a, str)), None)
+            yield Imported(config, key, answer, prompt, where)
+
+
+READERS = {
+    "tempcompass-predictions": read_tempcompass,
+    "lmms-eval-samples": read_lmms_eval,
+    "jsonl": read_jsonl,
+}
 
 
 def _row_key(fmt: str, row: Mapping[str, Any]) -> tuple[Any, ...]:
     """How a source of format ``fmt`` names ``row``."""
-    if fmt == "tempcompass-predictions":
+    if fmt in ("tempcompass-predictions", "lmms-eval-samples"):
         return (str(row["video_id"]), row["aspect"], row["question"])
     return (str(row["id"]),)
 
@@ -231,7 +302,9 @@ def import_answers(
     for path in files:
         fmt = detect_format(path)
         answers += [(fmt, item) for item in READERS[fmt](path)]
-        provenance.append({"file": os.fspath(path), "sha256": sha256(path), "format": fmt})
+        provenance.append(
+            {"file": os.fspath(path), "sha256": sha256(path), "format": fmt, **producer(path, fmt)}
+        )
     named = sorted({item.config for _, item in answers if item.config is not None})
     configs = list(spec.configs_for(config or named or None, judge=judge is not None))
     folder = RunFolder(Path(out_dir))

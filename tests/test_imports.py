@@ -119,6 +119,68 @@ def test_every_row_is_accounted_for_and_a_changed_prompt_is_flagged(
     assert sum(rows.error.isna()) == len(lines)  # the pairs: the rows both runs scored
 
 
+def _lmms_eval_sample(doc_id: int, video: str, aspect: str, item: dict) -> dict:
+    """One line of lmms-eval 0.7's ``--log_samples`` file for its ``tempcompass_multi_choice``
+    task, with the keys ``evaluator._process_document_results`` logs (0.7.3) and the document
+    fields of lmms-lab's TempCompass dataset (``video_id``, ``dim``, ``question``, ``answer``)."""
+    prompt = item["question"] + "\nPlease directly give the best option:"
+    prediction = item["prediction"]
+    return {
+        "doc_id": doc_id,
+        "doc": {
+            "video_id": video,
+            "dim": aspect,
+            "question": item["question"],
+            "answer": item["answer"],
+        },
+        "target": item["answer"],
+        "arguments": [prompt, {"max_new_tokens": 128}, doc_id, "tempcompass_multi_choice", "test"],
+        "resps": [[prediction]],
+        "filtered_resps": [prediction],
+        "doc_hash": "0" * 64,
+    }
+
+
+def test_lmms_eval_samples_match_by_document_fields_not_position(
+    published: Path, shared_data: Path, tmp_path: Path
+):
+    """The published answers as lmms-eval samples of a fifth of the items, in reversed order:
+    each reaches its row by video, aspect and question; the paired test against the published
+    import has no discordant item; the producer's version is read from its results file."""
+    data = json.loads((PREDICTIONS / "multi-choice.json").read_text())
+    items = [
+        (video, aspect, item)
+        for video, by_aspect in data.items()
+        for aspect, listed in by_aspect.items()
+        for item in listed
+    ][::5]
+    folder = tmp_path / "lmms-eval" / "video-llava"
+    folder.mkdir(parents=True)
+    lines = [_lmms_eval_sample(n, *item) for n, item in enumerate(items)][::-1]
+    samples = folder / "20261129_000000_samples_tempcompass_multi_choice.jsonl"
+    samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (folder / "20261129_000000_results.json").write_text(
+        json.dumps({"lmms_eval_version": "0.7.3", "results": {}})
+    )
+    out = tmp_path / "run"
+    assert _import(folder, out, shared_data) == 0
+    results = RunResults.load(out)
+    record = results.configs["multi_choice"].score
+    (source,) = record.adapter["sources"]
+    assert (source["tool"], source["version"]) == ("lmms-eval", "0.7.3")
+    assert record.adapter["prompts_differ"] == 0  # lmms-eval asks foilkit's prompt
+    coverage = results.configs["multi_choice"].coverage
+    assert (coverage.scored, coverage.failed) == (len(items), 1580 - len(items))
+    mcnemar = compare_runs(published, out, n_resamples=100)["multi_choice"][
+        "multiple_choice_accuracy"
+    ]["all"]["mcnemar"]
+    assert (mcnemar["a_only"], mcnemar["b_only"]) == (0, 0)
+    rows = RunFolder(out).load_scores("multi_choice").to_pandas().set_index("id")
+    mine = RunFolder(published).load_scores("multi_choice").to_pandas().set_index("id")
+    scored = rows.index[rows.error.isna()]
+    assert (rows.loc[scored, "caption_score"] == mine.loc[scored, "caption_score"]).all()
+
+
 def test_the_leaderboard_marks_an_imported_run(published: Path):
     entries = local_entries([published])
     assert entries and all(entry.imported for entry in entries)
@@ -153,6 +215,7 @@ def test_the_judge_reads_what_the_rules_cannot_as_in_generate_mode(
     from tests.openai_server import OpenAICompatibleServer
 
     monkeypatch.setenv("FOILKIT_TEST_JUDGE_KEY", "sk-test")
+    monkeypatch.setenv("FOILKIT_CACHE", str(tmp_path / "cache"))  # the judge's replies: none yet
     lines = [
         {"id": "1034419625-action-0", "answer": "A"},
         {"id": "1034419625-action-1", "answer": "The man dunks the ball."},
