@@ -185,12 +185,16 @@ def _run_notes(results: RunResults) -> list[str]:
             if entry.coverage is not None  # runs written before coverage was recorded
             else f"{entry.num_rows} rows"
         )
-        notes.append(
-            f"- {markdown_code(config)}: {rows}; adapter `{record.adapter_name or '?'}`, mode "
-            f"`{record.mode}`, score kind `{record.score_kind}`, {record.num_frames} frames "
-            f"({record.sampling_name or '?'} sampling), decoder {record.decoder}, "
-            f"dtype {record.dtype}."
+        how = (
+            f"adapter `{record.adapter_name or '?'}`, mode `{record.mode}`, score kind "
+            f"`{record.score_kind}`, {record.num_frames} frames ({record.sampling_name or '?'} "
+            f"sampling), decoder {record.decoder}, dtype {record.dtype}"
         )
+        if record.adapter.get("sources") is not None:  # foilkit import: no model run here
+            how = f"answers imported, model run {record.adapter.get('model_run_by')}, from " + (
+                ", ".join(_source_text(source) for source in record.adapter["sources"])
+            )
+        notes.append(f"- {markdown_code(config)}: {rows}; {how}.")
         if record.answers is not None:
             notes.append(f"  {answers_text(record)}")
         for name, metric in entry.metrics.items():
@@ -201,6 +205,15 @@ def _run_notes(results: RunResults) -> list[str]:
                     f"({', '.join(f'{100 * v:.1f}' for v in spread.values)})."
                 )
     return notes
+
+
+def _source_text(source: Mapping[str, Any]) -> str:
+    """An imported answer file in words: its name, the tool that wrote it, its hash."""
+    tool = " ".join(str(part) for part in (source.get("tool"), source.get("version")) if part)
+    return (
+        f"{markdown_code(Path(source['file']).name)} ({tool or source.get('format')}, "
+        f"sha256 {str(source.get('sha256'))[:12]})"
+    )
 
 
 def answers_text(record: ScoringRun) -> str:
@@ -226,10 +239,15 @@ def answers_text(record: ScoringRun) -> str:
         cost = (judge.get("usage") or {}).get("cost")
         if cost is not None:  # priced (--judge-price-per-1k-*-tokens)
             judged += f"; the judge's cost: {cost:.4f} at the given prices"
-    return (
+    read = (
         f"answers read by parser `{record.parser}`: {outcomes} (unparseable and refused answers "
-        f"count wrong){judged}; {decoding.get('num_samples')} answer(s) per question and option "
-        f"order, {how}, at most {decoding.get('max_new_tokens')} new tokens."
+        f"count wrong){judged}"
+    )
+    if not decoding:  # imported answers: decoded elsewhere, as their source says
+        return read + "."
+    return (
+        f"{read}; {decoding.get('num_samples')} answer(s) per question and option order, {how}, "
+        f"at most {decoding.get('max_new_tokens')} new tokens."
     )
 
 

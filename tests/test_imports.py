@@ -71,6 +71,10 @@ def test_published_video_llava_answers_give_the_readme_table_with_cis(published:
     assert entry.coverage.scored == 1580 and entry.coverage.failed == 0
     report = (published / "report.md").read_text()
     assert "| action | 76.0 [" in report and "| all | 45.6 [" in report
+    assert "answers imported, model run outside foilkit, from `multi-choice.json` (TempCompass" in (
+        report
+    )
+    assert "None frames" not in report and "new tokens" not in report
 
 
 def test_the_record_says_where_the_answers_came_from(published: Path):
