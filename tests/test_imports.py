@@ -239,3 +239,11 @@ def test_the_judge_reads_what_the_rules_cannot_as_in_generate_mode(
     rows = RunFolder(tmp_path / "run").load_scores("multi_choice").to_pandas()
     judged = rows.set_index("id").loc["1034419625-action-1"]
     assert list(judged.answer_outcomes) == ["judged"] and judged.caption_score == 1.0
+
+
+def test_push_results_takes_an_imported_run(published: Path, tmp_path: Path):
+    out = tmp_path / "push"
+    argv = ["push-results", str(published), "--repo", "me/video-llava", "--dry-run", str(out)]
+    assert main(argv) == 0
+    sent = {path.relative_to(out).as_posix() for path in out.rglob("*") if path.is_file()}
+    assert {"dataset/scores/multi_choice.parquet", "dataset/results.json"} <= sent
