@@ -197,6 +197,16 @@ def test_the_leaderboard_marks_an_imported_run(published: Path):
         ("just text\n", "answers.jsonl:1: unknown answer format"),
         ('{"id": "1034419625-action-0", "answer": "A"}\n{"id": \n', "answers.jsonl:2: not a JSON"),
         ('{"id": "no-such-item", "answer": "A"}\n', "answers.jsonl:1: no tempcompass item"),
+        (
+            '{"id": "1034419625-action-0", "answer": "A"}\n{"id": "1034419625-action-0", '
+            '"answer": "B"}\n',
+            "answers.jsonl:2: a second answer to the item of ",
+        ),
+        ('{"id": "1034419625-action-0", "answer": 3}\n', "answers.jsonl:1: 'answer' must be"),
+        (
+            '{"doc": {"video_id": "1034419625"}, "filtered_resps": ["A"]}\n',
+            "answers.jsonl:1: lmms-eval task 'answers' is not one foilkit imports",
+        ),
     ],
 )
 def test_bad_input_is_one_line_naming_file_and_line(
@@ -209,6 +219,17 @@ def test_bad_input_is_one_line_naming_file_and_line(
     assert err.startswith("foilkit import: error: ") and message in err
     assert len(err.splitlines()) == 1
     assert not (tmp_path / "run").exists()
+
+
+def test_an_lmms_eval_sample_without_its_document_fields_names_its_line(
+    shared_data: Path, tmp_path: Path, capsys
+):
+    source = tmp_path / "20261129_samples_tempcompass_multi_choice.jsonl"
+    line = {"doc": {"video_id": "1034419625", "question": "q"}, "filtered_resps": ["A"]}
+    source.write_text(json.dumps(line) + "\n")
+    assert _import(source, tmp_path / "run", shared_data) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{source}:1: not an lmms-eval sample of tempcompass_multi_choice (KeyError" in err
 
 
 def test_the_judge_reads_what_the_rules_cannot_as_in_generate_mode(
