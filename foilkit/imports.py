@@ -266,9 +266,13 @@ READERS = {
 }
 
 
+#: The formats whose items are TempCompass' (matched by video, aspect and question).
+TEMPCOMPASS_FORMATS = ("tempcompass-predictions", "lmms-eval-samples")
+
+
 def _row_key(fmt: str, row: Mapping[str, Any]) -> tuple[Any, ...]:
     """How a source of format ``fmt`` names ``row``."""
-    if fmt in ("tempcompass-predictions", "lmms-eval-samples"):
+    if fmt in TEMPCOMPASS_FORMATS:
         return (str(row["video_id"]), row["aspect"], row["question"])
     return (str(row["id"]),)
 
@@ -301,6 +305,11 @@ def import_answers(
     provenance = []
     for path in files:
         fmt = detect_format(path)
+        if fmt in TEMPCOMPASS_FORMATS and spec.name != "tempcompass":
+            raise AnswerFileError(
+                f"{path}:1: these are TempCompass answers ({fmt}), not {spec.name}'s: "
+                "pass --benchmark tempcompass"
+            )
         answers += [(fmt, item) for item in READERS[fmt](path)]
         provenance.append(
             {"file": os.fspath(path), "sha256": sha256(path), "format": fmt, **producer(path, fmt)}

@@ -221,6 +221,14 @@ def test_bad_input_is_one_line_naming_file_and_line(
     assert not (tmp_path / "run").exists()
 
 
+def test_tempcompass_answers_refuse_another_benchmark(tmp_path: Path, capsys):
+    argv = ["import", str(PREDICTIONS), "--benchmark", "vitatecs", "--out", str(tmp_path / "r")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert "multi-choice.json:1: these are TempCompass answers" in err
+    assert err.endswith("pass --benchmark tempcompass")
+
+
 def test_an_lmms_eval_sample_without_its_document_fields_names_its_line(
     shared_data: Path, tmp_path: Path, capsys
 ):
