@@ -72,7 +72,7 @@ COMMANDS.add_lazy(
 COMMANDS.add_lazy(
     "import",
     "foilkit.cli.import_",
-    "score answers a model gave outside foilkit (published predictions, JSONL) as a run",
+    "score answers a model gave outside foilkit (published predictions, lmms-eval, JSONL)",
 )
 COMMANDS.add_lazy(
     "report",
