@@ -1,6 +1,6 @@
 """Counting the work a scoring run does: video decodes and video-LLM prefix forwards.
 
-``DecodeCounter`` wraps a decoder backend of ``foilkit.scorers.video.decoding.BACKENDS`` (the
+``DecodeCounter`` wraps a decoder backend of ``foilkit.scorers.video.decoding.DECODERS`` (the
 registry every decode goes through, the engine's and the naive loop's alike) so that each
 file opened and each decode pass (one ``get_frames`` call: the union of a file's sampled
 frames) is counted, from whichever thread decodes (the engine's decoding threads included).
@@ -32,7 +32,7 @@ class DecodeCounter:
         self._real: Callable[..., Any] | None = None
 
     def __enter__(self) -> Self:
-        self._real = real = decoding.BACKENDS[self.backend]
+        self._real = real = decoding.DECODERS[self.backend]
 
         def counting_opener(view: Any, **options: Any) -> Any:
             video = real(view, **options)
@@ -49,11 +49,11 @@ class DecodeCounter:
             video.get_frames = counted_get_frames
             return video
 
-        decoding.BACKENDS[self.backend] = counting_opener
+        decoding.DECODERS[self.backend] = counting_opener
         return self
 
     def __exit__(self, *exc: object) -> None:
-        decoding.BACKENDS[self.backend] = self._real
+        decoding.DECODERS[self.backend] = self._real
 
     def counts(self) -> dict[str, int]:
         return {

@@ -461,13 +461,13 @@ class ScoreOptions(
 
     def __post_init__(self) -> None:
         from foilkit.scorers.controls import check_control  # the video layer: torch
-        from foilkit.scorers.video import BACKENDS, WINDOW_RULES
+        from foilkit.scorers.video import DECODERS, WINDOW_RULES
 
         check_control(self.control)
         check_backend(self)
         check_judge(self)
-        if self.decoder not in BACKENDS:
-            raise ValueError(f"unknown decoder {self.decoder!r}; choose from {sorted(BACKENDS)}")
+        if self.decoder not in DECODERS:
+            raise ValueError(f"unknown decoder {self.decoder!r}; choose from {sorted(DECODERS)}")
         if (
             isinstance(self.max_decode_pixels, bool)
             or not isinstance(self.max_decode_pixels, int)

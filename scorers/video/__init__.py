@@ -1,7 +1,7 @@
 """The video layer shared by builders and scorers: views, sampling policies, decoding."""
 
 from foilkit.scorers.video.decoding import (
-    BACKENDS,
+    DECODERS,
     MAX_DECODE_PIXELS,
     DecodedFrames,
     DecoderUnavailableError,
@@ -31,7 +31,7 @@ from foilkit.scorers.video.sampling import SAMPLERS, SEEDED_POLICIES, SamplingPo
 from foilkit.scorers.video.view import WINDOW_RULES, VideoSource, VideoView, content_hash
 
 __all__ = [
-    "BACKENDS",
+    "DECODERS",
     "MAX_DECODE_PIXELS",
     "SAMPLERS",
     "SEEDED_POLICIES",

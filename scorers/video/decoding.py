@@ -111,14 +111,14 @@ class OpenVideo(Protocol):
         """Frames at sorted unique ``indices`` (uint8 NCHW) and their timestamps in seconds."""
 
 
-#: A backend: opens a view, decoding frames of more than ``max_pixels`` scaled down to fit.
+#: A decoder: opens a view, decoding frames of more than ``max_pixels`` scaled down to fit.
 Opener = Callable[..., OpenVideo]
-BACKENDS: dict[str, Opener] = {}
+DECODERS: dict[str, Opener] = {}
 
 
-def register_backend(name: str) -> Callable[[Opener], Opener]:
+def register_decoder(name: str) -> Callable[[Opener], Opener]:
     def decorator(opener: Opener) -> Opener:
-        BACKENDS[name] = opener
+        DECODERS[name] = opener
         return opener
 
     return decorator
@@ -265,9 +265,9 @@ def resolve_decoder(name: str) -> tuple[str, str | None]:
     ``torchcodec-cuda`` needs a CUDA device; without one the run decodes on the CPU with
     ``torchcodec`` (the same frames) and records the fallback and its reason.
     """
-    if name not in BACKENDS:
-        raise ValueError(f"unknown decoder {name!r}; choose from {sorted(BACKENDS)}")
-    device = getattr(BACKENDS[name], "device", "cpu")
+    if name not in DECODERS:
+        raise ValueError(f"unknown decoder {name!r}; choose from {sorted(DECODERS)}")
+    device = getattr(DECODERS[name], "device", "cpu")
     if device == "cuda" and not torch.cuda.is_available():
         return "torchcodec", f"{name} needs a CUDA device (torch.cuda.is_available() is False)"
     return name, None
@@ -275,7 +275,7 @@ def resolve_decoder(name: str) -> tuple[str, str | None]:
 
 def available_backends() -> list[str]:
     """The decoders that run on this machine (the CUDA decoder only where CUDA is)."""
-    return sorted(name for name in BACKENDS if resolve_decoder(name)[1] is None)
+    return sorted(name for name in DECODERS if resolve_decoder(name)[1] is None)
 
 
 #: What to do when torchcodec cannot load FFmpeg's shared libraries (:func:`ffmpeg_problem`).
@@ -423,9 +423,9 @@ class _PyAVVideo:
         return frame.to_ndarray(format="rgb24", width=width, height=height)
 
 
-register_backend("torchcodec")(_TorchcodecVideo)
-register_backend("torchcodec-cuda")(_TorchcodecCudaVideo)
-register_backend("pyav")(_PyAVVideo)
+register_decoder("torchcodec")(_TorchcodecVideo)
+register_decoder("torchcodec-cuda")(_TorchcodecCudaVideo)
+register_decoder("pyav")(_PyAVVideo)
 
 
 def open_video(
@@ -436,10 +436,10 @@ def open_video(
     over ``max_pixels`` for a decoder that cannot scale them down. Its frames come out scaled
     down to fit ``max_pixels`` where they exceed it (``decode_size``)."""
     view = view if isinstance(view, VideoView) else VideoView(view)
-    if backend not in BACKENDS:
-        raise ValueError(f"unknown decoder backend {backend!r}; choose from {sorted(BACKENDS)}")
+    if backend not in DECODERS:
+        raise ValueError(f"unknown decoder backend {backend!r}; choose from {sorted(DECODERS)}")
     _check_exists(view)
-    video = BACKENDS[backend](view, max_pixels=max_pixels)
+    video = DECODERS[backend](view, max_pixels=max_pixels)
     meta = video.metadata
     if meta.num_frames <= 0:
         raise errors.EmptyVideoError(view.name, "the video stream holds no frames")

@@ -219,13 +219,13 @@ def opened(monkeypatch) -> list[str]:
         if isinstance(view.source, str):
             seen.append(os.path.realpath(view.source))
 
-    for name, opener in list(decoding.BACKENDS.items()):
+    for name, opener in list(decoding.DECODERS.items()):
 
         def spy(view, *args, _opener=opener, **kwargs):
             record(view)
             return _opener(view, *args, **kwargs)
 
-        monkeypatch.setitem(decoding.BACKENDS, name, spy)
+        monkeypatch.setitem(decoding.DECODERS, name, spy)
     check = decoding._check_exists
     monkeypatch.setattr(decoding, "_check_exists", lambda view: (record(view), check(view))[1])
     return seen

@@ -8,7 +8,8 @@ import json
 import pytest
 
 from foilkit.scorers.adapters import ADAPTERS, accepted_settings, list_adapters
-from foilkit.scorers.api import ScoreOptions, sampling_policy, score
+from foilkit.scorers.api import ScoreOptions, score
+from foilkit.scorers.job import sampling_policy
 from foilkit.scorers.protocols import (
     MODEL_SETTINGS,
     UNIFORM,

@@ -343,7 +343,7 @@ def test_vitatecs_paper_pixels_are_raw_video_extractor_decords(tmp_path, tiny_mo
     ``--feature_framerate 1``, its PIL transform) equals foilkit's paper frames (``int-fps``,
     torchcodec) through its paper preprocessing, pixel for pixel; the torch-backend default
     does not."""
-    from foilkit.scorers.api import sampling_policy
+    from foilkit.scorers.job import sampling_policy
 
     rawvideo_util = vitatecs_module("dataloaders.rawvideo_util")
     video = _noise_video(tmp_path / "clip.mp4", 6, fps, seed=4)

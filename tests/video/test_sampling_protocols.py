@@ -245,7 +245,7 @@ def test_segment_step_matches_blip(frame_count, num_frames, first) -> None:
 def test_blip_paper_protocol_takes_blips_frames_not_lavis() -> None:
     """At 300 frames BLIP steps by floor(300/8) = 37 (0, 37, 74, ..., 259); LAVIS' floor(k*300/8)
     is 0, 37, 75, ..., 262. VITATECS' BLIP protocol takes BLIP's; LAVIS' keeps its own name."""
-    from foilkit.scorers.api import sampling_policy
+    from foilkit.scorers.job import sampling_policy
     from foilkit.scorers.protocols import resolve_protocol
 
     protocol = resolve_protocol("paper", "vitatecs", "blip-itm", accepted=())
