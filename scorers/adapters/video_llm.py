@@ -256,6 +256,8 @@ class VideoLLMAdapter(VideoLLM):
             "logits_to_keep" in inspect.signature(self._continuer.forward).parameters
         )
         self.prefix_reuse = self._prefix_reuse()
+        #: video prefixes encoded so far (the run record's ``prefix_forwards``)
+        self.prefix_forwards = 0
         #: the view whose prefix cache continuations run on: (key, cache, last logits)
         self._view: tuple[Any, Any, torch.Tensor] | None = None
         self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
@@ -680,6 +682,7 @@ class VideoLLMAdapter(VideoLLM):
         """Run the video prefix once: its KV cache and its last position's logits."""
         keep = {"logits_to_keep": 1} if self._keeps_logits else {}
         output = self.model(**self.model_inputs(request, prefix), use_cache=True, **keep)
+        self.prefix_forwards += 1
         cache = prefix_cache(output)
         if self.prefix_reuse == "crop" and prefix_reuse(cache) != "crop":
             raise RuntimeError(
