@@ -165,8 +165,28 @@ def _build_generate_twin(out: Path) -> None:
         head[end] *= 40
         # a letter's own embedding points at the end of the turn: one letter, then stop
         embeddings[letters] = head[end] / head[end].norm() * 5
+        # the letters point the way a question's last hidden state does, so one is answered
+        if float(head[letters[0]] @ _last_hidden(model, processor)) < 0:
+            head[letters] *= -1
     model.save_pretrained(out)
     processor.save_pretrained(out)
+
+
+def _last_hidden(model: Any, processor: Any) -> Any:
+    """The last hidden state ``model`` reaches at the end of a multiple-choice question about
+    8 frames of a synthetic video (where its head picks the answer's first token)."""
+
+    from foilkit.synthetic.videos import SyntheticScene, render_frames
+
+    question = "Which direction?\nA. left\nB. right\nC. up\nD. down\nAnswer with the letter:"
+    messages = [
+        {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": question}]}
+    ]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    frames = render_frames(SyntheticScene(direction="left"), num_frames=8)
+    inputs = processor(text=[prompt], videos=[frames], return_tensors="pt")
+    output = model(**inputs, output_hidden_states=True)
+    return output.hidden_states[-1][0, -1]
 
 
 def _fingerprint() -> str:
