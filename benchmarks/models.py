@@ -102,6 +102,93 @@ def _save(model_class: Any, config: Any, out: Path) -> None:
     model.to(torch.bfloat16).save_pretrained(out)
 
 
+#: The generate benchmark's LLaVA-NeXT-Video twin: a text model big enough that compute, not
+#: Python, dominates on a CPU (hidden 512, 8 layers), and 128 px frames of 8 px patches pooled 2x2
+#: (64 video tokens a frame: 512 for 8 frames, LLaVA-NeXT-Video-7B writes 144 a frame).
+GENERATE_TWIN_TEXT = {
+    "hidden_size": 512,
+    "intermediate_size": 1376,
+    "num_hidden_layers": 8,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 8,
+    "max_position_embeddings": 4096,
+}
+GENERATE_TWIN_VISION = {
+    "hidden_size": 256,
+    "intermediate_size": 1024,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 4,
+    "image_size": 128,
+    "patch_size": 8,
+}
+
+
+def _build_generate_twin(out: Path) -> None:
+    """The tiny LLaVA-NeXT-Video's processor and tokenizer around a model of
+    :data:`GENERATE_TWIN_TEXT` and :data:`GENERATE_TWIN_VISION`, float32, its output head steered
+    as a trained model answers a multiple-choice question: an option letter, then the end of
+    the turn (a random head writes every token it may, which no trained model does)."""
+    import torch
+    from transformers import (
+        LlavaNextVideoConfig,
+        LlavaNextVideoForConditionalGeneration,
+        LlavaNextVideoProcessor,
+    )
+
+    processor = LlavaNextVideoProcessor.from_pretrained(tiny_model_path("llava-next-video"))
+    size = GENERATE_TWIN_VISION["image_size"]
+    for part in (processor.video_processor, processor.image_processor):
+        part.size = {"shortest_edge": size}
+        part.crop_size = {"height": size, "width": size}
+    processor.image_processor.image_grid_pinpoints = [[size, size]]
+    tokenizer = processor.tokenizer
+    video, image = tokenizer.convert_tokens_to_ids(["<video>", "<image>"])
+    config = LlavaNextVideoConfig(
+        text_config={**GENERATE_TWIN_TEXT, **_text_ids(tokenizer), "model_type": "llama"},
+        vision_config={**GENERATE_TWIN_VISION, "model_type": "clip_vision_model"},
+        video_token_id=video,
+        image_token_id=image,
+        spatial_pool_stride=2,
+        image_grid_pinpoints=[[size, size]],
+        vision_feature_layer=-1,
+        vision_feature_select_strategy="default",
+    )
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(0)
+        model = LlavaNextVideoForConditionalGeneration(config)
+    letters = [tokenizer(letter, add_special_tokens=False).input_ids[0] for letter in "ABCD"]
+    end = tokenizer.eos_token_id
+    with torch.no_grad():
+        head, embeddings = model.get_output_embeddings().weight, model.get_input_embeddings().weight
+        noise = torch.randn(len(letters), head.shape[1], generator=torch.Generator().manual_seed(0))
+        head[letters] = head[letters[0]] * 150 + 0.3 * noise
+        head[end] *= 40
+        # a letter's own embedding points at the end of the turn: one letter, then stop
+        embeddings[letters] = head[end] / head[end].norm() * 5
+        # the letters point the way a question's last hidden state does, so one is answered
+        if float(head[letters[0]] @ _last_hidden(model, processor)) < 0:
+            head[letters] *= -1
+    model.save_pretrained(out)
+    processor.save_pretrained(out)
+
+
+def _last_hidden(model: Any, processor: Any) -> Any:
+    """The last hidden state ``model`` reaches at the end of a multiple-choice question about
+    8 frames of a synthetic video (where its head picks the answer's first token)."""
+
+    from foilkit.synthetic.videos import SyntheticScene, render_frames
+
+    question = "Which direction?\nA. left\nB. right\nC. up\nD. down\nAnswer with the letter:"
+    messages = [
+        {"role": "user", "content": [{"type": "video"}, {"type": "text", "text": question}]}
+    ]
+    prompt = processor.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    frames = render_frames(SyntheticScene(direction="left"), num_frames=8)
+    inputs = processor(text=[prompt], videos=[frames], return_tensors="pt")
+    output = model(**inputs, output_hidden_states=True)
+    return output.hidden_states[-1][0, -1]
+
+
 def _fingerprint() -> str:
     """This module's source and the transformers version: a changed config rebuilds."""
     import transformers
@@ -189,6 +276,16 @@ MODELS: dict[str, ModelSpec] = {
         ),
     )
 }
+
+#: The generate benchmark's model (``generate_speed.py``).
+GENERATE_TWIN = ModelSpec(
+    "llava-next-video-generate",
+    "video-llm",
+    _built("llava-next-video-generate", _build_generate_twin),
+    "LLaVA-NeXT-Video twin: 8-layer 512-wide Llama, 4-layer CLIP tower at 128 px "
+    "(64 video tokens a frame), answering an option letter; random weights, float32",
+    {"mode": "generate"},
+)
 
 # What a run benchmarks unless told otherwise.
 DEFAULT_MODELS = {

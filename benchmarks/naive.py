@@ -12,6 +12,8 @@ same numbers and differ only in how the work is organised:
 - video LLMs in ``choice`` mode: one ``score`` request per (item, text group); the texts of a
   group are the options of one question and cannot be scored apart. (The adapter itself
   shares the video prefix between the option orders of that request.)
+- video LLMs in ``generate`` mode (``generate_speed.py``): one ``model.generate`` per question
+  on its whole prompt (:func:`generate_answer`), as lmms-eval's model wrappers call it.
 
 ViLMA's proficiency texts are scored from the same decode as the item's main texts, which
 favours the baseline: the published scripts run the proficiency test as a pass of its own.
@@ -24,6 +26,7 @@ from typing import Any
 
 import torch
 
+from foilkit.scorers.generate import generate_requests
 from foilkit.scorers.plan import TEXT_GROUPS
 from foilkit.scorers.requests import TextsRequest
 from foilkit.scorers.video import SamplingPolicy, VideoView, decode_view
@@ -92,3 +95,22 @@ def naive_scores(
             row["id"]: score_item(adapter, item_frames(row, policy, decoder), text_groups(row))
             for row in rows
         }
+
+
+def generate_answer(adapter: Any, request: TextsRequest) -> str:
+    """One question's answer as TempCompass' inference scripts and lmms-eval's model wrappers
+    produce it: the whole prompt (chat template, video, question) through the processor, one
+    greedy ``model.generate`` on it, the new tokens decoded without special tokens, stripped."""
+    (asked,) = generate_requests(request, adapter.prompt, adapter.decoding)
+    inputs = adapter.model_inputs(asked, adapter.chat_prompt(asked.messages))
+    output = adapter.model.generate(
+        **inputs,
+        do_sample=False,
+        num_beams=1,
+        max_new_tokens=adapter.decoding.max_new_tokens,
+        pad_token_id=adapter.tokenizer.pad_token_id,
+    )
+    new = output[0, inputs["input_ids"].shape[1] :].tolist()
+    ends = adapter._end_ids()
+    kept = next((new[:at] for at, token in enumerate(new) if token in ends), new)
+    return adapter.tokenizer.decode(kept, skip_special_tokens=True).strip()

@@ -372,12 +372,16 @@ class Throughput:
     texts: int = 0
     rows: int = 0
     seconds: float = 0.0
+    #: video prefixes a video LLM encoded (``None``: an adapter that encodes none)
+    prefix_forwards: int | None = None
 
     def to_record(self) -> dict[str, float]:
         def rate(count: int) -> float | None:
             return round(count / self.seconds, 3) if self.seconds else None
 
+        prefixes = {} if self.prefix_forwards is None else {"prefix_forwards": self.prefix_forwards}
         return {
+            **prefixes,
             "views": self.views,
             "cached_views": self.cached_views,
             "decoded_videos": self.decoded_videos,
@@ -636,8 +640,12 @@ class Engine:
             chunks[-1].append(key)
         keys = [key for chunk in chunks for key in chunk]
         results: list[TextScores] = []
+        before = getattr(self.adapter, "prefix_forwards", None)
         for chunk in filter(None, chunks):
             results += self.adapter.score([requests[key] for key in chunk])
+        if before is not None:  # a video LLM's prefix forwards, in the run record
+            done = self.adapter.prefix_forwards - before
+            self.throughput.prefix_forwards = (self.throughput.prefix_forwards or 0) + done
         by_key = dict(zip(keys, results))
         self.throughput.views += len({key[0] for key in keys if key[0] is not None})
         self.throughput.texts += sum(len(key[1]) for key in keys)

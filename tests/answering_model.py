@@ -62,6 +62,43 @@ def assert_greedy_answer_follows_the_logits(adapter, frames, texts, timestamps=N
     else:
         text = adapter.tokenizer.decode([first], skip_special_tokens=True).strip()
         assert generated == Generations((text,), (1,))
+    assert_the_prefix_answers_as_the_whole_prompt(adapter, frames, texts, timestamps)
+
+
+def assert_the_prefix_answers_as_the_whole_prompt(adapter, frames, texts, timestamps=None) -> None:
+    """Greedy answers of several tokens to every order of the options about a view and about
+    its reversal, asked together: each view's prefix is encoded once (where the family's cache
+    can be reused, ``prefix_reuse``), and every answer is the one ``model.generate`` gives on
+    the question's whole prompt, as the adapter generated before it reused the prefix."""
+    from foilkit.scorers.generate import generate_requests
+    from foilkit.scorers.requests import Decoding, TextsRequest
+
+    decoding = Decoding(max_new_tokens=3)
+    backward = timestamps[::-1] if timestamps is not None else None
+    requests = [
+        *generate_requests(
+            TextsRequest(texts, frames, timestamps=timestamps), "vitatecs", decoding
+        ),
+        *generate_requests(
+            TextsRequest(texts, frames.flip(0), timestamps=backward), "vitatecs", decoding
+        ),
+    ]
+    encoded = []
+    encode_prefix = adapter._encode_prefix
+
+    def counting(request, prefix):
+        encoded.append(prefix)
+        return encode_prefix(request, prefix)
+
+    adapter._encode_prefix = counting
+    try:
+        answers = adapter.generate(requests)
+    finally:
+        del adapter._encode_prefix  # back to the class's method
+    today = [adapter._generate_whole(r, adapter.chat_prompt(r.messages)) for r in requests]
+    assert answers == today
+    if adapter.prefix_reuse != "full" and not adapter._instruction_tokenizers:
+        assert len(encoded) == 2  # one prefix forward per view
 
 
 def assert_entail_follows_the_logits(adapter, frames, texts, timestamps=None) -> None:

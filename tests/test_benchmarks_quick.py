@@ -89,3 +89,31 @@ def test_the_cache_and_the_prefix_are_reused(smoke_run):
         assert case["counts"]["engine"]["prefix_forwards"] == case["views"]
         assert case["counts"]["naive"]["prefix_forwards"] == case["rows"]
         assert case["counts"]["engine"]["continuations"] == 2 * case["rows"]
+
+
+GENERATE_SCRIPT = SCRIPT.parent / "generate_speed.py"
+
+
+def test_generate_speed_runs_and_its_answers_are_the_naive_loops(tmp_path):
+    """``generate_speed.py --smoke --model tiny``: one prefix forward per video, against one
+    ``model.generate`` per question, the same greedy answers, the ratios in the record."""
+    env = {**os.environ, "FOILKIT_CACHE": str(tmp_path / "cache")}
+    out = tmp_path / "generate.json"
+    command = [
+        sys.executable,
+        str(GENERATE_SCRIPT),
+        "--smoke",
+        "--model",
+        "tiny",
+        "--json",
+        str(out),
+    ]
+    run = subprocess.run(command, check=False, env=env, capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    assert "engine/naive wall" in run.stdout and "answers equal" in run.stdout
+    record = json.loads(out.read_text())
+    assert record["answers_equal"] is True
+    assert record["prefix_forwards"] == record["views"] == 2
+    assert record["naive_generate_calls"] == record["questions"] == 6
+    for ratio in ("engine_over_naive", "engine_over_naive_cpu"):
+        assert record[ratio] > 0 and math.isfinite(record[ratio])

@@ -152,6 +152,25 @@ PREPROCESSES = ("default", "reference")
 _MARKER = "<<foilkit-question>>"
 #: The text a probe of the chat template gives a system or answer turn (:func:`content_forms`).
 _PROBE = "<<foilkit-turn>>"
+#: Generation-config fields that switch on a logits processor of ``model.generate`` beyond
+#: greedy, temperature and top-p: a checkpoint setting one is answered by ``model.generate``.
+_GENERATE_EXTRAS = (
+    "no_repeat_ngram_size",
+    "bad_words_ids",
+    "suppress_tokens",
+    "begin_suppress_tokens",
+    "min_length",
+    "min_new_tokens",
+    "forced_bos_token_id",
+    "forced_eos_token_id",
+    "sequence_bias",
+    "renormalize_logits",
+    "remove_invalid_values",
+    "exponential_decay_length_penalty",
+    "encoder_no_repeat_ngram_size",
+)
+#: The values that leave such a field off.
+_OFF = (None, 0, False, [], ())
 
 
 def _model_class(model_type: str) -> type:
@@ -169,6 +188,24 @@ def _classes(model_type: str) -> tuple[type, type]:
     from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
 
     return _model_class(model_type), getattr(transformers, PROCESSOR_MAPPING_NAMES[model_type])
+
+
+def _by_view(requests: Sequence[GenerateRequest]) -> list[int]:
+    """The requests' positions, those about one view together (in the order each view first
+    comes), so each view's prefix is encoded once."""
+    views: dict[tuple[int, Any], list[int]] = {}
+    for number, request in enumerate(requests):
+        views.setdefault((id(request.frames), request.timestamps), []).append(number)
+    return [number for numbers in views.values() for number in numbers]
+
+
+def _repeatable(cache: Any) -> bool:
+    """Whether every layer of ``cache`` can be repeated along the batch (a linear-attention
+    layer's running state cannot), so that a request's samples decode in one batch."""
+    layers = getattr(cache, "layers", None) or ()
+    return bool(layers) and all(
+        callable(getattr(layer, "batch_repeat_interleave", None)) for layer in layers
+    )
 
 
 def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
@@ -213,7 +250,14 @@ class VideoLLMAdapter(VideoLLM):
         if self.loaded_as is not None:
             self._check_video_token()
         self._continuer = text_continuer(self.model)
+        #: whether the forwards can compute the last position's logits alone
+        self._keeps_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
+        self._keeps_logits &= (
+            "logits_to_keep" in inspect.signature(self._continuer.forward).parameters
+        )
         self.prefix_reuse = self._prefix_reuse()
+        #: video prefixes encoded so far (the run record's ``prefix_forwards``)
+        self.prefix_forwards = 0
         #: the view whose prefix cache continuations run on: (key, cache, last logits)
         self._view: tuple[Any, Any, torch.Tensor] | None = None
         self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
@@ -636,7 +680,9 @@ class VideoLLMAdapter(VideoLLM):
 
     def _encode_prefix(self, request: TextsRequest, prefix: str) -> tuple[Any, torch.Tensor]:
         """Run the video prefix once: its KV cache and its last position's logits."""
-        output = self.model(**self.model_inputs(request, prefix), use_cache=True)
+        keep = {"logits_to_keep": 1} if self._keeps_logits else {}
+        output = self.model(**self.model_inputs(request, prefix), use_cache=True, **keep)
+        self.prefix_forwards += 1
         cache = prefix_cache(output)
         if self.prefix_reuse == "crop" and prefix_reuse(cache) != "crop":
             raise RuntimeError(
@@ -667,37 +713,163 @@ class VideoLLMAdapter(VideoLLM):
         """Answers to each request, ``decoding.num_samples`` of them, as the decoded text of the
         new tokens with special tokens dropped and surrounding spaces stripped (as lmms-eval's
         model wrappers return answers). Sampling draws from the request's own seed
-        (:meth:`GenerateRequest.sample_seed`), all its samples in one call."""
-        results = []
-        for request in requests:
-            decoding = request.decoding
-            inputs = self.model_inputs(request, self.chat_prompt(request.messages))
-            sampling = {}
-            if not decoding.greedy:
-                sampling = {
-                    "temperature": decoding.temperature,
-                    "top_p": decoding.top_p,
-                    "top_k": 0,  # off, whatever the checkpoint's generation_config says
-                }
-                torch.manual_seed(request.sample_seed())
-            output = self.model.generate(
-                **inputs,
-                do_sample=not decoding.greedy,
-                num_beams=1,
-                repetition_penalty=1.0,
-                max_new_tokens=decoding.max_new_tokens,
-                num_return_sequences=decoding.num_samples,
-                pad_token_id=self._pad_token_id(),
-                **sampling,
-            )
-            new = output[:, inputs["input_ids"].shape[1] :].cpu()
-            texts, counts = [], []
-            for ids in new.tolist():
-                kept = self._until_end(ids)
-                counts.append(len(kept))
-                texts.append(self.tokenizer.decode(kept, skip_special_tokens=True).strip())
-            results.append(Generations(tuple(texts), tuple(counts)))
+        (:meth:`GenerateRequest.sample_seed`), all its samples in one batch.
+
+        The requests about one view are answered together: the view's prefix (system turn,
+        video, everything before the question) is encoded once, and each question continues
+        from its KV cache (:meth:`_generation_pair`), decoded as ``model.generate`` decodes
+        (:meth:`_decode`); where that cannot be done (no cache to reuse, a tokenizer merging
+        across the split, a generation config asking for more than greedy, temperature and
+        top-p; several samples where a cache layer cannot be repeated along the batch), the
+        question runs through ``model.generate`` on its whole prompt."""
+        self._view = None
+        results: list[Generations | None] = [None] * len(requests)
+        for number in _by_view(requests):
+            results[number] = self._answer(requests[number])
+        self._view = None  # the last view's cache goes with the batch
         return results
+
+    def _answer(self, request: GenerateRequest) -> Generations:
+        """One request's answers, on its view's prefix cache where it can be reused."""
+        prompt = self.chat_prompt(request.messages)
+        pair = self._generation_pair(request.messages, prompt)
+        if pair is None or not self._plain_decoding():
+            return self._generate_whole(request, prompt)
+        prefix, continuation = pair
+        prefix_ids, ids = self.encode(prefix), self.encode(prompt)
+        if ids[: len(prefix_ids)] != prefix_ids:  # the tokenizer merges across the split
+            return self._generate_whole(request, prompt)
+        key = (id(request.frames), request.timestamps, prefix)
+        if self._view is None or self._view[0] != key:
+            self._view = None  # the old cache goes before the new
+            self._view = (key, *self._encode_prefix(request, prefix))
+        _, cache, last_logits = self._view
+        if request.decoding.num_samples > 1 and not _repeatable(cache):
+            return self._generate_whole(request, prompt)  # its samples need a batch of caches
+        return self._decode(cache, last_logits, ids[len(prefix_ids) :], request)
+
+    def _generation_pair(
+        self, messages: Sequence[dict[str, Any]], prompt: str
+    ) -> tuple[str, str] | None:
+        """``prompt`` split into the part every question about the view shares (the template
+        up to the last user turn's question text, system prompt and video included) and the
+        rest; ``None`` where the prefix cache cannot be reused (no cache, or a question the
+        template does not write as it is). Where the vision side reads the prompt (a
+        Q-Former's instruction), the whole prompt is the prefix."""
+        if self.prefix_reuse == "full":
+            return None
+        if self._instruction_tokenizers:
+            return prompt, ""
+        *before, last = messages
+        content = list(last.get("content") or ())
+        texts = [at for at, part in enumerate(content) if part.get("type") == "text"]
+        if not texts:
+            return None
+        content[texts[-1]] = {**content[texts[-1]], "text": _MARKER}
+        head, marker, _ = self.chat_prompt([*before, {**last, "content": content}]).partition(
+            _MARKER
+        )
+        if not marker or not prompt.startswith(head):
+            return None
+        return head, prompt[len(head) :]
+
+    def _plain_decoding(self) -> bool:
+        """Whether ``model.generate`` would decode with nothing but the settings it is given
+        (greedy, or temperature and top-p): the checkpoint's generation config switches on no
+        other logits processor (:data:`_GENERATE_EXTRAS`), so :meth:`_decode` decodes alike."""
+        config = self.model.generation_config
+        return all(getattr(config, name, None) in _OFF for name in _GENERATE_EXTRAS)
+
+    def _decode(
+        self, cache: Any, last_logits: torch.Tensor, ids: list[int], request: GenerateRequest
+    ) -> Generations:
+        """Answers decoded from the prefix ``cache`` (left as it was: cut back after use, or a
+        deep copy used) and its last position's logits, after the question's ``ids``: as
+        ``model.generate`` decodes (greedy: the top token; sampled: temperature then top-p,
+        every sample of the request drawn in one batch from its seed; an answer ends at an end
+        token)."""
+        decoding = request.decoding
+        count = decoding.num_samples
+        length = cache.get_seq_length()
+        past = cache if self.prefix_reuse == "crop" and count == 1 else copy.deepcopy(cache)
+        if count > 1:
+            past.batch_repeat_interleave(count)
+        warpers = []
+        if not decoding.greedy:
+            from transformers import TemperatureLogitsWarper, TopPLogitsWarper
+
+            warpers = [TemperatureLogitsWarper(decoding.temperature)]
+            if decoding.top_p < 1.0:
+                warpers.append(TopPLogitsWarper(decoding.top_p))
+            torch.manual_seed(request.sample_seed())
+        logits = last_logits[None].expand(count, -1)
+        if ids:
+            logits = self._next_logits(ids, count, past)
+        ends = torch.tensor(sorted(self._end_ids()), device=self.device)
+        pad = self._pad_token_id()
+        written = torch.empty(count, 0, dtype=torch.long, device=self.device)
+        running = torch.ones(count, dtype=torch.bool, device=self.device)
+        try:
+            for step in range(decoding.max_new_tokens):
+                scores = logits.float()
+                if decoding.greedy:
+                    tokens = scores.argmax(-1)
+                else:
+                    for warper in warpers:
+                        scores = warper(written, scores)
+                    tokens = torch.multinomial(scores.softmax(-1), num_samples=1)[:, 0]
+                if pad is not None:
+                    tokens = torch.where(running, tokens, pad)
+                written = torch.cat([written, tokens[:, None]], 1)
+                running &= ~torch.isin(tokens, ends)
+                if not running.any() or step + 1 == decoding.max_new_tokens:
+                    break
+                logits = self._next_logits(tokens[:, None], count, past)
+        finally:
+            if past is cache and cache.get_seq_length() > length:
+                cache.crop(length - cache.get_seq_length())
+        return self._generations(written)
+
+    def _next_logits(self, ids: Any, count: int, past: Any) -> torch.Tensor:
+        """The logits of the next token after ``ids`` (a list of ids, the same for each of the
+        ``count`` rows, or a ``count x n`` tensor), run on top of the cache ``past``."""
+        tensor = ids if torch.is_tensor(ids) else torch.tensor([ids] * count, device=self.device)
+        keep = {"logits_to_keep": 1} if self._keeps_logits else {}
+        output = self._continuer(input_ids=tensor, past_key_values=past, use_cache=True, **keep)
+        return output.logits[:, -1]
+
+    def _generate_whole(self, request: GenerateRequest, prompt: str) -> Generations:
+        """Answers from ``model.generate`` on the whole prompt, the video encoded again."""
+        decoding = request.decoding
+        inputs = self.model_inputs(request, prompt)
+        sampling = {}
+        if not decoding.greedy:
+            sampling = {
+                "temperature": decoding.temperature,
+                "top_p": decoding.top_p,
+                "top_k": 0,  # off, whatever the checkpoint's generation_config says
+            }
+            torch.manual_seed(request.sample_seed())
+        output = self.model.generate(
+            **inputs,
+            do_sample=not decoding.greedy,
+            num_beams=1,
+            repetition_penalty=1.0,
+            max_new_tokens=decoding.max_new_tokens,
+            num_return_sequences=decoding.num_samples,
+            pad_token_id=self._pad_token_id(),
+            **sampling,
+        )
+        return self._generations(output[:, inputs["input_ids"].shape[1] :])
+
+    def _generations(self, new: torch.Tensor) -> Generations:
+        """The answers in ``new`` (one row of generated ids per sample), each up to its end."""
+        texts, counts = [], []
+        for ids in new.cpu().tolist():
+            kept = self._until_end(ids)
+            counts.append(len(kept))
+            texts.append(self.tokenizer.decode(kept, skip_special_tokens=True).strip())
+        return Generations(tuple(texts), tuple(counts))
 
     def _end_ids(self) -> set[int]:
         """The tokens that end an answer: the generation config's EOS ids and the tokenizer's."""

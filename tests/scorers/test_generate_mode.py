@@ -210,3 +210,82 @@ def test_bad_generation_flags_are_one_line_before_any_run_folder(
     assert main([*argv, "--mode", "generate", "--no-progress", *flags]) == 2
     error = capsys.readouterr().err.strip()
     assert names in error and "\n" not in error and not out.exists()
+
+
+# --- each view's prefix once for all its questions ---------------------------------------------
+
+#: greedy answers of a few tokens, in batches that hold several views
+GREEDY = {**RUN, "mode": "generate", "max_new_tokens": 4, "num_frames": 4, "batch_size": 4}
+
+
+def _counted_prefixes(monkeypatch) -> list[str]:
+    """The prefixes the in-process backend encodes from now on (a forward of the video each)."""
+    from foilkit.scorers.adapters.video_llm import VideoLLMAdapter
+
+    encoded: list[str] = []
+    original = VideoLLMAdapter._encode_prefix
+
+    def counting(self, request, prefix):
+        encoded.append(prefix)
+        return original(self, request, prefix)
+
+    monkeypatch.setattr(VideoLLMAdapter, "_encode_prefix", counting)
+    return encoded
+
+
+def _one_at_a_time(monkeypatch) -> None:
+    """Today's generation for each question: ``model.generate`` on its whole prompt."""
+    from foilkit.scorers.adapters.video_llm import VideoLLMAdapter
+
+    monkeypatch.setattr(VideoLLMAdapter, "_generation_pair", lambda self, messages, prompt: None)
+
+
+def test_a_runs_prefix_forwards_are_its_views_and_its_answers_todays(
+    answering, benchmark, tmp_path, monkeypatch
+):
+    """A generate run encodes each view's prefix once for all its questions (both text groups,
+    both option orders), and writes the answers and scores of one ``model.generate`` per
+    question on the whole prompt."""
+    encoded = _counted_prefixes(monkeypatch)
+    foilkit.score(answering, benchmark, out_dir=str(tmp_path / "reused"), **GREEDY)
+    run = json.loads((tmp_path / "reused/run.json").read_text())
+    assert len(encoded) == run["throughput"]["views"] < 4 * len(benchmark)
+    assert run["throughput"]["prefix_forwards"] == run["throughput"]["views"]  # as recorded
+    _one_at_a_time(monkeypatch)
+    foilkit.score(answering, benchmark, out_dir=str(tmp_path / "whole"), **GREEDY)
+    assert len(encoded) == run["throughput"]["views"]  # no prefix forward in today's path
+    whole = json.loads((tmp_path / "whole/run.json").read_text())
+    assert whole["throughput"]["prefix_forwards"] == 0
+    reused = (tmp_path / "reused/scores.jsonl").read_bytes()
+    assert reused == (tmp_path / "whole/scores.jsonl").read_bytes()
+
+
+@pytest.mark.parametrize(
+    "decoding",
+    [Decoding(max_new_tokens=6), Decoding(temperature=1.0, num_samples=3, max_new_tokens=4)],
+    ids=["greedy", "sampled"],
+)
+def test_own_questions_on_a_view_share_its_prefix_and_answer_as_today(
+    answering, frames, decoding, monkeypatch
+):
+    """TempCompass-shaped requests (several questions of their own about each view, the views
+    interleaved): one prefix forward per view; greedy answers, and sampled ones drawn from each
+    request's seed, are those of ``model.generate`` on each whole prompt."""
+    adapter = load_adapter(answering, mode="generate", device="cpu")
+    views = [frames, frames.flip(0)]
+    asked = [
+        TextsRequest(
+            TEXTS,
+            views[number % 2],
+            question=f"Question {number}: which is right?\nA. {TEXTS[0]}\nB. {TEXTS[1]}",
+            answers=("A", "B"),
+        )
+        for number in range(6)
+    ]
+    requests = [one for request in asked for one in generate_requests(request, "", decoding)]
+    encoded = _counted_prefixes(monkeypatch)
+    reused = adapter.generate(requests)
+    assert len(encoded) == len(views) and len(set(encoded)) == 1  # one prefix text, two videos
+    today = [adapter._generate_whole(r, adapter.chat_prompt(r.messages)) for r in requests]
+    assert reused == today
+    assert all(len(generated.texts) == decoding.num_samples for generated in reused)

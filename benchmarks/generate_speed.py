@@ -1,0 +1,273 @@
+"""Generate-mode speed: the engine against the per-question loop of the reference scripts.
+
+A TempCompass-shaped workload (several multiple-choice questions of their own about each video,
+4 options, 8 frames) is answered in one run, on one adapter object, twice:
+
+1. ``engine``: ``foilkit.scorers.engine.Engine`` end to end (planning, one decode per video,
+   each video's prefix (its system turn and video) encoded once for all its questions, each
+   question decoded on its KV cache);
+2. ``naive``: the loop TempCompass' inference scripts and lmms-eval's model wrappers run: per
+   question, decode its video, render the whole prompt, and call ``model.generate`` on it
+   (``naive.generate_answer``), so the video is encoded again for every question.
+
+It prints the engine/naive ratios of wall time and of CPU time, the prefix forwards against the
+questions asked, and whether every greedy answer is the same. The model (``--model``) is a
+LLaVA-NeXT-Video twin sized so compute dominates on a CPU (``models.GENERATE_TWIN``: an 8-layer
+512-wide Llama, 512 video tokens for 8 frames), its head steered to answer an option letter as
+a trained model does; ``--model tiny`` runs foilkit's tiny test model (the tests' size).
+
+Usage::
+
+    python benchmarks/generate_speed.py --quick           # 3 videos x 8 questions, CPU, minutes
+    python benchmarks/generate_speed.py                   # 8 videos x 18 (TempCompass' mean)
+    python benchmarks/generate_speed.py --smoke --model tiny --json out.json   # the tests' run
+
+``--json PATH`` writes the record (``engine_over_naive``, ``engine_over_naive_cpu``,
+``answers_equal``, ``prefix_forwards``, ``views``, ``questions``, phases, environment). Exit
+status 1 when the answers differ or a view's prefix is encoded more than once; a missed speed
+target (engine/naive >= 3x) is reported, not fatal.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from corpus import DIRECTIONS, CorpusSize, CorpusVideo, _row, corpus, default_cache_root
+from counters import ForwardCounter
+from measure import describe_hardware, environment, measure, phase_record, render_table, write_json
+from models import GENERATE_TWIN
+from naive import generate_answer
+from scoring_speed import Settings, make_engine
+
+from foilkit.scorers.adapters import load_adapter
+from foilkit.scorers.plan import make_plan
+from foilkit.scorers.requests import TextsRequest
+from foilkit.scorers.video import VideoView, decode_view
+from foilkit.synthetic.models import tiny_model_path
+from foilkit.synthetic.videos import COLOURS
+
+#: engine wall time over the naive loop's, at least (the issue's target on the quick workload)
+TARGET = 3.0
+LETTERS = "ABCD"
+
+
+@dataclass(frozen=True)
+class Workload:
+    """``videos`` clips of ``seconds``, each asked ``questions`` questions; answers of at most
+    ``max_new_tokens`` tokens."""
+
+    videos: int
+    questions: int
+    seconds: float
+    max_new_tokens: int = 32
+
+
+WORKLOADS = {
+    "smoke": Workload(videos=2, questions=3, seconds=1.5, max_new_tokens=4),
+    "quick": Workload(videos=3, questions=8, seconds=2.0),
+    # TempCompass: 7,540 questions about 410 videos, about 18 a video
+    "full": Workload(videos=8, questions=18, seconds=4.0),
+}
+
+
+def question_rows(videos: Sequence[CorpusVideo], questions: int) -> list[dict[str, Any]]:
+    """TempCompass-shaped rows: per video, ``questions`` multiple-choice questions of their own
+    (its ``prompt``, the options in the published order, the true one's letter varying), each
+    about the square's direction or colour, worded as TempCompass' multi-choice task."""
+    colours = tuple(COLOURS)
+    rows = []
+    for video in videos:
+        for number in range(questions):
+            if number % 2 == 0:
+                asked, truth, pool = "In which direction", video.scene.direction, DIRECTIONS
+            else:
+                asked, truth, pool = "What colour", video.scene.colour, colours
+            others = [option for option in pool if option != truth][:3]
+            options = others[:]
+            options.insert(number % 4, truth)
+            listed = "\n".join(f"{LETTERS[k]}. {option}" for k, option in enumerate(options))
+            prompt = (
+                f"{asked} is the square in the video moving? (question {number + 1})\n{listed}\n"
+                "Please directly give the best option:"
+            )
+            rows.append(
+                _row(
+                    video,
+                    f"q{number:02d}",
+                    caption=truth,
+                    foils=others,
+                    prompt=prompt,
+                    caption_answer=LETTERS[options.index(truth)],
+                    foil_answers=[LETTERS[options.index(other)] for other in others],
+                )
+            )
+    return rows
+
+
+def engine_answers(records: Sequence[dict]) -> list[str]:
+    """The answer the engine wrote for each row, in row order."""
+    ordered = sorted(records, key=lambda record: record["index"])
+    return [answer["text"] for record in ordered for answer in record["answers"]["main"]]
+
+
+def naive_answers(adapter: Any, rows: Sequence[dict], settings: Settings) -> list[str]:
+    """Per row, as the reference scripts: decode its video, then one ``model.generate`` on the
+    whole prompt of its question."""
+    answers = []
+    for row in rows:
+        view = VideoView(row["video"], row["start"], row["end"], row["reversed"])
+        decoded = decode_view(view, settings.policy(), settings.decoder)
+        texts = (row["caption"], *row["foils"])
+        labels = (row["caption_answer"], *row["foil_answers"])
+        request = TextsRequest(
+            texts,
+            decoded.frames,
+            timestamps=tuple(decoded.timestamps.tolist()),
+            question=row["prompt"],
+            answers=labels,
+        )
+        answers.append(generate_answer(adapter, request))
+    return answers
+
+
+def run(adapter: Any, rows: list[dict], settings: Settings) -> dict[str, Any]:
+    """Both phases on ``rows``, timed and counted, and what they show."""
+    plan = make_plan(rows)
+    with ForwardCounter(adapter) as forwards, measure("engine") as engine_phase:
+        records = make_engine(adapter, plan, settings, None).run(plan.batches(settings.batch_size))
+    with measure("naive") as naive_phase:
+        naive = naive_answers(adapter, rows, settings)
+    engine = engine_answers(records)
+    views = len(plan.views)
+    questions = len(rows)
+    mean_tokens = sum(len(adapter.tokenizer(text).input_ids) for text in engine) / questions
+    return {
+        "rows": questions,
+        "questions": questions,
+        "views": views,
+        "prefix_forwards": forwards.prefix_forwards,
+        "naive_generate_calls": questions,
+        "engine_over_naive": naive_phase.seconds / engine_phase.seconds,
+        "engine_over_naive_cpu": naive_phase.cpu_seconds / engine_phase.cpu_seconds,
+        "answers_equal": engine == naive,
+        "answers_differing": sum(a != b for a, b in zip(engine, naive)),
+        "mean_answer_tokens": mean_tokens,
+        "phases": {"engine": phase_record(engine_phase), "naive": phase_record(naive_phase)},
+        "questions_per_s": {
+            "engine": engine_phase.rate(questions),
+            "naive": naive_phase.rate(questions),
+        },
+    }
+
+
+def table(result: dict[str, Any]) -> str:
+    met = result["engine_over_naive"] >= TARGET
+    return render_table(
+        "Generate mode: engine against one model.generate per question",
+        [
+            "questions",
+            "views",
+            "engine prefix fwd",
+            "naive generate calls",
+            "engine q/s",
+            "naive q/s",
+            "engine/naive wall",
+            "engine/naive CPU",
+            "answers equal",
+            "target",
+        ],
+        [
+            (
+                result["questions"],
+                result["views"],
+                result["prefix_forwards"],
+                result["naive_generate_calls"],
+                result["questions_per_s"]["engine"],
+                result["questions_per_s"]["naive"],
+                f"{result['engine_over_naive']:.2f}x",
+                f"{result['engine_over_naive_cpu']:.2f}x",
+                result["answers_equal"],
+                f"{result['engine_over_naive']:.2f}x {'>=' if met else '<'} {TARGET}x",
+            )
+        ],
+    )
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    size = parser.add_mutually_exclusive_group()
+    for name in ("quick", "smoke"):
+        workload = WORKLOADS[name]
+        size.add_argument(
+            f"--{name}",
+            dest="size",
+            action="store_const",
+            const=name,
+            help=f"{workload.videos} videos x {workload.questions} questions "
+            "(without any: the full workload)",
+        )
+    parser.set_defaults(size="full")
+    parser.add_argument(
+        "--model",
+        choices=("twin", "tiny"),
+        default="twin",
+        help="twin: models.GENERATE_TWIN (compute-sized); tiny: foilkit's tiny LLaVA-NeXT-Video",
+    )
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--num-frames", "--frames", dest="num_frames", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=32, help="rows per engine batch")
+    parser.add_argument("--workers", type=int, default=1, help="decoding threads")
+    parser.add_argument("--decoder", default="torchcodec")
+    parser.add_argument("--cache-root", type=Path, default=None)
+    parser.add_argument("--json", type=Path, help="write the full record here")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    root = args.cache_root or default_cache_root()
+    workload = WORKLOADS[args.size]
+    settings = Settings(args.num_frames, args.batch_size, args.workers, args.decoder, args.device)
+    videos = corpus(CorpusSize(videos=workload.videos, seconds=workload.seconds), root)
+    folder = (
+        GENERATE_TWIN.folder(root) if args.model == "twin" else tiny_model_path("llava-next-video")
+    )
+    adapter = load_adapter(
+        str(folder), mode="generate", device=args.device, max_new_tokens=workload.max_new_tokens
+    )
+    summary = GENERATE_TWIN.summary if args.model == "twin" else "foilkit's tiny LLaVA-NeXT-Video"
+    env = environment()
+    print(
+        f"# generate speed, {args.size}: {workload.videos} videos x {workload.questions} "
+        f"questions, {settings.num_frames} frames, greedy, at most {workload.max_new_tokens} "
+        f"new tokens; model {args.model}: {summary}"
+    )
+    print(f"# {describe_hardware(env)}; prefix reuse: {adapter.prefix_reuse}\n")
+    with torch.inference_mode():
+        result = run(adapter, question_rows(videos, workload.questions), settings)
+    print(table(result))
+    record = {
+        "size": args.size,
+        "workload": asdict(workload),
+        "model": args.model,
+        "model_summary": summary,
+        "settings": asdict(settings),
+        "environment": env,
+        "target": {"engine_over_naive": TARGET, "met": result["engine_over_naive"] >= TARGET},
+        **result,
+    }
+    if args.json:
+        print(f"full record: {write_json(args.json, record)}")
+    return 0 if result["answers_equal"] and result["prefix_forwards"] == result["views"] else 1
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+    sys.exit(main())
