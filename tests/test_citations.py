@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 #: The folders whose source and documentation cite reference repositories.
-FOLDERS = ("builders", "metrics", "scorers", "generation", "foilkit", "tests", "benchmarks")
+FOLDERS = ("builders", "metrics", "scorers", "generation", "foilkit", "tests", "benchmarks", "docs")
 CITATION = re.compile(r"\b([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)@([0-9a-f]{7,40})\b")
 
 
