@@ -5,7 +5,9 @@ from the code now (every command's options from its parser, the flat API)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -102,3 +104,124 @@ def test_every_page_is_in_the_nav():
     nav = pages(config["nav"])
     on_disk = {str(path.relative_to(DOCS)) for path in DOCS.rglob("*.md")}
     assert on_disk == nav, f"not in the nav: {on_disk - nav}; missing: {nav - on_disk}"
+
+
+# --- links and runnable examples -------------------------------------------------------------
+
+#: The marker that makes the fenced block after it an example the suite runs.
+RUNNABLE = "<!-- runnable -->"
+#: Hub ids the runnable examples name -> the tiny random twin that stands in for it here.
+STAND_INS = {"openai/clip-vit-base-patch32": "clip"}
+#: The VITATECS rows of the sandbox's annotation copy (``~/annotations/vitatecs``), in the
+#: published layout, each with its synthetic video under ``~/videos/vitatecs``.
+SANDBOX_ROWS = [
+    {
+        "src_dataset": "MSRVTT",
+        "video_name": f"video{index}.mp4",
+        "caption": f"a red square moves to the {way}",
+        "counterfactual": f"a red square moves to the {other}",
+        "aspect": "Direction",
+    }
+    for index, (way, other) in enumerate([("left", "right"), ("right", "left"), ("left", "right")])
+]
+
+
+def _documents() -> dict[str, str]:
+    """README.md and every docs page: path -> text."""
+    paths = [REPO / "README.md", *sorted(DOCS.rglob("*.md"))]
+    return {str(path.relative_to(REPO)): path.read_text(encoding="utf-8") for path in paths}
+
+
+def _runnable(text: str) -> list[tuple[str, str]]:
+    """The (language, code) of each fenced block marked runnable, in the page's order."""
+    pattern = re.escape(RUNNABLE) + r"\s*\n```(bash|python)\n(.*?)```"
+    return re.findall(pattern, text, flags=re.S)
+
+
+def test_every_relative_link_resolves():
+    """A relative link in a docs page names a file of the docs (the site's pages and images);
+    an ``#anchor`` names a heading of that page (mkdocs --strict checks the anchors too)."""
+    broken = []
+    for name, text in _documents().items():
+        if name == "README.md":
+            continue  # PyPI shows it alone: tests/test_readme.py keeps its links absolute
+        page = REPO / name
+        for target in re.findall(r"\]\(([^)\s]+)", text):
+            if target.startswith(("http://", "https://", "mailto:", "#")):
+                continue
+            path = target.split("#", 1)[0]
+            if not (page.parent / path).resolve().exists():
+                broken.append(f"{name}: {target}")
+    assert not broken, broken
+
+
+def test_the_readme_and_the_docs_have_runnable_examples():
+    marked = {name: _runnable(text) for name, text in _documents().items()}
+    assert marked["README.md"], "the README's first result must be a runnable example"
+    assert sum(len(blocks) for blocks in marked.values()) >= 3
+    for name, text in _documents().items():  # a marker with no block after it runs nothing
+        assert text.count(RUNNABLE) == len(marked[name]), f"{name}: a {RUNNABLE} before no block"
+
+
+@pytest.fixture(scope="module")
+def sandbox(tmp_path_factory) -> dict[str, str]:
+    """A home folder holding what the runnable examples name (``~/videos/vitatecs``,
+    ``~/annotations/vitatecs``, ``metrics/`` beside the working folder as in a checkout), and the
+    environment to run them in: tiny models built once, nothing downloaded."""
+    from foilkit.synthetic.models import tiny_model_path
+    from foilkit.synthetic.videos import SyntheticScene, write_video
+
+    home = tmp_path_factory.mktemp("home")
+    annotations = home / "annotations" / "vitatecs"
+    annotations.mkdir(parents=True)
+    (annotations / "Direction.jsonl").write_text(
+        "".join(json.dumps(row) + "\n" for row in SANDBOX_ROWS), encoding="utf-8"
+    )
+    videos = home / "videos" / "vitatecs" / "MSRVTT"
+    videos.mkdir(parents=True)
+    for row in SANDBOX_ROWS:
+        way = row["caption"].rsplit(" ", 1)[1]
+        write_video(videos / row["video_name"], SyntheticScene(direction=way), num_frames=12)
+    (home / "metrics").symlink_to(REPO / "metrics")
+    tiny = tiny_model_path(STAND_INS["openai/clip-vit-base-patch32"])
+    env = {
+        **os.environ,
+        "HOME": str(home),
+        "HF_HOME": str(home / "hf"),
+        "FOILKIT_TINY_MODELS": str(tiny.parent),
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+    }
+    return {"home": str(home), **{f"env:{k}": v for k, v in env.items()}}
+
+
+def _stand_in(code: str) -> str:
+    """``code`` with each Hub id it names replaced by its tiny twin's folder."""
+    from foilkit.synthetic.models import tiny_model_path
+
+    for model, twin in STAND_INS.items():
+        code = code.replace(model, str(tiny_model_path(twin)))
+    return code
+
+
+@pytest.mark.parametrize(
+    "name", [name for name, text in _documents().items() if _runnable(text)], ids=str
+)
+def test_the_runnable_examples_run(sandbox, name):
+    """Each page's runnable blocks, in order, in one working folder of the sandbox home, on a
+    tiny model and synthetic videos: each must exit 0."""
+    env = {key[4:]: value for key, value in sandbox.items() if key.startswith("env:")}
+    work = Path(sandbox["home"])
+    for language, code in _runnable(_documents()[name]):
+        command = (
+            ["bash", "-euo", "pipefail", "-c", _stand_in(code)]
+            if language == "bash"
+            else [sys.executable, "-c", _stand_in(code)]
+        )
+        result = subprocess.run(
+            command, cwd=work, env=env, capture_output=True, text=True, timeout=600
+        )
+        assert result.returncode == 0, (
+            f"{name}: this {language} block failed ({result.returncode}):\n{code}\n"
+            + (result.stdout + result.stderr)[-3000:]
+        )
