@@ -225,3 +225,59 @@ def test_the_runnable_examples_run(sandbox, name):
             f"{name}: this {language} block failed ({result.returncode}):\n{code}\n"
             + (result.stdout + result.stderr)[-3000:]
         )
+
+
+# --- the contributor guides match the code ---------------------------------------------------
+
+GUIDES = sorted((DOCS / "contributing").glob("*.md"))
+
+
+def _resolve(dotted: str) -> object:
+    """The module or attribute ``dotted`` names (``foilkit.scorers.modes.SERVING_BACKENDS``)."""
+    import importlib
+
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            found: object = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for name in parts[cut:]:
+            found = getattr(found, name)  # AttributeError: the guide names what is not there
+        return found
+    raise ModuleNotFoundError(dotted)
+
+
+def test_the_guides_cover_benchmarks_families_backends_and_parsers():
+    names = {path.name for path in GUIDES}
+    assert {
+        "adding-a-benchmark.md",
+        "adding-a-model-family.md",
+        "adding-a-backend.md",
+        "adding-an-answer-parser.md",
+    } <= names
+
+
+@pytest.mark.parametrize("guide", GUIDES, ids=lambda path: path.name)
+def test_every_file_and_name_a_guide_mentions_exists(guide):
+    """A guide names files (``scorers/modes.py``) and registries or symbols
+    (``foilkit.scorers.modes.SERVING_BACKENDS``) exactly, so that it cannot describe a layout the
+    code no longer has; a ``<name>`` placeholder is a pattern, not a file."""
+    text = guide.read_text(encoding="utf-8")
+    paths = {
+        path
+        for path in re.findall(r"`([\w.-]+(?:/[\w.*-]*)+)`", text)
+        if "<" not in path and "*" not in path
+    }
+    missing = sorted(path for path in paths if not (REPO / path).exists())
+    assert not missing, f"{guide.name} names files that do not exist: {missing}"
+    names = set(re.findall(r"`(foilkit(?:\.\w+)+)`", text))
+    unknown = []
+    for dotted in sorted(names):
+        try:
+            _resolve(dotted)
+        except (ImportError, AttributeError):
+            unknown.append(dotted)
+    assert not unknown, f"{guide.name} names what foilkit does not have: {unknown}"
+    if guide.name != "index.md":
+        assert paths or names, f"{guide.name} names no file or symbol: nothing to check"
