@@ -135,8 +135,8 @@ def _documents() -> dict[str, str]:
 
 def _runnable(text: str) -> list[tuple[str, str]]:
     """The (language, code) of each fenced block marked runnable, in the page's order."""
-    pattern = re.escape(RUNNABLE) + r"\s*\n```(bash|python)\n(.*?)```"
-    return re.findall(pattern, text, flags=re.S)
+    pattern = "^" + re.escape(RUNNABLE) + r"[ \t]*\n```(bash|python)\n(.*?)```"
+    return re.findall(pattern, text, flags=re.S | re.M)
 
 
 def test_every_relative_link_resolves():
@@ -161,7 +161,8 @@ def test_the_readme_and_the_docs_have_runnable_examples():
     assert marked["README.md"], "the README's first result must be a runnable example"
     assert sum(len(blocks) for blocks in marked.values()) >= 3
     for name, text in _documents().items():  # a marker with no block after it runs nothing
-        assert text.count(RUNNABLE) == len(marked[name]), f"{name}: a {RUNNABLE} before no block"
+        markers = re.findall(rf"^{re.escape(RUNNABLE)}$", text, flags=re.M)
+        assert len(markers) == len(marked[name]), f"{name}: a {RUNNABLE} before no block"
 
 
 @pytest.fixture(scope="module")
