@@ -2,7 +2,7 @@
 
 ``foilkit generate quality <report> --sample N`` runs one report on a seeded sample (for CI and
 a quick look); this script runs each on every item of the split and writes the reports, as the
-README quotes them, to ``benchmarks/results/generation_quality.json``.
+``docs/generation.md`` quotes them, to ``benchmarks/results/generation_quality.json``.
 
     python benchmarks/generation_quality.py --data ../shared/data [--split heldout] [REPORT ...]
 """

@@ -4,7 +4,7 @@
 :class:`foilkit.builders.spec.Benchmark` (what ``foilkit evaluate`` computes, its paper protocols,
 answer parsers, judge and Hub metadata), both declared in the benchmark's folder
 ``builders/<name>/`` and imported on first use. Adding a benchmark is a folder and a line here
-(``docs/adding-a-benchmark.md``).
+(``docs/contributing/adding-a-benchmark.md``).
 
 This is a base module: it imports nothing of foilkit beyond the registry mechanism, so the
 scorer finds a benchmark's protocols and parsers by its name without importing the builders

@@ -97,13 +97,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "--register",
         action="store_true",
         help="with --push-to-hub: upload eval.yaml (register the benchmark) to a repository that "
-        "is not the benchmark's canonical one (README: Registering a benchmark)",
+        "is not the benchmark's canonical one (docs: hub-results.md, Registering a benchmark)",
     )
     parser.add_argument(
         "--evaluation-framework",
         metavar="NAME",
         help="eval.yaml's evaluation_framework, one the Hub accepts (default: foilkit once the Hub "
-        "lists it, else mteb; README: Registering a benchmark)",
+        "lists it, else mteb; docs: hub-results.md, Registering a benchmark)",
     )
 
 

@@ -7,5 +7,5 @@ method exists to stop (synonyms, order reversals, ungrammatical or same-meaning 
 refusals), made independently of the check under test, on a held-out split named by the
 report, and gives accept rates per kind and the precision and recall of its rejections.
 ``foilkit generate quality <report>`` runs one on a seeded sample; ``benchmarks/
-generation_quality.py`` gives the full figures the README quotes.
+generation_quality.py`` gives the full figures ``docs/generation.md`` quotes.
 """

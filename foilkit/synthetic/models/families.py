@@ -14,10 +14,10 @@ built from ``AutoConfig.for_model(model_type)`` (no weights), and the row says:
 * ``untested``: an adapter claims it but no twin has been scored yet (:data:`UNTESTED_WHY` says
   why, where what the twin needs is out of reach).
 
-``foilkit models`` prints this table, the README's "Supported model families" table is
-:func:`readme_table` (regenerate it with ``python -m foilkit.synthetic.models.families
---update-readme README.md``; ``--readme`` prints it), and ``tests/test_families_table.py``
-checks every row.
+``foilkit models`` prints this table, the docs' model families table
+(``docs/model-families.md``) is :func:`readme_table` (``python docs/hooks.py`` or ``python -m
+foilkit.synthetic.models.families --update-readme docs/model-families.md`` writes it there;
+``--readme`` prints it), and ``tests/test_families_table.py`` checks every row.
 """
 
 from __future__ import annotations
