@@ -199,23 +199,25 @@ def read_tempcompass(path: Path) -> Iterator[Imported]:
 def read_jsonl(path: Path) -> Iterator[Imported]:
     """One ``{"id", "answer"[, "prompt"]}`` per line; a line that is not one is an error naming
     the file and line."""
+    for where, line in _lines(path):
+        try:
+            item = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise AnswerFileError(f"{where}: not a JSON line ({error.msg})") from None
+        if not isinstance(item, dict) or "id" not in item or "answer" not in item:
+            raise AnswerFileError(f"{where}: a line needs 'id' and 'answer'")
+        answer = item["answer"]
+        if answer is not None and not isinstance(answer, str):
+            raise AnswerFileError(f"{where}: 'answer' must be text or null, got {answer!r}")
+        yield Imported(item.get("config"), (str(item["id"]),), answer, item.get("prompt"), where)
+
+
+def _lines(path: Path) -> Iterator[tuple[str, str]]:
+    """``path``'s non-blank lines, each with where it stands (``file:line``)."""
     with path.open(encoding="utf-8") as handle:
         for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError as error:
-                raise AnswerFileError(f"{where}: not a JSON line ({error.msg})") from None
-            if not isinstance(item, dict) or "id" not in item or "answer" not in item:
-                raise AnswerFileError(f"{where}: a line needs 'id' and 'answer'")
-            answer = item["answer"]
-            if answer is not None and not isinstance(answer, str):
-                raise AnswerFileError(f"{where}: 'answer' must be text or null, got {answer!r}")
-            yield Imported(
-                item.get("config"), (str(item["id"]),), answer, item.get("prompt"), where
-            )
+            if line.strip():
+                yield f"{path}:{number}", line
 
 
 #: lmms-eval's task names (the ``<task>`` of ``<date>_samples_<task>.jsonl``) -> foilkit config,
@@ -240,23 +242,19 @@ def read_lmms_eval(path: Path) -> Iterator[Imported]:
             f"{path}:1: lmms-eval task {task!r} is not one foilkit imports "
             f"({', '.join(LMMS_EVAL_TASKS)}; the file name ends _samples_<task>.jsonl)"
         )
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{number}"
-            try:
-                sample = json.loads(line)
-                doc, answer = sample["doc"], sample["filtered_resps"][0]
-                key = (str(doc["video_id"]), doc["dim"], doc["question"])
-            except (json.JSONDecodeError, KeyError, IndexError, TypeError) as error:
-                raise AnswerFileError(
-                    f"{where}: not an lmms-eval sample of {task} ({type(error).__name__}: {error})"
-                ) from None
-            while isinstance(answer, list):  # a response list: its first
-                answer = answer[0] if answer else None
-            prompt = next((a for a in sample.get("arguments", []) if isinstance(a, str)), None)
-            yield Imported(config, key, answer, prompt, where)
+    for where, line in _lines(path):
+        try:
+            sample = json.loads(line)
+            doc, answer = sample["doc"], sample["filtered_resps"][0]
+            key = (str(doc["video_id"]), doc["dim"], doc["question"])
+        except (json.JSONDecodeError, KeyError, IndexError, TypeError) as error:
+            raise AnswerFileError(
+                f"{where}: not an lmms-eval sample of {task} ({type(error).__name__}: {error})"
+            ) from None
+        while isinstance(answer, list):  # a response list: its first
+            answer = answer[0] if answer else None
+        prompt = next((a for a in sample.get("arguments", []) if isinstance(a, str)), None)
+        yield Imported(config, key, answer, prompt, where)
 
 
 READERS = {
