@@ -9,6 +9,7 @@ from pathlib import Path
 import datasets
 import pytest
 
+from foilkit.compare import TEST_COLUMNS
 from foilkit.demo import DEMO_CONTROLS, DEMO_MODELS
 from foilkit.finetune.demo import COMPARED, DEMO_FINETUNE_RUNS, LABELS
 from foilkit.metrics import metric_function
@@ -182,8 +183,18 @@ def test_report_holds_the_paired_test_of_the_fine_tuned_models(demo_dir: Path):
         for line in report.splitlines()
         if line.startswith("| all | pairwise_foil_accuracy | all | bootstrap |")
     )
-    assert line.endswith(
-        f"| {100 * overall['bootstrap']['difference']:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}] |"
+    cells = dict(zip(TEST_COLUMNS, (cell.strip() for cell in line.strip("|").split("|"))))
+    assert cells["difference (B − A) [95% CI]"] == (
+        f"{100 * overall['bootstrap']['difference']:+.1f} [{100 * low:+.1f}, {100 * high:+.1f}]"
+    )
+    mcnemar = next(
+        line
+        for line in report.splitlines()
+        if line.startswith("| all | pairwise_foil_accuracy | all | mcnemar |")
+    )
+    mde = dict(zip(TEST_COLUMNS, (cell.strip() for cell in mcnemar.strip("|").split("|"))))
+    assert float(mde["MDE at 80% power"]) == pytest.approx(
+        100 * overall["mcnemar"]["mde"], abs=0.05
     )
 
 
