@@ -5,6 +5,9 @@
 - The model families table (``docs/model-families.md``, between its markers), written from
   :mod:`foilkit.synthetic.models.families`.
 - The API page (``docs/api.md``), one entry per name of ``foilkit.__all__``.
+- Every speed and quality figure the docs quote (``docs/speed.md``, ``docs/generation.md``,
+  ``benchmarks/RESULTS.md``), each table or sentence between the markers of :func:`figures`,
+  written from the JSON records the benchmarks write (``benchmarks/results/``).
 - For the API page, a folder the Python handler of mkdocstrings reads the source from: foilkit's
   four sub-packages live beside ``foilkit/`` (``package-dir``), so a static reader of the
   checkout sees them only through links laid out as the installed package.
@@ -16,10 +19,12 @@ differs from what this file writes.
 from __future__ import annotations
 
 import argparse
+import json
 import os
+import re
 import shutil
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -126,6 +131,310 @@ def api_page() -> str:
     return "\n\n".join(parts) + "\n"
 
 
+# --- the benchmarks' figures -----------------------------------------------------------------
+
+RESULTS = REPO / "benchmarks" / "results"
+#: The benchmarks' model keys (``benchmarks/models.py``) and shapes, as the tables name them.
+MODEL_NAMES = {
+    "clip-tiny": "CLIP tiny",
+    "blip-itm-tiny": "BLIP ITM tiny",
+    "llava-next-video-tiny": "LLaVA-NeXT-Video tiny, choice",
+    "blip-itm-base": "BLIP ITM base (384 px)",
+    "clip-vit-b32": "CLIP ViT-B/32",
+    "clip-vit-l14": "CLIP ViT-L/14",
+}
+#: The engine/naive target of the scoring benchmark (``scoring_speed.py``'s ``targets``).
+SPEEDUP_TARGET = 3.0
+SHAPE_NAMES = {"vitatecs": "VITATECS", "vilma": "ViLMA", "rtime": "RTime"}
+
+
+def _result(name: str) -> dict:
+    """``benchmarks/results/<name>.json``."""
+    return json.loads((RESULTS / f"{name}.json").read_text(encoding="utf-8"))
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    lines = [header, ["---"] * len(header), *rows]
+    return "\n".join("| " + " | ".join(line) + " |" for line in lines)
+
+
+def _x(value: float, digits: int = 2) -> str:
+    return f"{value:.{digits}f}x"
+
+
+def _speedup(case: dict) -> str:
+    """engine/naive, in bold where it reaches the scoring target (``benchmarks/README.md``)."""
+    ratio = case["ratios"]["engine/naive"]
+    return f"**{_x(ratio)}**" if ratio >= SPEEDUP_TARGET else _x(ratio)
+
+
+def _cases(*names: str) -> list[dict]:
+    return [case for name in names for case in _result(name)["cases"]]
+
+
+def _model_shape(case: dict) -> list[str]:
+    return [MODEL_NAMES.get(case["model"], case["model"]), SHAPE_NAMES[case["shape"]]]
+
+
+def cpu2_full_table() -> str:
+    """The full corpus on CPU2, tiny CLIP: one row per shape."""
+    rows = []
+    for case in _cases("cpu2_scoring_full_clip-tiny"):
+        ratios, cpu, phases = case["ratios"], case["cpu"], case["phases"]
+        decodes = f"{case['counts']['engine']['decode_passes']} = {case['unique_video_windows']}"
+        if case["views"] != case["unique_video_windows"]:
+            decodes += f" ({case['views']} views)"
+        rows.append(
+            [
+                SHAPE_NAMES[case["shape"]],
+                _speedup(case),
+                _x(cpu["engine/naive with every core busy"]),
+                f"{cpu['cores_busy']['engine']:.2f}",
+                f"{cpu['engine_cpu_ms_per_item']:.1f}",
+                _x(ratios["engine/decode-only"]),
+                _x(ratios["engine/model-only"]),
+                decodes,
+                str(case["counts"]["engine, cached"]["decode_passes"]),
+                f"{phases['engine, half the videos']['peak_rss_mib']:.0f} -> "
+                f"{phases['engine']['peak_rss_mib']:.0f}",
+            ]
+        )
+    header = ["shape", "engine/naive", "bound", "engine cores busy", "engine CPU ms/item"]
+    header += ["engine/decode-only", "engine/model-only", "decodes = unique (video, window)"]
+    header += ["cached re-run decodes", "peak RSS N/2 -> N (MiB)"]
+    return _table(header, rows)
+
+
+def cpu2_quick_table() -> str:
+    """The quick corpus on CPU2, every CPU family: one row per (model, shape)."""
+    rows = []
+    for case in _cases("cpu2_scoring_quick"):
+        ratios, cpu = case["ratios"], case["cpu"]
+        failed = [name for name, passed in case["checks"].items() if not passed]
+        rows.append(
+            [
+                *_model_shape(case),
+                _speedup(case),
+                _x(cpu["engine/naive with every core busy"]),
+                f"{cpu['cores_busy']['engine']:.2f}",
+                _x(ratios["engine/decode-only"]),
+                _x(ratios["engine/model-only"]),
+                "all" if not failed else "failed: " + ", ".join(failed),
+            ]
+        )
+    header = ["model", "shape", "engine/naive", "bound", "engine cores busy"]
+    header += ["engine/decode-only", "engine/model-only", "checks"]
+    return _table(header, rows)
+
+
+def h100_scoring_table() -> str:
+    """The H100's run 1: a dual encoder's engine row whose run decoded fewer files than it has
+    (the cache served repeated files) is no measurement: shown in brackets, with the upper
+    bounds its model-only limit sets."""
+    rows = []
+    for case in _cases("h100_scoring_pairs_run1", "h100_scoring_dual_run1"):
+        rates, ratios, phases = case["rates"], case["ratios"], case["phases"]
+        valid = case["checks"]["decodes == unique (video, window)"]
+        engine = f"{rates['engine_items_per_s']:.3g}"
+        if valid:
+            measured = [_speedup(case), _x(ratios["engine/decode-only"])]
+            measured.append(_x(ratios["engine/model-only"]))
+        else:
+            engine = f"({engine})"
+            model_items = rates["model_only_views_per_s"] * case["rows"] / case["views"]
+            measured = [
+                f"(<= {_x(model_items / rates['naive_items_per_s'], 1)})",
+                f"(<= {_x(rates['model_only_views_per_s'] / rates['decode_only_views_per_s'])})",
+                "",
+            ]
+        rows.append(
+            [
+                *_model_shape(case),
+                str(case["rows"]),
+                str(case["views"]),
+                engine,
+                f"{rates['naive_items_per_s']:.3g}",
+                f"{rates['decode_only_views_per_s']:.0f}",
+                f"{rates['model_only_views_per_s']:.3g}",
+                *measured,
+                f"{phases['engine']['peak_gpu_mib']:.0f} / {phases['naive']['peak_gpu_mib']:.0f}",
+            ]
+        )
+    header = ["model", "shape", "items", "views", "engine items/s", "naive items/s"]
+    header += ["decode-only views/s", "model-only views/s", "engine/naive"]
+    header += ["engine/decode-only", "engine/model-only", "peak GPU MiB engine / naive"]
+    return _table(header, rows)
+
+
+def _retrieval_rows() -> list[dict]:
+    """The retrieval records, CPU first, each with its ``reference`` (the metric's row of its
+    size and device)."""
+    rows = sorted(_result("h100_retrieval")["rows"], key=lambda row: row["device"] != "cpu")
+    for row in rows:
+        row["reference"] = next(
+            other
+            for other in rows
+            if (other["n"], other["device"], other["method"])
+            == (row["n"], row["device"], "retrieval_recall")
+        )
+    return rows
+
+
+def _mib(value: float) -> str:
+    return f"{value:.1f}" if value < 10 else f"{value:.0f}"
+
+
+def retrieval_table() -> str:
+    """``retrieval_recall`` against the dense argsort: one row per record."""
+    methods = {
+        "retrieval_recall": "`retrieval_recall`",
+        "retrieval_recall-ci1000": "`retrieval_recall`, 1000-resample CIs",
+        "dense-argsort": "dense argsort",
+    }
+    rows = []
+    for row in _retrieval_rows():
+        size = [f"{row['n'] // 1000}k", "GPU" if row["device"] == "cuda" else "CPU"]
+        size.append(methods[row["method"]])
+        if "skipped" in row:
+            rows.append([*size, f"not run: {row['skipped']}", "", "", "", ""])
+            continue
+        phase, seconds = row["phase"], row["phase"]["seconds"]
+        gpu = phase["peak_gpu_mib"] - phase["start_gpu_mib"]
+        rows.append(
+            [
+                *size,
+                f"{seconds:.3g}",
+                f"{seconds / row['reference']['phase']['seconds']:.3g}x",
+                _mib(phase["peak_rss_mib"] - phase["start_rss_mib"]),
+                _mib(gpu) if row["device"] == "cuda" else "-",
+                "reference" if "agrees" not in row else ("yes" if row["agrees"] else "no"),
+            ]
+        )
+    header = ["n x n", "device", "method", "seconds", "time vs metric", "extra host MiB"]
+    header += ["extra GPU MiB", "recall agrees"]
+    return _table(header, rows)
+
+
+def generate_table() -> str:
+    """Generate mode on CPU2 (``generate_speed.py --quick``): one row."""
+    run = _result("cpu2_generate_quick")
+    phases = run["phases"]
+    header = ["engine/naive wall", "engine/naive CPU", "prefix forwards", "questions"]
+    header += ["answers identical", "cores busy engine / naive"]
+    row = [
+        _x(run["engine_over_naive"]),
+        _x(run["engine_over_naive_cpu"], 1),
+        str(run["prefix_forwards"]),
+        str(run["questions"]),
+        f"{run['questions'] - run['answers_differing']} of {run['questions']}",
+        f"{phases['engine']['cores_busy']:.2f} / {phases['naive']['cores_busy']:.2f}",
+    ]
+    return _table(header, [row])
+
+
+def _case(name: str, model: str, shape: str) -> dict:
+    return next(c for c in _cases(name) if (c["model"], c["shape"]) == (model, shape))
+
+
+def speed_sentence() -> str:
+    """The speed page's figures, one sentence."""
+    blip = _case("h100_scoring_pairs_run1", "blip-itm-base", "vitatecs")["ratios"]
+    full = "cpu2_scoring_full_clip-tiny"
+    vitatecs = _case(full, "clip-tiny", "vitatecs")["ratios"]["engine/naive"]
+    rtime = _case(full, "clip-tiny", "rtime")["ratios"]["engine/naive"]
+    rows = _retrieval_rows()
+    recall = {
+        row["device"]: row["phase"]["seconds"]
+        for row in rows
+        if (row["n"], row["method"]) == (100_000, "retrieval_recall")
+    }
+    skipped = next(row["skipped"] for row in rows if row["n"] == 100_000 and "skipped" in row)
+    dense = re.search(r"~[\d.]+ GiB", skipped).group(0).lstrip("~")
+    return (
+        f"BLIP ITM scores VITATECS {_x(blip['engine/naive'], 1)} faster than the naive loop on "
+        f"an H100; on two CPU cores the engine scores VITATECS {_x(vitatecs, 1)} and RTime "
+        f"{_x(rtime, 1)} faster than the naive loop with a tiny CLIP, keeping both cores busy "
+        "(decoding runs in threads: FFmpeg releases the GIL); R@K on a 100k x 100k pool takes "
+        f"{recall['cuda']:.1f} s on an H100 and {recall['cpu']:.0f} s on one CPU core, where a "
+        f"dense argsort would need {dense}."
+    )
+
+
+def _percent(value: float) -> str:
+    return f"{100 * value:.1f}%"
+
+
+def quality_table() -> str:
+    """Every report of ``generation_quality.json``: each kind of text offered, kept or
+    rejected, then the report's totals."""
+    rows = []
+    for key, report in sorted(_result("generation_quality").items()):
+        name, split = key.split("/")
+        for kind, counts in sorted(report["kinds"].items()):
+            kept = counts["accepted"] if counts["label"] == "keep" else None
+            done = kept if kept is not None else counts["offered"] - counts["accepted"]
+            verb = "kept" if kept is not None else "rejected"
+            rate = _percent(done / counts["offered"])
+            rows.append(
+                [f"`{name}`", split, kind, f"{verb} {done:,} of {counts['offered']:,} ({rate})"]
+            )
+        totals = report["totals"]
+        rows.append(
+            [
+                f"`{name}`",
+                split,
+                "**all**",
+                f"kept {_percent(totals['keep_rate'])} of {totals['positives']:,} positives; "
+                f"rejected {totals['negatives_rejected']:,} of {totals['negatives']:,} "
+                f"negatives: recall {_percent(totals['rejection_recall'])}, precision "
+                f"{_percent(totals['rejection_precision'])}",
+            ]
+        )
+    return _table(["report", "split", "offered", "judged"], rows)
+
+
+def figures() -> dict[Path, dict[str, tuple[str, Callable[[], str]]]]:
+    """Each page -> its generated blocks: name -> (the JSON records it is written from, the
+    function writing it)."""
+    return {
+        DOCS / "speed.md": {
+            "speed": (
+                "h100_scoring_pairs_run1, cpu2_scoring_full_clip-tiny, h100_retrieval",
+                speed_sentence,
+            ),
+        },
+        DOCS / "generation.md": {"quality": ("generation_quality", quality_table)},
+        REPO / "benchmarks" / "RESULTS.md": {
+            "h100 scoring": ("h100_scoring_pairs_run1, h100_scoring_dual_run1", h100_scoring_table),
+            "cpu2 full": ("cpu2_scoring_full_clip-tiny", cpu2_full_table),
+            "cpu2 quick": ("cpu2_scoring_quick", cpu2_quick_table),
+            "cpu2 generate": ("cpu2_generate_quick", generate_table),
+            "retrieval": ("h100_retrieval", retrieval_table),
+        },
+    }
+
+
+def figure_markers(name: str, sources: str) -> tuple[str, str]:
+    """The lines around block ``name``."""
+    files = ", ".join(f"benchmarks/results/{source}.json" for source in sources.split(", "))
+    return (
+        f"<!-- figures '{name}': generated by docs/hooks.py from {files} "
+        "(python docs/hooks.py rewrites it): do not edit -->",
+        f"<!-- end figures '{name}' -->",
+    )
+
+
+def figures_page(path: Path, text: str) -> str:
+    """``text`` (the page at ``path``) with each of its figure blocks as generated now."""
+    for name, (sources, write) in figures()[path].items():
+        start, end = figure_markers(name, sources)
+        if text.count(start) != 1 or text.count(end) != 1:
+            raise ValueError(f"{path.relative_to(REPO)} lacks the markers {start!r} ... {end!r}")
+        head, rest = text.split(start, 1)
+        text = f"{head}{start}\n\n{write()}\n\n{end}{rest.split(end, 1)[1]}"
+    return text
+
+
 def write_generated() -> list[Path]:
     """Rewrite every generated page; the paths that changed."""
     changed = []
@@ -133,6 +442,8 @@ def write_generated() -> list[Path]:
     wanted[DOCS / "api.md"] = api_page()
     families = DOCS / "model-families.md"
     wanted[families] = families_page(families.read_text(encoding="utf-8"))
+    for path in figures():
+        wanted[path] = figures_page(path, wanted.get(path, path.read_text(encoding="utf-8")))
     for path, text in wanted.items():
         if not path.is_file() or path.read_text(encoding="utf-8") != text:
             path.parent.mkdir(parents=True, exist_ok=True)

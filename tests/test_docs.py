@@ -95,6 +95,101 @@ def test_the_api_page_documents_the_flat_api():
             assert f".{name}\n" in page, name
 
 
+# --- the benchmarks' figures -----------------------------------------------------------------
+
+
+def _figure_pages() -> list[Path]:
+    return sorted(_hooks().figures())
+
+
+@pytest.mark.parametrize("page", _figure_pages(), ids=lambda path: path.name)
+def test_the_quoted_figures_are_the_benchmarks_results(page):
+    """Each speed and quality figure a page quotes sits in a block ``docs/hooks.py`` writes from
+    ``benchmarks/results/*.json``: a figure typed or edited by hand differs from it."""
+    hooks = _hooks()
+    text = page.read_text(encoding="utf-8")
+    assert text == hooks.figures_page(page, text), (
+        f"{page.relative_to(REPO)}'s figures differ from benchmarks/results/: "
+        "run python docs/hooks.py"
+    )
+
+
+def _blocks(hooks, page: Path, text: str) -> dict[str, str]:
+    """Each generated block of ``page``'s ``text``: name -> its lines between the markers."""
+    found = {}
+    for name, (sources, _) in hooks.figures()[page].items():
+        start, end = hooks.figure_markers(name, sources)
+        found[name] = text.split(start, 1)[1].split(end, 1)[0]
+    return found
+
+
+@pytest.mark.parametrize(
+    ("page", "name", "figure"),
+    [
+        # each is a figure read from its JSON record and formatted as the block quotes it
+        (
+            "speed.md",
+            "speed",
+            lambda r: f"{r('cpu2_scoring_full_clip-tiny', 0, 'engine/naive'):.1f}x",
+        ),
+        ("speed.md", "speed", lambda r: f"{r('h100_scoring_pairs_run1', 0, 'engine/naive'):.1f}x"),
+        (
+            "RESULTS.md",
+            "cpu2 full",
+            lambda r: f"{r('cpu2_scoring_full_clip-tiny', 1, 'engine/naive'):.2f}x",
+        ),
+        (
+            "RESULTS.md",
+            "cpu2 quick",
+            lambda r: f"{r('cpu2_scoring_quick', 8, 'engine/model-only'):.2f}x",
+        ),
+        (
+            "RESULTS.md",
+            "h100 scoring",
+            lambda r: f"{r('h100_scoring_pairs_run1', 1, 'engine/decode-only'):.2f}x",
+        ),
+    ],
+)
+def test_a_figure_changed_by_hand_fails(page, name, figure):
+    """A figure of a block, read from its JSON and changed in the page's text, makes the page
+    differ from what ``docs/hooks.py`` writes; writing it again restores the JSON's figure."""
+    hooks = _hooks()
+    path = next(path for path in hooks.figures() if path.name == page)
+
+    def ratio(result: str, case: int, key: str) -> float:
+        records = json.loads((hooks.RESULTS / f"{result}.json").read_text(encoding="utf-8"))
+        return records["cases"][case]["ratios"][key]
+
+    quoted = figure(ratio)
+    text = path.read_text(encoding="utf-8")
+    block = _blocks(hooks, path, text)[name]
+    assert quoted in block, f"{page}'s block {name!r} does not quote {quoted}"
+    edited = text.replace(block, block.replace(quoted, "9.99x", 1), 1)
+    assert edited != hooks.figures_page(path, edited)
+    assert hooks.figures_page(path, edited) == text
+
+
+def test_the_speed_page_types_no_figure_by_hand():
+    """Outside its generated block the speed page quotes no speed-up, time or size: a figure
+    typed there would not be checked against the results."""
+    hooks = _hooks()
+    text = (DOCS / "speed.md").read_text(encoding="utf-8")
+    for block in _blocks(hooks, DOCS / "speed.md", text).values():
+        text = text.replace(block, "")
+    typed = re.findall(r"\b\d+(?:\.\d+)?\s*(?:x\b|s\b|GiB|MiB|%)", text)
+    assert not typed, f"docs/speed.md types figures by hand: {typed}"
+
+
+@pytest.mark.parametrize("page", _figure_pages(), ids=lambda path: path.name)
+def test_a_figure_block_without_its_markers_is_an_error(page):
+    hooks = _hooks()
+    name, (sources, _) = next(iter(hooks.figures()[page].items()))
+    start, _ = hooks.figure_markers(name, sources)
+    text = page.read_text(encoding="utf-8").replace(start, "")
+    with pytest.raises(ValueError, match="lacks the markers"):
+        hooks.figures_page(page, text)
+
+
 def test_every_page_is_in_the_nav():
     import yaml
 
