@@ -148,6 +148,11 @@ def _blocks(hooks, page: Path, text: str) -> dict[str, str]:
             "h100 scoring",
             lambda r: f"{r('h100_scoring_pairs_run1', 1, 'engine/decode-only'):.2f}x",
         ),
+        (
+            "RESULTS.md",
+            "summary",
+            lambda r: f"{r('cpu2_scoring_quick', 3, 'engine/naive'):.2f}x",
+        ),
     ],
 )
 def test_a_figure_changed_by_hand_fails(page, name, figure):
