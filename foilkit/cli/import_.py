@@ -35,6 +35,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from foilkit.cli.evaluate import print_results
+    from foilkit.cli.options import same_named
     from foilkit.imports import import_answers
     from foilkit.scorers.cache import default_cache_dir
     from foilkit.scorers.options import JudgeOptions, ScoreOptions, judge_settings
@@ -47,13 +48,7 @@ def run(args: argparse.Namespace) -> int:
         args.source,
         args.benchmark,
         out_dir=args.out,
-        config=args.config,
-        annotations=args.annotations,
-        dataset=args.dataset,
-        label=args.label,
-        n_resamples=args.n_resamples,
-        bootstrap_seed=args.bootstrap_seed,
-        overwrite=args.overwrite,
+        **same_named(args, "config annotations dataset label n_resamples bootstrap_seed overwrite"),
         judge=judge,
         judge_cache=str(Path(default_cache_dir()) / "judge"),
     )
