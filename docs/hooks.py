@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import sys
+import textwrap
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -624,6 +625,113 @@ def quality_table() -> str:
     return _table(["report", "split", "offered", "judged"], rows)
 
 
+#: The demo's runs the README quotes (run folders of ``benchmarks/demo_figures.py``'s record), as it
+#: names them; the frame-averaging CLIP's ``shuffled`` run and X-CLIP's runs are in the report.
+DEMO_ROWS = {
+    "clip": "CLIP (frame mean)",
+    "clip-reversed": "CLIP, frames reversed",
+    "clip-finetuned": "+ temporal, reversed hard negatives",
+    "clip-finetuned-reversed": "same, frames reversed",
+    "clip-finetuned-shuffled": "same, frames shuffled",
+    "clip-finetuned-no-hn": "+ temporal, no hard negatives",
+    "chance": "chance",
+}
+#: The cells the text around the table discusses, in bold: (run folder, column's first word).
+DEMO_BOLD = {
+    ("clip-finetuned", "direction"),
+    ("clip-finetuned", "all"),
+    ("clip-finetuned-reversed", "direction"),
+    ("clip-finetuned-no-hn", "all"),
+}
+
+
+def _demo_seed(seed: int) -> dict:
+    return _result("cpu2_demo")["seeds"][str(seed)]
+
+
+def _demo_cell(record: dict, run: str, column: str) -> str:
+    """The value of ``run``'s cell in the column whose name starts with ``column``."""
+    (index,) = [i for i, name in enumerate(record["header"]) if name.split()[0] == column]
+    (row,) = [row for row in record["rows"] if row["run"] == run]
+    return row["cells"][index - 1].split()[0]
+
+
+def _wrapped(text: str) -> str:
+    """A paragraph wrapped as the pages' own prose is (99 columns)."""
+    return textwrap.fill(text, width=99, break_on_hyphens=False, break_long_words=False)
+
+
+def _points(value: float) -> str:
+    """A difference of accuracies in points, signed, with a typographic minus."""
+    return f"{100 * value:+.1f}".replace("-", "\u2212")
+
+
+def demo_text() -> str:
+    """The demo's table at seed 0 (the runs of :data:`DEMO_ROWS`, the ``tied`` column only where
+    a run has a tie) and the paired test of its two fine-tuned models."""
+    from foilkit.markdown import p_statement
+
+    record = _demo_seed(0)
+    header = record["header"]
+    rows = {row["run"]: row["cells"] for row in record["rows"]}
+    shown = [
+        i
+        for i, name in enumerate(header[1:])
+        if name != "tied" or any(rows[run][i] not in ("", "0") for run in DEMO_ROWS)
+    ]
+    lines = [
+        "| " + " | ".join([header[0], *(header[1 + i] for i in shown)]) + " |",
+        "|---|" + "---:|" * len(shown),
+    ]
+    for run, label in DEMO_ROWS.items():
+        cells = []
+        for i in shown:
+            text = rows[run][i]
+            if (run, header[1 + i].split()[0]) in DEMO_BOLD:
+                value, _, rest = text.partition(" ")
+                text = f"**{value}** {rest}"
+            cells.append(text)
+        lines.append("| " + " | ".join([label, *cells]) + " |")
+    tests = record["paired"]
+    overall = tests["all"]
+    n = header[[name.split()[0] for name in header].index("all")].split("n=")[1].rstrip(")")
+    low, high = (_points(v) for v in overall["difference_ci"])
+
+    def interval(test: dict) -> str:
+        return ", ".join(map(_points, test["difference_ci"]))
+
+    scopes = "; ".join(
+        f"{scope} {_points(test['difference'])} [{interval(test)}], {p_statement(test['p_value'])}"
+        for scope, test in tests.items()
+        if scope != "all"
+    )
+    only_b = overall["b_only"] or "none"
+    sentence = (
+        f"Paired test, no hard negatives (B) against reversed hard negatives (A), all {n} items: "
+        f"B \u2212 A = {_points(overall['difference'])} points [{low}, {high}] (paired bootstrap), "
+        f"exact McNemar {p_statement(overall['p_value'])} ({overall['a_only']} items only A gets "
+        f"right, {only_b} only B); {scopes}."
+    )
+    return "\n".join(lines) + "\n\n" + _wrapped(sentence)
+
+
+def demo_seeds_text() -> str:
+    """The fine-tuned models' headline figures at the demo's other seeds."""
+    seeds = sorted(int(seed) for seed in _result("cpu2_demo")["seeds"] if seed != "0")
+
+    def at_seeds(run: str, column: str) -> str:
+        return " and ".join(f"{_demo_cell(_demo_seed(s), run, column)}%" for s in seeds)
+
+    return _wrapped(
+        f"At seeds {' and '.join(map(str, seeds))} (the same settings) the hard-negative model "
+        f"measured {at_seeds('clip-finetuned', 'direction')} on direction, "
+        f"{at_seeds('clip-finetuned', 'all')} over the aspects, "
+        f"{at_seeds('clip-finetuned-reversed', 'direction')} on direction with its frames "
+        f"reversed; without hard negatives {at_seeds('clip-finetuned-no-hn', 'direction')} on "
+        f"direction, {at_seeds('clip-finetuned-no-hn', 'all')} over the aspects."
+    )
+
+
 def figures() -> dict[Path, dict[str, tuple[str, Callable[[], str]]]]:
     """Each page -> its generated blocks: name -> (the JSON records it is written from, the
     function writing it)."""
@@ -635,6 +743,11 @@ def figures() -> dict[Path, dict[str, tuple[str, Callable[[], str]]]]:
             ),
         },
         DOCS / "generation.md": {"quality": ("generation_quality", quality_table)},
+        REPO / "README.md": {"demo": ("cpu2_demo", demo_text)},
+        DOCS / "getting-started.md": {
+            "demo": ("cpu2_demo", demo_text),
+            "demo seeds": ("cpu2_demo", demo_seeds_text),
+        },
         REPO / "benchmarks" / "RESULTS.md": {
             "summary": (
                 "h100_scoring_pairs_run1, h100_scoring_dual_run1, cpu2_scoring_full_clip-tiny, "

@@ -129,12 +129,13 @@ def run_demo(
     num_workers: int = 0,
     progress: bool = True,
     finetune: bool = True,
+    seed: int = 0,
 ) -> Path:
     """Build the synthetic benchmark, evaluate each tiny model under each control, write the report.
 
     Returns the path of the side-by-side ``report.md``; each evaluation's run folder is
-    ``out_dir/runs/<model>[-<control>]``. ``finetune``: also fine-tune and evaluate the
-    temporal CLIPs of :mod:`foilkit.finetune.demo` (``out_dir/finetune/``, runs
+    ``out_dir/runs/<model>[-<control>]``. ``finetune``: also fine-tune (with ``seed``) and
+    evaluate the temporal CLIPs of :mod:`foilkit.finetune.demo` (``out_dir/finetune/``, runs
     ``out_dir/runs/clip-finetuned*``), and the paired test of the two in the report (and
     ``out_dir/comparison.json``). ``progress``: the scoring engine's bars when stderr is
     a terminal, one ``demo: ...`` line per phase when not; the libraries' own bars (datasets,
@@ -201,7 +202,9 @@ def run_demo(
                 say(f"evaluating {label}")
                 return evaluate_model(model, run_name=run_name, label=label, control=control)
 
-            runs += finetune_demo_runs(out / "finetune", evaluate_finetuned, say=say, progress=bars)
+            runs += finetune_demo_runs(
+                out / "finetune", evaluate_finetuned, say=say, progress=bars, seed=seed
+            )
             say("testing the fine-tuned models against each other (paired)")
             extra = paired_test_lines(out / "runs", out, n_resamples=n_resamples)
         say("writing the side-by-side report")

@@ -41,6 +41,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "and their paired test",
     )
     parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="the fine-tuning seed of both temporal CLIPs (default: %(default)s)",
+    )
+    parser.add_argument(
         "--no-progress",
         action="store_true",
         help="no progress at all (default: progress bars on a terminal, else one line per phase)",
@@ -57,6 +63,7 @@ def run(args: argparse.Namespace) -> int:
         n_resamples=args.n_resamples,
         progress=not args.no_progress,
         finetune=not args.no_finetune,
+        seed=args.seed,
     )
     print(headline(report))  # the result the demo exists to show, here in the terminal
     print()

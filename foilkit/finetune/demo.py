@@ -62,13 +62,14 @@ def finetune_demo_runs(
     *,
     say: Callable[[str], None] = lambda text: None,
     progress: bool = False,
+    seed: int = DEMO_FINETUNE["seed"],
 ) -> list[Path]:
     """Write the train split and the base model under ``out_dir`` (``train/``, ``base-clip/``),
     fine-tune (``models/<name>/``), evaluate.
 
     ``evaluate_model(model, *, run_name, label, control)`` evaluates a model folder on the
-    demo's test split and returns the run folder. Returns the run folders in
-    :data:`DEMO_FINETUNE_RUNS` order.
+    demo's test split and returns the run folder. ``seed``: the fine-tuning seed (both runs get
+    the same one). Returns the run folders in :data:`DEMO_FINETUNE_RUNS` order.
     """
     from foilkit.finetune.synthetic import write_base_model, write_train_split
     from foilkit.finetune.train import finetune
@@ -88,7 +89,7 @@ def finetune_demo_runs(
             overwrite=True,
             progress=progress,
             hard_negatives=hard_negatives,
-            **DEMO_FINETUNE,
+            **{**DEMO_FINETUNE, "seed": seed},
         )
         for control in controls:
             label = LABELS[hard_negatives] + ("" if control is None else f" ({control})")

@@ -4,6 +4,8 @@ reports."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import datasets
@@ -203,3 +205,37 @@ def test_demo_runs_in_under_three_minutes(demo_dir: Path):
     fine-tuning runs on 220 short train videos, 40 epochs each): about two minutes here, CI's
     machine ran it in 187 s before the towers' embeddings were frozen."""
     assert float((demo_dir / "elapsed_seconds.txt").read_text()) < 180
+
+
+DEMO_FIGURES = Path(__file__).resolve().parents[2] / "benchmarks" / "demo_figures.py"
+
+
+def test_the_quoted_demo_figures_are_a_demo_runs(demo_dir: Path, tmp_path: Path):
+    """``benchmarks/demo_figures.py --from`` reads a demo folder into the record the README and
+    getting started quote (``docs/hooks.py`` writes their blocks from it), and the committed
+    record's seed 0 is this demo: the same runs and columns, the untrained models' cells
+    equal, each fine-tuned model's value inside the committed interval (another CPU's float
+    kernels may move an item; the values are the report's, the intervals used 1000 resamples)."""
+    out = tmp_path / "demo.json"
+    command = [sys.executable, str(DEMO_FIGURES), "--from", str(demo_dir), "--output", str(out)]
+    run = subprocess.run(command, capture_output=True, text=True, timeout=300, check=False)
+    assert run.returncode == 0, run.stderr[-3000:]
+    (made,) = json.loads(out.read_text())["seeds"].values()
+    committed = json.loads((DEMO_FIGURES.parent / "results" / "cpu2_demo.json").read_text())
+    quoted = committed["seeds"]["0"]
+    assert made["header"] == quoted["header"]
+    assert [row["run"] for row in made["rows"]] == [row["run"] for row in quoted["rows"]]
+    assert made["paired"].keys() == quoted["paired"].keys()
+    for ours, theirs in zip(made["rows"], quoted["rows"], strict=True):
+        for cell, quoted_cell in zip(ours["cells"], theirs["cells"], strict=True):
+            if not ours["run"].startswith("clip-finetuned") or "[" not in quoted_cell:
+                assert cell.partition(" ")[0] == quoted_cell.partition(" ")[0], ours["run"]
+            else:
+                value, low, high = map(
+                    float, quoted_cell.replace(",", "").strip("]").replace("[", "").split()
+                )
+                assert low <= float(cell.partition(" ")[0]) <= high, (
+                    ours["run"],
+                    cell,
+                    quoted_cell,
+                )
