@@ -52,14 +52,20 @@ def test_not_a_terminal_one_line_per_phase(tmp_path: Path):
     ]
 
 
-def test_no_progress_is_silent(tmp_path: Path):
-    assert _demo(tmp_path, "--no-progress", "--no-controls") == []
+@pytest.fixture(scope="module")
+def quiet_demo(tmp_path_factory: pytest.TempPathFactory) -> subprocess.CompletedProcess:
+    """``foilkit demo --no-progress`` (with its controls), run once for the tests below."""
+    return _run_demo(tmp_path_factory.mktemp("quiet"), "--no-progress")
 
 
-def test_the_demo_prints_its_headline_table(tmp_path: Path):
+def test_no_progress_is_silent(quiet_demo: subprocess.CompletedProcess):
+    assert quiet_demo.stderr.splitlines() == []
+
+
+def test_the_demo_prints_its_headline_table(quiet_demo: subprocess.CompletedProcess):
     """Issue 30: the demo used to end with ``report: runs/demo/report.md``; the result it exists
     to show is now in the terminal: a row per run, each model before its controls, and chance."""
-    lines = _run_demo(tmp_path, "--no-progress").stdout.splitlines()
+    lines = quiet_demo.stdout.splitlines()
     assert lines[0] == "| run | direction (n=16) | order (n=12) | speed (n=8) | all (n=36) | tied |"
     assert [line.split(" | ")[0] for line in lines[2:6]] == [
         "| clip",
