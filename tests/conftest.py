@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -20,11 +21,24 @@ for _var in (
     "TRANSFORMERS_OFFLINE",
 ):
     os.environ[_var] = "1"
+#: foilkit's caches (embeddings, the judge's and served models' replies) in a folder of this
+#: session, inherited by the commands tests start: a rerun never reads a reply an earlier run
+#: cached under $HF_HOME/foilkit. A folder made here is removed at the end (:func:`_session_cache`).
+_OWN_CACHE = "FOILKIT_CACHE" not in os.environ
+if _OWN_CACHE:
+    os.environ["FOILKIT_CACHE"] = tempfile.mkdtemp(prefix="foilkit-test-cache-")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO_ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _session_cache():
+    yield
+    if _OWN_CACHE:
+        shutil.rmtree(os.environ["FOILKIT_CACHE"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
