@@ -185,6 +185,27 @@ open(sys.argv[1], "w").write("import site; site.addsitedir(%r)\n" % shared)' "$o
   fi
 }
 
+# A pushed metric Space's own stack (gradio at the cards' sdk_version and a metric's
+# requirements.txt) for tests/hub/test_metric_space.py, which launches app.py in it; installed
+# here, never in a test, and remade when the pins change. The test skips cleanly without it.
+ensure_metric_space() {
+  local dest="$VENV/share/foilkit-references/metric-space" metric=metrics/pairwise_foil_accuracy
+  local gradio want
+  gradio=$(sed -n 's/^sdk_version: *//p' "$metric/README.md" | tr -d "\"'")
+  want="gradio==$gradio $(sha256sum "$metric/requirements.txt" | cut -c1-16)"
+  if [ -f "$dest/.installed" ] && [ "$(cat "$dest/.installed")" = "$want" ]; then return; fi
+  echo "==> making a virtualenv with a metric Space's stack (gradio $gradio) for its launch test"
+  rm -rf "$dest"
+  if "$VENV/bin/python" -m venv "$dest" &&
+      "$dest/bin/python" -m pip install -q "gradio==$gradio" -r "$metric/requirements.txt" \
+        >/dev/null 2>&1; then
+    echo "$want" > "$dest/.installed"
+  else
+    rm -rf "$dest"
+    echo "note: could not install the Space's stack from PyPI; its launch test will be skipped" >&2
+  fi
+}
+
 # The style checks: ruff's format, then its lint rules (pyproject.toml's [tool.ruff]).
 run_lint() {
   "$VENV/bin/ruff" format --check --quiet . || { echo "ruff format: run '.venv/bin/ruff format .'" >&2; return 1; }
@@ -225,7 +246,8 @@ case "${1:-}" in
   lint)
     shift; ensure_venv; run_lint ;;
   test)
-    shift; ensure_ffmpeg; ensure_venv; ensure_tokenizers; ensure_reference_shims; ensure_lmms_eval; ensure_chromium
+    shift; ensure_ffmpeg; ensure_venv; ensure_tokenizers; ensure_reference_shims; ensure_lmms_eval; ensure_metric_space
+    ensure_chromium
     export HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 HF_EVALUATE_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg
     # With pytest options: those tests on the pinned stack, nothing else.
     if [ $# -gt 0 ]; then exec "$VENV/bin/python" -m pytest "$@"; fi
