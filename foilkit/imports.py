@@ -16,7 +16,10 @@ Sources (a file, or a folder of files; the format of each detected from its cont
   the row of that video, aspect and question.
 - ``lmms-eval-samples``: lmms-eval 0.7's ``--log_samples`` files of the TempCompass tasks
   (:data:`LMMS_EVAL_TASKS`); an item is the row of the document's ``video_id``, ``dim`` and
-  ``question``, its recorded prompt the request's text.
+  ``question``, its recorded prompt the request's text (``input``). lmms-eval 0.7.3 writes the
+  document itself out of the file (``EvaluationTracker.save_results_samples`` pops ``doc`` and
+  ``arguments``): its fields are read where the task's ``process_results`` logged them beside
+  the answer (TempCompass: ``avg_accuracy``), or from ``doc`` where a file keeps it.
 - ``jsonl``: one ``{"id": ..., "answer": ...}`` per line (``prompt``, optional: the question the
   model was asked, compared with foilkit's ``prompt`` for the row), for any benchmark.
 
@@ -120,8 +123,8 @@ def source_files(source: str | os.PathLike) -> list[Path]:
 
 
 def detect_format(path: Path) -> str:
-    """``tempcompass-predictions`` or ``jsonl``, from the file's content; anything else is an
-    error naming the file and the formats foilkit reads."""
+    """``tempcompass-predictions``, ``lmms-eval-samples`` or ``jsonl``, from the file's content;
+    anything else is an error naming the file and the formats foilkit reads."""
     text = path.read_text(encoding="utf-8")
     first = next((line for line in text.splitlines() if line.strip()), "")
     try:
@@ -134,30 +137,37 @@ def detect_format(path: Path) -> str:
         line = json.loads(first)
     except json.JSONDecodeError:
         line = None
-    if isinstance(line, dict) and {"doc", "filtered_resps"} <= set(line):
+    if isinstance(line, dict) and "filtered_resps" in line and {"doc", "doc_id"} & set(line):
         return "lmms-eval-samples"
     if isinstance(line, dict) and "id" in line and "answer" in line:
         return "jsonl"
     raise AnswerFileError(
         f"{path}:1: unknown answer format; foilkit imports TempCompass' predictions/<model>/"
-        '<task>.json layout and JSONL with one {"id": ..., "answer": ...} per line'
+        "<task>.json layout, lmms-eval --log_samples files and JSONL with one "
+        '{"id": ..., "answer": ...} per line'
     )
 
 
 def producer(path: Path, fmt: str) -> dict[str, Any]:
-    """The tool that wrote ``path`` and its version, where the files say it: lmms-eval's
-    version from a ``*_results.json`` beside its samples (``None`` where none says it)."""
+    """The tool that wrote ``path`` and its version, where the files say it: for lmms-eval, its
+    ``*_results.json`` beside the samples (``None`` where none says it): ``lmms_eval_version``
+    as written (lmms-eval 0.7 writes ``<git branch>@<commit>`` of the repository around its code,
+    ``unknown@unknown`` outside one, not the release), and the model and model arguments it ran
+    (``config.model``, ``config.model_args``)."""
     if fmt == "tempcompass-predictions":
         return {"tool": "TempCompass published predictions"}
     if fmt != "lmms-eval-samples":
         return {}
     for results in sorted(path.parent.glob("*_results.json")):
         try:
-            version = json.loads(results.read_text(encoding="utf-8")).get("lmms_eval_version")
+            written = json.loads(results.read_text(encoding="utf-8"))
+            version = written.get("lmms_eval_version")
         except (json.JSONDecodeError, AttributeError):
             continue
         if version:
-            return {"tool": "lmms-eval", "version": version}
+            ran = written.get("config") if isinstance(written.get("config"), dict) else {}
+            found = {"tool": "lmms-eval", "version": version}
+            return found | {k: ran[k] for k in ("model", "model_args") if ran.get(k)}
     return {"tool": "lmms-eval", "version": None}
 
 
@@ -230,11 +240,29 @@ LMMS_EVAL_TASKS = {
 }
 
 
+#: The document fields that name a TempCompass item, in :func:`_row_key`'s order.
+_TEMPCOMPASS_FIELDS = ("video_id", "dim", "question")
+
+
+def _document(sample: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The fields of the document ``sample`` answers: its ``doc`` where the file keeps it (the
+    sample as ``evaluator._process_document_results`` logs it), else the first record the task's
+    ``process_results`` logged beside the answer that holds them (lmms-eval 0.7.3's files: its
+    ``save_results_samples`` drops ``doc``; TempCompass logs them in ``avg_accuracy``)."""
+    if isinstance(sample.get("doc"), dict):
+        return sample["doc"]
+    for value in sample.values():
+        if isinstance(value, dict) and set(_TEMPCOMPASS_FIELDS) <= set(value):
+            return value
+    raise KeyError("no 'doc' and no metric record with " + ", ".join(_TEMPCOMPASS_FIELDS))
+
+
 def read_lmms_eval(path: Path) -> Iterator[Imported]:
-    """lmms-eval 0.7's ``--log_samples`` file (``<date>_samples_<task>.jsonl``; each line as its
-    ``evaluator._process_document_results`` logs it): the task from the file name, the item by
-    the task's own document fields (TempCompass: ``video_id``, ``dim``, ``question``), the
-    answer its first filtered response, the prompt its first text argument."""
+    """lmms-eval 0.7's ``--log_samples`` file (``<date>_samples_<task>.jsonl``, one sample a
+    line): the task from the file name, the item by the task's own document fields
+    (TempCompass: ``video_id``, ``dim``, ``question``; :func:`_document`), the answer its
+    filtered response (the one its scorer read), the prompt its ``input`` (the request's text;
+    ``arguments[0]`` in the unsaved form)."""
     task = path.stem.split("_samples_", 1)[-1]
     config = LMMS_EVAL_TASKS.get(task)
     if config is None:
@@ -245,15 +273,17 @@ def read_lmms_eval(path: Path) -> Iterator[Imported]:
     for where, line in _lines(path):
         try:
             sample = json.loads(line)
-            doc, answer = sample["doc"], sample["filtered_resps"][0]
+            doc, answer = _document(sample), sample["filtered_resps"]
             key = (str(doc["video_id"]), doc["dim"], doc["question"])
         except (json.JSONDecodeError, KeyError, IndexError, TypeError) as error:
             raise AnswerFileError(
                 f"{where}: not an lmms-eval sample of {task} ({type(error).__name__}: {error})"
             ) from None
-        while isinstance(answer, list):  # a response list: its first
+        while isinstance(answer, list):  # a response list (one per request): its first
             answer = answer[0] if answer else None
-        prompt = next((a for a in sample.get("arguments", []) if isinstance(a, str)), None)
+        prompt = sample.get("input")
+        if prompt is None:
+            prompt = next((a for a in sample.get("arguments", []) if isinstance(a, str)), None)
         yield Imported(config, key, answer, prompt, where)
 
 

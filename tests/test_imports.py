@@ -123,20 +123,41 @@ def test_every_row_is_accounted_for_and_a_changed_prompt_is_flagged(
     assert sum(rows.error.isna()) == len(lines)  # the pairs: the rows both runs scored
 
 
-def _lmms_eval_sample(doc_id: int, video: str, aspect: str, item: dict) -> dict:
+def _lmms_eval_sample(doc_id: int, video: str, aspect: str, item: dict, saved: bool) -> dict:
     """One line of lmms-eval 0.7's ``--log_samples`` file for its ``tempcompass_multi_choice``
-    task, with the keys ``evaluator._process_document_results`` logs (0.7.3) and the document
-    fields of lmms-lab's TempCompass dataset (``video_id``, ``dim``, ``question``, ``answer``)."""
+    task, with the document fields of lmms-lab's TempCompass dataset (``video_id``, ``dim``,
+    ``question``, ``answer``): as lmms-eval 0.7.3 saves it (``saved``:
+    ``EvaluationTracker.save_results_samples`` drops ``doc`` and ``arguments``, keeps the prompt
+    as ``input`` and the one response unlisted; the document's fields stand in the records the
+    task's ``process_results`` logs, as a real run writes them:
+    ``tests/test_imports_lmms_eval.py``), or in the unsaved form
+    ``evaluator._process_document_results`` builds."""
     prompt = item["question"] + "\nPlease directly give the best option:"
     prediction = item["prediction"]
+    doc = {"video_id": video, "dim": aspect, "question": item["question"], "answer": item["answer"]}
+    if saved:
+        record = {
+            "video_id": video,
+            "question": item["question"],
+            "gt-answer": item["answer"],
+            "video-llm-prediction": prediction,
+            "match_success": True,
+            "rating": 0,
+            "dim": aspect,
+        }
+        return {
+            "doc_id": doc_id,
+            "target": item["answer"],
+            "filtered_resps": prediction,
+            "token_counts": [None],
+            "doc_hash": "0" * 64,
+            "avg_accuracy": record,
+            f"{aspect}_accuracy": record,
+            "input": prompt,
+        }
     return {
         "doc_id": doc_id,
-        "doc": {
-            "video_id": video,
-            "dim": aspect,
-            "question": item["question"],
-            "answer": item["answer"],
-        },
+        "doc": doc,
         "target": item["answer"],
         "arguments": [prompt, {"max_new_tokens": 128}, doc_id, "tempcompass_multi_choice", "test"],
         "resps": [[prediction]],
@@ -145,8 +166,9 @@ def _lmms_eval_sample(doc_id: int, video: str, aspect: str, item: dict) -> dict:
     }
 
 
+@pytest.mark.parametrize("saved", [True, False], ids=["as-saved", "unsaved"])
 def test_lmms_eval_samples_match_by_document_fields_not_position(
-    published: Path, shared_data: Path, tmp_path: Path
+    published: Path, shared_data: Path, tmp_path: Path, saved: bool
 ):
     """The published answers as lmms-eval samples of a fifth of the items, in reversed order:
     each reaches its row by video, aspect and question; the paired test against the published
@@ -160,7 +182,7 @@ def test_lmms_eval_samples_match_by_document_fields_not_position(
     ][::5]
     folder = tmp_path / "lmms-eval" / "video-llava"
     folder.mkdir(parents=True)
-    lines = [_lmms_eval_sample(n, *item) for n, item in enumerate(items)][::-1]
+    lines = [_lmms_eval_sample(n, *item, saved) for n, item in enumerate(items)][::-1]
     samples = folder / "20261129_000000_samples_tempcompass_multi_choice.jsonl"
     samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
     (folder / "20261129_000000_results.json").write_text(
