@@ -1,23 +1,27 @@
-"""``foilkit import`` of a samples file written by lmms-eval itself, against a foilkit run of the
-same tiny model on the same items: the same answers, zero discordant items, every row counted.
+"""``foilkit import`` of samples files written by lmms-eval itself: TempCompass' against a foilkit
+run of the same tiny model on the same items (the same answers, zero discordant items, every row
+counted), VITATECS' in lmms-eval's own option order.
 
 How the samples file is made (live, in this test; ``docs/import.md`` says the same):
 
 * lmms-eval 0.7.3 from PyPI in the virtualenv ``./dev.sh`` makes (``ensure_lmms_eval``; the test
   skips cleanly without it), its own CLI run by ``tests/lmms_eval_cli.py`` (one shim: the
   LLaVA-NeXT-Video class in ``llava_hf``'s model map) as ``lmms-eval --model llava_hf
-  --force_simple --tasks tempcompass_multi_choice --log_samples --gen_kwargs max_new_tokens=16``
-  on the tiny LLaVA-NeXT-Video folder, 8 frames (``max_frames_num=8``), float32, on the CPU.
+  --force_simple --tasks tempcompass_multi_choice,vitatecs_direction --log_samples --gen_kwargs
+  max_new_tokens=16`` on the tiny LLaVA-NeXT-Video folder, 8 frames (``max_frames_num=8``),
+  float32, on the CPU.
   ``--force_simple``: 0.7.3's default ``llava_hf`` (``lmms_eval/models/chat/llava_hf.py``,
   ``generate_until``) passes ``images=[]`` for a video-only document, which transformers 5's
   LLaVA-NeXT image processor refuses (``max() arg is an empty sequence``).
-* Its task reads ``lmms-eval/TempCompass`` through ``datasets.load_dataset``, which takes a
-  local folder of that name in the working directory before the Hub: the test writes one there
-  in the schema of lmms-lab's dataset card (configs ``multi-choice``, ...; split ``test``;
-  ``video_id``, ``question``, ``answer``, ``dim``), holding the published questions of two
-  TempCompass videos (``../shared/data/tempcompass``; the test skips without it). The videos
-  are synthetic mp4s where the task's ``doc_to_visual`` looks:
-  ``$HF_HOME/tempcompass/videos/<video_id>.mp4`` (a cache folder that exists skips the
+* Its tasks read ``lmms-eval/TempCompass`` and ``lscpku/VITATECS`` through
+  ``datasets.load_dataset``, which takes a local folder of that name in the working directory
+  before the Hub: the test writes them there in the schema of the Hub datasets (TempCompass:
+  config ``multi-choice``, split ``test``, ``video_id``, ``question``, ``answer``, ``dim``;
+  VITATECS: config ``Direction``, the published lines' fields), holding the published questions
+  of two TempCompass videos and the first three VITATECS direction lines
+  (``../shared/data``; the test skips without it). The videos are synthetic mp4s where the
+  tasks' ``doc_to_visual`` look: ``$HF_HOME/tempcompass/videos/<video_id>.mp4`` and
+  ``$HF_HOME/vitatecs/<src_dataset>/<video_name>`` (a cache folder that exists skips the
   download of the Hub archive).
 * An answer its rules cannot read goes to its GPT judge at ``$OPENAI_API_URL``: a local server
   that answers "Incorrect" (``tests/openai_server.py``). Nothing leaves the machine.
@@ -35,8 +39,9 @@ from pathlib import Path
 
 import datasets
 import pytest
-from references import lmms_eval_cli
+from references import lmms_eval_cli, lmms_eval_python
 
+from foilkit.builders.vitatecs.answers import lmms_eval_vitatecs_order, lmms_eval_vitatecs_question
 from foilkit.cli import main
 from foilkit.compare import compare_runs
 from foilkit.imports import NO_ANSWER
@@ -50,14 +55,30 @@ pytestmark = pytest.mark.slow
 VIDEOS = {"1034419625": "left", "1034419625_reverse": "right"}
 #: lmms-lab/TempCompass' config -> lmms-eval's task and foilkit's config.
 TASK = ("multi-choice", "tempcompass_multi_choice", "multi_choice")
+#: lscpku/VITATECS' config -> lmms-eval's task and foilkit's config; its first lines.
+VITATECS = ("Direction", "vitatecs_direction", "direction")
+VITATECS_LINES = 3
 MAX_NEW_TOKENS = 16
 FRAMES = 8
 
 
-def lmms_lab_tempcompass(shared_data: Path, root: Path, config: str) -> int:
-    """``root/lmms-eval/TempCompass``: lmms-lab's TempCompass layout (a README declaring the
-    config, ``<config>/test-00000-of-00001.parquet``) with the published questions of
-    :data:`VIDEOS`; the number of rows."""
+def _hub_layout(folder: Path, config: str, rows: list[dict]) -> None:
+    """``folder`` as a Hub dataset of one ``config``: a README declaring it,
+    ``<config>/test-00000-of-00001.parquet`` holding ``rows``."""
+    (folder / config).mkdir(parents=True)
+    datasets.Dataset.from_list(rows).to_parquet(
+        str(folder / config / "test-00000-of-00001.parquet")
+    )
+    (folder / "README.md").write_text(
+        f"---\nconfigs:\n- config_name: {config}\n  data_files:\n  - split: test\n"
+        f"    path: {config}/test-*\n---\n"
+    )
+
+
+def lmms_lab_tempcompass(shared_data: Path, work: Path, hf_home: Path) -> int:
+    """``work/lmms-eval/TempCompass`` in lmms-lab's layout, with the published questions of
+    :data:`VIDEOS`, and their videos under ``hf_home``; the number of rows."""
+    config = TASK[0]
     published = json.loads(
         (shared_data / "tempcompass" / "questions" / f"{config}.json").read_text()
     )
@@ -67,50 +88,63 @@ def lmms_lab_tempcompass(shared_data: Path, root: Path, config: str) -> int:
         for dim, items in published[video].items()
         for item in items
     ]
-    folder = root / "lmms-eval" / "TempCompass"
-    (folder / config).mkdir(parents=True)
-    datasets.Dataset.from_list(rows).to_parquet(
-        str(folder / config / "test-00000-of-00001.parquet")
-    )
-    (folder / "README.md").write_text(
-        f"---\nconfigs:\n- config_name: {config}\n  data_files:\n  - split: test\n"
-        f"    path: {config}/test-*\n---\n"
-    )
-    return len(rows)
-
-
-@pytest.fixture(scope="module")
-def lmms_eval_samples(shared_data: Path, tmp_path_factory) -> tuple[Path, int]:
-    """lmms-eval's output folder for the tiny model (its samples and results files), and the
-    number of documents it was given."""
-    root = tmp_path_factory.mktemp("lmms-eval")
-    videos = root / "hf" / "tempcompass" / "videos"
+    _hub_layout(work / "lmms-eval" / "TempCompass", config, rows)
+    videos = hf_home / "tempcompass" / "videos"
     videos.mkdir(parents=True)
     for name, direction in VIDEOS.items():
         write_video(
             videos / f"{name}.mp4", SyntheticScene(direction=direction), num_frames=12, fps=4
         )
-    work = root / "work"
-    documents = lmms_lab_tempcompass(shared_data, work, TASK[0])
+    return len(rows)
+
+
+def vitatecs_hub(shared_data: Path, work: Path, hf_home: Path) -> int:
+    """``work/lscpku/VITATECS`` with the first :data:`VITATECS_LINES` published direction lines,
+    and their videos under ``hf_home``; the number of rows."""
+    lines = (shared_data / "vitatecs" / f"{VITATECS[0]}.jsonl").read_text().splitlines()
+    rows = [json.loads(line) for line in lines[:VITATECS_LINES]]
+    _hub_layout(work / "lscpku" / "VITATECS", VITATECS[0], rows)
+    for row in rows:
+        video = hf_home / "vitatecs" / row["src_dataset"] / row["video_name"]
+        video.parent.mkdir(parents=True, exist_ok=True)
+        write_video(video, SyntheticScene(direction="left"), num_frames=12, fps=4)
+    return len(rows)
+
+
+@pytest.fixture(scope="module")
+def lmms_eval_samples(shared_data: Path, tmp_path_factory) -> tuple[Path, dict[str, int]]:
+    """lmms-eval's output folder for the tiny model (its samples and results files), and the
+    number of documents each task was given."""
+    root = tmp_path_factory.mktemp("lmms-eval")
+    work, hf_home = root / "work", root / "hf"
+    documents = {
+        TASK[1]: lmms_lab_tempcompass(shared_data, work, hf_home),
+        VITATECS[1]: vitatecs_hub(shared_data, work, hf_home),
+    }
     model = tiny_model_path("llava-next-video")
-    args = ["--model", "llava_hf", "--force_simple", "--tasks", TASK[1], "--batch_size", "1"]
+    args = ["--model", "llava_hf", "--force_simple", "--tasks", ",".join(documents)]
     args += [
         "--model_args",
         f"pretrained={model},dtype=float32,max_frames_num={FRAMES},device_map=cpu",
     ]
-    args += ["--device", "cpu", "--gen_kwargs", f"max_new_tokens={MAX_NEW_TOKENS}"]
+    args += ["--batch_size", "1", "--device", "cpu"]
+    args += ["--gen_kwargs", f"max_new_tokens={MAX_NEW_TOKENS}"]
     args += ["--log_samples", "--output_path", str(root / "out")]
     with OpenAICompatibleServer(lambda body: "Incorrect") as judge:
         env = {
-            "HF_HOME": str(root / "hf"),
+            "HF_HOME": str(hf_home),
             "OPENAI_API_URL": f"{judge.base_url}/chat/completions",
             "OPENAI_API_KEY": "sk-test",
         }
         done = lmms_eval_cli(args, cwd=work, env=env)
+    assert done.returncode == 0, f"lmms-eval failed:\n{done.stderr[-4000:]}"
     (out,) = (root / "out").iterdir()  # lmms-eval's folder for the model
-    samples = list(out.glob(f"*_samples_{TASK[1]}.jsonl"))
-    assert done.returncode == 0 and samples, f"lmms-eval failed:\n{done.stderr[-4000:]}"
     return out, documents
+
+
+def _samples_file(folder: Path, task: str) -> Path:
+    (path,) = folder.glob(f"*_samples_{task}.jsonl")
+    return path
 
 
 @pytest.fixture(scope="module")
@@ -132,14 +166,15 @@ def foilkit_run(lmms_eval_samples, shared_data: Path, tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def imported(lmms_eval_samples, shared_data: Path, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("imported") / "run"
-    argv = ["import", str(lmms_eval_samples[0]), "--benchmark", "tempcompass", "--out", str(out)]
+    samples = _samples_file(lmms_eval_samples[0], TASK[1])
+    argv = ["import", str(samples), "--benchmark", "tempcompass", "--out", str(out)]
     argv += ["--annotations", str(shared_data / "tempcompass"), "--n-resamples", "20"]
     assert main(argv) == 0
     return out
 
 
-def _samples(folder: Path) -> list[dict]:
-    (path,) = folder.glob(f"*_samples_{TASK[1]}.jsonl")
+def _samples(folder: Path, task: str = TASK[1]) -> list[dict]:
+    path = _samples_file(folder, task)
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
@@ -149,7 +184,7 @@ def test_lmms_eval_writes_no_document_into_its_samples(lmms_eval_samples):
     ``process_results`` logs beside the answer; the prompt is ``input``."""
     folder, documents = lmms_eval_samples
     samples = _samples(folder)
-    assert len(samples) == documents
+    assert len(samples) == documents[TASK[1]]
     for sample in samples:
         assert "doc" not in sample and "arguments" not in sample
         assert {"video_id", "dim", "question"} <= set(sample["avg_accuracy"])
@@ -159,7 +194,7 @@ def test_lmms_eval_writes_no_document_into_its_samples(lmms_eval_samples):
 def test_lmms_evals_samples_import_as_the_answers_foilkit_gives_the_same_model(
     lmms_eval_samples, foilkit_run: Path, imported: Path
 ):
-    folder, documents = lmms_eval_samples
+    folder, documents = lmms_eval_samples[0], lmms_eval_samples[1][TASK[1]]
     results = RunResults.load(imported)
     entry = results.configs[TASK[2]]
     (source,) = entry.score.adapter["sources"]
@@ -191,3 +226,73 @@ def test_compare_finds_no_discordant_item(foilkit_run: Path, imported: Path, tmp
     assert (mcnemar["a_only"], mcnemar["b_only"]) == (0, 0)
     assert main(["compare", str(foilkit_run), str(imported), "--out", str(tmp_path / "cmp")]) == 0
     assert (tmp_path / "cmp" / "comparison.json").is_file()
+
+
+def _import_vitatecs(samples: Path, shared_data: Path, out: Path) -> RunResults:
+    argv = ["import", str(samples), "--benchmark", "vitatecs", "--out", str(out)]
+    argv += ["--annotations", str(shared_data / "vitatecs"), "--n-resamples", "20"]
+    assert main(argv) == 0
+    return RunResults.load(out)
+
+
+def test_vitatecs_samples_find_their_rows_in_lmms_evals_own_option_order(
+    lmms_eval_samples, shared_data: Path, tmp_path: Path
+):
+    """lmms-eval asks each VITATECS row its two texts in an order seeded by the texts
+    (``format_question_and_answer``): every sample finds its row by the source dataset, video
+    and question rebuilt in that order, and the prompt foilkit rebuilds is the one lmms-eval
+    asked, on every row."""
+    folder, documents = lmms_eval_samples[0], lmms_eval_samples[1][VITATECS[1]]
+    results = _import_vitatecs(_samples_file(folder, VITATECS[1]), shared_data, tmp_path / "run")
+    entry = results.configs[VITATECS[2]]
+    assert (entry.coverage.scored, entry.coverage.failed) == (documents, entry.num_rows - documents)
+    assert entry.score.adapter["prompts_differ"] == 0
+    assert entry.score.adapter["parser"] == "vitatecs"
+
+
+@pytest.mark.parametrize("letter, accuracy", [("true", 1.0), ("other", 0.0)])
+def test_a_vitatecs_letter_is_read_in_the_order_lmms_eval_showed(
+    lmms_eval_samples, shared_data: Path, tmp_path: Path, letter: str, accuracy: float
+):
+    """lmms-eval's own samples with each answer replaced by the letter its ground truth names
+    (``gt-answer``: "(B) ..."), or the other letter: the import reads the first as the caption
+    on every row and the second as the counterfactual."""
+    folder = lmms_eval_samples[0]
+    samples = _samples(folder, VITATECS[1])
+    for sample in samples:
+        true = sample["accuracy"]["gt-answer"][1]
+        sample["filtered_resps"] = true if letter == "true" else {"A": "B", "B": "A"}[true]
+    source = tmp_path / "lmms-eval" / _samples_file(folder, VITATECS[1]).name
+    source.parent.mkdir()
+    source.write_text("".join(json.dumps(sample) + "\n" for sample in samples))
+    results = _import_vitatecs(source, shared_data, tmp_path / "run")
+    overall = results.configs[VITATECS[2]].metrics["pairwise_foil_accuracy"].overall
+    assert overall["n"] == len(samples) and overall["accuracy"] == accuracy
+
+
+def test_vitatecs_option_order_is_lmms_evals_on_every_published_row(
+    shared_data: Path, tmp_path: Path
+):
+    """foilkit's port of the order (``lmms_eval_vitatecs_order``) asks every published VITATECS
+    line the question lmms-eval's ``format_question_and_answer`` asks, run by lmms-eval's code."""
+    files = sorted((shared_data / "vitatecs").glob("*.jsonl"))
+    script = (
+        "import json, sys\n"
+        "from lmms_eval.tasks.vitatecs.utils import format_question_and_answer\n"
+        "print(json.dumps([format_question_and_answer(json.loads(line))[0]"
+        " for path in sys.argv[1:] for line in open(path) if line.strip()]))\n"
+    )
+    done = lmms_eval_python(
+        ["-c", script, *map(str, files)], cwd=tmp_path, env={"HF_HOME": str(tmp_path)}
+    )
+    assert done.returncode == 0, done.stderr[-4000:]
+    theirs = json.loads(done.stdout.strip().splitlines()[-1])
+    mine = []
+    for path in files:
+        for line in path.read_text().splitlines():
+            if line.strip():
+                row = json.loads(line)
+                texts = (row["caption"], row["counterfactual"])
+                order = lmms_eval_vitatecs_order(*texts)
+                mine.append(lmms_eval_vitatecs_question([texts[i] for i in order]))
+    assert len(mine) > 10000 and mine == theirs
