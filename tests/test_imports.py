@@ -298,3 +298,67 @@ def test_push_results_takes_an_imported_run(published: Path, tmp_path: Path):
     assert main(argv) == 0
     sent = {path.relative_to(out).as_posix() for path in out.rglob("*") if path.is_file()}
     assert {"dataset/scores/multi_choice.parquet", "dataset/results.json"} <= sent
+
+
+def _captioning_sample(doc_id: int, video: str, aspect: str, item: dict, caption: str) -> dict:
+    """A ``tempcompass_captioning`` line as lmms-eval 0.7.3 saves it: no ``doc``; the
+    document's fields in the record its ``process_results`` logs (``avg_accuracy``)."""
+    record = {"video_id": video, "question": item["question"], "video-llm-prediction": caption}
+    record |= {"gt-answer": item["answer"], "rating": 0, "dim": aspect}
+    return {
+        "doc_id": doc_id,
+        "target": item["answer"],
+        "filtered_resps": caption,
+        "token_counts": [None],
+        "avg_accuracy": record,
+        f"{aspect}_accuracy": record,
+        "input": item["question"],
+    }
+
+
+def test_captioning_imports_are_rated_by_the_judge_alone(
+    shared_data: Path, tmp_path: Path, monkeypatch, capsys
+):
+    """Captioning is rated by TempCompass' judge only (eval_captioning.py): without
+    ``--judge-model`` the import refuses it in one line; with it, every caption is shown to the
+    judge beside the video's multi-choice question, and its answer rates the row."""
+    from tests.openai_server import OpenAICompatibleServer
+
+    published = json.loads((shared_data / "tempcompass/questions/captioning.json").read_text())
+    items = published["1034419625"]["action"][:2]
+    captions = ["A man dunks a basketball.", "A man walks a dog."]
+    lines = [
+        _captioning_sample(n, "1034419625", "action", item, caption)
+        for n, (item, caption) in enumerate(zip(items, captions, strict=True))
+    ]
+    source = tmp_path / "20261129_000000_samples_tempcompass_captioning.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert _import(source, tmp_path / "refused", shared_data) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--judge-model" in err
+    assert not (tmp_path / "refused").exists()
+
+    def judge(body: dict) -> str:
+        caption = body["messages"][-1]["content"].split("Video Description:")[-1]
+        if "dunks" in caption:
+            return "Reasoning: the man dunks.\nAnswer: A. dunking a basketball"
+        return "Reasoning: no basketball.\nAnswer: None of the choices are correct"
+
+    monkeypatch.setenv("FOILKIT_TEST_JUDGE_KEY", "sk-test")
+    monkeypatch.setenv("FOILKIT_CACHE", str(tmp_path / "cache"))
+    with OpenAICompatibleServer(judge) as server:
+        flags = ["--judge-model", "gpt-3.5-turbo-1106", "--judge-base-url", server.base_url]
+        flags += ["--judge-api-key-env", "FOILKIT_TEST_JUDGE_KEY"]
+        assert _import(source, tmp_path / "run", shared_data, *flags) == 0
+        asked = server.requests
+    assert len(asked) == 2  # every caption, none read by rules
+    assert all(
+        "Multi-Choice Question:\nWhat is the man doing" in a["messages"][-1]["content"]
+        for a in asked
+    )
+    results = RunResults.load(tmp_path / "run")
+    entry = results.configs["captioning"]
+    assert entry.score.answers["judged"] == 2 and entry.coverage.scored == 2
+    rows = RunFolder(tmp_path / "run").load_scores("captioning").to_pandas()
+    scored = rows[rows.error.isna()].set_index("question")
+    assert list(scored.loc[[item["question"] for item in items], "caption_score"]) == [1.0, 0.0]
