@@ -130,9 +130,16 @@ def _vitatecs_asked(row: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
     return lmms_eval_question(_vitatecs_shown(row)), tuple(LETTERS[order.index(i)] for i in (0, 1))
 
 
+def _temporalbench_asked(row: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """lmms-eval's ``temporalbench_short_qa`` prompt for ``row`` (the published question, as
+    ``doc_to_text`` gives it) and the published letters of the caption and the negative."""
+    return row["question"], (row["label"], "B" if row["label"] == "A" else "A")
+
+
 #: The namings of rows, by name: a row's ``id`` (JSONL), TempCompass' video, aspect and question
-#: (its published predictions and lmms-eval's ``tempcompass_*`` tasks), and lmms-eval's
-#: ``vitatecs_*`` tasks' source dataset, video and question (the options in lmms-eval's order).
+#: (its published predictions and lmms-eval's ``tempcompass_*`` tasks), lmms-eval's
+#: ``vitatecs_*`` tasks' source dataset, video and question (the options in lmms-eval's order),
+#: and lmms-eval's ``temporalbench_short_qa`` documents' ``idx`` (foilkit's row ``id``).
 KEYINGS = {
     "id": Keying(None, ("id",), lambda row: (str(row["id"]),)),
     "tempcompass": Keying(
@@ -149,6 +156,12 @@ KEYINGS = {
             lmms_eval_vitatecs_question(_vitatecs_shown(row)),
         ),
         _vitatecs_asked,
+    ),
+    "lmms-eval-temporalbench": Keying(
+        "temporalbench",
+        ("id", "question", "label"),
+        lambda row: (str(row["id"]),),
+        _temporalbench_asked,
     ),
 }
 
@@ -295,6 +308,7 @@ LMMS_EVAL_TASKS = {
     "tempcompass_caption_matching": ("caption_matching", "tempcompass"),
     "tempcompass_captioning": ("captioning", "tempcompass"),
     **{f"vitatecs_{aspect}": (aspect, "lmms-eval-vitatecs") for aspect in VITATECS_ASPECTS},
+    "temporalbench_short_qa": ("short_qa", "lmms-eval-temporalbench"),
 }
 
 
@@ -304,8 +318,12 @@ def _sample_key(keyed: str, sample: Mapping[str, Any]) -> tuple[Any, ...]:
     builds it), else from the record the task's ``process_results`` logged beside the answer
     (lmms-eval 0.7.3's saved files: ``save_results_samples`` drops ``doc``): TempCompass'
     ``avg_accuracy`` (``video_id``, ``dim``, ``question``), VITATECS' ``accuracy``
-    (``src_dataset``, ``video_id``: the document's ``video_name``, ``question``)."""
+    (``src_dataset``, ``video_id``: the document's ``video_name``, ``question``),
+    TemporalBench's ``temporalbench_score`` (the whole document, ``item``: its ``idx``)."""
     doc = sample.get("doc")
+    if keyed == "lmms-eval-temporalbench":
+        fields = doc if isinstance(doc, dict) else sample["temporalbench_score"]["item"]
+        return (str(fields["idx"]),)
     if keyed == "tempcompass":
         fields = doc if isinstance(doc, dict) else sample["avg_accuracy"]
         return (str(fields["video_id"]), fields["dim"], fields["question"])

@@ -1,6 +1,6 @@
 """``foilkit import`` of samples files written by lmms-eval itself: TempCompass' against a foilkit
 run of the same tiny model on the same items (the same answers, zero discordant items, every row
-counted), VITATECS' in lmms-eval's own option order.
+counted), VITATECS' in lmms-eval's own option order, TemporalBench's by its documents' ``idx``.
 
 How the samples file is made (live, in this test; ``docs/import.md`` says the same):
 
@@ -23,6 +23,12 @@ How the samples file is made (live, in this test; ``docs/import.md`` says the sa
   tasks' ``doc_to_visual`` look: ``$HF_HOME/tempcompass/videos/<video_id>.mp4`` and
   ``$HF_HOME/vitatecs/<src_dataset>/<video_name>`` (a cache folder that exists skips the
   download of the Hub archive).
+* TemporalBench: ``lmms-eval --model qwen2_vl --force_simple --tasks temporalbench_short_qa``
+  on the tiny Qwen2-VL (``max_num_frames=8``), its dataset ``microsoft/TemporalBench`` a local
+  folder (split ``test_short_qa``) of the questions ``tests/upstream_formats.py`` writes in the
+  published format, its videos under ``$HF_HOME/temporalbench/``. ``llava_hf`` cannot run
+  this task: its ``doc_to_visual`` returns a path string, which ``llava_hf`` flattens into
+  characters.
 * An answer its rules cannot read goes to its GPT judge at ``$OPENAI_API_URL``: a local server
   that answers "Incorrect" (``tests/openai_server.py``). Nothing leaves the machine.
 
@@ -49,6 +55,7 @@ from foilkit.run import RunFolder, RunResults
 from foilkit.synthetic.models import tiny_model_path
 from foilkit.synthetic.videos import SyntheticScene, write_video
 from tests.openai_server import OpenAICompatibleServer
+from tests.upstream_formats import TEMPORALBENCH_QUESTIONS, write_temporalbench
 
 pytestmark = pytest.mark.slow
 
@@ -58,6 +65,8 @@ TASK = ("multi-choice", "tempcompass_multi_choice", "multi_choice")
 #: lscpku/VITATECS' config -> lmms-eval's task and foilkit's config; its first lines.
 VITATECS = ("Direction", "vitatecs_direction", "direction")
 VITATECS_LINES = 3
+#: lmms-eval's TemporalBench task and foilkit's config (questions: tests/upstream_formats.py).
+TEMPORALBENCH = ("temporalbench_short_qa", "short_qa")
 MAX_NEW_TOKENS = 16
 FRAMES = 8
 
@@ -111,24 +120,32 @@ def vitatecs_hub(shared_data: Path, work: Path, hf_home: Path) -> int:
     return len(rows)
 
 
-@pytest.fixture(scope="module")
-def lmms_eval_samples(shared_data: Path, tmp_path_factory) -> tuple[Path, dict[str, int]]:
-    """lmms-eval's output folder for the tiny model (its samples and results files), and the
-    number of documents each task was given."""
-    root = tmp_path_factory.mktemp("lmms-eval")
+def temporalbench_hub(work: Path, hf_home: Path) -> int:
+    """``work/microsoft/TemporalBench`` with the questions of ``tests/upstream_formats.py`` in
+    the split lmms-eval reads (``test_short_qa``), and their videos under ``hf_home``."""
+    folder = work / "microsoft" / "TemporalBench"
+    (folder / "short_qa").mkdir(parents=True)
+    table = datasets.Dataset.from_list(TEMPORALBENCH_QUESTIONS)
+    table.to_parquet(str(folder / "short_qa" / "test_short_qa-00000-of-00001.parquet"))
+    (folder / "README.md").write_text(
+        "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: test_short_qa\n"
+        "    path: short_qa/test_short_qa-*\n---\n"
+    )
+    for video in {question["video_name"] for question in TEMPORALBENCH_QUESTIONS}:
+        path = hf_home / "temporalbench" / video
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_video(path, SyntheticScene(direction="right"), num_frames=12, fps=4)
+    return len(TEMPORALBENCH_QUESTIONS)
+
+
+def run_lmms_eval(root: Path, model: str, model_args: str, tasks: list[str]) -> Path:
+    """lmms-eval's CLI on ``tasks`` (their data laid out under ``root/work`` and ``root/hf``),
+    greedy, :data:`MAX_NEW_TOKENS` new tokens, logging its samples; its output folder for the
+    model. Its judge is a local server answering "Incorrect"."""
     work, hf_home = root / "work", root / "hf"
-    documents = {
-        TASK[1]: lmms_lab_tempcompass(shared_data, work, hf_home),
-        VITATECS[1]: vitatecs_hub(shared_data, work, hf_home),
-    }
-    model = tiny_model_path("llava-next-video")
-    args = ["--model", "llava_hf", "--force_simple", "--tasks", ",".join(documents)]
-    args += [
-        "--model_args",
-        f"pretrained={model},dtype=float32,max_frames_num={FRAMES},device_map=cpu",
-    ]
-    args += ["--batch_size", "1", "--device", "cpu"]
-    args += ["--gen_kwargs", f"max_new_tokens={MAX_NEW_TOKENS}"]
+    args = ["--model", model, "--force_simple", "--tasks", ",".join(tasks)]
+    args += ["--model_args", f"{model_args},device_map=cpu", "--batch_size", "1"]
+    args += ["--device", "cpu", "--gen_kwargs", f"max_new_tokens={MAX_NEW_TOKENS}"]
     args += ["--log_samples", "--output_path", str(root / "out")]
     with OpenAICompatibleServer(lambda body: "Incorrect") as judge:
         env = {
@@ -137,9 +154,36 @@ def lmms_eval_samples(shared_data: Path, tmp_path_factory) -> tuple[Path, dict[s
             "OPENAI_API_KEY": "sk-test",
         }
         done = lmms_eval_cli(args, cwd=work, env=env)
-    assert done.returncode == 0, f"lmms-eval failed:\n{done.stderr[-4000:]}"
-    (out,) = (root / "out").iterdir()  # lmms-eval's folder for the model
-    return out, documents
+    # lmms-eval's CLI logs an error and exits 0: its output folder is the evidence
+    written = list((root / "out").glob("*/*_samples_*.jsonl"))
+    assert done.returncode == 0 and len(written) == len(tasks), done.stderr[-4000:]
+    return written[0].parent
+
+
+@pytest.fixture(scope="module")
+def lmms_eval_samples(shared_data: Path, tmp_path_factory) -> tuple[Path, dict[str, int]]:
+    """lmms-eval's output folder for the tiny LLaVA-NeXT-Video (its samples and results files)
+    on TempCompass and VITATECS, and the number of documents each task was given."""
+    root = tmp_path_factory.mktemp("lmms-eval")
+    documents = {
+        TASK[1]: lmms_lab_tempcompass(shared_data, root / "work", root / "hf"),
+        VITATECS[1]: vitatecs_hub(shared_data, root / "work", root / "hf"),
+    }
+    model_args = f"pretrained={tiny_model_path('llava-next-video')},dtype=float32"
+    model_args += f",max_frames_num={FRAMES}"
+    return run_lmms_eval(root, "llava_hf", model_args, list(documents)), documents
+
+
+@pytest.fixture(scope="module")
+def lmms_eval_temporalbench(tmp_path_factory) -> tuple[Path, int]:
+    """lmms-eval's output folder for the tiny Qwen2-VL on TemporalBench, and the number of its
+    documents. Qwen2-VL: ``temporalbench_doc_to_visual`` returns the video's path as a string,
+    which ``llava_hf`` takes apart character by character (its ``flatten``); ``qwen2_vl``
+    (with qwen-vl-utils) takes it whole."""
+    root = tmp_path_factory.mktemp("lmms-eval-temporalbench")
+    documents = temporalbench_hub(root / "work", root / "hf")
+    model_args = f"pretrained={tiny_model_path('qwen2-vl')},max_num_frames={FRAMES}"
+    return run_lmms_eval(root, "qwen2_vl", model_args, [TEMPORALBENCH[0]]), documents
 
 
 def _samples_file(folder: Path, task: str) -> Path:
@@ -296,3 +340,31 @@ def test_vitatecs_option_order_is_lmms_evals_on_every_published_row(
                 order = lmms_eval_vitatecs_order(*texts)
                 mine.append(lmms_eval_vitatecs_question([texts[i] for i in order]))
     assert len(mine) > 10000 and mine == theirs
+
+
+def test_temporalbench_samples_find_their_rows_by_idx(lmms_eval_temporalbench, tmp_path: Path):
+    """lmms-eval's ``temporalbench_short_qa`` samples carry their whole document (its scorer
+    logs it as ``temporalbench_score.item``): each finds foilkit's row by ``idx``, asked the
+    published question; the letter of its ``GT`` reads as the caption."""
+    folder, documents = lmms_eval_temporalbench
+    annotations = write_temporalbench(tmp_path / "annotations")
+    samples = _samples(folder, TEMPORALBENCH[0])
+    assert {s["temporalbench_score"]["item"]["idx"] for s in samples} == {
+        q["idx"] for q in TEMPORALBENCH_QUESTIONS
+    }
+    for name, answer in (("as-run", None), ("true", "GT")):
+        source = tmp_path / name / _samples_file(folder, TEMPORALBENCH[0]).name
+        source.parent.mkdir()
+        for sample in samples:
+            if answer:
+                sample["filtered_resps"] = sample["temporalbench_score"]["item"][answer]
+        source.write_text("".join(json.dumps(sample) + "\n" for sample in samples))
+        out = tmp_path / name / "run"
+        argv = ["import", str(source), "--benchmark", "temporalbench", "--out", str(out)]
+        assert main([*argv, "--annotations", str(annotations), "--n-resamples", "20"]) == 0
+        entry = RunResults.load(out).configs[TEMPORALBENCH[1]]
+        assert (entry.coverage.scored, entry.coverage.failed) == (documents, 0)
+        assert entry.score.adapter["prompts_differ"] == 0
+        rows = RunFolder(out).load_scores(TEMPORALBENCH[1]).to_pandas()
+        if answer:
+            assert list(rows.caption_score) == [1.0] * documents
