@@ -14,14 +14,18 @@ Sources (a file, or a folder of files; the format of each detected from its cont
 - ``tempcompass-predictions``: TempCompass' published layout, ``{video id: {aspect: [{"question",
   "answer", "prediction"}]}}``, its task from the file name (``multi-choice.json``); an item is
   the row of that video, aspect and question.
-- ``lmms-eval-samples``: lmms-eval 0.7's ``--log_samples`` files of the TempCompass tasks
-  (:data:`LMMS_EVAL_TASKS`); an item is the row of the document's ``video_id``, ``dim`` and
-  ``question``, its recorded prompt the request's text (``input``). lmms-eval 0.7.3 writes the
-  document itself out of the file (``EvaluationTracker.save_results_samples`` pops ``doc`` and
-  ``arguments``): its fields are read where the task's ``process_results`` logged them beside
-  the answer (TempCompass: ``avg_accuracy``), or from ``doc`` where a file keeps it.
+- ``lmms-eval-samples``: lmms-eval 0.7's ``--log_samples`` files of the TempCompass, VITATECS
+  and TemporalBench tasks (:data:`LMMS_EVAL_TASKS`); an item is the row its document names
+  (TempCompass: ``video_id``, ``dim``, ``question``; VITATECS: source dataset, video and
+  question, the options in lmms-eval's own order; TemporalBench: ``idx``), its recorded prompt
+  the request's text (``input``). lmms-eval 0.7.3 writes the document itself out of the file
+  (``EvaluationTracker.save_results_samples`` pops ``doc`` and ``arguments``): its fields are
+  read where the task's ``process_results`` logged them beside the answer, or from ``doc``
+  where a file keeps it (:func:`_sample_key`).
 - ``jsonl``: one ``{"id": ..., "answer": ...}`` per line (``prompt``, optional: the question the
   model was asked, compared with foilkit's ``prompt`` for the row), for any benchmark.
+
+How each source names rows is a :class:`Keying` (:data:`KEYINGS`).
 
 Every row is accounted for: a row no answer reaches fails with the cause ``no imported answer``
 (counted in the coverage, listed in ``scores``' ``error`` column), and an answer naming an item
