@@ -223,26 +223,26 @@ def detect_format(path: Path) -> str:
 
 
 def producer(path: Path, fmt: str) -> dict[str, Any]:
-    """The tool that wrote ``path`` and its version, where the files say it: for lmms-eval, its
-    ``*_results.json`` beside the samples (``None`` where none says it): ``lmms_eval_version``
-    as written (lmms-eval 0.7 writes ``<git branch>@<commit>`` of the repository around its code,
-    ``unknown@unknown`` outside one, not the release), and the model and model arguments it ran
-    (``config.model``, ``config.model_args``)."""
+    """The tool that wrote ``path`` and its version, where the files say it: for lmms-eval, the
+    results file of the same run (``<date>_results.json`` beside ``<date>_samples_<task>.jsonl``;
+    ``None`` where there is none): ``lmms_eval_version`` as written (lmms-eval 0.7 writes
+    ``<git branch>@<commit>`` of the repository around its code, ``unknown@unknown`` outside
+    one, not the release), and the model and model arguments it ran (``config.model``,
+    ``config.model_args``). Another run's results file in the folder says nothing of these."""
     if fmt == "tempcompass-predictions":
         return {"tool": "TempCompass published predictions"}
     if fmt != "lmms-eval-samples":
         return {}
-    for results in sorted(path.parent.glob("*_results.json")):
-        try:
-            written = json.loads(results.read_text(encoding="utf-8"))
-            version = written.get("lmms_eval_version")
-        except (json.JSONDecodeError, AttributeError):
-            continue
-        if version:
-            ran = written.get("config") if isinstance(written.get("config"), dict) else {}
-            found = {"tool": "lmms-eval", "version": version}
-            return found | {k: ran[k] for k in ("model", "model_args") if ran.get(k)}
-    return {"tool": "lmms-eval", "version": None}
+    results = path.with_name(path.name.split("_samples_", 1)[0] + "_results.json")
+    try:
+        written = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        written = None
+    if not isinstance(written, dict) or not written.get("lmms_eval_version"):
+        return {"tool": "lmms-eval", "version": None}
+    ran = written.get("config") if isinstance(written.get("config"), dict) else {}
+    found = {"tool": "lmms-eval", "version": written["lmms_eval_version"]}
+    return found | {k: ran[k] for k in ("model", "model_args") if ran.get(k)}
 
 
 def _is_tempcompass(data: Mapping[str, Any]) -> bool:

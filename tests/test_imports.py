@@ -188,12 +188,15 @@ def test_lmms_eval_samples_match_by_document_fields_not_position(
     (folder / "20261129_000000_results.json").write_text(
         json.dumps({"lmms_eval_version": "0.7.3", "results": {}})
     )
+    # another run's results in the same folder say nothing of these samples
+    other = {"lmms_eval_version": "main@0000000", "config": {"model": "qwen2_vl"}}
+    (folder / "20261128_000000_results.json").write_text(json.dumps(other))
     out = tmp_path / "run"
     assert _import(folder, out, shared_data) == 0
     results = RunResults.load(out)
     record = results.configs["multi_choice"].score
     (source,) = record.adapter["sources"]
-    assert (source["tool"], source["version"]) == ("lmms-eval", "0.7.3")
+    assert (source["tool"], source["version"]) == ("lmms-eval", "0.7.3") and "model" not in source
     assert record.adapter["prompts_differ"] == 0  # lmms-eval asks foilkit's prompt
     coverage = results.configs["multi_choice"].coverage
     assert (coverage.scored, coverage.failed) == (len(items), 1580 - len(items))
