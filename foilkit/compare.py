@@ -29,18 +29,23 @@ def paired_rows(
 ) -> tuple[dict[str, list[Any]], dict[str, list[Any]]]:
     """The two runs' scored rows of ``config`` as columns, in the same item order.
 
-    Items either run could not score (``error``) are left out of both, so the pairs stay aligned.
+    Items either run could not score are left out of both, so the pairs stay aligned: a row with
+    an ``error``, and a row one run does not hold (a video it skipped) where the other failed it
+    too (an import's rows without an answer). An item one run scored and the other does not
+    hold is an error: the runs did not score the same items.
     """
     a, b = (_scores(run, config) for run in (run_a, run_b))
-    if sorted(a["id"]) != sorted(b["id"]):
-        only_a, only_b = sorted(set(a["id"]) - set(b["id"])), sorted(set(b["id"]) - set(a["id"]))
+    failed = {
+        i for run in (a, b) for i, error in zip(run["id"], run["error"], strict=True) if error
+    }
+    only_a = sorted(set(a["id"]) - set(b["id"]) - failed)
+    only_b = sorted(set(b["id"]) - set(a["id"]) - failed)
+    if only_a or only_b:
         raise ValueError(
             f"{config}: the runs scored different items: {len(only_a)} only in {run_a.root} "
             f"(e.g. {only_a[:3]}), {len(only_b)} only in {run_b.root} (e.g. {only_b[:3]})"
         )
-    failed = {
-        i for run in (a, b) for i, error in zip(run["id"], run["error"], strict=True) if error
-    }
+    failed |= set(a["id"]) ^ set(b["id"])
     order = [i for i in a["id"] if i not in failed]
     columns = []
     for run in (a, b):

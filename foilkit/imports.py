@@ -14,11 +14,18 @@ Sources (a file, or a folder of files; the format of each detected from its cont
 - ``tempcompass-predictions``: TempCompass' published layout, ``{video id: {aspect: [{"question",
   "answer", "prediction"}]}}``, its task from the file name (``multi-choice.json``); an item is
   the row of that video, aspect and question.
-- ``lmms-eval-samples``: lmms-eval 0.7's ``--log_samples`` files of the TempCompass tasks
-  (:data:`LMMS_EVAL_TASKS`); an item is the row of the document's ``video_id``, ``dim`` and
-  ``question``, its recorded prompt the request's text.
+- ``lmms-eval-samples``: lmms-eval 0.7's ``--log_samples`` files of the TempCompass, VITATECS
+  and TemporalBench tasks (:data:`LMMS_EVAL_TASKS`); an item is the row its document names
+  (TempCompass: ``video_id``, ``dim``, ``question``; VITATECS: source dataset, video and
+  question, the options in lmms-eval's own order; TemporalBench: ``idx``), its recorded prompt
+  the request's text (``input``). lmms-eval 0.7.3 writes the document itself out of the file
+  (``EvaluationTracker.save_results_samples`` pops ``doc`` and ``arguments``): its fields are
+  read where the task's ``process_results`` logged them beside the answer, or from ``doc``
+  where a file keeps it (:func:`_sample_key`).
 - ``jsonl``: one ``{"id": ..., "answer": ...}`` per line (``prompt``, optional: the question the
   model was asked, compared with foilkit's ``prompt`` for the row), for any benchmark.
+
+How each source names rows is a :class:`Keying` (:data:`KEYINGS`).
 
 Every row is accounted for: a row no answer reaches fails with the cause ``no imported answer``
 (counted in the coverage, listed in ``scores``' ``error`` column), and an answer naming an item
@@ -34,12 +41,19 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from foilkit.answers import LETTERS
 from foilkit.builders import get_benchmark
+from foilkit.builders.vitatecs import ASPECTS as VITATECS_ASPECTS
+from foilkit.builders.vitatecs.answers import (
+    lmms_eval_question,
+    lmms_eval_vitatecs_order,
+    lmms_eval_vitatecs_question,
+)
 from foilkit.errors import UserError
 from foilkit.evaluation import (
     _invocation,
@@ -82,15 +96,78 @@ class AnswerFileError(UserError, ValueError):
 
 @dataclass(frozen=True)
 class Imported:
-    """One imported answer: the config it answers, how it names its item (``key``, matched with
-    :func:`_row_key`), the answer, the prompt recorded beside it (``None``: none), and where it
-    was read (``file:line``)."""
+    """One imported answer: the config it answers, how it names its item (``key``, in the
+    naming ``keyed``, a :data:`KEYINGS` name), the answer, the prompt recorded beside it
+    (``None``: none), and where it was read (``file:line``)."""
 
     config: str | None
     key: tuple[Any, ...]
     answer: str | None
     prompt: str | None
     where: str
+    keyed: str = "id"
+
+
+@dataclass(frozen=True)
+class Keying:
+    """How a source names a benchmark's rows: the ``benchmark`` it names (``None``: any), the
+    row ``columns`` it reads, the key of a ``row``, and, where the source asked a question of
+    its own (lmms-eval's VITATECS order), the prompt and the labels of the row's ``(caption,
+    *foils)`` as it asked them (``asked``; ``None``: the row's own ``prompt`` and labels)."""
+
+    benchmark: str | None
+    columns: tuple[str, ...]
+    row: Callable[[Mapping[str, Any]], tuple[Any, ...]]
+    asked: Callable[[Mapping[str, Any]], tuple[str, tuple[str, ...]]] | None = None
+
+
+def _vitatecs_shown(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """A VITATECS row's ``(caption, counterfactual)`` in the order lmms-eval shows them."""
+    texts = (row["caption"], *row["foils"])
+    return tuple(texts[i] for i in lmms_eval_vitatecs_order(*texts))
+
+
+def _vitatecs_asked(row: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """lmms-eval's ``vitatecs`` prompt for ``row`` (question and ``post_prompt``) and the
+    letters it gives the caption and the counterfactual."""
+    order = lmms_eval_vitatecs_order(row["caption"], *row["foils"])
+    return lmms_eval_question(_vitatecs_shown(row)), tuple(LETTERS[order.index(i)] for i in (0, 1))
+
+
+def _temporalbench_asked(row: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """lmms-eval's ``temporalbench_short_qa`` prompt for ``row`` (the published question, as
+    ``doc_to_text`` gives it) and the published letters of the caption and the negative."""
+    return row["question"], (row["label"], "B" if row["label"] == "A" else "A")
+
+
+#: The namings of rows, by name: a row's ``id`` (JSONL), TempCompass' video, aspect and question
+#: (its published predictions and lmms-eval's ``tempcompass_*`` tasks), lmms-eval's
+#: ``vitatecs_*`` tasks' source dataset, video and question (the options in lmms-eval's order),
+#: and lmms-eval's ``temporalbench_short_qa`` documents' ``idx`` (foilkit's row ``id``).
+KEYINGS = {
+    "id": Keying(None, ("id",), lambda row: (str(row["id"]),)),
+    "tempcompass": Keying(
+        "tempcompass",
+        ("video_id", "aspect", "question"),
+        lambda row: (str(row["video_id"]), row["aspect"], row["question"]),
+    ),
+    "lmms-eval-vitatecs": Keying(
+        "vitatecs",
+        ("source_dataset", "video_name", "caption", "foils"),
+        lambda row: (
+            row["source_dataset"],
+            row["video_name"],
+            lmms_eval_vitatecs_question(_vitatecs_shown(row)),
+        ),
+        _vitatecs_asked,
+    ),
+    "lmms-eval-temporalbench": Keying(
+        "temporalbench",
+        ("id", "question", "label"),
+        lambda row: (str(row["id"]),),
+        _temporalbench_asked,
+    ),
+}
 
 
 def sha256(path: Path) -> str:
@@ -120,8 +197,8 @@ def source_files(source: str | os.PathLike) -> list[Path]:
 
 
 def detect_format(path: Path) -> str:
-    """``tempcompass-predictions`` or ``jsonl``, from the file's content; anything else is an
-    error naming the file and the formats foilkit reads."""
+    """``tempcompass-predictions``, ``lmms-eval-samples`` or ``jsonl``, from the file's content;
+    anything else is an error naming the file and the formats foilkit reads."""
     text = path.read_text(encoding="utf-8")
     first = next((line for line in text.splitlines() if line.strip()), "")
     try:
@@ -134,31 +211,38 @@ def detect_format(path: Path) -> str:
         line = json.loads(first)
     except json.JSONDecodeError:
         line = None
-    if isinstance(line, dict) and {"doc", "filtered_resps"} <= set(line):
+    if isinstance(line, dict) and "filtered_resps" in line and {"doc", "doc_id"} & set(line):
         return "lmms-eval-samples"
     if isinstance(line, dict) and "id" in line and "answer" in line:
         return "jsonl"
     raise AnswerFileError(
         f"{path}:1: unknown answer format; foilkit imports TempCompass' predictions/<model>/"
-        '<task>.json layout and JSONL with one {"id": ..., "answer": ...} per line'
+        "<task>.json layout, lmms-eval --log_samples files and JSONL with one "
+        '{"id": ..., "answer": ...} per line'
     )
 
 
 def producer(path: Path, fmt: str) -> dict[str, Any]:
-    """The tool that wrote ``path`` and its version, where the files say it: lmms-eval's
-    version from a ``*_results.json`` beside its samples (``None`` where none says it)."""
+    """The tool that wrote ``path`` and its version, where the files say it: for lmms-eval, the
+    results file of the same run (``<date>_results.json`` beside ``<date>_samples_<task>.jsonl``;
+    ``None`` where there is none): ``lmms_eval_version`` as written (lmms-eval 0.7 writes
+    ``<git branch>@<commit>`` of the repository around its code, ``unknown@unknown`` outside
+    one, not the release), and the model and model arguments it ran (``config.model``,
+    ``config.model_args``). Another run's results file in the folder says nothing of these."""
     if fmt == "tempcompass-predictions":
         return {"tool": "TempCompass published predictions"}
     if fmt != "lmms-eval-samples":
         return {}
-    for results in sorted(path.parent.glob("*_results.json")):
-        try:
-            version = json.loads(results.read_text(encoding="utf-8")).get("lmms_eval_version")
-        except (json.JSONDecodeError, AttributeError):
-            continue
-        if version:
-            return {"tool": "lmms-eval", "version": version}
-    return {"tool": "lmms-eval", "version": None}
+    results = path.with_name(path.name.split("_samples_", 1)[0] + "_results.json")
+    try:
+        written = json.loads(results.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        written = None
+    if not isinstance(written, dict) or not written.get("lmms_eval_version"):
+        return {"tool": "lmms-eval", "version": None}
+    ran = written.get("config") if isinstance(written.get("config"), dict) else {}
+    found = {"tool": "lmms-eval", "version": written["lmms_eval_version"]}
+    return found | {k: ran[k] for k in ("model", "model_args") if ran.get(k)}
 
 
 def _is_tempcompass(data: Mapping[str, Any]) -> bool:
@@ -193,7 +277,7 @@ def read_tempcompass(path: Path) -> Iterator[Imported]:
                 if not isinstance(item, dict) or "prediction" not in item:
                     raise AnswerFileError(f"{where}: an item without 'prediction'")
                 key = (str(video), aspect, item.get("question"))
-                yield Imported(config, key, item["prediction"], None, where)
+                yield Imported(config, key, item["prediction"], None, where, "tempcompass")
 
 
 def read_jsonl(path: Path) -> Iterator[Imported]:
@@ -220,41 +304,66 @@ def _lines(path: Path) -> Iterator[tuple[str, str]]:
                 yield f"{path}:{number}", line
 
 
-#: lmms-eval's task names (the ``<task>`` of ``<date>_samples_<task>.jsonl``) -> foilkit config,
-#: for the tasks whose documents foilkit matches to its rows (:func:`_row_key`).
+#: lmms-eval's task names (the ``<task>`` of ``<date>_samples_<task>.jsonl``) -> the foilkit
+#: config its documents are and how its samples name them (a :data:`KEYINGS` name).
 LMMS_EVAL_TASKS = {
-    "tempcompass_multi_choice": "multi_choice",
-    "tempcompass_yes_no": "yes_no",
-    "tempcompass_caption_matching": "caption_matching",
-    "tempcompass_captioning": "captioning",
+    "tempcompass_multi_choice": ("multi_choice", "tempcompass"),
+    "tempcompass_yes_no": ("yes_no", "tempcompass"),
+    "tempcompass_caption_matching": ("caption_matching", "tempcompass"),
+    "tempcompass_captioning": ("captioning", "tempcompass"),
+    **{f"vitatecs_{aspect}": (aspect, "lmms-eval-vitatecs") for aspect in VITATECS_ASPECTS},
+    "temporalbench_short_qa": ("short_qa", "lmms-eval-temporalbench"),
 }
 
 
+def _sample_key(keyed: str, sample: Mapping[str, Any]) -> tuple[Any, ...]:
+    """The key (in the naming ``keyed``) of the document an lmms-eval sample answers, from its
+    ``doc`` where the file keeps it (the sample as ``evaluator._process_document_results``
+    builds it), else from the record the task's ``process_results`` logged beside the answer
+    (lmms-eval 0.7.3's saved files: ``save_results_samples`` drops ``doc``): TempCompass'
+    ``avg_accuracy`` (``video_id``, ``dim``, ``question``), VITATECS' ``accuracy``
+    (``src_dataset``, ``video_id``: the document's ``video_name``, ``question``),
+    TemporalBench's ``temporalbench_score`` (the whole document, ``item``: its ``idx``)."""
+    doc = sample.get("doc")
+    if keyed == "lmms-eval-temporalbench":
+        fields = doc if isinstance(doc, dict) else sample["temporalbench_score"]["item"]
+        return (str(fields["idx"]),)
+    if keyed == "tempcompass":
+        fields = doc if isinstance(doc, dict) else sample["avg_accuracy"]
+        return (str(fields["video_id"]), fields["dim"], fields["question"])
+    if isinstance(doc, dict):
+        row = {**doc, "foils": [doc["counterfactual"]], "source_dataset": doc["src_dataset"]}
+        return KEYINGS[keyed].row(row)
+    record = sample["accuracy"]
+    return (record["src_dataset"], record["video_id"], record["question"])
+
+
 def read_lmms_eval(path: Path) -> Iterator[Imported]:
-    """lmms-eval 0.7's ``--log_samples`` file (``<date>_samples_<task>.jsonl``; each line as its
-    ``evaluator._process_document_results`` logs it): the task from the file name, the item by
-    the task's own document fields (TempCompass: ``video_id``, ``dim``, ``question``), the
-    answer its first filtered response, the prompt its first text argument."""
+    """lmms-eval 0.7's ``--log_samples`` file (``<date>_samples_<task>.jsonl``, one sample a
+    line): the task from the file name, the item by the task's own document fields
+    (:func:`_sample_key`), the answer its filtered response (the one its scorer read), the
+    prompt its ``input`` (the request's text; ``arguments[0]`` in the unsaved form)."""
     task = path.stem.split("_samples_", 1)[-1]
-    config = LMMS_EVAL_TASKS.get(task)
-    if config is None:
+    if task not in LMMS_EVAL_TASKS:
         raise AnswerFileError(
             f"{path}:1: lmms-eval task {task!r} is not one foilkit imports "
             f"({', '.join(LMMS_EVAL_TASKS)}; the file name ends _samples_<task>.jsonl)"
         )
+    config, keyed = LMMS_EVAL_TASKS[task]
     for where, line in _lines(path):
         try:
             sample = json.loads(line)
-            doc, answer = sample["doc"], sample["filtered_resps"][0]
-            key = (str(doc["video_id"]), doc["dim"], doc["question"])
+            key, answer = _sample_key(keyed, sample), sample["filtered_resps"]
         except (json.JSONDecodeError, KeyError, IndexError, TypeError) as error:
             raise AnswerFileError(
                 f"{where}: not an lmms-eval sample of {task} ({type(error).__name__}: {error})"
             ) from None
-        while isinstance(answer, list):  # a response list: its first
+        while isinstance(answer, list):  # a response list (one per request): its first
             answer = answer[0] if answer else None
-        prompt = next((a for a in sample.get("arguments", []) if isinstance(a, str)), None)
-        yield Imported(config, key, answer, prompt, where)
+        prompt = sample.get("input")
+        if prompt is None:
+            prompt = next((a for a in sample.get("arguments", []) if isinstance(a, str)), None)
+        yield Imported(config, key, answer, prompt, where, keyed)
 
 
 READERS = {
@@ -262,17 +371,6 @@ READERS = {
     "lmms-eval-samples": read_lmms_eval,
     "jsonl": read_jsonl,
 }
-
-
-#: The formats whose items are TempCompass' (matched by video, aspect and question).
-TEMPCOMPASS_FORMATS = ("tempcompass-predictions", "lmms-eval-samples")
-
-
-def _row_key(fmt: str, row: Mapping[str, Any]) -> tuple[Any, ...]:
-    """How a source of format ``fmt`` names ``row``."""
-    if fmt in TEMPCOMPASS_FORMATS:
-        return (str(row["video_id"]), row["aspect"], row["question"])
-    return (str(row["id"]),)
 
 
 def import_answers(
@@ -303,12 +401,16 @@ def import_answers(
     provenance = []
     for path in files:
         fmt = detect_format(path)
-        if fmt in TEMPCOMPASS_FORMATS and spec.name != "tempcompass":
+        read = list(READERS[fmt](path))
+        named = {KEYINGS[item.keyed].benchmark for item in read} - {None, spec.name}
+        if named:
+            (other,) = named
+            title = get_benchmark(other).title
             raise AnswerFileError(
-                f"{path}:1: these are TempCompass answers ({fmt}), not {spec.name}'s: "
-                "pass --benchmark tempcompass"
+                f"{path}:1: these are {title} answers ({fmt}), not {spec.name}'s: "
+                f"pass --benchmark {other}"
             )
-        answers += [(fmt, item) for item in READERS[fmt](path)]
+        answers += [(fmt, item) for item in read]
         provenance.append(
             {"file": os.fspath(path), "sha256": sha256(path), "format": fmt, **producer(path, fmt)}
         )
@@ -377,22 +479,26 @@ def _match(
     data: Any, answers: Sequence[tuple[int, str, Imported]]
 ) -> list[tuple[int, Imported] | None]:
     """Per row of ``data``, the answer (its number and itself) that names its item, by the
-    source format's own fields (:func:`_row_key`); ``None``: none does. Two answers to one item
-    are an error naming both."""
+    source's own fields (the answer's :data:`KEYINGS` naming); ``None``: none does. Two answers
+    to one item are an error naming both."""
     by_key: dict[tuple[Any, ...], tuple[int, Imported]] = {}
-    for number, fmt, item in answers:
-        first = by_key.setdefault((fmt, *item.key), (number, item))
+    for number, _, item in answers:
+        first = by_key.setdefault((item.keyed, *item.key), (number, item))
         if first[0] != number:
             raise AnswerFileError(f"{item.where}: a second answer to the item of {first[1].where}")
-    formats = sorted({fmt for _, fmt, _ in answers})
+    keyings = {name: KEYINGS[name] for name in sorted({item.keyed for _, _, item in answers})}
+    columns = {column for keying in keyings.values() for column in keying.columns}
     return [
-        next((by_key[k] for fmt in formats if (k := (fmt, *_row_key(fmt, row))) in by_key), None)
-        for row in data.select_columns([c for c in _KEY_COLUMNS if c in data.column_names])
+        next(
+            (
+                by_key[key]
+                for name, keying in keyings.items()
+                if (key := (name, *keying.row(row))) in by_key
+            ),
+            None,
+        )
+        for row in data.select_columns([c for c in data.column_names if c in columns])
     ]
-
-
-#: The row columns an answer is matched by (:func:`_row_key`).
-_KEY_COLUMNS = ("id", "video_id", "aspect", "question")
 
 
 def _score_config(
@@ -420,7 +526,7 @@ def _score_config(
     parser_name = default_parser(spec.name, config) or DEFAULT_PARSER
     parser = get_parser(parser_name)
     shown = data.remove_columns([c for c in ("video", "foil_video") if c in data.column_names])
-    asked = [_request(row) for row in shown]
+    asked = [_request(row, None if m is None else m[1].keyed) for row, m in zip(shown, matched)]
     generations = [[Generations((m[1].answer or "",))] if m else [] for m in matched]
     verdicts: list[dict[tuple[int, int], Any]] = [{} for _ in matched]
     judge = None
@@ -439,7 +545,7 @@ def _score_config(
     ):
         prompt = None if match is None else match[1].prompt
         recorded.append(prompt)
-        differs.append(prompt is not None and prompt != row.get("prompt"))
+        differs.append(prompt is not None and prompt != request.question)
         if match is None:
             records.append(_failed(row["id"], NO_ANSWER))
             continue
@@ -484,19 +590,24 @@ def _score_config(
     return result, rows
 
 
-def _request(row: Mapping[str, Any]) -> Any:
+def _request(row: Mapping[str, Any], keyed: str | None = None) -> Any:
     """The :class:`~foilkit.scorers.requests.TextsRequest` the row's answer answered: its
-    caption and foils, how its own question names them, the judge's question and answer."""
+    caption and foils, the question asked and how it names them (the row's own, or the
+    source's where its naming ``keyed`` asked its own: :attr:`Keying.asked`), the judge's
+    question and answer."""
     from foilkit.scorers.plan import JUDGE_COLUMNS
     from foilkit.scorers.requests import TextsRequest
 
-    labels = None
-    if row.get("prompt") is not None:
+    question, labels = row.get("prompt"), None
+    if question is not None:
         labels = (row["caption_answer"], *row["foil_answers"])
+    own = None if keyed is None else KEYINGS[keyed].asked
+    if own is not None:
+        question, labels = own(row)
     reference = tuple(row.get(column) for column in JUDGE_COLUMNS)
     return TextsRequest(
         (row["caption"], *row["foils"]),
-        question=row.get("prompt"),
+        question=question,
         answers=labels,
         reference=reference if all(reference) else None,
     )

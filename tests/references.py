@@ -18,8 +18,8 @@ each standing in for one thing the stack lacks:
     PyPI (``requirements.txt``).
 
 lmms-eval (PyPI) pins ``av<16``, so it runs in a virtualenv of its own that ``./dev.sh`` makes
-(:data:`LMMS_EVAL_PYTHON`), through ``tests/lmms_eval_loglikelihood.py`` (its shims are listed
-there); tests skip cleanly without it.
+(:data:`LMMS_EVAL_PYTHON`), through ``tests/lmms_eval_loglikelihood.py`` and
+``tests/lmms_eval_cli.py`` (their shims are listed there); tests skip cleanly without it.
 """
 
 from __future__ import annotations
@@ -129,6 +129,36 @@ def lmms_eval_loglikelihood(request: dict[str, Any]) -> dict[str, Any]:
     if done.returncode != 0:
         raise AssertionError(f"lmms-eval's loglikelihood failed:\n{done.stderr[-4000:]}")
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def lmms_eval_python(
+    args: list[str], *, cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess:
+    """The lmms-eval virtualenv's python run with ``args`` in ``cwd``, ``env`` added to this
+    process's environment, or a skip when ``./dev.sh`` could not make that virtualenv."""
+    if not LMMS_EVAL_PYTHON.is_file():
+        pytest.skip(
+            f"{LMMS_EVAL_PYTHON} (the lmms-eval virtualenv ./dev.sh makes: lmms-eval pins av<16, "
+            "foilkit PyAV 18) is not present"
+        )
+    return subprocess.run(
+        [str(LMMS_EVAL_PYTHON), *args],
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def lmms_eval_cli(
+    args: list[str], *, cwd: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess:
+    """lmms-eval's own command line (``tests/lmms_eval_cli.py``, which documents its one shim)
+    with ``args``: :func:`lmms_eval_python`."""
+    return lmms_eval_python(
+        [str(REPO_ROOT / "tests" / "lmms_eval_cli.py"), *args], cwd=cwd, env=env
+    )
 
 
 @contextlib.contextmanager

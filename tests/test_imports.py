@@ -123,20 +123,41 @@ def test_every_row_is_accounted_for_and_a_changed_prompt_is_flagged(
     assert sum(rows.error.isna()) == len(lines)  # the pairs: the rows both runs scored
 
 
-def _lmms_eval_sample(doc_id: int, video: str, aspect: str, item: dict) -> dict:
+def _lmms_eval_sample(doc_id: int, video: str, aspect: str, item: dict, saved: bool) -> dict:
     """One line of lmms-eval 0.7's ``--log_samples`` file for its ``tempcompass_multi_choice``
-    task, with the keys ``evaluator._process_document_results`` logs (0.7.3) and the document
-    fields of lmms-lab's TempCompass dataset (``video_id``, ``dim``, ``question``, ``answer``)."""
+    task, with the document fields of lmms-lab's TempCompass dataset (``video_id``, ``dim``,
+    ``question``, ``answer``): as lmms-eval 0.7.3 saves it (``saved``:
+    ``EvaluationTracker.save_results_samples`` drops ``doc`` and ``arguments``, keeps the prompt
+    as ``input`` and the one response unlisted; the document's fields stand in the records the
+    task's ``process_results`` logs, as a real run writes them:
+    ``tests/test_imports_lmms_eval.py``), or in the unsaved form
+    ``evaluator._process_document_results`` builds."""
     prompt = item["question"] + "\nPlease directly give the best option:"
     prediction = item["prediction"]
+    doc = {"video_id": video, "dim": aspect, "question": item["question"], "answer": item["answer"]}
+    if saved:
+        record = {
+            "video_id": video,
+            "question": item["question"],
+            "gt-answer": item["answer"],
+            "video-llm-prediction": prediction,
+            "match_success": True,
+            "rating": 0,
+            "dim": aspect,
+        }
+        return {
+            "doc_id": doc_id,
+            "target": item["answer"],
+            "filtered_resps": prediction,
+            "token_counts": [None],
+            "doc_hash": "0" * 64,
+            "avg_accuracy": record,
+            f"{aspect}_accuracy": record,
+            "input": prompt,
+        }
     return {
         "doc_id": doc_id,
-        "doc": {
-            "video_id": video,
-            "dim": aspect,
-            "question": item["question"],
-            "answer": item["answer"],
-        },
+        "doc": doc,
         "target": item["answer"],
         "arguments": [prompt, {"max_new_tokens": 128}, doc_id, "tempcompass_multi_choice", "test"],
         "resps": [[prediction]],
@@ -145,8 +166,9 @@ def _lmms_eval_sample(doc_id: int, video: str, aspect: str, item: dict) -> dict:
     }
 
 
+@pytest.mark.parametrize("saved", [True, False], ids=["as-saved", "unsaved"])
 def test_lmms_eval_samples_match_by_document_fields_not_position(
-    published: Path, shared_data: Path, tmp_path: Path
+    published: Path, shared_data: Path, tmp_path: Path, saved: bool
 ):
     """The published answers as lmms-eval samples of a fifth of the items, in reversed order:
     each reaches its row by video, aspect and question; the paired test against the published
@@ -160,18 +182,21 @@ def test_lmms_eval_samples_match_by_document_fields_not_position(
     ][::5]
     folder = tmp_path / "lmms-eval" / "video-llava"
     folder.mkdir(parents=True)
-    lines = [_lmms_eval_sample(n, *item) for n, item in enumerate(items)][::-1]
+    lines = [_lmms_eval_sample(n, *item, saved) for n, item in enumerate(items)][::-1]
     samples = folder / "20261129_000000_samples_tempcompass_multi_choice.jsonl"
     samples.write_text("".join(json.dumps(line) + "\n" for line in lines))
     (folder / "20261129_000000_results.json").write_text(
         json.dumps({"lmms_eval_version": "0.7.3", "results": {}})
     )
+    # another run's results in the same folder say nothing of these samples
+    other = {"lmms_eval_version": "main@0000000", "config": {"model": "qwen2_vl"}}
+    (folder / "20261128_000000_results.json").write_text(json.dumps(other))
     out = tmp_path / "run"
     assert _import(folder, out, shared_data) == 0
     results = RunResults.load(out)
     record = results.configs["multi_choice"].score
     (source,) = record.adapter["sources"]
-    assert (source["tool"], source["version"]) == ("lmms-eval", "0.7.3")
+    assert (source["tool"], source["version"]) == ("lmms-eval", "0.7.3") and "model" not in source
     assert record.adapter["prompts_differ"] == 0  # lmms-eval asks foilkit's prompt
     coverage = results.configs["multi_choice"].coverage
     assert (coverage.scored, coverage.failed) == (len(items), 1580 - len(items))
@@ -276,3 +301,67 @@ def test_push_results_takes_an_imported_run(published: Path, tmp_path: Path):
     assert main(argv) == 0
     sent = {path.relative_to(out).as_posix() for path in out.rglob("*") if path.is_file()}
     assert {"dataset/scores/multi_choice.parquet", "dataset/results.json"} <= sent
+
+
+def _captioning_sample(doc_id: int, video: str, aspect: str, item: dict, caption: str) -> dict:
+    """A ``tempcompass_captioning`` line as lmms-eval 0.7.3 saves it: no ``doc``; the
+    document's fields in the record its ``process_results`` logs (``avg_accuracy``)."""
+    record = {"video_id": video, "question": item["question"], "video-llm-prediction": caption}
+    record |= {"gt-answer": item["answer"], "rating": 0, "dim": aspect}
+    return {
+        "doc_id": doc_id,
+        "target": item["answer"],
+        "filtered_resps": caption,
+        "token_counts": [None],
+        "avg_accuracy": record,
+        f"{aspect}_accuracy": record,
+        "input": item["question"],
+    }
+
+
+def test_captioning_imports_are_rated_by_the_judge_alone(
+    shared_data: Path, tmp_path: Path, monkeypatch, capsys
+):
+    """Captioning is rated by TempCompass' judge only (eval_captioning.py): without
+    ``--judge-model`` the import refuses it in one line; with it, every caption is shown to the
+    judge beside the video's multi-choice question, and its answer rates the row."""
+    from tests.openai_server import OpenAICompatibleServer
+
+    published = json.loads((shared_data / "tempcompass/questions/captioning.json").read_text())
+    items = published["1034419625"]["action"][:2]
+    captions = ["A man dunks a basketball.", "A man walks a dog."]
+    lines = [
+        _captioning_sample(n, "1034419625", "action", item, caption)
+        for n, (item, caption) in enumerate(zip(items, captions, strict=True))
+    ]
+    source = tmp_path / "20261129_000000_samples_tempcompass_captioning.jsonl"
+    source.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    assert _import(source, tmp_path / "refused", shared_data) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--judge-model" in err
+    assert not (tmp_path / "refused").exists()
+
+    def judge(body: dict) -> str:
+        caption = body["messages"][-1]["content"].split("Video Description:")[-1]
+        if "dunks" in caption:
+            return "Reasoning: the man dunks.\nAnswer: A. dunking a basketball"
+        return "Reasoning: no basketball.\nAnswer: None of the choices are correct"
+
+    monkeypatch.setenv("FOILKIT_TEST_JUDGE_KEY", "sk-test")
+    monkeypatch.setenv("FOILKIT_CACHE", str(tmp_path / "cache"))
+    with OpenAICompatibleServer(judge) as server:
+        flags = ["--judge-model", "gpt-3.5-turbo-1106", "--judge-base-url", server.base_url]
+        flags += ["--judge-api-key-env", "FOILKIT_TEST_JUDGE_KEY"]
+        assert _import(source, tmp_path / "run", shared_data, *flags) == 0
+        asked = server.requests
+    assert len(asked) == 2  # every caption, none read by rules
+    assert all(
+        "Multi-Choice Question:\nWhat is the man doing" in a["messages"][-1]["content"]
+        for a in asked
+    )
+    results = RunResults.load(tmp_path / "run")
+    entry = results.configs["captioning"]
+    assert entry.score.answers["judged"] == 2 and entry.coverage.scored == 2
+    rows = RunFolder(tmp_path / "run").load_scores("captioning").to_pandas()
+    scored = rows[rows.error.isna()].set_index("question")
+    assert list(scored.loc[[item["question"] for item in items], "caption_score"]) == [1.0, 0.0]

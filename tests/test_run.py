@@ -168,6 +168,33 @@ def test_format_1_folders_work_with_compare_upload_and_leaderboard(tmp_path: Pat
     assert {e.task for e in entries} == {"direction", "order", "speed", "average"}
 
 
+@pytest.mark.parametrize("failed_there", [True, False])
+def test_compare_leaves_out_items_one_run_lacks_only_where_the_other_failed_them(
+    tmp_path: Path, failed_there: bool
+):
+    """An item one run does not hold (a video it skipped) pairs with nothing: left out where the
+    other run failed it too (an import's row without an answer), an error where it scored it."""
+    from foilkit.compare import compare_runs, paired_rows
+
+    a, b = (RunFolder(shutil.copytree(FORMAT_1 / m, tmp_path / m)) for m in ("clip", "xclip"))
+    rows_b = b.load_scores("all")
+    lacking = rows_b["id"][:3]
+    b.write_scores("all", rows_b.select(range(3, rows_b.num_rows)))
+    if failed_there:
+        rows_a = a.load_scores("all")
+        errors = [
+            e if i not in lacking else "no imported answer"
+            for i, e in zip(rows_a["id"], rows_a["error"], strict=True)
+        ]
+        a.write_scores("all", rows_a.remove_columns("error").add_column("error", errors))
+        paired = paired_rows(a, b, "all")
+        assert paired[0]["id"] == paired[1]["id"] == rows_b["id"][3:]
+        assert compare_runs(a.root, b.root, n_resamples=20)["all"]
+    else:
+        with pytest.raises(ValueError, match=r"scored different items: 3 only in .*clip \(e\.g\."):
+            compare_runs(a.root, b.root, n_resamples=20)
+
+
 def test_results_written_before_coverage_was_recorded_load(tmp_path: Path):
     from foilkit.report import write_run_report
 

@@ -7,6 +7,7 @@ are the published ones, character for character.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 
 from foilkit.answers import (
@@ -63,6 +64,15 @@ def lmms_eval_vitatecs_question(options: Sequence[str]) -> str:
         f" \n({letter}) {_capitalised(option)}" for letter, option in zip("ABCDEFGHIJ", options)
     )
     return f"Which of the following best describes the content of the video:{listed}"
+
+
+def lmms_eval_vitatecs_order(caption: str, counterfactual: str) -> tuple[int, int]:
+    """The order lmms-eval's ``format_question_and_answer`` shows a row's texts in, as indices
+    of ``(caption, counterfactual)``: ``random.seed`` of the texts' character codes summed,
+    modulo 100, then the caption first where ``random.random() > 0.5``. Fixed per row, so every
+    lmms-eval run asks a row in the same order."""
+    seed = sum(ord(character) for character in caption + counterfactual) % 100
+    return (0, 1) if random.Random(seed).random() > 0.5 else (1, 0)
 
 
 def lmms_eval_vitatecs_answer(options: Sequence[str], true: int) -> str:
