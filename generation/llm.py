@@ -167,7 +167,7 @@ class RequestFailure:
     error: str
     reply: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -217,7 +217,7 @@ class Usage:
     completion_tokens: int = 0
     cost: float | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         return asdict(self)
 
 

@@ -122,8 +122,8 @@ def _llm_results(client) -> dict[str, Any]:
     """The run record's account of the LLM requests: usage (requests, retries, failures...) and
     the requests parked as failed (key, error, reply)."""
     return {
-        "llm_usage": client.usage.as_dict(),
-        "llm_failures": [failure.as_dict() for failure in client.failures],
+        "llm_usage": client.usage.to_record(),
+        "llm_failures": [failure.to_record() for failure in client.failures],
     }
 
 

@@ -381,8 +381,8 @@ def llm_facts(client: ChatClient) -> dict[str, Any]:
     """What a stage's LLM requests cost and which failed for good (parked: key, error, reply),
     for its run record; written whether the stage finished or not."""
     return {
-        "usage": client.usage.as_dict(),
-        "failures": [failure.as_dict() for failure in client.failures],
+        "usage": client.usage.to_record(),
+        "failures": [failure.to_record() for failure in client.failures],
     }
 
 

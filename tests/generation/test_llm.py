@@ -232,7 +232,7 @@ def test_usage_and_cost(tmp_path):
         )
         client.complete(_messages("one two"))  # prompt 4 tokens, reply 3
         client.complete(_messages("one two"))  # cache hit: free
-    usage = client.usage.as_dict()
+    usage = client.usage.to_record()
     assert usage == {
         "requests": 1,
         "cache_hits": 1,
@@ -312,7 +312,7 @@ def test_an_echoed_key_is_redacted_from_parked_failures(monkeypatch, kind):
         client.complete_many([_messages("x")], progress=False, park=True)
     assert "authorization" in server.headers[0]
     (failure,) = client.failures
-    assert SECRET not in json.dumps(failure.as_dict()) and "[redacted]" in failure.reply
+    assert SECRET not in json.dumps(failure.to_record()) and "[redacted]" in failure.reply
 
 
 @pytest.mark.parametrize("name", [SECRET, "gsk_" + "k" * 30, "hf_" + "Ab1" * 11, "AIza" + "z" * 35])
