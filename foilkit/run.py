@@ -678,6 +678,9 @@ class RunResults:
             units=data.get("units"),
         )
 
+    #: The name :meth:`from_record` had before one serialisation verb (the API page showed it).
+    from_json = from_record
+
     @classmethod
     def load(cls, run_dir: str | os.PathLike | RunFolder) -> RunResults:
         """The results of a run folder; ``FileNotFoundError`` when it holds none, ``ValueError``

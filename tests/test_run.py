@@ -223,3 +223,8 @@ def test_what_is_not_a_readable_run_is_named(tmp_path: Path):
         ValueError, match=r"results.json is not a foilkit results file .*: no 'configs'"
     ):
         RunResults.load(tmp_path)
+
+
+def test_run_results_from_json_still_reads_a_record():
+    """``RunResults.from_json`` was on the API page: it stays, as ``from_record``."""
+    assert RunResults.from_json.__func__ is RunResults.from_record.__func__
