@@ -7,6 +7,9 @@ add_score_options`), a ``--config-file`` (one section per part) and a run folder
 :class:`ScoreOptions` is the parts together, flat: ``ScoreOptions(num_frames=8, mode="choice")``
 and ``options.num_frames``, as the engine reads them; :meth:`ScoreOptions.sections` and
 :meth:`ScoreOptions.from_sections` are its nested form, one mapping per part.
+
+Names: ``*Options`` is what a user gives a command (flags, config file, or a section of them);
+what one component runs with, derived from them, is ``*Settings`` (:func:`judge_settings`).
 """
 
 from __future__ import annotations
