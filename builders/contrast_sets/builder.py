@@ -1,6 +1,4 @@
-"""The ``datasets`` builder of ContrastSets (its benchmark: :mod:`foilkit.builders.contrast_sets`):
-its configs, features and rows, imported when the benchmark is built, not when its spec is read.
-"""
+"""ContrastSets's ``datasets`` builder: configs, features, rows (its spec: ``__init__.py``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The ``datasets`` builder of TempCompass (its benchmark: :mod:`foilkit.builders.tempcompass`): its
-configs, features and rows, imported when the benchmark is built, not when its spec is read.
-"""
+"""TempCompass's ``datasets`` builder: configs, features, rows (its spec: ``__init__.py``)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,4 @@
-"""The ``datasets`` builder of Vinoground (its benchmark: :mod:`foilkit.builders.vinoground`): its
-configs, features and rows, imported when the benchmark is built, not when its spec is read.
-"""
+"""Vinoground's ``datasets`` builder: configs, features, rows (its spec: ``__init__.py``)."""
 
 from __future__ import annotations
 
