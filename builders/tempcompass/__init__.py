@@ -12,7 +12,7 @@ how an answer names each (``A``; ``Caption A`` / ``Sentence A`` / ``Option 1``; 
 ``no``), ``label`` the true one, ``caption = options[label]`` and ``foils`` the others
 (``caption_answer`` / ``foil_answers`` their labels); ``prompt`` is what the official inference
 (``run_video_llava/inference_dataset.py``) sends a video LLM: the question and its task type's
-answer prompt (:data:`ANSWER_PROMPTS`). ``judge_question`` / ``judge_answer`` are what the
+answer prompt (``builder.ANSWER_PROMPTS``). ``judge_question`` / ``judge_answer`` are what the
 official LLM judge is shown (:mod:`foilkit.scorers.judge`): the row's own question and answer,
 and for captioning the multi-choice question the judge answers from the generated caption
 (``eval_captioning.py``: ``mc_questions[video][aspect][0]``, the video's first multi-choice

@@ -13,8 +13,8 @@ file); ``options`` in the published order, ``option_labels`` the letters the off
 gives them (``A``, ``B``, ...), ``label`` the true one, ``caption = options[label]`` and ``foils``
 the others (``caption_answer`` / ``foil_answers`` their letters); ``prompt`` is what the official
 ``construct_prompt`` (``src/generate_lib/construct_prompt.py``) asks a model with 16 frames, the
-main table's setting (:data:`PROMPT_FRAMES`). Options such as ``"2"`` or ``"Left."`` mean nothing
-without the question (``needs_question``): only a model that asks questions scores them.
+main table's setting (``builder.PROMPT_FRAMES``). Options such as ``"2"`` or ``"Left."`` mean
+nothing without the question (``needs_question``): only a model that asks questions scores them.
 """
 
 from __future__ import annotations
