@@ -42,7 +42,7 @@ def main(argv: list[str] | None = None) -> int:
         started = time.perf_counter()
         report = cli.RUNNERS[name](options)
         print(report.table(), f"({time.perf_counter() - started:.0f} s)\n", flush=True)
-        results[f"{name}/{args.split}"] = report.to_dict()
+        results[f"{name}/{args.split}"] = report.to_record()
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     print(f"wrote {args.output}", file=sys.stderr)

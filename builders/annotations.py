@@ -25,12 +25,13 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
-from typing import Any
-
-import datasets
+from typing import TYPE_CHECKING, Any
 
 import foilkit.files
 from foilkit.files import FileFormatError, read_text
+
+if TYPE_CHECKING:
+    import datasets
 
 
 class AnnotationError(ValueError):

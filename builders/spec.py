@@ -26,13 +26,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from foilkit.answers import AnswerParser, CaptionQuestion, ChoicePrompt, JudgeProtocol
+from foilkit.benchmark_registry import BUILDERS
 from foilkit.protocol import Protocol
-
-if TYPE_CHECKING:
-    from foilkit.builders.base import FoilkitBuilder
 
 
 @dataclass(frozen=True)
@@ -131,7 +129,8 @@ class Benchmark:
 
     Attributes:
         name: the registry name (``foilkit evaluate <name>``).
-        title: the benchmark's name in reports (its builder's ``PRETTY_NAME``).
+        title: the benchmark's name in reports (its builder's ``PRETTY_NAME``; ``None`` with
+            ``configs`` ``None`` and a builder: read from the builder when first asked for).
         builder: the builder that builds it (``foilkit.builders.BUILDERS``), ``None`` for a
             benchmark only read from an exported folder.
         configs: every config ``--config`` accepts (the builder's, in its order).
@@ -177,6 +176,8 @@ class Benchmark:
             result of the benchmark joins (``foilkit push-results``' default ``dataset.id``;
             ``foilkit build --push-to-hub`` uploads ``eval.yaml`` only there unless
             ``--register``). Empty: none (the synthetic benchmark, TemporalBench).
+        video_layout: Markdown: where each row's video must be under the video root (its
+            builder's ``VIDEO_LAYOUT``, for its dataset card and ``foilkit build --help``).
     """
 
     name: str
@@ -206,8 +207,29 @@ class Benchmark:
     card: CardMetadata | None = None
     hub_tasks: tuple[HubTask, ...] = ()
     hub_repo: str = ""
+    video_layout: str = ""
 
     def __post_init__(self) -> None:
+        if self.builder is not None and self.title is None and self.configs is None:
+            # read from the builder when first asked (__getattr__): the spec, its parsers and
+            # prompts are read without importing the builder's module (and ``datasets``)
+            object.__delattr__(self, "title")
+            object.__delattr__(self, "configs")
+            return
+        self._check_all_configs()
+
+    def __getattr__(self, name: str) -> Any:
+        """``title`` and ``configs`` of :meth:`of_builder`'s spec, from its builder's
+        ``PRETTY_NAME`` and ``BUILDER_CONFIGS`` (imported now, once)."""
+        if name not in ("title", "configs") or "builder" not in vars(self):
+            raise AttributeError(name)
+        builder = BUILDERS.get(self.builder)
+        object.__setattr__(self, "title", builder.PRETTY_NAME)
+        object.__setattr__(self, "configs", tuple(c.name for c in builder.BUILDER_CONFIGS))
+        self._check_all_configs()
+        return vars(self)[name]
+
+    def _check_all_configs(self) -> None:
         unknown = [
             config
             for config in self.all_configs
@@ -223,19 +245,19 @@ class Benchmark:
     def of_builder(
         cls,
         name: str,
-        builder: type[FoilkitBuilder],
         *,
         all_configs: Sequence[str],
         metrics: Callable[[str], tuple[MetricSpec, ...]],
         **fields: Any,
     ) -> Benchmark:
-        """The spec of the benchmark ``builder`` (registered as ``name``) builds: its title and
-        configs are the builder's ``PRETTY_NAME`` and ``BUILDER_CONFIGS`` names."""
+        """The spec of the benchmark whose builder is registered as ``name``
+        (:data:`foilkit.builders.BUILDERS`): its title and configs are the builder's
+        ``PRETTY_NAME`` and ``BUILDER_CONFIGS`` names, read when first asked for."""
         return cls(
             name=name,
-            title=builder.PRETTY_NAME,
+            title=None,
             builder=name,
-            configs=tuple(config.name for config in builder.BUILDER_CONFIGS),
+            configs=None,
             all_configs=tuple(all_configs),
             metrics=metrics,
             **fields,

@@ -63,10 +63,6 @@ class VideoReport:
     def dropped(self) -> int:
         return len(self.missing) if self.policy == "skip" else 0
 
-    @property
-    def without_video(self) -> int:
-        return len(self.missing) if self.policy == "keep" else 0
-
     def summary(self) -> str:
         """One sentence for logs, the dataset info and the dataset card."""
         if not self.missing:

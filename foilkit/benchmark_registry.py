@@ -69,7 +69,7 @@ for _name, _module, _builder, _summary in (
         "TemporalBench: binary caption-vs-negative questions per video, eight categories",
     ),
 ):
-    BUILDERS.add_lazy(_name, f"foilkit.builders.{_module}:{_builder}", _summary)
+    BUILDERS.add_lazy(_name, f"foilkit.builders.{_module}.builder:{_builder}", _summary)
     BENCHMARKS.add_lazy(_name, f"foilkit.builders.{_module}:BENCHMARK", _summary)
 BENCHMARKS.add_lazy(
     "synthetic",

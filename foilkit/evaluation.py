@@ -451,8 +451,8 @@ def _evaluate_config(
         ),
         limited_from=loaded.limited_from,
         # the records as results.json holds them: what loading the folder gives
-        score=None if scored is None else ScoringRun.from_json(plain_json(scored.run)),
-        score_matrix=None if matrix is None else ScoringRun.from_json(plain_json(matrix.run)),
+        score=None if scored is None else ScoringRun.from_record(plain_json(scored.run)),
+        score_matrix=None if matrix is None else ScoringRun.from_record(plain_json(matrix.run)),
     )
 
 

@@ -172,7 +172,7 @@ def summary(parent: Path, runs: Sequence[Evaluation], minimum: float) -> dict[st
                 "configs": {
                     name: {
                         "num_rows": entry.num_rows,
-                        "coverage": None if entry.coverage is None else entry.coverage.to_json(),
+                        "coverage": None if entry.coverage is None else entry.coverage.to_record(),
                     }
                     for name, entry in results.configs.items()
                 },
@@ -231,7 +231,7 @@ def _percent(cell: Mapping[str, float | None]) -> str:
 def _coverage_text(coverage: Mapping[str, Any] | None) -> str:
     if coverage is None:
         return "—"
-    loaded = Coverage.from_json(coverage)
+    loaded = Coverage.from_record(coverage)
     left_out = f", {loaded.left_out()}" if loaded.left_out() else ""
     return f"{loaded.label} rows scored ({loaded.fraction:.0%}){left_out}"
 

@@ -369,7 +369,7 @@ def _local_paths(results: RunResults) -> list[str]:
             if os.path.isabs(value) or value.startswith("~"):
                 found.add(value.rstrip("/"))
 
-    walk(results.to_json())
+    walk(results.to_record())
     return sorted(found, key=len, reverse=True)
 
 

@@ -585,7 +585,7 @@ def _score_config(
         num_rows=data.num_rows,
         metrics=compute_metrics(spec, config, rows, None, n_resamples=n_resamples, seed=seed),
         coverage=Coverage.of(data.num_rows, dropped, failed, causes),
-        score=ScoringRun.from_json(json.loads(json.dumps(record.to_json(), default=str))),
+        score=ScoringRun.from_record(json.loads(json.dumps(record.to_record(), default=str))),
     )
     return result, rows
 

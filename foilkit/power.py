@@ -586,7 +586,7 @@ class Figure:
     #: power at an effect (a fraction) by this figure's method and assumptions: the plot's curve
     curve: Callable[[float], float] | None = field(default=None, compare=False, repr=False)
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         """The figure as JSON writes it (its curve left out)."""
         return {k: v for k, v in asdict(self).items() if k != "curve"}
 

@@ -307,7 +307,7 @@ class Coverage:
             f"{self.not_selected} of {self.total + self.not_selected} rows not selected (--limit)"
         )
 
-    def to_json(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         out: dict[str, Any] = {
             "benchmark_rows": self.benchmark_rows,
             "dropped_missing_video": self.dropped_missing_video,
@@ -321,7 +321,7 @@ class Coverage:
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Coverage:
+    def from_record(cls, data: Mapping[str, Any]) -> Coverage:
         return cls(
             data["benchmark_rows"],
             data["dropped_missing_video"],
@@ -346,17 +346,17 @@ class MetricResult:
     #: computed on each sample's answers alone (:class:`SampleSpread`), by result key
     samples: dict[str, SampleSpread] | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         out: dict[str, Any] = {"overall": self.overall, "errors": self.errors}
         if self.groups is not None:
             out["groups"] = self.groups
         out["ties"] = self.ties
         if self.samples is not None:
-            out["samples"] = {key: spread.to_json() for key, spread in self.samples.items()}
+            out["samples"] = {key: spread.to_record() for key, spread in self.samples.items()}
         return out
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any], *, ties: str | None = None) -> MetricResult:
+    def from_record(cls, data: Mapping[str, Any], *, ties: str | None = None) -> MetricResult:
         """``ties``: the policy of a result written before policies were recorded."""
         samples = data.get("samples")
         return cls(
@@ -387,7 +387,7 @@ class SampleSpread:
         mean = self.mean
         return (sum((v - mean) ** 2 for v in self.values) / len(self.values)) ** 0.5
 
-    def to_json(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         return {"values": list(self.values), "mean": self.mean, "std": self.std}
 
 
@@ -414,19 +414,21 @@ class ConfigResults:
     def records(self) -> list[ScoringRun]:
         return [record for record in (self.score, self.score_matrix) if record is not None]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         out: dict[str, Any] = {"num_rows": self.num_rows}
         if self.limited_from is not None:
             out["limited_from"] = self.limited_from
         if self.coverage is not None:
-            out["coverage"] = self.coverage.to_json()
-        out["metrics"] = {name: metric.to_json() for name, metric in self.metrics.items()}
+            out["coverage"] = self.coverage.to_record()
+        out["metrics"] = {name: metric.to_record() for name, metric in self.metrics.items()}
         run = {"score": self.score, "score_matrix": self.score_matrix}
-        out["run"] = {kind: record.to_json() for kind, record in run.items() if record is not None}
+        out["run"] = {
+            kind: record.to_record() for kind, record in run.items() if record is not None
+        }
         return out
 
     @classmethod
-    def from_json(
+    def from_record(
         cls, data: Mapping[str, Any], *, ties: Mapping[str, str | None] | None = None
     ) -> ConfigResults:
         """``ties``: metric -> policy, for results written before policies were recorded."""
@@ -434,12 +436,14 @@ class ConfigResults:
         return cls(
             data["num_rows"],
             {
-                name: MetricResult.from_json(metric, ties=(ties or {}).get(name))
+                name: MetricResult.from_record(metric, ties=(ties or {}).get(name))
                 for name, metric in data["metrics"].items()
             },
-            None if data.get("coverage") is None else Coverage.from_json(data["coverage"]),
-            None if run.get("score") is None else ScoringRun.from_json(run["score"]),
-            None if run.get("score_matrix") is None else ScoringRun.from_json(run["score_matrix"]),
+            None if data.get("coverage") is None else Coverage.from_record(data["coverage"]),
+            None if run.get("score") is None else ScoringRun.from_record(run["score"]),
+            None
+            if run.get("score_matrix") is None
+            else ScoringRun.from_record(run["score_matrix"]),
             data.get("limited_from"),
         )
 
@@ -470,7 +474,7 @@ class Invocation:
     wall_seconds: float
     config: dict[str, Any] | None = None
 
-    def to_json(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         return {
             "argv": list(self.argv),
             "config": self.config,
@@ -483,7 +487,7 @@ class Invocation:
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> Invocation:
+    def from_record(cls, data: Mapping[str, Any]) -> Invocation:
         return cls(
             list(data["argv"]),
             data["foilkit_version"],
@@ -615,7 +619,7 @@ class RunResults:
         table = pd.DataFrame(rows, columns=columns)
         return table.astype({"value": float, "ci_low": float, "ci_high": float})
 
-    def to_json(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         limit = {} if self.limit is None else {"limit": self.limit}  # only a run --limit cut
         if self.limit_seed is not None:
             limit["limit_seed"] = self.limit_seed
@@ -632,13 +636,13 @@ class RunResults:
             "split": self.split,
             "bootstrap": {"n_resamples": self.bootstrap.n_resamples, "seed": self.bootstrap.seed},
             **limit,
-            **({} if self.invocation is None else {"invocation": self.invocation.to_json()}),
+            **({} if self.invocation is None else {"invocation": self.invocation.to_record()}),
             **({} if self.units is None else {"units": dict(self.units)}),
-            "configs": {name: config.to_json() for name, config in self.configs.items()},
+            "configs": {name: config.to_record() for name, config in self.configs.items()},
         }
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> RunResults:
+    def from_record(cls, data: Mapping[str, Any]) -> RunResults:
         """Results of any readable format (``ValueError`` for another format)."""
         version = data.get("format")
         if version not in READABLE_FORMATS:
@@ -651,7 +655,7 @@ class RunResults:
         configs = {}
         for name, config in data["configs"].items():
             legacy = any("ties" not in metric for metric in config["metrics"].values())
-            configs[name] = ConfigResults.from_json(
+            configs[name] = ConfigResults.from_record(
                 config, ties=_spec_tie_policies(benchmark, name) if legacy else None
             )
         return cls(
@@ -670,9 +674,12 @@ class RunResults:
             limit_seed=data.get("limit_seed"),
             invocation=None
             if data.get("invocation") is None
-            else Invocation.from_json(data["invocation"]),
+            else Invocation.from_record(data["invocation"]),
             units=data.get("units"),
         )
+
+    #: The name :meth:`from_record` had before one serialisation verb (the API page showed it).
+    from_json = from_record
 
     @classmethod
     def load(cls, run_dir: str | os.PathLike | RunFolder) -> RunResults:
@@ -685,7 +692,7 @@ class RunResults:
                 f"{folder.root} is not a foilkit evaluation run folder: {path} is missing"
             )
         try:
-            return cls.from_json(json.loads(path.read_text(encoding="utf-8")))
+            return cls.from_record(json.loads(path.read_text(encoding="utf-8")))
         except (ValueError, KeyError, TypeError, AttributeError) as error:
             detail = f"no {error}" if isinstance(error, KeyError) else str(error)
             raise ValueError(
@@ -696,7 +703,7 @@ class RunResults:
         """Write ``results.json`` into the run folder; returns its path."""
         folder = run_dir if isinstance(run_dir, RunFolder) else RunFolder(Path(run_dir))
         folder.root.mkdir(parents=True, exist_ok=True)
-        atomic_write(folder.results, json.dumps(self.to_json(), indent=2, default=_json_default))
+        atomic_write(folder.results, json.dumps(self.to_record(), indent=2, default=_json_default))
         return folder.results
 
 

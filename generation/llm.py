@@ -72,7 +72,7 @@ FLAGS = Flags(
 
 
 @dataclass(frozen=True)
-class LLMConfig:
+class LLMSettings:
     """Which model to ask, how to sample, and how to behave towards the server.
 
     Attributes:
@@ -122,7 +122,7 @@ class LLMConfig:
 
     def __post_init__(self) -> None:
         if not self.model:
-            raise ValueError("LLMConfig.model must be set")
+            raise ValueError("LLMSettings.model must be set")
         check_key_variable(self.api_key_env, "--api-key-env")
         for kind in ("prompt", "completion"):
             price = getattr(self, f"price_per_1k_{kind}_tokens")
@@ -134,11 +134,11 @@ class LLMConfig:
             )
         for name in ("n", "max_tokens", "max_concurrency"):
             if getattr(self, name) < 1:
-                raise ValueError(f"LLMConfig.{name} must be >= 1, got {getattr(self, name)}")
+                raise ValueError(f"LLMSettings.{name} must be >= 1, got {getattr(self, name)}")
         if self.max_retries < 0:
-            raise ValueError(f"LLMConfig.max_retries must be >= 0, got {self.max_retries}")
+            raise ValueError(f"LLMSettings.max_retries must be >= 0, got {self.max_retries}")
         if not 0.0 < self.top_p <= 1.0:
-            raise ValueError(f"LLMConfig.top_p must be in (0, 1], got {self.top_p}")
+            raise ValueError(f"LLMSettings.top_p must be in (0, 1], got {self.top_p}")
 
     def sampling(self) -> dict[str, Any]:
         """The sampling parameters sent with each request (and hashed into the cache key)."""
@@ -158,6 +158,10 @@ class LLMConfig:
         return ServerBackend.for_chat(self, base_url=self.resolved_base_url())
 
 
+#: The name :class:`LLMSettings` had before settings took one suffix (kept: documented).
+LLMConfig = LLMSettings
+
+
 @dataclass(frozen=True)
 class RequestFailure:
     """A request parked as failed: its cache key, why, and the server's reply (truncated to
@@ -167,7 +171,7 @@ class RequestFailure:
     error: str
     reply: str | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -217,7 +221,7 @@ class Usage:
     completion_tokens: int = 0
     cost: float | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         return asdict(self)
 
 
@@ -230,7 +234,7 @@ REPLY_EXCERPT = 2000  # characters of a failed request's reply kept in its recor
 _RequestFailed, LLMResponseError, LLMRequestError = RequestFailed, ResponseError, RequestError
 
 
-def request_key(messages: Sequence[Mapping[str, str]], config: LLMConfig) -> str:
+def request_key(messages: Sequence[Mapping[str, str]], config: LLMSettings) -> str:
     """SHA-256 of the messages, the model and the sampling parameters: the cache key."""
     payload = {"messages": list(messages), "model": config.model, **config.sampling()}
     text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
@@ -265,7 +269,7 @@ class ChatClient:
     cached rerun needs neither a server nor a key. Safe to use from several threads.
     """
 
-    def __init__(self, config: LLMConfig) -> None:
+    def __init__(self, config: LLMSettings) -> None:
         self.config = config
         self.client = ServedClient(config.model, config.server(), ledger="llm", flags=FLAGS)
         self._lock = threading.Lock()

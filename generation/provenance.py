@@ -35,7 +35,7 @@ from foilkit.folders import GENERATION_RECORD
 from foilkit.scorers.record import package_versions
 
 if TYPE_CHECKING:
-    from foilkit.generation.llm import LLMConfig
+    from foilkit.generation.llm import LLMSettings
     from foilkit.generation.prompts import PromptTemplate
 
 RECORD_FORMAT = f"{GENERATION_RECORD}1"
@@ -101,7 +101,7 @@ def model_ref(model_id: str) -> dict[str, str | None]:
     return {"id": str(model_id), "revision": _revision(str(model_id))}
 
 
-def llm_ref(config: LLMConfig) -> dict[str, Any]:
+def llm_ref(config: LLMSettings) -> dict[str, Any]:
     """``{"id", "revision", "base_url", "seed"}`` of a chat model behind an API (no revision to
     know); ``seed`` is the base seed each request's own seed is derived from (``None`` where no
     seed is sent; the cache entries and the foils record each request's)."""

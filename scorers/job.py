@@ -36,7 +36,6 @@ from foilkit.scorers.dataset_files import (
 from foilkit.scorers.distributed import model_device
 from foilkit.scorers.generate import check_generation
 from foilkit.scorers.judge import Judge
-from foilkit.scorers.modes import SERVING_BACKENDS
 from foilkit.scorers.once import once
 from foilkit.scorers.openai_client import ServerBackend
 from foilkit.scorers.options import ScoreOptions, judge_settings, server_backend
@@ -44,6 +43,7 @@ from foilkit.scorers.parsers import DEFAULT_PARSER
 from foilkit.scorers.placement import Placement, plan_placement
 from foilkit.scorers.protocols import ResolvedProtocol
 from foilkit.scorers.record import ScoringRun
+from foilkit.scorers.serving import SERVING_BACKENDS
 from foilkit.scorers.store import ResultStore
 from foilkit.scorers.video import SEEDED_POLICIES, SamplingPolicy
 from foilkit.scorers.video.decoding import FFMPEG_FIX, ffmpeg_problem

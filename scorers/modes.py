@@ -28,12 +28,12 @@ The modes:
 ``generate`` (``probability``)
     the choice question answered in words, read by a parser (:mod:`foilkit.scorers.generate`).
 
-Backends are registered by name in :data:`SERVING_BACKENDS` (``--backend``): ``local``, the
-model in this process (:class:`~foilkit.scorers.adapters.video_llm.VideoLLMAdapter`), and
-``openai``, a model behind an OpenAI-compatible server
-(:class:`~foilkit.scorers.served.ServedVideoLLM`). Another (an offline vLLM engine) subclasses
-:class:`VideoLLM`, implements the three methods, and is added to :data:`SERVING_BACKENDS`; the
-modes stay as they are.
+Backends are registered by name in :data:`foilkit.scorers.serving.SERVING_BACKENDS`
+(``--backend``): ``local``, the model in this process
+(:class:`~foilkit.scorers.adapters.video_llm.VideoLLMAdapter`), and ``openai``, a model behind
+an OpenAI-compatible server (:class:`~foilkit.scorers.served.ServedVideoLLM`). Another (an
+offline vLLM engine) subclasses :class:`VideoLLM`, implements the three methods, and is added to
+``SERVING_BACKENDS``; the modes stay as they are.
 """
 
 from __future__ import annotations
@@ -45,7 +45,6 @@ from typing import Any
 import torch
 
 from foilkit.answers import ENTAIL
-from foilkit.registry import Registry
 from foilkit.scorers.adapters._features import likelihood_details
 from foilkit.scorers.adapters.base import RequestAdapter
 from foilkit.scorers.generate import ORDER_DETAIL, cyclic_orders, score_by_generation
@@ -80,17 +79,6 @@ MODES = ("likelihood", "choice", "entail", "generate")
 
 #: ``(message, cause)`` of a request that failed alone: its rows fail, the run goes on.
 Fault = tuple[str, str]
-
-#: The backends a video LLM runs on, by name (``--backend``).
-SERVING_BACKENDS: Registry[type[VideoLLM]] = Registry("backend")
-SERVING_BACKENDS.add_lazy(
-    "local",
-    "foilkit.scorers.adapters.video_llm:VideoLLMAdapter",
-    "in this process, with transformers",
-)
-SERVING_BACKENDS.add_lazy(
-    "openai", "foilkit.scorers.served:ServedVideoLLM", "an OpenAI-compatible server (vLLM, ...)"
-)
 
 
 def _choose(name: str, value: str | None, choices: tuple[str, ...]) -> str:

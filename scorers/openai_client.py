@@ -288,13 +288,13 @@ class Reply:
     failure_cause: str | None = None
     cached: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         record = {**asdict(self), "texts": list(self.texts)}
         del record["failure"], record["failure_cause"], record["cached"]
         return record
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Reply:
+    def from_record(cls, data: dict[str, Any]) -> Reply:
         texts = data["texts"]
         if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
             raise ValueError(f"'texts' is {texts!r}")
@@ -707,7 +707,7 @@ class ServedClient:
             record = json.loads(path.read_text(encoding="utf-8"))
             if "reply" not in record:  # the foil pipelines' records before their client was this
                 record = {"reply": {k: record[k] for k in LEGACY_REPLY if k in record}}
-            reply = Reply.from_json(record["reply"])
+            reply = Reply.from_record(record["reply"])
         except (OSError, ValueError, KeyError, TypeError) as error:
             logger.warning("ignoring unreadable reply cache entry %s (%s)", key, error)
             return None
@@ -723,7 +723,7 @@ class ServedClient:
             "frames_sha256": frames_sha256(call.frames),
             "params": call.params,
             "extra": call.extra,
-            "reply": reply.to_json(),
+            "reply": reply.to_record(),
             "created": time.time(),
         }
         atomic_write(self.cache_path(key), json.dumps(record, ensure_ascii=False))

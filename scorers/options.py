@@ -7,6 +7,9 @@ add_score_options`), a ``--config-file`` (one section per part) and a run folder
 :class:`ScoreOptions` is the parts together, flat: ``ScoreOptions(num_frames=8, mode="choice")``
 and ``options.num_frames``, as the engine reads them; :meth:`ScoreOptions.sections` and
 :meth:`ScoreOptions.from_sections` are its nested form, one mapping per part.
+
+Names: ``*Options`` is what a user gives a command (flags, config file, or a section of them);
+what one component runs with, derived from them, is ``*Settings`` (:func:`judge_settings`).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from foilkit.scorers.placement import DEVICE_MAPS, check_placement
 from foilkit.scorers.prompts import choice_prompt_names
 from foilkit.scorers.protocols import PROTOCOLS, SETTINGS, ResolvedProtocol, resolve_protocol
 from foilkit.scorers.retry import check_key_variable, check_price, reply_bytes
+from foilkit.scorers.serving import SERVING_BACKENDS
 
 #: The largest frame decoded unscaled, in pixels: 3840 x 2160 (the decoder's own default,
 #: :data:`foilkit.scorers.video.MAX_DECODE_PIXELS`, which imports torch: the flags do not).
@@ -35,7 +39,7 @@ def option(
     help: str | None,
     *,
     check: str | None = None,
-    choices: Iterable[str] | None = None,
+    choices: Iterable[str] | Callable[[], Iterable[str]] | None = None,
     metavar: str | None = None,
     aliases: tuple[str, ...] = (),
     names: Callable[[], Iterable[str]] | None = None,
@@ -44,13 +48,14 @@ def option(
     """A field of a part with what its flag needs: ``help`` (``None``: the flag is declared by
     the command, or shared with other commands, in :mod:`foilkit.cli.options`), ``check`` (the
     name of the argparse type that validates its text: ``positive_int``, ``price``, ...),
-    ``choices``, ``metavar``, older flag names (``aliases``), ``names`` (what ``{names}`` in
-    the help lists, read when the parser is built: a registry's names) and ``flag`` (its flag,
-    when not :func:`flag_of`'s)."""
+    ``choices`` (or what reads them when the parser is made: a registry's names), ``metavar``,
+    older flag names (``aliases``), ``names`` (what ``{names}`` in the help lists, read when
+    the help is shown: a registry's names) and ``flag`` (its flag, when not
+    :func:`flag_of`'s)."""
     metadata = {
         "help": help,
         "check": check,
-        "choices": None if choices is None else tuple(choices),
+        "choices": choices if choices is None or callable(choices) else tuple(choices),
         "metavar": metavar,
         "aliases": aliases,
         "names": names,
@@ -214,10 +219,11 @@ class BackendOptions:
     SECTION: ClassVar[str] = "backend"
     backend: str = option(
         "local",
-        "where the model runs: local (loaded in this process) or openai (a server speaking the "
-        "OpenAI chat-completions API; --model is then the served model's name) "
-        "(default: %(default)s)",
-        choices=("local", "openai"),
+        "where the model runs, a registered backend: {names} (local: loaded in this process; "
+        "openai: a server speaking the OpenAI chat-completions API, --model being the served "
+        "model's name) (default: %(default)s)",
+        choices=SERVING_BACKENDS.names,
+        names=SERVING_BACKENDS.names,
     )
     base_url: str | None = option(
         None,
@@ -564,10 +570,9 @@ def _plain(value: Any) -> Any:
 def check_backend(options: ScoreOptions) -> None:
     """Refuse server settings without ``backend="openai"`` (``--backend openai``), and a served
     model with what only an in-process one takes."""
-    if options.backend not in ("local", "openai"):
-        raise ValueError(
-            f"unknown backend {options.backend!r} (--backend); choose from ['local', 'openai']"
-        )
+    if options.backend not in SERVING_BACKENDS:
+        names = ", ".join(SERVING_BACKENDS.names())
+        raise ValueError(f"unknown backend {options.backend!r} (--backend); choose from: {names}")
     check_key_variable(options.api_key_env, "--api-key-env")
     for kind in ("prompt", "completion"):
         price = f"price_per_1k_{kind}_tokens"

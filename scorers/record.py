@@ -1,7 +1,7 @@
 """The run record (``run.json``): everything needed to know where a set of scores came from.
 
-:class:`ScoringRun` is the record, its one writer (:meth:`ScoringRun.to_json`) and its one
-reader (:meth:`ScoringRun.from_json`): the scorer fills it, ``run.json`` and ``results.json``
+:class:`ScoringRun` is the record, its one writer (:meth:`ScoringRun.to_record`) and its one
+reader (:meth:`ScoringRun.from_record`): the scorer fills it, ``run.json`` and ``results.json``
 hold its JSON, and the reports, ``compare``, the leaderboard and ``push-results`` read its
 fields. A record written by an earlier foilkit reads with its renamed keys under today's names
 (``frames``: ``num_frames``; a lone ``video_root``: ``video_roots``) and writes back as it was.
@@ -208,7 +208,7 @@ class ScoringRun:
         recorded)."""
         return None if self.errors is None else self.errors.get("causes")
 
-    def to_json(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         """The record as ``run.json`` holds it, its keys in field order (a record read: as it
         was read)."""
         if self.read_from is not None:
@@ -231,7 +231,7 @@ class ScoringRun:
         return record
 
     @classmethod
-    def from_json(cls, data: Mapping[str, Any]) -> ScoringRun:
+    def from_record(cls, data: Mapping[str, Any]) -> ScoringRun:
         """The record ``data`` holds, of any foilkit version (renamed keys read by their new
         names; what a record lacks is ``None``)."""
         read = ("identity", "model", "revision", "adapter", "protocol", "num_frames", "video_roots")
@@ -260,7 +260,7 @@ class ScoringRun:
     @classmethod
     def load(cls, path: str | os.PathLike) -> ScoringRun:
         """The record of a ``run.json``."""
-        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+        return cls.from_record(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
 #: The record's fields as ``run.json`` holds them, in order (``revision``: in ``model``).
@@ -269,7 +269,7 @@ _FIELDS = tuple(f.name for f in fields(ScoringRun) if f.name != "read_from")
 
 def start_json(identity: Mapping[str, Any]) -> str:
     """A run's first ``run.json``, written before any row is scored: its identity (what a
-    resumption must match) and when it started (read back by :meth:`ScoringRun.from_json`, its
+    resumption must match) and when it started (read back by :meth:`ScoringRun.from_record`, its
     other fields ``None``); the end record replaces it."""
     return json.dumps({"identity": identity, "started_at": now()}, indent=2)
 

@@ -634,7 +634,7 @@ class ScoredRows:
 
     @property
     def run(self) -> dict[str, Any]:
-        return self.record.to_json()
+        return self.record.to_record()
 
 
 @dataclass(frozen=True)
@@ -655,7 +655,7 @@ class ScoreMatrix:
     @property
     def run(self) -> dict[str, Any]:
         """The run record's JSON (``run.json``)."""
-        return self.record.to_json()
+        return self.record.to_record()
 
 
 def run_rows(job: ScoringJob, options: ScoreOptions) -> ScoredRows:
@@ -669,7 +669,7 @@ def run_rows(job: ScoringJob, options: ScoreOptions) -> ScoredRows:
         if options.out_dir and process_state().is_main_process:
             folder = ScoresFolder(Path(options.out_dir))
             write_jsonl(result, folder.scores)
-            atomic_write(folder.record, json.dumps(run.to_json(), indent=2))
+            atomic_write(folder.record, json.dumps(run.to_record(), indent=2))
     return ScoredRows(result, run)
 
 
@@ -693,5 +693,5 @@ def run_pool(job: ScoringJob, options: ScoreOptions) -> ScoreMatrix:
             with naming_full_disk(folder.matrix):
                 np.save(folder.matrix, matrix)
             atomic_write(folder.matrix_index, json.dumps({"ids": result.ids, "texts": texts}))
-            atomic_write(folder.record, json.dumps(run.to_json(), indent=2))
+            atomic_write(folder.record, json.dumps(run.to_record(), indent=2))
     return result

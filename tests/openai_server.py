@@ -16,7 +16,7 @@ malformed bodies (``echo_key``), and the usage it reports (``usage``, negative c
 Example::
 
     with OpenAICompatibleServer(lambda body: "a reply") as server:
-        client = ChatClient(LLMConfig(model="test", base_url=server.base_url))
+        client = ChatClient(LLMSettings(model="test", base_url=server.base_url))
         client.complete([{"role": "user", "content": "hi"}])
         assert len(server.requests) == 1
 """

@@ -9,6 +9,8 @@ import re
 from collections import defaultdict
 from pathlib import Path
 
+from foilkit.builders import BUILDERS
+
 ROOT = Path(__file__).resolve().parents[1]
 #: The folders whose source and documentation cite reference repositories.
 FOLDERS = ("builders", "metrics", "scorers", "generation", "foilkit", "tests", "benchmarks", "docs")
@@ -17,14 +19,17 @@ CITATION = re.compile(r"\b([A-Za-z0-9][\w.-]*/[A-Za-z0-9][\w.-]*)@([0-9a-f]{7,40
 
 def _builder_pins() -> dict[str, str]:
     """Repository -> the commit a builder downloads its annotations from (a sha, not a branch):
-    the builder modules and the benchmark folders (``builders/<name>/``)."""
-    pins = {}
-    benchmarks = [path.parent for path in (ROOT / "builders").glob("*/__init__.py")]
-    for path in sorted([*(ROOT / "builders").glob("*.py"), *benchmarks]):
-        source = getattr(importlib.import_module(f"foilkit.builders.{path.stem}"), "SOURCE", None)
-        if source is not None and re.fullmatch(r"[0-9a-f]{40}", source.commit):
-            pins[source.repo] = source.commit
-    return pins
+    the builder modules and the registered builders (``builders/<name>/builder.py``)."""
+    sources = [BUILDERS.get(name).SOURCE for name in BUILDERS]
+    for path in sorted((ROOT / "builders").glob("*.py")):
+        sources.append(
+            getattr(importlib.import_module(f"foilkit.builders.{path.stem}"), "SOURCE", None)
+        )
+    return {
+        source.repo: source.commit
+        for source in sources
+        if source is not None and re.fullmatch(r"[0-9a-f]{40}", source.commit)
+    }
 
 
 def _citations() -> dict[str, set[tuple[str, str]]]:

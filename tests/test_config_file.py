@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from foilkit.cli import command_parser
+from foilkit.cli import COMMANDS, command_parser
 from foilkit.cli.options import fill_names
 from foilkit.cli.score import score_options
 from foilkit.scorers.options import (
@@ -206,6 +206,25 @@ def test_the_parser_is_made_and_a_usage_error_answered_without_datasets(argv) ->
         "from foilkit.cli import main\n"
         f"try: main({argv!r})\n"
         "except SystemExit as exit: assert exit.code == 2, exit.code"
+    )
+    assert_imports_none(code, ("datasets", "torch", "transformers"))
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_every_commands_help_is_shown_without_datasets_or_torch(command) -> None:
+    """The help reads the registries' names (parsers, prompts, backends, benchmarks' video
+    layouts) from the benchmarks' specs, which import neither ``datasets`` nor ``torch``: each
+    benchmark's ``datasets`` builder lives in its own module (``builders/<name>/builder.py``)."""
+    from launch import assert_imports_none
+
+    code = (
+        "import contextlib, io\n"
+        "from foilkit.cli import main\n"
+        "out = io.StringIO()\n"
+        "with contextlib.redirect_stdout(out):\n"
+        f"    try: main([{command!r}, '--help'])\n"
+        "    except SystemExit as exit: assert exit.code == 0, exit.code\n"
+        "assert 'usage:' in out.getvalue()"
     )
     assert_imports_none(code, ("datasets", "torch", "transformers"))
 

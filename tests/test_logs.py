@@ -109,7 +109,7 @@ def test_results_record_the_command_line_commit_wall_time_and_units(piped_run, t
     assert invocation["wall_seconds"] > 0 and invocation["started_at"] <= invocation["finished_at"]
     assert raw["units"] == UNITS
     results = RunResults.load(out)
-    assert results.invocation is not None and results.to_json() == raw  # round-trips
+    assert results.invocation is not None and results.to_record() == raw  # round-trips
 
 
 def test_run_records_hold_every_processor_setting_the_model_received(piped_run):

@@ -95,14 +95,14 @@ def tiny_run(tmp_path_factory: pytest.TempPathFactory):
 def test_evaluate_returns_what_its_folder_holds(tiny_run):
     results, folder = tiny_run.results, tiny_run.folder
     assert RunResults.load(folder.root) == results
-    assert RunResults.from_json(results.to_json()) == results
-    assert json.loads(folder.results.read_text()) == results.to_json()
-    assert results.to_json()["format"] == RESULTS_FORMAT == 1
+    assert RunResults.from_record(results.to_record()) == results
+    assert json.loads(folder.results.read_text()) == results.to_record()
+    assert results.to_record()["format"] == RESULTS_FORMAT == 1
     assert results.control == "reversed" and results.label == "clip"
     entry = results.configs["order"]
     # the scorer's record comes back from the scoring call, and it is what it wrote as run.json
     assert entry.score is not None and entry.score_matrix is None
-    assert entry.score.to_json() == json.loads(folder.scoring_record("order").read_text())
+    assert entry.score.to_record() == json.loads(folder.scoring_record("order").read_text())
     assert (entry.score.num_frames, entry.score.decoder) == (4, "torchcodec")
     assert results.protocol == entry.score.protocol and results.protocol.name == "paper"
     assert results.protocol.overrides["num_frames"]["given"] == 4
@@ -142,7 +142,7 @@ def test_a_format_1_folder_loads_and_rebuilds_its_report(model: str, tmp_path: P
     results = RunResults.load(run)
     # written before tie policies were recorded: the benchmark spec's policy
     assert results.configs["all"].metrics["pairwise_foil_accuracy"].ties == "strict"
-    written = results.to_json()
+    written = results.to_record()
     for entry in written["configs"].values():
         for metric in entry["metrics"].values():
             metric.pop("ties")
@@ -223,3 +223,8 @@ def test_what_is_not_a_readable_run_is_named(tmp_path: Path):
         ValueError, match=r"results.json is not a foilkit results file .*: no 'configs'"
     ):
         RunResults.load(tmp_path)
+
+
+def test_run_results_from_json_still_reads_a_record():
+    """``RunResults.from_json`` was on the API page: it stays, as ``from_record``."""
+    assert RunResults.from_json.__func__ is RunResults.from_record.__func__

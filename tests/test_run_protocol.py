@@ -19,7 +19,7 @@ def _configs(mode: str) -> dict[str, ConfigResults]:
         config: ConfigResults(
             num_rows=2,
             metrics={},
-            score=ScoringRun.from_json(
+            score=ScoringRun.from_record(
                 {
                     "protocol": resolve_protocol(
                         "paper", "tempcompass", "video-llm", {"mode": mode}, config=config

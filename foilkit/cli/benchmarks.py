@@ -43,7 +43,7 @@ def benchmark_listing(name: str, annotations: str | Path | None = None) -> dict[
     """What ``foilkit benchmarks`` says of benchmark ``name``: title, summary, its configs (each
     with its rows per split, or why they are not counted), what ``--config all`` evaluates, and
     the video layout its builder expects (``None``: no builder, read from an exported folder)."""
-    from foilkit.builders import builder_class, get_benchmark
+    from foilkit.builders import get_benchmark
 
     spec = get_benchmark(name)
     folder = None if annotations is None else Path(annotations).expanduser() / name
@@ -59,7 +59,7 @@ def benchmark_listing(name: str, annotations: str | Path | None = None) -> dict[
         else:
             rows, note = _count(spec.builder, config, folder)
         configs[config] = {"rows": rows, "note": note}
-    layout = None if spec.builder is None else builder_class(spec.builder).VIDEO_LAYOUT
+    layout = spec.video_layout or None
     return {
         "name": name,
         "title": spec.title,

@@ -23,13 +23,13 @@ from foilkit.cli.options import (
 
 def video_layouts() -> str:
     """Each benchmark's video layout under ``--video-root``, as its dataset card gives it."""
-    from foilkit.builders import builder_class
+    from foilkit.builders import get_benchmark
 
     lines = [
         "video layout under --video-root (videos are never downloaded; see each dataset card):"
     ]
     for name in sorted(BUILDERS):
-        layout = builder_class(name).VIDEO_LAYOUT.replace("`", "")
+        layout = get_benchmark(name).video_layout.replace("`", "")
         lines.append(
             textwrap.fill(layout, 96, initial_indent=f"  {name}: ", subsequent_indent="    ")
         )

@@ -179,7 +179,7 @@ def summary(results: RunResults, run_dir: Path, report: Path, status: int) -> di
         "configs": {
             name: {
                 "num_rows": entry.num_rows,
-                "coverage": None if entry.coverage is None else entry.coverage.to_json(),
+                "coverage": None if entry.coverage is None else entry.coverage.to_record(),
                 "metrics": {metric: result.overall for metric, result in entry.metrics.items()},
             }
             for name, entry in results.configs.items()

@@ -296,7 +296,8 @@ def add_option(parser: Adder, option: Field[Any]) -> None:
     else:
         settings["default"] = option.default
         settings["type"] = CHECKS.get(meta["check"])
-        settings["choices"] = meta["choices"]
+        choices = meta["choices"]
+        settings["choices"] = tuple(choices()) if callable(choices) else choices
         settings["metavar"] = meta["metavar"]
     action = parser.add_argument(option_flag(option), *meta["aliases"], **settings)
     action.names = meta["names"]  # {names} in its help: filled in when the help is shown

@@ -424,7 +424,9 @@ def run(args: argparse.Namespace) -> int:
 def _json_section(section: Mapping[str, Any]) -> dict[str, Any]:
     return {
         **section,
-        **({"figures": [f.as_dict() for f in section["figures"]]} if "figures" in section else {}),
+        **(
+            {"figures": [f.to_record() for f in section["figures"]]} if "figures" in section else {}
+        ),
     }
 
 

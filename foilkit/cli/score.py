@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
                 "out": args.out,
                 "config": config,
                 "model": args.model,
-                "coverage": coverage.to_json(),
+                "coverage": coverage.to_record(),
                 "throughput": record.throughput,
             }
         )

@@ -108,7 +108,9 @@ def write_video(
     rotation: int | None = None,
 ) -> Path:
     """Render ``scene`` and encode it as an H.264 mp4 (yuv420p) with PyAV; ``rotation``: a
-    display matrix in degrees (see :func:`write_rotated_video`)."""
+    display matrix telling players to turn the frames (stored as rendered) that many degrees
+    counter-clockwise, as phones store portrait video: decoders that honour it return
+    ``height`` x ``width`` frames at 90 or 270 degrees."""
     frames = render_frames(
         scene or SyntheticScene(), width=width, height=height, num_frames=num_frames
     )
@@ -188,16 +190,6 @@ def write_vfr_video(
         scene or SyntheticScene(), width=width, height=height, num_frames=len(ticks)
     )
     return _encode(path, frames, pts=ticks)
-
-
-def write_rotated_video(
-    path: str | Path, degrees: int, scene: SyntheticScene | None = None, **options: int
-) -> Path:
-    """An H.264 mp4 whose frames are stored as rendered (``width`` x ``height``) with a display
-    matrix telling players to turn them ``degrees`` counter-clockwise, as phones store portrait
-    video: decoders that honour it return ``height`` x ``width`` frames at 90 or 270 degrees.
-    ``options``: :func:`write_video`'s sizes and rate."""
-    return write_video(path, scene, rotation=degrees, **options)
 
 
 def _encode(

@@ -4,7 +4,7 @@ Contrast sets A.3 keeps a verb foil when it is an antonym of the caption's verb,
 verb-lemma cosine is below 0.4 *and* the sentence cosine below 0.8 -- thresholds set for
 counter-fitted word vectors (which pull synonyms together) and SBERT. With all-MiniLM-L6-v2
 and no synonym check they keep about half of the paper's own foils. foilkit adds a WordNet
-synonym check (``VerbFoilConfig.synonym_check``) in the counter-fitting's place and chooses the
+synonym check (``VerbFoilSettings.synonym_check``) in the counter-fitting's place and chooses the
 cosine thresholds with it on. This script measures, on the published MSR-VTT contrast sets
 (``shared/data/contrast_sets``):
 
@@ -53,7 +53,7 @@ from foilkit.generation.contrast.verb_calibration import (
     load_pairs,
     wordnet_verb_synonyms,
 )
-from foilkit.generation.contrast.verb_phrases import PAPER_COSINE_MAX, VerbFoilConfig
+from foilkit.generation.contrast.verb_phrases import PAPER_COSINE_MAX, VerbFoilSettings
 
 
 def report(pairs: VerbFilterPairs, **floors: float) -> tuple[float, float]:
@@ -67,10 +67,10 @@ def report(pairs: VerbFilterPairs, **floors: float) -> tuple[float, float]:
     except ValueError as error:
         print(f"without the synonym check: {error}")
     chosen = calibrate(calibration, synonym_check=True, **floors)
-    config = VerbFoilConfig()
+    config = VerbFoilSettings()
     print(
         f"chosen on the calibration half with the synonym check: word_cosine_max={chosen[0]:.2f} "
-        f"sentence_cosine_max={chosen[1]:.2f} (VerbFoilConfig: {config.word_cosine_max:.2f} / "
+        f"sentence_cosine_max={chosen[1]:.2f} (VerbFoilSettings: {config.word_cosine_max:.2f} / "
         f"{config.sentence_cosine_max:.2f}, synonym_senses={config.synonym_senses})"
     )
     kinds = pairs.kinds()

@@ -24,7 +24,7 @@ STAGES = ("gender-mc", "verb-mc", "person-id")
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.builders.spacy_pipeline import DEFAULT_SPACY_PIPELINE
-    from foilkit.generation.contrast.verb_phrases import VerbFoilConfig
+    from foilkit.generation.contrast.verb_phrases import VerbFoilSettings
 
     stages = parser.add_subparsers(dest="stage", required=True, metavar="stage")
     gender = stages.add_parser("gender-mc", help="Gender MC items (one negative -> gender swap)")
@@ -38,7 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         )
         stage.add_argument("--spacy", default=DEFAULT_SPACY_PIPELINE, help="spaCy pipeline")
         add_output(stage, folder=True)
-    defaults = VerbFoilConfig()
+    defaults = VerbFoilSettings()
     verb.add_argument("--t5", required=True, help="T5 span-infilling model (paper: t5-base)")
     verb.add_argument("--lm", required=True, help="causal LM for perplexity (paper: gpt2-xl)")
     verb.add_argument(
@@ -51,7 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="training captions, one per line, for the verb-frequency filter",
     )
-    # Every VerbFoilConfig field is a flag: the paper's values, the WordNet synonym check
+    # Every VerbFoilSettings field is a flag: the paper's values, the WordNet synonym check
     # (--synonym-check / --no-synonym-check, --synonym-senses) and the cosine thresholds
     # recalibrated for all-MiniLM-L6-v2 with the check on (the paper's: 0.4 / 0.8).
     for name, value in defaults.to_record().items():
@@ -136,15 +136,15 @@ def _verb_foil_maker(args: argparse.Namespace, nlp):
     from transformers import AutoTokenizer, T5ForConditionalGeneration
 
     from foilkit.generation.contrast.verb_phrases import (
-        VerbFoilConfig,
         VerbFoilModels,
+        VerbFoilSettings,
         count_verb_lemmas,
         verb_phrase_foils,
     )
     from foilkit.generation.perplexity import load_text_lm
 
-    config = VerbFoilConfig(
-        **{f.name: getattr(args, f.name) for f in dataclasses.fields(VerbFoilConfig)}
+    config = VerbFoilSettings(
+        **{f.name: getattr(args, f.name) for f in dataclasses.fields(VerbFoilSettings)}
     )
     models = VerbFoilModels(
         nlp=nlp,

@@ -38,7 +38,7 @@ from foilkit.generation.contrast.lexicon import (
 )
 from foilkit.generation.contrast.multiple_choice import read_multiple_choice
 from foilkit.generation.contrast.verb_phrases import (
-    VerbFoilConfig,
+    VerbFoilSettings,
     is_closed_monosyllable,
     verb_lemma,
 )
@@ -319,7 +319,7 @@ def load_pairs(
     near_synonyms: Mapping[str, Sequence[str]] = NEAR_SYNONYM_SWAPS,
     lexicon: VerbLexicon | None = None,
     senses: VerbSenses | None = None,
-    synonym_senses: int = VerbFoilConfig.synonym_senses,
+    synonym_senses: int = VerbFoilSettings.synonym_senses,
     limit: int | None = None,
     clips: Collection[str] | None = None,
 ) -> VerbFilterPairs:

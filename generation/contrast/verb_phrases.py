@@ -71,7 +71,7 @@ WORD_COSINE_MAX, SENTENCE_COSINE_MAX = 0.51, 0.94
 
 
 @dataclass(frozen=True)
-class VerbFoilConfig:
+class VerbFoilSettings:
     """Every parameter and threshold of appendix A.3: the paper's values, except the cosine
     thresholds, recalibrated for all-MiniLM-L6-v2 together with the WordNet synonym check
     (``synonym_check``, ``synonym_senses``) that stands in for counter-fitted word vectors."""
@@ -91,6 +91,10 @@ class VerbFoilConfig:
 
     def to_record(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+#: The name :class:`VerbFoilSettings` had before settings took one suffix (kept: documented).
+VerbFoilConfig = VerbFoilSettings
 
 
 @dataclass
@@ -191,7 +195,7 @@ def count_verb_lemmas(
     return counts
 
 
-def perplexity_rule(ppl_o: float, ppl_m: float, config: VerbFoilConfig) -> tuple[bool, float]:
+def perplexity_rule(ppl_o: float, ppl_m: float, config: VerbFoilSettings) -> tuple[bool, float]:
     """Appendix A.3's fluency rule: (kept, ppl_diff) with ``ppl_diff = (ppl_m - ppl_o) / ppl_o``."""
     ppl_diff = (ppl_m - ppl_o) / ppl_o
     kept = ppl_diff < config.ppl_diff_max or (
@@ -204,7 +208,7 @@ def verb_phrase_foils(
     caption: str,
     models: VerbFoilModels,
     *,
-    config: VerbFoilConfig = VerbFoilConfig(),
+    config: VerbFoilSettings = VerbFoilSettings(),
     verb_counts: Mapping[str, int] | None = None,
 ) -> list[Foil]:
     """All candidate foils of ``caption`` that pass the filters, in T5 beam order per phrase.
@@ -297,7 +301,7 @@ def inconsistent_foils(
     caption: str,
     candidates: Sequence[tuple[Foil, str, str]],
     models: VerbFoilModels,
-    config: VerbFoilConfig = VerbFoilConfig(),
+    config: VerbFoilSettings = VerbFoilSettings(),
 ) -> list[Foil]:
     """The semantic-inconsistency filter: of ``(foil, original verb lemma, new verb lemma)``
     triples, keep antonyms, and otherwise foils whose new verb is no WordNet synonym of the

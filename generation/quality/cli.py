@@ -168,9 +168,9 @@ def run(args: argparse.Namespace) -> int:
         from foilkit.generation.provenance import record_path
 
         args.output.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(args.output, json.dumps(report.to_dict(), indent=2) + "\n")
+        atomic_write(args.output, json.dumps(report.to_record(), indent=2) + "\n")
         args.stage = args.report
-        record = run_record(args, "quality", results={"report": report.to_dict()})
+        record = run_record(args, "quality", results={"report": report.to_record()})
         record.write(record_path(args.output))
         print(f"wrote {args.output}", file=sys.stderr)
     return 0

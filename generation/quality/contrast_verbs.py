@@ -29,7 +29,7 @@ from foilkit.generation.contrast.verb_calibration import (
     kept_mask,
     load_pairs,
 )
-from foilkit.generation.contrast.verb_phrases import VerbFoilConfig
+from foilkit.generation.contrast.verb_phrases import VerbFoilSettings
 from foilkit.generation.quality.report import KEEP, REJECT, SPLITS, QualityReport, sample
 
 KINDS = {
@@ -61,11 +61,11 @@ def verb_filter_quality(
     split: str,
     size: int | None = None,
     seed: int = 0,
-    config: VerbFoilConfig | None = None,
+    config: VerbFoilSettings | None = None,
 ) -> QualityReport:
-    """The filter of ``config`` (default :class:`VerbFoilConfig`'s thresholds and check) on
+    """The filter of ``config`` (default :class:`VerbFoilSettings`'s thresholds and check) on
     ``size`` clips of ``split`` drawn by ``seed`` (all without ``size``)."""
-    config = config or VerbFoilConfig()
+    config = config or VerbFoilSettings()
     clips = sample(split_clips(data_dir, split), size, seed)
     pairs = load_pairs(
         data_dir, nlp, embedder, clips=set(clips), synonym_senses=config.synonym_senses

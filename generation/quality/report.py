@@ -76,7 +76,7 @@ class QualityReport:
             "rejection_precision": stopped / rejected if rejected else float("nan"),
         }
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_record(self) -> dict[str, Any]:
         return {
             "report": self.name,
             "split": self.split,

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 STAGES = ("expand-activities", "curate-import", "enrich", "rewrite")
 ALL_SPLITS = "all"
 
-# LLMConfig fields the stages set themselves: one reply per request; --seed seeds the LLM too
+# LLMSettings fields the stages set themselves: one reply per request; --seed seeds the LLM too
 # (each request is sent a seed derived from it and the request).
 _LLM_FIELDS_NOT_OPTIONS = ("n", "seed")
 _LLM_HELP = {
@@ -65,16 +65,16 @@ _LLM_HELP = {
     "send_seed": "send each request a seed derived from --seed and the request (recorded with "
     "the reply); --no-send-seed for an API that rejects a seed",
 }
-# The replies are lists: more room than LLMConfig's default.
+# The replies are lists: more room than LLMSettings's default.
 _MAX_TOKENS = {"expand-activities": 1024, "enrich": 512, "rewrite": 1024}
 
 
 def _add_llm_options(parser: argparse.ArgumentParser, stage: str) -> None:
-    from foilkit.generation.llm import LLMConfig
+    from foilkit.generation.llm import LLMSettings
 
-    hints = typing.get_type_hints(LLMConfig)
+    hints = typing.get_type_hints(LLMSettings)
     group = parser.add_argument_group("LLM")
-    for config_field in dataclasses.fields(LLMConfig):
+    for config_field in dataclasses.fields(LLMSettings):
         name = config_field.name
         if name in _LLM_FIELDS_NOT_OPTIONS:
             continue
@@ -96,14 +96,14 @@ def _add_llm_options(parser: argparse.ArgumentParser, stage: str) -> None:
 
 
 def _client(args: argparse.Namespace):
-    from foilkit.generation.llm import ChatClient, LLMConfig
+    from foilkit.generation.llm import ChatClient, LLMSettings
 
     values = {
         f.name: getattr(args, f.name)
-        for f in dataclasses.fields(LLMConfig)
+        for f in dataclasses.fields(LLMSettings)
         if f.name not in _LLM_FIELDS_NOT_OPTIONS
     }
-    return ChatClient(LLMConfig(**values, seed=args.seed))
+    return ChatClient(LLMSettings(**values, seed=args.seed))
 
 
 def _prompt(args: argparse.Namespace, default: str):
@@ -122,8 +122,8 @@ def _llm_results(client) -> dict[str, Any]:
     """The run record's account of the LLM requests: usage (requests, retries, failures...) and
     the requests parked as failed (key, error, reply)."""
     return {
-        "llm_usage": client.usage.as_dict(),
-        "llm_failures": [failure.as_dict() for failure in client.failures],
+        "llm_usage": client.usage.to_record(),
+        "llm_failures": [failure.to_record() for failure in client.failures],
     }
 
 

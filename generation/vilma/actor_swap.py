@@ -212,18 +212,6 @@ class _Actor:
         return "plural" if self.plural else self.gender
 
 
-def swap_spans(text: str, first: tuple[int, int], second: tuple[int, int]) -> str:
-    """``text`` with the character spans ``first`` and ``second`` exchanged.
-
-    A determiner that moves away from or into the sentence start has its case adjusted.
-    """
-    (a0, a1), (b0, b1) = sorted([first, second])
-    if a1 > b0:
-        raise ValueError(f"spans {first} and {second} of {text!r} overlap")
-    left, right = text[a0:a1], text[b0:b1]
-    return _apply(text, [(a0, a1, right), (b0, b1, left)])
-
-
 def _sentence_initial(phrase: str) -> str:
     return phrase[:1].upper() + phrase[1:]
 

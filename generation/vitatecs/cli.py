@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from foilkit.generation.vitatecs.config import PipelineConfig
+    from foilkit.generation.vitatecs.config import PipelineSettings
     from foilkit.generation.vitatecs.data_files import read_data
     from foilkit.generation.vitatecs.loop import Loop, status_report
 
@@ -123,7 +123,7 @@ def _init(args: argparse.Namespace) -> int:
     cli = {"seed": args.seed, "llm": {k: v for k, v in llm.items() if v is not None}}
     cli = {k: v for k, v in cli.items() if v not in (None, {})}
     config = (
-        PipelineConfig()
+        PipelineSettings()
         .merged(overrides, where=str(args.config or "defaults"))
         .merged(cli, where="command line")
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foilkit.builders.spacy_pipeline import DEFAULT_SPACY_PIPELINE
-from foilkit.generation.llm import LLMConfig
+from foilkit.generation.llm import LLMSettings
 from foilkit.generation.nli import VITATECS_NLI_MODEL
 from foilkit.generation.vitatecs.data_files import read_data
 from foilkit.generation.vitatecs.filter_model import FilterTraining
@@ -24,7 +24,7 @@ from foilkit.generation.vitatecs.toxicity import DEFAULT_TOXICITY_MODEL, PAPER_T
 
 CONFIG_FORMAT = "foilkit.vitatecs.config/1"
 #: The paper's generator and sampling (§3.3, appendix E): gpt-3.5-turbo-0613, top-p 0.8.
-PAPER_LLM = LLMConfig(model="gpt-3.5-turbo-0613", top_p=0.8, max_tokens=128)
+PAPER_LLM = LLMSettings(model="gpt-3.5-turbo-0613", top_p=0.8, max_tokens=128)
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class FinalizeSettings:
 
 
 @dataclass(frozen=True)
-class PipelineConfig:
+class PipelineSettings:
     """Everything a VITATECS generation loop runs with.
 
     Attributes:
@@ -93,7 +93,7 @@ class PipelineConfig:
     """
 
     seed: int = 0
-    llm: LLMConfig = PAPER_LLM
+    llm: LLMSettings = PAPER_LLM
     generation: GenerationSettings = field(default_factory=GenerationSettings)
     nli: NLISettings = field(default_factory=NLISettings)
     filter: FilterTraining = field(default_factory=FilterTraining)
@@ -109,20 +109,20 @@ class PipelineConfig:
         return {"format": CONFIG_FORMAT, **dataclasses.asdict(self)}
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any], *, where: str = "config") -> PipelineConfig:
+    def from_data(cls, data: Mapping[str, Any], *, where: str = "config") -> PipelineSettings:
         values = {key: value for key, value in data.items() if key != "format"}
         return _build(cls(), values, where)
 
     @classmethod
-    def load(cls, path: str | os.PathLike) -> PipelineConfig:
+    def load(cls, path: str | os.PathLike) -> PipelineSettings:
         data = read_data(path)
         if data.get("format", CONFIG_FORMAT) != CONFIG_FORMAT:
             raise ValueError(f"{path}: 'format' is {data['format']!r}, expected {CONFIG_FORMAT!r}")
         return cls.from_data(data, where=str(path))
 
-    def merged(self, overrides: Mapping[str, Any], *, where: str = "config") -> PipelineConfig:
+    def merged(self, overrides: Mapping[str, Any], *, where: str = "config") -> PipelineSettings:
         """This configuration with ``overrides`` (a partial nested mapping) applied."""
-        return PipelineConfig.from_data(_deep_merge(self.to_data(), overrides), where=where)
+        return PipelineSettings.from_data(_deep_merge(self.to_data(), overrides), where=where)
 
 
 def _deep_merge(base: Mapping[str, Any], overrides: Mapping[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 A loop lives in one folder::
 
-    <loop>/config.yaml            the resolved PipelineConfig (seed included)
+    <loop>/config.yaml            the resolved PipelineSettings (seed included)
     <loop>/exemplars.yaml         the current exemplar sets (the user may edit them)
     <loop>/state.json             one record per iteration, and the captions already used
     <loop>/llm-cache/             every LLM request and reply
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.files import atomic_open
-from foilkit.generation.vitatecs.config import PipelineConfig
+from foilkit.generation.vitatecs.config import PipelineSettings
 from foilkit.generation.vitatecs.data_files import read_data, write_data
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 from foilkit.generation.vitatecs.generate import Candidate
@@ -90,10 +90,10 @@ class Loop:
                 f"{self.root} is not a VITATECS generation loop (no state.json); "
                 "create one with `foilkit generate vitatecs init`"
             )
-        self.config = PipelineConfig.load(self.config_path)
+        self.config = PipelineSettings.load(self.config_path)
 
     @classmethod
-    def create(cls, root: str | os.PathLike, config: PipelineConfig) -> Loop:
+    def create(cls, root: str | os.PathLike, config: PipelineSettings) -> Loop:
         """A new loop in ``root`` (which must be empty or absent), seeded with the configured
         exemplar sets; iteration 0 is recorded (its filter is not trained yet)."""
         root = Path(root)

@@ -42,7 +42,7 @@ from foilkit.generation.vitatecs.prompt import CounterfactualPrompt, load_aspect
 from foilkit.generation.vitatecs.revision import export_revision, read_labels
 
 if TYPE_CHECKING:
-    from foilkit.generation.llm import ChatClient, LLMConfig
+    from foilkit.generation.llm import ChatClient, LLMSettings
     from foilkit.generation.nli import NLIFilter
     from foilkit.generation.vitatecs.filter_model import AspectFilter
     from foilkit.generation.vitatecs.toxicity import ToxicityFilter
@@ -115,7 +115,7 @@ def load_model(loop: Loop, option: str, model_id: str, load: Callable[[], T]) ->
         ) from error
 
 
-def llm_config(loop: Loop) -> LLMConfig:
+def llm_config(loop: Loop) -> LLMSettings:
     """The loop's LLM settings as its requests use them: the cache in ``<loop>/llm-cache`` and,
     unless ``llm.seed`` is set, the loop's seed as the base of each request's sampling seed."""
     llm = loop.config.llm
@@ -381,8 +381,8 @@ def llm_facts(client: ChatClient) -> dict[str, Any]:
     """What a stage's LLM requests cost and which failed for good (parked: key, error, reply),
     for its run record; written whether the stage finished or not."""
     return {
-        "usage": client.usage.as_dict(),
-        "failures": [failure.as_dict() for failure in client.failures],
+        "usage": client.usage.to_record(),
+        "failures": [failure.to_record() for failure in client.failures],
     }
 
 

@@ -213,14 +213,6 @@ def projection_width(config: Any) -> int:
     return int(width)
 
 
-def is_temporal_folder(path: str | os.PathLike) -> bool:
-    """Whether ``path`` holds a model written by :meth:`TemporalClip.save_pretrained`."""
-    config = Path(path) / "config.json"
-    if not config.is_file():
-        return False
-    return ARCHITECTURE in (json.loads(config.read_text()).get("architectures") or [])
-
-
 @register_adapter("temporal-clip")
 class TemporalClipAdapter(EmbeddingAdapter):
     """A fine-tuned CLIP / SigLIP with CLIP4Clip's sequence transformer over its frames.

@@ -13,7 +13,7 @@ from upstream_formats import RTIME, TSV_HEADER, VILMA, VITATECS
 import foilkit
 from foilkit.builders import build, export, load_builder, prepare
 from foilkit.builders.annotations import AnnotationError
-from foilkit.builders.contrast_sets import ContrastSetUnavailableError
+from foilkit.builders.contrast_sets.builder import ContrastSetUnavailableError
 from foilkit.builders.videos import MissingVideosError
 from foilkit.video_paths import VideoRootError
 

@@ -11,15 +11,17 @@ import pytest
 from foilkit.answers import GPT35_JUDGE
 from foilkit.builders import builder_class, get_benchmark
 from foilkit.builders.base import FoilkitConfig, configs_per, one_test_split
-from foilkit.builders.contrast_sets import ContrastSetConfig
-from foilkit.builders.rtime import RTimeConfig
-from foilkit.builders.tempcompass import TempCompassConfig
+from foilkit.builders.contrast_sets.builder import ContrastSetConfig
+from foilkit.builders.rtime.builder import RTimeConfig
 from foilkit.builders.tempcompass.answers import CORRECTNESS
 from foilkit.builders.tempcompass.answers import JUDGES as TEMPCOMPASS_JUDGES
-from foilkit.builders.tomato import TomatoConfig
-from foilkit.builders.velociti import TESTS, VelocitiConfig
-from foilkit.builders.vitatecs import ASPECTS, VitatecsConfig
+from foilkit.builders.tempcompass.builder import TempCompassConfig
+from foilkit.builders.tomato.builder import TomatoConfig
+from foilkit.builders.velociti import TESTS
+from foilkit.builders.velociti.builder import VelocitiConfig
+from foilkit.builders.vitatecs import ASPECTS
 from foilkit.builders.vitatecs.answers import JUDGES as VITATECS_JUDGES
+from foilkit.builders.vitatecs.builder import VitatecsConfig
 from foilkit.protocol import (
     NATIVE_VIDEO_ENCODERS,
     PAPER_FAMILIES,

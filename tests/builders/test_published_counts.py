@@ -7,7 +7,8 @@ import json
 import pytest
 
 from foilkit.builders import load_builder, prepare
-from foilkit.builders.vilma import PTS_FPS, SUBTESTS, TESTS, Vilma
+from foilkit.builders.vilma import SUBTESTS, TESTS
+from foilkit.builders.vilma.builder import PTS_FPS, Vilma
 from foilkit.builders.vitatecs import ASPECTS
 
 pytestmark = pytest.mark.integration

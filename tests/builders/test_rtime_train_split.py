@@ -12,7 +12,7 @@ import datasets
 import pytest
 
 from foilkit.builders import build, export, load_builder
-from foilkit.builders.rtime import SOURCE
+from foilkit.builders.rtime.builder import SOURCE
 from foilkit.synthetic.videos import SyntheticScene, write_video
 
 TRAIN_URL = f"https://raw.githubusercontent.com/qyr0403/Reversed-in-Time/{SOURCE.commit}/train.json"

@@ -19,6 +19,20 @@ def test_a_benchmark_with_a_builder_has_its_configs_and_title(name):
     assert spec.configs == tuple(config.name for config in builder.BUILDER_CONFIGS)
     assert spec.title == builder.PRETTY_NAME
     assert builder.DEFAULT_CONFIG_NAME in spec.configs
+    assert builder.VIDEO_LAYOUT == spec.video_layout != ""
+
+
+@pytest.mark.parametrize("name", BUILDERS.names())
+def test_a_benchmarks_spec_parsers_and_layout_are_read_without_its_builder(name):
+    """The spec lives in the folder's ``__init__.py`` and the ``datasets`` builder in its
+    ``builder.py``: what the help lists (parsers, prompts, the video layout) imports neither
+    ``datasets`` nor the builder; the title and configs are the builder's, read when asked."""
+    code = (
+        "from foilkit.builders import get_benchmark\n"
+        f"spec = get_benchmark({name!r})\n"
+        "assert spec.video_layout and spec.protocols is not None and spec.parsers is not None"
+    )
+    assert_imports_none(code, ("datasets", "torch", f"foilkit.builders.{name}.builder"))
 
 
 @pytest.mark.parametrize("name", BENCHMARKS.names())
@@ -62,6 +76,12 @@ def test_the_synthetic_spec_matches_what_the_demo_writes():
 def test_all_configs_must_be_configs():
     with pytest.raises(ValueError, match=r"all_configs \('every',\) must be a non-empty selection"):
         Benchmark("b", "B", None, ("a",), ("every",), lambda config: ())
+
+
+def test_all_configs_of_a_builders_spec_are_checked_when_its_configs_are_read():
+    spec = Benchmark.of_builder("vitatecs", all_configs=("every",), metrics=lambda config: ())
+    with pytest.raises(ValueError, match=r"all_configs \('every',\) must be a non-empty"):
+        spec.configs
 
 
 def test_the_registries_import_no_builder_until_asked():

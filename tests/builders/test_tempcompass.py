@@ -11,7 +11,7 @@ import pytest
 
 from foilkit.builders import get_benchmark, load_builder
 from foilkit.builders.annotations import AnnotationError
-from foilkit.builders.tempcompass import ANSWER_PROMPTS, DIMENSIONS, TASK_FILES
+from foilkit.builders.tempcompass.builder import ANSWER_PROMPTS, DIMENSIONS, TASK_FILES
 from foilkit.metrics import metric_function
 from tests import port_tempcompass as port
 

@@ -159,7 +159,7 @@ def test_the_choice_prompt_asks_the_published_question(folders):
 
 
 def test_a_question_keeps_extra_spaces_out_of_the_options():
-    from foilkit.builders.temporalbench import question_row
+    from foilkit.builders.temporalbench.builder import question_row
 
     record = temporalbench_question("v.mp4_0", "v.mp4", "x  ", "y", "A")
     row = question_row(record, file="f.json", row=1)

@@ -14,7 +14,7 @@ from foilkit import attach_videos
 from foilkit.builders import build, export
 from foilkit.builders.annotations import AnnotationError
 from foilkit.builders.videos import MissingVideosError
-from foilkit.builders.vinoground import SOURCE
+from foilkit.builders.vinoground.builder import SOURCE
 
 
 def _annotations(folder: Path, rows=VINOGROUND_ROWS) -> Path:

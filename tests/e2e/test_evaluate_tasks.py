@@ -65,7 +65,7 @@ def test_two_benchmarks_one_run_folder_each_and_a_summary(
         assert results.benchmark == name and list(results.configs) == [config]
         coverage = results.configs[config].coverage
         assert 0 < coverage.scored < coverage.total and run["status"] == 3
-        assert run["configs"][config]["coverage"] == coverage.to_json()
+        assert run["configs"][config]["coverage"] == coverage.to_record()
         headline = [row for row in run_table(results).rows if row.overall]
         assert [row["row"] for row in run["headline"]] == [row.label for row in headline]
         for row, table_row in zip(run["headline"], headline, strict=True):

@@ -10,7 +10,7 @@ from pathlib import Path
 import datasets
 import pytest
 
-from foilkit.builders.tempcompass import DIMENSIONS
+from foilkit.builders.tempcompass.builder import DIMENSIONS
 from foilkit.cli import main
 from foilkit.evaluation import evaluate
 from foilkit.scorers.api import ScoreOptions

@@ -9,9 +9,9 @@ from openai_server import MALFORMED_BODY, OpenAICompatibleServer
 
 from foilkit.generation.llm import (
     ChatClient,
-    LLMConfig,
     LLMRequestError,
     LLMResponseError,
+    LLMSettings,
     request_key,
     request_seed,
 )
@@ -25,8 +25,8 @@ def _messages(text: str) -> list[dict[str, str]]:
     return [{"role": "system", "content": "be brief"}, {"role": "user", "content": text}]
 
 
-def _config(server: OpenAICompatibleServer, **overrides) -> LLMConfig:
-    return LLMConfig(
+def _config(server: OpenAICompatibleServer, **overrides) -> LLMSettings:
+    return LLMSettings(
         model="test-model", base_url=server.base_url, retry_backoff_s=0.001, **overrides
     )
 
@@ -118,7 +118,7 @@ def test_cache_survives_restart_with_zero_requests(tmp_path):
 
     # A new client on the same cache folder, the server gone: everything comes from disk.
     restarted = ChatClient(
-        LLMConfig(model="test-model", base_url="http://127.0.0.1:9/v1", cache_dir=str(tmp_path))
+        LLMSettings(model="test-model", base_url="http://127.0.0.1:9/v1", cache_dir=str(tmp_path))
     )
     again = restarted.complete_many(prompts, progress=False)
     assert [a.texts for a in again] == [a.texts for a in answers]
@@ -133,7 +133,7 @@ def test_cache_key_depends_on_sampling_and_model(tmp_path):
         ChatClient(_config(server, cache_dir=str(tmp_path))).complete(_messages("a"))
         ChatClient(_config(server, cache_dir=str(tmp_path), top_p=0.5)).complete(_messages("a"))
         ChatClient(
-            LLMConfig(model="other", base_url=server.base_url, cache_dir=str(tmp_path))
+            LLMSettings(model="other", base_url=server.base_url, cache_dir=str(tmp_path))
         ).complete(_messages("a"))
     assert len(server.requests) == 3
 
@@ -232,7 +232,7 @@ def test_usage_and_cost(tmp_path):
         )
         client.complete(_messages("one two"))  # prompt 4 tokens, reply 3
         client.complete(_messages("one two"))  # cache hit: free
-    usage = client.usage.as_dict()
+    usage = client.usage.to_record()
     assert usage == {
         "requests": 1,
         "cache_hits": 1,
@@ -244,11 +244,11 @@ def test_usage_and_cost(tmp_path):
         "completion_tokens": 3,
         "cost": pytest.approx((4 * 1.0 + 3 * 2.0) / 1000),
     }
-    assert ChatClient(LLMConfig(model="m")).usage.cost is None
+    assert ChatClient(LLMSettings(model="m")).usage.cost is None
 
 
 def test_missing_key_for_openai_endpoint_is_explained():
-    client = ChatClient(LLMConfig(model="gpt-3.5-turbo", api_key_env="FOILKIT_TEST_NO_SUCH_KEY"))
+    client = ChatClient(LLMSettings(model="gpt-3.5-turbo", api_key_env="FOILKIT_TEST_NO_SUCH_KEY"))
     with pytest.raises(LLMRequestError, match="FOILKIT_TEST_NO_SUCH_KEY"):
         client.complete(_messages("x"))
 
@@ -256,13 +256,13 @@ def test_missing_key_for_openai_endpoint_is_explained():
 def test_base_url_from_environment(monkeypatch):
     with OpenAICompatibleServer(_echo) as server:
         monkeypatch.setenv("OPENAI_BASE_URL", server.base_url)
-        assert ChatClient(LLMConfig(model="m")).complete(_messages("env")).texts == ("echo: env",)
+        assert ChatClient(LLMSettings(model="m")).complete(_messages("env")).texts == ("echo: env",)
 
 
 @pytest.mark.parametrize("bad", [[], [{"role": "user"}], [{"role": "user", "content": 3}]], ids=str)
 def test_bad_messages_rejected(bad):
     with pytest.raises(ValueError, match="message"):
-        ChatClient(LLMConfig(model="m")).complete(bad)
+        ChatClient(LLMSettings(model="m")).complete(bad)
 
 
 # --- a server that misbehaves on purpose (issue 41) -------------------------------------------
@@ -312,20 +312,20 @@ def test_an_echoed_key_is_redacted_from_parked_failures(monkeypatch, kind):
         client.complete_many([_messages("x")], progress=False, park=True)
     assert "authorization" in server.headers[0]
     (failure,) = client.failures
-    assert SECRET not in json.dumps(failure.as_dict()) and "[redacted]" in failure.reply
+    assert SECRET not in json.dumps(failure.to_record()) and "[redacted]" in failure.reply
 
 
 @pytest.mark.parametrize("name", [SECRET, "gsk_" + "k" * 30, "hf_" + "Ab1" * 11, "AIza" + "z" * 35])
 def test_a_key_given_as_the_key_variable_is_refused_with_the_fix(name):
     with pytest.raises(ValueError, match="--api-key-env MY_KEY") as refused:
-        LLMConfig(model="m", api_key_env=name)
+        LLMSettings(model="m", api_key_env=name)
     assert name not in str(refused.value)
 
 
 @pytest.mark.parametrize("price", [float("nan"), -1.0])
 def test_prices_are_finite_and_not_negative(price):
     with pytest.raises(ValueError, match="--price-per-1k-prompt-tokens must be a finite"):
-        LLMConfig(model="m", price_per_1k_prompt_tokens=price)
+        LLMSettings(model="m", price_per_1k_prompt_tokens=price)
 
 
 def test_negative_usage_is_rejected_and_malformed_replies_are_billed():

@@ -50,7 +50,7 @@ def test_the_report_counts_and_rates() -> None:
     assert totals["rejection_precision"] == pytest.approx(2 / 3)  # 2 of the 3 rejected
     assert report.kinds["synonym"].examples == ["a synonym"]  # the one wrongly accepted
     assert "recall 66.7%" in report.table() and "heldout" in report.table()
-    json.dumps(report.to_dict())
+    json.dumps(report.to_record())
     with pytest.raises(ValueError, match="kind 'foil' is labelled 'keep', not 'reject'"):
         report.add("foil", REJECT, True)
     assert math.isnan(QualityReport("empty", "heldout").totals()["rejection_recall"])
@@ -202,7 +202,7 @@ def test_the_verb_filter_report_on_the_held_out_half(nlp, sentence_embedder, sha
     assert not set(heldout) & set(split_clips(folder, "tuning"))
     report = verb_filter_quality(folder, nlp, sentence_embedder, split="heldout", size=8, seed=0)
     again = verb_filter_quality(folder, nlp, sentence_embedder, split="heldout", size=8, seed=0)
-    assert report.to_dict() == again.to_dict()  # the sample is the seed's
+    assert report.to_record() == again.to_record()  # the sample is the seed's
     counts = {kind: (c.accepted, c.offered) for kind, c in report.kinds.items()}
     assert counts == {
         KINDS["lm"][0]: (8, 8),

@@ -208,8 +208,8 @@ def test_mde_and_n_required_reach_the_power_they_promise(question):
 def test_figures_are_reproducible_and_say_their_method():
     sizes = [1, 2, 2, 5] * 30
     q = power.Question(effect=0.04, simulations=500, seed=3)
-    first = [f.as_dict() for f in power.paired_figures(sizes, 0.2, q)]
-    assert first == [f.as_dict() for f in power.paired_figures(sizes, 0.2, q)]
+    first = [f.to_record() for f in power.paired_figures(sizes, 0.2, q)]
+    assert first == [f.to_record() for f in power.paired_figures(sizes, 0.2, q)]
     assert {f["method"] for f in first} == {"exact-mcnemar", "cluster-simulation"}
     assert all(f["method"] in power.METHODS for f in first)
 

@@ -140,7 +140,7 @@ def test_the_leaderboard_ranks_an_incomplete_run_below_every_complete_one(incomp
 
 def test_coverage_of_a_run_from_before_causes_loads():
     old = {"benchmark_rows": None, "dropped_missing_video": None, "failed": 3, "scored": 7}
-    coverage = Coverage.from_json(old)
+    coverage = Coverage.from_record(old)
     assert (coverage.label, coverage.causes, coverage.why()) == (
         "7 / 10",
         None,

@@ -37,7 +37,6 @@ from foilkit.scorers.video import (
 from foilkit.synthetic.videos import (
     write_image_as_video,
     write_large_video,
-    write_rotated_video,
     write_video,
 )
 
@@ -130,7 +129,7 @@ def _resized(frames: torch.Tensor, height: int, width: int) -> torch.Tensor:
 @pytest.mark.parametrize("decoder", CPU_DECODERS)
 @pytest.mark.parametrize("degrees", [0, 90])
 def test_frames_over_the_budget_are_scaled_down_while_decoding(tmp_path, decoder, degrees):
-    path = str(write_rotated_video(tmp_path / "clip.mp4", degrees, width=64, height=48))
+    path = str(write_video(tmp_path / "clip.mp4", rotation=degrees, width=64, height=48))
     full = decode_view(VideoView(path), EIGHT, decoder)
     small = decode_view(VideoView(path), EIGHT, decoder, max_pixels=32 * 24)
     height, width = (32, 24) if degrees else (24, 32)  # as displayed, halved

@@ -30,7 +30,6 @@ from foilkit.synthetic.videos import (
     SyntheticScene,
     render_frames,
     write_corrupt_video,
-    write_rotated_video,
     write_vfr_video,
     write_video,
 )
@@ -316,7 +315,7 @@ def test_constant_rate_windows_are_found_by_the_rate(video, decoder, start):
 @pytest.mark.parametrize("degrees", [0, 90, 180, 270])
 def test_both_decoders_turn_a_rotated_file_upright(tmp_path, degrees):
     path = str(
-        write_rotated_video(tmp_path / f"rotated{degrees}.mp4", degrees, width=64, height=48)
+        write_video(tmp_path / f"rotated{degrees}.mp4", rotation=degrees, width=64, height=48)
     )
     upright = np.rot90(
         render_frames(SyntheticScene(), width=64, height=48), degrees // 90, axes=(1, 2)

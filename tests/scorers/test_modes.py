@@ -11,13 +11,9 @@ import pytest
 import torch
 
 from foilkit.builders.velociti.answers import ENTAIL_QUESTION
-from foilkit.scorers.modes import (
-    LIKELIHOOD_QUESTION,
-    SERVING_BACKENDS,
-    FirstTokens,
-    VideoLLM,
-)
+from foilkit.scorers.modes import LIKELIHOOD_QUESTION, FirstTokens, VideoLLM
 from foilkit.scorers.requests import Generations, TextsRequest
+from foilkit.scorers.serving import SERVING_BACKENDS
 
 TEXTS = ("a dog runs to the left", "a dog runs to the right")
 BROKEN = "the server cut this one off"
@@ -146,3 +142,33 @@ def test_a_request_the_backend_failed_alone_fails_its_rows_and_no_other(fake_bac
 def test_an_unknown_backend_names_the_registered_ones():
     with pytest.raises(ValueError, match="unknown backend 'vllm'; choose from: local, openai"):
         SERVING_BACKENDS.get("vllm")
+
+
+@pytest.mark.parametrize("command", ["score", "evaluate"])
+def test_a_registered_backend_is_a_choice_of_backend_and_listed_in_the_help(
+    fake_backend, command, capsys
+):
+    """``--backend``'s choices are the registry's names, read when the parser is made: a third
+    backend is one registry entry, not an edit of the options."""
+    from foilkit.cli import command_parser, main
+    from foilkit.scorers.options import ScoreOptions
+
+    _, parser = command_parser(command)
+    args = parser.parse_args(["--model", "m", "--dataset", "d", "--out", "o", "--backend", "fake"])
+    assert args.backend == "fake"
+    assert ScoreOptions(backend="fake").backend == "fake"
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert "local, openai, fake" in " ".join(capsys.readouterr().out.split())
+
+
+def test_an_unregistered_backend_is_a_usage_error_naming_the_registered_ones(capsys):
+    from foilkit.cli import command_parser
+    from foilkit.scorers.options import ScoreOptions
+
+    _, parser = command_parser("score")
+    with pytest.raises(SystemExit):
+        parser.parse_args(["--model", "m", "--dataset", "d", "--out", "o", "--backend", "fake"])
+    assert "invalid choice: 'fake' (choose from" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="unknown backend 'fake' .--backend.; choose from: local"):
+        ScoreOptions(backend="fake")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from foilkit.generation.llm import ChatClient, LLMConfig, LLMRequestError, request_key
+from foilkit.generation.llm import ChatClient, LLMRequestError, LLMSettings, request_key
 from foilkit.scorers.judge import Judge, JudgeSettings
 from foilkit.scorers.openai_client import Call, RequestError, ServedClient, ServerBackend
 from foilkit.scorers.served import ServedVideoLLM
@@ -44,7 +44,7 @@ def test_exactly_one_module_imports_openai():
 def test_served_scoring_the_judge_and_the_pipelines_share_the_client():
     served = ServedVideoLLM("vlm", server=ServerBackend(base_url="http://x/v1"), mode="choice")
     judge = Judge(JudgeSettings("gpt-4o-mini", base_url="http://x/v1"), "tomato", None)
-    pipelines = ChatClient(LLMConfig(model="m", base_url="http://x/v1"))
+    pipelines = ChatClient(LLMSettings(model="m", base_url="http://x/v1"))
     assert {type(owner.client) for owner in (served, judge, pipelines)} == {ServedClient}
     # one error type, whatever sent the request: the pipelines' name is the client's
     assert LLMRequestError is RequestError
@@ -58,7 +58,7 @@ def test_the_judge_and_the_pipelines_reach_the_server_with_every_setting_they_we
     prices = {"price_per_1k_prompt_tokens": 0.5, "price_per_1k_completion_tokens": 1.5}
     backoff = {"retry_backoff_s": 0.25, "max_backoff_s": 9.0}
     given = {**endpoint, **limits, **prices}
-    config = LLMConfig(model="m", cache_dir="/c", **given, **backoff)
+    config = LLMSettings(model="m", cache_dir="/c", **given, **backoff)
     assert config.server() == ServerBackend(
         sampler_params=False, cache_dir="/c", **given, **backoff
     )
@@ -67,14 +67,14 @@ def test_the_judge_and_the_pipelines_reach_the_server_with_every_setting_they_we
 
 
 def test_the_endpoint_takes_the_fields_given_over_the_settings():
-    backend = ServerBackend.for_chat(LLMConfig(model="m", base_url="http://a/v1"), base_url=None)
+    backend = ServerBackend.for_chat(LLMSettings(model="m", base_url="http://a/v1"), base_url=None)
     assert backend.base_url is None and backend.sampler_params is False
 
 
 def test_a_pipeline_cache_record_written_before_the_shared_client_still_answers(tmp_path):
     """The pipelines' own records (the reply's texts and tokens at the top level) are read as
     replies: a rerun after the upgrade sends nothing for what was answered."""
-    config = LLMConfig(
+    config = LLMSettings(
         model="test-model", base_url="http://127.0.0.1:9/v1", cache_dir=str(tmp_path)
     )
     messages = [{"role": "user", "content": "a caption"}]
@@ -116,7 +116,7 @@ def test_a_served_failure_names_the_scoring_flags_and_a_pipeline_one_its_own():
         return lambda: client.send_all([Call(({"role": "user", "content": "x"},), None, {}, {})])
 
     def pipeline(server):
-        config = LLMConfig(model="m", base_url=server.base_url, max_retries=0, timeout_s=0.3)
+        config = LLMSettings(model="m", base_url=server.base_url, max_retries=0, timeout_s=0.3)
         return lambda: ChatClient(config).complete([{"role": "user", "content": "x"}])
 
     assert "--request-timeout 0.3s" in timeout_names(served)

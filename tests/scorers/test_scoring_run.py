@@ -1,6 +1,6 @@
 """The scorer's record is one typed object (:class:`foilkit.scorers.record.ScoringRun`): the
-scorer fills it, its ``to_json`` is ``run.json`` and the ``run`` of ``results.json``, its
-``from_json`` is every reader's, records of older versions included; the scoring folder's file
+scorer fills it, its ``to_record`` is ``run.json`` and the ``run`` of ``results.json``, its
+``from_record`` is every reader's, records of older versions included; the scoring folder's file
 names are spelled once (:class:`foilkit.folders.ScoresFolder`)."""
 
 from __future__ import annotations
@@ -107,13 +107,13 @@ def full_record(**changes) -> ScoringRun:
 
 def test_a_record_writes_todays_keys_in_order_and_reads_back_as_it_was():
     record = full_record()
-    written = record.to_json()
+    written = record.to_record()
     assert list(written) == KEYS
     assert written["model"] == {"id": "org/model", "revision": "main"}
     assert (written["video_root"], written["video_roots"]) == ("/data/a", ["/data/a", "/data/b"])
     assert written["protocol"] == record.protocol.to_record()
-    read = ScoringRun.from_json(json.loads(json.dumps(written)))
-    assert read == record and read.to_json() == written
+    read = ScoringRun.from_record(json.loads(json.dumps(written)))
+    assert read == record and read.to_record() == written
     assert (read.adapter_name, read.parser, read.decoding) == (
         "video-llm",
         "letter",
@@ -125,15 +125,15 @@ def test_a_record_writes_todays_keys_in_order_and_reads_back_as_it_was():
 
 @pytest.mark.parametrize("key", OPTIONAL)
 def test_a_record_holds_an_optional_key_only_when_it_has_a_value(key):
-    written = full_record(**{key: None}).to_json()
+    written = full_record(**{key: None}).to_record()
     assert list(written) == [k for k in KEYS if k != key]
     assert written["judge"] is None and written["placement"] is None  # always written
 
 
 def test_a_record_of_an_unconfined_run_names_no_root():
-    written = full_record(video_roots=None).to_json()
+    written = full_record(video_roots=None).to_record()
     assert written["video_root"] is None and written["video_roots"] is None
-    assert ScoringRun.from_json(written).video_roots is None
+    assert ScoringRun.from_record(written).video_roots is None
 
 
 @pytest.mark.parametrize("model", ["clip", "xclip"])
@@ -143,13 +143,13 @@ def test_an_older_record_reads_by_todays_names_and_writes_back_unchanged(model):
     raw = json.loads((FORMAT_1 / model / "results.json").read_text())
     old = raw["configs"]["all"]["run"]["score"]
     assert "num_frames" not in old and "video_roots" not in old
-    record = ScoringRun.from_json(old)
+    record = ScoringRun.from_record(old)
     assert record.num_frames == old["frames"] == 8
     assert record.identity["num_frames"] == old["identity"]["frames"]
     assert record.video_roots == [old["video_root"]]
     assert record.protocol.settings["frames"] == 8  # the protocol's settings as recorded
     assert record.adapter_name == old["adapter"]["adapter"]
-    assert record.to_json() == old
+    assert record.to_record() == old
     loaded = RunResults.load(FORMAT_1 / model)
     assert loaded.configs["all"].score == record
 
@@ -157,7 +157,7 @@ def test_an_older_record_reads_by_todays_names_and_writes_back_unchanged(model):
 def test_a_start_record_reads_as_a_record_that_has_not_finished():
     from foilkit.scorers.record import start_json
 
-    record = ScoringRun.from_json(json.loads(start_json({"kind": "score", "frames": 4})))
+    record = ScoringRun.from_record(json.loads(start_json({"kind": "score", "frames": 4})))
     assert record.identity == {"kind": "score", "num_frames": 4} and record.finished_at is None
 
 
@@ -189,7 +189,7 @@ def test_the_scorer_writes_its_record_and_files_by_the_folder_and_type(
     assert written == json.loads(json.dumps(scored.run)) and list(written) == [
         key for key in KEYS if key not in OPTIONAL
     ]
-    assert ScoringRun.load(folder.record) == ScoringRun.from_json(written)
+    assert ScoringRun.load(folder.record) == ScoringRun.from_record(written)
     assert isinstance(scored.record, ScoringRun) and scored.record.num_rows == 9
     made = {path.name for path in out.iterdir()} - {".foilkit-folder", ".foilkit.lock"}
     assert made and made <= set(ScoresFolder.ENTRIES)

@@ -51,7 +51,7 @@ def test_gender_mc_replaces_one_negative(random_mc, tmp_path):
 
 
 def test_an_item_row_is_the_builders_row_with_provenance(random_mc):
-    from foilkit.builders.contrast_sets import multiple_choice_row
+    from foilkit.builders.contrast_sets.builder import multiple_choice_row
     from foilkit.generation.foil import row_foils
 
     rng = random.Random(0)

@@ -14,8 +14,8 @@ from foilkit.generation.contrast.lexicon import (
 )
 from foilkit.generation.contrast.verb_phrases import (
     PAPER_COSINE_MAX,
-    VerbFoilConfig,
     VerbFoilModels,
+    VerbFoilSettings,
     count_verb_lemmas,
     inconsistent_foils,
     perplexity_rule,
@@ -34,7 +34,7 @@ def models(nlp, t5, text_lm, sentence_embedder):
 def test_defaults():
     """The paper's values, except the cosine thresholds: recalibrated for MiniLM with the
     WordNet synonym check on (their targets: test_verb_filter_on_the_published_contrast_sets)."""
-    config = VerbFoilConfig()
+    config = VerbFoilSettings()
     assert (config.num_beams, config.num_candidates, config.min_verb_frequency) == (50, 50, 30)
     assert (config.ppl_diff_max, config.ppl_diff_relaxed_max, config.ppl_m_max) == (0.6, 1.4, 750)
     assert PAPER_COSINE_MAX == (0.4, 0.8)
@@ -67,8 +67,8 @@ def test_verb_phrase_patterns(nlp, caption, phrases):
     ],
 )
 def test_perplexity_rule(ppl_o, ppl_m, kept):
-    assert perplexity_rule(ppl_o, ppl_m, VerbFoilConfig())[0] is kept
-    assert perplexity_rule(ppl_o, ppl_m, VerbFoilConfig())[1] == pytest.approx(
+    assert perplexity_rule(ppl_o, ppl_m, VerbFoilSettings())[0] is kept
+    assert perplexity_rule(ppl_o, ppl_m, VerbFoilSettings())[1] == pytest.approx(
         (ppl_m - ppl_o) / ppl_o
     )
 
@@ -96,7 +96,7 @@ def test_semantic_inconsistency_with_a_real_sentence_embedder(models, verb, kept
     caption = "a man is pushing a cart"
     foil = Foil(f"a man is {verb} a cart", "verb", "test")
     lemma = {"pulling": "pull", "eating": "eat", "shoving": "shove"}[verb]
-    config = VerbFoilConfig()
+    config = VerbFoilSettings()
     kept = inconsistent_foils(caption, [(foil, "push", lemma)], models)
     if kept_by is None:
         assert kept == []
@@ -115,7 +115,7 @@ def test_count_verb_lemmas(nlp):
 
 def test_end_to_end_with_tiny_models(models):
     caption = "a woman is pushing her stroller"
-    config = VerbFoilConfig(num_beams=8, num_candidates=8)
+    config = VerbFoilSettings(num_beams=8, num_candidates=8)
     foils = verb_phrase_foils(caption, models, config=config)
     assert foils  # the tiny T5's fillers pass the default thresholds for this caption
     for foil in foils:  # every foil kept satisfies every threshold it records
@@ -130,7 +130,7 @@ def test_end_to_end_with_tiny_models(models):
         assert foil.parameters["synonyms"] == models.synonyms.name
         assert foil.text.startswith("a woman is ") and foil.text.endswith(" her stroller")
 
-    relaxed = VerbFoilConfig(
+    relaxed = VerbFoilSettings(
         num_beams=8,
         num_candidates=8,
         require_verb=False,
@@ -201,7 +201,7 @@ def test_verb_filter_on_the_published_contrast_sets(shared_data, nlp, sentence_e
     synonym check on, the cosine thresholds calibrated for all-MiniLM-L6-v2)."""
     from foilkit.generation.contrast.verb_calibration import filter_rates, load_pairs
 
-    config = VerbFoilConfig()
+    config = VerbFoilSettings()
     pairs = load_pairs(
         shared_data / "contrast_sets",
         nlp,

@@ -18,8 +18,8 @@ from foilkit.generation.contrast.lexicon import (
     shared_synsets,
 )
 from foilkit.generation.contrast.verb_phrases import (
-    VerbFoilConfig,
     VerbFoilModels,
+    VerbFoilSettings,
     inconsistent_foils,
 )
 from foilkit.generation.foil import Foil
@@ -60,9 +60,9 @@ def test_the_shipped_table_is_wordnet_31_with_its_licence(senses):
     ],
 )
 def test_shared_synsets(senses, original, candidate, synonyms):
-    shared = shared_synsets(senses, original, candidate, VerbFoilConfig().synonym_senses)
+    shared = shared_synsets(senses, original, candidate, VerbFoilSettings().synonym_senses)
     assert (shared > 0) is synonyms
-    assert shared == shared_synsets(senses, candidate, original, VerbFoilConfig().synonym_senses)
+    assert shared == shared_synsets(senses, candidate, original, VerbFoilSettings().synonym_senses)
 
 
 def test_more_senses_make_more_synonyms(senses):
@@ -120,9 +120,11 @@ def test_the_filter_rejects_wordnet_synonyms(
     assert verb_lemmas(nlp(caption)) == [original] and verb_lemmas(nlp(candidate)) == [new]
     foil = Foil(candidate, "verb", "test")
     loose = {"word_cosine_max": 2.0, "sentence_cosine_max": 2.0}
-    checked = inconsistent_foils(caption, [(foil, original, new)], models, VerbFoilConfig(**loose))
+    checked = inconsistent_foils(
+        caption, [(foil, original, new)], models, VerbFoilSettings(**loose)
+    )
     unchecked = inconsistent_foils(
-        caption, [(foil, original, new)], models, VerbFoilConfig(synonym_check=False, **loose)
+        caption, [(foil, original, new)], models, VerbFoilSettings(synonym_check=False, **loose)
     )
     assert len(unchecked) == 1 and "synonym" not in unchecked[0].filter_scores
     if synonyms:

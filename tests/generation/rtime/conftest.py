@@ -86,12 +86,14 @@ def llm_server():
 @pytest.fixture
 def chat_client(tmp_path):
     """``chat_client(server, **config)``: a cached ChatClient talking to a test server."""
-    from foilkit.generation.llm import ChatClient, LLMConfig
+    from foilkit.generation.llm import ChatClient, LLMSettings
 
     def make(server: OpenAICompatibleServer, **config) -> ChatClient:
         config.setdefault("cache_dir", str(tmp_path / "llm-cache"))
         return ChatClient(
-            LLMConfig(model="scripted-llm", base_url=server.base_url, retry_backoff_s=0.0, **config)
+            LLMSettings(
+                model="scripted-llm", base_url=server.base_url, retry_backoff_s=0.0, **config
+            )
         )
 
     return make

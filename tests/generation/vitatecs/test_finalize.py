@@ -8,7 +8,7 @@ import json
 import pytest
 from openai_server import OpenAICompatibleServer
 
-from foilkit.generation.llm import ChatClient, LLMConfig
+from foilkit.generation.llm import ChatClient, LLMSettings
 from foilkit.generation.nli import NLIFilter, load_nli_model
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 from foilkit.generation.vitatecs.filter_model import AspectFilter
@@ -41,7 +41,7 @@ def _queries(captions, aspects):
 
 def _finalize(server, models, queries, **options):
     nli, filter_model = models
-    client = ChatClient(LLMConfig(model="tiny-chat", base_url=server.base_url))
+    client = ChatClient(LLMSettings(model="tiny-chat", base_url=server.base_url))
     return finalize_candidates(
         queries,
         client=client,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from openai_server import OpenAICompatibleServer
 
-from foilkit.generation.llm import ChatClient, LLMConfig
+from foilkit.generation.llm import ChatClient, LLMSettings
 from foilkit.generation.vitatecs.exemplars import ExemplarSets
 from foilkit.generation.vitatecs.generate import (
     CANDIDATE,
@@ -129,7 +129,7 @@ QUERIES = [
 
 def _generate(server, tmp_path, **options):
     client = ChatClient(
-        LLMConfig(
+        LLMSettings(
             model="tiny-chat",
             base_url=server.base_url,
             top_p=0.8,
@@ -185,7 +185,7 @@ def test_rerun_hits_the_cache_and_prompts_depend_on_the_seed(tmp_path, responder
 
 def test_several_prompts_and_choices_per_query(tmp_path, responder):
     with OpenAICompatibleServer(responder) as server:
-        client = ChatClient(LLMConfig(model="m", base_url=server.base_url, n=2))
+        client = ChatClient(LLMSettings(model="m", base_url=server.base_url, n=2))
         candidates = generate_candidates(
             QUERIES[:1],
             client=client,

@@ -68,7 +68,7 @@ def test_whole_loop(
     tmp_path, vitatecs, loop_config, captions_file, responder, scripted_answers, biased_classifier
 ):
     from foilkit.builders import load_builder, prepare
-    from foilkit.builders.vitatecs import FEATURES
+    from foilkit.builders.vitatecs.builder import FEATURES
     from foilkit.generation.foil import read_foils
 
     loop = tmp_path / "loop"
