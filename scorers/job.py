@@ -38,7 +38,7 @@ from foilkit.scorers.generate import check_generation
 from foilkit.scorers.judge import Judge
 from foilkit.scorers.once import once
 from foilkit.scorers.openai_client import ServerBackend
-from foilkit.scorers.options import ScoreOptions, judge_settings, server_backend
+from foilkit.scorers.options import ScoreOptions, judge_settings
 from foilkit.scorers.parsers import DEFAULT_PARSER
 from foilkit.scorers.placement import Placement, plan_placement
 from foilkit.scorers.protocols import ResolvedProtocol
@@ -218,8 +218,7 @@ def _family(model: str, options: ScoreOptions) -> tuple[type[Adapter], ServerBac
     server = None
     if options.backend != "local":  # a served video LLM: no config to read here
         family: type[Adapter] = SERVING_BACKENDS.get(options.backend)
-        server = server_backend(options)
-        server.check_key()
+        server = family.serving(options)  # what it connects with, checked before any work
     else:
         if reads_hub_model(options.adapter):  # one line, where the libraries would retry
             check_offline_model(model)

@@ -41,6 +41,7 @@ from foilkit.scorers.openai_client import (
     ServerBackend,
     served_sizing,
 )
+from foilkit.scorers.options import ScoreOptions, server_backend
 from foilkit.scorers.prompts import DEFAULT_PROMPT, choice_messages, fit_system_turn
 from foilkit.scorers.requests import GenerateRequest, Generations, TextsRequest
 
@@ -68,6 +69,14 @@ class ServedVideoLLM(VideoLLM):
             sizes them, recorded with why.
         the rest: :class:`~foilkit.scorers.modes.VideoLLM`'s.
     """
+
+    @classmethod
+    def serving(cls, options: ScoreOptions) -> ServerBackend:
+        """The server of a run's ``options`` (``--base-url``, ``--api-key-env``, ...), its key
+        checked before any work; the run passes it to each process's instance as ``server``."""
+        server = server_backend(options)
+        server.check_key()
+        return server
 
     def __init__(
         self, model_id: str, *, server: ServerBackend, preprocess: str | None = None, **kwargs: Any

@@ -2,7 +2,9 @@
 
 Each entry names a :class:`foilkit.scorers.modes.VideoLLM` subclass, imported on first use, so
 the flags (``--backend``'s choices and help) read the names without importing torch. A third
-backend (an offline vLLM engine) is one entry here; the modes and the options stay as they are.
+backend (an offline vLLM engine) is one entry here and its class, with a ``serving(options)``
+classmethod making what it connects with (the run calls it once, before any work); the modes,
+the options and the job stay as they are.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ unchanged. The fake backend here prefers the text that says "right" and shows a 
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -172,3 +173,55 @@ def test_an_unregistered_backend_is_a_usage_error_naming_the_registered_ones(cap
     assert "invalid choice: 'fake' (choose from" in capsys.readouterr().err
     with pytest.raises(ValueError, match="unknown backend 'fake' .--backend.; choose from: local"):
         ScoreOptions(backend="fake")
+
+
+class ServedFake(Fake):
+    """:class:`Fake` as a served backend: what it connects with is made once per run."""
+
+    made: list[str] = []
+
+    @classmethod
+    def serving(cls, options):
+        cls.made.append(options.backend)
+        return f"connection for {options.backend}"
+
+    def __init__(self, model_id: str, *, server: str, device: str, **kwargs):
+        assert device == "cpu"
+        super().__init__(model_id, **kwargs)
+        self.server = server
+
+    def backend_record(self):
+        return {"name": "served-fake", "server": self.server}
+
+
+def test_a_third_backend_runs_a_whole_evaluation_without_touching_the_job(tmp_path):
+    """Registered by name with its ``serving`` classmethod, a backend is run by ``evaluate``:
+    its connection made once, every row scored by its rule (the caption says "right")."""
+    from foilkit.demo import DEMO_BENCHMARK, write_demo_benchmark
+    from foilkit.evaluation import evaluate
+    from foilkit.scorers.options import ScoreOptions
+
+    benchmark = write_demo_benchmark(tmp_path / "benchmark")
+    SERVING_BACKENDS.add("served-fake", ServedFake, "a rule behind a connection (tests)")
+    ServedFake.made.clear()
+    try:
+        result = evaluate(
+            DEMO_BENCHMARK,
+            "fake-vlm",
+            config="direction",
+            dataset=benchmark,
+            videos=benchmark / "videos",
+            out_dir=tmp_path / "run",
+            n_resamples=10,
+            score_options=ScoreOptions(backend="served-fake", mode="choice", num_frames=2),
+        )
+    finally:
+        SERVING_BACKENDS.remove("served-fake")
+    assert ServedFake.made == ["served-fake"]
+    record = json.loads((result.run_dir / "scoring" / "direction" / "run.json").read_text())
+    assert record["backend"] == {"name": "served-fake", "server": "connection for served-fake"}
+    assert record["adapter"]["adapter"] == "video-llm" and record["mode"] == "choice"
+    results = json.loads((result.run_dir / "results.json").read_text())
+    overall = results["configs"]["direction"]["metrics"]["pairwise_foil_accuracy"]["overall"]
+    # choice mode over the rule's position bias: each text is "A" in one of the two orders
+    assert overall["n"] == 16 and overall["n_tied"] == 16
