@@ -56,7 +56,15 @@ tokenizer merges across the split, that text runs in one forward over the whole 
 How the cache is reused depends on what its layers can do, and is recorded as ``prefix_reuse``:
 cropped back after each continuation (full attention), deep-copied per continuation
 (sliding-window, linear-attention and convolution layers, which keep no past to cut back to:
-Gemma 3/4, Qwen3.5), or not at all (one forward per text).
+Gemma 3/4, Qwen3.5), or not at all (one forward per text). In ``generate`` mode the greedy
+questions about a view are decoded together on its prefix cache, recorded as
+``batched_decoding``: left-padded in one batch, the pads masked and every token given the
+position it has alone (a multimodal-rotary family's shifted by the prefix's ``rope_deltas``),
+where every cache layer keeps every past key/value; only questions of one token length together
+where a layer keeps a sliding window (a pad would take a token's place in it); one at a time
+where a layer keeps a running state (linear attention, convolutions). A batch holds at most
+``generate_batch_size`` questions (default 32, fewer where their cache copies would pass a
+quarter of the device's free memory); a sampled question is decoded alone, from its own seed.
 
 Families: a model whose processor has no video processor, or whose chat template writes no
 video placeholder, is refused before it is loaded (an image-only model would otherwise score
