@@ -259,11 +259,12 @@ def test_a_runs_prefix_forwards_are_its_views_and_its_answers_todays(
     run = json.loads((tmp_path / "reused/run.json").read_text())
     assert len(encoded) == run["throughput"]["views"] < 4 * len(benchmark)
     assert run["throughput"]["prefix_forwards"] == run["throughput"]["views"]  # as recorded
+    assert run["throughput"]["decode_batches"] > 0  # a view's questions decoded together
     _one_at_a_time(monkeypatch)
     foilkit.score(answering, benchmark, out_dir=str(tmp_path / "whole"), **GREEDY)
     assert len(encoded) == run["throughput"]["views"]  # no prefix forward in today's path
     whole = json.loads((tmp_path / "whole/run.json").read_text())
-    assert whole["throughput"]["prefix_forwards"] == 0
+    assert whole["throughput"]["prefix_forwards"] == whole["throughput"]["decode_batches"] == 0
     reused = (tmp_path / "reused/scores.jsonl").read_bytes()
     assert reused == (tmp_path / "whole/scores.jsonl").read_bytes()
 
