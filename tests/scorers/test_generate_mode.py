@@ -260,6 +260,9 @@ def test_a_runs_prefix_forwards_are_its_views_and_its_answers_todays(
     assert len(encoded) == run["throughput"]["views"] < 4 * len(benchmark)
     assert run["throughput"]["prefix_forwards"] == run["throughput"]["views"]  # as recorded
     assert run["throughput"]["decode_batches"] > 0  # a view's questions decoded together
+    # recorded, but no part of what a resumed run must match: it changes no answer
+    assert run["adapter"]["batched_decoding"]["batching"] == "padded"
+    assert "batched_decoding" not in run["identity"] and run["identity"]["mode"] == "generate"
     _one_at_a_time(monkeypatch)
     foilkit.score(answering, benchmark, out_dir=str(tmp_path / "whole"), **GREEDY)
     assert len(encoded) == run["throughput"]["views"]  # no prefix forward in today's path
