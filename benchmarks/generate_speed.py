@@ -1,17 +1,20 @@
 """Generate-mode speed: the engine against the per-question loop of the reference scripts.
 
 A TempCompass-shaped workload (several multiple-choice questions of their own about each video,
-4 options, 8 frames) is answered in one run, on one adapter object, twice:
+4 options, 8 frames) is answered in one run, on one adapter object, three times:
 
 1. ``engine``: ``foilkit.scorers.engine.Engine`` end to end (planning, one decode per video,
-   each video's prefix (its system turn and video) encoded once for all its questions, each
-   question decoded on its KV cache);
-2. ``naive``: the loop TempCompass' inference scripts and lmms-eval's model wrappers run: per
+   each video's prefix (its system turn and video) encoded once for all its questions, the
+   questions decoded together on its KV cache in left-padded batches);
+2. ``unbatched``: the engine again with ``generate_batch_size=1``: each video's prefix once,
+   its questions decoded one at a time on the cache;
+3. ``naive``: the loop TempCompass' inference scripts and lmms-eval's model wrappers run: per
    question, decode its video, render the whole prompt, and call ``model.generate`` on it
    (``naive.generate_answer``), so the video is encoded again for every question.
 
-It prints the engine/naive ratios of wall time and of CPU time, the prefix forwards against the
-questions asked, and whether every greedy answer is the same. The model (``--model``) is a
+It prints the engine/naive and unbatched/naive ratios of wall time and of CPU time, the engine's
+batched over unbatched, the prefix forwards and decoding batches against the questions asked,
+and whether every greedy answer is the same in all three. The model (``--model``) is a
 LLaVA-NeXT-Video twin sized so compute dominates on a CPU (``models.GENERATE_TWIN``: an 8-layer
 512-wide Llama, 512 video tokens for 8 frames), its head steered to answer an option letter as
 a trained model does; ``--model tiny`` runs foilkit's tiny test model (the tests' size).
@@ -23,7 +26,8 @@ Usage::
     python benchmarks/generate_speed.py --smoke --model tiny --json out.json   # the tests' run
 
 ``--json PATH`` writes the record (``engine_over_naive``, ``engine_over_naive_cpu``,
-``answers_equal``, ``prefix_forwards``, ``views``, ``questions``, phases, environment). Exit
+``unbatched_over_naive``, ``engine_over_unbatched``, ``answers_equal`` (all three phases),
+``prefix_forwards``, ``decode_batches``, ``views``, ``questions``, phases, environment). Exit
 status 1 when the answers differ or a view's prefix is encoded more than once; a missed speed
 target (engine/naive >= 3x) is reported, not fatal.
 """
@@ -138,48 +142,73 @@ def naive_answers(adapter: Any, rows: Sequence[dict], settings: Settings) -> lis
 
 
 def run(adapter: Any, rows: list[dict], settings: Settings) -> dict[str, Any]:
-    """Both phases on ``rows``, timed and counted, and what they show."""
+    """The three phases on ``rows``, timed and counted, and what they show; before them, the
+    first video's questions through the engine once, untimed, so that no phase pays the first
+    forward's and the decoders' start-up."""
+    first = make_plan([row for row in rows if row["video"] == rows[0]["video"]])
+    make_engine(adapter, first, settings, None).run(first.batches(settings.batch_size))
     plan = make_plan(rows)
+    before = adapter.decode_batches, adapter.batched_questions
     with ForwardCounter(adapter) as forwards, measure("engine") as engine_phase:
         records = make_engine(adapter, plan, settings, None).run(plan.batches(settings.batch_size))
+    batches = adapter.decode_batches - before[0], adapter.batched_questions - before[1]
+    size, adapter.generate_batch_size = adapter.generate_batch_size, 1  # one at a time
+    try:
+        with measure("unbatched") as unbatched_phase:
+            again = make_engine(adapter, plan, settings, None)
+            unbatched = engine_answers(again.run(plan.batches(settings.batch_size)))
+    finally:
+        adapter.generate_batch_size = size
     with measure("naive") as naive_phase:
         naive = naive_answers(adapter, rows, settings)
     engine = engine_answers(records)
     views = len(plan.views)
     questions = len(rows)
     mean_tokens = sum(len(adapter.tokenizer(text).input_ids) for text in engine) / questions
+    phases = {"engine": engine_phase, "unbatched": unbatched_phase, "naive": naive_phase}
     return {
         "rows": questions,
         "questions": questions,
         "views": views,
         "prefix_forwards": forwards.prefix_forwards,
+        "decode_batches": batches[0],
+        "batched_questions": batches[1],
+        "batching": adapter.describe()["batched_decoding"],
         "naive_generate_calls": questions,
+        "warmup": "the first video's questions through the engine once, untimed",
         "engine_over_naive": naive_phase.seconds / engine_phase.seconds,
         "engine_over_naive_cpu": naive_phase.cpu_seconds / engine_phase.cpu_seconds,
-        "answers_equal": engine == naive,
-        "answers_differing": sum(a != b for a, b in zip(engine, naive)),
+        "unbatched_over_naive": naive_phase.seconds / unbatched_phase.seconds,
+        "unbatched_over_naive_cpu": naive_phase.cpu_seconds / unbatched_phase.cpu_seconds,
+        "engine_over_unbatched": unbatched_phase.seconds / engine_phase.seconds,
+        "engine_over_unbatched_cpu": unbatched_phase.cpu_seconds / engine_phase.cpu_seconds,
+        "answers_equal": engine == naive == unbatched,
+        "answers_differing": sum(
+            len({a, b, c}) > 1 for a, b, c in zip(engine, unbatched, naive, strict=True)
+        ),
         "mean_answer_tokens": mean_tokens,
-        "phases": {"engine": phase_record(engine_phase), "naive": phase_record(naive_phase)},
-        "questions_per_s": {
-            "engine": engine_phase.rate(questions),
-            "naive": naive_phase.rate(questions),
-        },
+        "phases": {name: phase_record(phase) for name, phase in phases.items()},
+        "questions_per_s": {name: phase.rate(questions) for name, phase in phases.items()},
     }
 
 
 def table(result: dict[str, Any]) -> str:
     met = result["engine_over_naive"] >= TARGET
     return render_table(
-        "Generate mode: engine against one model.generate per question",
+        "Generate mode: engine (batched; unbatched) against one model.generate per question",
         [
             "questions",
             "views",
             "engine prefix fwd",
+            "decode batches",
             "naive generate calls",
             "engine q/s",
+            "unbatched q/s",
             "naive q/s",
             "engine/naive wall",
             "engine/naive CPU",
+            "unbatched/naive wall",
+            "engine/unbatched wall",
             "answers equal",
             "target",
         ],
@@ -188,11 +217,15 @@ def table(result: dict[str, Any]) -> str:
                 result["questions"],
                 result["views"],
                 result["prefix_forwards"],
+                result["decode_batches"],
                 result["naive_generate_calls"],
                 result["questions_per_s"]["engine"],
+                result["questions_per_s"]["unbatched"],
                 result["questions_per_s"]["naive"],
                 f"{result['engine_over_naive']:.2f}x",
                 f"{result['engine_over_naive_cpu']:.2f}x",
+                f"{result['unbatched_over_naive']:.2f}x",
+                f"{result['engine_over_unbatched']:.2f}x",
                 result["answers_equal"],
                 f"{result['engine_over_naive']:.2f}x {'>=' if met else '<'} {TARGET}x",
             )
@@ -249,7 +282,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"questions, {settings.num_frames} frames, greedy, at most {workload.max_new_tokens} "
         f"new tokens; model {args.model}: {summary}"
     )
-    print(f"# {describe_hardware(env)}; prefix reuse: {adapter.prefix_reuse}\n")
+    batching = adapter.describe()["batched_decoding"]
+    print(
+        f"# {describe_hardware(env)}; prefix reuse: {adapter.prefix_reuse}; batched decoding: "
+        f"{batching['batching']} (at most {batching.get('max_questions', 1)} questions)\n"
+    )
     with torch.inference_mode():
         result = run(adapter, question_rows(videos, workload.questions), settings)
     print(table(result))

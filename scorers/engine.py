@@ -374,12 +374,16 @@ class Throughput:
     seconds: float = 0.0
     #: video prefixes a video LLM encoded (``None``: an adapter that encodes none)
     prefix_forwards: int | None = None
+    #: batches of several questions a video LLM decoded together (``None``: it decodes none)
+    decode_batches: int | None = None
 
     def to_record(self) -> dict[str, float]:
         def rate(count: int) -> float | None:
             return round(count / self.seconds, 3) if self.seconds else None
 
         prefixes = {} if self.prefix_forwards is None else {"prefix_forwards": self.prefix_forwards}
+        if self.decode_batches is not None:
+            prefixes["decode_batches"] = self.decode_batches
         return {
             **prefixes,
             "views": self.views,
@@ -641,11 +645,15 @@ class Engine:
         keys = [key for chunk in chunks for key in chunk]
         results: list[TextScores] = []
         before = getattr(self.adapter, "prefix_forwards", None)
+        batches = getattr(self.adapter, "decode_batches", None)
         for chunk in filter(None, chunks):
             results += self.adapter.score([requests[key] for key in chunk])
         if before is not None:  # a video LLM's prefix forwards, in the run record
             done = self.adapter.prefix_forwards - before
             self.throughput.prefix_forwards = (self.throughput.prefix_forwards or 0) + done
+        if batches is not None and self.adapter.mode == "generate":  # and its decoding batches
+            done = self.adapter.decode_batches - batches
+            self.throughput.decode_batches = (self.throughput.decode_batches or 0) + done
         by_key = dict(zip(keys, results))
         self.throughput.views += len({key[0] for key in keys if key[0] is not None})
         self.throughput.texts += sum(len(key[1]) for key in keys)

@@ -144,6 +144,11 @@ def _described(adapter: Adapter, plan: ScoringPlan) -> dict[str, Any]:
     return adapter.describe(own_questions=own_questions(asked, len(plan.rows)))
 
 
+#: What an adapter's record says of how its numbers are computed, not of which they are: a run
+#: resumes across a change of them (generate mode's batching decodes the answers of one at a time).
+HOW_ONLY = ("batched_decoding",)
+
+
 def _identity(
     model: str,
     adapter: Adapter,
@@ -173,7 +178,7 @@ def _identity(
         "kind": kind,
         "model": model,
         "revision": options.revision,
-        **_described(adapter, plan),
+        **{k: v for k, v in _described(adapter, plan).items() if k not in HOW_ONLY},
         "dtype": adapter.dtype_record(),
         "protocol": protocol.name,
         "num_frames": policy.num_frames,

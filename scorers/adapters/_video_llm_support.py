@@ -13,6 +13,9 @@ model names:
   continuation where every cache layer can be cut back exactly, copied per continuation where a
   layer keeps only a window or a running state, one full forward per text where there is no
   cache to reuse;
+* how do the questions about one view decode together (:func:`batching`): left-padded in one
+  batch where every cache layer keeps every past key/value, only those of one length where a
+  layer keeps a window, one at a time where a layer keeps a running state;
 * how is a family without a chat template prompted (:data:`PLAIN_PROMPTS`): the prompt its model
   card and paper use, declared per ``model_type`` (the one per-family fact that cannot be
   derived);
@@ -48,6 +51,14 @@ from typing import Any
 #: deep copy of the prefix cache; ``full``: the model returns no cache to reuse, so each text
 #: runs in one forward over the whole prompt.
 PREFIX_REUSE = ("crop", "copy", "full")
+#: How the questions about one view decode together after its prefix (:func:`batching`), by what
+#: the prefix's cache layers allow: ``padded``: every layer keeps every past key/value, so
+#: questions of any length decode in one batch, left-padded, the pads masked and the positions
+#: given; ``same-length``: a layer keeps only a window (sliding-window attention), where a pad
+#: would take a real token's place, so only questions of one token length decode together;
+#: ``off``: a layer keeps a running state (linear attention, convolutions) that a pad would
+#: change, or there is no cache: one question at a time.
+BATCHINGS = ("padded", "same-length", "off")
 
 #: Optional packages some video LLMs need (the ``video-llm`` extra of ``pyproject.toml``):
 #: ``num2words`` for SmolVLM's processor (it spells frame counts out), ``timm`` for vision
@@ -355,6 +366,66 @@ def prefix_reuse(cache: Any) -> str:
     if layers and all(type(layer) is DynamicLayer for layer in layers):
         return "crop"
     return "copy"
+
+
+def batching(cache: Any) -> tuple[str, str | None]:
+    """How the questions about one view decode together on its prefix ``cache``
+    (:data:`BATCHINGS`), and why they cannot where they cannot (``None`` where they can)."""
+    from transformers.cache_utils import (
+        Cache,
+        DummyLayer,
+        DynamicLayer,
+        DynamicSlidingWindowLayer,
+        LinearAttentionCacheLayerMixin,
+    )
+
+    layers = getattr(cache, "layers", None) if isinstance(cache, Cache) else None
+    if not layers:
+        return "off", "the model returns no cache to decode on"
+    # a layer reading another's cache holds nothing of its own (Gemma 3n's shared layers)
+    kinds = {type(layer) for layer in layers} - {DummyLayer}
+    if any(issubclass(kind, LinearAttentionCacheLayerMixin) for kind in kinds):
+        return "off", (
+            "a linear-attention or convolution layer keeps a running state, which a pad token "
+            "would change and which is not repeated along the batch"
+        )
+    if kinds <= {DynamicLayer}:
+        return "padded", None
+    if kinds <= {DynamicLayer, DynamicSlidingWindowLayer}:
+        return "same-length", None
+    names = ", ".join(
+        sorted(kind.__name__ for kind in kinds - {DynamicLayer, DynamicSlidingWindowLayer})
+    )
+    return "off", f"its cache layers ({names}) are not known to decode in a padded batch"
+
+
+def free_memory(device: Any) -> int | None:
+    """Bytes free on ``device`` for new tensors (a GPU's free memory and what its allocator holds
+    unused; the memory the operating system can give on CPU), ``None`` where not known."""
+    import torch
+
+    device = torch.device(device)
+    if device.type == "cuda":
+        free, _ = torch.cuda.mem_get_info(device)
+        return int(free + torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device))
+    if device.type == "cpu":
+        import psutil
+
+        return int(psutil.virtual_memory().available)
+    return None
+
+
+def cache_bytes(cache: Any) -> int:
+    """The bytes of the keys and values ``cache`` holds (its layers' ``keys`` and ``values``)."""
+    import torch
+
+    held = 0
+    for layer in getattr(cache, "layers", None) or ():
+        for name in ("keys", "values"):
+            tensor = getattr(layer, name, None)
+            if torch.is_tensor(tensor):
+                held += tensor.numel() * tensor.element_size()
+    return held
 
 
 def missing_extra(error: ImportError, model_id: str) -> ImportError | None:

@@ -56,7 +56,15 @@ tokenizer merges across the split, that text runs in one forward over the whole 
 How the cache is reused depends on what its layers can do, and is recorded as ``prefix_reuse``:
 cropped back after each continuation (full attention), deep-copied per continuation
 (sliding-window, linear-attention and convolution layers, which keep no past to cut back to:
-Gemma 3/4, Qwen3.5), or not at all (one forward per text).
+Gemma 3/4, Qwen3.5), or not at all (one forward per text). In ``generate`` mode the greedy
+questions about a view are decoded together on its prefix cache, recorded as
+``batched_decoding``: left-padded in one batch, the pads masked and every token given the
+position it has alone (a multimodal-rotary family's shifted by the prefix's ``rope_deltas``),
+where every cache layer keeps every past key/value; only questions of one token length together
+where a layer keeps a sliding window (a pad would take a token's place in it); one at a time
+where a layer keeps a running state (linear attention, convolutions). A batch holds at most
+``generate_batch_size`` questions (default 32, fewer where their cache copies would pass a
+quarter of the device's free memory); a sampled question is decoded alone, from its own seed.
 
 Families: a model whose processor has no video processor, or whose chat template writes no
 video placeholder, is refused before it is loaded (an image-only model would otherwise score
@@ -114,8 +122,11 @@ from foilkit.scorers.adapters._video_llm_support import (
     ContentForms,
     PlainPrompt,
     bare_video_part,
+    batching,
     broken_video,
+    cache_bytes,
     content_forms,
+    free_memory,
     image_only,
     naming_the_extra,
     prefix_cache,
@@ -171,6 +182,12 @@ _GENERATE_EXTRAS = (
 )
 #: The values that leave such a field off.
 _OFF = (None, 0, False, [], ())
+#: The most greedy questions about one view decoded in one batch (``generate_batch_size``
+#: unset); fewer where the batch's copies of the view's prefix cache would take more than
+#: :data:`BATCH_MEMORY_SHARE` of the device's free memory (:meth:`VideoLLMAdapter._batch_rows`).
+GENERATE_BATCH_SIZE = 32
+#: The share of the device's free memory a batch's caches and logits may take.
+BATCH_MEMORY_SHARE = 0.25
 
 
 def _model_class(model_type: str) -> type:
@@ -190,13 +207,13 @@ def _classes(model_type: str) -> tuple[type, type]:
     return _model_class(model_type), getattr(transformers, PROCESSOR_MAPPING_NAMES[model_type])
 
 
-def _by_view(requests: Sequence[GenerateRequest]) -> list[int]:
-    """The requests' positions, those about one view together (in the order each view first
-    comes), so each view's prefix is encoded once."""
+def _by_view(requests: Sequence[GenerateRequest]) -> list[list[int]]:
+    """The requests' positions, grouped by view (in the order each view first comes), so each
+    view's prefix is encoded once."""
     views: dict[tuple[int, Any], list[int]] = {}
     for number, request in enumerate(requests):
         views.setdefault((id(request.frames), request.timestamps), []).append(number)
-    return [number for numbers in views.values() for number in numbers]
+    return list(views.values())
 
 
 def _repeatable(cache: Any) -> bool:
@@ -225,6 +242,10 @@ class VideoLLMAdapter(VideoLLM):
 
     Args:
         preprocess: how frames are sized (:data:`PREPROCESSES`): ``default`` or ``reference``.
+        generate_batch_size: generate mode: the most greedy questions about one view decoded
+            together in one batch (1: one at a time); default :data:`GENERATE_BATCH_SIZE`, fewer
+            where the batch would take more than :data:`BATCH_MEMORY_SHARE` of the device's free
+            memory. Recorded in ``run.json`` (``batched_decoding``) with how the family batches.
         the rest: :class:`~foilkit.scorers.modes.VideoLLM`'s.
     """
 
@@ -236,9 +257,17 @@ class VideoLLMAdapter(VideoLLM):
         "return_metadata": True,
     }
 
-    def __init__(self, model_id: str, *, preprocess: str | None = None, **kwargs: Any):
+    def __init__(
+        self,
+        model_id: str,
+        *,
+        preprocess: str | None = None,
+        generate_batch_size: int | None = None,
+        **kwargs: Any,
+    ):
         super().__init__(model_id, **kwargs)
         self.preprocess = _choose("preprocess", preprocess, PREPROCESSES)
+        self.generate_batch_size = self._checked_batch_size(generate_batch_size)
         model_class = self._load_processor()
         #: the reference frame sizing applied before the processor, ``None``: the processor's own
         self.resolution: QwenVLUtilsResolution | None = None
@@ -258,6 +287,10 @@ class VideoLLMAdapter(VideoLLM):
         self.prefix_reuse = self._prefix_reuse()
         #: video prefixes encoded so far (the run record's ``prefix_forwards``)
         self.prefix_forwards = 0
+        #: how greedy questions about one view decode together (``BATCHINGS``), and why not
+        self.batching, self._unbatched_why = self._batching()
+        #: batches of several questions decoded so far, and the questions in them
+        self.decode_batches = self.batched_questions = 0
         #: the view whose prefix cache continuations run on: (key, cache, last logits)
         self._view: tuple[Any, Any, torch.Tensor] | None = None
         self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
@@ -385,6 +418,57 @@ class VideoLLMAdapter(VideoLLM):
                 "video placeholder and cannot be scored on video"
             )
 
+    def _checked_batch_size(self, size: int | None) -> int | None:
+        """``generate_batch_size`` checked: a positive whole number, in generate mode."""
+        if size is None:
+            return None
+        if self.mode != "generate":
+            raise ValueError(
+                f"generate_batch_size={size!r} applies to generate mode only; {self.mode} mode "
+                "generates nothing"
+            )
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"generate_batch_size must be a whole number >= 1, got {size!r}")
+        return size
+
+    def _batching(self) -> tuple[str, str | None]:
+        """How the greedy questions about one view decode together after its prefix
+        (``BATCHINGS``, from the cache the model builds for its own layer types: :func:`batching`),
+        and why they decode one at a time where they do."""
+        from transformers import DynamicCache
+
+        if self.mode != "generate":
+            return "off", None
+        if self.generate_batch_size == 1:
+            return "off", "generate_batch_size=1"
+        if self.prefix_reuse == "full":
+            return "off", "no prefix cache to decode on (prefix_reuse 'full')"
+        if self._instruction_tokenizers:
+            return "off", "the vision side reads each question: each question is its own prefix"
+        if not self._plain_decoding():
+            return "off", (
+                "the checkpoint's generation config switches on more than greedy decoding: "
+                "model.generate answers each question"
+            )
+        taken = inspect.signature(self._continuer.forward).parameters
+        if not {"attention_mask", "position_ids"} <= set(taken):
+            return "off", "its forward takes no attention mask and position ids"
+        return batching(DynamicCache(config=self.model.config))
+
+    def _batching_record(self) -> dict[str, Any]:
+        """How generate mode decodes the questions about a view (``run.json``'s
+        ``batched_decoding``): the batching, its bound, and why not where it does not batch."""
+        if self.batching == "off":
+            return {"batching": "off", "why": self._unbatched_why}
+        record: dict[str, Any] = {
+            "batching": self.batching,
+            "max_questions": self.generate_batch_size or GENERATE_BATCH_SIZE,
+        }
+        if self.generate_batch_size is None:
+            record["memory_share"] = BATCH_MEMORY_SHARE
+        record["sampled"] = "one request at a time, its samples drawn from its own seed"
+        return record
+
     def _prefix_reuse(self) -> str:
         """How continuations reuse the video prefix's cache (``PREFIX_REUSE``), from the cache
         the model builds for its own layer types."""
@@ -428,6 +512,8 @@ class VideoLLMAdapter(VideoLLM):
 
     def _describe(self) -> dict[str, Any]:
         common = {**super()._describe(), "prefix_reuse": self.prefix_reuse}
+        if self.mode == "generate":  # how a view's questions decode together
+            common["batched_decoding"] = self._batching_record()
         if self.loaded_as is not None:  # an InstructBLIP checkpoint read as InstructBLIP-Video,
             common["loaded_as"] = self.loaded_as  # an omni checkpoint read as its thinker
         segments = PER_FRAME_VIDEO_SEGMENTS.get(type(self.processor).__name__)
@@ -717,36 +803,112 @@ class VideoLLMAdapter(VideoLLM):
 
         The requests about one view are answered together: the view's prefix (system turn,
         video, everything before the question) is encoded once, and each question continues
-        from its KV cache (:meth:`_generation_pair`), decoded as ``model.generate`` decodes
-        (:meth:`_decode`); where that cannot be done (no cache to reuse, a tokenizer merging
-        across the split, a generation config asking for more than greedy, temperature and
-        top-p; several samples where a cache layer cannot be repeated along the batch), the
-        question runs through ``model.generate`` on its whole prompt."""
+        from its KV cache (:meth:`_generation_pair`), decoded as ``model.generate`` decodes:
+        the greedy questions in batches of several (:meth:`_decode_batch`, as the family's
+        cache allows: :attr:`batching`), a sampled one on its own so that its answers are drawn
+        from its seed alone (:meth:`_decode`). Where that cannot be done (no cache to reuse, a
+        tokenizer merging across the split, a generation config asking for more than greedy,
+        temperature and top-p; several samples where a cache layer cannot be repeated along
+        the batch), the question runs through ``model.generate`` on its whole prompt."""
         self._view = None
         results: list[Generations | None] = [None] * len(requests)
-        for number in _by_view(requests):
-            results[number] = self._answer(requests[number])
+        for numbers in _by_view(requests):
+            # each question's continuation after its prefix, by prefix (one for a view's
+            # questions, unless they differ before the question: a system prompt per option count)
+            by_prefix: dict[str, list[tuple[int, str, list[int]]]] = {}
+            for number in numbers:
+                request = requests[number]
+                prompt = self.chat_prompt(request.messages)
+                split = self._split(request, prompt)
+                if split is None:
+                    results[number] = self._generate_whole(request, prompt)
+                else:
+                    by_prefix.setdefault(split[0], []).append((number, prompt, split[1]))
+            for prefix, asked in by_prefix.items():
+                self._answer_on_prefix(requests, prefix, asked, results)
         self._view = None  # the last view's cache goes with the batch
         return results
 
-    def _answer(self, request: GenerateRequest) -> Generations:
-        """One request's answers, on its view's prefix cache where it can be reused."""
-        prompt = self.chat_prompt(request.messages)
+    def _split(self, request: GenerateRequest, prompt: str) -> tuple[str, list[int]] | None:
+        """The request's prefix (:meth:`_generation_pair`) and the token ids of the rest of
+        ``prompt``, ``None`` where its answers come from ``model.generate`` on the whole prompt
+        (no prefix cache to reuse, a tokenizer merging across the split, a generation config
+        asking for more than greedy, temperature and top-p)."""
         pair = self._generation_pair(request.messages, prompt)
         if pair is None or not self._plain_decoding():
-            return self._generate_whole(request, prompt)
-        prefix, continuation = pair
+            return None
+        prefix, _ = pair
         prefix_ids, ids = self.encode(prefix), self.encode(prompt)
         if ids[: len(prefix_ids)] != prefix_ids:  # the tokenizer merges across the split
-            return self._generate_whole(request, prompt)
+            return None
+        return prefix, ids[len(prefix_ids) :]
+
+    def _prefix_cache(self, request: GenerateRequest, prefix: str) -> tuple[Any, torch.Tensor]:
+        """The KV cache of ``prefix`` on the request's view and its last position's logits:
+        the view's kept one, else encoded now (and kept in its place)."""
         key = (id(request.frames), request.timestamps, prefix)
         if self._view is None or self._view[0] != key:
             self._view = None  # the old cache goes before the new
             self._view = (key, *self._encode_prefix(request, prefix))
         _, cache, last_logits = self._view
-        if request.decoding.num_samples > 1 and not _repeatable(cache):
-            return self._generate_whole(request, prompt)  # its samples need a batch of caches
-        return self._decode(cache, last_logits, ids[len(prefix_ids) :], request)
+        return cache, last_logits
+
+    def _answer_on_prefix(
+        self,
+        requests: Sequence[GenerateRequest],
+        prefix: str,
+        asked: list[tuple[int, str, list[int]]],
+        results: list[Generations | None],
+    ) -> None:
+        """Answer the requests ``asked`` (position, whole prompt, ids after ``prefix``) on one
+        view's ``prefix`` cache into ``results``: the greedy ones in batches where the family
+        batches (those of one token length together where it batches ``same-length``), each
+        sampled one on its own."""
+        cache, last_logits = self._prefix_cache(requests[asked[0][0]], prefix)
+        batches: dict[tuple[Any, ...], list[tuple[int, list[int]]]] = {}
+        for number, prompt, ids in asked:
+            request = requests[number]
+            if self.batching != "off" and request.decoding.greedy:
+                length = len(ids) if self.batching == "same-length" else None
+                batches.setdefault((request.decoding, length), []).append((number, ids))
+            elif request.decoding.num_samples > 1 and not _repeatable(cache):
+                # its samples need a batch of caches
+                results[number] = self._generate_whole(request, prompt)
+            else:
+                results[number] = self._decode(cache, last_logits, ids, request)
+        for (decoding, _), members in batches.items():
+            members.sort(key=lambda member: len(member[1]))  # a chunk's lengths close together
+            longest = max(len(ids) for _, ids in members)
+            size = self._batch_rows(cache, last_logits, longest, decoding)
+            for start in range(0, len(members), size):
+                chunk = members[start : start + size]
+                if len(chunk) == 1:
+                    number, ids = chunk[0]
+                    results[number] = self._decode(cache, last_logits, ids, requests[number])
+                    continue
+                answers = self._decode_batch(
+                    cache, last_logits, [ids for _, ids in chunk], decoding
+                )
+                for (number, _), answer in zip(chunk, answers, strict=True):
+                    results[number] = answer
+
+    def _batch_rows(
+        self, cache: Any, last_logits: torch.Tensor, longest: int, decoding: Any
+    ) -> int:
+        """How many questions decode together on ``cache`` (the longest ``longest`` tokens):
+        ``generate_batch_size`` where given, else :data:`GENERATE_BATCH_SIZE`, fewer where
+        their copies of the cache, grown by the question and the answer, and their logits
+        would take more than :data:`BATCH_MEMORY_SHARE` of the device's free memory."""
+        if self.generate_batch_size is not None:
+            return self.generate_batch_size
+        free = free_memory(self.device)
+        length = cache.get_seq_length()
+        if free is None or not length:
+            return GENERATE_BATCH_SIZE
+        row = cache_bytes(cache) * (length + longest + decoding.max_new_tokens) / length
+        logits = 1 if self._keeps_logits else max(longest, 1)
+        row += logits * last_logits.shape[-1] * 4  # read in float32
+        return max(1, min(GENERATE_BATCH_SIZE, int(free * BATCH_MEMORY_SHARE // row)))
 
     def _generation_pair(
         self, messages: Sequence[dict[str, Any]], prompt: str
@@ -837,6 +999,113 @@ class VideoLLMAdapter(VideoLLM):
         keep = {"logits_to_keep": 1} if self._keeps_logits else {}
         output = self._continuer(input_ids=tensor, past_key_values=past, use_cache=True, **keep)
         return output.logits[:, -1]
+
+    def _decode_batch(
+        self,
+        cache: Any,
+        last_logits: torch.Tensor,
+        continuations: Sequence[list[int]],
+        decoding: Any,
+    ) -> list[Generations]:
+        """Greedy answers to several questions on one prefix ``cache`` (left as it was: a deep
+        copy, repeated along the batch, decodes them) and its last position's logits, each
+        question's ids in ``continuations``: decoded together, as each alone would be.
+
+        The questions are left-padded to the longest: a pad sits between the prefix and its
+        question, masked out of every attention, and each token is given the position it has
+        without the pads (:meth:`_batch_logits`), so a question's tokens, and its answer's,
+        are where they are when decoded alone. A question whose answer has ended leaves the
+        batch (the cache keeps the others' rows only)."""
+        rows, length = len(continuations), cache.get_seq_length()
+        device = self.device
+        spans = torch.tensor([len(ids) for ids in continuations], device=device)
+        longest = int(spans.max())
+        pads = longest - spans
+        pad = self._pad_token_id()
+        filler = 0 if pad is None else pad
+        past = copy.deepcopy(cache)
+        past.batch_repeat_interleave(rows)
+        steps = torch.arange(longest, device=device)
+        mask = torch.cat(
+            [
+                torch.ones(rows, length, dtype=torch.long, device=device),
+                (steps[None] >= pads[:, None]).long(),
+            ],
+            1,
+        )
+        deltas = self._rope_deltas()
+        logits = last_logits[None].expand(rows, -1)
+        if longest:
+            ids = torch.tensor(
+                [[filler] * (longest - len(one)) + list(one) for one in continuations],
+                device=device,
+            )
+            positions = length + (steps[None] - pads[:, None]).clamp(min=0)
+            asked = self._batch_logits(ids, mask, positions, past, deltas)
+            logits = torch.where((spans > 0)[:, None], asked, logits)
+        positions = (length + spans)[:, None]
+        ends = torch.tensor(sorted(self._end_ids()), device=device)
+        written = torch.full((rows, 0), filler, dtype=torch.long, device=device)
+        active = torch.arange(rows, device=device)  # the rows still answering
+        for step in range(decoding.max_new_tokens):
+            tokens = logits.float().argmax(-1)
+            column = torch.full((rows,), filler, dtype=torch.long, device=device)
+            column[active] = tokens
+            written = torch.cat([written, column[:, None]], 1)
+            going = ~torch.isin(tokens, ends)
+            if not going.any() or step + 1 == decoding.max_new_tokens:
+                break
+            if not going.all():  # the ended answers leave the batch
+                kept = going.nonzero()[:, 0]
+                past.batch_select_indices(kept)
+                active, tokens, mask, positions = (
+                    active[kept],
+                    tokens[kept],
+                    mask[kept],
+                    positions[kept],
+                )
+            mask = torch.cat([mask, torch.ones_like(mask[:, :1])], 1)
+            logits = self._batch_logits(tokens[:, None], mask, positions, past, deltas)
+            positions = positions + 1
+        self.decode_batches += 1
+        self.batched_questions += rows
+        return [self._generations(written[row : row + 1]) for row in range(rows)]
+
+    def _batch_logits(
+        self,
+        ids: torch.Tensor,
+        mask: torch.Tensor,
+        positions: torch.Tensor,
+        past: Any,
+        deltas: torch.Tensor | None,
+    ) -> torch.Tensor:
+        """The logits of the next token after each row of ``ids`` on top of the cache
+        ``past``: ``mask`` covers the cached and the new tokens (0: a pad), ``positions`` are
+        the new tokens' positions in text order; a family placing tokens by multimodal rotary
+        positions (M-RoPE: Qwen2-VL and its kin) gets them on its three axes, shifted by the
+        prefix's ``deltas`` (:meth:`_rope_deltas`) as the model shifts a continuation's."""
+        if deltas is not None:
+            positions = (positions + deltas.to(positions.device)).unsqueeze(0).expand(3, -1, -1)
+        keep = {"logits_to_keep": 1} if self._keeps_logits else {}
+        output = self._continuer(
+            input_ids=ids,
+            attention_mask=mask,
+            position_ids=positions,
+            past_key_values=past,
+            use_cache=True,
+            **keep,
+        )
+        return output.logits[:, -1]
+
+    def _rope_deltas(self) -> torch.Tensor | None:
+        """The shift the model keeps from its last prefix forward between a text token's
+        multimodal rotary position and its place in the sequence (``rope_deltas``: M-RoPE
+        families), ``None`` for a family whose positions are the places."""
+        for module in (self.model, getattr(self.model, "model", None)):
+            deltas = getattr(module, "rope_deltas", None)
+            if torch.is_tensor(deltas):
+                return deltas
+        return None
 
     def _generate_whole(self, request: GenerateRequest, prompt: str) -> Generations:
         """Answers from ``model.generate`` on the whole prompt, the video encoded again."""

@@ -96,6 +96,8 @@ def test_sampled_answers_repeat_for_a_seed_and_differ_between_seeds(answering, f
         ({"mode": "generate", "top_p": 0.0}, r"top_p must be in \(0, 1\]"),
         ({"mode": "generate", "parser": "vitatec"}, "unknown answer parser"),
         ({"mode": "choice", "temperature": 0.2}, "applies to generate mode only"),
+        ({"mode": "generate", "generate_batch_size": 0}, "generate_batch_size must be a whole"),
+        ({"mode": "choice", "generate_batch_size": 4}, "applies to generate mode only"),
     ],
 )
 def test_bad_decoding_settings_fail_before_any_answer(answering, options, message):
@@ -153,6 +155,12 @@ def test_answers_are_kept_per_row_and_counted_in_the_run_record(whole, benchmark
         "seed": 0,
     }
     assert run["adapter"]["parser"] == "vitatecs" and run["mode"] == "generate"
+    assert run["adapter"]["batched_decoding"] == {
+        "batching": "padded",
+        "max_questions": 32,
+        "memory_share": 0.25,
+        "sampled": "one request at a time, its samples drawn from its own seed",
+    }
     counts = run["answers"]
     # every row: 2 text groups (caption and proficiency texts) x 2 orders x 2 samples
     assert sum(counts.values()) == len(benchmark) * 8 and counts["parsed"] > 0
@@ -251,11 +259,15 @@ def test_a_runs_prefix_forwards_are_its_views_and_its_answers_todays(
     run = json.loads((tmp_path / "reused/run.json").read_text())
     assert len(encoded) == run["throughput"]["views"] < 4 * len(benchmark)
     assert run["throughput"]["prefix_forwards"] == run["throughput"]["views"]  # as recorded
+    assert run["throughput"]["decode_batches"] > 0  # a view's questions decoded together
+    # recorded, but no part of what a resumed run must match: it changes no answer
+    assert run["adapter"]["batched_decoding"]["batching"] == "padded"
+    assert "batched_decoding" not in run["identity"] and run["identity"]["mode"] == "generate"
     _one_at_a_time(monkeypatch)
     foilkit.score(answering, benchmark, out_dir=str(tmp_path / "whole"), **GREEDY)
     assert len(encoded) == run["throughput"]["views"]  # no prefix forward in today's path
     whole = json.loads((tmp_path / "whole/run.json").read_text())
-    assert whole["throughput"]["prefix_forwards"] == 0
+    assert whole["throughput"]["prefix_forwards"] == whole["throughput"]["decode_batches"] == 0
     reused = (tmp_path / "reused/scores.jsonl").read_bytes()
     assert reused == (tmp_path / "whole/scores.jsonl").read_bytes()
 
@@ -289,3 +301,73 @@ def test_own_questions_on_a_view_share_its_prefix_and_answer_as_today(
     today = [adapter._generate_whole(r, adapter.chat_prompt(r.messages)) for r in requests]
     assert reused == today
     assert all(len(generated.texts) == decoding.num_samples for generated in reused)
+    # the greedy questions of a view in one batch; a sampled one alone, from its own seed
+    assert adapter.decode_batches == (len(views) if decoding.greedy else 0)
+
+
+# --- the greedy questions about a view decoded in batches -----------------------------------------
+
+
+def _own_questions(frames: torch.Tensor, count: int, decoding: Decoding) -> list:
+    """``count`` greedy questions of their own about one view, each of another length."""
+    options = f"A. {TEXTS[0]}\nB. {TEXTS[1]}"
+    asked = [
+        TextsRequest(
+            TEXTS,
+            frames,
+            question=f"Question {n}: which is right?{' Look again.' * n}\n{options}",
+            answers=("A", "B"),
+        )
+        for n in range(count)
+    ]
+    return [one for request in asked for one in generate_requests(request, "", decoding)]
+
+
+@pytest.mark.parametrize("size, batches", [(None, 1), (4, 2), (2, 3), (1, 0)])
+def test_a_views_greedy_questions_decode_in_batches_of_at_most_the_size_as_alone(
+    answering, frames, size, batches
+):
+    """Six questions of six lengths about one view: decoded in batches of at most
+    ``generate_batch_size`` (default: all six in one), left-padded, the answers that end first
+    leaving the batch, each answer the one ``model.generate`` gives on its whole prompt."""
+    decoding = Decoding(max_new_tokens=6)
+    adapter = load_adapter(answering, mode="generate", device="cpu", generate_batch_size=size)
+    requests = _own_questions(frames, 6, decoding)
+    answers = adapter.generate(requests)
+    assert adapter.prefix_forwards == 1
+    assert adapter.decode_batches == batches
+    assert adapter.batched_questions == (6 if batches else 0)
+    assert answers == [
+        adapter._generate_whole(r, adapter.chat_prompt(r.messages)) for r in requests
+    ]
+    assert len({generated.num_tokens for generated in answers}) > 1  # some ended sooner
+    expected = {"batching": "padded", "max_questions": size or 32}
+    expected |= {"memory_share": 0.25} if size is None else {}
+    if size == 1:
+        expected = {"batching": "off", "why": "generate_batch_size=1"}
+    record = adapter.describe()["batched_decoding"]
+    assert {key: record[key] for key in expected} == expected
+
+
+@pytest.mark.parametrize("free, rows", [(0, 1), (10**15, 32), (None, 32)])
+def test_the_default_batch_is_bounded_by_the_devices_free_memory(
+    answering, frames, monkeypatch, free, rows
+):
+    """Without ``generate_batch_size``, a batch holds as many questions as their copies of the
+    view's cache fit in a quarter of the free memory, at most 32: none beyond one where no
+    memory is free (one question at a time, the same answers); 32 where it is unknown."""
+    from foilkit.scorers.adapters import video_llm
+
+    monkeypatch.setattr(video_llm, "free_memory", lambda device: free)
+    decoding = Decoding(max_new_tokens=6)
+    adapter = load_adapter(answering, mode="generate", device="cpu")
+    requests = _own_questions(frames, 3, decoding)
+    with torch.inference_mode():
+        prefix, ids = adapter._split(requests[0], adapter.chat_prompt(requests[0].messages))
+        cache, last = adapter._encode_prefix(requests[0], prefix)
+        assert adapter._batch_rows(cache, last, len(ids), decoding) == rows
+    answers = adapter.generate(requests)
+    assert adapter.decode_batches == (rows > 1)
+    assert answers == [
+        adapter._generate_whole(r, adapter.chat_prompt(r.messages)) for r in requests
+    ]

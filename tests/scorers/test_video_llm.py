@@ -84,29 +84,36 @@ def test_entail_with_the_cached_prefix_equals_a_full_forward(adapter, frames):
 
 
 @pytest.mark.parametrize(
-    "model_type, layers, expected",
+    "model_type, layers, expected, batched",
     [
-        ("llama", {}, "crop"),
-        ("qwen2_vl", {}, "crop"),
-        ("qwen3_5", {}, "copy"),  # linear attention: a recurrent state and a convolution
-        ("qwen3_5_moe", {}, "copy"),
-        ("lfm2", {"num_hidden_layers": 2, "full_attn_idxs": [1]}, "copy"),  # convolution layers
-        ("gemma3", {}, "copy"),  # sliding-window layers
-        ("gemma3n", {}, "copy"),  # sliding window, and layers sharing another's cache
-        ("gemma4", {}, "copy"),
-        ("mistral", {}, "copy"),  # every layer a sliding window
+        ("llama", {}, "crop", "padded"),
+        ("qwen2_vl", {}, "crop", "padded"),
+        # linear attention: a recurrent state and a convolution
+        ("qwen3_5", {}, "copy", "off"),
+        ("qwen3_5_moe", {}, "copy", "off"),
+        ("lfm2", {"num_hidden_layers": 2, "full_attn_idxs": [1]}, "copy", "off"),  # convolutions
+        ("gemma3", {}, "copy", "same-length"),  # sliding-window layers
+        # sliding window, and layers sharing another's cache
+        ("gemma3n", {}, "copy", "same-length"),
+        ("gemma4", {}, "copy", "same-length"),
+        ("mistral", {}, "copy", "same-length"),  # every layer a sliding window
     ],
 )
-def test_prefix_reuse_of_every_cache_kind(model_type, layers, expected):
+def test_prefix_reuse_and_batching_of_every_cache_kind(model_type, layers, expected, batched):
     """The cache a model builds for its layer types (transformers' ``DynamicCache(config=)``)
-    decides: only caches of plain full-attention layers are cut back."""
+    decides: only caches of plain full-attention layers are cut back, and decode questions of
+    several lengths in one padded batch; a window batches questions of one length only; a
+    running state none."""
     from transformers import AutoConfig, DynamicCache
 
-    from foilkit.scorers.adapters._video_llm_support import prefix_reuse
+    from foilkit.scorers.adapters._video_llm_support import batching, prefix_reuse
 
     cache = DynamicCache(config=AutoConfig.for_model(model_type, **layers))
     assert prefix_reuse(cache) == expected
     assert prefix_reuse(None) == "full"
+    kind, why = batching(cache)
+    assert kind == batched and (why is None) == (kind != "off")
+    assert batching(None) == ("off", "the model returns no cache to decode on")
 
 
 def test_prefix_reuse_follows_the_cache_layers_and_is_recorded(adapter):
