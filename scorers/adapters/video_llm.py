@@ -217,11 +217,16 @@ def _by_view(requests: Sequence[GenerateRequest]) -> list[list[int]]:
 
 
 def _repeatable(cache: Any) -> bool:
-    """Whether every layer of ``cache`` can be repeated along the batch (a linear-attention
-    layer's running state cannot), so that a request's samples decode in one batch."""
+    """Whether every layer of ``cache`` can be repeated along the batch, so that a request's
+    samples decode in one batch: not a layer keeping a linear-attention or convolution state
+    (a hybrid layer's ``batch_repeat_interleave`` repeats its keys and values, not that state)."""
+    from transformers.cache_utils import LinearAttentionCacheLayerMixin
+
     layers = getattr(cache, "layers", None) or ()
     return bool(layers) and all(
-        callable(getattr(layer, "batch_repeat_interleave", None)) for layer in layers
+        callable(getattr(layer, "batch_repeat_interleave", None))
+        and not isinstance(layer, LinearAttentionCacheLayerMixin)
+        for layer in layers
     )
 
 

@@ -84,29 +84,34 @@ def test_entail_with_the_cached_prefix_equals_a_full_forward(adapter, frames):
 
 
 @pytest.mark.parametrize(
-    "model_type, layers, expected, batched",
+    "model_type, layers, expected, batched, repeated",
     [
-        ("llama", {}, "crop", "padded"),
-        ("qwen2_vl", {}, "crop", "padded"),
+        ("llama", {}, "crop", "padded", True),
+        ("qwen2_vl", {}, "crop", "padded", True),
         # linear attention: a recurrent state and a convolution
-        ("qwen3_5", {}, "copy", "off"),
-        ("qwen3_5_moe", {}, "copy", "off"),
-        ("lfm2", {"num_hidden_layers": 2, "full_attn_idxs": [1]}, "copy", "off"),  # convolutions
-        ("gemma3", {}, "copy", "same-length"),  # sliding-window layers
+        ("qwen3_5", {}, "copy", "off", False),
+        ("qwen3_5_moe", {}, "copy", "off", False),
+        ("lfm2", {"num_hidden_layers": 2, "full_attn_idxs": [1]}, "copy", "off", False),
+        # hybrid layers: keys and values beside a running state, which repetition leaves out
+        ("falcon_h1", {}, "copy", "off", False),
+        ("gemma3", {}, "copy", "same-length", True),  # sliding-window layers
         # sliding window, and layers sharing another's cache
-        ("gemma3n", {}, "copy", "same-length"),
-        ("gemma4", {}, "copy", "same-length"),
-        ("mistral", {}, "copy", "same-length"),  # every layer a sliding window
+        ("gemma3n", {}, "copy", "same-length", True),
+        ("gemma4", {}, "copy", "same-length", True),
+        ("mistral", {}, "copy", "same-length", True),  # every layer a sliding window
     ],
 )
-def test_prefix_reuse_and_batching_of_every_cache_kind(model_type, layers, expected, batched):
+def test_prefix_reuse_and_batching_of_every_cache_kind(
+    model_type, layers, expected, batched, repeated
+):
     """The cache a model builds for its layer types (transformers' ``DynamicCache(config=)``)
     decides: only caches of plain full-attention layers are cut back, and decode questions of
     several lengths in one padded batch; a window batches questions of one length only; a
-    running state none."""
+    running state none, and a request's samples are not repeated along the batch over it."""
     from transformers import AutoConfig, DynamicCache
 
     from foilkit.scorers.adapters._video_llm_support import batching, prefix_reuse
+    from foilkit.scorers.adapters.video_llm import _repeatable
 
     cache = DynamicCache(config=AutoConfig.for_model(model_type, **layers))
     assert prefix_reuse(cache) == expected
@@ -114,6 +119,7 @@ def test_prefix_reuse_and_batching_of_every_cache_kind(model_type, layers, expec
     kind, why = batching(cache)
     assert kind == batched and (why is None) == (kind != "off")
     assert batching(None) == ("off", "the model returns no cache to decode on")
+    assert _repeatable(cache) is repeated
 
 
 def test_prefix_reuse_follows_the_cache_layers_and_is_recorded(adapter):
