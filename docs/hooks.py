@@ -772,7 +772,14 @@ def figures() -> dict[Path, dict[str, tuple[str, Callable[[], str]]]]:
             "generate": ("cpu2_generate_quick", generate_sentence),
         },
         DOCS / "generation.md": {"quality": ("generation_quality", quality_table)},
-        REPO / "README.md": {"demo": ("cpu2_demo", demo_text)},
+        REPO / "README.md": {
+            "demo": ("cpu2_demo", demo_text),
+            "speed": (
+                "h100_scoring_pairs_run1, cpu2_scoring_full_clip-tiny, h100_retrieval",
+                speed_sentence,
+            ),
+            "generate": ("cpu2_generate_quick", generate_sentence),
+        },
         DOCS / "getting-started.md": {
             "demo": ("cpu2_demo", demo_text),
             "demo seeds": ("cpu2_demo", demo_seeds_text),
