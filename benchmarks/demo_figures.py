@@ -75,7 +75,7 @@ def seed_record(demo_dir: Path, *, n_resamples: int, seconds: float | None) -> d
 
 
 def run_seed(out: Path, seed: int, *, whole: bool, n_resamples: int) -> dict[str, Any]:
-    """``foilkit demo --seed seed`` into ``out`` (``whole``: with the tiny models' runs)."""
+    """``foilkit demo --training-seed seed`` into ``out`` (``whole``: with the tiny models.)"""
     started = time.perf_counter()
     run_demo(
         out, seed=seed, n_resamples=n_resamples, progress=False, **({} if whole else {"models": ()})
@@ -110,7 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for index, seed in enumerate(args.seeds)
             }
     record = {
-        "command": "foilkit demo --seed SEED",
+        "command": "foilkit demo --training-seed SEED",
         "n_resamples": args.n_resamples,
         "environment": environment(),
         "seeds": seeds,

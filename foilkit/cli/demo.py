@@ -41,10 +41,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "and their paired test",
     )
     parser.add_argument(
-        "--seed",
+        "--training-seed",
         type=int,
         default=0,
-        help="the fine-tuning seed of both temporal CLIPs (default: %(default)s)",
+        help="seed of initialisation and batch order of both temporal CLIPs' fine-tuning, as "
+        "foilkit finetune's (default: %(default)s)",
     )
     parser.add_argument(
         "--no-progress",
@@ -63,7 +64,7 @@ def run(args: argparse.Namespace) -> int:
         n_resamples=args.n_resamples,
         progress=not args.no_progress,
         finetune=not args.no_finetune,
-        seed=args.seed,
+        seed=args.training_seed,
     )
     print(headline(report))  # the result the demo exists to show, here in the terminal
     print()

@@ -1,5 +1,5 @@
-"""``foilkit demo --seed N``: both temporal CLIPs are fine-tuned with seed N and the demo's other
-settings (``benchmarks/demo_figures.py`` reruns the demo this way at each seed)."""
+"""``foilkit demo --training-seed N``: both temporal CLIPs are fine-tuned with seed N and the
+demo's other settings (``benchmarks/demo_figures.py`` reruns the demo this way at each seed)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def test_each_fine_tuning_run_gets_the_seed_and_the_demo_settings(
     assert [str(run) for run in runs] == evaluated
 
 
-@pytest.mark.parametrize(("argv", "seed"), [([], 0), (["--seed", "2"], 2)])
+@pytest.mark.parametrize(("argv", "seed"), [([], 0), (["--training-seed", "2"], 2)])
 def test_the_demo_command_passes_its_seed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, argv: list[str], seed: int
 ):
