@@ -317,7 +317,7 @@ def evaluate(
         title=spec.title,
         paper_table=spec.paper_table,
         model=model,
-        label=given.label or _model_label(model),
+        label=given.label or model_label(model),
         control=options.control,
         protocol=_run_protocol(configs),
         dataset=None if given.dataset is None else os.fspath(given.dataset),
@@ -326,7 +326,7 @@ def evaluate(
         configs=configs,
         limit=None if selection is None else selection.limit,
         limit_seed=None if selection is None else selection.seed,
-        invocation=_invocation(given.command_line, started, started_at, replay),
+        invocation=run_invocation(given.command_line, started, started_at, replay),
         units=UNITS,
     )
     results.save(folder)
@@ -347,7 +347,7 @@ def _replay_sections(
     return sections
 
 
-def _invocation(
+def run_invocation(
     command_line: Sequence[str] | None,
     started: float,
     started_at: str,
@@ -614,7 +614,7 @@ def _run_protocol(configs: Mapping[str, ConfigResults]) -> ResolvedProtocol | No
     return combined_protocol(protocols) if protocols else None
 
 
-def _model_label(model: str) -> str:
+def model_label(model: str) -> str:
     """A Hub id as it is; a local model folder by its name."""
     return Path(model).name if Path(model).exists() else model
 

@@ -56,10 +56,10 @@ from foilkit.builders.vitatecs.answers import (
 )
 from foilkit.errors import UserError
 from foilkit.evaluation import (
-    _invocation,
-    _model_label,
     compute_metrics,
     load_benchmark_split,
+    model_label,
+    run_invocation,
 )
 from foilkit.folders import RUN, check_folder, claim_folder, replace_folder
 from foilkit.report import write_run_report
@@ -458,14 +458,14 @@ def import_answers(
         title=spec.title,
         paper_table=spec.paper_table,
         model=model,
-        label=label or _model_label(model),
+        label=label or model_label(model),
         control=None,
         protocol=None,
         dataset=None if dataset is None else os.fspath(dataset),
         split=spec.split,
         bootstrap=Bootstrap(n_resamples, bootstrap_seed),
         configs=results,
-        invocation=_invocation(command_line, started, started_at),
+        invocation=run_invocation(command_line, started, started_at),
         units=UNITS,
     )
     for name, rows in scores.items():
