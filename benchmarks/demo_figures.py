@@ -14,6 +14,7 @@ running one.
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -22,9 +23,7 @@ from typing import Any
 
 from measure import environment, write_json
 
-from foilkit.compare import compare_runs
 from foilkit.demo import run_demo
-from foilkit.finetune.demo import COMPARED
 from foilkit.report_tables import run_table, runs_tables, table_cells, unique_labels
 from foilkit.run import RunResults
 
@@ -33,7 +32,7 @@ RESULTS = Path(__file__).parent / "results" / "cpu2_demo.json"
 
 def headline(demo_dir: Path) -> dict[str, Any]:
     """The demo report's headline table (``runs_tables``' first, the one ``foilkit demo``
-    prints): its header, and per run folder its label and cells."""
+    prints): its header, and per run folder its label and cells; the bootstrap's resamples."""
     folders = sorted(path for path in (demo_dir / "runs").iterdir() if path.is_dir())
     results = [RunResults.load(folder) for folder in folders]
     labels = unique_labels([r.label for r in results])
@@ -41,6 +40,7 @@ def headline(demo_dir: Path) -> dict[str, Any]:
     header, rows = table_cells(table)
     names = dict(zip(labels, (folder.name for folder in folders), strict=True))
     return {
+        "n_resamples": results[0].bootstrap.n_resamples,
         "header": header,
         "rows": [
             {"run": names.get(label, label), "label": label, "cells": cells}
@@ -49,11 +49,10 @@ def headline(demo_dir: Path) -> dict[str, Any]:
     }
 
 
-def paired(demo_dir: Path, n_resamples: int) -> dict[str, Any]:
-    """The paired test of :data:`COMPARED` on every scope, as ``foilkit compare`` runs it."""
-    run_a, run_b = (demo_dir / "runs" / name for name in COMPARED)
-    tests = compare_runs(run_a, run_b, n_resamples=n_resamples, seed=0)
-    scopes = tests["all"]["pairwise_foil_accuracy"]
+def paired(demo_dir: Path) -> dict[str, Any]:
+    """The paired test of the two fine-tuned models on every scope, as the demo ran and
+    reported it (its ``comparison.json``: ``foilkit compare``'s tests)."""
+    tests = json.loads((demo_dir / "comparison.json").read_text(encoding="utf-8"))["tests"]
     return {
         scope: {
             "difference": entry["bootstrap"]["difference"],
@@ -62,16 +61,12 @@ def paired(demo_dir: Path, n_resamples: int) -> dict[str, Any]:
             "a_only": entry["mcnemar"]["a_only"],
             "b_only": entry["mcnemar"]["b_only"],
         }
-        for scope, entry in scopes.items()
+        for scope, entry in tests["all"]["pairwise_foil_accuracy"].items()
     }
 
 
-def seed_record(demo_dir: Path, *, n_resamples: int, seconds: float | None) -> dict[str, Any]:
-    return {
-        "seconds": seconds,
-        **headline(demo_dir),
-        "paired": paired(demo_dir, n_resamples),
-    }
+def seed_record(demo_dir: Path, *, seconds: float | None) -> dict[str, Any]:
+    return {"seconds": seconds, **headline(demo_dir), "paired": paired(demo_dir)}
 
 
 def run_seed(out: Path, seed: int, *, whole: bool, n_resamples: int) -> dict[str, Any]:
@@ -81,14 +76,14 @@ def run_seed(out: Path, seed: int, *, whole: bool, n_resamples: int) -> dict[str
         out, seed=seed, n_resamples=n_resamples, progress=False, **({} if whole else {"models": ()})
     )
     seconds = time.perf_counter() - started
-    return seed_record(out, n_resamples=n_resamples, seconds=seconds if whole else None)
+    return seed_record(out, seconds=seconds if whole else None)
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, nargs="+", default=[0, 1, 2])
     parser.add_argument("--from", dest="source", type=Path, help="a demo folder already made")
-    parser.add_argument("--n-resamples", type=int, default=1000)
+    parser.add_argument("--n-resamples", type=int, default=1000, help="when the demo is run here")
     parser.add_argument("--output", type=Path, default=RESULTS)
     return parser.parse_args(argv)
 
@@ -97,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     seeds: Mapping[str, Any]
     if args.source is not None:
-        seeds = {"0": seed_record(args.source, n_resamples=args.n_resamples, seconds=None)}
+        seeds = {"0": seed_record(args.source, seconds=None)}
     else:
         with tempfile.TemporaryDirectory(prefix="foilkit-demo-") as tmp:
             seeds = {
@@ -111,7 +106,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             }
     record = {
         "command": "foilkit demo --training-seed SEED",
-        "n_resamples": args.n_resamples,
         "environment": environment(),
         "seeds": seeds,
     }
