@@ -183,7 +183,10 @@ VINOGROUND_PARTS = ("pos_text", "neg_text", "pos_video", "neg_video")
 #: The namings of rows, by name: a row's ``id`` (JSONL), TempCompass' video, aspect and question
 #: (its published predictions and lmms-eval's ``tempcompass_*`` tasks), lmms-eval's
 #: ``vitatecs_*`` tasks' source dataset, video and question (the options in lmms-eval's order),
-#: and lmms-eval's ``temporalbench_short_qa`` documents' ``idx`` (foilkit's row ``id``).
+#: lmms-eval's ``temporalbench_short_qa`` documents' ``idx`` (foilkit's row ``id``), its
+#: ``tomato`` documents' reasoning and demonstration type, question and options (with the video
+#: where a sample keeps its document: ``-video``), and its ``vinoground`` documents' pair
+#: ``index`` (foilkit's row ``id``), four questions each (:data:`VINOGROUND_PARTS`).
 KEYINGS = {
     "id": Keying(None, ("id",), lambda row: (str(row["id"]),)),
     "tempcompass": Keying(
@@ -426,7 +429,8 @@ def _sample_key(keyed: str, sample: Mapping[str, Any]) -> tuple[Any, ...]:
     (lmms-eval 0.7.3's saved files: ``save_results_samples`` drops ``doc``): TempCompass'
     ``avg_accuracy`` (``video_id``, ``dim``, ``question``), VITATECS' ``accuracy``
     (``src_dataset``, ``video_id``: the document's ``video_name``, ``question``),
-    TemporalBench's ``temporalbench_score`` (the whole document, ``item``: its ``idx``)."""
+    TemporalBench's ``temporalbench_score`` (the whole document, ``item``: its ``idx``); TOMATO's
+    and Vinoground's: :func:`_tomato_sample`, :func:`_vinoground_sample`."""
     doc = sample.get("doc")
     if keyed == "lmms-eval-temporalbench":
         fields = doc if isinstance(doc, dict) else sample["temporalbench_score"]["item"]
@@ -444,8 +448,10 @@ def _sample_key(keyed: str, sample: Mapping[str, Any]) -> tuple[Any, ...]:
 def read_lmms_eval(path: Path) -> Iterator[Imported]:
     """lmms-eval 0.7's ``--log_samples`` file (``<date>_samples_<task>.jsonl``, one sample a
     line): the task from the file name, the item by the task's own document fields
-    (:func:`_sample_key`), the answer its filtered response (the one its scorer read), the
-    prompt its ``input`` (the request's text; ``arguments[0]`` in the unsaved form)."""
+    (:func:`_sample_key`; Vinoground's also the question, ``part``, and the categories it
+    logged, checked against the row), the answer its filtered response (the one its scorer
+    read), the prompt its ``input`` (the request's text; ``arguments[0]`` in the unsaved
+    form)."""
     task = path.stem.split("_samples_", 1)[-1]
     if task not in LMMS_EVAL_TASKS:
         raise AnswerFileError(
