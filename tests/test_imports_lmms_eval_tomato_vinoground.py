@@ -32,13 +32,15 @@ are local folders in lmms-eval's working directory, in the schema the tasks read
   and its joined video's order drawn from a seeded generator; ``vinoground.csv`` lies beside
   them, as in the Hub repository lmms-eval downloads there.
 
-There is no foilkit run to pair either with answer by answer: lmms-eval asks TOMATO's question
-in its own words (``construct_prompt`` without the frame count), where foilkit's TOMATO protocol
-asks the published ones, and Vinoground's questions in the one order of its files, where foilkit
-asks both orders and averages. The checks are against lmms-eval's own record instead: the rows
-each sample names, the prompt foilkit rebuilds from the row against the one lmms-eval asked, and
-for Vinoground the text, video and group scores lmms-eval's own ``vinoground_aggregate_results``
-computes from the same answers.
+TOMATO's import is compared with foilkit's run of the same model on the same videos, asked
+lmms-eval's prompt (foilkit's TOMATO protocol asks the published one, with the frame count; the
+test builds the rows and puts lmms-eval's prompt in their ``prompt`` column): the same answers
+item by item, no discordant item. Vinoground has no foilkit run to pair with answer by answer:
+lmms-eval asks its questions in the one order of its files and about the Hub's joined videos,
+where foilkit asks both orders, about a joined video of its own, and averages. Its checks are
+against lmms-eval's own record instead: the pairs each sample names, the prompts foilkit
+rebuilds against the ones lmms-eval asked, and the text, video and group scores lmms-eval's own
+``vinoground_aggregate_results`` computes from the same answers.
 """
 
 from __future__ import annotations
@@ -53,11 +55,12 @@ from references import lmms_eval_python
 
 from foilkit.builders.tomato.answers import lmms_eval_tomato_prompt
 from foilkit.cli import main
+from foilkit.compare import compare_runs
 from foilkit.imports import AMBIGUOUS, NO_ANSWER
 from foilkit.run import RunFolder, RunResults
 from foilkit.synthetic.models import tiny_model_path
 from foilkit.synthetic.videos import SyntheticScene, write_video
-from tests.test_imports_lmms_eval import FRAMES, run_lmms_eval
+from tests.test_imports_lmms_eval import FRAMES, MAX_NEW_TOKENS, run_lmms_eval
 from tests.upstream_formats import (
     VINOGROUND_ROWS,
     vinoground_csv,
@@ -288,6 +291,62 @@ def test_tomato_samples_find_their_rows_by_question_options_and_video_type(
         assert list(row.answers) == [by_prompt[asked]]  # lmms-eval's answer, as it wrote it
     for stem, question_id in TOMATO_SHARED:
         assert rows.loc[f"{TOMATO_CONFIG[stem]}-{question_id}"].error == AMBIGUOUS
+
+
+@pytest.fixture(scope="module")
+def foilkit_tomato(lmms_eval_tomato, shared_data: Path, tmp_path_factory) -> Path:
+    """foilkit's run of the same tiny model on the same videos, asked lmms-eval's prompt
+    (foilkit's TOMATO protocol asks the published one): ``foilkit build`` of the questions with
+    a video, its ``prompt`` column replaced by lmms-eval's (``lmms_eval_tomato_prompt``), run
+    with ``--dataset``, greedy, 8 frames by linspace (as ``llava_hf`` decodes and samples)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    videos = lmms_eval_tomato[0].parents[1] / "hf" / "TOMATO" / "videos"
+    root = tmp_path_factory.mktemp("foilkit-tomato")
+    built, out = root / "built", root / "run"
+    argv = ["build", "tomato", "--config", "all", "--out", str(built), "--on-missing", "skip"]
+    argv += ["--annotations", str(shared_data / "tomato"), "--video-root", str(videos)]
+    assert main(argv) == 0
+    for path in built.rglob("*.parquet"):
+        table = pq.read_table(path)
+        asked = [
+            lmms_eval_tomato_prompt(question, options)
+            for question, options in zip(
+                table["question"].to_pylist(), table["options"].to_pylist(), strict=True
+            )
+        ]
+        column = table.schema.get_field_index("prompt")
+        pq.write_table(table.set_column(column, "prompt", pa.array(asked)), path)
+    argv = ["evaluate", "--benchmark", "tomato", "--config", "all", "--dataset", str(built)]
+    argv += ["--model", str(tiny_model_path("llava-next-video")), "--video-root", str(videos)]
+    argv += ["--on-missing", "skip", "--min-coverage", "0", "--mode", "generate"]
+    argv += ["--temperature", "0", "--max-new-tokens", str(MAX_NEW_TOKENS)]
+    argv += ["--num-frames", str(FRAMES), "--sampling", "uniform", "--dtype", "float32"]
+    argv += ["--out", str(out), "--n-resamples", "20", "--num-workers", "0", "--no-progress"]
+    assert main(argv) == 0
+    return out
+
+
+def test_tomato_imports_as_the_answers_foilkit_gives_the_same_model(
+    lmms_eval_tomato, foilkit_tomato: Path, shared_data: Path, tmp_path: Path
+):
+    """Asked lmms-eval's prompt on the same frames, foilkit's run of the tiny model gives the
+    answers lmms-eval logged, item by item, on every row the import places, and ``foilkit
+    compare`` finds no discordant item; the two rows the import cannot place are left out."""
+    path, _ = _samples(lmms_eval_tomato[0], "tomato")
+    imported = tmp_path / "imported"
+    _import(path, "tomato", shared_data / "tomato", imported)
+    rows = RunFolder(imported).load_scores("all").to_pandas().set_index("id")
+    mine = RunFolder(foilkit_tomato).load_scores("all").to_pandas().set_index("id")
+    assert len(mine) == len(TOMATO_QUESTIONS + TOMATO_SHARED) and not mine.error.notna().any()
+    placed = [f"{TOMATO_CONFIG[stem]}-{question_id}" for stem, question_id in TOMATO_QUESTIONS]
+    for row_id in placed:
+        assert mine.loc[row_id, "prompt"] == rows.loc[row_id, "imported_prompt"], row_id
+        assert list(rows.loc[row_id, "answers"]) == list(mine.loc[row_id, "answers"]), row_id
+    tests = compare_runs(foilkit_tomato, imported, n_resamples=20)
+    mcnemar = tests["all"]["multiple_choice_accuracy"]["all"]["mcnemar"]
+    assert (mcnemar["a_only"], mcnemar["b_only"]) == (0, 0)
 
 
 def test_tomato_prompt_is_lmms_evals_on_every_published_question(
