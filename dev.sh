@@ -166,14 +166,15 @@ PY
 # model classes, evaluator and results table import that foilkit's stack lacks (loguru, pytz,
 # sacrebleu and its portalocker, tabulate, lxml; tenacity; pytablewriter and its dataproperty,
 # typepy, mbstrdecoder, tabledata, tcolorpy, pathvalidate, chardet; qwen-vl-utils, which its
-# qwen2_vl reads videos with), and filelock 3 (its
-# evaluator patches filelock._api, which filelock 4 has not); torch, transformers, accelerate,
-# datasets, decord, ... are $VENV's, read through a .pth that Python processes after the
+# qwen2_vl reads videos with; opencv-python-headless, which its tomato task imports), and
+# filelock 3 (its evaluator patches filelock._api, which filelock 4 has not); torch,
+# transformers, accelerate, datasets, decord, ... are $VENV's, read through a .pth that Python processes after the
 # virtualenv's own packages (so its av and filelock win). The tests skip cleanly without it.
 LMMS_EVAL_PACKAGES="lmms_eval==0.7.3 av==15.1.0 loguru==0.7.3 pytz==2026.6 sacrebleu==2.6.0 \
 portalocker==4.4.2 tabulate==0.10.0 lxml==6.1.3 tenacity==9.2.1 filelock==3.32.7 \
 pytablewriter==1.2.1 dataproperty==1.1.1 typepy==2.0.0 mbstrdecoder==1.1.5 tabledata==1.3.5 \
-tcolorpy==0.1.7 pathvalidate==3.3.1 chardet==7.7.0 qwen-vl-utils==0.0.14"
+tcolorpy==0.1.7 pathvalidate==3.3.1 chardet==7.7.0 qwen-vl-utils==0.0.14 \
+opencv-python-headless==5.0.0.93"
 ensure_lmms_eval() {
   local dest="$VENV/share/foilkit-references/lmms-eval" own
   if [ -f "$dest/.installed" ] && [ "$(cat "$dest/.installed")" = "$LMMS_EVAL_PACKAGES" ]; then return; fi

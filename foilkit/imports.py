@@ -14,11 +14,13 @@ Sources (a file, or a folder of files; the format of each detected from its cont
 - ``tempcompass-predictions``: TempCompass' published layout, ``{video id: {aspect: [{"question",
   "answer", "prediction"}]}}``, its task from the file name (``multi-choice.json``); an item is
   the row of that video, aspect and question.
-- ``lmms-eval-samples``: lmms-eval 0.7's ``--log_samples`` files of the TempCompass, VITATECS
-  and TemporalBench tasks (:data:`LMMS_EVAL_TASKS`); an item is the row its document names
-  (TempCompass: ``video_id``, ``dim``, ``question``; VITATECS: source dataset, video and
-  question, the options in lmms-eval's own order; TemporalBench: ``idx``), its recorded prompt
-  the request's text (``input``). lmms-eval 0.7.3 writes the document itself out of the file
+- ``lmms-eval-samples``: lmms-eval 0.7's ``--log_samples`` files of the TempCompass, VITATECS,
+  TemporalBench, TOMATO and Vinoground tasks (:data:`LMMS_EVAL_TASKS`); an item is the row its
+  document names (TempCompass: ``video_id``, ``dim``, ``question``; VITATECS: source dataset,
+  video and question, the options in lmms-eval's own order; TemporalBench: ``idx``; TOMATO:
+  reasoning and demonstration type, question and options, and the video where the file keeps
+  it; Vinoground: the pair's ``index``, each of its four questions one answer), its recorded
+  prompt the request's text (``input``). lmms-eval 0.7.3 writes the document itself out of the file
   (``EvaluationTracker.save_results_samples`` pops ``doc`` and ``arguments``): its fields are
   read where the task's ``process_results`` logged them beside the answer, or from ``doc``
   where a file keeps it (:func:`_sample_key`).
@@ -41,13 +43,17 @@ import hashlib
 import json
 import os
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from foilkit.answers import LETTERS
 from foilkit.builders import get_benchmark
+from foilkit.builders.tomato import REASONING_TYPES as TOMATO_REASONING_TYPES
+from foilkit.builders.tomato.answers import lmms_eval_tomato_prompt, read_lmms_eval_tomato_prompt
+from foilkit.builders.vinoground.answers import VIDEO_QUESTION, shown_captions, text_question
 from foilkit.builders.vitatecs import ASPECTS as VITATECS_ASPECTS
 from foilkit.builders.vitatecs.answers import (
     lmms_eval_question,
@@ -72,6 +78,9 @@ IMPORTED = "imported"
 RUN_BY = "outside foilkit"
 #: The failure cause of a row no imported answer reaches.
 NO_ANSWER = "no imported answer"
+#: The failure cause of rows an answer names together (TOMATO: the same question and options on
+#: several videos of one kind, where lmms-eval's saved sample names no video): not guessed.
+AMBIGUOUS = "imported answer names several rows"
 #: TempCompass' published task files by stem -> foilkit config.
 _TEMPCOMPASS_TASKS = {
     "multi-choice": "multi_choice",
@@ -98,7 +107,9 @@ class AnswerFileError(UserError, ValueError):
 class Imported:
     """One imported answer: the config it answers, how it names its item (``key``, in the
     naming ``keyed``, a :data:`KEYINGS` name), the answer, the prompt recorded beside it
-    (``None``: none), and where it was read (``file:line``)."""
+    (``None``: none), and where it was read (``file:line``); where an item is asked several
+    questions (:attr:`Keying.parts`), the one it answers (``part``), and the fields its task
+    logged beside it that foilkit checks against the row (``logged``)."""
 
     config: str | None
     key: tuple[Any, ...]
@@ -106,6 +117,8 @@ class Imported:
     prompt: str | None
     where: str
     keyed: str = "id"
+    part: str = ""
+    logged: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)
@@ -113,12 +126,15 @@ class Keying:
     """How a source names a benchmark's rows: the ``benchmark`` it names (``None``: any), the
     row ``columns`` it reads, the key of a ``row``, and, where the source asked a question of
     its own (lmms-eval's VITATECS order), the prompt and the labels of the row's ``(caption,
-    *foils)`` as it asked them (``asked``; ``None``: the row's own ``prompt`` and labels)."""
+    *foils)`` as it asked them (``asked``; ``None``: the row's own ``prompt`` and labels), and
+    the questions each row is asked, one answer each (``parts``; lmms-eval's Vinoground: the
+    text and video questions of the pair's two sides)."""
 
     benchmark: str | None
     columns: tuple[str, ...]
     row: Callable[[Mapping[str, Any]], tuple[Any, ...]]
     asked: Callable[[Mapping[str, Any]], tuple[str, tuple[str, ...]]] | None = None
+    parts: tuple[str, ...] = ("",)
 
 
 def _vitatecs_shown(row: Mapping[str, Any]) -> tuple[str, ...]:
@@ -140,10 +156,37 @@ def _temporalbench_asked(row: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
     return row["question"], (row["label"], "B" if row["label"] == "A" else "A")
 
 
+def _tomato_asked(row: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
+    """lmms-eval's ``tomato`` prompt for ``row`` (its options in the published order, lettered
+    as TOMATO letters them) and the letters of the caption and the foils."""
+    return lmms_eval_tomato_prompt(row["question"], row["options"]), (
+        row["caption_answer"],
+        *row["foil_answers"],
+    )
+
+
+def _tomato_question(row: Mapping[str, Any]) -> tuple[Any, ...]:
+    """A TOMATO row's reasoning and demonstration type, question and options."""
+    return (
+        row["reasoning_type"],
+        row["demonstration_type"],
+        row["question"],
+        tuple(row["options"]),
+    )
+
+
+#: lmms-eval's Vinoground questions of a pair: the text question about each video (which
+#: caption it shows) and the video question about each caption (which segment of the joined
+#: video shows it), by the ``<side>_<question type>`` of its documents' ``index``.
+VINOGROUND_PARTS = ("pos_text", "neg_text", "pos_video", "neg_video")
+
 #: The namings of rows, by name: a row's ``id`` (JSONL), TempCompass' video, aspect and question
 #: (its published predictions and lmms-eval's ``tempcompass_*`` tasks), lmms-eval's
 #: ``vitatecs_*`` tasks' source dataset, video and question (the options in lmms-eval's order),
-#: and lmms-eval's ``temporalbench_short_qa`` documents' ``idx`` (foilkit's row ``id``).
+#: lmms-eval's ``temporalbench_short_qa`` documents' ``idx`` (foilkit's row ``id``), its
+#: ``tomato`` documents' reasoning and demonstration type, question and options (with the video
+#: where a sample keeps its document: ``-video``), and its ``vinoground`` documents' pair
+#: ``index`` (foilkit's row ``id``), four questions each (:data:`VINOGROUND_PARTS`).
 KEYINGS = {
     "id": Keying(None, ("id",), lambda row: (str(row["id"]),)),
     "tempcompass": Keying(
@@ -166,6 +209,21 @@ KEYINGS = {
         ("id", "question", "label"),
         lambda row: (str(row["id"]),),
         _temporalbench_asked,
+    ),
+    "lmms-eval-tomato": Keying(
+        "tomato",
+        ("reasoning_type", "demonstration_type", "question", "options"),
+        _tomato_question,
+        _tomato_asked,
+    ),
+    "lmms-eval-tomato-video": Keying(
+        "tomato",
+        ("reasoning_type", "demonstration_type", "question", "options", "video_path"),
+        lambda row: (*_tomato_question(row), row["video_path"]),
+        _tomato_asked,
+    ),
+    "lmms-eval-vinoground": Keying(
+        "vinoground", ("id",), lambda row: (str(row["id"]),), parts=VINOGROUND_PARTS
     ),
 }
 
@@ -313,7 +371,55 @@ LMMS_EVAL_TASKS = {
     "tempcompass_captioning": ("captioning", "tempcompass"),
     **{f"vitatecs_{aspect}": (aspect, "lmms-eval-vitatecs") for aspect in VITATECS_ASPECTS},
     "temporalbench_short_qa": ("short_qa", "lmms-eval-temporalbench"),
+    "tomato": ("all", "lmms-eval-tomato"),
+    "vinoground": ("all", "lmms-eval-vinoground"),
 }
+
+
+def _tomato_reasoning(name: str) -> str:
+    """foilkit's name of a TOMATO reasoning type (its config) from a document's
+    ``reason_type``: the config name or the published file's stem (``shape&trend``)."""
+    by_stem = {stem: config for config, stem in TOMATO_REASONING_TYPES.items()}
+    if name in TOMATO_REASONING_TYPES or name in by_stem:
+        return by_stem.get(name, name)
+    raise ValueError(f"reason_type {name!r} is not one of TOMATO's {list(by_stem)}")
+
+
+def _tomato_sample(sample: Mapping[str, Any]) -> tuple[str, tuple[Any, ...]]:
+    """The naming and key of the TOMATO row an lmms-eval ``tomato`` sample answers: reasoning
+    and demonstration type (its ``tomato_score`` record, or ``doc``), the question and options
+    (``doc``, or read from the prompt it asked, ``input``), and where ``doc`` is kept its video
+    (``video_path``'s last two parts: ``<demonstration type>/<key>.mp4``, foilkit's
+    ``video_path``). lmms-eval's ``question_id`` is its Hub copy's own ``id``, which names no
+    published question: not read."""
+    doc = sample.get("doc")
+    fields = doc if isinstance(doc, dict) else sample["tomato_score"]
+    named = (_tomato_reasoning(fields["reason_type"]), fields["demonstration_type"])
+    if isinstance(doc, dict):
+        video = "/".join(PurePosixPath(doc["video_path"]).parts[-2:])
+        return "lmms-eval-tomato-video", (*named, doc["question"], tuple(doc["options"]), video)
+    asked = read_lmms_eval_tomato_prompt(sample["input"])
+    if asked is None:
+        raise ValueError("its input holds no <question> and <options> of lmms-eval's prompt")
+    return "lmms-eval-tomato", (*named, *asked)
+
+
+def _vinoground_sample(sample: Mapping[str, Any]) -> tuple[tuple[Any, ...], str, list[str]]:
+    """The pair (its ``index``), the question (:data:`VINOGROUND_PARTS`) and the categories
+    (``["all", major, *minors]``) of an lmms-eval ``vinoground`` sample, from ``doc`` (its
+    ``index``: ``<pair>_<pos|neg>_<text|video>``) or its ``vinoground_score`` record."""
+    doc = sample.get("doc")
+    if isinstance(doc, dict):
+        pair, side, kind = doc["index"].split("_")
+        categories = ["all", doc["major"], *(doc["minor"] or "").split(";")]
+    else:
+        record = sample["vinoground_score"]
+        (pair, side), kind = record["index"].split("_"), record["question_type"]
+        categories = list(record["categories"])
+    part = f"{side}_{kind}"
+    if part not in VINOGROUND_PARTS:
+        raise ValueError(f"question {part!r} is not one of {VINOGROUND_PARTS}")
+    return (str(pair),), part, [name for name in categories if name]
 
 
 def _sample_key(keyed: str, sample: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -323,7 +429,8 @@ def _sample_key(keyed: str, sample: Mapping[str, Any]) -> tuple[Any, ...]:
     (lmms-eval 0.7.3's saved files: ``save_results_samples`` drops ``doc``): TempCompass'
     ``avg_accuracy`` (``video_id``, ``dim``, ``question``), VITATECS' ``accuracy``
     (``src_dataset``, ``video_id``: the document's ``video_name``, ``question``),
-    TemporalBench's ``temporalbench_score`` (the whole document, ``item``: its ``idx``)."""
+    TemporalBench's ``temporalbench_score`` (the whole document, ``item``: its ``idx``); TOMATO's
+    and Vinoground's: :func:`_tomato_sample`, :func:`_vinoground_sample`."""
     doc = sample.get("doc")
     if keyed == "lmms-eval-temporalbench":
         fields = doc if isinstance(doc, dict) else sample["temporalbench_score"]["item"]
@@ -341,8 +448,10 @@ def _sample_key(keyed: str, sample: Mapping[str, Any]) -> tuple[Any, ...]:
 def read_lmms_eval(path: Path) -> Iterator[Imported]:
     """lmms-eval 0.7's ``--log_samples`` file (``<date>_samples_<task>.jsonl``, one sample a
     line): the task from the file name, the item by the task's own document fields
-    (:func:`_sample_key`), the answer its filtered response (the one its scorer read), the
-    prompt its ``input`` (the request's text; ``arguments[0]`` in the unsaved form)."""
+    (:func:`_sample_key`; Vinoground's also the question, ``part``, and the categories it
+    logged, checked against the row), the answer its filtered response (the one its scorer
+    read), the prompt its ``input`` (the request's text; ``arguments[0]`` in the unsaved
+    form)."""
     task = path.stem.split("_samples_", 1)[-1]
     if task not in LMMS_EVAL_TASKS:
         raise AnswerFileError(
@@ -351,19 +460,29 @@ def read_lmms_eval(path: Path) -> Iterator[Imported]:
         )
     config, keyed = LMMS_EVAL_TASKS[task]
     for where, line in _lines(path):
+        part, logged, named = "", None, keyed
         try:
             sample = json.loads(line)
-            key, answer = _sample_key(keyed, sample), sample["filtered_resps"]
-        except (json.JSONDecodeError, KeyError, IndexError, TypeError) as error:
+            prompt = sample.get("input")
+            if prompt is None:
+                arguments = sample.get("arguments", [])
+                prompt = next((a for a in arguments if isinstance(a, str)), None)
+                sample = {**sample, "input": prompt}
+            if keyed == "lmms-eval-tomato":
+                named, key = _tomato_sample(sample)
+            elif keyed == "lmms-eval-vinoground":
+                key, part, categories = _vinoground_sample(sample)
+                logged = {"categories": categories}
+            else:
+                key = _sample_key(keyed, sample)
+            answer = sample["filtered_resps"]
+        except (ValueError, KeyError, IndexError, TypeError) as error:
             raise AnswerFileError(
                 f"{where}: not an lmms-eval sample of {task} ({type(error).__name__}: {error})"
             ) from None
         while isinstance(answer, list):  # a response list (one per request): its first
             answer = answer[0] if answer else None
-        prompt = sample.get("input")
-        if prompt is None:
-            prompt = next((a for a in sample.get("arguments", []) if isinstance(a, str)), None)
-        yield Imported(config, key, answer, prompt, where, keyed)
+        yield Imported(config, key, answer, prompt, where, named, part, logged)
 
 
 READERS = {
@@ -430,8 +549,12 @@ def import_answers(
         mine = [
             (n, fmt, item) for n, (fmt, item) in enumerate(answers) if item.config in (None, name)
         ]
-        matched[name] = _match(loaded[name].data, mine)
-        used |= {found[0] for found in matched[name] if found is not None}
+        matched[name], named = _match(loaded[name].data, mine)
+        used |= named
+    segments = None
+    video_question = next((item for _, item in answers if item.part.endswith("_video")), None)
+    if video_question is not None:
+        segments = vinoground_segments(annotations, video_question.where)
     stray = next((item for n, (_, item) in enumerate(answers) if n not in used), None)
     if stray is not None:
         raise AnswerFileError(
@@ -450,6 +573,7 @@ def import_answers(
             bootstrap_seed,
             judge,
             judge_cache,
+            segments,
         )
     (replace_folder if overwrite else claim_folder)(folder.root, RUN)
     model = label or Path(files[0]).parent.name
@@ -475,46 +599,90 @@ def import_answers(
     return run
 
 
+#: Where lmms-eval reads the GT of Vinoground's video questions (its ``prep_data``: the folder
+#: it downloads the Hub repository to), or beside ``vinoground.csv`` (``get_score_all.py``).
+VINOGROUND_VIDEOSCORE = (
+    "vinoground_videos_concated/vinoground_videoscore.json",
+    "vinoground_videoscore.json",
+)
+
+
+def vinoground_segments(annotations: str | os.PathLike | None, where: str) -> dict[str, Any]:
+    """``vinoground_videoscore.json``'s items by ``idx`` (``<pair>_<pos|neg>``), from the
+    ``annotations`` folder (:data:`VINOGROUND_VIDEOSCORE`): which segment of the joined video
+    shows the caption's own video (``GT``) is in that file only, not in lmms-eval's samples."""
+    for name in VINOGROUND_VIDEOSCORE if annotations is not None else ():
+        path = Path(annotations) / name
+        if path.is_file():
+            try:
+                items = json.loads(path.read_text(encoding="utf-8"))
+                return {str(item["idx"]): item for item in items}
+            except (ValueError, KeyError, TypeError) as error:
+                raise AnswerFileError(
+                    f"{path}: not Vinoground's list of video questions ({error})"
+                ) from None
+    raise AnswerFileError(
+        f"{where}: lmms-eval's vinoground samples do not say which segment of the joined video "
+        "is which video (its scorer reads the GT of vinoground_videoscore.json): pass "
+        "--annotations the folder lmms-eval downloaded Vinoground to ($HF_HOME/vinoground, "
+        "holding vinoground.csv and vinoground_videos_concated/vinoground_videoscore.json)"
+    )
+
+
 def _match(
     data: Any, answers: Sequence[tuple[int, str, Imported]]
-) -> list[tuple[int, Imported] | None]:
-    """Per row of ``data``, the answer (its number and itself) that names its item, by the
-    source's own fields (the answer's :data:`KEYINGS` naming); ``None``: none does. Two answers
-    to one item are an error naming both."""
-    by_key: dict[tuple[Any, ...], tuple[int, Imported]] = {}
-    for number, _, item in answers:
-        first = by_key.setdefault((item.keyed, *item.key), (number, item))
-        if first[0] != number:
-            raise AnswerFileError(f"{item.where}: a second answer to the item of {first[1].where}")
+) -> tuple[list[dict[str, tuple[int, Imported]] | str], set[int]]:
+    """Per row of ``data``, the answers (their number and themselves, by :attr:`Imported.part`)
+    that name its item, by the source's own fields (the answer's :data:`KEYINGS` naming), or
+    :data:`AMBIGUOUS` where the answers' naming fits several rows (none is guessed); and the
+    numbers of the answers that name a row. Two answers to one item are an error naming both
+    (to a naming several rows share: more answers than those rows)."""
     keyings = {name: KEYINGS[name] for name in sorted({item.keyed for _, _, item in answers})}
     columns = {column for keying in keyings.values() for column in keying.columns}
-    return [
-        next(
-            (
-                by_key[key]
-                for name, keying in keyings.items()
-                if (key := (name, *keying.row(row))) in by_key
-            ),
-            None,
-        )
-        for row in data.select_columns([c for c in data.column_names if c in columns])
-    ]
+    shown = data.select_columns([c for c in data.column_names if c in columns])
+    keys = [[(name, *keying.row(row)) for name, keying in keyings.items()] for row in shown]
+    shared = Counter(key for row_keys in keys for key in row_keys)
+    by_key: dict[tuple[Any, ...], list[tuple[int, Imported]]] = {}
+    for number, _, item in answers:
+        found = by_key.setdefault((item.keyed, *item.key, item.part), [])
+        found.append((number, item))
+        if len(found) > max(1, shared[(item.keyed, *item.key)]):
+            raise AnswerFileError(
+                f"{item.where}: a second answer to the item of {found[0][1].where}"
+                if len(found) == 2
+                else f"{item.where}: {len(found)} answers to the {len(found) - 1} items they name"
+            )
+    matched: list[dict[str, tuple[int, Imported]] | str] = []
+    for row_keys in keys:
+        found = {
+            part: by_key[(*key, part)][0]
+            for key in row_keys
+            for part in KEYINGS[key[0]].parts
+            if (*key, part) in by_key
+        }
+        several = any(shared[key] > 1 and (*key, "") in by_key for key in row_keys)
+        matched.append(AMBIGUOUS if several else found)
+    named = {n for key, found in by_key.items() if shared[key[:-1]] for n, _ in found}
+    return matched, named
 
 
 def _score_config(
     spec: Any,
     config: str,
     loaded: Any,
-    matched: Sequence[tuple[int, Imported] | None],
+    matched: Sequence[dict[str, tuple[int, Imported]] | str],
     provenance: list[dict[str, Any]],
     n_resamples: int,
     seed: int,
     judge_settings: Any = None,
     judge_cache: str | None = None,
+    segments: Mapping[str, Any] | None = None,
 ) -> tuple[ConfigResults, Any]:
-    """One config's results from the answers matched to its rows (``matched``, per row), and
-    its per-sample rows: each answer read by the config's paper parser as generate mode reads
-    one; a row no answer reaches fails with :data:`NO_ANSWER`."""
+    """One config's results from the answers matched to its rows (``matched``, per row: by
+    part, or why none is), and its per-sample rows: each answer read by the config's paper
+    parser as generate mode reads one; a row no answer reaches fails with :data:`NO_ANSWER`, a
+    Vinoground pair short of one of its four answers too. ``segments``: Vinoground's video
+    questions (:func:`vinoground_segments`)."""
     from foilkit.scorers.generate import judge_answers, read_answers
     from foilkit.scorers.judge import Judge
     from foilkit.scorers.output import answer_outcomes, error_causes, scores_dataset
@@ -526,41 +694,50 @@ def _score_config(
     parser_name = default_parser(spec.name, config) or DEFAULT_PARSER
     parser = get_parser(parser_name)
     shown = data.remove_columns([c for c in ("video", "foil_video") if c in data.column_names])
-    asked = [_request(row, None if m is None else m[1].keyed) for row, m in zip(shown, matched)]
-    generations = [[Generations((m[1].answer or "",))] if m else [] for m in matched]
+    single = [m[""] if isinstance(m, dict) and "" in m else None for m in matched]
+    asked = [_request(row, None if m is None else m[1].keyed) for row, m in zip(shown, single)]
+    generations = [[Generations((m[1].answer or "",))] if m else [] for m in single]
     verdicts: list[dict[tuple[int, int], Any]] = [{} for _ in matched]
     judge = None
     if judge_settings is not None:
         judge = Judge(judge_settings, parser_name, judge_cache)
         judge.check_key()
-        answered = [i for i, m in enumerate(matched) if m is not None]
+        answered = [i for i, m in enumerate(single) if m is not None]
         found = judge_answers(
             judge, [asked[i] for i in answered], [generations[i] for i in answered], parser
         )
         for i, verdict in zip(answered, found, strict=True):
             verdicts[i] = verdict
+    pairs = any(isinstance(m, dict) and set(m) - {""} for m in matched)
+    groups = ["main", "foil_video", "video_question", "foil_video_question"] if pairs else ["main"]
     records, recorded, differs = [], [], []
     for row, match, request, answer, verdict in zip(
         shown, matched, asked, generations, verdicts, strict=True
     ):
-        prompt = None if match is None else match[1].prompt
+        parts = {part: item for part, (_, item) in match.items()} if match != AMBIGUOUS else {}
+        prompt = None if "" not in parts else parts[""].prompt
+        if set(parts) - {""}:
+            missing = [part for part in VINOGROUND_PARTS if part not in parts]
+            if missing:
+                cause = f"{NO_ANSWER} to {', '.join(missing)}"
+                records.append(_failed(row["id"], cause, NO_ANSWER))
+                recorded.append(None)
+                differs.append(False)
+                continue
+            record, prompt, differ = _vinoground_record(row, parts, parser, segments or {})
+            records.append(record)
+            recorded.append(prompt)
+            differs.append(differ)
+            continue
         recorded.append(prompt)
         differs.append(prompt is not None and prompt != request.question)
-        if match is None:
-            records.append(_failed(row["id"], NO_ANSWER))
+        if not parts:
+            cause = AMBIGUOUS if match == AMBIGUOUS else NO_ANSWER
+            records.append(_failed(row["id"], cause))
             continue
         scored = read_answers(request.texts, answer, parser, request.answers, verdict)
-        records.append(
-            {
-                "id": row["id"],
-                "scores": {"main": list(scored.scores)},
-                "details": {"main": {k: list(v) for k, v in scored.details.items()}},
-                "frame_indices": None,
-                "error": None,
-                "answers": {"main": [asdict(a) for a in scored.answers]},
-            }
-        )
-    rows = scores_dataset(records, ["main"], "probability", data)
+        records.append(_record(row["id"], {"main": scored}))
+    rows = scores_dataset(records, groups, "probability", data)
     rows = rows.add_column("imported_prompt", recorded)
     rows = rows.add_column("imported_prompt_differs", differs)
     failed = sum(1 for r in records if r["error"])
@@ -590,6 +767,94 @@ def _score_config(
     return result, rows
 
 
+def _record(row_id: str, scored: Mapping[str, Any]) -> dict[str, Any]:
+    """A scored row's record from each group's :class:`~foilkit.scorers.requests.TextScores`
+    (its scores, details and answers as read)."""
+    return {
+        "id": row_id,
+        "scores": {group: list(found.scores) for group, found in scored.items()},
+        "details": {
+            group: {k: list(v) for k, v in found.details.items()} for group, found in scored.items()
+        },
+        "frame_indices": None,
+        "error": None,
+        "answers": {group: [asdict(a) for a in found.answers] for group, found in scored.items()},
+    }
+
+
+def _vinoground_record(
+    row: Mapping[str, Any],
+    parts: Mapping[str, Imported],
+    parser: Any,
+    segments: Mapping[str, Any],
+) -> tuple[dict[str, Any], str, bool]:
+    """A Vinoground pair's record from lmms-eval's four answers (:data:`VINOGROUND_PARTS`), as
+    foilkit's own run of the pair fills it, each question asked once in lmms-eval's order: the
+    text question about each video scores the two captions (``main``: the video, with the
+    letters its prompt shows them by; ``foil_video``: the foil video), the video question
+    about each caption the two videos (``video_question``: each caption's score for the answer
+    naming the video, ``foil_video_question``: the foil video; the segment that shows the
+    caption's own video is ``vinoground_videoscore.json``'s ``GT``). Also the prompts asked
+    (joined) and whether one differs from foilkit's question (the same options in the same
+    order). A sample whose categories or captions are not the row's is an error naming it."""
+    from foilkit.scorers.generate import read_answers
+    from foilkit.scorers.requests import Generations, TextScores
+
+    captions = (row["caption"], row["foils"][0])
+    for item in parts.values():
+        logged = list(item.logged["categories"]) if item.logged else None
+        if logged is not None and logged != ["all", *row["categories"]]:
+            raise AnswerFileError(
+                f"{item.where}: its categories {logged} are not Vinoground pair {row['id']}'s "
+                f"{['all', *row['categories']]} (answers of another Vinoground?)"
+            )
+    scored: dict[str, Any] = {}
+    differ = False
+    for group, part in (("main", "pos_text"), ("foil_video", "neg_text")):
+        item = parts[part]
+        shown = shown_captions(item.prompt or "")
+        if shown is None or sorted(shown) != sorted(captions):
+            raise AnswerFileError(
+                f"{item.where}: its question does not show pair {row['id']}'s two captions as "
+                f"A and B ({captions[0]!r}, {captions[1]!r})"
+            )
+        labels = tuple(LETTERS[shown.index(caption)] for caption in captions)
+        answer = [Generations((item.answer or "",))]
+        scored[group] = read_answers(captions, answer, parser, labels)
+        differ |= item.prompt != text_question(shown)
+    named = []  # per caption: the answer's scores for (video, foil video)
+    for own, part in enumerate(("pos_video", "neg_video")):
+        item = parts[part]
+        truth = segments.get(f"{row['id']}_{part.split('_')[0]}")
+        if truth is None or item.prompt != f"{truth['question']}{_VINOGROUND_SUFFIX}":
+            raise AnswerFileError(
+                f"{item.where}: not the question vinoground_videoscore.json asks about pair "
+                f"{row['id']}'s {part.split('_')[0]} caption (the file of another Vinoground?)"
+            )
+        if f"\nCaption: {captions[own]}\n" not in item.prompt:
+            raise AnswerFileError(
+                f"{item.where}: its video question is not about pair {row['id']}'s caption "
+                f"{captions[own]!r}"
+            )
+        shows = LETTERS.index(str(truth["GT"]).strip().upper())  # the caption's own video
+        letters = [LETTERS[1 - shows], LETTERS[1 - shows]]
+        letters[own] = LETTERS[shows]
+        options = tuple(VIDEO_QUESTION.options[LETTERS.index(letter)] for letter in letters)
+        answer = [Generations((item.answer or "",))]
+        named.append(read_answers(options, answer, parser, tuple(letters)))
+        differ |= item.prompt != VIDEO_QUESTION.ask(captions[own])
+    for video, group in enumerate(("video_question", "foil_video_question")):
+        scores = tuple(found.scores[video] for found in named)
+        answers = tuple(a for found in named for a in found.answers) if video == 0 else ()
+        scored[group] = TextScores(scores, {}, answers=answers)
+    prompts = "\n\n".join(parts[part].prompt or "" for part in VINOGROUND_PARTS)
+    return _record(row["id"], scored), prompts, differ
+
+
+#: The line lmms-eval's ``vinoground_doc_to_text`` adds to a question of Vinoground's files.
+_VINOGROUND_SUFFIX = "\nPlease only output one English character."
+
+
 def _request(row: Mapping[str, Any], keyed: str | None = None) -> Any:
     """The :class:`~foilkit.scorers.requests.TextsRequest` the row's answer answered: its
     caption and foils, the question asked and how it names them (the row's own, or the
@@ -613,12 +878,13 @@ def _request(row: Mapping[str, Any], keyed: str | None = None) -> Any:
     )
 
 
-def _failed(row_id: str, cause: str) -> dict[str, Any]:
+def _failed(row_id: str, error: str, cause: str | None = None) -> dict[str, Any]:
+    """A failed row's record: its ``error`` and the cause it is counted under (that error)."""
     return {
         "id": row_id,
         "scores": {},
         "details": {},
         "frame_indices": None,
-        "error": cause,
-        "error_cause": cause,
+        "error": error,
+        "error_cause": cause or error,
     }

@@ -7,6 +7,7 @@ wrong). The prompt text is the published one, character for character.
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 
@@ -93,6 +94,60 @@ def tomato_letter(reply: str, letters: Sequence[str]) -> str | None:
 def _read_letter(reply: str, case: JudgeCase) -> tuple[str, int | None, str] | None:
     letter = tomato_letter(reply, case.labels)
     return None if letter is None else (JUDGED, case.labels.index(letter), letter)
+
+
+#: lmms-eval 0.7's ``tomato`` task's prompt (``lmms_eval/tasks/tomato/utils.py``
+#: ``construct_prompt``, trailing spaces included): TOMATO's without the frame count ("frames
+#: uniformly sampled", no "{frames} separate") and without the space after its first paragraph;
+#: ``{options}`` is the ``repr`` of the letter -> option dict (``index2ans``).
+LMMS_EVAL_PROMPT = (
+    "You will be provided with frames uniformly sampled from a video, the frames are provided "
+    "in chronological order of the video. Analyze these frames and provide the answer to the "
+    "question about the video content. Answer the multiple-choice question about the video "
+    "content.\n\n"
+    "You must use these frames to answer the multiple-choice question; do not rely on any "
+    "externel knowledge or commonsense. \n\n"
+    "<question> \n{question} \n</question>\n\n"
+    "<options> \n{options} \n</options>\n\n"
+    "Even if the information in these separate frames is not enough to answer the question, "
+    "PLEASE TRY YOUR BEST TO GUESS AN ANSWER WHICH YOU THINK WOULD BE THE MOST POSSIBLE ONE "
+    "BASED ON THE QUESTION. \n\n"
+    "DO NOT GENERATE ANSWER SUCH AS 'NOT POSSIBLE TO DETERMINE.' \n"
+)
+_LMMS_EVAL_ASKED = re.compile(
+    r"<question> \n(?P<question>.*) \n</question>\n\n<options> \n(?P<options>\{.*\}) \n</options>",
+    re.DOTALL,
+)
+
+
+def lmms_eval_tomato_prompt(question: str, options: Sequence[str]) -> str:
+    """lmms-eval's ``tomato`` prompt asking ``question`` with ``options`` lettered A, B, ... in
+    the order given (``tomato_doc_to_text``)."""
+    lettered = {chr(65 + index): option for index, option in enumerate(options)}
+    return LMMS_EVAL_PROMPT.format(question=question, options=repr(lettered))
+
+
+def read_lmms_eval_tomato_prompt(prompt: str) -> tuple[str, tuple[str, ...]] | None:
+    """The question and the options (in letter order) an lmms-eval ``tomato`` prompt asks, read
+    from its ``<question>`` and ``<options>`` blocks (the options a Python dict of letter ->
+    text); ``None`` where the prompt holds no such blocks."""
+    found = _LMMS_EVAL_ASKED.search(prompt)
+    if found is None:
+        return None
+    try:
+        options = ast.literal_eval(found["options"])
+    except (ValueError, SyntaxError):
+        return None
+    letters = (
+        [chr(65 + index) for index in range(len(options))] if isinstance(options, dict) else []
+    )
+    if (
+        not letters
+        or list(options) != letters
+        or not all(isinstance(v, str) for v in options.values())
+    ):
+        return None
+    return found["question"], tuple(options.values())
 
 
 #: The answer parsers, by name (the ``parser`` protocol setting, ``--parser``).

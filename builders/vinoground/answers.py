@@ -57,6 +57,14 @@ def parse_vinoground(
     return chose(chosen[0] if len(chosen) == 1 else None)
 
 
+def shown_captions(question: str) -> tuple[str, str] | None:
+    """The two captions a text-score question shows as ``A.`` and ``B.`` (its first line
+    starting with each), in that order; ``None`` where it shows no such pair."""
+    lines = question.splitlines()
+    shown = [next((ln[3:] for ln in lines if ln.startswith(f"{x}. ")), None) for x in "AB"]
+    return None if None in shown else (shown[0], shown[1])
+
+
 #: The answer parsers, by name (the ``parser`` protocol setting, ``--parser``).
 PARSERS: dict[str, AnswerParser] = {"vinoground": parse_vinoground}
 #: The choice prompts, by name (the ``prompt`` protocol setting, ``--prompt``).

@@ -13,8 +13,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "source",
         help="an answer file or a folder of them: TempCompass' predictions/<model>/<task>.json, "
-        "lmms-eval --log_samples files (its tempcompass_*, vitatecs_* and temporalbench_short_qa "
-        'tasks), or JSONL with one {"id": ..., "answer": ...} per line (format detected)',
+        "lmms-eval --log_samples files (its tempcompass_*, vitatecs_*, temporalbench_short_qa, "
+        "tomato and vinoground tasks), or JSONL with one "
+        '{"id": ..., "answer": ...} per line (format detected)',
     )
     parser.add_argument("--benchmark", required=True, help="the benchmark the answers answer")
     parser.add_argument("--out", required=True, help="the run folder to write")
