@@ -214,7 +214,7 @@ def test_finetune_passes_every_training_flag_under_its_own_name(monkeypatch, tmp
     from foilkit.cli import finetune as command
 
     args = _parsed(command, ["--model", "m", "--dataset", "d", "--out", str(tmp_path)])
-    args.epochs, args.training_seed, args.num_workers, args.public = 3, 7, 2, True
+    args.epochs, args.seed, args.num_workers, args.public = 3, 7, 2, True
     passed = {}
 
     def finetune(model, dataset, **kwargs):
@@ -223,7 +223,7 @@ def test_finetune_passes_every_training_flag_under_its_own_name(monkeypatch, tmp
 
     monkeypatch.setattr("foilkit.finetune.finetune", finetune)
     assert command.run(args) == 0
-    renamed = {"out": "out_dir", "training_seed": "seed", "num_workers": "workers"}
+    renamed = {"out": "out_dir", "num_workers": "workers"}
     not_passed = {"json", "verbosity", "no_progress", "public"}
     expected = {renamed.get(k, k): v for k, v in vars(args).items() if k not in not_passed}
     expected["reversal_aspects"] = tuple(args.reversal_aspects)

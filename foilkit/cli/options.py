@@ -277,16 +277,24 @@ def add_score_options(parser: argparse.ArgumentParser, own: Mapping[str, Adding]
 
     for part in PARTS:
         description = (part.__doc__ or "").split("\n\n")[0]  # the first paragraph
-        group = parser.add_argument_group(part.SECTION, " ".join(description.split()))
-        for option in fields(part):
-            if option.metadata["help"] is not None:
-                add_option(group, option)
-            elif option.name in own:
-                own[option.name](group)
+        add_fields(
+            parser.add_argument_group(part.SECTION, " ".join(description.split())), part, own
+        )
+
+
+def add_fields(parser: Adder, options: type, own: Mapping[str, Adding]) -> None:
+    """One flag per field of the dataclass ``options`` (a part of ``ScoreOptions``,
+    ``FinetuneOptions``), in field order, made from its metadata by :func:`add_option`; a field
+    without help is added by ``own[field]`` when the command gives one, else not here."""
+    for option in fields(options):
+        if option.metadata.get("help") is not None:
+            add_option(parser, option)
+        elif option.name in own:
+            own[option.name](parser)
 
 
 def add_option(parser: Adder, option: Field[Any]) -> None:
-    """The flag of one :class:`foilkit.scorers.options.ScoreOptions` field, from its metadata."""
+    """The flag of one field made by :func:`foilkit.scorers.options.option`, from its metadata."""
     from foilkit.scorers.options import option_flag
 
     meta = option.metadata
