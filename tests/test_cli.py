@@ -231,6 +231,33 @@ def test_finetune_passes_every_training_flag_under_its_own_name(monkeypatch, tmp
     assert (passed["epochs"], passed["seed"], passed["workers"]) == (3, 7, 2)
 
 
+def test_finetune_flags_are_the_options_fields() -> None:
+    """Each :class:`FinetuneOptions` field with help is a ``foilkit finetune`` flag under its own
+    destination, with its default and type (made from the field, as score's are); the others
+    are the command's own (``--reversal-aspects``, ``--num-workers``) or no flag."""
+    from dataclasses import fields
+
+    from foilkit.cli import finetune as command
+    from foilkit.finetune import FinetuneOptions
+
+    parser = argparse.ArgumentParser()
+    command.configure(parser)
+    actions = {action.dest: action for action in parser._actions}
+    flagged = [f for f in fields(FinetuneOptions) if f.metadata.get("help")]
+    assert {f.name for f in fields(FinetuneOptions)} - {f.name for f in flagged} == {
+        "reversal_aspects",
+        "workers",
+        "keep_checkpoints",
+    }
+    for option in flagged:
+        assert actions[option.name].default == option.default, option.name
+    argv = ["--model", "m", "--dataset", "d", "--out", "o", "--training-seed", "7"]
+    args = parser.parse_args([*argv, "--learning-rate", "0.5", "--frames", "3"])
+    assert (args.seed, args.learning_rate, args.num_frames) == (7, 0.5, 3)
+    with pytest.raises(SystemExit):  # an int field's flag takes whole numbers only
+        parser.parse_args([*argv, "--epochs", "1.5"])
+
+
 def test_push_results_passes_every_upload_flag(monkeypatch) -> None:
     from foilkit.cli import push_results as command
 

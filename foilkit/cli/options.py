@@ -265,6 +265,9 @@ CHECKS: dict[str, Callable[[str], Any]] = {
     "pixel_count": pixel_count,
 }
 
+#: The check of a field whose metadata names none, by its annotation (``int``, ``float``).
+BY_ANNOTATION = {"int": "int", "float": "number"}
+
 
 def add_score_options(parser: argparse.ArgumentParser, own: Mapping[str, Adding]) -> None:
     """The flags of :class:`foilkit.scorers.options.ScoreOptions` (score, evaluate): one argument
@@ -303,7 +306,7 @@ def add_option(parser: Adder, option: Field[Any]) -> None:
         settings["action"] = "store_false" if option.default else "store_true"
     else:
         settings["default"] = option.default
-        settings["type"] = CHECKS.get(meta["check"])
+        settings["type"] = CHECKS.get(meta["check"] or BY_ANNOTATION.get(str(option.type)))
         choices = meta["choices"]
         settings["choices"] = tuple(choices()) if callable(choices) else choices
         settings["metavar"] = meta["metavar"]

@@ -112,7 +112,6 @@ class FinetuneOptions:
     num_frames: int = option(
         PAPER_DEFAULTS["num_frames"],
         "frames per clip (default: %(default)s)",
-        check="int",
         aliases=("--frames",),
     )
     sampling: str = option("uniform", "frame sampling policy (default: %(default)s)")
@@ -120,55 +119,42 @@ class FinetuneOptions:
         PAPER_DEFAULTS["batch_size"],
         "clips per batch, reversals included; with several processes the global batch, split "
         "between them, negatives gathered from all (default: %(default)s)",
-        check="int",
     )
     learning_rate: float = option(
-        PAPER_DEFAULTS["learning_rate"],
-        "temporal module's learning rate (default: %(default)s)",
-        check="number",
+        PAPER_DEFAULTS["learning_rate"], "temporal module's learning rate (default: %(default)s)"
     )
     base_learning_rate: float = option(
         PAPER_DEFAULTS["base_learning_rate"],
         "the CLIP towers' learning rate (default: %(default)s)",
-        check="number",
     )
-    weight_decay: float = option(0.2, "AdamW weight decay (default: %(default)s)", check="number")
-    warmup: float = option(
-        PAPER_DEFAULTS["warmup"], "warm-up fraction (default: %(default)s)", check="number"
-    )
-    epochs: int = option(PAPER_DEFAULTS["epochs"], "epochs (default: %(default)s)", check="int")
+    weight_decay: float = option(0.2, "AdamW weight decay (default: %(default)s)")
+    warmup: float = option(PAPER_DEFAULTS["warmup"], "warm-up fraction (default: %(default)s)")
+    epochs: int = option(PAPER_DEFAULTS["epochs"], "epochs (default: %(default)s)")
     seed: int = option(
         0,
         "seed of initialisation and batch order (default: %(default)s)",
-        check="int",
         flag="--training-seed",
         metavar="TRAINING_SEED",
     )
     temporal_layers: int = option(
-        PAPER_DEFAULTS["temporal_layers"],
-        "sequence transformer layers (default: %(default)s)",
-        check="int",
+        PAPER_DEFAULTS["temporal_layers"], "sequence transformer layers (default: %(default)s)"
     )
     position_init_std: float = option(
-        0.02, "std of the frame-position embeddings at init (default: %(default)s)", check="number"
+        0.02, "std of the frame-position embeddings at init (default: %(default)s)"
     )
     freeze_layers: int = option(
         0,
         "CLIP4Clip's freeze_layer_num: keep the embeddings and the layers below N of both towers "
         "as they are; -1 trains everything (default: %(default)s, CLIP4Clip's)",
-        check="int",
     )
     freeze_image_tower: bool = option(False, "keep the image tower as it is")
     mixed_precision: str = option(
-        "no",
-        "accelerate's mixed precision (default: %(default)s)",
-        choices=("no", "fp16", "bf16"),
+        "no", "accelerate's mixed precision (default: %(default)s)", choices=("no", "fp16", "bf16")
     )
     gradient_accumulation_steps: int = option(
         1,
         "batches whose gradients add up before an optimizer step; an epoch's last step takes "
         "what is left (default: %(default)s)",
-        check="int",
     )
     distinct_by: str | None = option(
         None,
@@ -188,9 +174,7 @@ class FinetuneOptions:
         False, "keep preprocessed frames in memory across epochs (small datasets)"
     )
     keep_checkpoints: int = 2
-    checkpoint_every: int = option(
-        1, "epochs between checkpoints (default: %(default)s)", check="int"
-    )
+    checkpoint_every: int = option(1, "epochs between checkpoints (default: %(default)s)")
 
     def __post_init__(self) -> None:
         if self.hard_negatives not in HARD_NEGATIVES:
