@@ -258,6 +258,28 @@ def test_finetune_flags_are_the_options_fields() -> None:
         parser.parse_args([*argv, "--epochs", "1.5"])
 
 
+@pytest.mark.parametrize(
+    ("kind", "text", "error"),
+    [
+        ("positive_number", "0", "'0' is not a number above 0 (e.g. 1.0)"),
+        ("positive_number", "inf", "'inf' is not a number above 0 (e.g. 1.0)"),
+        ("_positive_number", "abc", "'abc' is not a number > 0 (e.g. 120)"),
+        ("price", "nan", "'nan' is not a price >= 0 (e.g. 0.0005)"),
+        ("price", "-1", "'-1' is not a price >= 0 (e.g. 0.0005)"),
+        ("_seconds", "-0.5", "'-0.5' is not a number of seconds >= 0 (e.g. 30)"),
+    ],
+)
+def test_number_flags_name_what_they_take(kind: str, text: str, error: str) -> None:
+    """The number types of the flags (one reader, :func:`foilkit.cli.options._number`) refuse
+    a bad value in one line that says what the flag takes, with an example."""
+    from foilkit.cli import options
+
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        getattr(options, kind)(text)
+    assert str(refused.value) == error
+    assert getattr(options, kind)("2") == 2.0 and options.price("0") == options._seconds("0") == 0
+
+
 def test_push_results_passes_every_upload_flag(monkeypatch) -> None:
     from foilkit.cli import push_results as command
 

@@ -161,13 +161,23 @@ def _whole(text: str, minimum: int, example: str) -> int:
 
 def positive_number(text: str) -> float:
     """An argparse type: a number above 0 (``--target-fps``, ``--normalized-fps``)."""
+    return _number(text, _finite_positive, "a number above 0", "1.0")
+
+
+def _number(text: str, ok: Callable[[float], bool], what: str, example: str) -> float:
+    """``text`` as a number that ``ok`` accepts (text that is no number is NaN); else a usage
+    error saying it is not ``what``, with an ``example``."""
     try:
         value = float(text)
     except ValueError:
-        value = 0.0
-    if not (value > 0 and value != float("inf")):  # NaN too
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number above 0 (e.g. 1.0)")
+        value = math.nan
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what} (e.g. {example})")
     return value
+
+
+def _finite_positive(value: float) -> bool:
+    return math.isfinite(value) and value > 0
 
 
 def limit_type(text: str) -> int | float:
@@ -218,23 +228,13 @@ def coverage_status(
 def price(text: str) -> float:
     """An argparse type: a price per 1000 tokens, a finite number >= 0 (no NaN: run.json is
     strict JSON)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a price >= 0 (e.g. 0.0005)")
-    return value
+    return _number(
+        text, lambda value: math.isfinite(value) and value >= 0, "a price >= 0", "0.0005"
+    )
 
 
 def _positive_number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number > 0 (e.g. 120)")
-    return value
+    return _number(text, _finite_positive, "a number > 0", "120")
 
 
 def pixel_count(text: str) -> int:
@@ -449,13 +449,7 @@ def add_logging(parser: Adder, *, json_summary: bool = True) -> None:
 
 
 def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:  # NaN too
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0 (e.g. 30)")
-    return value
+    return _number(text, lambda value: value >= 0, "a number of seconds >= 0", "30")
 
 
 def same_named(args: argparse.Namespace, names: str) -> dict[str, Any]:
