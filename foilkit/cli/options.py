@@ -266,7 +266,7 @@ CHECKS: dict[str, Callable[[str], Any]] = {
 }
 
 #: The check of a field whose metadata names none, by its annotation (``int``, ``float``).
-BY_ANNOTATION = {"int": "int", "float": "number"}
+BY_ANNOTATION = {"int": "int", "float": "number", "float | None": "number"}
 
 
 def add_score_options(parser: argparse.ArgumentParser, own: Mapping[str, Adding]) -> None:
