@@ -163,9 +163,8 @@ class GenerateOptions:
     temperature: float | None = option(
         None,
         "generate mode: sampling temperature, 0 for greedy (default: the protocol's, else 0)",
-        check="number",
     )
-    top_p: float | None = option(None, "generate mode: nucleus sampling's top-p", check="number")
+    top_p: float | None = option(None, "generate mode: nucleus sampling's top-p")
     num_samples: int | None = option(
         None,
         "generate mode: answers sampled per question; accuracy is reported per sample, with its "
@@ -408,7 +407,6 @@ class FrameOptions:
         0,
         "seed of the 'shuffled' control, seeded frame sampling and generate mode's sampled "
         "answers (default: %(default)s)",
-        check="int",
     )
     video_root: str | list[str] | None = option(None, None)  # --video-root: shared
 

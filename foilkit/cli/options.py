@@ -265,7 +265,8 @@ CHECKS: dict[str, Callable[[str], Any]] = {
     "pixel_count": pixel_count,
 }
 
-#: The check of a field whose metadata names none, by its annotation (``int``, ``float``).
+#: The check of a field whose metadata names none, by its annotation (``int``, ``float``,
+#: ``float | None``).
 BY_ANNOTATION = {"int": "int", "float": "number", "float | None": "number"}
 
 
