@@ -267,6 +267,9 @@ def test_finetune_flags_are_the_options_fields() -> None:
         ("price", "nan", "'nan' is not a price >= 0 (e.g. 0.0005)"),
         ("price", "-1", "'-1' is not a price >= 0 (e.g. 0.0005)"),
         ("_seconds", "-0.5", "'-0.5' is not a number of seconds >= 0 (e.g. 30)"),
+        ("_fraction", "1.5", "'1.5' is not a fraction from 0 to 1 (e.g. 0.9)"),
+        # argparse said only "invalid _fraction value: 'abc'" (the function's name)
+        ("_fraction", "abc", "'abc' is not a fraction from 0 to 1 (e.g. 0.9)"),
     ],
 )
 def test_number_flags_name_what_they_take(kind: str, text: str, error: str) -> None:
@@ -277,7 +280,7 @@ def test_number_flags_name_what_they_take(kind: str, text: str, error: str) -> N
     with pytest.raises(argparse.ArgumentTypeError) as refused:
         getattr(options, kind)(text)
     assert str(refused.value) == error
-    assert getattr(options, kind)("2") == 2.0 and options.price("0") == options._seconds("0") == 0
+    assert getattr(options, kind)("1") == 1.0 and options.price("0") == options._seconds("0") == 0
 
 
 def test_push_results_passes_every_upload_flag(monkeypatch) -> None:

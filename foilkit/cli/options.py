@@ -190,10 +190,7 @@ def limit_type(text: str) -> int | float:
 
 
 def _fraction(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text} is not a fraction from 0 to 1 (e.g. 0.9)")
-    return value
+    return _number(text, lambda value: 0 <= value <= 1, "a fraction from 0 to 1", "0.9")
 
 
 def coverage_status(
