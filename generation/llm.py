@@ -57,6 +57,7 @@ from foilkit.scorers.openai_client import (
     ServedClient,
     ServerBackend,
 )
+from foilkit.scorers.options import DEFAULT_ONLY, option
 from foilkit.scorers.retry import MAX_REPLY_BYTES, check_key_variable, check_price
 
 logger = logging.getLogger(__name__)
@@ -99,26 +100,50 @@ class LLMSettings:
         cache_dir: folder of the on-disk cache; ``None`` disables caching.
         price_per_1k_prompt_tokens, price_per_1k_completion_tokens: prices for the cost
             estimate (in whatever currency they are given); ``None`` leaves the cost unknown.
+
+    A pipeline's LLM flags are made from the fields' metadata (:func:`foilkit.scorers.options.
+    option`: ``foilkit generate rtime``).
     """
 
-    model: str
-    base_url: str | None = None
-    api_key_env: str = "OPENAI_API_KEY"
-    temperature: float = 1.0
-    top_p: float = 1.0
-    max_tokens: int = 256
+    model: str  # a pipeline's flag says which model its paper asked
+    base_url: str | None = option(
+        None,
+        "OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: $OPENAI_BASE_URL, "
+        "else OpenAI)",
+    )
+    api_key_env: str = option(
+        "OPENAI_API_KEY",
+        "the NAME of the environment variable holding the API key (never the key)",
+    )
+    temperature: float = option(1.0, DEFAULT_ONLY)
+    top_p: float = option(1.0, DEFAULT_ONLY)
+    max_tokens: int = option(256, None)  # a pipeline's replies set their own (a list is long)
     n: int = 1
     seed: int | None = None
-    send_seed: bool = True
-    max_concurrency: int = 4
-    max_retries: int = 5
-    cache_dir: str | None = None
-    price_per_1k_prompt_tokens: float | None = None
-    price_per_1k_completion_tokens: float | None = None
-    retry_backoff_s: float = 1.0
-    max_backoff_s: float = 60.0
-    timeout_s: float = 120.0
-    max_reply_bytes: int = MAX_REPLY_BYTES
+    send_seed: bool = option(
+        True,
+        "send each request a seed derived from --seed and the request (recorded with the reply); "
+        "--no-send-seed for an API that rejects a seed",
+        negatable=True,
+    )
+    max_concurrency: int = option(4, DEFAULT_ONLY)
+    max_retries: int = option(5, DEFAULT_ONLY)
+    cache_dir: str | None = option(
+        None, "folder caching every request and reply (a rerun costs nothing)"
+    )
+    price_per_1k_prompt_tokens: float | None = option(None, DEFAULT_ONLY)
+    price_per_1k_completion_tokens: float | None = option(None, DEFAULT_ONLY)
+    retry_backoff_s: float = option(1.0, DEFAULT_ONLY)
+    max_backoff_s: float = option(60.0, DEFAULT_ONLY)
+    timeout_s: float = option(
+        120.0,
+        "the most seconds one request may take in all, however slowly its reply trickles "
+        "(default 120)",
+    )
+    max_reply_bytes: int = option(
+        MAX_REPLY_BYTES,
+        "the largest reply read, in bytes; a larger one fails its request (default 16 MB)",
+    )
 
     def __post_init__(self) -> None:
         if not self.model:

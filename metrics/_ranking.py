@@ -299,12 +299,6 @@ def _check_finite(block: Any, backend: _Backend, start: int, name: str) -> None:
     raise ValueError(f"{name}[{start + row}, {column}] = {value!r} is not a finite score")
 
 
-def recall_at_k(ranks: np.ndarray, ks: Sequence[int]) -> dict[int, float]:
-    """The fraction of queries whose target ranks within the top ``k``, for each ``k``."""
-    ranks = np.asarray(ranks, dtype=np.float64)
-    return {int(k): float(np.mean(ranks <= k)) for k in check_ks(ks)}
-
-
 def check_ks(ks: Sequence[int]) -> tuple[int, ...]:
     """``ks`` as a tuple of positive integers; a ``ValueError`` naming a bad one."""
     if isinstance(ks, (int, np.integer)):

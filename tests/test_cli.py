@@ -214,7 +214,7 @@ def test_finetune_passes_every_training_flag_under_its_own_name(monkeypatch, tmp
     from foilkit.cli import finetune as command
 
     args = _parsed(command, ["--model", "m", "--dataset", "d", "--out", str(tmp_path)])
-    args.epochs, args.training_seed, args.num_workers, args.public = 3, 7, 2, True
+    args.epochs, args.seed, args.num_workers, args.public = 3, 7, 2, True
     passed = {}
 
     def finetune(model, dataset, **kwargs):
@@ -223,12 +223,64 @@ def test_finetune_passes_every_training_flag_under_its_own_name(monkeypatch, tmp
 
     monkeypatch.setattr("foilkit.finetune.finetune", finetune)
     assert command.run(args) == 0
-    renamed = {"out": "out_dir", "training_seed": "seed", "num_workers": "workers"}
+    renamed = {"out": "out_dir", "num_workers": "workers"}
     not_passed = {"json", "verbosity", "no_progress", "public"}
     expected = {renamed.get(k, k): v for k, v in vars(args).items() if k not in not_passed}
     expected["reversal_aspects"] = tuple(args.reversal_aspects)
     assert passed == {**expected, "private": False, "progress": None}
     assert (passed["epochs"], passed["seed"], passed["workers"]) == (3, 7, 2)
+
+
+def test_finetune_flags_are_the_options_fields() -> None:
+    """Each :class:`FinetuneOptions` field with help is a ``foilkit finetune`` flag under its own
+    destination, with its default and type (made from the field, as score's are); the others
+    are the command's own (``--reversal-aspects``, ``--num-workers``) or no flag."""
+    from dataclasses import fields
+
+    from foilkit.cli import finetune as command
+    from foilkit.finetune import FinetuneOptions
+
+    parser = argparse.ArgumentParser()
+    command.configure(parser)
+    actions = {action.dest: action for action in parser._actions}
+    flagged = [f for f in fields(FinetuneOptions) if f.metadata.get("help")]
+    assert {f.name for f in fields(FinetuneOptions)} - {f.name for f in flagged} == {
+        "reversal_aspects",
+        "workers",
+        "keep_checkpoints",
+    }
+    for option in flagged:
+        assert actions[option.name].default == option.default, option.name
+    argv = ["--model", "m", "--dataset", "d", "--out", "o", "--training-seed", "7"]
+    args = parser.parse_args([*argv, "--learning-rate", "0.5", "--frames", "3"])
+    assert (args.seed, args.learning_rate, args.num_frames) == (7, 0.5, 3)
+    with pytest.raises(SystemExit):  # an int field's flag takes whole numbers only
+        parser.parse_args([*argv, "--epochs", "1.5"])
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "error"),
+    [
+        ("positive_number", "0", "'0' is not a number above 0 (e.g. 1.0)"),
+        ("positive_number", "inf", "'inf' is not a number above 0 (e.g. 1.0)"),
+        ("_positive_number", "abc", "'abc' is not a number > 0 (e.g. 120)"),
+        ("price", "nan", "'nan' is not a price >= 0 (e.g. 0.0005)"),
+        ("price", "-1", "'-1' is not a price >= 0 (e.g. 0.0005)"),
+        ("_seconds", "-0.5", "'-0.5' is not a number of seconds >= 0 (e.g. 30)"),
+        ("_fraction", "1.5", "'1.5' is not a fraction from 0 to 1 (e.g. 0.9)"),
+        # argparse said only "invalid _fraction value: 'abc'" (the function's name)
+        ("_fraction", "abc", "'abc' is not a fraction from 0 to 1 (e.g. 0.9)"),
+    ],
+)
+def test_number_flags_name_what_they_take(kind: str, text: str, error: str) -> None:
+    """The number types of the flags (one reader, :func:`foilkit.cli.options._number`) refuse
+    a bad value in one line that says what the flag takes, with an example."""
+    from foilkit.cli import options
+
+    with pytest.raises(argparse.ArgumentTypeError) as refused:
+        getattr(options, kind)(text)
+    assert str(refused.value) == error
+    assert getattr(options, kind)("1") == 1.0 and options.price("0") == options._seconds("0") == 0
 
 
 def test_push_results_passes_every_upload_flag(monkeypatch) -> None:

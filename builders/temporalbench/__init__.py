@@ -23,18 +23,6 @@ from foilkit.builders.spec import Benchmark, CardMetadata, HubTask, MetricSpec, 
 from foilkit.builders.temporalbench.answers import PROMPTS
 from foilkit.builders.temporalbench.protocols import PROTOCOLS
 
-#: The categories in the order ``get_qa_acc.py`` prints them (its ``category_mapping``).
-CATEGORIES = (
-    "Action Order",
-    "Action Frequency",
-    "Action Type",
-    "Motion Magnitude",
-    "Motion Direction/Orientation",
-    "Action Effector",
-    "Event Order",
-    "Others",
-)
-
 REDISTRIBUTION = (
     "TemporalBench's licence statements conflict (GitHub README: MIT; dataset card: "
     "apache-2.0; the Hub gate: academic research only, no redistribution in part or in whole), "

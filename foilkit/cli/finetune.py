@@ -15,13 +15,20 @@ from __future__ import annotations
 
 import argparse
 import json
+from dataclasses import fields
 
-from foilkit.cli.options import add_logging, add_num_workers, add_tracking, add_video_root
+from foilkit.cli.options import (
+    Adder,
+    add_fields,
+    add_logging,
+    add_num_workers,
+    add_tracking,
+    add_video_root,
+)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from foilkit.finetune.negatives import HARD_NEGATIVES, IRREVERSIBLE, REVERSAL_ASPECTS
-    from foilkit.finetune.train import PAPER_DEFAULTS
+    from foilkit.finetune.train import FinetuneOptions
 
     add = parser.add_argument
     add(
@@ -30,128 +37,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="base CLIP / SigLIP Hub id or folder (or a model this command saved)",
     )
     add("--dataset", required=True, help="foilkit dataset folder or Hub id with a train split")
-    add("--config", default=None, help="dataset config (default: the dataset's default)")
-    add("--split", default="train", help="split to train on (default: %(default)s)")
     add_video_root(parser)
     add("--out", required=True, help="run folder: model/, checkpoints/, training.json, loss.png")
-    add(
-        "--hard-negatives",
-        choices=HARD_NEGATIVES,
-        default="reversed",
-        help="'reversed': each item's reversed view and caption in its batch (RTime's UMT-Neg); "
-        "'none': the ablation, rows in random batches (default: %(default)s)",
-    )
-    add(
-        "--reversal-aspects",
-        nargs="+",
-        default=list(REVERSAL_ASPECTS),
-        help="aspects whose first foil is the reversed video's caption (default: %(default)s)",
-    )
-    add(
-        "--irreversible",
-        choices=IRREVERSIBLE,
-        default="error",
-        help="with reversed hard negatives, items without a reversed caption: 'error' before "
-        "training, or 'keep' them, each without a reversal in its batch (RTime's train split "
-        "has such videos) (default: %(default)s)",
-    )
-    add(
-        "--distinct-by",
-        metavar="COLUMN",
-        default=None,
-        help="rows whose COLUMN values are equal never share a batch (an item and its reversal "
-        "count as one): keeps look-alikes, which static cues cannot tell apart, out of a batch",
-    )
-    add(
-        "--num-frames",
-        "--frames",
-        dest="num_frames",
-        type=int,
-        default=PAPER_DEFAULTS["num_frames"],
-        help="frames per clip (default: %(default)s)",
-    )
-    add("--sampling", default="uniform", help="frame sampling policy (default: %(default)s)")
-    add(
-        "--batch-size",
-        type=int,
-        default=PAPER_DEFAULTS["batch_size"],
-        help="clips per batch, reversals included; with several processes the global batch, "
-        "split between them, negatives gathered from all (default: %(default)s)",
-    )
-    add(
-        "--learning-rate",
-        type=float,
-        default=PAPER_DEFAULTS["learning_rate"],
-        help="temporal module's learning rate (default: %(default)s)",
-    )
-    add(
-        "--base-learning-rate",
-        type=float,
-        default=PAPER_DEFAULTS["base_learning_rate"],
-        help="the CLIP towers' learning rate (default: %(default)s)",
-    )
-    add("--weight-decay", type=float, default=0.2, help="AdamW weight decay (default: %(default)s)")
-    add(
-        "--warmup",
-        type=float,
-        default=PAPER_DEFAULTS["warmup"],
-        help="warm-up fraction (default: %(default)s)",
-    )
-    add(
-        "--epochs", type=int, default=PAPER_DEFAULTS["epochs"], help="epochs (default: %(default)s)"
-    )
-    add(
-        "--training-seed",
-        type=int,
-        default=0,
-        help="seed of initialisation and batch order (default: %(default)s)",
-    )
-    add(
-        "--temporal-layers",
-        type=int,
-        default=PAPER_DEFAULTS["temporal_layers"],
-        help="sequence transformer layers (default: %(default)s)",
-    )
-    add(
-        "--position-init-std",
-        type=float,
-        default=0.02,
-        help="std of the frame-position embeddings at init (default: %(default)s)",
-    )
-    add(
-        "--freeze-layers",
-        type=int,
-        default=0,
-        help="CLIP4Clip's freeze_layer_num: keep the embeddings and the layers below N of both "
-        "towers as they are; -1 trains everything (default: %(default)s, CLIP4Clip's)",
-    )
-    add("--freeze-image-tower", action="store_true", help="keep the image tower as it is")
-    add(
-        "--mixed-precision",
-        choices=("no", "fp16", "bf16"),
-        default="no",
-        help="accelerate's mixed precision (default: %(default)s)",
-    )
-    add(
-        "--gradient-accumulation-steps",
-        type=int,
-        default=1,
-        help="batches whose gradients add up before an optimizer step; an epoch's last step "
-        "takes what is left (default: %(default)s)",
-    )
-    add_num_workers(parser, default=4)
-    # the flag's name before the commands shared --num-workers
-    add("--workers", dest="num_workers", type=int, help=argparse.SUPPRESS)
-    add(
-        "--cache-frames",
-        action="store_true",
-        help="keep preprocessed frames in memory across epochs (small datasets)",
-    )
-    add(
-        "--checkpoint-every",
-        type=int,
-        default=1,
-        help="epochs between checkpoints (default: %(default)s)",
+    add_fields(
+        parser, FinetuneOptions, {"reversal_aspects": _reversal_aspects, "workers": _workers}
     )
     add("--resume", action="store_true", help="continue from the last checkpoint in --out")
     add("--overwrite", action="store_true", help="replace an existing --out")
@@ -162,26 +51,39 @@ def configure(parser: argparse.ArgumentParser) -> None:
     add_tracking(parser, "the options and each step's loss and learning rate")
 
 
+def _reversal_aspects(parser: Adder) -> None:
+    from foilkit.finetune.negatives import REVERSAL_ASPECTS
+
+    parser.add_argument(
+        "--reversal-aspects",
+        nargs="+",
+        default=list(REVERSAL_ASPECTS),
+        help="aspects whose first foil is the reversed video's caption (default: %(default)s)",
+    )
+
+
+def _workers(parser: Adder) -> None:
+    add_num_workers(parser, default=4)
+    # the flag's name before the commands shared --num-workers
+    parser.add_argument("--workers", dest="num_workers", type=int, help=argparse.SUPPRESS)
+
+
 def run(args: argparse.Namespace) -> int:
     from foilkit.cli.options import print_json, same_named, shows_progress
     from foilkit.finetune import finetune
+    from foilkit.finetune.train import FinetuneOptions
 
+    options = {f.name: getattr(args, f.name) for f in fields(FinetuneOptions) if f.name in args}
     result = finetune(
         args.model,
         args.dataset,
         out_dir=args.out,
         progress=None if shows_progress(args) else False,
         private=not args.public,
-        reversal_aspects=tuple(args.reversal_aspects),
-        seed=args.training_seed,
+        **{**options, "reversal_aspects": tuple(args.reversal_aspects)},
         workers=args.num_workers,
         **same_named(
-            args,
-            "video_root resume overwrite config split hard_negatives log_interval log_with "
-            "tracking_dir push_to_hub irreversible distinct_by num_frames sampling batch_size "
-            "learning_rate base_learning_rate weight_decay warmup epochs temporal_layers "
-            "position_init_std freeze_layers freeze_image_tower mixed_precision "
-            "gradient_accumulation_steps cache_frames checkpoint_every",
+            args, "video_root resume overwrite log_interval log_with tracking_dir push_to_hub"
         ),
     )
     losses = result.losses

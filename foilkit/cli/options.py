@@ -161,13 +161,23 @@ def _whole(text: str, minimum: int, example: str) -> int:
 
 def positive_number(text: str) -> float:
     """An argparse type: a number above 0 (``--target-fps``, ``--normalized-fps``)."""
+    return _number(text, _finite_positive, "a number above 0", "1.0")
+
+
+def _number(text: str, ok: Callable[[float], bool], what: str, example: str) -> float:
+    """``text`` as a number that ``ok`` accepts (text that is no number is NaN); else a usage
+    error saying it is not ``what``, with an ``example``."""
     try:
         value = float(text)
     except ValueError:
-        value = 0.0
-    if not (value > 0 and value != float("inf")):  # NaN too
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number above 0 (e.g. 1.0)")
+        value = math.nan
+    if not ok(value):
+        raise argparse.ArgumentTypeError(f"{text!r} is not {what} (e.g. {example})")
     return value
+
+
+def _finite_positive(value: float) -> bool:
+    return math.isfinite(value) and value > 0
 
 
 def limit_type(text: str) -> int | float:
@@ -180,10 +190,7 @@ def limit_type(text: str) -> int | float:
 
 
 def _fraction(text: str) -> float:
-    value = float(text)
-    if not 0.0 <= value <= 1.0:
-        raise argparse.ArgumentTypeError(f"{text} is not a fraction from 0 to 1 (e.g. 0.9)")
-    return value
+    return _number(text, lambda value: 0 <= value <= 1, "a fraction from 0 to 1", "0.9")
 
 
 def coverage_status(
@@ -218,23 +225,13 @@ def coverage_status(
 def price(text: str) -> float:
     """An argparse type: a price per 1000 tokens, a finite number >= 0 (no NaN: run.json is
     strict JSON)."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value >= 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a price >= 0 (e.g. 0.0005)")
-    return value
+    return _number(
+        text, lambda value: math.isfinite(value) and value >= 0, "a price >= 0", "0.0005"
+    )
 
 
 def _positive_number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number > 0 (e.g. 120)")
-    return value
+    return _number(text, _finite_positive, "a number > 0", "120")
 
 
 def pixel_count(text: str) -> int:
@@ -265,6 +262,10 @@ CHECKS: dict[str, Callable[[str], Any]] = {
     "pixel_count": pixel_count,
 }
 
+#: The check of a field whose metadata names none, by its annotation (``int``, ``float``,
+#: ``float | None``).
+BY_ANNOTATION = {"int": "int", "float": "number", "float | None": "number"}
+
 
 def add_score_options(parser: argparse.ArgumentParser, own: Mapping[str, Adding]) -> None:
     """The flags of :class:`foilkit.scorers.options.ScoreOptions` (score, evaluate): one argument
@@ -277,25 +278,35 @@ def add_score_options(parser: argparse.ArgumentParser, own: Mapping[str, Adding]
 
     for part in PARTS:
         description = (part.__doc__ or "").split("\n\n")[0]  # the first paragraph
-        group = parser.add_argument_group(part.SECTION, " ".join(description.split()))
-        for option in fields(part):
-            if option.metadata["help"] is not None:
-                add_option(group, option)
-            elif option.name in own:
-                own[option.name](group)
+        add_fields(
+            parser.add_argument_group(part.SECTION, " ".join(description.split())), part, own
+        )
+
+
+def add_fields(parser: Adder, options: type, own: Mapping[str, Adding]) -> None:
+    """One flag per field of the dataclass ``options`` (a part of ``ScoreOptions``,
+    ``FinetuneOptions``), in field order, made from its metadata by :func:`add_option`; a field
+    without help is added by ``own[field]`` when the command gives one, else not here."""
+    for option in fields(options):
+        if option.metadata.get("help") is not None:
+            add_option(parser, option)
+        elif option.name in own:
+            own[option.name](parser)
 
 
 def add_option(parser: Adder, option: Field[Any]) -> None:
-    """The flag of one :class:`foilkit.scorers.options.ScoreOptions` field, from its metadata."""
+    """The flag of one field made by :func:`foilkit.scorers.options.option`, from its metadata."""
     from foilkit.scorers.options import option_flag
 
     meta = option.metadata
     settings: dict[str, Any] = {"dest": option.name, "help": meta["help"]}
-    if isinstance(option.default, bool):  # a switch: on, or off when it is on by default
+    if isinstance(option.default, bool) and meta.get("negatable"):  # --x and --no-x
+        settings.update(action=argparse.BooleanOptionalAction, default=option.default)
+    elif isinstance(option.default, bool):  # a switch: on, or off when it is on by default
         settings["action"] = "store_false" if option.default else "store_true"
     else:
         settings["default"] = option.default
-        settings["type"] = CHECKS.get(meta["check"])
+        settings["type"] = CHECKS.get(meta["check"] or BY_ANNOTATION.get(str(option.type)))
         choices = meta["choices"]
         settings["choices"] = tuple(choices()) if callable(choices) else choices
         settings["metavar"] = meta["metavar"]
@@ -438,13 +449,7 @@ def add_logging(parser: Adder, *, json_summary: bool = True) -> None:
 
 
 def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = -1.0
-    if not value >= 0:  # NaN too
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0 (e.g. 30)")
-    return value
+    return _number(text, lambda value: value >= 0, "a number of seconds >= 0", "30")
 
 
 def same_named(args: argparse.Namespace, names: str) -> dict[str, Any]:

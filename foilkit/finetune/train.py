@@ -75,6 +75,7 @@ from foilkit.errors import UserError
 from foilkit.files import atomic_write
 from foilkit.finetune.negatives import HARD_NEGATIVES, IRREVERSIBLE, REVERSAL_ASPECTS
 from foilkit.folders import FINETUNE, check_folder, claim_folder, holds_files, replace_folder
+from foilkit.scorers.options import option
 from foilkit.video_paths import RootsGiven, video_roots_for
 
 #: The paper's values (see the module docstring).
@@ -95,33 +96,85 @@ DONE_FILE = "done.json"
 
 @dataclass(frozen=True)
 class FinetuneOptions:
-    """Everything that determines a fine-tuning run (recorded in ``training.json``)."""
+    """Everything that determines a fine-tuning run (recorded in ``training.json``); the flags
+    of ``foilkit finetune`` are made from the fields' metadata (:func:`foilkit.scorers.options.
+    option`), as ``foilkit score``'s are."""
 
-    config: str | None = None
-    split: str = "train"
-    hard_negatives: str = "reversed"
-    reversal_aspects: tuple[str, ...] = REVERSAL_ASPECTS
-    num_frames: int = PAPER_DEFAULTS["num_frames"]
-    sampling: str = "uniform"
-    batch_size: int = PAPER_DEFAULTS["batch_size"]
-    learning_rate: float = PAPER_DEFAULTS["learning_rate"]
-    base_learning_rate: float = PAPER_DEFAULTS["base_learning_rate"]
-    weight_decay: float = 0.2
-    warmup: float = PAPER_DEFAULTS["warmup"]
-    epochs: int = PAPER_DEFAULTS["epochs"]
-    seed: int = 0
-    temporal_layers: int = PAPER_DEFAULTS["temporal_layers"]
-    position_init_std: float = 0.02
-    freeze_layers: int = 0
-    freeze_image_tower: bool = False
-    mixed_precision: str = "no"
-    gradient_accumulation_steps: int = 1
-    distinct_by: str | None = None
-    irreversible: str = "error"
-    workers: int = 4
-    cache_frames: bool = False
+    config: str | None = option(None, "dataset config (default: the dataset's default)")
+    split: str = option("train", "split to train on (default: %(default)s)")
+    hard_negatives: str = option(
+        "reversed",
+        "'reversed': each item's reversed view and caption in its batch (RTime's UMT-Neg); "
+        "'none': the ablation, rows in random batches (default: %(default)s)",
+        choices=HARD_NEGATIVES,
+    )
+    reversal_aspects: tuple[str, ...] = option(REVERSAL_ASPECTS, None)  # the command's own flag
+    num_frames: int = option(
+        PAPER_DEFAULTS["num_frames"],
+        "frames per clip (default: %(default)s)",
+        aliases=("--frames",),
+    )
+    sampling: str = option("uniform", "frame sampling policy (default: %(default)s)")
+    batch_size: int = option(
+        PAPER_DEFAULTS["batch_size"],
+        "clips per batch, reversals included; with several processes the global batch, split "
+        "between them, negatives gathered from all (default: %(default)s)",
+    )
+    learning_rate: float = option(
+        PAPER_DEFAULTS["learning_rate"], "temporal module's learning rate (default: %(default)s)"
+    )
+    base_learning_rate: float = option(
+        PAPER_DEFAULTS["base_learning_rate"],
+        "the CLIP towers' learning rate (default: %(default)s)",
+    )
+    weight_decay: float = option(0.2, "AdamW weight decay (default: %(default)s)")
+    warmup: float = option(PAPER_DEFAULTS["warmup"], "warm-up fraction (default: %(default)s)")
+    epochs: int = option(PAPER_DEFAULTS["epochs"], "epochs (default: %(default)s)")
+    seed: int = option(
+        0,
+        "seed of initialisation and batch order (default: %(default)s)",
+        flag="--training-seed",
+        metavar="TRAINING_SEED",
+    )
+    temporal_layers: int = option(
+        PAPER_DEFAULTS["temporal_layers"], "sequence transformer layers (default: %(default)s)"
+    )
+    position_init_std: float = option(
+        0.02, "std of the frame-position embeddings at init (default: %(default)s)"
+    )
+    freeze_layers: int = option(
+        0,
+        "CLIP4Clip's freeze_layer_num: keep the embeddings and the layers below N of both towers "
+        "as they are; -1 trains everything (default: %(default)s, CLIP4Clip's)",
+    )
+    freeze_image_tower: bool = option(False, "keep the image tower as it is")
+    mixed_precision: str = option(
+        "no", "accelerate's mixed precision (default: %(default)s)", choices=("no", "fp16", "bf16")
+    )
+    gradient_accumulation_steps: int = option(
+        1,
+        "batches whose gradients add up before an optimizer step; an epoch's last step takes "
+        "what is left (default: %(default)s)",
+    )
+    distinct_by: str | None = option(
+        None,
+        "rows whose COLUMN values are equal never share a batch (an item and its reversal count "
+        "as one): keeps look-alikes, which static cues cannot tell apart, out of a batch",
+        metavar="COLUMN",
+    )
+    irreversible: str = option(
+        "error",
+        "with reversed hard negatives, items without a reversed caption: 'error' before "
+        "training, or 'keep' them, each without a reversal in its batch (RTime's train split "
+        "has such videos) (default: %(default)s)",
+        choices=IRREVERSIBLE,
+    )
+    workers: int = option(4, None)  # the shared --num-workers
+    cache_frames: bool = option(
+        False, "keep preprocessed frames in memory across epochs (small datasets)"
+    )
     keep_checkpoints: int = 2
-    checkpoint_every: int = 1
+    checkpoint_every: int = option(1, "epochs between checkpoints (default: %(default)s)")
 
     def __post_init__(self) -> None:
         if self.hard_negatives not in HARD_NEGATIVES:

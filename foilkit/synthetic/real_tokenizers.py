@@ -46,15 +46,6 @@ def real_tokenizer_dir(name: str) -> Path:
     return folder
 
 
-def has_real_tokenizer(name: str) -> bool:
-    """Whether real tokenizer ``name`` was fetched."""
-    try:
-        real_tokenizer_dir(name)
-    except RealTokenizerMissing:
-        return False
-    return True
-
-
 def load_real_tokenizer(name: str, **kwargs: Any):
     """The real tokenizer ``name`` in its own ``transformers`` class (``AutoTokenizer``)."""
     from transformers import AutoTokenizer

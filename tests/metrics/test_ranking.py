@@ -14,7 +14,6 @@ from foilkit.metrics._ranking import (
     Targets,
     owned_mean,
     rank_targets,
-    recall_at_k,
     weighted_median,
 )
 
@@ -187,10 +186,6 @@ def test_targets_transpose() -> None:
     np.testing.assert_array_equal(back.indptr, targets.indptr)
     np.testing.assert_array_equal(back.indices, targets.indices)
     assert back.n_candidates == 4
-
-
-def test_recall_at_k() -> None:
-    assert recall_at_k(np.array([1, 2, 5, 11, 1.5]), (1, 5, 10)) == {1: 0.2, 5: 0.8, 10: 0.8}
 
 
 def test_weighted_median_is_the_median_of_the_drawn_sample() -> None:

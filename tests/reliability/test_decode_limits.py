@@ -34,11 +34,8 @@ from foilkit.scorers.video import (
     decode_views,
     decoding,
 )
-from foilkit.synthetic.videos import (
-    write_image_as_video,
-    write_large_video,
-    write_video,
-)
+from foilkit.synthetic.videos import write_video
+from tests.fault_videos import write_image_as_video, write_large_video
 
 DECODERS = available_backends()
 CPU_DECODERS = ["torchcodec", "pyav"]

@@ -26,13 +26,8 @@ from foilkit.scorers.video import (
     probe,
     window_frames,
 )
-from foilkit.synthetic.videos import (
-    SyntheticScene,
-    render_frames,
-    write_corrupt_video,
-    write_vfr_video,
-    write_video,
-)
+from foilkit.synthetic.videos import SyntheticScene, render_frames, write_video
+from tests.fault_videos import write_corrupt_video, write_vfr_video
 
 DECODERS = available_backends()
 FOUR = SamplingPolicy("uniform", 4)

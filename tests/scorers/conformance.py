@@ -431,13 +431,24 @@ class VideoFamily:
         """The twin's folder (a fidelity twin's skips where its real tokenizer is not
         fetched)."""
         from foilkit.synthetic.models import fidelity_model_path
-        from foilkit.synthetic.real_tokenizers import has_real_tokenizer
 
         if self.real_tokenizer is None:
             return tiny_model(self.twin)
         if not has_real_tokenizer(self.real_tokenizer):
             pytest.skip(f"real {self.real_tokenizer} tokenizer not fetched (./dev.sh test does)")
         return str(fidelity_model_path(self.twin))
+
+
+def has_real_tokenizer(name: str) -> bool:
+    """Whether real tokenizer ``name`` was fetched (:mod:`foilkit.synthetic.real_tokenizers`):
+    the tests that need it skip without it."""
+    from foilkit.synthetic.real_tokenizers import RealTokenizerMissing, real_tokenizer_dir
+
+    try:
+        real_tokenizer_dir(name)
+    except RealTokenizerMissing:
+        return False
+    return True
 
 
 @pytest.mark.parametrize("mode", MODES)

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from foilkit.synthetic.videos import SyntheticScene, write_corrupt_video, write_video
+from foilkit.synthetic.videos import SyntheticScene, write_video
+from tests.fault_videos import write_corrupt_video
 
 OPPOSITE = {"left": "right", "right": "left", "up": "down", "down": "up"}
 DIRECTIONS = ("left", "right", "up", "down")

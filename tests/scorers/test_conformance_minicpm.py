@@ -27,6 +27,7 @@ from conformance import (
     assert_the_cached_prefix_scores_as_one_forward,
     assert_the_template_reaches_the_model,
     feature_rows,
+    has_real_tokenizer,
     load_modes,
     placeholder_count,
     processed,
@@ -39,7 +40,6 @@ from conformance import (
 
 from foilkit.scorers.adapters import load_adapter
 from foilkit.synthetic.models.minicpm import MINICPM_TOKENS, MINICPM_V_CHAT_TEMPLATE
-from foilkit.synthetic.real_tokenizers import has_real_tokenizer
 
 MODES = ("likelihood", "choice", "entail", "generate")
 #: where the model writes its answer: the generation prompt with thinking off

@@ -22,6 +22,7 @@ from conformance import (
     assert_rows_scored,
     choice_prompts,
     grid_features,
+    has_real_tokenizer,
     placeholder_count,
     reference_video,
     score_benchmark,
@@ -31,7 +32,6 @@ from conformance import (
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.requests import TextsRequest, presented_metadata
 from foilkit.synthetic.models import FIDELITY_MODELS, NUM_FRAMES, fidelity_model_path
-from foilkit.synthetic.real_tokenizers import has_real_tokenizer
 
 #: model_type -> tiny twin
 VIDEO_LLMS = {

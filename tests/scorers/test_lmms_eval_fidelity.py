@@ -18,13 +18,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import torch
+from conformance import has_real_tokenizer
 from references import lmms_eval_loglikelihood
 
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.modes import LIKELIHOOD_QUESTION
 from foilkit.scorers.requests import TextsRequest
 from foilkit.synthetic.models import fidelity_model_path
-from foilkit.synthetic.real_tokenizers import has_real_tokenizer
 from foilkit.synthetic.videos import SyntheticScene, render_frames
 
 pytestmark = pytest.mark.slow

@@ -14,6 +14,7 @@ from conformance import (
     answered_prompts,
     choice_prompts,
     full_forward_logprob,
+    has_real_tokenizer,
     scored_calls,
     user_turn,
 )
@@ -27,7 +28,6 @@ from foilkit.scorers.adapters.video_llm import VideoLLMAdapter
 from foilkit.scorers.modes import LIKELIHOOD_QUESTION
 from foilkit.scorers.requests import TextScores, TextsRequest
 from foilkit.synthetic.models import TOKENS_PER_SECOND, fidelity_model_path
-from foilkit.synthetic.real_tokenizers import has_real_tokenizer
 
 REAL_TOKENIZER_MODELS = {"llava-next-video-llama2": "llama2", "qwen2.5-vl-qwen3": "qwen3"}
 

@@ -23,13 +23,8 @@ from foilkit.scorers.video import (
     probe,
     window_frames,
 )
-from foilkit.synthetic.videos import (
-    SyntheticScene,
-    render_frames,
-    write_corrupt_video,
-    write_empty_video,
-    write_video,
-)
+from foilkit.synthetic.videos import SyntheticScene, render_frames, write_video
+from tests.fault_videos import write_corrupt_video, write_empty_video
 
 NUM_FRAMES, FPS = 24, 8
 POLICIES = [

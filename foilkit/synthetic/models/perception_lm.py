@@ -55,8 +55,6 @@ PERCEPTION_LM_CHAT_TEMPLATE = (
     "{{- '<|start_header_id|>assistant<|end_header_id|>\\n\\n' }}"
     "{%- endif %}"
 )
-#: Video tokens a frame: 4x4 patches, average-pooled by 2 to 2x2.
-PERCEPTION_LM_FRAME_TOKENS = (IMAGE_SIZE // PATCH_SIZE // 2) ** 2
 
 
 @_register(
