@@ -204,8 +204,9 @@ def assert_a_batch_reads_each_question_on_its_own_view(adapter, requests) -> Non
     prefixes of each) decoded in one batch (where the family batches ``same-length``, those of
     one question length and one prefix length) equal those of each question alone on its own
     view's prefix cache, encoded anew just before (to within float rounding: a wrong position,
-    a pad seen, would move them further); the same question about two views reads differently
-    (so a row continuing another view's cache would fail)."""
+    a pad seen, would move them further); each question reads differently about another of the
+    views (so a row continuing another view's cache would fail; a tiny model may read a view and
+    its reversal alike, not the shorter view)."""
     import torch
 
     rows, encoded = [], {}
@@ -254,10 +255,8 @@ def assert_a_batch_reads_each_question_on_its_own_view(adapter, requests) -> Non
     alone = torch.stack(alone)
     tolerance = 1e-5 * max(float(alone.abs().max()), 1.0)
     assert float((first[0] - alone).abs().max()) <= tolerance
-    same = [
-        (a, b)
-        for a, (key_a, ids_a) in enumerate(rows)
-        for b, (key_b, ids_b) in enumerate(rows)
-        if ids_a == ids_b and key_a[0] != key_b[0]
-    ]
-    assert same and all(float((alone[a] - alone[b]).abs().max()) > tolerance for a, b in same)
+    for a, (key_a, ids_a) in enumerate(rows):  # the question about another view reads apart
+        others = [
+            b for b, (key_b, ids_b) in enumerate(rows) if ids_b == ids_a and key_b[0] != key_a[0]
+        ]
+        assert any(float((alone[a] - alone[b]).abs().max()) > tolerance for b in others)

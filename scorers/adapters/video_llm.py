@@ -62,9 +62,17 @@ questions about a view are decoded together on its prefix cache, recorded as
 position it has alone (a multimodal-rotary family's shifted by the prefix's ``rope_deltas``),
 where every cache layer keeps every past key/value; only questions of one token length together
 where a layer keeps a sliding window (a pad would take a token's place in it); one at a time
-where a layer keeps a running state (linear attention, convolutions). A batch holds at most
-``generate_batch_size`` questions (default 32, fewer where their cache copies would pass a
-quarter of the device's free memory); a sampled question is decoded alone, from its own seed.
+where a layer keeps a running state (linear attention, convolutions). A batch holds the
+questions of several views (and of a view's several prefixes) where the family batches at all
+(``across_views`` in ``batched_decoding``, on unless ``batch_across_views=False``): each row
+continues its own view's prefix cache, the caches stacked along the batch, a shorter prefix's
+left-padded and the pads masked, each row's tokens given the positions they have alone (an
+M-RoPE family's shifted by its own prefix's ``rope_deltas``, kept with the prefix); where a
+layer keeps a sliding window, only views of one prefix length share a batch (no pad at all). A
+batch holds at most ``generate_batch_size`` questions (default 32, fewer where their cache
+copies, and the views' caches the waiting questions hold, would pass a quarter of the device's
+free memory); the questions of a view wait for the next views' only while fewer views wait than
+a batch has rows. A sampled question is decoded alone, from its own seed.
 
 Families: a model whose processor has no video processor, or whose chat template writes no
 video placeholder, is refused before it is loaded (an image-only model would otherwise score
@@ -303,7 +311,8 @@ class VideoLLMAdapter(VideoLLM):
             memory. Recorded in ``run.json`` (``batched_decoding``) with how the family batches.
         batch_across_views: generate mode: whether a batch may hold greedy questions about
             several views (each row on its own view's prefix cache: ``across_views`` in
-            ``batched_decoding``); ``False``: the questions of one view (one prefix) at a time.
+            ``batched_decoding``; default ``True``); ``False``: the questions of one view (one
+            prefix) at a time.
         the rest: :class:`~foilkit.scorers.modes.VideoLLM`'s.
     """
 
@@ -321,13 +330,13 @@ class VideoLLMAdapter(VideoLLM):
         *,
         preprocess: str | None = None,
         generate_batch_size: int | None = None,
-        batch_across_views: bool = True,
+        batch_across_views: bool | None = None,
         **kwargs: Any,
     ):
         super().__init__(model_id, **kwargs)
         self.preprocess = _choose("preprocess", preprocess, PREPROCESSES)
         self.generate_batch_size = self._checked_batch_size(generate_batch_size)
-        self.batch_across_views = bool(batch_across_views)
+        self.batch_across_views = self._checked_across_views(batch_across_views)
         model_class = self._load_processor()
         #: the reference frame sizing applied before the processor, ``None``: the processor's own
         self.resolution: QwenVLUtilsResolution | None = None
@@ -492,6 +501,20 @@ class VideoLLMAdapter(VideoLLM):
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise ValueError(f"generate_batch_size must be a whole number >= 1, got {size!r}")
         return size
+
+    def _checked_across_views(self, across: bool | None) -> bool:
+        """``batch_across_views`` checked: ``True`` or ``False``, in generate mode; unset:
+        ``True``."""
+        if across is None:
+            return True
+        if self.mode != "generate":
+            raise ValueError(
+                f"batch_across_views={across!r} applies to generate mode only; {self.mode} mode "
+                "generates nothing"
+            )
+        if not isinstance(across, bool):
+            raise ValueError(f"batch_across_views must be True or False, got {across!r}")
+        return across
 
     def _batching(self) -> tuple[str, str | None]:
         """How the greedy questions about one view decode together after its prefix

@@ -99,6 +99,8 @@ def test_sampled_answers_repeat_for_a_seed_and_differ_between_seeds(answering, f
         ({"mode": "choice", "temperature": 0.2}, "applies to generate mode only"),
         ({"mode": "generate", "generate_batch_size": 0}, "generate_batch_size must be a whole"),
         ({"mode": "choice", "generate_batch_size": 4}, "applies to generate mode only"),
+        ({"mode": "generate", "batch_across_views": "no"}, "batch_across_views must be True or"),
+        ({"mode": "likelihood", "batch_across_views": False}, "applies to generate mode only"),
     ],
 )
 def test_bad_decoding_settings_fail_before_any_answer(answering, options, message):
@@ -262,6 +264,7 @@ def test_a_runs_prefix_forwards_are_its_views_and_its_answers_todays(
     assert len(encoded) == run["throughput"]["views"] < 4 * len(benchmark)
     assert run["throughput"]["prefix_forwards"] == run["throughput"]["views"]  # as recorded
     assert run["throughput"]["decode_batches"] > 0  # a view's questions decoded together
+    assert run["throughput"]["cross_view_batches"] > 0  # and several views' in one batch
     # recorded, but no part of what a resumed run must match: it changes no answer
     assert run["adapter"]["batched_decoding"]["batching"] == "padded"
     assert "batched_decoding" not in run["identity"] and run["identity"]["mode"] == "generate"
@@ -270,6 +273,7 @@ def test_a_runs_prefix_forwards_are_its_views_and_its_answers_todays(
     assert len(encoded) == run["throughput"]["views"]  # no prefix forward in today's path
     whole = json.loads((tmp_path / "whole/run.json").read_text())
     assert whole["throughput"]["prefix_forwards"] == whole["throughput"]["decode_batches"] == 0
+    assert whole["throughput"]["cross_view_batches"] == 0
     reused = (tmp_path / "reused/scores.jsonl").read_bytes()
     assert reused == (tmp_path / "whole/scores.jsonl").read_bytes()
 
