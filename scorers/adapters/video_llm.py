@@ -282,8 +282,13 @@ def _stacked(caches: Sequence[Any]) -> Any:
             tensors = [getattr(one, name, None) for one in layers]
             if all(torch.is_tensor(tensor) and tensor.dim() == 4 for tensor in tensors):
                 longest = max(tensor.shape[-2] for tensor in tensors)
-                padded = [pad(tensor, (0, 0, longest - tensor.shape[-2], 0)) for tensor in tensors]
-                setattr(layer, name, torch.cat(padded))
+                padded = {  # each cache's once, however many rows it has
+                    id(tensor): pad(tensor, (0, 0, longest - tensor.shape[-2], 0))
+                    for tensor in tensors
+                    if tensor.shape[-2] < longest
+                }
+                rows = [padded.get(id(tensor), tensor) for tensor in tensors]
+                setattr(layer, name, torch.cat(rows))
         stacked.layers.append(layer)
     return stacked
 
