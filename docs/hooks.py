@@ -342,8 +342,8 @@ def generate_table() -> str:
     return _table(header, [row])
 
 
-def _batches(number: int) -> str:
-    return f"{number} batch" if number == 1 else f"{number} batches"
+def _batches(number: int, kind: str = "") -> str:
+    return f"{number} {kind}batch" if number == 1 else f"{number} {kind}batches"
 
 
 def generate_sentence() -> str:
@@ -552,7 +552,7 @@ def summary_table() -> str:
             f"{held(generate['target']['met'] and generate['answers_equal'])}: "
             f"**{_x(generate['engine_over_naive'])}** wall, "
             f"{_x(generate['engine_over_naive_cpu'], 1)} CPU; {generate['prefix_forwards']} "
-            f"prefix forwards and {generate['decode_batches']} decode batches "
+            f"prefix forwards and {_batches(generate['decode_batches'], 'decode ')} "
             f"({generate['cross_view_batches']} across videos) for "
             f"{generate['questions']} questions; "
             f"{generate['questions'] - generate['answers_differing']} of {generate['questions']} "
