@@ -1,20 +1,24 @@
 """Generate-mode speed: the engine against the per-question loop of the reference scripts.
 
 A TempCompass-shaped workload (several multiple-choice questions of their own about each video,
-4 options, 8 frames) is answered in one run, on one adapter object, three times:
+4 options, 8 frames) is answered in one run, on one adapter object, four times:
 
 1. ``engine``: ``foilkit.scorers.engine.Engine`` end to end (planning, one decode per video,
    each video's prefix (its system turn and video) encoded once for all its questions, the
-   questions decoded together on its KV cache in left-padded batches);
-2. ``unbatched``: the engine again with ``generate_batch_size=1``: each video's prefix once,
+   questions decoded together in left-padded batches, a batch holding several videos'
+   questions, each row on its own video's KV cache: ``batch_across_views``);
+2. ``per_view``: the engine again with ``batch_across_views=False``: each video's questions in
+   batches of their own;
+3. ``unbatched``: the engine again with ``generate_batch_size=1``: each video's prefix once,
    its questions decoded one at a time on the cache;
-3. ``naive``: the loop TempCompass' inference scripts and lmms-eval's model wrappers run: per
+4. ``naive``: the loop TempCompass' inference scripts and lmms-eval's model wrappers run: per
    question, decode its video, render the whole prompt, and call ``model.generate`` on it
    (``naive.generate_answer``), so the video is encoded again for every question.
 
 It prints the engine/naive and unbatched/naive ratios of wall time and of CPU time, the engine's
-batched over unbatched, the prefix forwards and decoding batches against the questions asked,
-and whether every greedy answer is the same in all three. The model (``--model``) is a
+batched over unbatched and over per-view batching, the prefix forwards and decoding batches
+(those across videos too) against the questions asked, and whether every greedy answer is the
+same in all four. The model (``--model``) is a
 LLaVA-NeXT-Video twin sized so compute dominates on a CPU (``models.GENERATE_TWIN``: an 8-layer
 512-wide Llama, 512 video tokens for 8 frames), its head steered to answer an option letter as
 a trained model does; ``--model tiny`` runs foilkit's tiny test model (the tests' size).
@@ -26,8 +30,10 @@ Usage::
     python benchmarks/generate_speed.py --smoke --model tiny --json out.json   # the tests' run
 
 ``--json PATH`` writes the record (``engine_over_naive``, ``engine_over_naive_cpu``,
-``unbatched_over_naive``, ``engine_over_unbatched``, ``answers_equal`` (all three phases),
-``prefix_forwards``, ``decode_batches``, ``views``, ``questions``, phases, environment). Exit
+``unbatched_over_naive``, ``engine_over_unbatched``, ``engine_over_per_view``,
+``answers_equal`` (all four phases), ``prefix_forwards``, ``decode_batches``,
+``cross_view_batches``, ``per_view_decode_batches``, ``views``, ``questions``, phases,
+environment). Exit
 status 1 when the answers differ or a view's prefix is encoded more than once; a missed speed
 target (engine/naive >= 3x) is reported, not fatal.
 """
@@ -148,10 +154,20 @@ def run(adapter: Any, rows: list[dict], settings: Settings) -> dict[str, Any]:
     first = make_plan([row for row in rows if row["video"] == rows[0]["video"]])
     make_engine(adapter, first, settings, None).run(first.batches(settings.batch_size))
     plan = make_plan(rows)
-    before = adapter.decode_batches, adapter.batched_questions
+    before = adapter.decode_batches, adapter.batched_questions, adapter.cross_view_batches
     with ForwardCounter(adapter) as forwards, measure("engine") as engine_phase:
         records = make_engine(adapter, plan, settings, None).run(plan.batches(settings.batch_size))
     batches = adapter.decode_batches - before[0], adapter.batched_questions - before[1]
+    across = adapter.cross_view_batches - before[2]
+    per_view_batches = adapter.decode_batches
+    adapter.batch_across_views = False  # each video's questions in batches of their own
+    try:
+        with measure("per_view") as per_view_phase:
+            again = make_engine(adapter, plan, settings, None)
+            per_view = engine_answers(again.run(plan.batches(settings.batch_size)))
+    finally:
+        adapter.batch_across_views = True
+    per_view_batches = adapter.decode_batches - per_view_batches
     size, adapter.generate_batch_size = adapter.generate_batch_size, 1  # one at a time
     try:
         with measure("unbatched") as unbatched_phase:
@@ -165,7 +181,12 @@ def run(adapter: Any, rows: list[dict], settings: Settings) -> dict[str, Any]:
     views = len(plan.views)
     questions = len(rows)
     mean_tokens = sum(len(adapter.tokenizer(text).input_ids) for text in engine) / questions
-    phases = {"engine": engine_phase, "unbatched": unbatched_phase, "naive": naive_phase}
+    phases = {
+        "engine": engine_phase,
+        "per_view": per_view_phase,
+        "unbatched": unbatched_phase,
+        "naive": naive_phase,
+    }
     return {
         "rows": questions,
         "questions": questions,
@@ -173,6 +194,8 @@ def run(adapter: Any, rows: list[dict], settings: Settings) -> dict[str, Any]:
         "prefix_forwards": forwards.prefix_forwards,
         "decode_batches": batches[0],
         "batched_questions": batches[1],
+        "cross_view_batches": across,
+        "per_view_decode_batches": per_view_batches,
         "batching": adapter.describe()["batched_decoding"],
         "naive_generate_calls": questions,
         "warmup": "the first video's questions through the engine once, untimed",
@@ -182,9 +205,13 @@ def run(adapter: Any, rows: list[dict], settings: Settings) -> dict[str, Any]:
         "unbatched_over_naive_cpu": naive_phase.cpu_seconds / unbatched_phase.cpu_seconds,
         "engine_over_unbatched": unbatched_phase.seconds / engine_phase.seconds,
         "engine_over_unbatched_cpu": unbatched_phase.cpu_seconds / engine_phase.cpu_seconds,
-        "answers_equal": engine == naive == unbatched,
+        "engine_over_per_view": per_view_phase.seconds / engine_phase.seconds,
+        "engine_over_per_view_cpu": per_view_phase.cpu_seconds / engine_phase.cpu_seconds,
+        "per_view_over_naive": naive_phase.seconds / per_view_phase.seconds,
+        "answers_equal": engine == naive == unbatched == per_view,
         "answers_differing": sum(
-            len({a, b, c}) > 1 for a, b, c in zip(engine, unbatched, naive, strict=True)
+            len(set(answers)) > 1
+            for answers in zip(engine, per_view, unbatched, naive, strict=True)
         ),
         "mean_answer_tokens": mean_tokens,
         "phases": {name: phase_record(phase) for name, phase in phases.items()},
@@ -195,20 +222,24 @@ def run(adapter: Any, rows: list[dict], settings: Settings) -> dict[str, Any]:
 def table(result: dict[str, Any]) -> str:
     met = result["engine_over_naive"] >= TARGET
     return render_table(
-        "Generate mode: engine (batched; unbatched) against one model.generate per question",
+        "Generate mode: engine (batched across videos; per video; unbatched) against one "
+        "model.generate per question",
         [
             "questions",
             "views",
             "engine prefix fwd",
-            "decode batches",
+            "decode batches (across videos)",
+            "per-video batches",
             "naive generate calls",
             "engine q/s",
+            "per-video q/s",
             "unbatched q/s",
             "naive q/s",
             "engine/naive wall",
             "engine/naive CPU",
             "unbatched/naive wall",
             "engine/unbatched wall",
+            "engine/per-video wall",
             "answers equal",
             "target",
         ],
@@ -217,15 +248,18 @@ def table(result: dict[str, Any]) -> str:
                 result["questions"],
                 result["views"],
                 result["prefix_forwards"],
-                result["decode_batches"],
+                f"{result['decode_batches']} ({result['cross_view_batches']})",
+                result["per_view_decode_batches"],
                 result["naive_generate_calls"],
                 result["questions_per_s"]["engine"],
+                result["questions_per_s"]["per_view"],
                 result["questions_per_s"]["unbatched"],
                 result["questions_per_s"]["naive"],
                 f"{result['engine_over_naive']:.2f}x",
                 f"{result['engine_over_naive_cpu']:.2f}x",
                 f"{result['unbatched_over_naive']:.2f}x",
                 f"{result['engine_over_unbatched']:.2f}x",
+                f"{result['engine_over_per_view']:.2f}x",
                 result["answers_equal"],
                 f"{result['engine_over_naive']:.2f}x {'>=' if met else '<'} {TARGET}x",
             )
@@ -285,7 +319,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     batching = adapter.describe()["batched_decoding"]
     print(
         f"# {describe_hardware(env)}; prefix reuse: {adapter.prefix_reuse}; batched decoding: "
-        f"{batching['batching']} (at most {batching.get('max_questions', 1)} questions)\n"
+        f"{batching['batching']} (at most {batching.get('max_questions', 1)} questions; "
+        f"across videos: {batching.get('across_views', 'off')})\n"
     )
     with torch.inference_mode():
         result = run(adapter, question_rows(videos, workload.questions), settings)

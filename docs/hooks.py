@@ -148,7 +148,7 @@ MODEL_NAMES = {
 SPEEDUP_TARGET = 3.0
 SHAPE_NAMES = {"vitatecs": "VITATECS", "vilma": "ViLMA", "rtime": "RTime"}
 #: The phases of ``generate_speed.py``: batched engine, engine one question at a time, naive loop.
-GENERATE_PHASES = ("engine", "unbatched", "naive")
+GENERATE_PHASES = ("engine", "per_view", "unbatched", "naive")
 
 
 def _result(name: str) -> dict:
@@ -322,21 +322,28 @@ def generate_table() -> str:
     run = _result("cpu2_generate_quick")
     phases = run["phases"]
     header = ["engine/naive wall", "engine/naive CPU", "unbatched/naive wall"]
-    header += ["batched/unbatched wall", "prefix forwards", "decode batches", "questions"]
-    header += ["answers identical", "cores busy engine / unbatched / naive"]
+    header += ["batched/unbatched wall", "across videos/per video wall", "prefix forwards"]
+    header += ["decode batches (across videos)", "per-video batches", "questions"]
+    header += ["answers identical", "cores busy engine / per video / unbatched / naive"]
     busy = " / ".join(f"{phases[name]['cores_busy']:.2f}" for name in GENERATE_PHASES)
     row = [
         _x(run["engine_over_naive"]),
         _x(run["engine_over_naive_cpu"], 1),
         _x(run["unbatched_over_naive"]),
         _x(run["engine_over_unbatched"]),
+        _x(run["engine_over_per_view"]),
         str(run["prefix_forwards"]),
-        str(run["decode_batches"]),
+        f"{run['decode_batches']} ({run['cross_view_batches']})",
+        str(run["per_view_decode_batches"]),
         str(run["questions"]),
         f"{run['questions'] - run['answers_differing']} of {run['questions']}",
         busy,
     ]
     return _table(header, [row])
+
+
+def _batches(number: int, kind: str = "") -> str:
+    return f"{number} {kind}batch" if number == 1 else f"{number} {kind}batches"
 
 
 def generate_sentence() -> str:
@@ -350,12 +357,15 @@ def generate_sentence() -> str:
         "tokens on average, on two CPU cores shared with other work) the engine answers "
         f"{_x(run['engine_over_naive'], 1)} faster than one `model.generate` per question "
         f"({_x(run['engine_over_naive_cpu'], 1)} in CPU time), each video's prefix encoded once "
-        f"and its questions decoded together in {run['decode_batches']} batches; decoding them "
-        f"one at a time instead gives {_x(run['unbatched_over_naive'], 1)} (batched over "
-        f"unbatched: {_x(run['engine_over_unbatched'])} wall, "
-        f"{_x(run['engine_over_unbatched_cpu'])} CPU); "
+        f"and the questions decoded together, several videos' in one batch "
+        f"({_batches(run['decode_batches'])}, {run['cross_view_batches']} across videos); "
+        f"batching each video's questions on their own gives "
+        f"{_x(run['per_view_over_naive'], 1)} ({_batches(run['per_view_decode_batches'])}; "
+        f"across videos over per video: {_x(run['engine_over_per_view'])} wall), decoding them "
+        f"one at a time {_x(run['unbatched_over_naive'], 1)} (batched over unbatched: "
+        f"{_x(run['engine_over_unbatched'])} wall, {_x(run['engine_over_unbatched_cpu'])} CPU); "
         f"{run['questions'] - run['answers_differing']} of {run['questions']} greedy answers are "
-        "identical in all three."
+        "identical in all four."
     )
 
 
@@ -542,7 +552,8 @@ def summary_table() -> str:
             f"{held(generate['target']['met'] and generate['answers_equal'])}: "
             f"**{_x(generate['engine_over_naive'])}** wall, "
             f"{_x(generate['engine_over_naive_cpu'], 1)} CPU; {generate['prefix_forwards']} "
-            f"prefix forwards and {generate['decode_batches']} decode batches for "
+            f"prefix forwards and {_batches(generate['decode_batches'], 'decode ')} "
+            f"({generate['cross_view_batches']} across videos) for "
             f"{generate['questions']} questions; "
             f"{generate['questions'] - generate['answers_differing']} of {generate['questions']} "
             "answers identical (below)",

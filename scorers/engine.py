@@ -374,8 +374,10 @@ class Throughput:
     seconds: float = 0.0
     #: video prefixes a video LLM encoded (``None``: an adapter that encodes none)
     prefix_forwards: int | None = None
-    #: batches of several questions a video LLM decoded together (``None``: it decodes none)
+    #: batches of several questions a video LLM decoded together (``None``: it decodes none),
+    #: and those of them holding questions about more than one view
     decode_batches: int | None = None
+    cross_view_batches: int | None = None
 
     def to_record(self) -> dict[str, float]:
         def rate(count: int) -> float | None:
@@ -384,6 +386,7 @@ class Throughput:
         prefixes = {} if self.prefix_forwards is None else {"prefix_forwards": self.prefix_forwards}
         if self.decode_batches is not None:
             prefixes["decode_batches"] = self.decode_batches
+            prefixes["cross_view_batches"] = self.cross_view_batches or 0
         return {
             **prefixes,
             "views": self.views,
@@ -646,6 +649,7 @@ class Engine:
         results: list[TextScores] = []
         before = getattr(self.adapter, "prefix_forwards", None)
         batches = getattr(self.adapter, "decode_batches", None)
+        across = getattr(self.adapter, "cross_view_batches", 0)
         for chunk in filter(None, chunks):
             results += self.adapter.score([requests[key] for key in chunk])
         if before is not None:  # a video LLM's prefix forwards, in the run record
@@ -654,6 +658,8 @@ class Engine:
         if batches is not None and self.adapter.mode == "generate":  # and its decoding batches
             done = self.adapter.decode_batches - batches
             self.throughput.decode_batches = (self.throughput.decode_batches or 0) + done
+            done = self.adapter.cross_view_batches - across
+            self.throughput.cross_view_batches = (self.throughput.cross_view_batches or 0) + done
         by_key = dict(zip(keys, results))
         self.throughput.views += len({key[0] for key in keys if key[0] is not None})
         self.throughput.texts += sum(len(key[1]) for key in keys)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from foilkit.scorers.requests import Generations
+from foilkit.scorers.requests import Decoding, Generations
 
 
 def letter_answering_model(out: Path) -> Path:
@@ -134,23 +134,26 @@ OWN_QUESTIONS = (
 
 
 def assert_the_batch_answers_as_one_at_a_time(adapter, frames, texts, timestamps=None) -> None:
-    """Greedy questions about two views, TempCompass-shaped (own questions of several lengths)
-    and VITATECS-shaped (every option order), answer the same decoded in batches as one at a
-    time on the prefix cache (which answers as ``model.generate`` on the whole prompt:
-    :func:`assert_the_prefix_answers_as_the_whole_prompt`); where the family batches
-    (``batching``, recorded in ``describe()``), batches of several questions ran, and
-    each question's next-token logits in a left-padded batch are those of the question alone
-    on the prefix cache (to within float rounding: a wrong position, a pad seen, would move
-    them further than the answers of a tiny random model show)."""
+    """Greedy questions about several views (the frames, their reversal and, where the family
+    takes any number of frames, their first half: a shorter prefix), TempCompass-shaped (own
+    questions of several lengths) and VITATECS-shaped (every option order, after another
+    prefix), answer the same decoded in batches across views, in batches of one view at a time
+    (``batch_across_views=False``) and one question at a time on the prefix cache (which
+    answers as ``model.generate`` on the whole prompt:
+    :func:`assert_the_prefix_answers_as_the_whole_prompt`). Where the family batches
+    (``batching``, recorded in ``describe()``), batches of several questions ran, holding
+    several views' questions where it batches across views (``across_views``), and each
+    question's next-token logits in a batch of several views' questions are those of the
+    question alone on its own view's prefix cache
+    (:func:`assert_a_batch_reads_each_question_on_its_own_view`)."""
     from foilkit.scorers.generate import generate_requests
     from foilkit.scorers.requests import Decoding, TextsRequest
 
     decoding = Decoding(max_new_tokens=4)
-    backward = timestamps[::-1] if timestamps is not None else None
     letters = tuple("AB")
     listed = "\n".join(f"{letter}. {text}" for letter, text in zip(letters, texts))
     requests = []
-    for view, times in ((frames, timestamps), (frames.flip(0), backward)):
+    for view, times in _views(adapter, frames, timestamps):
         for question in OWN_QUESTIONS:
             asked = TextsRequest(
                 texts, view, timestamps=times, question=f"{question}\n{listed}", answers=letters
@@ -160,38 +163,71 @@ def assert_the_batch_answers_as_one_at_a_time(adapter, frames, texts, timestamps
         requests += generate_requests(asked, "vitatecs", decoding)
     record = adapter.describe()["batched_decoding"]
     assert record["batching"] == adapter.batching
-    before = adapter.decode_batches
+    before = adapter.decode_batches, adapter.cross_view_batches
     batched = adapter.generate(requests)
+    across = adapter.cross_view_batches - before[1]
     size = adapter.generate_batch_size
-    adapter.generate_batch_size = 1  # one question at a time, on the prefix cache
+    adapter.batch_across_views = False  # the questions of one view (one prefix) at a time
     try:
+        per_view = adapter.generate(requests)
+        assert adapter.cross_view_batches - before[1] == across
+        assert adapter.describe()["batched_decoding"].get("across_views", "off") == "off"
+        adapter.generate_batch_size = 1  # one question at a time, on the prefix cache
         one_at_a_time = adapter.generate(requests)
     finally:
-        adapter.generate_batch_size = size
-    assert batched == one_at_a_time
+        adapter.generate_batch_size, adapter.batch_across_views = size, True
+    assert batched == per_view == one_at_a_time
     if adapter.batching == "off":
-        assert record["why"] and adapter.decode_batches == before
+        assert record["why"] and "across_views" not in record
+        assert adapter.decode_batches == before[0]
         return
-    assert adapter.decode_batches > before
-    _assert_the_padded_batch_reads_each_question_alone(adapter, requests[: len(OWN_QUESTIONS)])
+    assert adapter.decode_batches > before[0]
+    assert record["across_views"] == adapter.batching and across > 0
+    assert_a_batch_reads_each_question_on_its_own_view(adapter, requests)
 
 
-def _assert_the_padded_batch_reads_each_question_alone(adapter, requests) -> None:
-    """The first answer token's logits of ``requests`` (greedy, one view, one prefix) decoded in
-    one batch (the questions of one length only where the family batches ``same-length``) equal
-    those of each question alone on the prefix cache."""
+def _views(adapter, frames, timestamps) -> list[tuple]:
+    """The views the batch check asks about, with their frames' times: the frames, their
+    reversal, and their first half (an even count of at least two) where the family takes any
+    number of frames."""
+    backward = timestamps[::-1] if timestamps is not None else None
+    views = [(frames, timestamps), (frames.flip(0), backward)]
+    half = len(frames) // 4 * 2
+    fixed = adapter.plain_prompt is not None and adapter.plain_prompt.frames is not None
+    if half >= 2 and not fixed:
+        views.append((frames[:half], timestamps[:half] if timestamps is not None else None))
+    return views
+
+
+def assert_a_batch_reads_each_question_on_its_own_view(adapter, requests) -> None:
+    """The first answer token's logits of greedy ``requests`` about several views (and two
+    prefixes of each) decoded in one batch (where the family batches ``same-length``, those of
+    one question length and one prefix length) equal those of each question alone on its own
+    view's prefix cache, encoded anew just before (to within float rounding: a wrong position,
+    a pad seen, would move them further); each question reads differently about another of the
+    views (so a row continuing another view's cache would fail; a tiny model may read a view and
+    its reversal alike, not the shorter view)."""
     import torch
 
-    split = [adapter._split(r, adapter.chat_prompt(r.messages)) for r in requests]
-    assert all(one is not None and one[0] == split[0][0] for one in split)
-    continuations = [ids for _, ids in split]
+    rows, encoded = [], {}
+    with torch.inference_mode():
+        for request in requests:
+            prefix, ids = adapter._split(request, adapter.chat_prompt(request.messages))
+            key = (id(request.frames), prefix)
+            if key not in encoded:
+                adapter._view = None
+                encoded[key] = (request, prefix, adapter._prefix_cache(request, prefix))
+            rows.append((key, ids))
+    adapter._view = None
     if adapter.batching == "same-length":
-        lengths = [len(ids) for ids in continuations]
-        common = max(set(lengths), key=lengths.count)
-        continuations = [ids for ids in continuations if len(ids) == common]
+        shapes = [(len(ids), encoded[key][2].length) for key, ids in rows]
+        common = max(set(shapes), key=shapes.count)
+        rows = [row for row, shape in zip(rows, shapes) if shape == common]
     else:
-        assert len({len(ids) for ids in continuations}) > 1  # the batch is padded
-    assert len(continuations) > 1
+        assert len({len(ids) for _, ids in rows}) > 1  # the questions are padded
+        assert len({encoded[key][2].length for key, _ in rows}) > 1  # and the prefixes
+    views = {key[0] for key, _ in rows}
+    assert len(views) > 1 and len(rows) > len(views)  # several views, several questions each
     first = []
     batch_logits = adapter._batch_logits
 
@@ -202,14 +238,25 @@ def _assert_the_padded_batch_reads_each_question_alone(adapter, requests) -> Non
         return logits
 
     adapter._batch_logits = reading
-    adapter._view = None
     try:
         with torch.inference_mode():
-            cache, last = adapter._prefix_cache(requests[0], split[0][0])
-            adapter._decode_batch(cache, last, continuations, requests[0].decoding)
-            alone = torch.stack([adapter._continue(cache, ids)[-1] for ids in continuations])
+            adapter._decode_batch(
+                [encoded[key][2] for key, _ in rows],
+                [ids for _, ids in rows],
+                Decoding(max_new_tokens=1),
+            )
+            alone = []
+            for key, ids in rows:  # the view's prefix encoded again: the model's state is its
+                request, prefix, _ = encoded[key]
+                cache, _ = adapter._encode_prefix(request, prefix)
+                alone.append(adapter._continue(cache, ids)[-1])
     finally:
         del adapter._batch_logits  # back to the class's method
-        adapter._view = None
-    scale = float(alone.abs().max())
-    assert float((first[0] - alone).abs().max()) <= 1e-5 * max(scale, 1.0)
+    alone = torch.stack(alone)
+    tolerance = 1e-5 * max(float(alone.abs().max()), 1.0)
+    assert float((first[0] - alone).abs().max()) <= tolerance
+    for a, (key_a, ids_a) in enumerate(rows):  # the question about another view reads apart
+        others = [
+            b for b, (key_b, ids_b) in enumerate(rows) if ids_b == ids_a and key_b[0] != key_a[0]
+        ]
+        assert any(float((alone[a] - alone[b]).abs().max()) > tolerance for b in others)

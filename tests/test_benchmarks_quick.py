@@ -95,9 +95,10 @@ GENERATE_SCRIPT = SCRIPT.parent / "generate_speed.py"
 
 
 def test_generate_speed_runs_and_its_answers_are_the_naive_loops(tmp_path):
-    """``generate_speed.py --smoke --model tiny``: one prefix forward per video, each video's
-    questions decoded in one batch, against the engine decoding them one at a time and one
-    ``model.generate`` per question, the same greedy answers, the ratios in the record."""
+    """``generate_speed.py --smoke --model tiny``: one prefix forward per video, both videos'
+    questions decoded in one batch, against the engine decoding each video's questions in a
+    batch of their own, decoding them one at a time, and one ``model.generate`` per question:
+    the same greedy answers, the ratios in the record."""
     env = {**os.environ, "FOILKIT_CACHE": str(tmp_path / "cache")}
     out = tmp_path / "generate.json"
     command = [
@@ -116,9 +117,12 @@ def test_generate_speed_runs_and_its_answers_are_the_naive_loops(tmp_path):
     assert record["answers_equal"] is True
     assert record["prefix_forwards"] == record["views"] == 2
     assert record["naive_generate_calls"] == record["questions"] == 6
-    assert record["decode_batches"] == record["views"] and record["batched_questions"] == 6
-    assert record["batching"]["batching"] == "padded"
-    assert set(record["phases"]) == {"engine", "unbatched", "naive"}
+    assert record["decode_batches"] == record["cross_view_batches"] == 1
+    assert record["batched_questions"] == 6
+    assert record["per_view_decode_batches"] == record["views"]
+    assert record["batching"]["batching"] == record["batching"]["across_views"] == "padded"
+    assert set(record["phases"]) == {"engine", "per_view", "unbatched", "naive"}
     ratios = ["engine_over_naive", "engine_over_naive_cpu", "unbatched_over_naive"]
+    ratios += ["engine_over_per_view", "engine_over_per_view_cpu", "per_view_over_naive"]
     for ratio in [*ratios, "engine_over_unbatched", "engine_over_unbatched_cpu"]:
         assert record[ratio] > 0 and math.isfinite(record[ratio])

@@ -62,9 +62,17 @@ questions about a view are decoded together on its prefix cache, recorded as
 position it has alone (a multimodal-rotary family's shifted by the prefix's ``rope_deltas``),
 where every cache layer keeps every past key/value; only questions of one token length together
 where a layer keeps a sliding window (a pad would take a token's place in it); one at a time
-where a layer keeps a running state (linear attention, convolutions). A batch holds at most
-``generate_batch_size`` questions (default 32, fewer where their cache copies would pass a
-quarter of the device's free memory); a sampled question is decoded alone, from its own seed.
+where a layer keeps a running state (linear attention, convolutions). A batch holds the
+questions of several views (and of a view's several prefixes) where the family batches at all
+(``across_views`` in ``batched_decoding``, on unless ``batch_across_views=False``): each row
+continues its own view's prefix cache, the caches stacked along the batch, a shorter prefix's
+left-padded and the pads masked, each row's tokens given the positions they have alone (an
+M-RoPE family's shifted by its own prefix's ``rope_deltas``, kept with the prefix); where a
+layer keeps a sliding window, only views of one prefix length share a batch (no pad at all). A
+batch holds at most ``generate_batch_size`` questions (default 32, fewer where their cache
+copies, and the views' caches the waiting questions hold, would pass a quarter of the device's
+free memory); the questions of a view wait for the next views' only while fewer views wait than
+a batch has rows. A sampled question is decoded alone, from its own seed.
 
 Families: a model whose processor has no video processor, or whose chat template writes no
 video placeholder, is refused before it is loaded (an image-only model would otherwise score
@@ -107,6 +115,7 @@ from __future__ import annotations
 import copy
 import inspect
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -230,6 +239,60 @@ def _repeatable(cache: Any) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class _Prefix:
+    """A view's prefix as encoded: its KV cache (one row), its last position's logits, the
+    shift between its text tokens' multimodal rotary positions and their places (the model's
+    ``rope_deltas`` after the prefix forward: M-RoPE families; else ``None``), and the view's key
+    (so that a batch knows which views its questions are about)."""
+
+    cache: Any
+    last_logits: torch.Tensor
+    deltas: torch.Tensor | None
+    view: Any
+
+    @property
+    def length(self) -> int:
+        return self.cache.get_seq_length()
+
+
+@dataclass(frozen=True)
+class _Question:
+    """A greedy question waiting for a batch: its request's position, the ids after its
+    prefix, the prefix it continues, and its decoding."""
+
+    number: int
+    ids: list[int]
+    prefix: _Prefix
+    decoding: Any
+
+
+def _stacked(caches: Sequence[Any]) -> Any:
+    """One cache holding ``caches`` (one row each, the same layers) along the batch in order (a
+    cache given twice holds two rows), each layer's keys and values left-padded with zeros to
+    that layer's longest; the pads are for the caller to mask. The caches given are left as
+    they are: the stacked one holds new tensors in copies of their layers."""
+    from torch.nn.functional import pad
+
+    stacked = copy.copy(caches[0])
+    stacked.layers = []
+    for layers in zip(*(cache.layers for cache in caches), strict=True):
+        layer = copy.copy(layers[0])
+        for name in ("keys", "values"):
+            tensors = [getattr(one, name, None) for one in layers]
+            if all(torch.is_tensor(tensor) and tensor.dim() == 4 for tensor in tensors):
+                longest = max(tensor.shape[-2] for tensor in tensors)
+                padded = {  # each cache's once, however many rows it has
+                    id(tensor): pad(tensor, (0, 0, longest - tensor.shape[-2], 0))
+                    for tensor in tensors
+                    if tensor.shape[-2] < longest
+                }
+                rows = [padded.get(id(tensor), tensor) for tensor in tensors]
+                setattr(layer, name, torch.cat(rows))
+        stacked.layers.append(layer)
+    return stacked
+
+
 def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
     length = 0
     for x, y in zip(a, b):
@@ -251,6 +314,10 @@ class VideoLLMAdapter(VideoLLM):
             together in one batch (1: one at a time); default :data:`GENERATE_BATCH_SIZE`, fewer
             where the batch would take more than :data:`BATCH_MEMORY_SHARE` of the device's free
             memory. Recorded in ``run.json`` (``batched_decoding``) with how the family batches.
+        batch_across_views: generate mode: whether a batch may hold greedy questions about
+            several views (each row on its own view's prefix cache: ``across_views`` in
+            ``batched_decoding``; default ``True``); ``False``: the questions of one view (one
+            prefix) at a time.
         the rest: :class:`~foilkit.scorers.modes.VideoLLM`'s.
     """
 
@@ -268,11 +335,13 @@ class VideoLLMAdapter(VideoLLM):
         *,
         preprocess: str | None = None,
         generate_batch_size: int | None = None,
+        batch_across_views: bool | None = None,
         **kwargs: Any,
     ):
         super().__init__(model_id, **kwargs)
         self.preprocess = _choose("preprocess", preprocess, PREPROCESSES)
         self.generate_batch_size = self._checked_batch_size(generate_batch_size)
+        self.batch_across_views = self._checked_across_views(batch_across_views)
         model_class = self._load_processor()
         #: the reference frame sizing applied before the processor, ``None``: the processor's own
         self.resolution: QwenVLUtilsResolution | None = None
@@ -294,10 +363,12 @@ class VideoLLMAdapter(VideoLLM):
         self.prefix_forwards = 0
         #: how greedy questions about one view decode together (``BATCHINGS``), and why not
         self.batching, self._unbatched_why = self._batching()
-        #: batches of several questions decoded so far, and the questions in them
-        self.decode_batches = self.batched_questions = 0
-        #: the view whose prefix cache continuations run on: (key, cache, last logits)
-        self._view: tuple[Any, Any, torch.Tensor] | None = None
+        #: batches of several questions decoded so far, the questions in them, and those of
+        #: the batches that held questions about more than one view
+        self.decode_batches = self.batched_questions = self.cross_view_batches = 0
+        #: the view whose prefix cache continuations run on: (key, cache, last logits), in
+        #: generate mode (key, _Prefix)
+        self._view: tuple[Any, ...] | None = None
         self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
         #: entail_score's ids: the first token of each answer, special tokens off
         self._entail_ids = [
@@ -436,6 +507,20 @@ class VideoLLMAdapter(VideoLLM):
             raise ValueError(f"generate_batch_size must be a whole number >= 1, got {size!r}")
         return size
 
+    def _checked_across_views(self, across: bool | None) -> bool:
+        """``batch_across_views`` checked: ``True`` or ``False``, in generate mode; unset:
+        ``True``."""
+        if across is None:
+            return True
+        if self.mode != "generate":
+            raise ValueError(
+                f"batch_across_views={across!r} applies to generate mode only; {self.mode} mode "
+                "generates nothing"
+            )
+        if not isinstance(across, bool):
+            raise ValueError(f"batch_across_views must be True or False, got {across!r}")
+        return across
+
     def _batching(self) -> tuple[str, str | None]:
         """How the greedy questions about one view decode together after its prefix
         (``BATCHINGS``, from the cache the model builds for its own layer types: :func:`batching`),
@@ -471,8 +556,26 @@ class VideoLLMAdapter(VideoLLM):
         }
         if self.generate_batch_size is None:
             record["memory_share"] = BATCH_MEMORY_SHARE
+        across, why = self._across_views()
+        record["across_views"] = across
+        if why is not None:
+            record["across_views_why"] = why
         record["sampled"] = "one request at a time, its samples drawn from its own seed"
         return record
+
+    def _across_views(self) -> tuple[str, str | None]:
+        """How greedy questions about different views (or different prefixes of one view)
+        decode in one batch, each row on its own prefix's cache, and why not where they do not:
+        ``padded`` where the questions about a view are padded (the shorter prefixes' caches
+        left-padded, the pads masked, each row given its own positions and, in an M-RoPE
+        family, its own prefix's ``rope_deltas``); ``same-length`` where a layer keeps a sliding
+        window (prefixes of one length, questions of one length: no pad at all); ``off`` where
+        the questions about a view do not batch, or ``batch_across_views=False``."""
+        if self.batching == "off":
+            return "off", "the questions about one view do not batch either"
+        if not self.batch_across_views:
+            return "off", "batch_across_views=False"
+        return self.batching, None
 
     def _prefix_reuse(self) -> str:
         """How continuations reuse the video prefix's cache (``PREFIX_REUSE``), from the cache
@@ -810,13 +913,17 @@ class VideoLLMAdapter(VideoLLM):
         video, everything before the question) is encoded once, and each question continues
         from its KV cache (:meth:`_generation_pair`), decoded as ``model.generate`` decodes:
         the greedy questions in batches of several (:meth:`_decode_batch`, as the family's
-        cache allows: :attr:`batching`), a sampled one on its own so that its answers are drawn
-        from its seed alone (:meth:`_decode`). Where that cannot be done (no cache to reuse, a
-        tokenizer merging across the split, a generation config asking for more than greedy,
-        temperature and top-p; several samples where a cache layer cannot be repeated along
-        the batch), the question runs through ``model.generate`` on its whole prompt."""
+        cache allows: :attr:`batching`), those about several views in one batch where the
+        family batches across views (:meth:`_across_views`: each row on its own view's cache),
+        a sampled one on its own so that its answers are drawn from its seed alone
+        (:meth:`_decode`). Where that cannot be done (no cache to reuse, a tokenizer merging
+        across the split, a generation config asking for more than greedy, temperature and
+        top-p; several samples where a cache layer cannot be repeated along the batch), the
+        question runs through ``model.generate`` on its whole prompt."""
         self._view = None
         results: list[Generations | None] = [None] * len(requests)
+        across = self._across_views()[0] != "off"
+        waiting: list[_Question] = []  # greedy questions, each with its prefix, for a batch
         for numbers in _by_view(requests):
             # each question's continuation after its prefix, by prefix (one for a view's
             # questions, unless they differ before the question: a system prompt per option count)
@@ -830,7 +937,11 @@ class VideoLLMAdapter(VideoLLM):
                 else:
                     by_prefix.setdefault(split[0], []).append((number, prompt, split[1]))
             for prefix, asked in by_prefix.items():
-                self._answer_on_prefix(requests, prefix, asked, results)
+                waiting += self._answer_on_prefix(requests, prefix, asked, results)
+                if not across:  # this prefix's questions, before the next prefix's
+                    waiting = self._decode_waiting(waiting, results, everything=True)
+            waiting = self._decode_waiting(waiting, results, everything=False)
+        self._decode_waiting(waiting, results, everything=True)
         self._view = None  # the last view's cache goes with the batch
         return results
 
@@ -848,15 +959,17 @@ class VideoLLMAdapter(VideoLLM):
             return None
         return prefix, ids[len(prefix_ids) :]
 
-    def _prefix_cache(self, request: GenerateRequest, prefix: str) -> tuple[Any, torch.Tensor]:
-        """The KV cache of ``prefix`` on the request's view and its last position's logits:
-        the view's kept one, else encoded now (and kept in its place)."""
-        key = (id(request.frames), request.timestamps, prefix)
+    def _prefix_cache(self, request: GenerateRequest, prefix: str) -> _Prefix:
+        """``prefix`` on the request's view as encoded (its KV cache, its last position's
+        logits, its ``rope_deltas``): the view's kept one, else encoded now (and kept in its
+        place)."""
+        view = (id(request.frames), request.timestamps)
+        key = (*view, prefix)
         if self._view is None or self._view[0] != key:
-            self._view = None  # the old cache goes before the new
-            self._view = (key, *self._encode_prefix(request, prefix))
-        _, cache, last_logits = self._view
-        return cache, last_logits
+            self._view = None  # the old cache goes before the new (unless a batch waits on it)
+            cache, last_logits = self._encode_prefix(request, prefix)
+            self._view = (key, _Prefix(cache, last_logits, self._rope_deltas(), view))
+        return self._view[1]
 
     def _answer_on_prefix(
         self,
@@ -864,53 +977,84 @@ class VideoLLMAdapter(VideoLLM):
         prefix: str,
         asked: list[tuple[int, str, list[int]]],
         results: list[Generations | None],
-    ) -> None:
+    ) -> list[_Question]:
         """Answer the requests ``asked`` (position, whole prompt, ids after ``prefix``) on one
-        view's ``prefix`` cache into ``results``: the greedy ones in batches where the family
-        batches (those of one token length together where it batches ``same-length``), each
-        sampled one on its own."""
-        cache, last_logits = self._prefix_cache(requests[asked[0][0]], prefix)
-        batches: dict[tuple[Any, ...], list[tuple[int, list[int]]]] = {}
+        view's ``prefix`` cache into ``results``: each sampled one now, on its own; the greedy
+        ones, where the family batches, are returned to wait for a batch
+        (:meth:`_decode_waiting`)."""
+        encoded = self._prefix_cache(requests[asked[0][0]], prefix)
+        waiting = []
         for number, prompt, ids in asked:
             request = requests[number]
             if self.batching != "off" and request.decoding.greedy:
-                length = len(ids) if self.batching == "same-length" else None
-                batches.setdefault((request.decoding, length), []).append((number, ids))
-            elif request.decoding.num_samples > 1 and not _repeatable(cache):
+                waiting.append(_Question(number, ids, encoded, request.decoding))
+            elif request.decoding.num_samples > 1 and not _repeatable(encoded.cache):
                 # its samples need a batch of caches
                 results[number] = self._generate_whole(request, prompt)
             else:
-                results[number] = self._decode(cache, last_logits, ids, request)
-        for (decoding, _), members in batches.items():
-            members.sort(key=lambda member: len(member[1]))  # a chunk's lengths close together
-            longest = max(len(ids) for _, ids in members)
-            size = self._batch_rows(cache, last_logits, longest, decoding)
-            for start in range(0, len(members), size):
-                chunk = members[start : start + size]
-                if len(chunk) == 1:
-                    number, ids = chunk[0]
-                    results[number] = self._decode(cache, last_logits, ids, requests[number])
-                    continue
+                results[number] = self._decode(encoded.cache, encoded.last_logits, ids, request)
+        return waiting
+
+    def _decode_waiting(
+        self, waiting: list[_Question], results: list[Generations | None], everything: bool
+    ) -> list[_Question]:
+        """Decode the greedy questions ``waiting`` in batches into ``results``: the questions
+        that may share a batch (one decoding; where the family batches ``same-length``, one
+        question length and one prefix length) in chunks of :meth:`_batch_rows`, those of close
+        lengths together. With ``everything``, all of them; else only full chunks, unless the
+        questions left would hold more views' caches than a batch has rows (then all). Returns
+        the questions left waiting."""
+        groups: dict[tuple[Any, ...], list[_Question]] = {}
+        for question in waiting:
+            key: tuple[Any, ...] = (question.decoding,)
+            if self.batching == "same-length":
+                key += (len(question.ids), question.prefix.length)
+            groups.setdefault(key, []).append(question)
+        sizes = {key: self._group_rows(members) for key, members in groups.items()}
+        held = {id(question.prefix) for question in waiting}
+        everything = everything or len(held) > min(sizes.values(), default=len(held))
+        left = []
+        for key, members in groups.items():
+            members.sort(key=lambda question: len(question.ids))  # a chunk's lengths close
+            size = sizes[key]
+            while members and (everything or len(members) >= size):
+                chunk, members = members[:size], members[size:]
                 answers = self._decode_batch(
-                    cache, last_logits, [ids for _, ids in chunk], decoding
+                    [question.prefix for question in chunk],
+                    [question.ids for question in chunk],
+                    chunk[0].decoding,
                 )
-                for (number, _), answer in zip(chunk, answers, strict=True):
-                    results[number] = answer
+                for question, answer in zip(chunk, answers, strict=True):
+                    results[question.number] = answer
+            left += members
+        return left
+
+    def _group_rows(self, questions: Sequence[_Question]) -> int:
+        """:meth:`_batch_rows` for ``questions``, sized by the longest of their prefixes and
+        of their questions."""
+        longest = max(questions, key=lambda question: question.prefix.length).prefix
+        ids = max(len(question.ids) for question in questions)
+        return self._batch_rows(longest.cache, longest.last_logits, ids, questions[0].decoding)
 
     def _batch_rows(
         self, cache: Any, last_logits: torch.Tensor, longest: int, decoding: Any
     ) -> int:
-        """How many questions decode together on ``cache`` (the longest ``longest`` tokens):
-        ``generate_batch_size`` where given, else :data:`GENERATE_BATCH_SIZE`, fewer where
-        their copies of the cache, grown by the question and the answer, and their logits
-        would take more than :data:`BATCH_MEMORY_SHARE` of the device's free memory."""
+        """How many questions decode together on caches like ``cache`` (the longest
+        ``longest`` tokens): ``generate_batch_size`` where given, else
+        :data:`GENERATE_BATCH_SIZE`, fewer where their copies of the cache, grown by the
+        question and the answer, and their logits (and, batching across views, the views'
+        own caches the waiting questions hold) would take more than :data:`BATCH_MEMORY_SHARE`
+        of the device's free memory."""
         if self.generate_batch_size is not None:
             return self.generate_batch_size
         free = free_memory(self.device)
         length = cache.get_seq_length()
         if free is None or not length:
             return GENERATE_BATCH_SIZE
-        row = cache_bytes(cache) * (length + longest + decoding.max_new_tokens) / length
+        held = cache_bytes(cache)
+        row = held * (length + longest + decoding.max_new_tokens) / length
+        if self._across_views()[0] != "off":
+            row += held
         logits = 1 if self._keeps_logits else max(longest, 1)
         row += logits * last_logits.shape[-1] * 4  # read in float32
         return max(1, min(GENERATE_BATCH_SIZE, int(free * BATCH_MEMORY_SHARE // row)))
@@ -1007,48 +1151,52 @@ class VideoLLMAdapter(VideoLLM):
 
     def _decode_batch(
         self,
-        cache: Any,
-        last_logits: torch.Tensor,
+        prefixes: Sequence[_Prefix],
         continuations: Sequence[list[int]],
         decoding: Any,
     ) -> list[Generations]:
-        """Greedy answers to several questions on one prefix ``cache`` (left as it was: a deep
-        copy, repeated along the batch, decodes them) and its last position's logits, each
-        question's ids in ``continuations``: decoded together, as each alone would be.
+        """Greedy answers to several questions, each on its own prefix (``prefixes``: one per
+        question, the same one for the questions about one view, or several views' prefixes;
+        each left as it was: a stacked copy of their caches decodes them) after its ids in
+        ``continuations``: decoded together, as each alone would be.
 
-        The questions are left-padded to the longest: a pad sits between the prefix and its
-        question, masked out of every attention, and each token is given the position it has
-        without the pads (:meth:`_batch_logits`), so a question's tokens, and its answer's,
-        are where they are when decoded alone. A question whose answer has ended leaves the
-        batch (the cache keeps the others' rows only)."""
-        rows, length = len(continuations), cache.get_seq_length()
-        device = self.device
+        The prefixes' caches are stacked along the batch, the shorter ones left-padded to the
+        longest (:func:`_stacked`), and the questions left-padded to the longest: a pad sits
+        before a prefix or between a prefix and its question, masked out of every attention,
+        and each token is given the position it has without the pads (:meth:`_batch_logits`,
+        an M-RoPE family's shifted by its own prefix's ``rope_deltas``), so a question's tokens,
+        and its answer's, are where they are when decoded alone on its prefix. A question
+        whose answer has ended leaves the batch (the cache keeps the others' rows only)."""
+        rows, device = len(continuations), self.device
+        lengths = torch.tensor([prefix.length for prefix in prefixes], device=device)
+        width = int(lengths.max())
         spans = torch.tensor([len(ids) for ids in continuations], device=device)
         longest = int(spans.max())
         pads = longest - spans
         pad = self._pad_token_id()
         filler = 0 if pad is None else pad
-        past = copy.deepcopy(cache)
-        past.batch_repeat_interleave(rows)
+        past = _stacked([prefix.cache for prefix in prefixes])
         steps = torch.arange(longest, device=device)
         mask = torch.cat(
             [
-                torch.ones(rows, length, dtype=torch.long, device=device),
+                (torch.arange(width, device=device)[None] >= (width - lengths)[:, None]).long(),
                 (steps[None] >= pads[:, None]).long(),
             ],
             1,
         )
-        deltas = self._rope_deltas()
-        logits = last_logits[None].expand(rows, -1)
+        deltas = None
+        if prefixes[0].deltas is not None:
+            deltas = torch.cat([prefix.deltas.reshape(1, -1) for prefix in prefixes]).to(device)
+        logits = torch.stack([prefix.last_logits for prefix in prefixes])
         if longest:
             ids = torch.tensor(
                 [[filler] * (longest - len(one)) + list(one) for one in continuations],
                 device=device,
             )
-            positions = length + (steps[None] - pads[:, None]).clamp(min=0)
+            positions = lengths[:, None] + (steps[None] - pads[:, None]).clamp(min=0)
             asked = self._batch_logits(ids, mask, positions, past, deltas)
             logits = torch.where((spans > 0)[:, None], asked, logits)
-        positions = (length + spans)[:, None]
+        positions = (lengths + spans)[:, None]
         ends = torch.tensor(sorted(self._end_ids()), device=device)
         written = torch.full((rows, 0), filler, dtype=torch.long, device=device)
         active = torch.arange(rows, device=device)  # the rows still answering
@@ -1069,11 +1217,14 @@ class VideoLLMAdapter(VideoLLM):
                     mask[kept],
                     positions[kept],
                 )
+                deltas = None if deltas is None else deltas[kept]
             mask = torch.cat([mask, torch.ones_like(mask[:, :1])], 1)
             logits = self._batch_logits(tokens[:, None], mask, positions, past, deltas)
             positions = positions + 1
-        self.decode_batches += 1
-        self.batched_questions += rows
+        if rows > 1:
+            self.decode_batches += 1
+            self.batched_questions += rows
+            self.cross_view_batches += len({prefix.view for prefix in prefixes}) > 1
         return [self._generations(written[row : row + 1]) for row in range(rows)]
 
     def _batch_logits(
@@ -1087,8 +1238,9 @@ class VideoLLMAdapter(VideoLLM):
         """The logits of the next token after each row of ``ids`` on top of the cache
         ``past``: ``mask`` covers the cached and the new tokens (0: a pad), ``positions`` are
         the new tokens' positions in text order; a family placing tokens by multimodal rotary
-        positions (M-RoPE: Qwen2-VL and its kin) gets them on its three axes, shifted by the
-        prefix's ``deltas`` (:meth:`_rope_deltas`) as the model shifts a continuation's."""
+        positions (M-RoPE: Qwen2-VL and its kin) gets them on its three axes, each row's shifted
+        by its prefix's ``deltas`` (:meth:`_rope_deltas`, one per row) as the model shifts a
+        continuation's."""
         if deltas is not None:
             positions = (positions + deltas.to(positions.device)).unsqueeze(0).expand(3, -1, -1)
         keep = {"logits_to_keep": 1} if self._keeps_logits else {}

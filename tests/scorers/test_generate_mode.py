@@ -7,6 +7,7 @@ import json
 
 import pytest
 import torch
+from answering_model import assert_a_batch_reads_each_question_on_its_own_view
 from launch import accelerate_launch, launched_score, run_to_success
 
 import foilkit
@@ -98,6 +99,8 @@ def test_sampled_answers_repeat_for_a_seed_and_differ_between_seeds(answering, f
         ({"mode": "choice", "temperature": 0.2}, "applies to generate mode only"),
         ({"mode": "generate", "generate_batch_size": 0}, "generate_batch_size must be a whole"),
         ({"mode": "choice", "generate_batch_size": 4}, "applies to generate mode only"),
+        ({"mode": "generate", "batch_across_views": "no"}, "batch_across_views must be True or"),
+        ({"mode": "likelihood", "batch_across_views": False}, "applies to generate mode only"),
     ],
 )
 def test_bad_decoding_settings_fail_before_any_answer(answering, options, message):
@@ -159,6 +162,7 @@ def test_answers_are_kept_per_row_and_counted_in_the_run_record(whole, benchmark
         "batching": "padded",
         "max_questions": 32,
         "memory_share": 0.25,
+        "across_views": "padded",
         "sampled": "one request at a time, its samples drawn from its own seed",
     }
     counts = run["answers"]
@@ -260,6 +264,7 @@ def test_a_runs_prefix_forwards_are_its_views_and_its_answers_todays(
     assert len(encoded) == run["throughput"]["views"] < 4 * len(benchmark)
     assert run["throughput"]["prefix_forwards"] == run["throughput"]["views"]  # as recorded
     assert run["throughput"]["decode_batches"] > 0  # a view's questions decoded together
+    assert run["throughput"]["cross_view_batches"] > 0  # and several views' in one batch
     # recorded, but no part of what a resumed run must match: it changes no answer
     assert run["adapter"]["batched_decoding"]["batching"] == "padded"
     assert "batched_decoding" not in run["identity"] and run["identity"]["mode"] == "generate"
@@ -268,6 +273,7 @@ def test_a_runs_prefix_forwards_are_its_views_and_its_answers_todays(
     assert len(encoded) == run["throughput"]["views"]  # no prefix forward in today's path
     whole = json.loads((tmp_path / "whole/run.json").read_text())
     assert whole["throughput"]["prefix_forwards"] == whole["throughput"]["decode_batches"] == 0
+    assert whole["throughput"]["cross_view_batches"] == 0
     reused = (tmp_path / "reused/scores.jsonl").read_bytes()
     assert reused == (tmp_path / "whole/scores.jsonl").read_bytes()
 
@@ -301,8 +307,8 @@ def test_own_questions_on_a_view_share_its_prefix_and_answer_as_today(
     today = [adapter._generate_whole(r, adapter.chat_prompt(r.messages)) for r in requests]
     assert reused == today
     assert all(len(generated.texts) == decoding.num_samples for generated in reused)
-    # the greedy questions of a view in one batch; a sampled one alone, from its own seed
-    assert adapter.decode_batches == (len(views) if decoding.greedy else 0)
+    # the greedy questions of both views in one batch; a sampled one alone, from its own seed
+    assert adapter.decode_batches == adapter.cross_view_batches == int(decoding.greedy)
 
 
 # --- the greedy questions about a view decoded in batches -----------------------------------------
@@ -371,3 +377,55 @@ def test_the_default_batch_is_bounded_by_the_devices_free_memory(
     assert answers == [
         adapter._generate_whole(r, adapter.chat_prompt(r.messages)) for r in requests
     ]
+
+
+# --- the greedy questions about several views decoded in one batch --------------------------------
+
+
+def _view(direction: str, count: int) -> torch.Tensor:
+    scene = SyntheticScene(direction=direction)
+    return torch.from_numpy(render_frames(scene, num_frames=count)).permute(0, 3, 1, 2).contiguous()
+
+
+@pytest.mark.parametrize(
+    "across, size, batches, across_batches",
+    [(True, None, 1, 1), (True, 2, 4, 1), (False, None, 3, 0)],
+    ids=["one-batch", "batches-of-two", "per-view"],
+)
+def test_greedy_questions_about_several_views_decode_together_each_on_its_view(
+    answering, across, size, batches, across_batches
+):
+    """Three questions about each of three views (4 frames, 2 frames of another video: a
+    shorter prefix, and the first reversed), the views interleaved: each view's prefix encoded
+    once, the questions decoded in batches holding several views' questions (each row on its
+    own view's cache, the shorter prefixes padded; at most ``generate_batch_size`` a batch),
+    or of one view at a time with ``batch_across_views=False``; every answer is the one
+    ``model.generate`` gives on its whole prompt, and the views' answers to one question
+    differ (so a row decoded on another view's cache would answer wrongly)."""
+    decoding = Decoding(max_new_tokens=6)
+    adapter = load_adapter(
+        answering,
+        mode="generate",
+        device="cpu",
+        generate_batch_size=size,
+        batch_across_views=across,
+    )
+    views = [_view("left", 4), _view("down", 2), _view("left", 4).flip(0)]
+    by_view = [_own_questions(view, 3, decoding) for view in views]
+    requests = [request for asked in zip(*by_view) for request in asked]  # interleaved
+    answers = adapter.generate(requests)
+    assert adapter.prefix_forwards == len(views)
+    assert adapter.decode_batches == batches
+    assert adapter.cross_view_batches == across_batches
+    assert answers == [
+        adapter._generate_whole(r, adapter.chat_prompt(r.messages)) for r in requests
+    ]
+    # the first two views' answers, question by question: not all the same
+    assert any(a != b for a, b in zip(answers[0::3], answers[1::3], strict=True))
+    # and each row's first logits in one batch of all nine are its own view's
+    assert_a_batch_reads_each_question_on_its_own_view(adapter, requests)
+    record = adapter.describe()["batched_decoding"]
+    expected = {"across_views": "padded"}
+    if not across:
+        expected = {"across_views": "off", "across_views_why": "batch_across_views=False"}
+    assert {key: record.get(key) for key in expected} == expected
