@@ -493,16 +493,15 @@ def told_in_order(doc: Doc, events: Sequence[Token] = ()) -> bool:
             objects = [c.lower_ for c in token.children if c.dep_ == "pobj"]
             if not objects or not set(objects) <= _ANAPHORS | _IDIOM_OBJECTS:
                 return False
-        elif word == "soon" and token.nbor(-1).lower_ == "as" if token.i else False:
+        elif word == "soon" and token.i and token.nbor(-1).lower_ == "as":
             return False
         elif word == "time" and [t.lower_ for t in doc[max(token.i - 2, 0) : token.i]] == [
             "by",
             "the",
         ]:
             return False
-        elif token.lemma_ == "have" and token.dep_ == "aux" and token.head.tag_ == "VBN":
-            if token.tag_ in ("VBD", "VBG"):  # "had done", "having done"
-                return False
+        elif word in ("had", "having") and token.dep_ == "aux" and token.head.tag_ == "VBN":
+            return False  # "had done", "having done" (the lemmatizer keeps "having")
         elif word in _FIRST_WORDS and token.head.i != first_told:
             return False
     return True
