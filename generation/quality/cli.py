@@ -121,6 +121,7 @@ def _rtime_rewrites(args: argparse.Namespace) -> QualityReport:
     from foilkit.generation.rtime.temporal_words import TemporalLexicon, spacy_tokenizer
 
     records = read_videos(_data_file(args, "rtime", "test.json"), args.split)
+    hand_written = _hand_written(args)
     nlp = _nlp(args)
     embedder, model_id = _sentence_model(args)
     rewrite_filter = RewriteFilter(
@@ -137,7 +138,7 @@ def _rtime_rewrites(args: argparse.Namespace) -> QualityReport:
         split=args.split,
         size=args.sample,
         seed=args.seed,
-        hand_written=_hand_written(args),
+        hand_written=hand_written,
     )
 
 
