@@ -21,7 +21,19 @@ relation "a happens before b" read from the structure that says it:
 * an aspectual verb's complement happens when the verb does ("began to sing", "starts
   typing").
 
-Other clauses (purpose "to", participles, "while", relative clauses) set no order. Where the
+Other clauses (purpose "to", participles, "while", relative clauses) set no order by their
+structure. But a text with no word that can tell a later event first (:data:`INVERTING_WORDS`:
+"after", "before", "once", "when", "as soon as", "by the time", "had done", "having done", a
+"first" on an event other than the first told; :func:`told_in_order`) tells its events in the
+order they happen, so its events are ordered as told, in each of its *sequences*: the main
+line, and apart from it each clause told aside -- "as" / "while" / "by doing" clauses, a
+participle, a relative clause, a purpose told first ("To protect the mast, he ties ...") -- so
+"A, then B" told as "B and A" is caught wherever the parser hung "A". A relative clause that
+goes on with the story ("locked by a cyclist, *who then rides up*") is a main-line event, "A,
+followed by doing B" orders A before B, a finite verb the parser took for a subject ("A car
+*drives* along the walls, then meets ...") is told before its head, and a verb told twice by
+two subjects and no object is told apart by its subject ("a roll of paper unfolds, then a
+drawing paper unfolds"). Where the
 small parser errs in known ways, the structure is read past it: a "then" / "later" orders the
 first event told after it, whichever verb the parser hung it on ("swaying, then smiling"); a
 past-tense verb parsed as a modifier inside the main verb's subject ("A man wearing sunglasses
