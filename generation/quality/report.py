@@ -45,6 +45,8 @@ class QualityReport:
     description: dict[str, Any] = field(default_factory=dict)
     kinds: dict[str, KindCount] = field(default_factory=dict)
     max_examples: int = 3
+    #: Lines the table prints after the totals (a report's own figures, in words).
+    notes: list[str] = field(default_factory=list)
 
     def add(self, kind: str, label: str, accepted: bool, text: str = "") -> None:
         """Count one item of ``kind`` (label ``keep`` or ``reject``) the filter judged."""
@@ -108,7 +110,7 @@ class QualityReport:
             f"(recall {t['rejection_recall']:.1%}); precision of rejections "
             f"{t['rejection_precision']:.1%}"
         )
-        return "\n".join(lines)
+        return "\n".join(lines + self.notes)
 
 
 def sample(items: Sequence[T], size: int | None, seed: int) -> list[T]:

@@ -11,13 +11,21 @@ Labelled rewrites of the real RTime captions (``shared/data/rtime/test.json``):
   door and then walks in" -> "A man walks in and opens the door"); and the reversed video's own
   caption offered as a rewrite;
 * both, written by hand (:data:`HAND_WRITTEN_FILES`): rewrites of real captions of the split
-  that reverse the order of its events in ways the rules do not make and the event-order rules
-  were not written from -- clause swaps with "and", "then", "before", "after", "once", "as soon
-  as", "while"; passives; "first ... later"; reversals that also change the verbs -- and a few
-  that keep the order in the same constructions. The held-out file was written (and committed)
-  before issue 46 changed the event-order rules, and was not looked at while changing them;
-  the rules were revised against the tuning file. The tuning file's second half (45 rewrites
-  of nine more tuning captions) was written for the second pass, before the rules it led to.
+  that reverse the order of its events in ways the rules do not make -- clause swaps with
+  "and", "then", "before", "after", "once", "as soon as", "while"; passives; "first ...
+  later"; reversals that also change the verbs; and in the newer files "followed by",
+  "until", "by the time", "subsequently", "prior to", "earlier", a sentence split, a
+  participle ("Having done B, ...") -- and some that keep the order in the same
+  constructions. Each file is named in the report by its split and by what the rules saw of
+  it: ``tuning`` (the tuning file: the rules were revised against it, each part written before
+  the revision it led to), ``heldout (seen: tuned on in pass 3)`` (written blind before issue
+  46's first pass; its misses were published, and the third pass was tuned on it), ``heldout
+  (blind)`` (written by another engineer while the third pass was made, and read only after
+  its rules were committed). ``--hand-written FILE[=NAME]`` judges other files instead.
+
+The figures beside the table: per file, the order reversals rejected; and in all, "order-
+reversing rewrites rejected": on the held-out split every reversal no rule was tuned on (the
+rule-made ones and the blind files'), on the tuning split every one.
 
 The rules work on the caption's words; the only model they use is spaCy's part-of-speech tagger,
 to find where "A"'s subject ends. They do not read the parse the event-order check reads, so the
@@ -27,7 +35,7 @@ as new data has none; the published paraphrases are also judged with it (today's
 Splits, by the order of the videos in ``test.json``: ``tuning``, the first
 :data:`TUNING_VIDEOS` (300), on which the temporal lexicon and the event-order rules were tuned
 (the reversal margin was set on ``valid.json``); ``heldout``, the other 700, on which nothing
-was.
+was (but the first held-out hand-written file, which is named so).
 """
 
 from __future__ import annotations
@@ -52,9 +60,36 @@ OPPOSITE_CAPTION = "reversed video's caption"
 HAND_REVERSAL_KIND = "hand-written order reversal"
 HAND_REVERSAL = HAND_REVERSAL_KIND + " ({})"
 HAND_KEPT = "hand-written rewrite, order kept"
-HAND_WRITTEN_FILES = {
-    split: Path(__file__).parent / "data" / f"rtime_order_rewrites_{split}.jsonl"
-    for split in SPLITS
+#: The description's figures: order reversals rejected, per hand-written file (by its split
+#: name) and over every reversal of the split no rule was tuned on.
+HAND_REJECTED = "hand-written order reversals rejected"
+UNSEEN_REJECTED = "order-reversing rewrites rejected"
+_DATA = Path(__file__).parent / "data"
+
+
+@dataclass(frozen=True)
+class HandWrittenFile:
+    """A file of hand-written rewrites of one split's captions, and what the rules saw of it:
+    ``name`` is its split as the report names it ("heldout (blind)"); ``seen``, whether the
+    event-order rules were revised while reading its misses (then it is no longer held out)."""
+
+    path: Path
+    name: str
+    seen: bool = False
+
+
+TUNED_ON = "tuned on in pass 3"
+HAND_WRITTEN_FILES: dict[str, tuple[HandWrittenFile, ...]] = {
+    "tuning": (HandWrittenFile(_DATA / "rtime_order_rewrites_tuning.jsonl", "tuning", True),),
+    "heldout": (
+        # written blind before issue 46's first pass; its misses were published, and the third
+        # pass was tuned on them
+        HandWrittenFile(
+            _DATA / "rtime_order_rewrites_heldout.jsonl", f"heldout (seen: {TUNED_ON})", True
+        ),
+        # written blind by another engineer while the third pass was made, read after it
+        HandWrittenFile(_DATA / "rtime_order_rewrites_heldout2.jsonl", "heldout (blind)"),
+    ),
 }
 
 #: Part-of-speech tags: texts -> per text its tokens as (word, Penn tag, character offset).
@@ -72,12 +107,16 @@ _IDIOM = re.compile(r"\b(one after another|after a while|before long)\b", re.IGN
 
 @dataclass(frozen=True)
 class LabelledRewrite:
-    """A rewrite of ``caption`` made by ``kind``'s rule, labelled ``keep`` or ``reject``."""
+    """A rewrite of ``caption`` made by ``kind``'s rule, labelled ``keep`` or ``reject``;
+    ``source``: the split name of the hand-written file it came from ("" for a rule's), and
+    ``seen``: whether the rules were tuned on it."""
 
     caption: str
     text: str
     kind: str
     label: str
+    source: str = ""
+    seen: bool = False
 
 
 def _strip_end(text: str) -> str:
@@ -183,17 +222,45 @@ def rule_rewrites(captions: Sequence[str], tag: Tagger) -> list[LabelledRewrite]
     return made
 
 
-def read_hand_written(path: str | Path) -> list[LabelledRewrite]:
+def read_hand_written(
+    path: str | Path, *, name: str = "", seen: bool = False
+) -> list[LabelledRewrite]:
     """The hand-written rewrites of a JSONL file (``caption``, ``rewrite``, ``construction``,
-    ``label``: ``reject`` for an order reversal, ``keep`` for a rewrite keeping the order)."""
+    ``label``: ``reject`` for an order reversal, ``keep`` for a rewrite keeping the order).
+    With ``name`` (the file's split, as :class:`HandWrittenFile` names it), each kind says it:
+    "hand-written order reversal (then) [heldout (blind)]"."""
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as error:
+        raise ValueError(f"{path}: cannot read the hand-written rewrites ({error})") from None
     made = []
-    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
-        row = json.loads(line)
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path}:{number}: not a JSON object ({error})") from None
+        missing = [f for f in ("caption", "rewrite", "construction") if f not in row]
+        if missing:
+            raise ValueError(f"{path}:{number}: no {missing[0]!r} field")
         if row.get("label") not in (KEEP, REJECT):
             raise ValueError(f"{path}:{number}: label must be {KEEP!r} or {REJECT!r}")
         kind = HAND_REVERSAL.format(row["construction"]) if row["label"] == REJECT else HAND_KEPT
-        made.append(LabelledRewrite(row["caption"], row["rewrite"], kind, row["label"]))
+        kind = f"{kind} [{name}]" if name else kind
+        made.append(LabelledRewrite(row["caption"], row["rewrite"], kind, row["label"], name, seen))
     return made
+
+
+def split_hand_written(split: str) -> list[LabelledRewrite]:
+    """Every hand-written rewrite of ``split``'s files (:data:`HAND_WRITTEN_FILES`), each kind
+    naming its file's split."""
+    return [
+        made
+        for file in HAND_WRITTEN_FILES[split]
+        for made in read_hand_written(file.path, name=file.name, seen=file.seen)
+    ]
 
 
 def spacy_tagger(nlp: Any) -> Tagger:
@@ -249,7 +316,7 @@ def rewrite_quality(
     ``rewrite_filter`` (a :class:`~foilkit.generation.rtime.rewrites.RewriteFilter`), and
     every hand-written rewrite of the split (``hand_written``, else the split's file)."""
     if hand_written is None:
-        hand_written = read_hand_written(HAND_WRITTEN_FILES[split])
+        hand_written = split_hand_written(split)
     chosen = sample(records, size, seed)
     report = QualityReport(
         "RTime rewrite filter",
@@ -268,17 +335,19 @@ def rewrite_quality(
     )
     sides = [side for record in chosen for side in _sides(record)]
     captions = [caption for caption, _, _ in sides]
-    by_caption: dict[str, list[tuple[str, str, str]]] = {c: [] for c in captions}
+    by_caption: dict[str, list[LabelledRewrite]] = {c: [] for c in captions}
     for caption, opposite, rewrites in sides:
-        by_caption[caption] += [(text, PUBLISHED, KEEP) for text in rewrites]
-        by_caption[caption].append((opposite, OPPOSITE_CAPTION, REJECT))
+        by_caption[caption] += [LabelledRewrite(caption, t, PUBLISHED, KEEP) for t in rewrites]
+        by_caption[caption].append(LabelledRewrite(caption, opposite, OPPOSITE_CAPTION, REJECT))
     for made in [*rule_rewrites(list(by_caption), tag), *hand_written]:
-        by_caption.setdefault(made.caption, []).append((made.text, made.kind, made.label))
-    items = [(caption, entries) for caption, entries in by_caption.items()]
-    judged = rewrite_filter.judge([(c, [text for text, _, _ in e]) for c, e in items])
+        by_caption.setdefault(made.caption, []).append(made)
+    items = list(by_caption.items())
+    judged = rewrite_filter.judge([(c, [made.text for made in e]) for c, e in items])
+    tallied = []
     for (caption, entries), verdicts in zip(items, judged):
-        for (text, kind, label), verdict in zip(entries, verdicts):
-            report.add(kind, label, verdict.accepted, f"{caption} -> {text}")
+        for made, verdict in zip(entries, verdicts):
+            report.add(made.kind, made.label, verdict.accepted, f"{caption} -> {made.text}")
+            tallied.append((made, verdict.accepted))
     if rewrite_filter.reversal_margin is not None:  # today's setting, beside the totals
         with_opposite = rewrite_filter.judge(
             [(caption, rewrites) for caption, _, rewrites in sides],
@@ -289,10 +358,44 @@ def rewrite_quality(
             "offered": len(verdicts),
             "accepted": sum(verdicts),
         }
-    reversals = [c for kind, c in report.kinds.items() if kind.startswith(HAND_REVERSAL_KIND)]
-    offered = sum(c.offered for c in reversals)
-    report.description["hand-written order reversals rejected"] = {
-        "offered": offered,
-        "rejected": offered - sum(c.accepted for c in reversals),
-    }
+    figures = _order_figures(tallied, split)
+    report.description.update(figures)
+    for name, counts in figures[HAND_REJECTED].items():
+        report.notes.append(f"{HAND_REJECTED} [{name}]: {_share(counts)}")
+    total = figures[UNSEEN_REJECTED]
+    report.notes.append(f"{UNSEEN_REJECTED} ({total['of']}): {_share(total)}")
     return report
+
+
+def _share(counts: Mapping[str, int]) -> str:
+    offered, rejected = counts["offered"], counts["rejected"]
+    return f"{rejected}/{offered}" + (f" ({rejected / offered:.1%})" if offered else "")
+
+
+def _order_figures(tallied: Sequence[tuple[LabelledRewrite, bool]], split: str) -> dict[str, Any]:
+    """The order reversals rejected: per hand-written file (by its split name, "heldout
+    (blind)"), and in all: on the held-out split, every reversal no rule was tuned on (the
+    rule-made ones and those of hand-written files not ``seen``); on the tuning split, all."""
+
+    def rejected(items: list[tuple[LabelledRewrite, bool]]) -> dict[str, int]:
+        return {"offered": len(items), "rejected": sum(not accepted for _, accepted in items)}
+
+    rule_made = [(m, a) for m, a in tallied if m.kind in (SWAPPED, THEN_REORDERED)]
+    hand = [(m, a) for m, a in tallied if m.kind.startswith(HAND_REVERSAL_KIND)]
+    files = list(dict.fromkeys(m.source for m, _ in hand))
+    counted = [(m, a) for m, a in hand if split == "tuning" or not m.seen]
+    named = [
+        f"hand-written [{f}]" if f else "hand-written"
+        for f in files
+        if any(m.source == f for m, _ in counted)
+    ]
+    return {
+        HAND_REJECTED: {
+            (f or "hand-written"): rejected([(m, a) for m, a in hand if m.source == f])
+            for f in files
+        },
+        UNSEEN_REJECTED: {
+            **rejected(rule_made + counted),
+            "of": " and ".join([f"rule-made reversals [{split}]", *named]),
+        },
+    }

@@ -21,7 +21,19 @@ relation "a happens before b" read from the structure that says it:
 * an aspectual verb's complement happens when the verb does ("began to sing", "starts
   typing").
 
-Other clauses (purpose "to", participles, "while", relative clauses) set no order. Where the
+Other clauses (purpose "to", participles, "while", relative clauses) set no order by their
+structure. But a text with no word that can tell a later event first (:data:`INVERTING_WORDS`:
+"after", "before", "once", "when", "as soon as", "by the time", "had done", "having done", a
+"first" on an event other than the first told; :func:`told_in_order`) tells its events in the
+order they happen, so its events are ordered as told, in each of its *sequences*: the main
+line, and apart from it each clause told aside -- "as" / "while" / "by doing" clauses, a
+participle, a relative clause, a purpose told first ("To protect the mast, he ties ...") -- so
+"A, then B" told as "B and A" is caught wherever the parser hung "A". A relative clause that
+goes on with the story ("locked by a cyclist, *who then rides up*") is a main-line event, "A,
+followed by doing B" orders A before B, a finite verb the parser took for a subject ("A car
+*drives* along the walls, then meets ...") is told before its head, and a verb told twice by
+two subjects and no object is told apart by its subject ("a roll of paper unfolds, then a
+drawing paper unfolds"). Where the
 small parser errs in known ways, the structure is read past it: a "then" / "later" orders the
 first event told after it, whichever verb the parser hung it on ("swaying, then smiling"); a
 past-tense verb parsed as a modifier inside the main verb's subject ("A man wearing sunglasses
@@ -43,7 +55,7 @@ classes and, where known, the opposite caption are the checks for it.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -76,7 +88,7 @@ LATER_ADVERBS = frozenset(
 ASPECTUAL_VERBS = frozenset(
     {"begin", "start", "continue", "keep", "stop", "finish", "resume", "proceed", "try"}
 )
-_OBJECT_DEPS = ("dobj", "nsubjpass", "attr", "pobj")
+_OBJECT_DEPS = ("dobj", "nsubjpass", "attr", "nsubj", "pobj")
 _ANAPHORS = frozenset({"that", "this", "which", "it"})  # "after that", "before which"
 #: Clauses that complete their head verb (purpose "to", a complement): what is ordered
 #: against them is ordered against their head too.
@@ -98,7 +110,7 @@ class EventOrder:
         """The same order with some events called by other keys (``names``: old -> new)."""
         events = tuple(names.get(key, key) for key in self.events)
         before = frozenset((names.get(a, a), names.get(b, b)) for a, b in self.before)
-        return EventOrder(events, before, self.phrases)
+        return replace(self, events=events, before=before)
 
     def reversals(self, rewrite: EventOrder) -> list[tuple[str, str]]:
         """The pairs ``(a, b)``, a before b here, that ``rewrite`` orders only b before a.
@@ -168,8 +180,9 @@ def _key(verb: Token) -> str:
 
 
 def _object(verb: Token) -> str:
-    """The lemma of a verb's object (or passive subject), to tell apart two events of one verb
-    ("puts the box in ..., then puts the airbag in")."""
+    """The lemma of a verb's object (or passive subject, or else its subject), to tell apart
+    two events of one verb ("puts the box in ..., then puts the airbag in"; "a roll of paper
+    unfolds, and then a drawing paper unfolds")."""
     for dep in _OBJECT_DEPS:
         for child in verb.children:
             if child.dep_ == dep:
@@ -210,6 +223,31 @@ def _is_event(token: Token) -> bool:
         or (token.pos_ == "VERB" and token.dep_ in _CLAUSE_DEPS)
         or (token.tag_ == "NNS" and token.dep_ == "ccomp")
         or _told_in_subject(token)
+        or _continuative(token)
+        or _finite_subject(token)
+    )
+
+
+def _finite_subject(token: Token) -> bool:
+    """A finite verb the parser took for the subject of the verb after it ("A car *drives*
+    along the walls, then meets ..."; "A man with short hair *cuts* vegetables then picks
+    up ..."): an event of the main line, told before it."""
+    return (
+        token.pos_ == "VERB"
+        and token.tag_ in ("VBZ", "VBD", "VBP")
+        and token.dep_ in ("nsubj", "csubj")
+        and token.head.i > token.i
+    )
+
+
+def _continuative(token: Token) -> bool:
+    """A relative clause that goes on with the story ("locked by a cyclist, *who then rides*
+    up to it"; "turns off the tap, *which subsequently opens*"): an event told after the
+    main line before it, as a "then" clause is."""
+    return (
+        token.pos_ == "VERB"
+        and token.dep_ == "relcl"
+        and any(c.dep_ == "advmod" and c.lower_ in LATER_ADVERBS for c in token.children)
     )
 
 
@@ -286,7 +324,7 @@ def _main_line(token: Token) -> bool:
     """Whether a token's path to its sentence's root runs through coordinated or juxtaposed
     clauses only: an event of the story's main line, told in order."""
     while token.dep_ != "ROOT":
-        if _told_in_subject(token):
+        if _told_in_subject(token) or _finite_subject(token):
             return True
         if token.dep_ not in _MAIN_LINE_DEPS:
             return False
@@ -396,16 +434,23 @@ def event_order(doc: Doc) -> EventOrder:
             elif marker in AFTER_MARKERS:
                 edges.add((verb.i, governor.i))
         if verb.lemma_.lower() in ("follow", "precede") and verb.dep_ == "advcl":
-            agent = [c for c in verb.children if c.dep_ == "agent"]
-            objects = [g for a in agent for g in a.children if g.dep_ == "pobj"]
+            agent = [c for c in verb.children if c.dep_ == "agent" or c.lower_ == "by"]
+            objects = [g for a in agent for g in a.children if g.dep_ in ("pobj", "pcomp")]
             main = _governor(verb)
             if objects and main is not None:
-                events.append(objects[0])
+                if objects[0] not in events:  # a noun ("followed by a white lock")
+                    events.append(objects[0])
                 pair = (main.i, objects[0].i)
                 edges.add(pair if verb.lemma_.lower() == "follow" else pair[::-1])
     for noun, governor, marker in _nominal_events(doc):
         events.append(noun)
         edges.add((governor.i, noun.i) if marker in BEFORE_MARKERS else (noun.i, governor.i))
+    if told_in_order(doc, events):
+        sequences: dict[int, list[Token]] = {}
+        for event in sorted(events, key=lambda token: token.i):
+            sequences.setdefault(_sequence(event), []).append(event)
+        for told in sequences.values():
+            edges.update((a.i, b.i) for a, b in zip(told, told[1:]))
     edges |= _aspectual_edges(events, edges)
     keys = [_key(token) if token.pos_ != "NOUN" else token.lemma_.lower() for token in events]
     keys = [
@@ -424,6 +469,90 @@ def event_order(doc: Doc) -> EventOrder:
         phrases.setdefault(key, _phrase(token))  # the first telling's
     unique = tuple(dict.fromkeys(keys))
     return EventOrder(unique, frozenset(_closure(before)), tuple(phrases[key] for key in unique))
+
+
+#: Words that can tell a later event first ("B after A", "Before B, A", "B once A", "B, having
+#: done A", "B; he had done A", "B, but first A"): a text with none tells its events in order.
+INVERTING_WORDS = frozenset(
+    {
+        *BEFORE_MARKERS - {"until", "till"},
+        *AFTER_MARKERS,
+        "when",
+        "whenever",
+        "since",
+        "preceded",
+        "previously",
+        "earlier",
+        "formerly",
+        "beforehand",
+    }
+)
+_FIRST_WORDS = frozenset({"first", "firstly", "initially", "originally"})
+#: "one after another", "after a while", "before long": no order of events.
+_IDIOM_OBJECTS = frozenset({"another", "while", "long", "all"})
+
+
+def told_in_order(doc: Doc, events: Sequence[Token] = ()) -> bool:
+    """Whether a text tells its events in the order they happen: it has no word that can tell
+    a later event first (:data:`INVERTING_WORDS`, "as soon as", "by the time", a perfect "had
+    done" / "having done", and a "first" on an event other than the first told). "after
+    that" / "after which" tell in order, as "then" does."""
+    events = list(events) or [token for token in doc if _is_event(token)]
+    first_told = min((e.i for e in events), default=-1)
+    for token in doc:
+        word = token.lower_
+        if word in INVERTING_WORDS:
+            objects = [c.lower_ for c in token.children if c.dep_ == "pobj"]
+            if not objects or not set(objects) <= _ANAPHORS | _IDIOM_OBJECTS:
+                return False
+        elif word == "soon" and token.i and token.nbor(-1).lower_ == "as":
+            return False
+        elif word == "time" and [t.lower_ for t in doc[max(token.i - 2, 0) : token.i]] == [
+            "by",
+            "the",
+        ]:
+            return False
+        elif word in ("had", "having") and token.dep_ == "aux" and token.head.tag_ == "VBN":
+            return False  # "had done", "having done" (the lemmatizer keeps "having")
+        elif word in _FIRST_WORDS and token.head.i != first_told:
+            return False
+    return True
+
+
+_MEANS_MARKERS = frozenset({"by", "with", "without", "in"})  # "by pressing", "without looking"
+
+
+def _aside(token: Token) -> bool:
+    """Whether a clause is told aside from the sequence it sits in: a clause that sets no
+    order ("while ...", "as ...", "by pressing ..."), a participle ("*smiling*, he waves"), a
+    relative clause or other modifier of a noun, or a purpose told first ("To protect the
+    mast, a man ties ...")."""
+    if token.dep_ == "acl" or (token.dep_ == "relcl" and not _continuative(token)):
+        return True
+    if (
+        token.dep_ in ("advcl", "xcomp")
+        and token.i < token.head.i
+        and any(c.dep_ == "aux" and c.lower_ == "to" for c in token.children)
+    ):
+        return True
+    if token.dep_ in ("advcl", "pcomp"):
+        marker = _marker(token)
+        return marker in _UNORDERED_MARKERS | _MEANS_MARKERS or (
+            marker is None and token.tag_ == "VBG"
+        )
+    return False
+
+
+def _sequence(event: Token) -> int:
+    """The sequence an event is told in (a text telling its events in order): the index of
+    the nearest clause told aside that holds it ("as she *continues* to browse and *swipes*
+    the tablet": both in the "as" clause's), or -1 for the story's main sequence."""
+    token = event
+    while token.dep_ != "ROOT" and token.head.i != token.i:
+        if _aside(token):
+            return token.i
+        token = token.head
+    return -1
 
 
 #: Texts -> their rows of cosines: ``cosines(a, b)[i][j]`` is the cosine of a[i] and b[j].

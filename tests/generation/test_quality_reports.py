@@ -111,32 +111,97 @@ def test_the_rtime_report_on_a_fixed_video(sentence_embedder, nlp) -> None:
     assert totals["rejection_precision"] == pytest.approx(0.8)
     assert report.description[PUBLISHED_WITH_OPPOSITE] == {"offered": 3, "accepted": 2}
     assert SWAPPED not in counts  # no caption has "before"/"after"
-    assert report.description["hand-written order reversals rejected"] == {
-        "offered": 0,
-        "rejected": 0,
+    assert report.description["hand-written order reversals rejected"] == {}  # no file
+    assert report.description["order-reversing rewrites rejected"] == {
+        "offered": 2,
+        "rejected": 2,
+        "of": "rule-made reversals [heldout]",
     }
 
 
 @pytest.mark.parametrize(
-    ("split", "videos"), [("heldout", range(300, 1000)), ("tuning", range(300))]
+    ("split", "videos", "files"),
+    [
+        ("heldout", range(300, 1000), ["heldout (seen: tuned on in pass 3)", "heldout (blind)"]),
+        ("tuning", range(300), ["tuning"]),
+    ],
 )
-def test_the_hand_written_rewrites_are_of_their_splits_captions(shared_data, split, videos):
-    """Each hand-written rewrite is of a real caption of its split's videos (the held-out file:
-    67 order reversals in 10 constructions and 12 rewrites keeping the order)."""
+def test_the_hand_written_rewrites_are_of_their_splits_captions(shared_data, split, videos, files):
+    """Each hand-written rewrite is of a real caption of its split's videos, and its kind names
+    the split of its file (the first held-out file: 67 order reversals in 10 constructions and
+    12 rewrites keeping the order; it was tuned on in the third pass)."""
     from foilkit.generation.quality.rtime_rewrites import (
         HAND_KEPT,
         HAND_WRITTEN_FILES,
-        read_hand_written,
+        split_hand_written,
     )
 
     records = list(json.loads((shared_data / "rtime" / "test.json").read_text()).values())
     captions = {records[i]["forward_captions"][0].strip() for i in videos}
-    made = read_hand_written(HAND_WRITTEN_FILES[split])
-    assert {m.caption for m in made} <= captions
-    kinds = {m.kind for m in made}
-    assert HAND_KEPT in kinds and len(kinds) == 11
+    made = split_hand_written(split)
+    assert {m.caption.strip() for m in made} <= captions
+    assert [file.name for file in HAND_WRITTEN_FILES[split]] == files
+    assert list(dict.fromkeys(m.source for m in made)) == files
+    assert all(m.kind.endswith(f"[{m.source}]") for m in made)
+    assert {m.kind for m in made if m.label == KEEP} == {f"{HAND_KEPT} [{f}]" for f in files}
     if split == "heldout":
-        assert sum(m.label == REJECT for m in made) == 67 and len(made) == 79
+        first = [m for m in made if m.source == files[0]]
+        assert sum(m.label == REJECT for m in first) == 67 and len(first) == 79
+        assert all(m.seen for m in first) and not any(m.seen for m in made if m not in first)
+
+
+def test_the_report_names_the_split_of_each_hand_written_file(sentence_embedder, nlp, tmp_path):
+    """Two hand-written files of one split, one tuned on and one blind: each rewrite's kind names
+    its file's split; the reversals rejected are counted per file, and in all over the
+    rule-made reversals and the blind file's only (by hand: both 'B and A' rule reversals and
+    both hand-written ones are rejected; the seen file's order-keeping rewrite is kept)."""
+    from foilkit.generation.quality.rtime_rewrites import (
+        HAND_KEPT,
+        HAND_REJECTED,
+        HAND_REVERSAL,
+        UNSEEN_REJECTED,
+        read_hand_written,
+    )
+    from foilkit.generation.rtime.event_order import spacy_event_parser
+    from foilkit.generation.rtime.rewrites import RewriteFilter
+
+    rows = {
+        "seen": [
+            (DOOR, "A man walks into the room and then opens the door.", "then", REJECT),
+            (DOOR, "After opening the door, a man walks into the room.", "after", KEEP),
+        ],
+        "blind": [(DOOR, "A man walks into the room before he opens the door.", "before", REJECT)],
+    }
+    made = []
+    for name, lines in rows.items():
+        path = tmp_path / f"{name}.jsonl"
+        path.write_text(
+            "\n".join(
+                json.dumps({"caption": c, "rewrite": r, "construction": k, "label": label})
+                for c, r, k, label in lines
+            )
+        )
+        made += read_hand_written(path, name=f"heldout ({name})", seen=name == "seen")
+    rewrite_filter = RewriteFilter(sentence_embedder, order_parser=spacy_event_parser(nlp))
+    report = rewrite_quality(
+        RECORDS, rewrite_filter, spacy_tagger(nlp), split="heldout", hand_written=made
+    )
+    counts = {kind: (c.accepted, c.offered) for kind, c in report.kinds.items()}
+    assert counts[f"{HAND_REVERSAL.format('then')} [heldout (seen)]"] == (0, 1)
+    assert counts[f"{HAND_KEPT} [heldout (seen)]"] == (1, 1)
+    assert counts[f"{HAND_REVERSAL.format('before')} [heldout (blind)]"] == (0, 1)
+    assert report.description[HAND_REJECTED] == {
+        "heldout (seen)": {"offered": 1, "rejected": 1},
+        "heldout (blind)": {"offered": 1, "rejected": 1},
+    }
+    assert report.description[UNSEEN_REJECTED] == {
+        "offered": 3,  # two rule-made 'B and A' and the blind file's
+        "rejected": 3,
+        "of": "rule-made reversals [heldout] and hand-written [heldout (blind)]",
+    }
+    table = report.table()
+    assert "hand-written order reversals rejected [heldout (blind)]: 1/1 (100.0%)" in table
+    assert "[heldout (seen)]" in table
 
 
 @pytest.mark.parametrize(
@@ -260,3 +325,25 @@ def test_the_quality_command_writes_the_report_and_its_record(shared_data, tmp_p
     assert record.results["report"] == report
     with pytest.raises(SystemExit, match=r"--data DIR.*rtime/test\.json"):
         main(["generate", "quality", "rtime-rewrites", "--data", str(tmp_path)])
+
+
+@pytest.mark.parametrize(
+    ("line", "error"),
+    [
+        (None, r"--hand-written .*missing\.jsonl not found"),
+        ('{"caption": "a", "rewrite": "b", "label": "reject"}', r"bad\.jsonl:1: no 'construction'"),
+        (
+            '{"caption": "a", "rewrite": "b", "construction": "and", "label": "x"}',
+            r"bad\.jsonl:1: label",
+        ),
+    ],
+)
+def test_a_bad_hand_written_file_is_one_line_naming_it(shared_data, tmp_path, line, error):
+    from foilkit.cli import main
+
+    path = tmp_path / ("missing.jsonl" if line is None else "bad.jsonl")
+    if line is not None:
+        path.write_text(line + "\n")
+    argv = ["generate", "quality", "rtime-rewrites", "--data", str(shared_data)]
+    with pytest.raises(SystemExit, match=error):
+        main([*argv, "--hand-written", f"{path}=heldout (outside)"])
