@@ -57,7 +57,7 @@ from foilkit.scorers.openai_client import (
     ServedClient,
     ServerBackend,
 )
-from foilkit.scorers.options import DEFAULT_ONLY, option
+from foilkit.scorers.options import option
 from foilkit.scorers.retry import MAX_REPLY_BYTES, check_key_variable, check_price
 
 logger = logging.getLogger(__name__)
@@ -70,6 +70,10 @@ FLAGS = Flags(
     base_url="base_url",
     rerun="rerun: answered requests are cached",
 )
+
+
+#: The help of a flag made from a field (:class:`LLMSettings`) that needs no more than its default.
+DEFAULT = "default %(default)s"
 
 
 @dataclass(frozen=True)
@@ -115,26 +119,21 @@ class LLMSettings:
         "OPENAI_API_KEY",
         "the NAME of the environment variable holding the API key (never the key)",
     )
-    temperature: float = option(1.0, DEFAULT_ONLY)
-    top_p: float = option(1.0, DEFAULT_ONLY)
+    temperature: float = option(1.0, DEFAULT)
+    top_p: float = option(1.0, DEFAULT)
     max_tokens: int = option(256, None)  # a pipeline's replies set their own (a list is long)
     n: int = 1
     seed: int | None = None
-    send_seed: bool = option(
-        True,
-        "send each request a seed derived from --seed and the request (recorded with the reply); "
-        "--no-send-seed for an API that rejects a seed",
-        negatable=True,
-    )
-    max_concurrency: int = option(4, DEFAULT_ONLY)
-    max_retries: int = option(5, DEFAULT_ONLY)
+    send_seed: bool = option(True, None)  # --send-seed and --no-send-seed
+    max_concurrency: int = option(4, DEFAULT)
+    max_retries: int = option(5, DEFAULT)
     cache_dir: str | None = option(
         None, "folder caching every request and reply (a rerun costs nothing)"
     )
-    price_per_1k_prompt_tokens: float | None = option(None, DEFAULT_ONLY)
-    price_per_1k_completion_tokens: float | None = option(None, DEFAULT_ONLY)
-    retry_backoff_s: float = option(1.0, DEFAULT_ONLY)
-    max_backoff_s: float = option(60.0, DEFAULT_ONLY)
+    price_per_1k_prompt_tokens: float | None = option(None, DEFAULT)
+    price_per_1k_completion_tokens: float | None = option(None, DEFAULT)
+    retry_backoff_s: float = option(1.0, DEFAULT)
+    max_backoff_s: float = option(60.0, DEFAULT)
     timeout_s: float = option(
         120.0,
         "the most seconds one request may take in all, however slowly its reply trickles "

@@ -44,16 +44,14 @@ def option(
     aliases: tuple[str, ...] = (),
     names: Callable[[], Iterable[str]] | None = None,
     flag: str | None = None,
-    negatable: bool = False,
 ) -> Any:
     """A field of a part with what its flag needs: ``help`` (``None``: the flag is declared by
     the command, or shared with other commands, in :mod:`foilkit.cli.options`), ``check`` (the
     name of the argparse type that validates its text: ``positive_int``, ``price``, ...),
     ``choices`` (or what reads them when the parser is made: a registry's names), ``metavar``,
     older flag names (``aliases``), ``names`` (what ``{names}`` in the help lists, read when
-    the help is shown: a registry's names), ``flag`` (its flag, when not :func:`flag_of`'s) and,
-    for a switch, ``negatable`` (``--x`` and ``--no-x``, not the one that changes its default).
-    """
+    the help is shown: a registry's names) and ``flag`` (its flag, when not
+    :func:`flag_of`'s)."""
     metadata = {
         "help": help,
         "check": check,
@@ -62,13 +60,8 @@ def option(
         "aliases": aliases,
         "names": names,
         "flag": flag,
-        "negatable": negatable,
     }
     return field(default=default, metadata=metadata)
-
-
-#: The help of a flag whose default says all there is to say.
-DEFAULT_ONLY = "default %(default)s"
 
 
 def flag_of(name: str, default: Any = None) -> str:
@@ -80,8 +73,7 @@ def flag_of(name: str, default: Any = None) -> str:
 
 def option_flag(option: Field[Any]) -> str:
     """The flag of a field of :class:`ScoreOptions` (``--no-cache`` for ``use_cache``)."""
-    negatable = option.metadata.get("negatable")
-    return option.metadata["flag"] or flag_of(option.name, None if negatable else option.default)
+    return option.metadata["flag"] or flag_of(option.name, option.default)
 
 
 @dataclass

@@ -300,9 +300,7 @@ def add_option(parser: Adder, option: Field[Any]) -> None:
 
     meta = option.metadata
     settings: dict[str, Any] = {"dest": option.name, "help": meta["help"]}
-    if isinstance(option.default, bool) and meta.get("negatable"):  # --x and --no-x
-        settings.update(action=argparse.BooleanOptionalAction, default=option.default)
-    elif isinstance(option.default, bool):  # a switch: on, or off when it is on by default
+    if isinstance(option.default, bool):  # a switch: on, or off when it is on by default
         settings["action"] = "store_false" if option.default else "store_true"
     else:
         settings["default"] = option.default

@@ -24,7 +24,6 @@ STAGES = ("gender-mc", "verb-mc", "person-id")
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from foilkit.builders.spacy_pipeline import DEFAULT_SPACY_PIPELINE
-    from foilkit.cli.options import add_fields
     from foilkit.generation.contrast.verb_phrases import VerbFoilSettings
 
     stages = parser.add_subparsers(dest="stage", required=True, metavar="stage")
@@ -39,6 +38,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         )
         stage.add_argument("--spacy", default=DEFAULT_SPACY_PIPELINE, help="spaCy pipeline")
         add_output(stage, folder=True)
+    defaults = VerbFoilSettings()
     verb.add_argument("--t5", required=True, help="T5 span-infilling model (paper: t5-base)")
     verb.add_argument("--lm", required=True, help="causal LM for perplexity (paper: gpt2-xl)")
     verb.add_argument(
@@ -54,7 +54,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
     # Every VerbFoilSettings field is a flag: the paper's values, the WordNet synonym check
     # (--synonym-check / --no-synonym-check, --synonym-senses) and the cosine thresholds
     # recalibrated for all-MiniLM-L6-v2 with the check on (the paper's: 0.4 / 0.8).
-    add_fields(verb, VerbFoilSettings, {})
+    for name, value in defaults.to_record().items():
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            verb.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=value, help=f"default {value}"
+            )
+        else:
+            verb.add_argument(flag, type=type(value), default=value, help=f"default {value}")
     person = stages.add_parser("person-id", help="person-ID swaps (LSMDC-IDs)")
     person.add_argument(
         "--captions",

@@ -51,7 +51,6 @@ from foilkit.generation.foil import Foil, unique_foils
 from foilkit.generation.infill import NUM_BEAMS, NUM_CANDIDATES, T5_MASK, t5_span_fillers
 from foilkit.generation.perplexity import perplexities
 from foilkit.generation.similarity import pairwise_cosines
-from foilkit.scorers.options import DEFAULT_ONLY, option
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -75,22 +74,20 @@ WORD_COSINE_MAX, SENTENCE_COSINE_MAX = 0.51, 0.94
 class VerbFoilSettings:
     """Every parameter and threshold of appendix A.3: the paper's values, except the cosine
     thresholds, recalibrated for all-MiniLM-L6-v2 together with the WordNet synonym check
-    (``synonym_check``, ``synonym_senses``) that stands in for counter-fitted word vectors.
-    Each field is a flag of ``foilkit generate contrast verb-mc`` (:func:`foilkit.scorers.
-    options.option`)."""
+    (``synonym_check``, ``synonym_senses``) that stands in for counter-fitted word vectors."""
 
-    num_beams: int = option(NUM_BEAMS, DEFAULT_ONLY)
-    num_candidates: int = option(NUM_CANDIDATES, DEFAULT_ONLY)
-    max_new_tokens: int = option(8, DEFAULT_ONLY)
-    require_verb: bool = option(True, DEFAULT_ONLY, negatable=True)
-    min_verb_frequency: int = option(30, DEFAULT_ONLY)
-    ppl_diff_max: float = option(0.6, DEFAULT_ONLY)
-    ppl_diff_relaxed_max: float = option(1.4, DEFAULT_ONLY)
-    ppl_m_max: float = option(750.0, DEFAULT_ONLY)
-    synonym_check: bool = option(True, DEFAULT_ONLY, negatable=True)
-    synonym_senses: int = option(2, DEFAULT_ONLY)
-    word_cosine_max: float = option(WORD_COSINE_MAX, DEFAULT_ONLY)
-    sentence_cosine_max: float = option(SENTENCE_COSINE_MAX, DEFAULT_ONLY)
+    num_beams: int = NUM_BEAMS
+    num_candidates: int = NUM_CANDIDATES
+    max_new_tokens: int = 8
+    require_verb: bool = True
+    min_verb_frequency: int = 30
+    ppl_diff_max: float = 0.6
+    ppl_diff_relaxed_max: float = 1.4
+    ppl_m_max: float = 750.0
+    synonym_check: bool = True
+    synonym_senses: int = 2
+    word_cosine_max: float = WORD_COSINE_MAX
+    sentence_cosine_max: float = SENTENCE_COSINE_MAX
 
     def to_record(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

@@ -58,8 +58,7 @@ _MAX_TOKENS = {"expand-activities": 1024, "enrich": 512, "rewrite": 1024}
 def _add_llm_options(parser: argparse.ArgumentParser, stage: str) -> None:
     """The LLM flags, made from :class:`LLMSettings`' fields (the stage's own ``max_tokens``)."""
     from foilkit.cli.options import add_fields
-    from foilkit.generation.llm import LLMSettings
-    from foilkit.scorers.options import DEFAULT_ONLY
+    from foilkit.generation.llm import DEFAULT, LLMSettings
 
     def model(group: Adder) -> None:
         group.add_argument(
@@ -70,9 +69,18 @@ def _add_llm_options(parser: argparse.ArgumentParser, stage: str) -> None:
         )
 
     def max_tokens(group: Adder) -> None:
-        group.add_argument("--max-tokens", type=int, default=_MAX_TOKENS[stage], help=DEFAULT_ONLY)
+        group.add_argument("--max-tokens", type=int, default=_MAX_TOKENS[stage], help=DEFAULT)
 
-    own = {"model": model, "max_tokens": max_tokens}
+    def send_seed(group: Adder) -> None:
+        group.add_argument(
+            "--send-seed",
+            action=argparse.BooleanOptionalAction,
+            default=True,
+            help="send each request a seed derived from --seed and the request (recorded with "
+            "the reply); --no-send-seed for an API that rejects a seed",
+        )
+
+    own = {"model": model, "max_tokens": max_tokens, "send_seed": send_seed}
     add_fields(parser.add_argument_group("LLM"), LLMSettings, own)
 
 

@@ -127,25 +127,3 @@ def test_person_id_stage(tmp_path):
     assert _run("person-id", "--captions", str(captions), "-o", str(out)) == 0
     (row,) = read_foils(out).to_list()
     assert row["foils"] == ["Schmidt lowers his gun."] and row["video_path"] == "m1/1.mp4"
-
-
-def test_verb_mc_flags_are_the_settings_fields():
-    """Each :class:`VerbFoilSettings` field is a verb-mc flag made from its metadata (the one
-    mechanism of score's flags), its default the field's; a yes/no setting takes both --x and
-    --no-x."""
-    from dataclasses import fields
-
-    from foilkit.generation.contrast.verb_phrases import VerbFoilSettings
-
-    parser = argparse.ArgumentParser()
-    cli.configure(parser)
-    (stages,) = [a for a in parser._actions if a.dest == "stage"]
-    actions = {a.dest: a for a in stages.choices["verb-mc"]._actions}
-    for option in fields(VerbFoilSettings):
-        assert actions[option.name].default == option.default, option.name
-        assert option.metadata["negatable"] is isinstance(option.default, bool), option.name
-    argv = ["verb-mc", "--multiple-choice", "m", "--output", "o", "--t5", "t", "--lm", "l"]
-    argv += ["--sentence-model", "s", "--no-synonym-check", "--synonym-senses", "3"]
-    args = parser.parse_args([*argv, "--require-verb", "--ppl-m-max", "9.5"])
-    assert (args.synonym_check, args.require_verb, args.synonym_senses) == (False, True, 3)
-    assert args.ppl_m_max == 9.5
