@@ -57,7 +57,6 @@ from foilkit.scorers.openai_client import (
     ServedClient,
     ServerBackend,
 )
-from foilkit.scorers.options import option
 from foilkit.scorers.retry import MAX_REPLY_BYTES, check_key_variable, check_price
 
 logger = logging.getLogger(__name__)
@@ -70,10 +69,6 @@ FLAGS = Flags(
     base_url="base_url",
     rerun="rerun: answered requests are cached",
 )
-
-
-#: The help of a flag made from a field (:class:`LLMSettings`) that needs no more than its default.
-DEFAULT = "default %(default)s"
 
 
 @dataclass(frozen=True)
@@ -104,45 +99,26 @@ class LLMSettings:
         cache_dir: folder of the on-disk cache; ``None`` disables caching.
         price_per_1k_prompt_tokens, price_per_1k_completion_tokens: prices for the cost
             estimate (in whatever currency they are given); ``None`` leaves the cost unknown.
-
-    A pipeline's LLM flags are made from the fields' metadata (:func:`foilkit.scorers.options.
-    option`: ``foilkit generate rtime``).
     """
 
-    model: str  # a pipeline's flag says which model its paper asked
-    base_url: str | None = option(
-        None,
-        "OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 (default: $OPENAI_BASE_URL, "
-        "else OpenAI)",
-    )
-    api_key_env: str = option(
-        "OPENAI_API_KEY",
-        "the NAME of the environment variable holding the API key (never the key)",
-    )
-    temperature: float = option(1.0, DEFAULT)
-    top_p: float = option(1.0, DEFAULT)
-    max_tokens: int = option(256, None)  # a pipeline's replies set their own (a list is long)
+    model: str
+    base_url: str | None = None
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 1.0
+    top_p: float = 1.0
+    max_tokens: int = 256
     n: int = 1
     seed: int | None = None
-    send_seed: bool = option(True, None)  # --send-seed and --no-send-seed
-    max_concurrency: int = option(4, DEFAULT)
-    max_retries: int = option(5, DEFAULT)
-    cache_dir: str | None = option(
-        None, "folder caching every request and reply (a rerun costs nothing)"
-    )
-    price_per_1k_prompt_tokens: float | None = option(None, DEFAULT)
-    price_per_1k_completion_tokens: float | None = option(None, DEFAULT)
-    retry_backoff_s: float = option(1.0, DEFAULT)
-    max_backoff_s: float = option(60.0, DEFAULT)
-    timeout_s: float = option(
-        120.0,
-        "the most seconds one request may take in all, however slowly its reply trickles "
-        "(default 120)",
-    )
-    max_reply_bytes: int = option(
-        MAX_REPLY_BYTES,
-        "the largest reply read, in bytes; a larger one fails its request (default 16 MB)",
-    )
+    send_seed: bool = True
+    max_concurrency: int = 4
+    max_retries: int = 5
+    cache_dir: str | None = None
+    price_per_1k_prompt_tokens: float | None = None
+    price_per_1k_completion_tokens: float | None = None
+    retry_backoff_s: float = 1.0
+    max_backoff_s: float = 60.0
+    timeout_s: float = 120.0
+    max_reply_bytes: int = MAX_REPLY_BYTES
 
     def __post_init__(self) -> None:
         if not self.model:

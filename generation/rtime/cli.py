@@ -25,6 +25,8 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import random
+import types
+import typing
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
@@ -42,7 +44,6 @@ from foilkit.generation.cli_io import (
 from foilkit.generation.provenance import record_path
 
 if TYPE_CHECKING:
-    from foilkit.cli.options import Adder
     from foilkit.generation.rtime.captions import CaptionRow
 
 STAGES = ("expand-activities", "curate-import", "enrich", "rewrite")
@@ -51,37 +52,47 @@ ALL_SPLITS = "all"
 # LLMSettings fields the stages set themselves: one reply per request; --seed seeds the LLM too
 # (each request is sent a seed derived from it and the request).
 _LLM_FIELDS_NOT_OPTIONS = ("n", "seed")
+_LLM_HELP = {
+    "model": "model name on the server (paper: gpt-4; a local vLLM/Ollama model works the same)",
+    "base_url": "OpenAI-compatible endpoint, e.g. http://localhost:8000/v1 "
+    "(default: $OPENAI_BASE_URL, else OpenAI)",
+    "api_key_env": "the NAME of the environment variable holding the API key (never the key)",
+    "timeout_s": "the most seconds one request may take in all, however slowly its reply "
+    "trickles (default 120)",
+    "max_reply_bytes": "the largest reply read, in bytes; a larger one fails its request "
+    "(default 16 MB)",
+    "cache_dir": "folder caching every request and reply (a rerun costs nothing)",
+    "send_seed": "send each request a seed derived from --seed and the request (recorded with "
+    "the reply); --no-send-seed for an API that rejects a seed",
+}
 # The replies are lists: more room than LLMSettings's default.
 _MAX_TOKENS = {"expand-activities": 1024, "enrich": 512, "rewrite": 1024}
 
 
 def _add_llm_options(parser: argparse.ArgumentParser, stage: str) -> None:
-    """The LLM flags, made from :class:`LLMSettings`' fields (the stage's own ``max_tokens``)."""
-    from foilkit.cli.options import add_fields
-    from foilkit.generation.llm import DEFAULT, LLMSettings
+    from foilkit.generation.llm import LLMSettings
 
-    def model(group: Adder) -> None:
-        group.add_argument(
-            "--model",
-            required=True,
-            help="model name on the server (paper: gpt-4; a local vLLM/Ollama model works the "
-            "same)",
-        )
-
-    def max_tokens(group: Adder) -> None:
-        group.add_argument("--max-tokens", type=int, default=_MAX_TOKENS[stage], help=DEFAULT)
-
-    def send_seed(group: Adder) -> None:
-        group.add_argument(
-            "--send-seed",
-            action=argparse.BooleanOptionalAction,
-            default=True,
-            help="send each request a seed derived from --seed and the request (recorded with "
-            "the reply); --no-send-seed for an API that rejects a seed",
-        )
-
-    own = {"model": model, "max_tokens": max_tokens, "send_seed": send_seed}
-    add_fields(parser.add_argument_group("LLM"), LLMSettings, own)
+    hints = typing.get_type_hints(LLMSettings)
+    group = parser.add_argument_group("LLM")
+    for config_field in dataclasses.fields(LLMSettings):
+        name = config_field.name
+        if name in _LLM_FIELDS_NOT_OPTIONS:
+            continue
+        kind = hints[name]
+        if isinstance(kind, types.UnionType):  # "str | None" -> str
+            (kind,) = [arg for arg in typing.get_args(kind) if arg is not type(None)]
+        flag = "--" + name.replace("_", "-")
+        if config_field.default is dataclasses.MISSING:
+            group.add_argument(flag, required=True, type=kind, help=_LLM_HELP.get(name))
+            continue
+        default = _MAX_TOKENS[stage] if name == "max_tokens" else config_field.default
+        help = _LLM_HELP.get(name, f"default {default}")
+        if kind is bool:  # --send-seed / --no-send-seed
+            group.add_argument(
+                flag, action=argparse.BooleanOptionalAction, default=default, help=help
+            )
+            continue
+        group.add_argument(flag, type=kind, default=default, help=help)
 
 
 def _client(args: argparse.Namespace):

@@ -342,31 +342,3 @@ def test_a_key_the_server_echoes_is_in_no_file_written(
     assert _rtime("expand-activities", server, tmp_path, *argv) == 2
     refused = capsys.readouterr().err
     assert "--api-key-env MY_KEY" in refused and secret not in refused
-
-
-@pytest.mark.parametrize("stage", ["expand-activities", "enrich", "rewrite"])
-def test_the_llm_flags_are_the_settings_fields(stage: str) -> None:
-    """Each LLM stage's flags are made from :class:`LLMSettings`' fields (their help, default
-    and type), as score's are from ScoreOptions'; a stage sets its own --max-tokens, and n and
-    seed (one reply per request, the stage's --seed) are no LLM flag."""
-    from dataclasses import fields
-
-    from foilkit.cli import registered_parser
-    from foilkit.cli.generate import PIPELINES
-    from foilkit.generation.llm import LLMSettings
-
-    _, parser = registered_parser(PIPELINES, "rtime", "foilkit generate rtime")
-    (stages,) = [a for a in parser._actions if a.dest == "stage"]
-    group = next(g for g in stages.choices[stage]._action_groups if g.title == "LLM")
-    actions = {action.dest: action for action in group._group_actions}
-    options = {f.name: f for f in fields(LLMSettings)}
-    assert set(actions) == set(options) - {"n", "seed"}
-    for name, option in options.items():
-        if option.metadata.get("help"):
-            assert actions[name].help == option.metadata["help"], name
-            assert actions[name].default == option.default, name
-    assert actions["model"].required and actions["max_tokens"].default in (512, 1024)
-    required = {"expand-activities": [], "enrich": ["--pairs", "p"], "rewrite": ["--input", "i"]}
-    argv = [stage, *required[stage], "--output", "o", "--model", "m", "--no-send-seed"]
-    args = parser.parse_args([*argv, "--price-per-1k-prompt-tokens", "0.5"])
-    assert (args.price_per_1k_prompt_tokens, args.send_seed) == (0.5, False)
