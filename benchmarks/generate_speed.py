@@ -51,7 +51,15 @@ from typing import Any
 import torch
 from corpus import DIRECTIONS, CorpusSize, CorpusVideo, _row, corpus, default_cache_root
 from counters import ForwardCounter
-from measure import describe_hardware, environment, measure, phase_record, render_table, write_json
+from measure import (
+    Phase,
+    describe_hardware,
+    environment,
+    measure,
+    phase_record,
+    render_table,
+    write_json,
+)
 from models import GENERATE_TWIN
 from naive import generate_answer
 from scoring_speed import Settings, make_engine
@@ -147,6 +155,24 @@ def naive_answers(adapter: Any, rows: Sequence[dict], settings: Settings) -> lis
     return answers
 
 
+def rerun(
+    adapter: Any, plan: Any, settings: Settings, phase: str, **changed: Any
+) -> tuple[Phase, list[str]]:
+    """The engine's answers on ``plan`` again, timed as ``phase``, with the adapter's settings
+    ``changed`` for this phase only (their values before are restored after it)."""
+    before = {name: getattr(adapter, name) for name in changed}
+    for name, value in changed.items():
+        setattr(adapter, name, value)
+    try:
+        with measure(phase) as timed:
+            engine = make_engine(adapter, plan, settings, None)
+            answers = engine_answers(engine.run(plan.batches(settings.batch_size)))
+    finally:
+        for name, value in before.items():
+            setattr(adapter, name, value)
+    return timed, answers
+
+
 def run(adapter: Any, rows: list[dict], settings: Settings) -> dict[str, Any]:
     """The three phases on ``rows``, timed and counted, and what they show; before them, the
     first video's questions through the engine once, untimed, so that no phase pays the first
@@ -160,21 +186,11 @@ def run(adapter: Any, rows: list[dict], settings: Settings) -> dict[str, Any]:
     batches = adapter.decode_batches - before[0], adapter.batched_questions - before[1]
     across = adapter.cross_view_batches - before[2]
     per_view_batches = adapter.decode_batches
-    adapter.batch_across_views = False  # each video's questions in batches of their own
-    try:
-        with measure("per_view") as per_view_phase:
-            again = make_engine(adapter, plan, settings, None)
-            per_view = engine_answers(again.run(plan.batches(settings.batch_size)))
-    finally:
-        adapter.batch_across_views = True
+    # each video's questions in batches of their own
+    per_view_phase, per_view = rerun(adapter, plan, settings, "per_view", batch_across_views=False)
     per_view_batches = adapter.decode_batches - per_view_batches
-    size, adapter.generate_batch_size = adapter.generate_batch_size, 1  # one at a time
-    try:
-        with measure("unbatched") as unbatched_phase:
-            again = make_engine(adapter, plan, settings, None)
-            unbatched = engine_answers(again.run(plan.batches(settings.batch_size)))
-    finally:
-        adapter.generate_batch_size = size
+    # one question at a time
+    unbatched_phase, unbatched = rerun(adapter, plan, settings, "unbatched", generate_batch_size=1)
     with measure("naive") as naive_phase:
         naive = naive_answers(adapter, rows, settings)
     engine = engine_answers(records)
