@@ -17,9 +17,19 @@ relation "a happens before b" read from the structure that says it:
   opening the door, he enters": open before enter, whatever the surface order); where the
   parser hangs the clause on a purpose clause or complement ("turns the button *to adjust* the
   sound before pressing ..."), the verbs above it up to the main line are ordered too;
-* "A, followed by B": A before B; "A, preceded by B": B before A;
+* "A, followed by B": A before B ("followed by him doing B" too); "A, preceded by B": B
+  before A;
+* a perfect participle happens before the verb it hangs on ("Having done A, B"; "B, having
+  earlier done A"); a negated "until" orders its clause first ("did not leave until A");
+* a verb with "earlier" / "previously" / "beforehand" happens before the main-line events told
+  before it ("B; earlier, he had done A"); a past perfect ("had done", "had been doing", and a
+  present perfect with "already") happens before the text's other events ("By the time B, he
+  had already done A"), except those it does itself ("had turned it off *to raise* ...");
 * an aspectual verb's complement happens when the verb does ("began to sing", "starts
-  typing").
+  typing"), and a purpose told after its verb after what comes before the verb ("once A, it
+  pulls out *to show* B").
+
+What these words state outweighs the order the events are told in, where the two disagree.
 
 Other clauses (purpose "to", participles, "while", relative clauses) set no order by their
 structure. But a text with no word that can tell a later event first (:data:`INVERTING_WORDS`:
@@ -38,13 +48,17 @@ small parser errs in known ways, the structure is read past it: a "then" / "late
 first event told after it, whichever verb the parser hung it on ("swaying, then smiling"); a
 past-tense verb parsed as a modifier inside the main verb's subject ("A man wearing sunglasses
 smiled at the camera, then lifted his head") is told before the main verb; a plural "noun"
-heading a clausal complement is a verb ("First a girl switches on the TV; later ..."); and an
+heading a clausal complement or coordinated with a verb is a verb ("First a girl switches on
+the TV; later ..."; "puts on the glasses, and the camera first *shifts* ..."); the verb of a
+"by the time" clause (parsed as a relative clause of "time") is an event; and an
 event told with the caption's verb but without its particle ("wrote" / "wrote down") is the
 caption's event. The relation
 is closed transitively. A rewrite *reverses* its caption when some pair of events the two share
 is ordered one way in the caption and only the other way in the rewrite. Events are shared by
 key (each key once in each text), else by verb where one text tells a verb twice ("locked it
-and locked the suitcase") and the other once, and -- given a sentence embedder
+and locked the suitcase") and the other once, and one verb told twice with objects of one
+noun is told apart by the noun's adjectives ("put the *white* book ..., then put the *yellow*
+book"); and -- given a sentence embedder
 (the ``event_match`` of :class:`~foilkit.generation.rtime.rewrites.RewriteFilter`) -- an event the
 rewrite tells with another verb is matched to the caption's by the cosine of their phrases
 ("removed his dark sunglasses" / "took off his black sunglasses"; :func:`matched`). A
@@ -84,6 +98,9 @@ LATER_ADVERBS = frozenset(
         "thereafter",
     }
 )
+#: Adverbs that put their verb before the main-line events told before it ("A; earlier, B";
+#: "A, having earlier done B"; "B, which she had done previously").
+EARLIER_ADVERBS = frozenset({"earlier", "previously", "beforehand"})
 #: Verbs whose complement happens when they do ("began to sing", "starts typing").
 ASPECTUAL_VERBS = frozenset(
     {"begin", "start", "continue", "keep", "stop", "finish", "resume", "proceed", "try"}
@@ -179,19 +196,25 @@ def _key(verb: Token) -> str:
     return "_".join([verb.lemma_.lower(), *particles])
 
 
-def _object(verb: Token) -> str:
+def _object(verb: Token, *, modifiers: bool = False) -> str:
     """The lemma of a verb's object (or passive subject, or else its subject), to tell apart
     two events of one verb ("puts the box in ..., then puts the airbag in"; "a roll of paper
-    unfolds, and then a drawing paper unfolds")."""
+    unfolds, and then a drawing paper unfolds"); with ``modifiers``, after the object's
+    adjectives and compounds ("put the white book" / "put the yellow book": "white_book")."""
     for dep in _OBJECT_DEPS:
         for child in verb.children:
             if child.dep_ == dep:
-                return child.lemma_.lower()
+                return _named(child, modifiers)
             if dep == "pobj" and child.dep_ == "prep":
                 for grandchild in child.children:
                     if grandchild.dep_ == "pobj":
-                        return grandchild.lemma_.lower()
+                        return _named(grandchild, modifiers)
     return ""
+
+
+def _named(noun: Token, modifiers: bool) -> str:
+    words = [c.lower_ for c in noun.children if modifiers and c.dep_ in ("amod", "compound")]
+    return "_".join([*words, noun.lemma_.lower()])
 
 
 #: Dependents of a verb that say what it does to what, where (its phrase); not its subject,
@@ -221,11 +244,22 @@ def _is_event(token: Token) -> bool:
     return (
         token.dep_ == "ROOT"
         or (token.pos_ == "VERB" and token.dep_ in _CLAUSE_DEPS)
-        or (token.tag_ == "NNS" and token.dep_ == "ccomp")
+        or (
+            token.tag_ == "NNS"
+            and (token.dep_ == "ccomp" or (token.dep_ == "conj" and token.head.pos_ == "VERB"))
+        )
         or _told_in_subject(token)
         or _continuative(token)
+        or _by_the_time(token)
         or _finite_subject(token)
     )
+
+
+def _by_the_time(token: Token) -> bool:
+    """The verb of a "by the time" clause, which the parser hangs on "time" as a relative
+    clause ("By the time he *turned* it on, he had already ...")."""
+    time = token.head
+    return token.dep_ == "relcl" and time.lower_ == "time" and time.head.lower_ == "by"
 
 
 def _finite_subject(token: Token) -> bool:
@@ -287,14 +321,15 @@ def _anaphoric(verb: Token) -> str | None:
     return None
 
 
-def _later_events(doc: Doc, events: Sequence[Token]) -> set[int]:
-    """The events a "then" / "later" / "finally" puts after what was told before them: the
-    first event after the adverb in its sentence, wherever the parser hung it ("lying on a
-    chair, swaying, then smiling": "then" is often parsed as a modifier of "swaying"), else
-    the verb it modifies."""
+def _adverb_events(doc: Doc, events: Sequence[Token], adverbs: frozenset[str]) -> set[int]:
+    """The events an adverb of ``adverbs`` orders against what was told before them ("then" /
+    "later" / "finally": after it; "earlier" / "previously": before it): the first event after
+    the adverb in its sentence, wherever the parser hung it ("lying on a chair, swaying, then
+    smiling": "then" is often parsed as a modifier of "swaying"), else the verb it modifies
+    ("having pressed the button earlier")."""
     found = set()
     for adverb in doc:
-        if adverb.dep_ != "advmod" or adverb.lower_ not in LATER_ADVERBS:
+        if adverb.dep_ != "advmod" or adverb.lower_ not in adverbs:
             continue
         after = [e for e in events if adverb.i < e.i < adverb.sent.end]
         found.add(after[0].i if after else adverb.head.i)
@@ -303,7 +338,9 @@ def _later_events(doc: Doc, events: Sequence[Token]) -> set[int]:
 
 def _marker(verb: Token) -> str | None:
     """The temporal marker introducing ``verb``'s clause or gerund, if any ("as soon as" is
-    read as "once")."""
+    read as "once"; a perfect participle, "Having done A, B", as "after")."""
+    if verb.tag_ == "VBN" and any(c.dep_ == "aux" and c.lower_ == "having" for c in verb.children):
+        return "after"
     for child in verb.children:
         if child.dep_ == "mark":
             before = child.doc[max(child.i - 2, 0) : child.i]
@@ -363,6 +400,36 @@ def _governors(verb: Token) -> list[Token]:
     return found
 
 
+_NEGATIVE_SUBJECTS = frozenset({"none", "nobody", "nothing", "neither"})
+
+
+def _negated(verb: Token) -> bool:
+    """Whether a verb is negated: "not" / "never", or a negative subject ("None of them
+    opens ...", "no one ...")."""
+    for child in verb.children:
+        if child.dep_ == "neg" or (child.dep_ == "advmod" and child.lower_ == "never"):
+            return True
+        if child.dep_ in ("nsubj", "nsubjpass") and (
+            child.lower_ in _NEGATIVE_SUBJECTS
+            or any(d.dep_ == "det" and d.lower_ == "no" for d in child.children)
+        ):
+            return True
+    return False
+
+
+def _perfect(verb: Token) -> bool:
+    """Whether an event is told as done before the others: a past perfect ("he had turned it
+    off", "had been burning"), a present perfect with "already" ("its flames have already
+    grown"), or a verb coordinated with one ("had turned it off and pressed ...")."""
+    if verb.pos_ != "VERB":
+        return False
+    aux = {c.lower_ for c in verb.children if c.dep_ in ("aux", "auxpass")}
+    if aux:
+        already = any(c.dep_ == "advmod" and c.lower_ == "already" for c in verb.children)
+        return verb.tag_ in ("VBN", "VBG") and ("had" in aux or (already and aux & {"has", "have"}))
+    return verb.dep_ == "conj" and verb.tag_ in ("VBN", "VBD") and _perfect(verb.head)
+
+
 def _aspectual_edges(events: Sequence[Token], edges: set[tuple[int, int]]) -> set[tuple[int, int]]:
     """The order of an aspectual verb's complement, which happens when it does ("began to
     sing", "starts typing"): every pair ordering the verb, with its complement in its place."""
@@ -375,7 +442,19 @@ def _aspectual_edges(events: Sequence[Token], edges: set[tuple[int, int]]) -> se
     for complement, verb in inner.items():
         more |= {(complement, b) for a, b in edges if a == verb and b != complement}
         more |= {(a, complement) for a, b in edges if b == verb and a != complement}
+    # a purpose told after its verb happens after what happens before the verb ("As soon as
+    # it has focused on X, it pulls out *to show* Y": focus before show)
+    for event in events:
+        if event.i not in inner and _purpose(event) and event.i > event.head.i:
+            more |= {(a, event.i) for a, b in edges if b == event.head.i and a != event.i}
     return more
+
+
+def _purpose(event: Token) -> bool:
+    """A "to" clause completing its verb ("pulls out *to show* the map")."""
+    return event.dep_ in ("xcomp", "advcl") and any(
+        c.dep_ == "aux" and c.lower_ == "to" for c in event.children
+    )
 
 
 def _nominal_events(doc: Doc) -> list[tuple[Token, Token, str]]:
@@ -404,11 +483,24 @@ def _nominal_events(doc: Doc) -> list[tuple[Token, Token, str]]:
 def event_order(doc: Doc) -> EventOrder:
     """The events of a parsed text and their order (see the module docstring)."""
     events = [token for token in doc if _is_event(token)]
-    edges: set[tuple[int, int]] = set()  # token indices, a before b
+    main_line = [token for token in events if _main_line(token)]
+    stated = _stated_edges(doc, events, main_line)  # may add nominal events
+    told = _told_edges(doc, events, main_line)
+    # what a word states ("earlier", "had done", "until", "followed by") outweighs the order told
+    edges = {pair for pair in told if pair[::-1] not in stated} | stated
+    edges |= _aspectual_edges(events, edges)
+    return _keyed_order(events, edges)
+
+
+def _told_edges(
+    doc: Doc, events: Sequence[Token], main_line: Sequence[Token]
+) -> set[tuple[int, int]]:
+    """Token index pairs (a before b) from the order events are told in: sentences, the main
+    line, coordination, "then" / "later", and the sequences of a text told in order."""
+    edges: set[tuple[int, int]] = set()
     roots = [sent.root for sent in doc.sents]
     edges.update((a.i, b.i) for a, b in zip(roots, roots[1:]))
-    main_line = [token for token in events if _main_line(token)]
-    later = _later_events(doc, events)
+    later = _adverb_events(doc, events, LATER_ADVERBS)
     for sentence in doc.sents:
         told = [t for t in main_line if sentence.start <= t.i < sentence.end]
         edges.update((a.i, b.i) for a, b in zip(told, told[1:]))
@@ -418,43 +510,100 @@ def event_order(doc: Doc) -> EventOrder:
         if not any(_marker(c) in _UNORDERED_MARKERS for c in conjuncts):
             edges.update((a.i, b.i) for a, b in zip(chain, chain[1:]))
         anaphoric = _anaphoric(verb) if verb.dep_ in _MAIN_LINE_DEPS | {"relcl"} else None
-        if verb.i in later:
-            anaphoric = "later"
-        if anaphoric is not None:
-            told_before = [t for t in main_line if t.i < verb.i]
-            if verb.dep_ == "relcl" and _is_event(verb.head):  # "A, after which B"
-                told_before = [verb.head, *told_before]
-            for earlier in told_before:
-                edges.add((earlier.i, verb.i) if anaphoric == "later" else (verb.i, earlier.i))
-        marker = _marker(verb)
-        governors = _governors(verb) if verb.dep_ in ("advcl", "pcomp") else []
-        for governor in governors:
-            if marker in BEFORE_MARKERS:
-                edges.add((governor.i, verb.i))
-            elif marker in AFTER_MARKERS:
-                edges.add((verb.i, governor.i))
-        if verb.lemma_.lower() in ("follow", "precede") and verb.dep_ == "advcl":
-            agent = [c for c in verb.children if c.dep_ == "agent" or c.lower_ == "by"]
-            objects = [g for a in agent for g in a.children if g.dep_ in ("pobj", "pcomp")]
-            main = _governor(verb)
-            if objects and main is not None:
-                if objects[0] not in events:  # a noun ("followed by a white lock")
-                    events.append(objects[0])
-                pair = (main.i, objects[0].i)
-                edges.add(pair if verb.lemma_.lower() == "follow" else pair[::-1])
-    for noun, governor, marker in _nominal_events(doc):
-        events.append(noun)
-        edges.add((governor.i, noun.i) if marker in BEFORE_MARKERS else (noun.i, governor.i))
+        if verb.i in later or anaphoric == "later":
+            edges.update((earlier.i, verb.i) for earlier in _told_before(verb, main_line))
     if told_in_order(doc, events):
         sequences: dict[int, list[Token]] = {}
         for event in sorted(events, key=lambda token: token.i):
             sequences.setdefault(_sequence(event), []).append(event)
         for told in sequences.values():
             edges.update((a.i, b.i) for a, b in zip(told, told[1:]))
-    edges |= _aspectual_edges(events, edges)
+    return edges
+
+
+def _told_before(verb: Token, main_line: Sequence[Token]) -> list[Token]:
+    """The events an anaphoric "after that" / "before which" / "then" / "earlier" orders
+    ``verb`` against: the main-line events told before it (and the head of a relative
+    clause: "A, after which B")."""
+    told_before = [t for t in main_line if t.i < verb.i]
+    if verb.dep_ == "relcl" and _is_event(verb.head):
+        told_before = [verb.head, *told_before]
+    return told_before
+
+
+def _stated_edges(
+    doc: Doc, events: list[Token], main_line: Sequence[Token]
+) -> set[tuple[int, int]]:
+    """Token index pairs (a before b) that words state: "before" / "after" / "until" clauses,
+    "earlier" / "before which", "followed by", a perfect ("had done"), a temporal
+    preposition's noun ("after dinner", added to ``events``)."""
+    edges: set[tuple[int, int]] = set()
+    told_earlier = _adverb_events(doc, events, EARLIER_ADVERBS)
+    for verb in list(events):
+        anaphoric = _anaphoric(verb) if verb.dep_ in _MAIN_LINE_DEPS | {"relcl"} else None
+        if verb.i in told_earlier or anaphoric == "earlier":
+            edges.update((verb.i, earlier.i) for earlier in _told_before(verb, main_line))
+        marker = _marker(verb)
+        governors = _governors(verb) if verb.dep_ in ("advcl", "pcomp") else []
+        if marker in ("until", "till") and governors and _negated(governors[0]):
+            marker = "after"  # "did not leave until B": B, then the leaving
+        for governor in governors:
+            if marker in BEFORE_MARKERS:
+                edges.add((governor.i, verb.i))
+            elif marker in AFTER_MARKERS:
+                edges.add((verb.i, governor.i))
+    for verb in doc:
+        if verb.lemma_.lower() in ("follow", "precede") and verb.dep_ in ("advcl", "acl"):
+            edges |= _followed(verb, events)
+    for done in (event for event in events if _perfect(event)):
+        edges.update((done.i, e.i) for e in events if not _perfect(e) and not _within(e, done))
+    for noun, governor, marker in _nominal_events(doc):
+        if marker in ("until", "till") and _negated(governor):
+            marker = "after"
+        events.append(noun)
+        edges.add((governor.i, noun.i) if marker in BEFORE_MARKERS else (noun.i, governor.i))
+    return edges
+
+
+def _followed(verb: Token, events: list[Token]) -> set[tuple[int, int]]:
+    """The pair "A, followed by B" (A before B) or "A, preceded by B" (B before A) states;
+    B is a gerund ("followed by him tightening ...", "followed by pulling ...") or a noun
+    ("followed by a white lock", added to ``events``)."""
+    main = _governor(verb)
+    if verb.dep_ == "acl" and verb.head.pos_ != "VERB" or main is None:
+        return set()
+    agent = [c for c in verb.children if c.dep_ == "agent" or c.lower_ == "by"]
+    told = [g for a in agent for g in a.children if g.dep_ in ("pobj", "pcomp")]
+    gerunds = [c for c in verb.children if c.dep_ == "advcl" and c.tag_ == "VBG"]
+    objects = [*gerunds, *told] if agent else []
+    if not objects:
+        return set()
+    if objects[0] not in events:
+        events.append(objects[0])
+    pair = (main.i, objects[0].i)
+    return {pair if verb.lemma_.lower() == "follow" else pair[::-1]}
+
+
+def _within(event: Token, done: Token) -> bool:
+    """Whether ``event`` is what ``done`` itself does: reached from it through complements and
+    coordination only ("had turned it off *to raise* ...", "had turned it off and *pressed*")."""
+    token = event
+    while token.i != done.i:
+        if token.dep_ not in ("xcomp", "ccomp", "conj", "acl") or token.head.i == token.i:
+            return False
+        token = token.head
+    return True
+
+
+def _keyed_order(events: Sequence[Token], edges: set[tuple[int, int]]) -> EventOrder:
+    """The order of ``events`` (token index pairs ``edges``, a before b) by event keys."""
     keys = [_key(token) if token.pos_ != "NOUN" else token.lemma_.lower() for token in events]
     keys = [
         f"{key}:{_object(token)}" if keys.count(key) > 1 else key
+        for key, token in zip(keys, events)
+    ]
+    keys = [  # "put the *white* book ..., put the *yellow* book": told apart by the modifier
+        f"{_verb(key)}:{_object(token, modifiers=True)}" if keys.count(key) > 1 else key
         for key, token in zip(keys, events)
     ]
     repeated = {key for key in keys if keys.count(key) > 1}
