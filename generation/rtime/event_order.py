@@ -570,7 +570,7 @@ def _followed(verb: Token, events: list[Token]) -> set[tuple[int, int]]:
     B is a gerund ("followed by him tightening ...", "followed by pulling ...") or a noun
     ("followed by a white lock", added to ``events``)."""
     main = _governor(verb)
-    if verb.dep_ == "acl" and verb.head.pos_ != "VERB" or main is None:
+    if main is None or (verb.dep_ == "acl" and verb.head.pos_ != "VERB"):
         return set()
     agent = [c for c in verb.children if c.dep_ == "agent" or c.lower_ == "by"]
     told = [g for a in agent for g in a.children if g.dep_ in ("pobj", "pcomp")]
