@@ -124,6 +124,18 @@ def _batches(pairs: Sequence[Pair], size: int, rng: random.Random) -> list[list[
     return batches
 
 
+def _encoded(tokenizer: Any, pairs: Sequence[Pair], max_length: int) -> Any:
+    """A batch of (caption, rewrite) pairs as the model's input, padded to its longest."""
+    return tokenizer(
+        [p.caption for p in pairs],
+        [p.text for p in pairs],
+        padding=True,
+        truncation=True,
+        max_length=max_length,
+        return_tensors="pt",
+    )
+
+
 def train(
     model: Any,
     tokenizer: Any,
@@ -155,15 +167,7 @@ def train(
         if not batches:
             batches = _batches(pairs, batch_size, rng)
         batch = batches.pop()
-        encoded = tokenizer(
-            [p.caption for p in batch],
-            [p.text for p in batch],
-            padding=True,
-            truncation=True,
-            max_length=max_length,
-            return_tensors="pt",
-        )
-        logits = model(**encoded).logits.squeeze(-1)
+        logits = model(**_encoded(tokenizer, batch, max_length)).logits.squeeze(-1)
         loss = loss_of(logits, torch.tensor([float(p.label) for p in batch]))
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -193,14 +197,7 @@ def probabilities(
     with torch.no_grad():
         for start in range(0, len(order), batch_size):
             chosen = order[start : start + batch_size]
-            encoded = tokenizer(
-                [pairs[i].caption for i in chosen],
-                [pairs[i].text for i in chosen],
-                padding=True,
-                truncation=True,
-                max_length=max_length,
-                return_tensors="pt",
-            )
+            encoded = _encoded(tokenizer, [pairs[i] for i in chosen], max_length)
             values = torch.sigmoid(model(**encoded).logits.squeeze(-1)).tolist()
             for i, value in zip(chosen, values):
                 found[i] = value

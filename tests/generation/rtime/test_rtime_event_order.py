@@ -66,6 +66,13 @@ def order_filter(sentence_embedder, nlp) -> RewriteFilter:
     )
 
 
+def assert_order_check(order_filter, caption: str, rewrite: str, keeps: bool) -> None:
+    """The event-order check rejects ``rewrite`` of ``caption`` unless it ``keeps`` the order."""
+    (verdict,) = order_filter.judge([(caption, [rewrite])])[0]
+    by_order = [r for r in verdict.reasons if r.startswith(ORDER_REASON)]
+    assert bool(by_order) is not keeps, verdict.reasons
+
+
 def test_order_reversals_are_rejected_without_the_opposite_caption(order_filter) -> None:
     judged = order_filter.judge([(caption, [rewrite]) for caption, rewrite, _ in CASES])
     for (caption, rewrite, keeps), (verdict,) in zip(CASES, judged):
@@ -179,9 +186,7 @@ ISSUE_46 += [
 
 @pytest.mark.parametrize(("caption", "rewrite", "keeps"), ISSUE_46)
 def test_reversals_in_other_constructions_and_words(order_filter, caption, rewrite, keeps):
-    (verdict,) = order_filter.judge([(caption, [rewrite])])[0]
-    by_order = [r for r in verdict.reasons if r.startswith(ORDER_REASON)]
-    assert bool(by_order) is not keeps, verdict.reasons
+    assert_order_check(order_filter, caption, rewrite, keeps)
 
 
 def test_other_verbs_are_matched_only_by_the_embedder(order_filter) -> None:
@@ -277,9 +282,7 @@ THIRD_PASS = [
 
 @pytest.mark.parametrize(("caption", "rewrite", "keeps"), THIRD_PASS)
 def test_reversals_read_in_told_order(order_filter, caption, rewrite, keeps):
-    (verdict,) = order_filter.judge([(caption, [rewrite])])[0]
-    by_order = [r for r in verdict.reasons if r.startswith(ORDER_REASON)]
-    assert bool(by_order) is not keeps, verdict.reasons
+    assert_order_check(order_filter, caption, rewrite, keeps)
 
 
 @pytest.mark.parametrize(
@@ -375,9 +378,7 @@ FOURTH_PASS = [
 
 @pytest.mark.parametrize(("caption", "rewrite", "keeps"), FOURTH_PASS)
 def test_what_words_state_outweighs_the_order_told(order_filter, caption, rewrite, keeps):
-    (verdict,) = order_filter.judge([(caption, [rewrite])])[0]
-    by_order = [r for r in verdict.reasons if r.startswith(ORDER_REASON)]
-    assert bool(by_order) is not keeps, verdict.reasons
+    assert_order_check(order_filter, caption, rewrite, keeps)
 
 
 @pytest.mark.parametrize(
