@@ -15,8 +15,9 @@ Labelled rewrites of the real RTime captions (``shared/data/rtime/test.json``):
   "and", "then", "before", "after", "once", "as soon as", "while"; passives; "first ...
   later"; reversals that also change the verbs; and in the newer files "followed by",
   "until", "by the time", "subsequently", "prior to", "earlier", a sentence split, a
-  participle ("Having done B, ...") -- and some that keep the order in the same
-  constructions. Each file is named in the report by its split and by what the rules saw of
+  participle ("Having done B, ..."), "no sooner", "only after", "upon", "in the end",
+  "initially ... eventually", and rewrites of reversed videos' captions -- and some that keep
+  the order in the same constructions. Each file is named in the report by its split and by what the rules saw of
   it: ``tuning`` (the tuning file: the rules were revised against it, each part written before
   the revision it led to), ``heldout (seen: tuned on in pass 3)`` (written blind before issue
   46's first pass; its misses were published, and the third pass was tuned on it), ``heldout
