@@ -17,14 +17,15 @@ Labelled rewrites of the real RTime captions (``shared/data/rtime/test.json``):
   "until", "by the time", "subsequently", "prior to", "earlier", a sentence split, a
   participle ("Having done B, ..."), "no sooner", "only after", "upon", "in the end",
   "initially ... eventually", and rewrites of reversed videos' captions -- and some that keep
-  the order in the same constructions. Each file is named in the report by its split and by what the rules saw of
-  it: ``tuning`` (the tuning file: the rules were revised against it, each part written before
-  the revision it led to), ``heldout (seen: tuned on in pass 3)`` (written blind before issue
-  46's first pass; its misses were published, and the third pass was tuned on it), ``heldout
-  (seen: tuned on in pass 4)`` (written by another engineer while the third pass was made,
-  read only after its rules were committed, and the fourth pass was tuned on its misses),
-  ``heldout (blind)`` (written by a third engineer before the fourth pass, who read no rule,
-  and not read while the rules changed). ``--hand-written FILE[=NAME]`` judges other files instead.
+  the order in the same constructions. Each file is named in the report by its split and by
+  what the rules saw of it: ``tuning`` (the tuning file: the rules were revised against it,
+  each part written before the revision it led to), ``heldout (seen: tuned on in pass 3)``
+  (written blind before issue 46's first pass; its misses were published, and the third pass
+  was tuned on it), ``heldout (seen: tuned on in pass 4)`` (written by another engineer while
+  the third pass was made, read only after its rules were committed, and the fourth pass was
+  tuned on its misses), ``heldout (blind)`` (written by a third engineer before the fourth
+  pass, who read no rule, and not read while the rules changed). ``--hand-written
+  FILE[=NAME]`` judges other files instead.
 
 The figures beside the table: per file, the order reversals rejected; and in all, "order-
 reversing rewrites rejected": on the held-out split every reversal no rule was tuned on (the
