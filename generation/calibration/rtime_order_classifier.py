@@ -44,13 +44,13 @@ from typing import Any
 
 from foilkit.generation.quality.report import REJECT
 from foilkit.generation.quality.rtime_rewrites import (
-    HAND_WRITTEN_FILES,
     OPPOSITE_CAPTION,
     PUBLISHED,
     TUNING_VIDEOS,
     Tagger,
-    read_hand_written,
+    caption_sides,
     rule_rewrites,
+    split_hand_written,
 )
 
 DEFAULT_BASE_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
@@ -69,18 +69,11 @@ class Pair:
 
 
 def _sides(records: Sequence[Mapping[str, Any]]):
-    """Per video and direction: (caption, opposite caption, its rewrites, the opposite's)."""
-    for record, (side, other) in (
-        (record, sides)
-        for record in records
-        for sides in (("forward", "reverse"), ("reverse", "forward"))
-    ):
-        yield (
-            record[f"{side}_captions"][0].strip(),
-            record[f"{other}_captions"][0].strip(),
-            record[f"{side}_rewrites"],
-            record[f"{other}_rewrites"],
-        )
+    """Per video and direction: (caption, opposite caption, its rewrites, the opposite's),
+    the captions stripped of the spaces some end with."""
+    for record in records:
+        for caption, opposite, own, others in caption_sides(record):
+            yield caption.strip(), opposite.strip(), own, others
 
 
 def published_pairs(records: Sequence[Mapping[str, Any]], *, opposite_rewrites: bool) -> list[Pair]:
@@ -271,8 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         *rule_pairs(tuning, tag, of_rewrites=False),
         *(
             Pair(m.caption, m.text, m.kind, int(m.label == REJECT))
-            for file in HAND_WRITTEN_FILES["tuning"]
-            for m in read_hand_written(file.path, name=file.name)
+            for m in split_hand_written("tuning")
         ),
     ]
     model, tokenizer, base_path = _load_base(args.base_model)

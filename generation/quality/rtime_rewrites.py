@@ -305,12 +305,15 @@ def read_videos(path: str | Path, split: str) -> list[Mapping[str, Any]]:
     return records[:TUNING_VIDEOS] if split == "tuning" else records[TUNING_VIDEOS:]
 
 
-def _sides(record: Mapping[str, Any]) -> Iterator[tuple[str, str, list[str]]]:
+def caption_sides(record: Mapping[str, Any]) -> Iterator[tuple[str, str, list[str], list[str]]]:
+    """Per direction of an RTime video: its caption, the other direction's (the *opposite*
+    caption), the caption's published rewrites and the opposite's, as the file has them."""
     for side, other in (("forward", "reverse"), ("reverse", "forward")):
         yield (
             record[f"{side}_captions"][0],
             record[f"{other}_captions"][0],
             record[f"{side}_rewrites"],
+            record[f"{other}_rewrites"],
         )
 
 
@@ -345,7 +348,7 @@ def rewrite_quality(
             "hand_written": len(hand_written),
         },
     )
-    sides = [side for record in chosen for side in _sides(record)]
+    sides = [side[:3] for record in chosen for side in caption_sides(record)]
     captions = [caption for caption, _, _ in sides]
     by_caption: dict[str, list[LabelledRewrite]] = {c: [] for c in captions}
     for caption, opposite, rewrites in sides:

@@ -555,8 +555,12 @@ def _stated_edges(
     for verb in doc:
         if verb.lemma_.lower() in ("follow", "precede") and verb.dep_ in ("advcl", "acl"):
             edges |= _followed(verb, events)
-    for done in (event for event in events if _perfect(event)):
-        edges.update((done.i, e.i) for e in events if not _perfect(e) and not _within(e, done))
+    perfect = [event for event in events if _perfect(event)]
+    done_before = {event.i for event in perfect}
+    for done in perfect:
+        edges.update(
+            (done.i, e.i) for e in events if e.i not in done_before and not _within(e, done)
+        )
     for noun, governor, marker in _nominal_events(doc):
         if marker in ("until", "till") and _negated(governor):
             marker = "after"
@@ -678,11 +682,7 @@ def _aside(token: Token) -> bool:
     mast, a man ties ...")."""
     if token.dep_ == "acl" or (token.dep_ == "relcl" and not _continuative(token)):
         return True
-    if (
-        token.dep_ in ("advcl", "xcomp")
-        and token.i < token.head.i
-        and any(c.dep_ == "aux" and c.lower_ == "to" for c in token.children)
-    ):
+    if _purpose(token) and token.i < token.head.i:
         return True
     if token.dep_ in ("advcl", "pcomp"):
         marker = _marker(token)
