@@ -263,7 +263,9 @@ case "${1:-}" in
     # the pinned stack (the import-layer contract is a test, tests/test_import_contract.py),
     # then the representative subset on the lowest supported versions.
     run_lint || exit 1
-    "$VENV/bin/python" -m pytest --durations=30  # the slowest listed, to keep CI short
+    # one worker per core, each test file on one worker (its module fixtures built once); the
+    # slowest tests listed, to keep CI short
+    "$VENV/bin/python" -m pytest -n auto --dist loadfile --durations=30
     run_lowest ;;
   test-lowest)
     shift; ensure_ffmpeg

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import collections
 import os
+import socket
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -99,8 +100,17 @@ def count_calls(monkeypatch: Any, wrapped: Sequence[tuple[str, Any, str]]) -> co
     return counted
 
 
+def free_port() -> int:
+    """A TCP port nothing listens on now: the launches of tests that run at once (pytest-xdist's
+    workers) each get their own rendezvous port instead of torchrun's one default, 29500."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def accelerate_launch(num_processes: int = 2) -> list[str]:
-    """The ``accelerate launch`` command line for ``num_processes`` local CPU processes."""
+    """The ``accelerate launch`` command line for ``num_processes`` local CPU processes, on a
+    rendezvous port of their own."""
     return [
         str(Path(sys.executable).with_name("accelerate")),
         "launch",
@@ -113,4 +123,6 @@ def accelerate_launch(num_processes: int = 2) -> list[str]:
         "no",
         "--dynamo_backend",
         "no",
+        "--main_process_port",
+        str(free_port()),
     ]

@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 import time
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from launch import free_port
 
 from foilkit.metrics import METRICS, metric_dir
 
@@ -55,12 +55,6 @@ def test_the_pins_are_mutually_consistent():
     assert tuple(map(int, WEB_STACK["fastapi"].split("."))) < (0, 100)
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 #: The Space's stack, as ``./dev.sh`` installs it (``ensure_metric_space``), never a test.
 SPACE_VENV = Path(
     os.environ.get(
@@ -87,7 +81,7 @@ def test_app_launches_and_answers_200(tmp_path: Path):
     shutil.copytree(
         metric_dir(name), space, symlinks=False, ignore=shutil.ignore_patterns("__pycache__")
     )
-    port = _free_port()
+    port = free_port()
     env = {
         **os.environ,
         "GRADIO_SERVER_PORT": str(port),
