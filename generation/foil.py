@@ -191,6 +191,16 @@ def foil_row(
     }
 
 
+def caption_rows(pairs: Iterable[tuple[Mapping[str, Any], Sequence[Foil]]]) -> list[dict[str, Any]]:
+    """A :func:`foil_row` for each input row (``{"id", "caption", "video"?}``) paired with
+    its foils; rows without foils are left out."""
+    return [
+        foil_row(str(record["id"]), record["caption"], foils, video_path=record.get("video"))
+        for record, foils in pairs
+        if foils
+    ]
+
+
 def row_foils(row: Mapping[str, Any]) -> list[Foil]:
     """The `Foil` objects of a row written by :func:`foil_row` (provenance parsed back)."""
     try:

@@ -1,38 +1,23 @@
 """The LLM foil pipelines' view of foilkit's one OpenAI-compatible client.
 
 VITATECS generates counterfactuals and RTime activity lists and caption rewrites with an LLM
-(GPT-3.5 in the papers). :class:`ChatClient` sends chat requests through
-:class:`foilkit.scorers.openai_client.ServedClient` (the client served scoring and the LLM judge
-use) to OpenAI or to any compatible endpoint (a local vLLM or Ollama server: set ``base_url`` and
-the model name), with
+(GPT-3.5 in the papers). :class:`ChatClient` sends chat requests to OpenAI or to any compatible
+endpoint (a local vLLM or Ollama server: set ``base_url`` and the model name) through
+:class:`foilkit.scorers.openai_client.ServedClient`, which runs them ``max_concurrency`` at a time
+with retries, bounds each request's time and reply, caches every reply on disk, redacts the key
+and counts tokens and cost (see its module). This module adds the pipelines' settings
+(:class:`LLMSettings`); the cache key of a request, the SHA-256 of its messages, the model and the
+sampling parameters (:func:`request_key`; the records written before the shared client are read
+as they are); a sampling seed per request, derived from the configured seed and the request
+(:func:`request_seed`), recorded with the reply; and what the stages account
+(:attr:`ChatClient.usage`; a reply without text is an answer, an empty text counted in
+:attr:`Usage.refusals`).
 
-* a bounded thread pool (``max_concurrency``) for many requests, results in request order;
-* retries with exponential backoff on rate limits (429), server errors (5xx), timeouts,
-  dropped connections and malformed replies (truncated JSON, no choices), honouring a server's
-  ``retry-after``;
-* an on-disk cache: one JSON file per request (the client's record), keyed by the SHA-256 of the
-  messages, the model and the sampling parameters (:func:`request_key`), written atomically as
-  each reply arrives, so a rerun costs nothing and a crash loses nothing that was already
-  answered; processes sharing it claim a request before sending it; the records this module
-  wrote before it used the shared client are read as they are;
-* a sampling seed per request, derived from the configured seed and the request
-  (:func:`request_seed`), sent where the API takes one and recorded with the reply;
-* token usage and a cost estimate (:attr:`ChatClient.usage`): what was billed, replies
-  retried as malformed too;
-* a total deadline per request (``timeout_s``: however slowly a reply trickles) and a bound on
-  a reply's size (``max_reply_bytes``: past it the request fails, not retried);
-* the configured key, and anything key-shaped, redacted from every message, parked reply and
-  text (:func:`foilkit.scorers.retry.redact`): ``<output>.run.json`` is meant to be shared.
-
-A reply without text (``content: null``: a refusal, a content filter, a tool call) is an answer,
-an empty text (counted in :attr:`Usage.refusals`), cached like any other: never asked again.
-
-A reply that still cannot be parsed after the retries raises :class:`LLMResponseError` naming
-the request key and holding the reply; requests that were answered stay cached. A stage that
-must finish with the rest asks :meth:`ChatClient.complete_many` to *park* such failures: each is
-recorded (:attr:`ChatClient.failures`: key, error, reply), counted in :attr:`ChatClient.usage`,
-and answered with an empty :class:`Completion` (``failed``); it is not cached, so a rerun asks
-again.
+A request that fails for good raises :class:`LLMResponseError` or :class:`LLMRequestError`
+naming its key; the answered ones stay cached. A stage that must finish with the rest asks
+:meth:`ChatClient.complete_many` to *park* such failures: each is recorded
+(:attr:`ChatClient.failures`: key, error, reply), counted in :attr:`ChatClient.usage`, and
+answered with an empty :class:`Completion` (``failed``), not cached, so a rerun asks again.
 """
 
 from __future__ import annotations
@@ -231,7 +216,7 @@ REPLY_EXCERPT = 2000  # characters of a failed request's reply kept in its recor
 #: A request that failed for good (``key``, ``reply``), as the shared client raises it: the
 #: server's reply never usable (:class:`LLMResponseError`), or an HTTP error, retries exhausted,
 #: no key (:class:`LLMRequestError`).
-_RequestFailed, LLMResponseError, LLMRequestError = RequestFailed, ResponseError, RequestError
+LLMResponseError, LLMRequestError = ResponseError, RequestError
 
 
 def request_key(messages: Sequence[Mapping[str, str]], config: LLMSettings) -> str:
@@ -343,13 +328,20 @@ class ChatClient:
         order, is raised, unless ``park``: each failed request is then recorded in
         :attr:`failures` and answered with an empty, ``failed`` :class:`Completion`.
         """
+        from tqdm.auto import tqdm
+
         keys = [request_key(_check_messages(messages), self.config) for messages in requests]
         first_of_key: dict[str, int] = {}
         for index, key in enumerate(keys):
             first_of_key.setdefault(key, index)
         unique = sorted(first_of_key.values())
         results: dict[int, Completion | BaseException] = {}
-        bar = _progress_bar(len(unique), enabled=progress, model=self.config.model)
+        bar = tqdm(
+            total=len(unique),
+            desc=f"LLM {self.config.model}",
+            unit="request",
+            disable=not progress or not unique,
+        )
         with ThreadPoolExecutor(max_workers=self.config.max_concurrency) as pool:
             futures = {pool.submit(self.complete, requests[index]): index for index in unique}
             for future in as_completed(futures):
@@ -369,19 +361,3 @@ class ChatClient:
             logger.error("%d of %d requests failed; raising the first", len(failures), len(unique))
             raise failures[0]
         return [results[first_of_key[key]] for key in keys]  # type: ignore[misc]
-
-
-class _NoProgress:
-    def update(self, count: int) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
-
-def _progress_bar(total: int, *, enabled: bool, model: str) -> Any:
-    if not enabled or total == 0:
-        return _NoProgress()
-    from tqdm.auto import tqdm
-
-    return tqdm(total=total, desc=f"LLM {model}", unit="request")

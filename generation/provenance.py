@@ -42,15 +42,8 @@ RECORD_FORMAT = f"{GENERATION_RECORD}1"
 RECORD_SUFFIX = ".run.json"
 
 #: Distributions whose versions decide what a generation run produces.
-PACKAGES = (
-    "foilkit",
-    "torch",
-    "transformers",
-    "sentence-transformers",
-    "spacy",
-    "datasets",
-    "numpy",
-    "openai",
+PACKAGES = tuple(
+    "foilkit torch transformers sentence-transformers spacy datasets numpy openai".split()
 )
 
 _DISTRIBUTION_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")

@@ -14,6 +14,7 @@ Every stage writes the one foils output (:func:`foilkit.generation.foil.write_fo
 from __future__ import annotations
 
 import argparse
+import functools
 import random
 from pathlib import Path
 
@@ -162,19 +163,11 @@ def _verb_foil_maker(args: argparse.Namespace, nlp):
 
 def _person_id(args: argparse.Namespace, rng: random.Random) -> int:
     from foilkit.generation.contrast.person_id import person_id_swap
-    from foilkit.generation.foil import foil_row, write_foils
+    from foilkit.generation.foil import caption_rows, write_foils
 
-    rows = []
-    for record in read_jsonl(args.captions, required=("id", "caption", "characters")):
-        foils = person_id_swap(
-            record["caption"], record["characters"], rng=rng, swap_probability=args.swap_probability
-        )
-        if foils:
-            rows.append(
-                foil_row(
-                    str(record["id"]), record["caption"], foils, video_path=record.get("video")
-                )
-            )
+    records = read_jsonl(args.captions, required=("id", "caption", "characters"))
+    swap = functools.partial(person_id_swap, rng=rng, swap_probability=args.swap_probability)
+    rows = caption_rows((r, swap(r["caption"], r["characters"])) for r in records)
     write_foils(args.output, rows, run_record(args, "contrast", inputs={"captions": args.captions}))
     print(f"wrote {len(rows)} rows to {args.output}")
     return 0

@@ -41,7 +41,7 @@ from foilkit.generation.cli_io import (
     run_record,
     write_rows,
 )
-from foilkit.generation.provenance import record_path
+from foilkit.generation.provenance import RunRecord, record_path
 
 if TYPE_CHECKING:
     from foilkit.generation.rtime.captions import CaptionRow
@@ -112,33 +112,39 @@ def _prompt(args: argparse.Namespace, default: str):
     return load_prompt(args.prompt or default)
 
 
-def _llm(client) -> dict[str, Any]:
+def _record(
+    args: argparse.Namespace,
+    client,
+    inputs: dict[str, Any],
+    results: dict[str, Any],
+    *,
+    models: dict[str, Any] | None = None,
+    prompts: dict[str, Any] | None = None,
+) -> RunRecord:
+    """An LLM stage's run record: the LLM beside ``models``, and ``results`` with the account
+    of its requests: usage (requests, retries, failures...) and the requests parked as failed
+    (key, error, reply)."""
     from foilkit.generation.provenance import llm_ref
 
-    return {"llm": llm_ref(client.config)}
-
-
-def _llm_results(client) -> dict[str, Any]:
-    """The run record's account of the LLM requests: usage (requests, retries, failures...) and
-    the requests parked as failed (key, error, reply)."""
-    return {
-        "llm_usage": client.usage.to_record(),
-        "llm_failures": [failure.to_record() for failure in client.failures],
-    }
+    return run_record(
+        args,
+        "rtime",
+        inputs=inputs,
+        models={"llm": llm_ref(client.config), **(models or {})},
+        prompts=prompts,
+        results={
+            **results,
+            "llm_usage": client.usage.to_record(),
+            "llm_failures": [failure.to_record() for failure in client.failures],
+        },
+    )
 
 
 def _record_failure(args: argparse.Namespace, client, inputs: dict[str, Any]):
     """A stage's run record written when it fails: the error and the LLM requests so far."""
 
     def write(facts: dict[str, Any]) -> None:
-        record = run_record(
-            args,
-            "rtime",
-            inputs=inputs,
-            models=_llm(client),
-            results={**facts, **_llm_results(client)},
-        )
-        record.write(record_path(args.output))
+        _record(args, client, inputs, facts).write(record_path(args.output))
 
     return recorded_on_failure(write, client)
 
@@ -303,7 +309,8 @@ def _expand(args: argparse.Namespace) -> int:
     known = read_activity_pairs(args.seeds)
     client = _client(args)
     template = _prompt(args, EXPANSION_PROMPT)
-    with _record_failure(args, client, {"seeds": args.seeds or SEED_ACTIVITY_PAIRS}):
+    inputs = {"seeds": args.seeds or SEED_ACTIVITY_PAIRS}
+    with _record_failure(args, client, inputs):
         expansion = expand_activity_pairs(
             client,
             known,
@@ -317,21 +324,14 @@ def _expand(args: argparse.Namespace) -> int:
     candidates: list[tuple[bool | None, Any]] = [(True, pair) for pair in known]
     candidates += [(None, pair) for pair in expansion.pairs]
     write_curation(candidates, args.output)
-    record = run_record(
-        args,
-        "rtime",
-        inputs={"seeds": args.seeds or SEED_ACTIVITY_PAIRS},
-        models=_llm(client),
-        prompts={"expansion": template},
-        results={
-            "known_pairs": len(known),
-            "new_pairs": len(expansion.pairs),
-            "repeated_pairs": expansion.repeated,
-            "unreadable_lines": [list(item) for item in expansion.unreadable],
-            "invalid_pairs": [list(item) for item in expansion.invalid],
-            **_llm_results(client),
-        },
-    )
+    results = {
+        "known_pairs": len(known),
+        "new_pairs": len(expansion.pairs),
+        "repeated_pairs": expansion.repeated,
+        "unreadable_lines": [list(item) for item in expansion.unreadable],
+        "invalid_pairs": [list(item) for item in expansion.invalid],
+    }
+    record = _record(args, client, inputs, results, prompts={"expansion": template})
     record.write(record_path(args.output))
     print(
         f"{len(expansion.pairs)} new pairs ({expansion.repeated} repeated, "
@@ -373,20 +373,13 @@ def _enrich(args: argparse.Namespace) -> int:
             client, pairs, objects=args.objects, template=template, park=True
         )
     write_curation([(None, phrase) for phrase in enrichment.phrases], args.output)
-    record = run_record(
-        args,
-        "rtime",
-        inputs={"pairs": args.pairs},
-        models=_llm(client),
-        prompts={"enrichment": template},
-        results={
-            "pairs": len(pairs),
-            "phrases": len(enrichment.phrases),
-            "unreadable_lines": [list(item) for item in enrichment.unreadable],
-            "activities_with_fewer_objects": [list(item) for item in enrichment.short],
-            **_llm_results(client),
-        },
-    )
+    results = {
+        "pairs": len(pairs),
+        "phrases": len(enrichment.phrases),
+        "unreadable_lines": [list(item) for item in enrichment.unreadable],
+        "activities_with_fewer_objects": [list(item) for item in enrichment.short],
+    }
+    record = _record(args, client, {"pairs": args.pairs}, results, prompts={"enrichment": template})
     record.write(record_path(args.output))
     print(
         f"{len(enrichment.phrases)} phrases for {len(pairs)} pairs -> {args.output}; fill in "
@@ -504,26 +497,16 @@ def _rewrite(args: argparse.Namespace) -> int:
         plot_similarity(report, args.plot)
     temporal = rewrite_filter.lexicon is not None
     parsed = temporal or rewrite_filter.order_parser is not None
-    record = run_record(
-        args,
-        "rtime",
-        inputs={
-            "input": args.input,
-            "temporal_words": rewrite_filter.lexicon.source if temporal else None,
-        },
-        models={
-            **_llm(client),
-            "sentence": args.sentence_model,
-            "spacy": args.spacy if parsed else None,
-        },
-        prompts={"rewrite": template},
-        results={
-            "report": report,
-            "unreadable_lines": {r.id: list(r.unreadable) for r in results if r.unreadable},
-            **_llm_results(client),
-            **facts,
-        },
-    )
+    inputs = {
+        "input": args.input,
+        "temporal_words": rewrite_filter.lexicon.source if temporal else None,
+    }
+    facts |= {
+        "report": report,
+        "unreadable_lines": {r.id: list(r.unreadable) for r in results if r.unreadable},
+    }
+    models = {"sentence": args.sentence_model, "spacy": args.spacy if parsed else None}
+    record = _record(args, client, inputs, facts, models=models, prompts={"rewrite": template})
     count = write_rows(out_rows, args.output, record)
     for other in (args.rtime_json, args.plot):  # each file the stage wrote has its record
         if other:

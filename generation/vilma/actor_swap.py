@@ -74,57 +74,17 @@ _PREPOSITIONS = {"with", "without"}
 #: person's description ("the individual dressed in white in the kitchen"); attached to the
 #: person alone it says where the action happens ("talks to a man in the yard"), except for
 #: "on" ("a ninja on the left", "the man on the horse").
-_PLACES = {
-    "in",
-    "on",
-    "at",
-    "near",
-    "inside",
-    "beside",
-    "behind",
-    "by",
-    "under",
-    "above",
-    "around",
-}
+_PLACES = frozenset("in on at near inside beside behind by under above around".split())
 _RELATIVE_PRONOUNS = {"who", "whom", "whose", "that"}
-_PARTICIPLES = {
-    "wearing",
-    "dressed",
-    "attired",
-    "clad",
-    "holding",
-    "carrying",
-    "lying",
-    "standing",
-    "sitting",
-    "seated",
-    "covered",
-    "armed",
-    "donning",
-    "sporting",
-}
+_PARTICIPLES = frozenset(
+    "wearing dressed attired clad holding carrying lying standing sitting seated covered "
+    "armed donning sporting".split()
+)
 #: Heads of "with" phrases that say how something is done, not who the person is.
-_MANNERS = {
-    "expression",
-    "concern",
-    "suspicion",
-    "interest",
-    "fear",
-    "anger",
-    "anxiety",
-    "joy",
-    "surprise",
-    "care",
-    "ease",
-    "force",
-    "strength",
-    "difficulty",
-    "determination",
-    "caution",
-    "curiosity",
-    "smile",
-}
+_MANNERS = frozenset(
+    "expression concern suspicion interest fear anger anxiety joy surprise care ease "
+    "force strength difficulty determination caution curiosity smile".split()
+)
 #: Words that end a "with" phrase ("with her hair *up*", "with the chest piece *on*").
 _PARTICLES = {"up", "down", "on", "off", "out", "open"}
 _QUANTITIES = {"group", "couple", "pair", "crowd", "team", "bunch", "few", "number", "lot"}
@@ -138,29 +98,8 @@ _VIEWER = {"you", "your", "yourself", "yourselves", "i", "me", "we", "us", "myse
 #: talking with"): a swap keeps the meaning. Verbs with a direct object ("hugs", "embraces") are
 #: not here: who holds whom shows in the video, and ViLMA publishes those swaps as foils.
 RECIPROCAL_VERBS = frozenset(
-    {
-        "fight",
-        "argue",
-        "chat",
-        "talk",
-        "converse",
-        "dance",
-        "wrestle",
-        "shake",
-        "quarrel",
-        "spar",
-        "compete",
-        "flirt",
-        "speak",
-        "collide",
-        "struggle",
-        "box",
-        "scuffle",
-        "brawl",
-        "joke",
-        "agree",
-        "disagree",
-    }
+    "fight argue chat talk converse dance wrestle shake quarrel spar compete flirt speak "
+    "collide struggle box scuffle brawl joke agree disagree".split()
 )
 _PLURAL_PRONOUNS = {"they", "them", "we", "us", "you"}
 _NOMINATIVE = {"him": "he", "her": "she", "them": "they", "me": "I", "us": "we"}
@@ -169,27 +108,12 @@ _SINGULAR_TO_PLURAL = {"is": "are", "was": "were", "has": "have", "does": "do"}
 _PLURAL_TO_SINGULAR = {plural: singular for singular, plural in _SINGULAR_TO_PLURAL.items()}
 #: Third-person pronouns by (gender or "plural", grammatical form).
 _PRONOUNS = {
-    "male": {
-        "subject": "he",
-        "object": "him",
-        "determiner": "his",
-        "possessive": "his",
-        "reflexive": "himself",
-    },
-    "female": {
-        "subject": "she",
-        "object": "her",
-        "determiner": "her",
-        "possessive": "hers",
-        "reflexive": "herself",
-    },
-    "plural": {
-        "subject": "they",
-        "object": "them",
-        "determiner": "their",
-        "possessive": "theirs",
-        "reflexive": "themselves",
-    },
+    kind: dict(zip(("subject", "object", "determiner", "possessive", "reflexive"), forms.split()))
+    for kind, forms in (
+        ("male", "he him his his himself"),
+        ("female", "she her her hers herself"),
+        ("plural", "they them their theirs themselves"),
+    )
 }
 _PRONOUN_FEATURES = {word: kind for kind, forms in _PRONOUNS.items() for word in forms.values()}
 #: What may follow a main verb the tagger took for a noun ("stares *ahead*", "smiles *at*").

@@ -469,28 +469,16 @@ def _captions(args: argparse.Namespace) -> list[dict[str, Any]]:
 
 def _actor_swap(args: argparse.Namespace) -> list[dict[str, Any]]:
     from foilkit.builders.spacy_pipeline import load_spacy
-    from foilkit.generation.foil import foil_row
+    from foilkit.generation.foil import caption_rows
     from foilkit.generation.vilma.actor_swap import actor_swap
 
-    nlp, rows = load_spacy(args.spacy), []
-    for record in _captions(args):
-        foils = actor_swap(record["caption"], nlp=nlp)
-        if foils:
-            rows.append(
-                foil_row(
-                    str(record["id"]), record["caption"], foils, video_path=record.get("video")
-                )
-            )
-    return rows
+    nlp = load_spacy(args.spacy)
+    return caption_rows((r, actor_swap(r["caption"], nlp=nlp)) for r in _captions(args))
 
 
 def _filters(args: argparse.Namespace) -> list[Callable]:
     """The NLI and grammaticality filters the options ask for, in ViLMA's order."""
-    filters: list[Callable] = []
-    if args.nli:
-        from foilkit.generation.nli import NLIFilter, load_nli_model
-
-        filters.append(NLIFilter(load_nli_model(args.nli), model_id=args.nli, policy="vilma"))
+    filters = _nli_filter(args)
     if args.cola:
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
@@ -509,10 +497,19 @@ def _filters(args: argparse.Namespace) -> list[Callable]:
     return filters
 
 
+def _nli_filter(args: argparse.Namespace) -> list[Callable]:
+    """ViLMA's NLI filter when ``--nli`` names a model (else none)."""
+    if not args.nli:
+        return []
+    from foilkit.generation.nli import NLIFilter, load_nli_model
+
+    return [NLIFilter(load_nli_model(args.nli), model_id=args.nli, policy="vilma")]
+
+
 def _spatial(args: argparse.Namespace) -> list[dict[str, Any]]:
     from transformers import AutoTokenizer, T5ForConditionalGeneration
 
-    from foilkit.generation.foil import foil_row
+    from foilkit.generation.foil import caption_rows
     from foilkit.generation.vilma.spatial import spatial_foils
 
     records = _captions(args)
@@ -524,11 +521,9 @@ def _spatial(args: argparse.Namespace) -> list[dict[str, Any]]:
         filters=_filters(args),
         top_k=args.top_k,
     )
-    return [
-        foil_row(str(r["id"]), r["caption"], [foil], video_path=r.get("video"))
-        for r, foil in zip(records, chosen, strict=True)
-        if foil is not None
-    ]
+    return caption_rows(
+        (r, [] if foil is None else [foil]) for r, foil in zip(records, chosen, strict=True)
+    )
 
 
 def _load_masked_lm(spec: str):
@@ -550,7 +545,7 @@ def _load_masked_lm(spec: str):
 
 def _masked_lm(args: argparse.Namespace) -> list[dict[str, Any]]:
     from foilkit.builders.spacy_pipeline import load_spacy
-    from foilkit.generation.foil import foil_row
+    from foilkit.generation.foil import caption_rows
     from foilkit.generation.infill import FILL_MASK_TOP_K
     from foilkit.generation.vilma.masked_lm import (
         PROFICIENCY_ROLES,
@@ -565,10 +560,10 @@ def _masked_lm(args: argparse.Namespace) -> list[dict[str, Any]]:
         args.role = PROFICIENCY_ROLES[args.test] if args.test else "argument"
     nlp, filters = load_spacy(args.spacy), _filters(args)
     models: Sequence = [_load_masked_lm(spec) for spec in args.mlm]
-    rows = []
-    for record in _captions(args):
+
+    def chosen(caption: str) -> list[Foil]:
         foils = masked_lm_foils(
-            record["caption"],
+            caption,
             models,
             nlp=nlp,
             role=args.role,
@@ -578,16 +573,10 @@ def _masked_lm(args: argparse.Namespace) -> list[dict[str, Any]]:
         )
         if not args.all_foils and args.cola:
             best = best_foil(foils)
-            foils = [best] if best is not None else []
-        elif not args.all_foils:
-            foils = foils[:1]
-        if foils:
-            rows.append(
-                foil_row(
-                    str(record["id"]), record["caption"], foils, video_path=record.get("video")
-                )
-            )
-    return rows
+            return [best] if best is not None else []
+        return foils if args.all_foils else foils[:1]
+
+    return caption_rows((r, chosen(r["caption"])) for r in _captions(args))
 
 
 def _rare_actions_columns() -> dict[str, Any]:
@@ -618,11 +607,7 @@ def _rare_actions(args: argparse.Namespace) -> list[dict[str, Any]]:
         }
         args.mlm = list(paper[args.replace])
     models = [_load_masked_lm(spec) for spec in args.mlm]
-    filters: list[Callable] = []
-    if args.nli:
-        from foilkit.generation.nli import NLIFilter, load_nli_model
-
-        filters.append(NLIFilter(load_nli_model(args.nli), model_id=args.nli, policy="vilma"))
+    filters = _nli_filter(args)
     if args.replace == "action":
         filters.append(
             rare_actions.ActionExclusionFilter(load_spacy(args.spacy), args.excluded_actions)

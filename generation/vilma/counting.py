@@ -52,29 +52,10 @@ ANNOTATION_FPS = 30.0  # ViLMA's normalize_annotations.py rescales QUVA's frames
 WINDOWS_PER_VIDEO = 10  # ViLMA: 1000 items per subtest // 100 QUVA videos
 SECONDS_DECIMALS = 4  # ViLMA's convert2seconds.py rounds the seconds to four places
 
-_SPELLED = [
-    "zero",
-    "one",
-    "two",
-    "three",
-    "four",
-    "five",
-    "six",
-    "seven",
-    "eight",
-    "nine",
-    "ten",
-    "eleven",
-    "twelve",
-    "thirteen",
-    "fourteen",
-    "fifteen",
-    "sixteen",
-    "seventeen",
-    "eighteen",
-    "nineteen",
-    "twenty",
-]
+_SPELLED = (
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty"
+).split()
 
 
 def spell_number(number: int) -> str:

@@ -55,18 +55,7 @@ PAPER_OBJECT_MODELS = (
 # words that take "some" ("some hair", "some eggs"), verbs whose object it pluralises ("washing
 # some apples") and verbs written with their preposition ("drilling into a wall").
 PLURALISED_NOUNS = ("clothe", "corn", "cucumber", "flower", "pepper", "spoon")
-SOME_NOUNS = (
-    "carrots",
-    "clothes",
-    "corn",
-    "cucumbers",
-    "eggs",
-    "flowers",
-    "hair",
-    "peppers",
-    "shoes",
-    "spoons",
-)
+SOME_NOUNS = tuple("carrots clothes corn cucumbers eggs flowers hair peppers shoes spoons".split())
 PLURALISING_VERBS = ("wash",)
 VERB_PHRASES = {"drill": "drill into"}
 

@@ -20,9 +20,7 @@ each run in ``<loop>/iterations/<k>/<stage>.run.json``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -256,10 +254,9 @@ def _finalize(args: argparse.Namespace, loop) -> int:
     return failed_requests_status(args, result["failures"], rerun="finalize")
 
 
-@contextlib.contextmanager
 def _recorded_on_failure(
     args: argparse.Namespace, loop, stage: str, client, *, path: Path | None = None
-) -> Iterator[None]:
+):
     """Run a stage; if it fails, write its run record anyway (the error, the LLM requests,
     retries and failures so far) before the error goes on."""
     from foilkit.generation.cli_io import recorded_on_failure
@@ -268,8 +265,7 @@ def _recorded_on_failure(
     def write(facts: dict) -> None:
         _record(args, loop, stage, {**facts, **stages.llm_facts(client)}, path=path)
 
-    with recorded_on_failure(write, client):
-        yield
+    return recorded_on_failure(write, client)
 
 
 def _record(

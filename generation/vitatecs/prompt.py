@@ -152,13 +152,8 @@ def load_aspects(path: str | os.PathLike | None = None) -> dict[str, AspectSpec]
     missing = [aspect for aspect in ASPECTS if aspect not in entries]
     if unknown or missing:
         raise ValueError(f"{path}: unknown aspect(s) {unknown}, missing aspect(s) {missing}")
-    fields = (
-        "name",
-        "question",
-        "instruction",
-        "definition",
-        "positive_patterns",
-        "negative_patterns",
+    fields = tuple(
+        "name question instruction definition positive_patterns negative_patterns".split()
     )
     specs = {}
     for aspect in ASPECTS:

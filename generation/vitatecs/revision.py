@@ -24,16 +24,9 @@ from foilkit.generation.vitatecs.exemplars import INVALID, NA, LabelledPair
 from foilkit.generation.vitatecs.generate import ACCEPTED, Candidate
 from foilkit.generation.vitatecs.prompt import AspectSpec
 
-REVISION_COLUMNS = (
-    "id",
-    "caption",
-    "counterfactual",
-    "target_aspect",
-    "filter_label",
-    "filter_margin",
-    "aspect_definition",
-    "label",
-    "note",
+REVISION_COLUMNS = tuple(
+    "id caption counterfactual target_aspect filter_label filter_margin aspect_definition label "
+    "note".split()
 )
 #: What annotators may write in ``label`` (besides an aspect), and what it means.
 LABEL_ALIASES = {INVALID: INVALID, "negative": INVALID, NA: NA, "n/a": NA, "skip": "", "": ""}

@@ -24,58 +24,23 @@ from typing import Protocol
 
 from foilkit.generation.wordnet import load_wordnet
 
-# Groups of interchangeable words found in video captions; every word maps to the others.
-BUILTIN_SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = (
-    ("man", "guy", "gentleman"),
-    ("men", "guys", "gentlemen"),
-    ("woman", "lady"),
-    ("women", "ladies"),
-    ("person", "individual", "someone"),
-    ("people", "persons", "folks"),
-    ("boy", "lad"),
-    ("kid", "child"),
-    ("kids", "children"),
-    ("car", "automobile", "vehicle"),
-    ("cars", "automobiles", "vehicles"),
-    ("road", "street"),
-    ("video", "clip", "footage"),
-    ("talking", "speaking"),
-    ("talks", "speaks"),
-    ("talk", "speak"),
-    ("shows", "displays"),
-    ("showing", "displaying"),
-    ("big", "large"),
-    ("small", "little", "tiny"),
-    ("quickly", "rapidly", "fast"),
-    ("slowly", "gradually"),
-    ("home", "house"),
-    ("stage", "platform"),
-    ("shirt", "top"),
-    ("photo", "picture", "photograph"),
-    ("photos", "pictures", "photographs"),
-    ("film", "movie"),
-    ("song", "tune"),
-    ("food", "dish"),
-    ("kitchen", "cookhouse"),
-    ("dog", "puppy", "hound"),
-    ("cat", "kitty"),
-    ("ball", "sphere"),
-    ("group", "bunch"),
-    ("crowd", "audience"),
-    ("room", "chamber"),
-    ("begins", "starts"),
-    ("beginning", "starting"),
-    ("near", "close to"),
-    ("large", "huge"),
-    ("tv", "television"),
-    ("cartoon", "animation"),
-    ("game", "match"),
-    ("field", "pitch"),
-    ("pan", "skillet"),
-    ("beautiful", "pretty"),
-    ("old", "elderly"),
-    ("young", "youthful"),
-    ("happy", "cheerful"),
+# Groups of interchangeable words found in video captions ("word/word/..."); every word maps to
+# the others.
+BUILTIN_SYNONYM_GROUPS: tuple[tuple[str, ...], ...] = tuple(
+    tuple(group.split("/"))
+    for group in (
+        "man/guy/gentleman, men/guys/gentlemen, woman/lady, women/ladies, "
+        "person/individual/someone, people/persons/folks, boy/lad, kid/child, kids/children, "
+        "car/automobile/vehicle, cars/automobiles/vehicles, road/street, video/clip/footage, "
+        "talking/speaking, talks/speaks, talk/speak, shows/displays, showing/displaying, "
+        "big/large, small/little/tiny, quickly/rapidly/fast, slowly/gradually, home/house, "
+        "stage/platform, shirt/top, photo/picture/photograph, photos/pictures/photographs, "
+        "film/movie, song/tune, food/dish, kitchen/cookhouse, dog/puppy/hound, cat/kitty, "
+        "ball/sphere, group/bunch, crowd/audience, room/chamber, begins/starts, "
+        "beginning/starting, near/close to, large/huge, tv/television, cartoon/animation, "
+        "game/match, field/pitch, pan/skillet, beautiful/pretty, old/elderly, young/youthful, "
+        "happy/cheerful"
+    ).split(", ")
 )
 
 _WORD = re.compile(r"[A-Za-z]+(?:'[a-z]+)?")

@@ -9,6 +9,7 @@ import pytest
 from foilkit.generation.foil import (
     PROVENANCE_COLUMN,
     Foil,
+    caption_rows,
     foil_row,
     foils_dataset,
     row_foils,
@@ -77,6 +78,23 @@ def test_foil_row_needs_explicit_type_for_mixed_foils():
     assert foil_row("x", "c", foils, foil_type="mixed")["foil_type"] == "mixed"
     with pytest.raises(ValueError, match="no foils"):
         foil_row("x", "c", [])
+
+
+@pytest.mark.parametrize(
+    ("record", "foils", "expected"),
+    [
+        ({"id": 7, "caption": "A man runs", "video": "v.mp4"}, [_foil("A woman runs")], "7"),
+        ({"id": "a", "caption": "A man runs"}, [_foil("A woman runs"), _foil("A girl runs")], "a"),
+        ({"id": "b", "caption": "A man runs"}, [], None),
+    ],
+)
+def test_caption_rows_are_foil_rows_of_the_input_rows_with_foils(record, foils, expected):
+    rows = caption_rows([(record, foils)])
+    if expected is None:
+        assert rows == []
+        return
+    video = record.get("video")
+    assert rows == [foil_row(expected, record["caption"], foils, video_path=video)]
 
 
 def test_unique_foils_drops_duplicates_and_the_caption():

@@ -12,7 +12,9 @@ from foilkit.generation.calibration.wordnet_verb_senses import (
     write_verb_senses,
 )
 from foilkit.generation.contrast.lexicon import (
+    BUILTIN_VERB_ANTONYMS,
     WORDNET_VERB_SENSES_FILE,
+    BuiltinVerbLexicon,
     WordNetVerbSenses,
     read_wordnet_verb_index,
     shared_synsets,
@@ -23,6 +25,7 @@ from foilkit.generation.contrast.verb_phrases import (
     inconsistent_foils,
 )
 from foilkit.generation.foil import Foil
+from foilkit.generation.vitatecs.synonyms import BUILTIN_SYNONYM_GROUPS, BuiltinSynonyms
 
 
 @pytest.fixture(scope="module")
@@ -131,3 +134,27 @@ def test_the_filter_rejects_wordnet_synonyms(
         assert checked == []
     else:
         assert len(checked) == 1 and checked[0].filter_scores["synonym"] == 0
+
+
+@pytest.mark.parametrize(
+    ("lemma", "antonyms"),
+    [
+        ("open", {"close"}),
+        ("close", {"open"}),
+        ("turn on", {"turn off"}),
+        ("descend", {"climb", "ascend"}),
+        ("remove", {"add", "insert"}),
+    ],
+)
+def test_the_builtin_antonyms_are_lemma_pairs_both_ways(lemma, antonyms):
+    assert all(len(pair) == 2 and all(pair) for pair in BUILTIN_VERB_ANTONYMS)
+    assert BuiltinVerbLexicon().antonyms(lemma) == antonyms
+
+
+@pytest.mark.parametrize(
+    ("word", "synonyms"),
+    [("near", ["close to"]), ("man", ["guy", "gentleman"]), ("large", ["big", "huge"])],
+)
+def test_the_builtin_synonym_groups_map_each_word_to_the_others(word, synonyms):
+    assert all(len(group) >= 2 and all(group) for group in BUILTIN_SYNONYM_GROUPS)
+    assert BuiltinSynonyms().synonyms(word) == synonyms
