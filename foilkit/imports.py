@@ -16,14 +16,10 @@ Sources (a file, or a folder of files; the format of each detected from its cont
   the row of that video, aspect and question.
 - ``lmms-eval-samples``: lmms-eval 0.7's ``--log_samples`` files of the TempCompass, VITATECS,
   TemporalBench, TOMATO and Vinoground tasks (:data:`LMMS_EVAL_TASKS`); an item is the row its
-  document names (TempCompass: ``video_id``, ``dim``, ``question``; VITATECS: source dataset,
-  video and question, the options in lmms-eval's own order; TemporalBench: ``idx``; TOMATO:
-  reasoning and demonstration type, question and options, and the video where the file keeps
-  it; Vinoground: the pair's ``index``, each of its four questions one answer), its recorded
-  prompt the request's text (``input``). lmms-eval 0.7.3 writes the document itself out of the file
-  (``EvaluationTracker.save_results_samples`` pops ``doc`` and ``arguments``): its fields are
-  read where the task's ``process_results`` logged them beside the answer, or from ``doc``
-  where a file keeps it (:func:`_sample_key`).
+  document names (:data:`KEYINGS`), its recorded prompt the request's text (``input``). lmms-eval
+  0.7.3 writes the document itself out of the file: its fields are read where the task's
+  ``process_results`` logged them beside the answer, or from ``doc`` where a file keeps it
+  (:func:`_sample_key`).
 - ``jsonl``: one ``{"id": ..., "answer": ...}`` per line (``prompt``, optional: the question the
   model was asked, compared with foilkit's ``prompt`` for the row), for any benchmark.
 
@@ -81,12 +77,10 @@ NO_ANSWER = "no imported answer"
 #: The failure cause of rows an answer names together (TOMATO: the same question and options on
 #: several videos of one kind, where lmms-eval's saved sample names no video): not guessed.
 AMBIGUOUS = "imported answer names several rows"
-#: TempCompass' published task files by stem -> foilkit config.
+#: TempCompass' published task files by stem -> foilkit config (``multi-choice``: ``multi_choice``).
 _TEMPCOMPASS_TASKS = {
-    "multi-choice": "multi_choice",
-    "yes_no": "yes_no",
-    "caption_matching": "caption_matching",
-    "captioning": "captioning",
+    stem: stem.replace("-", "_")
+    for stem in ("multi-choice", "yes_no", "caption_matching", "captioning")
 }
 
 
@@ -365,10 +359,7 @@ def _lines(path: Path) -> Iterator[tuple[str, str]]:
 #: lmms-eval's task names (the ``<task>`` of ``<date>_samples_<task>.jsonl``) -> the foilkit
 #: config its documents are and how its samples name them (a :data:`KEYINGS` name).
 LMMS_EVAL_TASKS = {
-    "tempcompass_multi_choice": ("multi_choice", "tempcompass"),
-    "tempcompass_yes_no": ("yes_no", "tempcompass"),
-    "tempcompass_caption_matching": ("caption_matching", "tempcompass"),
-    "tempcompass_captioning": ("captioning", "tempcompass"),
+    **{f"tempcompass_{task}": (task, "tempcompass") for task in _TEMPCOMPASS_TASKS.values()},
     **{f"vitatecs_{aspect}": (aspect, "lmms-eval-vitatecs") for aspect in VITATECS_ASPECTS},
     "temporalbench_short_qa": ("short_qa", "lmms-eval-temporalbench"),
     "tomato": ("all", "lmms-eval-tomato"),
@@ -715,28 +706,19 @@ def _score_config(
         shown, matched, asked, generations, verdicts, strict=True
     ):
         parts = {part: item for part, (_, item) in match.items()} if match != AMBIGUOUS else {}
-        prompt = None if "" not in parts else parts[""].prompt
         if set(parts) - {""}:
-            missing = [part for part in VINOGROUND_PARTS if part not in parts]
-            if missing:
-                cause = f"{NO_ANSWER} to {', '.join(missing)}"
-                records.append(_failed(row["id"], cause, NO_ANSWER))
-                recorded.append(None)
-                differs.append(False)
-                continue
             record, prompt, differ = _vinoground_record(row, parts, parser, segments or {})
-            records.append(record)
-            recorded.append(prompt)
-            differs.append(differ)
-            continue
+        elif parts:
+            prompt = parts[""].prompt
+            differ = prompt is not None and prompt != request.question
+            scored = read_answers(request.texts, answer, parser, request.answers, verdict)
+            record = _record(row["id"], {"main": scored})
+        else:
+            error = AMBIGUOUS if match == AMBIGUOUS else NO_ANSWER
+            record, prompt, differ = _record(row["id"], error=error), None, False
+        records.append(record)
         recorded.append(prompt)
-        differs.append(prompt is not None and prompt != request.question)
-        if not parts:
-            cause = AMBIGUOUS if match == AMBIGUOUS else NO_ANSWER
-            records.append(_failed(row["id"], cause))
-            continue
-        scored = read_answers(request.texts, answer, parser, request.answers, verdict)
-        records.append(_record(row["id"], {"main": scored}))
+        differs.append(differ)
     rows = scores_dataset(records, groups, "probability", data)
     rows = rows.add_column("imported_prompt", recorded)
     rows = rows.add_column("imported_prompt_differs", differs)
@@ -767,9 +749,16 @@ def _score_config(
     return result, rows
 
 
-def _record(row_id: str, scored: Mapping[str, Any]) -> dict[str, Any]:
-    """A scored row's record from each group's :class:`~foilkit.scorers.requests.TextScores`
-    (its scores, details and answers as read)."""
+def _record(
+    row_id: str,
+    scored: Mapping[str, Any] | None = None,
+    error: str | None = None,
+    cause: str | None = None,
+) -> dict[str, Any]:
+    """A row's record: a scored row's from each group's
+    :class:`~foilkit.scorers.requests.TextScores` (its scores, details and answers as read), a
+    failed row's its ``error`` and the cause it is counted under (default: that error)."""
+    scored = scored or {}
     return {
         "id": row_id,
         "scores": {group: list(found.scores) for group, found in scored.items()},
@@ -777,7 +766,8 @@ def _record(row_id: str, scored: Mapping[str, Any]) -> dict[str, Any]:
             group: {k: list(v) for k, v in found.details.items()} for group, found in scored.items()
         },
         "frame_indices": None,
-        "error": None,
+        "error": error,
+        "error_cause": cause or error,
         "answers": {group: [asdict(a) for a in found.answers] for group, found in scored.items()},
     }
 
@@ -787,7 +777,7 @@ def _vinoground_record(
     parts: Mapping[str, Imported],
     parser: Any,
     segments: Mapping[str, Any],
-) -> tuple[dict[str, Any], str, bool]:
+) -> tuple[dict[str, Any], str | None, bool]:
     """A Vinoground pair's record from lmms-eval's four answers (:data:`VINOGROUND_PARTS`), as
     foilkit's own run of the pair fills it, each question asked once in lmms-eval's order: the
     text question about each video scores the two captions (``main``: the video, with the
@@ -796,10 +786,15 @@ def _vinoground_record(
     naming the video, ``foil_video_question``: the foil video; the segment that shows the
     caption's own video is ``vinoground_videoscore.json``'s ``GT``). Also the prompts asked
     (joined) and whether one differs from foilkit's question (the same options in the same
-    order). A sample whose categories or captions are not the row's is an error naming it."""
+    order). A sample whose categories or captions are not the row's is an error naming it; a
+    pair short of one of its four answers fails with :data:`NO_ANSWER`."""
     from foilkit.scorers.generate import read_answers
     from foilkit.scorers.requests import Generations, TextScores
 
+    missing = [part for part in VINOGROUND_PARTS if part not in parts]
+    if missing:
+        cause = f"{NO_ANSWER} to {', '.join(missing)}"
+        return _record(row["id"], error=cause, cause=NO_ANSWER), None, False
     captions = (row["caption"], row["foils"][0])
     for item in parts.values():
         logged = list(item.logged["categories"]) if item.logged else None
@@ -876,15 +871,3 @@ def _request(row: Mapping[str, Any], keyed: str | None = None) -> Any:
         answers=labels,
         reference=reference if all(reference) else None,
     )
-
-
-def _failed(row_id: str, error: str, cause: str | None = None) -> dict[str, Any]:
-    """A failed row's record: its ``error`` and the cause it is counted under (that error)."""
-    return {
-        "id": row_id,
-        "scores": {},
-        "details": {},
-        "frame_indices": None,
-        "error": error,
-        "error_cause": cause or error,
-    }
