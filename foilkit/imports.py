@@ -222,14 +222,6 @@ KEYINGS = {
 }
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def source_files(source: str | os.PathLike) -> list[Path]:
     """The answer files of ``source``: the file itself, or every ``.json``/``.jsonl`` below a
     folder, sorted."""
@@ -507,7 +499,7 @@ def import_answers(
     started, started_at = time.monotonic(), now()
     spec = get_benchmark(benchmark)
     files = source_files(source)
-    answers: list[tuple[str, Imported]] = []
+    answers: list[Imported] = []
     provenance = []
     for path in files:
         fmt = detect_format(path)
@@ -520,11 +512,12 @@ def import_answers(
                 f"{path}:1: these are {title} answers ({fmt}), not {spec.name}'s: "
                 f"pass --benchmark {other}"
             )
-        answers += [(fmt, item) for item in read]
+        answers += read
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()  # detect_format read it whole too
         provenance.append(
-            {"file": os.fspath(path), "sha256": sha256(path), "format": fmt, **producer(path, fmt)}
+            {"file": os.fspath(path), "sha256": digest, "format": fmt, **producer(path, fmt)}
         )
-    named = sorted({item.config for _, item in answers if item.config is not None})
+    named = sorted({item.config for item in answers if item.config is not None})
     configs = list(spec.configs_for(config or named or None, judge=judge is not None))
     folder = RunFolder(Path(out_dir))
     check_folder(folder.root, RUN)
@@ -532,39 +525,29 @@ def import_answers(
         raise FileExistsError(
             f"{folder.root} already holds an evaluation; pass --overwrite or choose another --out"
         )
-    loaded, matched, used = {}, {}, set()
+    splits, used = {}, set()
     for name in configs:
-        loaded[name] = load_benchmark_split(
+        split = load_benchmark_split(
             spec, name, dataset=dataset, annotations=annotations, on_missing="keep"
         )
-        mine = [
-            (n, fmt, item) for n, (fmt, item) in enumerate(answers) if item.config in (None, name)
-        ]
-        matched[name], named = _match(loaded[name].data, mine)
-        used |= named
+        mine = [(n, item) for n, item in enumerate(answers) if item.config in (None, name)]
+        matched, named = _match(split.data, mine)
+        splits[name], used = (split, matched), used | named
     segments = None
-    video_question = next((item for _, item in answers if item.part.endswith("_video")), None)
+    video_question = next((item for item in answers if item.part.endswith("_video")), None)
     if video_question is not None:
         segments = vinoground_segments(annotations, video_question.where)
-    stray = next((item for n, (_, item) in enumerate(answers) if n not in used), None)
+    stray = next((item for n, item in enumerate(answers) if n not in used), None)
     if stray is not None:
         raise AnswerFileError(
             f"{stray.where}: no {spec.name} item {stray.key!r} in "
             f"{', '.join(configs)} (an answer to an item the benchmark does not have)"
         )
+    bootstrap = Bootstrap(n_resamples, bootstrap_seed)
     results, scores = {}, {}
-    for name in configs:
+    for name, (split, matched) in splits.items():
         results[name], scores[name] = _score_config(
-            spec,
-            name,
-            loaded[name],
-            matched[name],
-            provenance,
-            n_resamples,
-            bootstrap_seed,
-            judge,
-            judge_cache,
-            segments,
+            spec, name, split, matched, provenance, bootstrap, judge, judge_cache, segments
         )
     (replace_folder if overwrite else claim_folder)(folder.root, RUN)
     model = label or Path(files[0]).parent.name
@@ -578,7 +561,7 @@ def import_answers(
         protocol=None,
         dataset=None if dataset is None else os.fspath(dataset),
         split=spec.split,
-        bootstrap=Bootstrap(n_resamples, bootstrap_seed),
+        bootstrap=bootstrap,
         configs=results,
         invocation=run_invocation(command_line, started, started_at),
         units=UNITS,
@@ -621,20 +604,20 @@ def vinoground_segments(annotations: str | os.PathLike | None, where: str) -> di
 
 
 def _match(
-    data: Any, answers: Sequence[tuple[int, str, Imported]]
+    data: Any, answers: Sequence[tuple[int, Imported]]
 ) -> tuple[list[dict[str, tuple[int, Imported]] | str], set[int]]:
     """Per row of ``data``, the answers (their number and themselves, by :attr:`Imported.part`)
     that name its item, by the source's own fields (the answer's :data:`KEYINGS` naming), or
     :data:`AMBIGUOUS` where the answers' naming fits several rows (none is guessed); and the
     numbers of the answers that name a row. Two answers to one item are an error naming both
     (to a naming several rows share: more answers than those rows)."""
-    keyings = {name: KEYINGS[name] for name in sorted({item.keyed for _, _, item in answers})}
+    keyings = {name: KEYINGS[name] for name in sorted({item.keyed for _, item in answers})}
     columns = {column for keying in keyings.values() for column in keying.columns}
     shown = data.select_columns([c for c in data.column_names if c in columns])
     keys = [[(name, *keying.row(row)) for name, keying in keyings.items()] for row in shown]
     shared = Counter(key for row_keys in keys for key in row_keys)
     by_key: dict[tuple[Any, ...], list[tuple[int, Imported]]] = {}
-    for number, _, item in answers:
+    for number, item in answers:
         found = by_key.setdefault((item.keyed, *item.key, item.part), [])
         found.append((number, item))
         if len(found) > max(1, shared[(item.keyed, *item.key)]):
@@ -663,11 +646,10 @@ def _score_config(
     loaded: Any,
     matched: Sequence[dict[str, tuple[int, Imported]] | str],
     provenance: list[dict[str, Any]],
-    n_resamples: int,
-    seed: int,
-    judge_settings: Any = None,
-    judge_cache: str | None = None,
-    segments: Mapping[str, Any] | None = None,
+    bootstrap: Bootstrap,
+    judge_settings: Any,
+    judge_cache: str | None,
+    segments: Mapping[str, Any] | None,
 ) -> tuple[ConfigResults, Any]:
     """One config's results from the answers matched to its rows (``matched``, per row: by
     part, or why none is), and its per-sample rows: each answer read by the config's paper
@@ -742,7 +724,9 @@ def _score_config(
     )
     result = ConfigResults(
         num_rows=data.num_rows,
-        metrics=compute_metrics(spec, config, rows, None, n_resamples=n_resamples, seed=seed),
+        metrics=compute_metrics(
+            spec, config, rows, None, n_resamples=bootstrap.n_resamples, seed=bootstrap.seed
+        ),
         coverage=Coverage.of(data.num_rows, dropped, failed, causes),
         score=ScoringRun.from_record(json.loads(json.dumps(record.to_record(), default=str))),
     )
