@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from statistics import NormalDist
 from typing import Any
 
@@ -272,10 +272,12 @@ def _trinomial(k: int, size: int, b: float, a: float) -> np.ndarray:
         return np.exp(np.where(inside, log, -np.inf))
 
 
-def _paired_states(size: int, b: float, a: float, copy: float) -> tuple[np.ndarray, ...]:
-    """The outcomes of a video of ``size`` items (items only B gets right, only A gets right)
-    and their probabilities: each item takes the video's shared outcome with probability
-    ``copy``, else one of its own."""
+def _paired_states(
+    size: int, b: float, a: float, copy: float
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The outcomes of a video of ``size`` items (items only B gets right, ``b_only``, only A,
+    ``a_only``, and the difference, ``total``) and their probabilities: each item takes the
+    video's shared outcome with probability ``copy``, else one of its own."""
     grid = np.zeros((size + 1, size + 1))
     for copied, weight in enumerate(binomial_pmf(size, copy).tolist()):
         if weight == 0:
@@ -285,19 +287,22 @@ def _paired_states(size: int, b: float, a: float, copy: float) -> tuple[np.ndarr
         grid[copied:, :] += weight * b * own[: size + 1 - copied, :]
         grid[:, copied:] += weight * a * own[:, : size + 1 - copied]
     plus, minus = np.nonzero(grid > 0)
-    return plus, minus, grid[plus, minus] / grid[plus, minus].sum()
+    outcomes = {"total": plus - minus, "b_only": plus, "a_only": minus}
+    return outcomes, grid[plus, minus] / grid[plus, minus].sum()
 
 
-def _versus_states(size: int, accuracy: float, copy: float) -> tuple[np.ndarray, np.ndarray]:
-    """The items right in a video of ``size`` items and their probabilities (shared outcome
-    with probability ``copy`` per item, as :func:`_paired_states`)."""
+def _versus_states(
+    size: int, accuracy: float, copy: float
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The items right in a video of ``size`` items (``total``) and their probabilities (shared
+    outcome with probability ``copy`` per item, as :func:`_paired_states`)."""
     pmf = np.zeros(size + 1)
     for copied, weight in enumerate(binomial_pmf(size, copy).tolist()):
         own = binomial_pmf(size - copied, accuracy)
         pmf[: size + 1 - copied] += weight * (1 - accuracy) * own
         pmf[copied:] += weight * accuracy * own
     right = np.nonzero(pmf > 0)[0]
-    return right, pmf[right] / pmf[right].sum()
+    return {"total": right}, pmf[right] / pmf[right].sum()
 
 
 def _simulated_sums(
@@ -339,11 +344,7 @@ def simulated_paired_power(
     b_rate, a_rate = _paired_rates(discordance, effect)
     copy = _root_icc(icc)
     sizes = np.asarray(sizes, dtype=np.int64)
-
-    def states(size: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        plus, minus, probabilities = _paired_states(size, b_rate, a_rate, copy)
-        return {"total": plus - minus, "b_only": plus, "a_only": minus}, probabilities
-
+    states = partial(_paired_states, b=b_rate, a=a_rate, copy=copy)
     sums = _simulated_sums(sizes, states, simulations, seed)
     cluster = _wald_rejects(sums, sizes, 0.0, alpha)
     b_total, a_total = sums["b_only"].astype(np.int64), sums["a_only"].astype(np.int64)
@@ -371,11 +372,7 @@ def simulated_versus_power(
         raise ValueError(f"null={null!r} + effect={effect!r} must be an accuracy in [0, 1]")
     copy = _root_icc(icc)
     sizes = np.asarray(sizes, dtype=np.int64)
-
-    def states(size: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        right, probabilities = _versus_states(size, accuracy, copy)
-        return {"total": right}, probabilities
-
+    states = partial(_versus_states, accuracy=accuracy, copy=copy)
     sums = _simulated_sums(sizes, states, simulations, seed)
     cluster = _wald_rejects(sums, sizes, null, alpha)
     low, high = binomial_critical(int(sizes.sum()), null, alpha)
