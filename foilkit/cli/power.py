@@ -23,7 +23,7 @@ import logging
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -332,7 +332,7 @@ def _with_icc(q: power.Question, credit: np.ndarray, items: Items) -> power.Ques
         return q
     effect = power.Resampled.of(credit, items.cluster).design_effect
     icc = min(0.95, max(0.0, (effect - 1) / (weighted - 1)))
-    return power.Question(q.alpha, q.power, q.effect, icc, q.simulations, q.seed)
+    return replace(q, icc=icc)
 
 
 def before_figures(args: argparse.Namespace, q: power.Question) -> tuple[str, list[dict[str, Any]]]:
