@@ -153,10 +153,8 @@ def _temporalbench_asked(row: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
 def _tomato_asked(row: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
     """lmms-eval's ``tomato`` prompt for ``row`` (its options in the published order, lettered
     as TOMATO letters them) and the letters of the caption and the foils."""
-    return lmms_eval_tomato_prompt(row["question"], row["options"]), (
-        row["caption_answer"],
-        *row["foil_answers"],
-    )
+    labels = (row["caption_answer"], *row["foil_answers"])
+    return lmms_eval_tomato_prompt(row["question"], row["options"]), labels
 
 
 def _tomato_question(row: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -409,11 +407,9 @@ def _sample_key(keyed: str, sample: Mapping[str, Any]) -> tuple[Any, ...]:
     """The key (in the naming ``keyed``) of the document an lmms-eval sample answers, from its
     ``doc`` where the file keeps it (the sample as ``evaluator._process_document_results``
     builds it), else from the record the task's ``process_results`` logged beside the answer
-    (lmms-eval 0.7.3's saved files: ``save_results_samples`` drops ``doc``): TempCompass'
-    ``avg_accuracy`` (``video_id``, ``dim``, ``question``), VITATECS' ``accuracy``
-    (``src_dataset``, ``video_id``: the document's ``video_name``, ``question``),
-    TemporalBench's ``temporalbench_score`` (the whole document, ``item``: its ``idx``); TOMATO's
-    and Vinoground's: :func:`_tomato_sample`, :func:`_vinoground_sample`."""
+    (``save_results_samples`` drops ``doc``; VITATECS' record names the document's
+    ``video_name`` ``video_id``). TOMATO's and Vinoground's: :func:`_tomato_sample`,
+    :func:`_vinoground_sample`."""
     doc = sample.get("doc")
     if keyed == "lmms-eval-temporalbench":
         fields = doc if isinstance(doc, dict) else sample["temporalbench_score"]["item"]
