@@ -289,17 +289,14 @@ def producer(path: Path, fmt: str) -> dict[str, Any]:
 
 def _is_tempcompass(data: Mapping[str, Any]) -> bool:
     """Whether ``data`` is ``{video: {aspect: [{"question", "prediction"}, ...]}}``."""
-    for by_aspect in list(data.values())[:1]:
-        if not isinstance(by_aspect, dict):
-            return False
-        for items in list(by_aspect.values())[:1]:
-            return (
-                isinstance(items, list)
-                and bool(items)
-                and isinstance(items[0], dict)
-                and {"question", "prediction"} <= set(items[0])
-            )
-    return False
+    by_aspect = next(iter(data.values()), None)
+    items = next(iter(by_aspect.values()), None) if isinstance(by_aspect, dict) else None
+    return (
+        isinstance(items, list)
+        and bool(items)
+        and isinstance(items[0], dict)
+        and {"question", "prediction"} <= set(items[0])
+    )
 
 
 def read_tempcompass(path: Path) -> Iterator[Imported]:

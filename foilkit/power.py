@@ -240,9 +240,9 @@ def _wald_rejects(
     set, from its sums over clusters (:func:`_simulated_sums`) of the cluster totals ``T``
     (``total``), of ``T**2`` (``square``) and of ``size * T`` (``weighted``)."""
     n, clusters = sizes.sum(), sizes.size
-    mean = sums["total"] / n
-    spread = sums["square"] - 2 * mean * sums["weighted"]
-    spread = spread + mean**2 * (sizes.astype(np.float64) ** 2).sum()
+    total, square, weighted = sums["total"], sums["square"], sums["weighted"]
+    mean = total / n
+    spread = square - 2 * mean * weighted + mean**2 * (sizes.astype(np.float64) ** 2).sum()
     variance = clusters / max(clusters - 1, 1) * np.maximum(spread, 0.0) / n**2
     gap = np.abs(mean - null)
     with np.errstate(divide="ignore", invalid="ignore"):
