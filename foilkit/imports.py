@@ -16,14 +16,10 @@ Sources (a file, or a folder of files; the format of each detected from its cont
   the row of that video, aspect and question.
 - ``lmms-eval-samples``: lmms-eval 0.7's ``--log_samples`` files of the TempCompass, VITATECS,
   TemporalBench, TOMATO and Vinoground tasks (:data:`LMMS_EVAL_TASKS`); an item is the row its
-  document names (TempCompass: ``video_id``, ``dim``, ``question``; VITATECS: source dataset,
-  video and question, the options in lmms-eval's own order; TemporalBench: ``idx``; TOMATO:
-  reasoning and demonstration type, question and options, and the video where the file keeps
-  it; Vinoground: the pair's ``index``, each of its four questions one answer), its recorded
-  prompt the request's text (``input``). lmms-eval 0.7.3 writes the document itself out of the file
-  (``EvaluationTracker.save_results_samples`` pops ``doc`` and ``arguments``): its fields are
-  read where the task's ``process_results`` logged them beside the answer, or from ``doc``
-  where a file keeps it (:func:`_sample_key`).
+  document names (:data:`KEYINGS`), its recorded prompt the request's text (``input``). lmms-eval
+  0.7.3 writes the document itself out of the file: its fields are read where the task's
+  ``process_results`` logged them beside the answer, or from ``doc`` where a file keeps it
+  (:func:`_sample_key`).
 - ``jsonl``: one ``{"id": ..., "answer": ...}`` per line (``prompt``, optional: the question the
   model was asked, compared with foilkit's ``prompt`` for the row), for any benchmark.
 
@@ -81,12 +77,10 @@ NO_ANSWER = "no imported answer"
 #: The failure cause of rows an answer names together (TOMATO: the same question and options on
 #: several videos of one kind, where lmms-eval's saved sample names no video): not guessed.
 AMBIGUOUS = "imported answer names several rows"
-#: TempCompass' published task files by stem -> foilkit config.
+#: TempCompass' published task files by stem -> foilkit config (``multi-choice``: ``multi_choice``).
 _TEMPCOMPASS_TASKS = {
-    "multi-choice": "multi_choice",
-    "yes_no": "yes_no",
-    "caption_matching": "caption_matching",
-    "captioning": "captioning",
+    stem: stem.replace("-", "_")
+    for stem in ("multi-choice", "yes_no", "caption_matching", "captioning")
 }
 
 
@@ -159,10 +153,8 @@ def _temporalbench_asked(row: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
 def _tomato_asked(row: Mapping[str, Any]) -> tuple[str, tuple[str, ...]]:
     """lmms-eval's ``tomato`` prompt for ``row`` (its options in the published order, lettered
     as TOMATO letters them) and the letters of the caption and the foils."""
-    return lmms_eval_tomato_prompt(row["question"], row["options"]), (
-        row["caption_answer"],
-        *row["foil_answers"],
-    )
+    labels = (row["caption_answer"], *row["foil_answers"])
+    return lmms_eval_tomato_prompt(row["question"], row["options"]), labels
 
 
 def _tomato_question(row: Mapping[str, Any]) -> tuple[Any, ...]:
@@ -226,14 +218,6 @@ KEYINGS = {
         "vinoground", ("id",), lambda row: (str(row["id"]),), parts=VINOGROUND_PARTS
     ),
 }
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def source_files(source: str | os.PathLike) -> list[Path]:
@@ -305,17 +289,14 @@ def producer(path: Path, fmt: str) -> dict[str, Any]:
 
 def _is_tempcompass(data: Mapping[str, Any]) -> bool:
     """Whether ``data`` is ``{video: {aspect: [{"question", "prediction"}, ...]}}``."""
-    for by_aspect in list(data.values())[:1]:
-        if not isinstance(by_aspect, dict):
-            return False
-        for items in list(by_aspect.values())[:1]:
-            return (
-                isinstance(items, list)
-                and bool(items)
-                and isinstance(items[0], dict)
-                and {"question", "prediction"} <= set(items[0])
-            )
-    return False
+    by_aspect = next(iter(data.values()), None)
+    items = next(iter(by_aspect.values()), None) if isinstance(by_aspect, dict) else None
+    return (
+        isinstance(items, list)
+        and bool(items)
+        and isinstance(items[0], dict)
+        and {"question", "prediction"} <= set(items[0])
+    )
 
 
 def read_tempcompass(path: Path) -> Iterator[Imported]:
@@ -365,10 +346,7 @@ def _lines(path: Path) -> Iterator[tuple[str, str]]:
 #: lmms-eval's task names (the ``<task>`` of ``<date>_samples_<task>.jsonl``) -> the foilkit
 #: config its documents are and how its samples name them (a :data:`KEYINGS` name).
 LMMS_EVAL_TASKS = {
-    "tempcompass_multi_choice": ("multi_choice", "tempcompass"),
-    "tempcompass_yes_no": ("yes_no", "tempcompass"),
-    "tempcompass_caption_matching": ("caption_matching", "tempcompass"),
-    "tempcompass_captioning": ("captioning", "tempcompass"),
+    **{f"tempcompass_{task}": (task, "tempcompass") for task in _TEMPCOMPASS_TASKS.values()},
     **{f"vitatecs_{aspect}": (aspect, "lmms-eval-vitatecs") for aspect in VITATECS_ASPECTS},
     "temporalbench_short_qa": ("short_qa", "lmms-eval-temporalbench"),
     "tomato": ("all", "lmms-eval-tomato"),
@@ -426,11 +404,9 @@ def _sample_key(keyed: str, sample: Mapping[str, Any]) -> tuple[Any, ...]:
     """The key (in the naming ``keyed``) of the document an lmms-eval sample answers, from its
     ``doc`` where the file keeps it (the sample as ``evaluator._process_document_results``
     builds it), else from the record the task's ``process_results`` logged beside the answer
-    (lmms-eval 0.7.3's saved files: ``save_results_samples`` drops ``doc``): TempCompass'
-    ``avg_accuracy`` (``video_id``, ``dim``, ``question``), VITATECS' ``accuracy``
-    (``src_dataset``, ``video_id``: the document's ``video_name``, ``question``),
-    TemporalBench's ``temporalbench_score`` (the whole document, ``item``: its ``idx``); TOMATO's
-    and Vinoground's: :func:`_tomato_sample`, :func:`_vinoground_sample`."""
+    (``save_results_samples`` drops ``doc``; VITATECS' record names the document's
+    ``video_name`` ``video_id``). TOMATO's and Vinoground's: :func:`_tomato_sample`,
+    :func:`_vinoground_sample`."""
     doc = sample.get("doc")
     if keyed == "lmms-eval-temporalbench":
         fields = doc if isinstance(doc, dict) else sample["temporalbench_score"]["item"]
@@ -516,7 +492,7 @@ def import_answers(
     started, started_at = time.monotonic(), now()
     spec = get_benchmark(benchmark)
     files = source_files(source)
-    answers: list[tuple[str, Imported]] = []
+    answers: list[Imported] = []
     provenance = []
     for path in files:
         fmt = detect_format(path)
@@ -529,11 +505,12 @@ def import_answers(
                 f"{path}:1: these are {title} answers ({fmt}), not {spec.name}'s: "
                 f"pass --benchmark {other}"
             )
-        answers += [(fmt, item) for item in read]
+        answers += read
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()  # detect_format read it whole too
         provenance.append(
-            {"file": os.fspath(path), "sha256": sha256(path), "format": fmt, **producer(path, fmt)}
+            {"file": os.fspath(path), "sha256": digest, "format": fmt, **producer(path, fmt)}
         )
-    named = sorted({item.config for _, item in answers if item.config is not None})
+    named = sorted({item.config for item in answers if item.config is not None})
     configs = list(spec.configs_for(config or named or None, judge=judge is not None))
     folder = RunFolder(Path(out_dir))
     check_folder(folder.root, RUN)
@@ -541,39 +518,29 @@ def import_answers(
         raise FileExistsError(
             f"{folder.root} already holds an evaluation; pass --overwrite or choose another --out"
         )
-    loaded, matched, used = {}, {}, set()
+    splits, used = {}, set()
     for name in configs:
-        loaded[name] = load_benchmark_split(
+        split = load_benchmark_split(
             spec, name, dataset=dataset, annotations=annotations, on_missing="keep"
         )
-        mine = [
-            (n, fmt, item) for n, (fmt, item) in enumerate(answers) if item.config in (None, name)
-        ]
-        matched[name], named = _match(loaded[name].data, mine)
-        used |= named
+        mine = [(n, item) for n, item in enumerate(answers) if item.config in (None, name)]
+        matched, named = _match(split.data, mine)
+        splits[name], used = (split, matched), used | named
     segments = None
-    video_question = next((item for _, item in answers if item.part.endswith("_video")), None)
+    video_question = next((item for item in answers if item.part.endswith("_video")), None)
     if video_question is not None:
         segments = vinoground_segments(annotations, video_question.where)
-    stray = next((item for n, (_, item) in enumerate(answers) if n not in used), None)
+    stray = next((item for n, item in enumerate(answers) if n not in used), None)
     if stray is not None:
         raise AnswerFileError(
             f"{stray.where}: no {spec.name} item {stray.key!r} in "
             f"{', '.join(configs)} (an answer to an item the benchmark does not have)"
         )
+    bootstrap = Bootstrap(n_resamples, bootstrap_seed)
     results, scores = {}, {}
-    for name in configs:
+    for name, (split, matched) in splits.items():
         results[name], scores[name] = _score_config(
-            spec,
-            name,
-            loaded[name],
-            matched[name],
-            provenance,
-            n_resamples,
-            bootstrap_seed,
-            judge,
-            judge_cache,
-            segments,
+            spec, name, split, matched, provenance, bootstrap, judge, judge_cache, segments
         )
     (replace_folder if overwrite else claim_folder)(folder.root, RUN)
     model = label or Path(files[0]).parent.name
@@ -587,7 +554,7 @@ def import_answers(
         protocol=None,
         dataset=None if dataset is None else os.fspath(dataset),
         split=spec.split,
-        bootstrap=Bootstrap(n_resamples, bootstrap_seed),
+        bootstrap=bootstrap,
         configs=results,
         invocation=run_invocation(command_line, started, started_at),
         units=UNITS,
@@ -630,20 +597,20 @@ def vinoground_segments(annotations: str | os.PathLike | None, where: str) -> di
 
 
 def _match(
-    data: Any, answers: Sequence[tuple[int, str, Imported]]
+    data: Any, answers: Sequence[tuple[int, Imported]]
 ) -> tuple[list[dict[str, tuple[int, Imported]] | str], set[int]]:
     """Per row of ``data``, the answers (their number and themselves, by :attr:`Imported.part`)
     that name its item, by the source's own fields (the answer's :data:`KEYINGS` naming), or
     :data:`AMBIGUOUS` where the answers' naming fits several rows (none is guessed); and the
     numbers of the answers that name a row. Two answers to one item are an error naming both
     (to a naming several rows share: more answers than those rows)."""
-    keyings = {name: KEYINGS[name] for name in sorted({item.keyed for _, _, item in answers})}
+    keyings = {name: KEYINGS[name] for name in sorted({item.keyed for _, item in answers})}
     columns = {column for keying in keyings.values() for column in keying.columns}
     shown = data.select_columns([c for c in data.column_names if c in columns])
     keys = [[(name, *keying.row(row)) for name, keying in keyings.items()] for row in shown]
     shared = Counter(key for row_keys in keys for key in row_keys)
     by_key: dict[tuple[Any, ...], list[tuple[int, Imported]]] = {}
-    for number, _, item in answers:
+    for number, item in answers:
         found = by_key.setdefault((item.keyed, *item.key, item.part), [])
         found.append((number, item))
         if len(found) > max(1, shared[(item.keyed, *item.key)]):
@@ -672,11 +639,10 @@ def _score_config(
     loaded: Any,
     matched: Sequence[dict[str, tuple[int, Imported]] | str],
     provenance: list[dict[str, Any]],
-    n_resamples: int,
-    seed: int,
-    judge_settings: Any = None,
-    judge_cache: str | None = None,
-    segments: Mapping[str, Any] | None = None,
+    bootstrap: Bootstrap,
+    judge_settings: Any,
+    judge_cache: str | None,
+    segments: Mapping[str, Any] | None,
 ) -> tuple[ConfigResults, Any]:
     """One config's results from the answers matched to its rows (``matched``, per row: by
     part, or why none is), and its per-sample rows: each answer read by the config's paper
@@ -715,28 +681,19 @@ def _score_config(
         shown, matched, asked, generations, verdicts, strict=True
     ):
         parts = {part: item for part, (_, item) in match.items()} if match != AMBIGUOUS else {}
-        prompt = None if "" not in parts else parts[""].prompt
         if set(parts) - {""}:
-            missing = [part for part in VINOGROUND_PARTS if part not in parts]
-            if missing:
-                cause = f"{NO_ANSWER} to {', '.join(missing)}"
-                records.append(_failed(row["id"], cause, NO_ANSWER))
-                recorded.append(None)
-                differs.append(False)
-                continue
             record, prompt, differ = _vinoground_record(row, parts, parser, segments or {})
-            records.append(record)
-            recorded.append(prompt)
-            differs.append(differ)
-            continue
+        elif parts:
+            prompt = parts[""].prompt
+            differ = prompt is not None and prompt != request.question
+            scored = read_answers(request.texts, answer, parser, request.answers, verdict)
+            record = _record(row["id"], {"main": scored})
+        else:
+            error = AMBIGUOUS if match == AMBIGUOUS else NO_ANSWER
+            record, prompt, differ = _record(row["id"], error=error), None, False
+        records.append(record)
         recorded.append(prompt)
-        differs.append(prompt is not None and prompt != request.question)
-        if not parts:
-            cause = AMBIGUOUS if match == AMBIGUOUS else NO_ANSWER
-            records.append(_failed(row["id"], cause))
-            continue
-        scored = read_answers(request.texts, answer, parser, request.answers, verdict)
-        records.append(_record(row["id"], {"main": scored}))
+        differs.append(differ)
     rows = scores_dataset(records, groups, "probability", data)
     rows = rows.add_column("imported_prompt", recorded)
     rows = rows.add_column("imported_prompt_differs", differs)
@@ -760,16 +717,25 @@ def _score_config(
     )
     result = ConfigResults(
         num_rows=data.num_rows,
-        metrics=compute_metrics(spec, config, rows, None, n_resamples=n_resamples, seed=seed),
+        metrics=compute_metrics(
+            spec, config, rows, None, n_resamples=bootstrap.n_resamples, seed=bootstrap.seed
+        ),
         coverage=Coverage.of(data.num_rows, dropped, failed, causes),
         score=ScoringRun.from_record(json.loads(json.dumps(record.to_record(), default=str))),
     )
     return result, rows
 
 
-def _record(row_id: str, scored: Mapping[str, Any]) -> dict[str, Any]:
-    """A scored row's record from each group's :class:`~foilkit.scorers.requests.TextScores`
-    (its scores, details and answers as read)."""
+def _record(
+    row_id: str,
+    scored: Mapping[str, Any] | None = None,
+    error: str | None = None,
+    cause: str | None = None,
+) -> dict[str, Any]:
+    """A row's record: a scored row's from each group's
+    :class:`~foilkit.scorers.requests.TextScores` (its scores, details and answers as read), a
+    failed row's its ``error`` and the cause it is counted under (default: that error)."""
+    scored = scored or {}
     return {
         "id": row_id,
         "scores": {group: list(found.scores) for group, found in scored.items()},
@@ -777,7 +743,8 @@ def _record(row_id: str, scored: Mapping[str, Any]) -> dict[str, Any]:
             group: {k: list(v) for k, v in found.details.items()} for group, found in scored.items()
         },
         "frame_indices": None,
-        "error": None,
+        "error": error,
+        "error_cause": cause or error,
         "answers": {group: [asdict(a) for a in found.answers] for group, found in scored.items()},
     }
 
@@ -787,7 +754,7 @@ def _vinoground_record(
     parts: Mapping[str, Imported],
     parser: Any,
     segments: Mapping[str, Any],
-) -> tuple[dict[str, Any], str, bool]:
+) -> tuple[dict[str, Any], str | None, bool]:
     """A Vinoground pair's record from lmms-eval's four answers (:data:`VINOGROUND_PARTS`), as
     foilkit's own run of the pair fills it, each question asked once in lmms-eval's order: the
     text question about each video scores the two captions (``main``: the video, with the
@@ -796,10 +763,15 @@ def _vinoground_record(
     naming the video, ``foil_video_question``: the foil video; the segment that shows the
     caption's own video is ``vinoground_videoscore.json``'s ``GT``). Also the prompts asked
     (joined) and whether one differs from foilkit's question (the same options in the same
-    order). A sample whose categories or captions are not the row's is an error naming it."""
+    order). A sample whose categories or captions are not the row's is an error naming it; a
+    pair short of one of its four answers fails with :data:`NO_ANSWER`."""
     from foilkit.scorers.generate import read_answers
     from foilkit.scorers.requests import Generations, TextScores
 
+    missing = [part for part in VINOGROUND_PARTS if part not in parts]
+    if missing:
+        cause = f"{NO_ANSWER} to {', '.join(missing)}"
+        return _record(row["id"], error=cause, cause=NO_ANSWER), None, False
     captions = (row["caption"], row["foils"][0])
     for item in parts.values():
         logged = list(item.logged["categories"]) if item.logged else None
@@ -876,15 +848,3 @@ def _request(row: Mapping[str, Any], keyed: str | None = None) -> Any:
         answers=labels,
         reference=reference if all(reference) else None,
     )
-
-
-def _failed(row_id: str, error: str, cause: str | None = None) -> dict[str, Any]:
-    """A failed row's record: its ``error`` and the cause it is counted under (that error)."""
-    return {
-        "id": row_id,
-        "scores": {},
-        "details": {},
-        "frame_indices": None,
-        "error": error,
-        "error_cause": cause or error,
-    }

@@ -34,9 +34,9 @@ numpy only (the binomial tails are summed from exact log-probabilities).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from statistics import NormalDist
 from typing import Any
 
@@ -210,10 +210,6 @@ def binomial_power(n: int, null: float, effect: float, alpha: float = DEFAULT_AL
     return float(min(1.0, pmf[(x <= low) | (x >= high)].sum()))
 
 
-def _z(alpha: float) -> float:
-    return NormalDist().inv_cdf(1 - alpha / 2)
-
-
 def t_critical(alpha: float, clusters: int) -> float:
     """The two-sided critical value of Student's t with ``clusters - 1`` degrees of freedom: the
     small-sample reference of a cluster-robust Wald test (with few videos, the normal one
@@ -227,7 +223,7 @@ def t_critical(alpha: float, clusters: int) -> float:
         return math.tan(math.pi * (p - 0.5))
     if df == 2:
         return (2 * p - 1) / math.sqrt(2 * p * (1 - p))
-    x = _z(alpha)
+    x = NormalDist().inv_cdf(p)
     terms = (
         (x**3 + x) / 4,
         (5 * x**5 + 16 * x**3 + 3 * x) / 96,
@@ -238,17 +234,13 @@ def t_critical(alpha: float, clusters: int) -> float:
 
 
 def _wald_rejects(
-    total: np.ndarray,
-    square: np.ndarray,
-    weighted: np.ndarray,
-    sizes: np.ndarray,
-    null: float,
-    alpha: float,
+    sums: Mapping[str, np.ndarray], sizes: np.ndarray, null: float, alpha: float
 ) -> np.ndarray:
     """Whether the two-sided cluster-robust Wald test rejects ``mean == null``, per simulated data
-    set, from its sums over clusters of the cluster totals ``T`` (``total``), of ``T**2``
-    (``square``) and of ``size * T`` (``weighted``)."""
+    set, from its sums over clusters (:func:`_simulated_sums`) of the cluster totals ``T``
+    (``total``), of ``T**2`` (``square``) and of ``size * T`` (``weighted``)."""
     n, clusters = sizes.sum(), sizes.size
+    total, square, weighted = sums["total"], sums["square"], sums["weighted"]
     mean = total / n
     spread = square - 2 * mean * weighted + mean**2 * (sizes.astype(np.float64) ** 2).sum()
     variance = clusters / max(clusters - 1, 1) * np.maximum(spread, 0.0) / n**2
@@ -280,10 +272,12 @@ def _trinomial(k: int, size: int, b: float, a: float) -> np.ndarray:
         return np.exp(np.where(inside, log, -np.inf))
 
 
-def _paired_states(size: int, b: float, a: float, copy: float) -> tuple[np.ndarray, ...]:
-    """The outcomes of a video of ``size`` items (items only B gets right, only A gets right)
-    and their probabilities: each item takes the video's shared outcome with probability
-    ``copy``, else one of its own."""
+def _paired_states(
+    size: int, b: float, a: float, copy: float
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The outcomes of a video of ``size`` items (items only B gets right, ``b_only``, only A,
+    ``a_only``, and the difference, ``total``) and their probabilities: each item takes the
+    video's shared outcome with probability ``copy``, else one of its own."""
     grid = np.zeros((size + 1, size + 1))
     for copied, weight in enumerate(binomial_pmf(size, copy).tolist()):
         if weight == 0:
@@ -293,19 +287,22 @@ def _paired_states(size: int, b: float, a: float, copy: float) -> tuple[np.ndarr
         grid[copied:, :] += weight * b * own[: size + 1 - copied, :]
         grid[:, copied:] += weight * a * own[:, : size + 1 - copied]
     plus, minus = np.nonzero(grid > 0)
-    return plus, minus, grid[plus, minus] / grid[plus, minus].sum()
+    outcomes = {"total": plus - minus, "b_only": plus, "a_only": minus}
+    return outcomes, grid[plus, minus] / grid[plus, minus].sum()
 
 
-def _versus_states(size: int, accuracy: float, copy: float) -> tuple[np.ndarray, np.ndarray]:
-    """The items right in a video of ``size`` items and their probabilities (shared outcome
-    with probability ``copy`` per item, as :func:`_paired_states`)."""
+def _versus_states(
+    size: int, accuracy: float, copy: float
+) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """The items right in a video of ``size`` items (``total``) and their probabilities (shared
+    outcome with probability ``copy`` per item, as :func:`_paired_states`)."""
     pmf = np.zeros(size + 1)
     for copied, weight in enumerate(binomial_pmf(size, copy).tolist()):
         own = binomial_pmf(size - copied, accuracy)
         pmf[: size + 1 - copied] += weight * (1 - accuracy) * own
         pmf[copied:] += weight * accuracy * own
     right = np.nonzero(pmf > 0)[0]
-    return right, pmf[right] / pmf[right].sum()
+    return {"total": right}, pmf[right] / pmf[right].sum()
 
 
 def _simulated_sums(
@@ -347,13 +344,9 @@ def simulated_paired_power(
     b_rate, a_rate = _paired_rates(discordance, effect)
     copy = _root_icc(icc)
     sizes = np.asarray(sizes, dtype=np.int64)
-
-    def states(size: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        plus, minus, probabilities = _paired_states(size, b_rate, a_rate, copy)
-        return {"total": plus - minus, "b_only": plus, "a_only": minus}, probabilities
-
+    states = partial(_paired_states, b=b_rate, a=a_rate, copy=copy)
     sums = _simulated_sums(sizes, states, simulations, seed)
-    cluster = _wald_rejects(sums["total"], sums["square"], sums["weighted"], sizes, 0.0, alpha)
+    cluster = _wald_rejects(sums, sizes, 0.0, alpha)
     b_total, a_total = sums["b_only"].astype(np.int64), sums["a_only"].astype(np.int64)
     critical = np.array([mcnemar_critical(int(m), alpha) for m in (b_total + a_total).tolist()])
     mcnemar = np.minimum(b_total, a_total) <= critical
@@ -379,13 +372,9 @@ def simulated_versus_power(
         raise ValueError(f"null={null!r} + effect={effect!r} must be an accuracy in [0, 1]")
     copy = _root_icc(icc)
     sizes = np.asarray(sizes, dtype=np.int64)
-
-    def states(size: int) -> tuple[dict[str, np.ndarray], np.ndarray]:
-        right, probabilities = _versus_states(size, accuracy, copy)
-        return {"total": right}, probabilities
-
+    states = partial(_versus_states, accuracy=accuracy, copy=copy)
     sums = _simulated_sums(sizes, states, simulations, seed)
-    cluster = _wald_rejects(sums["total"], sums["square"], sums["weighted"], sizes, null, alpha)
+    cluster = _wald_rejects(sums, sizes, null, alpha)
     low, high = binomial_critical(int(sizes.sum()), null, alpha)
     total = np.rint(sums["total"])
     return {
@@ -618,19 +607,40 @@ class Question:
         have gets no power and no ``n_required`` (``None``)."""
         return self.effect is not None and self.effect <= upper + 1e-12
 
+    @property
+    def simulating(self) -> dict[str, Any]:
+        """The settings :func:`simulated_paired_power` and :func:`simulated_versus_power` take."""
+        return {
+            "icc": self.icc,
+            "alpha": self.alpha,
+            "simulations": self.simulations,
+            "seed": self.seed,
+        }
+
 
 def _figure(
     q: Question,
     question: str,
     method: str,
     sizes: np.ndarray,
-    mde: float | None,
-    power_at_effect: float | None,
-    needed: int | None,
-    curve: Callable[[float], float] | None,
-    **extra: Any,
+    power_at: Callable[[float], float] | None,
+    upper: float,
+    needed: Callable[[], int | None],
+    *,
+    tolerance: float = 1e-4,
+    guess: float | None = None,
+    achieved: float | None = None,
+    **assumptions: Any,
 ) -> Figure:
-    achieved = extra.pop("achieved_power", None)
+    """The figure of ``method`` from its power at an effect (``power_at``, also its curve;
+    ``None``: no figure can be had): the MDE among effects up to ``upper`` (to ``tolerance``,
+    the search started from ``guess``) and, for an effect the design can have, its power and
+    the items it needs (``needed()``)."""
+    mde = at_effect = found = None
+    if power_at is not None:
+        mde = minimum_detectable(power_at, q.power, upper, tolerance=tolerance, guess=guess)
+        if q.reaches(upper):
+            at_effect, found = power_at(q.effect), needed()
     return Figure(
         question,
         method,
@@ -640,11 +650,11 @@ def _figure(
         int(sizes.sum()),
         int(sizes.size),
         _points(q.effect),
-        None if power_at_effect is None else round(power_at_effect, 4),
-        needed,
+        None if at_effect is None else round(at_effect, 4),
+        found,
         None if achieved is None else round(achieved, 4),
-        extra,
-        curve,
+        assumptions,
+        power_at,
     )
 
 
@@ -654,22 +664,12 @@ def paired_figures(sizes: Sequence[int], discordance: float, q: Question) -> lis
     size of foilkit's McNemar test under the clusters, ``mcnemar_size``)."""
     sizes = np.asarray(sizes, dtype=np.int64)
     assumed = {"discordance": round(discordance, 4)}
-    exact = _exact_paired(q, sizes, discordance, assumed)
+    exact = _exact(q, "paired", sizes, discordance, **assumed)
 
     def simulated(effect: float, these: np.ndarray = sizes) -> float:
-        return simulated_paired_power(
-            these,
-            discordance,
-            effect,
-            icc=q.icc,
-            alpha=q.alpha,
-            simulations=q.simulations,
-            seed=q.seed,
-        )["cluster"]
+        return simulated_paired_power(these, discordance, effect, **q.simulating)["cluster"]
 
-    size = simulated_paired_power(
-        sizes, discordance, 0.0, icc=q.icc, alpha=q.alpha, simulations=q.simulations, seed=q.seed
-    )["mcnemar"]
+    size = simulated_paired_power(sizes, discordance, 0.0, **q.simulating)["mcnemar"]
     cluster = _simulated_figure(
         q, "paired", sizes, simulated, discordance, exact, **assumed, mcnemar_size=round(size, 4)
     )
@@ -687,26 +687,21 @@ def _simulated_figure(
 ) -> Figure:
     """The ``cluster-simulation`` figure from ``simulated(effect, sizes)``, its searches started
     from the exact figure's answers."""
-    guess = None if exact.mde is None else exact.mde / 100
-    mde = minimum_detectable(simulated, q.power, upper, tolerance=5e-4, guess=guess)
-    at_effect = needed = None
-    if q.reaches(upper):
-        at_effect = simulated(q.effect)
-        needed = n_required(
-            lambda k: simulated(q.effect, scaled_sizes(sizes, k, q.seed)),
-            q.power,
-            start=(exact.n_required or int(sizes.sum())) // 2,
-            tolerance=0.005,
-        )
     return _figure(
         q,
         question,
         CLUSTER_SIMULATION,
         sizes,
-        mde,
-        at_effect,
-        needed,
         simulated,
+        upper,
+        lambda: n_required(
+            lambda k: simulated(q.effect, scaled_sizes(sizes, k, q.seed)),
+            q.power,
+            start=(exact.n_required or int(sizes.sum())) // 2,
+            tolerance=0.005,
+        ),
+        tolerance=5e-4,
+        guess=None if exact.mde is None else exact.mde / 100,
         **assumed,
         icc=q.icc,
         simulations=q.simulations,
@@ -714,28 +709,33 @@ def _simulated_figure(
     )
 
 
-def _exact_paired(
-    q: Question, sizes: np.ndarray, discordance: float, assumed: dict[str, Any], **extra: Any
+#: Each question's exact test: its method and its power (of items, rate, effect, alpha).
+_EXACT = {"paired": (EXACT_MCNEMAR, mcnemar_power), "versus": (EXACT_BINOMIAL, binomial_power)}
+
+
+def _exact(
+    q: Question,
+    question: str,
+    sizes: np.ndarray,
+    rate: float,
+    achieved: float | None = None,
+    **assumed: Any,
 ) -> Figure:
-    n = int(sizes.sum())
-    mde = minimum_detectable(
-        lambda d: mcnemar_power(n, discordance, d, q.alpha), q.power, discordance
-    )
-    at_effect = needed = None
-    if q.reaches(discordance):
-        at_effect = mcnemar_power(n, discordance, q.effect, q.alpha)
-        needed = n_required(lambda k: mcnemar_power(k, discordance, q.effect, q.alpha), q.power)
+    """The exact figure of ``question`` on items in clusters of ``sizes``: McNemar's test at
+    discordance ``rate`` (the largest effect it can have; 0: none, two runs without a discordant
+    item), or the binomial test against accuracy ``rate``."""
+    method, power_of = _EXACT[question]
+    n, upper = int(sizes.sum()), rate if question == "paired" else 1 - rate
     return _figure(
         q,
-        "paired",
-        EXACT_MCNEMAR,
+        question,
+        method,
         sizes,
-        mde,
-        at_effect,
-        needed,
-        lambda d: mcnemar_power(n, discordance, d, q.alpha),
+        (lambda effect: power_of(n, rate, effect, q.alpha)) if upper > 0 else None,
+        upper,
+        lambda: n_required(lambda k: power_of(k, rate, q.effect, q.alpha), q.power),
+        achieved=achieved,
         **assumed,
-        **extra,
     )
 
 
@@ -743,12 +743,10 @@ def versus_figures(sizes: Sequence[int], null: float, q: Question) -> list[Figur
     """Before a run: one model against accuracy ``null`` (chance, or a fixed value) on items in
     clusters of ``sizes``: the exact binomial figure and the cluster simulation."""
     sizes = np.asarray(sizes, dtype=np.int64)
-    exact = _exact_versus(q, sizes, null)
+    exact = _exact(q, "versus", sizes, null, null=round(null, 4))
 
     def simulated(effect: float, these: np.ndarray = sizes) -> float:
-        return simulated_versus_power(
-            these, null, effect, icc=q.icc, alpha=q.alpha, simulations=q.simulations, seed=q.seed
-        )["cluster"]
+        return simulated_versus_power(these, null, effect, **q.simulating)["cluster"]
 
     return [
         exact,
@@ -756,28 +754,9 @@ def versus_figures(sizes: Sequence[int], null: float, q: Question) -> list[Figur
     ]
 
 
-def _exact_versus(q: Question, sizes: np.ndarray, null: float, **extra: Any) -> Figure:
-    n = int(sizes.sum())
-    mde = minimum_detectable(lambda d: binomial_power(n, null, d, q.alpha), q.power, 1 - null)
-    at_effect = needed = None
-    if q.reaches(1 - null):
-        at_effect = binomial_power(n, null, q.effect, q.alpha)
-        needed = n_required(lambda k: binomial_power(k, null, q.effect, q.alpha), q.power)
-    return _figure(
-        q,
-        "versus",
-        EXACT_BINOMIAL,
-        sizes,
-        mde,
-        at_effect,
-        needed,
-        lambda d: binomial_power(n, null, d, q.alpha),
-        null=round(null, 4),
-        **extra,
-    )
-
-
-def _observed_sizes(cluster: Sequence[Hashable] | None, n: int) -> np.ndarray:
+def cluster_sizes(cluster: Sequence[Hashable] | None, n: int) -> np.ndarray:
+    """The items per cluster of ``n`` items with cluster values ``cluster`` (``None``: each item
+    its own cluster)."""
     if cluster is None:
         return np.ones(n, dtype=np.int64)
     _, counts = np.unique(np.asarray([str(c) for c in cluster]), return_counts=True)
@@ -796,29 +775,25 @@ def _resampled_figure(
             effect, alpha=q.alpha, clusters=clusters, simulations=q.simulations, seed=q.seed
         )
 
-    varies = sample.second_moment - sample.mean**2 > 1e-12
-    mde = minimum_detectable(power_at, q.power, upper, tolerance=5e-4) if varies else None
-    at_effect = needed = None
-    mean_size = float(sample.sizes.mean())
-    if varies and q.reaches(upper):
-        at_effect = power_at(q.effect)
+    def needed() -> int | None:
         clusters = n_required(
             lambda g: power_at(q.effect, max(2, g)),
             q.power,
             start=max(2, sample.totals.size // 64),
             limit=MAX_GROWTH * sample.totals.size,
         )
-        needed = None if clusters is None else math.ceil(clusters * mean_size)
-    sizes = sample.sizes.astype(np.int64)
+        return None if clusters is None else math.ceil(clusters * float(sample.sizes.mean()))
+
+    varies = sample.second_moment - sample.mean**2 > 1e-12
     return _figure(
         q,
         question,
         CLUSTER_RESAMPLING,
-        sizes,
-        mde,
-        at_effect,
-        needed,
+        sample.sizes.astype(np.int64),
         power_at if varies else None,
+        upper,
+        needed,
+        tolerance=5e-4,
         design_effect=round(sample.design_effect, 3),
         simulations=q.simulations,
         seed=q.seed,
@@ -839,7 +814,6 @@ def observed_paired_figures(
     b = np.asarray(correct_b, dtype=bool)
     if a.size != b.size or a.size == 0:
         raise ValueError(f"run A has {a.size} items and run B {b.size}: pair the same items")
-    sizes = _observed_sizes(cluster, a.size)
     b_only, a_only = int((b & ~a).sum()), int((a & ~b).sum())
     discordance = (a_only + b_only) / a.size
     observed = (b_only - a_only) / a.size
@@ -849,11 +823,8 @@ def observed_paired_figures(
         "a_only": a_only,
         "b_only": b_only,
     }
-    if discordance == 0:
-        exact = _figure(q, "paired", EXACT_MCNEMAR, sizes, None, None, None, None, **assumed)
-    else:
-        achieved = mcnemar_power(a.size, discordance, abs(observed), q.alpha)
-        exact = _exact_paired(q, sizes, discordance, assumed, achieved_power=achieved)
+    achieved = mcnemar_power(a.size, discordance, abs(observed), q.alpha) if discordance else None
+    exact = _exact(q, "paired", cluster_sizes(cluster, a.size), discordance, achieved, **assumed)
     sample = Resampled.of(b.astype(float) - a.astype(float), cluster)
     # an effect beyond the observed discordance would need more items to differ: out of reach
     return [exact, _resampled_figure(q, "paired", sample, discordance, **assumed)]
@@ -867,9 +838,9 @@ def observed_versus_figures(
     values = np.asarray(credit, dtype=np.float64)
     if values.size == 0:
         raise ValueError("the run has no scored item")
-    sizes = _observed_sizes(cluster, values.size)
     accuracy = {"observed_accuracy": _points(float(values.mean()))}
-    exact = _exact_versus(q, sizes, null, **accuracy)
+    sizes = cluster_sizes(cluster, values.size)
+    exact = _exact(q, "versus", sizes, null, null=round(null, 4), **accuracy)
     sample = Resampled.of(values, cluster)
     return [
         exact,

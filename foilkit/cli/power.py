@@ -23,8 +23,7 @@ import logging
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
-from itertools import repeat
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -152,9 +151,7 @@ class Items:
 
     @property
     def sizes(self) -> np.ndarray:
-        if self.cluster is None:
-            return np.ones(self.n_items, dtype=np.int64)
-        return np.unique(np.asarray([str(c) for c in self.cluster]), return_counts=True)[1]
+        return power.cluster_sizes(self.cluster, self.n_items)
 
 
 def headline(benchmark: Any, config: str) -> tuple[Any, str, float | None] | None:
@@ -287,28 +284,24 @@ def run_figures(args: argparse.Namespace, q: power.Question) -> tuple[str, list[
         if headline(benchmark, config) is None:
             continue
         if len(folders) == 2:
-            rows_a, rows_b = paired_rows(folders[0], folders[1], config)
+            runs = paired_rows(folders[0], folders[1], config)
         else:
             scores = folders[0].load_scores(config)
             if scores is None:
                 continue
             table = scores.to_dict()
             keep = [i for i, error in enumerate(table["error"]) if not error]
-            rows_a = {name: [values[i] for i in keep] for name, values in table.items()}
-        pairs = zip(
-            scopes(benchmark, config, rows_a, args.groups),
-            scopes(benchmark, config, rows_b, args.groups) if len(folders) == 2 else repeat(None),
-        )
-        for (label, a), b in pairs:
-            items = config_items(benchmark, config, a, label)
-            credit_a = _credits(benchmark, config, a)
-            if b is not None:
-                credit_b = _credits(benchmark, config, b[1])
+            runs = ({name: [values[i] for i in keep] for name, values in table.items()},)
+        for scoped in zip(*(scopes(benchmark, config, rows, args.groups) for rows in runs)):
+            label, first = scoped[0]
+            items = config_items(benchmark, config, first, label)
+            credits = [_credits(benchmark, config, rows) for _, rows in scoped]
+            if len(credits) == 2:
                 figures = power.observed_paired_figures(
-                    credit_a == 1, credit_b == 1, items.cluster, q
+                    credits[0] == 1, credits[1] == 1, items.cluster, q
                 )
             else:
-                figures = _one_run_figures(args, items, credit_a, q)
+                figures = _one_run_figures(args, items, credits[0], q)
             sections.append(_section(items, figures, args.versus or items.chance))
     if not sections:
         raise UserError(f"{', '.join(args.runs)}: no config with per-item scores to size")
@@ -339,7 +332,7 @@ def _with_icc(q: power.Question, credit: np.ndarray, items: Items) -> power.Ques
         return q
     effect = power.Resampled.of(credit, items.cluster).design_effect
     icc = min(0.95, max(0.0, (effect - 1) / (weighted - 1)))
-    return power.Question(q.alpha, q.power, q.effect, icc, q.simulations, q.seed)
+    return replace(q, icc=icc)
 
 
 def before_figures(args: argparse.Namespace, q: power.Question) -> tuple[str, list[dict[str, Any]]]:
@@ -422,12 +415,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _json_section(section: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        **section,
-        **(
-            {"figures": [f.to_record() for f in section["figures"]]} if "figures" in section else {}
-        ),
-    }
+    if "figures" not in section:  # a config left out, and why
+        return dict(section)
+    return {**section, "figures": [f.to_record() for f in section["figures"]]}
 
 
 #: The terminal table's columns.
@@ -462,13 +452,10 @@ def table(name: str, sections: Sequence[Mapping[str, Any]], q: power.Question) -
                 ]
             row.append(_assumptions(f))
             rows.append(row)
-    widths = [
-        max(len(c), *(len(r[i]) for r in rows)) if rows else len(c) for i, c in enumerate(columns)
-    ]
+    widths = [max([len(c), *(len(r[i]) for r in rows)]) for i, c in enumerate(columns)]
+    rows = [columns, ["-" * w for w in widths], *rows]
     lines = [
         f"foilkit power: {name}, alpha = {q.alpha:g}, power = {q.power:g}",
-        "  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)),
-        "  ".join("-" * w for w in widths),
         *("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows),
         "",
         "MDE: the smallest accuracy difference (points) the test detects with the power above; "

@@ -320,3 +320,19 @@ def test_runs_that_agree_on_every_item_have_no_resampled_figure():
     assert exact.mde is None and exact.achieved_power is None
     assert resampled.mde is None and resampled.power_at_effect is None
     assert resampled.n_required is None and resampled.curve is None
+
+
+@pytest.mark.parametrize(
+    "cluster, n, sizes",
+    [
+        (None, 3, [1, 1, 1]),
+        (["v2", "v1", "v2", "v2"], 4, [1, 3]),
+        ([7, "7", 8], 3, [2, 1]),  # cluster values compared as text, as the resampling does
+    ],
+)
+def test_cluster_sizes_count_the_items_of_each_cluster(cluster, n, sizes):
+    """The figures and ``foilkit power``'s items size clusters in one place, as
+    :class:`power.Resampled` groups them."""
+    assert power.cluster_sizes(cluster, n).tolist() == sizes
+    if cluster is not None:
+        assert power.Resampled.of(np.ones(n), cluster).sizes.tolist() == sizes
