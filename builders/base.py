@@ -48,6 +48,9 @@ class FoilkitConfig(datasets.BuilderConfig):
     splits: tuple[str, ...] | None = None
     limit: int | float | None = None
     limit_seed: int | None = None
+    #: A builder's own options that take one of a few values: option -> those values, checked
+    #: by :meth:`validate` (an option whose default is ``None`` may also be ``None``: all of them).
+    CHOICES: ClassVar[Mapping[str, Collection[str]]] = {}
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -58,6 +61,9 @@ class FoilkitConfig(datasets.BuilderConfig):
         sets the options passed to a builder on a copy of the config without ``__post_init__``."""
         check_policy(self.on_missing)
         RowSelection.of(self.limit, self.limit_seed)
+        for field, choices in self.CHOICES.items():
+            optional = self.__dataclass_fields__[field].default is None
+            self.check_choice(field, choices, optional=optional)
 
     def check_choice(self, field: str, choices: Collection[str], *, optional: bool = False) -> None:
         """Raise ``ValueError`` unless the option ``field`` is one of ``choices`` (or ``None``,

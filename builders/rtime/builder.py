@@ -88,10 +88,7 @@ class RTimeConfig(FoilkitConfig):
 
     task: str = "hard"
     train_split: bool = False
-
-    def validate(self) -> None:
-        super().validate()
-        self.check_choice("task", TASKS)
+    CHOICES = {"task": TASKS}
 
 
 class RTime(FoilkitBuilder):

@@ -88,10 +88,7 @@ class TempCompassConfig(FoilkitConfig):
     """
 
     task_type: str = "multi_choice"
-
-    def validate(self) -> None:
-        super().validate()
-        self.check_choice("task_type", TASK_FILES)
+    CHOICES = {"task_type": TASK_FILES}
 
 
 class TempCompass(FoilkitBuilder):

@@ -77,10 +77,7 @@ class TomatoConfig(FoilkitConfig):
     """
 
     reasoning_type: str | None = None
-
-    def validate(self) -> None:
-        super().validate()
-        self.check_choice("reasoning_type", REASONING_TYPES, optional=True)
+    CHOICES = {"reasoning_type": REASONING_TYPES}
 
 
 class Tomato(FoilkitBuilder):
