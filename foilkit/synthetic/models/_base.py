@@ -211,6 +211,22 @@ def _save_twin(
     _save(out, model, made)
 
 
+def _media(
+    prefix: str, image: dict[str, Any] | None = None, video: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A processor's ``image_processor`` and ``video_processor`` (each where its settings are
+    given): transformers' ``<prefix>ImageProcessor(**image)`` and
+    ``<prefix>VideoProcessor(**video)``, found by name, for :func:`_save_twin`."""
+    import transformers
+
+    parts = {"image": image, "video": video}
+    return {
+        f"{kind}_processor": getattr(transformers, f"{prefix}{kind.title()}Processor")(**settings)
+        for kind, settings in parts.items()
+        if settings is not None
+    }
+
+
 # --- video LLMs ----------------------------------------------------------------------------------
 
 VIDEO_LLM_TEXT = {

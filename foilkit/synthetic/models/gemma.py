@@ -12,6 +12,7 @@ from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
     VIDEO_LLM_VISION,
+    _media,
     _register,
     _save_twin,
     _text_config,
@@ -84,10 +85,7 @@ def _save_gemma4(out: Path, model: str, tokenizer: Any, vision: dict, **text: An
     pixels = {"patch_size": PATCH_SIZE, "max_soft_tokens": 70, "pooling_kernel_size": 2}
     processor = {
         "feature_extractor": getattr(transformers, f"{model}AudioFeatureExtractor")(),
-        "image_processor": getattr(transformers, f"{model}ImageProcessor")(**pixels),
-        "video_processor": getattr(transformers, f"{model}VideoProcessor")(
-            **pixels, num_frames=NUM_FRAMES
-        ),
+        **_media(model, pixels, {**pixels, "num_frames": NUM_FRAMES}),
         "tokenizer": tokenizer,
         "chat_template": GEMMA_CHAT_TEMPLATE,
         "image_seq_length": 70,

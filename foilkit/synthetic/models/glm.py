@@ -18,6 +18,7 @@ from foilkit.synthetic import tokenizers as tiny_tokenizers
 from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
+    _media,
     _register,
     _save,
     _save_twin,
@@ -193,15 +194,12 @@ def _save_glm_v(out: Path, model: str, chat_template: str, own: str | None = Non
     with the config and the image and video processors of prefix ``own`` (default: ``model``; a
     family with those classes of its own but not a model or processor class): a 2-layer GLM-4
     text model, :data:`GLM_VISION`, the tiny GLM tokenizer and ``chat_template``."""
-    import transformers
-
     own = own or model
     tokenizer = _glm_tokenizer()
     text = _text_config(tokenizer, **VIDEO_LLM_TEXT, rope_parameters=QWEN2_VL_MROPE)
     config = {"text_config": text, "vision_config": GLM_VISION, **_glm_token_ids(tokenizer)}
     processor = {
-        "image_processor": getattr(transformers, f"{own}ImageProcessor")(**GLM_IMAGE_PIXELS),
-        "video_processor": getattr(transformers, f"{own}VideoProcessor")(**GLM_VIDEO_PIXELS),
+        **_media(own, GLM_IMAGE_PIXELS, GLM_VIDEO_PIXELS),
         "tokenizer": tokenizer,
         "chat_template": chat_template,
     }

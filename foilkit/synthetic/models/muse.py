@@ -22,6 +22,7 @@ from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
     VIDEO_LLM_VISION,
+    _media,
     _register,
     _save_twin,
     _text_config,
@@ -99,7 +100,6 @@ def _save_muse(
     Glimmer's image and video processors (a timestamp per 2 frames), Llama 4's turns; ``audio``:
     an audio tower's settings, with ``<|audio|>``'s id and the feature extractor (Muse Spark)."""
     import transformers
-    from transformers import MuseGlimmerImageProcessor, MuseGlimmerVideoProcessor
 
     image, video = tokenizer.convert_tokens_to_ids(["<|patch|>", "<|video|>"])
     config = {
@@ -110,9 +110,10 @@ def _save_muse(
         **MUSE_PROJECTOR,
     }
     processor = {
-        "image_processor": MuseGlimmerImageProcessor(patch_size=PATCH_SIZE),
-        "video_processor": MuseGlimmerVideoProcessor(
-            patch_size=PATCH_SIZE, max_video_frame_tokens=8
+        **_media(
+            "MuseGlimmer",
+            {"patch_size": PATCH_SIZE},
+            {"patch_size": PATCH_SIZE, "max_video_frame_tokens": 8},
         ),
         "tokenizer": tokenizer,
         "chat_template": MUSE_CHAT_TEMPLATE,
