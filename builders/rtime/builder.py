@@ -50,14 +50,9 @@ FEATURES = canonical_features(
     reversible=FLAG,
 )
 
-_FIELDS = (
-    "forward_captions",
-    "reverse_captions",
-    "forward_rewrites",
-    "reverse_rewrites",
-    "url",
-    "temporal",
-    "reverse",
+_FIELDS = tuple(
+    "forward_captions reverse_captions forward_rewrites reverse_rewrites url temporal "
+    "reverse".split()
 )
 
 #: What a source video without a usable reversal (``reverse: false``) must still have.
