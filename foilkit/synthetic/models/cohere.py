@@ -45,21 +45,11 @@ from foilkit.synthetic.models._qwen_vision import QWEN3_VL_DEEPSTACK_VISION, qwe
 
 #: ``CohereTokenizer``'s own special tokens, in its default vocabulary's order, then Command A's
 #: turn tokens.
-COHERE_TOKENS = [
-    "<PAD>",
-    "<UNK>",
-    "<CLS>",
-    "<SEP>",
-    "<MASK_TOKEN>",
-    "<BOS_TOKEN>",
-    "<|START_OF_TURN_TOKEN|>",
-    "<|END_OF_TURN_TOKEN|>",
-    "<|USER_TOKEN|>",
-    "<|CHATBOT_TOKEN|>",
-    "<|SYSTEM_TOKEN|>",
-    "<|START_RESPONSE|>",
-    "<|END_RESPONSE|>",
-]
+COHERE_TOKENS = (
+    "<PAD> <UNK> <CLS> <SEP> <MASK_TOKEN> <BOS_TOKEN> <|START_OF_TURN_TOKEN|> "
+    "<|END_OF_TURN_TOKEN|> <|USER_TOKEN|> <|CHATBOT_TOKEN|> <|SYSTEM_TOKEN|> <|START_RESPONSE|> "
+    "<|END_RESPONSE|>"
+).split()
 #: The vision tokens ``CohereCompassProcessor`` names.
 COMPASS_VISION_TOKENS = ["<|VISION_START|>", "<|VISION_END|>", "<|IMAGE_PAD|>", "<|VIDEO_PAD|>"]
 _ROLES = (

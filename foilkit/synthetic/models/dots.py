@@ -29,15 +29,10 @@ from foilkit.synthetic.models._qwen_vision import qwen_vl_processors
 
 #: The multimodal tokens ``Dots3NoteProcessor`` writes (image, video and audio placeholders, and
 #: the image block's markers of the checkpoint's own video layout).
-DOTS3_NOTE_TOKENS = [
-    "<|imgpad|>",
-    "<|img|>",
-    "<|endofimg|>",
-    "<|video_pad|>",
-    "<|audio_comp_pad|>",
-    "<|audio_comp_start|>",
-    "<|audio_comp_end|>",
-]
+DOTS3_NOTE_TOKENS = (
+    "<|imgpad|> <|img|> <|endofimg|> <|video_pad|> <|audio_comp_pad|> <|audio_comp_start|> "
+    "<|audio_comp_end|>"
+).split()
 #: The vision tower's patches are one frame, so the twin's video processor packs 1 frame a patch
 #: (the published checkpoint's legacy preprocessor config leaves 5.23 at Qwen3-VL's 2, which
 #: fails): its forward then runs on a video, in the layout 5.23 writes.

@@ -28,26 +28,11 @@ from foilkit.synthetic.models._qwen_vision import QWEN2_VL_MROPE, QWEN_VL_VISION
 
 #: GLM-4's special tokens (``tokenizer_config.json`` of the GLM-V checkpoints), then the
 #: multimodal ones; ``<|endoftext|>`` is EOS and padding.
-GLM_SPECIAL_TOKENS = [
-    "<|endoftext|>",
-    "[MASK]",
-    "[gMASK]",
-    "[sMASK]",
-    "<sop>",
-    "<eop>",
-    "<|system|>",
-    "<|user|>",
-    "<|assistant|>",
-    "<|observation|>",
-    "<|begin_of_image|>",
-    "<|end_of_image|>",
-    "<|begin_of_video|>",
-    "<|end_of_video|>",
-    "<|image|>",
-    "<|video|>",
-    "<think>",
-    "</think>",
-]
+GLM_SPECIAL_TOKENS = (
+    "<|endoftext|> [MASK] [gMASK] [sMASK] <sop> <eop> <|system|> <|user|> <|assistant|> "
+    "<|observation|> <|begin_of_image|> <|end_of_image|> <|begin_of_video|> <|end_of_video|> "
+    "<|image|> <|video|> <think> </think>"
+).split()
 
 #: GLM-4.1V-9B-Thinking's ``chat_template.jinja``: a system turn's and an assistant turn's
 #: ``content`` are written as they are (a string), a user turn's parts one by one.

@@ -47,23 +47,11 @@ from foilkit.synthetic.models._base import (
 )
 
 #: The named special tokens the template and the processor write, and the tokenizer's own.
-KIMI_TOKENS = [
-    "[BOS]",
-    "[EOS]",
-    "[PAD]",
-    "<|im_end|>",
-    "<|im_user|>",
-    "<|im_assistant|>",
-    "<|im_system|>",
-    "<|im_middle|>",
-    "<|media_begin|>",
-    "<|media_content|>",
-    "<|media_end|>",
-    "<|media_pad|>",
-    "<|kimi_k25_video_placeholder|>",
-    "<think>",
-    "</think>",
-]
+KIMI_TOKENS = (
+    "[BOS] [EOS] [PAD] <|im_end|> <|im_user|> <|im_assistant|> <|im_system|> <|im_middle|> "
+    "<|media_begin|> <|media_content|> <|media_end|> <|media_pad|> <|kimi_k25_video_placeholder|> "
+    "<think> </think>"
+).split()
 
 #: Reconstructed (see the module docstring): moonshotai/Kimi-K2.5's turns, media parts,
 #: reasoning blocks and generation prompt, without tools.

@@ -18,18 +18,10 @@ from foilkit.synthetic.models._base import (
 )
 
 #: Molmo2's image tokens (the order its processor names them in) and its media placeholders.
-MOLMO2_TOKENS = [
-    "<im_patch>",
-    "<im_col>",
-    "<im_start>",
-    "<low_res_im_start>",
-    "<frame_start>",
-    "<im_end>",
-    "<frame_end>",
-    "<im_low>",
-    "<|image|>",
-    "<|video|>",
-]
+MOLMO2_TOKENS = (
+    "<im_patch> <im_col> <im_start> <low_res_im_start> <frame_start> <im_end> <frame_end> <im_low> "
+    "<|image|> <|video|>"
+).split()
 #: The checkpoints' chat template (transformers' Molmo2 conversion script), without its list of
 #: demo styles (a text part with a ``style`` is prefixed by it; foilkit sends none): media
 #: first, then alternating user/assistant turns; any other role raises.

@@ -29,15 +29,10 @@ from foilkit.synthetic.models._base import (
 )
 
 #: The processor's multimodal tokens (its own names for them).
-MUSE_TOKENS = [
-    "<|patch|>",
-    "<|image_start|>",
-    "<|image_end|>",
-    "<|video|>",
-    "<|vid_frame_separator|>",
-    "<|vid_start|>",
-    "<|vid_end|>",
-]
+MUSE_TOKENS = (
+    "<|patch|> <|image_start|> <|image_end|> <|video|> <|vid_frame_separator|> <|vid_start|> "
+    "<|vid_end|>"
+).split()
 MUSE_SLIDING_WINDOW = 8  # tokens: far shorter than a video prompt, so the window is full
 MUSE_CHAT_TEMPLATE = (
     "{{ bos_token }}{% for message in messages %}"

@@ -21,15 +21,7 @@ from foilkit.synthetic.models._base import (
 
 #: The processor's multimodal tokens (its defaults: a video is written as ``<video>`` and expanded
 #: into ``<img>`` + ``<image>`` tokens + ``</img>`` per 2 frames, each labelled with its times).
-NEMOTRON_OMNI_TOKENS = [
-    "<image>",
-    "<video>",
-    "<img>",
-    "</img>",
-    "<so_embedding>",
-    "<so_start>",
-    "<so_end>",
-]
+NEMOTRON_OMNI_TOKENS = "<image> <video> <img> </img> <so_embedding> <so_start> <so_end>".split()
 #: A ChatML template (Nemotron 3's turn format) writing ``<video>`` for a video part.
 NEMOTRON_OMNI_CHAT_TEMPLATE = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"

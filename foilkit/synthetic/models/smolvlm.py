@@ -18,15 +18,10 @@ from foilkit.synthetic.models._base import (
 )
 
 #: SmolVLM2's special tokens: SmolLM2's, then the image tokens its processor writes.
-SMOLVLM_TOKENS = [
-    "<|endoftext|>",
-    "<|im_start|>",
-    "<|im_end|>",
-    "<fake_token_around_image>",
-    "<image>",
-    "<end_of_utterance>",
-    "<global-img>",
-]
+SMOLVLM_TOKENS = (
+    "<|endoftext|> <|im_start|> <|im_end|> <fake_token_around_image> <image> <end_of_utterance> "
+    "<global-img>"
+).split()
 #: The SmolVLM2 Instruct checkpoints' chat template (with a video part the processor renders
 #: its own default, which writes ``<video>``: the same text but for that placeholder).
 SMOLVLM_CHAT_TEMPLATE = (
