@@ -123,6 +123,8 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
     CITATION: ClassVar[str]
     #: Markdown for the card: where each row's video must be under the video root.
     VIDEO_LAYOUT: ClassVar[str]
+    #: Benchmark-specific markdown for the card, where it does not depend on the build.
+    CARD_NOTES: ClassVar[str] = ""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -199,8 +201,9 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
 
     @classmethod
     def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
-        """Benchmark-specific markdown for the card of an export of ``builders`` (built configs)."""
-        return ""
+        """Benchmark-specific markdown for the card of an export of ``builders`` (built configs):
+        :attr:`CARD_NOTES`, unless the builds change it."""
+        return cls.CARD_NOTES
 
     def _selected(self, split: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The rows of ``split`` the config's ``limit`` selects (all of them without one), noting

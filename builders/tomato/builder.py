@@ -88,20 +88,18 @@ class Tomato(FoilkitBuilder):
     CITATION = CITATIONS["tomato"]
     VIDEO_LAYOUT = BENCHMARK.video_layout
 
-    @classmethod
-    def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
-        return (
-            "### Questions, options and scoring\n\n"
-            "One row per published question; `id` is `<reasoning type>-<question id>` (the "
-            "question ids restart in every file). `options` keep the published order and "
-            "`option_labels` are the letters the official prompt gives them; `prompt` is the "
-            f"official prompt (`construct_prompt`) for {PROMPT_FRAMES} frames, the main table's "
-            "setting. `reasoning_type` and `demonstration_type` are the groups of the official "
-            "`get_categorized_score.py`; `motion_type` and the variation flags (`counterfactual`, "
-            "`composite`, `zoom`, `first_person`) are kept as published. The options mean "
-            "nothing without the question: foilkit scores TOMATO with models that ask it (video "
-            "LLMs, by option-letter probability) and refuses those that score texts alone.\n"
-        )
+    CARD_NOTES = (
+        "### Questions, options and scoring\n\n"
+        "One row per published question; `id` is `<reasoning type>-<question id>` (the "
+        "question ids restart in every file). `options` keep the published order and "
+        "`option_labels` are the letters the official prompt gives them; `prompt` is the "
+        f"official prompt (`construct_prompt`) for {PROMPT_FRAMES} frames, the main table's "
+        "setting. `reasoning_type` and `demonstration_type` are the groups of the official "
+        "`get_categorized_score.py`; `motion_type` and the variation flags (`counterfactual`, "
+        "`composite`, `zoom`, `first_person`) are kept as published. The options mean "
+        "nothing without the question: foilkit scores TOMATO with models that ask it (video "
+        "LLMs, by option-letter probability) and refuses those that score texts alone.\n"
+    )
 
     def _split_generators(
         self, dl_manager: datasets.DownloadManager
