@@ -197,17 +197,17 @@ def _save_twin(
     processor: dict[str, Any],
     processor_prefix: str | None = None,
     config_prefix: str | None = None,
+    head: str = "ForConditionalGeneration",
 ) -> None:
-    """Save into ``out`` the model ``<prefix>ForConditionalGeneration`` of
-    ``<config_prefix>Config(**config)`` with ``<processor_prefix>Processor(**processor)`` (both
-    prefixes default to ``prefix``), transformers' classes found by name: the last step of the
-    builders that serve several families whose classes differ only by that prefix (Qwen-VL,
-    Gemma 4, Muse, MiniCPM, GLM-V, the omni models)."""
+    """Save into ``out`` the model ``<prefix><head>`` of ``<config_prefix>Config(**config)``
+    with ``<processor_prefix>Processor(**processor)`` (both prefixes default to ``prefix``),
+    transformers' classes found by name: the last step of most builders, whose families'
+    classes differ only by that prefix."""
     import transformers
 
     model_config = getattr(transformers, f"{config_prefix or prefix}Config")(**config)
     made = getattr(transformers, f"{processor_prefix or prefix}Processor")(**processor)
-    model = getattr(transformers, f"{prefix}ForConditionalGeneration")(model_config)
+    model = getattr(transformers, f"{prefix}{head}")(model_config)
     _save(out, model, made)
 
 
