@@ -48,6 +48,9 @@ class FoilkitConfig(datasets.BuilderConfig):
     splits: tuple[str, ...] | None = None
     limit: int | float | None = None
     limit_seed: int | None = None
+    #: A builder's own options that take one of a few values: option -> those values, checked
+    #: by :meth:`validate` (an option whose default is ``None`` may also be ``None``: all of them).
+    CHOICES: ClassVar[Mapping[str, Collection[str]]] = {}
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -58,6 +61,9 @@ class FoilkitConfig(datasets.BuilderConfig):
         sets the options passed to a builder on a copy of the config without ``__post_init__``."""
         check_policy(self.on_missing)
         RowSelection.of(self.limit, self.limit_seed)
+        for field, choices in self.CHOICES.items():
+            optional = self.__dataclass_fields__[field].default is None
+            self.check_choice(field, choices, optional=optional)
 
     def check_choice(self, field: str, choices: Collection[str], *, optional: bool = False) -> None:
         """Raise ``ValueError`` unless the option ``field`` is one of ``choices`` (or ``None``,
@@ -117,6 +123,8 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
     CITATION: ClassVar[str]
     #: Markdown for the card: where each row's video must be under the video root.
     VIDEO_LAYOUT: ClassVar[str]
+    #: Benchmark-specific markdown for the card, where it does not depend on the build.
+    CARD_NOTES: ClassVar[str] = ""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -193,8 +201,9 @@ class FoilkitBuilder(datasets.GeneratorBasedBuilder):
 
     @classmethod
     def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
-        """Benchmark-specific markdown for the card of an export of ``builders`` (built configs)."""
-        return ""
+        """Benchmark-specific markdown for the card of an export of ``builders`` (built configs):
+        :attr:`CARD_NOTES`, unless the builds change it."""
+        return cls.CARD_NOTES
 
     def _selected(self, split: str, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """The rows of ``split`` the config's ``limit`` selects (all of them without one), noting

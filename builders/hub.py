@@ -80,44 +80,29 @@ def export(
     names = list(configs) if configs else BUILDERS.get(name).export_configs()
     framework = check_evaluation_framework(evaluation_framework)
     out = claim_folder(out_dir, EXPORT)  # new, empty or an earlier export: foilkit.folders
+    options = {
+        "video_root": video_root,
+        "on_missing": on_missing,
+        "annotations": annotations,
+        "cache_dir": None if cache_dir is None else os.fspath(cache_dir),
+        **config_options,
+    }
     with library_progress_bars(enabled=False):
-        return _export(
-            name,
-            out,
-            names,
-            video_root,
-            on_missing,
-            annotations,
-            embed_videos,
-            cache_dir,
-            framework,
-            config_options,
-        )
+        return _export(name, out, names, options, embed_videos, framework)
 
 
 def _export(
     name: str,
     out: Path,
     names: Sequence[str],
-    video_root: str | os.PathLike | None,
-    on_missing: str,
-    annotations: str | os.PathLike | None,
+    options: Mapping[str, Any],
     embed_videos: bool,
-    cache_dir: str | os.PathLike | None,
     framework: str,
-    config_options: Mapping[str, Any],
 ) -> Path:
+    """:func:`export`'s work: build each config of ``names`` with the builder ``options``."""
     exported, sizes = [], {}
     for config in names:
-        builder = load_builder(
-            name,
-            config,
-            video_root=video_root,
-            on_missing=on_missing,
-            annotations=annotations,
-            cache_dir=None if cache_dir is None else os.fspath(cache_dir),
-            **config_options,
-        )
+        builder = load_builder(name, config, **options)
         splits = prepare(builder)
         files, rows, videos = {}, {}, {}
         for split, dataset in splits.items():

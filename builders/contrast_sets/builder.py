@@ -70,10 +70,7 @@ class ContrastSetConfig(FoilkitConfig):
     multiple_choice_file: str | None = None
     seed: int = 0
     spacy_pipeline: str | None = None
-
-    def validate(self) -> None:
-        super().validate()
-        self.check_choice("foil_type", (*PUBLISHED, *FROM_MULTIPLE_CHOICE_FILE))
+    CHOICES = {"foil_type": (*PUBLISHED, *FROM_MULTIPLE_CHOICE_FILE)}
 
 
 class ContrastSets(FoilkitBuilder):

@@ -140,81 +140,23 @@ MALE_NOUNS = frozenset({"man", "men", "boy", "boys", "guy", "guys"})
 FEMALE_NOUNS = frozenset({"woman", "women", "girl", "girls", "lady", "ladies"})
 # Person nouns beyond Table 6, never swapped but possible referents of a pronoun.
 _OTHER_MALE_NOUNS = frozenset(
-    [
-        "father",
-        "dad",
-        "son",
-        "brother",
-        "husband",
-        "boyfriend",
-        "gentleman",
-        "gentlemen",
-        "uncle",
-        "grandfather",
-        "grandpa",
-        "king",
-        "prince",
-        "sir",
-        "mr",
-    ]
+    "father dad son brother husband boyfriend gentleman gentlemen uncle grandfather grandpa king "
+    "prince sir mr".split()
 )
 _OTHER_FEMALE_NOUNS = frozenset(
-    [
-        "mother",
-        "mom",
-        "mum",
-        "daughter",
-        "sister",
-        "wife",
-        "girlfriend",
-        "aunt",
-        "grandmother",
-        "grandma",
-        "queen",
-        "princess",
-        "madam",
-        "mrs",
-        "ms",
-        "miss",
-    ]
+    "mother mom mum daughter sister wife girlfriend aunt grandmother grandma queen princess madam "
+    "mrs ms miss".split()
 )
 _PLURAL_NOUNS = frozenset({"men", "boys", "guys", "women", "girls", "ladies", "gentlemen"})
 # Names in which a gendered noun names no person of that gender: "<word> man" -> not swapped.
 NAME_COMPOUNDS: frozenset[tuple[str, str]] = frozenset(
     tuple(name.split())
     for name in (
-        "iron man",
-        "spider man",
-        "ant man",
-        "bat man",
-        "super man",
-        "aqua man",
-        "he man",
-        "pac man",
-        "snow man",
-        "snow men",
-        "pac men",
-        "gingerbread man",
-        "cave man",
-        "cave men",
-        "wonder woman",
-        "bat girl",
-        "super girl",
-        "spider woman",
-        "spice girls",
-        "pac girl",
-        "power girl",
-        "golden girls",
-        "gossip girl",
-        "cat woman",
-        "bat woman",
-        "rain man",
-        "tin man",
-        "straw man",
-        "elephant man",
-        "pac woman",
-        "pokemon man",
-    )
+        "iron man, spider man, ant man, bat man, super man, aqua man, he man, pac man, snow man, "
+        "snow men, pac men, gingerbread man, cave man, cave men, wonder woman, bat girl, "
+        "super girl, spider woman, spice girls, pac girl, power girl, golden girls, gossip girl, "
+        "cat woman, bat woman, rain man, tin man, straw man, elephant man, pac woman, pokemon man"
+    ).split(", ")
 )
 
 MALE_TO_FEMALE_PRONOUNS: Mapping[str, str] = {
@@ -228,41 +170,8 @@ FEMALE_TO_MALE_PRONOUNS: Mapping[str, str] = {"she": "he", "hers": "his", "herse
 
 # Words after which "her" is an object pronoun, not a possessive determiner.
 _NOT_A_NOUN_AFTER_HER = frozenset(
-    [
-        "a",
-        "an",
-        "the",
-        "and",
-        "or",
-        "but",
-        "to",
-        "in",
-        "on",
-        "at",
-        "with",
-        "for",
-        "from",
-        "into",
-        "onto",
-        "by",
-        "of",
-        "as",
-        "up",
-        "down",
-        "out",
-        "off",
-        "over",
-        "while",
-        "when",
-        "then",
-        "than",
-        "so",
-        "is",
-        "are",
-        "was",
-        "were",
-        "be",
-    ]
+    "a an the and or but to in on at with for from into onto by of as up down out off over while "
+    "when then than so is are was were be".split()
 )
 # Words with their contractions ("isn't"), but a possessive "'s" is no part of its noun.
 _WORD = re.compile(r"[A-Za-z]+(?:'(?!s\b)[A-Za-z]+)?")

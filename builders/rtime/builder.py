@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -50,14 +50,9 @@ FEATURES = canonical_features(
     reversible=FLAG,
 )
 
-_FIELDS = (
-    "forward_captions",
-    "reverse_captions",
-    "forward_rewrites",
-    "reverse_rewrites",
-    "url",
-    "temporal",
-    "reverse",
+_FIELDS = tuple(
+    "forward_captions reverse_captions forward_rewrites reverse_rewrites url temporal "
+    "reverse".split()
 )
 
 #: What a source video without a usable reversal (``reverse: false``) must still have.
@@ -88,10 +83,7 @@ class RTimeConfig(FoilkitConfig):
 
     task: str = "hard"
     train_split: bool = False
-
-    def validate(self) -> None:
-        super().validate()
-        self.check_choice("task", TASKS)
+    CHOICES = {"task": TASKS}
 
 
 class RTime(FoilkitBuilder):
@@ -150,21 +142,19 @@ class RTime(FoilkitBuilder):
                 if direction == "forward" or record["reverse"]:
                     yield _row(record, source_id, direction, file=path)
 
-    @classmethod
-    def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
-        return (
-            "### Views\n\n"
-            'Each source video gives a forward row (`direction="forward"`, `reversed=False`) and, '
-            'in the `hard` and `binary` configs, a reversed row (`direction="reverse"`, '
-            "`reversed=True`) that reads the same file backwards. A row's `caption` is the "
-            "human-written caption of its direction, its `foils` the other direction's caption; "
-            "`rewrites`/`foil_rewrites` are the nine GPT-4 rewrites of each. `origin` holds only "
-            "forward rows (the paper's RTime-Origin pool: 1000 test videos); `hard` and `binary` "
-            "hold both (2000 test views, 1000 validation views). Built with `train_split=True`, "
-            "the `train` split comes from upstream `train.json` in the same layout; a video whose "
-            "reversal the annotators rejected (`reversible=False`) has a forward row only, with "
-            "no foil.\n"
-        )
+    CARD_NOTES = (
+        "### Views\n\n"
+        'Each source video gives a forward row (`direction="forward"`, `reversed=False`) and, '
+        'in the `hard` and `binary` configs, a reversed row (`direction="reverse"`, '
+        "`reversed=True`) that reads the same file backwards. A row's `caption` is the "
+        "human-written caption of its direction, its `foils` the other direction's caption; "
+        "`rewrites`/`foil_rewrites` are the nine GPT-4 rewrites of each. `origin` holds only "
+        "forward rows (the paper's RTime-Origin pool: 1000 test videos); `hard` and `binary` "
+        "hold both (2000 test views, 1000 validation views). Built with `train_split=True`, "
+        "the `train` split comes from upstream `train.json` in the same layout; a video whose "
+        "reversal the annotators rejected (`reversible=False`) has a forward row only, with "
+        "no foil.\n"
+    )
 
 
 def _caption(record: dict[str, Any], field: str, *, file: Path, key: str) -> str:

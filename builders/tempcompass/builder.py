@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -88,10 +88,7 @@ class TempCompassConfig(FoilkitConfig):
     """
 
     task_type: str = "multi_choice"
-
-    def validate(self) -> None:
-        super().validate()
-        self.check_choice("task_type", TASK_FILES)
+    CHOICES = {"task_type": TASK_FILES}
 
 
 class TempCompass(FoilkitBuilder):
@@ -116,20 +113,18 @@ class TempCompass(FoilkitBuilder):
     CITATION = CITATIONS["tempcompass"]
     VIDEO_LAYOUT = BENCHMARK.video_layout
 
-    @classmethod
-    def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
-        return (
-            "### Questions, options and scoring\n\n"
-            "One row per published question. `options` and `option_labels` keep the published "
-            "order; `prompt` is the question with the answer prompt the official inference "
-            "appends for its task type. `aspect` and `dimension` (from `meta_info.json`) are the "
-            "groups of the official statistics. `judge_question` / `judge_answer` are what the "
-            "official LLM judge is shown: the row's question and answer, and for captioning the "
-            "video's first multi-choice question of the same aspect, which the judge "
-            "(gpt-3.5-turbo-1106 in `eval_captioning.py`) answers from the generated caption. "
-            "Captioning is evaluated only with such a judge configured (`--mode generate "
-            "--judge-model NAME`).\n"
-        )
+    CARD_NOTES = (
+        "### Questions, options and scoring\n\n"
+        "One row per published question. `options` and `option_labels` keep the published "
+        "order; `prompt` is the question with the answer prompt the official inference "
+        "appends for its task type. `aspect` and `dimension` (from `meta_info.json`) are the "
+        "groups of the official statistics. `judge_question` / `judge_answer` are what the "
+        "official LLM judge is shown: the row's question and answer, and for captioning the "
+        "video's first multi-choice question of the same aspect, which the judge "
+        "(gpt-3.5-turbo-1106 in `eval_captioning.py`) answers from the generated caption. "
+        "Captioning is evaluated only with such a judge configured (`--mode generate "
+        "--judge-model NAME`).\n"
+    )
 
     def _split_generators(
         self, dl_manager: datasets.DownloadManager

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -103,20 +103,18 @@ class TemporalBench(FoilkitBuilder):
                 )
             yield question
 
-    @classmethod
-    def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
-        return (
-            "### Licence and redistribution\n\n"
-            f"{SOURCE.licence_note} This export is for the person who built it: `foilkit build "
-            "--push-to-hub` and `foilkit.builders.push_to_hub` refuse it, and it never embeds "
-            "the videos (`embed_videos=True` is refused).\n\n"
-            "### Questions\n\n"
-            "Each row is one binary question of `temporalbench_short_qa.json`: `options` are its "
-            "captions A and B as published, `label` the true letter (`GT`), `caption` the true "
-            "one and `foils` the negative. `question` is the published prompt. The multiple "
-            "binary accuracy counts a video (`video_path`) right only when all its questions "
-            "are.\n"
-        )
+    CARD_NOTES = (
+        "### Licence and redistribution\n\n"
+        f"{SOURCE.licence_note} This export is for the person who built it: `foilkit build "
+        "--push-to-hub` and `foilkit.builders.push_to_hub` refuse it, and it never embeds "
+        "the videos (`embed_videos=True` is refused).\n\n"
+        "### Questions\n\n"
+        "Each row is one binary question of `temporalbench_short_qa.json`: `options` are its "
+        "captions A and B as published, `label` the true letter (`GT`), `caption` the true "
+        "one and `foils` the negative. `question` is the published prompt. The multiple "
+        "binary accuracy counts a video (`video_path`) right only when all its questions "
+        "are.\n"
+    )
 
 
 def _questions(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -49,6 +49,17 @@ def parse_tomato(
     return ParsedAnswer(UNPARSEABLE)
 
 
+def option_letter(index: int) -> str:
+    """The official letter of option ``index`` (``chr(65 + index)``)."""
+    return chr(65 + index)
+
+
+def lettered(options: Sequence[str]) -> dict[str, str]:
+    """``options`` keyed by their official letters, A, B, ... in the order given (the prompts'
+    ``index2ans``)."""
+    return {option_letter(index): option for index, option in enumerate(options)}
+
+
 def _letter_index(letters: Sequence[str], letter: str) -> int | None:
     """``letter``'s option, ``None`` when the question had no such option (TOMATO's check that
     the parsed letter is in ``all_choices``)."""
@@ -96,15 +107,13 @@ def _read_letter(reply: str, case: JudgeCase) -> tuple[str, int | None, str] | N
     return None if letter is None else (JUDGED, case.labels.index(letter), letter)
 
 
-#: lmms-eval 0.7's ``tomato`` task's prompt (``lmms_eval/tasks/tomato/utils.py``
-#: ``construct_prompt``, trailing spaces included): TOMATO's without the frame count ("frames
-#: uniformly sampled", no "{frames} separate") and without the space after its first paragraph;
-#: ``{options}`` is the ``repr`` of the letter -> option dict (``index2ans``).
-LMMS_EVAL_PROMPT = (
-    "You will be provided with frames uniformly sampled from a video, the frames are provided "
-    "in chronological order of the video. Analyze these frames and provide the answer to the "
-    "question about the video content. Answer the multiple-choice question about the video "
-    "content.\n\n"
+#: The official prompt (``construct_prompt``), trailing spaces included; ``{options}`` is the
+#: Python ``repr`` of the letter -> option dict (``index2ans``), as the f-string writes it.
+PROMPT = (
+    "You will be provided with {frames} separate frames uniformly sampled from a video, the "
+    "frames are provided in chronological order of the video. Analyze these frames and provide "
+    "the answer to the question about the video content. Answer the multiple-choice question "
+    "about the video content. \n\n"
     "You must use these frames to answer the multiple-choice question; do not rely on any "
     "externel knowledge or commonsense. \n\n"
     "<question> \n{question} \n</question>\n\n"
@@ -113,6 +122,13 @@ LMMS_EVAL_PROMPT = (
     "PLEASE TRY YOUR BEST TO GUESS AN ANSWER WHICH YOU THINK WOULD BE THE MOST POSSIBLE ONE "
     "BASED ON THE QUESTION. \n\n"
     "DO NOT GENERATE ANSWER SUCH AS 'NOT POSSIBLE TO DETERMINE.' \n"
+)
+
+#: lmms-eval 0.7's ``tomato`` task's prompt (``lmms_eval/tasks/tomato/utils.py``
+#: ``construct_prompt``): TOMATO's without the frame count ("frames uniformly sampled", no
+#: "{frames} separate") and without the space after its first paragraph.
+LMMS_EVAL_PROMPT = PROMPT.replace("{frames} separate frames", "frames").replace(
+    "content. \n", "content.\n"
 )
 _LMMS_EVAL_ASKED = re.compile(
     r"<question> \n(?P<question>.*) \n</question>\n\n<options> \n(?P<options>\{.*\}) \n</options>",
@@ -123,8 +139,7 @@ _LMMS_EVAL_ASKED = re.compile(
 def lmms_eval_tomato_prompt(question: str, options: Sequence[str]) -> str:
     """lmms-eval's ``tomato`` prompt asking ``question`` with ``options`` lettered A, B, ... in
     the order given (``tomato_doc_to_text``)."""
-    lettered = {chr(65 + index): option for index, option in enumerate(options)}
-    return LMMS_EVAL_PROMPT.format(question=question, options=repr(lettered))
+    return LMMS_EVAL_PROMPT.format(question=question, options=repr(lettered(options)))
 
 
 def read_lmms_eval_tomato_prompt(prompt: str) -> tuple[str, tuple[str, ...]] | None:
@@ -139,7 +154,7 @@ def read_lmms_eval_tomato_prompt(prompt: str) -> tuple[str, tuple[str, ...]] | N
     except (ValueError, SyntaxError):
         return None
     letters = (
-        [chr(65 + index) for index in range(len(options))] if isinstance(options, dict) else []
+        [option_letter(index) for index in range(len(options))] if isinstance(options, dict) else []
     )
     if (
         not letters

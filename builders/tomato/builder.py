@@ -28,6 +28,7 @@ from foilkit.builders.schema import (
     question_columns,
 )
 from foilkit.builders.tomato import BENCHMARK, DEMONSTRATION_TYPES, REASONING_TYPES
+from foilkit.builders.tomato.answers import PROMPT, lettered, option_letter
 from foilkit.builders.tomato.source import SOURCE
 from foilkit.metrics import CITATIONS
 
@@ -37,23 +38,6 @@ VARIATIONS = ("counterfactual", "composite", "zoom", "first_person")
 #: Frames the official prompt announces: ``get_categorized_score.py``'s ``NUM_FRAME`` (the main
 #: table), also ``evaluate.py``'s default ``--total_frames``.
 PROMPT_FRAMES = 16
-
-#: The official prompt (``construct_prompt``), trailing spaces included; ``{options}`` is the
-#: Python ``repr`` of the letter -> option dict (``index2ans``), as the f-string writes it.
-PROMPT = (
-    "You will be provided with {frames} separate frames uniformly sampled from a video, the "
-    "frames are provided in chronological order of the video. Analyze these frames and provide "
-    "the answer to the question about the video content. Answer the multiple-choice question "
-    "about the video content. \n\n"
-    "You must use these frames to answer the multiple-choice question; do not rely on any "
-    "externel knowledge or commonsense. \n\n"
-    "<question> \n{question} \n</question>\n\n"
-    "<options> \n{options} \n</options>\n\n"
-    "Even if the information in these separate frames is not enough to answer the question, "
-    "PLEASE TRY YOUR BEST TO GUESS AN ANSWER WHICH YOU THINK WOULD BE THE MOST POSSIBLE ONE "
-    "BASED ON THE QUESTION. \n\n"
-    "DO NOT GENERATE ANSWER SUCH AS 'NOT POSSIBLE TO DETERMINE.' \n"
-)
 
 FEATURES = canonical_features(
     **QUESTION_FEATURES,
@@ -77,10 +61,7 @@ class TomatoConfig(FoilkitConfig):
     """
 
     reasoning_type: str | None = None
-
-    def validate(self) -> None:
-        super().validate()
-        self.check_choice("reasoning_type", REASONING_TYPES, optional=True)
+    CHOICES = {"reasoning_type": REASONING_TYPES}
 
 
 class Tomato(FoilkitBuilder):
@@ -107,20 +88,18 @@ class Tomato(FoilkitBuilder):
     CITATION = CITATIONS["tomato"]
     VIDEO_LAYOUT = BENCHMARK.video_layout
 
-    @classmethod
-    def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
-        return (
-            "### Questions, options and scoring\n\n"
-            "One row per published question; `id` is `<reasoning type>-<question id>` (the "
-            "question ids restart in every file). `options` keep the published order and "
-            "`option_labels` are the letters the official prompt gives them; `prompt` is the "
-            f"official prompt (`construct_prompt`) for {PROMPT_FRAMES} frames, the main table's "
-            "setting. `reasoning_type` and `demonstration_type` are the groups of the official "
-            "`get_categorized_score.py`; `motion_type` and the variation flags (`counterfactual`, "
-            "`composite`, `zoom`, `first_person`) are kept as published. The options mean "
-            "nothing without the question: foilkit scores TOMATO with models that ask it (video "
-            "LLMs, by option-letter probability) and refuses those that score texts alone.\n"
-        )
+    CARD_NOTES = (
+        "### Questions, options and scoring\n\n"
+        "One row per published question; `id` is `<reasoning type>-<question id>` (the "
+        "question ids restart in every file). `options` keep the published order and "
+        "`option_labels` are the letters the official prompt gives them; `prompt` is the "
+        f"official prompt (`construct_prompt`) for {PROMPT_FRAMES} frames, the main table's "
+        "setting. `reasoning_type` and `demonstration_type` are the groups of the official "
+        "`get_categorized_score.py`; `motion_type` and the variation flags (`counterfactual`, "
+        "`composite`, `zoom`, `first_person`) are kept as published. The options mean "
+        "nothing without the question: foilkit scores TOMATO with models that ask it (video "
+        "LLMs, by option-letter probability) and refuses those that score texts alone.\n"
+    )
 
     def _split_generators(
         self, dl_manager: datasets.DownloadManager
@@ -145,13 +124,7 @@ class Tomato(FoilkitBuilder):
 def question_prompt(question: str, options: Sequence[str], frames: int = PROMPT_FRAMES) -> str:
     """The official prompt (``construct_prompt``) asking ``question`` with ``options`` lettered
     A, B, ... in the order given, for a model shown ``frames`` frames."""
-    lettered = {option_letter(index): option for index, option in enumerate(options)}
-    return PROMPT.format(frames=frames, question=question, options=repr(lettered))
-
-
-def option_letter(index: int) -> str:
-    """The official letter of option ``index`` (``chr(65 + index)``)."""
-    return chr(65 + index)
+    return PROMPT.format(frames=frames, question=question, options=repr(lettered(options)))
 
 
 def question_row(

@@ -18,15 +18,8 @@ from foilkit.builders.velociti.answers import QUESTIONS
 from foilkit.builders.velociti.protocols import PROTOCOLS
 
 #: The tests ``clip_eval.py`` and ``vidllm_eval.py`` evaluate, by their ``test_name``.
-TESTS = (
-    "agent_random",
-    "agent_bind",
-    "action_adv",
-    "action_bind",
-    "action_manner",
-    "control",
-    "coref",
-    "chrono",
+TESTS = tuple(
+    "agent_random agent_bind action_adv action_bind action_manner control coref chrono".split()
 )
 
 #: The licence's added clause, as the VELOCITI README states it.

@@ -50,10 +50,7 @@ class VelocitiConfig(FoilkitConfig):
     """
 
     test: str | None = None
-
-    def validate(self) -> None:
-        super().validate()
-        self.check_choice("test", TESTS, optional=True)
+    CHOICES = {"test": TESTS}
 
 
 class Velociti(FoilkitBuilder):

@@ -46,24 +46,10 @@ FEATURES = canonical_features(
     valid=FLAG,
 )
 
-_REQUIRED = (
-    "dataset",
-    "youtube_id",
-    "video_file",
-    "start_time",
-    "end_time",
-    "time_unit",
-    "caption",
-    "foils",
-    "mturk",
-    "mturk.caption",
-    "mturk.foil",
-    "mturk.other",
-    "proficiency.caption",
-    "proficiency.foils",
-    "proficiency.human.caption",
-    "proficiency.human.foil",
-    "proficiency.human.other",
+_REQUIRED = tuple(
+    "dataset youtube_id video_file start_time end_time time_unit caption foils mturk mturk.caption "
+    "mturk.foil mturk.other proficiency.caption proficiency.foils proficiency.human.caption "
+    "proficiency.human.foil proficiency.human.other".split()
 )
 
 _TYPES = {

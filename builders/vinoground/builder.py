@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -74,16 +74,14 @@ class Vinoground(FoilkitBuilder):
     CITATION = CITATIONS["vinoground"]
     VIDEO_LAYOUT = BENCHMARK.video_layout
 
-    @classmethod
-    def card_notes(cls, builders: Sequence[FoilkitBuilder]) -> str:
-        return (
-            "Each row is a **pair**: besides the canonical columns it has `foil_video` and "
-            "`foil_video_path` (the negative video, stored and attached like `video`) and its "
-            "window `foil_start`/`foil_end`; `caption` belongs to `video`, `foils[0]` to "
-            "`foil_video`. `major`, `minor` and `categories` (`[major, *minor]`) are the pair's "
-            "categories. The annotation revision is the Hub repository's `main` branch at the time "
-            "of the export."
-        )
+    CARD_NOTES = (
+        "Each row is a **pair**: besides the canonical columns it has `foil_video` and "
+        "`foil_video_path` (the negative video, stored and attached like `video`) and its "
+        "window `foil_start`/`foil_end`; `caption` belongs to `video`, `foils[0]` to "
+        "`foil_video`. `major`, `minor` and `categories` (`[major, *minor]`) are the pair's "
+        "categories. The annotation revision is the Hub repository's `main` branch at the time "
+        "of the export."
+    )
 
     def _split_generators(
         self, dl_manager: datasets.DownloadManager

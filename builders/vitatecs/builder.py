@@ -47,11 +47,7 @@ class VitatecsConfig(FoilkitConfig):
 
     aspect: str | None = None
     annotation_version: str = "chatgpt"
-
-    def validate(self) -> None:
-        super().validate()
-        self.check_choice("aspect", ASPECTS, optional=True)
-        self.check_choice("annotation_version", VERSIONS)
+    CHOICES = {"aspect": ASPECTS, "annotation_version": VERSIONS}
 
 
 class Vitatecs(FoilkitBuilder):

@@ -197,18 +197,34 @@ def _save_twin(
     processor: dict[str, Any],
     processor_prefix: str | None = None,
     config_prefix: str | None = None,
+    head: str = "ForConditionalGeneration",
 ) -> None:
-    """Save into ``out`` the model ``<prefix>ForConditionalGeneration`` of
-    ``<config_prefix>Config(**config)`` with ``<processor_prefix>Processor(**processor)`` (both
-    prefixes default to ``prefix``), transformers' classes found by name: the last step of the
-    builders that serve several families whose classes differ only by that prefix (Qwen-VL,
-    Gemma 4, Muse, MiniCPM, GLM-V, the omni models)."""
+    """Save into ``out`` the model ``<prefix><head>`` of ``<config_prefix>Config(**config)``
+    with ``<processor_prefix>Processor(**processor)`` (both prefixes default to ``prefix``),
+    transformers' classes found by name: the last step of most builders, whose families'
+    classes differ only by that prefix."""
     import transformers
 
     model_config = getattr(transformers, f"{config_prefix or prefix}Config")(**config)
     made = getattr(transformers, f"{processor_prefix or prefix}Processor")(**processor)
-    model = getattr(transformers, f"{prefix}ForConditionalGeneration")(model_config)
+    model = getattr(transformers, f"{prefix}{head}")(model_config)
     _save(out, model, made)
+
+
+def _media(
+    prefix: str, image: dict[str, Any] | None = None, video: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    """A processor's ``image_processor`` and ``video_processor`` (each where its settings are
+    given): transformers' ``<prefix>ImageProcessor(**image)`` and
+    ``<prefix>VideoProcessor(**video)``, found by name, for :func:`_save_twin`."""
+    import transformers
+
+    parts = {"image": image, "video": video}
+    return {
+        f"{kind}_processor": getattr(transformers, f"{prefix}{kind.title()}Processor")(**settings)
+        for kind, settings in parts.items()
+        if settings is not None
+    }
 
 
 # --- video LLMs ----------------------------------------------------------------------------------

@@ -36,29 +36,20 @@ from foilkit.synthetic import tokenizers as tiny_tokenizers
 from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
+    _media,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 from foilkit.synthetic.models._qwen_vision import QWEN3_VL_DEEPSTACK_VISION, qwen_vision_token_ids
 
 #: ``CohereTokenizer``'s own special tokens, in its default vocabulary's order, then Command A's
 #: turn tokens.
-COHERE_TOKENS = [
-    "<PAD>",
-    "<UNK>",
-    "<CLS>",
-    "<SEP>",
-    "<MASK_TOKEN>",
-    "<BOS_TOKEN>",
-    "<|START_OF_TURN_TOKEN|>",
-    "<|END_OF_TURN_TOKEN|>",
-    "<|USER_TOKEN|>",
-    "<|CHATBOT_TOKEN|>",
-    "<|SYSTEM_TOKEN|>",
-    "<|START_RESPONSE|>",
-    "<|END_RESPONSE|>",
-]
+COHERE_TOKENS = (
+    "<PAD> <UNK> <CLS> <SEP> <MASK_TOKEN> <BOS_TOKEN> <|START_OF_TURN_TOKEN|> "
+    "<|END_OF_TURN_TOKEN|> <|USER_TOKEN|> <|CHATBOT_TOKEN|> <|SYSTEM_TOKEN|> <|START_RESPONSE|> "
+    "<|END_RESPONSE|>"
+).split()
 #: The vision tokens ``CohereCompassProcessor`` names.
 COMPASS_VISION_TOKENS = ["<|VISION_START|>", "<|VISION_END|>", "<|IMAGE_PAD|>", "<|VIDEO_PAD|>"]
 _ROLES = (
@@ -93,14 +84,7 @@ COMPASS_PIXELS = {
 def _build_cohere_compass(out: Path) -> None:
     """A 2-layer Cohere2-style text model (multimodal RoPE over a head of 8), a 1-layer Qwen3-VL
     vision tower (8x8 patches, 2x2 merge, a DeepStack tap after its layer 0)."""
-    from transformers import (
-        CohereCompassConfig,
-        CohereCompassForConditionalGeneration,
-        CohereCompassImageProcessor,
-        CohereCompassProcessor,
-        CohereCompassVideoProcessor,
-        CohereTokenizer,
-    )
+    from transformers import CohereTokenizer
 
     tokenizer = tiny_tokenizers.byte_level_bpe(
         CohereTokenizer, [*COHERE_TOKENS, *COMPASS_VISION_TOKENS]
@@ -118,15 +102,15 @@ def _build_cohere_compass(out: Path) -> None:
             }
         },
     )
-    config = CohereCompassConfig(
-        text_config=text,
-        vision_config=QWEN3_VL_DEEPSTACK_VISION,
+    config = {
+        "text_config": text,
+        "vision_config": QWEN3_VL_DEEPSTACK_VISION,
         **qwen_vision_token_ids(tokenizer, COMPASS_VISION_TOKENS),
-    )
-    processor = CohereCompassProcessor(
-        image_processor=CohereCompassImageProcessor(**COMPASS_PIXELS),
-        video_processor=CohereCompassVideoProcessor(**COMPASS_PIXELS, cap_pixels_per_frame=True),
-        tokenizer=tokenizer,
-        chat_template=COMPASS_CHAT_TEMPLATE,
-    )
-    _save(out, CohereCompassForConditionalGeneration(config), processor)
+    }
+    video = {**COMPASS_PIXELS, "cap_pixels_per_frame": True}
+    processor = {
+        **_media("CohereCompass", COMPASS_PIXELS, video),
+        "tokenizer": tokenizer,
+        "chat_template": COMPASS_CHAT_TEMPLATE,
+    }
+    _save_twin(out, "CohereCompass", config, processor)

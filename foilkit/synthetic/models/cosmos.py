@@ -38,9 +38,10 @@ from foilkit.synthetic.models._base import (
     QWEN2_VL_CHAT_TEMPLATE,
     VIDEO_LLM_TEXT,
     VIDEO_LLM_VISION,
+    _media,
     _qwen2_tokenizer,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 from foilkit.synthetic.models._qwen_vision import (
@@ -67,31 +68,22 @@ COSMOS_PIXELS = {
 def _build_cosmos3_edge(out: Path) -> None:
     """Cosmos3 Edge: a 2-layer text model (multimodal RoPE over a head of 8), a 1-layer vision
     tower (8x8 patches, 2x2 merge, one frame a step); each of 8 frames becomes one segment."""
-    from transformers import (
-        Cosmos3EdgeConfig,
-        Cosmos3EdgeForConditionalGeneration,
-        Cosmos3EdgeImageProcessor,
-        Cosmos3EdgeProcessor,
-        Cosmos3EdgeVideoProcessor,
-    )
-
     # return_mm_token_type_ids: as the checkpoint's tokenizer config asks
     tokenizer = _qwen2_tokenizer(QWEN_VISION_TOKENS, return_mm_token_type_ids=True)
     text = _text_config(tokenizer, **VIDEO_LLM_TEXT, head_dim=8, rope_parameters=QWEN2_VL_MROPE)
     vision = {**VIDEO_LLM_VISION, "num_patches": 16, "spatial_merge_size": 2}
-    config = Cosmos3EdgeConfig(
-        text_config=text,
-        vision_config=vision,
-        projector_hidden_size=32,
+    config = {
+        "text_config": text,
+        "vision_config": vision,
+        "projector_hidden_size": 32,
         **qwen_vision_token_ids(tokenizer),
-    )
-    processor = Cosmos3EdgeProcessor(
-        image_processor=Cosmos3EdgeImageProcessor(**COSMOS_PIXELS),
-        video_processor=Cosmos3EdgeVideoProcessor(**COSMOS_PIXELS),
-        tokenizer=tokenizer,
-        chat_template=QWEN2_VL_CHAT_TEMPLATE,
-    )
-    _save(out, Cosmos3EdgeForConditionalGeneration(config), processor)
+    }
+    processor = {
+        **_media("Cosmos3Edge", COSMOS_PIXELS, COSMOS_PIXELS),
+        "tokenizer": tokenizer,
+        "chat_template": QWEN2_VL_CHAT_TEMPLATE,
+    }
+    _save_twin(out, "Cosmos3Edge", config, processor)
 
 
 @_register(

@@ -10,8 +10,9 @@ from foilkit.synthetic.models._base import (
     IMAGE_SIZE,
     VISION,
     _bert_tokenizer,
+    _media,
     _register,
-    _save,
+    _save_twin,
     _seeded_build,
     _text_config,
 )
@@ -39,23 +40,16 @@ def _build_blip_itm(out: Path) -> None:
 def _save_blip_itm(out: Path, tokenizer: Any, text: dict, vision: dict, **config: Any) -> None:
     """A ``BlipForImageTextRetrieval`` of ``text`` and ``vision`` configs (16-wide projections)
     with its processor around ``tokenizer``; ``config``: further ``BlipConfig`` fields."""
-    from transformers import (
-        BlipConfig,
-        BlipForImageTextRetrieval,
-        BlipImageProcessor,
-        BlipProcessor,
-    )
-
-    blip = BlipConfig(
-        text_config=text,
-        vision_config=vision,
-        projection_dim=16,
-        image_text_hidden_size=16,
+    blip = {
+        "text_config": text,
+        "vision_config": vision,
+        "projection_dim": 16,
+        "image_text_hidden_size": 16,
         **config,
-    )
-    image_processor = BlipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
-    processor = BlipProcessor(image_processor=image_processor, tokenizer=tokenizer)
-    _save(out, BlipForImageTextRetrieval(blip), processor)
+    }
+    image = {"size": {"height": IMAGE_SIZE, "width": IMAGE_SIZE}}
+    processor = {**_media("Blip", image), "tokenizer": tokenizer}
+    _save_twin(out, "Blip", blip, processor, head="ForImageTextRetrieval")
 
 
 BLIP_HUB_LAYOUT_INIT = 0.5  # weight standard deviation of build_tiny_blip_itm_hub_layout

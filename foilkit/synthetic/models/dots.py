@@ -24,20 +24,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from foilkit.synthetic.models._base import PATCH_SIZE, _qwen2_tokenizer, _register, _save
+from foilkit.synthetic.models._base import PATCH_SIZE, _qwen2_tokenizer, _register, _save_twin
 from foilkit.synthetic.models._qwen_vision import qwen_vl_processors
 
 #: The multimodal tokens ``Dots3NoteProcessor`` writes (image, video and audio placeholders, and
 #: the image block's markers of the checkpoint's own video layout).
-DOTS3_NOTE_TOKENS = [
-    "<|imgpad|>",
-    "<|img|>",
-    "<|endofimg|>",
-    "<|video_pad|>",
-    "<|audio_comp_pad|>",
-    "<|audio_comp_start|>",
-    "<|audio_comp_end|>",
-]
+DOTS3_NOTE_TOKENS = (
+    "<|imgpad|> <|img|> <|endofimg|> <|video_pad|> <|audio_comp_pad|> <|audio_comp_start|> "
+    "<|audio_comp_end|>"
+).split()
 #: The vision tower's patches are one frame, so the twin's video processor packs 1 frame a patch
 #: (the published checkpoint's legacy preprocessor config leaves 5.23 at Qwen3-VL's 2, which
 #: fails): its forward then runs on a video, in the layout 5.23 writes.
@@ -69,12 +64,7 @@ def _build_dots3_note(out: Path) -> None:
     """A 2-layer text model (a dense full-attention layer, then a sliding-window mixture of 4
     experts with a shared one), a 1-layer vision tower (8x8 one-frame patches, 2x2 merge), a
     1-layer audio tower."""
-    from transformers import (
-        Dots3NoteConfig,
-        Dots3NoteFeatureExtractor,
-        Dots3NoteForConditionalGeneration,
-        Dots3NoteProcessor,
-    )
+    from transformers import Dots3NoteFeatureExtractor
 
     tokenizer = _qwen2_tokenizer(DOTS3_NOTE_TOKENS)
     image, video, audio = tokenizer.convert_tokens_to_ids(
@@ -106,35 +96,35 @@ def _build_dots3_note(out: Path) -> None:
         "adapter_output_size": 32,
     }
     # published checkpoints store the text model's settings at the top level of the config
-    config = Dots3NoteConfig(
-        vocab_size=len(tokenizer),
-        hidden_size=32,
-        intermediate_size=37,
-        num_hidden_layers=2,
-        max_position_embeddings=512,
+    config = {
+        "vocab_size": len(tokenizer),
+        "hidden_size": 32,
+        "intermediate_size": 37,
+        "num_hidden_layers": 2,
+        "max_position_embeddings": 512,
         **_LATENT_ATTENTION,
         **{f"swa_{name}": value for name, value in _LATENT_ATTENTION.items()},
-        layer_types=["full_attention", "sliding_attention"],
-        use_dsa=False,
-        sliding_window_size=64,
-        n_routed_experts=4,
-        n_shared_experts=1,
-        num_experts_per_tok=2,
-        moe_intermediate_size=16,
-        moe_shared_expert_intermediate_size=16,
-        first_k_dense_replace=1,
-        image_token_id=image,
-        video_token_id=video,
-        audio_token_id=audio,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=None,
-        eos_token_id=tokenizer.eos_token_id,
-        vision_config=vision,
-        audio_config=audio_tower,
-    )
-    processor = Dots3NoteProcessor(
+        "layer_types": ["full_attention", "sliding_attention"],
+        "use_dsa": False,
+        "sliding_window_size": 64,
+        "n_routed_experts": 4,
+        "n_shared_experts": 1,
+        "num_experts_per_tok": 2,
+        "moe_intermediate_size": 16,
+        "moe_shared_expert_intermediate_size": 16,
+        "first_k_dense_replace": 1,
+        "image_token_id": image,
+        "video_token_id": video,
+        "audio_token_id": audio,
+        "pad_token_id": tokenizer.pad_token_id,
+        "bos_token_id": None,
+        "eos_token_id": tokenizer.eos_token_id,
+        "vision_config": vision,
+        "audio_config": audio_tower,
+    }
+    processor = {
         **qwen_vl_processors("Qwen3VL", DOTS3_NOTE_PIXELS),
-        tokenizer=tokenizer,
-        feature_extractor=Dots3NoteFeatureExtractor(feature_size=8),
-    )
-    _save(out, Dots3NoteForConditionalGeneration(config), processor)
+        "tokenizer": tokenizer,
+        "feature_extractor": Dots3NoteFeatureExtractor(feature_size=8),
+    }
+    _save_twin(out, "Dots3Note", config, processor)

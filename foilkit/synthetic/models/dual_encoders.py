@@ -15,8 +15,10 @@ from foilkit.synthetic.models._base import (
     VISION,
     _bert_tokenizer,
     _clip_tokenizer,
+    _media,
     _register,
     _save,
+    _save_twin,
     _t5_tokenizer,
     _text_config,
 )
@@ -24,13 +26,11 @@ from foilkit.synthetic.models._base import (
 
 @_register("clip", "CLIPModel + CLIPProcessor (CLIPImageProcessor, byte-level BPE CLIPTokenizer)")
 def _build_clip(out: Path) -> None:
-    from transformers import CLIPConfig, CLIPImageProcessor, CLIPModel, CLIPProcessor
-
     tokenizer = _clip_tokenizer()
     text = _text_config(tokenizer, max_position_embeddings=CLIP_TEXT_LENGTH)
-    config = CLIPConfig(text_config=text, vision_config=VISION, projection_dim=16)
-    processor = CLIPProcessor(image_processor=CLIPImageProcessor(**SQUARE), tokenizer=tokenizer)
-    _save(out, CLIPModel(config), processor)
+    config = {"text_config": text, "vision_config": VISION, "projection_dim": 16}
+    processor = {**_media("CLIP", SQUARE), "tokenizer": tokenizer}
+    _save_twin(out, "CLIP", config, processor, head="Model")
 
 
 @_register(
@@ -64,13 +64,7 @@ def _build_align(out: Path) -> None:
 def _build_tipsv2(out: Path) -> None:
     """A one-layer ViT (one register token) and text tower, both 32 wide (TIPSv2 compares them
     without projections); texts padded to 64 tokens, as the real processor does."""
-    from transformers import (
-        Tipsv2Config,
-        Tipsv2ImageProcessor,
-        Tipsv2Model,
-        Tipsv2Processor,
-        Tipsv2Tokenizer,
-    )
+    from transformers import Tipsv2Tokenizer
 
     tokenizer = tiny_tokenizers.metaspace_bpe(Tipsv2Tokenizer, ["<pad>", "<unk>"])
     vision = {
@@ -88,9 +82,10 @@ def _build_tipsv2(out: Path) -> None:
         "num_attention_heads": 4,
         "max_position_embeddings": SIGLIP_TEXT_LENGTH,
     }
-    config = Tipsv2Config(text_config=text, vision_config=vision)
-    image_processor = Tipsv2ImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
-    _save(out, Tipsv2Model(config), Tipsv2Processor(image_processor, tokenizer))
+    config = {"text_config": text, "vision_config": vision}
+    image = {"size": {"height": IMAGE_SIZE, "width": IMAGE_SIZE}}
+    processor = {**_media("Tipsv2", image), "tokenizer": tokenizer}
+    _save_twin(out, "Tipsv2", config, processor, head="Model")
 
 
 @_register(
@@ -99,14 +94,12 @@ def _build_tipsv2(out: Path) -> None:
 def _build_siglip(out: Path) -> None:
     """SigLIP's text tower pools the last position: call the processor with ``padding="max_length"``
     (as for real SigLIP); the tokenizer's ``model_max_length`` is the text length, 64."""
-    from transformers import SiglipConfig, SiglipImageProcessor, SiglipModel, SiglipProcessor
-
     tokenizer = _t5_tokenizer(sentinels=0, model_max_length=SIGLIP_TEXT_LENGTH)
     text = _text_config(tokenizer, max_position_embeddings=SIGLIP_TEXT_LENGTH)
-    config = SiglipConfig(text_config=text, vision_config=VISION)
-    image_processor = SiglipImageProcessor(size={"height": IMAGE_SIZE, "width": IMAGE_SIZE})
-    processor = SiglipProcessor(image_processor=image_processor, tokenizer=tokenizer)
-    _save(out, SiglipModel(config), processor)
+    config = {"text_config": text, "vision_config": VISION}
+    image = {"size": {"height": IMAGE_SIZE, "width": IMAGE_SIZE}}
+    processor = {**_media("Siglip", image), "tokenizer": tokenizer}
+    _save_twin(out, "Siglip", config, processor, head="Model")
 
 
 @_register(
@@ -120,13 +113,7 @@ def _build_siglip2(out: Path) -> None:
     processor's), ``pixel_attention_mask`` and ``spatial_shapes`` telling the tower which patches
     are real; a 4x4 grid of learned positions, interpolated; texts padded to 64 tokens, the tower
     pooling the last position."""
-    from transformers import (
-        Siglip2Config,
-        Siglip2ImageProcessor,
-        Siglip2Model,
-        Siglip2Processor,
-        Siglip2Tokenizer,
-    )
+    from transformers import Siglip2Tokenizer
 
     tokenizer = tiny_tokenizers.metaspace_bpe(
         Siglip2Tokenizer, ["<pad>", "<eos>", "<bos>", "<unk>", "<mask>"]
@@ -134,10 +121,12 @@ def _build_siglip2(out: Path) -> None:
     text = _text_config(tokenizer, max_position_embeddings=SIGLIP_TEXT_LENGTH)
     vision = {**VISION, "patch_size": 16, "num_patches": 16}
     del vision["image_size"]
-    config = Siglip2Config(text_config=text, vision_config=vision)
-    image_processor = Siglip2ImageProcessor(patch_size=16, max_num_patches=256)
-    processor = Siglip2Processor(image_processor=image_processor, tokenizer=tokenizer)
-    _save(out, Siglip2Model(config), processor)
+    config = {"text_config": text, "vision_config": vision}
+    processor = {
+        **_media("Siglip2", {"patch_size": 16, "max_num_patches": 256}),
+        "tokenizer": tokenizer,
+    }
+    _save_twin(out, "Siglip2", config, processor, head="Model")
 
 
 @_register(
@@ -146,18 +135,11 @@ def _build_siglip2(out: Path) -> None:
 )
 def _build_chinese_clip(out: Path) -> None:
     """Chinese-CLIP: a BERT text tower read at ``[CLS]``, a CLIP vision tower, both projected."""
-    from transformers import (
-        ChineseCLIPConfig,
-        ChineseCLIPImageProcessor,
-        ChineseCLIPModel,
-        ChineseCLIPProcessor,
-    )
-
     tokenizer = _bert_tokenizer()
     text = _text_config(tokenizer, bos_token_id=tokenizer.cls_token_id)
-    config = ChineseCLIPConfig(text_config=text, vision_config=VISION, projection_dim=16)
-    image_processor = ChineseCLIPImageProcessor(**SQUARE)
-    _save(out, ChineseCLIPModel(config), ChineseCLIPProcessor(image_processor, tokenizer))
+    config = {"text_config": text, "vision_config": VISION, "projection_dim": 16}
+    processor = {**_media("ChineseCLIP", SQUARE), "tokenizer": tokenizer}
+    _save_twin(out, "ChineseCLIP", config, processor, head="Model")
 
 
 def _xlm_roberta_tokenizer():
@@ -175,13 +157,11 @@ def _xlm_roberta_tokenizer():
 def _build_metaclip_2(out: Path) -> None:
     """MetaCLIP 2 (worldwide): CLIP's towers around XLM-RoBERTa's tokenizer; the text tower pools
     at the first ``</s>`` (``eos_token_id`` 2), 77 positions."""
-    from transformers import CLIPImageProcessor, CLIPProcessor, MetaClip2Config, MetaClip2Model
-
     tokenizer = _xlm_roberta_tokenizer()
     text = _text_config(tokenizer, max_position_embeddings=CLIP_TEXT_LENGTH)
-    config = MetaClip2Config(text_config=text, vision_config=VISION, projection_dim=16)
-    processor = CLIPProcessor(image_processor=CLIPImageProcessor(**SQUARE), tokenizer=tokenizer)
-    _save(out, MetaClip2Model(config), processor)
+    config = {"text_config": text, "vision_config": VISION, "projection_dim": 16}
+    processor = {**_media("CLIP", SQUARE), "tokenizer": tokenizer}
+    _save_twin(out, "MetaClip2", config, processor, "CLIP", head="Model")
 
 
 @_register(

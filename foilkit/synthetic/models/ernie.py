@@ -18,8 +18,9 @@ from foilkit.synthetic import tokenizers as tiny_tokenizers
 from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
+    _media,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 
@@ -129,14 +130,7 @@ def _build_ernie4_5_vl(out: Path) -> None:
     """ERNIE 4.5 VL: a 2-layer text model (a dense MLP layer, then a layer of 4 experts, 2 a
     token, and a shared one, per modality), a 1-layer vision tower (8x8 patches, 2x2 spatial
     and 2-frame temporal merge); 8 frames of 16x32 pixels are 8 ``<|VIDEO_PLACEHOLDER|>``."""
-    from transformers import (
-        Ernie4_5_VLMoeConfig,
-        Ernie4_5_VLMoeForConditionalGeneration,
-        Ernie4_5_VLMoeImageProcessor,
-        Ernie4_5_VLMoeProcessor,
-        Ernie4_5_VLMoeVideoProcessor,
-        Qwen2Tokenizer,
-    )
+    from transformers import Qwen2Tokenizer
 
     specials = ["<unk>", "<|begin_of_sentence|>", "<|end_of_sentence|>", "<think>", "</think>"]
     tokenizer = tiny_tokenizers.byte_level_bpe(
@@ -174,11 +168,11 @@ def _build_ernie4_5_vl(out: Path) -> None:
         "spatial_merge_size": 2,
         "temporal_merge_size": 2,
     }
-    config = Ernie4_5_VLMoeConfig(text_config=text, vision_config=vision, **ids)
-    processor = Ernie4_5_VLMoeProcessor(
-        image_processor=Ernie4_5_VLMoeImageProcessor(**ERNIE_VL_PIXELS),
-        video_processor=Ernie4_5_VLMoeVideoProcessor(**ERNIE_VL_PIXELS, font=str(font_path())),
-        tokenizer=tokenizer,
-        chat_template=ERNIE_VL_CHAT_TEMPLATE,
-    )
-    _save(out, Ernie4_5_VLMoeForConditionalGeneration(config), processor)
+    config = {"text_config": text, "vision_config": vision, **ids}
+    video = {**ERNIE_VL_PIXELS, "font": str(font_path())}
+    processor = {
+        **_media("Ernie4_5_VLMoe", ERNIE_VL_PIXELS, video),
+        "tokenizer": tokenizer,
+        "chat_template": ERNIE_VL_CHAT_TEMPLATE,
+    }
+    _save_twin(out, "Ernie4_5_VLMoe", config, processor)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from foilkit.synthetic import tokenizers as tiny_tokenizers
-from foilkit.synthetic.models._base import VIDEO_LLM_TEXT, _register, _save, _text_config
+from foilkit.synthetic.models._base import VIDEO_LLM_TEXT, _register, _save_twin, _text_config
 from foilkit.synthetic.models._qwen_vision import QWEN2_5_VL_VISION, qwen_vl_processors
 
 EXAONE_TOKENS = ["[|system|]", "[|user|]", "[|assistant|]", "[|endofturn|]", "[|tool|]"]
@@ -89,12 +89,7 @@ def _build_exaone4_5(out: Path) -> None:
     """EXAONE 4.5: a 2-layer EXAONE 4 text model (sliding window, then global attention), a
     1-layer windowed vision tower (8x8 patches, 2 frames a temporal patch, 2x2 merge); 8 frames
     of 48x64 resized to 16x32 are 8 ``<|video_pad|>``."""
-    from transformers import (
-        Exaone4_5_Config,
-        Exaone4_5_ForConditionalGeneration,
-        Exaone4_5_Processor,
-        Qwen2Tokenizer,
-    )
+    from transformers import Qwen2Tokenizer
 
     specials = ["[PAD]", "[BOS]", *EXAONE_TOKENS, "<think>", "</think>"]
     tokenizer = tiny_tokenizers.byte_level_bpe(
@@ -113,12 +108,15 @@ def _build_exaone4_5(out: Path) -> None:
         layer_types=["sliding_attention", "full_attention"],
     )
     vision = {**QWEN2_5_VL_VISION, "num_key_value_heads": 2}
-    config = Exaone4_5_Config(
-        text_config=text, vision_config=vision, image_token_id=image, video_token_id=video
-    )
-    processor = Exaone4_5_Processor(
+    config = {
+        "text_config": text,
+        "vision_config": vision,
+        "image_token_id": image,
+        "video_token_id": video,
+    }
+    processor = {
         **qwen_vl_processors("Qwen2VL"),
-        tokenizer=tokenizer,
-        chat_template=EXAONE_CHAT_TEMPLATE,
-    )
-    _save(out, Exaone4_5_ForConditionalGeneration(config), processor)
+        "tokenizer": tokenizer,
+        "chat_template": EXAONE_CHAT_TEMPLATE,
+    }
+    _save_twin(out, "Exaone4_5_", config, processor)

@@ -12,6 +12,7 @@ from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
     VIDEO_LLM_VISION,
+    _media,
     _register,
     _save_twin,
     _text_config,
@@ -73,21 +74,13 @@ def _save_gemma4(out: Path, model: str, tokenizer: Any, vision: dict, **text: An
         "text_config": text_config,
         "vision_config": vision,
         "audio_config": None,
-        "image_token_id": ids["image_token"],
-        "video_token_id": ids["video_token"],
-        "boi_token_id": ids["boi_token"],
-        "eoi_token_id": ids["eoi_token"],
-        "audio_token_id": ids["audio_token"],
-        "boa_token_id": ids["boa_token"],
-        "eoa_token_index": ids["eoa_token"],
+        **{f"{name}_id": ids[name] for name in GEMMA4_TOKENS if name != "eoa_token"},
+        "eoa_token_index": ids["eoa_token"],  # Gemma4Config's name for it
     }
     pixels = {"patch_size": PATCH_SIZE, "max_soft_tokens": 70, "pooling_kernel_size": 2}
     processor = {
         "feature_extractor": getattr(transformers, f"{model}AudioFeatureExtractor")(),
-        "image_processor": getattr(transformers, f"{model}ImageProcessor")(**pixels),
-        "video_processor": getattr(transformers, f"{model}VideoProcessor")(
-            **pixels, num_frames=NUM_FRAMES
-        ),
+        **_media(model, pixels, {**pixels, "num_frames": NUM_FRAMES}),
         "tokenizer": tokenizer,
         "chat_template": GEMMA_CHAT_TEMPLATE,
         "image_seq_length": 70,

@@ -18,6 +18,7 @@ from foilkit.synthetic import tokenizers as tiny_tokenizers
 from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
+    _media,
     _register,
     _save,
     _save_twin,
@@ -27,26 +28,11 @@ from foilkit.synthetic.models._qwen_vision import QWEN2_VL_MROPE, QWEN_VL_VISION
 
 #: GLM-4's special tokens (``tokenizer_config.json`` of the GLM-V checkpoints), then the
 #: multimodal ones; ``<|endoftext|>`` is EOS and padding.
-GLM_SPECIAL_TOKENS = [
-    "<|endoftext|>",
-    "[MASK]",
-    "[gMASK]",
-    "[sMASK]",
-    "<sop>",
-    "<eop>",
-    "<|system|>",
-    "<|user|>",
-    "<|assistant|>",
-    "<|observation|>",
-    "<|begin_of_image|>",
-    "<|end_of_image|>",
-    "<|begin_of_video|>",
-    "<|end_of_video|>",
-    "<|image|>",
-    "<|video|>",
-    "<think>",
-    "</think>",
-]
+GLM_SPECIAL_TOKENS = (
+    "<|endoftext|> [MASK] [gMASK] [sMASK] <sop> <eop> <|system|> <|user|> <|assistant|> "
+    "<|observation|> <|begin_of_image|> <|end_of_image|> <|begin_of_video|> <|end_of_video|> "
+    "<|image|> <|video|> <think> </think>"
+).split()
 
 #: GLM-4.1V-9B-Thinking's ``chat_template.jinja``: a system turn's and an assistant turn's
 #: ``content`` are written as they are (a string), a user turn's parts one by one.
@@ -193,15 +179,12 @@ def _save_glm_v(out: Path, model: str, chat_template: str, own: str | None = Non
     with the config and the image and video processors of prefix ``own`` (default: ``model``; a
     family with those classes of its own but not a model or processor class): a 2-layer GLM-4
     text model, :data:`GLM_VISION`, the tiny GLM tokenizer and ``chat_template``."""
-    import transformers
-
     own = own or model
     tokenizer = _glm_tokenizer()
     text = _text_config(tokenizer, **VIDEO_LLM_TEXT, rope_parameters=QWEN2_VL_MROPE)
     config = {"text_config": text, "vision_config": GLM_VISION, **_glm_token_ids(tokenizer)}
     processor = {
-        "image_processor": getattr(transformers, f"{own}ImageProcessor")(**GLM_IMAGE_PIXELS),
-        "video_processor": getattr(transformers, f"{own}VideoProcessor")(**GLM_VIDEO_PIXELS),
+        **_media(own, GLM_IMAGE_PIXELS, GLM_VIDEO_PIXELS),
         "tokenizer": tokenizer,
         "chat_template": chat_template,
     }

@@ -18,7 +18,7 @@ from foilkit.synthetic.models._base import (
     _CONTENT,
     VIDEO_LLM_TEXT,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 from foilkit.synthetic.models._qwen_vision import QWEN2_5_VL_VISION, qwen_vl_processors
@@ -41,12 +41,7 @@ def _build_hyperclovax_vision_v2(out: Path) -> None:
     """HyperCLOVA X SEED Vision V2: a 2-layer HyperCLOVA X text model, a 1-layer windowed
     Qwen2.5-VL vision tower (8x8 patches, 2 frames a temporal patch, 2x2 merge); 8 frames of
     48x64 resized to 16x32 are 8 ``<|VIDEO_PAD|>``."""
-    from transformers import (
-        GPT2Tokenizer,
-        HyperCLOVAXVisionV2Config,
-        HyperCLOVAXVisionV2ForConditionalGeneration,
-        HyperCLOVAXVisionV2Processor,
-    )
+    from transformers import GPT2Tokenizer
 
     tokenizer = tiny_tokenizers.byte_level_bpe(
         GPT2Tokenizer,  # the class transformers maps the family's tokenizer to
@@ -58,15 +53,15 @@ def _build_hyperclovax_vision_v2(out: Path) -> None:
     )
     image, video = tokenizer.convert_tokens_to_ids(list(HCX_TOKENS.values()))
     text = _text_config(tokenizer, **VIDEO_LLM_TEXT, model_type="hyperclovax")
-    config = HyperCLOVAXVisionV2Config(
-        text_config=text,
-        vision_config=QWEN2_5_VL_VISION,
-        image_token_id=image,
-        video_token_id=video,
-    )
-    processor = HyperCLOVAXVisionV2Processor(
+    config = {
+        "text_config": text,
+        "vision_config": QWEN2_5_VL_VISION,
+        "image_token_id": image,
+        "video_token_id": video,
+    }
+    processor = {
         **qwen_vl_processors("Qwen2VL"),
-        tokenizer=tokenizer,
-        chat_template=HCX_CHAT_TEMPLATE,
-    )
-    _save(out, HyperCLOVAXVisionV2ForConditionalGeneration(config), processor)
+        "tokenizer": tokenizer,
+        "chat_template": HCX_CHAT_TEMPLATE,
+    }
+    _save_twin(out, "HyperCLOVAXVisionV2", config, processor)

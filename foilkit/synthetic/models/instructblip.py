@@ -10,9 +10,11 @@ from foilkit.synthetic.models._base import (
     VIDEO_LLM_TEXT,
     VISION,
     _bert_tokenizer,
+    _media,
     _qwen2_tokenizer,
     _register,
     _save,
+    _save_twin,
     _text_config,
 )
 
@@ -56,27 +58,18 @@ def _build_instructblip_video(out: Path) -> None:
     (``qformer_input_ids``, from a WordPiece BERT tokenizer); the processor puts
     ``4 x 4`` ``<video>`` placeholders (``config.video_token_index``) before the question.
     """
-    from transformers import (
-        InstructBlipVideoConfig,
-        InstructBlipVideoForConditionalGeneration,
-        InstructBlipVideoProcessor,
-        InstructBlipVideoVideoProcessor,
-    )
-
     tokenizer, qformer_tokenizer = _qwen2_tokenizer(["<video>"]), _bert_tokenizer()
-    processor = InstructBlipVideoProcessor(
-        video_processor=InstructBlipVideoVideoProcessor(
-            size={"height": IMAGE_SIZE, "width": IMAGE_SIZE}
-        ),
-        tokenizer=tokenizer,
-        qformer_tokenizer=qformer_tokenizer,
-        num_query_tokens=INSTRUCTBLIP_QUERY_TOKENS,
-    )
-    config = InstructBlipVideoConfig(
+    processor = {
+        **_media("InstructBlipVideo", video={"size": {"height": IMAGE_SIZE, "width": IMAGE_SIZE}}),
+        "tokenizer": tokenizer,
+        "qformer_tokenizer": qformer_tokenizer,
+        "num_query_tokens": INSTRUCTBLIP_QUERY_TOKENS,
+    }
+    config = {
         **_instructblip_parts(tokenizer, qformer_tokenizer),
-        video_token_index=tokenizer.convert_tokens_to_ids("<video>"),
-    )
-    _save(out, InstructBlipVideoForConditionalGeneration(config), processor)
+        "video_token_index": tokenizer.convert_tokens_to_ids("<video>"),
+    }
+    _save_twin(out, "InstructBlipVideo", config, processor)
 
 
 @_register(

@@ -9,9 +9,10 @@ from foilkit.synthetic.models._base import (
     IMAGE_SIZE,
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
+    _media,
     _qwen2_tokenizer,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 
@@ -50,13 +51,7 @@ def _build_internvl(out: Path) -> None:
     ``Frame{i}: <img>`` + 4 ``<IMG_CONTEXT>`` + ``</img>``, and feeds the frames as
     ``pixel_values`` (one 32x32 tile a frame); ``config.image_token_id`` is ``<IMG_CONTEXT>``.
     """
-    from transformers import (
-        GotOcr2ImageProcessor,
-        InternVLConfig,
-        InternVLForConditionalGeneration,
-        InternVLProcessor,
-        InternVLVideoProcessor,
-    )
+    from transformers import GotOcr2ImageProcessor
 
     tokenizer = _qwen2_tokenizer(
         list(INTERNVL_TOKENS.values()), extra_special_tokens=INTERNVL_TOKENS
@@ -69,19 +64,19 @@ def _build_internvl(out: Path) -> None:
         "image_size": [IMAGE_SIZE, IMAGE_SIZE],
         "patch_size": [PATCH_SIZE, PATCH_SIZE],
     }
-    config = InternVLConfig(
-        text_config=_text_config(tokenizer, model_type="qwen2", **VIDEO_LLM_TEXT),
-        vision_config=vision,
-        image_token_id=tokenizer.convert_tokens_to_ids(INTERNVL_TOKENS["context_image_token"]),
-        image_seq_length=INTERNVL_FRAME_TOKENS,
-        downsample_ratio=0.5,
-    )
+    config = {
+        "text_config": _text_config(tokenizer, model_type="qwen2", **VIDEO_LLM_TEXT),
+        "vision_config": vision,
+        "image_token_id": tokenizer.convert_tokens_to_ids(INTERNVL_TOKENS["context_image_token"]),
+        "image_seq_length": INTERNVL_FRAME_TOKENS,
+        "downsample_ratio": 0.5,
+    }
     pixels = {"size": {"height": IMAGE_SIZE, "width": IMAGE_SIZE}}
-    processor = InternVLProcessor(
-        image_processor=GotOcr2ImageProcessor(**pixels, crop_to_patches=False),
-        video_processor=InternVLVideoProcessor(**pixels),
-        tokenizer=tokenizer,
-        chat_template=INTERNVL_CHAT_TEMPLATE,
-        image_seq_length=INTERNVL_FRAME_TOKENS,
-    )
-    _save(out, InternVLForConditionalGeneration(config), processor)
+    processor = {
+        "image_processor": GotOcr2ImageProcessor(**pixels, crop_to_patches=False),
+        **_media("InternVL", video=pixels),
+        "tokenizer": tokenizer,
+        "chat_template": INTERNVL_CHAT_TEMPLATE,
+        "image_seq_length": INTERNVL_FRAME_TOKENS,
+    }
+    _save_twin(out, "InternVL", config, processor)

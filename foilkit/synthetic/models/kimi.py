@@ -40,29 +40,18 @@ from pathlib import Path
 from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_VISION,
+    _media,
     _register,
-    _save,
+    _save_twin,
     _tokenizers_backend,
 )
 
 #: The named special tokens the template and the processor write, and the tokenizer's own.
-KIMI_TOKENS = [
-    "[BOS]",
-    "[EOS]",
-    "[PAD]",
-    "<|im_end|>",
-    "<|im_user|>",
-    "<|im_assistant|>",
-    "<|im_system|>",
-    "<|im_middle|>",
-    "<|media_begin|>",
-    "<|media_content|>",
-    "<|media_end|>",
-    "<|media_pad|>",
-    "<|kimi_k25_video_placeholder|>",
-    "<think>",
-    "</think>",
-]
+KIMI_TOKENS = (
+    "[BOS] [EOS] [PAD] <|im_end|> <|im_user|> <|im_assistant|> <|im_system|> <|im_middle|> "
+    "<|media_begin|> <|media_content|> <|media_end|> <|media_pad|> <|kimi_k25_video_placeholder|> "
+    "<think> </think>"
+).split()
 
 #: Reconstructed (see the module docstring): moonshotai/Kimi-K2.5's turns, media parts,
 #: reasoning blocks and generation prompt, without tools.
@@ -128,14 +117,6 @@ def _kimi_tokenizer():
 def _build_kimi_k25(out: Path) -> None:
     """Kimi K2.5: a 2-layer DeepSeek-V3 text model (MLA, the second layer a 4-expert MoE), a
     1-layer MoonViT (8x8 patches, 2x2 merge, 4 frames pooled into one chunk)."""
-    from transformers import (
-        Kimi_K25Config,
-        Kimi_K25ForConditionalGeneration,
-        Kimi_K25ImageProcessor,
-        Kimi_K25Processor,
-        Kimi_K25VideoProcessor,
-    )
-
     tokenizer = _kimi_tokenizer()
     token = dict(zip(KIMI_TOKENS, tokenizer.convert_tokens_to_ids(KIMI_TOKENS), strict=True))
     text = {
@@ -170,21 +151,19 @@ def _build_kimi_k25(out: Path) -> None:
         "pos_emb_time": KIMI_FRAMES_PER_CHUNK,
         "merge_kernel_size": [2, 2],
     }
-    config = Kimi_K25Config(
-        text_config=text,
-        vision_config=vision,
-        projection_hidden_size=32,
-        image_token_id=token["<|media_pad|>"],
-        video_token_id=token["<|kimi_k25_video_placeholder|>"],
-        vision_start_token_id=token["<|media_begin|>"],
-        vision_end_token_id=token["<|media_end|>"],
-    )
-    processor = Kimi_K25Processor(
-        image_processor=Kimi_K25ImageProcessor(**KIMI_PIXELS),
-        video_processor=Kimi_K25VideoProcessor(
-            **KIMI_PIXELS, temporal_patch_size=KIMI_FRAMES_PER_CHUNK
-        ),
-        tokenizer=tokenizer,
-        chat_template=KIMI_K25_CHAT_TEMPLATE,
-    )
-    _save(out, Kimi_K25ForConditionalGeneration(config), processor)
+    config = {
+        "text_config": text,
+        "vision_config": vision,
+        "projection_hidden_size": 32,
+        "image_token_id": token["<|media_pad|>"],
+        "video_token_id": token["<|kimi_k25_video_placeholder|>"],
+        "vision_start_token_id": token["<|media_begin|>"],
+        "vision_end_token_id": token["<|media_end|>"],
+    }
+    video = {**KIMI_PIXELS, "temporal_patch_size": KIMI_FRAMES_PER_CHUNK}
+    processor = {
+        **_media("Kimi_K25", KIMI_PIXELS, video),
+        "tokenizer": tokenizer,
+        "chat_template": KIMI_K25_CHAT_TEMPLATE,
+    }
+    _save_twin(out, "Kimi_K25", config, processor)

@@ -34,7 +34,7 @@ from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
     _register,
-    _save,
+    _save_twin,
     _text_config,
     _tokenizers_backend,
 )
@@ -87,12 +87,6 @@ def _build_lfm3_vl(out: Path) -> None:
     """LFM3-VL: a 3-layer LFM3 text model (one convolution, one sliding-window (16) and one full
     attention layer: a cache that cannot be cut back), a 2-layer vision tower (a convolution and
     an attention layer; 8x8 patches, 2x2 merge, 2 frames a temporal patch)."""
-    from transformers import (
-        Lfm3VlConfig,
-        Lfm3VlForConditionalGeneration,
-        Lfm3VlProcessor,
-    )
-
     tokenizer = _lfm_tokenizer()
     text = _text_config(
         tokenizer,
@@ -113,15 +107,15 @@ def _build_lfm3_vl(out: Path) -> None:
         "temporal_patch_size": 2,
         "layer_types": ["conv", "full_attention"],
     }
-    config = Lfm3VlConfig(
-        text_config=text,
-        vision_config=vision,
-        projector_hidden_size=32,
+    config = {
+        "text_config": text,
+        "vision_config": vision,
+        "projector_hidden_size": 32,
         **qwen_vision_token_ids(tokenizer),
-    )
-    processor = Lfm3VlProcessor(
+    }
+    processor = {
         **qwen_vl_processors("Qwen3VL"),
-        tokenizer=tokenizer,
-        chat_template=LFM3_VL_CHAT_TEMPLATE,
-    )
-    _save(out, Lfm3VlForConditionalGeneration(config), processor)
+        "tokenizer": tokenizer,
+        "chat_template": LFM3_VL_CHAT_TEMPLATE,
+    }
+    _save_twin(out, "Lfm3Vl", config, processor)

@@ -13,48 +13,50 @@ from foilkit.synthetic.models._base import (
     SQUARE,
     VIDEO_LLM_TEXT,
     VISION,
+    _media,
     _qwen2_tokenizer,
     _register,
     _register_fidelity,
-    _save,
+    _save_twin,
     _text_config,
 )
+
+#: The CLIP towers' features as LLaVA reads them: the last layer's, without the CLS token.
+CLIP_FEATURES = {"vision_feature_layer": -1, "vision_feature_select_strategy": "default"}
+#: A LLaVA processor's count of the tokens a CLIP image becomes: 8x8 patches and the CLS
+#: token it drops.
+CLIP_TOKENS = {
+    "patch_size": PATCH_SIZE,
+    "vision_feature_select_strategy": "default",
+    "num_additional_image_tokens": 1,
+}
 
 
 def _save_llava_next_video(out: Path, tokenizer: Any, chat_template: str) -> None:
     """A tiny LLaVA-NeXT-Video (CLIP vision tower, 2-layer Llama) around ``tokenizer``, which
     holds the ``<video>`` and ``<image>`` tokens, with its processor and ``chat_template``."""
-    from transformers import (
-        LlavaNextImageProcessor,
-        LlavaNextVideoConfig,
-        LlavaNextVideoForConditionalGeneration,
-        LlavaNextVideoProcessor,
-        LlavaNextVideoVideoProcessor,
-    )
+    from transformers import LlavaNextImageProcessor
 
     video_token_id, image_token_id = tokenizer.convert_tokens_to_ids(["<video>", "<image>"])
-    config = LlavaNextVideoConfig(
-        text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
-        vision_config=dict(VISION, model_type="clip_vision_model"),
-        video_token_id=video_token_id,
-        image_token_id=image_token_id,
-        spatial_pool_stride=2,
-        image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]],
-        vision_feature_layer=-1,
-        vision_feature_select_strategy="default",
-    )
-    LlavaNextVideoForConditionalGeneration(config).save_pretrained(out)
-    LlavaNextVideoProcessor(
-        video_processor=LlavaNextVideoVideoProcessor(**SQUARE),
-        image_processor=LlavaNextImageProcessor(
+    config = {
+        "text_config": _text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
+        "vision_config": dict(VISION, model_type="clip_vision_model"),
+        "video_token_id": video_token_id,
+        "image_token_id": image_token_id,
+        "spatial_pool_stride": 2,
+        "image_grid_pinpoints": [[IMAGE_SIZE, IMAGE_SIZE]],
+        **CLIP_FEATURES,
+    }
+    processor = {
+        **_media("LlavaNextVideo", video=SQUARE),
+        "image_processor": LlavaNextImageProcessor(
             **SQUARE, image_grid_pinpoints=[[IMAGE_SIZE, IMAGE_SIZE]]
         ),
-        tokenizer=tokenizer,
-        chat_template=chat_template,
-        patch_size=PATCH_SIZE,
-        vision_feature_select_strategy="default",
-        num_additional_image_tokens=1,
-    ).save_pretrained(out)
+        "tokenizer": tokenizer,
+        "chat_template": chat_template,
+        **CLIP_TOKENS,
+    }
+    _save_twin(out, "LlavaNextVideo", config, processor)
 
 
 @_register(
@@ -78,38 +80,27 @@ def _build_llava_next_video(out: Path) -> None:
     _save_llava_next_video(out, _qwen2_tokenizer(["<video>", "<image>"]), LLAVA_CHAT_TEMPLATE)
 
 
-#: Qwen2-VL's and Qwen2.5-VL's vision tokens (in this order: the ids the config names).
-
-
 @_register("llava", "LlavaForConditionalGeneration + LlavaProcessor: image input only, no video")
 def _build_llava(out: Path) -> None:
     """LLaVA 1.5's shape: a CLIP vision tower (32x32 images, 8x8 patches: 16 ``<image>`` tokens
     an image) and a 2-layer Llama. Its processor has no video processor: the video-llm adapter
     refuses it (it would score the texts without the video)."""
-    from transformers import (
-        CLIPImageProcessor,
-        LlavaConfig,
-        LlavaForConditionalGeneration,
-        LlavaProcessor,
-    )
+    from transformers import CLIPImageProcessor
 
     tokenizer = _qwen2_tokenizer(["<image>"])
-    config = LlavaConfig(
-        text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
-        vision_config=dict(VISION, model_type="clip_vision_model"),
-        image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
-        vision_feature_layer=-1,
-        vision_feature_select_strategy="default",
-    )
-    processor = LlavaProcessor(
-        image_processor=CLIPImageProcessor(**SQUARE),
-        tokenizer=tokenizer,
-        patch_size=PATCH_SIZE,
-        vision_feature_select_strategy="default",
-        num_additional_image_tokens=1,
-        chat_template=LLAVA_CHAT_TEMPLATE,
-    )
-    _save(out, LlavaForConditionalGeneration(config), processor)
+    config = {
+        "text_config": _text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
+        "vision_config": dict(VISION, model_type="clip_vision_model"),
+        "image_token_id": tokenizer.convert_tokens_to_ids("<image>"),
+        **CLIP_FEATURES,
+    }
+    processor = {
+        "image_processor": CLIPImageProcessor(**SQUARE),
+        "tokenizer": tokenizer,
+        **CLIP_TOKENS,
+        "chat_template": LLAVA_CHAT_TEMPLATE,
+    }
+    _save_twin(out, "Llava", config, processor)
 
 
 LLAVA_NEXT_VIDEO_VICUNA_CHAT_TEMPLATE = (
@@ -171,36 +162,27 @@ def _build_llava_onevision(out: Path) -> None:
     follows the video: the processor expands ``<video>`` to ``frames * 4 + 1`` tokens (33 for
     8 frames). Frames are resized to 32x32 (no crop), as the checkpoints resize to 384x384.
     """
-    from transformers import (
-        LlavaOnevisionConfig,
-        LlavaOnevisionForConditionalGeneration,
-        LlavaOnevisionImageProcessor,
-        LlavaOnevisionProcessor,
-        LlavaOnevisionVideoProcessor,
-    )
-
     tokenizer = _qwen2_tokenizer(["<image>", "<video>"])
     image_token_id, video_token_id = tokenizer.convert_tokens_to_ids(["<image>", "<video>"])
     pinpoints = [[IMAGE_SIZE, IMAGE_SIZE]]
-    config = LlavaOnevisionConfig(
-        text_config=_text_config(tokenizer, model_type="qwen2", **VIDEO_LLM_TEXT),
-        vision_config=dict(VISION, model_type="siglip_vision_model"),
-        image_token_id=image_token_id,
-        video_token_id=video_token_id,
-        image_grid_pinpoints=pinpoints,
-        vision_feature_layer=-1,
-        vision_feature_select_strategy="full",
-    )
+    config = {
+        "text_config": _text_config(tokenizer, model_type="qwen2", **VIDEO_LLM_TEXT),
+        "vision_config": dict(VISION, model_type="siglip_vision_model"),
+        "image_token_id": image_token_id,
+        "video_token_id": video_token_id,
+        "image_grid_pinpoints": pinpoints,
+        "vision_feature_layer": -1,
+        "vision_feature_select_strategy": "full",
+    }
     pixels = {"size": {"height": IMAGE_SIZE, "width": IMAGE_SIZE}}
-    processor = LlavaOnevisionProcessor(
-        image_processor=LlavaOnevisionImageProcessor(**pixels, image_grid_pinpoints=pinpoints),
-        video_processor=LlavaOnevisionVideoProcessor(**pixels),
-        tokenizer=tokenizer,
-        chat_template=LLAVA_ONEVISION_CHAT_TEMPLATE,
-        num_image_tokens=(IMAGE_SIZE // PATCH_SIZE) ** 2,
-        vision_feature_select_strategy="full",
-    )
-    _save(out, LlavaOnevisionForConditionalGeneration(config), processor)
+    processor = {
+        **_media("LlavaOnevision", {**pixels, "image_grid_pinpoints": pinpoints}, pixels),
+        "tokenizer": tokenizer,
+        "chat_template": LLAVA_ONEVISION_CHAT_TEMPLATE,
+        "num_image_tokens": (IMAGE_SIZE // PATCH_SIZE) ** 2,
+        "vision_feature_select_strategy": "full",
+    }
+    _save_twin(out, "LlavaOnevision", config, processor)
 
 
 @_register_fidelity(
@@ -217,33 +199,23 @@ def _build_video_llava(out: Path) -> None:
     A frame keeps its CLS token in the video features: ``<video>`` becomes ``frames * (16 + 1)``
     tokens (136 for 8 frames), fed as ``pixel_values_videos``.
     """
-    from transformers import (
-        VideoLlavaConfig,
-        VideoLlavaForConditionalGeneration,
-        VideoLlavaImageProcessor,
-        VideoLlavaProcessor,
-        VideoLlavaVideoProcessor,
-    )
-
     from foilkit.synthetic.real_tokenizers import load_real_tokenizer
 
     tokenizer = load_real_tokenizer("llama2")
     tokenizer.add_special_tokens({"additional_special_tokens": ["<image>", "<video>"]})
     image_token_id, video_token_id = tokenizer.convert_tokens_to_ids(["<image>", "<video>"])
-    config = VideoLlavaConfig(
-        text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
-        vision_config=dict(VISION, model_type="clip_vision_model"),
-        image_token_id=image_token_id,
-        video_token_id=video_token_id,
-        vision_feature_layer=-1,
-        vision_feature_select_strategy="default",
-    )
-    processor = VideoLlavaProcessor(
-        image_processor=VideoLlavaImageProcessor(**SQUARE),
-        video_processor=VideoLlavaVideoProcessor(**SQUARE),
-        tokenizer=tokenizer,
-        patch_size=PATCH_SIZE,
-        vision_feature_select_strategy="default",
-        chat_template=LLAVA_NEXT_VIDEO_VICUNA_CHAT_TEMPLATE,
-    )
-    _save(out, VideoLlavaForConditionalGeneration(config), processor)
+    config = {
+        "text_config": _text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
+        "vision_config": dict(VISION, model_type="clip_vision_model"),
+        "image_token_id": image_token_id,
+        "video_token_id": video_token_id,
+        **CLIP_FEATURES,
+    }
+    processor = {
+        **_media("VideoLlava", SQUARE, SQUARE),
+        "tokenizer": tokenizer,
+        "patch_size": PATCH_SIZE,
+        "vision_feature_select_strategy": "default",
+        "chat_template": LLAVA_NEXT_VIDEO_VICUNA_CHAT_TEMPLATE,
+    }
+    _save_twin(out, "VideoLlava", config, processor)

@@ -41,6 +41,7 @@ from typing import Any
 
 from foilkit.synthetic.models._base import (
     VIDEO_LLM_VISION,
+    _media,
     _qwen2_tokenizer,
     _register,
     _register_fidelity,
@@ -181,8 +182,6 @@ def minicpm_tokenizer(real: bool = False):
 
 def _build_minicpm(out: Path, family: MiniCPMFamily, real_tokenizer: bool = False) -> None:
     """``family``'s tiny twin around :func:`minicpm_tokenizer` and the reconstructed template."""
-    import transformers
-
     tokenizer = minicpm_tokenizer(real_tokenizer)
     ids = {
         "pad_token_id": tokenizer.pad_token_id,
@@ -207,8 +206,7 @@ def _build_minicpm(out: Path, family: MiniCPMFamily, real_tokenizer: bool = Fals
     config["vision_config"] = MINICPM_VISION
     pixels = {**MINICPM_PIXELS, "downsample_mode": family.downsample_mode}
     processor = {
-        "image_processor": getattr(transformers, f"{family.processors}ImageProcessor")(**pixels),
-        "video_processor": getattr(transformers, f"{family.processors}VideoProcessor")(**pixels),
+        **_media(family.processors, pixels, pixels),
         "tokenizer": tokenizer,
         "chat_template": MINICPM_V_CHAT_TEMPLATE,
     }

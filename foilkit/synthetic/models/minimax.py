@@ -21,8 +21,9 @@ from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
     VIDEO_LLM_VISION,
+    _media,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 
@@ -45,14 +46,7 @@ def _build_minimax_m3_vl(out: Path) -> None:
     blocks, then full attention; 4 experts, 2 a token, in the second), a 1-layer vision tower
     (8x8 patches, 2 frames a temporal patch, 2x2 merge); 8 frames of 48x64 are 4 timestamped
     groups of 12 ``]<]video[>[``."""
-    import transformers
-    from transformers import (
-        MiniMaxM3VLConfig,
-        MiniMaxM3VLImageProcessor,
-        MiniMaxM3VLProcessor,
-        MiniMaxM3VLVideoProcessor,
-        Qwen2Tokenizer,
-    )
+    from transformers import Qwen2Tokenizer
 
     tokenizer = tiny_tokenizers.byte_level_bpe(
         Qwen2Tokenizer,
@@ -85,18 +79,17 @@ def _build_minimax_m3_vl(out: Path) -> None:
         "temporal_patch_size": 2,
         "spatial_merge_size": 2,
     }
-    config = MiniMaxM3VLConfig(
-        text_config=text,
-        vision_config=vision,
-        image_token_index=image,
-        video_token_index=video,
-        projector_hidden_size=VIDEO_LLM_TEXT["hidden_size"],
-    )
+    config = {
+        "text_config": text,
+        "vision_config": vision,
+        "image_token_index": image,
+        "video_token_index": video,
+        "projector_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
+    }
     pixels = {"patch_size": PATCH_SIZE, "merge_size": 2, "temporal_patch_size": 2}
-    processor = MiniMaxM3VLProcessor(
-        image_processor=MiniMaxM3VLImageProcessor(**pixels),
-        video_processor=MiniMaxM3VLVideoProcessor(**pixels),
-        tokenizer=tokenizer,
-        chat_template=MINIMAX_CHAT_TEMPLATE,
-    )
-    _save(out, transformers.MiniMaxM3SparseForConditionalGeneration(config), processor)
+    processor = {
+        **_media("MiniMaxM3VL", pixels, pixels),
+        "tokenizer": tokenizer,
+        "chat_template": MINIMAX_CHAT_TEMPLATE,
+    }
+    _save_twin(out, "MiniMaxM3Sparse", config, processor, "MiniMaxM3VL", "MiniMaxM3VL")

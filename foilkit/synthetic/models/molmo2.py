@@ -10,25 +10,18 @@ from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
     VIDEO_LLM_VISION,
+    _media,
     _qwen2_tokenizer,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 
 #: Molmo2's image tokens (the order its processor names them in) and its media placeholders.
-MOLMO2_TOKENS = [
-    "<im_patch>",
-    "<im_col>",
-    "<im_start>",
-    "<low_res_im_start>",
-    "<frame_start>",
-    "<im_end>",
-    "<frame_end>",
-    "<im_low>",
-    "<|image|>",
-    "<|video|>",
-]
+MOLMO2_TOKENS = (
+    "<im_patch> <im_col> <im_start> <low_res_im_start> <frame_start> <im_end> <frame_end> <im_low> "
+    "<|image|> <|video|>"
+).split()
 #: The checkpoints' chat template (transformers' Molmo2 conversion script), without its list of
 #: demo styles (a text part with a ``style`` is prefixed by it; foilkit sends none): media
 #: first, then alternating user/assistant turns; any other role raises.
@@ -84,14 +77,6 @@ def _build_molmo2(out: Path) -> None:
     with, per frame, its time (``"0.4 "``, from the ``video_metadata``) and
     ``<frame_start>`` + 4 ``<im_patch>`` + ``<frame_end>``.
     """
-    from transformers import (
-        Molmo2Config,
-        Molmo2ForConditionalGeneration,
-        Molmo2ImageProcessor,
-        Molmo2Processor,
-        Molmo2VideoProcessor,
-    )
-
     tokenizer = _qwen2_tokenizer(MOLMO2_TOKENS, bos_token="<|endoftext|>")
     ids = dict(zip(MOLMO2_TOKENS, tokenizer.convert_tokens_to_ids(MOLMO2_TOKENS)))
     grid = IMAGE_SIZE // PATCH_SIZE
@@ -110,26 +95,25 @@ def _build_molmo2(out: Path) -> None:
         "text_hidden_size": VIDEO_LLM_TEXT["hidden_size"],
     }
     text = _text_config(tokenizer, **VIDEO_LLM_TEXT, head_dim=8, additional_vocab_size=0)
-    config = Molmo2Config(
-        vision_config=vision,
-        adapter_config=adapter,
-        text_config=text,
-        image_start_token_id=ids["<im_start>"],
-        low_res_image_start_token_id=ids["<low_res_im_start>"],
-        image_end_token_id=ids["<im_end>"],
-        image_patch_id=ids["<im_patch>"],
-        frame_start_token_id=ids["<frame_start>"],
-        frame_end_token_id=ids["<frame_end>"],
-    )
+    config = {
+        "vision_config": vision,
+        "adapter_config": adapter,
+        "text_config": text,
+        "image_start_token_id": ids["<im_start>"],
+        "low_res_image_start_token_id": ids["<low_res_im_start>"],
+        "image_end_token_id": ids["<im_end>"],
+        "image_patch_id": ids["<im_patch>"],
+        "frame_start_token_id": ids["<frame_start>"],
+        "frame_end_token_id": ids["<frame_end>"],
+    }
     pixels = {
         "size": {"height": IMAGE_SIZE, "width": IMAGE_SIZE},
         "patch_size": PATCH_SIZE,
         "pooling_size": [2, 2],
     }
-    processor = Molmo2Processor(
-        image_processor=Molmo2ImageProcessor(**pixels, max_crops=1),
-        video_processor=Molmo2VideoProcessor(**pixels),
-        tokenizer=tokenizer,
-        chat_template=MOLMO2_CHAT_TEMPLATE,
-    )
-    _save(out, Molmo2ForConditionalGeneration(config), processor)
+    processor = {
+        **_media("Molmo2", {**pixels, "max_crops": 1}, pixels),
+        "tokenizer": tokenizer,
+        "chat_template": MOLMO2_CHAT_TEMPLATE,
+    }
+    _save_twin(out, "Molmo2", config, processor)

@@ -22,21 +22,17 @@ from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
     VIDEO_LLM_VISION,
+    _media,
     _register,
     _save_twin,
     _text_config,
 )
 
 #: The processor's multimodal tokens (its own names for them).
-MUSE_TOKENS = [
-    "<|patch|>",
-    "<|image_start|>",
-    "<|image_end|>",
-    "<|video|>",
-    "<|vid_frame_separator|>",
-    "<|vid_start|>",
-    "<|vid_end|>",
-]
+MUSE_TOKENS = (
+    "<|patch|> <|image_start|> <|image_end|> <|video|> <|vid_frame_separator|> <|vid_start|> "
+    "<|vid_end|>"
+).split()
 MUSE_SLIDING_WINDOW = 8  # tokens: far shorter than a video prompt, so the window is full
 MUSE_CHAT_TEMPLATE = (
     "{{ bos_token }}{% for message in messages %}"
@@ -99,7 +95,6 @@ def _save_muse(
     Glimmer's image and video processors (a timestamp per 2 frames), Llama 4's turns; ``audio``:
     an audio tower's settings, with ``<|audio|>``'s id and the feature extractor (Muse Spark)."""
     import transformers
-    from transformers import MuseGlimmerImageProcessor, MuseGlimmerVideoProcessor
 
     image, video = tokenizer.convert_tokens_to_ids(["<|patch|>", "<|video|>"])
     config = {
@@ -110,9 +105,10 @@ def _save_muse(
         **MUSE_PROJECTOR,
     }
     processor = {
-        "image_processor": MuseGlimmerImageProcessor(patch_size=PATCH_SIZE),
-        "video_processor": MuseGlimmerVideoProcessor(
-            patch_size=PATCH_SIZE, max_video_frame_tokens=8
+        **_media(
+            "MuseGlimmer",
+            {"patch_size": PATCH_SIZE},
+            {"patch_size": PATCH_SIZE, "max_video_frame_tokens": 8},
         ),
         "tokenizer": tokenizer,
         "chat_template": MUSE_CHAT_TEMPLATE,

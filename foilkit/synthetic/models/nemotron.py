@@ -14,21 +14,14 @@ from foilkit.synthetic import tokenizers as tiny_tokenizers
 from foilkit.synthetic.models._base import (
     _CONTENT,
     PATCH_SIZE,
+    _media,
     _register,
     _save,
 )
 
 #: The processor's multimodal tokens (its defaults: a video is written as ``<video>`` and expanded
 #: into ``<img>`` + ``<image>`` tokens + ``</img>`` per 2 frames, each labelled with its times).
-NEMOTRON_OMNI_TOKENS = [
-    "<image>",
-    "<video>",
-    "<img>",
-    "</img>",
-    "<so_embedding>",
-    "<so_start>",
-    "<so_end>",
-]
+NEMOTRON_OMNI_TOKENS = "<image> <video> <img> </img> <so_embedding> <so_start> <so_end>".split()
 #: A ChatML template (Nemotron 3's turn format) writing ``<video>`` for a video part.
 NEMOTRON_OMNI_CHAT_TEMPLATE = (
     "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
@@ -46,14 +39,7 @@ def _build_nemotron_h_omni(out: Path) -> None:
     """A 2-layer Nemotron-H (a Mamba-2 layer, then attention), a 1-layer RADIO vision tower
     (8x8 patches, 2 frames packed a patch, pixel shuffle 2x2), no audio tower."""
     import transformers
-    from transformers import (
-        NemotronH_Omni_Reasoning_V3_Config,
-        NemotronH_Omni_Reasoning_V3ImageProcessor,
-        NemotronH_Omni_Reasoning_V3Processor,
-        NemotronH_Omni_Reasoning_V3VideoProcessor,
-        ParakeetFeatureExtractor,
-        Qwen2Tokenizer,
-    )
+    from transformers import ParakeetFeatureExtractor, Qwen2Tokenizer
 
     tokenizer = tiny_tokenizers.byte_level_bpe(
         Qwen2Tokenizer,
@@ -93,7 +79,7 @@ def _build_nemotron_h_omni(out: Path) -> None:
         "summary_idxs": [0],
         "video_temporal_patch_size": 2,
     }
-    config = NemotronH_Omni_Reasoning_V3_Config(
+    config = transformers.NemotronH_Omni_Reasoning_V3_Config(
         text_config=text,
         vision_config=vision,
         audio_config=None,
@@ -104,11 +90,8 @@ def _build_nemotron_h_omni(out: Path) -> None:
         audio_token_id=audio,
     )
     pixels = {"patch_size": PATCH_SIZE, "norm_mean": [0.5] * 3, "norm_std": [0.5] * 3}
-    processor = NemotronH_Omni_Reasoning_V3Processor(
-        image_processor=NemotronH_Omni_Reasoning_V3ImageProcessor(**pixels),
-        video_processor=NemotronH_Omni_Reasoning_V3VideoProcessor(
-            **pixels, video_target_num_patches=16
-        ),
+    processor = transformers.NemotronH_Omni_Reasoning_V3Processor(
+        **_media("NemotronH_Omni_Reasoning_V3", pixels, {**pixels, "video_target_num_patches": 16}),
         tokenizer=tokenizer,
         feature_extractor=ParakeetFeatureExtractor(),
         chat_template=NEMOTRON_OMNI_CHAT_TEMPLATE,

@@ -11,8 +11,9 @@ from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     PE_CORE,
     VIDEO_LLM_TEXT,
+    _media,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 
@@ -71,14 +72,7 @@ def _build_perception_lm(out: Path) -> None:
     The processor expands the template's ``<|video|>`` to 4 tokens a frame (32 for 8 frames),
     fed as ``pixel_values_videos``. Needs ``timm``.
     """
-    from transformers import (
-        PerceptionLMConfig,
-        PerceptionLMForConditionalGeneration,
-        PerceptionLMImageProcessor,
-        PerceptionLMProcessor,
-        PerceptionLMVideoProcessor,
-        Qwen2Tokenizer,
-    )
+    from transformers import Qwen2Tokenizer
 
     tokenizer = tiny_tokenizers.byte_level_bpe(
         Qwen2Tokenizer,
@@ -100,24 +94,20 @@ def _build_perception_lm(out: Path) -> None:
         },
     }
     media = tokenizer.convert_tokens_to_ids(list(PERCEPTION_LM_MEDIA.values()))
-    config = PerceptionLMConfig(
-        text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
-        vision_config=vision,
-        vision_use_cls_token=True,
-        projector_pooling_ratio=2,
-        image_token_id=media[0],
-        video_token_id=media[1],
-    )
-    processor = PerceptionLMProcessor(
-        video_processor=PerceptionLMVideoProcessor(
-            size={"height": IMAGE_SIZE, "width": IMAGE_SIZE}
-        ),
-        image_processor=PerceptionLMImageProcessor(
-            tile_size=IMAGE_SIZE, max_num_tiles=1, vision_input_type="vanilla"
-        ),
-        tokenizer=tokenizer,
-        patch_size=PATCH_SIZE,
-        pooling_ratio=2,
-        chat_template=PERCEPTION_LM_CHAT_TEMPLATE,
-    )
-    _save(out, PerceptionLMForConditionalGeneration(config), processor)
+    config = {
+        "text_config": _text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
+        "vision_config": vision,
+        "vision_use_cls_token": True,
+        "projector_pooling_ratio": 2,
+        "image_token_id": media[0],
+        "video_token_id": media[1],
+    }
+    image = {"tile_size": IMAGE_SIZE, "max_num_tiles": 1, "vision_input_type": "vanilla"}
+    processor = {
+        **_media("PerceptionLM", image, {"size": {"height": IMAGE_SIZE, "width": IMAGE_SIZE}}),
+        "tokenizer": tokenizer,
+        "patch_size": PATCH_SIZE,
+        "pooling_ratio": 2,
+        "chat_template": PERCEPTION_LM_CHAT_TEMPLATE,
+    }
+    _save_twin(out, "PerceptionLM", config, processor)

@@ -11,21 +11,17 @@ from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
     VIDEO_LLM_VISION,
+    _media,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 
 #: SmolVLM2's special tokens: SmolLM2's, then the image tokens its processor writes.
-SMOLVLM_TOKENS = [
-    "<|endoftext|>",
-    "<|im_start|>",
-    "<|im_end|>",
-    "<fake_token_around_image>",
-    "<image>",
-    "<end_of_utterance>",
-    "<global-img>",
-]
+SMOLVLM_TOKENS = (
+    "<|endoftext|> <|im_start|> <|im_end|> <fake_token_around_image> <image> <end_of_utterance> "
+    "<global-img>"
+).split()
 #: The SmolVLM2 Instruct checkpoints' chat template (with a video part the processor renders
 #: its own default, which writes ``<video>``: the same text but for that placeholder).
 SMOLVLM_CHAT_TEMPLATE = (
@@ -55,14 +51,7 @@ def _build_smolvlm(out: Path) -> None:
     tokens + ``<fake_token_around_image>``; frames go to the model as ``pixel_values``.
     Needs ``num2words`` (the processor spells the frame count).
     """
-    from transformers import (
-        GPT2Tokenizer,
-        SmolVLMConfig,
-        SmolVLMForConditionalGeneration,
-        SmolVLMImageProcessor,
-        SmolVLMProcessor,
-        SmolVLMVideoProcessor,
-    )
+    from transformers import GPT2Tokenizer
 
     tokenizer = tiny_tokenizers.byte_level_bpe(
         GPT2Tokenizer,
@@ -73,21 +62,20 @@ def _build_smolvlm(out: Path) -> None:
         unk_token="<|endoftext|>",
     )
     vision = {**VIDEO_LLM_VISION, "image_size": IMAGE_SIZE}
-    config = SmolVLMConfig(
-        text_config=_text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
-        vision_config=vision,
-        image_token_id=tokenizer.convert_tokens_to_ids("<image>"),
-        scale_factor=2,
-    )
+    config = {
+        "text_config": _text_config(tokenizer, model_type="llama", **VIDEO_LLM_TEXT),
+        "vision_config": vision,
+        "image_token_id": tokenizer.convert_tokens_to_ids("<image>"),
+        "scale_factor": 2,
+    }
     pixels = {
         "size": {"longest_edge": IMAGE_SIZE},
         "max_image_size": {"longest_edge": IMAGE_SIZE},
     }
-    processor = SmolVLMProcessor(
-        image_processor=SmolVLMImageProcessor(**pixels, do_image_splitting=False),
-        video_processor=SmolVLMVideoProcessor(**pixels),
-        tokenizer=tokenizer,
-        chat_template=SMOLVLM_CHAT_TEMPLATE,
-        image_seq_len=SMOLVLM_FRAME_TOKENS,
-    )
-    _save(out, SmolVLMForConditionalGeneration(config), processor)
+    processor = {
+        **_media("SmolVLM", {**pixels, "do_image_splitting": False}, pixels),
+        "tokenizer": tokenizer,
+        "chat_template": SMOLVLM_CHAT_TEMPLATE,
+        "image_seq_len": SMOLVLM_FRAME_TOKENS,
+    }
+    _save_twin(out, "SmolVLM", config, processor)

@@ -11,9 +11,10 @@ from foilkit.synthetic.models._base import (
     PATCH_SIZE,
     VIDEO_LLM_TEXT,
     VIDEO_LLM_VISION,
+    _media,
     _qwen2_tokenizer,
     _register,
-    _save,
+    _save_twin,
     _text_config,
 )
 
@@ -80,32 +81,20 @@ def _build_video_llama_3(out: Path) -> None:
     ``Time {t:.1f}s:`` (from the ``video_metadata`` times) then the frame's kept tokens, frames
     joined by commas.
     """
-    from transformers import (
-        VideoLlama3Config,
-        VideoLlama3ForConditionalGeneration,
-        VideoLlama3ImageProcessor,
-        VideoLlama3Processor,
-        VideoLlama3VideoProcessor,
-    )
-
     tokenizer = _qwen2_tokenizer(VIDEO_LLAMA_3_TOKENS)
     image_token_id, video_token_id = tokenizer.convert_tokens_to_ids(VIDEO_LLAMA_3_TOKENS[:2])
-    config = VideoLlama3Config(
-        text_config=_text_config(tokenizer, model_type="qwen2", **VIDEO_LLM_TEXT),
-        vision_config=VIDEO_LLM_VISION,
-        image_token_id=image_token_id,
-        video_token_id=video_token_id,
-    )
+    config = {
+        "text_config": _text_config(tokenizer, model_type="qwen2", **VIDEO_LLM_TEXT),
+        "vision_config": VIDEO_LLM_VISION,
+        "image_token_id": image_token_id,
+        "video_token_id": video_token_id,
+    }
     pixels = {"patch_size": PATCH_SIZE, "merge_size": 2}
-    processor = VideoLlama3Processor(
-        image_processor=VideoLlama3ImageProcessor(
-            **pixels, size={"shortest_edge": 16 * 16, "longest_edge": IMAGE_SIZE * IMAGE_SIZE}
-        ),
-        video_processor=VideoLlama3VideoProcessor(
-            **pixels,
-            size={"shortest_edge": 16 * 16, "longest_edge": IMAGE_SIZE * IMAGE_SIZE * NUM_FRAMES},
-        ),
-        tokenizer=tokenizer,
-        chat_template=VIDEO_LLAMA_3_CHAT_TEMPLATE,
-    )
-    _save(out, VideoLlama3ForConditionalGeneration(config), processor)
+    image = {"shortest_edge": 16 * 16, "longest_edge": IMAGE_SIZE * IMAGE_SIZE}
+    video = {**image, "longest_edge": IMAGE_SIZE * IMAGE_SIZE * NUM_FRAMES}
+    processor = {
+        **_media("VideoLlama3", {**pixels, "size": image}, {**pixels, "size": video}),
+        "tokenizer": tokenizer,
+        "chat_template": VIDEO_LLAMA_3_CHAT_TEMPLATE,
+    }
+    _save_twin(out, "VideoLlama3", config, processor)
