@@ -42,7 +42,7 @@ from typing import Any
 
 import torch
 
-from foilkit.finetune.negatives import HARD_NEGATIVES, REVERSAL_ASPECTS
+from foilkit.finetune.negatives import REVERSAL_ASPECTS, check_batch
 from foilkit.scorers.plan import _source
 from foilkit.scorers.video import SamplingPolicy, VideoView, decode_views
 from foilkit.video_paths import RootsGiven, named_roots
@@ -162,14 +162,7 @@ def epoch_batches(
     need or the largest group has units (an item with its reversal, or a row), whichever is
     more, filled as evenly as the groups allow.
     """
-    if hard_negatives not in HARD_NEGATIVES:
-        raise ValueError(
-            f"unknown hard_negatives {hard_negatives!r}; choose from {list(HARD_NEGATIVES)}"
-        )
-    if batch_size < 2 or (hard_negatives == "reversed" and batch_size % 2):
-        raise ValueError(
-            f"batch_size must be >= 2 (and even with reversed hard negatives), got {batch_size}"
-        )
+    check_batch(hard_negatives, batch_size)
     rng = random.Random(f"{seed}:{epoch}")
     if hard_negatives == "reversed":
         # an item without a reversed caption (``irreversible="keep"``) comes alone

@@ -66,6 +66,7 @@ import re
 import shutil
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -73,7 +74,7 @@ from typing import Any
 
 from foilkit.errors import UserError
 from foilkit.files import atomic_write
-from foilkit.finetune.negatives import HARD_NEGATIVES, IRREVERSIBLE, REVERSAL_ASPECTS
+from foilkit.finetune.negatives import HARD_NEGATIVES, IRREVERSIBLE, REVERSAL_ASPECTS, check_batch
 from foilkit.folders import FINETUNE, check_folder, claim_folder, holds_files, replace_folder
 from foilkit.scorers.options import option
 from foilkit.video_paths import RootsGiven, video_roots_for
@@ -177,30 +178,15 @@ class FinetuneOptions:
     checkpoint_every: int = option(1, "epochs between checkpoints (default: %(default)s)")
 
     def __post_init__(self) -> None:
-        if self.hard_negatives not in HARD_NEGATIVES:
-            raise ValueError(
-                f"unknown hard_negatives {self.hard_negatives!r}; choose from "
-                f"{list(HARD_NEGATIVES)}"
-            )
-        for name in (
-            "num_frames",
-            "batch_size",
-            "epochs",
-            "gradient_accumulation_steps",
-            "temporal_layers",
-            "checkpoint_every",
-        ):
+        positive = "num_frames batch_size epochs gradient_accumulation_steps temporal_layers"
+        for name in f"{positive} checkpoint_every".split():
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         if self.freeze_layers < -1:
             raise ValueError(
                 f"freeze_layers must be >= -1 (-1 trains every layer), got {self.freeze_layers}"
             )
-        if self.batch_size < 2 or (self.hard_negatives == "reversed" and self.batch_size % 2):
-            raise ValueError(
-                f"batch_size must be >= 2, and even with reversed hard negatives (an item and its "
-                f"reversal fill two places), got {self.batch_size}"
-            )
+        check_batch(self.hard_negatives, self.batch_size)
         if self.irreversible not in IRREVERSIBLE:
             raise ValueError(
                 f"unknown irreversible {self.irreversible!r}; choose from {list(IRREVERSIBLE)}"
@@ -434,6 +420,7 @@ def finetune(
     from accelerate import Accelerator
     from accelerate.state import AcceleratorState
     from accelerate.utils import parse_flag_from_env, set_seed
+    from tqdm.auto import tqdm
     from transformers import AutoConfig, AutoModel, AutoProcessor
 
     from foilkit.finetune.data import (
@@ -473,12 +460,8 @@ def finetune(
     check_wrappable(base_config, model)
     data = load_train_split(dataset, opts.config, opts.split)
     roots = video_roots_for(video_root, dataset)
-    root = None if roots is None else [str(folder) for folder in roots]
     items = training_items(
-        data,
-        video_root=roots,
-        reversal_aspects=opts.reversal_aspects,
-        distinct_by=opts.distinct_by,
+        data, video_root=roots, reversal_aspects=opts.reversal_aspects, distinct_by=opts.distinct_by
     )
     if not items:
         raise ValueError(f"the {opts.split!r} split has no rows")
@@ -502,8 +485,7 @@ def finetune(
         (replace_folder if overwrite and not resume else claim_folder)(out, FINETUNE)
     accelerator.wait_for_everyone()
     set_seed(opts.seed)
-    continuing = ARCHITECTURE in (getattr(base_config, "architectures", None) or [])
-    if continuing:
+    if ARCHITECTURE in (getattr(base_config, "architectures", None) or []):  # trained further
         net = TemporalClip.from_pretrained(model, revision=revision)
     else:
         base = AutoModel.from_pretrained(model, revision=revision, dtype=torch.float32)
@@ -519,17 +501,15 @@ def finetune(
             f"{net.temporal.config.max_frames} positions"
         )
     processor = AutoProcessor.from_pretrained(model, revision=revision)
-    image_processor, tokenizer = processor.image_processor, processor.tokenizer
     pad_to_limit = base_config.model_type in MAX_LENGTH_PADDING
     max_length = text_max_length(base_config)
     for name, parameter in net.base.named_parameters():
         if frozen(name, opts.freeze_layers, image_tower=opts.freeze_image_tower):
             parameter.requires_grad_(False)
-    temporal_params = [p for p in net.temporal.parameters()]
     base_params = [p for p in net.base.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(
         [
-            {"params": temporal_params, "lr": opts.learning_rate},
+            {"params": list(net.temporal.parameters()), "lr": opts.learning_rate},
             {"params": base_params, "lr": opts.base_learning_rate},
         ],
         weight_decay=opts.weight_decay,
@@ -546,7 +526,8 @@ def finetune(
             f"no batch of {opts.batch_size} clips holds an item for each of {processes} processes: "
             "use a larger batch_size or fewer processes"
         )
-    updates = math.ceil(per_epoch / opts.gradient_accumulation_steps) * opts.epochs
+    accumulation = opts.gradient_accumulation_steps
+    updates = math.ceil(per_epoch / accumulation) * opts.epochs
     warmup_steps = int(opts.warmup * updates)
 
     def schedule(step: int) -> float:
@@ -560,118 +541,94 @@ def finetune(
     net, optimizer = accelerator.prepare(net, optimizer)
     unwrapped = accelerator.unwrap_model(net)
 
-    record = _record(model, dataset, data, items, opts, accelerator, video_root=root)
+    record = _record(model, dataset, data, items, opts, accelerator, roots)
     if trackers:
         accelerator.init_trackers("foilkit-finetune", config=tracker_config(record["options"]))
     losses: list[dict[str, float]] = []
     start_epoch, optimizer_steps = 0, 0
-    if resume:
-        last = last_checkpoint(out)
-        if last is not None:
-            _refuse_pickled_state(last / "state")
-            accelerator.load_state(str(last / "state"))
-            done = json.loads((last / DONE_FILE).read_text())
-            start_epoch, losses = done["epoch"], done["losses"]
-            optimizer_steps = done.get("optimizer_steps", 0)
-            _restore_schedule(scheduler, done.get("scheduler"), optimizer_steps)
-            if done.get("options") and _renamed(done["options"]) != _comparable(opts):
-                raise ValueError(
-                    f"{out} was trained with other options ({done['options']}); resume only the "
-                    "same run"
-                )
+    last = last_checkpoint(out) if resume else None
+    if last is not None:
+        _refuse_pickled_state(last / "state")
+        accelerator.load_state(str(last / "state"))
+        done = json.loads((last / DONE_FILE).read_text())
+        start_epoch, losses = done["epoch"], done["losses"]
+        optimizer_steps = done.get("optimizer_steps", 0)
+        _restore_schedule(scheduler, done.get("scheduler"), optimizer_steps)
+        if done.get("options") and _renamed(done["options"]) != _comparable(opts):
+            raise ValueError(
+                f"{out} was trained with other options ({done['options']}); resume only the "
+                "same run"
+            )
     out.mkdir(parents=True, exist_ok=True)
     pipeline = FramePipeline(
-        items, policy, image_processor, workers=opts.workers, cache=opts.cache_frames
+        items, policy, processor.image_processor, workers=opts.workers, cache=opts.cache_frames
     )
-    bars = sys.stderr.isatty() if progress is None else progress
-    from tqdm.auto import tqdm
-
-    started = time.perf_counter()
-    clips_seen = 0
-    accumulation = opts.gradient_accumulation_steps
-    try:
-        # the decoding workers keep cores of their own (as in scoring); on 2 cores a tiny model
-        # also trains faster on one thread
-        with cores_beside_workers(opts.workers):
-            for epoch in range(start_epoch, opts.epochs):
-                batches = global_batches(epoch)
-                shares = [process_share(batch, rank, processes) for batch in batches]
-                net.train()
-                lines = None
-                if progress is not False and not bars and accelerator.is_local_main_process:
-                    print(
-                        f"finetune: epoch {epoch + 1}/{opts.epochs}: {len(batches)} batches",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                    interval = DEFAULT_LOG_INTERVAL if log_interval is None else log_interval
-                    lines = ProgressLines(f"epoch {epoch + 1}", len(batches), "batches", interval)
-                bar = tqdm(
-                    total=len(batches),
-                    desc=f"epoch {epoch + 1}/{opts.epochs}",
-                    unit="batch",
-                    disable=not (bars and accelerator.is_local_main_process),
-                    leave=False,
+    shown = accelerator.is_local_main_process  # one process per machine shows progress
+    bars = shown and (sys.stderr.isatty() if progress is None else progress)
+    # where bars cannot redraw (a log): a line per epoch and periodic progress lines
+    logged = shown and progress is not False and not bars
+    interval = DEFAULT_LOG_INTERVAL if log_interval is None else log_interval
+    device, started, clips_seen = accelerator.device, time.perf_counter(), 0
+    # the decoding workers keep cores of their own (as in scoring); on 2 cores a tiny model
+    # also trains faster on one thread
+    with contextlib.closing(pipeline), cores_beside_workers(opts.workers):
+        for epoch in range(start_epoch + 1, opts.epochs + 1):  # counted from 1
+            batches = global_batches(epoch - 1)
+            shares = [process_share(batch, rank, processes) for batch in batches]
+            net.train()
+            lines = None
+            if logged:
+                print(
+                    f"finetune: epoch {epoch}/{opts.epochs}: {len(batches)} batches",
+                    file=sys.stderr,
+                    flush=True,
                 )
-                for index, (share, (pixels, rows, flips)) in enumerate(pipeline.iterate(shares)):
-                    # one optimizer step: ``accumulation`` batches, the last step fewer
-                    first = index - index % accumulation
-                    in_step = min(accumulation, len(shares) - first)
-                    steps_now = index + 1 == first + in_step
-                    captions = [clip.caption for clip in share]
-                    unique = list(dict.fromkeys(captions))
-                    text_inputs = tokenize(tokenizer, unique, max_length, pad_to_limit).to(
-                        accelerator.device
-                    )
-                    syncing = contextlib.nullcontext() if steps_now else accelerator.no_sync(net)
-                    with syncing:
-                        with accelerator.autocast():
-                            views, texts = net(
-                                pixels.to(accelerator.device), rows, flips, **text_inputs
-                            )
-                            scale = unwrapped.base.logit_scale.exp().clamp(max=100)
-                            loss = gathered_loss(
-                                views.float(),
-                                texts.float(),
-                                captions,
-                                scale,
-                                num_processes=processes,
-                            )
-                        accelerator.backward(loss / in_step)
-                    if steps_now:
-                        optimizer.step()
-                        scheduler.step()
-                        optimizer.zero_grad()
-                        optimizer_steps += 1
-                    value = float(
-                        loss.detach()
-                    )  # the global batch's loss: the same on every process
-                    losses.append({"epoch": epoch + 1, "step": len(losses) + 1, "loss": value})
-                    if trackers:
-                        accelerator.log(
-                            {"loss": value, "learning_rate": scheduler.get_last_lr()[0]},
-                            step=len(losses),
+                lines = ProgressLines(f"epoch {epoch}", len(batches), "batches", interval)
+            bar = tqdm(
+                total=len(batches),
+                desc=f"epoch {epoch}/{opts.epochs}",
+                unit="batch",
+                disable=not bars,
+                leave=False,
+            )
+            for index, (share, (pixels, rows, flips)) in enumerate(pipeline.iterate(shares)):
+                # one optimizer step: ``accumulation`` batches, the last step fewer
+                first = index - index % accumulation
+                in_step = min(accumulation, len(shares) - first)
+                steps_now = index + 1 == first + in_step
+                captions = [clip.caption for clip in share]
+                unique = list(dict.fromkeys(captions))
+                text_inputs = tokenize(processor.tokenizer, unique, max_length, pad_to_limit)
+                syncing = contextlib.nullcontext() if steps_now else accelerator.no_sync(net)
+                with syncing:
+                    with accelerator.autocast():
+                        views, texts = net(pixels.to(device), rows, flips, **text_inputs.to(device))
+                        scale = unwrapped.base.logit_scale.exp().clamp(max=100)
+                        loss = gathered_loss(
+                            views.float(), texts.float(), captions, scale, num_processes=processes
                         )
-                    clips_seen += len(batches[index])
-                    bar.set_postfix(loss=f"{value:.3f}")
-                    bar.update()
-                    if lines is not None:
-                        lines.update(1)
-                bar.close()
-                if (epoch + 1) % opts.checkpoint_every == 0 or epoch + 1 == opts.epochs:
-                    _save_checkpoint(
-                        accelerator,
-                        unwrapped,
-                        processor,
-                        out,
-                        epoch + 1,
-                        losses,
-                        optimizer_steps,
-                        opts,
-                        scheduler,
+                    accelerator.backward(loss / in_step)
+                if steps_now:
+                    optimizer.step()
+                    scheduler.step()
+                    optimizer.zero_grad()
+                    optimizer_steps += 1
+                value = float(loss.detach())  # the global batch's loss: the same on every process
+                losses.append({"epoch": epoch, "step": len(losses) + 1, "loss": value})
+                if trackers:
+                    learning_rate = scheduler.get_last_lr()[0]
+                    accelerator.log(
+                        {"loss": value, "learning_rate": learning_rate}, step=len(losses)
                     )
-    finally:
-        pipeline.close()
+                clips_seen += len(batches[index])
+                bar.set_postfix(loss=f"{value:.3f}")
+                bar.update()
+                if lines is not None:
+                    lines.update(1)
+            bar.close()
+            if epoch % opts.checkpoint_every == 0 or epoch == opts.epochs:
+                state = {"epoch": epoch, "losses": losses, "optimizer_steps": optimizer_steps}
+                _save_checkpoint(accelerator, unwrapped, processor, out, opts, scheduler, state)
     seconds = time.perf_counter() - started
     model_dir = out / MODEL_DIR
     if accelerator.is_main_process:
@@ -723,29 +680,25 @@ def _comparable(opts: FinetuneOptions) -> dict[str, Any]:
     return values
 
 
-def _record(model, dataset, data, items, opts, accelerator, *, video_root) -> dict[str, Any]:
+def _record(model, dataset, data, items, opts, accelerator, roots) -> dict[str, Any]:
     from foilkit._version import __version__
     from foilkit.scorers.record import hardware, now, package_versions
 
-    rules: dict[str, int] = {}
-    for item in items:
-        rules[item.reversed_rule or "none"] = rules.get(item.reversed_rule or "none", 0) + 1
+    rules = Counter(item.reversed_rule or "none" for item in items)
     return {
         "foilkit": __version__,
         "created": now(),
         "base_model": model,
         "data": {
-            "dataset": dataset
-            if isinstance(dataset, str)
-            else os.fspath(dataset)
-            if isinstance(dataset, os.PathLike)
+            "dataset": os.fspath(dataset)
+            if isinstance(dataset, (str, os.PathLike))
             else repr(dataset),
             "config": opts.config,
             "split": opts.split,
             "rows": data.num_rows,
             "items": len(items),
-            "video_root": video_root,
-            "reversed_caption_rules": rules,
+            "video_root": None if roots is None else [str(folder) for folder in roots],
+            "reversed_caption_rules": dict(rules),
         },
         "hard_negatives": opts.hard_negatives,
         "num_frames": opts.num_frames,
@@ -771,37 +724,22 @@ def _record(model, dataset, data, items, opts, accelerator, *, video_root) -> di
     }
 
 
-def _save_checkpoint(
-    accelerator,
-    model,
-    processor,
-    out: Path,
-    epoch: int,
-    losses,
-    optimizer_steps: int,
-    opts,
-    scheduler,
-) -> None:
-    """``checkpoints/epoch-N/{model,state,done.json}``; ``done.json`` last, so a crash mid-save
-    leaves no checkpoint that looks complete. Keeps the newest ``keep_checkpoints``."""
-    folder = out / CHECKPOINTS_DIR / f"epoch-{epoch}"
+def _save_checkpoint(accelerator, model, processor, out: Path, opts, scheduler, state) -> None:
+    """``checkpoints/epoch-N/{model,state,done.json}`` (``state``: the epoch N, the losses so
+    far and the optimizer steps); ``done.json`` last, so a crash mid-save leaves no checkpoint
+    that looks complete. Keeps the newest ``keep_checkpoints``."""
+    folder = out / CHECKPOINTS_DIR / f"epoch-{state['epoch']}"
     accelerator.wait_for_everyone()
     accelerator.save_state(str(folder / "state"))
     if accelerator.is_main_process:
         model.save_pretrained(folder / MODEL_DIR, processor)
         done = {
-            "epoch": epoch,
-            "losses": losses,
-            "optimizer_steps": optimizer_steps,
+            **state,
             "scheduler": scheduler.state_dict(),  # JSON: base rates, step count, last rates
             "options": _comparable(opts),
         }
         atomic_write(folder / DONE_FILE, json.dumps(done) + "\n")
-        complete = sorted(
-            (p for p in (out / CHECKPOINTS_DIR).glob("epoch-*") if (p / DONE_FILE).is_file()),
-            key=lambda p: int(p.name.split("-")[1]),
-        )
-        for old in complete[: -max(1, opts.keep_checkpoints)]:
+        for old in _checkpoints(out)[: -max(1, opts.keep_checkpoints)]:
             shutil.rmtree(old, ignore_errors=True)
     accelerator.wait_for_everyone()
 
@@ -839,12 +777,17 @@ def _restore_schedule(scheduler: Any, state: dict[str, Any] | None, optimizer_st
     scheduler.load_state_dict({**current, **kept})
 
 
+def _checkpoints(out_dir: str | os.PathLike) -> list[Path]:
+    """A run's complete ``checkpoints/epoch-N`` folders, oldest first."""
+    folders = (Path(out_dir) / CHECKPOINTS_DIR).glob("epoch-*")
+    complete = [p for p in folders if (p / DONE_FILE).is_file()]
+    return sorted(complete, key=lambda p: int(p.name.split("-")[1]))
+
+
 def last_checkpoint(out_dir: str | os.PathLike) -> Path | None:
     """The newest complete ``checkpoints/epoch-N`` folder of a run, or ``None``."""
-    folders = [
-        p for p in (Path(out_dir) / CHECKPOINTS_DIR).glob("epoch-*") if (p / DONE_FILE).is_file()
-    ]
-    return max(folders, key=lambda p: int(p.name.split("-")[1]), default=None)
+    complete = _checkpoints(out_dir)
+    return complete[-1] if complete else None
 
 
 def plot_losses(losses: Sequence[dict[str, float]], path: Path, *, title: str) -> Path:
