@@ -283,9 +283,7 @@ class FramePipeline:
         """The item's frames (its own direction), preprocessed: ``T x C x H x W`` float."""
         if self.cache and item in self._cached:
             return self._cached[item]
-        view = self.items[item].view
-        forward = VideoView(view.source, view.start, view.end, view.reversed)
-        (decoded,) = decode_views([forward], self.policy, self.backend)
+        (decoded,) = decode_views([self.items[item].view], self.policy, self.backend)
         with self._lock:
             self.decodes += 1
         pixels = self.image_processor(images=list(decoded.frames), return_tensors="pt")[

@@ -4,51 +4,30 @@ A CLIP / SigLIP checkpoint gets CLIP4Clip's sequence transformer over its frame 
 (:mod:`foilkit.scorers.adapters.temporal_clip`) and is trained with the symmetric InfoNCE
 loss on a foilkit dataset's train split; with ``hard_negatives="reversed"`` every item's
 time-reversed view and its caption sit in the item's batch (:mod:`foilkit.finetune.data`).
+The defaults are the paper's settings (:data:`PAPER_DEFAULTS`).
 
-The paper's settings (RTime, Du et al.: 5 epochs, batch 128, Tables 2-3; CLIP4Clip's defaults where
-RTime follows it), the defaults here:
-
-============================  =====================================================
-``epochs``                    5
-``batch_size``                128 clips (64 items and their reversals)
-``num_frames``                12 (CLIP4Clip's ``max_frames``; RTime Table 3: more frames help)
-``learning_rate``             1e-4, the temporal module (CLIP4Clip ``lr``)
-``base_learning_rate``        1e-7, the CLIP towers (CLIP4Clip ``lr * coef_lr``, 1e-4 x 1e-3)
-``warmup``                    0.1 of the steps, then cosine decay (CLIP4Clip)
-``temporal_layers``           4 (CLIP4Clip ``cross_num_hidden_layers``)
-``position_init_std``         0.02 (frame-position embeddings; CLIP4Clip copies CLIP's text
-                              positions, of that scale). Tiny random models need ~1: their
-                              frame embeddings are large next to 0.02, and order is then lost
-============================  =====================================================
-
-The towers are trained as CLIP4Clip trains them (``freeze_layers``, its ``freeze_layer_num``: 0,
-its default and the value of every command in its README): the embeddings (token, position,
-patch, class; CLIP's ``ln_pre``) and the layers below ``freeze_layers`` stay as they are, the
-rest trains; -1 trains everything. ``freeze_image_tower`` keeps the whole image tower as it
-is. Texts in a batch are de-duplicated; a text that is the caption of several clips of the
+The towers train as CLIP4Clip trains them (``freeze_layers``, its ``freeze_layer_num``: 0, its
+default and the value of every command in its README; :func:`frozen` says what stays as it
+is). Texts in a batch are de-duplicated; a text that is the caption of several clips of the
 batch counts all of them as positives (a synthetic benchmark repeats captions).
 
-``batch_size`` is the global batch, as in CLIP4Clip and the paper: with several processes
-(``accelerate launch``) each embeds a contiguous share of every batch (an item's reversal
-stays with it) and the loss gathers all processes' view and text embeddings, gradients
-included (CLIP4Clip's ``AllGather``; :func:`gathered_loss`), so every process's clips are
-negatives of every other's and 2 processes with half a batch each compute the loss, and after
-accelerate's averaging the gradient, of 1 process with the whole batch. Mixed precision is
-accelerate's autocast (the loss in float32); ``gradient_accumulation_steps`` batches add their
-gradients (each weighted by one over the batches of its step) before one optimizer step, the
-last step of an epoch taking what is left.
+``batch_size`` is the global batch, as in CLIP4Clip and the paper: under ``accelerate launch``
+each process embeds its share of every batch and the loss gathers all processes' embeddings,
+gradients included (:func:`gathered_loss`), so 2 processes with half a batch each compute the
+loss, and after accelerate's averaging the gradient, of 1 process with the whole batch.
+Mixed precision is accelerate's autocast (the loss in float32); ``gradient_accumulation_steps``
+batches add their gradients (each weighted by one over the batches of its step) before one
+optimizer step, the last step of an epoch taking what is left.
 
 Run folder (``out_dir``):
 
 ``model/``                 the final model, a Hub folder ``foilkit evaluate`` loads
-``checkpoints/epoch-N/``   ``model/`` and the ``accelerate`` state after epoch N; ``resume``
-                           continues after the newest complete one (an interrupted epoch
-                           is trained again from its start: batches are fixed by seed and epoch).
-                           The learning-rate schedule's state is JSON in ``done.json``, not an
-                           ``accelerate`` custom checkpoint, which is a pickle that resuming
-                           would run (``torch.load(weights_only=False)``): a checkpoint holding
-                           one is refused. What ``accelerate`` still loads is safetensors or
-                           ``weights_only`` pickles
+``checkpoints/epoch-N/``   ``model/``, the ``accelerate`` state and ``done.json`` (the losses,
+                           the learning-rate schedule as JSON) after epoch N; ``resume``
+                           continues after the newest complete one (an interrupted epoch is
+                           trained again from its start: batches are fixed by seed and epoch)
+                           and unpickles nothing that could run code
+                           (:func:`_refuse_pickled_state`)
 ``training.json``          the run record: data, frames, seed, hard-negative policy, settings,
                            package versions, losses per step
 ``loss.png``               the loss curve
@@ -79,15 +58,16 @@ from foilkit.folders import FINETUNE, check_folder, claim_folder, holds_files, r
 from foilkit.scorers.options import option
 from foilkit.video_paths import RootsGiven, video_roots_for
 
-#: The paper's values (see the module docstring).
+#: The paper's settings (RTime, Du et al., Tables 2-3; CLIP4Clip's defaults where RTime follows
+#: it), the defaults of :class:`FinetuneOptions`.
 PAPER_DEFAULTS = {
     "epochs": 5,
-    "batch_size": 128,
-    "num_frames": 12,
-    "learning_rate": 1e-4,
-    "base_learning_rate": 1e-7,
-    "warmup": 0.1,
-    "temporal_layers": 4,
+    "batch_size": 128,  # clips: 64 items and their reversals
+    "num_frames": 12,  # CLIP4Clip's max_frames; RTime Table 3: more frames help
+    "learning_rate": 1e-4,  # the temporal module (CLIP4Clip's lr)
+    "base_learning_rate": 1e-7,  # the CLIP towers (CLIP4Clip's lr * coef_lr, 1e-4 x 1e-3)
+    "warmup": 0.1,  # of the steps, then cosine decay (CLIP4Clip)
+    "temporal_layers": 4,  # CLIP4Clip's cross_num_hidden_layers
 }
 RECORD_FILE = "training.json"
 MODEL_DIR = "model"
@@ -140,6 +120,8 @@ class FinetuneOptions:
     temporal_layers: int = option(
         PAPER_DEFAULTS["temporal_layers"], "sequence transformer layers (default: %(default)s)"
     )
+    # CLIP4Clip copies CLIP's text positions, of this scale; tiny random models need ~1: their
+    # frame embeddings are large next to 0.02, and order is then lost
     position_init_std: float = option(
         0.02, "std of the frame-position embeddings at init (default: %(default)s)"
     )
