@@ -62,8 +62,7 @@ class TrainingItem:
 
 @dataclass(frozen=True)
 class Clip:
-    """One training example: an item's view, forward or reversed, and the caption it is paired
-    with."""
+    """One training example: an item's view, forward or reversed, and its caption."""
 
     item: int
     reversed: bool
@@ -267,10 +266,9 @@ class FramePipeline:
         workers: int = 4,
         share_decode: bool = True,
         cache: bool = False,
-        backend: str = "torchcodec",
     ):
         self.items, self.policy, self.image_processor = items, policy, image_processor
-        self.share_decode, self.cache, self.backend = share_decode, cache, backend
+        self.share_decode, self.cache = share_decode, cache
         self._pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="foilkit-finetune")
         self._cached: dict[int, torch.Tensor] = {}
         self._lock = threading.Lock()
@@ -283,7 +281,7 @@ class FramePipeline:
         """The item's frames (its own direction), preprocessed: ``T x C x H x W`` float."""
         if self.cache and item in self._cached:
             return self._cached[item]
-        (decoded,) = decode_views([self.items[item].view], self.policy, self.backend)
+        (decoded,) = decode_views([self.items[item].view], self.policy)
         with self._lock:
             self.decodes += 1
         pixels = self.image_processor(images=list(decoded.frames), return_tensors="pt")[

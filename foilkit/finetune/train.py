@@ -618,16 +618,12 @@ def finetune(
             shutil.rmtree(model_dir)
         unwrapped.save_pretrained(model_dir, processor)
         record.update(
-            {
-                "losses": losses,
-                "optimizer_steps": optimizer_steps,
-                "train_seconds": round(seconds, 3),
-                "decodes": pipeline.decodes,
-                "clips_per_second": round(clips_seen / seconds, 3)
-                if seconds and clips_seen
-                else None,
-                "model_dir": MODEL_DIR,
-            }
+            losses=losses,
+            optimizer_steps=optimizer_steps,
+            train_seconds=round(seconds, 3),
+            decodes=pipeline.decodes,
+            clips_per_second=round(clips_seen / seconds, 3) if seconds and clips_seen else None,
+            model_dir=MODEL_DIR,
         )
         _write_record(out, record)
         _write_record(model_dir, record)
