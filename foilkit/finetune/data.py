@@ -107,14 +107,9 @@ def training_items(
         if index in used:
             continue
         view = views[index]
-        partner = next(
-            (
-                j
-                for j in keyed[(view.source_key, view.start, view.end)]
-                if j not in used and j != index and views[j].reversed != view.reversed
-            ),
-            None,
-        )
+        same_window = keyed[(view.source_key, view.start, view.end)]
+        opposite = (j for j in same_window if j not in used and views[j].reversed != view.reversed)
+        partner = next(opposite, None)
         used.add(index)
         caption, rule = None, None
         if partner is not None:

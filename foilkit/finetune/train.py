@@ -293,10 +293,8 @@ def gathered_loss(
         all_texts.append(rows[begin + len(named) : begin + len(named) + len(unique)])
         all_captions += named
         text_names += unique
-    first: dict[str, int] = {}
-    for position, name in enumerate(text_names):
-        first.setdefault(name, position)
-    distinct = torch.cat(all_texts)[list(first.values())]
+    first = [text_names.index(name) for name in dict.fromkeys(text_names)]
+    distinct = torch.cat(all_texts)[first]
     return contrastive_loss(torch.cat(all_views), distinct, all_captions, logit_scale)
 
 
