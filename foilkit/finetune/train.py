@@ -596,10 +596,8 @@ def finetune(
                 value = float(loss.detach())  # the global batch's loss: the same on every process
                 losses.append({"epoch": epoch, "step": len(losses) + 1, "loss": value})
                 if trackers:
-                    learning_rate = scheduler.get_last_lr()[0]
-                    accelerator.log(
-                        {"loss": value, "learning_rate": learning_rate}, step=len(losses)
-                    )
+                    rate = scheduler.get_last_lr()[0]
+                    accelerator.log({"loss": value, "learning_rate": rate}, step=len(losses))
                 clips_seen += len(batches[index])
                 bar.set_postfix(loss=f"{value:.3f}")
                 bar.update()
