@@ -279,9 +279,7 @@ class FramePipeline:
         (decoded,) = decode_views([self.items[item].view], self.policy)
         with self._lock:
             self.decodes += 1
-        pixels = self.image_processor(images=list(decoded.frames), return_tensors="pt")[
-            "pixel_values"
-        ]
+        pixels = self.image_processor(images=list(decoded.frames), return_tensors="pt").pixel_values
         if self.cache:
             self._cached[item] = pixels
         return pixels
