@@ -109,13 +109,9 @@ def paired_test_lines(runs_dir: Path, out_dir: Path, *, n_resamples: int) -> lis
 
     run_a, run_b = (runs_dir / name for name in COMPARED)
     tests = compare_runs(run_a, run_b, n_resamples=n_resamples, seed=0)
-    (out_dir / "comparison.json").write_text(
-        json.dumps(
-            {"run_a": str(run_a), "run_b": str(run_b), "tests": tests}, indent=2, default=str
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    comparison = {"run_a": str(run_a), "run_b": str(run_b), "tests": tests}
+    text = json.dumps(comparison, indent=2, default=str) + "\n"
+    (out_dir / "comparison.json").write_text(text, encoding="utf-8")
     heading, *table = _test_lines(tests)
     return [
         heading,
