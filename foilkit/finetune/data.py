@@ -33,6 +33,7 @@ loss gathers every process's embeddings (:func:`foilkit.finetune.train.gathered_
 
 from __future__ import annotations
 
+import itertools
 import random
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -218,13 +219,7 @@ def _distinct(units: list[tuple[Clip, ...]], groups: list[str], size: int) -> li
 
 def _units(batch: Sequence[Clip]) -> list[list[Clip]]:
     """A batch's clips in runs of one item (an item and its reversal, next to each other)."""
-    units: list[list[Clip]] = []
-    for clip in batch:
-        if units and units[-1][0].item == clip.item:
-            units[-1].append(clip)
-        else:
-            units.append([clip])
-    return units
+    return [list(run) for _, run in itertools.groupby(batch, key=lambda clip: clip.item)]
 
 
 def process_share(batch: Sequence[Clip], process_index: int, num_processes: int) -> list[Clip]:
