@@ -1,9 +1,8 @@
 """``foilkit finetune``: contrastive fine-tuning, reversed videos as hard negatives (RTime UMT-Neg).
 
-Wraps :func:`foilkit.finetune.finetune`; the defaults are the paper's values (5 epochs, batch
-128, 12 frames, learning rate 1e-4 for the temporal module and 1e-7 for the CLIP towers). Run
-it under ``accelerate launch -m foilkit finetune ...`` for several GPUs. The saved
-``<out>/model`` folder is evaluated like any model::
+Wraps :func:`foilkit.finetune.finetune`, whose defaults are the paper's values. Run it under
+``accelerate launch -m foilkit finetune ...`` for several GPUs. The saved ``<out>/model``
+folder is evaluated like any model::
 
     foilkit finetune --model openai/clip-vit-base-patch32 --dataset runs/rtime-export \\
         --video-root ~/videos/rtime --out runs/clip-rtime-neg

@@ -33,6 +33,7 @@ loss gathers every process's embeddings (:func:`foilkit.finetune.train.gathered_
 
 from __future__ import annotations
 
+import itertools
 import random
 import threading
 from collections.abc import Iterator, Mapping, Sequence
@@ -42,7 +43,7 @@ from typing import Any
 
 import torch
 
-from foilkit.finetune.negatives import HARD_NEGATIVES, REVERSAL_ASPECTS
+from foilkit.finetune.negatives import REVERSAL_ASPECTS, check_batch
 from foilkit.scorers.plan import _source
 from foilkit.scorers.video import SamplingPolicy, VideoView, decode_views
 from foilkit.video_paths import RootsGiven, named_roots
@@ -62,8 +63,7 @@ class TrainingItem:
 
 @dataclass(frozen=True)
 class Clip:
-    """One training example: an item's view, forward or reversed, and the caption it is paired
-    with."""
+    """One training example: an item's view, forward or reversed, and its caption."""
 
     item: int
     reversed: bool
@@ -108,14 +108,9 @@ def training_items(
         if index in used:
             continue
         view = views[index]
-        partner = next(
-            (
-                j
-                for j in keyed[(view.source_key, view.start, view.end)]
-                if j not in used and j != index and views[j].reversed != view.reversed
-            ),
-            None,
-        )
+        same_window = keyed[(view.source_key, view.start, view.end)]
+        opposite = (j for j in same_window if j not in used and views[j].reversed != view.reversed)
+        partner = next(opposite, None)
         used.add(index)
         caption, rule = None, None
         if partner is not None:
@@ -162,14 +157,7 @@ def epoch_batches(
     need or the largest group has units (an item with its reversal, or a row), whichever is
     more, filled as evenly as the groups allow.
     """
-    if hard_negatives not in HARD_NEGATIVES:
-        raise ValueError(
-            f"unknown hard_negatives {hard_negatives!r}; choose from {list(HARD_NEGATIVES)}"
-        )
-    if batch_size < 2 or (hard_negatives == "reversed" and batch_size % 2):
-        raise ValueError(
-            f"batch_size must be >= 2 (and even with reversed hard negatives), got {batch_size}"
-        )
+    check_batch(hard_negatives, batch_size)
     rng = random.Random(f"{seed}:{epoch}")
     if hard_negatives == "reversed":
         # an item without a reversed caption (``irreversible="keep"``) comes alone
@@ -231,13 +219,7 @@ def _distinct(units: list[tuple[Clip, ...]], groups: list[str], size: int) -> li
 
 def _units(batch: Sequence[Clip]) -> list[list[Clip]]:
     """A batch's clips in runs of one item (an item and its reversal, next to each other)."""
-    units: list[list[Clip]] = []
-    for clip in batch:
-        if units and units[-1][0].item == clip.item:
-            units[-1].append(clip)
-        else:
-            units.append([clip])
-    return units
+    return [list(run) for _, run in itertools.groupby(batch, key=lambda clip: clip.item)]
 
 
 def process_share(batch: Sequence[Clip], process_index: int, num_processes: int) -> list[Clip]:
@@ -274,10 +256,9 @@ class FramePipeline:
         workers: int = 4,
         share_decode: bool = True,
         cache: bool = False,
-        backend: str = "torchcodec",
     ):
         self.items, self.policy, self.image_processor = items, policy, image_processor
-        self.share_decode, self.cache, self.backend = share_decode, cache, backend
+        self.share_decode, self.cache = share_decode, cache
         self._pool = ThreadPoolExecutor(max(1, workers), thread_name_prefix="foilkit-finetune")
         self._cached: dict[int, torch.Tensor] = {}
         self._lock = threading.Lock()
@@ -290,14 +271,10 @@ class FramePipeline:
         """The item's frames (its own direction), preprocessed: ``T x C x H x W`` float."""
         if self.cache and item in self._cached:
             return self._cached[item]
-        view = self.items[item].view
-        forward = VideoView(view.source, view.start, view.end, view.reversed)
-        (decoded,) = decode_views([forward], self.policy, self.backend)
+        (decoded,) = decode_views([self.items[item].view], self.policy)
         with self._lock:
             self.decodes += 1
-        pixels = self.image_processor(images=list(decoded.frames), return_tensors="pt")[
-            "pixel_values"
-        ]
+        pixels = self.image_processor(images=list(decoded.frames), return_tensors="pt").pixel_values
         if self.cache:
             self._cached[item] = pixels
         return pixels

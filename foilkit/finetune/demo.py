@@ -9,11 +9,9 @@ held-out test split like any model; the ``reversed`` model also under the revers
 control, where a model that reads the frame order must fall well below chance on direction,
 and the shuffled one, where it must fall to chance; a paired test compares the two models.
 
-Batches keep videos that look alike out of each other's way (``distinct_by="static_content"``:
-what a frame-averaging model sees, the same for a video and its reversal), as random batches
-of a large, varied dataset do: without hard negatives every batch is then solved by static
-cues (colour, axis, pace), so nothing asks the model for time, RTime's point; with them, each
-video's reversal is in its batch and only the frame order tells them apart.
+Batches keep look-alikes apart (``distinct_by="static_content"``, :mod:`foilkit.finetune.data`):
+without hard negatives static cues then solve every batch; with them, only the frame order tells
+each video from its reversal, RTime's point.
 """
 
 from __future__ import annotations
@@ -111,13 +109,9 @@ def paired_test_lines(runs_dir: Path, out_dir: Path, *, n_resamples: int) -> lis
 
     run_a, run_b = (runs_dir / name for name in COMPARED)
     tests = compare_runs(run_a, run_b, n_resamples=n_resamples, seed=0)
-    (out_dir / "comparison.json").write_text(
-        json.dumps(
-            {"run_a": str(run_a), "run_b": str(run_b), "tests": tests}, indent=2, default=str
-        )
-        + "\n",
-        encoding="utf-8",
-    )
+    comparison = {"run_a": str(run_a), "run_b": str(run_b), "tests": tests}
+    text = json.dumps(comparison, indent=2, default=str) + "\n"
+    (out_dir / "comparison.json").write_text(text, encoding="utf-8")
     heading, *table = _test_lines(tests)
     return [
         heading,

@@ -41,58 +41,38 @@ def train_items(variants: int = 5) -> list[dict[str, Any]]:
     from foilkit.synthetic.videos import SyntheticScene
 
     test_scenes = {item["scene"] for item in demo_items()}
-    items = []
-    cycle = itertools.count()
+    geometries = itertools.cycle(GEOMETRIES)
+    items: list[dict[str, Any]] = []
 
-    def geometry(scene: SyntheticScene) -> tuple[int, int, int]:
-        """The next geometry in turn, never the test split's for a scene the test split has."""
-        while True:
-            candidate = GEOMETRIES[next(cycle) % len(GEOMETRIES)]
-            if candidate != TEST_GEOMETRY or scene not in test_scenes:
-                return candidate
+    def add(aspect: str, scene: SyntheticScene, caption: str, reversed_caption: str) -> None:
+        """The item, at the next geometry in turn, never the test split's for a scene the test
+        split has."""
+        geometry = next(geometries)
+        while geometry == TEST_GEOMETRY and scene in test_scenes:
+            geometry = next(geometries)
+        texts = {"caption": caption, "reversed_caption": reversed_caption}
+        items.append({"aspect": aspect, "geometry": geometry, "scene": scene, **texts})
+
+    def motion(aspect: str, scene: SyntheticScene, pace: str = "") -> None:
+        """A moving square's item: reversed, it moves the other way at the same pace."""
+        moves = f"a {scene.colour} square moves {pace}"
+        add(aspect, scene, moves + MOVES[scene.direction], moves + MOVES[OPPOSITE[scene.direction]])
 
     for colour, direction in itertools.product(COLOURS, MOVES):
         for k in range(variants):
-            scene = SyntheticScene(
-                "motion", colour, direction, speed=DIRECTION_SPEEDS[k % len(DIRECTION_SPEEDS)]
-            )
-            items.append(
-                {
-                    "aspect": "direction",
-                    "geometry": geometry(scene),
-                    "scene": scene,
-                    "caption": f"a {colour} square moves {MOVES[direction]}",
-                    "reversed_caption": f"a {colour} square moves {MOVES[OPPOSITE[direction]]}",
-                }
-            )
+            speed = DIRECTION_SPEEDS[k % len(DIRECTION_SPEEDS)]
+            motion("direction", SyntheticScene("motion", colour, direction, speed=speed))
     for first, second in itertools.permutations(COLOURS, 2):
         for _ in range(variants):
             scene = SyntheticScene("order", first, second_colour=second)
-            items.append(
-                {
-                    "aspect": "order",
-                    "geometry": geometry(scene),
-                    "scene": scene,
-                    "caption": f"a {first} square appears, then a {second} square",
-                    "reversed_caption": f"a {second} square appears, then a {first} square",
-                }
-            )
+            appear = "a {} square appears, then a {} square"
+            add("order", scene, appear.format(first, second), appear.format(second, first))
     for colour, (pace, speeds), direction in itertools.product(
         COLOURS, PACES.items(), ("right", "left")
     ):
         for k in range(variants):
             scene = SyntheticScene("motion", colour, direction, speed=speeds[k % len(speeds)])
-            items.append(
-                {
-                    "aspect": "speed",
-                    "geometry": geometry(scene),
-                    "scene": scene,
-                    "caption": f"a {colour} square moves {pace} {MOVES[direction]}",
-                    "reversed_caption": (
-                        f"a {colour} square moves {pace} {MOVES[OPPOSITE[direction]]}"
-                    ),
-                }
-            )
+            motion("speed", scene, f"{pace} ")
     return items
 
 
@@ -147,24 +127,13 @@ def write_train_split(out_dir: str | os.PathLike, *, variants: int = 5) -> Path:
             "aspect": item["aspect"],
             "static_content": static_content(scene),
         }
-        rows.append(
-            {
-                **base,
-                "id": f"train-{index:03d}",
-                "caption": item["caption"],
-                "foils": [item["reversed_caption"]],
-                "reversed": False,
-            }
-        )
-        rows.append(
-            {
-                **base,
-                "id": f"train-{index:03d}-reversed",
-                "caption": item["reversed_caption"],
-                "foils": [item["caption"]],
-                "reversed": True,
-            }
-        )
+        caption, reversed_caption = item["caption"], item["reversed_caption"]
+        for suffix, said, foil, flipped in (
+            ("", caption, reversed_caption, False),
+            ("-reversed", reversed_caption, caption, True),
+        ):
+            row = {"id": f"train-{index:03d}{suffix}", "caption": said, "foils": [foil]}
+            rows.append({**base, **row, "reversed": flipped})
     features = canonical_features(aspect=TEXT, static_content=TEXT)
     configs = {
         aspect: [r for r in rows if r["aspect"] == aspect]

@@ -4,51 +4,30 @@ A CLIP / SigLIP checkpoint gets CLIP4Clip's sequence transformer over its frame 
 (:mod:`foilkit.scorers.adapters.temporal_clip`) and is trained with the symmetric InfoNCE
 loss on a foilkit dataset's train split; with ``hard_negatives="reversed"`` every item's
 time-reversed view and its caption sit in the item's batch (:mod:`foilkit.finetune.data`).
+The defaults are the paper's settings (:data:`PAPER_DEFAULTS`).
 
-The paper's settings (RTime, Du et al.: 5 epochs, batch 128, Tables 2-3; CLIP4Clip's defaults where
-RTime follows it), the defaults here:
-
-============================  =====================================================
-``epochs``                    5
-``batch_size``                128 clips (64 items and their reversals)
-``num_frames``                12 (CLIP4Clip's ``max_frames``; RTime Table 3: more frames help)
-``learning_rate``             1e-4, the temporal module (CLIP4Clip ``lr``)
-``base_learning_rate``        1e-7, the CLIP towers (CLIP4Clip ``lr * coef_lr``, 1e-4 x 1e-3)
-``warmup``                    0.1 of the steps, then cosine decay (CLIP4Clip)
-``temporal_layers``           4 (CLIP4Clip ``cross_num_hidden_layers``)
-``position_init_std``         0.02 (frame-position embeddings; CLIP4Clip copies CLIP's text
-                              positions, of that scale). Tiny random models need ~1: their
-                              frame embeddings are large next to 0.02, and order is then lost
-============================  =====================================================
-
-The towers are trained as CLIP4Clip trains them (``freeze_layers``, its ``freeze_layer_num``: 0,
-its default and the value of every command in its README): the embeddings (token, position,
-patch, class; CLIP's ``ln_pre``) and the layers below ``freeze_layers`` stay as they are, the
-rest trains; -1 trains everything. ``freeze_image_tower`` keeps the whole image tower as it
-is. Texts in a batch are de-duplicated; a text that is the caption of several clips of the
+The towers train as CLIP4Clip trains them (``freeze_layers``, its ``freeze_layer_num``: 0, its
+default and the value of every command in its README; :func:`frozen` says what stays as it
+is). Texts in a batch are de-duplicated; a text that is the caption of several clips of the
 batch counts all of them as positives (a synthetic benchmark repeats captions).
 
-``batch_size`` is the global batch, as in CLIP4Clip and the paper: with several processes
-(``accelerate launch``) each embeds a contiguous share of every batch (an item's reversal
-stays with it) and the loss gathers all processes' view and text embeddings, gradients
-included (CLIP4Clip's ``AllGather``; :func:`gathered_loss`), so every process's clips are
-negatives of every other's and 2 processes with half a batch each compute the loss, and after
-accelerate's averaging the gradient, of 1 process with the whole batch. Mixed precision is
-accelerate's autocast (the loss in float32); ``gradient_accumulation_steps`` batches add their
-gradients (each weighted by one over the batches of its step) before one optimizer step, the
-last step of an epoch taking what is left.
+``batch_size`` is the global batch, as in CLIP4Clip and the paper: under ``accelerate launch``
+each process embeds its share of every batch and the loss gathers all processes' embeddings,
+gradients included (:func:`gathered_loss`), so 2 processes with half a batch each compute the
+loss, and after accelerate's averaging the gradient, of 1 process with the whole batch.
+Mixed precision is accelerate's autocast (the loss in float32); ``gradient_accumulation_steps``
+batches add their gradients (each weighted by one over the batches of its step) before one
+optimizer step, the last step of an epoch taking what is left.
 
 Run folder (``out_dir``):
 
 ``model/``                 the final model, a Hub folder ``foilkit evaluate`` loads
-``checkpoints/epoch-N/``   ``model/`` and the ``accelerate`` state after epoch N; ``resume``
-                           continues after the newest complete one (an interrupted epoch
-                           is trained again from its start: batches are fixed by seed and epoch).
-                           The learning-rate schedule's state is JSON in ``done.json``, not an
-                           ``accelerate`` custom checkpoint, which is a pickle that resuming
-                           would run (``torch.load(weights_only=False)``): a checkpoint holding
-                           one is refused. What ``accelerate`` still loads is safetensors or
-                           ``weights_only`` pickles
+``checkpoints/epoch-N/``   ``model/``, the ``accelerate`` state and ``done.json`` (the losses,
+                           the learning-rate schedule as JSON) after epoch N; ``resume``
+                           continues after the newest complete one (an interrupted epoch is
+                           trained again from its start: batches are fixed by seed and epoch)
+                           and unpickles nothing that could run code
+                           (:func:`_refuse_pickled_state`)
 ``training.json``          the run record: data, frames, seed, hard-negative policy, settings,
                            package versions, losses per step
 ``loss.png``               the loss curve
@@ -66,6 +45,7 @@ import re
 import shutil
 import sys
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -73,20 +53,21 @@ from typing import Any
 
 from foilkit.errors import UserError
 from foilkit.files import atomic_write
-from foilkit.finetune.negatives import HARD_NEGATIVES, IRREVERSIBLE, REVERSAL_ASPECTS
+from foilkit.finetune.negatives import HARD_NEGATIVES, IRREVERSIBLE, REVERSAL_ASPECTS, check_batch
 from foilkit.folders import FINETUNE, check_folder, claim_folder, holds_files, replace_folder
 from foilkit.scorers.options import option
 from foilkit.video_paths import RootsGiven, video_roots_for
 
-#: The paper's values (see the module docstring).
+#: The paper's settings (RTime, Du et al., Tables 2-3; CLIP4Clip's defaults where RTime follows
+#: it), the defaults of :class:`FinetuneOptions`.
 PAPER_DEFAULTS = {
     "epochs": 5,
-    "batch_size": 128,
-    "num_frames": 12,
-    "learning_rate": 1e-4,
-    "base_learning_rate": 1e-7,
-    "warmup": 0.1,
-    "temporal_layers": 4,
+    "batch_size": 128,  # clips: 64 items and their reversals
+    "num_frames": 12,  # CLIP4Clip's max_frames; RTime Table 3: more frames help
+    "learning_rate": 1e-4,  # the temporal module (CLIP4Clip's lr)
+    "base_learning_rate": 1e-7,  # the CLIP towers (CLIP4Clip's lr * coef_lr, 1e-4 x 1e-3)
+    "warmup": 0.1,  # of the steps, then cosine decay (CLIP4Clip)
+    "temporal_layers": 4,  # CLIP4Clip's cross_num_hidden_layers
 }
 RECORD_FILE = "training.json"
 MODEL_DIR = "model"
@@ -139,6 +120,8 @@ class FinetuneOptions:
     temporal_layers: int = option(
         PAPER_DEFAULTS["temporal_layers"], "sequence transformer layers (default: %(default)s)"
     )
+    # CLIP4Clip copies CLIP's text positions, of this scale; tiny random models need ~1: their
+    # frame embeddings are large next to 0.02, and order is then lost
     position_init_std: float = option(
         0.02, "std of the frame-position embeddings at init (default: %(default)s)"
     )
@@ -177,30 +160,15 @@ class FinetuneOptions:
     checkpoint_every: int = option(1, "epochs between checkpoints (default: %(default)s)")
 
     def __post_init__(self) -> None:
-        if self.hard_negatives not in HARD_NEGATIVES:
-            raise ValueError(
-                f"unknown hard_negatives {self.hard_negatives!r}; choose from "
-                f"{list(HARD_NEGATIVES)}"
-            )
-        for name in (
-            "num_frames",
-            "batch_size",
-            "epochs",
-            "gradient_accumulation_steps",
-            "temporal_layers",
-            "checkpoint_every",
-        ):
+        positive = "num_frames batch_size epochs gradient_accumulation_steps temporal_layers"
+        for name in f"{positive} checkpoint_every".split():
             if int(getattr(self, name)) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)!r}")
         if self.freeze_layers < -1:
             raise ValueError(
                 f"freeze_layers must be >= -1 (-1 trains every layer), got {self.freeze_layers}"
             )
-        if self.batch_size < 2 or (self.hard_negatives == "reversed" and self.batch_size % 2):
-            raise ValueError(
-                f"batch_size must be >= 2, and even with reversed hard negatives (an item and its "
-                f"reversal fill two places), got {self.batch_size}"
-            )
+        check_batch(self.hard_negatives, self.batch_size)
         if self.irreversible not in IRREVERSIBLE:
             raise ValueError(
                 f"unknown irreversible {self.irreversible!r}; choose from {list(IRREVERSIBLE)}"
@@ -325,10 +293,8 @@ def gathered_loss(
         all_texts.append(rows[begin + len(named) : begin + len(named) + len(unique)])
         all_captions += named
         text_names += unique
-    first: dict[str, int] = {}
-    for position, name in enumerate(text_names):
-        first.setdefault(name, position)
-    distinct = torch.cat(all_texts)[list(first.values())]
+    first = [text_names.index(name) for name in dict.fromkeys(text_names)]
+    distinct = torch.cat(all_texts)[first]
     return contrastive_loss(torch.cat(all_views), distinct, all_captions, logit_scale)
 
 
@@ -434,6 +400,7 @@ def finetune(
     from accelerate import Accelerator
     from accelerate.state import AcceleratorState
     from accelerate.utils import parse_flag_from_env, set_seed
+    from tqdm.auto import tqdm
     from transformers import AutoConfig, AutoModel, AutoProcessor
 
     from foilkit.finetune.data import (
@@ -473,12 +440,8 @@ def finetune(
     check_wrappable(base_config, model)
     data = load_train_split(dataset, opts.config, opts.split)
     roots = video_roots_for(video_root, dataset)
-    root = None if roots is None else [str(folder) for folder in roots]
     items = training_items(
-        data,
-        video_root=roots,
-        reversal_aspects=opts.reversal_aspects,
-        distinct_by=opts.distinct_by,
+        data, video_root=roots, reversal_aspects=opts.reversal_aspects, distinct_by=opts.distinct_by
     )
     if not items:
         raise ValueError(f"the {opts.split!r} split has no rows")
@@ -502,8 +465,7 @@ def finetune(
         (replace_folder if overwrite and not resume else claim_folder)(out, FINETUNE)
     accelerator.wait_for_everyone()
     set_seed(opts.seed)
-    continuing = ARCHITECTURE in (getattr(base_config, "architectures", None) or [])
-    if continuing:
+    if ARCHITECTURE in (getattr(base_config, "architectures", None) or []):  # trained further
         net = TemporalClip.from_pretrained(model, revision=revision)
     else:
         base = AutoModel.from_pretrained(model, revision=revision, dtype=torch.float32)
@@ -519,17 +481,15 @@ def finetune(
             f"{net.temporal.config.max_frames} positions"
         )
     processor = AutoProcessor.from_pretrained(model, revision=revision)
-    image_processor, tokenizer = processor.image_processor, processor.tokenizer
     pad_to_limit = base_config.model_type in MAX_LENGTH_PADDING
     max_length = text_max_length(base_config)
     for name, parameter in net.base.named_parameters():
         if frozen(name, opts.freeze_layers, image_tower=opts.freeze_image_tower):
             parameter.requires_grad_(False)
-    temporal_params = [p for p in net.temporal.parameters()]
     base_params = [p for p in net.base.parameters() if p.requires_grad]
     optimizer = torch.optim.AdamW(
         [
-            {"params": temporal_params, "lr": opts.learning_rate},
+            {"params": list(net.temporal.parameters()), "lr": opts.learning_rate},
             {"params": base_params, "lr": opts.base_learning_rate},
         ],
         weight_decay=opts.weight_decay,
@@ -546,7 +506,8 @@ def finetune(
             f"no batch of {opts.batch_size} clips holds an item for each of {processes} processes: "
             "use a larger batch_size or fewer processes"
         )
-    updates = math.ceil(per_epoch / opts.gradient_accumulation_steps) * opts.epochs
+    accumulation = opts.gradient_accumulation_steps
+    updates = math.ceil(per_epoch / accumulation) * opts.epochs
     warmup_steps = int(opts.warmup * updates)
 
     def schedule(step: int) -> float:
@@ -560,118 +521,92 @@ def finetune(
     net, optimizer = accelerator.prepare(net, optimizer)
     unwrapped = accelerator.unwrap_model(net)
 
-    record = _record(model, dataset, data, items, opts, accelerator, video_root=root)
+    record = _record(model, dataset, data, items, opts, accelerator, roots)
     if trackers:
         accelerator.init_trackers("foilkit-finetune", config=tracker_config(record["options"]))
     losses: list[dict[str, float]] = []
     start_epoch, optimizer_steps = 0, 0
-    if resume:
-        last = last_checkpoint(out)
-        if last is not None:
-            _refuse_pickled_state(last / "state")
-            accelerator.load_state(str(last / "state"))
-            done = json.loads((last / DONE_FILE).read_text())
-            start_epoch, losses = done["epoch"], done["losses"]
-            optimizer_steps = done.get("optimizer_steps", 0)
-            _restore_schedule(scheduler, done.get("scheduler"), optimizer_steps)
-            if done.get("options") and _renamed(done["options"]) != _comparable(opts):
-                raise ValueError(
-                    f"{out} was trained with other options ({done['options']}); resume only the "
-                    "same run"
-                )
+    last = last_checkpoint(out) if resume else None
+    if last is not None:
+        _refuse_pickled_state(last / "state")
+        accelerator.load_state(str(last / "state"))
+        done = json.loads((last / DONE_FILE).read_text())
+        start_epoch, losses = done["epoch"], done["losses"]
+        optimizer_steps = done.get("optimizer_steps", 0)
+        _restore_schedule(scheduler, done.get("scheduler"), optimizer_steps)
+        if done.get("options") and _renamed(done["options"]) != _comparable(opts):
+            raise ValueError(
+                f"{out} was trained with other options ({done['options']}); resume only the "
+                "same run"
+            )
     out.mkdir(parents=True, exist_ok=True)
     pipeline = FramePipeline(
-        items, policy, image_processor, workers=opts.workers, cache=opts.cache_frames
+        items, policy, processor.image_processor, workers=opts.workers, cache=opts.cache_frames
     )
-    bars = sys.stderr.isatty() if progress is None else progress
-    from tqdm.auto import tqdm
-
-    started = time.perf_counter()
-    clips_seen = 0
-    accumulation = opts.gradient_accumulation_steps
-    try:
-        # the decoding workers keep cores of their own (as in scoring); on 2 cores a tiny model
-        # also trains faster on one thread
-        with cores_beside_workers(opts.workers):
-            for epoch in range(start_epoch, opts.epochs):
-                batches = global_batches(epoch)
-                shares = [process_share(batch, rank, processes) for batch in batches]
-                net.train()
-                lines = None
-                if progress is not False and not bars and accelerator.is_local_main_process:
-                    print(
-                        f"finetune: epoch {epoch + 1}/{opts.epochs}: {len(batches)} batches",
-                        file=sys.stderr,
-                        flush=True,
-                    )
-                    interval = DEFAULT_LOG_INTERVAL if log_interval is None else log_interval
-                    lines = ProgressLines(f"epoch {epoch + 1}", len(batches), "batches", interval)
-                bar = tqdm(
-                    total=len(batches),
-                    desc=f"epoch {epoch + 1}/{opts.epochs}",
-                    unit="batch",
-                    disable=not (bars and accelerator.is_local_main_process),
-                    leave=False,
+    shown = accelerator.is_local_main_process  # one process per machine shows progress
+    bars = shown and (sys.stderr.isatty() if progress is None else progress)
+    # where bars cannot redraw (a log): a line per epoch and periodic progress lines
+    logged = shown and progress is not False and not bars
+    interval = DEFAULT_LOG_INTERVAL if log_interval is None else log_interval
+    device, started, clips_seen = accelerator.device, time.perf_counter(), 0
+    # the decoding workers keep cores of their own (as in scoring); on 2 cores a tiny model
+    # also trains faster on one thread
+    with contextlib.closing(pipeline), cores_beside_workers(opts.workers):
+        for epoch in range(start_epoch + 1, opts.epochs + 1):  # counted from 1
+            batches = global_batches(epoch - 1)
+            shares = [process_share(batch, rank, processes) for batch in batches]
+            net.train()
+            lines = None
+            if logged:
+                print(
+                    f"finetune: epoch {epoch}/{opts.epochs}: {len(batches)} batches",
+                    file=sys.stderr,
+                    flush=True,
                 )
-                for index, (share, (pixels, rows, flips)) in enumerate(pipeline.iterate(shares)):
-                    # one optimizer step: ``accumulation`` batches, the last step fewer
-                    first = index - index % accumulation
-                    in_step = min(accumulation, len(shares) - first)
-                    steps_now = index + 1 == first + in_step
-                    captions = [clip.caption for clip in share]
-                    unique = list(dict.fromkeys(captions))
-                    text_inputs = tokenize(tokenizer, unique, max_length, pad_to_limit).to(
-                        accelerator.device
-                    )
-                    syncing = contextlib.nullcontext() if steps_now else accelerator.no_sync(net)
-                    with syncing:
-                        with accelerator.autocast():
-                            views, texts = net(
-                                pixels.to(accelerator.device), rows, flips, **text_inputs
-                            )
-                            scale = unwrapped.base.logit_scale.exp().clamp(max=100)
-                            loss = gathered_loss(
-                                views.float(),
-                                texts.float(),
-                                captions,
-                                scale,
-                                num_processes=processes,
-                            )
-                        accelerator.backward(loss / in_step)
-                    if steps_now:
-                        optimizer.step()
-                        scheduler.step()
-                        optimizer.zero_grad()
-                        optimizer_steps += 1
-                    value = float(
-                        loss.detach()
-                    )  # the global batch's loss: the same on every process
-                    losses.append({"epoch": epoch + 1, "step": len(losses) + 1, "loss": value})
-                    if trackers:
-                        accelerator.log(
-                            {"loss": value, "learning_rate": scheduler.get_last_lr()[0]},
-                            step=len(losses),
+                lines = ProgressLines(f"epoch {epoch}", len(batches), "batches", interval)
+            bar = tqdm(
+                total=len(batches),
+                desc=f"epoch {epoch}/{opts.epochs}",
+                unit="batch",
+                disable=not bars,
+                leave=False,
+            )
+            for index, (share, (pixels, rows, flips)) in enumerate(pipeline.iterate(shares)):
+                # one optimizer step: ``accumulation`` batches, the last step fewer
+                first = index - index % accumulation
+                in_step = min(accumulation, len(shares) - first)
+                steps_now = index + 1 == first + in_step
+                captions = [clip.caption for clip in share]
+                unique = list(dict.fromkeys(captions))
+                text_inputs = tokenize(processor.tokenizer, unique, max_length, pad_to_limit)
+                syncing = contextlib.nullcontext() if steps_now else accelerator.no_sync(net)
+                with syncing:
+                    with accelerator.autocast():
+                        views, texts = net(pixels.to(device), rows, flips, **text_inputs.to(device))
+                        scale = unwrapped.base.logit_scale.exp().clamp(max=100)
+                        loss = gathered_loss(
+                            views.float(), texts.float(), captions, scale, num_processes=processes
                         )
-                    clips_seen += len(batches[index])
-                    bar.set_postfix(loss=f"{value:.3f}")
-                    bar.update()
-                    if lines is not None:
-                        lines.update(1)
-                bar.close()
-                if (epoch + 1) % opts.checkpoint_every == 0 or epoch + 1 == opts.epochs:
-                    _save_checkpoint(
-                        accelerator,
-                        unwrapped,
-                        processor,
-                        out,
-                        epoch + 1,
-                        losses,
-                        optimizer_steps,
-                        opts,
-                        scheduler,
-                    )
-    finally:
-        pipeline.close()
+                    accelerator.backward(loss / in_step)
+                if steps_now:
+                    optimizer.step()
+                    scheduler.step()
+                    optimizer.zero_grad()
+                    optimizer_steps += 1
+                value = float(loss.detach())  # the global batch's loss: the same on every process
+                losses.append({"epoch": epoch, "step": len(losses) + 1, "loss": value})
+                if trackers:
+                    rate = scheduler.get_last_lr()[0]
+                    accelerator.log({"loss": value, "learning_rate": rate}, step=len(losses))
+                clips_seen += len(batches[index])
+                bar.set_postfix(loss=f"{value:.3f}")
+                bar.update()
+                if lines is not None:
+                    lines.update(1)
+            bar.close()
+            if epoch % opts.checkpoint_every == 0 or epoch == opts.epochs:
+                state = {"epoch": epoch, "losses": losses, "optimizer_steps": optimizer_steps}
+                _save_checkpoint(accelerator, unwrapped, processor, out, opts, scheduler, state)
     seconds = time.perf_counter() - started
     model_dir = out / MODEL_DIR
     if accelerator.is_main_process:
@@ -679,16 +614,12 @@ def finetune(
             shutil.rmtree(model_dir)
         unwrapped.save_pretrained(model_dir, processor)
         record.update(
-            {
-                "losses": losses,
-                "optimizer_steps": optimizer_steps,
-                "train_seconds": round(seconds, 3),
-                "decodes": pipeline.decodes,
-                "clips_per_second": round(clips_seen / seconds, 3)
-                if seconds and clips_seen
-                else None,
-                "model_dir": MODEL_DIR,
-            }
+            losses=losses,
+            optimizer_steps=optimizer_steps,
+            train_seconds=round(seconds, 3),
+            decodes=pipeline.decodes,
+            clips_per_second=round(clips_seen / seconds, 3) if seconds and clips_seen else None,
+            model_dir=MODEL_DIR,
         )
         _write_record(out, record)
         _write_record(model_dir, record)
@@ -723,29 +654,25 @@ def _comparable(opts: FinetuneOptions) -> dict[str, Any]:
     return values
 
 
-def _record(model, dataset, data, items, opts, accelerator, *, video_root) -> dict[str, Any]:
+def _record(model, dataset, data, items, opts, accelerator, roots) -> dict[str, Any]:
     from foilkit._version import __version__
     from foilkit.scorers.record import hardware, now, package_versions
 
-    rules: dict[str, int] = {}
-    for item in items:
-        rules[item.reversed_rule or "none"] = rules.get(item.reversed_rule or "none", 0) + 1
+    rules = Counter(item.reversed_rule or "none" for item in items)
     return {
         "foilkit": __version__,
         "created": now(),
         "base_model": model,
         "data": {
-            "dataset": dataset
-            if isinstance(dataset, str)
-            else os.fspath(dataset)
-            if isinstance(dataset, os.PathLike)
+            "dataset": os.fspath(dataset)
+            if isinstance(dataset, (str, os.PathLike))
             else repr(dataset),
             "config": opts.config,
             "split": opts.split,
             "rows": data.num_rows,
             "items": len(items),
-            "video_root": video_root,
-            "reversed_caption_rules": rules,
+            "video_root": None if roots is None else [str(folder) for folder in roots],
+            "reversed_caption_rules": dict(rules),
         },
         "hard_negatives": opts.hard_negatives,
         "num_frames": opts.num_frames,
@@ -771,37 +698,22 @@ def _record(model, dataset, data, items, opts, accelerator, *, video_root) -> di
     }
 
 
-def _save_checkpoint(
-    accelerator,
-    model,
-    processor,
-    out: Path,
-    epoch: int,
-    losses,
-    optimizer_steps: int,
-    opts,
-    scheduler,
-) -> None:
-    """``checkpoints/epoch-N/{model,state,done.json}``; ``done.json`` last, so a crash mid-save
-    leaves no checkpoint that looks complete. Keeps the newest ``keep_checkpoints``."""
-    folder = out / CHECKPOINTS_DIR / f"epoch-{epoch}"
+def _save_checkpoint(accelerator, model, processor, out: Path, opts, scheduler, state) -> None:
+    """``checkpoints/epoch-N/{model,state,done.json}`` (``state``: the epoch N, the losses so
+    far and the optimizer steps); ``done.json`` last, so a crash mid-save leaves no checkpoint
+    that looks complete. Keeps the newest ``keep_checkpoints``."""
+    folder = out / CHECKPOINTS_DIR / f"epoch-{state['epoch']}"
     accelerator.wait_for_everyone()
     accelerator.save_state(str(folder / "state"))
     if accelerator.is_main_process:
         model.save_pretrained(folder / MODEL_DIR, processor)
         done = {
-            "epoch": epoch,
-            "losses": losses,
-            "optimizer_steps": optimizer_steps,
+            **state,
             "scheduler": scheduler.state_dict(),  # JSON: base rates, step count, last rates
             "options": _comparable(opts),
         }
         atomic_write(folder / DONE_FILE, json.dumps(done) + "\n")
-        complete = sorted(
-            (p for p in (out / CHECKPOINTS_DIR).glob("epoch-*") if (p / DONE_FILE).is_file()),
-            key=lambda p: int(p.name.split("-")[1]),
-        )
-        for old in complete[: -max(1, opts.keep_checkpoints)]:
+        for old in _checkpoints(out)[: -max(1, opts.keep_checkpoints)]:
             shutil.rmtree(old, ignore_errors=True)
     accelerator.wait_for_everyone()
 
@@ -839,12 +751,17 @@ def _restore_schedule(scheduler: Any, state: dict[str, Any] | None, optimizer_st
     scheduler.load_state_dict({**current, **kept})
 
 
+def _checkpoints(out_dir: str | os.PathLike) -> list[Path]:
+    """A run's complete ``checkpoints/epoch-N`` folders, oldest first."""
+    folders = (Path(out_dir) / CHECKPOINTS_DIR).glob("epoch-*")
+    complete = [p for p in folders if (p / DONE_FILE).is_file()]
+    return sorted(complete, key=lambda p: int(p.name.split("-")[1]))
+
+
 def last_checkpoint(out_dir: str | os.PathLike) -> Path | None:
     """The newest complete ``checkpoints/epoch-N`` folder of a run, or ``None``."""
-    folders = [
-        p for p in (Path(out_dir) / CHECKPOINTS_DIR).glob("epoch-*") if (p / DONE_FILE).is_file()
-    ]
-    return max(folders, key=lambda p: int(p.name.split("-")[1]), default=None)
+    complete = _checkpoints(out_dir)
+    return complete[-1] if complete else None
 
 
 def plot_losses(losses: Sequence[dict[str, float]], path: Path, *, title: str) -> Path:

@@ -4,6 +4,7 @@ with a tiny CLIP, resuming, the saved folder through ``foilkit evaluate``, and b
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -92,6 +93,37 @@ def test_batches_hold_each_item_with_its_reversal_only_with_hard_negatives(
     assert together == (hard_negatives == "reversed")
     assert batches == epoch_batches(items, hard_negatives, 4, seed=0, epoch=0)
     assert batches != epoch_batches(items, hard_negatives, 4, seed=0, epoch=1)
+
+
+@pytest.mark.parametrize(
+    ("hard_negatives", "batch_size", "error"),
+    [
+        (
+            "reversed",
+            7,
+            "batch_size must be >= 2, and even with reversed hard negatives (an item "
+            "and its reversal fill two places), got 7",
+        ),
+        (
+            "none",
+            1,
+            "batch_size must be >= 2, and even with reversed hard negatives (an item "
+            "and its reversal fill two places), got 1",
+        ),
+        ("random", 8, "unknown hard_negatives 'random'; choose from ['reversed', 'none']"),
+    ],
+)
+def test_the_options_and_the_batches_refuse_the_same_batch_settings(
+    hard_negatives: str, batch_size: int, error: str, reversal_rows
+):
+    """One check (:func:`foilkit.finetune.negatives.check_batch`) for the run's options and for
+    :func:`epoch_batches` called alone (``benchmarks/training_speed.py``): the same message."""
+    from foilkit.finetune import FinetuneOptions
+
+    with pytest.raises(ValueError, match=f"^{re.escape(error)}$"):
+        FinetuneOptions(hard_negatives=hard_negatives, batch_size=batch_size)
+    with pytest.raises(ValueError, match=f"^{re.escape(error)}$"):
+        epoch_batches(training_items(reversal_rows(4)), hard_negatives, batch_size, 0, 0)
 
 
 @pytest.mark.parametrize("hard_negatives", ["reversed", "none"])
