@@ -18,10 +18,10 @@ A TempCompass-shaped workload (several multiple-choice questions of their own ab
 It prints the engine/naive and unbatched/naive ratios of wall time and of CPU time, the engine's
 batched over unbatched and over per-view batching, the prefix forwards and decoding batches
 (those across videos too) against the questions asked, and whether every greedy answer is the
-same in all four. The model (``--model``) is a
-LLaVA-NeXT-Video twin sized so compute dominates on a CPU (``models.GENERATE_TWIN``: an 8-layer
-512-wide Llama, 512 video tokens for 8 frames), its head steered to answer an option letter as
-a trained model does; ``--model tiny`` runs foilkit's tiny test model (the tests' size).
+same in all four. The model (``--model``) is a LLaVA-NeXT-Video twin sized so compute dominates
+on a CPU (``models.GENERATE_TWIN``: an 8-layer 512-wide Llama, 512 video tokens for 8 frames),
+its head steered to answer an option letter as a trained model does; ``--model tiny`` runs
+foilkit's tiny test model (the tests' size).
 
 Usage::
 
@@ -29,13 +29,10 @@ Usage::
     python benchmarks/generate_speed.py                   # 8 videos x 18 (TempCompass' mean)
     python benchmarks/generate_speed.py --smoke --model tiny --json out.json   # the tests' run
 
-``--json PATH`` writes the record (``engine_over_naive``, ``engine_over_naive_cpu``,
-``unbatched_over_naive``, ``engine_over_unbatched``, ``engine_over_per_view``,
-``answers_equal`` (all four phases), ``prefix_forwards``, ``decode_batches``,
-``cross_view_batches``, ``per_view_decode_batches``, ``views``, ``questions``, phases,
-environment). Exit
-status 1 when the answers differ or a view's prefix is encoded more than once; a missed speed
-target (engine/naive >= 3x) is reported, not fatal.
+``--json PATH`` writes the record: the ratios of wall and CPU time (``engine_over_naive``,
+``engine_over_naive_cpu``, ...), the counts, ``answers_equal`` (all four phases), the phases and
+the environment. Exit status 1 when the answers differ or a view's prefix is encoded more than
+once; a missed speed target (engine/naive >= 3x) is reported, not fatal.
 """
 
 from __future__ import annotations
