@@ -80,12 +80,6 @@ def _cpu_seconds(process: psutil.Process) -> float:
     return times.user + times.system
 
 
-def _cuda_in_use() -> bool:
-    import torch
-
-    return torch.cuda.is_available() and torch.cuda.is_initialized()
-
-
 @contextmanager
 def measure(name: str) -> Iterator[Phase]:
     """Time the ``with`` block and record its peak host (and GPU) memory in the yielded
@@ -93,7 +87,7 @@ def measure(name: str) -> Iterator[Phase]:
     import torch
 
     phase = Phase(name)
-    cuda = _cuda_in_use()
+    cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()

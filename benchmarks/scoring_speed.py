@@ -104,10 +104,6 @@ class Settings:
         return SamplingPolicy("uniform", self.num_frames)
 
 
-def load(spec: ModelSpec, root: Path, settings: Settings) -> Any:
-    return load_adapter(str(spec.folder(root)), device=settings.device, **spec.options)
-
-
 def make_engine(adapter: Any, plan: Any, settings: Settings, cache: Any, **kwargs: Any) -> Any:
     """An engine over ``plan`` with the run's settings (``kwargs``: ``PredecodedEngine``'s)."""
     engine_class = PredecodedEngine if "predecoded" in kwargs else Engine
@@ -345,7 +341,7 @@ def tables(cases: Sequence[Mapping[str, Any]]) -> str:
     """The printed tables: throughput and ratios, memory, CPU use, checks."""
     speed, memory, cpu, checks = [], [], [], []
     for c in cases:
-        rates, phases, counts = c["rates"], c["phases"], c["counts"]
+        rates, phases, counts, use = c["rates"], c["phases"], c["counts"], c["cpu"]
         case = {"model": c["model"], "shape": c["shape"]}
         speed.append(
             {
@@ -371,12 +367,10 @@ def tables(cases: Sequence[Mapping[str, Any]]) -> str:
         cpu.append(
             {
                 **case,
-                "cores": c["cpu"]["cores"],
-                **{phase: c["cpu"]["cores_busy"][phase] for phase in CORES_BUSY},
-                "engine CPU ms/item": c["cpu"]["engine_cpu_ms_per_item"],
-                "engine/naive, every core busy": times(
-                    c["cpu"]["engine/naive with every core busy"]
-                ),
+                "cores": use["cores"],
+                **{phase: use["cores_busy"][phase] for phase in CORES_BUSY},
+                "engine CPU ms/item": use["engine_cpu_ms_per_item"],
+                "engine/naive, every core busy": times(use["engine/naive with every core busy"]),
             }
         )
         failed = [name for name, ok in c["checks"].items() if not ok]
@@ -479,7 +473,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases = []
     for name in args.models:
         spec = MODELS[name]
-        adapter = load(spec, root, settings)
+        adapter = load_adapter(str(spec.folder(root)), device=settings.device, **spec.options)
         for shape in args.shapes:
             cases.append(
                 bench_case(spec, adapter, shape, videos, settings, args.profile, args.naive_items)

@@ -235,7 +235,7 @@ def h100_scoring_table() -> str:
             engine = f"({engine})"
             measured = [
                 f"(<= {_x(_model_only_over_naive(case), 1)})",
-                f"(<= {_x(rates['model_only_views_per_s'] / rates['decode_only_views_per_s'])})",
+                f"(<= {_x(_model_over_decode(case))})",
                 "",
             ]
         rows.append(
@@ -392,6 +392,11 @@ def _span(values: list[float], form: str) -> str:
     return low if low == high else f"{low}-{high}"
 
 
+def _model_over_decode(case: dict) -> float:
+    """The model-only limit over the decode-only one, in views/s."""
+    return case["rates"]["model_only_views_per_s"] / case["rates"]["decode_only_views_per_s"]
+
+
 def _model_only_over_naive(case: dict) -> float:
     """The most engine/naive can be: the model-only limit in items/s over the naive loop's."""
     rates = case["rates"]
@@ -436,10 +441,8 @@ def summary_table() -> str:
     unique = all(case["checks"]["decodes == unique (video, window)"] for case in unique_files)
     llava_counts = llava["counts"]
     prefixes = {phase: llava_counts[phase]["prefix_forwards"] for phase in ("engine", "naive")}
-    choice = (
-        llava_counts["engine"]["prefix_forwards"] == llava["views"]
-        and llava_counts["engine"]["continuations"] == 2 * llava["rows"]
-    )
+    continuations = llava_counts["engine"]["continuations"]
+    choice = prefixes["engine"] == llava["views"] and continuations == 2 * llava["rows"]
 
     def ratio(case: dict, key: str) -> str:
         return _x(case["ratios"][key])
@@ -511,13 +514,7 @@ def summary_table() -> str:
             "",
             "H100",
             "not shown: run 1's model-only limit was "
-            + _span(
-                [
-                    c["rates"]["model_only_views_per_s"] / c["rates"]["decode_only_views_per_s"]
-                    for c in dual
-                ],
-                ".2f",
-            )
+            + _span([_model_over_decode(case) for case in dual], ".2f")
             + "x of decode-only (VITATECS), and the fixes found in its profile are not re-measured "
             "there (below)",
         ],
