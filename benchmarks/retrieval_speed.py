@@ -31,16 +31,7 @@ from typing import Any
 import numpy as np
 import psutil
 import torch
-from measure import (
-    describe_hardware,
-    environment,
-    measure,
-    phase_record,
-    render_table,
-    size_parser,
-    times,
-    write_json,
-)
+from measure import describe_hardware, environment, measure, phase_record, render_table, write_json
 
 from foilkit.metrics.retrieval_recall.retrieval_recall import retrieval_recall
 
@@ -160,7 +151,7 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
         gpu = phase["peak_gpu_mib"]
         measured = {
             "seconds": phase["seconds"],
-            "time / first": times(phase["seconds"] / first[(row["n"], row["device"])]),
+            "time / first": f"{phase['seconds'] / first[(row['n'], row['device'])]:.2f}x",
             "extra host MiB": phase["peak_rss_mib"] - phase["start_rss_mib"],
             "extra GPU MiB": None if gpu is None else gpu - phase["start_gpu_mib"],
             "T2V R@1 / R@10": f"{recall['t2v_r1']:.4f} / {recall['t2v_r10']:.4f}",
@@ -171,7 +162,15 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = size_parser(__doc__, {"quick": f"{SIZES['quick'][0]} x {SIZES['quick'][0]} only"})
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--quick",
+        dest="size",
+        action="store_const",
+        const="quick",
+        default="full",
+        help=f"{SIZES['quick'][0]} x {SIZES['quick'][0]} only",
+    )
     parser.add_argument("--sizes", help="comma-separated pool sizes (overrides --quick)")
     parser.add_argument("--device", default="cpu", help="comma-separated: cpu, cuda")
     parser.add_argument(

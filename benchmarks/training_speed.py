@@ -32,15 +32,7 @@ from typing import Any
 
 import torch
 from corpus import CorpusSize, corpus, rtime_rows
-from measure import (
-    describe_hardware,
-    environment,
-    measure,
-    phase_record,
-    render_table,
-    times,
-    write_json,
-)
+from measure import describe_hardware, environment, measure, phase_record, render_table, write_json
 
 from foilkit.finetune.data import FramePipeline, epoch_batches, training_items
 from foilkit.finetune.train import contrastive_loss
@@ -150,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
         for loader, r in results.items()
     ]
     print(render_table("clips per second of a training epoch", table))
-    print(f"shared / separate: {times(ratio)} clips/s\n")
+    print(f"shared / separate: {ratio:.2f}x clips/s\n")
     for check, passed in checks.items():
         print(f"{'ok  ' if passed else 'FAIL'} {check}")
     if args.json:
