@@ -18,10 +18,10 @@ A TempCompass-shaped workload (several multiple-choice questions of their own ab
 It prints the engine/naive and unbatched/naive ratios of wall time and of CPU time, the engine's
 batched over unbatched and over per-view batching, the prefix forwards and decoding batches
 (those across videos too) against the questions asked, and whether every greedy answer is the
-same in all four. The model (``--model``) is a
-LLaVA-NeXT-Video twin sized so compute dominates on a CPU (``models.GENERATE_TWIN``: an 8-layer
-512-wide Llama, 512 video tokens for 8 frames), its head steered to answer an option letter as
-a trained model does; ``--model tiny`` runs foilkit's tiny test model (the tests' size).
+same in all four. The model (``--model``) is a LLaVA-NeXT-Video twin sized so compute dominates
+on a CPU (``models.GENERATE_TWIN``: an 8-layer 512-wide Llama, 512 video tokens for 8 frames),
+its head steered to answer an option letter as a trained model does; ``--model tiny`` runs
+foilkit's tiny test model (the tests' size).
 
 Usage::
 
@@ -29,13 +29,10 @@ Usage::
     python benchmarks/generate_speed.py                   # 8 videos x 18 (TempCompass' mean)
     python benchmarks/generate_speed.py --smoke --model tiny --json out.json   # the tests' run
 
-``--json PATH`` writes the record (``engine_over_naive``, ``engine_over_naive_cpu``,
-``unbatched_over_naive``, ``engine_over_unbatched``, ``engine_over_per_view``,
-``answers_equal`` (all four phases), ``prefix_forwards``, ``decode_batches``,
-``cross_view_batches``, ``per_view_decode_batches``, ``views``, ``questions``, phases,
-environment). Exit
-status 1 when the answers differ or a view's prefix is encoded more than once; a missed speed
-target (engine/naive >= 3x) is reported, not fatal.
+``--json PATH`` writes the record: the ratios of wall and CPU time (``engine_over_naive``,
+``engine_over_naive_cpu``, ...), the counts, ``answers_equal`` (all four phases), the phases and
+the environment. Exit status 1 when the answers differ or a view's prefix is encoded more than
+once; a missed speed target (engine/naive >= 3x) is reported, not fatal.
 """
 
 from __future__ import annotations
@@ -53,27 +50,36 @@ from corpus import DIRECTIONS, CorpusSize, CorpusVideo, _row, corpus, default_ca
 from counters import ForwardCounter
 from measure import (
     Phase,
+    against,
     describe_hardware,
     environment,
     measure,
     phase_record,
     render_table,
+    size_parser,
+    times,
     write_json,
 )
 from models import GENERATE_TWIN
-from naive import generate_answer
+from naive import decode_item, generate_answer
 from scoring_speed import Settings, make_engine
 
 from foilkit.scorers.adapters import load_adapter
 from foilkit.scorers.plan import make_plan
 from foilkit.scorers.requests import TextsRequest
-from foilkit.scorers.video import VideoView, decode_view
 from foilkit.synthetic.models import tiny_model_path
 from foilkit.synthetic.videos import COLOURS
 
 #: engine wall time over the naive loop's, at least (the issue's target on the quick workload)
 TARGET = 3.0
 LETTERS = "ABCD"
+#: The ratios of phases the record keeps (``fast_over_slow``, wall and CPU time).
+PAIRS = (
+    ("engine", "naive"),
+    ("unbatched", "naive"),
+    ("engine", "unbatched"),
+    ("engine", "per_view"),
+)
 
 
 @dataclass(frozen=True)
@@ -140,8 +146,7 @@ def naive_answers(adapter: Any, rows: Sequence[dict], settings: Settings) -> lis
     whole prompt of its question."""
     answers = []
     for row in rows:
-        view = VideoView(row["video"], row["start"], row["end"], row["reversed"])
-        decoded = decode_view(view, settings.policy(), settings.decoder)
+        decoded = decode_item(row, settings.policy(), settings.decoder)
         texts = (row["caption"], *row["foils"])
         labels = (row["caption_answer"], *row["foil_answers"])
         request = TextsRequest(
@@ -155,10 +160,10 @@ def naive_answers(adapter: Any, rows: Sequence[dict], settings: Settings) -> lis
     return answers
 
 
-def rerun(
+def answered(
     adapter: Any, plan: Any, settings: Settings, phase: str, **changed: Any
 ) -> tuple[Phase, list[str]]:
-    """The engine's answers on ``plan`` again, timed as ``phase``, with the adapter's settings
+    """The engine's answers on ``plan``, timed as ``phase``, with the adapter's settings
     ``changed`` for this phase only (their values before are restored after it)."""
     before = {name: getattr(adapter, name) for name in changed}
     for name, value in changed.items():
@@ -174,39 +179,42 @@ def rerun(
 
 
 def run(adapter: Any, rows: list[dict], settings: Settings) -> dict[str, Any]:
-    """The three phases on ``rows``, timed and counted, and what they show; before them, the
+    """The four phases on ``rows``, timed and counted, and what they show; before them, the
     first video's questions through the engine once, untimed, so that no phase pays the first
     forward's and the decoders' start-up."""
     first = make_plan([row for row in rows if row["video"] == rows[0]["video"]])
     make_engine(adapter, first, settings, None).run(first.batches(settings.batch_size))
     plan = make_plan(rows)
+    phases: dict[str, Phase] = {}
+    answers: dict[str, list[str]] = {}
     before = adapter.decode_batches, adapter.batched_questions, adapter.cross_view_batches
-    with ForwardCounter(adapter) as forwards, measure("engine") as engine_phase:
-        records = make_engine(adapter, plan, settings, None).run(plan.batches(settings.batch_size))
+    with ForwardCounter(adapter) as forwards:
+        phases["engine"], answers["engine"] = answered(adapter, plan, settings, "engine")
     batches = adapter.decode_batches - before[0], adapter.batched_questions - before[1]
     across = adapter.cross_view_batches - before[2]
     per_view_batches = adapter.decode_batches
     # each video's questions in batches of their own
-    per_view_phase, per_view = rerun(adapter, plan, settings, "per_view", batch_across_views=False)
+    phases["per_view"], answers["per_view"] = answered(
+        adapter, plan, settings, "per_view", batch_across_views=False
+    )
     per_view_batches = adapter.decode_batches - per_view_batches
     # one question at a time
-    unbatched_phase, unbatched = rerun(adapter, plan, settings, "unbatched", generate_batch_size=1)
-    with measure("naive") as naive_phase:
-        naive = naive_answers(adapter, rows, settings)
-    engine = engine_answers(records)
-    views = len(plan.views)
+    phases["unbatched"], answers["unbatched"] = answered(
+        adapter, plan, settings, "unbatched", generate_batch_size=1
+    )
+    with measure("naive") as phases["naive"]:
+        answers["naive"] = naive_answers(adapter, rows, settings)
     questions = len(rows)
-    mean_tokens = sum(len(adapter.tokenizer(text).input_ids) for text in engine) / questions
-    phases = {
-        "engine": engine_phase,
-        "per_view": per_view_phase,
-        "unbatched": unbatched_phase,
-        "naive": naive_phase,
-    }
+    mean_tokens = sum(len(adapter.tokenizer(text).input_ids) for text in answers["engine"])
+    ratios = {}  # X_over_Y: how many times faster X ran than Y, in wall and in CPU time
+    for fast, slow in PAIRS:
+        ratios[f"{fast}_over_{slow}"] = phases[slow].seconds / phases[fast].seconds
+        ratios[f"{fast}_over_{slow}_cpu"] = phases[slow].cpu_seconds / phases[fast].cpu_seconds
+    differing = sum(len(set(row)) > 1 for row in zip(*answers.values(), strict=True))
     return {
         "rows": questions,
         "questions": questions,
-        "views": views,
+        "views": len(plan.views),
         "prefix_forwards": forwards.prefix_forwards,
         "decode_batches": batches[0],
         "batched_questions": batches[1],
@@ -215,88 +223,56 @@ def run(adapter: Any, rows: list[dict], settings: Settings) -> dict[str, Any]:
         "batching": adapter.describe()["batched_decoding"],
         "naive_generate_calls": questions,
         "warmup": "the first video's questions through the engine once, untimed",
-        "engine_over_naive": naive_phase.seconds / engine_phase.seconds,
-        "engine_over_naive_cpu": naive_phase.cpu_seconds / engine_phase.cpu_seconds,
-        "unbatched_over_naive": naive_phase.seconds / unbatched_phase.seconds,
-        "unbatched_over_naive_cpu": naive_phase.cpu_seconds / unbatched_phase.cpu_seconds,
-        "engine_over_unbatched": unbatched_phase.seconds / engine_phase.seconds,
-        "engine_over_unbatched_cpu": unbatched_phase.cpu_seconds / engine_phase.cpu_seconds,
-        "engine_over_per_view": per_view_phase.seconds / engine_phase.seconds,
-        "engine_over_per_view_cpu": per_view_phase.cpu_seconds / engine_phase.cpu_seconds,
-        "per_view_over_naive": naive_phase.seconds / per_view_phase.seconds,
-        "answers_equal": engine == naive == unbatched == per_view,
-        "answers_differing": sum(
-            len(set(answers)) > 1
-            for answers in zip(engine, per_view, unbatched, naive, strict=True)
-        ),
-        "mean_answer_tokens": mean_tokens,
+        **ratios,
+        "per_view_over_naive": phases["naive"].seconds / phases["per_view"].seconds,
+        "answers_equal": differing == 0,
+        "answers_differing": differing,
+        "mean_answer_tokens": mean_tokens / questions,
         "phases": {name: phase_record(phase) for name, phase in phases.items()},
         "questions_per_s": {name: phase.rate(questions) for name, phase in phases.items()},
     }
 
 
 def table(result: dict[str, Any]) -> str:
-    met = result["engine_over_naive"] >= TARGET
+    per_s = result["questions_per_s"]
     return render_table(
         "Generate mode: engine (batched across videos; per video; unbatched) against one "
         "model.generate per question",
         [
-            "questions",
-            "views",
-            "engine prefix fwd",
-            "decode batches (across videos)",
-            "per-video batches",
-            "naive generate calls",
-            "engine q/s",
-            "per-video q/s",
-            "unbatched q/s",
-            "naive q/s",
-            "engine/naive wall",
-            "engine/naive CPU",
-            "unbatched/naive wall",
-            "engine/unbatched wall",
-            "engine/per-video wall",
-            "answers equal",
-            "target",
-        ],
-        [
-            (
-                result["questions"],
-                result["views"],
-                result["prefix_forwards"],
-                f"{result['decode_batches']} ({result['cross_view_batches']})",
-                result["per_view_decode_batches"],
-                result["naive_generate_calls"],
-                result["questions_per_s"]["engine"],
-                result["questions_per_s"]["per_view"],
-                result["questions_per_s"]["unbatched"],
-                result["questions_per_s"]["naive"],
-                f"{result['engine_over_naive']:.2f}x",
-                f"{result['engine_over_naive_cpu']:.2f}x",
-                f"{result['unbatched_over_naive']:.2f}x",
-                f"{result['engine_over_unbatched']:.2f}x",
-                f"{result['engine_over_per_view']:.2f}x",
-                result["answers_equal"],
-                f"{result['engine_over_naive']:.2f}x {'>=' if met else '<'} {TARGET}x",
-            )
+            {
+                "questions": result["questions"],
+                "views": result["views"],
+                "engine prefix fwd": result["prefix_forwards"],
+                "decode batches (across videos)": (
+                    f"{result['decode_batches']} ({result['cross_view_batches']})"
+                ),
+                "per-video batches": result["per_view_decode_batches"],
+                "naive generate calls": result["naive_generate_calls"],
+                "engine q/s": per_s["engine"],
+                "per-video q/s": per_s["per_view"],
+                "unbatched q/s": per_s["unbatched"],
+                "naive q/s": per_s["naive"],
+                "engine/naive wall": times(result["engine_over_naive"]),
+                "engine/naive CPU": times(result["engine_over_naive_cpu"]),
+                "unbatched/naive wall": times(result["unbatched_over_naive"]),
+                "engine/unbatched wall": times(result["engine_over_unbatched"]),
+                "engine/per-video wall": times(result["engine_over_per_view"]),
+                "answers equal": result["answers_equal"],
+                "target": against(result["engine_over_naive"], TARGET),
+            }
         ],
     )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    size = parser.add_mutually_exclusive_group()
-    for name in ("quick", "smoke"):
-        workload = WORKLOADS[name]
-        size.add_argument(
-            f"--{name}",
-            dest="size",
-            action="store_const",
-            const=name,
-            help=f"{workload.videos} videos x {workload.questions} questions "
-            "(without any: the full workload)",
-        )
-    parser.set_defaults(size="full")
+    parser = size_parser(
+        __doc__,
+        {
+            name: f"{WORKLOADS[name].videos} videos x {WORKLOADS[name].questions} questions "
+            "(without any: the full workload)"
+            for name in ("quick", "smoke")
+        },
+    )
     parser.add_argument(
         "--model",
         choices=("twin", "tiny"),

@@ -28,18 +28,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=RESULTS)
     args = parser.parse_args(argv)
     results = json.loads(args.output.read_text()) if args.output.is_file() else {}
+    report_parser = argparse.ArgumentParser()
+    cli.configure(report_parser)  # each report with the defaults of `foilkit generate quality`
     for name in args.reports or list(cli.REPORTS):
-        options = argparse.Namespace(
-            report=name,
-            data=args.data,
-            split=args.split,
-            sample=None,
-            seed=0,
-            spacy=None,
-            sentence_model=None,
-            hand_written=None,
-            output=None,
-        )
+        options = report_parser.parse_args([name, "--data", str(args.data), "--split", args.split])
         started = time.perf_counter()
         report = cli.RUNNERS[name](options)
         print(report.table(), f"({time.perf_counter() - started:.0f} s)\n", flush=True)

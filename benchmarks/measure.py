@@ -15,6 +15,7 @@ result carries the hardware it ran on.
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import threading
@@ -79,12 +80,6 @@ def _cpu_seconds(process: psutil.Process) -> float:
     return times.user + times.system
 
 
-def _cuda_in_use() -> bool:
-    import torch
-
-    return torch.cuda.is_available() and torch.cuda.is_initialized()
-
-
 @contextmanager
 def measure(name: str) -> Iterator[Phase]:
     """Time the ``with`` block and record its peak host (and GPU) memory in the yielded
@@ -92,7 +87,7 @@ def measure(name: str) -> Iterator[Phase]:
     import torch
 
     phase = Phase(name)
-    cuda = _cuda_in_use()
+    cuda = torch.cuda.is_available() and torch.cuda.is_initialized()
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
@@ -156,9 +151,21 @@ def format_number(value: Any) -> str:
     return str(value)
 
 
-def render_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any]]) -> str:
-    """A plain-text table (a GitHub-markdown pipe table, readable in a terminal too)."""
-    cells = [[format_number(value) for value in row] for row in rows]
+def times(ratio: float) -> str:
+    """A ratio as the tables print it: ``3.10x``."""
+    return f"{ratio:.2f}x"
+
+
+def against(value: float, goal: float) -> str:
+    """A ratio against its target: ``3.10x >= 3.0x`` (met) or ``2.50x < 3.0x``."""
+    return f"{times(value)} {'>=' if value >= goal else '<'} {goal}x"
+
+
+def render_table(title: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    """A plain-text table (a GitHub-markdown pipe table, readable in a terminal too); each row
+    maps column -> value, the columns in the first row's order."""
+    columns = list(rows[0])
+    cells = [[format_number(row[column]) for column in columns] for row in rows]
     widths = [
         max([len(column), *(len(row[i]) for row in cells)]) for i, column in enumerate(columns)
     ]
@@ -168,6 +175,17 @@ def render_table(title: str, columns: Sequence[str], rows: Sequence[Sequence[Any
 
     separator = "|" + "|".join("-" * (width + 2) for width in widths) + "|"
     return "\n".join([f"### {title}", "", line(columns), separator, *map(line, cells), ""])
+
+
+def size_parser(doc: str, sizes: Mapping[str, str]) -> argparse.ArgumentParser:
+    """A script's parser, its docstring's first paragraph as the description, with a flag per
+    run size (``--quick``: name -> help): at most one, as ``args.size``, ``full`` without any."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0])
+    group = parser.add_mutually_exclusive_group()
+    for name, text in sizes.items():
+        group.add_argument(f"--{name}", dest="size", action="store_const", const=name, help=text)
+    parser.set_defaults(size="full")
+    return parser
 
 
 def write_json(path: str | os.PathLike, record: Mapping[str, Any]) -> Path:

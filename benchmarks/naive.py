@@ -29,7 +29,7 @@ import torch
 from foilkit.scorers.generate import generate_requests
 from foilkit.scorers.plan import TEXT_GROUPS
 from foilkit.scorers.requests import TextsRequest
-from foilkit.scorers.video import SamplingPolicy, VideoView, decode_view
+from foilkit.scorers.video import DecodedFrames, SamplingPolicy, VideoView, decode_view
 
 Scores = dict[str, dict[str, list[float]]]  # row id -> text group -> one score per text
 
@@ -43,10 +43,10 @@ def text_groups(row: Mapping[str, Any]) -> dict[str, list[str]]:
     return groups
 
 
-def item_frames(row: Mapping[str, Any], policy: SamplingPolicy, decoder: str) -> torch.Tensor:
+def decode_item(row: Mapping[str, Any], policy: SamplingPolicy, decoder: str) -> DecodedFrames:
     """Decode one item's video from scratch (its window, its direction)."""
     view = VideoView(row["video"], row.get("start"), row.get("end"), bool(row.get("reversed")))
-    return decode_view(view, policy, decoder).frames
+    return decode_view(view, policy, decoder)
 
 
 def dual_encoder_item(adapter: Any, frames: torch.Tensor, groups: dict[str, list[str]]) -> dict:
@@ -92,7 +92,9 @@ def naive_scores(
     score_item = ITEM_SCORERS[family]
     with torch.inference_mode():
         return {
-            row["id"]: score_item(adapter, item_frames(row, policy, decoder), text_groups(row))
+            row["id"]: score_item(
+                adapter, decode_item(row, policy, decoder).frames, text_groups(row)
+            )
             for row in rows
         }
 

@@ -42,6 +42,8 @@ SIZES = {"quick": (2_000,), "full": (20_000, 100_000)}
 DENSE_BYTES_PER_CELL = 4 + 8 + 1
 # Use at most this share of the memory available when the run starts.
 MEMORY_SHARE = 0.8
+# The printed table's columns of a method that ran.
+MEASURED = ("seconds", "time / first", "extra host MiB", "extra GPU MiB", "T2V R@1 / R@10")
 
 
 def random_pool(n: int, device: str, seed: int = 0) -> Any:
@@ -140,55 +142,23 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
             first.setdefault((row["n"], row["device"]), row["phase"]["seconds"])
     lines = []
     for row in rows:
+        line = {"n x n": row["n"], "device": row["device"], "method": row["method"]}
         if "skipped" in row:
-            lines.append(
-                (
-                    row["n"],
-                    row["device"],
-                    row["method"],
-                    "-",
-                    "-",
-                    "-",
-                    "-",
-                    "-",
-                    f"not run: {row['skipped']}",
-                )
-            )
+            measured = dict.fromkeys(MEASURED, "-")
+            lines.append({**line, **measured, "recall@K": f"not run: {row['skipped']}"})
             continue
         phase, recall = row["phase"], row["recall"]
-        gpu = (
-            None
-            if phase["peak_gpu_mib"] is None
-            else phase["peak_gpu_mib"] - phase["start_gpu_mib"]
-        )
-        lines.append(
-            (
-                row["n"],
-                row["device"],
-                row["method"],
-                phase["seconds"],
-                f"{phase['seconds'] / first[(row['n'], row['device'])]:.2f}x",
-                phase["peak_rss_mib"] - phase["start_rss_mib"],
-                gpu,
-                f"{recall['t2v_r1']:.4f} / {recall['t2v_r10']:.4f}",
-                {True: "agrees", False: "DIFFERS", None: "reference"}[row.get("agrees")],
-            )
-        )
-    return render_table(
-        "Retrieval metric: time and memory beyond the score matrix",
-        [
-            "n x n",
-            "device",
-            "method",
-            "seconds",
-            "time / first",
-            "extra host MiB",
-            "extra GPU MiB",
-            "T2V R@1 / R@10",
-            "recall@K",
-        ],
-        lines,
-    )
+        gpu = phase["peak_gpu_mib"]
+        measured = {
+            "seconds": phase["seconds"],
+            "time / first": f"{phase['seconds'] / first[(row['n'], row['device'])]:.2f}x",
+            "extra host MiB": phase["peak_rss_mib"] - phase["start_rss_mib"],
+            "extra GPU MiB": None if gpu is None else gpu - phase["start_gpu_mib"],
+            "T2V R@1 / R@10": f"{recall['t2v_r1']:.4f} / {recall['t2v_r10']:.4f}",
+        }
+        agrees = {True: "agrees", False: "DIFFERS", None: "reference"}[row.get("agrees")]
+        lines.append({**line, **measured, "recall@K": agrees})
+    return render_table("Retrieval metric: time and memory beyond the score matrix", lines)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:

@@ -39,8 +39,8 @@ import os
 import pstats
 import sys
 import tempfile
-from collections.abc import Generator, Mapping, Sequence
-from contextlib import ExitStack
+from collections.abc import Generator, Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -50,11 +50,14 @@ from corpus import SHAPES, SIZES, CorpusVideo, corpus, default_cache_root
 from counters import DecodeCounter, ForwardCounter
 from measure import (
     Phase,
+    against,
     describe_hardware,
     environment,
     measure,
     phase_record,
     render_table,
+    size_parser,
+    times,
     write_json,
 )
 from models import DEFAULT_MODELS, MODELS, ModelSpec
@@ -78,6 +81,13 @@ TARGETS = {
 AGREEMENT = {torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 5e-2}
 # Peak memory of the full run may exceed the half-corpus run by at most this factor ("flat").
 MEMORY_GROWTH_LIMIT = 1.1
+# The printed tables' ratios, and the phases of their memory and CPU columns (RSS: column name ->
+# phase).
+RATIOS = ("engine/naive", "engine/decode-only", "engine/model-only")
+RSS = {"engine N/2": "engine, half the videos", "engine N": "engine"}
+RSS |= {phase: phase for phase in ("naive", "decode-only", "model-only")}
+GPU = ("engine", "naive", "model-only")
+CORES_BUSY = ("engine", "naive", "decode-only", "model-only")
 
 
 @dataclass(frozen=True)
@@ -92,10 +102,6 @@ class Settings:
 
     def policy(self) -> SamplingPolicy:
         return SamplingPolicy("uniform", self.num_frames)
-
-
-def load(spec: ModelSpec, root: Path, settings: Settings) -> Any:
-    return load_adapter(str(spec.folder(root)), device=settings.device, **spec.options)
 
 
 def make_engine(adapter: Any, plan: Any, settings: Settings, cache: Any, **kwargs: Any) -> Any:
@@ -134,19 +140,27 @@ def new_cache(adapter: Any, spec: ModelSpec, settings: Settings, directory: str)
     return EmbeddingCache(directory, namespace)
 
 
+@contextmanager
+def counted(
+    adapter: Any, spec: ModelSpec, settings: Settings, name: str
+) -> Iterator[tuple[Phase, dict[str, int]]]:
+    """Time the ``with`` block as phase ``name`` and count its decodes (and a video LLM's
+    forwards): the counts fill the yielded dict when the block ends."""
+    counts: dict[str, int] = {}
+    llm = spec.family == "video-llm"
+    forwards = ForwardCounter(adapter) if llm else nullcontext()
+    with DecodeCounter(settings.decoder) as decodes, forwards, measure(name) as phase:
+        yield phase, counts
+    counts.update(decodes.counts(), **(forwards.counts() if llm else {}))
+
+
 def engine_run(
     adapter: Any, spec: ModelSpec, rows: list[dict], settings: Settings, cache: Any, name: str
 ) -> tuple[Phase, dict[str, int], Any, list[dict]]:
     """Plan and run the engine once, timed and counted; returns (phase, counts, plan, records)."""
-    with ExitStack() as stack:
-        decodes = stack.enter_context(DecodeCounter(settings.decoder))
-        forwards = (
-            stack.enter_context(ForwardCounter(adapter)) if spec.family == "video-llm" else None
-        )
-        phase = stack.enter_context(measure(name))
+    with counted(adapter, spec, settings, name) as (phase, counts):
         plan = make_plan(rows)
         records = make_engine(adapter, plan, settings, cache).run(plan.batches(settings.batch_size))
-    counts = {**decodes.counts(), **(forwards.counts() if forwards else {})}
     return phase, counts, plan, records
 
 
@@ -224,14 +238,8 @@ def bench_case(
                 adapter, spec, rows, settings, cache, "engine, cached"
             )
     naive_rows = rows[:naive_items] if naive_items else rows
-    with ExitStack() as stack:
-        decodes = stack.enter_context(DecodeCounter(settings.decoder))
-        forwards = (
-            stack.enter_context(ForwardCounter(adapter)) if spec.family == "video-llm" else None
-        )
-        phases["naive"] = stack.enter_context(measure("naive"))
+    with counted(adapter, spec, settings, "naive") as (phases["naive"], counts["naive"]):
         naive = naive_scores(adapter, spec.family, naive_rows, settings.policy(), settings.decoder)
-    counts["naive"] = {**decodes.counts(), **(forwards.counts() if forwards else {})}
     with measure("decode-only") as phases["decode-only"]:
         delivered = sum(
             len(item.views)
@@ -257,12 +265,11 @@ def bench_case(
         "engine/decode-only": phases["decode-only"].seconds / phases["engine"].seconds,
         "engine/model-only": phases["model-only"].seconds / phases["engine"].seconds,
     }
-    cpu = cpu_use(phases, items, len(naive_rows))
-    windows = unique_windows(plan)
+    windows, difference = unique_windows(plan), max_difference(records, naive)
     checks = {
         "decodes == unique (video, window)": counts["engine"]["decode_passes"] == windows,
         "views decoded by the decode-only pass": delivered == views,
-        "engine and naive agree": max_difference(records, naive) <= AGREEMENT[adapter.dtype],
+        "engine and naive agree": difference <= AGREEMENT[adapter.dtype],
     }
     # flat memory is a promise about corpora larger than what is held at once (a batch and the
     # look-ahead); below that, more videos fill bigger batches (the smoke corpus: 1 vs 3 videos)
@@ -274,10 +281,10 @@ def bench_case(
     if "engine, cached" in counts:
         checks["a warm cache decodes nothing"] = counts["engine, cached"]["decode_passes"] == 0
     if spec.family == "video-llm":
-        requests = requests_of(plan)
+        continuations = sum(requests_of(plan).values())
         checks["one prefix forward per view"] = counts["engine"]["prefix_forwards"] == views
-        checks["every option order on that prefix"] = counts["engine"]["continuations"] == sum(
-            requests.values()
+        checks["every option order on that prefix"] = (
+            counts["engine"]["continuations"] == continuations
         )
     case = {
         "model": spec.name,
@@ -294,10 +301,10 @@ def bench_case(
         "counts": counts,
         "rates": rates,
         "ratios": ratios,
-        "max_abs_difference": max_difference(records, naive),
+        "max_abs_difference": difference,
         "checks": checks,
         "targets": targets_of(spec.family, shape, ratios),
-        "cpu": cpu,
+        "cpu": cpu_use(phases, items, len(naive_rows)),
     }
     if profile_dir is not None:
         case["profile"] = str(
@@ -332,158 +339,84 @@ def targets_of(family: str, shape: str, ratios: Mapping[str, float]) -> dict[str
 
 def tables(cases: Sequence[Mapping[str, Any]]) -> str:
     """The printed tables: throughput and ratios, memory, CPU use, checks."""
-    speed = [
-        (
-            c["model"],
-            c["shape"],
-            c["rows"],
-            c["views"],
-            c["rates"]["engine_views_per_s"],
-            c["rates"]["engine_items_per_s"],
-            c["rates"]["naive_items_per_s"],
-            c["rates"]["decode_only_views_per_s"],
-            c["rates"]["model_only_views_per_s"],
-            c["rates"].get("cached_views_per_s"),
-            *(
-                f"{c['ratios'][r]:.2f}x"
-                for r in ("engine/naive", "engine/decode-only", "engine/model-only")
-            ),
+    speed, memory, cpu, checks = [], [], [], []
+    for c in cases:
+        rates, phases, counts, use = c["rates"], c["phases"], c["counts"], c["cpu"]
+        case = {"model": c["model"], "shape": c["shape"]}
+        speed.append(
+            {
+                **case,
+                "items": c["rows"],
+                "views": c["views"],
+                "engine views/s": rates["engine_views_per_s"],
+                "engine items/s": rates["engine_items_per_s"],
+                "naive items/s": rates["naive_items_per_s"],
+                "decode-only views/s": rates["decode_only_views_per_s"],
+                "model-only views/s": rates["model_only_views_per_s"],
+                "cached views/s": rates.get("cached_views_per_s"),
+                **{ratio: times(c["ratios"][ratio]) for ratio in RATIOS},
+            }
         )
-        for c in cases
-    ]
-    phase_names = ("engine, half the videos", "engine", "naive", "decode-only", "model-only")
-    memory = [
-        (
-            c["model"],
-            c["shape"],
-            *(c["phases"][p]["peak_rss_mib"] for p in phase_names),
-            *(c["phases"][p]["peak_gpu_mib"] for p in ("engine", "naive", "model-only")),
+        memory.append(
+            {
+                **case,
+                **{f"RSS {name}": phases[phase]["peak_rss_mib"] for name, phase in RSS.items()},
+                **{f"GPU {phase}": phases[phase]["peak_gpu_mib"] for phase in GPU},
+            }
         )
-        for c in cases
-    ]
-    checks = [
-        (
-            c["model"],
-            c["shape"],
-            c["unique_video_windows"],
-            c["counts"]["engine"]["decode_passes"],
-            c["counts"].get("engine, cached", {}).get("decode_passes"),
-            c["counts"]["naive"]["decode_passes"],
-            c["counts"]["engine"].get("prefix_forwards"),
-            c["counts"]["naive"].get("prefix_forwards"),
-            f"{c['max_abs_difference']:.1e}",
-            "all"
-            if all(c["checks"].values())
-            else "FAILED: " + "; ".join(name for name, ok in c["checks"].items() if not ok),
-            ", ".join(
-                f"{r} {t['value']:.2f}x {'>=' if t['met'] else '<'} {t['goal']}x"
-                for r, t in c["targets"].items()
-            )
-            or "-",
+        cpu.append(
+            {
+                **case,
+                "cores": use["cores"],
+                **{phase: use["cores_busy"][phase] for phase in CORES_BUSY},
+                "engine CPU ms/item": use["engine_cpu_ms_per_item"],
+                "engine/naive, every core busy": times(use["engine/naive with every core busy"]),
+            }
         )
-        for c in cases
-    ]
-    cpu = [
-        (
-            c["model"],
-            c["shape"],
-            c["cpu"]["cores"],
-            *(c["cpu"]["cores_busy"][p] for p in ("engine", "naive", "decode-only", "model-only")),
-            c["cpu"]["engine_cpu_ms_per_item"],
-            f"{c['cpu']['engine/naive with every core busy']:.2f}x",
+        failed = [name for name, ok in c["checks"].items() if not ok]
+        targets = [f"{r} {against(t['value'], t['goal'])}" for r, t in c["targets"].items()]
+        checks.append(
+            {
+                **case,
+                "unique (video, window)": c["unique_video_windows"],
+                "engine decodes": counts["engine"]["decode_passes"],
+                "cached decodes": counts.get("engine, cached", {}).get("decode_passes"),
+                "naive decodes": counts["naive"]["decode_passes"],
+                "engine prefix fwd": counts["engine"].get("prefix_forwards"),
+                "naive prefix fwd": counts["naive"].get("prefix_forwards"),
+                "max |engine-naive|": f"{c['max_abs_difference']:.1e}",
+                "checks": "FAILED: " + "; ".join(failed) if failed else "all",
+                "targets": ", ".join(targets) or "-",
+            }
         )
-        for c in cases
-    ]
     return "\n".join(
         [
+            render_table("Throughput (views/s, items/s) and ratios", speed),
             render_table(
-                "Throughput (views/s, items/s) and ratios",
-                [
-                    "model",
-                    "shape",
-                    "items",
-                    "views",
-                    "engine views/s",
-                    "engine items/s",
-                    "naive items/s",
-                    "decode-only views/s",
-                    "model-only views/s",
-                    "cached views/s",
-                    "engine/naive",
-                    "engine/decode-only",
-                    "engine/model-only",
-                ],
-                speed,
+                "Peak memory (MiB): host RSS (decoding threads included), GPU allocated", memory
             ),
             render_table(
-                "Peak memory (MiB): host RSS (decoding threads included), GPU allocated",
-                [
-                    "model",
-                    "shape",
-                    "RSS engine N/2",
-                    "RSS engine N",
-                    "RSS naive",
-                    "RSS decode-only",
-                    "RSS model-only",
-                    "GPU engine",
-                    "GPU naive",
-                    "GPU model-only",
-                ],
-                memory,
+                "CPU use: cores kept busy (CPU s / wall s, all threads), CPU ms per item", cpu
             ),
-            render_table(
-                "CPU use: cores kept busy (CPU s / wall s, all threads), CPU ms per item",
-                [
-                    "model",
-                    "shape",
-                    "cores",
-                    "engine",
-                    "naive",
-                    "decode-only",
-                    "model-only",
-                    "engine CPU ms/item",
-                    "engine/naive, every core busy",
-                ],
-                cpu,
-            ),
-            render_table(
-                "Checks",
-                [
-                    "model",
-                    "shape",
-                    "unique (video, window)",
-                    "engine decodes",
-                    "cached decodes",
-                    "naive decodes",
-                    "engine prefix fwd",
-                    "naive prefix fwd",
-                    "max |engine-naive|",
-                    "checks",
-                    "targets",
-                ],
-                checks,
-            ),
+            render_table("Checks", checks),
         ]
     )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    size = parser.add_mutually_exclusive_group()
-    for name, purpose in (
-        ("quick", "CI-sized: minutes on 2 CPU cores"),
-        ("smoke", "the tests' run"),
-        ("vatex", "VATEX-like 640x360 clips, for GPU decoding"),
-    ):
-        videos, seconds = SIZES[name].videos, SIZES[name].seconds
-        size.add_argument(
-            f"--{name}",
-            dest="size",
-            action="store_const",
-            const=name,
-            help=f"{videos} videos of {seconds:g} s ({purpose}); without any, the full corpus",
-        )
-    parser.set_defaults(size="full")
+    purposes = {
+        "quick": "CI-sized: minutes on 2 CPU cores",
+        "smoke": "the tests' run",
+        "vatex": "VATEX-like 640x360 clips, for GPU decoding",
+    }
+    parser = size_parser(
+        __doc__,
+        {
+            name: f"{SIZES[name].videos} videos of {SIZES[name].seconds:g} s ({purpose}); "
+            "without any, the full corpus"
+            for name, purpose in purposes.items()
+        },
+    )
     parser.add_argument("--device", default="cpu", choices=sorted(DEFAULT_MODELS))
     parser.add_argument("--models", help=f"comma-separated, from {sorted(MODELS)}")
     parser.add_argument(
@@ -540,7 +473,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     cases = []
     for name in args.models:
         spec = MODELS[name]
-        adapter = load(spec, root, settings)
+        adapter = load_adapter(str(spec.folder(root)), device=settings.device, **spec.options)
         for shape in args.shapes:
             cases.append(
                 bench_case(spec, adapter, shape, videos, settings, args.profile, args.naive_items)

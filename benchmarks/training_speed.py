@@ -44,6 +44,9 @@ SIZES = {
     "quick": CorpusSize(videos=24, seconds=4.0),
     "full": CorpusSize(videos=96, seconds=8.0),
 }
+#: The printed table's columns after the loader's name: column -> key of its record.
+COLUMNS = {"clips": "clips", "decodes": "decodes", "seconds": "seconds", "clips/s": "clips_per_s"}
+COLUMNS |= {"cores busy": "cores_busy", "peak RSS MiB": "peak_rss_mib"}
 
 
 def train_epoch(
@@ -134,24 +137,11 @@ def main(argv: list[str] | None = None) -> int:
         f"({len(items)} items + reversals), {args.num_frames} frames, batch {args.batch_size}, "
         f"{args.workers} decoding threads; {describe_hardware(env)}\n"
     )
-    print(
-        render_table(
-            "clips per second of a training epoch",
-            ["loader", "clips", "decodes", "seconds", "clips/s", "cores busy", "peak RSS MiB"],
-            [
-                [
-                    loader,
-                    r["clips"],
-                    r["decodes"],
-                    r["seconds"],
-                    r["clips_per_s"],
-                    r["cores_busy"],
-                    r["peak_rss_mib"],
-                ]
-                for loader, r in results.items()
-            ],
-        )
-    )
+    table = [
+        {"loader": loader, **{column: r[key] for column, key in COLUMNS.items()}}
+        for loader, r in results.items()
+    ]
+    print(render_table("clips per second of a training epoch", table))
     print(f"shared / separate: {ratio:.2f}x clips/s\n")
     for check, passed in checks.items():
         print(f"{'ok  ' if passed else 'FAIL'} {check}")
