@@ -40,7 +40,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from foilkit.html_report import write_leaderboard_html, write_run_html, write_side_by_side_html
+    from foilkit.html_report import write_run_html, write_side_by_side_html
+    from foilkit.leaderboard import write_leaderboard_html
     from foilkit.run import RunFolder
 
     if args.max_thumbnails < 0:
