@@ -166,29 +166,19 @@ def test_rows(tests: Mapping[str, Any]) -> list[list[str]]:
         for metric, scopes in metrics.items():
             for scope, test in scopes.items():
                 for name, entry in test.items():
-                    if not isinstance(entry, Mapping):
-                        continue
-                    diff = entry.get("difference")
-                    ci = entry.get("difference_ci")
-                    shown = (
-                        ""
-                        if diff is None
-                        else f"{100 * diff:+.1f}"
-                        + ("" if not ci else f" [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]")
-                    )
-                    rows.append(
-                        [
-                            config,
-                            metric,
-                            scope,
-                            name,
-                            _number(entry.get("statistic")),
-                            _p_value(entry.get("p_value")),
-                            shown,
-                            _mde(entry),
-                        ]
-                    )
+                    if isinstance(entry, Mapping):
+                        statistic, p_value = entry.get("statistic"), entry.get("p_value")
+                        cells = [_number(statistic), _p_value(p_value), _difference(entry)]
+                        rows.append([config, metric, scope, name, *cells, _mde(entry)])
     return rows
+
+
+def _difference(entry: Mapping[str, Any]) -> str:
+    """A test's difference B − A in points with its 95% CI (empty when absent)."""
+    diff, ci = entry.get("difference"), entry.get("difference_ci")
+    if diff is None:
+        return ""
+    return f"{100 * diff:+.1f}" + (f" [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]" if ci else "")
 
 
 def _mde(entry: Mapping[str, Any]) -> str:

@@ -4,20 +4,18 @@ The page needs no network: the paper-layout tables come from
 :func:`foilkit.report_tables.run_table` (side by side: :func:`foilkit.report_tables.runs_tables`),
 the plots the markdown report wrote are inlined as base64 PNGs, and the items travel as JSON
 inside the page, rendered a page at a time by a small script. Each item shows the caption and
-every foil with its score, the outcome
-(``correct``, ``wrong``, ``tied``: the caption's best competitor scored the same,
-``unanswered``: a generate-mode item whose every answer chose no option, ``error``: the video
-was not scored) and the margin (caption minus best foil, oriented so that a positive
-margin is correct whatever the score kind). Several runs side by side put the items on which
-the runs' outcomes disagree first.
+every foil with its score, the outcome (``correct``, ``wrong``, ``tied``: the caption's best
+competitor scored the same, ``unanswered``: a generate-mode item whose every answer chose no
+option, ``error``: the video was not scored) and the margin (caption minus best foil, oriented
+so that a positive margin is correct whatever the score kind). Several runs side by side put
+the items on which the runs' outcomes disagree first.
 
 Thumbnails: the frames the model saw, in the order it saw them (``frame_indices`` of
 ``scores/<config>.parquet`` are recorded after the temporal control), decoded with the run's
 recorded decoder from the videos of at most ``max_thumbnails`` items, the first ones in the
-page's default order (:func:`informative_order`: runs disagree, tied, the most confidently
-wrong, then the closest correct calls); every other item lists its frame indices. Each distinct
-frame becomes one small JPEG data URI, shared by every run that
-saw it. The page says how many items are thumbnailed and what the decoding cost.
+page's default order (:func:`informative_order`); every other item lists its frame indices.
+Each distinct frame becomes one small JPEG data URI, shared by every run that saw it. The page
+says how many items are thumbnailed and what the decoding cost.
 """
 
 from __future__ import annotations
@@ -169,9 +167,7 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
             if (asked := own_question(row)) is not None:
                 item["qa"] = asked
                 item["q"] = [row["prompt"]]  # asked as it is, whatever the mode
-            if row.get("answers") is not None:  # generate mode: the answers behind the scores
-                item["a"], item["ao"] = row["answers"], row["answer_outcomes"]
-                item["ac"] = row.get("answer_choices")
+            item.update(_answers(row))
             if (pair := foil_video_scores(row)) is not None:
                 item["fv"] = pair
             if (asked := video_question(row)) is not None:
@@ -300,11 +296,19 @@ def video_question(row: Mapping[str, Any]) -> dict[str, Any] | None:
         "o": [[[first[v], second[v]] for v in range(2)] for first, second in shown],
         "fr": row.get(JOINED_FRAMES) or [],
     }
-    if row.get(f"{prefixes[0]}answers") is not None:  # generate mode: the answers behind them
-        asked["a"] = row[f"{prefixes[0]}answers"]
-        asked["ao"] = row[f"{prefixes[0]}answer_outcomes"]
-        asked["ac"] = row.get(f"{prefixes[0]}answer_choices")
-    return asked
+    return asked | _answers(row, prefixes[0])
+
+
+def _answers(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Generate mode's answers behind a row's scores (its ``<prefix>answers`` columns): ``a``
+    the answers, ``ao`` their parser outcomes, ``ac`` what each chose; none in another mode."""
+    if row.get(f"{prefix}answers") is None:
+        return {}
+    return {
+        "a": row[f"{prefix}answers"],
+        "ao": row[f"{prefix}answer_outcomes"],
+        "ac": row.get(f"{prefix}answer_choices"),
+    }
 
 
 def order_questions(prompt_name: str, texts: Sequence[str]) -> list[str]:
@@ -337,7 +341,8 @@ def informative_order(items: Sequence[dict]) -> list[int]:
     worst: dict[tuple[str, str], tuple[int, int, float]] = {}
     for item in items:
         key = (item["t"], item["id"])
-        rank = (-item.get("d", 0), OUTCOME_RANK[item["o"]], _margin(item))
+        margin = float("inf") if item["m"] is None else item["m"]  # unscored: last
+        rank = (-item.get("d", 0), OUTCOME_RANK[item["o"]], margin)
         worst[key] = min(worst.get(key, rank), rank)
     return sorted(
         range(len(items)),
@@ -348,10 +353,6 @@ def informative_order(items: Sequence[dict]) -> list[int]:
             items[i]["r"],
         ),
     )
-
-
-def _margin(item: Mapping[str, Any]) -> float:
-    return float("inf") if item["m"] is None else item["m"]
 
 
 def resolve_video(video: str | None, roots: Sequence[Path]) -> Path | None:

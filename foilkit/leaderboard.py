@@ -231,15 +231,10 @@ def _no_task_value(results: RunResults) -> str:
 
 def _overrides(results: RunResults) -> str:
     """The protocol settings the user overrode in ``results``, in words (empty: none)."""
-    from foilkit.scorers.protocols import setting_label
+    from foilkit.report import overrides_text
 
     protocol = results.protocol
-    if protocol is None or not protocol.overrides:
-        return ""
-    return ", ".join(
-        f"{setting_label(name)} {value['protocol']} -> {value['given']}"
-        for name, value in protocol.overrides.items()
-    )
+    return "" if protocol is None else overrides_text(protocol)
 
 
 def _task_coverage(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -121,11 +121,7 @@ def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
         )
         lines.append(f"Left to the model, from its config: {native}.")
     if protocol.overrides:
-        changed = ", ".join(
-            f"{setting_label(name)} {markdown_code(value['protocol'])} -> "
-            f"{markdown_code(value['given'])}"
-            for name, value in protocol.overrides.items()
-        )
+        changed = overrides_text(protocol, markdown_code)
         lines.append(f"Overridden by the user (these numbers depart from the protocol): {changed}.")
     if protocol.departures:
         departed = ", ".join(
@@ -136,6 +132,15 @@ def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
             f"Not followed on this device (these numbers depart from the protocol): {departed}."
         )
     return [" ".join(lines), ""]
+
+
+def overrides_text(protocol: ResolvedProtocol, code: Callable[[str], str] = str) -> str:
+    """The protocol settings the user overrode, in words (``frames 8 -> 16``); ``code`` marks
+    each value (the report's code spans; plain in the leaderboard's notes)."""
+    return ", ".join(
+        f"{setting_label(name)} {code(value['protocol'])} -> {code(value['given'])}"
+        for name, value in protocol.overrides.items()
+    )
 
 
 def coverage_text(coverage: Coverage, limited_from: int | None = None) -> str:

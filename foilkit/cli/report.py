@@ -4,8 +4,7 @@ One run folder: its own page (``RUN_DIR/report.html``). Several: a side-by-side 
 ``--out``, the items on which the runs disagree first (what ``foilkit compare`` and the demo
 write). A ``foilkit leaderboard`` folder (``leaderboard.csv``): ``leaderboard.html``, its
 ranked tables and plot. Nothing is re-scored: the page reads ``results.json`` and
-``scores/<config>.parquet``
-and decodes the thumbnails' frames from the videos.
+``scores/<config>.parquet`` and decodes the thumbnails' frames from the videos.
 """
 
 from __future__ import annotations
