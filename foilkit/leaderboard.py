@@ -41,12 +41,10 @@ from foilkit.imports import is_imported
 from foilkit.markdown import markdown_text, p_statement, table_row, table_rule
 from foilkit.run import DEFAULT_MIN_COVERAGE, RESULTS_FILE, RunResults, find_runs
 
-#: The column of ``leaderboard.csv`` naming the run a model is ranked from instead.
-REPEAT_OF = "same_model_ranked_from"
 CSV_COLUMNS = (
     *("benchmark", "task", "rank", "model", "value", "ci_low", "ci_high", "n"),
     *("coverage_scored", "coverage_rows", "not_selected", "complete", "control", "overrides"),
-    *(REPEAT_OF, "p_value_vs_next", "difference_vs_next", "mde_vs_next", "source"),
+    *("same_model_ranked_from", "p_value_vs_next", "difference_vs_next", "mde_vs_next", "source"),
 )
 #: The columns of a task's ranked table (``leaderboard.md``, ``leaderboard.html``).
 RANKED_COLUMNS = (
@@ -716,7 +714,11 @@ def _csv_cells(row: Mapping[str, str]) -> list[str]:
         _joined(
             f"control: {row['control']}" if row.get("control") else "",
             f"override: {row['overrides']}" if row.get("overrides") else "",
-            f"same model ranked from {row[REPEAT_OF]}" if row.get(REPEAT_OF) else "",
+            (
+                f"same model ranked from {row['same_model_ranked_from']}"
+                if row.get("same_model_ranked_from")
+                else ""
+            ),
         ),
         row["source"],
     ]
