@@ -14,12 +14,12 @@ pools (RTime Origin/Hard) have no per-item correctness and are shown side by sid
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from foilkit.builders.spec import Benchmark, MetricSpec, group_names, subset_columns
-from foilkit.markdown import markdown_text, p_value_text
+from foilkit.markdown import markdown_text, p_value_text, table_row, table_rule
 from foilkit.power import DEFAULT_ALPHA, DEFAULT_POWER, EXACT_MCNEMAR, mcnemar_mde
 from foilkit.run import RunFolder, RunResults
 
@@ -66,31 +66,6 @@ def _scores(run: RunFolder, config: str) -> Any:
     return scores
 
 
-def paired_test(
-    metric: MetricSpec,
-    a: Mapping[str, Any],
-    b: Mapping[str, Any],
-    *,
-    cluster: Sequence[Any] | None,
-    n_resamples: int,
-    seed: int,
-) -> dict[str, Any]:
-    """The metrics package's paired comparison of one metric on aligned items of two runs."""
-    from foilkit.metrics import paired_comparison
-
-    return paired_comparison(
-        metric.metric,
-        metric.inputs(a),
-        metric.inputs(b),
-        score_kind_a=a["score_kind"][0],
-        score_kind_b=b["score_kind"][0],
-        options=dict(metric.options),
-        cluster=cluster,
-        n_resamples=n_resamples,
-        seed=seed,
-    )
-
-
 def compare_runs(
     run_a: str | os.PathLike, run_b: str | os.PathLike, *, n_resamples: int = 1000, seed: int = 0
 ) -> dict[str, Any]:
@@ -129,7 +104,10 @@ def _scopes(
     n_resamples: int,
     seed: int,
 ) -> dict[str, Any]:
-    """The test over all items and, for per-group metrics, over each group's items."""
+    """The metrics package's paired comparison of ``metric`` over all items and, for per-group
+    metrics, over each group's items (:func:`with_mde`)."""
+    from foilkit.metrics import paired_comparison
+
     scopes = {"all": (a, b)}
     if metric.per_group and benchmark.group_column in a:
         for group in group_names(a[benchmark.group_column]):
@@ -138,20 +116,21 @@ def _scopes(
                 subset_columns(b, benchmark.group_column, group),
             )
     column = benchmark.cluster_column
-    return {
-        scope: with_mde(
-            paired_test(
-                metric,
-                x,
-                y,
-                cluster=x.get(column) if column else None,
-                n_resamples=n_resamples,
-                seed=seed,
-            ),
-            len(x["id"]),
+    tests = {}
+    for scope, (x, y) in scopes.items():
+        test = paired_comparison(
+            metric.metric,
+            metric.inputs(x),
+            metric.inputs(y),
+            score_kind_a=x["score_kind"][0],
+            score_kind_b=y["score_kind"][0],
+            options=dict(metric.options),
+            cluster=x.get(column) if column else None,
+            n_resamples=n_resamples,
+            seed=seed,
         )
-        for scope, (x, y) in scopes.items()
-    }
+        tests[scope] = with_mde(test, len(x["id"]))
+    return tests
 
 
 def with_mde(test: dict[str, Any], n: int) -> dict[str, Any]:
@@ -187,29 +166,19 @@ def test_rows(tests: Mapping[str, Any]) -> list[list[str]]:
         for metric, scopes in metrics.items():
             for scope, test in scopes.items():
                 for name, entry in test.items():
-                    if not isinstance(entry, Mapping):
-                        continue
-                    diff = entry.get("difference")
-                    ci = entry.get("difference_ci")
-                    shown = (
-                        ""
-                        if diff is None
-                        else f"{100 * diff:+.1f}"
-                        + ("" if not ci else f" [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]")
-                    )
-                    rows.append(
-                        [
-                            config,
-                            metric,
-                            scope,
-                            name,
-                            _number(entry.get("statistic")),
-                            _p_value(entry.get("p_value")),
-                            shown,
-                            _mde(entry),
-                        ]
-                    )
+                    if isinstance(entry, Mapping):
+                        statistic, p_value = entry.get("statistic"), entry.get("p_value")
+                        cells = [_number(statistic), _p_value(p_value), _difference(entry)]
+                        rows.append([config, metric, scope, name, *cells, _mde(entry)])
     return rows
+
+
+def _difference(entry: Mapping[str, Any]) -> str:
+    """A test's difference B − A in points with its 95% CI (empty when absent)."""
+    diff, ci = entry.get("difference"), entry.get("difference_ci")
+    if diff is None:
+        return ""
+    return f"{100 * diff:+.1f}" + (f" [{100 * ci[0]:+.1f}, {100 * ci[1]:+.1f}]" if ci else "")
 
 
 def _mde(entry: Mapping[str, Any]) -> str:
@@ -259,14 +228,11 @@ def _test_lines(tests: Mapping[str, Any]) -> list[str]:
     lines = [
         "## Paired tests",
         "",
-        "| " + " | ".join(TEST_COLUMNS) + " |",
-        "|---|---|---|---|---:|---:|---|---:|",
+        table_row(TEST_COLUMNS),
+        table_rule([False] * 4 + [True, True, False, True]),
     ]
-    for config, metric, scope, name, statistic, p_value, shown, mde in test_rows(tests):
-        lines.append(
-            f"| {markdown_text(config)} | {metric} | {markdown_text(scope)} | {name} "
-            f"| {statistic} | {p_value} | {shown} | {mde} |"
-        )
+    for config, metric, scope, *rest in test_rows(tests):
+        lines.append(table_row([markdown_text(config), metric, markdown_text(scope), *rest]))
     sentences = mde_sentences(tests)
     if sentences:
         lines += [

@@ -4,20 +4,18 @@ The page needs no network: the paper-layout tables come from
 :func:`foilkit.report_tables.run_table` (side by side: :func:`foilkit.report_tables.runs_tables`),
 the plots the markdown report wrote are inlined as base64 PNGs, and the items travel as JSON
 inside the page, rendered a page at a time by a small script. Each item shows the caption and
-every foil with its score, the outcome
-(``correct``, ``wrong``, ``tied``: the caption's best competitor scored the same,
-``unanswered``: a generate-mode item whose every answer chose no option, ``error``: the video
-was not scored) and the margin (caption minus best foil, oriented so that a positive
-margin is correct whatever the score kind). Several runs side by side put the items on which
-the runs' outcomes disagree first.
+every foil with its score, the outcome (``correct``, ``wrong``, ``tied``: the caption's best
+competitor scored the same, ``unanswered``: a generate-mode item whose every answer chose no
+option, ``error``: the video was not scored) and the margin (caption minus best foil, oriented
+so that a positive margin is correct whatever the score kind). Several runs side by side put
+the items on which the runs' outcomes disagree first.
 
 Thumbnails: the frames the model saw, in the order it saw them (``frame_indices`` of
 ``scores/<config>.parquet`` are recorded after the temporal control), decoded with the run's
 recorded decoder from the videos of at most ``max_thumbnails`` items, the first ones in the
-page's default order (:func:`informative_order`: runs disagree, tied, the most confidently
-wrong, then the closest correct calls); every other item lists its frame indices. Each distinct
-frame becomes one small JPEG data URI, shared by every run that
-saw it. The page says how many items are thumbnailed and what the decoding cost.
+page's default order (:func:`informative_order`); every other item lists its frame indices.
+Each distinct frame becomes one small JPEG data URI, shared by every run that saw it. The page
+says how many items are thumbnailed and what the decoding cost.
 """
 
 from __future__ import annotations
@@ -31,16 +29,15 @@ import json
 import math
 import os
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from foilkit.markdown import p_statement
 from foilkit.report_tables import (
     SIDE_BY_SIDE_PLOT,
     Table,
-    interval_text,
+    run_header,
     run_table,
     runs_tables,
     table_cells,
@@ -170,9 +167,7 @@ def run_items(run_dir: str | os.PathLike, results: RunResults, *, run: int = 0) 
             if (asked := own_question(row)) is not None:
                 item["qa"] = asked
                 item["q"] = [row["prompt"]]  # asked as it is, whatever the mode
-            if row.get("answers") is not None:  # generate mode: the answers behind the scores
-                item["a"], item["ao"] = row["answers"], row["answer_outcomes"]
-                item["ac"] = row.get("answer_choices")
+            item.update(_answers(row))
             if (pair := foil_video_scores(row)) is not None:
                 item["fv"] = pair
             if (asked := video_question(row)) is not None:
@@ -301,11 +296,19 @@ def video_question(row: Mapping[str, Any]) -> dict[str, Any] | None:
         "o": [[[first[v], second[v]] for v in range(2)] for first, second in shown],
         "fr": row.get(JOINED_FRAMES) or [],
     }
-    if row.get(f"{prefixes[0]}answers") is not None:  # generate mode: the answers behind them
-        asked["a"] = row[f"{prefixes[0]}answers"]
-        asked["ao"] = row[f"{prefixes[0]}answer_outcomes"]
-        asked["ac"] = row.get(f"{prefixes[0]}answer_choices")
-    return asked
+    return asked | _answers(row, prefixes[0])
+
+
+def _answers(row: Mapping[str, Any], prefix: str = "") -> dict[str, Any]:
+    """Generate mode's answers behind a row's scores (its ``<prefix>answers`` columns): ``a``
+    the answers, ``ao`` their parser outcomes, ``ac`` what each chose; none in another mode."""
+    if row.get(f"{prefix}answers") is None:
+        return {}
+    return {
+        "a": row[f"{prefix}answers"],
+        "ao": row[f"{prefix}answer_outcomes"],
+        "ac": row.get(f"{prefix}answer_choices"),
+    }
 
 
 def order_questions(prompt_name: str, texts: Sequence[str]) -> list[str]:
@@ -338,7 +341,8 @@ def informative_order(items: Sequence[dict]) -> list[int]:
     worst: dict[tuple[str, str], tuple[int, int, float]] = {}
     for item in items:
         key = (item["t"], item["id"])
-        rank = (-item.get("d", 0), OUTCOME_RANK[item["o"]], _margin(item))
+        margin = float("inf") if item["m"] is None else item["m"]  # unscored: last
+        rank = (-item.get("d", 0), OUTCOME_RANK[item["o"]], margin)
         worst[key] = min(worst.get(key, rank), rank)
     return sorted(
         range(len(items)),
@@ -349,10 +353,6 @@ def informative_order(items: Sequence[dict]) -> list[int]:
             items[i]["r"],
         ),
     )
-
-
-def _margin(item: Mapping[str, Any]) -> float:
-    return float("inf") if item["m"] is None else item["m"]
 
 
 def resolve_video(video: str | None, roots: Sequence[Path]) -> Path | None:
@@ -455,21 +455,35 @@ def make_thumbnails(
 # --- the page -------------------------------------------------------------------------------------
 
 
+def html_table(
+    header: Sequence[str],
+    rows: Iterable[Sequence[str]],
+    css: str,
+    caption: str = "",
+    *,
+    labelled: bool = False,
+) -> str:
+    """A table of text cells, each escaped, with class ``css`` and ``caption`` (none when
+    empty); ``labelled``: each row's first cell is its label (``<th>``)."""
+
+    def cells(row: Sequence[str]) -> str:
+        tags = ["th" if labelled and i == 0 else "td" for i in range(len(row))]
+        return "".join(f"<{t}>{html.escape(c)}</{t}>" for t, c in zip(tags, row, strict=True))
+
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in header)
+    body = "".join(f"<tr>{cells(row)}</tr>" for row in rows)
+    caption = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+    return (
+        f"<table class='{css}'>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+    )
+
+
 def table_html(table: Table) -> str:
     """A :class:`foilkit.report_tables.Table` as an HTML table (the markdown report's cells and
     text: :func:`foilkit.report_tables.table_cells`; its caption, when it has one, above it)."""
     header, rows = table_cells(table)
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in header)
-    body = "".join(
-        f"<tr><th>{html.escape(label)}</th>"
-        + "".join(f"<td>{html.escape(c)}</td>" for c in cells)
-        + "</tr>"
-        for label, cells in rows
-    )
-    caption = f"<caption>{html.escape(table.caption)}</caption>" if table.caption else ""
-    return (
-        f"<table class='paper'>{caption}<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-    )
+    labelled = [[label, *cells] for label, cells in rows]
+    return html_table(header, labelled, "paper", table.caption, labelled=True)
 
 
 def paired_html(comparison: Mapping[str, Any]) -> str:
@@ -480,19 +494,12 @@ def paired_html(comparison: Mapping[str, Any]) -> str:
     effect at 80% power, then in a sentence per config what its test can detect."""
     from foilkit.compare import TEST_COLUMNS, mde_sentences, test_rows
 
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in TEST_COLUMNS)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(cell)}</td>" for cell in row) + "</tr>"
-        for row in test_rows(comparison["tests"])
-    )
     caption = (
         f"Paired tests on the same items: A = {comparison['run_a']}, B = {comparison['run_b']}"
     )
     sentences = "".join(f"<p>{html.escape(s)}</p>" for s in mde_sentences(comparison["tests"]))
-    return (
-        f"<table class='paper ranked paired'><caption>{html.escape(caption)}</caption>"
-        f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>{sentences}"
-    )
+    rows = test_rows(comparison["tests"])
+    return html_table(TEST_COLUMNS, rows, "paper ranked paired", caption) + sentences
 
 
 def coverage_html(runs: Sequence[tuple[str, RunResults]]) -> str:
@@ -512,16 +519,9 @@ def coverage_html(runs: Sequence[tuple[str, RunResults]]) -> str:
                     + (f" — partial: {coverage.left_out()}" if coverage.left_out() else ""),
                     coverage.why() or "—",
                 ]
-            body.append(
-                "<tr>"
-                + "".join(f"<td>{html.escape(cell)}</td>" for cell in [label, config, *cells])
-                + "</tr>"
-            )
-    head = "".join(f"<th>{c}</th>" for c in ("run", "config", "scored / rows", "not scored"))
-    return (
-        f"<table class='paper coverage'><caption>Coverage</caption><thead><tr>{head}</tr></thead>"
-        f"<tbody>{''.join(body)}</tbody></table>"
-    )
+            body.append([label, config, *cells])
+    header = ("run", "config", "scored / rows", "not scored")
+    return html_table(header, body, "paper coverage", "Coverage")
 
 
 def plot_html(paths: Sequence[Path]) -> str:
@@ -561,28 +561,38 @@ def render_page(
 
 
 def _browser_data(
-    items: list[dict],
+    run_dirs: Sequence[str | os.PathLike],
     runs: Sequence[RunResults],
     labels: Sequence[str],
-    thumbs: Thumbnails,
-    group_label: str,
-    disagreeing: int | None,
+    videos: RootsGiven,
+    max_thumbnails: int,
+    *,
+    side_by_side: bool,
 ) -> dict:
+    """The item browser's data: every run's items (side by side: those the runs disagree on
+    flagged), the thumbnails of the most informative ones, as JSON takes them."""
+    items = [
+        item
+        for run, (d, r) in enumerate(zip(run_dirs, runs, strict=True))
+        for item in run_items(d, r, run=run)
+    ]
+    disagreeing = mark_disagreements(items) if side_by_side else None
+    chosen = informative_order(items)[:max_thumbnails]
+    thumbs = make_thumbnails(
+        items, chosen, [video_roots(r, videos) for r in runs], [_decoder(r) for r in runs]
+    )
     for item in items:  # JSON has no NaN: a NaN score (an unscored text) becomes null
         for key in ("cs", "m", "pcs"):
             if isinstance(item.get(key), float) and math.isnan(item[key]):
                 item[key] = None
         for key in ("fs", "pfs"):
             if key in item:
-                item[key] = [None if s is None or math.isnan(s) else s for s in item[key]]
+                item[key] = _no_nan(item[key])
         if "po" in item:
-            item["po"] = [
-                [None if p is None or math.isnan(p) else p for p in t] for t in item["po"]
-            ]
+            item["po"] = [_no_nan(t) for t in item["po"]]
         if "fv" in item:  # a pair row's scores on its foil video, likewise
             pair = item["fv"]
-            pair["cs"] = None if math.isnan(pair["cs"]) else pair["cs"]
-            pair["fs"] = [None if s is None or math.isnan(s) else s for s in pair["fs"]]
+            pair["cs"], pair["fs"] = _no_nan([pair["cs"]])[0], _no_nan(pair["fs"])
     return {
         "runs": [
             {
@@ -593,7 +603,7 @@ def _browser_data(
             }
             for label, r in zip(labels, runs, strict=True)
         ],
-        "groupLabel": group_label,
+        "groupLabel": runs[0].spec.group_label,
         "items": items,
         "frames": thumbs.frames,
         "times": thumbs.times,
@@ -603,6 +613,10 @@ def _browser_data(
         ),
         "disagreeing": disagreeing,
     }
+
+
+def _no_nan(values: Sequence[float | None]) -> list[float | None]:
+    return [None if v is None or math.isnan(v) else v for v in values]
 
 
 def write_run_html(
@@ -618,25 +632,15 @@ def write_run_html(
     folder = RunFolder(Path(run_dir))
     results = RunResults.load(folder) if results is None else results
     table = run_table(results)
-    items = run_items(folder.root, results)
-    chosen = informative_order(items)[:max_thumbnails]
-    thumbs = make_thumbnails(items, chosen, [video_roots(results, videos)], [_decoder(results)])
     kinds = tied_kinds([table])
-    header = [
-        f"Benchmark: {results.title} ({results.paper_table}); model {results.model}"
-        + (f", temporal control {results.control}" if results.control else "")
-        + ".",
-        f"Values in %; brackets: {interval_text(results)}.",
-        *([f"{partial[0].upper()}{partial[1:]}."] if (partial := results.partial()) else []),
-    ]
-    notes = [tie_note(results, kinds).replace("`", "")] if kinds else []
-    label = results.spec.group_label
-    data = _browser_data(items, [results], [results.label], thumbs, label, None)
+    data = _browser_data(
+        [folder.root], [results], [results.label], videos, max_thumbnails, side_by_side=False
+    )
     page = render_page(
         title=table.title,
-        header=header,
+        header=run_header(results),
         tables=[table, coverage_html([(results.label, results)])],
-        notes=notes,
+        notes=[tie_note(results, kinds).replace("`", "")] if kinds else [],
         plots=folder.plots(),
         data=data,
     )
@@ -663,16 +667,6 @@ def write_side_by_side_html(
     tables = [run_table(r) for r in results]
     labels = unique_labels([r.label for r in results])
     side = runs_tables(tables, labels)
-    items = [
-        item
-        for run, (d, r) in enumerate(zip(run_dirs, results, strict=True))
-        for item in run_items(d, r, run=run)
-    ]
-    disagreeing = mark_disagreements(items)
-    chosen = informative_order(items)[:max_thumbnails]
-    thumbs = make_thumbnails(
-        items, chosen, [video_roots(r, videos) for r in results], [_decoder(r) for r in results]
-    )
     kinds = tied_kinds(tables)
     header = [
         (
@@ -684,19 +678,8 @@ def write_side_by_side_html(
             for label, r, d in zip(labels, results, run_dirs, strict=True)
         ),
     ]
-    notes = (
-        [
-            tie_note(
-                results[0],
-                kinds,
-            ).replace("`", "")
-        ]
-        if kinds
-        else []
-    )
     out = Path(out_dir)
-    label = results[0].spec.group_label
-    data = _browser_data(items, results, labels, thumbs, label, disagreeing)
+    data = _browser_data(run_dirs, results, labels, videos, max_thumbnails, side_by_side=True)
     page = render_page(
         title=title,
         header=header,
@@ -705,159 +688,13 @@ def write_side_by_side_html(
             *([paired_html(paired)] if paired else []),
             coverage_html(list(zip(labels, results, strict=True))),
         ],
-        notes=notes,
+        notes=[tie_note(results[0], kinds).replace("`", "")] if kinds else [],
         plots=sorted(out.glob(f"{SIDE_BY_SIDE_PLOT}*.png")),
         data=data,
     )
     path = out / "report.html"
     path.write_text(page, encoding="utf-8")
     return path
-
-
-def write_leaderboard_html(folder: str | os.PathLike) -> Path:
-    """``leaderboard.html`` beside a ``foilkit leaderboard`` folder's ``leaderboard.csv`` and
-    ``leaderboard.png``: one ranked table per benchmark task, the plot inline."""
-    import csv
-
-    out = Path(folder)
-    with (out / "leaderboard.csv").open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    tasks: dict[tuple[str, str], list[dict[str, str]]] = {}
-    for row in rows:
-        tasks.setdefault((row["benchmark"], row["task"]), []).append(row)
-    tables = _wide_html(out / "leaderboard_wide.csv")
-    for (benchmark, task), entries in tasks.items():
-        body = "".join(
-            "<tr>"
-            + "".join(
-                f"<td>{html.escape(cell)}</td>"
-                for cell in (
-                    e["rank"] or "—",
-                    e["model"],
-                    _percent(e["value"], e["ci_low"], e["ci_high"]),
-                    e["n"],
-                    _coverage(e),
-                    _versus_next(e),
-                    _mde_next(e),
-                    _notes(e),
-                    e["source"],
-                )
-            )
-            + "</tr>"
-            for e in entries
-        )
-        head = "".join(
-            f"<th>{c}</th>"
-            for c in (
-                "rank",
-                "model",
-                "value [95% CI]",
-                "n",
-                "coverage",
-                "vs next (difference, p)",
-                "MDE (80% power)",
-                "notes",
-                "source",
-            )
-        )
-        tables.append(
-            f"<h3>{html.escape(benchmark)} / {html.escape(task)}</h3><table class='paper ranked'>"
-            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-        )
-    header = [
-        (
-            "Values in percent with 95% bootstrap CIs. vs next: this model minus the next one "
-            "down on the same items (paired bootstrap) and the exact McNemar p-value. MDE: the "
-            "smallest difference that test detects with 80% power on those items (exact, at their "
-            "observed discordance): a gap below it is below what the items can show. coverage: "
-            "rows scored / rows in the task; a run below the minimum is marked incomplete and "
-            "listed below every complete run, unranked (—). A model is ranked once: its other "
-            "runs are listed unranked, their notes naming the run it is ranked from."
-        )
-    ]
-    page = render_page(
-        title="foilkit leaderboard",
-        header=header,
-        tables=tables,
-        notes=[],
-        plots=[out / "leaderboard.png"],
-        data=None,
-    )
-    path = out / "leaderboard.html"
-    path.write_text(page, encoding="utf-8")
-    return path
-
-
-def _wide_html(path: Path) -> list[str]:
-    """The models × tasks tables of ``leaderboard_wide.csv`` (none when it is absent), a
-    benchmark's empty task columns left out."""
-    import csv
-
-    if not path.is_file():
-        return []
-    with path.open(newline="", encoding="utf-8") as handle:
-        rows = list(csv.DictReader(handle))
-    tables = []
-    for benchmark in dict.fromkeys(row["benchmark"] for row in rows):
-        mine = [row for row in rows if row["benchmark"] == benchmark]
-        columns = [c for c in mine[0] if c != "benchmark" and any(row[c] for row in mine)]
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-        body = "".join(
-            "<tr>" + "".join(f"<td>{html.escape(row[c])}</td>" for c in columns) + "</tr>"
-            for row in mine
-        )
-        tables.append(
-            f"<h3>{html.escape(benchmark)}: models × tasks</h3><table class='paper ranked'>"
-            f"<thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
-        )
-    return tables
-
-
-def _notes(entry: Mapping[str, str]) -> str:
-    """A leaderboard row's control, override and the run its model is ranked from instead
-    (CSVs from before them have none)."""
-    parts = [
-        f"control: {entry['control']}" if entry.get("control") else "",
-        f"override: {entry['overrides']}" if entry.get("overrides") else "",
-        (
-            f"same model ranked from {entry['same_model_ranked_from']}"
-            if entry.get("same_model_ranked_from")
-            else ""
-        ),
-    ]
-    return "; ".join(part for part in parts if part)
-
-
-def _coverage(entry: Mapping[str, str]) -> str:
-    """A leaderboard row's ``scored / rows``, marked when incomplete (CSVs from before coverage
-    have none)."""
-    if not entry.get("coverage_rows"):
-        return ""
-    incomplete = entry.get("complete") == "False"
-    return f"{entry['coverage_scored']} / {entry['coverage_rows']}" + (
-        " (incomplete)" if incomplete else ""
-    )
-
-
-def _versus_next(entry: Mapping[str, str]) -> str:
-    """The difference to the next-ranked model and its p-value (empty for the last)."""
-    if not entry["p_value_vs_next"]:
-        return ""
-    difference, p_value = float(entry["difference_vs_next"]), float(entry["p_value_vs_next"])
-    return f"{difference:+.1f}, {p_statement(p_value)}"
-
-
-def _mde_next(entry: Mapping[str, str]) -> str:
-    """The MDE at 80% power of the test against the next-ranked model (empty for the last, or a
-    CSV from before MDEs; ``—``: no effect the test can detect)."""
-    if not entry["p_value_vs_next"] or "mde_vs_next" not in entry:
-        return ""
-    return f"{float(entry['mde_vs_next']):.1f}" if entry["mde_vs_next"] else "—"
-
-
-def _percent(value: str, low: str, high: str) -> str:
-    ci = f" [{float(low):.1f}, {float(high):.1f}]" if low and high else ""
-    return f"{float(value):.2f}{ci}"
 
 
 def _prompt_templates(results: RunResults) -> dict[str, str]:

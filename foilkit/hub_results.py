@@ -278,16 +278,18 @@ def prepare_upload(
     files: dict[str, Path | bytes] = {
         run.relative(p): p for p in ([] if withheld else run.score_files())
     }
-    results_text = _redact(run.results.read_text(encoding="utf-8"), local)
-    files[run.relative(run.results)] = results_text.encode("utf-8")
+
+    def redacted(path: Path) -> str:
+        """Add ``path``'s text to the upload, local paths cut (:func:`_redact`); returns it."""
+        text = _redact(path.read_text(encoding="utf-8"), local)
+        files[run.relative(path)] = text.encode("utf-8")
+        return text
+
+    redacted(run.results)
     files.update({run.relative(p): p for p in run.plots()})
-    report = ""
-    if run.report.is_file():
-        report = _redact(run.report.read_text(encoding="utf-8"), local)
-        files[run.relative(run.report)] = report.encode("utf-8")
+    report = redacted(run.report) if run.report.is_file() else ""
     if run.html.is_file() and not withheld:  # the item browser: self-contained, on the Hub
-        html = _redact(run.html.read_text(encoding="utf-8"), local)
-        files[run.relative(run.html)] = html.encode("utf-8")
+        redacted(run.html)
     model_files, index = {}, None
     if model_repo is not None:
         source = f"https://huggingface.co/datasets/{repo_id}"
@@ -445,16 +447,21 @@ def push_results(
     if upload.model_index is not None:
         from huggingface_hub import metadata_update
 
-        out["model_card_commit"] = metadata_update(
-            upload.model_repo,
-            {"model-index": upload.model_index},
-            repo_type="model",
-            overwrite=True,
-            token=token,
-            commit_message=upload.commit_message,
-            create_pr=upload.create_pr,
-        )
+        out["model_card_commit"] = metadata_update(**_card_update(upload), token=token)
     return out
+
+
+def _card_update(upload: ResultsUpload) -> dict[str, Any]:
+    """The ``huggingface_hub.metadata_update`` arguments that write ``upload``'s ``model-index``
+    on the model card."""
+    return {
+        "repo_id": upload.model_repo,
+        "repo_type": "model",
+        "overwrite": True,
+        "commit_message": upload.commit_message,
+        "create_pr": upload.create_pr,
+        "metadata": {"model-index": upload.model_index},
+    }
 
 
 def dataset_commit(upload: ResultsUpload) -> RepoCommit:
@@ -485,15 +492,7 @@ def write_dry_run(upload: ResultsUpload, folder: str | os.PathLike) -> Path:
     if upload.model_repo is not None:
         model_commit(upload).write_dry_run(out, "model")
     if upload.model_index is not None:
-        call = {
-            "function": "huggingface_hub.metadata_update",
-            "repo_id": upload.model_repo,
-            "repo_type": "model",
-            "overwrite": True,
-            "commit_message": upload.commit_message,
-            "create_pr": upload.create_pr,
-            "metadata": {"model-index": upload.model_index},
-        }
+        call = {"function": "huggingface_hub.metadata_update", **_card_update(upload)}
         (out / "model_card_update.json").write_text(json.dumps(call, indent=2))
         (out / "model-index.yaml").write_text(
             yaml.safe_dump({"model-index": upload.model_index}, sort_keys=False)

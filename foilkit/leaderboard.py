@@ -1,46 +1,33 @@
 """``foilkit leaderboard``: models ranked per benchmark task, with CIs and the paired test between
 neighbours, from local run folders and (online) the Hub's leaderboard of a benchmark dataset.
 
-A task is one of the benchmark's leaderboard tasks (:func:`foilkit.builders.hub.hub_tasks`, the
-ids of its ``eval.yaml`` and of ``.eval_results`` files), valued as ``foilkit push-results``
-values it (:func:`foilkit.hub_results.task_values`). Local runs are ranked by value; between each
-run and the next one down, the exact McNemar test and the paired bootstrap difference on the
-task's items (:func:`foilkit.compare.compare_runs`: the same items, paired by id) say whether
-the gap is real, and the test's minimum detectable effect at 80% power on those items (*MDE*)
-says how large a gap they could show at all. Retrieval recall and averaged tasks have no
-per-item pairing: no test. Hub entries (``HfApi.get_dataset_leaderboard``) carry a value only:
-they are ranked alongside.
+A task is one of the benchmark's leaderboard tasks (:func:`foilkit.builders.hub.hub_tasks`),
+valued as ``foilkit push-results`` values it (:func:`foilkit.hub_results.task_values`). Between
+each local run and the next one down, the exact McNemar test and the paired bootstrap difference
+on the task's items (:func:`foilkit.compare.compare_runs`) say whether the gap is real, and the
+test's minimum detectable effect at 80% power (*MDE*) how large a gap the items could show at
+all. Retrieval recall and averaged tasks have no per-item pairing, Hub entries
+(``HfApi.get_dataset_leaderboard``) only a value: no test.
 
-A run under a temporal control reports the control's own tasks (``direction_reversed``): it is
-never ranked against models on the paper's task. A run whose scoring protocol the user
-overrode (``--frames 16`` where the protocol says 8) is marked and ranked below every run that
-follows the protocol, as an incomplete run is ranked below complete ones.
+A run under a temporal control reports the control's own tasks (``direction_reversed``), never
+ranked against the paper's. A run with a protocol override (``--frames 16`` where the protocol
+says 8) ranks below every run following the protocol, as an incomplete or partial run below the
+complete ones. The same model (its label, under the same control) in several runs is ranked
+once, from the run that follows the protocol and is complete, then has more of the benchmark's
+tasks, then more rows scored, then finished last, then was named first; its other runs stay in
+the tables, unranked, their notes naming the run ranked instead (never a model tested against
+itself). Every row names its run (its folder, or ``hub:<dataset>``); a folder holding no
+readable run with a task value is skipped with why (:func:`gather_runs`).
 
-Run folders are found at any depth below the folders named (:func:`foilkit.run.find_runs`); a
-folder named that holds none, a ``results.json`` this version cannot read and a run with no
-leaderboard task value are skipped, each named with why (:func:`gather_runs`). Every row says
-which run it is (its folder, or ``hub:<dataset>``). The same model (its label, under the same
-control) in several runs is ranked once, from one of them: the run that follows the protocol
-and is complete, then the one with more of the benchmark's tasks, then more rows scored, then
-the one that finished last, then the one named first; the other runs stay in the tables,
-unranked, their notes naming the run ranked instead (never "1" and "2" for one model, with a
-paired test of a model against itself).
-
-Writes, per benchmark, the wide table first: a row per run, its folder, a column per task of
-the paper in the benchmark's order, then ONE aggregate column, then the notes: the benchmark's
-own summary task where it has one (VITATECS' and ViLMA's ``average``, TOMATO's ``overall``),
-else ``mean``, the mean of its tasks (a task that only breaks another down by aspect, as
-TempCompass' ``multi_choice_action``, left out); ranked by that column. Runs under controls,
-overridden, incomplete or repeated runs are marked and left out of that ranking
-(:func:`wide_tables`). Then one ranked table per task. Files:
-``leaderboard.md``, ``leaderboard.csv`` (one row per model and task), ``leaderboard_wide.csv``,
-``leaderboard.tex`` (the wide tables, booktabs), ``leaderboard.html`` and ``leaderboard.png``
-(per task, each model's value with its 95% CI).
+Writes ``leaderboard.md``, ``.csv`` (a row per model and task), ``_wide.csv`` and ``.tex`` (per
+benchmark, models × tasks: :func:`wide_tables`), ``.html`` and ``.png`` (per task, each model's
+value with its 95% CI).
 """
 
 from __future__ import annotations
 
 import csv
+import html
 import itertools
 import os
 from collections.abc import Mapping, Sequence
@@ -49,31 +36,20 @@ from pathlib import Path
 from typing import Any
 
 from foilkit.folders import LEADERBOARD, claim_folder
-from foilkit.html_report import write_leaderboard_html
+from foilkit.html_report import html_table, render_page
 from foilkit.imports import is_imported
-from foilkit.markdown import markdown_text, p_statement
+from foilkit.markdown import markdown_text, p_statement, table_row, table_rule
 from foilkit.run import DEFAULT_MIN_COVERAGE, RESULTS_FILE, RunResults, find_runs
 
 CSV_COLUMNS = (
-    "benchmark",
-    "task",
-    "rank",
-    "model",
-    "value",
-    "ci_low",
-    "ci_high",
-    "n",
-    "coverage_scored",
-    "coverage_rows",
-    "not_selected",
-    "complete",
-    "control",
-    "overrides",
-    "same_model_ranked_from",
-    "p_value_vs_next",
-    "difference_vs_next",
-    "mde_vs_next",
-    "source",
+    *("benchmark", "task", "rank", "model", "value", "ci_low", "ci_high", "n"),
+    *("coverage_scored", "coverage_rows", "not_selected", "complete", "control", "overrides"),
+    *("same_model_ranked_from", "p_value_vs_next", "difference_vs_next", "mde_vs_next", "source"),
+)
+#: The columns of a task's ranked table (``leaderboard.md``, ``leaderboard.html``).
+RANKED_COLUMNS = (
+    *("rank", "model", "value [95% CI]", "n", "coverage", "vs next (difference, p)"),
+    *("MDE (80% power)", "notes", "source"),
 )
 
 
@@ -140,28 +116,22 @@ class Entry:
     def notes(self) -> str:
         """Why the entry is not ranked among the paper's results (empty: it is), and whether
         its answers were imported."""
-        return "; ".join(
-            note
-            for note in (
-                "imported: model run outside foilkit" if self.imported else "",
-                f"control: {self.control}" if self.control else "",
-                f"override: {self.overrides}" if self.overrides else "",
-                "" if self.complete else "incomplete",
-                f"same model ranked from {self.repeat_of}" if self.repeat_of else "",
-                f"partial: {self.not_selected} rows not selected (--limit)"
-                if self.not_selected
-                else "",
-            )
-            if note
+        return _joined(
+            "imported: model run outside foilkit" if self.imported else "",
+            f"control: {self.control}" if self.control else "",
+            f"override: {self.overrides}" if self.overrides else "",
+            "" if self.complete else "incomplete",
+            f"same model ranked from {self.repeat_of}" if self.repeat_of else "",
+            f"partial: {self.not_selected} rows not selected (--limit)"
+            if self.not_selected
+            else "",
         )
 
     @property
     def coverage(self) -> str:
         """``scored / rows`` (rows scored / rows selected), marked when below the minimum (empty
         when not known); a partial run's unselected rows are in :attr:`notes`, not here."""
-        if self.rows is None:
-            return ""
-        return f"{self.scored} / {self.rows}" + ("" if self.complete else " (incomplete)")
+        return _coverage_text(self.scored, self.rows, self.complete)
 
 
 @dataclass(frozen=True)
@@ -259,15 +229,10 @@ def _no_task_value(results: RunResults) -> str:
 
 def _overrides(results: RunResults) -> str:
     """The protocol settings the user overrode in ``results``, in words (empty: none)."""
-    from foilkit.scorers.protocols import setting_label
+    from foilkit.report import overrides_text
 
     protocol = results.protocol
-    if protocol is None or not protocol.overrides:
-        return ""
-    return ", ".join(
-        f"{setting_label(name)} {value['protocol']} -> {value['given']}"
-        for name, value in protocol.overrides.items()
-    )
+    return "" if protocol is None else overrides_text(protocol)
 
 
 def _task_coverage(
@@ -473,34 +438,32 @@ def markdown(
                 "unranked, their notes saying why. Values in percent."
             ),
             "",
-            "| " + " | ".join(markdown_text(c) for c in wide.header) + " |",
-            "|" + "|".join("---:" if c in wide.numeric else "---" for c in wide.header) + "|",
-            *("| " + " | ".join(markdown_text(c) for c in row) + " |" for row in wide.rows),
+            table_row(map(markdown_text, wide.header)),
+            table_rule([c in wide.numeric for c in wide.header]),
+            *(table_row(map(markdown_text, row)) for row in wide.rows),
             "",
         ]
     for (benchmark, task), rows in tables.items():
         lines += [
             f"## {markdown_text(benchmark)} / {markdown_text(task)}",
             "",
-            (
-                "| rank | model | value [95% CI] | n | coverage | vs next (difference, p) "
-                "| MDE (80% power) | notes | source |"
-            ),
-            "|---:|---|---|---:|---|---|---:|---|---|",
+            table_row(RANKED_COLUMNS),
+            table_rule([True, False, False, True, False, False, True, False, False]),
         ]
         for e in rows:
-            ci = f" [{e.ci[0]:.1f}, {e.ci[1]:.1f}]" if e.ci else ""
-            test = (
-                ""
-                if e.p_value_vs_next is None
-                else f"{e.difference_vs_next:+.1f}, {p_statement(e.p_value_vs_next)}"
-            )
-            mde = "" if e.p_value_vs_next is None else _points(e.mde_vs_next)
-            lines.append(
-                f"| {e.rank or '—'} | {markdown_text(e.model)} | {e.value:.2f}{ci} | {e.n or ''} "
-                f"| {e.coverage} | {test} | {mde} | {markdown_text(e.notes)} "
-                f"| {markdown_text(e.source)} |"
-            )
+            tested = e.p_value_vs_next is not None
+            cells = [
+                str(e.rank or "—"),
+                markdown_text(e.model),
+                _value_text(e.value, e.ci),
+                str(e.n or ""),
+                e.coverage,
+                _test_text(e.difference_vs_next, e.p_value_vs_next),
+                _points(e.mde_vs_next) if tested else "",
+                markdown_text(e.notes),
+                markdown_text(e.source),
+            ]
+            lines.append(table_row(cells))
         lines.append("")
     return "\n".join(lines)
 
@@ -708,11 +671,118 @@ def _points(value: float | None) -> str:
     return "—" if value is None else f"{value:.1f}"
 
 
+def _joined(*notes: str) -> str:
+    """The notes given, those not empty, in one cell."""
+    return "; ".join(note for note in notes if note)
+
+
+def _coverage_text(scored: object, rows: object, complete: bool) -> str:
+    """``scored / rows``, marked when below the minimum (empty when not known)."""
+    if rows is None:
+        return ""
+    return f"{scored} / {rows}" + ("" if complete else " (incomplete)")
+
+
+def _value_text(value: float, ci: Sequence[float] | None) -> str:
+    """A task value with its 95% CI, in percent."""
+    return f"{value:.2f}" + (f" [{ci[0]:.1f}, {ci[1]:.1f}]" if ci else "")
+
+
+def _test_text(difference: float | None, p_value: float | None) -> str:
+    """The difference to the next model down and its p-value (empty: no test)."""
+    return "" if p_value is None else f"{difference:+.1f}, {p_statement(p_value)}"
+
+
+def _csv_cells(row: Mapping[str, str]) -> list[str]:
+    """A ``leaderboard.csv`` row as its task table's cells in ``leaderboard.html`` (a CSV from
+    before coverage, notes or MDEs has no such column: those cells stay empty)."""
+    ci = (float(row["ci_low"]), float(row["ci_high"])) if row["ci_low"] and row["ci_high"] else None
+    test, mde = "", ""
+    if row["p_value_vs_next"]:
+        test = _test_text(float(row["difference_vs_next"]), float(row["p_value_vs_next"]))
+        if "mde_vs_next" in row:
+            mde = _points(float(row["mde_vs_next"]) if row["mde_vs_next"] else None)
+    rows = row.get("coverage_rows") or None
+    return [
+        row["rank"] or "—",
+        row["model"],
+        _value_text(float(row["value"]), ci),
+        row["n"],
+        _coverage_text(row.get("coverage_scored"), rows, row.get("complete") != "False"),
+        test,
+        mde,
+        _joined(
+            f"control: {row['control']}" if row.get("control") else "",
+            f"override: {row['overrides']}" if row.get("overrides") else "",
+            (
+                f"same model ranked from {row['same_model_ranked_from']}"
+                if row.get("same_model_ranked_from")
+                else ""
+            ),
+        ),
+        row["source"],
+    ]
+
+
+def _read_csv(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as handle:
+        return list(csv.DictReader(handle))
+
+
+def write_leaderboard_html(folder: str | os.PathLike) -> Path:
+    """``leaderboard.html`` beside a ``foilkit leaderboard`` folder's ``leaderboard.csv`` and
+    ``leaderboard.png``, from those files alone (``foilkit report`` rebuilds it): the models ×
+    tasks tables of ``leaderboard_wide.csv`` (where present, a benchmark's empty task columns
+    left out), one ranked table per benchmark task, the plot inline."""
+    out = Path(folder)
+    tasks: dict[tuple[str, str], list[dict[str, str]]] = {}
+    for row in _read_csv(out / "leaderboard.csv"):
+        tasks.setdefault((row["benchmark"], row["task"]), []).append(row)
+    wide = (
+        _read_csv(out / "leaderboard_wide.csv") if (out / "leaderboard_wide.csv").is_file() else []
+    )
+    tables = []
+    for benchmark in dict.fromkeys(row["benchmark"] for row in wide):
+        mine = [row for row in wide if row["benchmark"] == benchmark]
+        columns = [c for c in mine[0] if c != "benchmark" and any(row[c] for row in mine)]
+        cells = [[row[c] for c in columns] for row in mine]
+        tables.append(
+            f"<h3>{html.escape(benchmark)}: models × tasks</h3>"
+            + html_table(columns, cells, "paper ranked")
+        )
+    for (benchmark, task), rows in tasks.items():
+        tables.append(
+            f"<h3>{html.escape(benchmark)} / {html.escape(task)}</h3>"
+            + html_table(RANKED_COLUMNS, map(_csv_cells, rows), "paper ranked")
+        )
+    header = (
+        "Values in percent with 95% bootstrap CIs. vs next: this model minus the next one down on "
+        "the same items (paired bootstrap) and the exact McNemar p-value. MDE: the smallest "
+        "difference that test detects with 80% power on those items (exact, at their observed "
+        "discordance): a gap below it is below what the items can show. coverage: rows scored / "
+        "rows in the task; a run below the minimum is marked incomplete and listed below every "
+        "complete run, unranked (—). A model is ranked once: its other runs are listed unranked, "
+        "their notes naming the run it is ranked from."
+    )
+    page = render_page(
+        title="foilkit leaderboard",
+        header=[header],
+        tables=tables,
+        notes=[],
+        plots=[out / "leaderboard.png"],
+        data=None,
+    )
+    path = out / "leaderboard.html"
+    path.write_text(page, encoding="utf-8")
+    return path
+
+
 def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
     """Per task, each model's value with its 95% CI, best at the top, the task's chance level
     dashed; an entry out of the paper's ranking (control, override, incomplete) grey and
     hatched, its notes by its name."""
-    from foilkit.report import _pyplot, interval_extent
+    from foilkit.report import _pyplot, error_bars, save_figure
+    from foilkit.report_tables import Cell
 
     plt = _pyplot()
     count = max(1, len(tables))
@@ -725,8 +795,7 @@ def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
     for ax, ((benchmark, task), rows) in zip(axes[:, 0], tables.items()):
         ordered = list(reversed(rows))
         values = [e.value for e in ordered]
-        extents = [interval_extent(e.value, *e.ci) if e.ci else (0.0, 0.0) for e in ordered]
-        errors = [[low for low, _ in extents], [high for _, high in extents]]
+        errors = error_bars([Cell(e.value, *(e.ci or (None, None))) for e in ordered], scale=1)
         ax.barh(
             range(len(ordered)),
             values,
@@ -753,10 +822,7 @@ def plot(tables: Mapping[tuple[str, str], Sequence[Entry]], path: Path) -> Path:
             chance = f" (dashed: chance, {100 * level:g}%)"
         ax.set_title(f"{benchmark} / {task}{chance}", fontsize=9)
     axes[-1, 0].set_xlabel("value (%) with 95% CI")
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=90)
 
 
 def task_chance(benchmark: str, task_id: str) -> float | None:
@@ -786,14 +852,10 @@ def task_chance(benchmark: str, task_id: str) -> float | None:
 def _plot_note(entry: Entry) -> str:
     """What the plot adds to an entry's name: its override and incompleteness (a control is
     in the task's name already)."""
-    return "; ".join(
-        note
-        for note in (
-            f"override: {entry.overrides}" if entry.overrides else "",
-            "" if entry.complete else "incomplete",
-            "partial (--limit)" if entry.not_selected else "",
-        )
-        if note
+    return _joined(
+        f"override: {entry.overrides}" if entry.overrides else "",
+        "" if entry.complete else "incomplete",
+        "partial (--limit)" if entry.not_selected else "",
     )
 
 

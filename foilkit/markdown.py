@@ -15,6 +15,7 @@ pages pass theirs through ``html.escape``.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 
 #: What Markdown or HTML could read as syntax: backslash, code, emphasis, links and images,
 #: HTML tags and entities, table cells, strikethrough. ``_`` inside a word is no emphasis in
@@ -37,6 +38,16 @@ def markdown_code(value: object) -> str:
     :func:`markdown_text`."""
     text = _BREAKS.sub(" ", str(value))
     return markdown_text(text) if re.search(r"[`|]", text) else f"`{text}`"
+
+
+def table_row(cells: Iterable[str]) -> str:
+    """One row of a GitHub Markdown table, its cells as given (user strings escaped already)."""
+    return "| " + " | ".join(cells) + " |"
+
+
+def table_rule(right: Sequence[bool]) -> str:
+    """The line under a table's header: a column left-aligned, or right-aligned where ``right``."""
+    return "|" + "".join("---:|" if align else "---|" for align in right)
 
 
 def p_value_text(p_value: float) -> str:

@@ -1,42 +1,34 @@
 """Reports of evaluation runs: markdown tables laid out like the papers', plots with CIs.
 
-A run's results become the paper's table (:mod:`foilkit.report_tables`: one row per group of
-the paper's table and per config overall, one column per reported number, each cell a value
-with its bootstrap confidence interval). The same tables feed:
-
-- ``report.md`` of one run and its plots: ``<metric>.png`` bars per group with CI error bars
-  (VITATECS aspects; ViLMA P vs T vs P+T; contrast sets; RTime-Binary), ``recall.png``
-  R@K curves (RTime);
-- side-by-side reports of several runs (``foilkit compare``; the demo's models under the
-  temporal controls): one table per reported number with the runs as rows, each model followed
-  by its runs under temporal controls (:func:`runs_tables`), as a paper's table reads; bars
-  grouped by the paper's rows, one colour per model, its controls lighter and hatched.
-
-Plots draw the chance level of each column (:attr:`builders.spec.MetricSpec.chance`), keep a
-0% bar visible (outlined) and a 100% bar's interval caps inside the axes.
-
-All numbers are shown in percent. Labels, model ids, group names and folders are user strings:
-the Markdown shows them through :mod:`foilkit.markdown`, as typed.
+A run's results become the paper's table (:mod:`foilkit.report_tables`), which feeds ``report.md``
+of one run with its plots (``<metric>.png``: bars per group with CI error bars; ``recall.png``:
+RTime's R@K curves), and the side-by-side report of several runs (``foilkit compare``, the demo):
+per reported number a table with the runs as rows, each model followed by its runs under
+temporal controls, as a paper's table reads, and bars grouped by the paper's rows, one colour
+per model, its controls lighter and hatched. Plots draw each column's chance level, keep a 0%
+bar visible and a 100% bar's interval caps inside the axes. Numbers are in percent; user strings
+(labels, model ids, group names, folders) go through :mod:`foilkit.markdown`, shown as typed.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from foilkit.files import atomic_write
 from foilkit.html_report import write_run_html, write_side_by_side_html
-from foilkit.markdown import markdown_code, markdown_text
+from foilkit.markdown import markdown_code, markdown_text, table_row, table_rule
 from foilkit.report_tables import (
     SIDE_BY_SIDE_PLOT,
+    Cell,
     Row,
     Table,
     column_by_group,
-    interval_text,
+    run_header,
     run_table,
     runs_tables,
     table_cells,
@@ -56,11 +48,9 @@ RECALL_COLUMN = re.compile(r"^(?P<direction>T2V|V2T) R@(?P<k>\d+)$")
 def markdown_table(table: Table) -> str:
     """The table in GitHub markdown (:func:`foilkit.report_tables.table_cells`)."""
     header, rows = table_cells(table)
-    lines = [
-        f"| {markdown_text(header[0])} | " + " | ".join(map(markdown_text, header[1:])) + " |",
-        "|---|" + "---:|" * (len(header) - 1),
-    ]
-    lines += [f"| {markdown_text(label)} | " + " | ".join(cells) + " |" for label, cells in rows]
+    rule = table_rule([False] + [True] * (len(header) - 1))
+    lines = [table_row(map(markdown_text, header)), rule]
+    lines += [table_row([markdown_text(label), *cells]) for label, cells in rows]
     return "\n".join(lines)
 
 
@@ -88,14 +78,7 @@ def write_run_report(results: RunResults, out_dir: str | os.PathLike) -> Path:
     lines = [
         f"# {markdown_text(table.title)}",
         "",
-        (
-            f"Benchmark: **{results.title}** ({results.paper_table}); model "
-            f"{markdown_code(results.model)}"
-            + (f", temporal control **{results.control}**" if results.control else "")
-            + "."
-        ),
-        f"Values in %; brackets: {interval_text(results)}.",
-        *([f"**{partial[0].upper()}{partial[1:]}.**"] if (partial := results.partial()) else []),
+        *run_header(results, lambda text: f"**{text}**", markdown_code),
         "",
         *protocol_lines(results.protocol),
         markdown_table(table),
@@ -138,11 +121,7 @@ def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
         )
         lines.append(f"Left to the model, from its config: {native}.")
     if protocol.overrides:
-        changed = ", ".join(
-            f"{setting_label(name)} {markdown_code(value['protocol'])} -> "
-            f"{markdown_code(value['given'])}"
-            for name, value in protocol.overrides.items()
-        )
+        changed = overrides_text(protocol, markdown_code)
         lines.append(f"Overridden by the user (these numbers depart from the protocol): {changed}.")
     if protocol.departures:
         departed = ", ".join(
@@ -153,6 +132,15 @@ def protocol_lines(protocol: ResolvedProtocol | None) -> list[str]:
             f"Not followed on this device (these numbers depart from the protocol): {departed}."
         )
     return [" ".join(lines), ""]
+
+
+def overrides_text(protocol: ResolvedProtocol, code: Callable[[str], str] = str) -> str:
+    """The protocol settings the user overrode, in words (``frames 8 -> 16``); ``code`` marks
+    each value (the report's code spans; plain in the leaderboard's notes)."""
+    return ", ".join(
+        f"{setting_label(name)} {code(value['protocol'])} -> {code(value['given'])}"
+        for name, value in protocol.overrides.items()
+    )
 
 
 def coverage_text(coverage: Coverage, limited_from: int | None = None) -> str:
@@ -261,6 +249,18 @@ def interval_extent(value: float, low: float, high: float) -> tuple[float, float
     return max(0.0, value - low), max(0.0, high - value)
 
 
+def error_bars(cells: Sequence[Cell | None], scale: float = 100) -> list[list[float]]:
+    """How far each cell's interval reaches below and above its value, times ``scale``
+    (:func:`interval_extent`; no interval: 0), as matplotlib's ``yerr`` takes them."""
+    extents = [
+        interval_extent(scale * c.value, scale * c.low, scale * c.high)
+        if c and c.low is not None and c.high is not None
+        else (0.0, 0.0)
+        for c in cells
+    ]
+    return [[low for low, _ in extents], [high for _, high in extents]]
+
+
 def _pyplot():
     import matplotlib
 
@@ -268,6 +268,14 @@ def _pyplot():
     import matplotlib.pyplot as plt
 
     return plt
+
+
+def save_figure(fig: Any, path: Path, *, dpi: int) -> Path:
+    """Lay ``fig`` out, write it to ``path`` and close it (pyplot holds every open figure)."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    _pyplot().close(fig)
+    return path
 
 
 #: Hatches of the runs under temporal controls, in the order the controls first appear.
@@ -304,10 +312,7 @@ def bar_plot(
     draw_bars(ax, rows, series, chance=chance, styles=styles)
     ax.set_xlabel(xlabel)
     ax.set_title(title, fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=100)
 
 
 def draw_bars(
@@ -327,14 +332,7 @@ def draw_bars(
     for index, name in enumerate(series):
         cells = [row.cells.get(name) for row in rows]
         values = [100 * c.value if c else np.nan for c in cells]
-        errors = np.array(
-            [
-                interval_extent(100 * c.value, 100 * c.low, 100 * c.high)
-                if c and c.low is not None
-                else (0.0, 0.0)
-                for c in cells
-            ]
-        ).T
+        errors = error_bars(cells)
         style = (styles or {}).get(name)
         color = style.color if style else f"C{index % 10}"
         bars = ax.bar(
@@ -405,13 +403,7 @@ def recall_plot(rows: Sequence[Row], path: Path, *, title: str) -> Path:
                 continue
             ks = [k for k, _ in points]
             values = [100 * c.value for _, c in points]
-            extents = [
-                interval_extent(100 * c.value, 100 * c.low, 100 * c.high)
-                if c.low is not None and c.high is not None
-                else (0.0, 0.0)
-                for _, c in points
-            ]
-            errors = [[low for low, _ in extents], [high for _, high in extents]]
+            errors = error_bars([c for _, c in points])
             ax.errorbar(
                 ks, values, yerr=errors, fmt=style, capsize=3, label=f"{row.label} {direction}"
             )
@@ -423,10 +415,7 @@ def recall_plot(rows: Sequence[Row], path: Path, *, title: str) -> Path:
     ax.set_ylim(0, 100)
     ax.set_title(title, fontsize=10)
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
+    return save_figure(fig, path, dpi=120)
 
 
 # --- several runs side by side --------------------------------------------------------------------

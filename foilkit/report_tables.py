@@ -12,7 +12,7 @@ their cells as :func:`table_cells` spells them, and their notes (:func:`tie_note
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -73,16 +73,18 @@ class Row:
     unanswered: dict[str, int] = field(default_factory=dict)  # UNANSWERED_COUNTS label -> count
 
     def tied_text(self) -> str:
-        return ", ".join(f"{label} {count}".strip() for label, count in self.tied.items())
-
-    def unanswered_text(self) -> str:
-        return ", ".join(f"{label} {count}".strip() for label, count in self.unanswered.items())
+        return counts_text(self.tied)
 
     def add_counts(self, other: Row) -> None:
         """Add ``other``'s tie and unanswered counts to this row's (a summary, a run's total)."""
         for mine, theirs in ((self.tied, other.tied), (self.unanswered, other.unanswered)):
             for label, count in theirs.items():
                 mine[label] = mine.get(label, 0) + count
+
+
+def counts_text(counts: Mapping[str, int]) -> str:
+    """A row's ``tied`` or ``unanswered`` cell: each label's count (``T 3, P 1``; ``4``)."""
+    return ", ".join(f"{label} {count}".strip() for label, count in counts.items())
 
 
 @dataclass
@@ -135,16 +137,10 @@ def run_table(results: RunResults) -> Table:
             for label, result in scopes:
                 row = rows.setdefault((config, label), Row(label, config, n=result.get("n")))
                 row.cells.update(_cells(metric.columns, result))
-                row.tied.update(
-                    {tie: int(result[key]) for key, tie in TIE_COUNTS.items() if key in result}
-                )
-                row.unanswered.update(
-                    {
-                        label: int(result[key])
-                        for key, label in UNANSWERED_COUNTS.items()
-                        if key in result
-                    }
-                )
+                for counts, keys in ((row.tied, TIE_COUNTS), (row.unanswered, UNANSWERED_COUNTS)):
+                    counts.update(
+                        {name: int(result[key]) for key, name in keys.items() if key in result}
+                    )
             overall_rows[config] = rows[(config, scopes[-1][0])]
             overall_rows[config].overall = True
     row_label = benchmark.group_label if benchmark.group_column else "task"
@@ -189,8 +185,7 @@ def tied_kinds(tables: Sequence[Table]) -> set[str]:
 
 def tie_note(results: RunResults, kinds: set[str]) -> str:
     """The line under a table with a ``tied`` column (``kinds``: the ``TIE_COUNTS`` labels it
-    shows): what was counted, and how each
-    metric of the run credited a tie (the policy the run recorded)."""
+    shows): what was counted, and how each metric of the run credited a tie (its policy)."""
     from foilkit.metrics import tie_meanings
 
     meanings = tie_meanings()
@@ -210,6 +205,23 @@ def tie_note(results: RunResults, kinds: set[str]) -> str:
     if kinds & {"T2V", "V2T"}:
         parts.append("T2V/V2T: queries whose target tied with another candidate")
     return "; ".join(parts) + f". {how}."
+
+
+def run_header(
+    results: RunResults, strong: Callable[[str], str] = str, code: Callable[[str], str] = str
+) -> list[str]:
+    """The lines above a run's table: benchmark, model, control, the intervals, and whether the
+    run is partial (``--limit``); ``strong`` and ``code`` mark emphasis and the model id (the
+    markdown report's; the HTML page shows them plain)."""
+    control = f", temporal control {strong(results.control)}" if results.control else ""
+    lines = [
+        f"Benchmark: {strong(results.title)} ({results.paper_table}); model "
+        f"{code(results.model)}{control}.",
+        f"Values in %; brackets: {interval_text(results)}.",
+    ]
+    if partial := results.partial():
+        lines.append(strong(f"{partial[0].upper()}{partial[1:]}."))
+    return lines
 
 
 def interval_text(results: RunResults) -> str:
@@ -310,6 +322,6 @@ def table_cells(table: Table) -> tuple[list[str], list[tuple[str, list[str]]]]:
         if tied:
             cells.append(row.tied_text())
         if unanswered:
-            cells.append(row.unanswered_text())
+            cells.append(counts_text(row.unanswered))
         rows.append((row.label, cells))
     return header, rows

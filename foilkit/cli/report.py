@@ -4,8 +4,7 @@ One run folder: its own page (``RUN_DIR/report.html``). Several: a side-by-side 
 ``--out``, the items on which the runs disagree first (what ``foilkit compare`` and the demo
 write). A ``foilkit leaderboard`` folder (``leaderboard.csv``): ``leaderboard.html``, its
 ranked tables and plot. Nothing is re-scored: the page reads ``results.json`` and
-``scores/<config>.parquet``
-and decodes the thumbnails' frames from the videos.
+``scores/<config>.parquet`` and decodes the thumbnails' frames from the videos.
 """
 
 from __future__ import annotations
@@ -40,7 +39,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from foilkit.html_report import write_leaderboard_html, write_run_html, write_side_by_side_html
+    from foilkit.html_report import write_run_html, write_side_by_side_html
+    from foilkit.leaderboard import write_leaderboard_html
     from foilkit.run import RunFolder
 
     if args.max_thumbnails < 0:
