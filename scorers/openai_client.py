@@ -143,6 +143,11 @@ class Flags:
     rerun: str = "rerun with --resume: answered requests are cached"
 
 
+def _check_choice(what: str, value: Any, choices: tuple[str, ...], flag: str) -> None:
+    if value not in choices:
+        raise ValueError(f"unknown {what} {value!r} ({flag}); choose from {list(choices)}")
+
+
 @dataclass(frozen=True)
 class ServerBackend:
     """An OpenAI-compatible server and how to talk to it.
@@ -188,26 +193,14 @@ class ServerBackend:
     cache_dir: str | None = None
 
     def __post_init__(self) -> None:
-        if self.frames_as not in FRAME_INPUTS:
-            raise ValueError(
-                f"unknown frame input {self.frames_as!r} (--frames-as); choose from "
-                f"{list(FRAME_INPUTS)}"
-            )
-        if self.image_format not in IMAGE_FORMATS:
-            raise ValueError(
-                f"unknown image format {self.image_format!r} (--image-format); choose from "
-                f"{list(IMAGE_FORMATS)}"
-            )
+        _check_choice("frame input", self.frames_as, FRAME_INPUTS, "--frames-as")
+        _check_choice("image format", self.image_format, IMAGE_FORMATS, "--image-format")
         if self.frames_as == "video" and self.image_format != "jpeg":
             object.__setattr__(self, "image_format", "jpeg")  # vLLM's video/jpeg data URL
         if self.frame_times is None:
             times = "metadata" if self.frames_as == "video" else "none"
             object.__setattr__(self, "frame_times", times)
-        if self.frame_times not in FRAME_TIMES:
-            raise ValueError(
-                f"unknown frame times {self.frame_times!r} (--frame-times); choose from "
-                f"{list(FRAME_TIMES)}"
-            )
+        _check_choice("frame times", self.frame_times, FRAME_TIMES, "--frame-times")
         if self.frame_times == "metadata" and self.frames_as != "video":
             raise ValueError(
                 "--frame-times metadata needs --frames-as video (an image part carries no time): "
@@ -252,13 +245,14 @@ class ServerBackend:
         }
         return cls(**{**shared, "sampler_params": False, **fields})
 
-    def check_key(self) -> None:
+    def check_key(self, flags: Flags = Flags(), whose: str = "") -> None:
         """Refuse OpenAI's endpoint without its key before any work (a local server takes
-        none)."""
+        none); ``flags`` and ``whose`` (`` for the judge``) name the client in the message."""
         if self.base_url is None and not os.environ.get(self.api_key_env):
             raise ValueError(
-                f"no API key: ${self.api_key_env} is unset; export it (or name another variable "
-                "with --api-key-env VAR), or point --base-url at a local server"
+                f"no API key{whose}: ${self.api_key_env} is unset; export it (or name another "
+                f"variable with {flags.key_variable} VAR), or point {flags.base_url} at a local "
+                "server"
             )
 
     def to_record(self) -> dict[str, Any]:
@@ -266,6 +260,11 @@ class ServerBackend:
         record = asdict(self)
         record.pop("cache_dir")
         return {"name": "openai", **record}
+
+    def costed(self, counts: Mapping[str, Any]) -> dict[str, Any]:
+        """``counts`` with their cost at the configured prices (``None``: no prices)."""
+        prices = (self.price_per_1k_prompt_tokens, self.price_per_1k_completion_tokens)
+        return {**counts, "cost": token_cost(counts, *prices)}
 
 
 @dataclass(frozen=True)
@@ -328,19 +327,14 @@ def read_reply(data: Any, n: int) -> Reply:
     top = None
     first = ((choices[0].get("logprobs") or {}).get("content") or [None])[0]
     if isinstance(first, dict) and isinstance(first.get("top_logprobs"), list):
-        top = {}
-        for entry in first["top_logprobs"]:
-            top[entry["token"]] = float(entry["logprob"])
+        top = {entry["token"]: float(entry["logprob"]) for entry in first["top_logprobs"]}
     prompt = None
     if isinstance(data.get("prompt_logprobs"), list):
-        prompt = []
-        for position in data["prompt_logprobs"]:
-            if not position:
-                prompt.append(None)
-                continue
-            # the prompt's own token comes first (vLLM; with prompt_logprobs=0 it is alone)
-            token, entry = next(iter(position.items()))
-            prompt.append([int(token), float(entry["logprob"])])
+        # the prompt's own token comes first (vLLM; with prompt_logprobs=0 it is alone)
+        own = [next(iter(at.items())) if at else None for at in data["prompt_logprobs"]]
+        prompt = [
+            None if pair is None else [int(pair[0]), float(pair[1]["logprob"])] for pair in own
+        ]
     prompt_tokens, completion_tokens = reply_usage(data)
     return Reply(tuple(texts), top, prompt, prompt_tokens, completion_tokens, refusals)
 
@@ -621,9 +615,7 @@ class ServedClient:
         """What the run whose folder is ``folder`` spent so far (every session, every process:
         the ledger), with its cost at the configured prices."""
         totals = dict.fromkeys(USAGE_COUNTS, 0) | ledger_totals(folder, self.ledger_name)
-        server = self.server
-        prices = (server.price_per_1k_prompt_tokens, server.price_per_1k_completion_tokens)
-        return {**totals, "cost": token_cost(totals, *prices)}
+        return self.server.costed(totals)
 
     def _clean(self, text: str) -> str:
         """``text`` without the key (or anything key-shaped): for messages and records."""
@@ -905,10 +897,7 @@ class ServedClient:
         """This session's counts (:data:`USAGE_COUNTS`), and their cost at the configured
         prices (``None``: no prices)."""
         with self._lock:
-            counts = dict(self.counts)
-        server = self.server
-        prices = (server.price_per_1k_prompt_tokens, server.price_per_1k_completion_tokens)
-        return {**counts, "cost": token_cost(counts, *prices)}
+            return self.server.costed(dict(self.counts))
 
     def usage_record(self) -> dict[str, Any]:
         """``usage`` (this session's, summed over processes by the caller) and, for a resumed
@@ -952,11 +941,7 @@ def record_stop(adapter: Any, run_path: Path, folder: Path) -> None:
         record = json.loads(run_path.read_text(encoding="utf-8"))
         if "finished_at" in record:  # a finished run's record: its usage is there already
             return
-        spent = {}
-        for name, owner in (("backend", adapter), ("judge", getattr(adapter, "judge", None))):
-            client = getattr(owner, "client", None)
-            if isinstance(client, ServedClient):
-                spent[name] = client.spent(folder)
+        spent = {name: client.spent(folder) for name, client in _served_clients(adapter)}
         atomic_write(run_path, json.dumps({**record, "spent": spent}, indent=2))
     except (OSError, ValueError) as error:
         logger.warning("could not record the stopped run's spend in %s: %s", run_path, error)
@@ -965,7 +950,13 @@ def record_stop(adapter: Any, run_path: Path, folder: Path) -> None:
 def bill_run(adapter: Any, folder: Path | None, rank: int) -> None:
     """Account the spending of ``adapter``'s served model and of its judge, where it has them,
     to the run whose folder (its shards) is ``folder`` (:meth:`ServedClient.bill_to`)."""
-    for owner in (adapter, getattr(adapter, "judge", None)):
-        client = getattr(owner, "client", None)
-        if isinstance(client, ServedClient):
-            client.bill_to(folder, rank)
+    for _, client in _served_clients(adapter):
+        client.bill_to(folder, rank)
+
+
+def _served_clients(adapter: Any) -> list[tuple[str, ServedClient]]:
+    """The clients of ``adapter``'s served model (``backend``) and of its judge, where it has
+    them."""
+    owners = (("backend", adapter), ("judge", getattr(adapter, "judge", None)))
+    clients = ((name, getattr(owner, "client", None)) for name, owner in owners)
+    return [(name, client) for name, client in clients if isinstance(client, ServedClient)]
