@@ -13,27 +13,19 @@ A request (:class:`Call`) is chat messages, with a view's frames where a video L
   (``preprocess="reference"``) and the served name is a Qwen-VL checkpoint's, the frames are
   resized by that rule first (:func:`served_sizing`); else the server's processor sizes them.
 
-Requests run ``max_concurrency`` at a time, each retried with backoff on 429/5xx, timeouts, dropped
-connections and malformed replies (a truncated body from a proxy, a completion without choices),
-each wait doubling from ``retry_backoff_s`` with jitter up to ``max_backoff_s``, or what the
-server's ``retry-after`` asks (:func:`with_retries`); ``timeout_s`` bounds a request's whole
-exchange (however slowly its reply trickles), ``max_reply_bytes`` its reply (past it, the request's
-rows fail with the cause ``reply too large``). A reply without text (``content: null``: a refusal,
-a content filter, a tool call) is an answer: it is cached and read as an empty answer (generate
-mode: ``refused``; a mode that reads log-probabilities and gets none: the row fails with the cause
-``refused``), never retried. Each reply is cached on disk (one JSON file, written atomically) under
-the key of (served model, messages, frames' content hash, how the frames are sent, sized and timed,
-decoding settings; or the caller's own key, :attr:`Call.key`: the foil pipelines'), so a resumed or
-repeated run sends nothing it already sent. Processes sharing the cache (``accelerate launch``)
-claim a request before sending it; the others wait for that reply (:meth:`ServedClient._get`).
-Token usage and its cost are recorded: what was billed (replies retried as malformed too), over the
-run's whole life (:meth:`ServedClient.bill_to`: a resumed run adds what its earlier sessions spent,
-a stopped one leaves what it spent in its folder). The API key is read from the environment
-variable named by ``api_key_env`` when the first request is sent, and never stored: records, caches
-and logs hold the variable's name only, and the key (or anything key-shaped) a server echoes is
-redacted from every message and record (:func:`~foilkit.scorers.retry.redact`). A request that
-fails for good raises :class:`RequestError` or :class:`ResponseError`, naming it by its key and the
-options to change (:class:`Flags`: scoring's, or the pipelines').
+Requests run ``max_concurrency`` at a time, each retried with backoff on 429/5xx, timeouts,
+dropped connections and malformed replies (:func:`with_retries`), bounded in time and size
+(:func:`read_reply_body`; past ``max_reply_bytes`` the request's rows fail with the cause ``reply
+too large``). A reply without text (``content: null``: a refusal, a content filter, a tool call)
+is an answer, cached and never retried (:class:`Reply`). Each reply is cached on disk under its
+request's key (:meth:`ServedClient.key`, or the caller's own :attr:`Call.key`), so a resumed or
+repeated run sends nothing it already sent; processes sharing the cache claim a request before
+sending it (:meth:`ServedClient._get`). Token usage and its cost are recorded over the run's whole
+life (:meth:`ServedClient.bill_to`). The API key is read from the variable ``api_key_env`` names
+when the first request is sent, never stored, and redacted from every message and record
+(:func:`~foilkit.scorers.retry.redact`). A request that fails for good raises
+:class:`RequestError` or :class:`ResponseError`, naming it by its key and the options to change
+(:class:`Flags`: scoring's, or the pipelines').
 """
 
 from __future__ import annotations
@@ -816,6 +808,10 @@ class ServedClient:
         where = f"{self.model!r} at {self.server.base_url or 'OpenAI'}"
         server, flags = self.server, self.flags
 
+        def malformed(problem: Any, text: str | None = None, **billed: int) -> MalformedReply:
+            self._count(malformed_replies=1, **billed)
+            return MalformedReply(f"malformed reply from {where}: {problem}", text)
+
         def attempt() -> Reply:
             try:
                 text = read_reply_body(
@@ -829,23 +825,17 @@ class ServedClient:
                     **call.params,
                 )
             except ValueError as error:  # not UTF-8
-                self._count(malformed_replies=1)
-                raise MalformedReply(f"malformed reply from {where}: {error}") from error
+                raise malformed(error) from error
             try:
                 data = json.loads(text)
             except ValueError as error:  # not JSON (truncated)
-                self._count(malformed_replies=1)
-                raise MalformedReply(
-                    f"malformed reply from {where}: the reply could not be parsed "
-                    f"({type(error).__name__}: {error})",
-                    text,
-                ) from error
+                problem = f"the reply could not be parsed ({type(error).__name__}: {error})"
+                raise malformed(problem, text) from error
             try:
                 return read_reply(data, call.n)
             except (ValueError, KeyError, TypeError, AttributeError) as error:
                 # billed all the same: its tokens count where it says them
-                self._count(malformed_replies=1, **_billed(data))
-                raise MalformedReply(f"malformed reply from {where}: {error}", text) from error
+                raise malformed(error, text, **_billed(data)) from error
 
         try:
             reply = with_retries(
