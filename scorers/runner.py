@@ -194,10 +194,6 @@ def _identity(
     }
 
 
-#: The judge's counts of what it was asked: summed over processes, a config's share kept.
-JUDGE_COUNTS = ("answers_judged", "asks")
-
-
 def _judge_identity(judge: Any) -> dict[str, Any]:
     """What of the judge must not change on resumption: the model, endpoint and protocol."""
     record = judge.to_record()
@@ -210,7 +206,7 @@ def _judge_counts(judge: Any) -> dict[str, Any]:
     judge: :func:`foilkit.scorers.job.make_judge`)."""
     record = judge.to_record()
     return {
-        **{key: record[key] for key in JUDGE_COUNTS},
+        **{key: record[key] for key in ("answers_judged", "asks")},
         "usage": {key: value for key, value in record["usage"].items() if key != "cost"},
     }
 
@@ -229,13 +225,14 @@ def _judge_record(
         return None
     record = adapter.judge.to_record()
     if before is not None:
-        for key in JUDGE_COUNTS:
+        for key in ("answers_judged", "asks"):
             record[key] -= before[key]
         record["usage"] = {
             key: value - before["usage"].get(key, 0) if key in before["usage"] else value
             for key, value in record["usage"].items()
         }
-    record.update(gather_counts(state, {key: record[key] for key in JUDGE_COUNTS}))
+    asked = {key: record[key] for key in ("answers_judged", "asks")}
+    record.update(gather_counts(state, asked))
     record["usage"] = summed_usage(state, record)
     outcomes = answer_outcomes(records)
     record["answers"] = {
