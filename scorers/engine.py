@@ -225,12 +225,9 @@ class UnitDecoder:
                 result.view_errors.update(dict.fromkeys(views, Fault.of(error)))
                 continue
             result.decoded += 1
-            digest = None
-            if self.control == "shuffled":
-                digest = content_hash(self.plan.views[views[0]])
-            self._keep(result, views, decoded, digest)
+            self._keep(result, views, decoded)
             pieces.update(zip(wanted, decoded[len(views) :]))
-        for key, joined_layout in layouts.items():
+        for key, timeline in layouts.items():
             if (key, FIRST) not in pieces or (key, SECOND) not in pieces:
                 continue  # a file failed: its rows fail through their own views
             parts = []
@@ -238,22 +235,19 @@ class UnitDecoder:
                 piece = pieces[key, part]
                 # the part's positions and times on the joined timeline, which the control
                 # reorders (or thins, ``single``) with the frames
-                shown = joined_layout.parts == part
-                piece.indices = joined_layout.positions[shown]
-                piece.timestamps = joined_layout.timestamps[shown]
+                shown = timeline.parts == part
+                piece.indices = timeline.positions[shown]
+                piece.timestamps = timeline.timestamps[shown]
                 parts.append(
                     apply_control(piece, self.control, seed=self.seed, view_key=f"{key}#{part}")
                 )
-            gap = joined_layout.parts == SEPARATOR
-            frames = join_frames(parts[0].frames, int(gap.sum()), parts[1].frames)
-            positions = np.concatenate(
-                [parts[0].indices, joined_layout.positions[gap], parts[1].indices]
-            )
-            times = np.concatenate(
-                [parts[0].timestamps, joined_layout.timestamps[gap], parts[1].timestamps]
-            )
+            first, second = parts
+            gap = timeline.parts == SEPARATOR
+            frames = join_frames(first.frames, int(gap.sum()), second.frames)
+            positions = np.concatenate([first.indices, timeline.positions[gap], second.indices])
+            times = np.concatenate([first.timestamps, timeline.timestamps[gap], second.timestamps])
             result.views[key] = ViewFrames(positions.tolist(), frames, timestamps=times.tolist())
-            result.sampled[key] = [len(parts[0].indices), int(gap.sum()), len(parts[1].indices)]
+            result.sampled[key] = [len(first.indices), int(gap.sum()), len(second.indices)]
 
     def _decode_file(self, views: list[str], result: DecodedUnit) -> None:
         """Decode ``views`` (all of one file) into ``result``, from the cache where it can."""
@@ -284,12 +278,15 @@ class UnitDecoder:
         result: DecodedUnit,
         views: list[str],
         decoded: Sequence[DecodedFrames | VideoError],
-        digest: str | None,
+        digest: str | None = None,
         cache_keys: dict[str, str] | None = None,
     ) -> None:
-        """Each of ``views``' decoded frames into ``result``, the control applied, or its fault.
-        Frames are shuffled by the video's content (``digest``), not its path: the same
-        permutation in any folder, on any machine."""
+        """Each of ``views``' (all of one file) decoded frames into ``result``, the control
+        applied, or its fault. Frames are shuffled by the file's content (``digest``, hashed
+        here when not given), not its path: the same permutation in any folder, on any
+        machine."""
+        if self.control == "shuffled" and digest is None:
+            digest = content_hash(self.plan.views[views[0]])
         for view, frames in zip(views, decoded):
             if isinstance(frames, VideoError):
                 result.view_errors[view] = Fault.of(frames)
@@ -624,20 +621,10 @@ class Engine:
                     )
                 for group in _text_groups(row):
                     key = _request_key(row, group)
-                    view, texts, question, answers, reference = key
-                    shown = item.views[view] if view is not None else ViewFrames([])
-                    timestamps = shown.timestamps
-                    requests.setdefault(
-                        key,
-                        TextsRequest(
-                            texts,
-                            shown.frames,
-                            timestamps=tuple(timestamps) if timestamps is not None else None,
-                            question=question,
-                            answers=answers,
-                            reference=reference,
-                        ),
-                    )
+                    view, texts, *asked = key  # asked: the question, answers, judge's reference
+                    shown = item.views[view] if view is not None else ViewFrames([])  # no video
+                    request = TextsRequest(texts, shown.frames, shown.timestamps, *asked)
+                    requests.setdefault(key, request)
         # model calls of about batch_size requests; a view's requests never straddle two calls,
         # so whatever the adapter shares between them (frame features, a prefix cache) is shared
         chunks: list[list[tuple[Any, ...]]] = [[]]

@@ -55,13 +55,7 @@ def request_key(view: str, text: str) -> tuple[Any, ...]:
 def request(frames: Any, timestamps: Any, text: str) -> TextsRequest:
     """The video question about ``text``, asked on a joined view's ``frames``."""
     asked = caption_question(JOINED_VIDEO)
-    return TextsRequest(
-        asked.options,
-        frames,
-        timestamps=timestamps,
-        question=asked.ask(text),
-        answers=SEGMENT_ANSWERS,
-    )
+    return TextsRequest(asked.options, frames, timestamps, asked.ask(text), SEGMENT_ANSWERS)
 
 
 def combine(
