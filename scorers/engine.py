@@ -395,9 +395,8 @@ class Throughput:
     cross_view_batches: int | None = None
 
     def to_record(self) -> dict[str, float]:
-        def rate(count: int) -> float | None:
-            return round(count / self.seconds, 3) if self.seconds else None
-
+        """This process's counts and seconds; the run's rates are computed from the counts
+        summed over the processes (:func:`foilkit.scorers.runner._throughput`)."""
         prefixes = {} if self.prefix_forwards is None else {"prefix_forwards": self.prefix_forwards}
         if self.decode_batches is not None:
             prefixes["decode_batches"] = self.decode_batches
@@ -410,8 +409,6 @@ class Throughput:
             "texts": self.texts,
             "rows": self.rows,
             "seconds": round(self.seconds, 3),
-            "views_per_s": rate(self.views),
-            "texts_per_s": rate(self.texts),
         }
 
 
