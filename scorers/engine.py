@@ -225,22 +225,9 @@ class UnitDecoder:
                 result.view_errors.update(dict.fromkeys(views, Fault.of(error)))
                 continue
             result.decoded += 1
-            digest = None
-            if self.control == "shuffled":  # as _decode_file: keyed by content, not path
-                digest = content_hash(self.plan.views[views[0]])
-            for view, frames in zip(views, decoded):
-                if isinstance(frames, VideoError):
-                    result.view_errors[view] = Fault.of(frames)
-                    continue
-                key = (
-                    view if digest is None else view_key(self.plan.views[view], f"sha256:{digest}")
-                )
-                frames = apply_control(frames, self.control, seed=self.seed, view_key=key)
-                result.views[view] = ViewFrames(
-                    frames.indices.tolist(), frames.frames, timestamps=frames.timestamps.tolist()
-                )
+            self._keep(result, views, decoded)
             pieces.update(zip(wanted, decoded[len(views) :]))
-        for key, joined_layout in layouts.items():
+        for key, timeline in layouts.items():
             if (key, FIRST) not in pieces or (key, SECOND) not in pieces:
                 continue  # a file failed: its rows fail through their own views
             parts = []
@@ -248,22 +235,19 @@ class UnitDecoder:
                 piece = pieces[key, part]
                 # the part's positions and times on the joined timeline, which the control
                 # reorders (or thins, ``single``) with the frames
-                shown = joined_layout.parts == part
-                piece.indices = joined_layout.positions[shown]
-                piece.timestamps = joined_layout.timestamps[shown]
+                shown = timeline.parts == part
+                piece.indices = timeline.positions[shown]
+                piece.timestamps = timeline.timestamps[shown]
                 parts.append(
                     apply_control(piece, self.control, seed=self.seed, view_key=f"{key}#{part}")
                 )
-            gap = joined_layout.parts == SEPARATOR
-            frames = join_frames(parts[0].frames, int(gap.sum()), parts[1].frames)
-            positions = np.concatenate(
-                [parts[0].indices, joined_layout.positions[gap], parts[1].indices]
-            )
-            times = np.concatenate(
-                [parts[0].timestamps, joined_layout.timestamps[gap], parts[1].timestamps]
-            )
+            first, second = parts
+            gap = timeline.parts == SEPARATOR
+            frames = join_frames(first.frames, int(gap.sum()), second.frames)
+            positions = np.concatenate([first.indices, timeline.positions[gap], second.indices])
+            times = np.concatenate([first.timestamps, timeline.timestamps[gap], second.timestamps])
             result.views[key] = ViewFrames(positions.tolist(), frames, timestamps=times.tolist())
-            result.sampled[key] = [len(parts[0].indices), int(gap.sum()), len(parts[1].indices)]
+            result.sampled[key] = [len(first.indices), int(gap.sum()), len(second.indices)]
 
     def _decode_file(self, views: list[str], result: DecodedUnit) -> None:
         """Decode ``views`` (all of one file) into ``result``, from the cache where it can."""
@@ -287,22 +271,53 @@ class UnitDecoder:
                 self.max_decode_pixels,
             )
             result.decoded += 1
-            for view, frames in zip(missing, decoded):
-                if isinstance(frames, VideoError):
-                    result.view_errors[view] = Fault.of(frames)
-                    continue
-                # shuffled by the video's content, not its path: the same permutation in
-                # any folder, on any machine
-                key = view
-                if self.control == "shuffled":
-                    key = view_key(self.plan.views[view], f"sha256:{digest}")
-                frames = apply_control(frames, self.control, seed=self.seed, view_key=key)
-                result.views[view] = ViewFrames(
-                    frames.indices.tolist(),
-                    frames.frames,
-                    cache_key=keys.get(view),
-                    timestamps=frames.timestamps.tolist(),
-                )
+            self._keep(result, missing, decoded, digest, keys)
+
+    def _keep(
+        self,
+        result: DecodedUnit,
+        views: list[str],
+        decoded: Sequence[DecodedFrames | VideoError],
+        digest: str | None = None,
+        cache_keys: dict[str, str] | None = None,
+    ) -> None:
+        """Each of ``views``' (all of one file) decoded frames into ``result``, the control
+        applied, or its fault. Frames are shuffled by the file's content (``digest``, hashed
+        here when not given), not its path: the same permutation in any folder, on any
+        machine."""
+        if self.control == "shuffled" and digest is None:
+            digest = content_hash(self.plan.views[views[0]])
+        for view, frames in zip(views, decoded):
+            if isinstance(frames, VideoError):
+                result.view_errors[view] = Fault.of(frames)
+                continue
+            key = view
+            if self.control == "shuffled":
+                key = view_key(self.plan.views[view], f"sha256:{digest}")
+            frames = apply_control(frames, self.control, seed=self.seed, view_key=key)
+            result.views[view] = ViewFrames(
+                frames.indices.tolist(),
+                frames.frames,
+                cache_key=(cache_keys or {}).get(view),
+                timestamps=frames.timestamps.tolist(),
+            )
+
+
+#: What a video LLM counts of its work (its prefix forwards; in generate mode, its decoding
+#: batches and those holding questions about more than one view), summed into the throughput.
+ADAPTER_COUNTS = ("prefix_forwards", "decode_batches", "cross_view_batches")
+
+
+def _text_groups(row: PlannedRow) -> list[str]:
+    """The row's text groups scored by a request of their own (the video question's are asked
+    about the joined views)."""
+    return [group for group in row.groups if group not in VIDEO_QUESTION_GROUPS]
+
+
+def _request_key(row: PlannedRow, group: str) -> tuple[Any, ...]:
+    """The engine's key of the request scoring ``row``'s text ``group``: view, texts, question,
+    answers, the judge's reference; rows repeating all share one request."""
+    return (row.view_of(group), row.groups[group], *row.asked(group), row.judged(group))
 
 
 def error_record(row: PlannedRow, fault: Fault) -> dict[str, Any]:
@@ -380,9 +395,8 @@ class Throughput:
     cross_view_batches: int | None = None
 
     def to_record(self) -> dict[str, float]:
-        def rate(count: int) -> float | None:
-            return round(count / self.seconds, 3) if self.seconds else None
-
+        """This process's counts and seconds; the run's rates are computed from the counts
+        summed over the processes (:func:`foilkit.scorers.runner._throughput`)."""
         prefixes = {} if self.prefix_forwards is None else {"prefix_forwards": self.prefix_forwards}
         if self.decode_batches is not None:
             prefixes["decode_batches"] = self.decode_batches
@@ -395,8 +409,6 @@ class Throughput:
             "texts": self.texts,
             "rows": self.rows,
             "seconds": round(self.seconds, 3),
-            "views_per_s": rate(self.views),
-            "texts_per_s": rate(self.texts),
         }
 
 
@@ -426,8 +438,15 @@ class Engine:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         self.adapter, self.plan, self.policy, self.store = adapter, plan, policy, store
         self.cache = cache if isinstance(adapter, EmbeddingAdapter) else None
-        self.decoder, self.control, self.seed = decoder, control, seed
-        self.max_decode_pixels = max_decode_pixels
+        self.decode = UnitDecoder(
+            plan,
+            policy,
+            decoder=decoder,
+            control=control,
+            seed=seed,
+            cache=self.cache,
+            max_decode_pixels=max_decode_pixels,
+        )
         self.batch_size, self.num_workers, self.progress = batch_size, num_workers, progress
         # seconds between two progress lines in a log (not a terminal); None: the default
         self.log_interval = DEFAULT_LOG_INTERVAL if log_interval is None else log_interval
@@ -445,17 +464,8 @@ class Engine:
         At most one batch plus one unit per thread is decoded ahead, so memory stays flat in
         the number of videos while the next batch is ready when the model finishes this one.
         """
-        decode = UnitDecoder(
-            self.plan,
-            self.policy,
-            decoder=self.decoder,
-            control=self.control,
-            seed=self.seed,
-            cache=self.cache,
-            max_decode_pixels=self.max_decode_pixels,
-        )
         depth = self.batch_size + self.num_workers
-        return prefetched(decode, units, workers=self.num_workers, depth=depth)
+        return prefetched(self.decode, units, workers=self.num_workers, depth=depth)
 
     def run(self, batches: Sequence[Sequence[DecodeUnit]]) -> list[dict[str, Any]]:
         """Score every row of ``batches``; returns the new records (also appended to the store).
@@ -489,22 +499,10 @@ class Engine:
                 f"scoring{what} {num_rows} rows of {len(units)} videos", file=sys.stderr, flush=True
             )
             lines = ProgressLines("score", num_rows, "rows", self.log_interval)
-        decode_bar = tqdm(
-            total=len(units),
-            desc="decode",
-            unit="video",
-            disable=not bars,
-            position=0,
-            leave=False,
-        )
-        rows_bar = tqdm(
-            total=num_rows,
-            desc="score",
-            unit="row",
-            disable=not bars,
-            position=1,
-            leave=False,
-        )
+
+        shown = {"disable": not bars, "leave": False}
+        decode_bar = tqdm(total=len(units), desc="decode", unit="video", position=0, **shown)
+        rows_bar = tqdm(total=num_rows, desc="score", unit="row", position=1, **shown)
         decoding = self.decoded(units)
         try:
             for batch in batches:
@@ -618,26 +616,12 @@ class Engine:
                         video_question.request_key(joined, text),
                         video_question.request(view.frames, view.timestamps, text),
                     )
-                for group, texts in row.groups.items():
-                    if group in VIDEO_QUESTION_GROUPS:
-                        continue  # asked above, about the joined views
-                    key = row.view_of(group)
-                    view = item.views[key] if key is not None else None
-                    frames = view.frames if view is not None else None
-                    timestamps = view.timestamps if view is not None else None
-                    question, answers = row.asked(group)
-                    reference = row.judged(group)
-                    requests.setdefault(
-                        (key, texts, question, answers, reference),
-                        TextsRequest(
-                            texts,
-                            frames,
-                            timestamps=tuple(timestamps) if timestamps is not None else None,
-                            question=question,
-                            answers=answers,
-                            reference=reference,
-                        ),
-                    )
+                for group in _text_groups(row):
+                    key = _request_key(row, group)
+                    view, texts, *asked = key  # asked: the question, answers, judge's reference
+                    shown = item.views[view] if view is not None else ViewFrames([])  # no video
+                    request = TextsRequest(texts, shown.frames, shown.timestamps, *asked)
+                    requests.setdefault(key, request)
         # model calls of about batch_size requests; a view's requests never straddle two calls,
         # so whatever the adapter shares between them (frame features, a prefix cache) is shared
         chunks: list[list[tuple[Any, ...]]] = [[]]
@@ -647,19 +631,13 @@ class Engine:
             chunks[-1].append(key)
         keys = [key for chunk in chunks for key in chunk]
         results: list[TextScores] = []
-        before = getattr(self.adapter, "prefix_forwards", None)
-        batches = getattr(self.adapter, "decode_batches", None)
-        across = getattr(self.adapter, "cross_view_batches", 0)
+        before = {name: getattr(self.adapter, name, None) for name in ADAPTER_COUNTS}
         for chunk in filter(None, chunks):
             results += self.adapter.score([requests[key] for key in chunk])
-        if before is not None:  # a video LLM's prefix forwards, in the run record
-            done = self.adapter.prefix_forwards - before
-            self.throughput.prefix_forwards = (self.throughput.prefix_forwards or 0) + done
-        if batches is not None and self.adapter.mode == "generate":  # and its decoding batches
-            done = self.adapter.decode_batches - batches
-            self.throughput.decode_batches = (self.throughput.decode_batches or 0) + done
-            done = self.adapter.cross_view_batches - across
-            self.throughput.cross_view_batches = (self.throughput.cross_view_batches or 0) + done
+        for name, count in before.items():  # a video LLM's, in the run record
+            if count is not None and (name == "prefix_forwards" or self.adapter.mode == "generate"):
+                done = getattr(self.adapter, name) - count
+                setattr(self.throughput, name, (getattr(self.throughput, name) or 0) + done)
         by_key = dict(zip(keys, results))
         self.throughput.views += len({key[0] for key in keys if key[0] is not None})
         self.throughput.texts += sum(len(key[1]) for key in keys)
@@ -668,28 +646,19 @@ class Engine:
             if item.error_of(row) is not None:
                 records.append(error_record(row, item.error_of(row)))
                 continue
-            used = [
-                by_key[(row.view_of(g), t, *row.asked(g), row.judged(g))]
-                for g, t in row.groups.items()
-                if g not in VIDEO_QUESTION_GROUPS
-            ]
-            used += [by_key[video_question.request_key(v, t)] for v, t in video_question.asks(row)]
+            scores = {group: by_key[_request_key(row, group)] for group in _text_groups(row)}
+            asked = {
+                (view, text): by_key[video_question.request_key(view, text)]
+                for view, text in video_question.asks(row)
+            }
+            used = (*scores.values(), *asked.values())
             fault = next((scored.fault for scored in used if scored.fault is not None), None)
             if fault is not None:  # a request that failed alone (a served reply too large)
                 records.append(error_record(row, Fault(*fault)))
-            else:
-                scores = {
-                    g: by_key[(row.view_of(g), t, *row.asked(g), row.judged(g))]
-                    for g, t in row.groups.items()
-                    if g not in VIDEO_QUESTION_GROUPS
-                }
-                if row.joined_views:
-                    asked = {
-                        (view, text): by_key[video_question.request_key(view, text)]
-                        for view, text in video_question.asks(row)
-                    }
-                    scores |= video_question.combine(row, asked)
-                records.append(self._record(row, item, scores))
+                continue
+            if row.joined_views:
+                scores |= video_question.combine(row, asked)
+            records.append(self._record(row, item, scores))
         return records
 
     def _record(

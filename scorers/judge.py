@@ -40,13 +40,12 @@ environment variable the settings name when the first request is sent, and never
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from foilkit.answers import JudgeCase, JudgeProtocol
-from foilkit.scorers.openai_client import Call, ServedClient, ServerBackend
+from foilkit.scorers.openai_client import Call, Flags, ServedClient, ServerBackend
 from foilkit.scorers.parsers import UNPARSEABLE, declared, parser_names
 from foilkit.scorers.retry import (
     MAX_REPLY_BYTES,
@@ -133,13 +132,8 @@ class Judge:
     def check_key(self) -> None:
         """Refuse OpenAI's endpoint without the judge's key, before any work (a local server
         takes none)."""
-        variable = self.settings.api_key_env
-        if self.settings.base_url is None and not os.environ.get(variable):
-            raise ValueError(
-                f"no API key for the judge: ${variable} is unset; export it (or name another "
-                "variable with --judge-api-key-env VAR), or point --judge-base-url at a local "
-                "server"
-            )
+        flags = Flags(key_variable="--judge-api-key-env", base_url="--judge-base-url")
+        self.server.check_key(flags, " for the judge")
 
     def judge(self, cases: Sequence[JudgeCase]) -> list[Verdict]:
         """A verdict per case, in order: each asked (all at once, concurrently) until its reply

@@ -13,27 +13,19 @@ A request (:class:`Call`) is chat messages, with a view's frames where a video L
   (``preprocess="reference"``) and the served name is a Qwen-VL checkpoint's, the frames are
   resized by that rule first (:func:`served_sizing`); else the server's processor sizes them.
 
-Requests run ``max_concurrency`` at a time, each retried with backoff on 429/5xx, timeouts, dropped
-connections and malformed replies (a truncated body from a proxy, a completion without choices),
-each wait doubling from ``retry_backoff_s`` with jitter up to ``max_backoff_s``, or what the
-server's ``retry-after`` asks (:func:`with_retries`); ``timeout_s`` bounds a request's whole
-exchange (however slowly its reply trickles), ``max_reply_bytes`` its reply (past it, the request's
-rows fail with the cause ``reply too large``). A reply without text (``content: null``: a refusal,
-a content filter, a tool call) is an answer: it is cached and read as an empty answer (generate
-mode: ``refused``; a mode that reads log-probabilities and gets none: the row fails with the cause
-``refused``), never retried. Each reply is cached on disk (one JSON file, written atomically) under
-the key of (served model, messages, frames' content hash, how the frames are sent, sized and timed,
-decoding settings; or the caller's own key, :attr:`Call.key`: the foil pipelines'), so a resumed or
-repeated run sends nothing it already sent. Processes sharing the cache (``accelerate launch``)
-claim a request before sending it; the others wait for that reply (:meth:`ServedClient._get`).
-Token usage and its cost are recorded: what was billed (replies retried as malformed too), over the
-run's whole life (:meth:`ServedClient.bill_to`: a resumed run adds what its earlier sessions spent,
-a stopped one leaves what it spent in its folder). The API key is read from the environment
-variable named by ``api_key_env`` when the first request is sent, and never stored: records, caches
-and logs hold the variable's name only, and the key (or anything key-shaped) a server echoes is
-redacted from every message and record (:func:`~foilkit.scorers.retry.redact`). A request that
-fails for good raises :class:`RequestError` or :class:`ResponseError`, naming it by its key and the
-options to change (:class:`Flags`: scoring's, or the pipelines').
+Requests run ``max_concurrency`` at a time, each retried with backoff on 429/5xx, timeouts,
+dropped connections and malformed replies (:func:`with_retries`), bounded in time and size
+(:func:`read_reply_body`; past ``max_reply_bytes`` the request's rows fail with the cause ``reply
+too large``). A reply without text (``content: null``: a refusal, a content filter, a tool call)
+is an answer, cached and never retried (:class:`Reply`). Each reply is cached on disk under its
+request's key (:meth:`ServedClient.key`, or the caller's own :attr:`Call.key`), so a resumed or
+repeated run sends nothing it already sent; processes sharing the cache claim a request before
+sending it (:meth:`ServedClient._get`). Token usage and its cost are recorded over the run's whole
+life (:meth:`ServedClient.bill_to`). The API key is read from the variable ``api_key_env`` names
+when the first request is sent, never stored, and redacted from every message and record
+(:func:`~foilkit.scorers.retry.redact`). A request that fails for good raises
+:class:`RequestError` or :class:`ResponseError`, naming it by its key and the options to change
+(:class:`Flags`: scoring's, or the pipelines').
 """
 
 from __future__ import annotations
@@ -143,6 +135,11 @@ class Flags:
     rerun: str = "rerun with --resume: answered requests are cached"
 
 
+def _check_choice(what: str, value: Any, choices: tuple[str, ...], flag: str) -> None:
+    if value not in choices:
+        raise ValueError(f"unknown {what} {value!r} ({flag}); choose from {list(choices)}")
+
+
 @dataclass(frozen=True)
 class ServerBackend:
     """An OpenAI-compatible server and how to talk to it.
@@ -188,26 +185,14 @@ class ServerBackend:
     cache_dir: str | None = None
 
     def __post_init__(self) -> None:
-        if self.frames_as not in FRAME_INPUTS:
-            raise ValueError(
-                f"unknown frame input {self.frames_as!r} (--frames-as); choose from "
-                f"{list(FRAME_INPUTS)}"
-            )
-        if self.image_format not in IMAGE_FORMATS:
-            raise ValueError(
-                f"unknown image format {self.image_format!r} (--image-format); choose from "
-                f"{list(IMAGE_FORMATS)}"
-            )
+        _check_choice("frame input", self.frames_as, FRAME_INPUTS, "--frames-as")
+        _check_choice("image format", self.image_format, IMAGE_FORMATS, "--image-format")
         if self.frames_as == "video" and self.image_format != "jpeg":
             object.__setattr__(self, "image_format", "jpeg")  # vLLM's video/jpeg data URL
         if self.frame_times is None:
             times = "metadata" if self.frames_as == "video" else "none"
             object.__setattr__(self, "frame_times", times)
-        if self.frame_times not in FRAME_TIMES:
-            raise ValueError(
-                f"unknown frame times {self.frame_times!r} (--frame-times); choose from "
-                f"{list(FRAME_TIMES)}"
-            )
+        _check_choice("frame times", self.frame_times, FRAME_TIMES, "--frame-times")
         if self.frame_times == "metadata" and self.frames_as != "video":
             raise ValueError(
                 "--frame-times metadata needs --frames-as video (an image part carries no time): "
@@ -252,13 +237,14 @@ class ServerBackend:
         }
         return cls(**{**shared, "sampler_params": False, **fields})
 
-    def check_key(self) -> None:
+    def check_key(self, flags: Flags = Flags(), whose: str = "") -> None:
         """Refuse OpenAI's endpoint without its key before any work (a local server takes
-        none)."""
+        none); ``flags`` and ``whose`` (`` for the judge``) name the client in the message."""
         if self.base_url is None and not os.environ.get(self.api_key_env):
             raise ValueError(
-                f"no API key: ${self.api_key_env} is unset; export it (or name another variable "
-                "with --api-key-env VAR), or point --base-url at a local server"
+                f"no API key{whose}: ${self.api_key_env} is unset; export it (or name another "
+                f"variable with {flags.key_variable} VAR), or point {flags.base_url} at a local "
+                "server"
             )
 
     def to_record(self) -> dict[str, Any]:
@@ -266,6 +252,11 @@ class ServerBackend:
         record = asdict(self)
         record.pop("cache_dir")
         return {"name": "openai", **record}
+
+    def costed(self, counts: Mapping[str, Any]) -> dict[str, Any]:
+        """``counts`` with their cost at the configured prices (``None``: no prices)."""
+        prices = (self.price_per_1k_prompt_tokens, self.price_per_1k_completion_tokens)
+        return {**counts, "cost": token_cost(counts, *prices)}
 
 
 @dataclass(frozen=True)
@@ -328,19 +319,14 @@ def read_reply(data: Any, n: int) -> Reply:
     top = None
     first = ((choices[0].get("logprobs") or {}).get("content") or [None])[0]
     if isinstance(first, dict) and isinstance(first.get("top_logprobs"), list):
-        top = {}
-        for entry in first["top_logprobs"]:
-            top[entry["token"]] = float(entry["logprob"])
+        top = {entry["token"]: float(entry["logprob"]) for entry in first["top_logprobs"]}
     prompt = None
     if isinstance(data.get("prompt_logprobs"), list):
-        prompt = []
-        for position in data["prompt_logprobs"]:
-            if not position:
-                prompt.append(None)
-                continue
-            # the prompt's own token comes first (vLLM; with prompt_logprobs=0 it is alone)
-            token, entry = next(iter(position.items()))
-            prompt.append([int(token), float(entry["logprob"])])
+        # the prompt's own token comes first (vLLM; with prompt_logprobs=0 it is alone)
+        own = [next(iter(at.items())) if at else None for at in data["prompt_logprobs"]]
+        prompt = [
+            None if pair is None else [int(pair[0]), float(pair[1]["logprob"])] for pair in own
+        ]
     prompt_tokens, completion_tokens = reply_usage(data)
     return Reply(tuple(texts), top, prompt, prompt_tokens, completion_tokens, refusals)
 
@@ -621,9 +607,7 @@ class ServedClient:
         """What the run whose folder is ``folder`` spent so far (every session, every process:
         the ledger), with its cost at the configured prices."""
         totals = dict.fromkeys(USAGE_COUNTS, 0) | ledger_totals(folder, self.ledger_name)
-        server = self.server
-        prices = (server.price_per_1k_prompt_tokens, server.price_per_1k_completion_tokens)
-        return {**totals, "cost": token_cost(totals, *prices)}
+        return self.server.costed(totals)
 
     def _clean(self, text: str) -> str:
         """``text`` without the key (or anything key-shaped): for messages and records."""
@@ -824,6 +808,10 @@ class ServedClient:
         where = f"{self.model!r} at {self.server.base_url or 'OpenAI'}"
         server, flags = self.server, self.flags
 
+        def malformed(problem: Any, text: str | None = None, **billed: int) -> MalformedReply:
+            self._count(malformed_replies=1, **billed)
+            return MalformedReply(f"malformed reply from {where}: {problem}", text)
+
         def attempt() -> Reply:
             try:
                 text = read_reply_body(
@@ -837,23 +825,17 @@ class ServedClient:
                     **call.params,
                 )
             except ValueError as error:  # not UTF-8
-                self._count(malformed_replies=1)
-                raise MalformedReply(f"malformed reply from {where}: {error}") from error
+                raise malformed(error) from error
             try:
                 data = json.loads(text)
             except ValueError as error:  # not JSON (truncated)
-                self._count(malformed_replies=1)
-                raise MalformedReply(
-                    f"malformed reply from {where}: the reply could not be parsed "
-                    f"({type(error).__name__}: {error})",
-                    text,
-                ) from error
+                problem = f"the reply could not be parsed ({type(error).__name__}: {error})"
+                raise malformed(problem, text) from error
             try:
                 return read_reply(data, call.n)
             except (ValueError, KeyError, TypeError, AttributeError) as error:
                 # billed all the same: its tokens count where it says them
-                self._count(malformed_replies=1, **_billed(data))
-                raise MalformedReply(f"malformed reply from {where}: {error}", text) from error
+                raise malformed(error, text, **_billed(data)) from error
 
         try:
             reply = with_retries(
@@ -905,10 +887,7 @@ class ServedClient:
         """This session's counts (:data:`USAGE_COUNTS`), and their cost at the configured
         prices (``None``: no prices)."""
         with self._lock:
-            counts = dict(self.counts)
-        server = self.server
-        prices = (server.price_per_1k_prompt_tokens, server.price_per_1k_completion_tokens)
-        return {**counts, "cost": token_cost(counts, *prices)}
+            return self.server.costed(dict(self.counts))
 
     def usage_record(self) -> dict[str, Any]:
         """``usage`` (this session's, summed over processes by the caller) and, for a resumed
@@ -952,11 +931,7 @@ def record_stop(adapter: Any, run_path: Path, folder: Path) -> None:
         record = json.loads(run_path.read_text(encoding="utf-8"))
         if "finished_at" in record:  # a finished run's record: its usage is there already
             return
-        spent = {}
-        for name, owner in (("backend", adapter), ("judge", getattr(adapter, "judge", None))):
-            client = getattr(owner, "client", None)
-            if isinstance(client, ServedClient):
-                spent[name] = client.spent(folder)
+        spent = {name: client.spent(folder) for name, client in _served_clients(adapter)}
         atomic_write(run_path, json.dumps({**record, "spent": spent}, indent=2))
     except (OSError, ValueError) as error:
         logger.warning("could not record the stopped run's spend in %s: %s", run_path, error)
@@ -965,7 +940,13 @@ def record_stop(adapter: Any, run_path: Path, folder: Path) -> None:
 def bill_run(adapter: Any, folder: Path | None, rank: int) -> None:
     """Account the spending of ``adapter``'s served model and of its judge, where it has them,
     to the run whose folder (its shards) is ``folder`` (:meth:`ServedClient.bill_to`)."""
-    for owner in (adapter, getattr(adapter, "judge", None)):
-        client = getattr(owner, "client", None)
-        if isinstance(client, ServedClient):
-            client.bill_to(folder, rank)
+    for _, client in _served_clients(adapter):
+        client.bill_to(folder, rank)
+
+
+def _served_clients(adapter: Any) -> list[tuple[str, ServedClient]]:
+    """The clients of ``adapter``'s served model (``backend``) and of its judge, where it has
+    them."""
+    owners = (("backend", adapter), ("judge", getattr(adapter, "judge", None)))
+    clients = ((name, getattr(owner, "client", None)) for name, owner in owners)
+    return [(name, client) for name, client in clients if isinstance(client, ServedClient)]

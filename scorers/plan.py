@@ -260,16 +260,8 @@ def _row_view(
     if source is None:
         return None, f"row {index} (id={row_id!r}) has no {column.replace('_', ' ')}"
     rule = "half-open" if row.get("time_unit") in FRAME_INDEX_UNITS else window_rule
-    return (
-        VideoView(
-            source,
-            row.get(f"{prefix}start"),
-            row.get(f"{prefix}end"),
-            bool(row.get("reversed") or False),
-            rule,
-        ),
-        None,
-    )
+    start, end = row.get(f"{prefix}start"), row.get(f"{prefix}end")
+    return VideoView(source, start, end, bool(row.get("reversed") or False), rule), None
 
 
 def make_plan(

@@ -15,7 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import torch
@@ -160,14 +160,7 @@ class Decoding:
 
     def to_record(self) -> dict[str, Any]:
         """The settings as ``run.json`` and cache keys hold them."""
-        return {
-            "strategy": "greedy" if self.greedy else "sample",
-            "temperature": self.temperature,
-            "top_p": self.top_p,
-            "num_samples": self.num_samples,
-            "max_new_tokens": self.max_new_tokens,
-            "seed": self.seed,
-        }
+        return {"strategy": "greedy" if self.greedy else "sample", **asdict(self)}
 
 
 @dataclass(frozen=True)

@@ -155,16 +155,8 @@ class ServedVideoLLM(VideoLLM):
                 "seed": request.sample_seed(),
             }
             messages = tuple(fit_system_turn(list(request.messages), SYSTEM_FORM))
-            calls.append(
-                Call(
-                    messages,
-                    request.frames,
-                    params,
-                    self._sampler(),
-                    decoding.num_samples,
-                    request.timestamps,
-                )
-            )
+            extra, frames, times = self._sampler(), request.frames, request.timestamps
+            calls.append(Call(messages, frames, params, extra, decoding.num_samples, times))
         return [
             Generations(tuple(text.strip() for text in reply.texts), fault=reply.fault)
             for reply in self.client.send_all(calls)

@@ -55,13 +55,7 @@ def request_key(view: str, text: str) -> tuple[Any, ...]:
 def request(frames: Any, timestamps: Any, text: str) -> TextsRequest:
     """The video question about ``text``, asked on a joined view's ``frames``."""
     asked = caption_question(JOINED_VIDEO)
-    return TextsRequest(
-        asked.options,
-        frames,
-        timestamps=timestamps,
-        question=asked.ask(text),
-        answers=SEGMENT_ANSWERS,
-    )
+    return TextsRequest(asked.options, frames, timestamps, asked.ask(text), SEGMENT_ANSWERS)
 
 
 def combine(
@@ -75,15 +69,15 @@ def combine(
     def per_video(values) -> dict[int, tuple[tuple[float, ...], tuple[float, ...]]]:
         """Each video's (shown first, shown second) values per text, from ``values(result)``:
         a request's two segments' values."""
-        first = {
-            0: tuple(values(results[video_first, text])[0] for text in texts),
-            1: tuple(values(results[foil_first, text])[0] for text in texts),
+        # per video: the view showing it first (segment 0), the one showing it second
+        shown = ((video_first, foil_first), (foil_first, video_first))
+        return {
+            video: tuple(
+                tuple(values(results[view, text])[segment] for text in texts)
+                for segment, view in enumerate(views)
+            )
+            for video, views in enumerate(shown)
         }
-        second = {
-            0: tuple(values(results[foil_first, text])[1] for text in texts),
-            1: tuple(values(results[video_first, text])[1] for text in texts),
-        }
-        return {video: (first[video], second[video]) for video in (0, 1)}
 
     def mean(pair: tuple[tuple[float, ...], tuple[float, ...]]) -> tuple[float, ...]:
         return tuple((a + b) / 2 for a, b in zip(*pair))

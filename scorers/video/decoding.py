@@ -207,12 +207,13 @@ class _TorchcodecVideo:
                 transforms=None if size is None else [Resize((size[1], size[0]))],
             )
         except (RuntimeError, ValueError) as error:
+            unreadable = errors.CorruptVideoError(
+                view.name, f"{self.decoder} cannot open it: {_reason(error)}"
+            )
             try:  # a readable container without frames raises EmptyVideoError here
                 shown = _PyAVVideo(view, max_pixels).metadata
             except errors.CorruptVideoError:  # unreadable to FFmpeg: say what this decoder said
-                raise errors.CorruptVideoError(
-                    view.name, f"{self.decoder} cannot open it: {_reason(error)}"
-                ) from error
+                raise unreadable from error
             if not self.reduces and shown.width * shown.height > max_pixels:
                 # NVDEC refuses sizes beyond its limits: a fault of this file, not of the GPU
                 raise self._too_large(view, shown.width, shown.height, max_pixels) from error
@@ -221,9 +222,7 @@ class _TorchcodecVideo:
                     f"{view.name}: torchcodec cannot decode it on {self.device} ({error}); "
                     "rerun with --decoder torchcodec to decode on the CPU"
                 ) from error
-            raise errors.CorruptVideoError(
-                view.name, f"{self.decoder} cannot open it: {_reason(error)}"
-            ) from error
+            raise unreadable from error
 
     def get_frames(self, indices: np.ndarray) -> tuple[torch.Tensor, np.ndarray]:
         try:
@@ -601,24 +600,24 @@ def decode_views(
         frames = torch.from_numpy(np.ascontiguousarray(frames.numpy()))
     else:
         frames = frames.contiguous()
-    out: list[DecodedFrames | errors.VideoError] = []
-    for view, indices in zip(views, per_view):
-        if isinstance(indices, errors.VideoError):
-            out.append(indices)
-            continue
+
+    def taken(indices: np.ndarray, reversed: bool = False) -> DecodedFrames:
+        """The decoded frames at ``indices``, played backwards when ``reversed``."""
         rows = np.searchsorted(unique, indices)
-        if view.reversed:
+        if reversed:
             indices, rows = indices[::-1].copy(), rows[::-1].copy()
-        view_frames = take_frames(frames, rows)
-        out.append(DecodedFrames(view_frames, indices, timestamps[rows], backend, view.reversed))
-    for indices in frame_sets:
-        indices = np.asarray(indices, dtype=np.int64)
-        if not len(indices):
-            out.append(_no_frames(indices, backend))
-            continue
-        rows = np.searchsorted(unique, indices)
-        out.append(DecodedFrames(take_frames(frames, rows), indices, timestamps[rows], backend))
-    return out
+        return DecodedFrames(
+            take_frames(frames, rows), indices, timestamps[rows], backend, reversed
+        )
+
+    out: list[DecodedFrames | errors.VideoError] = [
+        indices if isinstance(indices, errors.VideoError) else taken(indices, view.reversed)
+        for view, indices in zip(views, per_view)
+    ]
+    sets = (np.asarray(indices, dtype=np.int64) for indices in frame_sets)
+    return out + [
+        taken(indices) if len(indices) else _no_frames(indices, backend) for indices in sets
+    ]
 
 
 def _no_frames(indices: np.ndarray, backend: str) -> DecodedFrames:

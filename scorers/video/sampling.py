@@ -117,14 +117,10 @@ class SamplingPolicy:
             raise ValueError(
                 f"unknown sampling policy {self.name!r}; choose from {sorted(SAMPLERS)}"
             )
-        if self.num_frames < 1:
-            raise ValueError(f"num_frames must be >= 1, got {self.num_frames}")
-        if self.stride < 1:
-            raise ValueError(f"stride must be >= 1, got {self.stride}")
-        if self.max_frames is not None and self.max_frames < 1:
-            raise ValueError(f"max_frames must be >= 1, got {self.max_frames}")
-        if self.frame_budget is not None and self.frame_budget < 1:
-            raise ValueError(f"frame_budget must be >= 1, got {self.frame_budget}")
+        for name in ("num_frames", "stride", "max_frames", "frame_budget"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ValueError(f"{name} must be >= 1, got {value}")
         if self.name in RATE_POLICIES and self.max_frames is None and self.frame_budget is None:
             object.__setattr__(self, "frame_budget", FRAME_BUDGET)  # recorded with the run
         if self.name in ("fps", "int-fps") and (self.target_fps is None or self.target_fps <= 0):
