@@ -85,6 +85,7 @@ from foilkit.scorers.adapters._video_llm_support import (
     takes_video,
     text_continuer,
     text_part,
+    token_text,
     video_refusal,
     video_variant,
 )
@@ -422,8 +423,7 @@ class VideoLLMAdapter(VideoLLM):
     def _check_video_token(self) -> None:
         """A checkpoint read through its video variant's classes must name the video placeholder
         the variant's processor writes, or the video would never reach the model."""
-        token = getattr(self.processor, "video_token", None)
-        token = getattr(token, "content", token)
+        token = token_text(getattr(self.processor, "video_token", None))
         written = self.tokenizer.convert_tokens_to_ids(token) if token else None
         expected = getattr(self.model.config, "video_token_id", None)
         if written is None or written != expected:
