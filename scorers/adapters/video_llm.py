@@ -228,12 +228,8 @@ def _stacked(caches: Sequence[Any]) -> Any:
 
 
 def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
-    length = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        length += 1
-    return length
+    """The length of the longest prefix ``a`` and ``b`` share."""
+    return next((at for at, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
 @register_adapter("video-llm")
@@ -749,16 +745,12 @@ class VideoLLMAdapter(VideoLLM):
         processor that reads the rate from it (:data:`RATE_KEYWORD`, the omni processors); the
         video processor hands the metadata back to the processor, whose placeholder expansion
         reads it (Cosmos3 Edge's asks for it only this way)."""
-        if request.timestamps is None:
-            return {"do_sample_frames": False, "return_metadata": True}
-        metadata = presented_metadata(request.timestamps)
-        rate = {"fps": metadata["fps"]} if type(self.processor).__name__ in RATE_KEYWORD else {}
-        return {
-            "video_metadata": [metadata],
-            "do_sample_frames": False,
-            "return_metadata": True,
-            **rate,
-        }
+        kwargs: dict[str, Any] = {"do_sample_frames": False, "return_metadata": True}
+        if request.timestamps is not None:
+            kwargs["video_metadata"] = [presented_metadata(request.timestamps)]
+            if type(self.processor).__name__ in RATE_KEYWORD:
+                kwargs["fps"] = kwargs["video_metadata"][0]["fps"]
+        return kwargs
 
     def model_inputs(self, request: TextsRequest, text: str, instruction: str | None = None) -> Any:
         """The processor's inputs for ``text`` (with the video placeholder) and the request's
@@ -1215,9 +1207,9 @@ class VideoLLMAdapter(VideoLLM):
 
     def _generations(self, new: torch.Tensor) -> Generations:
         """The answers in ``new`` (one row of generated ids per sample), each up to its end."""
-        texts, counts = [], []
-        for ids in new.cpu().tolist():
-            kept = self._until_end(ids)
+        texts, counts, ends = [], [], self._end_ids()
+        for ids in new.cpu().tolist():  # each up to its first end token (a shorter one's pads go)
+            kept = next((ids[:at] for at, token in enumerate(ids) if token in ends), ids)
             counts.append(len(kept))
             texts.append(self.tokenizer.decode(kept, skip_special_tokens=True).strip())
         return Generations(tuple(texts), tuple(counts))
@@ -1233,14 +1225,6 @@ class VideoLLMAdapter(VideoLLM):
     def _pad_token_id(self) -> int | None:
         pad = self.tokenizer.pad_token_id
         return pad if pad is not None else next(iter(sorted(self._end_ids())), None)
-
-    def _until_end(self, ids: list[int]) -> list[int]:
-        """An answer's tokens up to its first end token (what pads a shorter sample goes)."""
-        ends = self._end_ids()
-        for position, token in enumerate(ids):
-            if token in ends:
-                return ids[:position]
-        return ids
 
     @torch.inference_mode()
     def answer_logprobs(self, requests: Sequence[TextsRequest]) -> list[list[torch.Tensor]]:
