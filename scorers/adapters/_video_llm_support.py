@@ -121,33 +121,23 @@ def content_forms(
     return ContentForms(system=system or "user", answer=answer or "parts")
 
 
-@dataclass(frozen=True)
-class PerFrameSegments:
-    """A processor whose video placeholder becomes one ``<t seconds><|vision_start|>...
-    <|vision_end|>`` segment per temporal patch. The chat template writes the video part as
-    ``vision_start + video_token + vision_end``; the reference processor replaces that whole
-    part, so the segments stand alone, as the model saw them in training. transformers 5.23's
-    processor replaces only ``video_token`` and leaves the template's own pair around all the
-    segments (its ``Cosmos3EdgeProcessor`` docstring calls such an outer wrapper invalid), so
-    foilkit writes the video part as the bare ``video_token`` before the processor expands it.
-    ``source``: the reference processor's code."""
-
-    source: str
-
-
-#: Processors (by class name) whose video expands into per-frame vision segments.
-PER_FRAME_VIDEO_SEGMENTS: dict[str, PerFrameSegments] = {
+#: Processors (by class name) whose video placeholder becomes one ``<t seconds><|vision_start|>
+#: ...<|vision_end|>`` segment per temporal patch. The chat template writes the video part as
+#: ``vision_start + video_token + vision_end``; the reference processor replaces that whole
+#: part, so the segments stand alone, as the model saw them in training. transformers 5.23's
+#: processor replaces only ``video_token`` and leaves the template's own pair around all the
+#: segments (its ``Cosmos3EdgeProcessor`` docstring calls such an outer wrapper invalid), so
+#: foilkit writes the video part as the bare ``video_token`` before the processor expands it.
+#: The value: the reference processor's code.
+PER_FRAME_VIDEO_SEGMENTS: dict[str, str] = {
     # every Qwen3-VL-processor family: Qwen3-VL, Qwen3-VL-MoE, Qwen3.5, Qwen3.5-MoE, Qwen4-Exp
-    "Qwen3VLProcessor": PerFrameSegments(
-        source="transformers 4.57 Qwen3VLProcessor.__call__ (replaces vision_start + video_token + "
-        "vision_end whole, as vLLM's and SGLang's Qwen3-VL processors do)",
-    ),
+    "Qwen3VLProcessor": "transformers 4.57 Qwen3VLProcessor.__call__ (replaces vision_start + "
+    "video_token + vision_end whole, as vLLM's and SGLang's Qwen3-VL processors do)",
     # LFM3-VL's processor is transformers' Qwen3VLProcessor (modular_lfm3_vl.py), whose per-frame
     # segments bring their own vision pair; its checkpoints' template is not public
-    "Lfm3VlProcessor": PerFrameSegments(
-        source="transformers 5.23 Lfm3VlProcessor, a Qwen3VLProcessor (modular_lfm3_vl.py); "
-        "Qwen3-VL's reference replaces vision_start + video_token + vision_end whole",
-    ),
+    "Lfm3VlProcessor": "transformers 5.23 Lfm3VlProcessor, a Qwen3VLProcessor "
+    "(modular_lfm3_vl.py); Qwen3-VL's reference replaces vision_start + video_token + "
+    "vision_end whole",
 }
 
 

@@ -487,12 +487,9 @@ class VideoLLMAdapter(VideoLLM):
 
     def _across_views(self) -> tuple[str, str | None]:
         """How greedy questions about different views (or different prefixes of one view)
-        decode in one batch, each row on its own prefix's cache, and why not where they do not:
-        ``padded`` where the questions about a view are padded (the shorter prefixes' caches
-        left-padded, the pads masked, each row given its own positions and, in an M-RoPE
-        family, its own prefix's ``rope_deltas``); ``same-length`` where a layer keeps a sliding
-        window (prefixes of one length, questions of one length: no pad at all); ``off`` where
-        the questions about a view do not batch, or ``batch_across_views=False``."""
+        decode in one batch, each row on its own prefix's cache (:meth:`_decode_batch`), and why
+        not where they do not: as the questions about one view do (:attr:`batching`: ``padded``,
+        or ``same-length``, one prefix length too), unless ``batch_across_views=False``."""
         if self.batching == "off":
             return "off", "the questions about one view do not batch either"
         if not self.batch_across_views:
@@ -548,7 +545,7 @@ class VideoLLMAdapter(VideoLLM):
             common["loaded_as"] = self.loaded_as  # an omni checkpoint read as its thinker
         segments = PER_FRAME_VIDEO_SEGMENTS.get(type(self.processor).__name__)
         if segments is not None:  # the template's video part, replaced whole as the reference
-            common["video_part"] = {"written_as": "video_token", "source": segments.source}
+            common["video_part"] = {"written_as": "video_token", "source": segments}
         if self.content_forms.answer == "string":  # it writes an answer's content as it is
             common["text_content"] = "string"
         if self.answer_lead_in:  # what every prompt ends with: the template's answer opening
