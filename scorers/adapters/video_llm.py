@@ -7,10 +7,11 @@ module answers their questions from the model's logits (likelihood, choice and e
 deterministic) or its decoding. Every answer is written as the chat template writes an
 assistant turn (a template that puts a space after ``ASSISTANT:`` gets one before the text):
 likelihood mode scores the text's tokens (``continuation="answer"``) or the whole turn with its
-closing tokens (``continuation="turn"``, as lmms-eval); choice mode reads the next-token logits
-of the option letters in every spelling, entail mode those of the first token of ``Yes`` and of
-``No`` as VELOCITI's ``entail_score`` encodes them; a request's own ``question`` (TempCompass')
-is asked as it is, each text scored by its ``answer``.
+closing tokens (``continuation="turn"``, as lmms-eval), their mean log-probability (lmms-eval's
+``loglikelihood`` for LLaVA models returns minus it, the model's loss) or sum; choice mode
+reads the next-token logits of the option letters in every spelling, entail mode those of the
+first token of ``Yes`` and of ``No`` as VELOCITI's ``entail_score`` encodes them; a request's
+own ``question`` (TempCompass') is asked as it is, each text scored by its ``answer``.
 
 Token ids: the model sees exactly the ids of the whole rendered prompt (chat template, video
 placeholder, question, answer) tokenized at once, as transformers tokenizes a rendered chat (a
