@@ -1,39 +1,17 @@
 """What the video LLM adapter needs to know about a model beyond its chat template, as data.
 
-The questions, each answered from what transformers declares rather than from lists of
-model names:
-
-* does the model take video at all (:func:`video_refusal`): its processor must declare a video
-  processor, and its chat template must write the processor's video placeholder; and its video
-  path must not be broken in the installed transformers (:func:`broken_video`: a forward that
-  fails, or a processor that lays the video out as the checkpoint never read it); and its
-  checkpoints must read video at all (:func:`image_only`: a family whose video processor is only
-  inherited from the family it derives from);
-* how is the video prefix's KV cache reused (:func:`prefix_reuse`): cut back after each
-  continuation where every cache layer can be cut back exactly, copied per continuation where a
-  layer keeps only a window or a running state, one full forward per text where there is no
-  cache to reuse;
-* how do the questions about one view decode together (:func:`batching`): left-padded in one
-  batch where every cache layer keeps every past key/value, only those of one length where a
-  layer keeps a window, one at a time where a layer keeps a running state;
-* how is a family without a chat template prompted (:data:`PLAIN_PROMPTS`): the prompt its model
-  card and paper use, declared per ``model_type`` (the one per-family fact that cannot be
-  derived);
-* which video part does the processor expand (:data:`PER_FRAME_VIDEO_SEGMENTS`): where the
-  reference processor replaces the chat template's whole ``<|vision_start|><|video_pad|>
-  <|vision_end|>`` by one segment per temporal patch and transformers replaces only the pad token;
-* which part of an omni model answers in text (:func:`text_part`): the thinker of Qwen2.5-Omni and
-  Qwen3-Omni, the sub-model transformers lists as image-text-to-text, read without audio;
-* where a processor reads the frames' rate (:data:`RATE_KEYWORD`): the omni processors take it as
-  the ``fps`` keyword, not from ``video_metadata``.
-
-And one read off the chat template itself, by rendering it: how it writes a turn's ``content``
-(:func:`content_forms`), as a list of text parts or, where it would print a list as its repr, as
-a string, per role (a system prompt with no system role opens the user turn).
-
-Missing optional packages that some families' processors or vision towers import
-(:data:`VIDEO_LLM_EXTRA`) are reported as one line naming the ``pip install`` to run
-(:func:`missing_extra`, :func:`naming_the_extra`).
+Each question is answered from what transformers declares rather than from lists of model
+names: does the model take video at all (:func:`video_refusal`, :func:`broken_video`,
+:func:`image_only`); how is the video prefix's KV cache reused (:func:`prefix_reuse`) and how do
+the questions about one view decode together on it (:func:`batching`); which part of an omni
+model answers in text (:func:`text_part`); which video model's classes read a checkpoint whose
+own processor takes no video (:func:`video_variant`). The per-family facts that cannot be
+derived are declared here by ``model_type`` or processor class: the prompt of a family without
+a chat template (:data:`PLAIN_PROMPTS`), processors that expand the video into per-frame vision
+segments (:data:`PER_FRAME_VIDEO_SEGMENTS`) or read the frames' rate as ``fps``
+(:data:`RATE_KEYWORD`). One fact is read off the chat template by rendering it: how it writes a
+turn's ``content`` (:func:`content_forms`). A missing optional package of
+:data:`VIDEO_LLM_EXTRA` is reported as one line naming the install (:func:`naming_the_extra`).
 """
 
 from __future__ import annotations
@@ -143,33 +121,23 @@ def content_forms(
     return ContentForms(system=system or "user", answer=answer or "parts")
 
 
-@dataclass(frozen=True)
-class PerFrameSegments:
-    """A processor whose video placeholder becomes one ``<t seconds><|vision_start|>...
-    <|vision_end|>`` segment per temporal patch. The chat template writes the video part as
-    ``vision_start + video_token + vision_end``; the reference processor replaces that whole
-    part, so the segments stand alone, as the model saw them in training. transformers 5.23's
-    processor replaces only ``video_token`` and leaves the template's own pair around all the
-    segments (its ``Cosmos3EdgeProcessor`` docstring calls such an outer wrapper invalid), so
-    foilkit writes the video part as the bare ``video_token`` before the processor expands it.
-    ``source``: the reference processor's code."""
-
-    source: str
-
-
-#: Processors (by class name) whose video expands into per-frame vision segments.
-PER_FRAME_VIDEO_SEGMENTS: dict[str, PerFrameSegments] = {
+#: Processors (by class name) whose video placeholder becomes one ``<t seconds><|vision_start|>
+#: ...<|vision_end|>`` segment per temporal patch. The chat template writes the video part as
+#: ``vision_start + video_token + vision_end``; the reference processor replaces that whole
+#: part, so the segments stand alone, as the model saw them in training. transformers 5.23's
+#: processor replaces only ``video_token`` and leaves the template's own pair around all the
+#: segments (its ``Cosmos3EdgeProcessor`` docstring calls such an outer wrapper invalid), so
+#: foilkit writes the video part as the bare ``video_token`` before the processor expands it.
+#: The value: the reference processor's code.
+PER_FRAME_VIDEO_SEGMENTS: dict[str, str] = {
     # every Qwen3-VL-processor family: Qwen3-VL, Qwen3-VL-MoE, Qwen3.5, Qwen3.5-MoE, Qwen4-Exp
-    "Qwen3VLProcessor": PerFrameSegments(
-        source="transformers 4.57 Qwen3VLProcessor.__call__ (replaces vision_start + video_token + "
-        "vision_end whole, as vLLM's and SGLang's Qwen3-VL processors do)",
-    ),
+    "Qwen3VLProcessor": "transformers 4.57 Qwen3VLProcessor.__call__ (replaces vision_start + "
+    "video_token + vision_end whole, as vLLM's and SGLang's Qwen3-VL processors do)",
     # LFM3-VL's processor is transformers' Qwen3VLProcessor (modular_lfm3_vl.py), whose per-frame
     # segments bring their own vision pair; its checkpoints' template is not public
-    "Lfm3VlProcessor": PerFrameSegments(
-        source="transformers 5.23 Lfm3VlProcessor, a Qwen3VLProcessor (modular_lfm3_vl.py); "
-        "Qwen3-VL's reference replaces vision_start + video_token + vision_end whole",
-    ),
+    "Lfm3VlProcessor": "transformers 5.23 Lfm3VlProcessor, a Qwen3VLProcessor "
+    "(modular_lfm3_vl.py); Qwen3-VL's reference replaces vision_start + video_token + "
+    "vision_end whole",
 }
 
 
@@ -294,15 +262,16 @@ def bare_video_part(processor: Any, prompt: str) -> str:
     (whose expansion brings each frame's own pair); any other processor's prompt unchanged."""
     if type(processor).__name__ not in PER_FRAME_VIDEO_SEGMENTS:
         return prompt
-    token = _content(getattr(processor, "video_token", None))
-    start = _content(getattr(processor, "vision_start_token", None))
-    end = _content(getattr(processor, "vision_end_token", None))
+    token, start, end = (
+        token_text(getattr(processor, name, None))
+        for name in ("video_token", "vision_start_token", "vision_end_token")
+    )
     if not (token and start and end):
         return prompt
     return prompt.replace(start + token + end, token)
 
 
-def _content(token: Any) -> str | None:
+def token_text(token: Any) -> str | None:
     """A special token's text (an ``AddedToken`` or a str)."""
     return getattr(token, "content", token)
 
@@ -344,8 +313,7 @@ def video_refusal(processor: Any, model_type: str | None, rendered: str | None) 
         )
     if rendered is None:
         return None
-    placeholder = getattr(processor, "video_token", None)
-    placeholder = getattr(placeholder, "content", placeholder)  # an AddedToken or a str
+    placeholder = token_text(getattr(processor, "video_token", None))
     if isinstance(placeholder, str) and placeholder not in rendered:
         return (
             f"model_type {model_type!r}: its chat template writes no video placeholder "
@@ -428,30 +396,21 @@ def cache_bytes(cache: Any) -> int:
     return held
 
 
-def missing_extra(error: ImportError, model_id: str) -> ImportError | None:
-    """One-line ``ImportError`` naming the install to run when ``error`` is about a package of
-    :data:`VIDEO_LLM_EXTRA`; ``None`` for any other import error."""
-    text = f"{getattr(error, 'name', '') or ''} {error}"
-    for package in VIDEO_LLM_EXTRA:
-        if re.search(rf"\b{package}\b", text):
-            return ImportError(
-                f"{model_id} needs the package {package!r}, which is not installed: "
-                f"{INSTALL_EXTRA} (or pip install {package})"
-            )
-    return None
-
-
 @contextmanager
 def naming_the_extra(model_id: str) -> Iterator[None]:
     """Re-raise an ImportError about a package of :data:`VIDEO_LLM_EXTRA` as one line naming
-    the install to run (:func:`missing_extra`); any other error passes unchanged."""
+    the install to run; any other error passes unchanged."""
     try:
         yield
     except ImportError as error:
-        short = missing_extra(error, model_id)
-        if short is None:
-            raise
-        raise short from error
+        text = f"{getattr(error, 'name', '') or ''} {error}"
+        for package in VIDEO_LLM_EXTRA:
+            if re.search(rf"\b{package}\b", text):
+                raise ImportError(
+                    f"{model_id} needs the package {package!r}, which is not installed: "
+                    f"{INSTALL_EXTRA} (or pip install {package})"
+                ) from error
+        raise
 
 
 def prefix_cache(output: Any) -> Any:

@@ -25,6 +25,14 @@ class FrameCountError(ValueError):
     """The model cannot take the frame count asked for (a user error: the fix is a flag)."""
 
 
+def checked_choice(name: str, value: str | None, choices: tuple[str, ...]) -> str:
+    """``value``, or the first of ``choices`` when unset; anything else is an error naming them."""
+    value = value or choices[0]
+    if value not in choices:
+        raise ValueError(f"unknown {name} {value!r}; choose from {list(choices)}")
+    return value
+
+
 def frame_count_error(
     model_id: str, native: int, got: int, *, fewer: bool = False
 ) -> FrameCountError:

@@ -47,7 +47,7 @@ import torch
 
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import distinct_frames, text_max_length
-from foilkit.scorers.adapters.base import RequestAdapter
+from foilkit.scorers.adapters.base import RequestAdapter, checked_choice
 from foilkit.scorers.adapters.dual_encoder import truncation_length
 from foilkit.scorers.requests import TextScores, TextsRequest
 
@@ -55,14 +55,6 @@ POOLINGS = ("frame-mean", "joined-frames")
 ITM_OUTPUTS = ("probability", "logit")
 FIRST_TOKENS = ("cls", "enc")
 ENC_TOKEN = "[ENC]"
-
-
-def _choice(name: str, value: str | None, choices: tuple[str, ...]) -> str:
-    """``value``, or the first choice for ``None``; anything else is an error naming the choices."""
-    value = value or choices[0]
-    if value not in choices:
-        raise ValueError(f"unknown {name} {value!r}; choose from {list(choices)}")
-    return value
 
 
 def enc_token_id(tokenizer: Any, text_config: Any, model_id: str) -> int:
@@ -104,9 +96,9 @@ class BlipItmAdapter(RequestAdapter):
         **kwargs: Any,
     ):
         super().__init__(model_id, **kwargs)
-        self.pooling = _choice("pooling", pooling, POOLINGS)
-        self.itm_output = _choice("itm_output", itm_output, ITM_OUTPUTS)
-        self.first_token = _choice("first_token", first_token, FIRST_TOKENS)
+        self.pooling = checked_choice("pooling", pooling, POOLINGS)
+        self.itm_output = checked_choice("itm_output", itm_output, ITM_OUTPUTS)
+        self.first_token = checked_choice("first_token", first_token, FIRST_TOKENS)
         self.score_kind = self.itm_output
         from transformers import AutoProcessor, BlipForImageTextRetrieval
 

@@ -49,7 +49,7 @@ import torch.nn.functional as F
 
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import distinct_frames, pooled, text_max_length
-from foilkit.scorers.adapters.base import EmbeddingAdapter
+from foilkit.scorers.adapters.base import EmbeddingAdapter, checked_choice
 
 POOLINGS = ("mean", "mean-of-similarities", "softmax-mean")
 #: ``default``: the checkpoint's image processor as AutoProcessor loads it (torch backend);
@@ -109,13 +109,9 @@ class DualEncoderAdapter(EmbeddingAdapter):
         **kwargs: Any,
     ):
         super().__init__(model_id, **kwargs)
-        pooling = pooling or POOLINGS[0]
-        if pooling not in POOLINGS:
-            raise ValueError(f"unknown pooling {pooling!r}; choose from {list(POOLINGS)}")
-        self.preprocess = preprocess or PREPROCESSES[0]
-        if self.preprocess not in PREPROCESSES:
-            raise ValueError(f"unknown preprocess {preprocess!r}; choose from {list(PREPROCESSES)}")
-        self.score_scale = check_score_scale(score_scale)
+        pooling = checked_choice("pooling", pooling, POOLINGS)
+        self.preprocess = checked_choice("preprocess", preprocess, PREPROCESSES)
+        self.score_scale = checked_choice("score_scale", score_scale, SCORE_SCALES)
         if pooling == "softmax-mean" and self.score_scale != "cosine":
             raise ValueError(
                 "pooling 'softmax-mean' scores probabilities; score_scale "
@@ -185,13 +181,7 @@ class DualEncoderAdapter(EmbeddingAdapter):
 
     @torch.inference_mode()
     def encode_texts(self, texts: Sequence[str]) -> torch.Tensor:
-        inputs = self.tokenizer(
-            list(texts),
-            padding="max_length" if self._pad_to_limit else True,
-            truncation=True,
-            max_length=self._max_length,
-            return_tensors="pt",
-        )
+        inputs = tokenize(self.tokenizer, texts, self._max_length, self._pad_to_limit)
         if self._pad_to_limit and self._max_length != self._model_max_length:
             # SigLIP pools the last position: truncate at max_text_tokens, pad to the full length
             inputs = self.tokenizer.pad(
@@ -226,14 +216,6 @@ class DualEncoderAdapter(EmbeddingAdapter):
         return self.logit_scale * scores if self.score_scale == "logit" else scores
 
 
-def check_score_scale(score_scale: str | None) -> str:
-    """A valid ``score_scale`` (:data:`SCORE_SCALES`; ``None``: ``cosine``)."""
-    score_scale = score_scale or SCORE_SCALES[0]
-    if score_scale not in SCORE_SCALES:
-        raise ValueError(f"unknown score_scale {score_scale!r}; choose from {list(SCORE_SCALES)}")
-    return score_scale
-
-
 def check_towers(model: Any, model_id: str) -> None:
     """Raise ``ValueError`` unless ``model`` embeds images and texts apart (``get_image_features``
     and ``get_text_features``), naming the adapter that claims it instead."""
@@ -252,6 +234,17 @@ def check_towers(model: Any, model_id: str) -> None:
         f"{model_id} ({model_type}) has no image tower (get_image_features) and text tower "
         f"(get_text_features) to embed frames and texts apart, which the dual-encoder adapter "
         f"needs; {own}"
+    )
+
+
+def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int | None, pad_to_limit: bool):
+    """Texts as the base model's text tower expects them (SigLIP: padded to its full length)."""
+    return tokenizer(
+        list(texts),
+        padding="max_length" if pad_to_limit else True,
+        truncation=True,
+        max_length=max_length,
+        return_tensors="pt",
     )
 
 

@@ -35,6 +35,7 @@ import torch.nn.functional as F
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import distinct_frames, pooled, text_max_length
 from foilkit.scorers.adapters.base import EmbeddingAdapter
+from foilkit.scorers.adapters.dual_encoder import MAX_LENGTH_PADDING, tokenize
 
 #: ``architectures`` entry of a saved model; :class:`TemporalClipAdapter` matches it.
 ARCHITECTURE = "TemporalClipModel"
@@ -44,8 +45,6 @@ TEMPORAL_WEIGHTS = "temporal.safetensors"
 #: Base families the temporal module wraps: ``AutoModel`` gives ``get_image_features`` and
 #: ``get_text_features`` returning projected embeddings, and a ``logit_scale``.
 WRAPPABLE_MODEL_TYPES = ("clip", "siglip", "siglip2", "metaclip_2")
-# SigLIP towers were trained on texts padded to the full length; other families pad per batch.
-MAX_LENGTH_PADDING = ("siglip", "siglip2")
 
 
 @dataclass(frozen=True)
@@ -265,14 +264,3 @@ class TemporalClipAdapter(EmbeddingAdapter):
     def similarity(self, view: torch.Tensor, texts: torch.Tensor) -> torch.Tensor:
         """Cosine similarity of the view's ``1 x D`` embedding to each of ``N x D`` texts."""
         return (texts.double() @ view.double()[0]).float()
-
-
-def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int | None, pad_to_limit: bool):
-    """Texts as the base model's text tower expects them (SigLIP: padded to its full length)."""
-    return tokenizer(
-        list(texts),
-        padding="max_length" if pad_to_limit else True,
-        truncation=True,
-        max_length=max_length,
-        return_tensors="pt",
-    )

@@ -58,25 +58,23 @@ class TextLMAdapter(RequestAdapter):
         self.reduction = reduction
         self.model = self._load(AutoModelForCausalLM)
         self.tokenizer = self._pretrained(AutoTokenizer)
-        tokenizer = self.tokenizer
-        first = tokenizer.bos_token_id
-        if first is None:
-            first = tokenizer.eos_token_id
-        if first is None:
+        bos, eos, pad = (
+            self.tokenizer.bos_token_id,
+            self.tokenizer.eos_token_id,
+            self.tokenizer.pad_token_id,
+        )
+        self._start = eos if bos is None else bos
+        if self._start is None:
             raise ValueError(
                 f"{model_id}: the tokenizer has neither a BOS nor an EOS token to condition the "
                 "first token on"
             )
-        self._start = first
         # a reference reduction's ignored id: the tokenizer's pad, or EOS where it has none
-        pad = tokenizer.pad_token_id
-        if pad is None:
-            pad = tokenizer.eos_token_id
-        if self._reference is not None and pad is None:
+        self._ignored = eos if pad is None else pad
+        if self._reference is not None and self._ignored is None:
             raise ValueError(
                 f"{model_id}: reduction {reduction!r} needs a pad or EOS token to ignore"
             )
-        self._ignored = pad
 
     @classmethod
     def matches(cls, config: Any) -> bool:

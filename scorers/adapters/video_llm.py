@@ -1,107 +1,50 @@
-"""Video LLMs (LLaVA-NeXT-Video, LLaVA-OneVision, Qwen2-VL/2.5-VL, ...) as scorers.
+"""Video LLMs (LLaVA-NeXT-Video, LLaVA-OneVision, Qwen2-VL/2.5-VL, ...) as scorers, in process.
 
-Two modes read the model's logits and are deterministic; the third lets it answer:
-
-``likelihood`` (score kind ``log_probability``)
-    The log-probability of each text as the answer to "describe the video", given the video.
-    The answer is written as the chat template writes an assistant turn (so a template that
-    puts a space after ``ASSISTANT:`` gets one before the text), and the text's tokens are
-    scored (``continuation="answer"``), or the whole turn with its closing tokens
-    (``continuation="turn"``, as lmms-eval). ``reduction`` turns the token log-probabilities
-    into the score: ``mean`` (default; lmms-eval's ``loglikelihood`` for LLaVA models returns
-    the model's loss, i.e. minus this) or ``sum`` (the sequence log-probability). Both are kept
-    in the details (``logprob_mean``, ``logprob_sum``, ``num_tokens``).
-``choice`` (score kind ``probability``)
-    VITATECS' prompt for video LLMs (the paper's Table 11): "Which of the following best
-    describes the content of the video: (A) ... (B) ... Respond with a single letter (A or B).",
-    scored from the next-token logits of the option letters, no generation. Every cyclic order
-    of the options is asked (both orders for a caption and one foil), and a text's score is its
-    letter's probability (softmax over the option letters) averaged over orders, so position
-    bias cancels. ``prompt="lmms-eval"`` asks lmms-eval's ``vitatecs`` task question instead
-    (no system prompt; options on their own lines; "Please response with a single letter").
-    ``prompt="temporalbench"`` asks TemporalBench's published question ("Which caption best
-    describes this video?", options ``A.`` and ``B.`` on their own lines, "Answer with the
-    option's letter from the given choices directly.").
-``entail`` (score kind ``probability``)
-    VELOCITI's entailment question (``vidllm_eval.py``): does the video entail the caption,
-    "Just answer with either Yes or No."; each text is asked on its own and scored
-    P(Yes) / (P(Yes) + P(No)) from the next-token distribution, the first token of ``Yes`` and of
-    ``No`` as the reference encodes them (``entail_score``): a calibrated probability per text,
-    which VELOCITI's StrictVLE holds to 0.5.
-``generate`` (score kind ``probability``)
-    The same question, answered in words in every option order (greedy by default, or sampled:
-    ``temperature``, ``top_p``, ``num_samples``, ``max_new_tokens``, ``seed``), each answer read
-    by a benchmark's answer parser; a text's score is the share of answers choosing it
-    (:mod:`foilkit.scorers.generate`, which any backend shares; this adapter's
-    :meth:`VideoLLMAdapter.generate` is the in-process one).
-
-A request that carries its own ``question`` (a benchmark's prompt with its options listed, as
-TempCompass' official inference sends it) is asked that question as it is, in its published
-option order, and each text is scored by its ``answer`` (``"A"``, ``"Caption B"``, ``"yes"``)
-written as the chat template writes an answer: in ``likelihood`` mode the answer's
-log-probability (``reduction``), in ``choice`` mode its probability among the item's answers
-(the softmax of their summed log-probabilities; for one-token answers, the answer tokens'
-next-token probabilities renormalised, i.e. option-letter probability, P(yes) vs P(no)).
+The ``video-llm`` adapter's ``local`` backend. Its modes (``likelihood``, ``choice``,
+``entail``, ``generate``), their questions and how answers become scores are
+:mod:`foilkit.scorers.modes`' and :mod:`foilkit.scorers.prompts`', shared by every backend; this
+module answers their questions from the model's logits (likelihood, choice and entail are
+deterministic) or its decoding. Every answer is written as the chat template writes an
+assistant turn (a template that puts a space after ``ASSISTANT:`` gets one before the text):
+likelihood mode scores the text's tokens (``continuation="answer"``) or the whole turn with its
+closing tokens (``continuation="turn"``, as lmms-eval), their mean log-probability (lmms-eval's
+``loglikelihood`` for LLaVA models returns minus it, the model's loss) or sum; choice mode
+reads the next-token logits of the option letters in every spelling, entail mode those of the
+first token of ``Yes`` and of ``No`` as VELOCITI's ``entail_score`` encodes them; a request's
+own ``question`` (TempCompass') is asked as it is, each text scored by its ``answer``.
 
 Token ids: the model sees exactly the ids of the whole rendered prompt (chat template, video
 placeholder, question, answer) tokenized at once, as transformers tokenizes a rendered chat (a
-template that writes ``bos_token`` gets no second BOS from the tokenizer). VITATECS' system
-prompt reaches the template in the form it writes as text (``system_form``: Perception LM's
-takes a string, Molmo2's has no system role and gets it at the start of the user turn). The
-video prefix (everything up to the question in ``choice`` mode, up to the answer in
-``likelihood`` mode) is encoded once per view and each continuation runs on top of its KV cache;
-the continuation's ids are the whole prompt's ids past the prefix's, so a SentencePiece
-tokenizer (LLaVA-NeXT-Video's Llama/Vicuna one) does not gain a ``▁`` at the split. Where a
-tokenizer merges across the split, that text runs in one forward over the whole prompt instead.
-How the cache is reused depends on what its layers can do, and is recorded as ``prefix_reuse``:
-cropped back after each continuation (full attention), deep-copied per continuation
-(sliding-window, linear-attention and convolution layers, which keep no past to cut back to:
-Gemma 3/4, Qwen3.5), or not at all (one forward per text). In ``generate`` mode the greedy
-questions about a view are decoded together on its prefix cache, recorded as
-``batched_decoding``: left-padded in one batch, the pads masked and every token given the
-position it has alone (a multimodal-rotary family's shifted by the prefix's ``rope_deltas``),
-where every cache layer keeps every past key/value; only questions of one token length together
-where a layer keeps a sliding window (a pad would take a token's place in it); one at a time
-where a layer keeps a running state (linear attention, convolutions). A batch holds the
-questions of several views (and of a view's several prefixes) where the family batches at all
-(``across_views`` in ``batched_decoding``, on unless ``batch_across_views=False``): each row
-continues its own view's prefix cache, the caches stacked along the batch, a shorter prefix's
-left-padded and the pads masked, each row's tokens given the positions they have alone (an
-M-RoPE family's shifted by its own prefix's ``rope_deltas``, kept with the prefix); where a
-layer keeps a sliding window, only views of one prefix length share a batch (no pad at all). A
-batch holds at most ``generate_batch_size`` questions (default 32, fewer where their cache
-copies, and the views' caches the waiting questions hold, would pass a quarter of the device's
-free memory); the questions of a view wait for the next views' only while fewer views wait than
-a batch has rows. A sampled question is decoded alone, from its own seed.
+template that writes ``bos_token`` gets no second BOS from the tokenizer). The video prefix
+(everything up to the question in ``choice`` mode, up to the answer in ``likelihood`` mode) is
+encoded once per view and each continuation runs on top of its KV cache; the continuation's ids
+are the whole prompt's ids past the prefix's, so a SentencePiece tokenizer (LLaVA-NeXT-Video's)
+does not gain a ``▁`` at the split. Where a tokenizer merges across the split, that text runs in
+one forward over the whole prompt instead. How the cache is reused depends on what its layers
+can do (``prefix_reuse``: :func:`._video_llm_support.prefix_reuse`): cropped back after each
+continuation, deep-copied per continuation (sliding-window, linear-attention and convolution
+layers: Gemma 3/4, Qwen3.5), or not at all. In ``generate`` mode the greedy questions are
+decoded together on their views' prefix caches as each alone would be (``batched_decoding``:
+:func:`._video_llm_support.batching`, :meth:`VideoLLMAdapter.generate`), at most
+``generate_batch_size`` in a batch; a sampled question is decoded alone, from its own seed.
 
-Families: a model whose processor has no video processor, or whose chat template writes no
-video placeholder, is refused before it is loaded (an image-only model would otherwise score
-the texts without the video), and so, on its config alone, is a family whose video path the
-installed transformers breaks (``_video_llm_support.BROKEN_VIDEO``) or whose checkpoints read
-images only though its processor inherits a video processor (``_video_llm_support.IMAGE_ONLY``:
-Cohere Compass). A family whose checkpoints ship no chat template is prompted as its model card
-does (``_video_llm_support.PLAIN_PROMPTS``: InstructBLIP-Video); where its vision side reads the
-prompt (InstructBLIP's Q-Former), it reads the question, never the answer.
-An omni model (Qwen2.5-Omni, Qwen3-Omni: a thinker that reads video and audio and writes text,
-and a talker that speaks) is scored through its thinker, the part transformers lists as
-image-text-to-text (``_video_llm_support.text_part``), loaded alone from the whole checkpoint and
-given the video without its audio track (recorded as ``loaded_as``); its processor reads the
-frames' rate from the ``fps`` keyword (``_video_llm_support.RATE_KEYWORD``), which it is given.
-A checkpoint whose own processor takes no video but which transformers pairs with a video
-model's classes (``VIDEO_PROCESSOR_MAPPING_NAMES``: the InstructBLIP checkpoints are read as
-InstructBLIP-Video) is loaded with those classes, recorded as ``loaded_as``. A processor that
-writes each temporal patch as its own ``<t seconds><|vision_start|>...<|vision_end|>`` segment
-(Qwen3-VL's, ``_video_llm_support.PER_FRAME_VIDEO_SEGMENTS``) gets the template's video part as
-the bare video token, so the segments are not nested in the template's own pair (recorded as
-``video_part``).
+Families (each fact declared or read in :mod:`._video_llm_support`): a model that cannot be
+scored with its video is refused before it is loaded (no video processor, no video placeholder
+in its chat template, a video path the installed transformers breaks, image-only checkpoints);
+a family whose checkpoints ship no chat template is prompted as its model card does
+(InstructBLIP-Video), its Q-Former reading the question, never the answer; an omni model
+(Qwen2.5-Omni, Qwen3-Omni) is scored through its thinker, given the video without its audio and
+its rate as ``fps``; a checkpoint whose processor takes no video but which transformers pairs
+with a video model's classes (InstructBLIP) is loaded with those (both ``loaded_as``); a
+processor writing per-frame vision segments (Qwen3-VL's) gets the template's video part as the
+bare video token (``video_part``).
 
 Chat templates are followed as written: where a template writes a system or assistant turn's
-content as it is (GLM-4.1V; Perception LM's system turn), that turn is given as a string, never
-a list of parts (one probe reads both roles, each on its own: ``content_forms``); where its
-assistant turn opens with something before the answer (GLM-4.5V/4.6V's empty
-``<think></think>``), every prompt ends with that opening, so the answer's tokens and the option
-letter are read where the model writes its answer. Both are recorded (``text_content``,
-``answer_lead_in``).
+content as it is (GLM-4.1V; Perception LM's system turn), that turn is given as a string, and a
+template with no system role (Molmo2's) gets the system prompt at the start of the user turn
+(``content_forms``); where its assistant turn opens with something before the answer
+(GLM-4.5V/4.6V's empty ``<think></think>``), every prompt ends with that opening, so the answer
+is read where the model writes it. Both are recorded (``text_content``, ``answer_lead_in``).
 
 Time axis: models that place frames in time (Qwen2.5-VL's temporal position ids, Qwen3-VL's
 frame timestamps) get the view's real sampling interval through ``video_metadata`` instead
@@ -143,6 +86,7 @@ from foilkit.scorers.adapters._video_llm_support import (
     takes_video,
     text_continuer,
     text_part,
+    token_text,
     video_refusal,
     video_variant,
 )
@@ -205,15 +149,6 @@ def _model_class(model_type: str) -> type:
     from transformers.models.auto.modeling_auto import MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES
 
     return getattr(transformers, MODEL_FOR_IMAGE_TEXT_TO_TEXT_MAPPING_NAMES[model_type])
-
-
-def _classes(model_type: str) -> tuple[type, type]:
-    """The image-text-to-text model class and the processor class transformers maps
-    ``model_type`` to."""
-    import transformers
-    from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
-
-    return _model_class(model_type), getattr(transformers, PROCESSOR_MAPPING_NAMES[model_type])
 
 
 def _by_view(requests: Sequence[GenerateRequest]) -> list[list[int]]:
@@ -294,12 +229,8 @@ def _stacked(caches: Sequence[Any]) -> Any:
 
 
 def _common_length(a: Sequence[int], b: Sequence[int]) -> int:
-    length = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        length += 1
-    return length
+    """The length of the longest prefix ``a`` and ``b`` share."""
+    return next((at for at, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
 
 
 @register_adapter("video-llm")
@@ -340,8 +271,13 @@ class VideoLLMAdapter(VideoLLM):
     ):
         super().__init__(model_id, **kwargs)
         self.preprocess = _choose("preprocess", preprocess, PREPROCESSES)
-        self.generate_batch_size = self._checked_batch_size(generate_batch_size)
-        self.batch_across_views = self._checked_across_views(batch_across_views)
+        size, across = generate_batch_size, batch_across_views
+        valid = isinstance(size, int) and not isinstance(size, bool) and size >= 1
+        self._check_generate_setting("generate_batch_size", size, valid, "a whole number >= 1")
+        self.generate_batch_size = size
+        valid = isinstance(across, bool)
+        self._check_generate_setting("batch_across_views", across, valid, "True or False")
+        self.batch_across_views = across is not False  # unset: True
         model_class = self._load_processor()
         #: the reference frame sizing applied before the processor, ``None``: the processor's own
         self.resolution: QwenVLUtilsResolution | None = None
@@ -353,11 +289,13 @@ class VideoLLMAdapter(VideoLLM):
         if self.loaded_as is not None:
             self._check_video_token()
         self._continuer = text_continuer(self.model)
-        #: whether the forwards can compute the last position's logits alone
-        self._keeps_logits = "logits_to_keep" in inspect.signature(self.model.forward).parameters
-        self._keeps_logits &= (
-            "logits_to_keep" in inspect.signature(self._continuer.forward).parameters
+        #: whether the forwards can compute the last position's logits alone, and the keyword
+        #: asking them to
+        self._keeps_logits = all(
+            "logits_to_keep" in inspect.signature(module.forward).parameters
+            for module in (self.model, self._continuer)
         )
+        self._keep = {"logits_to_keep": 1} if self._keeps_logits else {}
         self.prefix_reuse = self._prefix_reuse()
         #: video prefixes encoded so far (the run record's ``prefix_forwards``)
         self.prefix_forwards = 0
@@ -366,9 +304,8 @@ class VideoLLMAdapter(VideoLLM):
         #: batches of several questions decoded so far, the questions in them, and those of
         #: the batches that held questions about more than one view
         self.decode_batches = self.batched_questions = self.cross_view_batches = 0
-        #: the view whose prefix cache continuations run on: (key, cache, last logits), in
-        #: generate mode (key, _Prefix)
-        self._view: tuple[Any, ...] | None = None
+        #: the view whose prefix cache continuations run on: (key, _Prefix)
+        self._view: tuple[Any, _Prefix] | None = None
         self._letter_ids = [self._token_ids(letter) for letter in LETTERS]
         #: entail_score's ids: the first token of each answer, special tokens off
         self._entail_ids = [
@@ -380,7 +317,9 @@ class VideoLLMAdapter(VideoLLM):
         """Load the processor, and refuse a model that cannot be scored with its video before
         its weights load; return the model class to load (the checkpoint's video variant's,
         where transformers pairs it with one)."""
+        import transformers
         from transformers import AutoConfig, AutoModelForImageTextToText, AutoProcessor
+        from transformers.models.auto.processing_auto import PROCESSOR_MAPPING_NAMES
 
         model_id, kwargs = self.model_id, self._pretrained_kwargs()
         with naming_the_extra(model_id):
@@ -400,7 +339,8 @@ class VideoLLMAdapter(VideoLLM):
             model_class = _model_class(self.loaded_as)
         elif not takes_video(type(self.processor)) and video_variant(self.model_type):
             self.loaded_as = self.model_type = video_variant(self.model_type)
-            model_class, processor_class = _classes(self.model_type)
+            model_class = _model_class(self.model_type)
+            processor_class = getattr(transformers, PROCESSOR_MAPPING_NAMES[self.model_type])
             with naming_the_extra(model_id):
                 self.processor = self._pretrained(processor_class)
         self.tokenizer = self.processor.tokenizer
@@ -453,9 +393,7 @@ class VideoLLMAdapter(VideoLLM):
             _PROBE,
             self._messages(_MARKER, None),
         )
-        messages = self._messages(LIKELIHOOD_QUESTION, None)
-        prompt = self._render(messages)
-        answer = self._answer_text(messages, prompt, _MARKER)
+        prompt, (answer,) = self._answered(LIKELIHOOD_QUESTION, [_MARKER])
         lead = answer[: answer.index(_MARKER)] if answer else ""
         if lead.strip():
             lead_ids, ids = self.encode(prompt + lead), self.encode(prompt + answer)
@@ -482,8 +420,7 @@ class VideoLLMAdapter(VideoLLM):
     def _check_video_token(self) -> None:
         """A checkpoint read through its video variant's classes must name the video placeholder
         the variant's processor writes, or the video would never reach the model."""
-        token = getattr(self.processor, "video_token", None)
-        token = getattr(token, "content", token)
+        token = token_text(getattr(self.processor, "video_token", None))
         written = self.tokenizer.convert_tokens_to_ids(token) if token else None
         expected = getattr(self.model.config, "video_token_id", None)
         if written is None or written != expected:
@@ -494,32 +431,18 @@ class VideoLLMAdapter(VideoLLM):
                 "video placeholder and cannot be scored on video"
             )
 
-    def _checked_batch_size(self, size: int | None) -> int | None:
-        """``generate_batch_size`` checked: a positive whole number, in generate mode."""
-        if size is None:
-            return None
+    def _check_generate_setting(self, name: str, value: Any, valid: bool, expected: str) -> None:
+        """Refuse a generate-mode setting given in another mode, or not ``valid`` (``expected``
+        says what it must be); unset (``None``) passes."""
+        if value is None:
+            return
         if self.mode != "generate":
             raise ValueError(
-                f"generate_batch_size={size!r} applies to generate mode only; {self.mode} mode "
+                f"{name}={value!r} applies to generate mode only; {self.mode} mode "
                 "generates nothing"
             )
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise ValueError(f"generate_batch_size must be a whole number >= 1, got {size!r}")
-        return size
-
-    def _checked_across_views(self, across: bool | None) -> bool:
-        """``batch_across_views`` checked: ``True`` or ``False``, in generate mode; unset:
-        ``True``."""
-        if across is None:
-            return True
-        if self.mode != "generate":
-            raise ValueError(
-                f"batch_across_views={across!r} applies to generate mode only; {self.mode} mode "
-                "generates nothing"
-            )
-        if not isinstance(across, bool):
-            raise ValueError(f"batch_across_views must be True or False, got {across!r}")
-        return across
+        if not valid:
+            raise ValueError(f"{name} must be {expected}, got {value!r}")
 
     def _batching(self) -> tuple[str, str | None]:
         """How the greedy questions about one view decode together after its prefix
@@ -565,12 +488,9 @@ class VideoLLMAdapter(VideoLLM):
 
     def _across_views(self) -> tuple[str, str | None]:
         """How greedy questions about different views (or different prefixes of one view)
-        decode in one batch, each row on its own prefix's cache, and why not where they do not:
-        ``padded`` where the questions about a view are padded (the shorter prefixes' caches
-        left-padded, the pads masked, each row given its own positions and, in an M-RoPE
-        family, its own prefix's ``rope_deltas``); ``same-length`` where a layer keeps a sliding
-        window (prefixes of one length, questions of one length: no pad at all); ``off`` where
-        the questions about a view do not batch, or ``batch_across_views=False``."""
+        decode in one batch, each row on its own prefix's cache (:meth:`_decode_batch`), and why
+        not where they do not: as the questions about one view do (:attr:`batching`: ``padded``,
+        or ``same-length``, one prefix length too), unless ``batch_across_views=False``."""
         if self.batching == "off":
             return "off", "the questions about one view do not batch either"
         if not self.batch_across_views:
@@ -626,7 +546,7 @@ class VideoLLMAdapter(VideoLLM):
             common["loaded_as"] = self.loaded_as  # an omni checkpoint read as its thinker
         segments = PER_FRAME_VIDEO_SEGMENTS.get(type(self.processor).__name__)
         if segments is not None:  # the template's video part, replaced whole as the reference
-            common["video_part"] = {"written_as": "video_token", "source": segments.source}
+            common["video_part"] = {"written_as": "video_token", "source": segments}
         if self.content_forms.answer == "string":  # it writes an answer's content as it is
             common["text_content"] = "string"
         if self.answer_lead_in:  # what every prompt ends with: the template's answer opening
@@ -683,9 +603,7 @@ class VideoLLMAdapter(VideoLLM):
     def answer_token(self, letter: str) -> int | None:
         """The first token of ``letter`` written as the chat template writes an answer, if that
         token spells the letter alone; ``None`` when the template renders no answer."""
-        messages = self._messages(LIKELIHOOD_QUESTION, None)
-        prompt = self._render(messages)
-        answer = self._answer_text(messages, prompt, letter)
+        prompt, (answer,) = self._answered(LIKELIHOOD_QUESTION, [letter])
         if answer is None:
             return None
         prompt_ids, ids = self.encode(prompt), self.encode(prompt + answer)
@@ -752,6 +670,15 @@ class VideoLLMAdapter(VideoLLM):
         rest = rendered[len(prompt) :]
         return rest if turn else rest[: rest.index(text) + len(text)]
 
+    def _answered(
+        self, question: str, texts: Sequence[str], turn: bool = False
+    ) -> tuple[str, list[str | None]]:
+        """The prompt asking ``question``, and what follows it when the template writes each of
+        ``texts`` as the answer (:meth:`_answer_text`)."""
+        messages = self._messages(question, None)
+        prompt = self._render(messages)
+        return prompt, [self._answer_text(messages, prompt, text, turn) for text in texts]
+
     def _prompt(self, count: int | None) -> tuple[str, str]:
         """The chat prompt split around the question: (head with the video, tail to the answer,
         the template's :attr:`answer_lead_in` included)."""
@@ -777,21 +704,14 @@ class VideoLLMAdapter(VideoLLM):
         continuation is its entry of ``answers``. The model sees ``prefix + continuation``
         tokenized whole.
         """
-        if question is not None:
-            messages = self._messages(question, None)
-            prompt = self._render(messages)
-            written = [self._answer_text(messages, prompt, answer) for answer in answers or ()]
+        if question is not None or self.mode == "likelihood":
+            turn = question is None and self.continuation == "turn"
+            if question is None:  # each text as the answer to the likelihood question
+                question, answers = LIKELIHOOD_QUESTION, texts
+            answers = list(answers or ())
+            prompt, written = self._answered(question, answers, turn)
             return prompt, [
-                answer if text is None else text
-                for answer, text in zip(answers or (), written, strict=True)
-            ]
-        if self.mode == "likelihood":
-            messages = self._messages(LIKELIHOOD_QUESTION, None)
-            prompt = self._render(messages)
-            turn = self.continuation == "turn"
-            answers = [self._answer_text(messages, prompt, text, turn) for text in texts]
-            return prompt, [
-                text if answer is None else answer for text, answer in zip(texts, answers)
+                answer if text is None else text for answer, text in zip(answers, written)
             ]
         asked = questions(self.mode, self.prompt, texts)
         head, tail = self._prompt(asked[0][1] if asked else None)
@@ -823,16 +743,12 @@ class VideoLLMAdapter(VideoLLM):
         processor that reads the rate from it (:data:`RATE_KEYWORD`, the omni processors); the
         video processor hands the metadata back to the processor, whose placeholder expansion
         reads it (Cosmos3 Edge's asks for it only this way)."""
-        if request.timestamps is None:
-            return {"do_sample_frames": False, "return_metadata": True}
-        metadata = presented_metadata(request.timestamps)
-        rate = {"fps": metadata["fps"]} if type(self.processor).__name__ in RATE_KEYWORD else {}
-        return {
-            "video_metadata": [metadata],
-            "do_sample_frames": False,
-            "return_metadata": True,
-            **rate,
-        }
+        kwargs: dict[str, Any] = {"do_sample_frames": False, "return_metadata": True}
+        if request.timestamps is not None:
+            kwargs["video_metadata"] = [presented_metadata(request.timestamps)]
+            if type(self.processor).__name__ in RATE_KEYWORD:
+                kwargs["fps"] = kwargs["video_metadata"][0]["fps"]
+        return kwargs
 
     def model_inputs(self, request: TextsRequest, text: str, instruction: str | None = None) -> Any:
         """The processor's inputs for ``text`` (with the video placeholder) and the request's
@@ -874,8 +790,7 @@ class VideoLLMAdapter(VideoLLM):
 
     def _encode_prefix(self, request: TextsRequest, prefix: str) -> tuple[Any, torch.Tensor]:
         """Run the video prefix once: its KV cache and its last position's logits."""
-        keep = {"logits_to_keep": 1} if self._keeps_logits else {}
-        output = self.model(**self.model_inputs(request, prefix), use_cache=True, **keep)
+        output = self.model(**self.model_inputs(request, prefix), use_cache=True, **self._keep)
         self.prefix_forwards += 1
         cache = prefix_cache(output)
         if self.prefix_reuse == "crop" and prefix_reuse(cache) != "crop":
@@ -959,7 +874,7 @@ class VideoLLMAdapter(VideoLLM):
             return None
         return prefix, ids[len(prefix_ids) :]
 
-    def _prefix_cache(self, request: GenerateRequest, prefix: str) -> _Prefix:
+    def _prefix_cache(self, request: TextsRequest, prefix: str) -> _Prefix:
         """``prefix`` on the request's view as encoded (its KV cache, its last position's
         logits, its ``rope_deltas``): the view's kept one, else encoded now (and kept in its
         place)."""
@@ -1145,8 +1060,9 @@ class VideoLLMAdapter(VideoLLM):
         """The logits of the next token after ``ids`` (a list of ids, the same for each of the
         ``count`` rows, or a ``count x n`` tensor), run on top of the cache ``past``."""
         tensor = ids if torch.is_tensor(ids) else torch.tensor([ids] * count, device=self.device)
-        keep = {"logits_to_keep": 1} if self._keeps_logits else {}
-        output = self._continuer(input_ids=tensor, past_key_values=past, use_cache=True, **keep)
+        output = self._continuer(
+            input_ids=tensor, past_key_values=past, use_cache=True, **self._keep
+        )
         return output.logits[:, -1]
 
     def _decode_batch(
@@ -1243,14 +1159,13 @@ class VideoLLMAdapter(VideoLLM):
         continuation's."""
         if deltas is not None:
             positions = (positions + deltas.to(positions.device)).unsqueeze(0).expand(3, -1, -1)
-        keep = {"logits_to_keep": 1} if self._keeps_logits else {}
         output = self._continuer(
             input_ids=ids,
             attention_mask=mask,
             position_ids=positions,
             past_key_values=past,
             use_cache=True,
-            **keep,
+            **self._keep,
         )
         return output.logits[:, -1]
 
@@ -1290,9 +1205,9 @@ class VideoLLMAdapter(VideoLLM):
 
     def _generations(self, new: torch.Tensor) -> Generations:
         """The answers in ``new`` (one row of generated ids per sample), each up to its end."""
-        texts, counts = [], []
-        for ids in new.cpu().tolist():
-            kept = self._until_end(ids)
+        texts, counts, ends = [], [], self._end_ids()
+        for ids in new.cpu().tolist():  # each up to its first end token (a shorter one's pads go)
+            kept = next((ids[:at] for at, token in enumerate(ids) if token in ends), ids)
             counts.append(len(kept))
             texts.append(self.tokenizer.decode(kept, skip_special_tokens=True).strip())
         return Generations(tuple(texts), tuple(counts))
@@ -1308,14 +1223,6 @@ class VideoLLMAdapter(VideoLLM):
     def _pad_token_id(self) -> int | None:
         pad = self.tokenizer.pad_token_id
         return pad if pad is not None else next(iter(sorted(self._end_ids())), None)
-
-    def _until_end(self, ids: list[int]) -> list[int]:
-        """An answer's tokens up to its first end token (what pads a shorter sample goes)."""
-        ends = self._end_ids()
-        for position, token in enumerate(ids):
-            if token in ends:
-                return ids[:position]
-        return ids
 
     @torch.inference_mode()
     def answer_logprobs(self, requests: Sequence[TextsRequest]) -> list[list[torch.Tensor]]:
@@ -1384,15 +1291,11 @@ class VideoLLMAdapter(VideoLLM):
         prefix, continuation = pair
         prefix_ids, ids = self.encode(prefix), self.encode(prefix + continuation)
         if self.prefix_reuse != "full" and ids[: len(prefix_ids)] == prefix_ids:
-            key = (id(request.frames), request.timestamps, prefix)
-            if self._view is None or self._view[0] != key:
-                self._view = None  # the old cache goes before the new
-                self._view = (key, *self._encode_prefix(request, prefix))
-            _, cache, last_logits = self._view
+            encoded = self._prefix_cache(request, prefix)
             targets = ids[len(prefix_ids) :]
-            logits = last_logits[None]
+            logits = encoded.last_logits[None]
             if targets:
-                logits = torch.cat([logits, self._continue(cache, targets)])
+                logits = torch.cat([logits, self._continue(encoded.cache, targets)])
             return logits, targets
         targets = ids[_common_length(prefix_ids, ids) :]
         return self._whole(request, prefix, continuation, len(targets)), targets

@@ -25,8 +25,8 @@ import torch
 
 from foilkit.scorers.adapters import register_adapter
 from foilkit.scorers.adapters._features import text_max_length
-from foilkit.scorers.adapters.base import RequestAdapter, frame_count_error
-from foilkit.scorers.adapters.dual_encoder import check_score_scale, truncation_length
+from foilkit.scorers.adapters.base import RequestAdapter, checked_choice, frame_count_error
+from foilkit.scorers.adapters.dual_encoder import SCORE_SCALES, truncation_length
 from foilkit.scorers.requests import TextScores, TextsRequest
 
 
@@ -56,7 +56,7 @@ class XClipAdapter(RequestAdapter):
         **kwargs: Any,
     ):
         super().__init__(model_id, **kwargs)
-        self.score_scale = check_score_scale(score_scale)
+        self.score_scale = checked_choice("score_scale", score_scale, SCORE_SCALES)
         from transformers import AutoModel, AutoProcessor
 
         self.model = self._load(AutoModel)
