@@ -414,24 +414,16 @@ def _evaluate_config(
     from foilkit.scorers.distributed import process_state
 
     data = loaded.data
-    metrics = spec.metrics(config)
-    scored = matrix = None
-    if any(not m.matrix for m in metrics):
-        scored = score_rows(
-            model,
-            data,
-            None,
-            replace(options, out_dir=str(folder.scoring(config))),
-            checked=checked,
-        )
-    if any(m.matrix for m in metrics):
-        matrix = score_pool(
-            model,
-            data,
-            None,
-            replace(options, out_dir=str(folder.scoring(config, matrix=True))),
-            checked=checked,
-        )
+    kinds = {metric.matrix for metric in spec.metrics(config)}  # per-sample rows, a pool or both
+
+    def scoring(pool: bool) -> Any:
+        if pool not in kinds:
+            return None
+        out_dir = str(folder.scoring(config, matrix=pool))
+        run = score_pool if pool else score_rows
+        return run(model, data, None, replace(options, out_dir=out_dir), checked=checked)
+
+    scored, matrix = scoring(pool=False), scoring(pool=True)
     if not process_state().is_main_process:
         return None
     rows = None if scored is None else scored.rows
