@@ -61,6 +61,7 @@ COMMANDS: Registry[ModuleType] = Registry("command")
 for _name, _summary in SUMMARIES.items():
     _module = "import_" if _name == "import" else _name.replace("-", "_")
     COMMANDS.add_lazy(_name, f"foilkit.cli.{_module}", _summary)
+del _name, _module, _summary
 
 
 class CommandParser(argparse.ArgumentParser):

@@ -33,6 +33,7 @@ PIPELINES: Registry[ModuleType] = Registry("pipeline")
 for _name, _summary in SUMMARIES.items():
     _module = "bias_cli" if _name == "bias" else f"{_name}.cli"
     PIPELINES.add_lazy(_name, f"foilkit.generation.{_module}", _summary)
+del _name, _module, _summary
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
