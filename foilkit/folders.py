@@ -179,13 +179,9 @@ FINETUNE = FolderKind(
 #: ``foilkit push-results --dry-run``'s folder (what would be sent, see :mod:`foilkit.hub_commit`).
 DRY_RUN = FolderKind(
     "push-results dry run",
-    (
-        "dataset",
-        "dataset_commit.json",
-        "model",
-        "model_commit.json",
-        "model_card_update.json",
-        "model-index.yaml",
+    tuple(
+        "dataset dataset_commit.json model model_commit.json model_card_update.json "
+        "model-index.yaml".split()
     ),
     legacy=lambda root: _json_with(root / "dataset_commit.json", "operations"),
 )
@@ -233,24 +229,6 @@ METRIC_DRY_RUN = FolderKind(
     ("*_commit.json",),
     legacy=lambda root: any(root.glob("*_commit.json")),
 )
-
-KINDS = {
-    kind.name: kind
-    for kind in (
-        RUN,
-        TASKS,
-        SCORES,
-        FINETUNE,
-        DRY_RUN,
-        EXPORT,
-        FOILS,
-        DEMO,
-        SIDE_BY_SIDE,
-        LEADERBOARD,
-        METRIC_DRY_RUN,
-        POWER,
-    )
-}
 
 
 def folder_kind(root: str | os.PathLike) -> str | None:
