@@ -288,6 +288,7 @@ def evaluate(
         (replace_folder if given.overwrite else claim_folder)(folder.root, RUN)
         write_config(folder.root, "evaluate", replay)
     state.wait_for_everyone()
+    bootstrap = Bootstrap(given.n_resamples, given.bootstrap_seed)
     configs: dict[str, ConfigResults] = {}
     for number, (name, loaded) in enumerate(splits.items(), 1):
         if options.progress and state.is_local_main_process:  # a log shows where the run is
@@ -298,15 +299,7 @@ def evaluate(
                 flush=True,
             )
         entry = _evaluate_config(
-            spec,
-            name,
-            model,
-            loaded,
-            checks[name],
-            folder,
-            options,
-            given.n_resamples,
-            given.bootstrap_seed,
+            spec, name, model, loaded, checks[name], folder, options, bootstrap
         )
         if entry is not None:
             configs[name] = entry
@@ -322,7 +315,7 @@ def evaluate(
         protocol=_run_protocol(configs),
         dataset=None if given.dataset is None else os.fspath(given.dataset),
         split=given.split or spec.split,
-        bootstrap=Bootstrap(given.n_resamples, given.bootstrap_seed),
+        bootstrap=bootstrap,
         configs=configs,
         limit=None if selection is None else selection.limit,
         limit_seed=None if selection is None else selection.seed,
@@ -404,8 +397,7 @@ def _evaluate_config(
     checked: ScoringJob,
     folder: RunFolder,
     options: ScoreOptions,
-    n_resamples: int,
-    seed: int,
+    bootstrap: Bootstrap,
 ) -> ConfigResults | None:
     """Score one config (per-sample rows and/or the retrieval matrix) from its checked inputs;
     on the main process also write its per-sample scores and return its results (``None`` on
@@ -437,7 +429,9 @@ def _evaluate_config(
     causes = (scored or matrix).record.error_causes
     return ConfigResults(
         num_rows=data.num_rows,
-        metrics=compute_metrics(spec, config, rows, matrix, n_resamples=n_resamples, seed=seed),
+        metrics=compute_metrics(
+            spec, config, rows, matrix, n_resamples=bootstrap.n_resamples, seed=bootstrap.seed
+        ),
         coverage=Coverage.of(
             data.num_rows, loaded.dropped_missing, failed, causes, loaded.limited_from
         ),
