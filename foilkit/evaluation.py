@@ -150,12 +150,10 @@ class EvaluateOptions:
     Attributes:
         config: a config of the benchmark or a list of them, ``"all"``/``None`` for the paper's
             full set.
-        limit: evaluate only ``limit`` rows of each config (a whole number), or that share of
-            its rows (a float below 1, as lmms-eval's ``--limit 0.1``): the first ones, or a
-            random sample drawn with ``limit_seed`` (:mod:`foilkit.selection`). The rows are
-            selected before any video is looked for, so only their videos are needed; a quick
-            or partial run, recorded in ``results.json`` and shown as partial in every report.
-            Coverage is then of the rows selected.
+        limit, limit_seed: evaluate only ``limit`` rows of each config, or that share of them
+            (a float below 1), the first ones or a sample drawn with ``limit_seed``, selected
+            before any video is looked for (:mod:`foilkit.selection`); a partial run, shown as
+            such in ``results.json`` and every report, its coverage of the rows selected.
         dataset: an exported folder or Hub dataset id; default: build from the annotations.
         videos: the video root, or several (relative video paths resolve against them; every
             video path must lie inside one; building from the annotations takes one).
