@@ -138,27 +138,21 @@ def finish(args: argparse.Namespace, trackers: list[str], run: Evaluation) -> di
 def evaluate_options(args: argparse.Namespace) -> EvaluateOptions:
     """The flags of ``foilkit evaluate`` as :class:`foilkit.evaluation.EvaluateOptions` (with
     ``--tasks``: those every benchmark shares)."""
-    from foilkit.cli.options import chosen_configs
+    from foilkit.cli.options import chosen_configs, same_named
     from foilkit.cli.score import score_options
     from foilkit.evaluation import EVALUATE_SETS, EvaluateOptions
 
     return EvaluateOptions(
         config=chosen_configs(args),
-        limit=args.limit,
-        limit_seed=args.limit_seed,
-        dataset=args.dataset,
         videos=args.video_root,
-        annotations=args.annotations,
-        on_missing=args.on_missing,
-        split=args.split,
-        n_resamples=args.n_resamples,
-        bootstrap_seed=args.bootstrap_seed,
-        label=args.label,
-        overwrite=args.overwrite,
-        resume=args.resume,
         score_options=score_options(args, leave=EVALUATE_SETS),
         command_line=getattr(args, "command_line", None),
         command_flags={name: getattr(args, name) for name in REPLAYED},
+        **same_named(
+            args,
+            "limit limit_seed dataset annotations on_missing split n_resamples bootstrap_seed "
+            "label overwrite resume",
+        ),
     )
 
 
