@@ -18,6 +18,7 @@ from foilkit.cli.options import (
     add_video_root,
     chosen_configs,
     one_video_root,
+    same_named,
 )
 
 
@@ -154,11 +155,8 @@ def run(args: argparse.Namespace) -> int:
             args.out,
             chosen_configs(args),
             video_root=one_video_root(args.video_root, "build"),
-            on_missing=args.on_missing,
-            annotations=args.annotations,
-            embed_videos=args.embed_videos,
             cache_dir=args.datasets_cache,
-            evaluation_framework=args.evaluation_framework,
+            **same_named(args, "on_missing annotations embed_videos evaluation_framework"),
             **_benchmark_options(args),
         )
     finally:  # a later command (or test) must not log to this run's stderr
