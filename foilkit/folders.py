@@ -230,6 +230,24 @@ METRIC_DRY_RUN = FolderKind(
     legacy=lambda root: any(root.glob("*_commit.json")),
 )
 
+KINDS = {
+    kind.name: kind
+    for kind in (
+        RUN,
+        TASKS,
+        SCORES,
+        FINETUNE,
+        DRY_RUN,
+        EXPORT,
+        FOILS,
+        DEMO,
+        SIDE_BY_SIDE,
+        LEADERBOARD,
+        METRIC_DRY_RUN,
+        POWER,
+    )
+}
+
 
 def folder_kind(root: str | os.PathLike) -> str | None:
     """The kind named by ``root``'s mark (``None``: no readable mark)."""
