@@ -17,46 +17,36 @@ from typing import Any
 
 from foilkit.registry import Registry
 
-#: Benchmark name -> its builder class (its module imported on first use).
+#: Benchmark name -> its builder class (``foilkit.builders.<name>.builder``, imported on first use).
 BUILDERS: Registry[Any] = Registry("builder")
 #: Benchmark name -> its :class:`~foilkit.builders.spec.Benchmark`, declared beside its builder
 #: (``BENCHMARK`` of the builder's module) and imported on first use.
 BENCHMARKS: Registry[Any] = Registry("benchmark")
-for _name, _module, _builder, _summary in (
+for _name, _builder, _summary in (
+    ("vitatecs", "Vitatecs", "VITATECS: caption vs one counterfactual, six temporal aspects"),
+    ("vilma", "Vilma", "ViLMA: proficiency and main tests, five tests of eleven subtests"),
+    ("rtime", "RTime", "RTime: retrieval among videos and their time reversals"),
     (
-        "vitatecs",
-        "vitatecs",
-        "Vitatecs",
-        "VITATECS: caption vs one counterfactual, six temporal aspects",
-    ),
-    ("vilma", "vilma", "Vilma", "ViLMA: proficiency and main tests, five tests of eleven subtests"),
-    ("rtime", "rtime", "RTime", "RTime: retrieval among videos and their time reversals"),
-    (
-        "contrast_sets",
         "contrast_sets",
         "ContrastSets",
         "MSR-VTT contrast sets: five-way multiple choice with a verb or gender foil",
     ),
     (
         "tempcompass",
-        "tempcompass",
         "TempCompass",
         "TempCompass: multi-choice, yes/no and caption matching on five temporal aspects",
     ),
     (
-        "tomato",
         "tomato",
         "Tomato",
         "TOMATO: multiple-choice temporal reasoning questions, six reasoning types",
     ),
     (
         "vinoground",
-        "vinoground",
         "Vinoground",
         "Vinoground: two videos, two temporally swapped captions; text, video and group scores",
     ),
     (
-        "velociti",
         "velociti",
         "Velociti",
         "VELOCITI: positive vs negative caption on VidSitu clips, eight tests (ClassicVLE, "
@@ -64,16 +54,15 @@ for _name, _module, _builder, _summary in (
     ),
     (
         "temporalbench",
-        "temporalbench",
         "TemporalBench",
         "TemporalBench: binary caption-vs-negative questions per video, eight categories",
     ),
 ):
-    BUILDERS.add_lazy(_name, f"foilkit.builders.{_module}.builder:{_builder}", _summary)
-    BENCHMARKS.add_lazy(_name, f"foilkit.builders.{_module}:BENCHMARK", _summary)
+    BUILDERS.add_lazy(_name, f"foilkit.builders.{_name}.builder:{_builder}", _summary)
+    BENCHMARKS.add_lazy(_name, f"foilkit.builders.{_name}:BENCHMARK", _summary)
 BENCHMARKS.add_lazy(
     "synthetic",
     "foilkit.builders.synthetic:BENCHMARK",
     "foilkit's synthetic temporal benchmark (the demo's; read from its exported folder)",
 )
-del _name, _module, _builder, _summary
+del _name, _builder, _summary

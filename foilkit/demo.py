@@ -151,7 +151,11 @@ def run_demo(
 
     out = claim_folder(out_dir, DEMO)  # new, empty or an earlier demo's (foilkit.folders)
     bars = progress and sys.stderr.isatty()  # the engine's bars; else one line per phase
-    say = _phase_printer(progress and not bars)
+
+    def say(text: str) -> None:  # without bars, one ``demo: <text>`` line on stderr per phase
+        if progress and not bars:
+            print(f"demo: {text}", file=sys.stderr, flush=True)
+
     runs, extra = [], []
     with library_progress_bars(enabled=False):
         say("rendering the synthetic benchmark")
@@ -212,13 +216,3 @@ def run_demo(
         if finetune:
             title += "; a temporal CLIP fine-tuned with and without reversed hard negatives"
         return write_side_by_side(runs, out, title=title, extra=extra)
-
-
-def _phase_printer(enabled: bool):
-    """``say(text)``: one ``demo: <text>`` line on stderr per phase, when ``enabled``."""
-
-    def say(text: str) -> None:
-        if enabled:
-            print(f"demo: {text}", file=sys.stderr, flush=True)
-
-    return say

@@ -150,12 +150,10 @@ class EvaluateOptions:
     Attributes:
         config: a config of the benchmark or a list of them, ``"all"``/``None`` for the paper's
             full set.
-        limit: evaluate only ``limit`` rows of each config (a whole number), or that share of
-            its rows (a float below 1, as lmms-eval's ``--limit 0.1``): the first ones, or a
-            random sample drawn with ``limit_seed`` (:mod:`foilkit.selection`). The rows are
-            selected before any video is looked for, so only their videos are needed; a quick
-            or partial run, recorded in ``results.json`` and shown as partial in every report.
-            Coverage is then of the rows selected.
+        limit, limit_seed: evaluate only ``limit`` rows of each config, or that share of them
+            (a float below 1), the first ones or a sample drawn with ``limit_seed``, selected
+            before any video is looked for (:mod:`foilkit.selection`); a partial run, shown as
+            such in ``results.json`` and every report, its coverage of the rows selected.
         dataset: an exported folder or Hub dataset id; default: build from the annotations.
         videos: the video root, or several (relative video paths resolve against them; every
             video path must lie inside one; building from the annotations takes one).
@@ -288,6 +286,7 @@ def evaluate(
         (replace_folder if given.overwrite else claim_folder)(folder.root, RUN)
         write_config(folder.root, "evaluate", replay)
     state.wait_for_everyone()
+    bootstrap = Bootstrap(given.n_resamples, given.bootstrap_seed)
     configs: dict[str, ConfigResults] = {}
     for number, (name, loaded) in enumerate(splits.items(), 1):
         if options.progress and state.is_local_main_process:  # a log shows where the run is
@@ -298,15 +297,7 @@ def evaluate(
                 flush=True,
             )
         entry = _evaluate_config(
-            spec,
-            name,
-            model,
-            loaded,
-            checks[name],
-            folder,
-            options,
-            given.n_resamples,
-            given.bootstrap_seed,
+            spec, name, model, loaded, checks[name], folder, options, bootstrap
         )
         if entry is not None:
             configs[name] = entry
@@ -322,7 +313,7 @@ def evaluate(
         protocol=_run_protocol(configs),
         dataset=None if given.dataset is None else os.fspath(given.dataset),
         split=given.split or spec.split,
-        bootstrap=Bootstrap(given.n_resamples, given.bootstrap_seed),
+        bootstrap=bootstrap,
         configs=configs,
         limit=None if selection is None else selection.limit,
         limit_seed=None if selection is None else selection.seed,
@@ -404,8 +395,7 @@ def _evaluate_config(
     checked: ScoringJob,
     folder: RunFolder,
     options: ScoreOptions,
-    n_resamples: int,
-    seed: int,
+    bootstrap: Bootstrap,
 ) -> ConfigResults | None:
     """Score one config (per-sample rows and/or the retrieval matrix) from its checked inputs;
     on the main process also write its per-sample scores and return its results (``None`` on
@@ -414,24 +404,16 @@ def _evaluate_config(
     from foilkit.scorers.distributed import process_state
 
     data = loaded.data
-    metrics = spec.metrics(config)
-    scored = matrix = None
-    if any(not m.matrix for m in metrics):
-        scored = score_rows(
-            model,
-            data,
-            None,
-            replace(options, out_dir=str(folder.scoring(config))),
-            checked=checked,
-        )
-    if any(m.matrix for m in metrics):
-        matrix = score_pool(
-            model,
-            data,
-            None,
-            replace(options, out_dir=str(folder.scoring(config, matrix=True))),
-            checked=checked,
-        )
+    kinds = {metric.matrix for metric in spec.metrics(config)}  # per-sample rows, a pool or both
+
+    def scoring(pool: bool) -> Any:
+        if pool not in kinds:
+            return None
+        out_dir = str(folder.scoring(config, matrix=pool))
+        run = score_pool if pool else score_rows
+        return run(model, data, None, replace(options, out_dir=out_dir), checked=checked)
+
+    scored, matrix = scoring(pool=False), scoring(pool=True)
     if not process_state().is_main_process:
         return None
     rows = None if scored is None else scored.rows
@@ -445,7 +427,9 @@ def _evaluate_config(
     causes = (scored or matrix).record.error_causes
     return ConfigResults(
         num_rows=data.num_rows,
-        metrics=compute_metrics(spec, config, rows, matrix, n_resamples=n_resamples, seed=seed),
+        metrics=compute_metrics(
+            spec, config, rows, matrix, n_resamples=bootstrap.n_resamples, seed=bootstrap.seed
+        ),
         coverage=Coverage.of(
             data.num_rows, loaded.dropped_missing, failed, causes, loaded.limited_from
         ),

@@ -76,19 +76,14 @@ def evaluate_tasks(
     min_coverage: float = DEFAULT_MIN_COVERAGE,
     options: EvaluateOptions | None = None,
 ) -> list[Evaluation]:
-    """Evaluate ``model`` on each benchmark of ``tasks`` (benchmark -> configs, as
-    :func:`parse_tasks` gives), one run folder ``<out_dir>/<benchmark>/`` each, then write the
-    summary (on the main process of a distributed run).
+    """Evaluate ``model`` on each benchmark of ``tasks`` (:func:`parse_tasks`' benchmark ->
+    configs) into ``<out_dir>/<benchmark>/``, then write the summary (on the main process).
 
-    ``videos`` and ``annotations``: each benchmark's video root and annotation folder (a
-    benchmark left out: none). ``min_coverage``: the share of a config's rows that must be
-    scored; a run below it has exit status :data:`foilkit.errors.LOW_COVERAGE_EXIT` in the
-    summary. ``options``: the rest of :func:`foilkit.evaluation.evaluate`'s
-    (:class:`foilkit.evaluation.EvaluateOptions`), the same for every benchmark but its configs,
-    videos and annotations (``dataset`` cannot be given: one dataset is one benchmark).
-
-    Every run folder is checked before the first benchmark is scored, so a folder that is not
-    foilkit's, or an earlier run without ``overwrite``/``resume``, costs no scoring.
+    ``videos``, ``annotations``: each benchmark's (none for one left out). ``min_coverage``: a
+    run below it has status :data:`foilkit.errors.LOW_COVERAGE_EXIT` in the summary.
+    ``options``: :func:`foilkit.evaluation.evaluate`'s, the same for every benchmark but its
+    configs, videos and annotations (no ``dataset``: one dataset is one benchmark). Every run
+    folder is checked before the first benchmark is scored, so a refused folder costs no scoring.
     """
     from foilkit.scorers.distributed import process_state
 

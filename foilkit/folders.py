@@ -179,13 +179,9 @@ FINETUNE = FolderKind(
 #: ``foilkit push-results --dry-run``'s folder (what would be sent, see :mod:`foilkit.hub_commit`).
 DRY_RUN = FolderKind(
     "push-results dry run",
-    (
-        "dataset",
-        "dataset_commit.json",
-        "model",
-        "model_commit.json",
-        "model_card_update.json",
-        "model-index.yaml",
+    tuple(
+        "dataset dataset_commit.json model model_commit.json model_card_update.json "
+        "model-index.yaml".split()
     ),
     legacy=lambda root: _json_with(root / "dataset_commit.json", "operations"),
 )
@@ -294,23 +290,18 @@ def check_folder(root: str | os.PathLike, kind: FolderKind) -> bool:
     if not root.is_dir():
         raise _refuse(root, kind, "is a file, not a folder")
     marked = folder_kind(root)
-    if marked is not None:
-        if marked != kind.name:
-            raise _refuse(root, kind, f"holds a foilkit {marked}, not a {kind.name}")
+    if marked is None and kind.legacy is not None and kind.legacy(root):
         return True
-    if kind.legacy is not None and kind.legacy(root):
-        return True
-    if holds_files(root):
+    if marked is None and holds_files(root):
         # Another process of this run may have claimed the folder since its mark was read: the
         # mark is the first entry claim_folder writes, so files listed before a mark read now
         # are that claim's.
         marked = folder_kind(root)
         if marked is None:
             raise _refuse(root, kind, "is not empty and was not made by foilkit")
-        if marked != kind.name:
-            raise _refuse(root, kind, f"holds a foilkit {marked}, not a {kind.name}")
-        return True
-    return False
+    if marked is not None and marked != kind.name:
+        raise _refuse(root, kind, f"holds a foilkit {marked}, not a {kind.name}")
+    return marked is not None
 
 
 def _mark(root: Path, kind: FolderKind) -> None:

@@ -137,16 +137,6 @@ TWIN_CONFIG_NOISE = (
 )
 
 
-class _NoiseFilter(logging.Filter):
-    def __init__(self, patterns: Sequence[re.Pattern[str]]) -> None:
-        super().__init__()
-        self.patterns = patterns
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        message = record.getMessage()
-        return not any(pattern.search(message) for pattern in self.patterns)
-
-
 class _NoiseDroppingStream(io.TextIOBase):
     """A text stream passing every line to ``stream`` but those ``patterns`` match (kept whole
     until their newline, so a line printed in parts is judged whole)."""
@@ -201,7 +191,10 @@ def library_noise_dropped(patterns: Sequence[re.Pattern[str]] = LIBRARY_NOISE) -
         handlers = list(transformers_logging._get_library_root_logger().handlers)
     except ImportError:
         handlers = []
-    noise = _NoiseFilter(patterns)
+
+    def noise(record: logging.LogRecord) -> bool:  # a handler's filter: False drops the record
+        return not any(pattern.search(record.getMessage()) for pattern in patterns)
+
     for handler in handlers:
         handler.addFilter(noise)
     streams = sys.stdout, sys.stderr

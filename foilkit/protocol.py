@@ -17,30 +17,12 @@ from typing import Any
 #: The settings a protocol fixes, in the order records show them. Frame settings apply to
 #: every family that sees video; the others go to the adapter as constructor options, only to
 #: the families that take them (``Adapter.options``).
-FRAME_SETTINGS = (
-    "sampling",
-    "num_frames",
-    "stride",
-    "target_fps",
-    "max_frames",
-    "normalized_fps",
-    "window",
+FRAME_SETTINGS = tuple(
+    "sampling num_frames stride target_fps max_frames normalized_fps window".split()
 )
-MODEL_SETTINGS = (
-    "mode",
-    "pooling",
-    "reduction",
-    "itm_output",
-    "first_token",
-    "max_text_tokens",
-    "preprocess",
-    "score_scale",
-    "parser",
-    "temperature",
-    "top_p",
-    "num_samples",
-    "max_new_tokens",
-    "prompt",
+MODEL_SETTINGS = tuple(
+    "mode pooling reduction itm_output first_token max_text_tokens preprocess score_scale parser "
+    "temperature top_p num_samples max_new_tokens prompt".split()
 )
 #: The settings of ``generate`` mode only (the answer parser and the decoding): a protocol's
 #: values drop out when another mode is asked for (``--mode choice`` under ``paper``).

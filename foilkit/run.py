@@ -28,7 +28,7 @@ import inspect
 import json
 import os
 from collections.abc import Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -308,28 +308,18 @@ class Coverage:
         )
 
     def to_record(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "benchmark_rows": self.benchmark_rows,
-            "dropped_missing_video": self.dropped_missing_video,
-            "failed": self.failed,
-            "scored": self.scored,
+        """Every field; ``causes`` and ``not_selected`` only when set (a run from before causes
+        were recorded stays as it was; only a run ``--limit`` cut has ``not_selected``)."""
+        optional = {f.name for f in fields(self) if f.default is None}
+        return {
+            key: value
+            for key, value in asdict(self).items()
+            if value is not None or key not in optional
         }
-        if self.causes is not None:  # a run from before causes were recorded stays as it was
-            out["causes"] = self.causes
-        if self.not_selected is not None:  # only a run --limit cut
-            out["not_selected"] = self.not_selected
-        return out
 
     @classmethod
     def from_record(cls, data: Mapping[str, Any]) -> Coverage:
-        return cls(
-            data["benchmark_rows"],
-            data["dropped_missing_video"],
-            data["failed"],
-            data["scored"],
-            data.get("causes"),
-            data.get("not_selected"),
-        )
+        return cls(*(data.get(f.name) if f.default is None else data[f.name] for f in fields(cls)))
 
 
 @dataclass(frozen=True)
@@ -432,7 +422,11 @@ class ConfigResults:
         cls, data: Mapping[str, Any], *, ties: Mapping[str, str | None] | None = None
     ) -> ConfigResults:
         """``ties``: metric -> policy, for results written before policies were recorded."""
-        run = data.get("run") or {}
+        run = {
+            kind: None if record is None else ScoringRun.from_record(record)
+            for kind in ("score", "score_matrix")
+            for record in [(data.get("run") or {}).get(kind)]
+        }
         return cls(
             data["num_rows"],
             {
@@ -440,11 +434,8 @@ class ConfigResults:
                 for name, metric in data["metrics"].items()
             },
             None if data.get("coverage") is None else Coverage.from_record(data["coverage"]),
-            None if run.get("score") is None else ScoringRun.from_record(run["score"]),
-            None
-            if run.get("score_matrix") is None
-            else ScoringRun.from_record(run["score_matrix"]),
-            data.get("limited_from"),
+            limited_from=data.get("limited_from"),
+            **run,
         )
 
 

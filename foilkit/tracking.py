@@ -109,24 +109,14 @@ def tracker_config(options: Mapping[str, Any]) -> dict[str, Any]:
 def log_evaluation(
     results: RunResults, names: Sequence[str], directory: str | os.PathLike, project: str
 ) -> None:
-    """Log an evaluation's settings and numbers (:func:`metric_scalars`) to the trackers
-    ``names`` through an accelerate ``Accelerator(log_with=names)``, as one step (0)."""
+    """Log an evaluation's settings (:func:`run_settings`, the run's configuration) and numbers
+    (:func:`metric_scalars`) to the trackers ``names`` through an accelerate
+    ``Accelerator(log_with=names)``, as one step (0)."""
     if not names:
         return
-    log_to_trackers(names, directory, project, run_settings(results), metric_scalars(results))
-
-
-def log_to_trackers(
-    names: Sequence[str],
-    directory: str | os.PathLike,
-    project: str,
-    settings: Mapping[str, Any],
-    scalars: Mapping[str, float],
-) -> None:
-    """One step of ``scalars`` with ``settings`` as the run's configuration, to ``names``."""
     from accelerate import Accelerator
 
     accelerator = Accelerator(log_with=list(names), project_dir=os.fspath(directory))
-    accelerator.init_trackers(project, config=tracker_config(settings))
-    accelerator.log(dict(scalars), step=0)
+    accelerator.init_trackers(project, config=tracker_config(run_settings(results)))
+    accelerator.log(metric_scalars(results), step=0)
     accelerator.end_training()

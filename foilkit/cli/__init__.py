@@ -31,85 +31,37 @@ from foilkit.errors import (
 from foilkit.progress import quiet_libraries
 from foilkit.registry import Registry
 
-#: The commands: name -> the module implementing it (imported when the command runs), summary.
+#: The commands, in the order ``foilkit --help`` lists them: name -> summary. Command ``name``
+#: is the module ``foilkit.cli.<name>`` (``-`` as ``_``; ``import``, a keyword: ``import_``),
+#: imported when the command runs.
+SUMMARIES = {
+    "doctor": "check the installed stack, FFmpeg, GPU and offline settings",
+    "score": "score a Hub model on a foilkit dataset (accelerate launch -m foilkit score)",
+    "build": "build a benchmark as a Hub-layout dataset (parquet + card), optionally push",
+    "benchmarks": "list the benchmarks, their configs, row counts and the video layout each "
+    "expects",
+    "evaluate": "score a model on a benchmark and write metrics with CIs, a report and plots",
+    "metrics": "list, compute or push (as a Hub evaluate Space) foilkit's metrics",
+    "compare": "paired test and side-by-side report of two evaluation runs",
+    "power": "power and minimum detectable effects of a benchmark's tests, before and after runs",
+    "import": "score answers a model gave outside foilkit (published predictions, lmms-eval, "
+    "JSONL)",
+    "report": "rebuild a run folder's report.html: tables, plots and an item browser with frames",
+    "leaderboard": "rank runs per benchmark task with CIs, paired tests and a plot",
+    "push-results": "upload a run's scores and results to the Hub; add model-index to a card",
+    "models": "the model families foilkit scores: adapter, modes, tiny twin, "
+    "tested/refused/untested",
+    "demo": "the whole pipeline offline on a synthetic temporal benchmark with tiny models",
+    "finetune": "fine-tune a CLIP/SigLIP with a temporal module and reversed-video hard "
+    "negatives (RTime)",
+    "generate": "make new foils: LLM counterfactuals (VITATECS, RTime), contrast sets, ViLMA "
+    "foiling tools, bias checks",
+}
 COMMANDS: Registry[ModuleType] = Registry("command")
-COMMANDS.add_lazy(
-    "doctor", "foilkit.cli.doctor", "check the installed stack, FFmpeg, GPU and offline settings"
-)
-COMMANDS.add_lazy(
-    "score",
-    "foilkit.cli.score",
-    "score a Hub model on a foilkit dataset (accelerate launch -m foilkit score)",
-)
-COMMANDS.add_lazy(
-    "build",
-    "foilkit.cli.build",
-    "build a benchmark as a Hub-layout dataset (parquet + card), optionally push",
-)
-COMMANDS.add_lazy(
-    "benchmarks",
-    "foilkit.cli.benchmarks",
-    "list the benchmarks, their configs, row counts and the video layout each expects",
-)
-COMMANDS.add_lazy(
-    "evaluate",
-    "foilkit.cli.evaluate",
-    "score a model on a benchmark and write metrics with CIs, a report and plots",
-)
-COMMANDS.add_lazy(
-    "metrics",
-    "foilkit.cli.metrics",
-    "list, compute or push (as a Hub evaluate Space) foilkit's metrics",
-)
-COMMANDS.add_lazy(
-    "compare", "foilkit.cli.compare", "paired test and side-by-side report of two evaluation runs"
-)
-COMMANDS.add_lazy(
-    "power",
-    "foilkit.cli.power",
-    "power and minimum detectable effects of a benchmark's tests, before and after runs",
-)
-COMMANDS.add_lazy(
-    "import",
-    "foilkit.cli.import_",
-    "score answers a model gave outside foilkit (published predictions, lmms-eval, JSONL)",
-)
-COMMANDS.add_lazy(
-    "report",
-    "foilkit.cli.report",
-    "rebuild a run folder's report.html: tables, plots and an item browser with frames",
-)
-COMMANDS.add_lazy(
-    "leaderboard",
-    "foilkit.cli.leaderboard",
-    "rank runs per benchmark task with CIs, paired tests and a plot",
-)
-COMMANDS.add_lazy(
-    "push-results",
-    "foilkit.cli.push_results",
-    "upload a run's scores and results to the Hub; add model-index to a card",
-)
-COMMANDS.add_lazy(
-    "models",
-    "foilkit.cli.models",
-    "the model families foilkit scores: adapter, modes, tiny twin, tested/refused/untested",
-)
-COMMANDS.add_lazy(
-    "demo",
-    "foilkit.cli.demo",
-    "the whole pipeline offline on a synthetic temporal benchmark with tiny models",
-)
-COMMANDS.add_lazy(
-    "finetune",
-    "foilkit.cli.finetune",
-    "fine-tune a CLIP/SigLIP with a temporal module and reversed-video hard negatives (RTime)",
-)
-COMMANDS.add_lazy(
-    "generate",
-    "foilkit.cli.generate",
-    "make new foils: LLM counterfactuals (VITATECS, RTime), contrast sets, ViLMA foiling tools, "
-    "bias checks",
-)
+for _name, _summary in SUMMARIES.items():
+    _module = "import_" if _name == "import" else _name.replace("-", "_")
+    COMMANDS.add_lazy(_name, f"foilkit.cli.{_module}", _summary)
+del _name, _module, _summary
 
 
 class CommandParser(argparse.ArgumentParser):

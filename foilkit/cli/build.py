@@ -18,6 +18,7 @@ from foilkit.cli.options import (
     add_video_root,
     chosen_configs,
     one_video_root,
+    same_named,
 )
 
 
@@ -109,19 +110,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def _benchmark_options(args: argparse.Namespace) -> dict:
     """The benchmark-specific config fields the user set, and only those."""
-    options = {}
-    if args.annotation_version is not None:
-        options["annotation_version"] = args.annotation_version
-    if args.no_validity_filter:
-        options["validity_filter"] = False
-    if args.multiple_choice_file is not None:
-        options["multiple_choice_file"] = args.multiple_choice_file
-    if args.train_split:
-        options["train_split"] = True
-    seed = args.foil_seed if args.foil_seed is not None else args.legacy_seed
-    if seed is not None:
-        options["seed"] = seed
-    return options
+    options = {
+        "annotation_version": args.annotation_version,
+        "validity_filter": False if args.no_validity_filter else None,
+        "multiple_choice_file": args.multiple_choice_file,
+        "train_split": True if args.train_split else None,
+        "seed": args.foil_seed if args.foil_seed is not None else args.legacy_seed,
+    }
+    return {name: value for name, value in options.items() if value is not None}
 
 
 def _legacy_flags(args: argparse.Namespace) -> None:
@@ -159,11 +155,8 @@ def run(args: argparse.Namespace) -> int:
             args.out,
             chosen_configs(args),
             video_root=one_video_root(args.video_root, "build"),
-            on_missing=args.on_missing,
-            annotations=args.annotations,
-            embed_videos=args.embed_videos,
             cache_dir=args.datasets_cache,
-            evaluation_framework=args.evaluation_framework,
+            **same_named(args, "on_missing annotations embed_videos evaluation_framework"),
             **_benchmark_options(args),
         )
     finally:  # a later command (or test) must not log to this run's stderr

@@ -17,11 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from foilkit.cli.options import comma_items
 from foilkit.errors import UserError, check_writable
 from foilkit.run import RESULTS_FILE, UNITS
 
 if TYPE_CHECKING:
-    from foilkit.evaluation import EvaluateOptions
+    from foilkit.evaluation import EvaluateOptions, Evaluation
     from foilkit.run import RunResults
 
 #: The flags of ``foilkit evaluate`` that the run does not read but its ``config.yaml`` holds,
@@ -49,7 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     evaluation.add_argument(
         "--tasks",
         action="extend",
-        type=task_items,
+        type=comma_items("item", "--tasks vitatecs/direction,vilma"),  # names checked in run
         metavar="BENCHMARK[/CONFIG][,...]",
         help="several benchmarks in one invocation, instead of --benchmark/--config: "
         "benchmark/config items (a benchmark alone: its default set, as --config all), "
@@ -88,9 +89,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from foilkit.cli.options import coverage_status, print_json
+    from foilkit.cli.options import print_json
     from foilkit.evaluation import evaluate
-    from foilkit.tracking import check_trackers, log_evaluation, tracking_dir
+    from foilkit.tracking import check_trackers
 
     if args.matrix:
         raise SystemExit(
@@ -112,42 +113,46 @@ def run(args: argparse.Namespace) -> int:
     result = evaluate(args.benchmark, args.model, out_dir=args.out, options=evaluate_options(args))
     if result.results is None:  # another process than the main one: it scored its share
         return 0
-    directory = tracking_dir(result.run_dir, args.tracking_dir)
-    log_evaluation(result.results, trackers, directory, project="foilkit-evaluate")
-    status = coverage_status(
-        "evaluate", result.results.coverages(), args.min_coverage, str(result.run_dir)
-    )
+    entry = finish(args, trackers, result)
     if args.json:
-        print_json(summary(result.results, result.run_dir, result.report, status))
+        print_json(entry)
     else:
         print_results(result.results, result.report)
-    return status
+    return entry["status"]
+
+
+def finish(args: argparse.Namespace, trackers: list[str], run: Evaluation) -> dict[str, Any]:
+    """Log a finished run to the trackers; its ``--json`` summary, with its exit status."""
+    from foilkit.cli.options import coverage_status
+    from foilkit.tracking import log_evaluation, tracking_dir
+
+    assert run.results is not None  # the main process's run
+    directory = tracking_dir(run.run_dir, args.tracking_dir)
+    log_evaluation(run.results, trackers, directory, project="foilkit-evaluate")
+    status = coverage_status(
+        "evaluate", run.results.coverages(), args.min_coverage, str(run.run_dir)
+    )
+    return summary(run.results, run.run_dir, run.report, status)
 
 
 def evaluate_options(args: argparse.Namespace) -> EvaluateOptions:
     """The flags of ``foilkit evaluate`` as :class:`foilkit.evaluation.EvaluateOptions` (with
     ``--tasks``: those every benchmark shares)."""
-    from foilkit.cli.options import chosen_configs
+    from foilkit.cli.options import chosen_configs, same_named
     from foilkit.cli.score import score_options
     from foilkit.evaluation import EVALUATE_SETS, EvaluateOptions
 
     return EvaluateOptions(
         config=chosen_configs(args),
-        limit=args.limit,
-        limit_seed=args.limit_seed,
-        dataset=args.dataset,
         videos=args.video_root,
-        annotations=args.annotations,
-        on_missing=args.on_missing,
-        split=args.split,
-        n_resamples=args.n_resamples,
-        bootstrap_seed=args.bootstrap_seed,
-        label=args.label,
-        overwrite=args.overwrite,
-        resume=args.resume,
         score_options=score_options(args, leave=EVALUATE_SETS),
         command_line=getattr(args, "command_line", None),
         command_flags={name: getattr(args, name) for name in REPLAYED},
+        **same_named(
+            args,
+            "limit limit_seed dataset annotations on_missing split n_resamples bootstrap_seed "
+            "label overwrite resume",
+        ),
     )
 
 
@@ -187,23 +192,12 @@ def summary(results: RunResults, run_dir: Path, report: Path, status: int) -> di
     }
 
 
-def task_items(text: str) -> list[str]:
-    """``--tasks``: ``a/x,b`` -> ``["a/x", "b"]``; an empty item (``a,,b``, ``a,``) is a usage
-    error (the names are checked against the benchmarks once all are given)."""
-    items = [item.strip() for item in text.split(",")]
-    if not all(items):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} has an empty item: write --tasks vitatecs/direction,vilma"
-        )
-    return items
-
-
 def run_tasks(args: argparse.Namespace) -> int:
     """``foilkit evaluate --tasks``: one run per benchmark under ``--out``, then the summary; the
     exit status is the worst of the runs' (3 when one is below ``--min-coverage``)."""
-    from foilkit.cli.options import coverage_status, print_json
+    from foilkit.cli.options import print_json
     from foilkit.evaluation_tasks import SUMMARY_MD, evaluate_tasks, parse_tasks
-    from foilkit.tracking import check_trackers, log_evaluation, tracking_dir
+    from foilkit.tracking import check_trackers
 
     clash = [
         flag
@@ -233,18 +227,7 @@ def run_tasks(args: argparse.Namespace) -> int:
     )
     if any(run.results is None for run in runs):  # not the main process: it scored its share
         return 0
-    summaries = []
-    for run in runs:
-        log_evaluation(
-            run.results,
-            trackers,
-            tracking_dir(run.run_dir, args.tracking_dir),
-            project="foilkit-evaluate",
-        )
-        status = coverage_status(
-            "evaluate", run.results.coverages(), args.min_coverage, str(run.run_dir)
-        )
-        summaries.append(summary(run.results, run.run_dir, run.report, status))
+    summaries = [finish(args, trackers, run) for run in runs]
     status = max(entry["status"] for entry in summaries)
     overview = Path(args.out) / SUMMARY_MD
     if args.json:

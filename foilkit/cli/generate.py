@@ -16,39 +16,24 @@ from foilkit.cli import registered_parser
 from foilkit.errors import MissingExtra, missing_extra, missing_modules
 from foilkit.registry import Registry
 
-#: The pipelines: name -> the module implementing it (imported when it runs), summary.
+#: The pipelines, in the order ``foilkit generate --help`` lists them: name -> summary.
+#: Pipeline ``name`` is the module ``foilkit.generation.<name>.cli`` (``bias``:
+#: ``foilkit.generation.bias_cli``), imported when it runs.
+SUMMARIES = {
+    "vitatecs": "VITATECS counterfactuals: in-context LLM generation, NLI + 7-way filter, human "
+    "revision",
+    "rtime": "RTime text: activity pairs (LLM expansion, curation, objects) and caption rewrites",
+    "contrast": "MSR-VTT contrast sets: gender and verb multiple choice, person-ID swaps",
+    "vilma": "ViLMA foiling tools: counting, change of state, actor swap, spatial, masked-LM "
+    "foils, rare actions",
+    "quality": "a filter's precision and recall on held-out labelled positives and negatives",
+    "bias": "lexical (JS divergence) and text-only bias of a foil set",
+}
 PIPELINES: Registry[ModuleType] = Registry("pipeline")
-PIPELINES.add_lazy(
-    "vitatecs",
-    "foilkit.generation.vitatecs.cli",
-    "VITATECS counterfactuals: in-context LLM generation, NLI + 7-way filter, human revision",
-)
-PIPELINES.add_lazy(
-    "rtime",
-    "foilkit.generation.rtime.cli",
-    "RTime text: activity pairs (LLM expansion, curation, objects) and caption rewrites",
-)
-PIPELINES.add_lazy(
-    "contrast",
-    "foilkit.generation.contrast.cli",
-    "MSR-VTT contrast sets: gender and verb multiple choice, person-ID swaps",
-)
-PIPELINES.add_lazy(
-    "vilma",
-    "foilkit.generation.vilma.cli",
-    "ViLMA foiling tools: counting, change of state, actor swap, spatial, masked-LM foils, rare "
-    "actions",
-)
-PIPELINES.add_lazy(
-    "quality",
-    "foilkit.generation.quality.cli",
-    "a filter's precision and recall on held-out labelled positives and negatives",
-)
-PIPELINES.add_lazy(
-    "bias",
-    "foilkit.generation.bias_cli",
-    "lexical (JS divergence) and text-only bias of a foil set",
-)
+for _name, _summary in SUMMARIES.items():
+    _module = "bias_cli" if _name == "bias" else f"{_name}.cli"
+    PIPELINES.add_lazy(_name, f"foilkit.generation.{_module}", _summary)
+del _name, _module, _summary
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -81,14 +81,20 @@ def add_configs(parser: Adder, help: str) -> None:
     )
 
 
-def config_names(text: str) -> list[str]:
-    """``a,b`` -> ``["a", "b"]``; an empty name (``a,,b``, ``a,``) is a usage error."""
-    names = [name.strip() for name in text.split(",")]
-    if not all(names):
-        raise argparse.ArgumentTypeError(
-            f"{text!r} has an empty config name: write --config a,b or --config a --config b"
-        )
-    return names
+def comma_items(what: str, fix: str) -> Callable[[str], list[str]]:
+    """An argparse type: ``a,b`` -> ``["a", "b"]``; an empty item (``a,,b``, ``a,``) is a usage
+    error saying the text has an empty ``what``, and how to write it (``fix``)."""
+
+    def items(text: str) -> list[str]:
+        found = [item.strip() for item in text.split(",")]
+        if not all(found):
+            raise argparse.ArgumentTypeError(f"{text!r} has an empty {what}: write {fix}")
+        return found
+
+    return items
+
+
+config_names = comma_items("config name", "--config a,b or --config a --config b")
 
 
 def chosen_configs(args: argparse.Namespace) -> list[str] | None:
