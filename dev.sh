@@ -243,7 +243,7 @@ run_lowest() {
   for arg in "$@"; do
     if [ -e "${arg%%::*}" ]; then exec "$VENV_LOWEST/bin/python" -m pytest "$@"; fi
   done
-  "$VENV_LOWEST/bin/python" -m pytest $LOWEST_TESTS "$@"
+  "$VENV_LOWEST/bin/python" -m pytest -n auto --dist loadfile $LOWEST_TESTS "$@"
 }
 
 case "${1:-}" in
