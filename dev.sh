@@ -243,7 +243,7 @@ run_lowest() {
   for arg in "$@"; do
     if [ -e "${arg%%::*}" ]; then exec "$VENV_LOWEST/bin/python" -m pytest "$@"; fi
   done
-  "$VENV_LOWEST/bin/python" -m pytest -n auto --dist loadfile $LOWEST_TESTS "$@"
+  OMP_NUM_THREADS=1 "$VENV_LOWEST/bin/python" -m pytest -n auto --dist loadfile $LOWEST_TESTS "$@"
 }
 
 case "${1:-}" in
@@ -263,9 +263,10 @@ case "${1:-}" in
     # the pinned stack (the import-layer contract is a test, tests/test_import_contract.py),
     # then the representative subset on the lowest supported versions.
     run_lint || exit 1
-    # one worker per core, each test file on one worker (its module fixtures built once); the
-    # slowest tests listed, to keep CI short
-    "$VENV/bin/python" -m pytest -n auto --dist loadfile --durations=30
+    # one worker per core, each test file on one worker (its module fixtures built once), one
+    # thread per worker (two workers of two threads each on two cores ran the suite in 23 minutes,
+    # of one thread each in 15); the slowest tests listed, to keep CI short
+    OMP_NUM_THREADS=1 "$VENV/bin/python" -m pytest -n auto --dist loadfile --durations=30
     run_lowest ;;
   test-lowest)
     shift; ensure_ffmpeg
